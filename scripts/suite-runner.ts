@@ -1,0 +1,23 @@
+// Shared by `npm run bench` and `npm run eval`: picks <dir>/<name>.ts from the first non-flag argument and
+// calls its run({quick, json, args}). With --json the module prints one object as the last stdout line.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export interface SuiteOptions { quick: boolean; json: boolean; args: string[] }
+
+export async function runSuite(dir: string, usage: string): Promise<never> {
+  const names = readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3)).sort();
+  const argv = process.argv.slice(2);
+  const name = argv.find((a) => !a.startsWith('--'));
+  if (!name || !names.includes(name)) {
+    console.error(`usage: ${usage} [--quick] [--json]\navailable: ${names.join(', ')}`);
+    process.exit(2);
+  }
+  const args = argv.filter((a) => a !== name);
+  const mod = await import(pathToFileURL(join(dir, `${name}.ts`)).href);
+  const quick = args.includes('--quick') || process.env.SIGHTFLOW_QUICK === '1';
+  await mod.run({ quick, json: args.includes('--json'), args } satisfies SuiteOptions);
+  // A suite may leave pools or servers behind; it is done when run() resolves.
+  process.exit(0);
+}
