@@ -1,0 +1,5 @@
+#include "bindings.h"
+
+namespace sightflow {
+void InitImage(Napi::Env env, Napi::Object exports) { (void)env; (void)exports; }
+}  // namespace sightflow
