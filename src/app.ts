@@ -1,0 +1,61 @@
+// Builds a running sightflow from a config: database (migrated), services, routes, HTTP server.
+// Used by `sightflow serve` and by the tests (port 0), so both run the same thing.
+import { mkdirSync } from 'node:fs';
+import { VERSION } from './paths.js';
+import type { Config } from './config.js';
+import { createLogger, type Logger } from './log.js';
+import { openDb, type Db } from './store/db.js';
+import { migrate } from './store/migrate.js';
+import { Projects } from './auth/projects.js';
+import { Authenticator } from './auth/authenticator.js';
+import { RateLimiter } from './auth/rate-limit.js';
+import { UsageLedger } from './usage/ledger.js';
+import { HttpServer } from './http/server.js';
+import { systemRoutes } from './http/system.routes.js';
+import { adminRoutes } from './admin/admin.routes.js';
+import { projectRoutes } from './auth/project.routes.js';
+import type { Services } from './services.js';
+import type { RouteDef } from './http/route.js';
+
+export interface App {
+  services: Services;
+  server: HttpServer;
+  port: number;
+  /** Printed once on the first start of an empty database. */
+  bootstrapKey: string | null;
+  stop(): Promise<void>;
+}
+
+export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
+  mkdirSync(config.dataDir, { recursive: true });
+  const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize });
+  await migrate(db);
+  return { config, log, db, projects: new Projects(db), usage: new UsageLedger(db), version: VERSION, readiness: new Map() };
+}
+
+export function allRouteModules(s: Services, all: () => RouteDef[]): RouteDef[] {
+  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s)];
+}
+
+export async function startApp(config: Config, log?: Logger): Promise<App> {
+  const services = await openServices(config, log);
+  const bootstrap = await services.projects.bootstrap();
+  const server = new HttpServer({
+    log: services.log,
+    authenticator: new Authenticator(services.projects, config.keyCacheMs),
+    rateLimiter: new RateLimiter(config.rateLimit.rps, config.rateLimit.burst),
+    adminToken: config.adminToken,
+    maxJsonBytes: config.maxJsonBytes,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+  });
+  for (const r of allRouteModules(services, () => server.router.all())) server.route(r);
+  const port = await server.listen(config.host, config.port);
+  let stopping: Promise<void> | null = null;
+  return {
+    services, server, port, bootstrapKey: bootstrap?.key ?? null,
+    stop: () => (stopping ??= (async () => {
+      await server.stop(config.shutdownTimeoutMs);
+      await services.db.close();
+    })()),
+  };
+}

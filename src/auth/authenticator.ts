@@ -1,0 +1,50 @@
+// Resolves `Authorization: Bearer sk_sf_...` to a project. Results are cached for a short TTL so that a
+// disabled key stops working within SIGHTFLOW_KEY_CACHE_MS (default 2 s, under the 5 s promise) on every node.
+import { errors } from '../errors.js';
+import { hashKey, isWellFormedKey, sameDigest } from './api-key.js';
+import type { Projects } from './projects.js';
+
+export interface Principal { projectId: string; keyId: string }
+
+interface CacheEntry { principal: Principal | null; disabled: boolean; until: number }
+
+const TOUCH_EVERY_MS = 60_000;
+const MAX_CACHE = 10_000;
+
+export class Authenticator {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly touched = new Map<string, number>();
+
+  constructor(private readonly projects: Projects, private readonly ttlMs: number) {}
+
+  async authenticate(header: string | undefined): Promise<Principal> {
+    if (!header) throw errors.authentication('missing_api_key', 'Missing Authorization header; expected "Authorization: Bearer sk_sf_..."');
+    const m = /^Bearer ([^\s]+)$/i.exec(header.trim());
+    if (!m) throw errors.authentication('invalid_api_key', 'Expected Authorization scheme "Bearer <API key>"');
+    const key = m[1]!;
+    if (!isWellFormedKey(key)) throw errors.authentication('invalid_api_key', 'Malformed API key; keys look like sk_sf_ followed by 43 base64url characters');
+    const hash = hashKey(key);
+    const cacheKey = hash.toString('base64');
+    const now = Date.now();
+    let entry = this.cache.get(cacheKey);
+    if (!entry || entry.until <= now) {
+      const row = await this.projects.keyByHash(hash);
+      const principal = row && sameDigest(row.key_hash, hash) ? { projectId: row.project_id, keyId: row.id } : null;
+      entry = { principal, disabled: row?.disabled ?? false, until: now + this.ttlMs };
+      if (this.cache.size >= MAX_CACHE) this.cache.clear();
+      this.cache.set(cacheKey, entry);
+    }
+    if (!entry.principal) throw errors.authentication('invalid_api_key', 'Unknown API key');
+    if (entry.disabled) throw errors.authentication('disabled_api_key', 'This API key has been disabled');
+    this.touch(entry.principal.keyId, now);
+    return entry.principal;
+  }
+
+  /** last_used_at, written at most once a minute per key and never on the request's critical path. */
+  private touch(keyId: string, now: number): void {
+    const last = this.touched.get(keyId) ?? 0;
+    if (now - last < TOUCH_EVERY_MS) return;
+    this.touched.set(keyId, now);
+    this.projects.touchKey(keyId).catch(() => {});
+  }
+}

@@ -1,0 +1,58 @@
+// What a route is: method + path pattern + auth + zod schemas (validation and the OpenAPI document come
+// from the same schemas) + a handler returning a Reply.
+import type { ZodType } from 'zod';
+import type { Logger } from '../log.js';
+import type { Principal } from '../auth/authenticator.js';
+import type { HttpResponse } from './uws.js';
+
+export type Method = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
+
+export interface RequestContext<B = any, Q = any> {
+  method: Method;
+  path: string;
+  params: Record<string, string>;
+  /** Parsed and validated query (raw URLSearchParams in `rawQuery`). */
+  query: Q;
+  rawQuery: URLSearchParams;
+  /** Lower-cased header names. */
+  headers: Record<string, string>;
+  requestId: string;
+  /** Set for `auth: 'key'` routes. */
+  principal: Principal;
+  body: B;
+  /** Aborted when the client goes away; pass it to long work. */
+  signal: AbortSignal;
+  log: Logger;
+  /** For `raw` routes: the uWS response, owned by the handler from here on. */
+  res: HttpResponse;
+  remoteAddress: string;
+}
+
+export type Reply =
+  | { status?: number; headers?: Record<string, string>; json: unknown }
+  | { status?: number; headers?: Record<string, string>; body: Buffer | string }
+  | { status?: number; headers?: Record<string, string>; file: { path: string; start: number; end: number } }
+  /** The handler wrote (or will write) the response itself through ctx.res (SSE). */
+  | { handled: true };
+
+export interface RouteDef<B = any, Q = any> {
+  method: Method;
+  path: string;
+  auth: 'key' | 'admin' | 'none';
+  summary: string;
+  tags?: string[];
+  /** JSON body schema; required for POST/PUT/PATCH routes that take a body. */
+  body?: ZodType<B>;
+  query?: ZodType<Q>;
+  /** Response schemas by status, for the OpenAPI document. */
+  responses: Record<number, { description: string; schema?: ZodType; contentType?: string }>;
+  /** Body limit in bytes (default: the JSON limit of the config). */
+  bodyLimit?: number;
+  /** Takes no body: skip reading one. */
+  noBody?: boolean;
+  handler: (ctx: RequestContext<B, Q>) => Promise<Reply>;
+}
+
+export function defineRoute<B = any, Q = any>(def: RouteDef<B, Q>): RouteDef<B, Q> {
+  return def;
+}

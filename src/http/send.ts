@@ -1,0 +1,86 @@
+// Writing responses: always corked, never after the client aborted, files streamed with backpressure.
+import { createReadStream } from 'node:fs';
+import type { HttpResponse } from './uws.js';
+
+/** Per-response state. The server sets the one uWS onAborted handler; others subscribe via onAbort. */
+export interface ResState { aborted: boolean; done: boolean; status: number; onAbort: Array<() => void> }
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 206: 'Partial Content', 400: 'Bad Request',
+  401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout',
+  409: 'Conflict', 413: 'Payload Too Large', 416: 'Range Not Satisfiable', 429: 'Too Many Requests',
+  500: 'Internal Server Error', 503: 'Service Unavailable',
+};
+
+export function statusLine(status: number): string {
+  return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
+}
+
+export function sendBody(res: HttpResponse, st: ResState, status: number, headers: Record<string, string>, body: string | Buffer, closeConnection = false): void {
+  if (st.aborted || st.done) return;
+  st.done = true;
+  st.status = status;
+  res.cork(() => {
+    res.writeStatus(statusLine(status));
+    for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+    res.end(body, closeConnection);
+  });
+}
+
+export function sendJson(res: HttpResponse, st: ResState, status: number, headers: Record<string, string>, value: unknown, closeConnection = false): void {
+  sendBody(res, st, status, { ...headers, 'Content-Type': 'application/json' }, JSON.stringify(value), closeConnection);
+}
+
+/** Streams bytes [start, end] of a file; pauses the file stream whenever uWS reports backpressure. */
+export function sendFile(res: HttpResponse, st: ResState, status: number, headers: Record<string, string>, path: string, start: number, end: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (st.aborted || st.done) return resolve();
+    st.done = true;
+    st.status = status;
+    const total = end - start + 1;
+    if (total <= 0) {
+      res.cork(() => {
+        res.writeStatus(statusLine(status));
+        for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+        res.end();
+      });
+      return resolve();
+    }
+    const stream = createReadStream(path, { start, end, highWaterMark: 256 * 1024 });
+    let headerSent = false;
+    let pending: { buf: Buffer; offset: number } | null = null;
+    const finish = () => { stream.destroy(); resolve(); };
+    st.onAbort.push(finish);
+    const tryWrite = (buf: Buffer): boolean => {
+      let ok = false;
+      let responded = false;
+      res.cork(() => {
+        if (!headerSent) {
+          res.writeStatus(statusLine(status));
+          for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+          headerSent = true;
+        }
+        [ok, responded] = res.tryEnd(buf, total);
+      });
+      if (responded) finish();
+      return ok;
+    };
+    stream.on('data', (chunk) => {
+      const buf = chunk as Buffer;
+      if (st.aborted) return finish();
+      const offset = res.getWriteOffset();
+      if (!tryWrite(buf)) {
+        pending = { buf, offset };
+        stream.pause();
+        res.onWritable((off) => {
+          if (!pending) return true;
+          const rest = pending.buf.subarray(off - pending.offset);
+          const ok = tryWrite(rest);
+          if (ok) { pending = null; stream.resume(); }
+          return ok;
+        });
+      }
+    });
+    stream.on('error', () => { if (!st.aborted) { st.aborted = true; res.cork(() => res.close()); } finish(); });
+  });
+}

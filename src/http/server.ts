@@ -1,0 +1,179 @@
+// The HTTP front: one uWS catch-all handler that assigns a request id, authenticates (/v1 by API key,
+// /admin/v1 by admin token), routes through the table, reads and validates the body, runs the handler,
+// writes the reply and logs one line. Every failure becomes the catalogue's wire shape.
+import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import { uws, type HttpRequest, type HttpResponse, type ListenSocket } from './uws.js';
+import { Router } from './router.js';
+import type { Method, Reply, RequestContext, RouteDef } from './route.js';
+import { ClientGone, readBody } from './body-reader.js';
+import { validate } from './validation.js';
+import { sendBody, sendFile, sendJson, type ResState } from './send.js';
+import { ApiError, errors, isApiError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Authenticator, Principal } from '../auth/authenticator.js';
+import type { RateLimiter } from '../auth/rate-limit.js';
+
+export interface ServerDeps {
+  log: Logger;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  adminToken?: string;
+  maxJsonBytes: number;
+  bodyTimeoutMs: number;
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export class HttpServer {
+  readonly router = new Router();
+  private readonly app = uws.App();
+  private listenSocket: ListenSocket | null = null;
+  private inFlight = 0;
+  private idleWaiters: Array<() => void> = [];
+  private readonly adminTokenHash: Buffer | null;
+
+  constructor(private readonly deps: ServerDeps) {
+    this.adminTokenHash = deps.adminToken ? sha256(deps.adminToken) : null;
+    this.app.any('/*', (res, req) => this.onRequest(res, req));
+  }
+
+  route(def: RouteDef): void {
+    this.router.add(def);
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(host, port, (sock) => {
+        if (!sock) return reject(new Error(`could not listen on ${host}:${port}`));
+        this.listenSocket = sock;
+        resolve(uws.us_socket_local_port(sock as never));
+      });
+    });
+  }
+
+  /** Stops accepting connections, then waits (up to timeoutMs) for in-flight requests to finish. */
+  async stop(timeoutMs: number): Promise<void> {
+    if (this.listenSocket) {
+      uws.us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+    if (this.inFlight === 0) return;
+    await Promise.race([
+      new Promise<void>((r) => this.idleWaiters.push(r)),
+      new Promise<void>((r) => setTimeout(r, timeoutMs).unref()),
+    ]);
+  }
+
+  private onRequest(res: HttpResponse, req: HttpRequest): void {
+    const started = performance.now();
+    // Everything from req must be read now: it is invalid after the first await.
+    const method = req.getMethod().toUpperCase();
+    const path = req.getUrl();
+    const rawQuery = new URLSearchParams(req.getQuery() ?? '');
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => { headers[k] = v; });
+    const incomingId = headers['x-request-id'];
+    const requestId = incomingId && REQUEST_ID_RE.test(incomingId) ? incomingId : `req_${randomUUID().replace(/-/g, '')}`;
+    const controller = new AbortController();
+    const st: ResState = { aborted: false, done: false, status: 0, onAbort: [] };
+    res.onAborted(() => {
+      st.aborted = true;
+      controller.abort();
+      for (const f of st.onAbort.splice(0)) f();
+    });
+    this.inFlight++;
+    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    let routePattern = '(unmatched)';
+    let principal: Principal | undefined;
+
+    const fail = (e: unknown) => {
+      if (e instanceof ClientGone || st.aborted) return;
+      const err = isApiError(e) ? e : errors.internal();
+      if (!isApiError(e)) this.deps.log.error({ requestId, err: e, method, path }, 'unhandled error');
+      // A body we did not read may still be arriving: close the connection so it is not parsed as a request.
+      const close = err.status === 413 || err.status === 408;
+      sendJson(res, st, err.status, { 'x-request-id': requestId, ...err.headers }, err.toBody(), close);
+    };
+
+    const run = async () => {
+      const isV1 = path === '/v1' || path.startsWith('/v1/');
+      const isAdmin = path === '/admin/v1' || path.startsWith('/admin/v1/');
+      // Presigned links carry their own credential (the signature).
+      const isPresigned = path.startsWith('/v1/files/');
+      if (isAdmin && !this.adminTokenHash) throw errors.routeNotFound(method, path);
+      if (isV1 && !isPresigned) {
+        principal = await this.deps.authenticator.authenticate(headers['authorization']);
+        this.deps.rateLimiter.take(principal.keyId);
+      } else if (isAdmin) {
+        this.checkAdmin(headers['authorization']);
+      }
+      const match = this.router.match(method, path);
+      if (match.kind === 'not_found') throw errors.routeNotFound(method, path);
+      if (match.kind === 'method_not_allowed') throw errors.methodNotAllowed(method, path, match.allowed);
+      const def = match.def;
+      routePattern = def.path;
+      if (def.auth === 'key' && !principal) throw errors.authentication('missing_api_key', 'Missing Authorization header');
+
+      let body: unknown = undefined;
+      if (BODY_METHODS.has(method) && !def.noBody) {
+        const cl = headers['content-length'];
+        const buf = await readBody(res, st, {
+          limit: def.bodyLimit ?? this.deps.maxJsonBytes,
+          contentLength: cl !== undefined && /^\d+$/.test(cl) ? Number(cl) : null,
+          timeoutMs: this.deps.bodyTimeoutMs,
+        });
+        if (def.body) {
+          const ct = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+          if (buf.length > 0 && ct !== 'application/json') throw errors.unsupportedMediaType(ct);
+          body = validate(def.body, parseJson(buf), 'body');
+        }
+      } else if (def.body) {
+        body = validate(def.body, undefined, 'body');
+      }
+      const query = def.query ? validate(def.query, Object.fromEntries(rawQuery), 'query') : Object.fromEntries(rawQuery);
+      const ctx: RequestContext = {
+        method: method as Method, path, params: match.params, query, rawQuery, headers, requestId,
+        principal: principal as Principal, body, signal: controller.signal,
+        log: this.deps.log.child({ requestId }), res, remoteAddress,
+      };
+      const reply = await def.handler(ctx);
+      await this.write(res, st, requestId, reply);
+    };
+
+    run().catch(fail).finally(() => {
+      const ms = Math.round((performance.now() - started) * 100) / 100;
+      this.deps.log.info({ requestId, method, route: routePattern, path, status: st.aborted && !st.status ? 499 : st.status, ms, project: principal?.projectId }, 'request');
+      if (--this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
+    });
+  }
+
+  private async write(res: HttpResponse, st: ResState, requestId: string, reply: Reply): Promise<void> {
+    if ('handled' in reply) return;
+    const headers = { 'x-request-id': requestId, ...(reply.headers ?? {}) };
+    const status = reply.status ?? 200;
+    if ('json' in reply) sendJson(res, st, status, headers, reply.json);
+    else if ('body' in reply) sendBody(res, st, status, headers, reply.body);
+    else await sendFile(res, st, status, headers, reply.file.path, reply.file.start, reply.file.end);
+  }
+
+  private checkAdmin(header: string | undefined): void {
+    const m = header ? /^Bearer (\S+)$/i.exec(header.trim()) : null;
+    if (!m || !timingSafeEqual(sha256(m[1]!), this.adminTokenHash!)) {
+      throw new ApiError(401, 'authentication_error', 'invalid_admin_token', 'Missing or invalid admin token; expected "Authorization: Bearer $SIGHTFLOW_ADMIN_TOKEN"', null, { 'WWW-Authenticate': 'Bearer' });
+    }
+  }
+}
+
+function sha256(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+function parseJson(buf: Buffer): unknown {
+  if (buf.length === 0) return undefined;
+  try {
+    return JSON.parse(buf.toString('utf8'));
+  } catch (e) {
+    throw errors.invalidJson((e as Error).message);
+  }
+}

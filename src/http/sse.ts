@@ -1,0 +1,59 @@
+// Server-sent events with backpressure: write() resolves once uWS has taken the bytes into the socket
+// (or its buffer drained below the watermark), so a slow reader holds at most one pending chunk in memory.
+import type { HttpResponse } from './uws.js';
+import { statusLine, type ResState } from './send.js';
+
+export class SseWriter {
+  private waiting: (() => void) | null = null;
+  private started = false;
+  private ended = false;
+
+  constructor(private readonly res: HttpResponse, private readonly st: ResState) {
+    st.done = true;
+    st.status = 200;
+    st.onAbort.push(() => this.release());
+  }
+
+  get closed(): boolean { return this.st.aborted || this.ended; }
+
+  /** Sends the status line and headers (text/event-stream, no caching, keep the connection). */
+  open(headers: Record<string, string> = {}): void {
+    if (this.started || this.st.aborted) return;
+    this.started = true;
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(200));
+      this.res.writeHeader('Content-Type', 'text/event-stream; charset=utf-8');
+      this.res.writeHeader('Cache-Control', 'no-cache, no-transform');
+      this.res.writeHeader('X-Accel-Buffering', 'no');
+      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+    });
+  }
+
+  /** Writes bytes; resolves when the socket can take more. Resolves false when the client is gone. */
+  async write(chunk: string | Buffer): Promise<boolean> {
+    if (this.closed) return false;
+    if (!this.started) this.open();
+    let ok = false;
+    this.res.cork(() => { ok = this.res.write(chunk); });
+    if (ok) return true;
+    await new Promise<void>((resolve) => {
+      this.waiting = resolve;
+      this.res.onWritable(() => { this.release(); return true; });
+    });
+    return !this.closed;
+  }
+
+  end(): void {
+    if (this.closed) return;
+    if (!this.started) this.open();
+    this.ended = true;
+    this.res.cork(() => this.res.end());
+    this.release();
+  }
+
+  private release(): void {
+    const w = this.waiting;
+    this.waiting = null;
+    w?.();
+  }
+}

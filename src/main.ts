@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
+import { loadConfig, type CliFlags, type Config } from './config.js';
+import { parseArgs, type ParsedArgs } from './cli-args.js';
+import { openServices, startApp } from './app.js';
+import { createLogger } from './log.js';
+import { VERSION } from './paths.js';
+
+const USAGE = `sightflow ${VERSION}
+usage: sightflow <command> [options]
+  serve      [--port N] [--host H] [--data-dir D] [--no-worker]   start the API (default port 8080)
+  worker     [--data-dir D]                                       run video workers only
+  migrate    [--data-dir D]                                       apply database migrations
+  projects   create <name> | list
+  keys       create --project <id|name> --name <text> | list [--project <id|name>] | disable <id-or-hint>
+  models     list | prepare | verify
+Environment: SIGHTFLOW_PORT, SIGHTFLOW_HOST, SIGHTFLOW_DATA_DIR, DATABASE_URL, SIGHTFLOW_ADMIN_TOKEN, ... (see README)`;
+
+function flagsOf(a: ParsedArgs): CliFlags {
+  const port = a.flags.port;
+  if (port !== undefined && (port === true || !/^\d+$/.test(port))) fail(`--port expects a number, got ${String(port)}`);
+  return {
+    port: port === undefined ? undefined : Number(port),
+    host: typeof a.flags.host === 'string' ? a.flags.host : undefined,
+    dataDir: typeof a.flags['data-dir'] === 'string' ? a.flags['data-dir'] : undefined,
+  };
+}
+
+function fail(msg: string): never {
+  process.stderr.write(`sightflow: ${msg}\n`);
+  process.exit(2);
+}
+
+async function serve(config: Config): Promise<void> {
+  const app = await startApp(config);
+  const { log } = app.services;
+  if (app.bootstrapKey) {
+    // The one line a newcomer needs; printed to stdout once, on the first start of an empty database.
+    process.stdout.write(`sightflow: created project "default" with API key ${app.bootstrapKey} (shown once; keep it)\n`);
+  }
+  log.info({ port: app.port, host: config.host, db: app.services.db.kind, dataDir: config.dataDir }, 'sightflow listening');
+  let signals = 0;
+  const shutdown = (sig: string) => {
+    if (++signals > 1) process.exit(1);
+    log.info({ signal: sig }, 'shutting down: finishing in-flight requests');
+    app.stop().then(() => process.exit(0), (e) => { log.error({ err: e }, 'shutdown failed'); process.exit(1); });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function withServices<T>(config: Config, fn: (s: Awaited<ReturnType<typeof openServices>>) => Promise<T>): Promise<T> {
+  const s = await openServices({ ...config, logLevel: 'warn' }, createLogger('warn'));
+  try { return await fn(s); } finally { await s.db.close(); }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const [cmd, sub, ...rest] = args.positionals;
+  if (!cmd || args.flags.help || cmd === 'help') { process.stdout.write(USAGE + '\n'); return; }
+  const config = loadConfig(process.env, flagsOf(args));
+  switch (cmd) {
+    case 'serve':
+      return serve(config);
+    case 'worker':
+      process.stdout.write('sightflow worker: no worker work yet (video tasks land in a later release)\n');
+      return;
+    case 'migrate':
+      return withServices(config, async () => { process.stdout.write('migrations applied\n'); });
+    case 'projects':
+      return withServices(config, async (s) => {
+        if (sub === 'create') {
+          const name = rest.join(' ').trim() || (typeof args.flags.name === 'string' ? args.flags.name : '');
+          if (!name) fail('usage: sightflow projects create <name>');
+          const p = await s.projects.create(name);
+          process.stdout.write(`${p.id}\t${p.name}\t${p.created_at}\n`);
+        } else if (sub === 'list' || !sub) {
+          for (const p of await s.projects.list()) process.stdout.write(`${p.id}\t${p.name}\t${p.created_at}\n`);
+        } else fail(`unknown projects command ${sub}`);
+      });
+    case 'keys':
+      return withServices(config, async (s) => {
+        const projectFlag = typeof args.flags.project === 'string' ? args.flags.project : undefined;
+        const project = projectFlag ? await s.projects.find(projectFlag) : null;
+        if (projectFlag && !project) fail(`no project ${projectFlag}`);
+        if (sub === 'create') {
+          const name = typeof args.flags.name === 'string' ? args.flags.name : '';
+          if (!project || !name) fail('usage: sightflow keys create --project <id|name> --name <text>');
+          const k = await s.projects.createKey(project.id, name);
+          process.stdout.write(`${k.key}\n`);
+          process.stderr.write(`created key ${k.id} (${k.hint}) in project ${project.name}; it is shown only this once\n`);
+        } else if (sub === 'list' || !sub) {
+          for (const k of await s.projects.listKeys(project?.id)) {
+            process.stdout.write(`${k.id}\t${k.project_id}\t${k.name}\t${k.hint}\t${k.disabled_at ? 'disabled' : 'active'}\t${k.created_at}\n`);
+          }
+        } else if (sub === 'disable') {
+          const which = rest[0];
+          if (!which) fail('usage: sightflow keys disable <id-or-hint>');
+          const found = (await s.projects.findKeys(which)).filter((k) => !project || k.project_id === project.id);
+          if (found.length === 0) fail(`no key ${which}`);
+          if (found.length > 1) fail(`${found.length} keys match ${which}; use the key id`);
+          const k = await s.projects.disableKey(found[0]!.project_id, found[0]!.id);
+          process.stdout.write(`disabled ${k!.id} (${k!.hint})\n`);
+        } else fail(`unknown keys command ${sub}`);
+      });
+    case 'models': {
+      const modulePath = './inference/models-cli.js';
+      const mod = await import(modulePath).catch(() => null) as { modelsCli?: (a: string[], d: string) => Promise<void> } | null;
+      if (!mod?.modelsCli) { process.stdout.write('no built-in models yet\n'); return; }
+      return mod.modelsCli([sub ?? 'list', ...rest], config.dataDir);
+    }
+    default:
+      fail(`unknown command ${cmd}\n${USAGE}`);
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`sightflow: ${(e as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,17 @@
+// Everything a route module may use, built once at start by app.ts.
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import type { Db } from './store/db.js';
+import type { Projects } from './auth/projects.js';
+import type { UsageLedger } from './usage/ledger.js';
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  db: Db;
+  projects: Projects;
+  usage: UsageLedger;
+  version: string;
+  /** Readiness checks beyond the database (e.g. models prepared); all must be true for /readyz. */
+  readiness: Map<string, () => boolean>;
+}

@@ -1,0 +1,89 @@
+// One small database interface over two engines: PGlite embedded in <data-dir>/db by default, PostgreSQL
+// through a `pg` pool when DATABASE_URL is set. Callers write plain PostgreSQL with $n parameters; all SQL
+// lives in *.sql.ts modules.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+export type Row = Record<string, unknown>;
+
+export interface Queryable {
+  query<R extends Row = Row>(sql: string, params?: unknown[]): Promise<R[]>;
+  /** Several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs fn in one transaction on one connection; rolls back when fn throws. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export async function openDb(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): Promise<Db> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openPglite(join(opts.dataDir, 'db'));
+}
+
+async function openPglite(dir: string): Promise<Db> {
+  mkdirSync(dir, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pg = await PGlite.create(dir);
+  let closed = false;
+  return {
+    kind: 'pglite',
+    async query<R extends Row>(sql: string, params: unknown[] = []) {
+      return (await pg.query<R>(sql, params)).rows;
+    },
+    async tx<T>(fn: (q: Queryable) => Promise<T>) {
+      return pg.transaction(async (t) => fn({
+        query: async <R extends Row>(sql: string, params: unknown[] = []) => (await t.query<R>(sql, params)).rows,
+        exec: async (sql: string) => { await t.exec(sql); },
+      }));
+    },
+    async exec(sql: string) { await pg.exec(sql); },
+    async ping() {
+      try { await pg.query('SELECT 1'); return true; } catch { return false; }
+    },
+    async close() {
+      if (!closed) { closed = true; await pg.close(); }
+    },
+  };
+}
+
+async function openPostgres(url: string, max: number): Promise<Db> {
+  const pgMod = await import('pg');
+  const pool = new pgMod.default.Pool({ connectionString: url, max });
+  // An idle client losing its server must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  let closed = false;
+  return {
+    kind: 'postgres',
+    async query<R extends Row>(sql: string, params: unknown[] = []) {
+      return (await pool.query(sql, params)).rows as R[];
+    },
+    async tx<T>(fn: (q: Queryable) => Promise<T>) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const out = await fn({
+          query: async <R extends Row>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as R[],
+          exec: async (sql: string) => { await client.query(sql); },
+        });
+        await client.query('COMMIT');
+        return out;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+    async exec(sql: string) { await pool.query(sql); },
+    async ping() {
+      try { await pool.query('SELECT 1'); return true; } catch { return false; }
+    },
+    async close() {
+      if (!closed) { closed = true; await pool.end(); }
+    },
+  };
+}

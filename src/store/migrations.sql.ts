@@ -1,0 +1,51 @@
+// Versioned migrations, applied in order, each once, inside one transaction. Never edit a released one:
+// add the next version.
+
+export interface Migration { version: number; name: string; sql: string }
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    name: 'projects, api keys, usage ledger',
+    sql: `
+      CREATE TABLE projects (
+        id          text PRIMARY KEY,
+        name        text NOT NULL UNIQUE,
+        created_at  timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE api_keys (
+        id            text PRIMARY KEY,
+        project_id    text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        name          text NOT NULL,
+        hint          text NOT NULL,
+        key_hash      bytea NOT NULL UNIQUE,
+        created_at    timestamptz NOT NULL DEFAULT now(),
+        last_used_at  timestamptz,
+        disabled_at   timestamptz
+      );
+      CREATE INDEX api_keys_project ON api_keys (project_id, created_at);
+      CREATE TABLE usage_events (
+        id             bigserial PRIMARY KEY,
+        project_id     text NOT NULL,
+        key_id         text,
+        endpoint       text NOT NULL,
+        model          text,
+        input_tokens   integer NOT NULL DEFAULT 0,
+        output_tokens  integer NOT NULL DEFAULT 0,
+        frames         integer NOT NULL DEFAULT 0,
+        ms             integer NOT NULL DEFAULT 0,
+        created_at     timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX usage_events_project_day ON usage_events (project_id, created_at);
+    `,
+  },
+];
+
+export const sql = {
+  createTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+  // Serialises concurrent `migrate` runs of several nodes on one PostgreSQL.
+  lock: `SELECT pg_advisory_xact_lock(727274)`,
+  applied: `SELECT version FROM schema_migrations ORDER BY version`,
+  record: `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`,
+};
