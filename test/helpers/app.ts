@@ -1,0 +1,79 @@
+// Test harness: a real sightflow (real HTTP server on port 0, real database) per test file.
+// SIGHTFLOW_TEST_DB=postgres (with SIGHTFLOW_TEST_PG_URL from pg-cluster.ts) gives each app its own fresh
+// database in the throwaway cluster; otherwise PGlite in a temp data dir.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startApp, type App } from '../../src/app.js';
+import { createLogger } from '../../src/log.js';
+
+export const backend: 'pglite' | 'postgres' = process.env.SIGHTFLOW_TEST_DB === 'postgres' ? 'postgres' : 'pglite';
+
+export interface TestApp {
+  app: App;
+  url: string;
+  key: string;
+  projectId: string;
+  adminToken: string;
+  dataDir: string;
+  databaseUrl?: string;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/** A fresh database in the harness cluster (PostgreSQL runs), or undefined for PGlite runs. */
+export async function freshDatabaseUrl(): Promise<string | undefined> {
+  if (backend !== 'postgres') return undefined;
+  const base = process.env.SIGHTFLOW_TEST_PG_URL;
+  if (!base) throw new Error('SIGHTFLOW_TEST_DB=postgres needs SIGHTFLOW_TEST_PG_URL (see test/helpers/pg-cluster.ts)');
+  const name = `sf_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  return base.replace(/\/[^/]*$/, `/${name}`);
+}
+
+export async function startTestApp(env: Record<string, string> = {}, opts: { dataDir?: string; databaseUrl?: string } = {}): Promise<TestApp> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sightflow-test-'));
+  const databaseUrl = opts.databaseUrl ?? (await freshDatabaseUrl());
+  const adminToken = 'test-admin-token';
+  const config = loadConfig({
+    SIGHTFLOW_ADMIN_TOKEN: adminToken,
+    SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true',
+    SIGHTFLOW_LOG_LEVEL: process.env.SIGHTFLOW_TEST_LOG_LEVEL ?? 'silent',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...env,
+  }, { port: 0, host: '127.0.0.1', dataDir });
+  const app = await startApp(config, createLogger(config.logLevel));
+  let key = app.bootstrapKey;
+  const [project] = await app.services.projects.list();
+  if (!key) key = (await app.services.projects.createKey(project!.id, 'test')).key;
+  const url = `http://127.0.0.1:${app.port}`;
+  return {
+    app, url, key, projectId: project!.id, adminToken, dataDir, databaseUrl, config,
+    async close() {
+      await app.stop();
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** fetch with the project key unless headers say otherwise. */
+export async function api(t: TestApp, path: string, init: RequestInit & { json?: unknown; key?: string | null } = {}): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const headers = new Headers(init.headers);
+  if (init.key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${init.key ?? t.key}`);
+  let body = init.body;
+  if (init.json !== undefined) { body = JSON.stringify(init.json); headers.set('content-type', 'application/json'); }
+  const res = await fetch(t.url + path, { ...init, headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+export function admin(t: TestApp, path: string, init: RequestInit & { json?: unknown } = {}) {
+  return api(t, path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${t.adminToken}` } });
+}

@@ -1,0 +1,120 @@
+// Auth matrix: every failure mode answers the documented status and whole body.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, api, admin, type TestApp } from '../helpers/app.js';
+import { generateKey } from '../../src/auth/api-key.js';
+
+let t: TestApp;
+before(async () => { t = await startTestApp({ SIGHTFLOW_KEY_CACHE_MS: '1000' }); });
+after(async () => { await t?.close(); });
+
+const authErr = (code: string, message: string) => ({ error: { type: 'authentication_error', code, message, param: null } });
+
+test('a valid key is authorised', async () => {
+  const r = await api(t, '/v1/project');
+  assert.equal(r.status, 200);
+  assert.deepEqual(Object.keys(r.body).sort(), ['created_at', 'id', 'name', 'object']);
+  assert.equal(r.body.id, t.projectId);
+  assert.match(r.headers.get('x-request-id') ?? '', /^req_[0-9a-f]{32}$/);
+});
+
+test('missing header -> 401 missing_api_key with WWW-Authenticate', async () => {
+  const r = await api(t, '/v1/project', { key: null });
+  assert.equal(r.status, 401);
+  assert.equal(r.headers.get('www-authenticate'), 'Bearer');
+  assert.deepEqual(r.body, authErr('missing_api_key', 'Missing Authorization header; expected "Authorization: Bearer sk_sf_..."'));
+});
+
+test('wrong scheme -> 401 invalid_api_key', async () => {
+  const r = await api(t, '/v1/project', { headers: { authorization: `Basic ${t.key}` } });
+  assert.equal(r.status, 401);
+  assert.deepEqual(r.body, authErr('invalid_api_key', 'Expected Authorization scheme "Bearer <API key>"'));
+});
+
+test('malformed key -> 401 invalid_api_key', async () => {
+  for (const bad of ['sk_sf_short', 'sk_live_' + 'a'.repeat(43), t.key + 'x']) {
+    const r = await api(t, '/v1/project', { key: bad });
+    assert.equal(r.status, 401);
+    assert.deepEqual(r.body, authErr('invalid_api_key', 'Malformed API key; keys look like sk_sf_ followed by 43 base64url characters'));
+  }
+});
+
+test('unknown key -> 401 invalid_api_key', async () => {
+  const r = await api(t, '/v1/project', { key: generateKey() });
+  assert.equal(r.status, 401);
+  assert.deepEqual(r.body, authErr('invalid_api_key', 'Unknown API key'));
+});
+
+test('a disabled key stops working within 5 s', async () => {
+  const created = await admin(t, `/admin/v1/projects/${t.projectId}/keys`, { method: 'POST', json: { name: 'to-disable' } });
+  assert.equal(created.status, 201);
+  const key = created.body.key as string;
+  assert.equal((await api(t, '/v1/project', { key })).status, 200);
+  const disabled = await admin(t, `/admin/v1/projects/${t.projectId}/keys/${created.body.id}/disable`, { method: 'POST' });
+  assert.equal(disabled.status, 200);
+  assert.equal(disabled.body.status, 'disabled');
+  const t0 = Date.now();
+  let r = await api(t, '/v1/project', { key });
+  while (r.status === 200 && Date.now() - t0 < 5000) {
+    await new Promise((res) => setTimeout(res, 100));
+    r = await api(t, '/v1/project', { key });
+  }
+  assert.ok(Date.now() - t0 < 5000, 'disabled key still accepted after 5 s');
+  assert.equal(r.status, 401);
+  assert.deepEqual(r.body, authErr('disabled_api_key', 'This API key has been disabled'));
+});
+
+test("project A's key on project B's resource -> 404 as if it did not exist", async () => {
+  const b = await admin(t, '/admin/v1/projects', { method: 'POST', json: { name: 'project-b' } });
+  assert.equal(b.status, 201);
+  const bKey = (await admin(t, `/admin/v1/projects/${b.body.id}/keys`, { method: 'POST', json: { name: 'b' } })).body.key as string;
+  const cross = await api(t, `/v1/projects/${b.body.id}`);
+  const unknown = await api(t, '/v1/projects/proj_doesnotexist');
+  assert.equal(cross.status, 404);
+  assert.deepEqual(cross.body, { error: { type: 'not_found_error', code: 'not_found', message: `No such project: ${b.body.id}`, param: null } });
+  assert.deepEqual(unknown.body, { error: { type: 'not_found_error', code: 'not_found', message: 'No such project: proj_doesnotexist', param: null } });
+  assert.equal((await api(t, `/v1/projects/${b.body.id}`, { key: bKey })).status, 200);
+});
+
+test('every /v1 path checks the key first, then 404 / 405', async () => {
+  const noKey = await api(t, '/v1/does/not/exist', { key: null });
+  assert.equal(noKey.status, 401);
+  const r = await api(t, '/v1/does/not/exist');
+  assert.equal(r.status, 404);
+  assert.deepEqual(r.body, { error: { type: 'not_found_error', code: 'route_not_found', message: 'No route GET /v1/does/not/exist', param: null } });
+  const m = await api(t, '/v1/project', { method: 'DELETE' });
+  assert.equal(m.status, 405);
+  assert.equal(m.headers.get('allow'), 'GET');
+  assert.deepEqual(m.body, { error: { type: 'invalid_request_error', code: 'method_not_allowed', message: 'Method DELETE is not allowed on /v1/project; allowed: GET', param: null } });
+});
+
+test('admin API: wrong token -> 401; health probes need no auth', async () => {
+  const r = await api(t, '/admin/v1/projects', { headers: { authorization: 'Bearer nope' } });
+  assert.equal(r.status, 401);
+  assert.deepEqual(r.body, { error: { type: 'authentication_error', code: 'invalid_admin_token', message: 'Missing or invalid admin token; expected "Authorization: Bearer $SIGHTFLOW_ADMIN_TOKEN"', param: null } });
+  assert.equal((await api(t, '/healthz', { key: null })).status, 200);
+  const ready = await api(t, '/readyz', { key: null });
+  assert.equal(ready.status, 200);
+  assert.equal(ready.body.checks.database, true);
+});
+
+test('admin API is disabled entirely without SIGHTFLOW_ADMIN_TOKEN', async () => {
+  const t2 = await startTestApp({ SIGHTFLOW_ADMIN_TOKEN: '' });
+  try {
+    const r = await api(t2, '/admin/v1/projects', { headers: { authorization: 'Bearer anything' } });
+    assert.equal(r.status, 404);
+    assert.equal(r.body.error.type, 'not_found_error');
+  } finally { await t2.close(); }
+});
+
+test('per-key rate limit answers 429 with Retry-After', async () => {
+  const t3 = await startTestApp({ SIGHTFLOW_RATE_LIMIT_RPS: '0.5', SIGHTFLOW_RATE_LIMIT_BURST: '2' });
+  try {
+    assert.equal((await api(t3, '/v1/project')).status, 200);
+    assert.equal((await api(t3, '/v1/project')).status, 200);
+    const r = await api(t3, '/v1/project');
+    assert.equal(r.status, 429);
+    assert.equal(r.headers.get('retry-after'), '2');
+    assert.deepEqual(r.body, { error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Rate limit exceeded; retry after 2 s', param: null } });
+  } finally { await t3.close(); }
+});
