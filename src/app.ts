@@ -15,6 +15,9 @@ import { systemRoutes } from './http/system.routes.js';
 import { adminRoutes } from './admin/admin.routes.js';
 import { projectRoutes } from './auth/project.routes.js';
 import type { Services } from './services.js';
+import { BlobStore } from './store/blobs.js';
+import { loadOrCreateSigningSecret, presign } from './store/presign.js';
+import { fileRoutes } from './store/file.routes.js';
 import type { RouteDef } from './http/route.js';
 
 export interface App {
@@ -30,11 +33,16 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   mkdirSync(config.dataDir, { recursive: true });
   const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize });
   await migrate(db);
-  return { config, log, db, projects: new Projects(db), usage: new UsageLedger(db), version: VERSION, readiness: new Map() };
+  const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
+  return {
+    config, log, db, projects: new Projects(db), usage: new UsageLedger(db), version: VERSION, readiness: new Map(),
+    blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
+    presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
+  };
 }
 
 export function allRouteModules(s: Services, all: () => RouteDef[]): RouteDef[] {
-  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s)];
+  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s)];
 }
 
 export async function startApp(config: Config, log?: Logger): Promise<App> {

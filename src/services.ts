@@ -4,6 +4,7 @@ import type { Logger } from './log.js';
 import type { Db } from './store/db.js';
 import type { Projects } from './auth/projects.js';
 import type { UsageLedger } from './usage/ledger.js';
+import type { BlobStore } from './store/blobs.js';
 
 export interface Services {
   config: Config;
@@ -11,6 +12,11 @@ export interface Services {
   db: Db;
   projects: Projects;
   usage: UsageLedger;
+  blobs: BlobStore;
+  /** HMAC secret of presigned /v1/files links (shared by every node: env or <data-dir>/signing-secret). */
+  signingSecret: string;
+  /** A presigned link to a blob, valid for an hour by default. */
+  presign(key: string, expiresInS?: number): string;
   version: string;
   /** Readiness checks beyond the database (e.g. models prepared); all must be true for /readyz. */
   readiness: Map<string, () => boolean>;

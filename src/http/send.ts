@@ -12,6 +12,11 @@ const STATUS_TEXT: Record<number, string> = {
   500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
+/** uWS writes Content-Length itself (end/tryEnd); a second one breaks strict clients. */
+function writeHeaders(res: HttpResponse, headers: Record<string, string>): void {
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'content-length') res.writeHeader(k, v);
+}
+
 export function statusLine(status: number): string {
   return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
 }
@@ -22,7 +27,7 @@ export function sendBody(res: HttpResponse, st: ResState, status: number, header
   st.status = status;
   res.cork(() => {
     res.writeStatus(statusLine(status));
-    for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+    writeHeaders(res, headers);
     res.end(body, closeConnection);
   });
 }
@@ -41,7 +46,7 @@ export function sendFile(res: HttpResponse, st: ResState, status: number, header
     if (total <= 0) {
       res.cork(() => {
         res.writeStatus(statusLine(status));
-        for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+        writeHeaders(res, headers);
         res.end();
       });
       return resolve();
@@ -57,7 +62,7 @@ export function sendFile(res: HttpResponse, st: ResState, status: number, header
       res.cork(() => {
         if (!headerSent) {
           res.writeStatus(statusLine(status));
-          for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+          writeHeaders(res, headers);
           headerSent = true;
         }
         [ok, responded] = res.tryEnd(buf, total);

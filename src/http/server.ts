@@ -58,11 +58,14 @@ export class HttpServer {
       uws.us_listen_socket_close(this.listenSocket);
       this.listenSocket = null;
     }
-    if (this.inFlight === 0) return;
-    await Promise.race([
-      new Promise<void>((r) => this.idleWaiters.push(r)),
-      new Promise<void>((r) => setTimeout(r, timeoutMs).unref()),
-    ]);
+    if (this.inFlight > 0) {
+      await Promise.race([
+        new Promise<void>((r) => this.idleWaiters.push(r)),
+        new Promise<void>((r) => setTimeout(r, timeoutMs).unref()),
+      ]);
+    }
+    // Let uSockets flush the last responses before the caller exits the process.
+    await new Promise((r) => setTimeout(r, 50));
   }
 
   private onRequest(res: HttpResponse, req: HttpRequest): void {

@@ -1,0 +1,169 @@
+// Server-side fetch of an image URL: one deadline for the whole exchange, a byte cap enforced while the body
+// streams, redirects followed by hand (each hop re-checked by the SSRF guard). node:http rather than fetch,
+// because only a custom socket lookup lets us vet the address actually connected to.
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { isIP } from 'node:net';
+import { ApiError, errors } from '../errors.js';
+import { AddressRefusedError, addressRefusal, guardedLookup, type AddressPolicy } from './url-guard.js';
+
+export interface FetchImageOptions extends AddressPolicy {
+  /** Request parameter named in errors ("image", "items[2].image"). */
+  param: string;
+  maxBytes: number;
+  timeoutMs: number;
+  maxRedirects: number;
+  signal?: AbortSignal;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** The body of `url` (after at most `maxRedirects` redirects), or an ApiError naming what went wrong. */
+export async function fetchImageBytes(url: URL, opts: FetchImageOptions): Promise<Buffer> {
+  opts.signal?.throwIfAborted();
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), opts.timeoutMs);
+  const onClientAbort = () => deadline.abort();
+  opts.signal?.addEventListener('abort', onClientAbort, { once: true });
+  try {
+    let current = url;
+    for (let hop = 0; ; hop++) {
+      const res = await requestOnce(current, opts, deadline.signal);
+      if (REDIRECTS.has(res.statusCode ?? 0)) {
+        res.destroy();
+        const location = res.headers.location;
+        if (!location) throw errors.imageFetchFailed(opts.param, `upstream answered ${res.statusCode} without a Location header`);
+        if (hop >= opts.maxRedirects) throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`);
+        current = redirectTarget(current, location, opts.param);
+        continue;
+      }
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status > 299) {
+        res.destroy();
+        throw errors.imageFetchFailed(opts.param, `upstream answered ${status}`);
+      }
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > opts.maxBytes) {
+        res.destroy();
+        throw errors.payloadTooLarge('image', opts.maxBytes);
+      }
+      return await readCapped(res, opts.maxBytes, current, opts.param);
+    }
+  } catch (e) {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    if (deadline.signal.aborted) throw errors.imageFetchFailed(opts.param, `no complete answer within ${opts.timeoutMs} ms`);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onClientAbort);
+  }
+}
+
+function redirectTarget(from: URL, location: string, param: string): URL {
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    throw errors.imageFetchFailed(param, `upstream redirected to an invalid URL`);
+  }
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') throw errors.imageFetchFailed(param, `upstream redirected to an unsupported ${next.protocol.replace(/:$/, '')} URL`);
+  return next;
+}
+
+/** Sends one GET and resolves with the response head; the body is left unread. */
+function requestOnce(url: URL, opts: FetchImageOptions, signal: AbortSignal): Promise<IncomingMessage> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // Node skips the lookup for IP literals, so those are checked here, before any socket exists.
+  if (isIP(host)) {
+    const refused = addressRefusal(host, opts);
+    if (refused) return Promise.reject(errors.urlNotAllowed(opts.param, `${host} is ${refused}`));
+  }
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (e: unknown) => {
+      if (settled) return;
+      settled = true;
+      req.destroy();
+      reject(e);
+    };
+    const req = client.request(url, {
+      method: 'GET',
+      agent: false,
+      lookup: guardedLookup(opts),
+      signal,
+      headers: { 'user-agent': 'sightflow-image-fetch/1', accept: 'image/jpeg, image/png, image/webp, */*;q=0.1', 'accept-encoding': 'identity' },
+    });
+    // Second line of defence: whatever the lookup said, the peer we are connected to must pass too.
+    req.once('socket', (socket: Socket) => {
+      const check = () => {
+        const peer = socket.remoteAddress;
+        const refused = peer === undefined ? 'unknown peer address' : addressRefusal(peer, opts);
+        if (refused) fail(errors.urlNotAllowed(opts.param, `${host} connected to ${peer} (${refused})`));
+      };
+      if (socket.remoteAddress !== undefined && !socket.connecting) check();
+      else socket.once('connect', check);
+    });
+    req.once('response', (res) => {
+      if (settled) return res.destroy();
+      settled = true;
+      resolve(res);
+    });
+    req.on('error', (e) => fail(networkError(e, url, opts.param)));
+    req.end();
+  });
+}
+
+function networkError(e: unknown, url: URL, param: string): unknown {
+  if (e instanceof ApiError) return e;
+  if (e instanceof AddressRefusedError) return errors.urlNotAllowed(param, e.detail);
+  const err = e as NodeJS.ErrnoException & { name?: string };
+  if (err.name === 'AbortError') return e; // the caller knows whether it was the deadline or the client
+  const where = `${url.hostname}${url.port ? ':' + url.port : ''}`;
+  switch (err.code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NODATA':
+      return errors.imageFetchFailed(param, `could not resolve host ${url.hostname}`);
+    case 'ECONNREFUSED':
+      return errors.imageFetchFailed(param, `connection refused by ${where}`);
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return errors.imageFetchFailed(param, `connection reset by ${where}`);
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return errors.imageFetchFailed(param, `${where} is unreachable`);
+    case 'ETIMEDOUT':
+      return errors.imageFetchFailed(param, `connection to ${where} timed out`);
+    default:
+      if (err.code?.startsWith('ERR_TLS') || err.code?.includes('CERT') || err.code?.startsWith('ERR_SSL'))
+        return errors.imageFetchFailed(param, `TLS handshake with ${where} failed (${err.code})`);
+      return errors.imageFetchFailed(param, `request to ${where} failed (${err.code ?? err.message})`);
+  }
+}
+
+/** Reads the body, giving up as soon as it passes `maxBytes` so a huge image never sits in memory. */
+function readCapped(res: IncomingMessage, maxBytes: number, url: URL, param: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    res.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        res.destroy();
+        reject(errors.payloadTooLarge('image', maxBytes));
+        return;
+      }
+      parts.push(chunk);
+    });
+    res.once('end', () => resolve(Buffer.concat(parts, size)));
+    // A reset mid-body surfaces as 'error' (ECONNRESET, "aborted") or only as an early 'close'; either way the cause
+    // the client can act on is the same. A deadline or client abort is told apart by the caller.
+    const cut = () => reject(errors.imageFetchFailed(param, `${url.host} closed the connection before the body was complete`));
+    res.on('error', cut);
+    res.once('close', () => {
+      if (!res.complete) cut();
+    });
+  });
+}

@@ -1,0 +1,130 @@
+// SSRF guard for server-side URL fetches. The check runs on resolved addresses (inside the socket's DNS lookup,
+// and again on the connected socket), so a public hostname that resolves to 127.0.0.1 or a redirect to
+// 169.254.169.254 is refused before any request byte is sent.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+
+type Range4 = readonly [base: number, bits: number, label: string];
+
+const v4 = (s: string) => s.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
+
+// Everything that is not ordinary public unicast. Order matters only for the label.
+const BLOCKED_V4: readonly Range4[] = [
+  [v4('0.0.0.0'), 8, 'this-network'],
+  [v4('10.0.0.0'), 8, 'private'],
+  [v4('100.64.0.0'), 10, 'carrier-grade NAT'],
+  [v4('127.0.0.0'), 8, 'loopback'],
+  [v4('169.254.0.0'), 16, 'link-local / metadata'],
+  [v4('172.16.0.0'), 12, 'private'],
+  [v4('192.0.0.0'), 24, 'IETF protocol assignments'],
+  [v4('192.0.2.0'), 24, 'documentation'],
+  [v4('192.88.99.0'), 24, '6to4 relay anycast'],
+  [v4('192.168.0.0'), 16, 'private'],
+  [v4('198.18.0.0'), 15, 'benchmarking'],
+  [v4('198.51.100.0'), 24, 'documentation'],
+  [v4('203.0.113.0'), 24, 'documentation'],
+  [v4('224.0.0.0'), 4, 'multicast'],
+  [v4('240.0.0.0'), 4, 'reserved'],
+];
+
+function classifyV4(addr: string): string | null {
+  const n = v4(addr);
+  for (const [base, bits, label] of BLOCKED_V4) {
+    const size = 2 ** (32 - bits);
+    if (n >= base && n < base + size) return label;
+  }
+  return null;
+}
+
+/** Expands an IPv6 text address (with optional embedded IPv4 and zone id) to eight 16-bit groups. */
+function parseV6(addr: string): number[] {
+  let s = addr.replace(/%.*$/, '');
+  const lastColon = s.lastIndexOf(':');
+  if (s.slice(lastColon + 1).includes('.')) {
+    const n = v4(s.slice(lastColon + 1));
+    s = `${s.slice(0, lastColon + 1)}${Math.floor(n / 65536).toString(16)}:${(n % 65536).toString(16)}`;
+  }
+  const hex = (part: string) => (part === '' ? [] : part.split(':').map((x) => parseInt(x, 16)));
+  if (!s.includes('::')) return hex(s);
+  const [head, rest] = s.split('::');
+  const h = hex(head);
+  const r = hex(rest);
+  return [...h, ...new Array<number>(Math.max(0, 8 - h.length - r.length)).fill(0), ...r];
+}
+
+function classifyV6(addr: string): string | null {
+  const g = parseV6(addr);
+  if (g.length !== 8) return 'unparseable IPv6';
+  const embedded = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0);
+  if (zeroUpTo(8)) return 'unspecified';
+  if (zeroUpTo(7) && g[7] === 1) return 'loopback';
+  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) reach the IPv4 inside.
+  if (zeroUpTo(5) && (g[5] === 0xffff || g[5] === 0)) return prefixed(classifyV4(embedded(g[6], g[7])), g[5] === 0 ? 'IPv4-compatible' : 'IPv4-mapped');
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return prefixed(classifyV4(embedded(g[6], g[7])), 'NAT64');
+  if (g[0] === 0x2002) return prefixed(classifyV4(embedded(g[1], g[2])), '6to4');
+  if ((g[0] & 0xfe00) === 0xfc00) return 'unique local (private)';
+  if ((g[0] & 0xffc0) === 0xfe80) return 'link-local';
+  if ((g[0] & 0xffc0) === 0xfec0) return 'site-local';
+  if ((g[0] & 0xff00) === 0xff00) return 'multicast';
+  if (g[0] === 0x2001 && g[1] === 0x0db8) return 'documentation';
+  if (g[0] === 0x0100 && g[1] === 0 && g[2] === 0 && g[3] === 0) return 'discard-only';
+  // Only global unicast (2000::/3) is routable on the public internet.
+  if ((g[0] & 0xe000) !== 0x2000) return 'reserved';
+  return null;
+}
+
+const prefixed = (label: string | null, how: string) => (label === null ? null : `${how} ${label}`);
+
+/**
+ * Why an IP address must not be fetched from, or null when it is public. Non-IP text is refused too, so a
+ * caller can never pass a hostname here by mistake.
+ */
+export function blockedAddressReason(address: string): string | null {
+  const family = isIP(address.replace(/%.*$/, ''));
+  if (family === 4) return classifyV4(address);
+  if (family === 6) return classifyV6(address);
+  return 'not an IP address';
+}
+
+export interface AddressPolicy {
+  /** Allow private, loopback and link-local addresses (tests, trusted intranets). */
+  allowPrivate: boolean;
+  /** Exact addresses allowed even when private (an internal CDN, a test server). */
+  allowAddresses?: readonly string[];
+}
+
+/** Null when `address` may be connected to under `policy`, else the reason it may not. */
+export function addressRefusal(address: string, policy: AddressPolicy): string | null {
+  if (policy.allowPrivate) return null;
+  if (policy.allowAddresses?.includes(address)) return null;
+  return blockedAddressReason(address);
+}
+
+/** Raised inside a socket lookup; the fetcher turns it into errors.urlNotAllowed. */
+export class AddressRefusedError extends Error {
+  readonly code = 'ERR_SIGHTFLOW_ADDRESS_REFUSED';
+  constructor(readonly detail: string) {
+    super(detail);
+  }
+}
+
+/**
+ * A `lookup` for net/http/https that resolves the host and drops refused addresses, failing with
+ * AddressRefusedError when none is left. Every address the socket may try passes through here.
+ */
+export function guardedLookup(policy: AddressPolicy): LookupFunction {
+  return ((hostname: string, options: { all?: boolean; family?: number | string; hints?: number }, callback: (...args: unknown[]) => void) => {
+    dnsLookup(hostname, { family: options.family as 0 | 4 | 6 | undefined, hints: options.hints, all: true, verbatim: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return callback(err);
+      const allowed = addresses.filter((a) => addressRefusal(a.address, policy) === null);
+      if (allowed.length === 0) {
+        const first = addresses[0];
+        const why = first ? `${hostname} resolves to ${first.address} (${addressRefusal(first.address, policy)})` : `${hostname} has no address`;
+        return callback(new AddressRefusedError(why));
+      }
+      if (options.all) callback(null, allowed);
+      else callback(null, allowed[0].address, allowed[0].family);
+    });
+  }) as LookupFunction;
+}

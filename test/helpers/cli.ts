@@ -1,0 +1,40 @@
+// Runs the real `sightflow` CLI (src/main.ts through tsx) as a child process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface Served { child: ChildProcess; port: number; lines: string[]; exited: Promise<number | null> }
+
+/** Starts `sightflow serve` on port 0 and resolves once its JSON log says where it listens. */
+export function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], {
+      env: { ...process.env, SIGHTFLOW_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: string[] = [];
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    let stderr = '';
+    child.stderr!.on('data', (d) => { stderr += d; });
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      try {
+        const j = JSON.parse(line) as { msg?: string; port?: number };
+        if (j.msg === 'sightflow listening') resolve({ child, port: j.port!, lines, exited });
+      } catch { /* the key line is plain text */ }
+    });
+    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+}
