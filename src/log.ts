@@ -3,7 +3,8 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
-export function createLogger(level: string): Logger {
+/** Buffered (async) writes: one syscall per request would cost more than the request itself. */
+export function createLogger(level: string, sync = false): Logger {
   return pino({
     level,
     base: { service: 'sightflow' },
@@ -11,5 +12,5 @@ export function createLogger(level: string): Logger {
       paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'key', '*.key', 'apiKey', '*.apiKey', 'token'],
       censor: '[redacted]',
     },
-  });
+  }, pino.destination({ dest: 1, sync, minLength: sync ? 0 : 4096 }));
 }

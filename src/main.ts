@@ -39,11 +39,13 @@ async function serve(config: Config): Promise<void> {
     process.stdout.write(`sightflow: created project "default" with API key ${app.bootstrapKey} (shown once; keep it)\n`);
   }
   log.info({ port: app.port, host: config.host, db: app.services.db.kind, dataDir: config.dataDir }, 'sightflow listening');
+  // Supervisors and tests wait for this line; do not leave it in the log buffer.
+  log.flush();
   let signals = 0;
   const shutdown = (sig: string) => {
     if (++signals > 1) process.exit(1);
     log.info({ signal: sig }, 'shutting down: finishing in-flight requests');
-    app.stop().then(() => process.exit(0), (e) => { log.error({ err: e }, 'shutdown failed'); process.exit(1); });
+    app.stop().then(() => { log.info('stopped'); log.flush(); process.exit(0); }, (e) => { log.error({ err: e }, 'shutdown failed'); log.flush(); process.exit(1); });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -7,9 +7,15 @@ import { errors } from '../errors.js';
 export const ProjectSchema = z.object({ id: z.string(), object: z.literal('project'), name: z.string(), created_at: z.string() });
 
 export function projectRoutes(s: Services): RouteDef[] {
+  // Projects are never renamed or deleted, so a record read once stays true.
+  const cache = new Map<string, Awaited<ReturnType<typeof s.projects.get>>>();
   const show = async (projectId: string, id: string) => {
     // Another project's id answers exactly like an unknown one.
-    const p = id === projectId ? await s.projects.get(id) : null;
+    let p = id === projectId ? cache.get(id) ?? null : null;
+    if (!p && id === projectId) {
+      p = await s.projects.get(id);
+      if (p && cache.size < 10_000) cache.set(id, p);
+    }
     if (!p) throw errors.notFound('project', id);
     return { json: { id: p.id, object: 'project', name: p.name, created_at: p.created_at } };
   };

@@ -78,15 +78,15 @@ export class HttpServer {
     req.forEach((k, v) => { headers[k] = v; });
     const incomingId = headers['x-request-id'];
     const requestId = incomingId && REQUEST_ID_RE.test(incomingId) ? incomingId : `req_${randomUUID().replace(/-/g, '')}`;
-    const controller = new AbortController();
+    // Created on first use: most requests never look at their signal.
+    let controller: AbortController | null = null;
     const st: ResState = { aborted: false, done: false, status: 0, onAbort: [] };
     res.onAborted(() => {
       st.aborted = true;
-      controller.abort();
+      controller?.abort();
       for (const f of st.onAbort.splice(0)) f();
     });
     this.inFlight++;
-    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
     let routePattern = '(unmatched)';
     let principal: Principal | undefined;
 
@@ -135,10 +135,17 @@ export class HttpServer {
         body = validate(def.body, undefined, 'body');
       }
       const query = def.query ? validate(def.query, Object.fromEntries(rawQuery), 'query') : Object.fromEntries(rawQuery);
+      const log = this.deps.log;
+      let childLog: Logger | null = null;
       const ctx: RequestContext = {
         method: method as Method, path, params: match.params, query, rawQuery, headers, requestId,
-        principal: principal as Principal, body, signal: controller.signal,
-        log: this.deps.log.child({ requestId }), res, remoteAddress,
+        principal: principal as Principal, body, res,
+        get remoteAddress() { return st.aborted ? '' : Buffer.from(res.getRemoteAddressAsText()).toString(); },
+        get signal() {
+          if (!controller) { controller = new AbortController(); if (st.aborted) controller.abort(); }
+          return controller.signal;
+        },
+        get log() { return (childLog ??= log.child({ requestId })); },
       };
       const reply = await def.handler(ctx);
       await this.write(res, st, requestId, reply);
