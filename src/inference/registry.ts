@@ -1,0 +1,277 @@
+// Model registry: the manifests in models/*.json plus bring-your-own manifests in <data-dir>/manifests,
+// and the prepared ONNX files in <data-dir>/models/<id>/<sha256>.onnx. Preparing converts (TFJS graph) or
+// copies (ONNX) from an installed npm package or a local file, checking every checksum on the way; a file
+// already there with the right checksum is reused, so a second prepare costs one hash per model.
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { errors } from '../errors.js';
+import { isPackageSource, ManifestSchema, type ModelManifest } from './manifest.js';
+import type { ModelSpec } from './runtime.js';
+
+export interface RegisteredModel {
+  manifest: ModelManifest;
+  /** The manifest file (relative source paths resolve against its folder). */
+  manifestPath: string;
+  builtin: boolean;
+}
+
+export type PreparePhase = 'source' | 'convert' | 'copy' | 'verify' | 'done';
+export interface PrepareProgress { id: string; phase: PreparePhase; fraction: number; detail?: string }
+export interface PrepareResult { id: string; path: string; sha256: string; action: 'cached' | 'converted' | 'copied'; ms: number }
+export interface VerifyResult { id: string; ok: boolean; status: 'ok' | 'missing' | 'mismatch' | 'source-mismatch' | 'source-missing'; detail: string }
+
+/** The project root (the folder with sightflow's package.json), from src/ or dist/src/. */
+export function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg) && existsSync(join(dir, 'models'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) throw new Error('sightflow project root not found above ' + fileURLToPath(import.meta.url));
+    dir = up;
+  }
+}
+
+export const builtinManifestDir = (): string => join(projectRoot(), 'models');
+
+/** An installed npm package's folder, found the way Node looks for node_modules (package exports aside). */
+export function packageDir(name: string): string {
+  let dir = projectRoot();
+  for (;;) {
+    const candidate = join(dir, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return candidate;
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`npm package ${name} is not installed (run npm ci)`);
+    dir = up;
+  }
+}
+
+export async function sha256File(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+export async function readManifests(dir: string, builtin: boolean): Promise<RegisteredModel[]> {
+  if (!existsSync(dir)) return [];
+  const out: RegisteredModel[] = [];
+  for (const f of (await readdir(dir)).filter((n) => n.endsWith('.json')).sort()) {
+    const path = join(dir, f);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(await readFile(path, 'utf8'));
+    } catch (e) {
+      throw new Error(`model manifest ${path} is not valid JSON: ${(e as Error).message}`);
+    }
+    const parsed = ManifestSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new Error(`model manifest ${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    }
+    out.push({ manifest: parsed.data, manifestPath: path, builtin });
+  }
+  return out;
+}
+
+export class ModelRegistry {
+  private readonly byId = new Map<string, RegisteredModel>();
+
+  private constructor(readonly dataDir: string, models: RegisteredModel[]) {
+    for (const m of models) {
+      if (this.byId.has(m.manifest.id)) throw new Error(`model id ${m.manifest.id} is defined twice (${this.byId.get(m.manifest.id)!.manifestPath}, ${m.manifestPath})`);
+      this.byId.set(m.manifest.id, m);
+    }
+  }
+
+  /** Built-in manifests plus <data-dir>/manifests/*.json (bring-your-own). */
+  static async open(dataDir: string, opts: { manifestDirs?: string[] } = {}): Promise<ModelRegistry> {
+    const dirs = opts.manifestDirs ?? [builtinManifestDir()];
+    const models = [];
+    for (const d of dirs) models.push(...(await readManifests(d, d === builtinManifestDir())));
+    models.push(...(await readManifests(join(dataDir, 'manifests'), false)));
+    return new ModelRegistry(resolve(dataDir), models);
+  }
+
+  list(): RegisteredModel[] { return [...this.byId.values()]; }
+
+  get(id: string): RegisteredModel {
+    const m = this.byId.get(id);
+    if (!m) throw new Error(`unknown model ${id}; known: ${[...this.byId.keys()].join(', ')}`);
+    return m;
+  }
+
+  get modelsDir(): string { return join(this.dataDir, 'models'); }
+
+  /** Where the prepared ONNX lives (the checksum in the name makes a stale file impossible to pick up). */
+  preparedPath(id: string, sha = this.expectedSha(this.get(id))): string {
+    return join(this.modelsDir, id, `${sha ?? 'unpinned'}.onnx`);
+  }
+
+  isPrepared(id: string): boolean {
+    const m = this.get(id);
+    const sha = this.expectedSha(m);
+    if (sha) return existsSync(this.preparedPath(id, sha));
+    return existsSync(join(this.modelsDir, id, 'prepared.json'));
+  }
+
+  /** The prepared file for a model; 503 not_ready when it has not been prepared yet. */
+  async onnxPath(id: string): Promise<string> {
+    const m = this.get(id);
+    const sha = this.expectedSha(m) ?? (await this.recordedSha(id));
+    const p = sha ? this.preparedPath(id, sha) : undefined;
+    if (!p || !existsSync(p)) throw errors.notReady(`model ${id}`);
+    return p;
+  }
+
+  /** A runtime spec for the model (loads the prepared file on first use). */
+  spec(id: string): ModelSpec {
+    const m = this.get(id).manifest;
+    return { id, load: () => this.onnxPath(id), batch: m.batch };
+  }
+
+  /** Labels from the manifest: inline, or a label file (one per line) from the package or the prepared folder. */
+  async labels(id: string): Promise<string[]> {
+    const r = this.get(id);
+    const l = r.manifest.labels;
+    if (!l) return [];
+    if (Array.isArray(l)) return l;
+    const prepared = join(this.modelsDir, id, 'labels.txt');
+    const path = existsSync(prepared) ? prepared : this.labelSourcePath(r);
+    return (await readFile(path, 'utf8')).split(/\r?\n/).filter((s, i, a) => s.length > 0 || i < a.length - 1);
+  }
+
+  private labelSourcePath(r: RegisteredModel): string {
+    const l = r.manifest.labels as { package?: string; path: string };
+    if (l.package) return join(packageDir(l.package), l.path);
+    return isAbsolute(l.path) ? l.path : join(dirname(r.manifestPath), l.path);
+  }
+
+  /** Source files with their expected checksums: the main file first. */
+  sourceFiles(r: RegisteredModel): { path: string; sha256?: string }[] {
+    const s = r.manifest.source;
+    const base = isPackageSource(s) ? packageDir(s.package) : dirname(r.manifestPath);
+    const at = (p: string) => (isAbsolute(p) ? p : join(base, p));
+    const main = isPackageSource(s) ? { path: at(s.path), sha256: s.sha256 } : { path: at(s.file), sha256: s.sha256 };
+    return [main, ...s.files.map((f) => ({ path: at(f.path), sha256: f.sha256 }))];
+  }
+
+  /** Expected checksum of the prepared ONNX: pinned, or for an ONNX source its source checksum. */
+  private expectedSha(r: RegisteredModel): string | undefined {
+    return r.manifest.sha256 ?? (r.manifest.format === 'onnx' ? r.manifest.source.sha256 : undefined);
+  }
+
+  private async recordedSha(id: string): Promise<string | undefined> {
+    try {
+      return (JSON.parse(await readFile(join(this.modelsDir, id, 'prepared.json'), 'utf8')) as { sha256: string }).sha256;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async prepare(id: string, opts: { force?: boolean; onProgress?: (p: PrepareProgress) => void } = {}): Promise<PrepareResult> {
+    const t0 = performance.now();
+    const r = this.get(id);
+    const m = r.manifest;
+    const progress = (phase: PreparePhase, fraction: number, detail?: string) => opts.onProgress?.({ id, phase, fraction, detail });
+    const dir = join(this.modelsDir, id);
+    await mkdir(dir, { recursive: true });
+
+    // An unpinned bring-your-own ONNX is expected to equal its source file as it is now.
+    let expected = this.expectedSha(r)
+      ?? (m.format === 'onnx' ? await sha256File(this.sourceFiles(r)[0].path).catch(() => undefined) : await this.recordedSha(id));
+    if (!opts.force && expected && existsSync(this.preparedPath(id, expected))) {
+      progress('verify', 0.5);
+      if ((await sha256File(this.preparedPath(id, expected))) === expected) {
+        await this.copyLabels(r);
+        progress('done', 1, 'cached');
+        return { id, path: this.preparedPath(id, expected), sha256: expected, action: 'cached', ms: performance.now() - t0 };
+      }
+    }
+
+    // Sources first: a package that changed under us must not silently produce a different model.
+    const sources = this.sourceFiles(r);
+    for (const [i, f] of sources.entries()) {
+      progress('source', i / sources.length, f.path);
+      if (!existsSync(f.path)) throw new Error(`model ${id}: source file ${f.path} is missing`);
+      if (f.sha256) {
+        const got = await sha256File(f.path);
+        if (got !== f.sha256) throw new Error(`model ${id}: source ${f.path} has sha256 ${got}, manifest expects ${f.sha256}`);
+      }
+    }
+
+    const tmp = join(dir, `.prepare-${process.pid}-${Date.now()}.onnx`);
+    let action: PrepareResult['action'];
+    try {
+      if (m.format === 'tfjs-graph') {
+        progress('convert', 0, 'TFJS graph -> ONNX');
+        const { convertTfjsModel } = await import('./tfjs-import/convert.js');
+        const bytes = await convertTfjsModel(sources[0].path, { outputs: m.convert?.outputs, rename: m.convert?.rename });
+        await writeFile(tmp, bytes);
+        action = 'converted';
+      } else {
+        progress('copy', 0, sources[0].path);
+        await copyFile(sources[0].path, tmp);
+        action = 'copied';
+      }
+      progress('verify', 0.9);
+      const sha = await sha256File(tmp);
+      if (expected && sha !== expected && this.expectedSha(r)) {
+        throw new Error(`model ${id}: prepared file has sha256 ${sha}, manifest expects ${expected}` +
+          (m.format === 'tfjs-graph' ? ' (the importer output changed: re-pin sha256 in the manifest after checking it against the TFJS reference)' : ''));
+      }
+      expected = sha;
+      await rename(tmp, this.preparedPath(id, sha));
+      await writeFile(join(dir, 'prepared.json'), JSON.stringify({ id, sha256: sha, format: m.format, preparedAt: new Date().toISOString() }, null, 2) + '\n');
+    } finally {
+      await rm(tmp, { force: true });
+    }
+    // Older prepared versions of this model are dead weight.
+    for (const f of await readdir(dir)) {
+      // (.prepare-* files may be another process's conversion in flight.)
+      if (f.endsWith('.onnx') && !f.startsWith('.prepare-') && f !== `${expected}.onnx`) await rm(join(dir, f), { force: true });
+    }
+    await this.copyLabels(r);
+    progress('done', 1, action);
+    return { id, path: this.preparedPath(id, expected), sha256: expected, action, ms: performance.now() - t0 };
+  }
+
+  private async copyLabels(r: RegisteredModel): Promise<void> {
+    const l = r.manifest.labels;
+    if (!l || Array.isArray(l)) return;
+    const dst = join(this.modelsDir, r.manifest.id, 'labels.txt');
+    const src = this.labelSourcePath(r);
+    if (existsSync(dst) && (await stat(dst)).size === (await stat(src)).size) return;
+    await copyFile(src, dst);
+  }
+
+  async verify(id: string): Promise<VerifyResult> {
+    const r = this.get(id);
+    for (const f of this.sourceFiles(r)) {
+      if (!existsSync(f.path)) return { id, ok: false, status: 'source-missing', detail: `source ${f.path} is missing` };
+      if (f.sha256) {
+        const got = await sha256File(f.path);
+        if (got !== f.sha256) return { id, ok: false, status: 'source-mismatch', detail: `source ${f.path}: sha256 ${got}, expected ${f.sha256}` };
+      }
+    }
+    const expected = this.expectedSha(r)
+      ?? (r.manifest.format === 'onnx' ? await sha256File(this.sourceFiles(r)[0].path) : await this.recordedSha(id));
+    const path = expected ? this.preparedPath(id, expected) : undefined;
+    if (!expected || !path || !existsSync(path)) return { id, ok: false, status: 'missing', detail: 'not prepared (run sightflow models prepare)' };
+    const got = await sha256File(path);
+    if (got !== expected) return { id, ok: false, status: 'mismatch', detail: `${path}: sha256 ${got}, expected ${expected}` };
+    return { id, ok: true, status: 'ok', detail: `${path} sha256 ${got.slice(0, 12)}…` };
+  }
+
+  /** For `serve`: prepares whatever is missing, logging progress; resolves when every model is ready. */
+  async prepareMissing(log: { info(o: object, m: string): void }): Promise<PrepareResult[]> {
+    const out = [];
+    for (const r of this.list()) {
+      const res = await this.prepare(r.manifest.id, { onProgress: (p) => { if (p.phase !== 'verify') log.info({ model: p.id, phase: p.phase, fraction: p.fraction }, `preparing model ${p.id}: ${p.phase}`); } });
+      out.push(res);
+    }
+    return out;
+  }
+}

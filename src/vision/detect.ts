@@ -1,0 +1,242 @@
+// Object detection: decoded RGB pixels -> SPEC 2.4 objects in source-image pixels. The built-in model is
+// CenterNet (COCO 80); a bring-your-own YOLO ONNX works through the same class by manifest
+// (postprocess.type "yolo"). detectRaw() is the model-output path the video pipeline runs on frames.
+import sharp from 'sharp';
+import { ApiError, errors } from '../errors.js';
+import type { ModelRegistry } from '../inference/registry.js';
+import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/runtime.js';
+import { COCO_CLASSES } from './coco-classes.js';
+import { clamp, decodeYolo, letterboxGeometry, unletterbox, type Letterbox, type RawBox, type YoloLayout } from './yolo.js';
+
+/** Packed RGB24 pixels, row-major (what src/vision/image-decode.ts produces). */
+export interface RgbImage {
+  data: Uint8Array | Buffer;
+  width: number;
+  height: number;
+  channels: 3;
+}
+
+export interface DetectOptions {
+  classes?: string[];
+  confidence_threshold?: number;
+}
+
+export interface DetectedObject {
+  class: string;
+  confidence: number;
+  bbox: [number, number, number, number];
+  attributes: { color?: string };
+}
+
+/** One detection in source pixels, before class names, thresholds or attributes. */
+export interface RawDetection extends RawBox {}
+
+export const DEFAULT_DETECT_MODEL = 'centernet-coco';
+
+/** How an image becomes the model input (from the manifest's preprocess block). */
+export interface ModelInputSpec { resize: 'stretch' | 'letterbox'; width: number; height: number; layout: 'nhwc' | 'nchw'; scale: number; inputName: string }
+interface Post {
+  type: 'centernet' | 'yolo';
+  output?: string;
+  layout: YoloLayout | 'auto';
+  boxSpace?: number;
+  /** Same-class duplicates above this IoU are merged (CenterNet peaks rarely overlap; YOLO always needs it). */
+  nmsIou: number;
+}
+
+export class Detector {
+  private constructor(
+    readonly modelId: string,
+    readonly labels: string[],
+    /** The model's runtime handle (queue, session, stats). */
+    readonly handle: ModelHandle,
+    readonly pre: ModelInputSpec,
+    private readonly post: Post,
+  ) {}
+
+  /** A detector for a registered model (its prepared ONNX runs through the runtime's queue). */
+  static async create(runtime: InferenceRuntime, registry: ModelRegistry, modelId = DEFAULT_DETECT_MODEL): Promise<Detector> {
+    const { manifest } = registry.get(modelId);
+    if (manifest.task !== 'detect') throw new Error(`model ${modelId} is a ${manifest.task} model, not a detector`);
+    const labels = (await registry.labels(modelId));
+    const p = manifest.preprocess as Record<string, unknown>;
+    const q = manifest.postprocess as Record<string, unknown>;
+    const input = manifest.inputs[0];
+    const layout = (p.layout as 'nhwc' | 'nchw' | undefined) ?? input?.layout ?? 'nchw';
+    const dims = input?.shape ?? [];
+    const [h, w] = layout === 'nhwc' ? [dims[1], dims[2]] : [dims[2], dims[3]];
+    const pre: ModelInputSpec = {
+      resize: (p.resize as 'stretch' | 'letterbox') ?? 'letterbox',
+      width: Number(p.width ?? w ?? 640),
+      height: Number(p.height ?? h ?? 640),
+      layout,
+      scale: Number(p.scale ?? 1 / 255),
+      inputName: input?.name ?? 'images',
+    };
+    const type = (q.type as 'centernet' | 'yolo') ?? 'yolo';
+    const post: Post = {
+      type,
+      output: q.output as string | undefined,
+      layout: (q.layout as YoloLayout | 'auto') ?? (type === 'centernet' ? 'xyxy-score-class' : 'auto'),
+      boxSpace: q.boxSpace as number | undefined,
+      nmsIou: Number(q.nmsIou ?? (type === 'centernet' ? 0.7 : 0.45)),
+    };
+    return new Detector(modelId, labels.length ? labels : [...COCO_CLASSES], runtime.register(registry.spec(modelId)), pre, post);
+  }
+
+  /**
+   * Runs the model on one image and returns every candidate at or above minScore, boxes in source pixels,
+   * after same-class NMS (set nmsIou to 0 to get the graph output as is). For the video pipeline.
+   */
+  async detectRaw(image: RgbImage, minScore = 0, nmsIou = this.post.nmsIou): Promise<RawDetection[]> {
+    const { tensor, letterbox } = await modelInput(image, this.pre);
+    const out = await this.handle.run({ [this.pre.inputName]: tensor });
+    const t = (this.post.output ? out[this.post.output] : undefined) ?? Object.values(out)[0];
+    const boxes = decodeYolo(t.data as Float32Array, t.dims, {
+      layout: this.post.layout, numClasses: this.labels.length, minScore, iouThreshold: nmsIou,
+    });
+    return boxes.map((b) => ({ ...b, box: unletterbox(b.box, letterbox, image.width, image.height) }));
+  }
+
+  /** SPEC 2.4 objects. Unknown class names are 400 unknown_class (param "classes"). */
+  async detect(image: RgbImage, opts: DetectOptions = {}): Promise<DetectedObject[]> {
+    const threshold = opts.confidence_threshold ?? 0.5;
+    if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1)) {
+      throw errors.invalidParam('confidence_threshold', `Expected a number between 0 and 1 for confidence_threshold but received ${String(threshold)}`);
+    }
+    const wanted = this.classFilter(opts.classes);
+    const raw = await this.detectRaw(image, threshold);
+    return raw
+      .filter((d) => d.score >= threshold && (!wanted || wanted.has(d.classId)))
+      .map((d) => {
+        const color = dominantColor(image, d.box);
+        return {
+          class: this.labels[d.classId] ?? String(d.classId),
+          confidence: round(d.score, 4),
+          bbox: d.box.map((v) => round(v, 1)) as [number, number, number, number],
+          attributes: color ? { color } : {},
+        };
+      });
+  }
+
+  /** Class ids for the requested names; throws the 400 listing the valid names. */
+  classFilter(classes: string[] | undefined): Set<number> | undefined {
+    if (classes === undefined || classes === null) return undefined;
+    if (!Array.isArray(classes)) throw errors.invalidParam('classes', 'Expected classes to be an array of class names');
+    const ids = new Set<number>();
+    for (const name of classes) {
+      const id = typeof name === 'string' ? this.labels.indexOf(name.trim().toLowerCase()) : -1;
+      if (id < 0) {
+        throw new ApiError(400, 'invalid_request_error', 'unknown_class',
+          `Unknown class "${String(name)}"; valid classes: ${this.labels.join(', ')}`, 'classes');
+      }
+      ids.add(id);
+    }
+    return ids;
+  }
+}
+
+/**
+ * Resizes the image to the model input and lays it out as float32. sharp + TypeScript for now; the native
+ * letterbox of src/vision/image-ops.ts can replace this one function.
+ */
+export async function modelInput(image: RgbImage, pre: ModelInputSpec): Promise<{ tensor: Tensor; letterbox: Letterbox }> {
+  const { width: W, height: H } = pre;
+  const lb: Letterbox = pre.resize === 'letterbox'
+    ? letterboxGeometry(image.width, image.height, W, H)
+    : { scale: Math.min(W / image.width, H / image.height), padX: 0, padY: 0, width: W, height: H };
+  let pixels: Buffer;
+  const src = sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } });
+  if (lb.width === image.width && lb.height === image.height && lb.padX === 0 && lb.padY === 0) {
+    pixels = Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength);
+  } else {
+    let s = src.resize(lb.width, lb.height, { fit: 'fill' });
+    if (pre.resize === 'letterbox') {
+      s = s.extend({
+        top: lb.padY, bottom: H - lb.height - lb.padY, left: lb.padX, right: W - lb.width - lb.padX,
+        background: { r: 114, g: 114, b: 114 },
+      });
+    }
+    pixels = await s.raw().toBuffer();
+  }
+  const n = W * H;
+  const out = new Float32Array(n * 3);
+  const k = pre.scale;
+  if (pre.layout === 'nhwc') {
+    for (let i = 0; i < n * 3; i++) out[i] = pixels[i] * k;
+    return { tensor: new Tensor('float32', out, [1, H, W, 3]), letterbox: lb };
+  }
+  for (let i = 0; i < n; i++) {
+    out[i] = pixels[3 * i] * k;
+    out[n + i] = pixels[3 * i + 1] * k;
+    out[2 * n + i] = pixels[3 * i + 2] * k;
+  }
+  return { tensor: new Tensor('float32', out, [1, 3, H, W]), letterbox: lb };
+}
+
+// ---- dominant colour ------------------------------------------------------------------------------
+
+const NAMED: { name: string; test: (h: number, s: number, v: number) => boolean }[] = [
+  { name: 'black', test: (_h, _s, v) => v < 0.18 },
+  { name: 'white', test: (_h, s, v) => s < 0.15 && v > 0.8 },
+  { name: 'gray', test: (_h, s) => s < 0.18 },
+  { name: 'brown', test: (h, s, v) => h >= 10 && h < 45 && v < 0.55 && s > 0.25 },
+  { name: 'red', test: (h) => h < 12 || h >= 340 },
+  { name: 'orange', test: (h) => h < 40 },
+  { name: 'yellow', test: (h) => h < 68 },
+  { name: 'green', test: (h) => h < 165 },
+  { name: 'blue', test: (h) => h < 255 },
+  { name: 'purple', test: (h) => h < 295 },
+  { name: 'pink', test: () => true },
+];
+
+/**
+ * The most common named colour in the central part of a box (the middle 60% of each side, which is
+ * mostly object rather than background), sampled on a grid of at most ~1600 pixels.
+ */
+export function dominantColor(image: RgbImage, box: readonly number[]): string | undefined {
+  const [x1, y1, x2, y2] = box;
+  const w = x2 - x1;
+  const h = y2 - y1;
+  if (w < 2 || h < 2) return undefined;
+  const ax = Math.floor(clamp(x1 + 0.2 * w, 0, image.width - 1));
+  const bx = Math.ceil(clamp(x2 - 0.2 * w, ax + 1, image.width));
+  const ay = Math.floor(clamp(y1 + 0.2 * h, 0, image.height - 1));
+  const by = Math.ceil(clamp(y2 - 0.2 * h, ay + 1, image.height));
+  const step = Math.max(1, Math.floor(Math.sqrt(((bx - ax) * (by - ay)) / 1600)));
+  const votes = new Map<string, number>();
+  const d = image.data;
+  for (let y = ay; y < by; y += step) {
+    for (let x = ax; x < bx; x += step) {
+      const o = (y * image.width + x) * 3;
+      const name = colorName(d[o], d[o + 1], d[o + 2]);
+      votes.set(name, (votes.get(name) ?? 0) + 1);
+    }
+  }
+  let best: string | undefined;
+  let most = 0;
+  for (const [k, v] of votes) if (v > most) { most = v; best = k; }
+  return best;
+}
+
+export function colorName(r: number, g: number, b: number): string {
+  const max = Math.max(r, g, b) / 255;
+  const min = Math.min(r, g, b) / 255;
+  const v = max;
+  const s = max === 0 ? 0 : (max - min) / max;
+  let h = 0;
+  if (max !== min) {
+    const [rn, gn, bn, dlt] = [r / 255, g / 255, b / 255, max - min];
+    if (max === rn) h = 60 * (((gn - bn) / dlt) % 6);
+    else if (max === gn) h = 60 * ((bn - rn) / dlt + 2);
+    else h = 60 * ((rn - gn) / dlt + 4);
+    if (h < 0) h += 360;
+  }
+  return NAMED.find((c) => c.test(h, s, v))!.name;
+}
+
+function round(v: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(v * f) / f;
+}
+

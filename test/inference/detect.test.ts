@@ -1,0 +1,69 @@
+// Detection with the built-in CenterNet, prepared offline into a temp data dir, on labelled COCO photos:
+// the labelled objects come back with their class, boxes in source pixels and a colour attribute.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ModelRegistry } from '../../src/inference/registry.js';
+import { InferenceRuntime } from '../../src/inference/runtime.js';
+import { COCO_CLASSES } from '../../src/vision/coco-classes.js';
+import { colorName, Detector } from '../../src/vision/detect.js';
+import { iou } from '../../src/vision/yolo.js';
+import { cocoDir, collectingLog, loadRgb, tempDataDir } from './helpers.js';
+
+/** YOLO label file -> [class, [x1,y1,x2,y2]] in pixels. */
+function labels(name: string, w: number, h: number): [string, number[]][] {
+  return readFileSync(join(cocoDir(), 'labels', `${name}.txt`), 'utf8').trim().split('\n').map((l) => {
+    const [c, cx, cy, bw, bh] = l.split(' ').map(Number);
+    return [COCO_CLASSES[c], [(cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h]];
+  });
+}
+
+test('CenterNet finds the labelled objects in COCO photos', async (t) => {
+  const dataDir = await tempDataDir(t);
+  const registry = await ModelRegistry.open(dataDir);
+  await registry.prepare('centernet-coco');
+  const runtime = new InferenceRuntime({ providers: ['cpu'], log: collectingLog() });
+  t.after(() => runtime.release());
+  const det = await Detector.create(runtime, registry);
+  assert.equal(det.labels.length, 80);
+
+  for (const [name, cls] of [['000000000025', 'giraffe'], ['000000000034', 'zebra'], ['000000000081', 'airplane']] as const) {
+    const img = await loadRgb(join(cocoDir(), 'images', `${name}.jpg`));
+    const objs = await det.detect(img);
+    const found = objs.find((o) => o.class === cls);
+    assert.ok(found, `${name}: expected a ${cls}, got ${JSON.stringify(objs)}`);
+    assert.ok(found.confidence >= 0.5 && found.confidence <= 1);
+    const [x1, y1, x2, y2] = found.bbox;
+    assert.ok(x1 >= 0 && y1 >= 0 && x2 <= img.width && y2 <= img.height && x2 > x1 && y2 > y1, `bbox ${found.bbox}`);
+    const best = Math.max(...labels(name, img.width, img.height).filter(([c]) => c === cls).map(([, b]) => iou(b, found.bbox)));
+    assert.ok(best >= 0.5, `${name}: IoU with the labelled ${cls} is ${best.toFixed(2)}`);
+    assert.equal(typeof found.attributes.color, 'string');
+    for (const o of objs) assert.ok(o.confidence >= 0.5);
+  }
+
+  // classes filter, threshold, raw path and the 400 for unknown classes
+  const img = await loadRgb(join(cocoDir(), 'images', '000000000071.jpg'));
+  const trains = await det.detect(img, { classes: ['train'], confidence_threshold: 0.3 });
+  assert.ok(trains.length >= 1 && trains.every((o) => o.class === 'train'));
+  const raw = await det.detectRaw(img, 0, 0);
+  assert.equal(raw.length, 100, 'the raw path is the graph output as is');
+  assert.ok(raw.every((r) => r.box[2] <= img.width && r.box[3] <= img.height));
+  await assert.rejects(det.detect(img, { classes: ['train', 'dragon'] }), (e: unknown) => {
+    const err = e as { status: number; type: string; code: string; param: string; message: string };
+    assert.deepEqual([err.status, err.type, err.code, err.param], [400, 'invalid_request_error', 'unknown_class', 'classes']);
+    assert.match(err.message, /^Unknown class "dragon"; valid classes: person, bicycle, car, /);
+    return true;
+  });
+  await assert.rejects(det.detect(img, { confidence_threshold: 2 }), (e: unknown) => (e as { status: number }).status === 400);
+});
+
+test('colour names', () => {
+  assert.equal(colorName(250, 20, 20), 'red');
+  assert.equal(colorName(20, 200, 40), 'green');
+  assert.equal(colorName(30, 60, 220), 'blue');
+  assert.equal(colorName(250, 250, 245), 'white');
+  assert.equal(colorName(10, 10, 12), 'black');
+  assert.equal(colorName(128, 128, 128), 'gray');
+  assert.equal(colorName(240, 220, 30), 'yellow');
+});
