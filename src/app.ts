@@ -18,6 +18,8 @@ import type { Services } from './services.js';
 import { BlobStore } from './store/blobs.js';
 import { loadOrCreateSigningSecret, presign } from './store/presign.js';
 import { fileRoutes } from './store/file.routes.js';
+import { ModelsService } from './inference/models-service.js';
+import { visionRoutes } from './vision/vision.routes.js';
 import type { RouteDef } from './http/route.js';
 
 export interface App {
@@ -34,15 +36,17 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize });
   await migrate(db);
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
+  const models = await ModelsService.open(config.dataDir, config.modelsDir, log);
   return {
-    config, log, db, projects: new Projects(db), usage: new UsageLedger(db), version: VERSION, readiness: new Map(),
+    config, log, db, projects: new Projects(db), usage: new UsageLedger(db), version: VERSION,
+    readiness: new Map([['models', () => models.isReady()]]), models,
     blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
     presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
   };
 }
 
 export function allRouteModules(s: Services, all: () => RouteDef[]): RouteDef[] {
-  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s)];
+  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s), ...visionRoutes(s)];
 }
 
 export async function startApp(config: Config, log?: Logger): Promise<App> {

@@ -10,6 +10,7 @@ const EnvSchema = z.object({
   SIGHTFLOW_PORT: int(8080),
   SIGHTFLOW_HOST: z.string().default('0.0.0.0'),
   SIGHTFLOW_DATA_DIR: z.string().default('./data'),
+  SIGHTFLOW_MODELS_DIR: z.string().optional(),
   DATABASE_URL: z.string().optional(),
   SIGHTFLOW_ADMIN_TOKEN: z.string().optional(),
   SIGHTFLOW_ALLOW_PRIVATE_URLS: bool.default(false),
@@ -29,6 +30,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** Prepared models; default <dataDir>/models. */
+  modelsDir: string;
   databaseUrl?: string;
   adminToken?: string;
   allowPrivateUrls: boolean;
@@ -57,6 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: CliFlags
     port: flags.port ?? e.SIGHTFLOW_PORT,
     host: flags.host ?? e.SIGHTFLOW_HOST,
     dataDir: resolve(flags.dataDir ?? e.SIGHTFLOW_DATA_DIR),
+    modelsDir: resolve(e.SIGHTFLOW_MODELS_DIR ?? resolve(flags.dataDir ?? e.SIGHTFLOW_DATA_DIR, 'models')),
     databaseUrl: e.DATABASE_URL || undefined,
     adminToken: e.SIGHTFLOW_ADMIN_TOKEN || undefined,
     allowPrivateUrls: e.SIGHTFLOW_ALLOW_PRIVATE_URLS,

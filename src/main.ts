@@ -5,6 +5,7 @@ import { parseArgs, type ParsedArgs } from './cli-args.js';
 import { openServices, startApp } from './app.js';
 import { createLogger } from './log.js';
 import { VERSION } from './paths.js';
+import { modelsCli } from './inference/models-cli.js';
 
 const USAGE = `sightflow ${VERSION}
 usage: sightflow <command> [options]
@@ -106,10 +107,8 @@ async function main(): Promise<void> {
         } else fail(`unknown keys command ${sub}`);
       });
     case 'models': {
-      const modulePath = './inference/models-cli.js';
-      const mod = await import(modulePath).catch(() => null) as { modelsCli?: (a: string[], d: string) => Promise<void> } | null;
-      if (!mod?.modelsCli) { process.stdout.write('no built-in models yet\n'); return; }
-      return mod.modelsCli([sub ?? 'list', ...rest], config.dataDir);
+      process.exitCode = await modelsCli([sub ?? 'list', ...rest, ...(args.flags.json ? ['--json'] : []), ...(args.flags.force ? ['--force'] : [])], config.dataDir);
+      return;
     }
     default:
       fail(`unknown command ${cmd}\n${USAGE}`);

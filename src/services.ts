@@ -5,6 +5,7 @@ import type { Db } from './store/db.js';
 import type { Projects } from './auth/projects.js';
 import type { UsageLedger } from './usage/ledger.js';
 import type { BlobStore } from './store/blobs.js';
+import type { ModelsService } from './inference/models-service.js';
 
 export interface Services {
   config: Config;
@@ -13,6 +14,7 @@ export interface Services {
   projects: Projects;
   usage: UsageLedger;
   blobs: BlobStore;
+  models: ModelsService;
   /** HMAC secret of presigned /v1/files links (shared by every node: env or <data-dir>/signing-secret). */
   signingSecret: string;
   /** A presigned link to a blob, valid for an hour by default. */

@@ -79,7 +79,7 @@ export async function readManifests(dir: string, builtin: boolean): Promise<Regi
 export class ModelRegistry {
   private readonly byId = new Map<string, RegisteredModel>();
 
-  private constructor(readonly dataDir: string, models: RegisteredModel[]) {
+  private constructor(readonly dataDir: string, models: RegisteredModel[], private readonly modelsDirOverride?: string) {
     for (const m of models) {
       if (this.byId.has(m.manifest.id)) throw new Error(`model id ${m.manifest.id} is defined twice (${this.byId.get(m.manifest.id)!.manifestPath}, ${m.manifestPath})`);
       this.byId.set(m.manifest.id, m);
@@ -87,12 +87,14 @@ export class ModelRegistry {
   }
 
   /** Built-in manifests plus <data-dir>/manifests/*.json (bring-your-own). */
-  static async open(dataDir: string, opts: { manifestDirs?: string[] } = {}): Promise<ModelRegistry> {
+  /** `modelsDir` (SIGHTFLOW_MODELS_DIR) lets several data dirs share one set of prepared models. */
+  static async open(dataDir: string, opts: { manifestDirs?: string[]; modelsDir?: string } = {}): Promise<ModelRegistry> {
     const dirs = opts.manifestDirs ?? [builtinManifestDir()];
     const models = [];
     for (const d of dirs) models.push(...(await readManifests(d, d === builtinManifestDir())));
     models.push(...(await readManifests(join(dataDir, 'manifests'), false)));
-    return new ModelRegistry(resolve(dataDir), models);
+    const modelsDir = opts.modelsDir ?? process.env.SIGHTFLOW_MODELS_DIR;
+    return new ModelRegistry(resolve(dataDir), models, modelsDir ? resolve(modelsDir) : undefined);
   }
 
   list(): RegisteredModel[] { return [...this.byId.values()]; }
@@ -103,7 +105,7 @@ export class ModelRegistry {
     return m;
   }
 
-  get modelsDir(): string { return join(this.dataDir, 'models'); }
+  get modelsDir(): string { return this.modelsDirOverride ?? join(this.dataDir, 'models'); }
 
   /** Where the prepared ONNX lives (the checksum in the name makes a stale file impossible to pick up). */
   preparedPath(id: string, sha = this.expectedSha(this.get(id))): string {

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startApp, type App } from '../../src/app.js';
 import { createLogger } from '../../src/log.js';
+import { projectRoot } from '../../src/paths.js';
 
 export const backend: 'pglite' | 'postgres' = process.env.SIGHTFLOW_TEST_DB === 'postgres' ? 'postgres' : 'pglite';
 
@@ -44,6 +45,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { dat
     SIGHTFLOW_ADMIN_TOKEN: adminToken,
     SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true',
     SIGHTFLOW_LOG_LEVEL: process.env.SIGHTFLOW_TEST_LOG_LEVEL ?? 'silent',
+    // Models prepared once by setup (scripts/setup.d/30-models.sh), shared by every test app.
+    SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...env,
   }, { port: 0, host: '127.0.0.1', dataDir });

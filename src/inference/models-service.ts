@@ -1,0 +1,33 @@
+// The models a running server uses: registry (prepared in the background at start, /readyz waits for it),
+// one runtime, and lazily created task objects (detector, ...).
+import type { Logger } from '../log.js';
+import { ModelRegistry } from './registry.js';
+import { InferenceRuntime } from './runtime.js';
+import { Detector } from '../vision/detect.js';
+
+export class ModelsService {
+  private prepared = false;
+  private prepareError: Error | null = null;
+  private detectorPromise: Promise<Detector> | null = null;
+  readonly ready: Promise<void>;
+
+  private constructor(readonly registry: ModelRegistry, readonly runtime: InferenceRuntime, log: Logger) {
+    this.ready = registry.prepareMissing(log).then(
+      () => { this.prepared = true; log.info('models ready'); },
+      (e: Error) => { this.prepareError = e; log.error({ err: e }, 'model preparation failed'); },
+    );
+  }
+
+  static async open(dataDir: string, modelsDir: string, log: Logger): Promise<ModelsService> {
+    const registry = await ModelRegistry.open(dataDir, { modelsDir });
+    return new ModelsService(registry, new InferenceRuntime({ log: log.child({ component: 'inference' }) }), log);
+  }
+
+  isReady(): boolean { return this.prepared; }
+  get error(): Error | null { return this.prepareError; }
+
+  detector(): Promise<Detector> {
+    this.detectorPromise ??= Detector.create(this.runtime, this.registry).catch((e) => { this.detectorPromise = null; throw e; });
+    return this.detectorPromise;
+  }
+}
