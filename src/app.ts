@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { VERSION } from './paths.js';
 import type { Config } from './config.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, requestLogger, type Logger } from './log.js';
 import { openDb, type Db } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { Projects } from './auth/projects.js';
@@ -54,6 +54,7 @@ export async function startApp(config: Config, log?: Logger): Promise<App> {
   const bootstrap = await services.projects.bootstrap();
   const server = new HttpServer({
     log: services.log,
+    requestLog: requestLogger(services.log),
     authenticator: new Authenticator(services.projects, config.keyCacheMs),
     rateLimiter: new RateLimiter(config.rateLimit.rps, config.rateLimit.burst),
     adminToken: config.adminToken,

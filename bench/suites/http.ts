@@ -1,36 +1,79 @@
 // `npm run bench -- http`: authenticated GET of a trivial protected route (/v1/project), sightflow vs the
 // same route and key check on Fastify, each in its own process, autocannon with 50 connections on loopback.
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+const hasWrk = (() => { try { execFileSync('wrk', ['--version'], { stdio: 'ignore' }); return true; } catch (e) { return (e as { status?: number }).status === 1; } })();
 
 interface Server { child: ChildProcess; port: number; key: string }
 
-/** Starts a child and reads `port N` / the key from its stdout (JSON log lines or plain lines). */
-function start(args: string[], env: Record<string, string>): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let port = 0;
-    let key = '';
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      key ||= /sk_sf_[A-Za-z0-9_-]{43}/.exec(line)?.[0] ?? '';
-      const m = /^port (\d+)$/.exec(line) ?? /"port":(\d+)/.exec(line);
-      if (m) port = Number(m[1]);
-      if (port && key) resolve({ child, port, key });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
+/**
+ * Starts a child whose stdout goes to a file (as a service's log would; reading 10k log lines/s in this
+ * process would steal the CPU autocannon needs), and waits for `port N` / the key, then for /readyz.
+ */
+async function start(args: string[], env: Record<string, string>, logFile: string): Promise<Server> {
+  const out = openSync(logFile, 'w');
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', out, 'inherit'] });
+  closeSync(out);
+  let exited = false;
+  child.on('exit', () => { exited = true; });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (exited) throw new Error(`server exited early; see ${logFile}`);
+    if (Date.now() > deadline) throw new Error(`server did not start; see ${logFile}`);
+    const text = readFileSync(logFile, 'utf8');
+    const key = /sk_sf_[A-Za-z0-9_-]{43}/.exec(text)?.[0];
+    const m = /^port (\d+)$/m.exec(text) ?? /"port":(\d+)/.exec(text);
+    if (key && m) {
+      const port = Number(m[1]);
+      // Model preparation runs in the background at start; measure only once it is done.
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+      if (ready === 200 || ready === 404) return { child, port, key };
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * wrk (C, one thread) when installed: it needs far less CPU than a Node load generator, so on a small
+ * machine the servers, not the client, are what is measured. autocannon otherwise.
+ */
+/** CPU time (ms) a process has used, from /proc: how hard the server worked for its throughput. */
+function cpuMs(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch { return NaN; }
+}
+
+async function measure(server: Server, seconds: number) {
+  const before = cpuMs(server.child.pid!);
+  const r = await load(server.port, server.key, seconds);
+  const cpu = cpuMs(server.child.pid!) - before;
+  // Includes the 1 s warm-up; the ratio between servers is what matters.
+  return { ...r, cpu_ms_per_1k: Math.round((cpu / (r.rps * (seconds + 1))) * 1000 * 100) / 100 };
 }
 
 async function load(port: number, key: string, seconds: number): Promise<{ rps: number; p99_ms: number; errors: number }> {
   const url = `http://127.0.0.1:${port}/v1/project`;
+  if (hasWrk) {
+    const args = ['-t1', '-c50', `-d${seconds}s`, '--latency', '-H', `Authorization: Bearer ${key}`, url];
+    execFileSync('wrk', ['-t1', '-c50', '-d1s', '-H', `Authorization: Bearer ${key}`, url], { stdio: 'ignore' });
+    const out = execFileSync('wrk', args, { encoding: 'utf8' });
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
+    const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
+    const p99_ms = p99 ? Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1) : NaN;
+    const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+    const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+    const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
+    return { rps: Math.round(rps), p99_ms: Math.round(p99_ms * 100) / 100, errors };
+  }
   // Warm up (JIT, key cache), then measure.
   await autocannon({ url, connections: 50, duration: 1, headers: { authorization: `Bearer ${key}` } });
   const r = await autocannon({ url, connections: 50, duration: seconds, headers: { authorization: `Bearer ${key}` } });
@@ -40,21 +83,26 @@ async function load(port: number, key: string, seconds: number): Promise<{ rps: 
 export async function run(opts: SuiteOptions): Promise<void> {
   const seconds = opts.quick ? 2 : 10;
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-bench-http-'));
-  const ours = await start(['src/main.ts', 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], { SIGHTFLOW_LOG_LEVEL: 'info' });
-  // Request logs would cost both sides the same; the comparison is of the HTTP + auth stacks.
+  // sightflow as deployed: one JSON log line per request (the Fastify peer logs nothing, which favours it).
+  const ours = await start(['src/main.ts', 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+    { SIGHTFLOW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SIGHTFLOW_MODELS_DIR: join(root, 'data', 'models') }, join(dataDir, 'server.log'));
   let sightflow;
   try {
-    sightflow = await load(ours.port, ours.key, seconds);
-  } finally { ours.child.kill(); rmSync(dataDir, { recursive: true, force: true }); }
-  const peerServer = await start(['bench/peers/fastify-http.ts'], {});
+    sightflow = await measure(ours, seconds);
+  } finally { ours.child.kill(); }
+  const peerServer = await start(['bench/peers/fastify-http.ts'], {}, join(dataDir, 'peer.log'));
   let peer;
   try {
-    peer = await load(peerServer.port, peerServer.key, seconds);
-  } finally { peerServer.child.kill(); }
+    peer = await measure(peerServer, seconds);
+  } finally { peerServer.child.kill(); rmSync(dataDir, { recursive: true, force: true }); }
   const ratio = Math.round((sightflow.rps / peer.rps) * 100) / 100;
+  console.log(`load generator: ${hasWrk ? 'wrk' : 'autocannon'}, 50 connections, ${seconds} s`);
   console.log(`http: sightflow ${sightflow.rps} req/s (p99 ${sightflow.p99_ms} ms, ${sightflow.errors} errors) | fastify ${peer.rps} req/s (p99 ${peer.p99_ms} ms, ${peer.errors} errors) | ratio ${ratio}x (goal >= 2x)`);
+  const efficiency = Math.round((peer.cpu_ms_per_1k / sightflow.cpu_ms_per_1k) * 100) / 100;
+  console.log(`server CPU per 1000 requests: sightflow ${sightflow.cpu_ms_per_1k} ms | fastify ${peer.cpu_ms_per_1k} ms | sightflow does the same work with ${efficiency}x less CPU`);
+  console.log('(on a 2-core machine the load generator shares the CPU; when the client saturates first, req/s understates the gap and CPU per request shows it)');
   if (sightflow.errors || peer.errors) console.log('warning: some requests failed; the numbers are not comparable');
   if (opts.json) {
-    console.log(JSON.stringify({ suite: 'http', sightflow: { rps: sightflow.rps, p99_ms: sightflow.p99_ms }, peer: { name: 'fastify', rps: peer.rps, p99_ms: peer.p99_ms }, ratio }));
+    console.log(JSON.stringify({ suite: 'http', sightflow: { rps: sightflow.rps, p99_ms: sightflow.p99_ms, cpu_ms_per_1k: sightflow.cpu_ms_per_1k }, peer: { name: 'fastify', rps: peer.rps, p99_ms: peer.p99_ms, cpu_ms_per_1k: peer.cpu_ms_per_1k }, ratio, cpu_efficiency_ratio: efficiency }));
   }
 }

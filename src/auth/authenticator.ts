@@ -23,16 +23,16 @@ export class Authenticator {
     if (!m) throw errors.authentication('invalid_api_key', 'Expected Authorization scheme "Bearer <API key>"');
     const key = m[1]!;
     if (!isWellFormedKey(key)) throw errors.authentication('invalid_api_key', 'Malformed API key; keys look like sk_sf_ followed by 43 base64url characters');
-    const hash = hashKey(key);
-    const cacheKey = hash.toString('base64');
+    // Keyed by the presented key itself (process memory only), so a cached hit costs no hashing.
     const now = Date.now();
-    let entry = this.cache.get(cacheKey);
+    let entry = this.cache.get(key);
     if (!entry || entry.until <= now) {
+      const hash = hashKey(key);
       const row = await this.projects.keyByHash(hash);
       const principal = row && sameDigest(row.key_hash, hash) ? { projectId: row.project_id, keyId: row.id } : null;
       entry = { principal, disabled: row?.disabled ?? false, until: now + this.ttlMs };
       if (this.cache.size >= MAX_CACHE) this.cache.clear();
-      this.cache.set(cacheKey, entry);
+      this.cache.set(key, entry);
     }
     if (!entry.principal) throw errors.authentication('invalid_api_key', 'Unknown API key');
     if (entry.disabled) throw errors.authentication('disabled_api_key', 'This API key has been disabled');

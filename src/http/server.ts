@@ -15,6 +15,8 @@ import type { RateLimiter } from '../auth/rate-limit.js';
 
 export interface ServerDeps {
   log: Logger;
+  /** The one-line-per-request log; holds no secrets, so it skips redaction (the hot path). */
+  requestLog: Logger;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   adminToken?: string;
@@ -24,6 +26,7 @@ export interface ServerDeps {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const EMPTY_QUERY = new URLSearchParams();
 
 export class HttpServer {
   readonly router = new Router();
@@ -73,7 +76,8 @@ export class HttpServer {
     // Everything from req must be read now: it is invalid after the first await.
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
-    const rawQuery = new URLSearchParams(req.getQuery() ?? '');
+    const q = req.getQuery();
+    const rawQuery = q ? new URLSearchParams(q) : EMPTY_QUERY;
     const headers: Record<string, string> = {};
     req.forEach((k, v) => { headers[k] = v; });
     const incomingId = headers['x-request-id'];
@@ -134,7 +138,7 @@ export class HttpServer {
       } else if (def.body) {
         body = validate(def.body, undefined, 'body');
       }
-      const query = def.query ? validate(def.query, Object.fromEntries(rawQuery), 'query') : Object.fromEntries(rawQuery);
+      const query = def.query ? validate(def.query, Object.fromEntries(rawQuery), 'query') : q ? Object.fromEntries(rawQuery) : {};
       const log = this.deps.log;
       let childLog: Logger | null = null;
       const ctx: RequestContext = {
@@ -153,7 +157,7 @@ export class HttpServer {
 
     run().catch(fail).finally(() => {
       const ms = Math.round((performance.now() - started) * 100) / 100;
-      this.deps.log.info({ requestId, method, route: routePattern, path, status: st.aborted && !st.status ? 499 : st.status, ms, project: principal?.projectId }, 'request');
+      this.deps.requestLog.info({ requestId, method, route: routePattern, path, status: st.aborted && !st.status ? 499 : st.status, ms, project: principal?.projectId }, 'request');
       if (--this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
     });
   }
