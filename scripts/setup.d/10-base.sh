@@ -8,7 +8,7 @@ if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0
   echo "sightflow needs Node.js >= 20 (found: $(node --version 2>/dev/null || echo none))" >&2
   exit 1
 fi
-apt_install ca-certificates postgresql util-linux procps
+apt_install ca-certificates postgresql util-linux procps wrk
 # onnxruntime-node's postinstall would download CUDA files; the CPU build ships in the package.
 export ONNXRUNTIME_NODE_INSTALL=skip
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
