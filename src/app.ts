@@ -20,6 +20,9 @@ import { loadOrCreateSigningSecret, presign } from './store/presign.js';
 import { fileRoutes } from './store/file.routes.js';
 import { ModelsService } from './inference/models-service.js';
 import { visionRoutes } from './vision/vision.routes.js';
+import { videoModule } from './video/video.module.js';
+import { vectorsModule } from './vectors/vectors.module.js';
+import type { Module } from './module.js';
 import type { RouteDef } from './http/route.js';
 
 export interface App {
@@ -45,8 +48,13 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   };
 }
 
-export function allRouteModules(s: Services, all: () => RouteDef[]): RouteDef[] {
-  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s), ...visionRoutes(s)];
+/** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
+export function modules(s: Services, opts: { worker: boolean }): Module[] {
+  return [videoModule(s, opts), vectorsModule(s)];
+}
+
+export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {
+  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s), ...visionRoutes(s), ...mods.flatMap((m) => m.routes)];
 }
 
 export async function startApp(config: Config, log?: Logger): Promise<App> {
@@ -61,13 +69,16 @@ export async function startApp(config: Config, log?: Logger): Promise<App> {
     maxJsonBytes: config.maxJsonBytes,
     bodyTimeoutMs: config.bodyTimeoutMs,
   });
-  for (const r of allRouteModules(services, () => server.router.all())) server.route(r);
+  const mods = modules(services, { worker: config.inProcessWorker });
+  for (const r of allRouteModules(services, mods, () => server.router.all())) server.route(r);
+  for (const m of mods) await m.start?.();
   const port = await server.listen(config.host, config.port);
   let stopping: Promise<void> | null = null;
   return {
     services, server, port, bootstrapKey: bootstrap?.key ?? null,
     stop: () => (stopping ??= (async () => {
       await server.stop(config.shutdownTimeoutMs);
+      for (const m of [...mods].reverse()) await m.stop?.();
       await services.db.close();
     })()),
   };

@@ -23,6 +23,7 @@ const EnvSchema = z.object({
   SIGHTFLOW_MAX_JSON_BYTES: int(30 * 1024 * 1024),
   SIGHTFLOW_PG_POOL_SIZE: int(10),
   SIGHTFLOW_SHUTDOWN_TIMEOUT_MS: int(10000),
+  SIGHTFLOW_NO_WORKER: bool.default(false),
   SIGHTFLOW_WORKER_CONCURRENCY: int(Math.max(1, Math.floor(cpus().length / 2))),
 });
 
@@ -44,9 +45,11 @@ export interface Config {
   pgPoolSize: number;
   shutdownTimeoutMs: number;
   workerConcurrency: number;
+  /** Run video workers inside `serve` (off with --no-worker / SIGHTFLOW_NO_WORKER=true). */
+  inProcessWorker: boolean;
 }
 
-export interface CliFlags { port?: number; host?: string; dataDir?: string }
+export interface CliFlags { port?: number; host?: string; dataDir?: string; noWorker?: boolean }
 
 /** Flags win over environment variables, which win over defaults. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: CliFlags = {}): Config {
@@ -73,5 +76,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: CliFlags
     pgPoolSize: e.SIGHTFLOW_PG_POOL_SIZE,
     shutdownTimeoutMs: e.SIGHTFLOW_SHUTDOWN_TIMEOUT_MS,
     workerConcurrency: e.SIGHTFLOW_WORKER_CONCURRENCY,
+    inProcessWorker: !(flags.noWorker ?? e.SIGHTFLOW_NO_WORKER),
   };
 }

@@ -2,7 +2,7 @@
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
 import { loadConfig, type CliFlags, type Config } from './config.js';
 import { parseArgs, type ParsedArgs } from './cli-args.js';
-import { openServices, startApp } from './app.js';
+import { modules, openServices, startApp } from './app.js';
 import { createLogger } from './log.js';
 import { VERSION } from './paths.js';
 import { modelsCli } from './inference/models-cli.js';
@@ -24,6 +24,7 @@ function flagsOf(a: ParsedArgs): CliFlags {
     port: port === undefined ? undefined : Number(port),
     host: typeof a.flags.host === 'string' ? a.flags.host : undefined,
     dataDir: typeof a.flags['data-dir'] === 'string' ? a.flags['data-dir'] : undefined,
+    noWorker: a.flags['no-worker'] === true ? true : undefined,
   };
 }
 
@@ -52,6 +53,25 @@ async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
+/** `sightflow worker`: video workers only, no HTTP (scale-out nodes against a shared PostgreSQL). */
+async function runWorker(config: Config): Promise<void> {
+  const services = await openServices(config);
+  const mods = modules(services, { worker: true });
+  for (const m of mods) await m.start?.();
+  services.log.info({ db: services.db.kind }, 'sightflow worker running');
+  services.log.flush();
+  let signals = 0;
+  const shutdown = async () => {
+    if (++signals > 1) process.exit(1);
+    for (const m of [...mods].reverse()) await m.stop?.();
+    await services.db.close();
+    services.log.flush();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown());
+  process.on('SIGINT', () => void shutdown());
+}
+
 async function withServices<T>(config: Config, fn: (s: Awaited<ReturnType<typeof openServices>>) => Promise<T>): Promise<T> {
   const s = await openServices({ ...config, logLevel: 'warn' }, createLogger('warn'));
   try { return await fn(s); } finally { await s.db.close(); }
@@ -66,8 +86,7 @@ async function main(): Promise<void> {
     case 'serve':
       return serve(config);
     case 'worker':
-      process.stdout.write('sightflow worker: no worker work yet (video tasks land in a later release)\n');
-      return;
+      return runWorker(config);
     case 'migrate':
       return withServices(config, async () => { process.stdout.write('migrations applied\n'); });
     case 'projects':

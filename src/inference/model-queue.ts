@@ -1,6 +1,7 @@
 // One model's work queue: bounded (a full queue rejects at once with 503 overloaded_error, nothing waits
 // without bound) and micro-batching (up to maxBatch items, or whatever arrived within maxWaitMs of the
-// first, run as one call). A model without a batch axis is the same queue with maxBatch 1.
+// first, run as one call). A model without a batch axis is the same queue with maxBatch 1. An item whose
+// AbortSignal fires while it waits is dropped (its caller's client went away; nobody wants the answer).
 import { errors } from '../errors.js';
 
 export interface ModelQueueOptions {
@@ -16,7 +17,7 @@ export interface ModelQueueOptions {
   concurrency?: number;
 }
 
-interface Item<I, O> { input: I; at: number; resolve: (o: O) => void; reject: (e: unknown) => void }
+interface Item<I, O> { input: I; at: number; resolve: (o: O) => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void }
 
 export class ModelQueue<I, O> {
   private waiting: Item<I, O>[] = [];
@@ -36,11 +37,29 @@ export class ModelQueue<I, O> {
   get pending(): number { return this.waiting.length; }
   get active(): number { return this.running; }
 
-  /** Queues one item; the promise rejects at once with errors.overloaded when the queue is full. */
-  submit(input: I): Promise<O> {
+  /** Items dropped before they ran because their signal fired. */
+  dropped = 0;
+
+  /**
+   * Queues one item; the promise rejects at once with errors.overloaded when the queue is full, and with the
+   * signal's reason when the signal fires before the item starts (a started batch runs to the end).
+   */
+  submit(input: I, signal?: AbortSignal): Promise<O> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.waiting.length >= this.opts.depth) return Promise.reject(errors.overloaded(`${this.opts.name} inference`));
     return new Promise<O>((resolve, reject) => {
-      this.waiting.push({ input, at: Date.now(), resolve, reject });
+      const item: Item<I, O> = { input, at: Date.now(), resolve, reject, signal };
+      if (signal) {
+        item.onAbort = () => {
+          const i = this.waiting.indexOf(item);
+          if (i < 0) return;
+          this.waiting.splice(i, 1);
+          this.dropped++;
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', item.onAbort, { once: true });
+      }
+      this.waiting.push(item);
       this.pump();
     });
   }
@@ -61,6 +80,7 @@ export class ModelQueue<I, O> {
     if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
     if (this.running >= this.concurrency || this.waiting.length === 0) return;
     const batch = this.waiting.splice(0, this.maxBatch);
+    for (const b of batch) if (b.onAbort) b.signal!.removeEventListener('abort', b.onAbort);
     this.running++;
     this.runBatch(batch.map((b) => b.input)).then(
       (outs) => batch.forEach((b, i) => b.resolve(outs[i])),

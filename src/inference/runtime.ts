@@ -1,5 +1,6 @@
 // ONNX Runtime for every model: sessions created on first use and cached, execution providers chosen once
 // per runtime, one bounded (optionally micro-batching) queue per model.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
 import { createLogger } from '../log.js';
@@ -32,6 +33,21 @@ export interface ModelSpec {
   batch?: { maxBatch: number; maxWaitMs: number };
 }
 
+// The signal of the request on whose behalf model runs happen. Task code (detector, describer) sits between
+// the route and the queue and need not thread it through every call: runs made inside withRequestSignal()
+// leave the queue unrun when the client goes away.
+const requestSignal = new AsyncLocalStorage<AbortSignal>();
+
+/** Runs fn so that every model run it queues (directly or deep down) is dropped if signal fires first. */
+export function withRequestSignal<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  return signal ? requestSignal.run(signal, fn) : fn();
+}
+
+/** The signal of the surrounding withRequestSignal(), if any. */
+export function currentRequestSignal(): AbortSignal | undefined {
+  return requestSignal.getStore();
+}
+
 export function runtimeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): RuntimeOptions {
   const threads = Number(env.SIGHTFLOW_INTRA_OP_THREADS);
   const depth = Number(env.SIGHTFLOW_INFERENCE_QUEUE_DEPTH);
@@ -46,7 +62,8 @@ export class InferenceRuntime {
   readonly providers: string[];
   readonly intraOpThreads: number;
   private readonly log: ProviderLog;
-  private readonly queueDepth: number;
+  /** Waiting-item bound of each model queue (also used by task-level queues such as OCR's). */
+  readonly queueDepth: number;
   private readonly models = new Map<string, ModelHandle>();
 
   /** Options given here win; the rest come from the environment (SIGHTFLOW_EXECUTION_PROVIDERS, ...). */
@@ -124,9 +141,15 @@ export class ModelHandle {
     return this.sessionPromise;
   }
 
-  /** Runs through the model's bounded queue; a full queue rejects at once with 503 overloaded_error. */
-  run(feeds: Feeds, outputs?: string[]): Promise<Outputs> {
-    return this.queue.submit({ feeds, outputs });
+  /** Items dropped from the queue unrun because their request's signal fired. */
+  get dropped(): number { return this.queue.dropped; }
+
+  /**
+   * Runs through the model's bounded queue; a full queue rejects at once with 503 overloaded_error. The
+   * signal (default: the surrounding withRequestSignal's) drops the item if it fires before the run starts.
+   */
+  run(feeds: Feeds, outputs?: string[], signal: AbortSignal | undefined = currentRequestSignal()): Promise<Outputs> {
+    return this.queue.submit({ feeds, outputs }, signal);
   }
 
   /** Session runs and the inputs they carried (runs < items when micro-batching merged some). */

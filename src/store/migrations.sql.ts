@@ -1,9 +1,13 @@
 // Versioned migrations, applied in order, each once, inside one transaction. Never edit a released one:
 // add the next version.
 
+import { videoMigrations } from '../video/video.migrations.sql.js';
+import { vectorMigrations } from '../vectors/vectors.migrations.sql.js';
+
 export interface Migration { version: number; name: string; sql: string }
 
-export const migrations: Migration[] = [
+// Core tables are versions 1-99; each part owns a range (video 100-199, vectors 200-299) in its own file.
+const coreMigrations: Migration[] = [
   {
     version: 1,
     name: 'projects, api keys, usage ledger',
@@ -40,6 +44,8 @@ export const migrations: Migration[] = [
     `,
   },
 ];
+
+export const migrations: Migration[] = [...coreMigrations, ...videoMigrations, ...vectorMigrations].sort((a, b) => a.version - b.version);
 
 export const sql = {
   createTable: `CREATE TABLE IF NOT EXISTS schema_migrations (

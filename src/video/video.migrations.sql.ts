@@ -1,0 +1,4 @@
+// Video tables (versions 100-199).
+import type { Migration } from '../store/migrations.sql.js';
+
+export const videoMigrations: Migration[] = [];
