@@ -16,7 +16,7 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
   });
 }
 
-export interface Served { child: ChildProcess; port: number; lines: string[]; exited: Promise<number | null> }
+export interface Served { child: ChildProcess; port: number; lines: string[]; exited: Promise<number | null>; stderr(): string }
 
 /** Starts `sightflow serve` on port 0 and resolves once its JSON log says where it listens. */
 export function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
@@ -25,14 +25,15 @@ export function serve(args: string[], env: Record<string, string> = {}): Promise
       env: { ...process.env, SIGHTFLOW_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     const lines: string[] = [];
-    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    // A signal death reads as `signal:SIGINT` so assertions say what happened.
+    const exited = new Promise<number | null>((r) => child.on('close', (code, signal) => r(code ?? (`signal:${signal}` as unknown as number))));
     let stderr = '';
     child.stderr!.on('data', (d) => { stderr += d; });
     createInterface({ input: child.stdout! }).on('line', (line) => {
       lines.push(line);
       try {
         const j = JSON.parse(line) as { msg?: string; port?: number };
-        if (j.msg === 'sightflow listening') resolve({ child, port: j.port!, lines, exited });
+        if (j.msg === 'sightflow listening') resolve({ child, port: j.port!, lines, exited, stderr: () => stderr });
       } catch { /* the key line is plain text */ }
     });
     void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));

@@ -35,13 +35,13 @@ test('first start prints a key; /v1 works with it and is 401 without; SIGTERM dr
     await new Promise((r) => setTimeout(r, 300));
     sock.write(body.slice(5));
     assert.match(await response, /^HTTP\/1\.1 201 /);
-    assert.equal(await s.exited, 0);
+    assert.equal(await s.exited, 0, s.stderr() + s.lines.slice(-5).join('\n'));
 
     // Second start on the same database: no new key is printed.
     const again = await serve(['--data-dir', dataDir], env);
     assert.equal(again.lines.filter((l) => /sk_sf_/.test(l)).length, 0);
     again.child.kill('SIGINT');
-    assert.equal(await again.exited, 0);
+    assert.equal(await again.exited, 0, again.stderr() + again.lines.slice(-5).join('\n'));
 
     // Management commands against the same database.
     const created = await runCli(['projects', 'create', 'cli-project', '--data-dir', dataDir], env);
