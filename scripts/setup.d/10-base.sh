@@ -14,3 +14,7 @@ export ONNXRUNTIME_NODE_INSTALL=skip
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   flock /tmp/npm.lock npm ci --no-audit --no-fund
 fi
+# Benchmark peers (Fastify, autocannon, hnswlib-node ...) live in their own package, never in sightflow's.
+if [ ! -d bench/node_modules ] || [ bench/package-lock.json -nt bench/node_modules/.package-lock.json ]; then
+  (cd bench && flock /tmp/npm.lock npm ci --no-audit --no-fund)
+fi
