@@ -4,6 +4,7 @@ import type { ZodType } from 'zod';
 import type { Logger } from '../log.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { HttpResponse } from './uws.js';
+import type { SseWriter } from './sse.js';
 
 export type Method = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
 
@@ -23,8 +24,10 @@ export interface RequestContext<B = any, Q = any> {
   /** Aborted when the client goes away; pass it to long work. */
   signal: AbortSignal;
   log: Logger;
-  /** For `raw` routes: the uWS response, owned by the handler from here on. */
+  /** The uWS response, for handlers that answer `{handled: true}` and write it themselves. */
   res: HttpResponse;
+  /** Starts a server-sent-events response on this request (backpressure-aware); return `{handled: true}`. */
+  sse(): SseWriter;
   remoteAddress: string;
 }
 

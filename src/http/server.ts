@@ -8,6 +8,7 @@ import type { Method, Reply, RequestContext, RouteDef } from './route.js';
 import { ClientGone, readBody } from './body-reader.js';
 import { validate } from './validation.js';
 import { sendBody, sendFile, sendJson, type ResState } from './send.js';
+import { SseWriter } from './sse.js';
 import { ApiError, errors, isApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
@@ -120,7 +121,11 @@ export class HttpServer {
       if (match.kind === 'method_not_allowed') throw errors.methodNotAllowed(method, path, match.allowed);
       const def = match.def;
       routePattern = def.path;
-      if (def.auth === 'key' && !principal) throw errors.authentication('missing_api_key', 'Missing Authorization header');
+      // Key-protected routes outside /v1 (e.g. /mcp) authenticate here, after routing.
+      if (def.auth === 'key' && !principal) {
+        principal = await this.deps.authenticator.authenticate(headers['authorization']);
+        this.deps.rateLimiter.take(principal.keyId);
+      }
 
       let body: unknown = undefined;
       if (BODY_METHODS.has(method) && !def.noBody) {
@@ -150,6 +155,7 @@ export class HttpServer {
           return controller.signal;
         },
         get log() { return (childLog ??= log.child({ requestId })); },
+        sse: () => new SseWriter(res, st),
       };
       const reply = await def.handler(ctx);
       await this.write(res, st, requestId, reply);
