@@ -23,6 +23,8 @@ import { visionRoutes } from './vision/vision.routes.js';
 import { videoModule } from './video/video.module.js';
 import { vectorsModule } from './vectors/vectors.module.js';
 import type { Module } from './module.js';
+import { mcpModule } from './mcp/mcp.module.js';
+import { consoleModule } from './console/console.module.js';
 import type { RouteDef } from './http/route.js';
 
 export interface App {
@@ -50,7 +52,7 @@ export async function openServices(config: Config, log: Logger = createLogger(co
 
 /** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
 export function modules(s: Services, opts: { worker: boolean }): Module[] {
-  return [videoModule(s, opts), vectorsModule(s)];
+  return [videoModule(s, opts), vectorsModule(s), mcpModule(s), consoleModule(s)];
 }
 
 export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {
@@ -69,6 +71,7 @@ export async function startApp(config: Config, log?: Logger): Promise<App> {
     maxJsonBytes: config.maxJsonBytes,
     bodyTimeoutMs: config.bodyTimeoutMs,
   });
+  services.router = server.router;
   const mods = modules(services, { worker: config.inProcessWorker });
   for (const r of allRouteModules(services, mods, () => server.router.all())) server.route(r);
   for (const m of mods) await m.start?.();

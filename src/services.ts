@@ -6,6 +6,7 @@ import type { Projects } from './auth/projects.js';
 import type { UsageLedger } from './usage/ledger.js';
 import type { BlobStore } from './store/blobs.js';
 import type { ModelsService } from './inference/models-service.js';
+import type { Router } from './http/router.js';
 
 export interface Services {
   config: Config;
@@ -20,6 +21,8 @@ export interface Services {
   /** A presigned link to a blob, valid for an hour by default. */
   presign(key: string, expiresInS?: number): string;
   version: string;
+  /** The HTTP route table, set once the server is built (MCP tools dispatch through it). */
+  router?: Router;
   /** Readiness checks beyond the database (e.g. models prepared); all must be true for /readyz. */
   readiness: Map<string, () => boolean>;
 }
