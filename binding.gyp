@@ -4,7 +4,7 @@
       "target_name": "sightflow",
       "sources": [
         "<!@(node -p \"require('fs').readdirSync('native/addon').filter(f=>f.endsWith('.cc')).map(f=>'native/addon/'+f).join(' ')\")",
-        "<!@(node -p \"['decode','image','track'].flatMap(d=>require('fs').readdirSync('native/core/'+d).filter(f=>f.endsWith('.cc')).map(f=>'native/core/'+d+'/'+f)).join(' ')\")"
+        "<!@(node -p \"const fs=require('fs');['decode','image','track'].flatMap(d=>fs.existsSync('native/core/'+d)?fs.readdirSync('native/core/'+d).filter(f=>f.endsWith('.cc')).sort().map(f=>'native/core/'+d+'/'+f):[]).join(' ')\")"
       ],
       "include_dirs": [
         "<!@(node -p \"require('node-addon-api').include\")",
@@ -13,8 +13,9 @@
       ],
       "libraries": ["<!@(pkg-config --libs libavformat libavcodec libswscale libavutil)"],
       "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS"],
-      "cflags!": ["-fno-exceptions"],
-      "cflags_cc!": ["-fno-exceptions", "-fno-rtti"],
+      "cflags!": ["-fno-exceptions", "-O2", "-O0"],
+      "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-O2", "-O0"],
+      "cflags": ["-O3", "-Wall", "-Wextra"],
       "cflags_cc": ["-std=c++17", "-O3", "-Wall", "-Wextra", "-fexceptions"]
     }
   ]

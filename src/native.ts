@@ -16,7 +16,7 @@ export function loadAddon<T>(): T {
     try {
       cached = require(path);
     } catch (e) {
-      throw new Error(`sightflow native addon not loadable at ${path} (run scripts/setup.sh): ${(e as Error).message}`);
+      throw new Error(`sightflow native addon not loadable at ${path} (run scripts/setup.sh, or just bash scripts/setup.d/20-native.sh): ${(e as Error).message}`);
     }
   }
   return cached as T;

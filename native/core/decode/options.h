@@ -1,0 +1,64 @@
+// Plain option and result structs of the decoder. The N-API binding fills Options on the JS thread
+// (TypeScript validated every value first); the core trusts them.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace sightflow::decode {
+
+enum class SampleMode { Fps, Interval, Keyframe };
+enum class RangeUnit { Seconds, Frames };
+
+struct Options {
+  std::string input;                   // file path or any URL FFmpeg's protocols open (http, https, pipe:)
+  SampleMode mode = SampleMode::Fps;
+  double value = 1.0;                  // fps: frames per second of video time; interval: seconds per frame
+  bool has_start = false, has_end = false;
+  double start = 0, end = 0;           // [start, end): seconds or frame indices per unit
+  RangeUnit unit = RangeUnit::Seconds;
+  int64_t max_frames = 3000;
+  int threads = 0;                     // decoder threads; 0 lets FFmpeg pick one per core
+  int out_width = 0, out_height = 0;   // 0 = source size (or derived from the other side)
+  bool keep_aspect = true;             // fit inside out_width x out_height without distortion
+  int64_t open_timeout_ms = 15000;     // open + probe
+  int64_t read_timeout_ms = 15000;     // each blocked read
+  // Let the codec skip decoding frames that no sample needs and no other frame references (non-reference
+  // B-frames); they are still counted as if decoded and dropped, so counts and indices do not change.
+  bool skip_unsampled = true;
+};
+
+struct Info {
+  int width = 0, height = 0;           // source frame size
+  int out_width = 0, out_height = 0;   // size of every RGB24 frame this decoder outputs
+  double fps = 0;                      // source frame rate (average); 0 when the container does not say
+  int64_t total_frames = -1;           // -1 = unknown (piped or live input)
+  int64_t duration_ms = -1;            // -1 = unknown
+  bool seekable = false;
+  std::string codec;
+  std::string format;
+  std::string final_url;               // the input, or for http(s) the URL after FFmpeg followed redirects
+};
+
+struct FrameMeta {
+  int64_t index = 0;                   // 0-based index of the frame in the source stream, presentation order
+  int64_t pts_ms = 0;                  // presentation time relative to the stream start
+  bool keyframe = false;
+};
+
+struct Stats {
+  int64_t decoded_frames = 0;          // frames decoded inside the range (sampled or not)
+  int64_t dropped_frames = 0;          // sampling skips inside the range plus decode failures
+  int64_t emitted_frames = 0;
+  int64_t decode_failures = 0;
+  int64_t skipped_decodes = 0;         // frames counted but never decoded (see Options::skip_unsampled)
+};
+
+// Why next() stopped giving frames.
+enum class Status { Frame, End, MaxFrames, Error };
+
+struct Error {
+  std::string code;     // stable machine code: input_not_found, invalid_video, no_video_stream, ...
+  std::string message;  // one sentence for people
+};
+
+}  // namespace sightflow::decode

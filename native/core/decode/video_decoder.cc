@@ -1,0 +1,607 @@
+#include "decode/video_decoder.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+}
+
+namespace sightflow::decode {
+namespace {
+
+// Half a millisecond of slack when comparing frame times with range bounds (time bases are rounded).
+constexpr double kEpsilon = 1e-4;
+// A corrupt header can claim any size; refuse what no real video uses before allocating for it.
+constexpr int64_t kMaxPixels = 16384LL * 16384LL;
+// Decode errors in a row after which the input is considered hopeless.
+constexpr int kMaxConsecutiveErrors = 1000;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// double -> int64 without the undefined behaviour of an out-of-range cast (options and corrupt
+// timestamps can be anything).
+int64_t clamp_i64(double v) {
+  if (!(v == v)) return 0;
+  if (v >= 9.2e18) return static_cast<int64_t>(9.2e18);
+  if (v <= -9.2e18) return static_cast<int64_t>(-9.2e18);
+  return static_cast<int64_t>(v);
+}
+
+std::string av_error_text(int err) {
+  char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
+  av_strerror(err, buf, sizeof buf);
+  return buf;
+}
+
+bool frame_is_key(const AVFrame* f) {
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 29, 100)
+  return (f->flags & AV_FRAME_FLAG_KEY) != 0;
+#else
+  return f->key_frame != 0;
+#endif
+}
+
+bool is_network_url(const std::string& s) {
+  const auto pos = s.find("://");
+  if (pos == std::string::npos) return false;
+  return s.compare(0, pos, "file") != 0;
+}
+
+}  // namespace
+
+VideoDecoder::VideoDecoder() = default;
+VideoDecoder::~VideoDecoder() { close(); }
+
+int VideoDecoder::interrupt_callback(void* opaque) {
+  auto* self = static_cast<VideoDecoder*>(opaque);
+  if (self->aborted_.load()) return 1;
+  const int64_t deadline = self->deadline_ns_.load();
+  if (deadline != 0 && now_ns() > deadline) {
+    self->timed_out_.store(true);
+    return 1;
+  }
+  return 0;
+}
+
+void VideoDecoder::arm_deadline(int64_t timeout_ms) {
+  // timed_out_ stays set once it fired: FFmpeg's I/O error is sticky and a demuxer may first hand out
+  // the packets it still buffered, so the failing read can be a later one.
+  deadline_ns_.store(timeout_ms > 0 ? now_ns() + timeout_ms * 1000000 : 0);
+}
+
+bool VideoDecoder::fail(const char* code, const std::string& message) {
+  error_ = Error{code, message};
+  ended_ = true;
+  close();
+  return false;
+}
+
+bool VideoDecoder::fail_av(const char* fallback_code, const char* what, int averr) {
+  if (aborted_.load()) return fail("aborted", "Decoding was aborted");
+  if (timed_out_.load() || averr == AVERROR(ETIMEDOUT)) {
+    return fail("timeout", std::string("No data arrived within the time limit while ") + what);
+  }
+  if (averr == AVERROR(ENOENT)) return fail("input_not_found", "The video input does not exist");
+  if (averr == AVERROR_HTTP_NOT_FOUND || averr == AVERROR_HTTP_FORBIDDEN || averr == AVERROR_HTTP_UNAUTHORIZED ||
+      averr == AVERROR_HTTP_BAD_REQUEST || averr == AVERROR_HTTP_OTHER_4XX || averr == AVERROR_HTTP_SERVER_ERROR) {
+    return fail("fetch_failed", std::string("The video URL could not be fetched: ") + av_error_text(averr));
+  }
+  if (is_network_ && averr != AVERROR_INVALIDDATA) {
+    return fail("fetch_failed", std::string("The video URL could not be fetched while ") + what + ": " + av_error_text(averr));
+  }
+  return fail(fallback_code, std::string("The video could not be decoded while ") + what + ": " + av_error_text(averr));
+}
+
+bool VideoDecoder::open(const Options& options) {
+  close();
+  opts_ = options;
+  info_ = Info{};
+  stats_ = Stats{};
+  error_ = Error{};
+  ended_ = false;
+  input_eof_ = false;
+  over_cap_ = false;
+  origin_set_ = false;
+  need_anchor_ = false;
+  anchor_dts_ = AV_NOPTS_VALUE;
+  key_packet_dts_.clear();
+  skip_pending_.clear();
+  recent_pts_.clear();
+  next_index_ = 0;
+  start_pts_known_ = false;
+  timed_out_.store(false);
+  is_network_ = is_network_url(opts_.input);
+  if (aborted_.load()) return fail("aborted", "Decoding was aborted");
+
+  if (!is_network_ && opts_.input.compare(0, 5, "pipe:") != 0) {
+    const std::string path = opts_.input.compare(0, 5, "file:") == 0 ? opts_.input.substr(5) : opts_.input;
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) return fail("input_not_found", "The video file does not exist: " + path);
+    if (S_ISDIR(st.st_mode)) return fail("invalid_video", "The video input is a directory: " + path);
+    if (S_ISREG(st.st_mode) && st.st_size == 0) return fail("empty_input", "The video file is empty (0 bytes)");
+  }
+
+  fmt_ = avformat_alloc_context();
+  if (!fmt_) return fail("out_of_memory", "Could not allocate the demuxer");
+  fmt_->interrupt_callback.callback = &VideoDecoder::interrupt_callback;
+  fmt_->interrupt_callback.opaque = this;
+
+  AVDictionary* dict = nullptr;
+  // Nested inputs (an HLS playlist, a concat list) inherit this list, so a URL cannot make us read local
+  // files and a staged local file cannot make us fetch URLs (the URL policy checks only the outer input).
+  const bool is_pipe = opts_.input.compare(0, 5, "pipe:") == 0;
+  av_dict_set(&dict, "protocol_whitelist", is_network_ ? "http,https,tcp,tls" : is_pipe ? "pipe" : "file", 0);
+  if (is_network_) {
+    av_dict_set(&dict, "user_agent", "sightflow", 0);
+    // A second guard behind the interrupt callback: the socket layer's own timeout (microseconds), a
+    // little longer so the callback's deadline normally decides.
+    if (opts_.read_timeout_ms > 0) av_dict_set_int(&dict, "rw_timeout", (opts_.read_timeout_ms + 1000) * 1000, 0);
+  }
+  arm_deadline(opts_.open_timeout_ms);
+  int ret = avformat_open_input(&fmt_, opts_.input.c_str(), nullptr, &dict);
+  av_dict_free(&dict);
+  if (ret < 0) {
+    fmt_ = nullptr;  // freed by avformat_open_input on failure
+    return fail_av("invalid_video", "opening it", ret);
+  }
+  ret = avformat_find_stream_info(fmt_, nullptr);
+  if (ret < 0) return fail_av("invalid_video", "reading its stream information", ret);
+  if (!select_stream()) return false;
+  if (!open_codec()) return false;
+  compute_info();
+  if (info_.out_width <= 0 || info_.out_height <= 0) return fail("invalid_video", "The video has no frame size");
+
+  if (opts_.unit == RangeUnit::Seconds) {
+    range_start_s_ = opts_.has_start ? opts_.start : 0;
+    range_end_s_ = opts_.has_end ? opts_.end : std::numeric_limits<double>::infinity();
+    // Seconds ranges anchor the sample times at the range start; frame ranges at the first frame in it.
+    sampler_ = Sampler(opts_.mode, opts_.value);
+    sampler_.set_origin(range_start_s_);
+    origin_set_ = true;
+  } else {
+    range_start_f_ = opts_.has_start ? clamp_i64(std::ceil(opts_.start)) : 0;
+    range_end_f_ = opts_.has_end ? clamp_i64(std::ceil(opts_.end)) : std::numeric_limits<int64_t>::max();
+    sampler_ = Sampler(opts_.mode, opts_.value);
+  }
+  seek_to_range_start();
+  disarm_deadline();
+  if (aborted_.load()) return fail("aborted", "Decoding was aborted");
+  return true;
+}
+
+bool VideoDecoder::select_stream() {
+  int best = av_find_best_stream(fmt_, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  // Cover art in audio files is a one-picture "video" stream; it is not a video.
+  if (best >= 0 && (fmt_->streams[best]->disposition & AV_DISPOSITION_ATTACHED_PIC)) best = -1;
+  if (best < 0) {
+    for (unsigned i = 0; i < fmt_->nb_streams; ++i) {
+      const AVStream* s = fmt_->streams[i];
+      if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(s->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+        best = static_cast<int>(i);
+        break;
+      }
+    }
+  }
+  if (best < 0) return fail("no_video_stream", "The input has no video stream (audio-only or not a video)");
+  stream_index_ = best;
+  // The demuxer then skips other streams' packets instead of handing them to us.
+  for (unsigned i = 0; i < fmt_->nb_streams; ++i) {
+    if (static_cast<int>(i) != best) fmt_->streams[i]->discard = AVDISCARD_ALL;
+  }
+  return true;
+}
+
+bool VideoDecoder::open_codec() {
+  AVStream* st = fmt_->streams[stream_index_];
+  const AVCodec* codec = avcodec_find_decoder(st->codecpar->codec_id);
+  if (!codec) {
+    return fail("unsupported_codec", std::string("No decoder for the video codec ") + avcodec_get_name(st->codecpar->codec_id));
+  }
+  const int64_t pixels = static_cast<int64_t>(st->codecpar->width) * st->codecpar->height;
+  if (st->codecpar->width < 0 || st->codecpar->height < 0 || pixels > kMaxPixels) {
+    return fail("invalid_video", "The video frame size is not plausible");
+  }
+  codec_ = avcodec_alloc_context3(codec);
+  if (!codec_) return fail("out_of_memory", "Could not allocate the decoder");
+  int ret = avcodec_parameters_to_context(codec_, st->codecpar);
+  if (ret < 0) return fail_av("invalid_video", "reading its codec parameters", ret);
+  codec_->pkt_timebase = st->time_base;
+  codec_->thread_count = opts_.threads > 0 ? opts_.threads : 0;
+  codec_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  ret = avcodec_open2(codec_, codec, nullptr);
+  if (ret < 0) return fail_av("unsupported_codec", "opening the decoder", ret);
+  frame_ = av_frame_alloc();
+  packet_ = av_packet_alloc();
+  if (!frame_ || !packet_) return fail("out_of_memory", "Could not allocate frames");
+  return true;
+}
+
+void VideoDecoder::compute_info() {
+  AVStream* st = fmt_->streams[stream_index_];
+  time_base_ = av_q2d(st->time_base);
+  if (st->start_time != AV_NOPTS_VALUE) {
+    start_pts_ = st->start_time;
+    start_pts_known_ = true;
+  }
+  AVRational rate = st->avg_frame_rate;
+  if (rate.num <= 0 || rate.den <= 0) rate = st->r_frame_rate;
+  info_.fps = (rate.num > 0 && rate.den > 0) ? av_q2d(rate) : 0;
+  // A broken header can claim a frame rate no camera has; treat it as unknown.
+  if (!(info_.fps > 0 && info_.fps < 10000)) info_.fps = 0;
+  info_.width = codec_->width;
+  info_.height = codec_->height;
+  info_.codec = codec_->codec ? codec_->codec->name : "";
+  info_.format = fmt_->iformat ? fmt_->iformat->name : "";
+  info_.seekable = fmt_->pb && (fmt_->pb->seekable & AVIO_SEEKABLE_NORMAL);
+  info_.final_url = opts_.input;
+  if (is_network_ && fmt_->pb) {
+    // FFmpeg follows HTTP redirects itself; the URL it ended up at is the HTTP context's "location".
+    uint8_t* location = nullptr;
+    if (av_opt_get(fmt_->pb, "location", AV_OPT_SEARCH_CHILDREN, &location) >= 0 && location && *location) {
+      info_.final_url = reinterpret_cast<char*>(location);
+    }
+    av_free(location);
+  }
+
+  double duration_s = -1;
+  if (st->duration != AV_NOPTS_VALUE && st->duration > 0) duration_s = st->duration * time_base_;
+  else if (fmt_->duration != AV_NOPTS_VALUE && fmt_->duration > 0) duration_s = static_cast<double>(fmt_->duration) / AV_TIME_BASE;
+  // A piped or live input has no trustworthy length even when a header guesses one.
+  if (!info_.seekable) duration_s = -1;
+  info_.duration_ms = duration_s >= 0 ? clamp_i64(std::round(duration_s * 1000)) : -1;
+  if (info_.seekable && st->nb_frames > 0) info_.total_frames = st->nb_frames;
+  else if (duration_s > 0 && info_.fps > 0) info_.total_frames = clamp_i64(std::round(duration_s * info_.fps));
+  else info_.total_frames = -1;
+
+  // Output size: the source size, or the requested box (fitted when keep_aspect).
+  int w = info_.width, h = info_.height;
+  const int rw = opts_.out_width, rh = opts_.out_height;
+  if (w > 0 && h > 0 && (rw > 0 || rh > 0)) {
+    if (!opts_.keep_aspect) {
+      w = rw > 0 ? rw : w;
+      h = rh > 0 ? rh : h;
+    } else {
+      double scale;
+      if (rw > 0 && rh > 0) scale = std::min(static_cast<double>(rw) / w, static_cast<double>(rh) / h);
+      else if (rw > 0) scale = static_cast<double>(rw) / w;
+      else scale = static_cast<double>(rh) / h;
+      const int nw = static_cast<int>(std::lround(w * scale)), nh = static_cast<int>(std::lround(h * scale));
+      w = std::max(1, rw > 0 ? std::min(nw, rw) : nw);
+      h = std::max(1, rh > 0 ? std::min(nh, rh) : nh);
+    }
+  }
+  info_.out_width = w;
+  info_.out_height = h;
+}
+
+void VideoDecoder::seek_to_range_start() {
+  double start_s = 0;
+  if (opts_.unit == RangeUnit::Seconds) start_s = range_start_s_;
+  else if (info_.fps > 0) start_s = (static_cast<double>(range_start_f_) - 0.5) / info_.fps;
+  if (start_s <= 0 || !info_.seekable) return;
+  // Land on the nearest key frame at or before the start; the frames between it and the start are
+  // decoded (they are needed as references) but neither counted nor emitted.
+  const double target_s = start_s - 0.001;
+  const int64_t target = clamp_i64((start_pts_known_ ? static_cast<double>(start_pts_) : 0.0) + std::floor(target_s / time_base_));
+  if (av_seek_frame(fmt_, stream_index_, target, AVSEEK_FLAG_BACKWARD) >= 0) {
+    avcodec_flush_buffers(codec_);
+    need_anchor_ = true;
+  }
+}
+
+double VideoDecoder::frame_seconds(int64_t pts) const {
+  return (static_cast<double>(pts) - static_cast<double>(start_pts_)) * time_base_;
+}
+
+int VideoDecoder::handle_frame(uint8_t* dst, FrameMeta* meta) {
+  // Containers without presentation times (AVI, raw streams) leave frame->pts unset; FFmpeg's guess
+  // (best_effort_timestamp) then comes from the dts of a later packet and runs late by the reorder delay,
+  // and badly so when only key packets are fed. Constant-rate timing is better there: the key packet's
+  // own dts for key-frame mode and the first frame after a seek, the frame counter otherwise.
+  const bool has_pts = frame_->pts != AV_NOPTS_VALUE;
+  if (has_pts && !skip_pending_.empty()) {
+    // Frames come out in presentation order: a pending pts below this one was skipped by the codec.
+    account_skipped_before(frame_->pts);
+    skip_pending_.erase(frame_->pts);
+  }
+  int64_t pts = AV_NOPTS_VALUE;
+  bool counter_time = false;
+  if (has_pts) {
+    pts = frame_->best_effort_timestamp != AV_NOPTS_VALUE ? frame_->best_effort_timestamp : frame_->pts;
+  } else if (opts_.mode == SampleMode::Keyframe && !key_packet_dts_.empty()) {
+    pts = key_packet_dts_.front();
+    key_packet_dts_.pop_front();
+  } else if (need_anchor_ && anchor_dts_ != AV_NOPTS_VALUE) {
+    pts = anchor_dts_;
+  } else if (!need_anchor_ && opts_.mode != SampleMode::Keyframe && info_.fps > 0) {
+    counter_time = true;
+  } else {
+    pts = frame_->best_effort_timestamp;
+  }
+  double t;
+  if (counter_time || pts == AV_NOPTS_VALUE) {
+    t = info_.fps > 0 ? static_cast<double>(next_index_) / info_.fps : 0;
+  } else {
+    if (!start_pts_known_) {
+      start_pts_ = pts;
+      start_pts_known_ = true;
+    }
+    t = frame_seconds(pts);
+  }
+  // Frames before the stream start (edit-list pre-roll) are not part of the video.
+  if (t < -kEpsilon) return 0;
+
+  // Index: a counter while every frame since the stream start passed through here; from the time
+  // otherwise (after a seek, once to re-anchor the counter; in key-frame mode, always).
+  const bool from_time = (need_anchor_ || opts_.mode == SampleMode::Keyframe) && info_.fps > 0;
+  const int64_t index = from_time ? clamp_i64(std::round(t * info_.fps)) : next_index_;
+  need_anchor_ = false;
+  next_index_ = index + 1;
+
+  if (opts_.unit == RangeUnit::Seconds) {
+    if (t + kEpsilon < range_start_s_) return 0;
+    if (t + kEpsilon >= range_end_s_) {
+      ended_ = true;
+      return -1;
+    }
+  } else {
+    if (index < range_start_f_) return 0;
+    if (index >= range_end_f_) {
+      ended_ = true;
+      return -1;
+    }
+  }
+  if (!origin_set_) {
+    sampler_.set_origin(t);
+    origin_set_ = true;
+  }
+  stats_.decoded_frames++;
+  if (!sampler_.take(t)) {
+    stats_.dropped_frames++;
+    return 0;
+  }
+  if (stats_.emitted_frames >= opts_.max_frames) {
+    // The cap is reported only when a further frame would have been sampled; this one is not output.
+    stats_.decoded_frames--;
+    over_cap_ = true;
+    ended_ = true;
+    return -1;
+  }
+  if (!convert(dst)) {
+    stats_.decode_failures++;
+    stats_.dropped_frames++;
+    return 0;
+  }
+  meta->index = index;
+  meta->pts_ms = clamp_i64(std::round(t * 1000));
+  meta->keyframe = frame_is_key(frame_);
+  stats_.emitted_frames++;
+  return 1;
+}
+
+// Decides, before sending a packet, whether the codec may skip its frame when nothing references it.
+// The frame shown just before it (the largest pts sent below its own; in decode order it has been sent
+// already) bounds the window in which a sample time would make the sampler take it.
+void VideoDecoder::plan_skip() {
+  const int64_t pts = packet_->pts;
+  bool skip = false;
+  if (pts != AV_NOPTS_VALUE && start_pts_known_ && info_.fps > 0 && !(packet_->flags & AV_PKT_FLAG_KEY)) {
+    auto it = recent_pts_.lower_bound(pts);
+    if (it != recent_pts_.begin()) skip = !may_be_sampled(frame_seconds(*std::prev(it)), frame_seconds(pts));
+  }
+  if (pts != AV_NOPTS_VALUE) {
+    recent_pts_.insert(pts);
+    if (recent_pts_.size() > 256) recent_pts_.erase(recent_pts_.begin());
+  }
+  codec_->skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
+  if (skip) skip_pending_.insert(pts);
+}
+
+// True unless the frame at t (the previous shown frame at t_prev) is certainly neither sampled nor the
+// frame that ends the range or anchors the sampler. Errs towards true.
+bool VideoDecoder::may_be_sampled(double t_prev, double t) const {
+  if (opts_.unit == RangeUnit::Seconds) {
+    if (t + kEpsilon < range_start_s_) return false;  // pre-roll after a seek
+    if (t + kEpsilon >= range_end_s_) return true;
+  } else {
+    const double idx = t * info_.fps;
+    if (idx < static_cast<double>(range_start_f_) - 2) return false;
+    if (idx > static_cast<double>(range_end_f_) - 2) return true;
+  }
+  if (!origin_set_) return true;
+  const double step = sampler_.step();
+  if (!(step > 0)) return true;
+  const double rel = t + kEpsilon - sampler_.origin();
+  if (rel < 0) return false;
+  // The last sample time at or before t; the sampler takes this frame only if it lies after t_prev.
+  const double last = std::floor(rel / step) * step;
+  return last > t_prev - sampler_.origin() - 1e-3;
+}
+
+// Counts frames the codec skipped (pts below pts_limit) exactly as handle_frame counts a decoded frame
+// that is not sampled: it takes an index, and inside the range it is decoded and dropped.
+void VideoDecoder::account_skipped_before(int64_t pts_limit) {
+  while (!skip_pending_.empty() && *skip_pending_.begin() < pts_limit) {
+    const int64_t pts = *skip_pending_.begin();
+    skip_pending_.erase(skip_pending_.begin());
+    const double t = frame_seconds(pts);
+    if (t < -kEpsilon) continue;
+    const int64_t index = need_anchor_ ? clamp_i64(std::round(t * info_.fps)) : next_index_;
+    need_anchor_ = false;
+    next_index_ = index + 1;
+    const bool in_range = opts_.unit == RangeUnit::Seconds
+                              ? (t + kEpsilon >= range_start_s_ && t + kEpsilon < range_end_s_)
+                              : (index >= range_start_f_ && index < range_end_f_);
+    if (in_range && origin_set_) {
+      stats_.decoded_frames++;
+      stats_.dropped_frames++;
+    }
+    stats_.skipped_decodes++;
+  }
+}
+
+bool VideoDecoder::convert(uint8_t* dst) {
+  if (frame_->width <= 0 || frame_->height <= 0 || frame_->format < 0) return false;
+  if (static_cast<int64_t>(frame_->width) * frame_->height > kMaxPixels) return false;
+  const auto src_fmt = static_cast<AVPixelFormat>(frame_->format);
+  const bool resize = frame_->width != info_.out_width || frame_->height != info_.out_height;
+  SwsContext* next = sws_getCachedContext(sws_, frame_->width, frame_->height, src_fmt, info_.out_width,
+                                          info_.out_height, AV_PIX_FMT_RGB24, resize ? SWS_BILINEAR : SWS_POINT,
+                                          nullptr, nullptr, nullptr);
+  if (!next) return false;
+  sws_ = next;
+  // HD sources use BT.709 coefficients, full-range (JPEG) sources the full range; swscale assumes
+  // BT.601 limited range unless told, which shifts colours. Set once per change of source format.
+  const int cs = frame_->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709 : SWS_CS_DEFAULT;
+  const int src_range = frame_->color_range == AVCOL_RANGE_JPEG ? 1 : 0;
+  const int64_t key = ((static_cast<int64_t>(frame_->width) * 65536 + frame_->height) * 1024 + frame_->format) * 64 +
+                      cs * 2 + src_range;
+  if (key != sws_key_) {
+    sws_setColorspaceDetails(sws_, sws_getCoefficients(cs), src_range, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0,
+                             1 << 16, 1 << 16);
+    sws_key_ = key;
+  }
+  uint8_t* dst_data[4] = {dst, nullptr, nullptr, nullptr};
+  int dst_linesize[4] = {info_.out_width * 3, 0, 0, 0};
+  const int rows = sws_scale(sws_, frame_->data, frame_->linesize, 0, frame_->height, dst_data, dst_linesize);
+  return rows > 0;
+}
+
+Status VideoDecoder::next(uint8_t* dst, FrameMeta* meta) {
+  if (ended_ || !fmt_) {
+    if (!error_.code.empty()) return Status::Error;
+    if (aborted_.load()) {
+      fail("aborted", "Decoding was aborted");
+      return Status::Error;
+    }
+    if (ended_) return over_cap_ ? Status::MaxFrames : Status::End;
+    error_ = Error{"not_open", "The decoder is not open"};
+    return Status::Error;
+  }
+  int consecutive_errors = 0;
+  for (;;) {
+    if (aborted_.load()) {
+      fail("aborted", "Decoding was aborted");
+      return Status::Error;
+    }
+    int ret = avcodec_receive_frame(codec_, frame_);
+    if (ret >= 0) {
+      consecutive_errors = 0;
+      const int handled = handle_frame(dst, meta);
+      av_frame_unref(frame_);
+      if (handled > 0) return Status::Frame;
+      if (handled < 0) return over_cap_ ? Status::MaxFrames : Status::End;
+      continue;
+    }
+    if (ret == AVERROR_EOF) {
+      account_skipped_before(std::numeric_limits<int64_t>::max());
+      ended_ = true;
+      if (stats_.decoded_frames == 0 && stats_.decode_failures > 0) {
+        fail("decode_failed", "No frame of the video could be decoded (" + std::to_string(stats_.decode_failures) +
+                                  " decode failures)");
+        return Status::Error;
+      }
+      return Status::End;
+    }
+    if (ret != AVERROR(EAGAIN)) {
+      stats_.decode_failures++;
+      stats_.dropped_frames++;
+      if (++consecutive_errors > kMaxConsecutiveErrors) {
+        fail("decode_failed", "The video stream is corrupt: " + av_error_text(ret));
+        return Status::Error;
+      }
+      continue;
+    }
+    if (input_eof_) {
+      // The decoder was flushed yet wants input: it has nothing more to give.
+      account_skipped_before(std::numeric_limits<int64_t>::max());
+      ended_ = true;
+      return Status::End;
+    }
+
+    arm_deadline(opts_.read_timeout_ms);
+    ret = av_read_frame(fmt_, packet_);
+    disarm_deadline();
+    if (ret < 0) {
+      if (aborted_.load() || timed_out_.load() || (is_network_ && ret != AVERROR_EOF && ret != AVERROR_INVALIDDATA)) {
+        fail_av("fetch_failed", "reading it", ret);
+        return Status::Error;
+      }
+      // End of input, or a truncated/corrupt tail of a file: drain what the decoder holds.
+      input_eof_ = true;
+      avcodec_send_packet(codec_, nullptr);
+      continue;
+    }
+    if (packet_->stream_index != stream_index_) {
+      av_packet_unref(packet_);
+      continue;
+    }
+    if (opts_.mode == SampleMode::Keyframe && !(packet_->flags & AV_PKT_FLAG_KEY)) {
+      // Key-frame sampling never decodes the other packets; each one in the range is a sampling skip.
+      const int64_t pts = packet_->pts != AV_NOPTS_VALUE ? packet_->pts : packet_->dts;
+      bool in_range = true;
+      if (pts != AV_NOPTS_VALUE && start_pts_known_) {
+        const double t = frame_seconds(pts);
+        if (opts_.unit == RangeUnit::Seconds) in_range = t + kEpsilon >= range_start_s_ && t + kEpsilon < range_end_s_;
+        else if (info_.fps > 0) {
+          const int64_t idx = clamp_i64(std::round(t * info_.fps));
+          in_range = idx >= range_start_f_ && idx < range_end_f_;
+        }
+        if (t >= 0 && ((opts_.unit == RangeUnit::Seconds && t + kEpsilon >= range_end_s_) ||
+                       (opts_.unit == RangeUnit::Frames && info_.fps > 0 && clamp_i64(std::round(t * info_.fps)) >= range_end_f_))) {
+          // Past the range: no later key frame can be in it either.
+          av_packet_unref(packet_);
+          input_eof_ = true;
+          avcodec_send_packet(codec_, nullptr);
+          continue;
+        }
+      }
+      if (in_range) stats_.dropped_frames++;
+      av_packet_unref(packet_);
+      continue;
+    }
+    if (packet_->pts == AV_NOPTS_VALUE && packet_->dts != AV_NOPTS_VALUE) {
+      if (opts_.mode == SampleMode::Keyframe && key_packet_dts_.size() < 64) key_packet_dts_.push_back(packet_->dts);
+      if (need_anchor_ && anchor_dts_ == AV_NOPTS_VALUE) anchor_dts_ = packet_->dts;
+    }
+    if (opts_.skip_unsampled && opts_.mode != SampleMode::Keyframe) plan_skip();
+    ret = avcodec_send_packet(codec_, packet_);
+    av_packet_unref(packet_);
+    if (ret < 0 && ret != AVERROR(EAGAIN) && ret != AVERROR_EOF) {
+      stats_.decode_failures++;
+      stats_.dropped_frames++;
+      if (++consecutive_errors > kMaxConsecutiveErrors) {
+        fail("decode_failed", "The video stream is corrupt: " + av_error_text(ret));
+        return Status::Error;
+      }
+    }
+  }
+}
+
+void VideoDecoder::close() {
+  if (sws_) sws_freeContext(sws_);
+  sws_ = nullptr;
+  sws_key_ = -1;
+  av_frame_free(&frame_);
+  av_packet_free(&packet_);
+  avcodec_free_context(&codec_);
+  if (fmt_) avformat_close_input(&fmt_);
+  fmt_ = nullptr;
+  stream_index_ = -1;
+}
+
+}  // namespace sightflow::decode

@@ -1,0 +1,75 @@
+// Multi-object tracker: SORT (Kalman + IoU + optimal assignment) with ByteTrack's second association of
+// low-score detections as an option, and class-aware matching.
+//
+// Contract: call Update() exactly once per frame, in frame order, also for frames with no detections; that
+// call is what ages tracks (max_age counts calls). State lives in the instance only: no globals, ids are
+// per instance, start at 1 and are never reused.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "assignment.h"
+#include "box.h"
+#include "kalman_box.h"
+
+namespace sightflow::track {
+
+struct TrackerOptions {
+  int max_age = 30;              // frames a track survives without a matching detection
+  int min_hits = 3;              // consecutive matched frames before a track is confirmed
+  float iou_threshold = 0.3f;    // minimum IoU for a (predicted track, detection) pair
+  bool byte = false;             // ByteTrack: two passes by score instead of one
+  float high_thresh = 0.5f;      // byte: first pass and new tracks use score >= high_thresh
+  float low_thresh = 0.1f;       // byte: second pass uses low_thresh <= score < high_thresh; lower is ignored
+  float second_iou_threshold = 0.5f;  // byte: IoU for the second pass (ByteTrack uses 0.5)
+  // false (SORT): only confirmed tracks are reported. true: every detection gets a track id; unmatched ones
+  // start tentative tracks whose id is fixed at creation, so a track keeps one id from its first frame.
+  bool report_all = false;
+};
+
+struct Detection {
+  Box box;
+  float score = 1.0f;
+  int32_t cls = 0;  // detections of different classes never match
+};
+
+class Tracker {
+ public:
+  explicit Tracker(const TrackerOptions& opts);
+
+  // For each detection i: track_ids[i] = id of the track it belongs to, or 0 when it is not reported
+  // (not confirmed yet while report_all is false, or a byte-mode detection left unmatched). confirmed[i] = 1
+  // when that track is confirmed. Both vectors are resized to n.
+  void Update(const Detection* dets, int n, std::vector<int32_t>& track_ids, std::vector<uint8_t>& confirmed);
+
+  int LiveTracks() const { return static_cast<int>(tracks_.size()); }
+  int64_t FrameCount() const { return frame_; }
+
+ private:
+  struct Track {
+    KalmanBox kf;
+    Box predicted;
+    int32_t id;  // 0 until an id is given (at confirmation, or at creation with report_all)
+    int32_t cls;
+    int hit_streak;
+    int time_since_update;
+    bool confirmed;
+  };
+
+  // Matches `det_idx` detections against tracks `trk_idx`; fills det_match (detection -> track index).
+  void Associate(const Detection* dets, const std::vector<int>& det_idx, const std::vector<int>& trk_idx, float threshold);
+  void Hit(Track& t, const Box& box);
+
+  TrackerOptions opts_;
+  std::vector<Track> tracks_;
+  int32_t next_id_ = 1;
+  int64_t frame_ = 0;
+  // Scratch reused across frames.
+  Assigner assigner_;
+  std::vector<Edge> edges_;
+  std::vector<int> by_x1_;
+  std::vector<int> det_match_, trk_matched_;
+  std::vector<int> first_, second_, pool_;
+};
+
+}  // namespace sightflow::track

@@ -1,0 +1,191 @@
+// Unit tests of the image core: letterbox geometry and values, crop batches, resize, colour naming.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "image/crop_resize.h"
+#include "image/dominant_colour.h"
+#include "image/letterbox.h"
+#include "image/resize.h"
+
+using namespace sightflow::image;
+
+namespace {
+
+std::vector<uint8_t> Solid(int w, int h, uint8_t r, uint8_t g, uint8_t b) {
+  std::vector<uint8_t> px(static_cast<size_t>(w * h * 3));
+  for (size_t i = 0; i < px.size(); i += 3) {
+    px[i] = r;
+    px[i + 1] = g;
+    px[i + 2] = b;
+  }
+  return px;
+}
+
+}  // namespace
+
+TEST_CASE("letterbox of a wide frame pads top and bottom and normalises") {
+  auto px = Solid(40, 20, 255, 0, 51);
+  RgbView src{px.data(), 40, 20, 40 * 3};
+  LetterboxOptions o;
+  o.dst_width = 16;
+  o.dst_height = 16;
+  std::vector<float> out(3 * 16 * 16, -1.0f);
+  LetterboxInfo info;
+  REQUIRE(Letterbox(src, o, out.data(), &info).empty());
+  CHECK(info.scale == doctest::Approx(0.4));
+  CHECK(info.content_width == 16);
+  CHECK(info.content_height == 8);
+  CHECK(info.pad_x == 0);
+  CHECK(info.pad_y == 4);
+  const size_t plane = 16 * 16;
+  // Row 0 is padding (114/255), row 8 is content.
+  CHECK(out[0] == doctest::Approx(114.0 / 255.0));
+  CHECK(out[8 * 16 + 3] == doctest::Approx(1.0));
+  CHECK(out[plane + 8 * 16 + 3] == doctest::Approx(0.0));
+  CHECK(out[2 * plane + 8 * 16 + 3] == doctest::Approx(0.2));
+  CHECK(out[15 * 16 + 15] == doctest::Approx(114.0 / 255.0));
+  for (float v : out) CHECK(v >= 0.0f);  // every element written
+}
+
+TEST_CASE("letterbox NHWC, BGR and mean/std") {
+  auto px = Solid(10, 10, 200, 100, 50);
+  RgbView src{px.data(), 10, 10, 30};
+  LetterboxOptions o;
+  o.dst_width = 5;
+  o.dst_height = 5;
+  o.format.layout = Layout::kNHWC;
+  o.format.bgr = true;
+  o.format.scale = 1.0f;
+  o.format.mean[0] = 50;
+  o.format.std[0] = 2;
+  std::vector<float> out(75);
+  LetterboxInfo info;
+  REQUIRE(Letterbox(src, o, out.data(), &info).empty());
+  CHECK(info.scale == doctest::Approx(0.5));
+  CHECK(out[0] == doctest::Approx((50 - 50) / 2.0));  // channel 0 is blue
+  CHECK(out[1] == doctest::Approx(100));
+  CHECK(out[2] == doctest::Approx(200));
+}
+
+TEST_CASE("letterbox interpolates a gradient and keeps row padding of the source") {
+  // 4 x 1 image with stride 16 (padded rows), upscaled x2: half-pixel centres give linear ramps.
+  std::vector<uint8_t> px(16 * 2, 0);
+  const uint8_t vals[4] = {0, 40, 80, 120};
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 4; ++x)
+      for (int c = 0; c < 3; ++c) px[static_cast<size_t>(y * 16 + x * 3 + c)] = vals[x];
+  RgbView src{px.data(), 4, 2, 16};
+  LetterboxOptions o;
+  o.dst_width = 8;
+  o.dst_height = 4;
+  o.format.scale = 1.0f;
+  std::vector<float> out(3 * 8 * 4);
+  LetterboxInfo info;
+  REQUIRE(Letterbox(src, o, out.data(), &info).empty());
+  CHECK(info.pad_x == 0);
+  CHECK(info.pad_y == 0);
+  const float expect[8] = {0, 10, 30, 50, 70, 90, 110, 120};
+  for (int x = 0; x < 8; ++x) CHECK(out[static_cast<size_t>(x)] == doctest::Approx(expect[x]));
+}
+
+TEST_CASE("scale_up=false keeps small frames at 1x, centred") {
+  auto px = Solid(4, 2, 10, 20, 30);
+  RgbView src{px.data(), 4, 2, 12};
+  LetterboxOptions o;
+  o.dst_width = 8;
+  o.dst_height = 8;
+  o.scale_up = false;
+  std::vector<float> out(3 * 64);
+  LetterboxInfo info;
+  REQUIRE(Letterbox(src, o, out.data(), &info).empty());
+  CHECK(info.scale == doctest::Approx(1.0));
+  CHECK(info.pad_x == 2);
+  CHECK(info.pad_y == 3);
+}
+
+TEST_CASE("crop-resize fills one tensor per roi, clamping outside samples") {
+  // Left half red, right half blue.
+  std::vector<uint8_t> px(20 * 10 * 3);
+  for (int y = 0; y < 10; ++y)
+    for (int x = 0; x < 20; ++x) {
+      uint8_t* p = &px[static_cast<size_t>((y * 20 + x) * 3)];
+      p[0] = x < 10 ? 255 : 0;
+      p[2] = x < 10 ? 0 : 255;
+    }
+  RgbView src{px.data(), 20, 10, 60};
+  BoxF rois[3] = {{0, 0, 8, 10}, {12, 2, 20, 8}, {-5, -5, 5, 5}};
+  TensorFormat f;
+  std::vector<float> out(3 * 3 * 4 * 4, -1.0f);
+  REQUIRE(CropResize(src, rois, 3, 4, 4, f, out.data()).empty());
+  const size_t per = 3 * 16;
+  CHECK(out[0] == doctest::Approx(1.0));            // roi 0 red
+  CHECK(out[2 * 16] == doctest::Approx(0.0));       // roi 0 blue plane
+  CHECK(out[per] == doctest::Approx(0.0));          // roi 1 red plane
+  CHECK(out[per + 2 * 16 + 5] == doctest::Approx(1.0));  // roi 1 blue plane
+  CHECK(out[2 * per + 15] == doctest::Approx(1.0)); // roi 2 clamped into the red half
+  BoxF bad{3, 3, 3, 9};
+  CHECK_FALSE(CropResize(src, &bad, 1, 4, 4, f, out.data()).empty());
+}
+
+TEST_CASE("resize RGB24 keeps solid colours and halves a checker to its mean") {
+  auto px = Solid(9, 7, 12, 34, 56);
+  RgbView src{px.data(), 9, 7, 27};
+  std::vector<uint8_t> out(5 * 3 * 3);
+  REQUIRE(ResizeRgb(src, 5, 3, out.data()).empty());
+  for (size_t i = 0; i < out.size(); i += 3) {
+    CHECK(out[i] == 12);
+    CHECK(out[i + 1] == 34);
+    CHECK(out[i + 2] == 56);
+  }
+  std::vector<uint8_t> checker(4 * 4 * 3);
+  for (int i = 0; i < 16; ++i) checker[static_cast<size_t>(i * 3)] = ((i % 4) + (i / 4)) % 2 ? 200 : 0;
+  RgbView cs{checker.data(), 4, 4, 12};
+  std::vector<uint8_t> half(2 * 2 * 3);
+  REQUIRE(ResizeRgb(cs, 2, 2, half.data()).empty());
+  CHECK(half[0] == 100);
+}
+
+TEST_CASE("colour names of solid colours") {
+  struct Case {
+    uint8_t r, g, b;
+    const char* name;
+  };
+  const Case cases[] = {
+      {230, 20, 20, "red"},     {255, 140, 0, "orange"},  {250, 230, 20, "yellow"}, {30, 160, 40, "green"},
+      {20, 60, 220, "blue"},    {120, 30, 150, "purple"}, {255, 170, 190, "pink"},  {120, 70, 30, "brown"},
+      {10, 10, 12, "black"},    {250, 250, 250, "white"}, {128, 128, 128, "gray"},  {0, 0, 90, "blue"},
+      {135, 206, 235, "blue"},  {128, 0, 0, "red"},       {60, 60, 60, "gray"},     {190, 190, 195, "gray"},
+  };
+  for (const Case& c : cases) {
+    auto px = Solid(30, 30, c.r, c.g, c.b);
+    RgbView src{px.data(), 30, 30, 90};
+    DominantColour dc;
+    REQUIRE(DominantColourOf(src, BoxF{0, 0, 30, 30}, DominantColourOptions{}, &dc).empty());
+    INFO(int(c.r), ",", int(c.g), ",", int(c.b));
+    CHECK(dc.name == c.name);
+    CHECK(dc.fraction == doctest::Approx(1.0));
+    CHECK(dc.rgb[0] == doctest::Approx(c.r));
+  }
+}
+
+TEST_CASE("dominant colour picks the largest cluster and rejects boxes outside the frame") {
+  // 70% green, 30% white.
+  std::vector<uint8_t> px(100 * 50 * 3);
+  for (int y = 0; y < 50; ++y)
+    for (int x = 0; x < 100; ++x) {
+      uint8_t* p = &px[static_cast<size_t>((y * 100 + x) * 3)];
+      const bool green = x < 70;
+      p[0] = green ? 20 : 255;
+      p[1] = green ? 150 : 255;
+      p[2] = green ? 30 : 255;
+    }
+  RgbView src{px.data(), 100, 50, 300};
+  DominantColour dc;
+  REQUIRE(DominantColourOf(src, BoxF{0, 0, 100, 50}, DominantColourOptions{}, &dc).empty());
+  CHECK(dc.name == "green");
+  CHECK(dc.fraction == doctest::Approx(0.7).epsilon(0.05));
+  CHECK_FALSE(DominantColourOf(src, BoxF{200, 0, 300, 50}, DominantColourOptions{}, &dc).empty());
+}

@@ -1,0 +1,326 @@
+// Typed async wrapper over the native FFmpeg decoder (native/core/decode, native/addon/decode_binding.cc).
+// All option validation happens here; the C++ side trusts what it gets. Every native call runs on the
+// libuv pool, so decoding never blocks the event loop.
+//
+// Frame indexing and sampling, precisely:
+// - `index` is the 0-based index of the frame in the source video stream in presentation order (the
+//   order the decoder outputs frames). While every frame since the stream start has been decoded it is a
+//   counter, so it is exact even for variable frame rates. After a seek (range start) the counter is
+//   re-anchored once from the frame's time (round(t * fps)); in keyframe mode each index comes from the
+//   time. For constant-frame-rate sources both are exact.
+// - `ptsMs` is the presentation time relative to the stream start, in milliseconds. Inputs whose packets
+//   carry no presentation times (AVI, raw streams) are timed as constant-rate: index / fps (FFmpeg's own
+//   guess runs late there by the B-frame reorder delay).
+// - Sample times are origin + k * step (step = 1/value for fps, value for interval). A frame is sampled
+//   when its time reaches the next sample time; the next sample time then moves past it, so a frame is
+//   never taken twice and a gap in a variable-rate stream gives one frame, not a burst. The origin is the
+//   range start (seconds) or the first frame in the range (frames), 0 without a range. Example: a 10 s
+//   25 fps clip at 1 fps gives indices 0, 25, ..., 225; interval 2 gives 0, 50, 100, 150, 200.
+// - keyframe mode decodes only key packets; the others are never decoded.
+// - `range` is half-open, [start, end), in seconds or frame indices; the decoder seeks to the nearest key
+//   frame at or before the start and decodes forward (those pre-roll frames are not counted anywhere).
+// - `decodedFrames` counts frames decoded inside the range (sampled or not); `droppedFrames` counts
+//   sampling skips inside the range (in keyframe mode: the non-key packets never decoded) plus decode
+//   failures. Without failures, decodedFrames = emitted + skips. For speed the codec skips non-reference
+//   frames that no sample needs (B-frames, when packets carry presentation times); they count exactly as
+//   if decoded and dropped, so the numbers do not depend on it.
+// - `maxFrames` caps the emitted frames; finishReason is 'max_frames' only when the source had a further
+//   frame due (the decoder looks ahead to the next sample), else 'stop'.
+// - `totalFrames` is the container's frame count, or duration * fps; null when the input is not seekable
+//   (piped, live, or an HTTP response without a length).
+import { ApiError, errors } from '../errors.js';
+import { loadAddon } from '../native.js';
+
+export type Sampling = { mode: 'fps'; value: number } | { mode: 'interval'; value: number } | { mode: 'keyframe' };
+
+export interface FrameRange {
+  start?: number;
+  end?: number;
+  /** Default seconds. */
+  unit?: 'seconds' | 'frames';
+}
+
+export interface DecoderOptions {
+  /** Default 1 frame per second of video time. */
+  sampling?: Sampling;
+  range?: FrameRange;
+  /** Default 3000. */
+  maxFrames?: number;
+  /** Decoder threads (frame + slice threading); 0 (default) lets FFmpeg use one per core. */
+  threads?: number;
+  /** Output size; default the source size. With one side only, the other follows the aspect ratio. */
+  width?: number;
+  height?: number;
+  /** Fit inside width x height without distortion (default true); false stretches to exactly that size. */
+  keepAspect?: boolean;
+  /** Limit for opening and probing the input (default 15000). */
+  openTimeoutMs?: number;
+  /** Limit for each blocked read (default 15000). */
+  readTimeoutMs?: number;
+  /** Aborting it is abort(): it also stops an open() still waiting on the network. */
+  signal?: AbortSignal;
+}
+
+export interface VideoInfo {
+  width: number;
+  height: number;
+  /** Size of every RGB24 frame this decoder outputs. */
+  outWidth: number;
+  outHeight: number;
+  /** Source frame rate (average); 0 when the container does not say. */
+  fps: number;
+  totalFrames: number | null;
+  durationMs: number | null;
+  seekable: boolean;
+  codec: string;
+  format: string;
+  /**
+   * The input, or for http(s) the URL FFmpeg ended at after following redirects itself. FFmpeg has no
+   * switch to refuse redirects, so a caller with a URL policy checks this too (and aborts on a refusal).
+   */
+  finalUrl: string;
+}
+
+export interface DecodedFrame {
+  index: number;
+  ptsMs: number;
+  keyframe: boolean;
+  width: number;
+  height: number;
+  /** RGB24, rows packed (width * 3 bytes each). A view: see read() and frames() for how long it is valid. */
+  data: Uint8Array;
+}
+
+export interface DecodeStats {
+  decodedFrames: number;
+  droppedFrames: number;
+}
+
+export interface FrameBatch extends DecodeStats {
+  frames: DecodedFrame[];
+  /** Set once no more frames will come: 'stop' (end of input or range) or 'max_frames'. */
+  finishReason: 'stop' | 'max_frames' | null;
+}
+
+/** Decoder failures; `code` is stable (input_not_found, empty_input, invalid_video, no_video_stream,
+ * unsupported_codec, decode_failed, fetch_failed, timeout, aborted). */
+export class DecodeError extends ApiError {
+  constructor(code: string, message: string, stack?: string) {
+    const ours = code === 'out_of_memory' || code === 'not_open';
+    super(ours ? 500 : 400, ours ? 'api_error' : 'invalid_request_error', code, message, 'input');
+    this.name = 'DecodeError';
+    if (stack) this.stack = `DecodeError: ${message}\n${stack.split('\n').slice(1).join('\n')}`;
+  }
+}
+
+// The slice of the addon this file calls.
+interface NativeError { code: string; message: string }
+interface NativeInfo extends VideoInfo { error: NativeError | null }
+interface NativeBatch {
+  status: 'more' | 'end' | 'max_frames' | 'error';
+  count: number;
+  frameBytes: number;
+  data: Uint8Array;
+  index: Float64Array;
+  ptsMs: Float64Array;
+  keyframe: Uint8Array;
+  stats: { decodedFrames: number; droppedFrames: number; emittedFrames: number; decodeFailures: number };
+  error: NativeError | null;
+}
+interface NativeDecoder {
+  open(opts: Record<string, unknown>): Promise<NativeInfo>;
+  read(max: number, target?: Uint8Array): Promise<NativeBatch>;
+  close(): Promise<void>;
+  abort(): Promise<void>;
+}
+interface DecodeAddon { Decoder: new () => NativeDecoder }
+
+function positive(param: string, v: unknown, opts: { integer?: boolean; allowZero?: boolean; max?: number } = {}): number {
+  const ok = typeof v === 'number' && Number.isFinite(v) && (opts.allowZero ? v >= 0 : v > 0) &&
+    (!opts.integer || Number.isInteger(v)) && (opts.max === undefined || v <= opts.max);
+  if (!ok) {
+    const kind = opts.integer ? 'integer' : 'number';
+    const bound = opts.allowZero ? 'at least 0' : 'greater than 0';
+    const upper = opts.max === undefined ? '' : ` and at most ${opts.max}`;
+    throw errors.invalidParam(param, `Expected ${kind} ${bound}${upper} for ${param} but received ${String(v)}`);
+  }
+  return v as number;
+}
+
+/** Checks every option and builds the plain object the addon copies into its C++ struct. */
+function nativeOptions(input: string, o: DecoderOptions): Record<string, unknown> {
+  if (typeof input !== 'string' || input.length === 0) {
+    throw errors.invalidParam('input', `Expected a file path or URL for input but received ${String(input)}`);
+  }
+  const sampling = o.sampling ?? { mode: 'fps', value: 1 };
+  const out: Record<string, unknown> = { input, mode: sampling.mode };
+  if (sampling.mode === 'fps' || sampling.mode === 'interval') {
+    out.value = positive('sampling.value', sampling.value);
+  } else if (sampling.mode !== 'keyframe') {
+    throw errors.invalidParam('sampling.mode', `Expected one of fps, interval, keyframe for sampling.mode but received ${String((sampling as { mode: unknown }).mode)}`);
+  }
+  const range = o.range ?? {};
+  const unit = range.unit ?? 'seconds';
+  if (unit !== 'seconds' && unit !== 'frames') {
+    throw errors.invalidParam('range.unit', `Expected one of seconds, frames for range.unit but received ${String(unit)}`);
+  }
+  out.unit = unit;
+  if (range.start !== undefined) out.start = positive('range.start', range.start, { allowZero: true, integer: unit === 'frames' });
+  if (range.end !== undefined) out.end = positive('range.end', range.end, { integer: unit === 'frames' });
+  if (range.start !== undefined && range.end !== undefined && range.end <= range.start) {
+    throw errors.invalidParam('range.end', `Expected range.end greater than range.start (${range.start}) but received ${range.end}`);
+  }
+  out.maxFrames = positive('max_frames', o.maxFrames ?? 3000, { integer: true, max: 1e9 });
+  out.threads = positive('threads', o.threads ?? 0, { integer: true, allowZero: true, max: 64 });
+  if (o.width !== undefined) out.width = positive('width', o.width, { integer: true, max: 16384 });
+  if (o.height !== undefined) out.height = positive('height', o.height, { integer: true, max: 16384 });
+  out.keepAspect = o.keepAspect ?? true;
+  out.openTimeoutMs = positive('openTimeoutMs', o.openTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
+  out.readTimeoutMs = positive('readTimeoutMs', o.readTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
+  return out;
+}
+
+/**
+ * One input being decoded. Calls are serialised (a read waits for the previous one); abort() is not, so
+ * it can stop a read that is blocked on the network. Always close() or abort() when done.
+ */
+export class VideoDecoder {
+  readonly info: VideoInfo;
+  #native: NativeDecoder;
+  #tail: Promise<unknown> = Promise.resolve();
+  #stats: DecodeStats = { decodedFrames: 0, droppedFrames: 0 };
+  #finish: 'stop' | 'max_frames' | null = null;
+  #closed = false;
+  #aborted = false;
+  #unlisten: () => void;
+
+  private constructor(native: NativeDecoder, info: VideoInfo, signal: AbortSignal | undefined, onAbort: () => void) {
+    this.#native = native;
+    this.info = info;
+    signal?.removeEventListener('abort', onAbort);
+    const abort = () => void this.abort();
+    signal?.addEventListener('abort', abort, { once: true });
+    this.#unlisten = () => signal?.removeEventListener('abort', abort);
+  }
+
+  /** Opens a file path or an http(s) URL (the caller applies the URL policy first). */
+  static async open(input: string, options: DecoderOptions = {}): Promise<VideoDecoder> {
+    const stack = new Error().stack;
+    const opts = nativeOptions(input, options);
+    const { signal } = options;
+    if (signal?.aborted) throw new DecodeError('aborted', 'Decoding was aborted', stack);
+    const native = new (loadAddon<DecodeAddon>().Decoder)();
+    const onAbort = () => void native.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const r = await native.open(opts);
+    if (r.error) {
+      signal?.removeEventListener('abort', onAbort);
+      await native.close();
+      throw new DecodeError(r.error.code, r.error.message, stack);
+    }
+    const { error: _e, ...info } = r;
+    return new VideoDecoder(native, info, signal, onAbort);
+  }
+
+  /** Bytes of one output frame (outWidth * outHeight * 3). */
+  get frameBytes(): number {
+    return this.info.outWidth * this.info.outHeight * 3;
+  }
+
+  get stats(): DecodeStats {
+    return { ...this.#stats };
+  }
+
+  /** 'stop' or 'max_frames' once the decoder has finished; null while frames may still come. */
+  get finishReason(): 'stop' | 'max_frames' | null {
+    return this.#finish;
+  }
+
+  /**
+   * Decodes up to `maxCount` sampled frames. With `target` (at least frameBytes bytes), frames are written
+   * into it and returned as views of it (at most target.byteLength / frameBytes of them), so a caller can
+   * reuse its buffers; they stay valid until the caller writes there again. Without it, each batch gets
+   * fresh memory.
+   */
+  read(maxCount = 4, target?: Uint8Array): Promise<FrameBatch> {
+    const stack = new Error().stack;
+    try {
+      positive('maxCount', maxCount, { integer: true });
+      if (target !== undefined && (!(target instanceof Uint8Array) || target.byteLength < this.frameBytes)) {
+        throw errors.invalidParam('target', `Expected a Uint8Array of at least ${this.frameBytes} bytes for target`);
+      }
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const run = async (): Promise<FrameBatch> => {
+      if (this.#aborted) throw new DecodeError('aborted', 'Decoding was aborted', stack);
+      if (this.#closed) throw new DecodeError('not_open', 'The decoder is closed', stack);
+      if (this.#finish) return { frames: [], finishReason: this.#finish, ...this.#stats };
+      const r = await this.#native.read(maxCount, target);
+      this.#stats = { decodedFrames: r.stats.decodedFrames, droppedFrames: r.stats.droppedFrames };
+      if (r.status === 'error' && r.error) throw new DecodeError(r.error.code, r.error.message, stack);
+      const frames: DecodedFrame[] = [];
+      const { outWidth: width, outHeight: height } = this.info;
+      for (let i = 0; i < r.count; i++) {
+        frames.push({
+          index: r.index[i],
+          ptsMs: r.ptsMs[i],
+          keyframe: r.keyframe[i] === 1,
+          width,
+          height,
+          data: r.data.subarray(i * r.frameBytes, (i + 1) * r.frameBytes),
+        });
+      }
+      if (r.status === 'end') this.#finish = 'stop';
+      else if (r.status === 'max_frames') this.#finish = 'max_frames';
+      return { frames, finishReason: this.#finish, ...this.#stats };
+    };
+    const p = this.#tail.then(run, run);
+    this.#tail = p.catch(() => undefined);
+    return p;
+  }
+
+  /**
+   * All remaining sampled frames. Decoding of the next batch overlaps with the caller's work on the
+   * current one. With `reuseBuffers`, three buffers rotate (the caller's batch, the one being decoded,
+   * and the previous one): a yielded frame's data stays valid until at least `batchSize` further frames
+   * have been yielded (copy it to keep it longer).
+   */
+  async *frames(batchSize = 4, reuseBuffers = false): AsyncGenerator<DecodedFrame> {
+    const buffers = reuseBuffers ? [0, 1, 2].map(() => new Uint8Array(batchSize * this.frameBytes)) : [];
+    let turn = 0;
+    let pending: Promise<FrameBatch> | null = this.read(batchSize, buffers[turn]);
+    try {
+      while (pending) {
+        const batch: FrameBatch = await pending;
+        turn = (turn + 1) % 3;
+        pending = batch.finishReason ? null : this.read(batchSize, buffers[turn]);
+        yield* batch.frames;
+      }
+    } finally {
+      // A consumer that stops early must not leave a read running into a buffer it may drop.
+      if (pending) await pending.catch(() => undefined);
+    }
+  }
+
+  /** Frees the decoder and closes the input (after any read in flight). Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unlisten();
+    const done = this.#tail.then(() => this.#native.close());
+    this.#tail = done.catch(() => undefined);
+    await done;
+  }
+
+  /**
+   * Stops now: a read blocked on the network returns within about 100 ms (and its promise rejects with
+   * code 'aborted'), then everything is freed and the connection closed. Resolves once that is done.
+   */
+  async abort(): Promise<void> {
+    this.#closed = true;
+    this.#aborted = true;
+    this.#unlisten();
+    await this.#native.abort();
+  }
+}

@@ -1,0 +1,181 @@
+// Multi-object tracker over the native SORT/ByteTrack core (native/core/track).
+//
+// Contract (as SORT's): call update() exactly once per frame, in frame order, ALSO for frames with no
+// detections (pass []). That call is what ages tracks: skipping empty frames would keep lost tracks alive
+// and let them grab new objects. State belongs to the instance: ids start at 1, are never reused, and die
+// with it.
+import { errors } from '../errors.js';
+import { loadAddon } from '../native.js';
+
+/** Slice of the addon this file uses (see src/native.ts). */
+interface NativeTracker {
+  update(boxes: Float32Array, scores: Float32Array, classes: Int32Array): Int32Array | { error: string };
+  liveTracks(): number;
+  frameCount(): number;
+}
+interface TrackAddon {
+  Tracker: new (opts: Record<string, number | boolean>) => NativeTracker;
+}
+
+export interface ByteTrackOptions {
+  /** First pass and new tracks use detections with score >= highThresh. Default 0.5. */
+  highThresh?: number;
+  /** Detections with lowThresh <= score < highThresh may only continue recent tracks. Default 0.1. */
+  lowThresh?: number;
+  /** IoU needed in that second pass. Default 0.5 (ByteTrack's). */
+  secondIouThreshold?: number;
+}
+
+export interface TrackerOptions {
+  /** Frames a track survives without a matching detection. Default 30. */
+  maxAge?: number;
+  /** Consecutive matched frames before a track is confirmed. Default 3. */
+  minHits?: number;
+  /** Minimum IoU between a track's predicted box and a detection. Default 0.3. */
+  iouThreshold?: number;
+  /** ByteTrack's second association of low-score boxes; `true` for its defaults. Default off (plain SORT). */
+  byteTrack?: boolean | ByteTrackOptions;
+  /**
+   * 'confirmed' (default, SORT): only detections of confirmed tracks are reported; ids are given at
+   * confirmation, so confirmed ids have no gaps. 'all': every detection gets a track id in the frame it
+   * appears (what the video API needs: every target carries a track_id); tentative tracks get their id at
+   * creation and keep it once confirmed, so ids stay stable; a tentative track that never gets confirmed
+   * leaves its id unused afterwards.
+   */
+  report?: 'confirmed' | 'all';
+}
+
+export interface TrackerDetection {
+  /** [x1, y1, x2, y2] in pixels, x2 > x1, y2 > y1. */
+  box: readonly [number, number, number, number] | readonly number[];
+  /** Confidence in [0, 1]; only used by ByteTrack mode. Default 1. */
+  score?: number;
+  /** Detections of different classes never match. Default: one class for all. */
+  class?: string | number;
+}
+
+export interface TrackedDetection {
+  /** Index of the input detection, so callers keep their own attributes. */
+  index: number;
+  trackId: number;
+  /** False for tentative tracks (only reported with report: 'all'). */
+  confirmed: boolean;
+}
+
+const DEFAULTS = { maxAge: 30, minHits: 3, iouThreshold: 0.3, highThresh: 0.5, lowThresh: 0.1, secondIouThreshold: 0.5 };
+
+function integerIn(name: string, v: unknown, min: number, max: number): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw errors.invalidParam(name, `Expected integer between ${min} and ${max} for ${name} but received ${String(v)}`);
+  }
+  return v;
+}
+
+function numberIn(name: string, v: unknown, min: number, max: number): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw errors.invalidParam(name, `Expected number between ${min} and ${max} for ${name} but received ${String(v)}`);
+  }
+  return v;
+}
+
+export class Tracker {
+  readonly options: Readonly<Required<Omit<TrackerOptions, 'byteTrack'>> & { byteTrack: Required<ByteTrackOptions> | null }>;
+  readonly #native: NativeTracker;
+  readonly #classIds = new Map<string | number, number>();
+  #boxes = new Float32Array(0);
+  #scores = new Float32Array(0);
+  #classes = new Int32Array(0);
+
+  constructor(opts: TrackerOptions = {}) {
+    const maxAge = integerIn('maxAge', opts.maxAge ?? DEFAULTS.maxAge, 0, 100_000);
+    const minHits = integerIn('minHits', opts.minHits ?? DEFAULTS.minHits, 1, 1000);
+    const iouThreshold = numberIn('iouThreshold', opts.iouThreshold ?? DEFAULTS.iouThreshold, 0.01, 1);
+    const report = opts.report ?? 'confirmed';
+    if (report !== 'confirmed' && report !== 'all') {
+      throw errors.invalidParam('report', `Expected one of confirmed, all for report but received ${String(report)}`);
+    }
+    let byteTrack: Required<ByteTrackOptions> | null = null;
+    if (opts.byteTrack) {
+      const b = opts.byteTrack === true ? {} : opts.byteTrack;
+      const highThresh = numberIn('byteTrack.highThresh', b.highThresh ?? DEFAULTS.highThresh, 0, 1);
+      const lowThresh = numberIn('byteTrack.lowThresh', b.lowThresh ?? DEFAULTS.lowThresh, 0, highThresh);
+      const secondIouThreshold = numberIn('byteTrack.secondIouThreshold', b.secondIouThreshold ?? DEFAULTS.secondIouThreshold, 0.01, 1);
+      byteTrack = { highThresh, lowThresh, secondIouThreshold };
+    }
+    this.options = Object.freeze({ maxAge, minHits, iouThreshold, report, byteTrack });
+    const { Tracker: NativeClass } = loadAddon<TrackAddon>();
+    this.#native = new NativeClass({
+      maxAge, minHits, iouThreshold, reportAll: report === 'all', byte: byteTrack !== null,
+      ...(byteTrack ?? {}),
+    });
+  }
+
+  /** Live tracks (tentative, confirmed and coasting ones). */
+  get liveTracks(): number {
+    return this.#native.liveTracks();
+  }
+
+  /** Number of update() calls so far. */
+  get frames(): number {
+    return this.#native.frameCount();
+  }
+
+  /**
+   * Associates one frame's detections (possibly none: still call it). Returns the reported detections in
+   * input order, each with its input index and track id.
+   */
+  update(detections: readonly TrackerDetection[]): TrackedDetection[] {
+    const n = detections.length;
+    if (this.#scores.length < n) {
+      const cap = Math.max(n, 2 * this.#scores.length, 16);
+      this.#boxes = new Float32Array(4 * cap);
+      this.#scores = new Float32Array(cap);
+      this.#classes = new Int32Array(cap);
+    }
+    for (let i = 0; i < n; i++) {
+      const d = detections[i];
+      const b = d.box;
+      const x1 = b[0], y1 = b[1], x2 = b[2], y2 = b[3];
+      // Negated comparisons also reject NaN.
+      if (b.length !== 4 || !(x2 > x1) || !(y2 > y1) || !Number.isFinite(x1) || !Number.isFinite(y1) || !Number.isFinite(x2) || !Number.isFinite(y2)) {
+        throw errors.invalidParam(`detections[${i}].box`, `Expected [x1, y1, x2, y2] with x2 > x1 and y2 > y1 for detections[${i}].box but received ${JSON.stringify(b)}`);
+      }
+      const score = d.score ?? 1;
+      if (typeof score !== 'number' || !Number.isFinite(score)) {
+        throw errors.invalidParam(`detections[${i}].score`, `Expected a finite number for detections[${i}].score but received ${String(score)}`);
+      }
+      this.#boxes[4 * i] = x1;
+      this.#boxes[4 * i + 1] = y1;
+      this.#boxes[4 * i + 2] = x2;
+      this.#boxes[4 * i + 3] = y2;
+      this.#scores[i] = score;
+      this.#classes[i] = this.#classId(d.class);
+    }
+    const res = this.updateArrays(this.#boxes.subarray(0, 4 * n), this.#scores.subarray(0, n), this.#classes.subarray(0, n));
+    const out: TrackedDetection[] = [];
+    for (let i = 0; i < n; i++) {
+      if (res[i] !== 0) out.push({ index: i, trackId: res[i], confirmed: res[n + i] === 1 });
+    }
+    return out;
+  }
+
+  /**
+   * The allocation-light form for hot loops: boxes as [x1,y1,x2,y2]*n, one score and one class number per
+   * box; inputs are NOT validated here. Returns 2n numbers: track ids (0 = not reported), then confirmed flags.
+   */
+  updateArrays(boxes: Float32Array, scores: Float32Array, classes: Int32Array): Int32Array {
+    const res = this.#native.update(boxes, scores, classes);
+    if (!(res instanceof Int32Array)) throw new Error(`sightflow tracker: ${res.error}`);
+    return res;
+  }
+
+  #classId(c: string | number | undefined): number {
+    if (c === undefined) return 0;
+    let id = this.#classIds.get(c);
+    if (id === undefined) {
+      id = this.#classIds.size + 1;
+      this.#classIds.set(c, id);
+    }
+    return id;
+  }
+}

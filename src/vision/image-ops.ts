@@ -1,0 +1,273 @@
+// Pixel work for model inputs over the native core (native/core/image): letterbox + normalise into a float
+// tensor in one pass, batched ROI crops, plain RGB resize, and the dominant colour of a box.
+// All parameters are validated here; the addon trusts them (usearch style) and reports problems as an
+// error text that is re-thrown below with this call's stack.
+import { errors } from '../errors.js';
+import { loadAddon } from '../native.js';
+
+/** A packed RGB24 frame (3 bytes per pixel). `stride` is bytes per row, default width * 3. */
+export interface RgbImage {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  stride?: number;
+}
+
+export type Triple = readonly [number, number, number];
+
+/** How pixels become tensor values: out = (pixel * scale - mean[c]) / std[c], c in output channel order. */
+export interface TensorFormat {
+  /** 'nchw' (default) or 'nhwc'. */
+  layout?: 'nchw' | 'nhwc';
+  /** Multiplier applied first. Default 1/255. */
+  scale?: number;
+  /** Per output channel, after scaling. Default [0, 0, 0]. */
+  mean?: Triple;
+  /** Per output channel, non-zero. Default [1, 1, 1]. */
+  std?: Triple;
+  /** Output channel order. Default 'rgb'. */
+  channelOrder?: 'rgb' | 'bgr';
+}
+
+export interface LetterboxOptions extends TensorFormat {
+  width: number;
+  height: number;
+  /** Padding colour in 0..255 RGB, normalised like pixels. Default [114, 114, 114] (YOLO's grey). */
+  pad?: Triple;
+  /** Centre the content (default) or put it at the top-left. */
+  center?: boolean;
+  /** Enlarge frames smaller than the target (default true). */
+  scaleUp?: boolean;
+  /** Reuse this tensor (3 * width * height floats) instead of allocating one. */
+  out?: Float32Array;
+}
+
+export interface LetterboxResult {
+  tensor: Float32Array;
+  dims: [number, number, number, number];
+  /** Source -> tensor: x_tensor = x_src * scale + padX (same for y with padY). */
+  scale: number;
+  padX: number;
+  padY: number;
+  contentWidth: number;
+  contentHeight: number;
+}
+
+export interface CropResizeOptions extends TensorFormat {
+  width: number;
+  height: number;
+  out?: Float32Array;
+}
+
+export interface DominantColourOptions {
+  /** Grid subsample size. Default 1024. */
+  maxSamples?: number;
+  /** k of k-means in Lab. Default 3. */
+  clusters?: number;
+  /** Fraction trimmed from each side before sampling (less background). Default 0. */
+  inset?: number;
+}
+
+export const COLOUR_NAMES = ['red', 'orange', 'yellow', 'green', 'blue', 'purple', 'pink', 'brown', 'black', 'white', 'gray'] as const;
+export type ColourName = (typeof COLOUR_NAMES)[number];
+
+export interface DominantColour {
+  name: ColourName;
+  rgb: [number, number, number];
+  lab: [number, number, number];
+  /** Share of the sampled pixels in the winning cluster. */
+  fraction: number;
+}
+
+/** [x1, y1, x2, y2] in source pixels. */
+export type Box = readonly [number, number, number, number] | readonly number[];
+
+type NativeError = { error: string };
+type NativeFormat = { scale: number; mean: Triple; std: Triple; bgr: boolean; nhwc: boolean };
+type NativeLetterbox = { scale: number; padX: number; padY: number; contentWidth: number; contentHeight: number };
+interface ImageAddon {
+  imageLetterbox(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): NativeLetterbox | NativeError;
+  imageLetterboxAsync(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): Promise<NativeLetterbox | NativeError>;
+  imageCropResize(src: Uint8Array, w: number, h: number, stride: number, rois: Float32Array, opts: object, out: Float32Array): undefined | NativeError;
+  imageDominantColour(src: Uint8Array, w: number, h: number, stride: number, box: number[], opts: object): Omit<DominantColour, 'name'> & { name: string } | NativeError;
+  imageResize(src: Uint8Array, w: number, h: number, stride: number, dw: number, dh: number, out: Uint8Array): undefined | NativeError;
+}
+
+const MAX_SIDE = 32768;
+
+function side(name: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_SIDE) {
+    throw errors.invalidParam(name, `Expected integer between 1 and ${MAX_SIDE} for ${name} but received ${String(v)}`);
+  }
+  return v;
+}
+
+function finite(name: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw errors.invalidParam(name, `Expected a finite number for ${name} but received ${String(v)}`);
+  return v;
+}
+
+function triple(name: string, v: unknown, fallback: Triple, nonZero = false): Triple {
+  if (v === undefined) return fallback;
+  if (!Array.isArray(v) || v.length !== 3 || v.some((x) => typeof x !== 'number' || !Number.isFinite(x) || (nonZero && x === 0))) {
+    throw errors.invalidParam(name, `Expected 3 finite${nonZero ? ' non-zero' : ''} numbers for ${name} but received ${JSON.stringify(v)}`);
+  }
+  return [v[0], v[1], v[2]];
+}
+
+function checkImage(img: RgbImage): number {
+  if (!(img?.data instanceof Uint8Array)) throw errors.invalidParam('image', 'Expected a Uint8Array of RGB24 pixels for image.data');
+  side('image.width', img.width);
+  side('image.height', img.height);
+  const stride = img.stride ?? img.width * 3;
+  if (!Number.isInteger(stride) || stride < img.width * 3) {
+    throw errors.invalidParam('image.stride', `Expected integer >= ${img.width * 3} for image.stride but received ${String(stride)}`);
+  }
+  const need = stride * (img.height - 1) + img.width * 3;
+  if (img.data.length < need) {
+    throw errors.invalidParam('image.data', `Expected at least ${need} bytes for a ${img.width}x${img.height} RGB24 image but received ${img.data.length}`);
+  }
+  return stride;
+}
+
+function format(f: TensorFormat): NativeFormat {
+  if (f.layout !== undefined && f.layout !== 'nchw' && f.layout !== 'nhwc') {
+    throw errors.invalidParam('layout', `Expected one of nchw, nhwc for layout but received ${String(f.layout)}`);
+  }
+  if (f.channelOrder !== undefined && f.channelOrder !== 'rgb' && f.channelOrder !== 'bgr') {
+    throw errors.invalidParam('channelOrder', `Expected one of rgb, bgr for channelOrder but received ${String(f.channelOrder)}`);
+  }
+  return {
+    scale: f.scale === undefined ? 1 / 255 : finite('scale', f.scale),
+    mean: triple('mean', f.mean, [0, 0, 0]),
+    std: triple('std', f.std, [1, 1, 1], true),
+    bgr: f.channelOrder === 'bgr',
+    nhwc: f.layout === 'nhwc',
+  };
+}
+
+function outTensor(out: Float32Array | undefined, size: number): Float32Array {
+  if (out === undefined) return new Float32Array(size);
+  if (!(out instanceof Float32Array) || out.length < size) {
+    throw errors.invalidParam('out', `Expected a Float32Array of at least ${size} elements for out`);
+  }
+  return out.length === size ? out : out.subarray(0, size);
+}
+
+/** Re-throws an addon error text with the stack captured before the call (sharp's pattern). */
+function rethrow(res: unknown, stack: Error): void {
+  if (res !== null && typeof res === 'object' && 'error' in res) {
+    stack.message = `sightflow image: ${(res as NativeError).error}`;
+    stack.stack = `Error: ${stack.message}\n${(stack.stack ?? '').split('\n').slice(1).join('\n')}`;
+    throw stack;
+  }
+}
+
+function letterboxArgs(img: RgbImage, opts: LetterboxOptions) {
+  const stride = checkImage(img);
+  const width = side('width', opts.width);
+  const height = side('height', opts.height);
+  const native = {
+    dstWidth: width, dstHeight: height,
+    pad: triple('pad', opts.pad, [114, 114, 114]),
+    center: opts.center ?? true,
+    scaleUp: opts.scaleUp ?? true,
+    ...format(opts),
+  };
+  const tensor = outTensor(opts.out, 3 * width * height);
+  const dims: [number, number, number, number] = native.nhwc ? [1, height, width, 3] : [1, 3, height, width];
+  return { stride, native, tensor, dims };
+}
+
+/** Letterbox + normalise synchronously: fine for small frames; use letterboxAsync for full frames. */
+export function letterbox(img: RgbImage, opts: LetterboxOptions): LetterboxResult {
+  const { stride, native, tensor, dims } = letterboxArgs(img, opts);
+  const stack = new Error();
+  const res = loadAddon<ImageAddon>().imageLetterbox(img.data, img.width, img.height, stride, native, tensor);
+  rethrow(res, stack);
+  return { tensor, dims, ...(res as NativeLetterbox) };
+}
+
+/**
+ * Letterbox + normalise on the libuv pool, so a 1080p frame never blocks the event loop. Do not write to
+ * img.data or opts.out until the promise settles.
+ */
+export async function letterboxAsync(img: RgbImage, opts: LetterboxOptions): Promise<LetterboxResult> {
+  const { stride, native, tensor, dims } = letterboxArgs(img, opts);
+  const stack = new Error();
+  const res = await loadAddon<ImageAddon>().imageLetterboxAsync(img.data, img.width, img.height, stride, native, tensor);
+  rethrow(res, stack);
+  return { tensor, dims, ...(res as NativeLetterbox) };
+}
+
+/** Maps a box from letterboxed tensor coordinates back to the source frame (clamped to it). */
+export function unletterboxBox(box: Box, lb: Pick<LetterboxResult, 'scale' | 'padX' | 'padY'>, sourceWidth: number, sourceHeight: number): [number, number, number, number] {
+  const fx = (x: number) => Math.min(sourceWidth, Math.max(0, (x - lb.padX) / lb.scale));
+  const fy = (y: number) => Math.min(sourceHeight, Math.max(0, (y - lb.padY) / lb.scale));
+  return [fx(box[0]), fy(box[1]), fx(box[2]), fy(box[3])];
+}
+
+function checkBox(name: string, b: Box): void {
+  if (!Array.isArray(b) || b.length !== 4 || b.some((v) => typeof v !== 'number' || !Number.isFinite(v)) || !(b[2] > b[0]) || !(b[3] > b[1])) {
+    throw errors.invalidParam(name, `Expected [x1, y1, x2, y2] with x2 > x1 and y2 > y1 for ${name} but received ${JSON.stringify(b)}`);
+  }
+}
+
+/**
+ * Crops every ROI and stretches it to width x height into ONE batch tensor [n, 3, h, w] (or [n, h, w, 3]).
+ * ROIs may extend past the frame: samples there repeat the nearest edge pixel.
+ */
+export function cropResize(img: RgbImage, rois: readonly Box[], opts: CropResizeOptions): { tensor: Float32Array; dims: [number, number, number, number] } {
+  const stride = checkImage(img);
+  const width = side('width', opts.width);
+  const height = side('height', opts.height);
+  const fmt = format(opts);
+  const flat = new Float32Array(4 * rois.length);
+  rois.forEach((b, i) => {
+    checkBox(`rois[${i}]`, b);
+    flat.set([b[0], b[1], b[2], b[3]], 4 * i);
+  });
+  const tensor = outTensor(opts.out, rois.length * 3 * width * height);
+  const dims: [number, number, number, number] = fmt.nhwc ? [rois.length, height, width, 3] : [rois.length, 3, height, width];
+  if (rois.length === 0) return { tensor, dims };
+  const stack = new Error();
+  rethrow(loadAddon<ImageAddon>().imageCropResize(img.data, img.width, img.height, stride, flat, { width, height, ...fmt }, tensor), stack);
+  return { tensor, dims };
+}
+
+/** Dominant colour of a box, named with one of COLOUR_NAMES. The box must overlap the frame. */
+export function dominantColour(img: RgbImage, box: Box, opts: DominantColourOptions = {}): DominantColour {
+  const stride = checkImage(img);
+  checkBox('box', box);
+  const maxSamples = opts.maxSamples ?? 1024;
+  if (!Number.isInteger(maxSamples) || maxSamples < 1 || maxSamples > 1_000_000) {
+    throw errors.invalidParam('maxSamples', `Expected integer between 1 and 1000000 for maxSamples but received ${String(maxSamples)}`);
+  }
+  const clusters = opts.clusters ?? 3;
+  if (!Number.isInteger(clusters) || clusters < 1 || clusters > 8) {
+    throw errors.invalidParam('clusters', `Expected integer between 1 and 8 for clusters but received ${String(clusters)}`);
+  }
+  const inset = opts.inset ?? 0;
+  if (typeof inset !== 'number' || !(inset >= 0 && inset < 0.5)) {
+    throw errors.invalidParam('inset', `Expected number in [0, 0.5) for inset but received ${String(inset)}`);
+  }
+  const stack = new Error();
+  const res = loadAddon<ImageAddon>().imageDominantColour(img.data, img.width, img.height, stride, [box[0], box[1], box[2], box[3]], { maxSamples, clusters, inset });
+  rethrow(res, stack);
+  return res as DominantColour;
+}
+
+/** Bilinear resize of RGB24 to width x height (packed, stride = width * 3). */
+export function resize(img: RgbImage, width: number, height: number, out?: Uint8Array): RgbImage {
+  const stride = checkImage(img);
+  side('width', width);
+  side('height', height);
+  const size = width * height * 3;
+  if (out !== undefined && (!(out instanceof Uint8Array) || out.length < size)) {
+    throw errors.invalidParam('out', `Expected a Uint8Array of at least ${size} bytes for out`);
+  }
+  const data = out === undefined ? new Uint8Array(size) : out.subarray(0, size);
+  const stack = new Error();
+  rethrow(loadAddon<ImageAddon>().imageResize(img.data, img.width, img.height, stride, width, height, data), stack);
+  return { data, width, height, stride: width * 3 };
+}
