@@ -5,19 +5,8 @@
 set -euo pipefail
 cd "${SIGHTFLOW_ROOT:-$(dirname "$0")/../..}"
 
-pkgs=(build-essential pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg doctest-dev cmake)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-  # Another setup part may hold apt at the same time; the shared lock serialises them.
-  "${sudo_cmd[@]}" flock /tmp/apt.lock apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" flock /tmp/apt.lock \
-    apt-get install -y --no-install-recommends "${missing[@]}"
-fi
+source scripts/lib/apt.sh
+apt_install build-essential pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg doctest-dev cmake
 
 # node_modules must exist for node-addon-api and node-gyp (an earlier part runs npm ci on a clean clone).
 [ -d node_modules/node-addon-api ] || flock /tmp/npm.lock npm ci --no-audit --no-fund
