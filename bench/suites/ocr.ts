@@ -1,0 +1,48 @@
+// `npm run bench -- ocr [--quick] [--json]`: milliseconds per image, PP-OCRv4 through our pipeline vs the
+// Tesseract 5 CLI (Debian), on the same images in the same run, alternating so load drifts hit both alike.
+// Each side pays for its own decode: ours decodes with sharp, Tesseract reads the file itself.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { evalDir } from '../../eval/dir.js';
+import type { SuiteOptions } from '../../scripts/suite-runner.js';
+import { ocrImage } from '../../src/vision/ocr/engine.js';
+import { decodeRgb } from '../../src/vision/ocr/rgb-image.js';
+import { tesseractFileWords } from '../../src/vision/ocr/tesseract.js';
+
+const p50 = (v: number[]) => { const s = v.slice().sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)] : 0; };
+
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+export async function run({ quick, json }: SuiteOptions): Promise<void> {
+  const pick = (sub: string, n: number) => {
+    const dir = evalDir(sub);
+    return readdirSync(dir).filter((f) => /\.(jpe?g|png)$/i.test(f)).sort().slice(0, n).map((f) => join(dir, f));
+  };
+  // Scene photos and receipt scans: the two kinds of page the service sees most.
+  const images = quick
+    ? [...pick('ocr/icdar2015_sample/images', 1), ...pick('ocr/sroie_receipts/images', 1)]
+    : [...pick('ocr/icdar2015_sample/images', 5), ...pick('ocr/sroie_receipts/images', 5)];
+  const ours = async (path: string) => ocrImage(await decodeRgb(path), { language: 'en' });
+  const peer = async (path: string) => tesseractFileWords(path, 'eng');
+  // Warm-up: model loading is a start-up cost, not a per-image one.
+  await ours(images[0]);
+  await peer(images[0]);
+  const ourMs: number[] = [];
+  const peerMs: number[] = [];
+  for (const path of images) {
+    const a = await time(() => ours(path));
+    const b = await time(() => peer(path));
+    ourMs.push(a);
+    peerMs.push(b);
+    console.log(`${path.split('/').pop()}: pp-ocrv4 ${Math.round(a)} ms, tesseract ${Math.round(b)} ms`);
+  }
+  const our50 = Math.round(p50(ourMs));
+  const peer50 = Math.round(p50(peerMs));
+  const ratio = Math.round((peer50 / Math.max(1, our50)) * 100) / 100;
+  console.log(`${images.length} images: pp-ocrv4 p50 ${our50} ms, tesseract p50 ${peer50} ms, ratio (tesseract / ours) ${ratio}`);
+  if (json) console.log(JSON.stringify({ suite: 'ocr', sightflow: { ms_p50: our50 }, peer: { name: 'tesseract', ms_p50: peer50 }, ratio }));
+}
