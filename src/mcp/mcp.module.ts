@@ -1,7 +1,23 @@
-// MCP endpoint at /mcp (issue 8): legacy HTTP+SSE and Streamable HTTP transports.
+// MCP endpoint at /mcp (issue 8, SPEC 5.7): legacy HTTP+SSE and Streamable HTTP transports on the one uWS
+// server, offering sightflow's REST routes as tools (tool-catalogue.ts) that dispatch in-process.
 import type { Module } from '../module.js';
 import type { Services } from '../services.js';
+import { mcpSettingsFromEnv, type McpSettings } from './mcp-config.js';
+import { McpSessions } from './mcp-sessions.js';
+import { mcpRoutes } from './mcp.routes.js';
+import { RouteTools } from './route-tools.js';
 
-export function mcpModule(_s: Services): Module {
-  return { routes: [] };
+export function mcpModule(s: Services, settings: Partial<McpSettings> = {}): Module {
+  const log = s.log.child({ module: 'mcp' });
+  // The route table is set on the services once the server is built, after modules are created.
+  const tools = new RouteTools(() => s.router);
+  const sessions = new McpSessions(
+    { tools, version: s.version, log, maxJsonBytes: s.config.maxJsonBytes },
+    { ...mcpSettingsFromEnv(), ...settings },
+  );
+  return {
+    routes: mcpRoutes(sessions, log),
+    async start() { sessions.start(); },
+    async stop() { await sessions.stop(); },
+  };
 }

@@ -11,7 +11,7 @@ export function fileRoutes(s: Services): RouteDef[] {
       summary: 'Download a stored file through a presigned link (expires, sig); supports Range',
       responses: {
         200: { description: 'The file', contentType: 'application/octet-stream' },
-        206: { description: 'The requested byte range' },
+        206: { description: 'The requested byte range', contentType: 'application/octet-stream' },
         403: { description: 'Missing, tampered or expired signature' },
         416: { description: 'Range not satisfiable' },
       },

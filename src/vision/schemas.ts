@@ -4,7 +4,8 @@
 import { z } from 'zod';
 
 const received = (input: unknown): string =>
-  input === undefined ? 'nothing' : input === null ? 'null' : typeof input === 'string' ? JSON.stringify(input) :
+  input === undefined ? 'nothing' : input === null ? 'null' :
+    typeof input === 'string' ? (input.length > 60 ? `a string of ${input.length} characters` : JSON.stringify(input)) :
     Array.isArray(input) ? 'an array' : typeof input === 'object' ? 'an object' : String(input);
 
 const expected = (what: string, field: string) => ({ error: (iss: { input?: unknown }) => `Expected ${what} for ${field} but received ${received(iss.input)}` });
@@ -50,8 +51,8 @@ export type OcrBody = z.infer<typeof OcrBody>;
 export type DetectBody = z.infer<typeof DetectBody>;
 
 export const Usage = z.object({
-  input_tokens: z.number().int().meta({ description: 'Image tokens (README "Usage") plus prompt tokens' }),
-  output_tokens: z.number().int().meta({ description: 'Tokens of the returned text (o200k_base)' }),
+  input_tokens: z.number().int().nonnegative().meta({ description: 'Image tokens (README "Usage") plus prompt tokens' }),
+  output_tokens: z.number().int().nonnegative().meta({ description: 'Tokens of the returned text (o200k_base)' }),
 });
 
 const BBox = z.tuple([z.number(), z.number(), z.number(), z.number()]).meta({ description: '[x1, y1, x2, y2] in source-image pixels' });

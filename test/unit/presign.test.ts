@@ -136,38 +136,7 @@ test('Range: 206 with Content-Range, suffix and open ranges, 416 when unsatisfia
   assert.equal(parseRange('bytes=0-', 0), 'unsatisfiable');
 });
 
-test('over HTTP: a Range request returns 206 with the right bytes', async () => {
-  // A minimal node:http adapter standing in for the server's route: stream `path` from start to end.
-  const server = http.createServer(async (req, res) => {
-    try {
-      const url = new URL(req.url ?? '/', 'http://x');
-      const r = await resolveFileRequest(store, { key: decodeURIComponent(url.pathname.slice('/v1/files/'.length)), query: url.searchParams, rangeHeader: req.headers.range, secret: SECRET });
-      res.writeHead(r.status, r.headers);
-      if (r.end >= r.start) createReadStream(r.path, { start: r.start, end: r.end }).pipe(res);
-      else res.end();
-    } catch (e) {
-      const err = e as ApiError;
-      res.writeHead(err.status ?? 500, { 'content-type': 'application/json' }).end(JSON.stringify(err.toBody()));
-    }
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  try {
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const link = presign('col_1/item_1.jpg', { secret: SECRET });
-    const partial = await fetch(base + link, { headers: { range: 'bytes=500-520' } });
-    assert.equal(partial.status, 206);
-    assert.equal(partial.headers.get('content-range'), 'bytes 500-520/1000');
-    assert.deepEqual(Buffer.from(await partial.arrayBuffer()), content.subarray(500, 521));
-    const whole = await fetch(base + link);
-    assert.equal(whole.status, 200);
-    assert.deepEqual(Buffer.from(await whole.arrayBuffer()), content);
-    const tampered = await fetch(base + link.replace(/sig=./, 'sig=0'));
-    assert.equal(tampered.status, 403);
-    assert.equal(((await tampered.json()) as ErrorBody).error.code, 'invalid_signature');
-  } finally {
-    await new Promise((r) => server.close(r));
-  }
-});
+// Over HTTP against the real server: test/integration/files.test.ts.
 
 test('the signing secret is created once, persisted with mode 0600, and agreed on by racing callers', async () => {
   const dir = join(dataDir, 'secret-test');

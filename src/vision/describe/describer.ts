@@ -63,7 +63,7 @@ export async function describeImage(models: DescriberModels, req: DescribeReques
       models.detector.detect(req.image, { confidence_threshold: DESCRIBE_CONFIDENCE }),
       models.ocr(req.image),
     ]);
-    facts = buildFacts(req.image, objects, { blocks: ocr.blocks, palette: imagePalette(req.image), detailed: true });
+    facts = buildFacts(req.image, objects, { ocr, palette: imagePalette(req.image), detailed: true });
   }
   const description = req.language === 'zh' ? writeChinese(facts, intent) : writeEnglish(facts, intent);
   return { description, detail, intent, facts };

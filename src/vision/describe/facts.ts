@@ -47,7 +47,7 @@ const MAX_TEXT_LINE = 80;
 export function buildFacts(
   image: { width: number; height: number },
   objects: readonly DetectedObject[],
-  opts: { blocks?: readonly OcrBlock[]; palette?: string[]; detailed: boolean },
+  opts: { ocr?: { text: string; blocks: readonly OcrBlock[] }; palette?: string[]; detailed: boolean },
 ): Facts {
   const byClass = new Map<string, ObjectFact[]>();
   const imageArea = image.width * image.height;
@@ -74,7 +74,7 @@ export function buildFacts(
     width: image.width,
     height: image.height,
     groups,
-    text: readableLines(opts.blocks ?? []),
+    text: opts.ocr ? readableLines(opts.ocr.text, opts.ocr.blocks) : [],
     palette: opts.palette ?? [],
     scene: guessScene(counts),
     detailed: opts.detailed,
@@ -83,12 +83,15 @@ export function buildFacts(
 
 const order = (p: Position) => (p === 'left' ? 0 : p === 'centre' ? 1 : 2);
 
-function readableLines(blocks: readonly OcrBlock[]): string[] {
+/** The page's lines (blocks may be single words) whose every block was read confidently. */
+function readableLines(page: string, blocks: readonly OcrBlock[]): string[] {
   const out: string[] = [];
-  for (const b of blocks) {
-    const text = b.text.replace(/\s+/g, ' ').trim();
+  for (const line of page.split('\n')) {
+    const text = line.replace(/\s+/g, ' ').trim();
     const chars = (text.match(/[\p{L}\p{N}]/gu) ?? []).length;
-    if (b.confidence < MIN_TEXT_CONFIDENCE || chars < MIN_TEXT_CHARS) continue;
+    const parts = blocks.filter((b) => b.text.trim() && text.includes(b.text.trim()));
+    const confidence = parts.length ? Math.min(...parts.map((b) => b.confidence)) : 0;
+    if (confidence < MIN_TEXT_CONFIDENCE || chars < MIN_TEXT_CHARS) continue;
     out.push(text.length > MAX_TEXT_LINE ? `${text.slice(0, MAX_TEXT_LINE - 1)}…` : text);
     if (out.length === MAX_TEXT_LINES) break;
   }
