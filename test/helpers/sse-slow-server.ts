@@ -24,5 +24,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       setTimeout(() => process.exit(0), 100);
     })();
   });
-  app.listen('127.0.0.1', 0, (s) => process.stdout.write(`port ${uws.us_socket_local_port(s as never)}\n`));
+  app.listen('127.0.0.1', 0, (s) => { process.stdout.write(`port ${uws.us_socket_local_port(s as never)}\n`); });
 }

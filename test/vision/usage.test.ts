@@ -53,7 +53,7 @@ test('each endpoint reports usage by the formula and the ledger has the same num
     { endpoint: '/v1/vision/describe', json: { image_base64, prompt } },
     { endpoint: '/v1/vision/describe', json: { image_base64, detail: 'low' } },
   ];
-  const bodies = [];
+  const bodies: any[] = [];
   for (const c of calls) {
     const r = await api(t, c.endpoint, { method: 'POST', json: c.json });
     assert.equal(r.status, 200, r.text);
