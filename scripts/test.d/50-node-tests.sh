@@ -7,6 +7,8 @@ files=$(find test -name '*.test.ts' -not -path '*/e2e/*' | sort)
 integration=$(find test/integration -name '*.test.ts' | sort)
 status=0
 export SIGHTFLOW_TEST_DB=pglite
+# CLI tests run the built dist/ (setup built it), as the README's commands do.
+export SIGHTFLOW_TEST_DIST=1
 echo "== node tests (PGlite)"
 node --import tsx --test --test-concurrency=2 $files 2>&1 | tee .tmp/test-pglite.tap | grep -E '^(not ok|# (tests|pass|fail|skipped))' ; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "== integration tests (PostgreSQL)"

@@ -3,11 +3,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-export const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+// CI (SIGHTFLOW_TEST_DIST=1, after setup built dist/) runs the built CLI exactly as `./quickstart serve` does;
+// elsewhere the sources run through tsx.
+const useDist = process.env.SIGHTFLOW_TEST_DIST === '1';
+export const MAIN = fileURLToPath(new URL(useDist ? '../../dist/src/main.js' : '../../src/main.ts', import.meta.url));
+export const NODE_ARGS = useDist ? [] : ['--import', 'tsx'];
 
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...NODE_ARGS, MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
@@ -21,7 +25,7 @@ export interface Served { child: ChildProcess; port: number; lines: string[]; ex
 /** Starts `sightflow serve` on port 0 and resolves once its JSON log says where it listens. */
 export function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], {
+    const child = spawn(process.execPath, [...NODE_ARGS, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], {
       env: { ...process.env, SIGHTFLOW_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     const lines: string[] = [];
