@@ -2,10 +2,10 @@
 // Typed wrappers live beside the code that uses them (video/decoder.ts, video/tracker.ts, vision/image-ops.ts);
 // each declares the slice of the addon it calls.
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from './paths.js';
 import { resolve } from 'node:path';
 
-const root = resolve(fileURLToPath(new URL('.', import.meta.url)), import.meta.url.includes('/dist/') ? '../..' : '..');
+const root = projectRoot;
 let cached: unknown;
 
 /** Loads the addon once; throws a clear message when it has not been built. */

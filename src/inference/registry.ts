@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../paths.js';
 import { errors } from '../errors.js';
 import { isPackageSource, ManifestSchema, type ModelManifest } from './manifest.js';
 import type { ModelSpec } from './runtime.js';
@@ -23,23 +23,11 @@ export interface PrepareProgress { id: string; phase: PreparePhase; fraction: nu
 export interface PrepareResult { id: string; path: string; sha256: string; action: 'cached' | 'converted' | 'copied'; ms: number }
 export interface VerifyResult { id: string; ok: boolean; status: 'ok' | 'missing' | 'mismatch' | 'source-mismatch' | 'source-missing'; detail: string }
 
-/** The project root (the folder with sightflow's package.json), from src/ or dist/src/. */
-export function projectRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && existsSync(join(dir, 'models'))) return dir;
-    const up = dirname(dir);
-    if (up === dir) throw new Error('sightflow project root not found above ' + fileURLToPath(import.meta.url));
-    dir = up;
-  }
-}
-
-export const builtinManifestDir = (): string => join(projectRoot(), 'models');
+export const builtinManifestDir = (): string => join(projectRoot, 'models');
 
 /** An installed npm package's folder, found the way Node looks for node_modules (package exports aside). */
 export function packageDir(name: string): string {
-  let dir = projectRoot();
+  let dir = projectRoot;
   for (;;) {
     const candidate = join(dir, 'node_modules', name);
     if (existsSync(join(candidate, 'package.json'))) return candidate;
