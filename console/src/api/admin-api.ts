@@ -1,0 +1,20 @@
+// The admin API (/admin/v1, README "Projects, keys and the admin API") with the signed-in admin token.
+import { requestJson } from './http';
+import type { ApiKey, CreatedKey, List, Project, UsageList } from './types';
+
+const base = '/admin/v1';
+const enc = encodeURIComponent;
+
+export function adminApi(token: string) {
+  return {
+    projects: () => requestJson<List<Project>>(`${base}/projects`, { token }),
+    createProject: (name: string) => requestJson<Project>(`${base}/projects`, { token, method: 'POST', json: { name } }),
+    keys: (projectId: string) => requestJson<List<ApiKey>>(`${base}/projects/${enc(projectId)}/keys`, { token }),
+    createKey: (projectId: string, name: string) => requestJson<CreatedKey>(`${base}/projects/${enc(projectId)}/keys`, { token, method: 'POST', json: { name } }),
+    disableKey: (projectId: string, keyId: string) =>
+      requestJson<ApiKey>(`${base}/projects/${enc(projectId)}/keys/${enc(keyId)}/disable`, { token, method: 'POST' }),
+    usage: (projectId: string, from: string, to: string) =>
+      requestJson<UsageList>(`${base}/projects/${enc(projectId)}/usage?from=${enc(from)}&to=${enc(to)}`, { token }),
+  };
+}
+export type AdminApi = ReturnType<typeof adminApi>;

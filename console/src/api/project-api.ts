@@ -1,0 +1,34 @@
+// The public API (/v1) with a project key: video tasks (SPEC 4.2) and vector collections (SPEC 4.3).
+import { requestJson } from './http';
+import type { Collection, List, SearchResponse, TaskResults, VideoTask } from './types';
+
+const enc = encodeURIComponent;
+
+export interface SearchQuery { text?: string; image_base64?: string; top_k?: number; threshold?: number }
+
+export function projectApi(key: string) {
+  return {
+    /** The stream reader sends it too (fetch-based SSE, see task-stream.ts). */
+    key,
+    project: () => requestJson<{ id: string; name: string }>('/v1/project', { token: key }),
+    tasks: (q: { status?: string; cursor?: string | null; limit?: number }) => {
+      const p = new URLSearchParams();
+      if (q.status) p.set('status', q.status);
+      if (q.cursor) p.set('cursor', q.cursor);
+      p.set('limit', String(q.limit ?? 25));
+      return requestJson<List<VideoTask>>(`/v1/video/tasks?${p}`, { token: key });
+    },
+    task: (id: string) => requestJson<VideoTask>(`/v1/video/tasks/${enc(id)}?include=request`, { token: key }),
+    results: (id: string) => requestJson<TaskResults>(`/v1/video/tasks/${enc(id)}/results`, { token: key }),
+    cancel: (id: string) => requestJson<VideoTask>(`/v1/video/tasks/${enc(id)}/cancel`, { token: key, method: 'POST' }),
+    collections: () => requestJson<List<Collection>>('/v1/vectors/collections', { token: key }),
+    collection: (id: string) => requestJson<Collection>(`/v1/vectors/collections/${enc(id)}`, { token: key }),
+    createCollection: (name: string, description?: string) =>
+      requestJson<Collection>('/v1/vectors/collections', { token: key, method: 'POST', json: description ? { name, description } : { name } }),
+    deleteCollection: (id: string) => requestJson<{ deleted: true }>(`/v1/vectors/collections/${enc(id)}`, { token: key, method: 'DELETE' }),
+    indexItems: (id: string, items: Array<Record<string, unknown>>) =>
+      requestJson<{ indexed: number; ids?: string[] }>(`/v1/vectors/collections/${enc(id)}/index`, { token: key, method: 'POST', json: { items } }),
+    search: (id: string, q: SearchQuery) => requestJson<SearchResponse>(`/v1/vectors/collections/${enc(id)}/search`, { token: key, method: 'POST', json: q }),
+  };
+}
+export type ProjectApi = ReturnType<typeof projectApi>;

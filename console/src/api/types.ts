@@ -1,0 +1,51 @@
+// Shapes of the server's answers (SPEC 4, API-DECISIONS), as far as the console reads them.
+export interface List<T> { object: 'list'; data: T[]; has_more?: boolean; next_cursor?: string | null }
+
+export interface Project { id: string; name: string; created_at: string }
+
+export interface ApiKey {
+  id: string; name: string; hint: string; created_at: string; last_used_at: string | null;
+  disabled_at: string | null; status: 'active' | 'disabled';
+}
+export interface CreatedKey extends ApiKey { key: string }
+
+export interface UsageDay { day: string; requests: number; input_tokens: number; output_tokens: number; frames: number; ms: number }
+export interface UsageList { object: 'list'; project_id: string; from: string; to: string; data: UsageDay[] }
+
+export const TASK_STATES = ['pending', 'running', 'streaming', 'succeeded', 'failed', 'cancelling', 'cancelled'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+export interface VideoInput { type: 'video_url' | 'video_base64'; url?: string; data?: unknown }
+export interface VideoTask {
+  id: string; object: 'video.task'; status: TaskState; created_at: string; started_at: string | null; finished_at: string | null;
+  model: string; stream_url: string;
+  progress: { frame_index: number | null; decoded_frames: number; dropped_frames: number; total_frames: number | null };
+  usage: { processed_frames: number; processing_time_ms: number } | null;
+  error: { code: string; message: string } | null;
+  request?: { input?: VideoInput[]; steps?: Array<{ model: string }> };
+  /** A presigned link to the staged input, if the server offers one (preferred over the request's URL). */
+  input_url?: string | null;
+  content_url?: string | null;
+}
+
+export interface Roi { left: number; top: number; width: number; height: number }
+export interface Target { track_id: number; class: string; confidence: number; roi: Roi; text?: string }
+export interface StreamChunk {
+  id: string; object: 'mm.pipeline.chunk'; model?: string;
+  stream_info: { frame_index: number; total_frames: number | null; decoded_frames: number; dropped_frames: number; fps: number; elapsed_ms: number };
+  delta: { results: Array<{ index: number; targets: Target[] }> };
+  finish_reason: 'stop' | 'max_frames' | 'error' | 'cancelled' | null;
+  usage?: { processed_frames: number; processing_time_ms: number; decoded_frames: number; dropped_frames: number };
+}
+
+export interface TrackSummary {
+  track_id: number; class: string; first_frame: number; last_frame: number; frames_seen: number; best_confidence: number; feature_digest?: string;
+}
+export interface TaskResults { id: string; object: 'mm.pipeline.result'; model: string; usage: { processed_frames: number; processing_time_ms: number }; tracks: TrackSummary[] }
+
+export interface Collection {
+  id: string; object: 'vectors.collection'; name: string; description: string | null; model_id: string;
+  dimensions: number; metric: string; item_count: number; created_at: string;
+}
+export interface SearchResult { id: string; score: number; content_type: string; metadata: Record<string, unknown>; content_url: string | null; text?: string }
+export interface SearchResponse { results: SearchResult[]; model: string; usage: { input_tokens: number } }

@@ -1,0 +1,199 @@
+// One video task: the source video with each frame's tracked boxes drawn in sync, fed live by the SSE stream
+// (resumed by byte offset after a drop) and replayed from the archive once the task has ended; then the
+// per-track summary.
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { TaskResults, TrackSummary, VideoTask } from '../api/types';
+import { followTaskStream, type StreamState } from '../api/task-stream';
+import { TaskFrames } from '../task-frames';
+import { fmtDateTime, fmtMs, fmtNumber } from '../format';
+import { href, onLinkClick } from '../router';
+import { trackColour } from '../track-colours';
+import { ErrorNotice, Loading, Notice, Unavailable, isRouteMissing } from '../components/notice';
+import { TrackOverlay } from '../components/track-overlay';
+import type { V1PageProps } from './tasks-page';
+
+const RUNNING = new Set(['pending', 'running', 'streaming', 'cancelling']);
+
+function sourceOf(t: VideoTask): { url: string | null; note: string | null } {
+  const presigned = t.input_url ?? t.content_url ?? null;
+  if (presigned) return { url: presigned, note: null };
+  const input = t.request?.input?.[0];
+  if (input?.type === 'video_url' && input.url) return { url: input.url, note: null };
+  if (input?.type === 'video_base64') return { url: null, note: 'The video was uploaded as base64 and the server offers no link to it: the boxes are drawn on a blank frame.' };
+  return { url: null, note: 'The task does not say where its video is: the boxes are drawn on a blank frame.' };
+}
+
+export function TaskPage(props: V1PageProps & { taskId: string }) {
+  const [task, setTask] = useState<VideoTask | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [results, setResults] = useState<TaskResults | null>(null);
+  const [streamState, setStreamState] = useState<{ state: StreamState; detail?: string }>({ state: 'connecting' });
+  const [finish, setFinish] = useState<string | null>(null);
+  const [, setVersion] = useState(0);
+  const frames = useMemo(() => new TaskFrames(), [props.taskId]);
+
+  const loadTask = async () => {
+    try {
+      const t = await props.api.task(props.taskId);
+      setTask(t);
+      if (t.status === 'succeeded') setResults(await props.api.results(props.taskId).catch(() => null));
+    } catch (e) {
+      if (!props.keyRejected(e)) setError(e);
+    }
+  };
+  useEffect(() => { void loadTask(); }, [props.api, props.taskId]);
+
+  // One stream per page: the archive replays from byte 0, then live chunks follow; re-render at most per frame.
+  useEffect(() => {
+    if (!task) return;
+    let scheduled = 0;
+    const bump = () => { if (!scheduled) scheduled = requestAnimationFrame(() => { scheduled = 0; setVersion((v) => v + 1); }); };
+    const s = followTaskStream({
+      url: task.stream_url,
+      key: props.api.key,
+      onChunk: (c) => { frames.add(c); if (c.finish_reason) setFinish(c.finish_reason); bump(); },
+      onState: (state, detail) => {
+        setStreamState({ state, detail });
+        if (state === 'done') void loadTask();
+      },
+    });
+    return () => { s.close(); if (scheduled) cancelAnimationFrame(scheduled); };
+  }, [task?.id]);
+
+  // The record (status, progress) is not on the stream: refresh it now and then while the task runs.
+  const running = task !== null && RUNNING.has(task.status);
+  useEffect(() => {
+    if (!running) return;
+    const timer = setInterval(() => void loadTask(), 3000);
+    return () => clearInterval(timer);
+  }, [running, props.taskId]);
+
+  if (isRouteMissing(error)) return <Unavailable feature="Video tasks" routes="GET /v1/video/tasks/:id" />;
+  if (error != null) return <ErrorNotice error={error} what="the task" />;
+  if (!task) return <Loading what="the task" />;
+  const src = sourceOf(task);
+  const listPath = `${props.basePath}/tasks`;
+  return (
+    <>
+      <p class="crumbs"><a href={href(listPath)} onClick={(e) => onLinkClick(e, listPath)}>Video tasks</a> / <code>{task.id}</code></p>
+      <h2>Task <code>{task.id}</code></h2>
+      <TaskFacts task={task} streamState={streamState} finish={finish} frameCount={frames.frames.length} onCancel={async () => {
+        try { setTask(await props.api.cancel(task.id)); } catch (e) { if (!props.keyRejected(e)) setError(e); }
+      }} />
+      {src.note && <Notice kind="info">{src.note}</Notice>}
+      <Player url={src.url} frames={frames} live={RUNNING.has(task.status) && streamState.state !== 'done'} />
+      <h3>Tracks</h3>
+      <TrackTable tracks={results?.tracks.length ? results.tracks : frames.summary()} final={results !== null && results.tracks.length > 0} />
+    </>
+  );
+}
+
+function TaskFacts(props: { task: VideoTask; streamState: { state: StreamState; detail?: string }; finish: string | null; frameCount: number; onCancel(): void }) {
+  const t = props.task;
+  const live = { connecting: 'connecting…', open: 'receiving', reconnecting: 'reconnecting (resuming from the last byte received)…', done: 'complete', failed: 'stopped' }[props.streamState.state];
+  return (
+    <div class="facts">
+      <dl>
+        <dt>Status</dt><dd><span class={`badge badge-${t.status}`} data-testid="task-status">{t.status}</span></dd>
+        <dt>Created</dt><dd>{fmtDateTime(t.created_at)}</dd>
+        <dt>Finished</dt><dd>{fmtDateTime(t.finished_at)}</dd>
+        <dt>Model</dt><dd>{t.model}</dd>
+        <dt>Frames</dt><dd>{fmtNumber(t.usage?.processed_frames ?? t.progress.decoded_frames)}{t.progress.total_frames ? ` of ${fmtNumber(t.progress.total_frames)}` : ''}</dd>
+        <dt>Processing time</dt><dd>{fmtMs(t.usage?.processing_time_ms)}</dd>
+        <dt>Stream</dt><dd aria-live="polite">{live}{props.streamState.detail ? `: ${props.streamState.detail}` : ''} · {props.frameCount} frame(s){props.finish ? ` · finished: ${props.finish}` : ''}</dd>
+      </dl>
+      {t.error && <Notice kind="error" title={`Task failed (${t.error.code})`}>{t.error.message}</Notice>}
+      {RUNNING.has(t.status) && t.status !== 'cancelling' && <button type="button" class="danger small" onClick={props.onCancel}>Cancel task</button>}
+    </div>
+  );
+}
+
+function Player(props: { url: string | null; frames: TaskFrames; live: boolean }) {
+  const video = useRef<HTMLVideoElement>(null);
+  const [dims, setDims] = useState<{ width: number; height: number } | null>(null);
+  const [videoError, setVideoError] = useState<string | null>(null);
+  // null: follow the video's clock (or, without a video, the newest frame).
+  const [pos, setPos] = useState<number | null>(null);
+  const frames = props.frames.frames;
+  const usable = props.url !== null && videoError === null;
+
+  // Keep the boxes on the frame the video shows, whether it plays, is paused or seeks.
+  useEffect(() => {
+    if (!usable) return;
+    let raf = 0;
+    let lastTime = -1;
+    let lastCount = -1;
+    const tick = () => {
+      const v = video.current;
+      if (v && v.readyState >= 1 && (v.currentTime !== lastTime || frames.length !== lastCount)) {
+        lastTime = v.currentTime;
+        lastCount = frames.length;
+        setPos(props.frames.positionAt(v.currentTime));
+      }
+      raf = requestAnimationFrame(tick);
+    };
+    raf = requestAnimationFrame(tick);
+    return () => cancelAnimationFrame(raf);
+  }, [usable, props.frames]);
+
+  const shown = pos === null ? frames.length - 1 : pos;
+  const frame = shown >= 0 ? frames[shown] : undefined;
+  const space = usable && dims ? dims : props.frames.extent();
+  const seek = (p: number) => {
+    setPos(p);
+    const v = video.current;
+    const f = frames[p];
+    if (v && usable && f) { v.pause(); v.currentTime = f.time + 1e-3; }
+  };
+
+  return (
+    <section class="player" aria-label="Video with tracked objects">
+      {props.url && videoError && <Notice kind="warning" title="The video cannot be played here">{videoError} The boxes are drawn on a blank frame instead.</Notice>}
+      <div class="stage" style={usable && dims ? undefined : { aspectRatio: `${space.width} / ${space.height}` }}>
+        {usable && (
+          <video ref={video} src={props.url!} controls muted playsInline preload="auto"
+            onLoadedMetadata={(e) => { const v = e.currentTarget as HTMLVideoElement; setDims({ width: v.videoWidth, height: v.videoHeight }); }}
+            onError={() => setVideoError(`The source (${props.url}) could not be loaded or decoded by this browser.`)} />
+        )}
+        {(!usable || dims) && frame && <TrackOverlay targets={frame.targets} width={space.width} height={space.height} />}
+      </div>
+      {frame && (
+        <ul class="visually-hidden" aria-label="Objects in this frame">
+          {frame.targets.map((t, i) => <li key={i}>{`${t.class}, track ${t.track_id}, ${Math.round(t.confidence * 100)}%, at ${Math.round(t.roi.left)}, ${Math.round(t.roi.top)}, size ${Math.round(t.roi.width)} by ${Math.round(t.roi.height)}`}</li>)}
+        </ul>
+      )}
+      <div class="row scrub">
+        <label for="frame-slider">Frame</label>
+        <input id="frame-slider" type="range" min={0} max={Math.max(0, frames.length - 1)} step={1} value={Math.max(0, shown)}
+          disabled={frames.length === 0} onInput={(e) => seek(Number((e.target as HTMLInputElement).value))} />
+        <output for="frame-slider" data-testid="frame-info">
+          {frame ? `frame ${frame.index} · ${frame.time.toFixed(2)} s · ${frame.targets.length} object(s)` : frames.length ? 'before the first sampled frame' : props.live ? 'waiting for frames…' : 'no frames'}
+        </output>
+        {!usable && pos !== null && props.live && <button type="button" class="small" onClick={() => setPos(null)}>Follow live</button>}
+      </div>
+    </section>
+  );
+}
+
+function TrackTable(props: { tracks: TrackSummary[]; final: boolean }) {
+  if (props.tracks.length === 0) return <p>No tracked objects{props.final ? '' : ' yet'}.</p>;
+  return (
+    <>
+      {!props.final && <p class="muted">Summary of the frames received so far; the server's final summary appears when the task succeeds.</p>}
+      <table class="data numeric" aria-label="Tracks">
+        <thead>
+          <tr><th scope="col">Track</th><th scope="col">Class</th><th scope="col">First frame</th><th scope="col">Last frame</th><th scope="col">Frames seen</th><th scope="col">Best confidence</th><th scope="col">Feature</th></tr>
+        </thead>
+        <tbody>
+          {props.tracks.map((t) => (
+            <tr key={t.track_id} data-track-id={t.track_id}>
+              <th scope="row"><span class="swatch" style={{ background: trackColour(t.track_id) }} aria-hidden="true" />#{t.track_id}</th>
+              <td>{t.class}</td><td>{t.first_frame}</td><td>{t.last_frame}</td><td>{t.frames_seen}</td>
+              <td>{(t.best_confidence * 100).toFixed(1)}%</td><td>{t.feature_digest ? <code>{t.feature_digest}</code> : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The web console end to end: headless Debian Chromium (playwright-core) against a real server.
+set -uo pipefail
+cd "${SIGHTFLOW_ROOT:-$(dirname "$0")/../..}"
+mkdir -p .tmp
+node --import tsx --test --test-concurrency=1 $(find test/e2e -name '*.test.ts' | sort) 2>&1 | tee .tmp/test-e2e.tap | grep -E '^(not ok|# (tests|pass|fail|skipped))'
+exit "${PIPESTATUS[0]}"
