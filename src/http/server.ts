@@ -104,6 +104,23 @@ export class HttpServer {
       sendJson(res, st, err.status, { 'x-request-id': requestId, ...err.headers }, err.toBody(), close);
     };
 
+    // uWS drops body bytes that arrive before onData is attached, so the body reader must start now,
+    // synchronously, before authentication awaits anything. Routing is synchronous and has no effects, so
+    // it runs first to pick the route's limit; errors still answer in the order auth -> 404/405 -> body.
+    const match = this.router.match(method, path);
+    const matched = match.kind === 'found' ? match.def : null;
+    let bodyPromise: Promise<Buffer> | null = null;
+    if (BODY_METHODS.has(method) && !matched?.noBody) {
+      const cl = headers['content-length'];
+      bodyPromise = readBody(res, st, {
+        limit: matched?.bodyLimit ?? this.deps.maxJsonBytes,
+        contentLength: cl !== undefined && /^\d+$/.test(cl) ? Number(cl) : null,
+        timeoutMs: this.deps.bodyTimeoutMs,
+      });
+      // Handled below, or deliberately dropped when auth or routing answers first.
+      bodyPromise.catch(() => {});
+    }
+
     const run = async () => {
       const isV1 = path === '/v1' || path.startsWith('/v1/');
       const isAdmin = path === '/admin/v1' || path.startsWith('/admin/v1/');
@@ -116,7 +133,6 @@ export class HttpServer {
       } else if (isAdmin) {
         this.checkAdmin(headers['authorization']);
       }
-      const match = this.router.match(method, path);
       if (match.kind === 'not_found') throw errors.routeNotFound(method, path);
       if (match.kind === 'method_not_allowed') throw errors.methodNotAllowed(method, path, match.allowed);
       const def = match.def;
@@ -128,13 +144,8 @@ export class HttpServer {
       }
 
       let body: unknown = undefined;
-      if (BODY_METHODS.has(method) && !def.noBody) {
-        const cl = headers['content-length'];
-        const buf = await readBody(res, st, {
-          limit: def.bodyLimit ?? this.deps.maxJsonBytes,
-          contentLength: cl !== undefined && /^\d+$/.test(cl) ? Number(cl) : null,
-          timeoutMs: this.deps.bodyTimeoutMs,
-        });
+      if (bodyPromise) {
+        const buf = await bodyPromise;
         if (def.body) {
           const ct = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
           if (buf.length > 0 && ct !== 'application/json') throw errors.unsupportedMediaType(ct);

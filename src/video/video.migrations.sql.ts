@@ -1,4 +1,48 @@
-// Video tables (versions 100-199).
+// Video tables (versions 100-199): tasks (the queue is this table: pending rows are claimed with
+// FOR UPDATE SKIP LOCKED, leases renewed by heartbeats) and the stream archive (the exact SSE bytes of
+// each task, one row per append, keyed by the byte offset where the row starts).
 import type { Migration } from '../store/migrations.sql.js';
 
-export const videoMigrations: Migration[] = [];
+export const videoMigrations: Migration[] = [
+  {
+    version: 100,
+    name: 'video tasks and stream archive',
+    sql: `
+      CREATE TABLE video_tasks (
+        id                text PRIMARY KEY,
+        project_id        text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        key_id            text,
+        status            text NOT NULL,
+        model             text NOT NULL,
+        -- The body as validated, with base64 data elided (echoed by include=request).
+        request           jsonb NOT NULL,
+        -- What the worker hands the provider: the body with a staged input's blob key instead of its data.
+        job               jsonb NOT NULL,
+        -- Milliseconds, so the keyset cursor (created_at, id) round-trips exactly through JavaScript.
+        created_at        timestamptz NOT NULL DEFAULT date_trunc('milliseconds', clock_timestamp()),
+        started_at        timestamptz,
+        finished_at       timestamptz,
+        attempts          integer NOT NULL DEFAULT 0,
+        max_attempts      integer NOT NULL,
+        lease_owner       text,
+        lease_expires_at  timestamptz,
+        -- Archive size in bytes and number of frame chunks appended (0 = the task can still fail over).
+        stream_bytes      bigint NOT NULL DEFAULT 0,
+        chunk_count       integer NOT NULL DEFAULT 0,
+        progress          jsonb,
+        usage             jsonb,
+        error             jsonb,
+        results           jsonb
+      );
+      CREATE INDEX video_tasks_project_created ON video_tasks (project_id, created_at DESC, id DESC);
+      CREATE INDEX video_tasks_pending ON video_tasks (created_at, id) WHERE status = 'pending';
+      CREATE INDEX video_tasks_leased ON video_tasks (lease_expires_at) WHERE lease_owner IS NOT NULL;
+      CREATE TABLE video_stream_bytes (
+        task_id      text NOT NULL REFERENCES video_tasks(id) ON DELETE CASCADE,
+        byte_offset  bigint NOT NULL,
+        bytes        bytea NOT NULL,
+        PRIMARY KEY (task_id, byte_offset)
+      );
+    `,
+  },
+];

@@ -1,7 +1,87 @@
-// Video tasks (issue 6): routes, and the in-process worker unless disabled.
+// Video tasks (issue 6): routes, the reaper (every process), and the in-process worker unless disabled.
+// Providers come from ./providers.js (built from SIGHTFLOW_PROVIDERS) through a dynamic import, so the task
+// machinery builds and runs before that file exists: tasks then fail with a clear `no_provider` error.
 import type { Module } from '../module.js';
 import type { Services } from '../services.js';
+import type { VideoProvider } from './provider.js';
+import { StreamArchive } from './stream-archive.js';
+import { hubFor } from './stream-hub.js';
+import { TaskStore } from './task-store.js';
+import { Subscriptions } from './stream.js';
+import { FinishedArchiveCache } from './archive-cache.js';
+import { Reaper } from './reaper.js';
+import { VideoWorker, type ProviderSource } from './worker.js';
+import { videoRoutes } from './video.routes.js';
+import { videoSettingsFromEnv, type VideoSettings } from './settings.js';
+import { SyntheticProvider } from './synthetic-provider.js';
 
-export function videoModule(_s: Services, _opts: { worker: boolean }): Module {
-  return { routes: [] };
+export interface VideoModuleOptions {
+  worker: boolean;
+  /** Tests inject their providers; default: createProviders(s) of ./providers.js. */
+  providers?: ProviderSource;
+  settings?: Partial<VideoSettings>;
+}
+
+type ProvidersModule = { createProviders(s: Services): { forModel(model: string | undefined): VideoProvider[] } };
+
+/**
+ * The production provider list, or, with SIGHTFLOW_TEST_PROVIDER=synthetic (TESTS ONLY), one provider that
+ * emits synthetic frames (SIGHTFLOW_TEST_SYNTHETIC_START_MS delays its first frame). `load()` at start makes
+ * a malformed SIGHTFLOW_PROVIDERS stop the process there, not at the first task; a missing providers module
+ * only logs (tasks then fail with no_provider).
+ */
+export function defaultProviders(s: Services): ProviderSource & { load(): Promise<void> } {
+  if (process.env.SIGHTFLOW_TEST_PROVIDER === 'synthetic') {
+    s.log.warn('SIGHTFLOW_TEST_PROVIDER=synthetic: video tasks emit synthetic frames (test mode)');
+    const synthetic = new SyntheticProvider({ startMs: Number(process.env.SIGHTFLOW_TEST_SYNTHETIC_START_MS ?? 0) || 0 });
+    return Object.assign(() => [synthetic], { load: async () => {} });
+  }
+  type Lists = ReturnType<ProvidersModule['createProviders']>;
+  let loaded: Promise<Lists | null> | null = null;
+  const load = () => (loaded ??= (async () => {
+    const spec = './providers.js';
+    let mod: ProvidersModule;
+    try {
+      mod = (await import(spec)) as ProvidersModule;
+    } catch (e) {
+      s.log.error({ err: e }, 'video providers unavailable (src/video/providers.ts); video tasks will fail with no_provider');
+      return null;
+    }
+    return mod.createProviders(s);
+  })());
+  const source = async (model: string | undefined) => {
+    const lists = await load().catch(() => null);
+    return lists ? lists.forModel(model) : [];
+  };
+  return Object.assign(source, { load: async () => { await load(); } });
+}
+
+export interface VideoModule extends Module {
+  worker: VideoWorker | null;
+}
+
+export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule {
+  const settings = { ...videoSettingsFromEnv(), ...opts.settings };
+  const hub = hubFor(s);
+  const archive = new StreamArchive(s, hub);
+  const store = new TaskStore(s, archive, hub);
+  const subs = new Subscriptions();
+  const reaper = new Reaper(s, archive, settings.reaperMs);
+  const fallback = opts.worker && !opts.providers ? defaultProviders(s) : null;
+  const worker = opts.worker ? new VideoWorker(s, { providers: opts.providers ?? fallback!, settings }) : null;
+  return {
+    worker,
+    routes: videoRoutes(s, { store, archive, hub, subs, cache: new FinishedArchiveCache(), streamPollMs: settings.streamPollMs }),
+    async start() {
+      await fallback?.load();
+      reaper.start();
+      worker?.start();
+    },
+    async stop() {
+      reaper.stop();
+      await worker?.stop();
+      subs.closeAll();
+      await hub.close();
+    },
+  };
 }

@@ -1,0 +1,189 @@
+// Request and response shapes of /v1/video/* (SPEC 2.5-2.8, 4.2 + API-DECISIONS "Video"): the server validates
+// with these and the OpenAPI document is generated from them. Bodies are strict: an unknown field, step model
+// or step parameter is a 400 naming it. Messages follow "Expected X for field but received Y".
+import { z } from 'zod';
+
+/** Decoded size limit of a video_base64 input: 20 MB fits (as ~26.7 MB of base64) in the 30 MB JSON body limit. */
+export const VIDEO_BASE64_MAX_BYTES = 20 * 1024 * 1024;
+export const DEFAULT_MAX_FRAMES = 3000;
+export const DEFAULT_SAMPLING = { mode: 'fps', value: 1 } as const;
+export const STEP_MODELS = ['detect', 'ocr', 'feature'] as const;
+export const TASK_STATES = ['pending', 'running', 'streaming', 'succeeded', 'failed', 'cancelling', 'cancelled'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+export const TERMINAL_STATES: readonly TaskState[] = ['succeeded', 'failed', 'cancelled'];
+
+const received = (input: unknown): string =>
+  input === undefined ? 'nothing' : input === null ? 'null' : typeof input === 'string' ? JSON.stringify(input) :
+    Array.isArray(input) ? 'an array' : typeof input === 'object' ? 'an object' : String(input);
+const expected = (what: string, field: string) => ({ error: (iss: { input?: unknown }) => `Expected ${what} for ${field} but received ${received(iss.input)}` });
+
+const positive = (field: string) => z.number(expected('a number greater than 0', field)).gt(0, expected('a number greater than 0', field));
+const unit = (field: string) => z.number(expected('a number between 0 and 1', field)).min(0, expected('a number between 0 and 1', field)).max(1, expected('a number between 0 and 1', field));
+const names = (field: string) => z.array(z.string(expected('a string', `each entry of ${field}`)).min(1, expected('a non-empty string', `each entry of ${field}`)), expected('an array of strings', field)).max(100, expected('at most 100 entries', field));
+
+const Sampling = z.discriminatedUnion('mode', [
+  z.strictObject({ mode: z.literal('fps'), value: positive('sampling.value').meta({ description: 'Frames per second of video time' }) }),
+  z.strictObject({ mode: z.literal('interval'), value: positive('sampling.value').meta({ description: 'One frame every value seconds' }) }),
+  z.strictObject({ mode: z.literal('keyframe') }),
+], expected('one of "fps", "interval", "keyframe"', 'sampling.mode')).meta({ description: 'Default: 1 frame per second ({mode: "fps", value: 1})' });
+
+const Range = z.strictObject({
+  start: z.number(expected('a number >= 0', 'range.start')).min(0, expected('a number >= 0', 'range.start')).optional(),
+  end: positive('range.end').optional(),
+  unit: z.enum(['seconds', 'frames'], expected('"seconds" or "frames"', 'range.unit')).optional().meta({ description: 'Default seconds' }),
+}).superRefine((r, ctx) => {
+  if (r.start !== undefined && r.end !== undefined && !(r.end > r.start)) {
+    ctx.addIssue({ code: 'custom', path: ['end'], message: `Expected range.end greater than range.start (${r.start}) but received ${r.end}` });
+  }
+}).meta({ description: 'Default: the whole video. unit seconds (default) or frames; end is exclusive' });
+
+const InputElement = z.strictObject({
+  type: z.enum(['video_url', 'video_base64'], expected('"video_url" or "video_base64"', 'type')),
+  url: z.string(expected('an http(s) URL string', 'url')).max(8192, expected('at most 8192 characters', 'url')).optional()
+    .meta({ description: 'Required for video_url: a public http(s) URL or a presigned GET URL' }),
+  data: z.string(expected('a base64 string or data URI', 'data')).optional()
+    .meta({ description: `Required for video_base64: a data URI (data:video/mp4;base64,...) or bare base64; up to ${VIDEO_BASE64_MAX_BYTES} bytes decoded. Staged to the blob store before any worker reads it` }),
+  sampling: Sampling.optional(),
+  range: Range.optional(),
+  max_frames: z.number(expected('an integer >= 1', 'max_frames')).int(expected('an integer >= 1', 'max_frames')).min(1, expected('an integer >= 1', 'max_frames')).optional()
+    .meta({ description: `Stop after this many processed frames (finish_reason max_frames). Default ${DEFAULT_MAX_FRAMES}` }),
+}).superRefine((el, ctx) => {
+  if (el.type === 'video_url') {
+    if (el.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'Expected an http(s) URL for url when type is video_url but received nothing' });
+    else {
+      let ok = false;
+      try { const u = new URL(el.url); ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== ''; } catch { /* not a URL */ }
+      if (!ok) ctx.addIssue({ code: 'custom', path: ['url'], message: `Expected an http(s) URL for url but received ${received(el.url.slice(0, 200))}` });
+    }
+    if (el.data !== undefined) ctx.addIssue({ code: 'custom', path: ['data'], message: 'Expected no data when type is video_url (data belongs to video_base64)' });
+  } else {
+    if (el.data === undefined) ctx.addIssue({ code: 'custom', path: ['data'], message: 'Expected a base64 string or data URI for data when type is video_base64 but received nothing' });
+    if (el.url !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'Expected no url when type is video_base64 (url belongs to video_url)' });
+  }
+});
+
+const When = z.strictObject({
+  class_is: names('when.class_is').optional().meta({ description: 'Only targets of these classes' }),
+  min_confidence: unit('when.min_confidence').optional().meta({ description: 'Only targets at or above this confidence' }),
+}).meta({ description: 'Targets that do not match pass unchanged to the next step' });
+
+const DetectStep = z.strictObject({
+  model: z.literal('detect'),
+  parameters: z.strictObject({
+    classes: names('parameters.classes').optional().meta({ description: 'Only these classes (COCO names); default all' }),
+    confidence_threshold: unit('parameters.confidence_threshold').optional().meta({ description: 'Default 0.5' }),
+  }).optional(),
+  when: When.optional(),
+});
+const OcrStep = z.strictObject({
+  model: z.literal('ocr'),
+  parameters: z.strictObject({
+    language: z.string(expected('a language code string such as "auto", "en" or "zh"', 'parameters.language')).max(32).optional().meta({ description: 'Default auto' }),
+  }).optional(),
+  when: When.optional(),
+});
+const FeatureStep = z.strictObject({
+  model: z.literal('feature'),
+  parameters: z.strictObject({
+    model: z.string(expected('an embedding model id string', 'parameters.model')).max(200).optional().meta({ description: 'Embedding model id; default multimodal-embedding-v1' }),
+  }).optional(),
+  when: When.optional(),
+});
+
+const Step = z.discriminatedUnion('model', [DetectStep, OcrStep, FeatureStep], {
+  error: (iss: { code?: string; input?: unknown }) => iss.code === 'invalid_union'
+    ? `Expected one of ${STEP_MODELS.join(', ')} for model but received ${received((iss.input as { model?: unknown } | undefined)?.model)}`
+    : undefined,
+});
+
+const Tracker = z.strictObject({
+  type: z.enum(['sort', 'bytetrack'], expected('"sort" or "bytetrack"', 'tracker.type')).optional().meta({ description: 'Default bytetrack' }),
+  max_age: z.number(expected('an integer >= 1', 'tracker.max_age')).int(expected('an integer >= 1', 'tracker.max_age')).min(1, expected('an integer >= 1', 'tracker.max_age')).max(10000).optional()
+    .meta({ description: 'Processed frames a track survives without a match; default 30' }),
+  min_hits: z.number(expected('an integer >= 0', 'tracker.min_hits')).int(expected('an integer >= 0', 'tracker.min_hits')).min(0, expected('an integer >= 0', 'tracker.min_hits')).max(1000).optional()
+    .meta({ description: 'Matches before a track is reported; default 3' }),
+  iou_threshold: unit('tracker.iou_threshold').optional().meta({ description: 'Minimum IoU to associate; default 0.3' }),
+}).meta({ description: 'Task-level tracker options (extension)' });
+
+export const ProcessBody = z.strictObject({
+  input: z.array(InputElement, expected('an array with one input element', 'input')).superRefine((a, ctx) => {
+    if (a.length !== 1) ctx.addIssue({ code: 'custom', message: `Expected exactly one input element (v1) but received ${a.length}` });
+  }),
+  steps: z.array(Step, expected('an array of steps', 'steps')).min(1, expected('at least one step', 'steps')).max(16, expected('at most 16 steps', 'steps')),
+  model: z.string(expected('a string', 'model')).min(1).max(200).optional().meta({ description: 'Provider routing hint; echoed in the first stream chunk' }),
+  tracker: Tracker.optional(),
+});
+export type ProcessBody = z.infer<typeof ProcessBody>;
+
+// --- responses
+
+const isoTime = z.string().meta({ description: 'ISO 8601' });
+
+export const TaskCreated = z.object({
+  id: z.string().meta({ description: 'vt_...' }),
+  status: z.enum(TASK_STATES),
+  stream_url: z.string().meta({ description: '/v1/video/tasks/<id>/stream' }),
+});
+
+export const TaskRecord = z.object({
+  id: z.string(),
+  object: z.literal('video.task'),
+  status: z.enum(TASK_STATES).meta({ description: 'pending -> running -> streaming -> succeeded | failed; cancelling -> cancelled' }),
+  created_at: isoTime,
+  started_at: isoTime.nullable(),
+  finished_at: isoTime.nullable(),
+  model: z.string().meta({ description: 'The request model, or the step models joined with "+" when none was given' }),
+  stream_url: z.string(),
+  progress: z.object({
+    frame_index: z.number().int().nullable(), decoded_frames: z.number().int(), dropped_frames: z.number().int(), total_frames: z.number().int().nullable(),
+  }),
+  usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }).nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  request: z.record(z.string(), z.unknown()).optional()
+    .meta({ description: 'With include=request: the body as posted; video_base64 data replaced by {elided: true, bytes: <decoded length>}' }),
+});
+
+export const TaskList = z.object({
+  object: z.literal('list'),
+  data: z.array(TaskRecord),
+  has_more: z.boolean(),
+  next_cursor: z.string().nullable().meta({ description: 'Pass as cursor for the next page; null on the last page' }),
+});
+
+export const ListQuery = z.object({
+  status: z.string().optional().meta({ description: `One state or a comma list of: ${TASK_STATES.join(', ')}` }),
+  from: z.string().optional().meta({ description: 'created_at >= from; ISO 8601 or unix seconds' }),
+  to: z.string().optional().meta({ description: 'created_at < to; ISO 8601 or unix seconds' }),
+  cursor: z.string().optional().meta({ description: 'next_cursor of the previous page' }),
+  limit: z.string().optional().meta({ description: '1-100, default 20' }),
+});
+
+export const GetQuery = z.object({ include: z.string().optional().meta({ description: '"request" echoes the request body' }) });
+export const StreamQuery = z.object({ offset: z.string().optional().meta({ description: 'Byte offset to resume from (or the Last-Event-ID header)' }) });
+
+const TrackSummary = z.object({
+  track_id: z.number().int(), class: z.string(), first_frame: z.number().int(), last_frame: z.number().int(),
+  frames_seen: z.number().int(), best_confidence: z.number(),
+  feature_digest: z.string().optional().meta({ description: 'dim=<int>;norm=<decimal> of the mean feature vector (with a feature step)' }),
+});
+
+export const TaskResults = z.object({
+  id: z.string(),
+  object: z.literal('mm.pipeline.result'),
+  model: z.string(),
+  usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }),
+  tracks: z.array(TrackSummary),
+});
+
+export const StreamChunk = z.object({
+  id: z.string(),
+  object: z.literal('mm.pipeline.chunk'),
+  model: z.string().optional().meta({ description: 'First chunk only' }),
+  stream_info: z.object({
+    frame_index: z.number().int(), total_frames: z.number().int().nullable(), decoded_frames: z.number().int(),
+    dropped_frames: z.number().int(), fps: z.number(), elapsed_ms: z.number().int(),
+  }),
+  delta: z.object({ results: z.array(z.object({ index: z.number().int(), targets: z.array(z.record(z.string(), z.unknown())) })) }),
+  finish_reason: z.enum(['stop', 'max_frames', 'error', 'cancelled']).nullable(),
+  usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int(), decoded_frames: z.number().int(), dropped_frames: z.number().int() }).optional(),
+}).meta({ description: 'Each SSE event is "data: <chunk JSON>\\n\\n"; after the terminal chunk "data: [DONE]\\n\\n". Comments ": hb" keep idle streams open. Resume with Last-Event-ID or ?offset= (bytes).' });

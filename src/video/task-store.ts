@@ -1,0 +1,222 @@
+// The API side of video tasks: create (validate the input further, stage base64 to the blob store, enqueue),
+// read, list with a keyset cursor, cancel. Everything is project-scoped: another project's id is a 404.
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { ApiError, errors } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Services } from '../services.js';
+import type { Row } from '../store/db.js';
+import { decodeBase64Image } from '../vision/image-input.js';
+import { addressRefusal } from '../vision/url-guard.js';
+import type { VideoTaskRequest } from './provider.js';
+import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, TASK_STATES, VIDEO_BASE64_MAX_BYTES, type ProcessBody, type TaskState } from './schemas.js';
+import { sql } from './tasks.sql.js';
+import { sql as streamSql } from './stream.sql.js';
+import { HEARTBEAT_EVENT } from './chunks.js';
+import type { StreamArchive } from './stream-archive.js';
+import type { StreamHub } from './stream-hub.js';
+
+/** Claims of one task (first run + re-queues after a worker died before its first chunk). */
+export const MAX_ATTEMPTS = 3;
+
+/** What the worker needs: the normalised request (defaults filled in) and where the video is. */
+export interface TaskJob {
+  request: VideoTaskRequest;
+  source: { url?: string; blob_key?: string };
+}
+
+export interface ListFilters { status?: string; from?: string; to?: string; cursor?: string; limit?: string }
+
+const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
+
+export function streamUrl(id: string): string {
+  return `/v1/video/tasks/${id}/stream`;
+}
+
+/** The task record of API-DECISIONS "Video". */
+export function taskRecord(r: Row, withRequest = false): Record<string, unknown> {
+  const p = (r.progress as Record<string, number | null> | null) ?? null;
+  return {
+    id: r.id,
+    object: 'video.task',
+    status: r.status,
+    created_at: iso(r.created_at),
+    started_at: iso(r.started_at),
+    finished_at: iso(r.finished_at),
+    model: r.model,
+    stream_url: streamUrl(String(r.id)),
+    progress: {
+      frame_index: p ? (p.frame_index ?? null) : null,
+      decoded_frames: p?.decoded_frames ?? 0,
+      dropped_frames: p?.dropped_frames ?? 0,
+      total_frames: p?.total_frames ?? null,
+    },
+    usage: r.usage ?? null,
+    error: r.error ?? null,
+    ...(withRequest ? { request: r.request } : {}),
+  };
+}
+
+function encodeCursor(createdAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && v[1].startsWith('vt_') && !Number.isNaN(Date.parse(v[0]))) {
+      return [v[0], v[1]];
+    }
+  } catch { /* falls through */ }
+  throw errors.invalidCursor();
+}
+
+/** ISO 8601 or unix seconds -> ISO string, or a 400 naming the parameter. */
+function parseTime(param: 'from' | 'to', v: string): string {
+  if (/^\d+(\.\d+)?$/.test(v)) return new Date(Number(v) * 1000).toISOString();
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(ms)) throw errors.invalidParam(param, `Expected an ISO 8601 time or unix seconds for ${param} but received ${JSON.stringify(v)}`);
+  return new Date(ms).toISOString();
+}
+
+export class TaskStore {
+  constructor(private readonly s: Services, private readonly archive: StreamArchive, private readonly hub: StreamHub) {}
+
+  async create(projectId: string, keyId: string | null, body: ProcessBody): Promise<Record<string, unknown>> {
+    const id = newId('vt');
+    const el = body.input[0]!;
+    const echo = structuredClone(body) as unknown as { input: Array<Record<string, unknown>> };
+    const source: TaskJob['source'] = {};
+    if (el.type === 'video_url') {
+      await this.checkUrl(el.url!, 'input[0].url');
+      source.url = el.url;
+    } else {
+      const bytes = decodeBase64Image(el.data, 'input[0].data', Number.MAX_SAFE_INTEGER);
+      if (bytes.length > VIDEO_BASE64_MAX_BYTES) throw errors.payloadTooLarge('video', VIDEO_BASE64_MAX_BYTES);
+      // Staged before the task exists, so no worker can claim a task whose input is not there yet.
+      const key = `video-inputs/${projectId}/${id}`;
+      await this.s.blobs.put(key, bytes, 'application/octet-stream');
+      source.blob_key = key;
+      echo.input[0]!.data = { elided: true, bytes: bytes.length };
+    }
+    const { data: _data, ...rest } = el;
+    const request: VideoTaskRequest = {
+      ...body,
+      input: [{ ...rest, sampling: el.sampling ?? { ...DEFAULT_SAMPLING }, max_frames: el.max_frames ?? DEFAULT_MAX_FRAMES }],
+    };
+    const job: TaskJob = { request, source };
+    const model = body.model ?? body.steps.map((st) => st.model).join('+');
+    // Every archive opens with a heartbeat comment: uWS sends response headers only with the first body
+    // bytes, so a subscriber of a still-pending task gets its headers (and X-Stream-Offset) at once.
+    const opening = Buffer.from(HEARTBEAT_EVENT);
+    const row = await this.s.db.tx(async (q) => {
+      const [r] = await q.query(sql.insert, [id, projectId, keyId, model, JSON.stringify(echo), JSON.stringify(job), MAX_ATTEMPTS, opening.length]);
+      await q.query(streamSql.append, [id, 0, opening]);
+      return r;
+    });
+    await this.hub.announceNewTask();
+    return taskRecord(row!);
+  }
+
+  /** SSRF policy of image URLs, applied to video URLs at submit time (after DNS); the fetch checks again. */
+  private async checkUrl(raw: string, param: string): Promise<void> {
+    if (this.s.config.allowPrivateUrls) return;
+    const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
+    const policy = { allowPrivate: false };
+    if (isIP(host)) {
+      const why = addressRefusal(host, policy);
+      if (why) throw errors.urlNotAllowed(param, `${host} is ${why}`);
+      return;
+    }
+    let addrs: Array<{ address: string }>;
+    try {
+      addrs = await lookup(host, { all: true, verbatim: true });
+    } catch {
+      return; // unresolvable now: the worker's fetch fails the task with the reason
+    }
+    for (const a of addrs) {
+      const why = addressRefusal(a.address, policy);
+      if (why) throw errors.urlNotAllowed(param, `${host} resolves to ${a.address} (${why})`);
+    }
+  }
+
+  async get(projectId: string, id: string, withRequest = false): Promise<Record<string, unknown>> {
+    const [row] = await this.s.db.query(withRequest ? sql.byIdWithRequest : sql.byId, [id, projectId]);
+    if (!row) throw errors.notFound('video task', id);
+    return taskRecord(row, withRequest);
+  }
+
+  async state(projectId: string, id: string): Promise<{ status: TaskState; streamBytes: number }> {
+    const [row] = await this.s.db.query(sql.byId, [id, projectId]);
+    if (!row) throw errors.notFound('video task', id);
+    return { status: row.status as TaskState, streamBytes: Number(row.stream_bytes) };
+  }
+
+  async results(projectId: string, id: string): Promise<unknown> {
+    const [row] = await this.s.db.query(sql.results, [id, projectId]);
+    if (!row) throw errors.notFound('video task', id);
+    if (row.status !== 'succeeded' || !row.results) {
+      throw new ApiError(404, 'not_found_error', 'results_not_ready', `Results of video task ${id} are available once it has succeeded; it is ${String(row.status)}`);
+    }
+    return row.results;
+  }
+
+  async list(projectId: string, f: ListFilters): Promise<Record<string, unknown>> {
+    let status: string | null = null;
+    if (f.status !== undefined) {
+      const states = f.status.split(',').map((x) => x.trim()).filter(Boolean);
+      const bad = states.find((x) => !(TASK_STATES as readonly string[]).includes(x));
+      if (bad !== undefined || states.length === 0) {
+        throw errors.invalidParam('status', `Expected one of ${TASK_STATES.join(', ')} (or a comma list) for status but received ${JSON.stringify(bad ?? f.status)}`);
+      }
+      status = states.join(',');
+    }
+    const from = f.from !== undefined ? parseTime('from', f.from) : null;
+    const to = f.to !== undefined ? parseTime('to', f.to) : null;
+    let limit = 20;
+    if (f.limit !== undefined) {
+      if (!/^\d+$/.test(f.limit) || Number(f.limit) < 1 || Number(f.limit) > 100) {
+        throw errors.invalidParam('limit', `Expected an integer between 1 and 100 for limit but received ${JSON.stringify(f.limit)}`);
+      }
+      limit = Number(f.limit);
+    }
+    const [cAt, cId] = f.cursor !== undefined ? decodeCursor(f.cursor) : [null, null];
+    const rows = await this.s.db.query(sql.list, [projectId, status, from, to, cAt, cId, limit + 1]);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const hasMore = rows.length > limit;
+    return {
+      object: 'list',
+      data: page.map((r) => taskRecord(r)),
+      has_more: hasMore,
+      next_cursor: hasMore && last ? encodeCursor(iso(last.created_at)!, String(last.id)) : null,
+    };
+  }
+
+  /**
+   * Pending: cancelled at once (with a terminal `cancelled` chunk so the stream is complete). Running or
+   * streaming: `cancelling`; the worker finishes it at its next chunk boundary. Cancelled/cancelling: the
+   * same answer again. Succeeded/failed: 409.
+   */
+  async cancel(projectId: string, id: string): Promise<Record<string, unknown>> {
+    const [own] = await this.s.db.query(sql.byId, [id, projectId]);
+    if (!own) throw errors.notFound('video task', id);
+    await this.archive.withTask(id, async (task, q, append) => {
+      if (task.status === 'succeeded' || task.status === 'failed') {
+        throw errors.conflict('task_finished', `Video task ${id} already ${task.status}; only pending, running or streaming tasks can be cancelled`);
+      }
+      if (task.status === 'pending') {
+        await this.archive.finishIn(q, task, append, {
+          status: 'cancelled', reason: 'cancelled',
+          usage: { processed_frames: 0, processing_time_ms: 0, decoded_frames: 0, dropped_frames: 0 },
+        });
+      } else if (task.status === 'running' || task.status === 'streaming') {
+        await q.query(sql.setCancelling, [id]);
+        await this.hub.notifyIn(q, id);
+      }
+    });
+    this.hub.publish(id);
+    return this.get(projectId, id);
+  }
+}
+

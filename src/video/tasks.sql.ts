@@ -1,0 +1,75 @@
+// Every statement on video_tasks: the API side (create, get, list, cancel), the queue (claim, heartbeat),
+// the worker's state changes and the reaper. Times are compared with the database clock (now()) only,
+// so nodes with skewed clocks agree on leases.
+
+const RECORD = `id, project_id, key_id, status, model, created_at, started_at, finished_at, progress, usage, error,
+  stream_bytes, chunk_count, attempts`;
+
+export const sql = {
+  // $8: the bytes the archive starts with (the opening comment, stored in the same transaction).
+  insert: `INSERT INTO video_tasks (id, project_id, key_id, status, model, request, job, max_attempts, stream_bytes)
+           VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8) RETURNING ${RECORD}`,
+
+  byId: `SELECT ${RECORD} FROM video_tasks WHERE id = $1 AND project_id = $2`,
+  byIdWithRequest: `SELECT ${RECORD}, request FROM video_tasks WHERE id = $1 AND project_id = $2`,
+  results: `SELECT status, results FROM video_tasks WHERE id = $1 AND project_id = $2`,
+  /** The stream endpoint's view: where the archive ends and whether more can come. */
+  streamState: `SELECT status, stream_bytes FROM video_tasks WHERE id = $1`,
+
+  // Newest first, keyset on (created_at, id). $2: comma list of states or null; [$3, $4) on created_at;
+  // ($5, $6): the cursor, strictly after it in this order.
+  list: `SELECT ${RECORD} FROM video_tasks
+         WHERE project_id = $1
+           AND ($2::text IS NULL OR status = ANY (string_to_array($2::text, ',')))
+           AND ($3::timestamptz IS NULL OR created_at >= $3::timestamptz)
+           AND ($4::timestamptz IS NULL OR created_at < $4::timestamptz)
+           AND ($5::timestamptz IS NULL OR (created_at, id) < ($5::timestamptz, $6::text))
+         ORDER BY created_at DESC, id DESC
+         LIMIT $7`,
+
+  /** Row lock for every change that appends to the archive or moves the state (one writer at a time). */
+  lock: `SELECT ${RECORD}, lease_owner, (lease_expires_at < now()) AS lease_expired
+         FROM video_tasks WHERE id = $1 FOR UPDATE`,
+  lockInProject: `SELECT ${RECORD} FROM video_tasks WHERE id = $1 AND project_id = $2 FOR UPDATE`,
+
+  setCancelling: `UPDATE video_tasks SET status = 'cancelling' WHERE id = $1`,
+
+  // The whole claim in one statement: the oldest pending task nobody else is claiming right now.
+  claim: `UPDATE video_tasks
+          SET status = 'running', attempts = attempts + 1, lease_owner = $1,
+              lease_expires_at = now() + $2::int * interval '1 millisecond',
+              started_at = coalesce(started_at, now())
+          WHERE id = (SELECT id FROM video_tasks WHERE status = 'pending'
+                      ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)
+          RETURNING id, project_id, key_id, model, job, attempts, max_attempts`,
+
+  /** Renews the lease while we still own it; no row means the reaper took the task away. */
+  heartbeat: `UPDATE video_tasks SET lease_expires_at = now() + $3::int * interval '1 millisecond'
+              WHERE id = $1 AND lease_owner = $2 RETURNING status, chunk_count, stream_bytes`,
+
+  /** After an append of a frame chunk (under the row lock). */
+  appendedFrame: `UPDATE video_tasks
+                  SET status = CASE WHEN status = 'running' THEN 'streaming' ELSE status END,
+                      stream_bytes = stream_bytes + $2, chunk_count = chunk_count + 1, progress = $3::jsonb,
+                      lease_expires_at = now() + $4::int * interval '1 millisecond'
+                  WHERE id = $1`,
+  /** After an append of a heartbeat comment. */
+  appendedBytes: `UPDATE video_tasks SET stream_bytes = stream_bytes + $2 WHERE id = $1`,
+
+  /** The terminal write (under the row lock, with the terminal chunk appended in the same transaction). */
+  finish: `UPDATE video_tasks
+           SET status = $2, finished_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+               stream_bytes = stream_bytes + $3, usage = $4::jsonb, error = $5::jsonb, results = $6::jsonb,
+               progress = coalesce($7::jsonb, progress)
+           WHERE id = $1`,
+
+  /** Gives a task back to the queue (failover exhausted its attempt, or its worker died before chunk 1). */
+  release: `UPDATE video_tasks SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE id = $1`,
+
+  maxAttempts: `SELECT max_attempts FROM video_tasks WHERE id = $1`,
+
+  expiredLeases: `SELECT id FROM video_tasks WHERE lease_owner IS NOT NULL AND lease_expires_at < now()
+                  ORDER BY lease_expires_at LIMIT $1`,
+
+  notify: `SELECT pg_notify($1, $2)`,
+};
