@@ -1,0 +1,119 @@
+// The in-process provider: decode and sample with the native decoder, run the frame pipeline on each sampled
+// frame, emit one FrameOutput per frame in order. Decoding of the next frame overlaps the steps of the
+// current one (two buffers take turns).
+//
+// Errors (provider.ts contract): a bad input (corrupt or missing video, unknown class, refused URL) is the
+// ApiError it already is and is never retried; a failed or timed-out fetch of a URL, a model that cannot
+// load, an inference crash are ProviderErrors (the worker moves on to the next provider before the first
+// frame). On abort (ctx.signal, or emit answering false after a cancel) the decoder is aborted, which drops
+// the upstream connection, and run() rejects with the signal's reason (an AbortError).
+import { isApiError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import type { Detector } from '../../vision/detect.js';
+import { DecodeError, type FrameBatch, type VideoDecoder } from '../decoder.js';
+import { ProviderError, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from '../provider.js';
+import { FramePipeline } from './frame-pipeline.js';
+import { openVideo } from './video-source.js';
+
+export interface LocalProviderDeps {
+  /** SIGHTFLOW_ALLOW_PRIVATE_URLS: video URLs may reach private/loopback addresses. */
+  allowPrivateUrls: boolean;
+  detector(): Promise<Detector>;
+}
+
+/** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
+const RETRYABLE_DECODE = new Set(['fetch_failed', 'timeout', 'out_of_memory', 'not_open']);
+
+export class LocalProvider implements VideoProvider {
+  readonly name = 'local';
+
+  constructor(private readonly deps: LocalProviderDeps) {}
+
+  static fromServices(s: Pick<Services, 'config' | 'models'>): LocalProvider {
+    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, detector: () => s.models.detector() });
+  }
+
+  async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
+    const started = performance.now();
+    const { signal } = ctx;
+    let emitted = false;
+    let decoder: VideoDecoder | null = null;
+    try {
+      signal.throwIfAborted();
+      const pipeline = await this.#pipeline(request);
+      const input = request.input?.[0] ?? { type: 'video_url' as const };
+      decoder = await openVideo(source, this.deps.allowPrivateUrls, {
+        sampling: input.sampling, range: input.range, maxFrames: input.max_frames, signal,
+      });
+      const { info } = decoder;
+      let last: StreamInfo = { frame_index: 0, total_frames: info.totalFrames, decoded_frames: 0, dropped_frames: 0, fps: info.fps, elapsed_ms: 0 };
+      let processed = 0;
+      const buffers = [new Uint8Array(decoder.frameBytes), new Uint8Array(decoder.frameBytes)];
+      let turn = 0;
+      let pending: Promise<FrameBatch> | null = decoder.read(1, buffers[turn]);
+      try {
+        while (pending) {
+          const batch: FrameBatch = await pending;
+          turn ^= 1;
+          // Reading frame k+1 into the other buffer while frame k is processed; the stats of each batch are
+          // exact for its own frame, so stream_info counts stay per frame.
+          pending = batch.finishReason ? null : decoder.read(1, buffers[turn]);
+          for (const frame of batch.frames) {
+            const targets = await pipeline.process(frame, signal);
+            signal.throwIfAborted();
+            last = {
+              frame_index: frame.index,
+              total_frames: info.totalFrames,
+              decoded_frames: batch.decodedFrames,
+              dropped_frames: batch.droppedFrames,
+              fps: info.fps,
+              elapsed_ms: Math.round(performance.now() - started),
+            };
+            const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] } });
+            emitted = true;
+            processed++;
+            if (!kept) throw signal.aborted ? signal.reason : new DOMException('The task was cancelled', 'AbortError');
+          }
+        }
+      } finally {
+        if (pending) await pending.catch(() => undefined);
+      }
+      const stats = decoder.stats;
+      // The terminal chunk repeats the last frame's info with the final counters (skips after the last sample).
+      last = { ...last, decoded_frames: stats.decodedFrames, dropped_frames: stats.droppedFrames, elapsed_ms: Math.round(performance.now() - started) };
+      return {
+        finish_reason: decoder.finishReason ?? 'stop',
+        stream_info: last,
+        usage: { processed_frames: processed, processing_time_ms: Math.round(performance.now() - started), decoded_frames: stats.decodedFrames, dropped_frames: stats.droppedFrames },
+        tracks: pipeline.tracks(),
+      };
+    } catch (e) {
+      if (signal.aborted) {
+        await decoder?.abort().catch(() => undefined);
+        throw signal.reason;
+      }
+      await decoder?.abort().catch(() => undefined);
+      throw this.#classify(e, emitted);
+    } finally {
+      await decoder?.close().catch(() => undefined);
+    }
+  }
+
+  async #pipeline(request: VideoTaskRequest): Promise<FramePipeline> {
+    try {
+      return await FramePipeline.create(request, this.deps.detector);
+    } catch (e) {
+      if (isApiError(e)) throw e;
+      throw new ProviderError(this.name, `The pipeline's models could not be loaded: ${(e as Error).message}`);
+    }
+  }
+
+  #classify(e: unknown, emitted: boolean): unknown {
+    if (e instanceof DecodeError && RETRYABLE_DECODE.has(e.code)) {
+      return new ProviderError(this.name, `${emitted ? 'Decoding stopped' : 'The video could not be opened'} (${e.code}): ${e.message}`);
+    }
+    if (isApiError(e) || e instanceof ProviderError) return e;
+    if ((e as Error)?.name === 'AbortError') return e;
+    return new ProviderError(this.name, `Processing failed: ${(e as Error)?.message ?? String(e)}`);
+  }
+}

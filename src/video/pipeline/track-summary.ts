@@ -1,0 +1,44 @@
+// The per-track summary of SPEC 2.8, folded from the targets a provider emits. Unlike the worker's fold
+// from archived chunks, this one sees feature vectors, so it can give the digest of each track's mean vector.
+import type { TrackSummary } from '../provider.js';
+import { featureDigest } from './descriptor.js';
+
+interface Acc {
+  summary: TrackSummary;
+  sum: Float64Array | null;
+  vectors: number;
+}
+
+export class TrackSummaries {
+  readonly #tracks = new Map<number, Acc>();
+
+  add(frameIndex: number, t: { trackId: number; class: string; confidence: number; feature?: Float32Array }): void {
+    let a = this.#tracks.get(t.trackId);
+    if (!a) {
+      a = { summary: { track_id: t.trackId, class: t.class, first_frame: frameIndex, last_frame: frameIndex, frames_seen: 0, best_confidence: t.confidence }, sum: null, vectors: 0 };
+      this.#tracks.set(t.trackId, a);
+    }
+    const s = a.summary;
+    // A track appears at most once per frame (one tracker per producing step), but be exact regardless.
+    if (s.frames_seen === 0 || s.last_frame !== frameIndex) s.frames_seen++;
+    s.first_frame = Math.min(s.first_frame, frameIndex);
+    s.last_frame = Math.max(s.last_frame, frameIndex);
+    s.best_confidence = Math.max(s.best_confidence, t.confidence);
+    if (t.feature) {
+      a.sum ??= new Float64Array(t.feature.length);
+      if (a.sum.length === t.feature.length) {
+        for (let i = 0; i < t.feature.length; i++) a.sum[i] += t.feature[i];
+        a.vectors++;
+      }
+    }
+  }
+
+  /** Sorted by track id; feature_digest only for tracks a feature step saw. */
+  list(): TrackSummary[] {
+    return [...this.#tracks.values()].sort((x, y) => x.summary.track_id - y.summary.track_id).map((a) => {
+      if (!a.sum || a.vectors === 0) return { ...a.summary };
+      const mean = a.sum.map((v) => v / a.vectors);
+      return { ...a.summary, feature_digest: featureDigest(mean) };
+    });
+  }
+}
