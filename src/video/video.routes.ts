@@ -3,6 +3,8 @@
 import { errors } from '../errors.js';
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';
 import type { Services } from '../services.js';
+import { planSteps } from './pipeline/plan.js';
+import { trackerSettings } from './pipeline/target-tracker.js';
 import { GetQuery, ListQuery, ProcessBody, StreamChunk, StreamQuery, TaskCreated, TaskList, TaskRecord, TaskResults } from './schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
 import { streamTask, type Subscriptions } from './stream.js';
@@ -25,6 +27,9 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
         413: { description: 'Body over 30 MB or decoded video_base64 over 20 MB (payload_too_large)' },
       },
       handler: async (ctx: RequestContext<ProcessBody>) => {
+        // Unknown classes, feature models and tracker options are 400s now, not failed tasks later.
+        planSteps(ctx.body as never, (await s.models.detector()).labels);
+        trackerSettings((ctx.body as { tracker?: never }).tracker);
         const rec = await d.store.create(ctx.principal.projectId, ctx.principal.keyId, ctx.body);
         return { status: 202, json: { id: rec.id, status: rec.status, stream_url: rec.stream_url } };
       },
