@@ -51,14 +51,19 @@ export interface Config {
 
 export interface CliFlags { port?: number; host?: string; dataDir?: string; noWorker?: boolean }
 
-/** Flags win over environment variables, which win over defaults. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: CliFlags = {}): Config {
-  const parsed = EnvSchema.safeParse(env);
+/** Parses environment variables with a zod schema; the error names the variable. Parts with their own settings use it too. */
+export function parseEnv<T>(schema: z.ZodType<T>, env: NodeJS.ProcessEnv): T {
+  const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(`invalid configuration ${String(issue?.path.join('.'))}: ${issue?.message}`);
   }
-  const e = parsed.data;
+  return parsed.data;
+}
+
+/** Flags win over environment variables, which win over defaults. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: CliFlags = {}): Config {
+  const e = parseEnv(EnvSchema, env);
   return {
     port: flags.port ?? e.SIGHTFLOW_PORT,
     host: flags.host ?? e.SIGHTFLOW_HOST,

@@ -1,6 +1,7 @@
 // MCP endpoint settings, from the environment (README "Configuration"): how long an idle session lives, how
 // many a key may hold open, and how large one JSON-RPC message may be.
 import { z } from 'zod';
+import { parseEnv } from '../config.js';
 
 export interface McpSettings {
   /** A session with no request for this long is closed (its streams end; its id answers 404). */
@@ -24,12 +25,7 @@ const EnvSchema = z.object({
 });
 
 export function mcpSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): McpSettings {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`invalid configuration ${String(issue?.path.join('.'))}: ${issue?.message}`);
-  }
-  const e = parsed.data;
+  const e = parseEnv(EnvSchema, env);
   return {
     sessionIdleMs: e.SIGHTFLOW_MCP_SESSION_IDLE_MS,
     maxSessionsPerKey: e.SIGHTFLOW_MCP_MAX_SESSIONS_PER_KEY,
