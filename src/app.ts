@@ -82,6 +82,7 @@ export async function startApp(config: Config, log?: Logger): Promise<App> {
     stop: () => (stopping ??= (async () => {
       await server.stop(config.shutdownTimeoutMs);
       for (const m of [...mods].reverse()) await m.stop?.();
+      await services.models.close();
       await services.db.close();
     })()),
   };

@@ -2,6 +2,7 @@
 // without bound) and micro-batching (up to maxBatch items, or whatever arrived within maxWaitMs of the
 // first, run as one call). A model without a batch axis is the same queue with maxBatch 1. An item whose
 // AbortSignal fires while it waits is dropped (its caller's client went away; nobody wants the answer).
+import { AsyncResource } from 'node:async_hooks';
 import { errors } from '../errors.js';
 
 export interface ModelQueueOptions {
@@ -17,7 +18,11 @@ export interface ModelQueueOptions {
   concurrency?: number;
 }
 
-interface Item<I, O> { input: I; at: number; resolve: (o: O) => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void }
+interface Item<I, O> {
+  input: I; at: number; resolve: (o: O) => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void;
+  /** The submitter's async context (AsyncLocalStorage state such as the request signal). */
+  scope: AsyncResource;
+}
 
 export class ModelQueue<I, O> {
   private waiting: Item<I, O>[] = [];
@@ -48,7 +53,7 @@ export class ModelQueue<I, O> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.waiting.length >= this.opts.depth) return Promise.reject(errors.overloaded(`${this.opts.name} inference`));
     return new Promise<O>((resolve, reject) => {
-      const item: Item<I, O> = { input, at: Date.now(), resolve, reject, signal };
+      const item: Item<I, O> = { input, at: Date.now(), resolve, reject, signal, scope: new AsyncResource('ModelQueueItem') };
       if (signal) {
         item.onAbort = () => {
           const i = this.waiting.indexOf(item);
@@ -82,7 +87,9 @@ export class ModelQueue<I, O> {
     const batch = this.waiting.splice(0, this.maxBatch);
     for (const b of batch) if (b.onAbort) b.signal!.removeEventListener('abort', b.onAbort);
     this.running++;
-    this.runBatch(batch.map((b) => b.input)).then(
+    // A batch runs in its (first) submitter's async context, not in that of whoever freed the queue: work
+    // queued by task code (an OCR job) must see its own request's signal, never another request's.
+    batch[0].scope.runInAsyncScope(() => this.runBatch(batch.map((b) => b.input))).then(
       (outs) => batch.forEach((b, i) => b.resolve(outs[i])),
       (e) => batch.forEach((b) => b.reject(e)),
     ).finally(() => {

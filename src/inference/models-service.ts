@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { ModelRegistry } from './registry.js';
 import { InferenceRuntime } from './runtime.js';
 import { Detector } from '../vision/detect.js';
+import { useOcrModelSource } from '../vision/ocr/ocr-models.js';
 
 export class ModelsService {
   private prepared = false;
@@ -12,6 +13,8 @@ export class ModelsService {
   readonly ready: Promise<void>;
 
   private constructor(readonly registry: ModelRegistry, readonly runtime: InferenceRuntime, log: Logger) {
+    // OCR runs its PP-OCR models through this registry and runtime (one set of worker threads and queues).
+    useOcrModelSource({ registry, runtime });
     this.ready = registry.prepareMissing(log).then(
       () => { this.prepared = true; log.info('models ready'); },
       (e: Error) => { this.prepareError = e; log.error({ err: e }, 'model preparation failed'); },
@@ -24,6 +27,9 @@ export class ModelsService {
   }
 
   isReady(): boolean { return this.prepared; }
+
+  /** Ends the inference worker threads. */
+  async close(): Promise<void> { await this.runtime.close(); }
   get error(): Error | null { return this.prepareError; }
 
   detector(): Promise<Detector> {

@@ -1,11 +1,16 @@
 // ONNX Runtime for every model: sessions created on first use and cached, execution providers chosen once
-// per runtime, one bounded (optionally micro-batching) queue per model.
+// per runtime, one bounded (optionally micro-batching) queue per model. Sessions live in worker threads
+// (session-worker.ts): onnxruntime-node runs a model synchronously on the calling thread for 100-400 ms,
+// which on the main thread would stall every HTTP request and SSE stream meanwhile.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
 import { createLogger } from '../log.js';
 import { availableProviders, chooseProviders, requestedProviders, type ProviderLog } from './execution-providers.js';
 import { ModelQueue } from './model-queue.js';
+import { SessionPool, type SessionWorker, WORKER_MODES, type WorkerMode } from './session-pool.js';
+import { packTensors, type SessionInfo, type WireTensor } from './session-wire.js';
 
 export type Tensor = ort.Tensor;
 export const Tensor = ort.Tensor;
@@ -19,6 +24,11 @@ export interface RuntimeOptions {
   intraOpThreads?: number;
   /** Default waiting-item bound of each model queue; default SIGHTFLOW_INFERENCE_QUEUE_DEPTH or 32. */
   queueDepth?: number;
+  /**
+   * Worker threads that own the sessions: one per model (default) or one shared by all; default
+   * SIGHTFLOW_INFERENCE_WORKERS or per-model.
+   */
+  workers?: WorkerMode;
   log?: ProviderLog;
   /** For tests: what the host offers (default: probed). */
   available?: string[];
@@ -51,20 +61,41 @@ export function currentRequestSignal(): AbortSignal | undefined {
 export function runtimeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): RuntimeOptions {
   const threads = Number(env.SIGHTFLOW_INTRA_OP_THREADS);
   const depth = Number(env.SIGHTFLOW_INFERENCE_QUEUE_DEPTH);
+  const workers = env.SIGHTFLOW_INFERENCE_WORKERS?.trim().toLowerCase();
   return {
     providers: requestedProviders(env.SIGHTFLOW_EXECUTION_PROVIDERS),
     intraOpThreads: Number.isInteger(threads) && threads > 0 ? threads : undefined,
     queueDepth: Number.isInteger(depth) && depth > 0 ? depth : undefined,
+    workers: (WORKER_MODES as readonly string[]).includes(workers ?? '') ? workers as WorkerMode : undefined,
   };
 }
+
+/** A model loaded in its worker: the providers it runs on and its input/output names. */
+export interface LoadedModel extends SessionInfo {
+  providers: string[];
+}
+
+/** Per-run options. */
+export interface RunOptions {
+  /**
+   * The caller hands its feed buffers over: they move to the worker thread instead of being copied, and are
+   * unusable (detached) afterwards. Leave unset when the same feeds are run again.
+   */
+  transfer?: boolean;
+}
+
+interface RunItem { feeds: Feeds; outputs?: string[]; transfer?: boolean }
 
 export class InferenceRuntime {
   readonly providers: string[];
   readonly intraOpThreads: number;
+  /** How sessions are spread over worker threads. */
+  readonly workers: WorkerMode;
   private readonly log: ProviderLog;
   /** Waiting-item bound of each model queue (also used by task-level queues such as OCR's). */
   readonly queueDepth: number;
   private readonly models = new Map<string, ModelHandle>();
+  private readonly pool: SessionPool;
 
   /** Options given here win; the rest come from the environment (SIGHTFLOW_EXECUTION_PROVIDERS, ...). */
   constructor(opts: RuntimeOptions = {}) {
@@ -73,7 +104,10 @@ export class InferenceRuntime {
     this.providers = chooseProviders(opts.providers ?? env.providers ?? ['cpu'], opts.available ?? availableProviders(), this.log);
     this.intraOpThreads = opts.intraOpThreads ?? env.intraOpThreads ?? availableParallelism();
     this.queueDepth = opts.queueDepth ?? env.queueDepth ?? 32;
-    this.log.info({ providers: this.providers, intraOpThreads: this.intraOpThreads }, `inference runs on ${this.providers.join(', ')}`);
+    this.workers = opts.workers ?? env.workers ?? 'per-model';
+    this.pool = new SessionPool(this.workers);
+    this.log.info({ providers: this.providers, intraOpThreads: this.intraOpThreads, workers: this.workers },
+      `inference runs on ${this.providers.join(', ')}`);
   }
 
   /** Registers a model (idempotent by id); nothing loads until its first run. */
@@ -90,55 +124,84 @@ export class InferenceRuntime {
     return this.models.get(id);
   }
 
-  /** Creates a session on the chosen providers; if a GPU provider fails to initialise, warns and uses CPU. */
-  async createSession(id: string, source: Uint8Array | string): Promise<{ session: ort.InferenceSession; providers: string[] }> {
-    const base: ort.InferenceSession.SessionOptions = {
-      intraOpNumThreads: this.intraOpThreads,
-      interOpNumThreads: 1,
-      graphOptimizationLevel: 'all',
-      executionMode: 'sequential',
+  /** The worker thread hosting a model (started if needed). */
+  workerFor(id: string): SessionWorker {
+    return this.pool.workerFor(id);
+  }
+
+  /** The running worker threads (for tests and diagnostics). */
+  get threads(): Worker[] { return this.pool.threads; }
+
+  /**
+   * Loads a model in its worker on the chosen providers; if a GPU provider fails to initialise, warns and
+   * uses CPU.
+   */
+  async createSession(id: string, source: Uint8Array | string): Promise<{ worker: SessionWorker; model: LoadedModel }> {
+    const load = async (eps: string[]) => {
+      const worker = this.pool.workerFor(id);
+      const info = await worker.call<SessionInfo>(
+        { op: 'load', model: id, source, providers: eps, intraOpThreads: this.intraOpThreads }, `loading model ${id}`);
+      return { worker, model: { ...info, providers: eps } };
     };
-    const create = (eps: string[]) => (typeof source === 'string'
-      ? ort.InferenceSession.create(source, { ...base, executionProviders: eps })
-      : ort.InferenceSession.create(source, { ...base, executionProviders: eps }));
     try {
-      const session = await create(this.providers);
+      const loaded = await load(this.providers);
       this.log.info({ model: id, providers: this.providers }, `model ${id} loaded on ${this.providers[0]}`);
-      return { session, providers: this.providers };
+      return loaded;
     } catch (e) {
       if (this.providers.length === 1 && this.providers[0] === 'cpu') throw e;
       this.log.warn({ model: id, providers: this.providers, err: (e as Error).message }, `model ${id} could not start on ${this.providers.join(', ')}; falling back to cpu`);
-      const session = await create(['cpu']);
-      return { session, providers: ['cpu'] };
+      return load(['cpu']);
     }
   }
 
-  async release(): Promise<void> {
-    await Promise.all([...this.models.values()].map((m) => m.release()));
+  /** Ends every worker thread (runs in flight fail); a later run loads its model again in a fresh worker. */
+  async close(): Promise<void> {
+    for (const m of this.models.values()) m.forget();
+    await this.pool.close();
+  }
+
+  /** Releases every session: the same as close(). */
+  release(): Promise<void> {
+    return this.close();
   }
 }
 
 export class ModelHandle {
-  private sessionPromise: Promise<{ session: ort.InferenceSession; providers: string[] }> | undefined;
-  private readonly queue: ModelQueue<{ feeds: Feeds; outputs?: string[] }, Outputs>;
+  private sessionPromise: Promise<{ worker: SessionWorker; model: LoadedModel }> | undefined;
+  private loaded: { worker: SessionWorker; model: LoadedModel } | undefined;
+  private readonly queue: ModelQueue<RunItem, Outputs>;
 
   constructor(readonly spec: ModelSpec, private readonly runtime: InferenceRuntime, depth: number) {
     const batch = spec.batch;
     this.queue = new ModelQueue({ name: spec.id, depth, maxBatch: batch?.maxBatch ?? 1, maxWaitMs: batch?.maxWaitMs ?? 0 },
-      (items) => (items.length === 1 ? this.runNow(items[0].feeds, items[0].outputs).then((o) => [o]) : this.runBatched(items)));
+      (items) => (items.length === 1 ? this.runNow(items[0]).then((o) => [o]) : this.runBatched(items)));
   }
 
   get id(): string { return this.spec.id; }
   get pending(): number { return this.queue.pending; }
 
-  /** The session, created on first call and cached (a failed load is retried on the next call). */
-  session(): Promise<{ session: ort.InferenceSession; providers: string[] }> {
+  /**
+   * The model loaded in its worker, loaded on first call and cached; a failed load, or a worker that has
+   * died since, loads again on the next call.
+   */
+  async session(): Promise<LoadedModel> {
+    return (await this.load()).model;
+  }
+
+  private load(): Promise<{ worker: SessionWorker; model: LoadedModel }> {
+    if (this.loaded && !this.loaded.worker.alive) this.forget();
     if (!this.sessionPromise) {
       const p = this.spec.load().then((src) => this.runtime.createSession(this.spec.id, src));
-      p.catch(() => { if (this.sessionPromise === p) this.sessionPromise = undefined; });
+      p.then((l) => { if (this.sessionPromise === p) this.loaded = l; }, () => { if (this.sessionPromise === p) this.sessionPromise = undefined; });
       this.sessionPromise = p;
     }
     return this.sessionPromise;
+  }
+
+  /** Drops the cached session (its worker is gone or going). */
+  forget(): void {
+    this.sessionPromise = undefined;
+    this.loaded = undefined;
   }
 
   /** Items dropped from the queue unrun because their request's signal fired. */
@@ -148,18 +211,24 @@ export class ModelHandle {
    * Runs through the model's bounded queue; a full queue rejects at once with 503 overloaded_error. The
    * signal (default: the surrounding withRequestSignal's) drops the item if it fires before the run starts.
    */
-  run(feeds: Feeds, outputs?: string[], signal: AbortSignal | undefined = currentRequestSignal()): Promise<Outputs> {
-    return this.queue.submit({ feeds, outputs }, signal);
+  run(feeds: Feeds, outputs?: string[], signal: AbortSignal | undefined = currentRequestSignal(), opts: RunOptions = {}): Promise<Outputs> {
+    return this.queue.submit({ feeds, outputs, transfer: opts.transfer }, signal);
   }
 
   /** Session runs and the inputs they carried (runs < items when micro-batching merged some). */
   readonly stats = { runs: 0, items: 0 };
 
-  private async runNow(feeds: Feeds, outputs?: string[], items = 1): Promise<Outputs> {
-    const { session } = await this.session();
+  private async runNow(item: RunItem, items = 1): Promise<Outputs> {
+    const { worker } = await this.load();
     this.stats.runs++;
     this.stats.items += items;
-    return (outputs ? session.run(feeds, outputs) : session.run(feeds)) as Promise<Outputs>;
+    const transfer: ArrayBuffer[] = [];
+    const feeds = packTensors(item.feeds, item.transfer ?? false, transfer);
+    const out = await worker.call<Record<string, WireTensor>>(
+      { op: 'run', model: this.spec.id, feeds, outputs: item.outputs }, `model ${this.spec.id} run`, transfer);
+    const outputs: Outputs = {};
+    for (const [k, t] of Object.entries(out)) outputs[k] = new ort.Tensor(t.type, t.data as never, t.dims);
+    return outputs;
   }
 
   /**
@@ -167,8 +236,8 @@ export class ModelHandle {
    * other dimensions differ (e.g. text crops of different widths) cannot share a tensor: each shape group
    * runs as its own call.
    */
-  private async runBatched(items: { feeds: Feeds; outputs?: string[] }[]): Promise<Outputs[]> {
-    const key = (it: { feeds: Feeds; outputs?: string[] }) =>
+  private async runBatched(items: RunItem[]): Promise<Outputs[]> {
+    const key = (it: RunItem) =>
       JSON.stringify([Object.entries(it.feeds).map(([k, t]) => [k, t.type, t.dims.slice(1)]), it.outputs ?? null]);
     const groups = new Map<string, number[]>();
     items.forEach((it, i) => { const k = key(it); groups.set(k, [...(groups.get(k) ?? []), i]); });
@@ -183,22 +252,26 @@ export class ModelHandle {
     return this.runGroup(items);
   }
 
-  private async runGroup(items: { feeds: Feeds; outputs?: string[] }[]): Promise<Outputs[]> {
-    if (items.length === 1) return [await this.runNow(items[0].feeds, items[0].outputs)];
+  private async runGroup(items: RunItem[]): Promise<Outputs[]> {
+    if (items.length === 1) return [await this.runNow(items[0])];
     const names = Object.keys(items[0].feeds);
     const feeds: Feeds = {};
     for (const n of names) feeds[n] = concatBatch(items.map((it) => it.feeds[n]));
-    const out = await this.runNow(feeds, items[0].outputs, items.length);
+    // The concatenated feeds are the runtime's own: they move to the worker.
+    const out = await this.runNow({ feeds, outputs: items[0].outputs, transfer: true }, items.length);
     const sizes = items.map((it) => it.feeds[names[0]].dims[0]);
     const split: Outputs[] = items.map(() => ({}));
     for (const [k, t] of Object.entries(out)) splitBatch(t, sizes).forEach((part, i) => { split[i][k] = part; });
     return split;
   }
 
+  /** Releases this model's session in its worker (it loads again on the next run). */
   async release(): Promise<void> {
-    const s = this.sessionPromise;
-    this.sessionPromise = undefined;
-    if (s) await (await s).session.release();
+    const l = this.loaded;
+    const p = this.sessionPromise;
+    this.forget();
+    const { worker } = l ?? (p ? await p.catch(() => ({ worker: undefined })) : { worker: undefined });
+    if (worker?.alive) await worker.call({ op: 'release', model: this.spec.id }, `releasing model ${this.spec.id}`);
   }
 }
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { ApiError } from '../../src/errors.js';
 import { availableProviders, chooseProviders, requestedProviders } from '../../src/inference/execution-providers.js';
 import { ModelQueue } from '../../src/inference/model-queue.js';
-import { InferenceRuntime, runtimeOptionsFromEnv, Tensor } from '../../src/inference/runtime.js';
+import { currentRequestSignal, InferenceRuntime, runtimeOptionsFromEnv, Tensor, withRequestSignal } from '../../src/inference/runtime.js';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { collectingLog } from './helpers.js';
 
@@ -76,6 +76,22 @@ test('the queue forms batches of at most maxBatch, or what arrived within maxWai
   const failing = new ModelQueue<number, number>({ name: 'fail', depth: 10, maxBatch: 2, maxWaitMs: 5 }, async () => { throw new Error('boom'); });
   const rs = await Promise.allSettled([failing.submit(1), failing.submit(2)]);
   assert.deepEqual(rs.map((r) => r.status), ['rejected', 'rejected']);
+});
+
+test("a queued job runs in its own submitter's context: it sees its own request signal, not the one that freed the queue", async () => {
+  const seen: (AbortSignal | undefined)[] = [];
+  const q = new ModelQueue<string, string>({ name: 'jobs', depth: 10 }, async ([x]) => {
+    seen.push(currentRequestSignal());
+    await new Promise((r) => setTimeout(r, 5));
+    return [x!];
+  });
+  const a = new AbortController();
+  const b = new AbortController();
+  const ra = withRequestSignal(a.signal, () => q.submit('a'));
+  const rb = withRequestSignal(b.signal, () => q.submit('b')); // dispatched when a's job ends, from a's context
+  const rc = q.submit('c');
+  assert.deepEqual(await Promise.all([ra, rb, rc]), ['a', 'b', 'c']);
+  assert.deepEqual(seen, [a.signal, b.signal, undefined]);
 });
 
 test('a GPU provider requested on a host without one falls back to CPU with a warning', async (t) => {

