@@ -1,0 +1,46 @@
+// All SQL of the vectors part. Writers of one collection serialise on its row (`FOR UPDATE` through the
+// UPDATE that allocates keys), across nodes too, so keys and change numbers grow in commit order.
+const COLLECTION = `id, project_id, name, description, model_id, dimensions, metric, item_count, change_seq, created_at`;
+const ITEM = `id, key, content_type, text, blob_key, metadata, created_at`;
+
+export const sql = {
+  insertCollection: `
+    INSERT INTO vector_collections (id, project_id, name, description, model_id, dimensions, metric)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    ON CONFLICT (project_id, name) DO NOTHING
+    RETURNING ${COLLECTION}`,
+  listCollections: `SELECT ${COLLECTION} FROM vector_collections WHERE project_id = $1 ORDER BY created_at DESC, id DESC`,
+  getCollection: `SELECT ${COLLECTION} FROM vector_collections WHERE id = $1 AND project_id = $2`,
+  /** Every collection, for index checks at start. */
+  allCollections: `SELECT ${COLLECTION} FROM vector_collections ORDER BY id`,
+  collectionState: `SELECT id, dimensions, change_seq, item_count FROM vector_collections WHERE id = $1`,
+  deleteCollection: `DELETE FROM vector_collections WHERE id = $1 AND project_id = $2 RETURNING id`,
+
+  /** Allocates n keys and one change number; locks the row until commit. */
+  beginWrite: `
+    UPDATE vector_collections SET next_key = next_key + $2, change_seq = change_seq + 1, item_count = item_count + $3
+    WHERE id = $1 AND project_id = $4
+    RETURNING next_key - $2 AS first_key, change_seq`,
+  /** n rows of (id, collection_id, key, change_seq, content_type, text, blob_key, metadata json, vector bytea). */
+  insertItems: (n: number) => `
+    INSERT INTO vector_items (id, collection_id, key, change_seq, content_type, text, blob_key, metadata, vector)
+    VALUES ${Array.from({ length: n }, (_, i) => {
+      const b = i * 9;
+      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}::jsonb, $${b + 9})`;
+    }).join(', ')}`,
+  /** Deletes the given items of a collection and records their keys as deletions of change $3. */
+  deleteItems: `
+    WITH gone AS (DELETE FROM vector_items WHERE collection_id = $1 AND id = ANY($2::text[]) RETURNING id, key, blob_key),
+         logged AS (INSERT INTO vector_deletions (collection_id, key, change_seq) SELECT $1, key, $3 FROM gone)
+    SELECT id, key, blob_key FROM gone`,
+  adjustCount: `UPDATE vector_collections SET item_count = item_count + $2 WHERE id = $1`,
+
+  listItems: `SELECT ${ITEM} FROM vector_items WHERE collection_id = $1 ORDER BY key LIMIT $2 OFFSET $3`,
+  itemsByKeys: `SELECT ${ITEM} FROM vector_items WHERE collection_id = $1 AND key = ANY($2::bigint[])`,
+  /** Vectors added after a change number, in key order, a page at a time (catch-up and rebuild). */
+  vectorsSince: `
+    SELECT key, vector FROM vector_items WHERE collection_id = $1 AND change_seq > $2 AND key > $3
+    ORDER BY key LIMIT $4`,
+  deletionsSince: `SELECT key FROM vector_deletions WHERE collection_id = $1 AND change_seq > $2`,
+  countItems: `SELECT count(*)::int AS n FROM vector_items WHERE collection_id = $1`,
+};

@@ -1,0 +1,115 @@
+// multimodal-embedding-v1: one space for image, text and audio, built from real pretrained parts (no CLIP
+// can be installed offline here). Layout of the 539 components, each block unit length before weighting:
+//   [0, 100)    semantics: GloVe words (text, audio transcript) or what the detector/OCR see (image)
+//   [100, 356)  sound: phone n-grams (text via the CMU dictionary, audio via the phone decoder)
+//   [356, 538)  look: colour layout + grey structure (images only)
+//   [538]       a small constant, so an input with nothing recognisable is still a valid unit vector
+// Text and audio share semantics and sound; text and images share only semantics, so a caption ranks
+// photos by meaning alone (the constant factor between them changes no ranking); images share semantics
+// and look, so near-duplicates match.
+import type { Logger } from '../../log.js';
+import type { ModelsService } from '../../inference/models-service.js';
+import { ModelQueue } from '../../inference/model-queue.js';
+import { errors } from '../../errors.js';
+import { dominantColor, type Detector, type RgbImage } from '../../vision/detect.js';
+import { ocrImage } from '../../vision/ocr/engine.js';
+import { autoDetail, imageTokens, textTokens } from '../../vision/usage-tokens.js';
+import type { LoadedImage } from '../../vision/image-input.js';
+import { normalize, place, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo } from './embedder.js';
+import { imageSemantics } from './image-semantics.js';
+import { PHONETIC_DIMS, phoneVector, wordsToPhones } from './phonetic.js';
+import { transcribe } from './speech.js';
+import { TextSemantics, tokenize } from './text-semantics.js';
+import { VISUAL_DIMS, visualDescriptor } from './visual-descriptor.js';
+import { loadWordVectors, WORD_VECTOR_DIMS } from './word-vectors.js';
+
+export const MULTIMODAL_ID = 'multimodal-embedding-v1';
+const SEM = 0;
+const SOUND = SEM + WORD_VECTOR_DIMS;
+const LOOK = SOUND + PHONETIC_DIMS;
+const BIAS = LOOK + VISUAL_DIMS;
+export const MULTIMODAL_DIMS = BIAS + 1;
+
+/** Shares of each block's squared length per modality (they sum to 1). */
+const TEXT_SHARES = { sem: 0.6, sound: 0.4 };
+const IMAGE_SHARES = { sem: 0.5, look: 0.5 };
+const BIAS_VALUE = 0.01;
+/** Detections below this confidence are noise for retrieval. */
+const MIN_CONFIDENCE = 0.3;
+const MODELS_READY_WAIT_MS = 30_000;
+/** Audio is billed at 10 tokens per second (README "Usage"). */
+const AUDIO_TOKENS_PER_S = 10;
+
+export interface MultimodalOptions {
+  modelsDir: string;
+  models: ModelsService;
+  log: Logger;
+  /** Read text in images with PP-OCR (default true). */
+  ocr?: boolean;
+}
+
+export class MultimodalEmbedder implements Embedder {
+  readonly info: EmbeddingModelInfo = { id: MULTIMODAL_ID, name: 'Multimodal embedding v1 (GloVe words, COCO detector, PP-OCR, pocketsphinx)', types: ['image', 'text', 'audio'], dimensions: MULTIMODAL_DIMS, metric: 'COSINE' };
+  private semantics: Promise<TextSemantics> | null = null;
+  private readonly ocrQueue: ModelQueue<RgbImage, string>;
+
+  constructor(private readonly opts: MultimodalOptions) {
+    this.ocrQueue = new ModelQueue({ name: 'embedding ocr', depth: opts.models.runtime.queueDepth },
+      async ([img]) => [(await ocrImage(img!)).text]);
+  }
+
+  private text(): Promise<TextSemantics> {
+    this.semantics ??= loadWordVectors(this.opts.modelsDir).then((w) => new TextSemantics(w));
+    this.semantics.catch(() => { this.semantics = null; });
+    return this.semantics;
+  }
+
+  private async detector(): Promise<Detector> {
+    const m = this.opts.models;
+    if (!m.isReady()) {
+      await Promise.race([m.ready, new Promise((r) => setTimeout(r, MODELS_READY_WAIT_MS).unref())]);
+      if (!m.isReady()) throw errors.notReady('The detection model');
+    }
+    return m.detector();
+  }
+
+  async embed(input: EmbedInput, signal?: AbortSignal): Promise<Embedding> {
+    const sem = await this.text();
+    const out = new Float32Array(MULTIMODAL_DIMS);
+    out[BIAS] = BIAS_VALUE;
+    if (input.kind === 'text') {
+      const tokens = tokenize(input.text);
+      place(out, SEM, sem.embed(input.text), Math.sqrt(TEXT_SHARES.sem));
+      place(out, SOUND, phoneVector(wordsToPhones(tokens)), Math.sqrt(TEXT_SHARES.sound));
+      return { vector: normalize(out), usage: { input_tokens: textTokens(input.text) } };
+    }
+    if (input.kind === 'audio') {
+      const t = await transcribe(input.bytes, input.param, signal);
+      const heard = phoneVector(t.phones);
+      const said = phoneVector(wordsToPhones(t.words));
+      const sound = new Float32Array(PHONETIC_DIMS);
+      for (let i = 0; i < PHONETIC_DIMS; i++) sound[i] = heard[i]! + said[i]!;
+      place(out, SEM, sem.embed(t.words.join(' ')), Math.sqrt(TEXT_SHARES.sem));
+      place(out, SOUND, sound, Math.sqrt(TEXT_SHARES.sound));
+      const transcript = t.words.join(' ');
+      return { vector: normalize(out), usage: { input_tokens: Math.max(1, Math.ceil(t.seconds * AUDIO_TOKENS_PER_S)) }, transcript };
+    }
+    const img = input.image;
+    const [seen, look] = await Promise.all([this.see(img, signal), visualDescriptor(img)]);
+    place(out, SEM, imageSemantics(sem, seen), Math.sqrt(IMAGE_SHARES.sem));
+    place(out, LOOK, look, Math.sqrt(IMAGE_SHARES.look));
+    return { vector: normalize(out), usage: { input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)) } };
+  }
+
+  private async see(img: LoadedImage, signal?: AbortSignal) {
+    const rgb: RgbImage = { data: img.data, width: img.width, height: img.height, channels: 3 };
+    const det = await this.detector();
+    const [objects, ocrText] = await Promise.all([
+      det.detect(rgb, { confidence_threshold: MIN_CONFIDENCE }),
+      this.opts.ocr === false ? Promise.resolve('') : this.ocrQueue.submit(rgb, signal),
+    ]);
+    const m = 0.15;
+    const colour = dominantColor(rgb, [img.width * m, img.height * m, img.width * (1 - m), img.height * (1 - m)]);
+    return { objects, width: img.width, height: img.height, colour, ocrText };
+  }
+}

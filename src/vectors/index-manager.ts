@@ -1,0 +1,300 @@
+// One USearch HNSW index per collection under <data-dir>/indexes: <id>.usearch plus <id>.json, the
+// checkpoint (the collection's change number the file includes). The database is the source of truth; an
+// index is an accelerator that is
+//   - loaded and caught up (added items after its checkpoint, deletions after it) when it is behind,
+//   - rebuilt from the database when its file is missing, unreadable, of other dimensions or of the wrong
+//     size after catch-up,
+//   - saved (index first, then checkpoint, both by rename) a moment after writes, so a burst of index
+//     requests costs one save.
+// Callers hold the collection's lock (KeyedLock) around writes; every USearch call is synchronous and
+// small (chunks of ADD_CHUNK vectors with a macrotask yield between), so the event loop never stalls for long.
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import usearch from 'usearch';
+
+type UIndex = InstanceType<typeof usearch.Index>;
+import type { Db } from '../store/db.js';
+import { sha256File } from '../inference/registry.js';
+import type { Logger } from '../log.js';
+import { sql } from './collections.sql.js';
+import { KeyedLock } from './keyed-lock.js';
+
+/** Rows read from the database per page during catch-up / rebuild. */
+const CHUNK = 512;
+/** Vectors inserted per synchronous USearch call (~1 ms each on a busy 2-core machine at 20k x 64-d). */
+const ADD_CHUNK = 64;
+const SAVE_DELAY_MS = 500;
+/** A save blocks the loop (the binding has no async save): wait at least this many times its last duration
+ * before the next one, so under steady writes saving a big index costs at most ~5% of the loop. Safe because
+ * an index that is behind its checkpoint is caught up from the database at open. */
+const SAVE_SPACING = 20;
+const FORMAT = 2;
+
+interface Loaded {
+  index: UIndex;
+  dims: number;
+  /** The collection change number this index includes. */
+  applied: number;
+  saveTimer?: NodeJS.Timeout;
+  saving?: Promise<void>;
+  /** How long the last synchronous save blocked, to space saves of big indexes further apart. */
+  lastSaveMs?: number;
+}
+
+/** `sha256` and `bytes` of the index file: USearch's loader trusts its input (a corrupt file crashes the process), so nothing unverified reaches it. */
+interface Checkpoint { format: number; change_seq: number; size: number; dimensions: number; bytes: number; sha256: string }
+
+export type OpenOutcome = 'loaded' | 'caught-up' | 'rebuilt' | 'created';
+
+export function vectorToBytes(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+export function bytesToVector(b: Uint8Array): Float32Array {
+  // A fresh copy: driver buffers may be unaligned views into a larger message.
+  const out = new Float32Array(b.byteLength / 4);
+  new Uint8Array(out.buffer).set(b);
+  return out;
+}
+
+export class IndexManager {
+  readonly lock = new KeyedLock();
+  private readonly loaded = new Map<string, Loaded>();
+  /** How each index was last opened (tests and logs read it). */
+  readonly outcomes = new Map<string, OpenOutcome>();
+  /** Longest single synchronous USearch call seen, in ms (the event-loop cost; bench and logs read it). */
+  maxBlockMs = 0;
+
+  constructor(private readonly db: Db, readonly dir: string, private readonly log: Logger) {}
+
+  private files(id: string) {
+    return { index: join(this.dir, `${id}.usearch`), meta: join(this.dir, `${id}.json`) };
+  }
+
+  // Inner product over unit vectors is cosine without the two norms per distance: every embedder returns
+  // unit vectors and addVectors re-normalises, so scores are the same and build/search are cheaper.
+  private newIndex(dims: number): UIndex {
+    return new usearch.Index({ dimensions: dims, metric: usearch.MetricKind.IP, quantization: usearch.ScalarKind.F32, connectivity: 16, expansion_add: 128, expansion_search: 64, multi: false });
+  }
+
+  private timed<T>(fn: () => T): T {
+    const t = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.maxBlockMs = Math.max(this.maxBlockMs, performance.now() - t);
+    }
+  }
+
+  /** At start: every collection's index is loaded, caught up or rebuilt before requests arrive. */
+  async openAll(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const rows = await this.db.query(sql.allCollections);
+    for (const r of rows) {
+      const id = String(r.id);
+      await this.lock.run(id, () => this.ensureCurrentLocked(id, Number(r.dimensions), Number(r.change_seq)));
+    }
+  }
+
+  /** Brings the index up to the database's change number (caller holds the lock). */
+  async ensureCurrentLocked(id: string, dims: number, changeSeq: number): Promise<Loaded> {
+    let l = this.loaded.get(id);
+    if (!l) {
+      l = await this.load(id, dims);
+      this.loaded.set(id, l);
+    }
+    if (l.applied < changeSeq) {
+      await this.catchUp(id, l);
+      if (this.outcomes.get(id) === 'loaded') this.outcomes.set(id, 'caught-up');
+    }
+    return l;
+  }
+
+  /** Search path: current index without waiting for the lock when nothing is behind. */
+  async current(id: string, dims: number, changeSeq: number): Promise<Loaded> {
+    const l = this.loaded.get(id);
+    if (l && l.applied >= changeSeq) return l;
+    return this.lock.run(id, () => this.ensureCurrentLocked(id, dims, changeSeq));
+  }
+
+  private async load(id: string, dims: number): Promise<Loaded> {
+    const f = this.files(id);
+    if (existsSync(f.index) && existsSync(f.meta)) {
+      try {
+        const meta = JSON.parse(await readFile(f.meta, 'utf8')) as Checkpoint;
+        if (meta.format !== FORMAT || meta.dimensions !== dims) throw new Error('checkpoint of another format or dimensions');
+        if ((await stat(f.index)).size !== meta.bytes || (await sha256File(f.index)) !== meta.sha256) throw new Error('index file does not match its checkpoint checksum');
+        const index = this.newIndex(dims);
+        this.timed(() => index.load(f.index));
+        if (index.dimensions() !== dims || index.size() !== meta.size) throw new Error(`index holds ${index.size()} vectors of ${index.dimensions()} dimensions, checkpoint says ${meta.size} of ${dims}`);
+        this.outcomes.set(id, 'loaded');
+        return { index, dims, applied: meta.change_seq };
+      } catch (e) {
+        this.log.warn({ collection: id, err: (e as Error).message }, 'vector index unreadable; rebuilding from the database');
+      }
+    }
+    this.outcomes.set(id, existsSync(f.index) || existsSync(f.meta) ? 'rebuilt' : 'created');
+    const l: Loaded = { index: this.newIndex(dims), dims, applied: 0 };
+    return l;
+  }
+
+  /** Adds what the database has after l.applied and removes what it deleted since; rebuilds when sizes disagree. */
+  private async catchUp(id: string, l: Loaded): Promise<void> {
+    const state = await this.db.query(sql.collectionState, [id]);
+    if (!state[0]) return;
+    const target = Number(state[0].change_seq);
+    const deleted = await this.db.query(sql.deletionsSince, [id, l.applied]);
+    for (let i = 0; i < deleted.length; i += CHUNK) {
+      const keys = BigUint64Array.from(deleted.slice(i, i + CHUNK).map((r) => BigInt(String(r.key))));
+      this.timed(() => {
+        const contained = l.index.contains(keys) as boolean[];
+        const present = keys.filter((_, j) => contained[j]);
+        if (present.length) l.index.remove(present);
+      });
+      await yieldToLoop();
+    }
+    await this.addFromDb(id, l, l.applied);
+    const count = Number((await this.db.query(sql.countItems, [id]))[0]!.n);
+    if (l.index.size() !== count) {
+      this.log.warn({ collection: id, index: l.index.size(), database: count }, 'vector index disagrees with the database; rebuilding');
+      l.index = this.newIndex(l.dims);
+      await this.addFromDb(id, l, 0);
+      this.outcomes.set(id, 'rebuilt');
+    }
+    l.applied = target;
+    this.scheduleSave(id, l);
+  }
+
+  private async addFromDb(id: string, l: Loaded, since: number): Promise<void> {
+    let after = 0n;
+    for (;;) {
+      const rows = await this.db.query(sql.vectorsSince, [id, since, after.toString(), CHUNK]);
+      if (rows.length === 0) break;
+      const keys = BigUint64Array.from(rows.map((r) => BigInt(String(r.key))));
+      const vectors = rows.map((r) => bytesToVector(r.vector as Uint8Array));
+      for (let i = 0; i < keys.length; i += ADD_CHUNK) {
+        this.addVectors(l, keys.slice(i, i + ADD_CHUNK), vectors.slice(i, i + ADD_CHUNK), true);
+        await yieldToLoop();
+      }
+      after = keys[keys.length - 1]!;
+    }
+  }
+
+  private addVectors(l: Loaded, keys: BigUint64Array, vectors: Float32Array[], skipPresent: boolean): void {
+    this.timed(() => {
+      let ks = keys;
+      let vs = vectors;
+      if (skipPresent) {
+        const present = l.index.contains(keys) as boolean[];
+        ks = keys.filter((_, i) => !present[i]);
+        vs = vectors.filter((_, i) => !present[i]);
+      }
+      if (ks.length === 0) return;
+      const flat = new Float32Array(ks.length * l.dims);
+      vs.forEach((v, i) => {
+        let n = 0;
+        for (let d = 0; d < l.dims; d++) n += v[d]! * v[d]!;
+        const s = n > 0 ? 1 / Math.sqrt(n) : 0;
+        for (let d = 0; d < l.dims; d++) flat[i * l.dims + d] = v[d]! * s;
+      });
+      // One thread: USearch batch inserts on several threads lost neighbours here (an exact match went unfound).
+      l.index.add(ks, flat, 1);
+    });
+  }
+
+  /** After the database committed change `changeSeq` adding these items (caller holds the lock). */
+  async applyAdd(id: string, dims: number, changeSeq: number, keys: bigint[], vectors: Float32Array[]): Promise<void> {
+    const l = await this.ensureCurrentLocked(id, dims, changeSeq - 1);
+    if (l.applied !== changeSeq - 1) { await this.catchUp(id, l); return; }
+    for (let i = 0; i < keys.length; i += ADD_CHUNK) {
+      this.addVectors(l, BigUint64Array.from(keys.slice(i, i + ADD_CHUNK)), vectors.slice(i, i + ADD_CHUNK), false);
+      if (i + ADD_CHUNK < keys.length) await yieldToLoop();
+    }
+    l.applied = changeSeq;
+    this.scheduleSave(id, l);
+  }
+
+  /** After the database committed change `changeSeq` deleting these keys (caller holds the lock). */
+  async applyDelete(id: string, dims: number, changeSeq: number, keys: bigint[]): Promise<void> {
+    const l = await this.ensureCurrentLocked(id, dims, changeSeq - 1);
+    if (l.applied !== changeSeq - 1) { await this.catchUp(id, l); return; }
+    if (keys.length) {
+      const ks = BigUint64Array.from(keys);
+      this.timed(() => {
+        const present = l.index.contains(ks) as boolean[];
+        const gone = ks.filter((_, i) => present[i]);
+        if (gone.length) l.index.remove(gone);
+      });
+    }
+    l.applied = changeSeq;
+    this.scheduleSave(id, l);
+  }
+
+  /** Nearest keys with cosine similarity (1 - distance), best first. */
+  search(l: Loaded, query: Float32Array, k: number): Array<{ key: bigint; score: number }> {
+    if (l.index.size() === 0) return [];
+    // A fresh, unit copy: the USearch binding reads a typed array's whole buffer (ignoring byteOffset), and the
+    // metric is inner product.
+    const q = query.slice();
+    let n = 0;
+    for (let d = 0; d < q.length; d++) n += q[d]! * q[d]!;
+    if (n > 0) for (let d = 0; d < q.length; d++) q[d]! /= Math.sqrt(n);
+    const m = this.timed(() => l.index.search(q, Math.min(k, l.index.size()), 1));
+    const out: Array<{ key: bigint; score: number }> = [];
+    for (let i = 0; i < m.keys.length; i++) out.push({ key: m.keys[i]!, score: 1 - m.distances[i]! });
+    return out;
+  }
+
+  private scheduleSave(id: string, l: Loaded): void {
+    if (l.saveTimer) return;
+    l.saveTimer = setTimeout(() => {
+      l.saveTimer = undefined;
+      // One save at a time per index (they share the temp file name).
+      l.saving = (l.saving ?? Promise.resolve()).then(() => this.save(id, l))
+        .catch((e) => this.log.error({ collection: id, err: e }, 'saving a vector index failed'));
+    }, Math.max(SAVE_DELAY_MS, SAVE_SPACING * (l.lastSaveMs ?? 0)));
+    l.saveTimer.unref?.();
+  }
+
+  /** Index file first, checkpoint second: a crash between them leaves an older checkpoint, which catch-up handles. */
+  private async save(id: string, l: Loaded): Promise<void> {
+    if (this.loaded.get(id) !== l) return;
+    await mkdir(this.dir, { recursive: true });
+    const f = this.files(id);
+    const tmp = `${f.index}.${process.pid}.tmp`;
+    const applied = l.applied;
+    const size = l.index.size();
+    const t = performance.now();
+    this.timed(() => l.index.save(tmp));
+    l.lastSaveMs = performance.now() - t;
+    const meta: Checkpoint = { format: FORMAT, change_seq: applied, size, dimensions: l.dims, bytes: (await stat(tmp)).size, sha256: await sha256File(tmp) };
+    await rename(tmp, f.index);
+    const metaTmp = `${f.meta}.${process.pid}.tmp`;
+    await writeFile(metaTmp, JSON.stringify(meta));
+    await rename(metaTmp, f.meta);
+  }
+
+  /** Saves every index with pending writes now (shutdown, tests). */
+  async flush(): Promise<void> {
+    for (const [id, l] of this.loaded) {
+      await l.saving;
+      if (l.saveTimer) {
+        clearTimeout(l.saveTimer);
+        l.saveTimer = undefined;
+        await this.lock.run(id, () => this.save(id, l));
+      }
+    }
+  }
+
+  /** The collection is gone: forget its index and delete its files (caller holds the lock). */
+  async drop(id: string): Promise<void> {
+    const l = this.loaded.get(id);
+    if (l?.saveTimer) clearTimeout(l.saveTimer);
+    await l?.saving;
+    this.loaded.delete(id);
+    const f = this.files(id);
+    await Promise.all([rm(f.index, { force: true }), rm(f.meta, { force: true })]);
+  }
+}

@@ -1,0 +1,85 @@
+// Request and response shapes of /v1/vectors/* (SPEC 2.9-2.12, 4.3; API-DECISIONS "Vectors"). Bodies are
+// strict; messages follow the one template "Expected X for field but received Y". "Exactly one content
+// field" is checked by the routes (it needs the item's index for `param`).
+import { z } from 'zod';
+
+const received = (input: unknown): string =>
+  input === undefined ? 'nothing' : input === null ? 'null' :
+    typeof input === 'string' ? (input.length > 60 ? `a string of ${input.length} characters` : JSON.stringify(input)) :
+    Array.isArray(input) ? (input.length > 0 ? `an array of ${input.length}` : 'an empty array') : typeof input === 'object' ? 'an object' : String(input);
+
+const expected = (what: string, field: string) => ({ error: (iss: { input?: unknown }) => `Expected ${what} for ${field} but received ${received(iss.input)}` });
+
+export const MAX_ITEMS_PER_REQUEST = 100;
+export const MAX_TEXT_CHARS = 8000;
+
+export const CreateCollectionBody = z.strictObject({
+  name: z.string(expected('a string of 1 to 100 characters', 'name')).trim()
+    .min(1, expected('a string of 1 to 100 characters', 'name')).max(100, expected('a string of 1 to 100 characters', 'name'))
+    .meta({ description: 'Unique within the project; 1-100 characters' }),
+  description: z.string(expected('a string of at most 500 characters', 'description')).max(500, expected('a string of at most 500 characters', 'description')).nullish(),
+  model_id: z.string(expected('an embedding model id string', 'model_id')).optional()
+    .meta({ description: 'Embedding model id (GET /v1/vectors/models); default multimodal-embedding-v1' }),
+});
+export type CreateCollectionBody = z.infer<typeof CreateCollectionBody>;
+
+const contentFields = {
+  image: z.string(expected('an http(s) URL string', 'image')).nullish().meta({ description: 'HTTP(S) URL of a JPEG, PNG or WEBP image' }),
+  image_base64: z.string(expected('a base64 string or data URI', 'image_base64')).nullish().meta({ description: 'Base64 data URI or bare base64 of a JPEG, PNG or WEBP image' }),
+  text: z.string(expected('a string', 'text')).nullish().meta({ description: `Text, 1-${MAX_TEXT_CHARS} characters` }),
+  audio: z.string(expected('an http(s) URL, data URI or base64 string', 'audio')).nullish()
+    .meta({ description: 'WAV, MP3, FLAC or OGG audio: an http(s) URL, a data URI or bare base64' }),
+};
+
+export const ItemInput = z.strictObject({
+  ...contentFields,
+  metadata: z.record(z.string(), z.unknown(), expected('an object', 'metadata')).optional().meta({ description: 'Free key/value object, returned with the item' }),
+});
+export type ItemInput = z.infer<typeof ItemInput>;
+
+export const IndexBody = z.strictObject({
+  items: z.array(ItemInput, expected(`an array of 1 to ${MAX_ITEMS_PER_REQUEST} items`, 'items'))
+    .min(1, expected(`an array of 1 to ${MAX_ITEMS_PER_REQUEST} items`, 'items'))
+    .max(MAX_ITEMS_PER_REQUEST, expected(`an array of 1 to ${MAX_ITEMS_PER_REQUEST} items`, 'items')),
+});
+export type IndexBody = z.infer<typeof IndexBody>;
+
+export const SearchBody = z.strictObject({
+  ...contentFields,
+  top_k: z.number(expected('an integer between 1 and 100', 'top_k')).int(expected('an integer between 1 and 100', 'top_k'))
+    .min(1, expected('an integer between 1 and 100', 'top_k')).max(100, expected('an integer between 1 and 100', 'top_k')).optional()
+    .meta({ description: 'Most results, 1-100, default 10' }),
+  threshold: z.number(expected('a number between 0 and 1', 'threshold')).min(0, expected('a number between 0 and 1', 'threshold'))
+    .max(1, expected('a number between 0 and 1', 'threshold')).optional().meta({ description: 'Minimum cosine similarity, 0-1' }),
+});
+export type SearchBody = z.infer<typeof SearchBody>;
+
+export const DeleteItemsBody = z.strictObject({
+  ids: z.array(z.string(expected('an item id string', 'each id')), expected('an array of 1 to 1000 item ids', 'ids'))
+    .min(1, expected('an array of 1 to 1000 item ids', 'ids')).max(1000, expected('an array of 1 to 1000 item ids', 'ids')),
+});
+export type DeleteItemsBody = z.infer<typeof DeleteItemsBody>;
+
+const intParam = (field: string, min: number, max: number) => z.string().regex(/^\d+$/, expected(`an integer between ${min} and ${max}`, field))
+  .transform(Number).pipe(z.number().min(min, expected(`an integer between ${min} and ${max}`, field)).max(max, expected(`an integer between ${min} and ${max}`, field)));
+
+export const ItemsQuery = z.strictObject({
+  limit: intParam('limit', 1, 100).optional(),
+  offset: intParam('offset', 0, 1_000_000_000).optional(),
+});
+export type ItemsQuery = z.infer<typeof ItemsQuery>;
+
+export const ModelOut = z.object({ id: z.string(), name: z.string(), types: z.array(z.string()), dimensions: z.number(), metric: z.string() });
+export const CollectionOut = z.object({
+  id: z.string(), object: z.literal('vectors.collection'), name: z.string(), description: z.string().nullable(), model_id: z.string(),
+  dimensions: z.number(), metric: z.string(), item_count: z.number(), created_at: z.string(),
+});
+export const ItemOut = z.object({
+  id: z.string(), content_type: z.enum(['image', 'text', 'audio']), text: z.string().optional(), metadata: z.record(z.string(), z.unknown()),
+  content_url: z.string().nullable(), created_at: z.string(),
+});
+export const SearchResultOut = z.object({
+  id: z.string(), score: z.number(), content_type: z.enum(['image', 'text', 'audio']), text: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()), content_url: z.string().nullable(),
+});
+export const UsageOut = z.object({ input_tokens: z.number() });
