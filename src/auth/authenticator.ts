@@ -17,12 +17,20 @@ export class Authenticator {
 
   constructor(private readonly projects: Projects, private readonly ttlMs: number) {}
 
+  /**
+   * The principal for a header, synchronously: from the cache, or a thrown 401 for a malformed header.
+   * Undefined when the key must be looked up (authenticate() does that); the hot path then needs no await.
+   */
+  cached(header: string | undefined): Principal | undefined {
+    const key = this.keyOf(header);
+    const now = Date.now();
+    const entry = this.cache.get(key);
+    if (!entry || entry.until <= now) return undefined;
+    return this.check(entry, now);
+  }
+
   async authenticate(header: string | undefined): Promise<Principal> {
-    if (!header) throw errors.authentication('missing_api_key', 'Missing Authorization header; expected "Authorization: Bearer sk_sf_..."');
-    const m = /^Bearer ([^\s]+)$/i.exec(header.trim());
-    if (!m) throw errors.authentication('invalid_api_key', 'Expected Authorization scheme "Bearer <API key>"');
-    const key = m[1]!;
-    if (!isWellFormedKey(key)) throw errors.authentication('invalid_api_key', 'Malformed API key; keys look like sk_sf_ followed by 43 base64url characters');
+    const key = this.keyOf(header);
     // Keyed by the presented key itself (process memory only), so a cached hit costs no hashing.
     const now = Date.now();
     let entry = this.cache.get(key);
@@ -34,6 +42,19 @@ export class Authenticator {
       if (this.cache.size >= MAX_CACHE) this.cache.clear();
       this.cache.set(key, entry);
     }
+    return this.check(entry, now);
+  }
+
+  private keyOf(header: string | undefined): string {
+    if (!header) throw errors.authentication('missing_api_key', 'Missing Authorization header; expected "Authorization: Bearer sk_sf_..."');
+    const m = /^Bearer ([^\s]+)$/i.exec(header.trim());
+    if (!m) throw errors.authentication('invalid_api_key', 'Expected Authorization scheme "Bearer <API key>"');
+    const key = m[1]!;
+    if (!isWellFormedKey(key)) throw errors.authentication('invalid_api_key', 'Malformed API key; keys look like sk_sf_ followed by 43 base64url characters');
+    return key;
+  }
+
+  private check(entry: CacheEntry, now: number): Principal {
     if (!entry.principal) throw errors.authentication('invalid_api_key', 'Unknown API key');
     if (entry.disabled) throw errors.authentication('disabled_api_key', 'This API key has been disabled');
     this.touch(entry.principal.keyId, now);

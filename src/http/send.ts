@@ -14,7 +14,7 @@ const STATUS_TEXT: Record<number, string> = {
 
 /** uWS writes Content-Length itself (end/tryEnd); a second one breaks strict clients. */
 function writeHeaders(res: HttpResponse, headers: Record<string, string>): void {
-  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'content-length') res.writeHeader(k, v);
+  for (const k in headers) if (k !== 'Content-Length' && k !== 'content-length') res.writeHeader(k, headers[k]!);
 }
 
 export function statusLine(status: number): string {
@@ -33,7 +33,8 @@ export function sendBody(res: HttpResponse, st: ResState, status: number, header
 }
 
 export function sendJson(res: HttpResponse, st: ResState, status: number, headers: Record<string, string>, value: unknown, closeConnection = false): void {
-  sendBody(res, st, status, { ...headers, 'Content-Type': 'application/json' }, JSON.stringify(value), closeConnection);
+  headers['Content-Type'] = 'application/json';
+  sendBody(res, st, status, headers, JSON.stringify(value), closeConnection);
 }
 
 /** Streams bytes [start, end] of a file; pauses the file stream whenever uWS reports backpressure. */

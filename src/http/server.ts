@@ -128,7 +128,8 @@ export class HttpServer {
       const isPresigned = path.startsWith('/v1/files/');
       if (isAdmin && !this.adminTokenHash) throw errors.routeNotFound(method, path);
       if (isV1 && !isPresigned) {
-        principal = await this.deps.authenticator.authenticate(headers['authorization']);
+        // A cached key needs no await (each await costs the hot path a microtask hop).
+        principal = this.deps.authenticator.cached(headers['authorization']) ?? await this.deps.authenticator.authenticate(headers['authorization']);
         this.deps.rateLimiter.take(principal.keyId);
       } else if (isAdmin) {
         this.checkAdmin(headers['authorization']);
@@ -169,23 +170,26 @@ export class HttpServer {
         sse: () => new SseWriter(res, st),
       };
       const reply = await def.handler(ctx);
-      await this.write(res, st, requestId, reply);
+      return this.write(res, st, requestId, reply);
     };
 
-    run().catch(fail).finally(() => {
+    const done = () => {
       const ms = Math.round((performance.now() - started) * 100) / 100;
       this.deps.requestLog.info({ requestId, method, route: routePattern, path, status: st.aborted && !st.status ? 499 : st.status, ms, project: principal?.projectId }, 'request');
       if (--this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
-    });
+    };
+    // One settle handler pair rather than catch().finally(): fewer promises per request.
+    run().then(done, (e) => { fail(e); done(); });
   }
 
-  private async write(res: HttpResponse, st: ResState, requestId: string, reply: Reply): Promise<void> {
+  /** Writes the reply; returns a promise only while a file is still streaming. */
+  private write(res: HttpResponse, st: ResState, requestId: string, reply: Reply): Promise<void> | void {
     if ('handled' in reply) return;
     const headers = { 'x-request-id': requestId, ...(reply.headers ?? {}) };
     const status = reply.status ?? 200;
     if ('json' in reply) sendJson(res, st, status, headers, reply.json);
     else if ('body' in reply) sendBody(res, st, status, headers, reply.body);
-    else await sendFile(res, st, status, headers, reply.file.path, reply.file.start, reply.file.end);
+    else return sendFile(res, st, status, headers, reply.file.path, reply.file.start, reply.file.end);
   }
 
   private checkAdmin(header: string | undefined): void {
