@@ -5,7 +5,7 @@ export type { Logger };
 
 /** Buffered (async) writes: one syscall per request would cost more than the request itself. */
 export function createLogger(level: string, sync = false): Logger {
-  const destination = pino.destination({ dest: 1, sync, minLength: sync ? 0 : 4096 });
+  const destination = pino.destination({ dest: 1, sync: true, minLength: sync ? 0 : 8192 });
   const logger = pino({
     level,
     base: { service: 'sightflow' },
@@ -14,13 +14,28 @@ export function createLogger(level: string, sync = false): Logger {
       censor: '[redacted]',
     },
   }, destination);
-  requestLoggers.set(logger, pino({ level, base: { service: 'sightflow' } }, destination));
+  destinations.set(logger, destination);
   return logger;
 }
 
-const requestLoggers = new WeakMap<Logger, Logger>();
+const destinations = new WeakMap<Logger, { write(s: string): boolean }>();
 
-/** Same destination and level, no redaction: for the request line, whose fields are never secret. */
-export function requestLogger(log: Logger): Logger {
-  return requestLoggers.get(log) ?? log;
+export interface RequestRecord {
+  requestId: string; method: string; route: string; path: string; status: number; ms: number; project?: string;
+}
+
+/**
+ * The one-line-per-request log, in pino's JSON shape on the same destination, written without pino's
+ * serializer: at ~20k requests/s that machinery cost more CPU than serving the request. Its fields are
+ * never secret, so no redaction; user-supplied text (path, request id) is JSON-escaped.
+ */
+export function requestLogger(log: Logger): (r: RequestRecord) => void {
+  const dest = destinations.get(log);
+  if (!dest) return (r) => log.info(r, 'request');
+  const level = log.levels.values.info!;
+  return (r) => {
+    if (log.levelVal > level) return;
+    const project = r.project === undefined ? '' : `,"project":${JSON.stringify(r.project)}`;
+    dest.write(`{"level":${level},"time":${Date.now()},"service":"sightflow","requestId":${JSON.stringify(r.requestId)},"method":"${r.method}","route":${JSON.stringify(r.route)},"path":${JSON.stringify(r.path)},"status":${r.status},"ms":${r.ms}${project},"msg":"request"}\n`);
+  };
 }

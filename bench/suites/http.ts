@@ -3,7 +3,7 @@
 // @ts-expect-error autocannon ships no types
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,7 +85,9 @@ export async function run(opts: SuiteOptions): Promise<void> {
   const seconds = opts.quick ? 2 : 10;
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-bench-http-'));
   // sightflow as deployed: one JSON log line per request (the Fastify peer logs nothing, which favours it).
-  const ours = await start(['src/main.ts', 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+  // The built server, as `npm start` runs it (tsx's transpiled output is slower on a hot path like this).
+  const main = existsSync(join(root, 'dist/src/main.js')) ? 'dist/src/main.js' : 'src/main.ts';
+  const ours = await start([main, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
     { SIGHTFLOW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SIGHTFLOW_MODELS_DIR: join(root, 'data', 'models') }, join(dataDir, 'server.log'));
   let sightflow;
   try {
