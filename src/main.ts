@@ -34,7 +34,20 @@ function fail(msg: string): never {
 }
 
 async function serve(config: Config): Promise<void> {
-  const app = await startApp(config);
+  // Signal handlers first: a SIGTERM/SIGINT during start-up must also end in a clean shutdown.
+  let signals = 0;
+  let app: Awaited<ReturnType<typeof startApp>> | null = null;
+  let pending: string | null = null;
+  const shutdown = (sig: string) => {
+    if (++signals > 1) process.exit(1);
+    if (!app) { pending = sig; return; }
+    const { log } = app.services;
+    log.info({ signal: sig }, 'shutting down: finishing in-flight requests');
+    app.stop().then(() => { log.info('stopped'); log.flush(); process.exit(0); }, (e) => { log.error({ err: e }, 'shutdown failed'); log.flush(); process.exit(1); });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  app = await startApp(config);
   const { log } = app.services;
   if (app.bootstrapKey) {
     // The one line a newcomer needs; printed to stdout once, on the first start of an empty database.
@@ -43,33 +56,34 @@ async function serve(config: Config): Promise<void> {
   log.info({ port: app.port, host: config.host, db: app.services.db.kind, dataDir: config.dataDir }, 'sightflow listening');
   // Supervisors and tests wait for this line; do not leave it in the log buffer.
   log.flush();
-  let signals = 0;
-  const shutdown = (sig: string) => {
-    if (++signals > 1) process.exit(1);
-    log.info({ signal: sig }, 'shutting down: finishing in-flight requests');
-    app.stop().then(() => { log.info('stopped'); log.flush(); process.exit(0); }, (e) => { log.error({ err: e }, 'shutdown failed'); log.flush(); process.exit(1); });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (pending) { signals--; shutdown(pending); }
 }
 
 /** `sightflow worker`: video workers only, no HTTP (scale-out nodes against a shared PostgreSQL). */
 async function runWorker(config: Config): Promise<void> {
-  const services = await openServices(config);
-  const mods = modules(services, { worker: true });
-  for (const m of mods) await m.start?.();
-  services.log.info({ db: services.db.kind }, 'sightflow worker running');
-  services.log.flush();
+  // As in serve: handlers before start-up, so an early signal still shuts down cleanly.
   let signals = 0;
+  let started: { services: Awaited<ReturnType<typeof openServices>>; mods: ReturnType<typeof modules> } | null = null;
+  let pending = false;
   const shutdown = async () => {
     if (++signals > 1) process.exit(1);
+    if (!started) { pending = true; return; }
+    const { services, mods } = started;
     for (const m of [...mods].reverse()) await m.stop?.();
+    await services.models.close();
     await services.db.close();
     services.log.flush();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown());
   process.on('SIGINT', () => void shutdown());
+  const services = await openServices(config);
+  const mods = modules(services, { worker: true });
+  for (const m of mods) await m.start?.();
+  started = { services, mods };
+  services.log.info({ db: services.db.kind }, 'sightflow worker running');
+  services.log.flush();
+  if (pending) { signals--; await shutdown(); }
 }
 
 async function withServices<T>(config: Config, fn: (s: Awaited<ReturnType<typeof openServices>>) => Promise<T>): Promise<T> {
