@@ -28,8 +28,9 @@ export function visionRoutes(s: Services): RouteDef[] {
   const vlm = vlmConfig ? new VlmProvider(vlmConfig) : null;
   if (vlm) s.log.info({ url: vlmConfig!.url, model: vlm.model, fallback: vlmConfig!.fallback }, `describe uses the VLM ${vlm.model}`);
 
-  // OCR runs its own sessions (src/vision/ocr), outside the model runtime's queues: whole OCR jobs get a
-  // bounded queue here so OCR traffic is refused with 503 like the rest, and a gone client's job is dropped.
+  // An OCR job is several model runs plus main-thread pre/post-processing; whole jobs get a bounded queue
+  // here (beside the runtime's per-model queues) so OCR traffic is refused with 503 before any of that work
+  // starts, and a gone client's job is dropped.
   const ocrQueue = new ModelQueue<{ image: RgbImage; language?: string }, OcrResult>(
     { name: 'ocr', depth: s.models.runtime.queueDepth },
     async ([job]) => [await ocrImage(job!.image, { language: job!.language })],
