@@ -43,7 +43,7 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log);
   return {
-    config, log, db, projects: new Projects(db), usage: new UsageLedger(db), version: VERSION,
+    config, log, db, projects: new Projects(db), usage: new UsageLedger(db, (err, e) => log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed')), version: VERSION,
     readiness: new Map([['models', () => models.isReady()]]), models,
     blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
     presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
@@ -83,6 +83,7 @@ export async function startApp(config: Config, log?: Logger): Promise<App> {
       await server.stop(config.shutdownTimeoutMs);
       for (const m of [...mods].reverse()) await m.stop?.();
       await services.models.close();
+      await services.usage.flush();
       await services.db.close();
     })()),
   };

@@ -13,6 +13,9 @@ export function readBody(res: HttpResponse, st: ResState, opts: { limit: number;
       reject(errors.payloadTooLarge('request body', opts.limit));
       return;
     }
+    // With a Content-Length (every client but chunked uploads), bytes go straight into one buffer of that
+    // size: one copy instead of a copy per chunk plus the final concat.
+    let whole = opts.contentLength !== null && opts.contentLength > 0 ? Buffer.allocUnsafe(opts.contentLength) : null;
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
@@ -21,6 +24,7 @@ export function readBody(res: HttpResponse, st: ResState, opts: { limit: number;
       done = true;
       clearTimeout(timer);
       if (err) reject(err);
+      else if (whole) resolve(whole.subarray(0, size));
       else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
     const timer = setTimeout(() => finish(errors.requestTimeout()), opts.timeoutMs);
@@ -29,7 +33,9 @@ export function readBody(res: HttpResponse, st: ResState, opts: { limit: number;
       if (done) return;
       size += ab.byteLength;
       if (size > opts.limit) return finish(errors.payloadTooLarge('request body', opts.limit));
-      chunks.push(Buffer.from(ab.slice(0)));
+      if (whole && size > whole.length) { chunks.push(whole.subarray(0, size - ab.byteLength)); whole = null; } // longer than declared
+      if (whole) whole.set(new Uint8Array(ab), size - ab.byteLength);
+      else chunks.push(Buffer.from(ab.slice(0)));
       if (isLast) finish(null);
     });
   });

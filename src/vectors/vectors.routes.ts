@@ -9,7 +9,7 @@ import type { Embedder, Embedding } from './embedders/embedder.js';
 import type { CollectionStore, Collection, StoredItem } from './collection-store.js';
 import type { IndexManager } from './index-manager.js';
 import { DEFAULT_EMBEDDING_MODEL, type EmbeddingModels } from './embedding-models.js';
-import { loadContent, parseContent, type LoadedContent } from './item-input.js';
+import { loadContent, parseContent, type LoadedContent, type ParsedContent } from './item-input.js';
 import {
   CollectionOut, CreateCollectionBody, DeleteItemsBody, IndexBody, ItemOut, ItemsQuery, ModelOut, SearchBody, SearchResultOut, UsageOut,
 } from './schemas.js';
@@ -41,7 +41,7 @@ async function mapLimit<T, R>(xs: T[], limit: number, fn: (x: T, i: number) => P
 export function vectorsRoutes({ s, store, index, models }: VectorsDeps): RouteDef[] {
   const tags = ['vectors'];
   const errorsDoc = {
-    400: { description: 'Invalid request, item content, image or audio (invalid_request_error)' },
+    400: { description: "Invalid request, item content, image or audio, or a modality the collection's model does not embed (invalid_request_error)" },
     404: { description: 'No such collection in this project (not_found_error)' },
   };
 
@@ -50,10 +50,16 @@ export function vectorsRoutes({ s, store, index, models }: VectorsDeps): RouteDe
     if (!c) throw errors.notFound('collection', ctx.params.id);
     return c;
   };
-  const embedderOf = (c: Collection): Embedder => {
-    const e = models.get(c.model_id);
+  const embedderOf = async (c: Collection): Promise<Embedder> => {
+    const e = await models.get(c.model_id);
     if (!e) throw errors.invalidParam('model_id', `The collection's embedding model ${c.model_id} is not installed on this server`);
     return e;
+  };
+  /** Before any fetch or decode: content the collection's model cannot embed is a 400 naming the field. */
+  const checkModality = (e: Embedder, c: ParsedContent, prefix: string) => {
+    if (e.info.types.includes(c.kind)) return;
+    const param = c.kind === 'image' ? c.input.param : c.kind === 'audio' ? c.param : `${prefix}text`;
+    throw errors.unsupportedModality(param, e.info.id, c.kind, e.info.types);
   };
   const publicCollection = ({ change_seq: _, ...c }: Collection) => c;
   const contentUrl = (it: StoredItem) => (it.blob_key ? s.presign(it.blob_key) : null);
@@ -67,7 +73,7 @@ export function vectorsRoutes({ s, store, index, models }: VectorsDeps): RouteDe
     return r;
   };
   const bill = (ctx: RequestContext, endpoint: string, model: string, inputTokens: number, started: number) =>
-    s.usage.record({ projectId: ctx.principal.projectId, keyId: ctx.principal.keyId, endpoint, model, inputTokens, ms: performance.now() - started });
+    s.usage.recordAfterReply({ projectId: ctx.principal.projectId, keyId: ctx.principal.keyId, endpoint, model, inputTokens, ms: performance.now() - started });
 
   return [
     defineRoute({
@@ -80,7 +86,7 @@ export function vectorsRoutes({ s, store, index, models }: VectorsDeps): RouteDe
       responses: { 201: { description: 'Created', schema: CollectionOut }, 400: errorsDoc[400], 409: { description: 'A collection of that name exists in the project (conflict_error)' } },
       handler: async (ctx: RequestContext<CreateCollectionBody>) => {
         const modelId = ctx.body.model_id ?? DEFAULT_EMBEDDING_MODEL;
-        const e = models.get(modelId);
+        const e = await models.get(modelId);
         if (!e) throw errors.invalidParam('model_id', `Expected an installed embedding model id (${models.list().map((m) => m.info.id).join(', ')}) for model_id but received ${JSON.stringify(modelId)}`);
         const c = await store.create(ctx.principal.projectId, {
           name: ctx.body.name, description: ctx.body.description ?? null, model_id: modelId, dimensions: e.info.dimensions, metric: e.info.metric,
@@ -125,7 +131,8 @@ export function vectorsRoutes({ s, store, index, models }: VectorsDeps): RouteDe
         const started = performance.now();
         const parsed = ctx.body.items.map((it, i) => ({ content: parseContent(it, `items[${i}].`), metadata: it.metadata ?? {} }));
         const c = await collection(ctx);
-        const e = embedderOf(c);
+        const e = await embedderOf(c);
+        parsed.forEach((p, i) => checkModality(e, p.content, `items[${i}].`));
         const allowPrivate = s.config.allowPrivateUrls;
         const loaded = await mapLimit(parsed, EMBED_CONCURRENCY, async (p) => {
           const content = await loadContent(p.content, { signal: ctx.signal, allowPrivate });
@@ -155,7 +162,7 @@ export function vectorsRoutes({ s, store, index, models }: VectorsDeps): RouteDe
           throw err;
         }
         const usage = { input_tokens: loaded.reduce((n, l) => n + l.embedding.usage.input_tokens, 0) };
-        await bill(ctx, '/v1/vectors/collections/:id/index', e.info.id, usage.input_tokens, started);
+        bill(ctx, '/v1/vectors/collections/:id/index', e.info.id, usage.input_tokens, started);
         return { json: { indexed: ids.length, ids, model: e.info.id, usage } };
       },
     }),
@@ -202,7 +209,8 @@ export function vectorsRoutes({ s, store, index, models }: VectorsDeps): RouteDe
         const started = performance.now();
         const content = parseContent(ctx.body, '');
         const c = await collection(ctx);
-        const e = embedderOf(c);
+        const e = await embedderOf(c);
+        checkModality(e, content, '');
         const topK = ctx.body.top_k ?? 10;
         const threshold = ctx.body.threshold ?? -1;
         const loaded = await loadContent(content, { signal: ctx.signal, allowPrivate: s.config.allowPrivateUrls });
@@ -220,7 +228,7 @@ export function vectorsRoutes({ s, store, index, models }: VectorsDeps): RouteDe
           results.push({ id: it.id, score, content_type: it.content_type, ...(it.text !== null ? { text: it.text } : {}), metadata: it.metadata, content_url: contentUrl(it) });
           if (results.length === topK) break;
         }
-        await bill(ctx, '/v1/vectors/collections/:id/search', e.info.id, q.usage.input_tokens, started);
+        bill(ctx, '/v1/vectors/collections/:id/search', e.info.id, q.usage.input_tokens, started);
         return { json: { results, model: e.info.id, usage: q.usage } };
       },
     }),

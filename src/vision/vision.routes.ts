@@ -48,10 +48,10 @@ export function visionRoutes(s: Services): RouteDef[] {
   const load = (ctx: RequestContext, input: ReturnType<typeof parseImageInput>): Promise<LoadedImage> =>
     loadImage(input, { signal: ctx.signal, allowPrivate: s.config.allowPrivateUrls });
 
-  /** One ledger row per answered request (none when the client went away before the answer). */
-  const bill = async (ctx: RequestContext, endpoint: Endpoint, model: string, usage: Usage, started: number) => {
+  /** One ledger row per answered request (none when the client went away before the answer), written after the reply. */
+  const bill = (ctx: RequestContext, endpoint: Endpoint, model: string, usage: Usage, started: number) => {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    await s.usage.record({
+    s.usage.recordAfterReply({
       projectId: ctx.principal.projectId, keyId: ctx.principal.keyId, endpoint, model,
       inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, ms: performance.now() - started,
     });
@@ -81,7 +81,7 @@ export function visionRoutes(s: Services): RouteDef[] {
           input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
           output_tokens: textTokens(JSON.stringify(objects)),
         };
-        await bill(ctx, '/v1/vision/detect', det.modelId, usage, started);
+        bill(ctx, '/v1/vision/detect', det.modelId, usage, started);
         return { json: { objects, model: det.modelId, usage } };
       },
     }),
@@ -99,7 +99,7 @@ export function visionRoutes(s: Services): RouteDef[] {
           input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
           output_tokens: textTokens(r.text),
         };
-        await bill(ctx, '/v1/vision/ocr', r.model, usage, started);
+        bill(ctx, '/v1/vision/ocr', r.model, usage, started);
         return { json: { text: r.text, blocks: r.blocks, model: r.model, usage } };
       },
     }),
@@ -125,7 +125,7 @@ export function visionRoutes(s: Services): RouteDef[] {
               input_tokens: imageTokens(img.width, img.height, detail) + textTokens(vlmPromptText(body.prompt, body.language)),
               output_tokens: textTokens(reply.text),
             };
-            await bill(ctx, '/v1/vision/describe', reply.model, usage, started);
+            bill(ctx, '/v1/vision/describe', reply.model, usage, started);
             return { json: { description: reply.text, model: reply.model, usage } };
           } catch (e) {
             if (!(e instanceof VlmError)) throw e;
@@ -146,7 +146,7 @@ export function visionRoutes(s: Services): RouteDef[] {
           input_tokens: imageTokens(img.width, img.height, d.detail) + textTokens(body.prompt ?? ''),
           output_tokens: textTokens(d.description),
         };
-        await bill(ctx, '/v1/vision/describe', BUILTIN_DESCRIBE_MODEL, usage, started);
+        bill(ctx, '/v1/vision/describe', BUILTIN_DESCRIBE_MODEL, usage, started);
         return { json: { description: d.description, model: BUILTIN_DESCRIBE_MODEL, usage } };
       },
     }),
