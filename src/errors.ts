@@ -60,6 +60,8 @@ export const errors = {
   imageFetchFailed: (param: string, detail: string) => invalid('image_fetch_failed', `The image URL could not be fetched: ${detail}`, param),
   urlNotAllowed: (param: string, detail: string) =>
     invalid('url_not_allowed', `The URL points to a private, loopback or link-local address, which is not allowed: ${detail}`, param),
+  unsupportedModality: (param: string, model: string, got: string, types: readonly string[]) =>
+    invalid('unsupported_modality', `Expected ${types.join(' or ')} content for ${param} (the collection's model ${model} embeds ${types.join(', ')}) but received ${got}`, param),
   invalidCursor: (param = 'cursor') => invalid('invalid_cursor', `The ${param} is not one this server issued`, param),
   // 401
   authentication: (code: 'missing_api_key' | 'invalid_api_key' | 'disabled_api_key', message: string) =>

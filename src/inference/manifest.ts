@@ -2,7 +2,7 @@
 // where its bytes come from, their checksums, and how to feed and read it.
 import { z } from 'zod';
 
-const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex digits');
+export const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex digits');
 
 const SourceFile = z.object({
   /** Path inside the npm package, or a local path (relative to the manifest's folder). */
@@ -40,8 +40,11 @@ const LabelsSchema = z.union([
   z.object({ package: z.string().optional(), path: z.string() }),
 ]);
 
+export const MODEL_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+export const MODEL_ID_RULE = 'lowercase letters, digits, ".", "_" or "-"';
+
 export const ManifestSchema = z.object({
-  id: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lowercase letters, digits, ".", "_" or "-"'),
+  id: z.string().regex(MODEL_ID, MODEL_ID_RULE),
   task: z.enum(['detect', 'ocr-det', 'ocr-rec', 'ocr-cls', 'embed-image', 'embed-text', 'other']),
   description: z.string().default(''),
   /** Format of the source; prepared models are always ONNX. */

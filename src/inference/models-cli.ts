@@ -1,5 +1,7 @@
 // `sightflow models list|prepare|verify [ids...] [--force] [--json]`. Returns the process exit code.
-// prepare shows a progress bar on a terminal and one line per step otherwise (logs, CI).
+// prepare shows a progress bar on a terminal and one line per step otherwise (logs, CI). A CLIP model's id
+// stands for its two encoders. Skipped bring-your-own manifests are reported on stderr by every command
+// (and fail verify).
 import { ModelRegistry, type PrepareProgress } from './registry.js';
 
 const USAGE = 'usage: sightflow models list|prepare|verify [model-id...] [--force] [--json]';
@@ -14,13 +16,15 @@ export async function modelsCli(args: string[], dataDir: string): Promise<number
     return 2;
   }
   const registry = await ModelRegistry.open(dataDir);
+  for (const p of registry.problems) console.error(`skipped: ${p.message}`);
   const known = registry.list().map((m) => m.manifest.id);
-  const unknown = ids.filter((id) => !known.includes(id));
+  const families = new Map(registry.clip.map((c) => [c.manifest.id, [c.visionId, c.textId]]));
+  const unknown = ids.filter((id) => !known.includes(id) && !families.has(id));
   if (unknown.length) {
-    console.error(`unknown model ${unknown.join(', ')}; known: ${known.join(', ')}`);
+    console.error(`unknown model ${unknown.join(', ')}; known: ${[...known, ...families.keys()].join(', ')}`);
     return 2;
   }
-  const selected = ids.length ? ids : known;
+  const selected = ids.length ? [...new Set(ids.flatMap((id) => families.get(id) ?? [id]))] : known;
 
   if (cmd === 'list') {
     const rows = registry.list().filter((m) => selected.includes(m.manifest.id)).map((m) => ({
@@ -34,6 +38,7 @@ export async function modelsCli(args: string[], dataDir: string): Promise<number
     if (json) console.log(JSON.stringify(rows));
     else {
       console.log(table(['id', 'task', 'format', 'prepared', 'source'], rows.map((r) => [r.id, r.task, r.format, r.prepared ? 'yes' : 'no', r.source])));
+      for (const c of registry.clip) console.log(`embedding model ${c.manifest.id}: clip (${c.visionId} + ${c.textId}, tokenizer ${c.tokenizerPath})`);
       console.log(`models in ${registry.modelsDir}`);
     }
     return 0;
@@ -58,7 +63,7 @@ export async function modelsCli(args: string[], dataDir: string): Promise<number
     return failed ? 1 : 0;
   }
 
-  let failed = 0;
+  let failed = registry.problems.length;
   const results = [];
   for (const id of selected) {
     const r = await registry.verify(id);

@@ -15,6 +15,7 @@ export class ModelsService {
   private constructor(readonly registry: ModelRegistry, readonly runtime: InferenceRuntime, log: Logger) {
     // OCR runs its PP-OCR models through this registry and runtime (one set of worker threads and queues).
     useOcrModelSource({ registry, runtime });
+    for (const p of registry.problems) log.error({ manifest: p.path }, p.message);
     this.ready = registry.prepareMissing(log).then(
       () => { this.prepared = true; log.info('models ready'); },
       (e: Error) => { this.prepareError = e; log.error({ err: e }, 'model preparation failed'); },

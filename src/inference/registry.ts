@@ -1,7 +1,8 @@
 // Model registry: the manifests in models/*.json plus bring-your-own manifests in <data-dir>/manifests,
 // and the prepared ONNX files in <data-dir>/models/<id>/<sha256>.onnx. Preparing converts (TFJS graph) or
 // copies (ONNX) from an installed npm package or a local file, checking every checksum on the way; a file
-// already there with the right checksum is reused, so a second prepare costs one hash per model.
+// already there with the right checksum is reused, so a second prepare costs one hash per model. A bad
+// bring-your-own manifest is skipped and reported (problems), so one typo never stops a server.
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { projectRoot } from '../paths.js';
 import { errors } from '../errors.js';
 import { isPackageSource, ManifestSchema, type ModelManifest } from './manifest.js';
+import { ClipManifestSchema, clipEncoderManifests, isFamilyManifest, type ClipModel } from './clip-manifest.js';
 import type { ModelSpec } from './runtime.js';
 
 export interface RegisteredModel {
@@ -43,47 +45,98 @@ export async function sha256File(path: string): Promise<string> {
   return h.digest('hex');
 }
 
-export async function readManifests(dir: string, builtin: boolean): Promise<RegisteredModel[]> {
-  if (!existsSync(dir)) return [];
-  const out: RegisteredModel[] = [];
+/** A bring-your-own manifest that was skipped, and why. */
+export interface ManifestProblem { path: string; message: string }
+
+export interface ManifestSet { models: RegisteredModel[]; clip: ClipModel[]; problems: ManifestProblem[] }
+
+/** Every *.json in dir: single-model manifests, and CLIP manifests expanded into their two encoders. */
+export async function readManifestDir(dir: string, builtin: boolean): Promise<ManifestSet> {
+  const set: ManifestSet = { models: [], clip: [], problems: [] };
+  if (!existsSync(dir)) return set;
   for (const f of (await readdir(dir)).filter((n) => n.endsWith('.json')).sort()) {
     const path = join(dir, f);
     let raw: unknown;
     try {
       raw = JSON.parse(await readFile(path, 'utf8'));
     } catch (e) {
-      throw new Error(`model manifest ${path} is not valid JSON: ${(e as Error).message}`);
+      set.problems.push({ path, message: `model manifest ${path} is not valid JSON: ${(e as Error).message}` });
+      continue;
     }
-    const parsed = ManifestSchema.safeParse(raw);
+    const parsed = isFamilyManifest(raw) ? ClipManifestSchema.safeParse(raw) : ManifestSchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new Error(`model manifest ${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+      set.problems.push({ path, message: `model manifest ${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}` });
+      continue;
     }
-    out.push({ manifest: parsed.data, manifestPath: path, builtin });
+    if ('family' in parsed.data) {
+      const { clip, vision, text } = clipEncoderManifests(parsed.data, path);
+      set.clip.push(clip);
+      set.models.push({ manifest: vision, manifestPath: path, builtin }, { manifest: text, manifestPath: path, builtin });
+    } else {
+      set.models.push({ manifest: parsed.data, manifestPath: path, builtin });
+    }
   }
-  return out;
+  return set;
+}
+
+/** The manifests in dir; throws on the first bad one. */
+export async function readManifests(dir: string, builtin: boolean): Promise<RegisteredModel[]> {
+  const set = await readManifestDir(dir, builtin);
+  if (set.problems.length) throw new Error(set.problems[0].message);
+  return set.models;
 }
 
 export class ModelRegistry {
   private readonly byId = new Map<string, RegisteredModel>();
+  /** Bring-your-own manifests that were skipped (bad JSON, schema, duplicate id): logged, listed, never fatal. */
+  readonly problems: ManifestProblem[];
+  /** CLIP embedding models whose manifests are valid (their encoders are registered models). */
+  readonly clip: ClipModel[];
+  /** Bring-your-own models whose preparation failed at start, with the reason. */
+  private readonly prepareFailures = new Map<string, string>();
 
-  private constructor(readonly dataDir: string, models: RegisteredModel[], private readonly modelsDirOverride?: string) {
-    for (const m of models) {
-      if (this.byId.has(m.manifest.id)) throw new Error(`model id ${m.manifest.id} is defined twice (${this.byId.get(m.manifest.id)!.manifestPath}, ${m.manifestPath})`);
+  private constructor(readonly dataDir: string, sets: ManifestSet[], private readonly modelsDirOverride?: string) {
+    this.problems = sets.flatMap((s) => s.problems);
+    const clip = sets.flatMap((s) => s.clip);
+    const skipped = new Set<string>();
+    for (const m of sets.flatMap((s) => s.models)) {
+      const prev = this.byId.get(m.manifest.id);
+      if (prev) {
+        const message = `model id ${m.manifest.id} is defined twice (${prev.manifestPath}, ${m.manifestPath})`;
+        // Our own manifests clashing is a bug; a bring-your-own one that clashes is skipped.
+        if (m.builtin) throw new Error(message);
+        this.problems.push({ path: m.manifestPath, message: `model manifest ${m.manifestPath} skipped: ${message}` });
+        skipped.add(m.manifestPath);
+        continue;
+      }
       this.byId.set(m.manifest.id, m);
     }
+    // A CLIP manifest with one encoder id taken is unusable as a whole.
+    for (const c of clip.filter((c) => skipped.has(c.manifestPath))) {
+      for (const id of [c.visionId, c.textId]) if (this.byId.get(id)?.manifestPath === c.manifestPath) this.byId.delete(id);
+    }
+    this.clip = clip.filter((c) => !skipped.has(c.manifestPath));
   }
 
   /** Built-in manifests plus <data-dir>/manifests/*.json (bring-your-own). */
   /** `modelsDir` (SIGHTFLOW_MODELS_DIR) lets several data dirs share one set of prepared models. */
   static async open(dataDir: string, opts: { manifestDirs?: string[]; modelsDir?: string } = {}): Promise<ModelRegistry> {
     const dirs = opts.manifestDirs ?? [builtinManifestDir()];
-    const models = [];
-    for (const d of dirs) models.push(...(await readManifests(d, d === builtinManifestDir())));
-    models.push(...(await readManifests(join(dataDir, 'manifests'), false)));
+    const sets: ManifestSet[] = [];
+    for (const d of dirs) {
+      const builtin = d === builtinManifestDir();
+      const set = await readManifestDir(d, builtin);
+      if (builtin && set.problems.length) throw new Error(set.problems[0].message);
+      sets.push(set);
+    }
+    sets.push(await readManifestDir(join(dataDir, 'manifests'), false));
     const modelsDir = opts.modelsDir ?? process.env.SIGHTFLOW_MODELS_DIR;
-    return new ModelRegistry(resolve(dataDir), models, modelsDir ? resolve(modelsDir) : undefined);
+    return new ModelRegistry(resolve(dataDir), sets, modelsDir ? resolve(modelsDir) : undefined);
   }
+
+  /** Why a bring-your-own model could not be prepared at start (undefined when it was, or was not tried). */
+  prepareFailure(id: string): string | undefined { return this.prepareFailures.get(id); }
 
   list(): RegisteredModel[] { return [...this.byId.values()]; }
 
@@ -255,13 +308,25 @@ export class ModelRegistry {
     return { id, ok: true, status: 'ok', detail: `${path} sha256 ${got.slice(0, 12)}…` };
   }
 
-  /** For `serve`: prepares whatever is missing, logging progress; resolves when every model is ready. */
-  async prepareMissing(log: { info(o: object, m: string): void }): Promise<PrepareResult[]> {
+  /**
+   * For `serve`: prepares whatever is missing, logging progress. A bring-your-own model that fails is logged
+   * and left out (prepareFailure says why); a built-in one that fails rejects, after the others were tried.
+   */
+  async prepareMissing(log: { info(o: object, m: string): void; error(o: object, m: string): void }): Promise<PrepareResult[]> {
     const out = [];
+    let builtinError: Error | undefined;
     for (const r of this.list()) {
-      const res = await this.prepare(r.manifest.id, { onProgress: (p) => { if (p.phase !== 'verify') log.info({ model: p.id, phase: p.phase, fraction: p.fraction }, `preparing model ${p.id}: ${p.phase}`); } });
-      out.push(res);
+      const id = r.manifest.id;
+      try {
+        out.push(await this.prepare(id, { onProgress: (p) => { if (p.phase !== 'verify') log.info({ model: p.id, phase: p.phase, fraction: p.fraction }, `preparing model ${p.id}: ${p.phase}`); } }));
+        this.prepareFailures.delete(id);
+      } catch (e) {
+        if (r.builtin) { builtinError ??= e as Error; continue; }
+        this.prepareFailures.set(id, (e as Error).message);
+        log.error({ model: id, manifest: r.manifestPath, err: (e as Error).message }, `bring-your-own model ${id} could not be prepared: ${(e as Error).message}`);
+      }
     }
+    if (builtinError) throw builtinError;
     return out;
   }
 }

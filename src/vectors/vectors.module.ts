@@ -15,6 +15,7 @@ export function vectorsModule(s: Services): Module {
   return {
     routes: vectorsRoutes({ s, store, index, models }),
     async start() {
+      models.start();
       const t = performance.now();
       await index.openAll();
       const outcomes = [...index.outcomes.values()];

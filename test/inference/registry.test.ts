@@ -109,7 +109,16 @@ test('a source that does not match its checksum is refused; bring-your-own manif
   assert.equal((await byo.prepare('my-cls')).action, 'copied');
   assert.equal((await byo.verify('my-cls')).ok, true);
   await assert.rejects(byo.onnxPath('ppocr-det'), (e: unknown) => (e as { status: number }).status === 503);
-  // A broken manifest names its file and field.
+  // A broken bring-your-own manifest is skipped and reported, naming its file and field; the rest still load.
   await writeFile(join(manifests, 'broken.json'), JSON.stringify({ id: 'Broken Name', task: 'detect' }));
-  await assert.rejects(ModelRegistry.open(dataDir), /broken\.json: id: /);
+  const withBroken = await ModelRegistry.open(dataDir);
+  assert.equal(withBroken.problems.length, 1);
+  assert.match(withBroken.problems[0].message, /broken\.json: id: /);
+  assert.ok(withBroken.list().some((m) => m.manifest.id === 'my-cls'));
+  const verify = await cli(['verify', 'my-cls'], dataDir);
+  assert.equal(verify.code, 1, 'verify fails while a manifest is skipped');
+  assert.match(verify.err, /skipped: model manifest .*broken\.json: id: /);
+  // A bring-your-own manifest reusing a taken id is skipped too.
+  await writeFile(join(manifests, 'broken.json'), JSON.stringify({ ...manifest, id: 'ppocr-cls', source: { file: 'my-cls.onnx' } }));
+  assert.match((await ModelRegistry.open(dataDir)).problems[0].message, /broken\.json skipped: model id ppocr-cls is defined twice/);
 });
