@@ -1,11 +1,15 @@
 // pino JSON logs; API keys and Authorization headers never reach a log line.
 import { pino, type Logger } from 'pino';
+import { LogSink } from './log-sink.js';
 
 export type { Logger };
 
-/** Buffered (async) writes: one syscall per request would cost more than the request itself. */
+/** One sink for every logger of the process, so lines from all of them stay in order. */
+let stdoutSink: LogSink | null = null;
+
+/** Buffered writes (log-sink.ts): one syscall per request would cost more than the request itself. */
 export function createLogger(level: string, sync = false): Logger {
-  const destination = pino.destination({ dest: 1, sync: true, minLength: sync ? 0 : 8192 });
+  const destination = sync ? new LogSink(1, 0) : (stdoutSink ??= new LogSink(1));
   const logger = pino({
     level,
     base: { service: 'sightflow' },
@@ -29,13 +33,19 @@ export interface RequestRecord {
  * serializer: at ~20k requests/s that machinery cost more CPU than serving the request. Its fields are
  * never secret, so no redaction; user-supplied text (path, request id) is JSON-escaped.
  */
+/** Printable ASCII without quote or backslash needs no escaping: the common case, without JSON.stringify. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+function jsonString(v: string): string {
+  return PLAIN.test(v) ? `"${v}"` : JSON.stringify(v);
+}
+
 export function requestLogger(log: Logger): (r: RequestRecord) => void {
   const dest = destinations.get(log);
   if (!dest) return (r) => log.info(r, 'request');
   const level = log.levels.values.info!;
   return (r) => {
     if (log.levelVal > level) return;
-    const project = r.project === undefined ? '' : `,"project":${JSON.stringify(r.project)}`;
-    dest.write(`{"level":${level},"time":${Date.now()},"service":"sightflow","requestId":${JSON.stringify(r.requestId)},"method":"${r.method}","route":${JSON.stringify(r.route)},"path":${JSON.stringify(r.path)},"status":${r.status},"ms":${r.ms}${project},"msg":"request"}\n`);
+    const project = r.project === undefined ? '' : `,"project":${jsonString(r.project)}`;
+    dest.write(`{"level":${level},"time":${Date.now()},"service":"sightflow","requestId":${jsonString(r.requestId)},"method":"${r.method}","route":${jsonString(r.route)},"path":${jsonString(r.path)},"status":${r.status},"ms":${r.ms}${project},"msg":"request"}\n`);
   };
 }

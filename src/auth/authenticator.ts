@@ -13,6 +13,8 @@ const MAX_CACHE = 10_000;
 
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
+  /** The same entries by the raw Authorization header they were presented in. */
+  private readonly byHeader = new Map<string, CacheEntry>();
   private readonly touched = new Map<string, number>();
 
   constructor(private readonly projects: Projects, private readonly ttlMs: number) {}
@@ -22,15 +24,24 @@ export class Authenticator {
    * Undefined when the key must be looked up (authenticate() does that); the hot path then needs no await.
    */
   cached(header: string | undefined): Principal | undefined {
-    const key = this.keyOf(header);
+    // By the exact header first: a header seen before was well-formed, so no parsing (the hot path).
     const now = Date.now();
-    const entry = this.cache.get(key);
+    const seen = header === undefined ? undefined : this.byHeader.get(header);
+    if (seen && seen.until > now) return this.check(seen, now);
+    const entry = this.cache.get(this.keyOf(header));
     if (!entry || entry.until <= now) return undefined;
     return this.check(entry, now);
   }
 
   async authenticate(header: string | undefined): Promise<Principal> {
     const key = this.keyOf(header);
+    const entry = await this.lookup(key);
+    if (this.byHeader.size >= MAX_CACHE) this.byHeader.clear();
+    this.byHeader.set(header!, entry);
+    return this.check(entry, Date.now());
+  }
+
+  private async lookup(key: string): Promise<CacheEntry> {
     // Keyed by the presented key itself (process memory only), so a cached hit costs no hashing.
     const now = Date.now();
     let entry = this.cache.get(key);
@@ -42,7 +53,7 @@ export class Authenticator {
       if (this.cache.size >= MAX_CACHE) this.cache.clear();
       this.cache.set(key, entry);
     }
-    return this.check(entry, now);
+    return entry;
   }
 
   private keyOf(header: string | undefined): string {

@@ -9,14 +9,25 @@ export type Match =
   | { kind: 'method_not_allowed'; allowed: Method[] }
   | { kind: 'not_found' };
 
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 export class Router {
   private readonly routes: Compiled[] = [];
+  /** Routes without parameters by exact path, then method: the hot path is one Map lookup and no allocation. */
+  private readonly literal = new Map<string, Map<string, Match>>();
 
   add(def: RouteDef): void {
     if (this.routes.some((r) => r.def.method === def.method && r.def.path === def.path)) {
       throw new Error(`duplicate route ${def.method} ${def.path}`);
     }
-    this.routes.push({ def, segments: def.path.split('/').filter(Boolean) });
+    const segments = def.path.split('/').filter(Boolean);
+    this.routes.push({ def, segments });
+    if (!segments.some((seg) => seg.startsWith(':') || seg === '*')) {
+      const path = `/${segments.join('/')}`;
+      const byMethod = this.literal.get(path) ?? new Map<string, Match>();
+      byMethod.set(def.method, { kind: 'found', def, params: NO_PARAMS });
+      this.literal.set(path, byMethod);
+    }
     // Literal segments win over parameters: `/tasks/list` before `/tasks/:id`.
     this.routes.sort((a, b) => score(b) - score(a));
   }
@@ -26,6 +37,9 @@ export class Router {
   }
 
   match(method: string, path: string): Match {
+    // A literal route wins over any parameter route of the same path (the table's order says the same).
+    const hit = this.literal.get(path)?.get(method);
+    if (hit) return hit;
     const parts = path.split('/').filter(Boolean);
     const allowed: Method[] = [];
     for (const r of this.routes) {

@@ -17,8 +17,10 @@ function writeHeaders(res: HttpResponse, headers: Record<string, string>): void 
   for (const k in headers) if (k !== 'Content-Length' && k !== 'content-length') res.writeHeader(k, headers[k]!);
 }
 
+const STATUS_LINES = new Map(Object.entries(STATUS_TEXT).map(([code, text]) => [Number(code), `${code} ${text}`]));
+
 export function statusLine(status: number): string {
-  return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
+  return STATUS_LINES.get(status) ?? `${status} Status`;
 }
 
 export function sendBody(res: HttpResponse, st: ResState, status: number, headers: Record<string, string>, body: string | Buffer, closeConnection = false): void {

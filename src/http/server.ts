@@ -193,7 +193,8 @@ export class HttpServer {
   /** Writes the reply; returns a promise only while a file is still streaming. */
   private write(res: HttpResponse, st: ResState, requestId: string, reply: Reply): Promise<void> | void {
     if ('handled' in reply) return;
-    const headers = { 'x-request-id': requestId, ...(reply.headers ?? {}) };
+    // Spread only when there is something to spread (the common reply has no headers of its own).
+    const headers = reply.headers ? { 'x-request-id': requestId, ...reply.headers } : { 'x-request-id': requestId };
     const status = reply.status ?? 200;
     if ('json' in reply) sendJson(res, st, status, headers, reply.json);
     else if ('body' in reply) sendBody(res, st, status, headers, reply.body);
