@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Router } from '../../src/http/router.js';
 import { defineRoute, type Method } from '../../src/http/route.js';
 
-const route = (method: Method, path: string) => defineRoute({ method, path, auth: 'none', summary: path, handler: async () => ({ json: {} }) });
+const route = (method: Method, path: string) => defineRoute({ method, path, auth: 'none', summary: path, responses: {}, handler: async () => ({ json: {} }) });
 
 function table(): Router {
   const r = new Router();
