@@ -9,7 +9,7 @@ import { ClientGone, readBody } from './body-reader.js';
 import { validate } from './validation.js';
 import { sendBody, sendFile, sendJson, type ResState } from './send.js';
 import { SseWriter } from './sse.js';
-import { ApiError, errors, isApiError } from '../errors.js';
+import { errors, isApiError } from '../errors.js';
 import type { Logger, RequestRecord } from '../log.js';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
 import type { RateLimiter } from '../auth/rate-limit.js';
@@ -204,7 +204,7 @@ export class HttpServer {
   private checkAdmin(header: string | undefined): void {
     const m = header ? /^Bearer (\S+)$/i.exec(header.trim()) : null;
     if (!m || !timingSafeEqual(sha256(m[1]!), this.adminTokenHash!)) {
-      throw new ApiError(401, 'authentication_error', 'invalid_admin_token', 'Missing or invalid admin token; expected "Authorization: Bearer $SIGHTFLOW_ADMIN_TOKEN"', null, { 'WWW-Authenticate': 'Bearer' });
+      throw errors.invalidAdminToken();
     }
   }
 }

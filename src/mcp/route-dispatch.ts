@@ -7,7 +7,7 @@ import type { Method, RequestContext, RouteDef } from '../http/route.js';
 import type { HttpResponse } from '../http/uws.js';
 import type { SseWriter } from '../http/sse.js';
 import { validate } from '../http/validation.js';
-import { ApiError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { Logger } from '../log.js';
 
@@ -81,6 +81,6 @@ export async function callRoute(c: RouteCall): Promise<RouteAnswer> {
     sse: (): SseWriter => { throw new Error('an MCP tool call cannot open an event stream'); },
   };
   const reply = await def.handler(ctx);
-  if (!('json' in reply)) throw new ApiError(500, 'api_error', 'not_a_tool', `${def.method} ${def.path} does not answer JSON, so it cannot be called as a tool`);
+  if (!('json' in reply)) throw errors.notATool(def.method, def.path);
   return { status: reply.status ?? 200, json: reply.json, requestId };
 }

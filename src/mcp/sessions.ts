@@ -2,7 +2,7 @@
 // how to end it. A session id presented with another key answers exactly like an unknown one (404), so ids
 // reveal nothing across keys; sessions idle past the limit are closed by a sweep; a key holds a bounded
 // number of sessions (429 beyond it), counting ones still being set up so concurrent opens cannot overshoot.
-import { ApiError } from '../errors.js';
+import { errors } from '../errors.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { Logger } from '../log.js';
 
@@ -40,9 +40,7 @@ export class SessionRegistry<S extends McpSession = McpSession> {
   reserve(principal: Principal): () => void {
     if (this.countFor(principal.keyId) >= this.limits.maxPerKey) {
       const retry = Math.max(1, Math.ceil(this.limits.idleMs / 1000));
-      throw new ApiError(429, 'rate_limit_error', 'too_many_sessions',
-        `This API key already has ${this.limits.maxPerKey} open MCP sessions, the limit; end one (DELETE /mcp with its Mcp-Session-Id, or close its event stream) or let one expire after ${Math.round(this.limits.idleMs / 1000)} s idle`,
-        null, { 'Retry-After': String(retry) });
+      throw errors.tooManySessions(this.limits.maxPerKey, Math.round(this.limits.idleMs / 1000), retry);
     }
     this.opening.set(principal.keyId, (this.opening.get(principal.keyId) ?? 0) + 1);
     let released = false;
@@ -63,9 +61,7 @@ export class SessionRegistry<S extends McpSession = McpSession> {
   get(id: string | undefined, principal: Principal, kind?: TransportKind): S {
     const s = id ? this.sessions.get(id) : undefined;
     if (!s || s.principal.keyId !== principal.keyId || (kind && s.kind !== kind)) {
-      throw new ApiError(404, 'not_found_error', 'session_not_found',
-        `No such MCP session: ${id}; it may have ended or expired (after ${Math.round(this.limits.idleMs / 1000)} s idle). Open a new one with an initialize request`,
-        kind === 'sse' ? 'sessionId' : null);
+      throw errors.sessionNotFound(id, Math.round(this.limits.idleMs / 1000), kind === 'sse' ? 'sessionId' : null);
     }
     s.lastActive = this.now();
     return s;

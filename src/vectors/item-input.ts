@@ -5,7 +5,7 @@ import { errors } from '../errors.js';
 import { decodeBase64Image, loadImage, parseImageInput, parseImageUrl, type ImageInput, IMAGE_FETCH_TIMEOUT_MS, IMAGE_MAX_REDIRECTS } from '../vision/image-input.js';
 import { fetchImageBytes } from '../vision/image-fetch.js';
 import type { EmbedInput } from './embedders/embedder.js';
-import { AUDIO_MAX_BYTES, sniffAudio, undecodableAudio } from './embedders/speech.js';
+import { AUDIO_MAX_BYTES, sniffAudio } from './embedders/speech.js';
 import { MAX_TEXT_CHARS } from './schemas.js';
 
 const FIELDS = ['image', 'image_base64', 'text', 'audio'] as const;
@@ -46,8 +46,8 @@ export function parseContent(body: Partial<Record<(typeof FIELDS)[number], strin
     const param = `${prefix}audio`;
     const v = body.audio!;
     if (/^https?:\/\//i.test(v)) return { kind: 'audio', url: parseImageUrl(v, param), param };
-    const bytes = decodeBase64Image(v, param, AUDIO_MAX_BYTES);
-    if (!sniffAudio(bytes)) throw undecodableAudio(param, 'the data is not in a supported audio format');
+    const bytes = decodeBase64Image(v, param, AUDIO_MAX_BYTES, 'audio');
+    if (!sniffAudio(bytes)) throw errors.undecodableAudio(param, 'the data is not in a supported audio format');
     return { kind: 'audio', bytes, param };
   }
   return { kind: 'image', input: parseImageInput(body, { params: { url: `${prefix}image`, base64: `${prefix}image_base64` } }) };
@@ -63,10 +63,10 @@ export async function loadContent(c: ParsedContent, opts: { signal?: AbortSignal
     return { embed: { kind: 'image', image }, content_type: 'image', text: null, blob: { bytes: image.bytes, mime: `image/${image.format}`, ext } };
   }
   const bytes = c.bytes ?? await fetchImageBytes(c.url!, {
-    param: c.param, maxBytes: AUDIO_MAX_BYTES, timeoutMs: IMAGE_FETCH_TIMEOUT_MS, maxRedirects: IMAGE_MAX_REDIRECTS,
+    param: c.param, media: 'audio', maxBytes: AUDIO_MAX_BYTES, timeoutMs: IMAGE_FETCH_TIMEOUT_MS, maxRedirects: IMAGE_MAX_REDIRECTS,
     allowPrivate: opts.allowPrivate, signal: opts.signal,
   });
   const format = sniffAudio(bytes);
-  if (!format) throw undecodableAudio(c.param, 'the data is not in a supported audio format');
+  if (!format) throw errors.undecodableAudio(c.param, 'the data is not in a supported audio format');
   return { embed: { kind: 'audio', bytes, param: c.param }, content_type: 'audio', text: null, blob: { bytes, mime: AUDIO_MIME[format], ext: format } };
 }

@@ -2,7 +2,7 @@
 // read, list with a keyset cursor, cancel. Everything is project-scoped: another project's id is a 404.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { ApiError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Services } from '../services.js';
 import type { Row } from '../store/db.js';
@@ -156,7 +156,7 @@ export class TaskStore {
     const [row] = await this.s.db.query(sql.results, [id, projectId]);
     if (!row) throw errors.notFound('video task', id);
     if (row.status !== 'succeeded' || !row.results) {
-      throw new ApiError(404, 'not_found_error', 'results_not_ready', `Results of video task ${id} are available once it has succeeded; it is ${String(row.status)}`);
+      throw errors.resultsNotReady(id, String(row.status));
     }
     return row.results;
   }

@@ -2,7 +2,7 @@
 // CenterNet (COCO 80); a bring-your-own YOLO ONNX works through the same class by manifest
 // (postprocess.type "yolo"). detectRaw() is the model-output path the video pipeline runs on frames.
 import sharp from 'sharp';
-import { ApiError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import type { ModelRegistry } from '../inference/registry.js';
 import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/runtime.js';
 import { COCO_CLASSES } from './coco-classes.js';
@@ -127,8 +127,7 @@ export class Detector {
     for (const name of classes) {
       const id = typeof name === 'string' ? this.labels.indexOf(name.trim().toLowerCase()) : -1;
       if (id < 0) {
-        throw new ApiError(400, 'invalid_request_error', 'unknown_class',
-          `Unknown class "${String(name)}"; valid classes: ${this.labels.join(', ')}`, 'classes');
+        throw errors.unknownClass('classes', name, this.labels);
       }
       ids.add(id);
     }

@@ -1,16 +1,18 @@
-// Server-side fetch of an image URL: one deadline for the whole exchange, a byte cap enforced while the body
+// Server-side fetch of an image (or, for vector items, audio) URL: one deadline for the whole exchange, a byte cap enforced while the body
 // streams, redirects followed by hand (each hop re-checked by the SSRF guard). node:http rather than fetch,
 // because only a custom socket lookup lets us vet the address actually connected to.
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
-import { ApiError, errors } from '../errors.js';
+import { ApiError, errors, type FetchedMedia } from '../errors.js';
 import { AddressRefusedError, addressRefusal, guardedLookup, type AddressPolicy } from './url-guard.js';
 
 export interface FetchImageOptions extends AddressPolicy {
   /** Request parameter named in errors ("image", "items[2].image"). */
   param: string;
+  /** What the URL should hold; words the errors and the Accept header. Default 'image'. */
+  media?: FetchedMedia;
   maxBytes: number;
   timeoutMs: number;
   maxRedirects: number;
@@ -18,6 +20,10 @@ export interface FetchImageOptions extends AddressPolicy {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const ACCEPT: Record<FetchedMedia, string> = {
+  image: 'image/jpeg, image/png, image/webp, */*;q=0.1',
+  audio: 'audio/wav, audio/mpeg, audio/flac, audio/ogg, */*;q=0.1',
+};
 
 /** The body of `url` (after at most `maxRedirects` redirects), or an ApiError naming what went wrong. */
 export async function fetchImageBytes(url: URL, opts: FetchImageOptions): Promise<Buffer> {
@@ -33,26 +39,26 @@ export async function fetchImageBytes(url: URL, opts: FetchImageOptions): Promis
       if (REDIRECTS.has(res.statusCode ?? 0)) {
         res.destroy();
         const location = res.headers.location;
-        if (!location) throw errors.imageFetchFailed(opts.param, `upstream answered ${res.statusCode} without a Location header`);
-        if (hop >= opts.maxRedirects) throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`);
-        current = redirectTarget(current, location, opts.param);
+        if (!location) throw errors.imageFetchFailed(opts.param, `upstream answered ${res.statusCode} without a Location header`, opts.media);
+        if (hop >= opts.maxRedirects) throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`, opts.media);
+        current = redirectTarget(current, location, opts.param, opts.media);
         continue;
       }
       const status = res.statusCode ?? 0;
       if (status < 200 || status > 299) {
         res.destroy();
-        throw errors.imageFetchFailed(opts.param, `upstream answered ${status}`);
+        throw errors.imageFetchFailed(opts.param, `upstream answered ${status}`, opts.media);
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > opts.maxBytes) {
         res.destroy();
-        throw errors.payloadTooLarge('image', opts.maxBytes);
+        throw errors.payloadTooLarge(opts.media ?? 'image', opts.maxBytes);
       }
-      return await readCapped(res, opts.maxBytes, current, opts.param);
+      return await readCapped(res, opts.maxBytes, current, opts.param, opts.media);
     }
   } catch (e) {
     if (opts.signal?.aborted) throw opts.signal.reason;
-    if (deadline.signal.aborted) throw errors.imageFetchFailed(opts.param, `no complete answer within ${opts.timeoutMs} ms`);
+    if (deadline.signal.aborted) throw errors.imageFetchFailed(opts.param, `no complete answer within ${opts.timeoutMs} ms`, opts.media);
     throw e;
   } finally {
     clearTimeout(timer);
@@ -60,14 +66,14 @@ export async function fetchImageBytes(url: URL, opts: FetchImageOptions): Promis
   }
 }
 
-function redirectTarget(from: URL, location: string, param: string): URL {
+function redirectTarget(from: URL, location: string, param: string, media?: FetchedMedia): URL {
   let next: URL;
   try {
     next = new URL(location, from);
   } catch {
-    throw errors.imageFetchFailed(param, `upstream redirected to an invalid URL`);
+    throw errors.imageFetchFailed(param, `upstream redirected to an invalid URL`, media);
   }
-  if (next.protocol !== 'http:' && next.protocol !== 'https:') throw errors.imageFetchFailed(param, `upstream redirected to an unsupported ${next.protocol.replace(/:$/, '')} URL`);
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') throw errors.imageFetchFailed(param, `upstream redirected to an unsupported ${next.protocol.replace(/:$/, '')} URL`, media);
   return next;
 }
 
@@ -93,7 +99,7 @@ function requestOnce(url: URL, opts: FetchImageOptions, signal: AbortSignal): Pr
       agent: false,
       lookup: guardedLookup(opts),
       signal,
-      headers: { 'user-agent': 'sightflow-image-fetch/1', accept: 'image/jpeg, image/png, image/webp, */*;q=0.1', 'accept-encoding': 'identity' },
+      headers: { 'user-agent': 'sightflow-image-fetch/1', accept: ACCEPT[opts.media ?? 'image'], 'accept-encoding': 'identity' },
     });
     // Second line of defence: whatever the lookup said, the peer we are connected to must pass too.
     req.once('socket', (socket: Socket) => {
@@ -110,12 +116,12 @@ function requestOnce(url: URL, opts: FetchImageOptions, signal: AbortSignal): Pr
       settled = true;
       resolve(res);
     });
-    req.on('error', (e) => fail(networkError(e, url, opts.param)));
+    req.on('error', (e) => fail(networkError(e, url, opts.param, opts.media)));
     req.end();
   });
 }
 
-function networkError(e: unknown, url: URL, param: string): unknown {
+function networkError(e: unknown, url: URL, param: string, media?: FetchedMedia): unknown {
   if (e instanceof ApiError) return e;
   if (e instanceof AddressRefusedError) return errors.urlNotAllowed(param, e.detail);
   const err = e as NodeJS.ErrnoException & { name?: string };
@@ -125,26 +131,26 @@ function networkError(e: unknown, url: URL, param: string): unknown {
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EAI_NODATA':
-      return errors.imageFetchFailed(param, `could not resolve host ${url.hostname}`);
+      return errors.imageFetchFailed(param, `could not resolve host ${url.hostname}`, media);
     case 'ECONNREFUSED':
-      return errors.imageFetchFailed(param, `connection refused by ${where}`);
+      return errors.imageFetchFailed(param, `connection refused by ${where}`, media);
     case 'ECONNRESET':
     case 'EPIPE':
-      return errors.imageFetchFailed(param, `connection reset by ${where}`);
+      return errors.imageFetchFailed(param, `connection reset by ${where}`, media);
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
-      return errors.imageFetchFailed(param, `${where} is unreachable`);
+      return errors.imageFetchFailed(param, `${where} is unreachable`, media);
     case 'ETIMEDOUT':
-      return errors.imageFetchFailed(param, `connection to ${where} timed out`);
+      return errors.imageFetchFailed(param, `connection to ${where} timed out`, media);
     default:
       if (err.code?.startsWith('ERR_TLS') || err.code?.includes('CERT') || err.code?.startsWith('ERR_SSL'))
-        return errors.imageFetchFailed(param, `TLS handshake with ${where} failed (${err.code})`);
-      return errors.imageFetchFailed(param, `request to ${where} failed (${err.code ?? err.message})`);
+        return errors.imageFetchFailed(param, `TLS handshake with ${where} failed (${err.code})`, media);
+      return errors.imageFetchFailed(param, `request to ${where} failed (${err.code ?? err.message})`, media);
   }
 }
 
-/** Reads the body, giving up as soon as it passes `maxBytes` so a huge image never sits in memory. */
-function readCapped(res: IncomingMessage, maxBytes: number, url: URL, param: string): Promise<Buffer> {
+/** Reads the body, giving up as soon as it passes `maxBytes` so a huge image or audio file never sits in memory. */
+function readCapped(res: IncomingMessage, maxBytes: number, url: URL, param: string, media?: FetchedMedia): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
@@ -152,7 +158,7 @@ function readCapped(res: IncomingMessage, maxBytes: number, url: URL, param: str
       size += chunk.length;
       if (size > maxBytes) {
         res.destroy();
-        reject(errors.payloadTooLarge('image', maxBytes));
+        reject(errors.payloadTooLarge(media ?? 'image', maxBytes));
         return;
       }
       parts.push(chunk);
@@ -160,7 +166,7 @@ function readCapped(res: IncomingMessage, maxBytes: number, url: URL, param: str
     res.once('end', () => resolve(Buffer.concat(parts, size)));
     // A reset mid-body surfaces as 'error' (ECONNRESET, "aborted") or only as an early 'close'; either way the cause
     // the client can act on is the same. A deadline or client abort is told apart by the caller.
-    const cut = () => reject(errors.imageFetchFailed(param, `${url.host} closed the connection before the body was complete`));
+    const cut = () => reject(errors.imageFetchFailed(param, `${url.host} closed the connection before the body was complete`, media));
     res.on('error', cut);
     res.once('close', () => {
       if (!res.complete) cut();

@@ -1,6 +1,6 @@
 // The one image input path of every vision and vector endpoint: `image` (http(s) URL) or `image_base64`
 // (data URI or bare base64), exactly one, turned into RGB24 pixels or a documented 400/413.
-import { errors } from '../errors.js';
+import { errors, type FetchedMedia } from '../errors.js';
 import { decodeToRgb } from './image-decode.js';
 import { fetchImageBytes } from './image-fetch.js';
 import { sniffImageFormat, type AcceptedImageFormat } from './image-sniff.js';
@@ -82,7 +82,7 @@ const STANDARD = /^[A-Za-z0-9+/]*={0,2}$/;
 const URL_SAFE = /^[A-Za-z0-9_-]*={0,2}$/;
 
 /** Strict base64 (standard or URL-safe alphabet, line breaks tolerated) to bytes, with the size limit checked before decoding. */
-export function decodeBase64Image(value: unknown, param: string, maxBytes = IMAGE_MAX_BYTES): Buffer {
+export function decodeBase64Image(value: unknown, param: string, maxBytes = IMAGE_MAX_BYTES, media: FetchedMedia = 'image'): Buffer {
   if (typeof value !== 'string') throw errors.invalidBase64(param);
   let payload = value;
   if (/^data:/i.test(value)) {
@@ -96,7 +96,7 @@ export function decodeBase64Image(value: unknown, param: string, maxBytes = IMAG
   const padding = payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0;
   if (padding > 0 ? payload.length % 4 !== 0 : payload.length % 4 === 1) throw errors.invalidBase64(param);
   const decodedLength = Math.floor((payload.length * 3) / 4) - padding;
-  if (decodedLength > maxBytes) throw errors.payloadTooLarge('image', maxBytes);
+  if (decodedLength > maxBytes) throw errors.payloadTooLarge(media, maxBytes);
   return Buffer.from(payload, 'base64');
 }
 

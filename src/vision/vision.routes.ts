@@ -5,7 +5,7 @@
 import type { RequestContext, RouteDef } from '../http/route.js';
 import { defineRoute } from '../http/route.js';
 import type { Services } from '../services.js';
-import { ApiError, errors } from '../errors.js';
+import { type ApiError, errors } from '../errors.js';
 import { ModelQueue } from '../inference/model-queue.js';
 import { withRequestSignal } from '../inference/runtime.js';
 import { loadImage, parseImageInput, type LoadedImage } from './image-input.js';
@@ -155,6 +155,5 @@ export function visionRoutes(s: Services): RouteDef[] {
 
 function unsupportedLanguage(language: string | undefined, vlm: boolean): ApiError {
   const supported = vlm ? `${DESCRIBE_LANGUAGES.join(', ')} or any language code such as fr, de-CH (answered by the configured VLM)` : DESCRIBE_LANGUAGES.join(', ');
-  return new ApiError(400, 'invalid_request_error', 'unsupported_language',
-    `Expected a language the describer supports but received ${JSON.stringify(language)}; supported: ${supported}`, 'language');
+  return errors.unsupportedLanguage('describe', language, supported);
 }

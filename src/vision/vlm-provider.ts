@@ -3,7 +3,7 @@
 // `image_url` content part beside the prompt; the reply may be plain JSON or a server-sent-event stream
 // (servers differ in what they honour), and both are read. Failures become a 502 unless
 // SIGHTFLOW_VLM_FALLBACK=true sends the request to the built-in describer instead.
-import { ApiError } from '../errors.js';
+import { errors, type ApiError } from '../errors.js';
 
 export interface VlmConfig {
   /** Base URL (".../v1") or the full ".../chat/completions" URL. */
@@ -135,7 +135,7 @@ export class VlmProvider {
 /** A provider failure; the route turns it into a 502 (or falls back). */
 export class VlmError extends Error {
   toApiError(): ApiError {
-    return new ApiError(502, 'api_error', 'vlm_provider_error', `The vision-language model provider failed: ${this.message}`);
+    return errors.vlmProviderError(this.message);
   }
 }
 

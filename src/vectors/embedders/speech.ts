@@ -7,18 +7,13 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError } from '../../errors.js';
+import { errors } from '../../errors.js';
 
 const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 const DECODE_TIMEOUT_MS = 120_000;
 export const AUDIO_MAX_BYTES = 20 * 1024 * 1024;
 
 export interface Transcript { words: string[]; phones: string[]; seconds: number }
-
-/** 400 for audio we cannot read (not in the error catalogue yet: see the vectors report). */
-export function undecodableAudio(param: string, detail: string): ApiError {
-  return new ApiError(400, 'invalid_request_error', 'invalid_audio', `Expected ${param} to be WAV, MP3, FLAC or OGG audio but it could not be decoded: ${detail}`, param);
-}
 
 /** The container from magic bytes, or null. */
 export function sniffAudio(b: Buffer): 'wav' | 'mp3' | 'flac' | 'ogg' | null {
@@ -58,7 +53,7 @@ const CACHE_MAX = 256;
 
 export async function transcribe(bytes: Buffer, param: string, signal?: AbortSignal): Promise<Transcript> {
   const format = sniffAudio(bytes);
-  if (!format) throw undecodableAudio(param, 'the data is not in a supported audio format');
+  if (!format) throw errors.undecodableAudio(param, 'the data is not in a supported audio format');
   const key = createHash('sha256').update(bytes).digest('hex');
   const hit = cache.get(key);
   if (hit) return hit;
@@ -72,10 +67,10 @@ export async function transcribe(bytes: Buffer, param: string, signal?: AbortSig
     } catch (e) {
       signal?.throwIfAborted();
       const detail = String((e as { stderr?: string }).stderr ?? '').trim().split('\n').pop() || 'ffmpeg could not read it';
-      throw undecodableAudio(param, detail.slice(0, 200));
+      throw errors.undecodableAudio(param, detail.slice(0, 200));
     }
     const seconds = Math.max(0, ((await stat(wav)).size - 44) / 32_000);
-    if (seconds < 0.05) throw undecodableAudio(param, 'it holds no audio samples');
+    if (seconds < 0.05) throw errors.undecodableAudio(param, 'it holds no audio samples');
     const t = await withSlot(async () => {
       const common = ['-infile', wav, '-logfn', '/dev/null'];
       const [words, phones] = await Promise.all([

@@ -2,7 +2,7 @@
 // The HTTP schema already rejects unknown step models and parameters; this file re-checks what the
 // pipeline relies on (a provider may be handed a request that never passed the schema: a remote node's,
 // a test's) and checks what only the pipeline knows: detector class names. Every problem is an ApiError.
-import { ApiError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import type { VideoTaskRequest } from '../provider.js';
 import { DESCRIPTOR_MODEL } from './descriptor.js';
 
@@ -85,8 +85,7 @@ export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, labels: read
     } else {
       const model = params.model ?? DESCRIPTOR_MODEL;
       if (typeof model !== 'string' || !FEATURE_MODELS.includes(model)) {
-        throw new ApiError(400, 'invalid_request_error', 'unknown_model',
-          `Feature model ${JSON.stringify(model)} is not available on this server; available: ${FEATURE_MODELS.join(', ')} (the default)`, `steps[${i}].parameters.model`);
+        throw errors.unknownFeatureModel(`steps[${i}].parameters.model`, model, FEATURE_MODELS);
       }
       plan.push({ kind: 'feature', index: i, model, when: when(i, step.when) });
     }
@@ -102,7 +101,7 @@ function classIds(i: number, classes: unknown, labels: readonly string[]): Set<n
   for (const name of classes) {
     const id = typeof name === 'string' ? labels.indexOf(name.trim().toLowerCase()) : -1;
     if (id < 0) {
-      throw new ApiError(400, 'invalid_request_error', 'unknown_class', `Unknown class ${JSON.stringify(name)}; valid classes: ${labels.join(', ')}`, param);
+      throw errors.unknownClass(param, name, labels);
     }
     ids.add(id);
   }

@@ -1,6 +1,6 @@
 // The `language` hint: auto/en/zh are read by PP-OCRv4 (its Chinese+English model); other codes go to
 // Tesseract when its traineddata for them is installed; anything else is a 400 naming what is supported.
-import { ApiError } from '../../errors.js';
+import { errors } from '../../errors.js';
 import { tesseractInfo } from './tesseract.js';
 
 export type OcrRoute = { engine: 'pp-ocrv4'; hint: 'auto' | 'en' | 'zh' } | { engine: 'tesseract'; lang: string; model: string };
@@ -28,6 +28,5 @@ export async function routeLanguage(language: string | undefined): Promise<OcrRo
   const lang = TESSERACT_CODES[primary];
   if (tess && lang && tess.languages.includes(lang)) return { engine: 'tesseract', lang, model: tess.model };
   const supported = await supportedLanguages();
-  throw new ApiError(400, 'invalid_request_error', 'unsupported_language',
-    `Expected a language this server can read but received ${JSON.stringify(language)}; supported: ${supported.join(', ')}`, 'language');
+  throw errors.unsupportedLanguage('ocr', language, supported.join(', '));
 }
