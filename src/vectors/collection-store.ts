@@ -3,7 +3,7 @@
 import type { Db, Queryable, Row } from '../store/db.js';
 import { newId } from '../ids.js';
 import { sql } from './collections.sql.js';
-import { vectorToBytes } from './index-manager.js';
+import { bytesToVector, vectorToBytes } from './index-manager.js';
 
 export interface Collection {
   id: string; object: 'vectors.collection'; name: string; description: string | null; model_id: string;
@@ -100,9 +100,10 @@ export class CollectionStore {
     return (await this.db.query(sql.listItems, [collectionId, limit, offset])).map(toItem);
   }
 
-  async itemsByKeys(collectionId: string, keys: bigint[]): Promise<Map<bigint, StoredItem>> {
+  /** Items by index key, each with its stored float32 vector (search rescoring); deleted keys are absent. */
+  async itemsByKeys(collectionId: string, keys: bigint[]): Promise<Map<bigint, StoredItem & { vector: Float32Array }>> {
     if (keys.length === 0) return new Map();
     const rows = await this.db.query(sql.itemsByKeys, [collectionId, keys.map(String)]);
-    return new Map(rows.map((r) => { const it = toItem(r); return [it.key, it] as const; }));
+    return new Map(rows.map((r) => { const it = { ...toItem(r), vector: bytesToVector(r.vector as Uint8Array) }; return [it.key, it] as const; }));
   }
 }

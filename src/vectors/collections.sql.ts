@@ -36,7 +36,8 @@ export const sql = {
   adjustCount: `UPDATE vector_collections SET item_count = item_count + $2 WHERE id = $1`,
 
   listItems: `SELECT ${ITEM} FROM vector_items WHERE collection_id = $1 ORDER BY key LIMIT $2 OFFSET $3`,
-  itemsByKeys: `SELECT ${ITEM} FROM vector_items WHERE collection_id = $1 AND key = ANY($2::bigint[])`,
+  /** Search results: the rows with their float32 vectors (exact rescoring of the index's candidates). */
+  itemsByKeys: `SELECT ${ITEM}, vector FROM vector_items WHERE collection_id = $1 AND key = ANY($2::bigint[])`,
   /** Vectors added after a change number, in key order, a page at a time (catch-up and rebuild). */
   vectorsSince: `
     SELECT key, vector FROM vector_items WHERE collection_id = $1 AND change_seq > $2 AND key > $3

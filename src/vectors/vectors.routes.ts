@@ -8,6 +8,7 @@ import { newId } from '../ids.js';
 import type { Embedder, Embedding } from './embedders/embedder.js';
 import type { CollectionStore, Collection, StoredItem } from './collection-store.js';
 import type { IndexManager } from './index-manager.js';
+import { rescore } from './rescore.js';
 import { DEFAULT_EMBEDDING_MODEL, type EmbeddingModels } from './embedding-models.js';
 import { loadContent, parseContent, type LoadedContent, type ParsedContent } from './item-input.js';
 import {
@@ -19,8 +20,6 @@ import { z } from 'zod';
 const INDEX_BODY_LIMIT = 128 * 1024 * 1024;
 /** Items embedded at once per request (detector and recogniser queues batch across them). */
 const EMBED_CONCURRENCY = 4;
-/** Extra neighbours asked of the index, so items deleted on another node (filtered below) cost no results. */
-const SEARCH_SLACK = 8;
 
 export interface VectorsDeps { s: Services; store: CollectionStore; index: IndexManager; models: EmbeddingModels }
 
@@ -216,13 +215,14 @@ export function vectorsRoutes({ s, store, index, models }: VectorsDeps): RouteDe
         const loaded = await loadContent(content, { signal: ctx.signal, allowPrivate: s.config.allowPrivateUrls });
         const q = await embed(ctx, e, loaded);
         const idx = await index.current(c.id, c.dimensions, c.change_seq);
-        const hits = index.search(idx, q.vector, topK + SEARCH_SLACK);
-        const rows = await store.itemsByKeys(c.id, hits.map((h) => h.key));
+        // The 8-bit index proposes candidates; their exact cosine over the stored float32 vectors ranks them. A
+        // key without a row was deleted (on this node after the lookup, or on another): never returned.
+        const keys = index.candidates(idx, q.vector, topK);
+        const rows = await store.itemsByKeys(c.id, keys);
+        const hits = rescore(q.vector, keys, (k) => rows.get(k)?.vector, topK);
         const results = [];
         for (const h of hits) {
-          const it = rows.get(h.key);
-          // A key without a row was deleted (on this node after the lookup, or on another): never returned.
-          if (!it) continue;
+          const it = rows.get(h.key)!;
           const score = Math.round(Math.max(-1, Math.min(1, h.score)) * 1e6) / 1e6;
           if (score < threshold) continue;
           results.push({ id: it.id, score, content_type: it.content_type, ...(it.text !== null ? { text: it.text } : {}), metadata: it.metadata, content_url: contentUrl(it) });
