@@ -9,6 +9,8 @@ import { writeSync } from 'node:fs';
 const FLUSH_MS = 100;
 const SIZE = 64 * 1024;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
+/** Buffer.write without its argument checks (a measurable share of a small request's CPU): Node's own method. */
+type Utf8Writable = Buffer & { utf8Write(s: string, offset: number): number };
 
 export class LogSink {
   private readonly buf = Buffer.allocUnsafe(SIZE);
@@ -25,7 +27,7 @@ export class LogSink {
       this.flushSync();
       if (line.length * 3 > SIZE) { this.writeAll(Buffer.from(line)); return true; }
     }
-    this.used += this.buf.write(line, this.used);
+    this.used += (this.buf as Utf8Writable).utf8Write(line, this.used);
     if (this.bufferMs <= 0) this.flushSync();
     else if (!this.timer) { this.timer = setTimeout(() => this.flushSync(), this.bufferMs); this.timer.unref(); }
     return true;

@@ -39,6 +39,26 @@ export function sendJson(res: HttpResponse, st: ResState, status: number, header
   sendBody(res, st, status, headers, JSON.stringify(value), closeConnection);
 }
 
+/**
+ * A handler's JSON reply: the hot path of every API call, so no headers object is built for the two headers
+ * every reply has (request id, content type); `extra` are the handler's own (its Content-Type is ignored).
+ */
+export function sendJsonReply(res: HttpResponse, st: ResState, status: number, requestId: string, extra: Record<string, string> | undefined, value: unknown): void {
+  if (st.aborted || st.done) return;
+  st.done = true;
+  st.status = status;
+  const body = JSON.stringify(value);
+  res.cork(() => {
+    res.writeStatus(statusLine(status));
+    res.writeHeader('x-request-id', requestId);
+    res.writeHeader('Content-Type', 'application/json');
+    if (extra) for (const k in extra) if (!SET_BY_US.has(k.toLowerCase())) res.writeHeader(k, extra[k]!);
+    res.end(body);
+  });
+}
+
+const SET_BY_US = new Set(['content-length', 'content-type', 'x-request-id']);
+
 /** Streams bytes [start, end] of a file; pauses the file stream whenever uWS reports backpressure. */
 export function sendFile(res: HttpResponse, st: ResState, status: number, headers: Record<string, string>, path: string, start: number, end: number): Promise<void> {
   return new Promise((resolve) => {

@@ -7,7 +7,7 @@ import { Router } from './router.js';
 import type { Method, Reply, RequestContext, RouteDef } from './route.js';
 import { ClientGone, readBody } from './body-reader.js';
 import { validate } from './validation.js';
-import { sendBody, sendFile, sendJson, type ResState } from './send.js';
+import { sendBody, sendFile, sendJson, sendJsonReply, type ResState } from './send.js';
 import { SseWriter } from './sse.js';
 import { errors, isApiError } from '../errors.js';
 import type { Logger, RequestRecord } from '../log.js';
@@ -193,11 +193,10 @@ export class HttpServer {
   /** Writes the reply; returns a promise only while a file is still streaming. */
   private write(res: HttpResponse, st: ResState, requestId: string, reply: Reply): Promise<void> | void {
     if ('handled' in reply) return;
-    // Spread only when there is something to spread (the common reply has no headers of its own).
-    const headers = reply.headers ? { 'x-request-id': requestId, ...reply.headers } : { 'x-request-id': requestId };
     const status = reply.status ?? 200;
-    if ('json' in reply) sendJson(res, st, status, headers, reply.json);
-    else if ('body' in reply) sendBody(res, st, status, headers, reply.body);
+    if ('json' in reply) return sendJsonReply(res, st, status, requestId, reply.headers, reply.json);
+    const headers = { 'x-request-id': requestId, ...reply.headers };
+    if ('body' in reply) sendBody(res, st, status, headers, reply.body);
     else return sendFile(res, st, status, headers, reply.file.path, reply.file.start, reply.file.end);
   }
 
