@@ -3,7 +3,11 @@ import { createReadStream } from 'node:fs';
 import type { HttpResponse } from './uws.js';
 
 /** Per-response state. The server sets the one uWS onAborted handler; others subscribe via onAbort. */
-export interface ResState { aborted: boolean; done: boolean; status: number; onAbort: Array<() => void> }
+export interface ResState {
+  aborted: boolean; done: boolean; status: number; onAbort: Array<() => void>;
+  /** The request's AbortController, made when a handler first asks for its signal. */
+  controller?: AbortController | null;
+}
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 206: 'Partial Content', 400: 'Bad Request',

@@ -8,7 +8,7 @@ import type { Method, Reply, RequestContext, RouteDef } from './route.js';
 import { ClientGone, readBody } from './body-reader.js';
 import { validate } from './validation.js';
 import { sendBody, sendFile, sendJson, sendJsonReply, type ResState } from './send.js';
-import { SseWriter } from './sse.js';
+import { HttpRequestContext } from './request-context.js';
 import { errors, isApiError } from '../errors.js';
 import type { Logger, RequestRecord } from '../log.js';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
@@ -91,12 +91,10 @@ export class HttpServer {
     req.forEach((k, v) => { headers[k] = v; });
     const incomingId = headers['x-request-id'];
     const requestId = incomingId && REQUEST_ID_RE.test(incomingId) ? incomingId : nextRequestId();
-    // Created on first use: most requests never look at their signal.
-    let controller: AbortController | null = null;
-    const st: ResState = { aborted: false, done: false, status: 0, onAbort: [] };
+    const st: ResState = { aborted: false, done: false, status: 0, onAbort: [], controller: null };
     res.onAborted(() => {
       st.aborted = true;
-      controller?.abort();
+      st.controller?.abort();
       for (const f of st.onAbort.splice(0)) f();
     });
     this.inFlight++;
@@ -164,19 +162,8 @@ export class HttpServer {
         body = validate(def.body, undefined, 'body');
       }
       const query = def.query ? validate(def.query, Object.fromEntries(rawQuery), 'query') : q ? Object.fromEntries(rawQuery) : {};
-      const log = this.deps.log;
-      let childLog: Logger | null = null;
-      const ctx: RequestContext = {
-        method: method as Method, path, params: match.params, query, rawQuery, headers, requestId,
-        principal: principal as Principal, body, res,
-        get remoteAddress() { return st.aborted ? '' : Buffer.from(res.getRemoteAddressAsText()).toString(); },
-        get signal() {
-          if (!controller) { controller = new AbortController(); if (st.aborted) controller.abort(); }
-          return controller.signal;
-        },
-        get log() { return (childLog ??= log.child({ requestId })); },
-        sse: () => new SseWriter(res, st),
-      };
+      const ctx = new HttpRequestContext(method as Method, path, match.params, query, rawQuery, headers, requestId,
+        principal as Principal, body, res, st, this.deps.log);
       const reply = await def.handler(ctx);
       return this.write(res, st, requestId, reply);
     };

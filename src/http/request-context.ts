@@ -1,0 +1,50 @@
+// The RequestContext a handler receives. A class rather than an object literal: a literal with getters is
+// built by defining each accessor at run time, which turns every request's context into a dictionary-mode
+// object (measured at several percent of a small request's CPU); a class shares its accessors on the prototype.
+import type { Principal } from '../auth/authenticator.js';
+import type { Logger } from '../log.js';
+import type { Method, RequestContext } from './route.js';
+import type { ResState } from './send.js';
+import { SseWriter } from './sse.js';
+import type { HttpResponse } from './uws.js';
+
+export class HttpRequestContext implements RequestContext {
+  private childLog: Logger | null = null;
+
+  constructor(
+    readonly method: Method,
+    readonly path: string,
+    readonly params: Record<string, string>,
+    readonly query: unknown,
+    readonly rawQuery: URLSearchParams,
+    readonly headers: Record<string, string>,
+    readonly requestId: string,
+    readonly principal: Principal,
+    readonly body: unknown,
+    readonly res: HttpResponse,
+    private readonly st: ResState,
+    private readonly baseLog: Logger,
+  ) {}
+
+  get remoteAddress(): string {
+    return this.st.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+  }
+
+  /** Created on first use (most requests never look at it); aborted when the client goes away. */
+  get signal(): AbortSignal {
+    let c = this.st.controller;
+    if (!c) {
+      c = this.st.controller = new AbortController();
+      if (this.st.aborted) c.abort();
+    }
+    return c.signal;
+  }
+
+  get log(): Logger {
+    return (this.childLog ??= this.baseLog.child({ requestId: this.requestId }));
+  }
+
+  sse(): SseWriter {
+    return new SseWriter(this.res, this.st);
+  }
+}
