@@ -132,11 +132,11 @@ test('an unsupported language is a 400 naming the supported ones', async () => {
   assert.equal((await ocrImage(page, { language: 'zh' })).text, 'Invoice');
 });
 
-test('DB post-processing: one text kernel becomes one box grown by the unclip ratio', () => {
+test('DB post-processing: one text kernel becomes one box grown by the unclip ratio', async () => {
   const w = 64, h = 32;
   const prob = new Float32Array(w * h);
   for (let y = 10; y < 20; y++) for (let x = 8; x < 48; x++) prob[y * w + x] = 0.9;
-  const quads = dbPostprocess(prob, w, h);
+  const quads = await dbPostprocess(prob, w, h);
   assert.equal(quads.length, 1);
   const xs = quads[0].corners.map((p) => p[0]);
   const ys = quads[0].corners.map((p) => p[1]);
@@ -145,7 +145,7 @@ test('DB post-processing: one text kernel becomes one box grown by the unclip ra
   assert.ok(Math.abs(Math.min(...ys) - (10.5 - 5.48)) < 0.01 && Math.abs(Math.max(...ys) - (19.5 + 5.48)) < 0.01, `${ys}`);
   assert.ok(Math.abs(quads[0].score - 0.9) < 1e-6);
   // Below the box threshold nothing is kept.
-  assert.equal(dbPostprocess(prob.map((v) => (v > 0 ? 0.5 : 0)), w, h).length, 0);
+  assert.equal((await dbPostprocess(prob.map((v) => (v > 0 ? 0.5 : 0)), w, h)).length, 0);
 });
 
 test('CTC greedy decoding: repeats collapse, blanks separate, the last class is a space', () => {

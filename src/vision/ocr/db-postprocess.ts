@@ -2,6 +2,7 @@
 // each connected region, score its min-area box on the map, grow ("unclip") the box back to the full text
 // extent (the model is trained to predict a shrunk kernel), and keep a rotated rectangle.
 import { type Point, type RotatedRect, insideConvex, minAreaRect, rectCorners } from './geometry.js';
+import { LoopSlice } from '../../loop-slice.js';
 
 export interface DbParams {
   /** Probability above which a pixel is text. */
@@ -23,13 +24,16 @@ export interface TextQuad {
   score: number;
 }
 
-export function dbPostprocess(prob: Float32Array, width: number, height: number, params: DbParams = DB_DEFAULTS): TextQuad[] {
+/** Async only to give the event loop a turn between regions (a page map is ~1M pixels, tens of ms of work). */
+export async function dbPostprocess(prob: Float32Array, width: number, height: number, params: DbParams = DB_DEFAULTS): Promise<TextQuad[]> {
+  const slice = new LoopSlice();
   const labels = new Int32Array(width * height);
   const stack: number[] = [];
   const quads: TextQuad[] = [];
   let regions = 0;
   for (let start = 0; start < labels.length && regions < params.maxCandidates; start++) {
     if (labels[start] !== 0 || prob[start] <= params.threshold) continue;
+    await slice.maybeYield();
     regions++;
     // 8-connected flood fill; the region's boundary pixels are enough for its hull.
     const boundary: Point[] = [];

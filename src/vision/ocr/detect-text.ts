@@ -5,6 +5,7 @@ import { DB_DEFAULTS, type DbParams, dbPostprocess } from './db-postprocess.js';
 import type { Point } from './geometry.js';
 import type { OcrSession } from './ocr-models.js';
 import { type RgbImage, resizeRgb } from './rgb-image.js';
+import { LoopSlice } from '../../loop-slice.js';
 
 export interface DetectedLine {
   /** tl, tr, br, bl in source pixels. */
@@ -40,18 +41,22 @@ export async function detectText(session: OcrSession, image: RgbImage, opts: Det
   const plane = size.width * size.height;
   const input = new Float32Array(3 * plane);
   const px = resized.data;
-  for (let i = 0; i < plane; i++) {
-    // Channel 0 of the tensor is blue: PaddleOCR feeds OpenCV's BGR order.
-    for (let c = 0; c < 3; c++) {
-      const v = px[i * 3 + (2 - c)] / 255;
-      input[c * plane + i] = (v - MEAN[c]) / STD[c];
+  const slice = new LoopSlice();
+  for (let row = 0; row < size.height; row++) {
+    for (let i = row * size.width, end = i + size.width; i < end; i++) {
+      // Channel 0 of the tensor is blue: PaddleOCR feeds OpenCV's BGR order.
+      for (let c = 0; c < 3; c++) {
+        const v = px[i * 3 + (2 - c)] / 255;
+        input[c * plane + i] = (v - MEAN[c]) / STD[c];
+      }
     }
+    await slice.maybeYield();
   }
   const feeds = { [session.inputNames[0]]: new Tensor('float32', input, [1, 3, size.height, size.width]) };
   const out = await session.run(feeds);
   const map = out[session.outputNames[0]];
   const [, , mh, mw] = map.dims as number[];
-  const quads = dbPostprocess(map.data as Float32Array, mw, mh, opts.db);
+  const quads = await dbPostprocess(map.data as Float32Array, mw, mh, opts.db);
   const sx = image.width / mw;
   const sy = image.height / mh;
   return quads.map((q) => ({ corners: q.corners.map(([x, y]): Point => [x * sx, y * sy]), score: q.score }));

@@ -7,6 +7,7 @@ import type { Point } from './geometry.js';
 import type { OcrSession } from './ocr-models.js';
 import { type StripInk, stripInk } from './ink-gaps.js';
 import { type RgbImage, rotate180, warpQuad } from './rgb-image.js';
+import { LoopSlice } from '../../loop-slice.js';
 
 export const REC_HEIGHT = 48;
 /**
@@ -131,6 +132,7 @@ async function recognizeStrips(rec: OcrSession, charset: string[], strips: Strip
   // Similar aspects share a batch, so little of each batch is padding.
   const order = strips.map((_, i) => i).sort((a, b) => strips[a].image.width - strips[b].image.width);
   const results: RecognizedLine[] = new Array(strips.length);
+  const slice = new LoopSlice();
   for (let s = 0; s < order.length;) {
     // A batch ends at REC_BATCH strips or where the next strip is much wider (its padding would dominate).
     let e = s + 1;
@@ -145,6 +147,7 @@ async function recognizeStrips(rec: OcrSession, charset: string[], strips: Strip
     const t = out[rec.outputNames[0]];
     const [, steps, classes] = t.dims as number[];
     const data = t.data as Float32Array;
+    await slice.maybeYield();
     idx.forEach((i, slot) => {
       const strip = strips[i];
       const decoded = ctcGreedy(data, slot * steps * classes, steps, classes, charset, allowed);
@@ -169,10 +172,15 @@ export async function recognizeLines(
   lines: { corners: Point[]; score: number }[],
   opts: RecognizeOptions,
 ): Promise<RecognizedLine[]> {
-  const strips: Strip[] = lines.map((l) => {
+  // Rectifying every line of a page in one go held the event loop for up to ~100 ms on a receipt; other
+  // requests get a turn every SLICE_MS.
+  const strips: Strip[] = [];
+  const slice = new LoopSlice();
+  for (const l of lines) {
     const r = rectify(image, l.corners);
-    return { corners: r.corners, image: r.image, detScore: l.score, flipped: false };
-  });
+    strips.push({ corners: r.corners, image: r.image, detScore: l.score, flipped: false });
+    await slice.maybeYield();
+  }
   if (opts.useAngleClassifier && strips.length > 0) await classifyAngles(sessions.angle, strips);
   const results = await recognizeStrips(sessions.recognition, charset, strips, opts.allowed);
   // The classifier is sometimes sure and wrong; a turned line that reads poorly is read the other way too,
