@@ -28,8 +28,7 @@ export class LogSink {
       if (line.length * 3 > SIZE) { this.writeAll(Buffer.from(line)); return true; }
     }
     this.used += (this.buf as Utf8Writable).utf8Write(line, this.used);
-    if (this.bufferMs <= 0) this.flushSync();
-    else if (!this.timer) { this.timer = setTimeout(() => this.flushSync(), this.bufferMs); this.timer.unref(); }
+    if (!this.timer) { this.timer = setTimeout(() => this.flushSync(), this.bufferMs); this.timer.unref(); }
     return true;
   }
 

@@ -8,8 +8,8 @@ export type { Logger };
 let stdoutSink: LogSink | null = null;
 
 /** Buffered writes (log-sink.ts): one syscall per request would cost more than the request itself. */
-export function createLogger(level: string, sync = false): Logger {
-  const destination = sync ? new LogSink(1, 0) : (stdoutSink ??= new LogSink(1));
+export function createLogger(level: string): Logger {
+  const destination = (stdoutSink ??= new LogSink(1));
   const logger = pino({
     level,
     base: { service: 'sightflow' },

@@ -1,5 +1,6 @@
 // `npm run bench -- http`: authenticated GET of a trivial protected route (/v1/project), sightflow vs the
-// same route and key check on Fastify, each in its own process, autocannon with 50 connections on loopback.
+// same route and key check on Fastify, each in its own process, wrk (autocannon when wrk is missing) with 50
+// connections on loopback; rounds alternate between the two servers and each side's best round counts.
 // @ts-expect-error autocannon ships no types
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';

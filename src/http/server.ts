@@ -4,7 +4,7 @@
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
 import { uws, type HttpRequest, type HttpResponse, type ListenSocket } from './uws.js';
 import { Router } from './router.js';
-import type { Method, Reply, RequestContext, RouteDef } from './route.js';
+import type { Method, Reply, RouteDef } from './route.js';
 import { ClientGone, readBody } from './body-reader.js';
 import { validate } from './validation.js';
 import { sendBody, sendFile, sendJson, sendJsonReply, type ResState } from './send.js';
