@@ -4,15 +4,16 @@
       "target_name": "sightflow",
       "sources": [
         "<!@(node -p \"require('fs').readdirSync('native/addon').filter(f=>f.endsWith('.cc')).map(f=>'native/addon/'+f).join(' ')\")",
-        "<!@(node -p \"const fs=require('fs');['decode','image','track'].flatMap(d=>fs.existsSync('native/core/'+d)?fs.readdirSync('native/core/'+d).filter(f=>f.endsWith('.cc')).sort().map(f=>'native/core/'+d+'/'+f):[]).join(' ')\")"
+        "<!@(node -p \"const fs=require('fs');['decode','image','track','vectors'].flatMap(d=>fs.existsSync('native/core/'+d)?fs.readdirSync('native/core/'+d).filter(f=>f.endsWith('.cc')).sort().map(f=>'native/core/'+d+'/'+f):[]).join(' ')\")"
       ],
       "include_dirs": [
         "<!@(node -p \"require('node-addon-api').include\")",
+        "<!(node native/usearch/patch-headers.mjs build/usearch-include)",
         "native/core",
         "<!@(pkg-config --cflags-only-I libavformat libavcodec libswscale libavutil | sed 's/-I//g')"
       ],
       "libraries": ["<!@(pkg-config --libs libavformat libavcodec libswscale libavutil)"],
-      "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS"],
+      "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_CPP_EXCEPTIONS_ALL"],
       "cflags!": ["-fno-exceptions", "-O2", "-O0"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-O2", "-O0"],
       "cflags": ["-O3", "-Wall", "-Wextra"],

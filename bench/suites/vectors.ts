@@ -1,6 +1,6 @@
 // `npm run bench -- vectors [--quick] [--json] [--no-1m]`: our vector index, exactly as the product searches it
-// (src/vectors/index-manager.ts: INDEX_SETTINGS = USearch HNSW over 8-bit vectors, inner product over unit
-// vectors = cosine, M 16, ef_construction 128, one insert thread; a search asks it for candidateCount(10) = 18
+// (src/vectors/vector-index.ts: INDEX_SETTINGS = USearch HNSW over 8-bit vectors, built from source with
+// prefetching and huge pages, inner product over unit vectors = cosine, M 16, ef_construction 128, one insert thread; a search asks it for candidateCount(10) = 18
 // candidates and `rescore` ranks them by exact cosine over the float32 vectors, which the product reads from the
 // database with the result rows and this bench from an in-memory float32 array, cold in cache; the timed path
 // includes that rescoring) against exact brute force (USearch's SIMD exactSearch over float32, all threads) and
@@ -29,7 +29,7 @@ const DIMS = 512;
 const K = 10;
 /** The peer gets the product's graph settings. */
 const M = INDEX_SETTINGS.connectivity;
-const EF_ADD = INDEX_SETTINGS.expansion_add;
+const EF_ADD = INDEX_SETTINGS.expansionAdd;
 /** One grid for both sides, fine where the 0.95 crossing lies, so neither overshoots the target by much. */
 const EFS = [10, 12, 14, 16, 18, 20, 22, 24, 28, 32, 40, 48, 64, 96, 128, 192, 256];
 /** Rounds of the query set, ours and the peer alternating, so load from other processes hits both alike; best round counts. */
@@ -124,25 +124,24 @@ async function compare(n: number, nq: number, withPeer: boolean, tmp: string, th
   const memory = rssMb() - rss;
   const file = join(tmp, `ours-${n}.usearch`);
   built.save(file);
-  // The sweep maps the file (one copy in the page cache however many efs it tries: the binding cannot change ef
-  // in place, and loaded copies are freed only when collected); the measured indexes are loaded, as the product does.
-  const open = (ef: number, how: 'view' | 'load') => {
-    const idx = newIndex(DIMS, ef);
-    idx[how](file);
-    const run = (i: number) => rescore(qs[i]!, searchCandidates(idx, qs[i]!, K), vectorOf, K);
-    return { run, candidatesOnly: (i: number) => searchCandidates(idx, qs[i]!, K), rec: () => recall(qs.map((_, i) => run(i).map((h) => h.key)), truth) };
+  // Loaded from the saved file, as the product opens an index; each search passes its own ef.
+  const idx = newIndex(DIMS);
+  idx.load(file);
+  const at = (ef: number) => {
+    const run = (i: number) => rescore(qs[i]!, searchCandidates(idx, qs[i]!, K, ef), vectorOf, K);
+    return { run, candidatesOnly: (i: number) => searchCandidates(idx, qs[i]!, K, ef), rec: () => recall(qs.map((_, i) => run(i).map((h) => h.key)), truth) };
   };
   let ef = EFS[EFS.length - 1]!;
   for (const e of EFS) {
-    if (open(e, 'view').rec() >= TARGET_RECALL) { ef = e; break; }
+    if (at(e).rec() >= TARGET_RECALL) { ef = e; break; }
   }
-  const chosen = open(ef, 'load');
+  const chosen = at(ef);
   const oursRun = chosen.run;
   const ours: OursResult = {
     name: 'sightflow (usearch i8)', build_s: r1(buildS), memory_mb: Math.round(memory), file_mb: Math.round(statSync(file).size / 2 ** 20),
-    ef, recall: r3(chosen.rec()), qps: 0, candidates: candidateCount(K), default_ef: { ef: INDEX_SETTINGS.expansion_search, recall: 0, qps: 0 }, search_us: 0, total_us: 0,
+    ef, recall: r3(chosen.rec()), qps: 0, candidates: candidateCount(K), default_ef: { ef: INDEX_SETTINGS.expansionSearch, recall: 0, qps: 0 }, search_us: 0, total_us: 0,
   };
-  const atDefault = open(INDEX_SETTINGS.expansion_search, 'load');
+  const atDefault = at(INDEX_SETTINGS.expansionSearch);
   ours.default_ef.recall = r3(atDefault.rec());
   let peerRun: ((i: number) => unknown) | undefined;
 

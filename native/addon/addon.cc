@@ -5,6 +5,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   sightflow::InitDecode(env, exports);
   sightflow::InitImage(env, exports);
   sightflow::InitTrack(env, exports);
+  sightflow::InitVectorIndex(env, exports);
   return exports;
 }
 

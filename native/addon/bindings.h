@@ -6,4 +6,5 @@ namespace sightflow {
 void InitDecode(Napi::Env env, Napi::Object exports);
 void InitImage(Napi::Env env, Napi::Object exports);
 void InitTrack(Napi::Env env, Napi::Object exports);
+void InitVectorIndex(Napi::Env env, Napi::Object exports);
 }  // namespace sightflow

@@ -13,20 +13,18 @@
 // it only proposes candidates. Search asks it for candidateCount(k) keys and `rescore` ranks them by exact
 // cosine over the float32 vectors the database stores (the route reads them with the rows it returns anyway),
 // so clients get exact scores and the 8-bit rounding costs no recall. `npm run bench -- vectors` measures this
-// path (INDEX_SETTINGS, candidates, rescoring) against hnswlib-node and brute force.
+// path (INDEX_SETTINGS, candidates, rescoring) against hnswlib-node and brute force. The index itself is the
+// addon's (src/vectors/vector-index.ts): USearch built from source with prefetching and huge pages.
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import usearch from 'usearch';
-
-type UIndex = InstanceType<typeof usearch.Index>;
 import type { Db } from '../store/db.js';
 import { sha256File } from '../inference/registry.js';
 import type { Logger } from '../log.js';
 import { sql } from './collections.sql.js';
 import { KeyedLock } from './keyed-lock.js';
-import { normalize } from './embedders/embedder.js';
+import { INDEX_SETTINGS, newIndex, type VectorIndex } from './vector-index.js';
 
 /** Rows read from the database per page during catch-up / rebuild. */
 const CHUNK = 512;
@@ -40,19 +38,7 @@ const SAVE_SPACING = 20;
 /** 2: float32 vectors; 3: 8-bit vectors (INDEX_SETTINGS). A checkpoint of another format is rebuilt at open. */
 const FORMAT = 3;
 
-/** The index configuration of every collection (the bench builds its index from this too). Inner product over
- * unit vectors is cosine without the two norms per distance: vectors are normalised before they reach the index. */
-export const INDEX_SETTINGS = {
-  metric: usearch.MetricKind.IP,
-  quantization: usearch.ScalarKind.I8,
-  connectivity: 16,
-  expansion_add: 128,
-  expansion_search: 64,
-} as const;
-
-export function newIndex(dims: number, expansionSearch: number = INDEX_SETTINGS.expansion_search): UIndex {
-  return new usearch.Index({ dimensions: dims, ...INDEX_SETTINGS, expansion_search: expansionSearch, multi: false });
-}
+export { INDEX_SETTINGS, newIndex };
 
 /** Keys asked of the index for k results: the exact rescoring keeps the best k. Eight more are enough for the
  * 8-bit order to miss no more than float32 did (100k x 512-d clustered at ef 64: recall@10 0.993 with 18, and
@@ -62,21 +48,17 @@ export function candidateCount(k: number): number {
   return k + 8;
 }
 
-/** A fresh unit copy (the USearch binding reads a typed array's whole buffer, ignoring byteOffset). */
-function unitCopy(v: Float32Array): Float32Array {
-  return normalize(v.slice());
-}
-
 /** The index's candidates for the k nearest to `query`, best first by its 8-bit estimate: candidateCount(k) keys
- * (fewer when the index is smaller). One thread: threads 0 costs a hardware_concurrency() call per search. */
-export function searchCandidates(index: UIndex, query: Float32Array, k: number): BigUint64Array {
+ * (fewer when the index is smaller), searched with the given ef (default: the index's). The index quantises the
+ * query itself (scaled to unit length), so it is passed as it is. */
+export function searchCandidates(index: VectorIndex, query: Float32Array, k: number, expansion = 0): BigUint64Array {
   const size = index.size();
   if (size === 0) return new BigUint64Array(0);
-  return index.search(unitCopy(query), Math.min(candidateCount(k), size), 1).keys;
+  return index.search(query, Math.min(candidateCount(k), size), expansion);
 }
 
 interface Loaded {
-  index: UIndex;
+  index: VectorIndex;
   dims: number;
   /** The collection change number this index includes. */
   applied: number;
@@ -186,7 +168,7 @@ export class IndexManager {
     for (let i = 0; i < deleted.length; i += CHUNK) {
       const keys = BigUint64Array.from(deleted.slice(i, i + CHUNK).map((r) => BigInt(String(r.key))));
       this.timed(() => {
-        const contained = l.index.contains(keys) as boolean[];
+        const contained = l.index.contains(keys);
         const present = keys.filter((_, j) => contained[j]);
         if (present.length) l.index.remove(present);
       });
@@ -224,7 +206,7 @@ export class IndexManager {
       let ks = keys;
       let vs = vectors;
       if (skipPresent) {
-        const present = l.index.contains(keys) as boolean[];
+        const present = l.index.contains(keys);
         ks = keys.filter((_, i) => !present[i]);
         vs = vectors.filter((_, i) => !present[i]);
       }
@@ -237,7 +219,7 @@ export class IndexManager {
         for (let d = 0; d < l.dims; d++) flat[i * l.dims + d] = v[d]! * s;
       });
       // One thread: USearch batch inserts on several threads lost neighbours here (an exact match went unfound).
-      l.index.add(ks, flat, 1);
+      l.index.add(ks, flat);
     });
   }
 
@@ -260,7 +242,7 @@ export class IndexManager {
     if (keys.length) {
       const ks = BigUint64Array.from(keys);
       this.timed(() => {
-        const present = l.index.contains(ks) as boolean[];
+        const present = l.index.contains(ks);
         const gone = ks.filter((_, i) => present[i]);
         if (gone.length) l.index.remove(gone);
       });
