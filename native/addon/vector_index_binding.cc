@@ -3,6 +3,7 @@
 // types it. Typed arrays are read through their own offset and length (views into bigger buffers are fine).
 // C++ exceptions surface as JS errors (NAPI_CPP_EXCEPTIONS).
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bindings.h"
@@ -75,13 +76,15 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     return Napi::Number::New(info.Env(), static_cast<double>(index_.Dimensions()));
   }
 
-  // add(keys: BigUint64Array, vectors: Float32Array (keys.length x dimensions), threads = 1)
+  // add(keys: BigUint64Array, vectors: Float32Array (keys.length x dimensions), threads = 1; 0 = every core)
   void Add(const Napi::CallbackInfo& info) {
     auto keys = Keys(info, 0);
     auto vectors = Floats(info, 1, "vectors");
     if (vectors.ElementLength() != keys.ElementLength() * index_.Dimensions())
       throw Napi::RangeError::New(info.Env(), "VectorIndex.add: vectors must hold keys.length x dimensions values");
-    index_.Add(keys.Data(), keys.ElementLength(), vectors.Data(), std::max<std::size_t>(1, Count(info, 2, 1)));
+    std::size_t threads = Count(info, 2, 1);
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    index_.Add(keys.Data(), keys.ElementLength(), vectors.Data(), threads);
   }
 
   // search(query: Float32Array (dimensions), wanted, expansion = 0 (the default ef)) -> BigUint64Array, best first

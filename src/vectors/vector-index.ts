@@ -7,7 +7,7 @@ import { loadAddon } from '../native.js';
 export interface VectorIndex {
   size(): number;
   dimensions(): number;
-  /** keys.length x dimensions unit float32 values; `threads` > 1 splits the batch over threads. */
+  /** keys.length x dimensions unit float32 values; `threads` > 1 splits the batch over threads (0: every core). */
   add(keys: BigUint64Array, vectors: Float32Array, threads?: number): void;
   /** Up to `wanted` keys, best first; `expansion` is this search's ef (0: the index's default). */
   search(query: Float32Array, wanted: number, expansion?: number): BigUint64Array;
