@@ -72,12 +72,16 @@ test('views into bigger buffers are read at their offset; per-search ef; remove 
   assert.equal(index.remove(BigUint64Array.of(10n, 9999n)), 1);
   assert.ok(![...index.search(query, 50, 200)].includes(10n), 'removed keys are not found');
   assert.equal(index.size(), 299);
-  // One batch over every core (threads 0) or two threads: every vector still finds itself.
+  // One batch over every core (threads 0) or two threads. USearch's concurrent inserts can lose a link now and
+  // then (why the product inserts on one thread; 200 two-thread builds here: 295-300 of 300 found themselves),
+  // so this asks for 95% of the vectors to find themselves, not all.
   for (const threads of [0, 2]) {
     const parallel = newIndex(DIMS);
     parallel.add(keysOf(300), data, threads);
     assert.equal(parallel.size(), 300);
-    for (let i = 0; i < 300; i += 37) assert.equal(parallel.search(data.subarray(i * DIMS, (i + 1) * DIMS), 1, 64)[0], BigInt(i));
+    let self = 0;
+    for (let i = 0; i < 300; i++) if (parallel.search(data.subarray(i * DIMS, (i + 1) * DIMS), 1, 64)[0] === BigInt(i)) self++;
+    assert.ok(self >= 285, `${self} of 300 vectors found themselves`);
   }
 });
 
