@@ -1,9 +1,9 @@
 // `npm run bench -- vectors [--quick] [--json] [--no-1m]`: our vector index, exactly as the product searches it
 // (src/vectors/vector-index.ts: INDEX_SETTINGS = USearch HNSW over 8-bit vectors, built from source with
-// prefetching and huge pages, inner product over unit vectors = cosine, M 16, ef_construction 128, one insert thread; a search asks it for candidateCount(10) = 18
-// candidates and `rescore` ranks them by exact cosine over the float32 vectors, which the product reads from the
-// database with the result rows and this bench from an in-memory float32 array, cold in cache; the timed path
-// includes that rescoring) against exact brute force (USearch's SIMD exactSearch over float32, all threads) and
+// prefetching and huge pages, inner product over unit vectors = cosine, M 16, ef_construction 128, one insert
+// thread; a search asks it for candidateCount(10) = 18 candidates and `rescore` ranks them by exact cosine over
+// the float32 vectors, which the product reads from the database with the result rows and this bench from an
+// in-memory float32 array, cold in cache; the timed path includes that rescoring) against exact brute force (USearch's SIMD exactSearch over float32, all threads) and
 // hnswlib-node (float32, same M and ef_construction) on clustered 512-d unit vectors (like real embeddings: one
 // gaussian centre per 100 points, noise 0.9). Recall is against exact float32 truth. For each index the search
 // expansion (ef) is swept over one fine grid and the lowest ef reaching recall@10 >= 0.95 is compared: queries/s
@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import usearch from 'usearch';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
-import { INDEX_SETTINGS, candidateCount, newIndex, searchCandidates } from '../../src/vectors/index-manager.js';
+import { candidateCount, searchCandidates } from '../../src/vectors/index-manager.js';
+import { INDEX_SETTINGS, newIndex } from '../../src/vectors/vector-index.js';
 import { rescore } from '../../src/vectors/rescore.js';
 import { api, startTestApp } from '../../test/helpers/app.js';
 

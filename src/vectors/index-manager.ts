@@ -24,7 +24,7 @@ import { sha256File } from '../inference/registry.js';
 import type { Logger } from '../log.js';
 import { sql } from './collections.sql.js';
 import { KeyedLock } from './keyed-lock.js';
-import { INDEX_SETTINGS, newIndex, type VectorIndex } from './vector-index.js';
+import { newIndex, type VectorIndex } from './vector-index.js';
 
 /** Rows read from the database per page during catch-up / rebuild. */
 const CHUNK = 512;
@@ -37,8 +37,6 @@ const SAVE_DELAY_MS = 500;
 const SAVE_SPACING = 20;
 /** 2: float32 vectors; 3: 8-bit vectors (INDEX_SETTINGS). A checkpoint of another format is rebuilt at open. */
 const FORMAT = 3;
-
-export { INDEX_SETTINGS, newIndex };
 
 /** Keys asked of the index for k results: the exact rescoring keeps the best k. Eight more are enough for the
  * 8-bit order to miss no more than float32 did (100k x 512-d clustered at ef 64: recall@10 0.993 with 18, and
@@ -167,11 +165,8 @@ export class IndexManager {
     const deleted = await this.db.query(sql.deletionsSince, [id, l.applied]);
     for (let i = 0; i < deleted.length; i += CHUNK) {
       const keys = BigUint64Array.from(deleted.slice(i, i + CHUNK).map((r) => BigInt(String(r.key))));
-      this.timed(() => {
-        const contained = l.index.contains(keys);
-        const present = keys.filter((_, j) => contained[j]);
-        if (present.length) l.index.remove(present);
-      });
+      // Keys the index never had (added and deleted while it was behind) are skipped by remove itself.
+      this.timed(() => l.index.remove(keys));
       await yieldToLoop();
     }
     await this.addFromDb(id, l, l.applied);
@@ -211,13 +206,9 @@ export class IndexManager {
         vs = vectors.filter((_, i) => !present[i]);
       }
       if (ks.length === 0) return;
+      // As they are: the index scales each vector to unit length itself when it quantises it.
       const flat = new Float32Array(ks.length * l.dims);
-      vs.forEach((v, i) => {
-        let n = 0;
-        for (let d = 0; d < l.dims; d++) n += v[d]! * v[d]!;
-        const s = n > 0 ? 1 / Math.sqrt(n) : 0;
-        for (let d = 0; d < l.dims; d++) flat[i * l.dims + d] = v[d]! * s;
-      });
+      vs.forEach((v, i) => flat.set(v.subarray(0, l.dims), i * l.dims));
       // One thread: USearch batch inserts on several threads lost neighbours here (an exact match went unfound).
       l.index.add(ks, flat);
     });
@@ -239,14 +230,7 @@ export class IndexManager {
   async applyDelete(id: string, dims: number, changeSeq: number, keys: bigint[]): Promise<void> {
     const l = await this.ensureCurrentLocked(id, dims, changeSeq - 1);
     if (l.applied !== changeSeq - 1) { await this.catchUp(id, l); return; }
-    if (keys.length) {
-      const ks = BigUint64Array.from(keys);
-      this.timed(() => {
-        const present = l.index.contains(ks);
-        const gone = ks.filter((_, i) => present[i]);
-        if (gone.length) l.index.remove(gone);
-      });
-    }
+    if (keys.length) this.timed(() => l.index.remove(BigUint64Array.from(keys)));
     l.applied = changeSeq;
     this.scheduleSave(id, l);
   }

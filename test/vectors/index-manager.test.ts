@@ -10,7 +10,8 @@ import usearch from 'usearch';
 import { sha256File } from '../../src/inference/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { CollectionStore } from '../../src/vectors/collection-store.js';
-import { IndexManager, candidateCount, newIndex, searchCandidates } from '../../src/vectors/index-manager.js';
+import { IndexManager, candidateCount, searchCandidates } from '../../src/vectors/index-manager.js';
+import { newIndex } from '../../src/vectors/vector-index.js';
 import { rescore } from '../../src/vectors/rescore.js';
 import { newId } from '../../src/ids.js';
 

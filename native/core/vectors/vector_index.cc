@@ -141,9 +141,8 @@ std::size_t VectorIndex::Search(const float* query, std::size_t wanted, std::siz
 }
 
 std::size_t VectorIndex::Remove(const std::uint64_t* keys, std::size_t n) {
-  std::size_t removed = 0;
+  std::size_t removed = 0;  // an absent key completes nothing
   for (std::size_t i = 0; i < n; i++) {
-    if (!impl_->index.contains(keys[i])) continue;
     auto result = impl_->index.remove(keys[i]);
     if (!result) Fail("vector index remove", result.error);
     removed += result.completed;

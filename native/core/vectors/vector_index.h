@@ -3,8 +3,8 @@
 // native/usearch/patch-headers.mjs (prefetching candidates' vectors, big arenas on huge pages). The file
 // format is USearch's own, so indexes saved by the npm binding of the same version load here and back.
 //
-// Vectors are expected unit-length (inner product = cosine); each is quantised to int8 (x * 127) on insert and
-// on query. The index only proposes candidates: callers rank them exactly (src/vectors/rescore.ts).
+// Each vector is scaled to unit length and quantised to int8 (x * 127) on insert and on query, so the inner
+// product is cosine. The index only proposes candidates: callers rank them exactly (src/vectors/rescore.ts).
 //
 // Not thread-safe for writers: one add/remove/save/load at a time (the caller's per-collection lock), searches
 // from the same thread. Add() can spread one batch over several threads itself.
