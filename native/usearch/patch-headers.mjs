@@ -1,4 +1,4 @@
-// Writes USearch's headers (from the `usearch` npm package, the version package-lock.json pins) with two
+// Writes USearch's headers (from the `usearch` npm package, the version package-lock.json pins) with three
 // changes into <out-dir>/usearch/ and prints <out-dir>, for binding.gyp and CMakeLists.txt to put first on the
 // include path. Usage: node native/usearch/patch-headers.mjs <out-dir>
 //
@@ -16,8 +16,21 @@
 // Measured on this 2-core EPYC (100k, ef 20, 18 candidates, one thread): 125-137 us a search -> 87-91 us.
 // The file format, the graph and the results are unchanged (the same code, plus hints).
 //
+// The third change is a fix, for inserts on several threads (VectorIndex::Add splits a batch over threads).
+// index_gt::add links a new node level by level, top down: at each level it clears and forms the node's own
+// list, then adds the reverse links from those neighbours. After the reverse links of its top level, another
+// thread's search can reach the node and descend through it into a lower level whose list is still empty;
+// that thread then links the node as its only neighbour there and adds itself to the node's list, which this
+// add clears a moment later. The other node is left with no incoming link on that level: an orphan that no
+// search finds. The patched add forms the node's lists on every level first and only then adds the reverse
+// links, so no thread reaches a node before its lists are complete. On one thread the graph is byte for byte
+// the same (each reverse link touches one neighbour's list alone, so their order does not matter; checked on
+// a 20k index with removals). Measured with 300 random 32-d vectors, 2 threads, each vector's top-1 search
+// at ef 64 having to return itself: unpatched, 173 of 1000 builds missed 1-10 vectors; patched, none of 2800
+// builds (2, 3 and 4 threads, 300 and 1000 vectors) missed any.
+//
 // Each change asserts its anchor text appears exactly as expected, so a USearch upgrade that moves the code
-// fails the build loudly instead of silently losing the optimisation.
+// fails the build loudly instead of silently losing the change.
 import { fileURLToPath } from 'node:url';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -33,7 +46,46 @@ function patch(text, file, anchor, replacement, times = 1) {
 }
 
 const files = {
-  'index.hpp': (t) => t,
+  'index.hpp': (t) => patch(t, 'index.hpp',
+    '        // From `new_target_level` down - perform proper extensive search\n' +
+    '        for (level_t level = (std::min)(new_target_level, max_level_copy); level >= 0; --level) {\n' +
+    '            // TODO: Handle out of memory conditions\n' +
+    '            search_to_insert_(value, metric, prefetch, closest_slot, level, config.expansion, context);\n' +
+    '            candidates_view_t closest_view;\n' +
+    '            {\n' +
+    '                node_lock_t new_lock = node_lock_(new_slot);\n' +
+    '                neighbors_(new_node, level).clear();\n' +
+    '                closest_view = form_links_to_closest_(metric, new_slot, level, context);\n' +
+    '                closest_slot = closest_view[0].slot;\n' +
+    '            }\n' +
+    '            form_reverse_links_(metric, new_slot, closest_view, value, level, context);\n' +
+    '        }\n',
+    '        // sightflow: every level\'s outgoing links first, then the reverse links that make the new node\n' +
+    '        // reachable (native/usearch/patch-headers.mjs). Until then no other thread can reach it, so none\n' +
+    '        // descends into a level whose list is still empty and links to it there, only to lose that link\n' +
+    '        // when the list is cleared and formed here.\n' +
+    '        level_t const linked_level = (std::min)(new_target_level, max_level_copy);\n' +
+    '        for (level_t level = linked_level; level >= 0; --level) {\n' +
+    '            // TODO: Handle out of memory conditions\n' +
+    '            search_to_insert_(value, metric, prefetch, closest_slot, level, config.expansion, context);\n' +
+    '            node_lock_t new_lock = node_lock_(new_slot);\n' +
+    '            neighbors_(new_node, level).clear();\n' +
+    '            candidates_view_t closest_view = form_links_to_closest_(metric, new_slot, level, context);\n' +
+    '            closest_slot = closest_view[0].slot;\n' +
+    '        }\n' +
+    '        for (level_t level = linked_level; level >= 0; --level) {\n' +
+    '            // A copy of this level\'s list (the reverse links lock other nodes, one lock at a time); nodes\n' +
+    '            // that linked back to the new node since it became reachable are in it too, and already hold\n' +
+    '            // a link to it. Only the slots are read, the distances just keep the order.\n' +
+    '            top.clear();\n' +
+    '            {\n' +
+    '                node_lock_t new_lock = node_lock_(new_slot);\n' +
+    '                neighbors_ref_t links = neighbors_(new_node, level);\n' +
+    '                for (std::size_t idx = 0; idx != links.size(); ++idx)\n' +
+    '                    top.insert_reserved({static_cast<distance_t>(idx), links[idx]});\n' +
+    '            }\n' +
+    '            form_reverse_links_(metric, new_slot, candidates_view_t{top.data(), top.size()}, value, level, context);\n' +
+    '        }\n'),
   'index_plugins.hpp': (t) => patch(t, 'index_plugins.hpp',
     '        auto* result = mmap(NULL, count_bytes, PROT_WRITE | PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);\n',
     '        auto* result = mmap(NULL, count_bytes, PROT_WRITE | PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);\n' +

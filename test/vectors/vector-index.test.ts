@@ -72,16 +72,25 @@ test('views into bigger buffers are read at their offset; per-search ef; remove 
   assert.equal(index.remove(BigUint64Array.of(10n, 9999n)), 1);
   assert.ok(![...index.search(query, 50, 200)].includes(10n), 'removed keys are not found');
   assert.equal(index.size(), 299);
-  // One batch over every core (threads 0) or two threads. USearch's concurrent inserts can lose a link now and
-  // then (why the product inserts on one thread; 200 two-thread builds here: 295-300 of 300 found themselves),
-  // so this asks for 95% of the vectors to find themselves, not all.
-  for (const threads of [0, 2]) {
-    const parallel = newIndex(DIMS);
-    parallel.add(keysOf(300), data, threads);
-    assert.equal(parallel.size(), 300);
-    let self = 0;
-    for (let i = 0; i < 300; i++) if (parallel.search(data.subarray(i * DIMS, (i + 1) * DIMS), 1, 64)[0] === BigInt(i)) self++;
-    assert.ok(self >= 285, `${self} of 300 vectors found themselves`);
+});
+
+test('every vector of a built index finds itself, on one thread, two, four or every core', () => {
+  // All of them, not most: USearch's own concurrent inserts orphaned a node now and then (unpatched, 173
+  // of 1000 two-thread builds of these 300 vectors left 1-10 of them unfound, and a CI run 20). The patched
+  // headers (native/usearch/patch-headers.mjs) keep a node unreachable until its links are complete;
+  // measured through this addon, 500 builds for each of threads 1, 2, 4 and 0 (every core, 2 here): all 300
+  // found themselves every time. One thread builds the same graph every time; a parallel build interleaves
+  // differently each run, hence several builds of each.
+  const data = unitVectors(300, 7);
+  for (const threads of [1, 2, 4, 0]) {
+    for (let build = 0; build < 5; build++) {
+      const index = newIndex(DIMS);
+      index.add(keysOf(300), data, threads);
+      assert.equal(index.size(), 300);
+      const lost: number[] = [];
+      for (let i = 0; i < 300; i++) if (index.search(data.subarray(i * DIMS, (i + 1) * DIMS), 1, 64)[0] !== BigInt(i)) lost.push(i);
+      assert.deepEqual(lost, [], `threads ${threads}, build ${build}: these vectors did not find themselves`);
+    }
   }
 });
 

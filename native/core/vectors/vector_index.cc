@@ -114,15 +114,27 @@ void VectorIndex::Add(const std::uint64_t* keys, std::size_t n, const float* vec
       }
     }
   };
+  // Slots of removed entries are reused first, and a reused slot is relinked in place while other nodes still
+  // link to it: USearch clears and re-forms its lists level by level, so a concurrent insert that links to it
+  // meanwhile can lose that link. Those inserts run on one thread; only inserts into new slots run in parallel
+  // (the patched headers make those safe: native/usearch/patch-headers.mjs). The end iterator's slot is the
+  // count of nodes, removed ones included.
+  const std::size_t reused = std::min(n, static_cast<std::size_t>(get_slot(index.cend())) - index.size());
   std::vector<std::string> failures(threads);
-  if (threads == 1) {
-    insert(0, 0, n, failures[0]);
-  } else {
-    std::vector<std::thread> pool;
-    const std::size_t per = (n + threads - 1) / threads;
-    for (std::size_t t = 0; t < threads; t++)
-      pool.emplace_back(insert, t, std::min(n, t * per), std::min(n, (t + 1) * per), std::ref(failures[t]));
-    for (auto& th : pool) th.join();
+  insert(0, 0, reused, failures[0]);
+  const std::size_t rest = n - reused;
+  threads = std::max<std::size_t>(1, std::min(threads, rest));
+  if (failures[0].empty() && rest > 0) {
+    if (threads == 1) {
+      insert(0, reused, n, failures[0]);
+    } else {
+      std::vector<std::thread> pool;
+      const std::size_t per = (rest + threads - 1) / threads;
+      for (std::size_t t = 0; t < threads; t++)
+        pool.emplace_back(insert, t, reused + std::min(rest, t * per), reused + std::min(rest, (t + 1) * per),
+                          std::ref(failures[t]));
+      for (auto& th : pool) th.join();
+    }
   }
   for (auto& f : failures)
     if (!f.empty()) throw std::runtime_error(f);

@@ -1,7 +1,8 @@
 // A collection's approximate nearest-neighbour index: USearch's HNSW (index_dense) over 8-bit vectors with an
-// inner-product metric, built from the npm package's headers with the two changes in
-// native/usearch/patch-headers.mjs (prefetching candidates' vectors, big arenas on huge pages). The file
-// format is USearch's own, so indexes saved by the npm binding of the same version load here and back.
+// inner-product metric, built from the npm package's headers with the changes in
+// native/usearch/patch-headers.mjs (prefetching candidates' vectors, big arenas on huge pages, concurrent
+// inserts that do not lose links). The file format is USearch's own, so indexes saved by the npm binding of
+// the same version load here and back.
 //
 // Each vector is scaled to unit length and quantised to int8 (x * 127) on insert and on query, so the inner
 // product is cosine. The index only proposes candidates: callers rank them exactly (src/vectors/rescore.ts).
@@ -38,7 +39,10 @@ class VectorIndex {
   std::size_t Dimensions() const;
 
   // Inserts n vectors (row-major float32, n x Dimensions()) under keys; a key already present is an error
-  // (keys are unique). threads > 1 splits the batch across that many threads.
+  // (keys are unique). threads > 1 splits the batch across that many threads, except the inserts that reuse
+  // the slots of removed entries, which run first on one thread. Several threads lose no links to the
+  // concurrency (the graph is as good as one thread's, not the same); one thread builds the same graph every
+  // time.
   void Add(const std::uint64_t* keys, std::size_t n, const float* vectors, std::size_t threads = 1);
 
   // Up to `wanted` keys nearest to `query` (best first) into keys_out (and distances_out when not null);
