@@ -7,7 +7,7 @@ import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { evalDir } from '../../eval/dir.js';
+import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ModelRegistry, packageDir } from '../../src/inference/registry.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
@@ -15,6 +15,7 @@ import { loadTfjsReference } from '../../src/inference/tfjs-import/tfjs-referenc
 import { Detector, modelInput } from '../../src/vision/detect.js';
 
 export async function run({ quick, json }: SuiteOptions): Promise<void> {
+  if (skipWithoutEvalData({ json }, 'detection_coco128/images')) return;
   const dir = join(evalDir('detection_coco128'), 'images');
   const files = readdirSync(dir).filter((f) => f.endsWith('.jpg')).sort().slice(0, quick ? 4 : 16);
   const rounds = quick ? 1 : 3;

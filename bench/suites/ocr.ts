@@ -3,7 +3,7 @@
 // Each side pays for its own decode: ours decodes with sharp, Tesseract reads the file itself.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { evalDir } from '../../eval/dir.js';
+import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ocrImage } from '../../src/vision/ocr/engine.js';
 import { decodeRgb } from '../../src/vision/ocr/rgb-image.js';
@@ -18,6 +18,7 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
 }
 
 export async function run({ quick, json }: SuiteOptions): Promise<void> {
+  if (skipWithoutEvalData({ json }, 'ocr/icdar2015_sample/images', 'ocr/sroie_receipts/images')) return;
   const pick = (sub: string, n: number) => {
     const dir = evalDir(sub);
     return readdirSync(dir).filter((f) => /\.(jpe?g|png)$/i.test(f)).sort().slice(0, n).map((f) => join(dir, f));

@@ -8,7 +8,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { evalDir } from '../../eval/dir.js';
+import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -25,6 +25,7 @@ const LEVELS = [1, 4, 16] as const;
 interface Stats { n: number; rps: number; p50: number; p95: number; errors: number }
 
 export async function run({ quick, json }: SuiteOptions): Promise<void> {
+  if (skipWithoutEvalData({ json }, 'detection_coco128/images/000000000094.jpg')) return;
   const photo = join(evalDir('detection_coco128'), 'images', '000000000094.jpg');
   const jpeg = await sharp(photo).resize(640, 480, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
   const image_base64 = `data:image/jpeg;base64,${jpeg.toString('base64')}`;

@@ -8,7 +8,7 @@
 //  - ms_p50: median per image of our detect path (resize from decoded pixels + model + decode).
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { evalDir } from '../dir.js';
+import { evalDir, skipWithoutEvalData } from '../dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ModelRegistry, packageDir } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
@@ -23,6 +23,7 @@ interface Gt { image: string; classId: number; box: Box }
 interface Det extends RawBox { image: string }
 
 export async function run({ quick, json }: SuiteOptions): Promise<void> {
+  if (skipWithoutEvalData({ json }, 'detection_coco128')) return;
   const dir = evalDir('detection_coco128');
   const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8').split('\n').map((s) => s.trim()).filter(Boolean);
   const files = readdirSync(join(dir, 'images')).filter((f) => f.endsWith('.jpg')).sort();

@@ -7,7 +7,7 @@
 //  - ms_p50: median per image, decode included (our sharp decode; Tesseract decodes the file itself).
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { evalDir } from '../dir.js';
+import { evalDir, skipWithoutEvalData } from '../dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { type OcrBlock, ocrImage } from '../../src/vision/ocr/engine.js';
 import { decodeRgb } from '../../src/vision/ocr/rgb-image.js';
@@ -94,6 +94,7 @@ const p50 = (v: number[]) => { const s = v.slice().sort((a, b) => a - b); return
 const r3 = (v: number) => Math.round(v * 1000) / 1000;
 
 export async function run({ quick, json }: SuiteOptions): Promise<void> {
+  if (skipWithoutEvalData({ json }, 'ocr/icdar2015_sample', 'ocr/sroie_receipts')) return;
   const icdarDir = evalDir('ocr/icdar2015_sample');
   const sroieDir = evalDir('ocr/sroie_receipts');
   const list = (dir: string) => readdirSync(join(dir, 'images')).filter((f) => /\.(jpe?g|png)$/i.test(f)).sort();

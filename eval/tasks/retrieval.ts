@@ -11,7 +11,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import sharp from 'sharp';
-import { evalDir } from '../dir.js';
+import { evalDir, skipWithoutEvalData } from '../dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { api, startTestApp, type TestApp } from '../../test/helpers/app.js';
 
@@ -89,6 +89,7 @@ function speechClips(dir: string): Clip[] {
 }
 
 export async function run({ quick, json }: SuiteOptions): Promise<void> {
+  if (skipWithoutEvalData({ json }, 'retrieval_coco_captions', 'speech')) return;
   const dir = evalDir('retrieval_coco_captions');
   const speechDir = evalDir('speech');
   const files = readdirSync(join(dir, 'images')).filter((f) => /\.jpe?g$/i.test(f)).sort().slice(0, quick ? 10 : undefined);

@@ -6,7 +6,7 @@
 // is not a separate sequence here: it would repeat PETS09-S2L1 exactly.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { evalDir } from '../dir.js';
+import { evalDir, skipWithoutEvalData } from '../dir.js';
 import { evaluateMot, evaluatedTargets, parseMotFile, type MotMetrics, type MotRow } from '../../src/video/mot-metrics.js';
 import { Tracker, type TrackerOptions } from '../../src/video/tracker.js';
 
@@ -73,6 +73,7 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
     console.error(`--detections ${source}: expected "gt" (ground-truth boxes as detections) or "noisy" (gt jittered, 10% missed, false positives)`);
     process.exit(2);
   }
+  if (skipWithoutEvalData({ json }, 'tracking')) return;
   const root = evalDir('tracking');
   const sequences: Record<string, { mota: number; idf1: number; id_switches: number }> = {};
   const withGt = new Set(trackingSequences(root).map((s) => s.name));

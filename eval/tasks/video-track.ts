@@ -21,7 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { evalDir } from '../dir.js';
+import { evalDir, skipWithoutEvalData } from '../dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
@@ -159,6 +159,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const threshold = Number(arg('--threshold') ?? DEFAULT_THRESHOLD);
   const trackerType = (arg('--tracker') ?? 'sort') as 'sort' | 'bytetrack';
   const direct = args.includes('--direct');
+  if (skipWithoutEvalData({ json }, 'tracking')) return;
   const root = evalDir('tracking');
   const tmp = mkdtempSync(join(tmpdir(), 'sightflow-video-track-'));
   let closeRunner = async () => {};

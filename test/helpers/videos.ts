@@ -1,27 +1,10 @@
 // Test clips for the video pipeline, made with the ffmpeg CLI into the per-process temp dir of media.ts
 // (each generated once per process, removed at exit).
 import { join } from 'node:path';
-import { existsSync, writeFileSync, readFileSync } from 'node:fs';
+import { writeFileSync, readFileSync } from 'node:fs';
 import { makeMedia, mediaDir } from './media.js';
 
 export { h264Clip } from './media.js';
-
-/** Where the shared evaluation data lives (SIGHTFLOW_EVAL_DIR, default ../shared/eval). */
-export function evalData(...parts: string[]): string {
-  const root = process.env.SIGHTFLOW_EVAL_DIR ?? join(import.meta.dirname, '..', '..', '..', 'shared', 'eval');
-  return join(root, ...parts);
-}
-
-export const TUD_CAMPUS = () => evalData('tracking', 'TUD-Campus', 'TUD-Campus.mp4');
-
-/**
- * A COCO photo (detection_coco128) where the built-in detector finds a car (0.54) and a train (0.60), or
- * undefined when the data is absent.
- */
-export function carPhoto(): string | undefined {
-  const p = evalData('detection_coco128', 'images', '000000000071.jpg');
-  return existsSync(p) ? p : undefined;
-}
 
 /** `seconds` of a still image at 5 fps (H.264, every frame a copy of the photo). */
 export const stillClip = (image: string, seconds = 2) =>

@@ -9,7 +9,8 @@ import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { COCO_CLASSES } from '../../src/vision/coco-classes.js';
 import { colorName, Detector } from '../../src/vision/detect.js';
 import { iou } from '../../src/vision/yolo.js';
-import { cocoDir, collectingLog, loadRgb, tempDataDir } from './helpers.js';
+import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
+import { collectingLog, loadRgb, tempDataDir } from './helpers.js';
 
 /** YOLO label file -> [class, [x1,y1,x2,y2]] in pixels. */
 function labels(name: string, w: number, h: number): [string, number[]][] {
@@ -19,7 +20,7 @@ function labels(name: string, w: number, h: number): [string, number[]][] {
   });
 }
 
-test('CenterNet finds the labelled objects in COCO photos', async (t) => {
+test('CenterNet finds the labelled objects in COCO photos', { skip: cocoSkip }, async (t) => {
   const dataDir = await tempDataDir(t);
   const registry = await ModelRegistry.open(dataDir);
   await registry.prepare('centernet-coco');

@@ -1,10 +1,9 @@
-// Shared by the inference tests: temp data dirs, eval photos as RGB, and tiny detector ONNX models whose
+// Shared by the inference tests: temp data dirs, photos as RGB, and tiny detector ONNX models whose
 // weights are chosen so the expected boxes are known.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { evalDir } from '../../eval/dir.js';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
 import type { ProviderLog } from '../../src/inference/execution-providers.js';
 import type { RgbImage } from '../../src/vision/detect.js';
@@ -14,8 +13,6 @@ export async function tempDataDir(t: { after: (fn: () => Promise<void>) => void 
   t.after(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
-
-export const cocoDir = (): string => evalDir('detection_coco128');
 
 export async function loadRgb(path: string): Promise<RgbImage> {
   const { data, info } = await sharp(path).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });

@@ -13,7 +13,8 @@ import { projectRoot } from '../../src/paths.js';
 import { InferenceRuntime, runtimeOptionsFromEnv, Tensor } from '../../src/inference/runtime.js';
 import { Detector, modelInput } from '../../src/vision/detect.js';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
-import { cocoDir, collectingLog, loadRgb, tempDataDir } from './helpers.js';
+import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
+import { collectingLog, loadRgb, tempDataDir } from './helpers.js';
 
 /** The shared prepared models (as the test server uses), preparing CenterNet there if missing. */
 async function centernet(t: Parameters<typeof tempDataDir>[0], runtime: InferenceRuntime) {
@@ -42,7 +43,7 @@ async function maxTimerGap<T>(fn: () => Promise<T>): Promise<{ value: T; maxGap:
   }
 }
 
-test('the event loop keeps running while CenterNet runs, and results equal an in-thread session', async (t) => {
+test('the event loop keeps running while CenterNet runs, and results equal an in-thread session', { skip: cocoSkip }, async (t) => {
   const runtime = new InferenceRuntime({ providers: ['cpu'], log: collectingLog() });
   t.after(() => runtime.close());
   const { registry, det } = await centernet(t, runtime);
@@ -132,7 +133,7 @@ test('transfer: handed-over feed buffers move to the worker; views of larger buf
 
 // A thread killed inside an onnxruntime call takes the process down with it (the binding throws during
 // teardown), so the crash is simulated between runs; rejection of in-flight runs is handled by the same exit path.
-test('a worker that dies leaves other models alone and restarts on next use', async (t) => {
+test('a worker that dies leaves other models alone and restarts on next use', { skip: cocoSkip }, async (t) => {
   const runtime = new InferenceRuntime({ providers: ['cpu'], log: collectingLog() });
   t.after(() => runtime.close());
   const { det } = await centernet(t, runtime);

@@ -15,7 +15,9 @@ import { Detector } from '../../src/vision/detect.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../../src/video/mot-metrics.js';
 import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
 import type { FrameOutput, ProviderResult, VideoTaskRequest } from '../../src/video/provider.js';
-import { carPhoto, corruptClip, garbageFile, h264Clip, longClip, stillClip, textClip, TUD_CAMPUS, evalData } from '../helpers/videos.js';
+import { corruptClip, garbageFile, h264Clip, longClip, stillClip, textClip } from '../helpers/videos.js';
+import { carPhoto, evalData, TUD_CAMPUS } from '../helpers/eval-data.js';
+import { EVAL_DATA_MISSING } from '../../eval/dir.js';
 
 let detector: Promise<Detector> | null = null;
 function loadDetector(): Promise<Detector> {
@@ -87,7 +89,7 @@ test('max_frames caps the frames and finishes with max_frames only when more wer
 
 test('detect -> ocr(when class_is car) -> feature(when class_is train): steps touch only what they select', { timeout: 300_000 }, async (t) => {
   const photo = carPhoto();
-  if (!photo) return t.skip('detection_coco128 not available');
+  if (!photo) return t.skip(EVAL_DATA_MISSING);
   const still = await stillClip(photo, 2);
   const detect = { model: 'detect', parameters: { confidence_threshold: 0.3 } };
   const input = [{ type: 'video_url' as const, sampling: { mode: 'fps' as const, value: 1 } }];
@@ -233,7 +235,7 @@ test('video URLs: private addresses refused unless allowed, non-http schemes ref
 test('TUD-Campus: person tracks keep their ids (every frame, first 40)', { timeout: 300_000 }, async (t) => {
   const video = TUD_CAMPUS();
   const gtPath = evalData('tracking', 'TUD-Campus', 'gt', 'gt.txt');
-  if (!existsSync(video) || !existsSync(gtPath)) return t.skip('TUD-Campus not available');
+  if (!existsSync(video) || !existsSync(gtPath)) return t.skip(EVAL_DATA_MISSING);
   const { frames, result } = await runTask({
     input: [{ type: 'video_url', sampling: { mode: 'fps', value: 25 }, max_frames: 40 }],
     steps: [{ model: 'detect', parameters: { classes: ['person'], confidence_threshold: 0.4 } }],

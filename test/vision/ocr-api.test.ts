@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { evalDir } from '../../eval/dir.js';
+import { evalDataSkip, evalDir } from '../../eval/dir.js';
 import { supportedLanguages } from '../../src/vision/ocr/languages.js';
 import { autoDetail, imageTokens, textTokens } from '../../src/vision/usage-tokens.js';
 
@@ -65,7 +65,7 @@ test('a rendered page: exact text in reading order, blocks around the words, usa
     ['/v1/vision/ocr', 'pp-ocrv4', r.body.usage.input_tokens, r.body.usage.output_tokens]);
 });
 
-test('SROIE receipts: the page text holds the total line', async () => {
+test('SROIE receipts: the page text holds the total line', { skip: evalDataSkip('ocr/sroie_receipts/images') }, async () => {
   const dir = evalDir('ocr/sroie_receipts/images');
   for (const [file, total] of [['X00016469670.jpg', '193.00'], ['X00016469671.jpg', '170.00']]) {
     const jpeg = readFileSync(join(dir, file));
