@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# A clone without the evaluation data must pass, its readers skipped and the reason said. Rather than the whole
+# suite a second time, this runs exactly the readers (test files, benches, evaluations: found by their imports
+# of eval/dir.ts, scripts/eval-data-users.ts) with SIGHTFLOW_EVAL_DIR set to a fresh empty folder, counts them
+# with the main run's code, and asserts: all exit 0, none failed, some skipped, the reason line printed.
+# Its own skips are expected, so they stay out of the main summary: it counts there as one passed or failed test.
+set -uo pipefail
+cd "${SIGHTFLOW_ROOT:-$(dirname "$0")/../..}"
+source scripts/lib/tap.sh
+mkdir -p .tmp
+result=.tmp/no-eval-data.tap
+work=$(mktemp -d)
+empty=$(mktemp -d)
+trap 'rm -rf "$work" "$empty"' EXIT
+problems=()
+
+reason=$(eval_data_reason)
+[ -n "$reason" ] || problems+=("cannot read EVAL_DATA_MISSING from eval/dir.ts")
+tests=()
+suites=()
+if users=$(node --import tsx scripts/eval-data-users.ts); then
+  while read -r kind what; do
+    case "$kind" in
+      test) tests+=("$what") ;;
+      bench|eval) suites+=("$kind/$what") ;;
+    esac
+  done <<< "$users"
+  echo "readers of the evaluation data: ${#tests[@]} test files, ${#suites[@]} benches and evaluations; running them with an empty SIGHTFLOW_EVAL_DIR"
+else
+  problems+=("scripts/eval-data-users.ts failed (see above)")
+fi
+
+if [ ${#tests[@]} -gt 0 ]; then
+  SIGHTFLOW_EVAL_DIR="$empty" SIGHTFLOW_TEST_DB=pglite SIGHTFLOW_TEST_DIST=1 \
+    node --import tsx --test --test-concurrency=2 "${tests[@]}" > "$work/tests.tap" 2>&1 || problems+=("the test files exited non-zero")
+fi
+if [ ${#suites[@]} -gt 0 ]; then
+  SIGHTFLOW_EVAL_DIR="$empty" run_suites "$work/suites.tap" "${suites[@]}" > "$work/suites.log" 2>&1 ||
+    problems+=("a bench or evaluation failed: $(grep '^FAILED: ' "$work/suites.log" | tr '\n' ' ')")
+fi
+
+summary=$(tap_summary "$work"/*.tap)
+echo "$summary" | sed 's/^/  /'
+[ "$(tap_total fail "$work"/*.tap)" -eq 0 ] || problems+=("failures without the evaluation data")
+[ "$(tap_total skipped "$work"/*.tap)" -gt 0 ] || problems+=("nothing was skipped")
+n=$(tap_skipped_for "$reason" "$work"/*.tap)
+if [ "$n" -eq 0 ] || ! grep -qxF "skipped $n: $reason" <<< "$summary"; then problems+=("no \"skipped N: $reason\" line"); fi
+
+name='without evaluation data: its readers exit 0, none fail, the skips are counted and their reason printed'
+if [ ${#problems[@]} -eq 0 ]; then
+  echo "no evaluation data: ok"
+  printf 'ok 1 - %s\n1..1\n# pass 1\n# fail 0\n' "$name" > "$result"
+  exit 0
+fi
+printf 'no evaluation data: FAILED: %s\n' "${problems[@]}"
+grep -h -A 30 '^\s*not ok' "$work"/*.tap 2>/dev/null | head -120
+{
+  echo "not ok 1 - $name"
+  printf '  # %s\n' "${problems[@]}"
+  grep -h -A 30 '^\s*not ok' "$work"/*.tap 2>/dev/null | head -120 | sed 's/^/  # /'
+  printf '1..1\n# pass 0\n# fail 1\n'
+} > "$result"
+exit 1
