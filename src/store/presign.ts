@@ -1,8 +1,7 @@
 // Presigned links to blobs: /v1/files/<key>?expires=<unix>&sig=<hex HMAC-SHA256 of key and expiry>. The signature is
 // the credential, so the link works without an API key and stops working when tampered with or expired.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { loadOrCreateSecretFile } from './secret-file.js';
 
 export const DEFAULT_LINK_TTL_S = 3600;
 const SECRET_FILE = 'signing-secret';
@@ -40,35 +39,8 @@ export function verify(key: string, expires: string | null | undefined, sig: str
   return { ok: true, expires: exp };
 }
 
-/**
- * The signing secret kept in <dataDir>/signing-secret, created (32 random bytes, hex, mode 0600) on first use.
- * Creation is race-free across nodes sharing the directory: the file appears whole via link(2) or not at all,
- * and the loser of a race reads the winner's secret.
- */
+/** The signing secret kept in <dataDir>/signing-secret, created (32 random bytes, hex, mode 0600) on first use. */
 export async function loadOrCreateSigningSecret(dataDir: string): Promise<string> {
-  const path = join(dataDir, SECRET_FILE);
-  const existing = await readSecret(path);
-  if (existing) return existing;
-  await mkdir(dataDir, { recursive: true });
-  const tmp = join(dataDir, `.${SECRET_FILE}.${randomBytes(6).toString('hex')}.tmp`);
-  await writeFile(tmp, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
-  try {
-    await link(tmp, path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-  } finally {
-    await rm(tmp, { force: true });
-  }
-  const secret = await readSecret(path);
-  if (!secret) throw new Error(`${path} exists but holds no secret; delete it or set SIGHTFLOW_SIGNING_SECRET`);
-  return secret;
-}
-
-async function readSecret(path: string): Promise<string | null> {
-  try {
-    return (await readFile(path, 'utf8')).trim() || null;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
+  const file = await loadOrCreateSecretFile(dataDir, SECRET_FILE, () => randomBytes(32).toString('hex'), 'SIGHTFLOW_SIGNING_SECRET');
+  return file.value;
 }
