@@ -17,6 +17,7 @@ import { projectRoutes } from './auth/project.routes.js';
 import type { Services } from './services.js';
 import { BlobStore } from './store/blobs.js';
 import { loadOrCreateSigningSecret, presign } from './store/presign.js';
+import { loadOrCreateAdminToken } from './store/secret-file.js';
 import { fileRoutes } from './store/file.routes.js';
 import { ModelsService } from './inference/models-service.js';
 import { visionRoutes } from './vision/vision.routes.js';
@@ -33,6 +34,10 @@ export interface App {
   port: number;
   /** Printed once on the first start of an empty database. */
   bootstrapKey: string | null;
+  /** The token that guards /admin/v1: config.adminToken, else the data dir's (when asked for); null: admin API off. */
+  adminToken: string | null;
+  /** Set when this start generated the admin token and wrote it to `path`; like bootstrapKey, shown once. */
+  createdAdminToken: { token: string; path: string } | null;
   stop(): Promise<void>;
 }
 
@@ -59,15 +64,26 @@ export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef
   return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s), ...visionRoutes(s), ...mods.flatMap((m) => m.routes)];
 }
 
-export async function startApp(config: Config, log?: Logger): Promise<App> {
+export interface StartOptions {
+  /**
+   * Without config.adminToken, load the admin token from <dataDir>/admin-token or generate it there, so the
+   * admin API and the console work out of the box. `sightflow serve` asks for it; otherwise the admin API
+   * stays off unless a token is configured.
+   */
+  adminTokenFromDataDir?: boolean;
+}
+
+export async function startApp(config: Config, log?: Logger, opts: StartOptions = {}): Promise<App> {
   const services = await openServices(config, log);
   const bootstrap = await services.projects.bootstrap();
+  const adminFile = !config.adminToken && opts.adminTokenFromDataDir ? await loadOrCreateAdminToken(config.dataDir) : null;
+  const adminToken = config.adminToken ?? adminFile?.value ?? null;
   const server = new HttpServer({
     log: services.log,
     requestLog: requestLogger(services.log),
     authenticator: new Authenticator(services.projects, config.keyCacheMs),
     rateLimiter: new RateLimiter(config.rateLimit.rps, config.rateLimit.burst),
-    adminToken: config.adminToken,
+    adminToken: adminToken ?? undefined,
     maxJsonBytes: config.maxJsonBytes,
     bodyTimeoutMs: config.bodyTimeoutMs,
   });
@@ -78,7 +94,8 @@ export async function startApp(config: Config, log?: Logger): Promise<App> {
   const port = await server.listen(config.host, config.port);
   let stopping: Promise<void> | null = null;
   return {
-    services, server, port, bootstrapKey: bootstrap?.key ?? null,
+    services, server, port, bootstrapKey: bootstrap?.key ?? null, adminToken,
+    createdAdminToken: adminFile?.created ? { token: adminFile.value, path: adminFile.path } : null,
     stop: () => (stopping ??= (async () => {
       await server.stop(config.shutdownTimeoutMs);
       for (const m of [...mods].reverse()) await m.stop?.();

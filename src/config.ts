@@ -34,6 +34,7 @@ export interface Config {
   /** Prepared models; default <dataDir>/models. */
   modelsDir: string;
   databaseUrl?: string;
+  /** SIGHTFLOW_ADMIN_TOKEN as set. The token in effect (this, or `serve`'s <dataDir>/admin-token) is App.adminToken. */
   adminToken?: string;
   allowPrivateUrls: boolean;
   logLevel: string;

@@ -47,16 +47,28 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  app = await startApp(config);
+  app = await startApp(config, undefined, { adminTokenFromDataDir: true });
   const { log } = app.services;
   if (app.bootstrapKey) {
     // The one line a newcomer needs; printed to stdout once, on the first start of an empty database.
     process.stdout.write(`sightflow: created project "default" with API key ${app.bootstrapKey} (shown once; keep it)\n`);
   }
+  if (app.createdAdminToken) {
+    // Printed only when this start generated the token; later starts leave it in the file. Scripts parse
+    // this line, so its shape stays fixed.
+    const { token, path } = app.createdAdminToken;
+    process.stdout.write(`sightflow: console at ${consoleUrl(config.host, app.port)}, admin token ${token} (kept in ${path})\n`);
+  }
   log.info({ port: app.port, host: config.host, db: app.services.db.kind, dataDir: config.dataDir }, 'sightflow listening');
   // Supervisors and tests wait for this line; do not leave it in the log buffer.
   log.flush();
   if (pending) { signals--; shutdown(pending); }
+}
+
+/** Where a browser on this machine reaches the console: a wildcard listen address reads as localhost. */
+function consoleUrl(host: string, port: number): string {
+  const h = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${h}:${port}/console`;
 }
 
 /** `sightflow worker`: video workers only, no HTTP (scale-out nodes against a shared PostgreSQL). */

@@ -1,13 +1,15 @@
 // The real CLI: first start prints one key line, the key works, 401 without it; SIGTERM finishes in-flight
-// requests before exiting; projects/keys commands; PGlite by default.
+// requests before exiting; projects/keys commands; PGlite by default. Without SIGHTFLOW_ADMIN_TOKEN, the first
+// serve generates an admin token in the data dir and prints it once with the console's address.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
-import { runCli, serve } from '../helpers/cli.js';
+import { runCli, serve, type Served } from '../helpers/cli.js';
 import { freshDatabaseUrl, backend } from '../helpers/app.js';
+import { ensureConsoleBuilt } from '../e2e/console-build.js';
 
 test('first start prints a key; /v1 works with it and is 401 without; SIGTERM drains in-flight requests', { timeout: 120_000 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-cli-'));
@@ -24,6 +26,9 @@ test('first start prints a key; /v1 works with it and is 401 without; SIGTERM dr
     assert.equal(anon.status, 401);
     assert.equal(((await anon.json()) as { error: { type: string } }).error.type, 'authentication_error');
     assert.ok(!s.lines.some((l) => l.includes(key) && l.startsWith('{')), 'the key never appears in a JSON log line');
+    // An admin token from the environment: nothing generated, written or printed.
+    assert.ok(!existsSync(join(dataDir, 'admin-token')), 'no admin-token file with SIGHTFLOW_ADMIN_TOKEN set');
+    assert.ok(!s.lines.some((l) => /admin token|sf_admin_/.test(l)), s.lines.join('\n'));
 
     // An in-flight request whose body is still arriving when SIGTERM comes is answered before exit. A first
     // request on the same connection is answered before the partial one is sent, so on a loaded machine the
@@ -73,6 +78,74 @@ test('first start prints a key; /v1 works with it and is 401 without; SIGTERM dr
     assert.match(bad.stderr, /no project nope/);
     assert.equal((await runCli(['migrate', '--data-dir', dataDir], env)).code, 0);
   } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+const CONSOLE_LINE = /^sightflow: console at http:\/\/([^/]+)\/console, admin token (sf_admin_[A-Za-z0-9_-]{43}) \(kept in (.+)\)$/;
+
+test('without SIGHTFLOW_ADMIN_TOKEN the first serve generates an admin token, prints it once and keeps it in the data dir', { timeout: 120_000 }, async () => {
+  ensureConsoleBuilt();
+  const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-cli-admin-'));
+  const databaseUrl = await freshDatabaseUrl();
+  // '' counts as unset, so a SIGHTFLOW_ADMIN_TOKEN in the test's own environment does not leak in.
+  const env: Record<string, string> = { SIGHTFLOW_ADMIN_TOKEN: '', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+  const admin = (port: number, token: string) => fetch(`http://127.0.0.1:${port}/admin/v1/projects`, { headers: { authorization: `Bearer ${token}` } });
+  const plain = (lines: string[]) => lines.filter((l) => !l.startsWith('{'));
+  // A failed assertion must not leave a server running (it would keep the test process alive).
+  const started: Served[] = [];
+  const start = async (args: string[], e: Record<string, string>) => { const x = await serve(args, e); started.push(x); return x; };
+  try {
+    // Listening on every address: the printed URL says localhost, with the port actually bound.
+    const s = await start(['--data-dir', dataDir, '--host', '0.0.0.0'], env);
+    const printed = plain(s.lines);
+    assert.equal(printed.length, 2, s.lines.join('\n'));
+    assert.match(printed[0]!, /^sightflow: created project "default" with API key sk_sf_[A-Za-z0-9_-]{43} \(shown once; keep it\)$/);
+    const m = CONSOLE_LINE.exec(printed[1]!);
+    assert.ok(m, `console line: ${printed[1]}`);
+    const [, hostPort, token, kept] = m;
+    assert.equal(hostPort, `localhost:${s.port}`);
+    const file = join(dataDir, 'admin-token');
+    assert.equal(kept, file);
+    assert.equal(readFileSync(file, 'utf8').trim(), token);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    // Both lines come before the 'sightflow listening' log line.
+    const listening = s.lines.findIndex((l) => l.includes('"msg":"sightflow listening"'));
+    assert.ok(s.lines.indexOf(printed[0]!) < s.lines.indexOf(printed[1]!) && s.lines.indexOf(printed[1]!) < listening, s.lines.join('\n'));
+    assert.ok(!s.lines.some((l) => l.startsWith('{') && l.includes(token!)), 'the token never appears in a JSON log line');
+
+    const ok = await admin(s.port, token!);
+    assert.equal(ok.status, 200);
+    assert.ok(((await ok.json()) as { data: { name: string }[] }).data.some((p) => p.name === 'default'));
+    assert.equal((await admin(s.port, `${token}x`)).status, 401);
+    assert.equal((await fetch(`http://127.0.0.1:${s.port}/console`)).status, 200);
+    s.child.kill('SIGINT');
+    assert.equal(await s.exited, 0, s.stderr() + s.lines.slice(-5).join('\n'));
+
+    // Second start on the same data dir: neither line again; the kept token still works.
+    const again = await start(['--data-dir', dataDir], env);
+    assert.deepEqual(plain(again.lines), []);
+    assert.equal((await admin(again.port, token!)).status, 200);
+    again.child.kill('SIGINT');
+    assert.equal(await again.exited, 0, again.stderr() + again.lines.slice(-5).join('\n'));
+
+    // SIGHTFLOW_ADMIN_TOKEN wins over the file, which is left as it was.
+    const explicit = await start(['--data-dir', dataDir], { ...env, SIGHTFLOW_ADMIN_TOKEN: 'explicit-admin' });
+    assert.deepEqual(plain(explicit.lines), []);
+    assert.equal((await admin(explicit.port, 'explicit-admin')).status, 200);
+    assert.equal((await admin(explicit.port, token!)).status, 401);
+    assert.equal(readFileSync(file, 'utf8').trim(), token);
+    explicit.child.kill('SIGINT');
+    assert.equal(await explicit.exited, 0, explicit.stderr() + explicit.lines.slice(-5).join('\n'));
+
+    // Other commands never create the file.
+    rmSync(file);
+    assert.equal((await runCli(['projects', 'list', '--data-dir', dataDir], env)).code, 0);
+    assert.equal((await runCli(['migrate', '--data-dir', dataDir], env)).code, 0);
+    assert.ok(!existsSync(file), 'only serve generates the admin token');
+  } finally {
+    for (const x of started) if (x.child.exitCode === null && x.child.signalCode === null) x.child.kill('SIGKILL');
+    await Promise.all(started.map((x) => x.exited));
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
