@@ -1,12 +1,12 @@
 // Shared by the video task tests: a worker beside a test app with injected (synthetic) providers, an SSE
 // reader that can stop at any byte and resume, and chunk parsing.
 import assert from 'node:assert/strict';
-import type { TestApp } from '../helpers/app.js';
-import { api, startTestApp } from '../helpers/app.js';
+import type { TestApp } from './app.js';
+import { api, startTestApp } from './app.js';
 import { VideoWorker, type ProviderSource } from '../../src/video/worker.js';
 import type { VideoSettings } from '../../src/video/settings.js';
 
-export { SyntheticProvider } from '../../src/video/synthetic-provider.js';
+export { SyntheticProvider } from './synthetic-provider.js';
 
 /**
  * A test app for video tests. The key cache is made long and warmed: on PostgreSQL an uncached key lookup
