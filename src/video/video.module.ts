@@ -1,4 +1,4 @@
-// Video tasks (issue 6): routes, the reaper (every process), and the in-process worker unless disabled.
+// Video tasks: routes, the reaper (every process), and the in-process worker unless disabled.
 // Providers come from ./providers.js (built from SIGHTFLOW_PROVIDERS) through a dynamic import, so the task
 // machinery builds and runs before that file exists: tasks then fail with a clear `no_provider` error.
 import type { Module } from '../module.js';

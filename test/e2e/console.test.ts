@@ -1,4 +1,4 @@
-// The web console end to end (issue 9): the real server on port 0 serves the built console, headless Debian
+// The web console end to end: the real server on port 0 serves the built console, headless Debian
 // Chromium drives it. Sign-in, projects, keys (shown once, working, gone after reload, disabled -> 401),
 // usage rising, a finished video task with its boxes drawn over the video, a text search, and the pages'
 // fallbacks when an API is missing. Screenshots of each page go to test-artifacts/console/.

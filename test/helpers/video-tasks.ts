@@ -11,7 +11,7 @@ export { SyntheticProvider } from './synthetic-provider.js';
 /**
  * A test app for video tests. The key cache is made long and warmed: on PostgreSQL an uncached key lookup
  * is a network round trip during which the server has not yet registered its body reader, and uWS drops a
- * body that arrives then (408); see the issue note. Cached lookups resolve before the body arrives.
+ * body that arrives then (408). Cached lookups resolve before the body arrives.
  */
 export async function startVideoApp(env: Record<string, string> = {}, opts: Parameters<typeof startTestApp>[1] = {}): Promise<TestApp> {
   const t = await startTestApp({ SIGHTFLOW_NO_WORKER: 'true', SIGHTFLOW_KEY_CACHE_MS: '3600000', ...env }, opts);
