@@ -22,6 +22,7 @@ import { fileRoutes } from './store/file.routes.js';
 import { ModelsService } from './inference/models-service.js';
 import { visionRoutes } from './vision/vision.routes.js';
 import { videoModule } from './video/video.module.js';
+import type { ProviderSource } from './video/worker.js';
 import { vectorsModule } from './vectors/vectors.module.js';
 import type { Module } from './module.js';
 import { mcpModule } from './mcp/mcp.module.js';
@@ -55,16 +56,10 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   };
 }
 
-/** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
-export function modules(s: Services, opts: { worker: boolean }): Module[] {
-  return [videoModule(s, opts), vectorsModule(s), mcpModule(s), consoleModule(s)];
-}
-
-export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {
-  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s), ...visionRoutes(s), ...mods.flatMap((m) => m.routes)];
-}
-
-export interface StartOptions {
+/** Parts a caller supplies in place of what the configuration builds (the tests inject video providers). */
+export interface AppOptions {
+  /** The video workers' providers, instead of the lists built from SIGHTFLOW_PROVIDERS. */
+  videoProviders?: ProviderSource;
   /**
    * Without config.adminToken, load the admin token from <dataDir>/admin-token or generate it there, so the
    * admin API and the console work out of the box. `sightflow serve` asks for it; otherwise the admin API
@@ -73,7 +68,16 @@ export interface StartOptions {
   adminTokenFromDataDir?: boolean;
 }
 
-export async function startApp(config: Config, log?: Logger, opts: StartOptions = {}): Promise<App> {
+/** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
+export function modules(s: Services, opts: { worker: boolean } & AppOptions): Module[] {
+  return [videoModule(s, { worker: opts.worker, providers: opts.videoProviders }), vectorsModule(s), mcpModule(s), consoleModule(s)];
+}
+
+export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {
+  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s), ...visionRoutes(s), ...mods.flatMap((m) => m.routes)];
+}
+
+export async function startApp(config: Config, log?: Logger, opts: AppOptions = {}): Promise<App> {
   const services = await openServices(config, log);
   const bootstrap = await services.projects.bootstrap();
   const adminFile = !config.adminToken && opts.adminTokenFromDataDir ? await loadOrCreateAdminToken(config.dataDir) : null;
@@ -88,7 +92,7 @@ export async function startApp(config: Config, log?: Logger, opts: StartOptions 
     bodyTimeoutMs: config.bodyTimeoutMs,
   });
   services.router = server.router;
-  const mods = modules(services, { worker: config.inProcessWorker });
+  const mods = modules(services, { worker: config.inProcessWorker, ...opts });
   for (const r of allRouteModules(services, mods, () => server.router.all())) server.route(r);
   for (const m of mods) await m.start?.();
   const port = await server.listen(config.host, config.port);

@@ -1,5 +1,5 @@
 // The one error catalogue. Every error that reaches a client is an ApiError built here, so the wire
-// shape and the status table of API-DECISIONS.md live in one place.
+// shape and the status table (README "Errors") live in one place.
 
 export type ErrorType =
   | 'invalid_request_error'

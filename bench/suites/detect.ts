@@ -11,7 +11,7 @@ import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ModelRegistry, packageDir } from '../../src/inference/registry.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
-import { loadTfjsReference } from '../../src/inference/tfjs-import/tfjs-reference.js';
+import { loadTfjsReference } from '../../eval/lib/tfjs-reference.js';
 import { Detector, modelInput } from '../../src/vision/detect.js';
 
 export async function run({ quick, json }: SuiteOptions): Promise<void> {

@@ -2,7 +2,7 @@
 // boxes per frame (goal: 100 boxes under 0.2 ms p50), beside a straightforward TypeScript SORT (same Kalman,
 // full IoU matrix, Hungarian) run on the same frames.
 import { Tracker } from '../../src/video/tracker.js';
-import { linearAssignment } from '../../src/video/mot-metrics.js';
+import { linearAssignment } from '../../eval/lib/mot-metrics.js';
 
 type Box4 = [number, number, number, number];
 

@@ -6,7 +6,7 @@
 //     to the plain FFmpeg CLI decode of the same file (`ffmpeg -i X -f null -`, every frame, one process).
 //     The JSON's realtime_factor is the slower of the two files.
 //  2. SSE fan-out: a real server (test harness: HTTP on port 0, PGlite) whose in-process worker runs the
-//     synthetic TEST provider (SIGHTFLOW_TEST_PROVIDER=synthetic) to archive a 3000-chunk task; then 500
+//     synthetic test provider (test/helpers/synthetic-provider.ts) to archive a 3000-chunk task; then 500
 //     concurrent subscribers replay the finished stream from byte 0. The subscribers run in a child process,
 //     so the RSS sampled here (peak) is the server's own; every replay is hashed and must be byte-identical.
 // --quick: a 4 s clip, the first 4 s of vtest.avi, and 20 subscribers of a 100-chunk archive.
@@ -95,16 +95,18 @@ console.log(JSON.stringify({ seconds: (performance.now() - t0) / 1000, distinct:
 
 async function sseBench(quick: boolean): Promise<{ subscribers: number; seconds: number; rssMb: number; rssBeforeMb: number; chunks: number; bytes: number } | null> {
   let harness: typeof import('../../test/helpers/app.js');
+  let synthetic: typeof import('../../test/helpers/synthetic-provider.js');
   try {
-    process.env.SIGHTFLOW_TEST_PROVIDER = 'synthetic';
     harness = await import('../../test/helpers/app.js');
+    synthetic = await import('../../test/helpers/synthetic-provider.js');
   } catch (e) {
     console.log(`sse: the test harness could not load (${(e as Error).message}); sse_* fields are null`);
     return null;
   }
   const chunks = quick ? 100 : 3000;
   const subscribers = quick ? 20 : 500;
-  const app = await harness.startTestApp({ SIGHTFLOW_LOG_LEVEL: 'silent' });
+  const provider = new synthetic.SyntheticProvider();
+  const app = await harness.startTestApp({ SIGHTFLOW_LOG_LEVEL: 'silent' }, { videoProviders: () => [provider] });
   try {
     const created = await harness.api(app, '/v1/video/process', {
       method: 'POST',
@@ -142,7 +144,6 @@ async function sseBench(quick: boolean): Promise<{ subscribers: number; seconds:
     }
   } finally {
     await app.close();
-    delete process.env.SIGHTFLOW_TEST_PROVIDER;
   }
 }
 

@@ -171,7 +171,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   console.log(`images: icdar ${icdar.length}, sroie ${sroie.length}${quick ? ' (quick)' : ''}`);
   console.log('metric              pp-ocrv4  tesseract-5');
   for (const k of Object.keys(ours) as (keyof typeof ours)[]) console.log(`${k.padEnd(20)}${String(ours[k]).padEnd(10)}${peer[k]}`);
-  console.log('reference (issue 4, simple PP-OCRv4 pipeline vs Tesseract 5): icdar_f1 0.235 vs 0; sroie_word_recall 0.679 vs 0.792; sroie_cer 0.144 vs 0.181');
+  console.log('reference (the first, simpler PP-OCRv4 pipeline vs Tesseract 5): icdar_f1 0.235 vs 0; sroie_word_recall 0.679 vs 0.792; sroie_cer 0.144 vs 0.181');
   const pick = (s: typeof ours) => ({ icdar_f1: s.icdar_f1, sroie_word_recall: s.sroie_word_recall, sroie_cer: s.sroie_cer, ms_p50: s.ms_p50 });
   if (json) console.log(JSON.stringify({ task: 'ocr', sightflow: pick(ours), tesseract: pick(peer) }));
 }

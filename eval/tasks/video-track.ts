@@ -1,6 +1,6 @@
 // `npm run eval -- video-track [--quick] [--json] [--threshold T] [--tracker sort|bytetrack]`: the video
 // pipeline's detect (class person) + tracker path over EVERY frame of each SIGHTFLOW_EVAL_DIR/tracking/*
-// sequence that has a video (or JPEG frames) and ground truth; MOTA, IDF1 and ID switches (src/video/mot-metrics.ts).
+// sequence that has a video (or JPEG frames) and ground truth; MOTA, IDF1 and ID switches (eval/lib/mot-metrics.ts).
 //  - TUD-Campus: its mp4 and gt/gt.txt.
 //  - PETS09-S2L1: img1/*.jpg assembled into an H.264 clip (CRF 12) in a temp dir at the seqinfo frame rate;
 //    gt limited to the frames present.
@@ -26,7 +26,7 @@ import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { Detector } from '../../src/vision/detect.js';
-import { evaluateMot, parseMotFile, type MotRow } from '../../src/video/mot-metrics.js';
+import { evaluateMot, parseMotFile, type MotRow } from '../lib/mot-metrics.js';
 import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
 import type { FrameOutput, VideoTaskRequest } from '../../src/video/provider.js';
 
@@ -123,7 +123,6 @@ function fileServer(files: Map<string, string>): Promise<{ server: Server; url: 
 }
 
 async function apiRunner(): Promise<{ run: Runner; close(): Promise<void> }> {
-  delete process.env.SIGHTFLOW_TEST_PROVIDER;
   const { startTestApp, api } = await import('../../test/helpers/app.js');
   const app = await startTestApp({ SIGHTFLOW_LOG_LEVEL: 'silent' });
   const files = new Map<string, string>();

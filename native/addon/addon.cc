@@ -1,4 +1,4 @@
-// Module entry: registration only (see STYLE.md, sharp). Work lives in native/core, bindings in *_binding.cc.
+// Module entry: registration only (as in sharp). Work lives in native/core, bindings in *_binding.cc.
 #include "bindings.h"
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {

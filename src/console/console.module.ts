@@ -1,4 +1,4 @@
-// Web console at /console (issue 9): static assets built at setup (console/dist), served without a key. The
+// Web console at /console: static assets built at setup (console/dist), served without a key. The
 // page is public; everything it shows comes from /admin/v1 and /v1, which need the admin token or a key.
 import { join } from 'node:path';
 import { z } from 'zod';

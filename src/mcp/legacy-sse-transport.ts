@@ -1,4 +1,4 @@
-// The HTTP+SSE transport (MCP 2024-11-05, the one SPEC 5.7 names) on uWS: the GET response is the event
+// The HTTP+SSE transport (MCP 2024-11-05, for older clients) on uWS: the GET response is the event
 // stream; its first event announces where to POST (`event: endpoint`), and every server message goes out
 // as `event: message`. The SDK's SSEServerTransport needs Node's http objects, so this is the same protocol
 // over the server's backpressure-aware SseWriter. Writes are chained: the writer holds one waiter at a time.

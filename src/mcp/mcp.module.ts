@@ -1,4 +1,4 @@
-// MCP endpoint at /mcp (issue 8, SPEC 5.7): legacy HTTP+SSE and Streamable HTTP transports on the one uWS
+// MCP endpoint at /mcp (docs/api.md, "MCP"): legacy HTTP+SSE and Streamable HTTP transports on the one uWS
 // server, offering sightflow's REST routes as tools (tool-catalogue.ts) that dispatch in-process.
 import type { Module } from '../module.js';
 import type { Services } from '../services.js';

@@ -1,4 +1,4 @@
-// /mcp on the one uWS server (SPEC 5.7). Every route is `auth: 'key'`: a missing or bad key is 401 before any
+// /mcp on the one uWS server. Every route is `auth: 'key'`: a missing or bad key is 401 before any
 // session exists, and a session is only ever reachable with the key that opened it.
 //   POST   /mcp                   Streamable HTTP: initialize (no Mcp-Session-Id) or any message of a session
 //   GET    /mcp + Mcp-Session-Id   Streamable HTTP: the session's server-to-client event stream

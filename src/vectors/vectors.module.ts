@@ -1,4 +1,4 @@
-// Vector collections (issue 7): routes, plus the index manager that opens, catches up or rebuilds every
+// Vector collections: routes, plus the index manager that opens, catches up or rebuilds every
 // collection's USearch index at start and saves pending writes at stop.
 import { join } from 'node:path';
 import type { Module } from '../module.js';

@@ -1,4 +1,4 @@
-// /v1/vectors/* (SPEC 4.3, API-DECISIONS "Vectors"): thin handlers over CollectionStore (database),
+// /v1/vectors/* (docs/api.md, "Vectors"): thin handlers over CollectionStore (database),
 // IndexManager (USearch) and the embedding models. Writes go to the database first, then the index, inside
 // the collection's lock; media bytes go to the blob store before the database row that points at them.
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';

@@ -3,7 +3,7 @@
 // providers; before the first frame is emitted a provider error moves on to the next provider (up to 2
 // retries), after it the task fails.
 
-/** SPEC 2.7 target. `text` (ocr) and `feature_digest` (feature) are added by later steps. */
+/** A target of a stream chunk. `text` (ocr) and `feature_digest` (feature) are added by later steps. */
 export interface StreamTarget {
   track_id: number;
   class: string;
@@ -58,7 +58,7 @@ export interface ProviderContext {
 }
 
 /**
- * The validated request body (SPEC 2.6 + API-DECISIONS), with a video_base64 input already staged to the
+ * The validated request body (POST /v1/video/process), with a video_base64 input already staged to the
  * blob store: `input[0].url` is then a local file path under the blob store, never the base64 data.
  */
 export interface VideoTaskRequest {

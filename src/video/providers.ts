@@ -1,5 +1,5 @@
-// The ordered provider lists a worker runs tasks through (issue 6, item 6; SPEC 3 and 7: before the first
-// chunk a provider failure moves on to the next provider, up to 2 retries).
+// The ordered provider lists a worker runs tasks through (before the first chunk a provider failure moves
+// on to the next provider, up to 2 retries).
 //
 // Configuration (environment):
 //   SIGHTFLOW_PROVIDERS           the default list; default "local".

@@ -1,6 +1,6 @@
 // Expired leases: the worker holding the task stopped heartbeating (crashed, killed, partitioned). A task with
 // no chunk yet goes back to pending while it has attempts left (else failed); one mid-stream fails with a
-// terminal `error` chunk (its partial archive stays replayable; SPEC 3 offers no resume); a cancelling one
+// terminal `error` chunk (its partial archive stays replayable; tasks never resume); a cancelling one
 // is cancelled. Runs in every process with the video module, so tasks never stay running forever even when
 // every worker is gone. Each task is re-checked under its row lock, so a worker that was merely slow and
 // two reapers racing both see the same, single outcome.

@@ -1,4 +1,4 @@
-// The aggregated result of a succeeded task (SPEC 2.8), stored with the task at success, and its usage row.
+// The aggregated result of a succeeded task, stored with the task at success, and its usage row.
 // The provider's per-track summary is used when it has one (it alone sees feature vectors); otherwise the
 // summary is folded from the frames the worker archived, so every provider gets a result.
 import type { Services } from '../services.js';

@@ -33,7 +33,7 @@ export function streamUrl(id: string): string {
   return `/v1/video/tasks/${id}/stream`;
 }
 
-/** The task record of API-DECISIONS "Video". */
+/** The task record (docs/api.md, "The task record"). */
 export function taskRecord(r: Row, withRequest = false): Record<string, unknown> {
   const p = (r.progress as Record<string, number | null> | null) ?? null;
   return {

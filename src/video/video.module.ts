@@ -1,4 +1,4 @@
-// Video tasks (issue 6): routes, the reaper (every process), and the in-process worker unless disabled.
+// Video tasks: routes, the reaper (every process), and the in-process worker unless disabled.
 // Providers come from ./providers.js (built from SIGHTFLOW_PROVIDERS) through a dynamic import, so the task
 // machinery builds and runs before that file exists: tasks then fail with a clear `no_provider` error.
 import type { Module } from '../module.js';
@@ -13,7 +13,6 @@ import { Reaper } from './reaper.js';
 import { VideoWorker, type ProviderSource } from './worker.js';
 import { videoRoutes } from './video.routes.js';
 import { videoSettingsFromEnv, type VideoSettings } from './settings.js';
-import { SyntheticProvider } from './synthetic-provider.js';
 
 export interface VideoModuleOptions {
   worker: boolean;
@@ -25,17 +24,11 @@ export interface VideoModuleOptions {
 type ProvidersModule = { createProviders(s: Services): { forModel(model: string | undefined): VideoProvider[] } };
 
 /**
- * The production provider list, or, with SIGHTFLOW_TEST_PROVIDER=synthetic (TESTS ONLY), one provider that
- * emits synthetic frames (SIGHTFLOW_TEST_SYNTHETIC_START_MS delays its first frame). `load()` at start makes
- * a malformed SIGHTFLOW_PROVIDERS stop the process there, not at the first task; a missing providers module
- * only logs (tasks then fail with no_provider).
+ * The provider lists built from SIGHTFLOW_PROVIDERS. `load()` at start makes a malformed SIGHTFLOW_PROVIDERS
+ * stop the process there, not at the first task; a missing providers module only logs (tasks then fail with
+ * no_provider).
  */
 export function defaultProviders(s: Services): ProviderSource & { load(): Promise<void> } {
-  if (process.env.SIGHTFLOW_TEST_PROVIDER === 'synthetic') {
-    s.log.warn('SIGHTFLOW_TEST_PROVIDER=synthetic: video tasks emit synthetic frames (test mode)');
-    const synthetic = new SyntheticProvider({ startMs: Number(process.env.SIGHTFLOW_TEST_SYNTHETIC_START_MS ?? 0) || 0 });
-    return Object.assign(() => [synthetic], { load: async () => {} });
-  }
   type Lists = ReturnType<ProvidersModule['createProviders']>;
   let loaded: Promise<Lists | null> | null = null;
   const load = () => (loaded ??= (async () => {

@@ -1,4 +1,4 @@
-// /v1/video/* (SPEC 4.2 + API-DECISIONS "Video", "Stream"): thin handlers over the task store and the stream
+// /v1/video/* (docs/api.md, "Video tasks"): thin handlers over the task store and the stream
 // pump. Every route is project-scoped: another project's task id answers 404.
 import { errors } from '../errors.js';
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';

@@ -18,7 +18,7 @@ import { EMPTY_STREAM_INFO } from './chunks.js';
 /** The ordered providers for a request's `model` hint. */
 export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;
 
-/** SPEC: "up to 2 retries" before the first chunk. */
+/** Before the first chunk a failing provider hands the task to the next: up to 2 retries. */
 export const MAX_PROVIDER_TRIES = 3;
 /** How long a cancelled or shut-down provider gets to return before its slot is freed anyway. */
 const ABORT_GRACE_MS = 10_000;
@@ -272,7 +272,7 @@ class TaskRun {
     });
   }
 
-  /** Shutdown: a task without chunks goes back to the queue; one mid-stream fails (no resume, SPEC 3). */
+  /** Shutdown: a task without chunks goes back to the queue; one mid-stream fails (no resume mid-stream). */
   private async shutdownEnd(): Promise<void> {
     if (this.emitted === 0) {
       const released = await this.serial(async () => (this.over ? 'gone' : this.archive.releaseOwned(this.task.id, this.owner)));

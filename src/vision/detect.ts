@@ -1,4 +1,4 @@
-// Object detection: decoded RGB pixels -> SPEC 2.4 objects in source-image pixels. The built-in model is
+// Object detection: decoded RGB pixels -> detect's objects in source-image pixels. The built-in model is
 // CenterNet (COCO 80); a bring-your-own YOLO ONNX works through the same class by manifest
 // (postprocess.type "yolo"). detectRaw() is the model-output path the video pipeline runs on frames.
 import sharp from 'sharp';
@@ -98,7 +98,7 @@ export class Detector {
     return boxes.map((b) => ({ ...b, box: unletterbox(b.box, letterbox, image.width, image.height) }));
   }
 
-  /** SPEC 2.4 objects. Unknown class names are 400 unknown_class (param "classes"). */
+  /** POST /v1/vision/detect's objects. Unknown class names are 400 unknown_class (param "classes"). */
   async detect(image: RgbImage, opts: DetectOptions = {}): Promise<DetectedObject[]> {
     const threshold = opts.confidence_threshold ?? 0.5;
     if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1)) {

@@ -45,7 +45,7 @@ export interface LoadedImage {
   bytes: Buffer;
 }
 
-/** The env switch of API-DECISIONS ("tests set it"); read per call so a process can change it. */
+/** SIGHTFLOW_ALLOW_PRIVATE_URLS (tests set it); read per call so a process can change it. */
 export function allowPrivateUrlsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.SIGHTFLOW_ALLOW_PRIVATE_URLS === 'true';
 }

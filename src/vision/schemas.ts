@@ -1,4 +1,4 @@
-// Request and response shapes of /v1/vision/* (SPEC 2.1-2.4, 4.1): the server validates with these and the
+// Request and response shapes of /v1/vision/* (docs/api.md): the server validates with these and the
 // OpenAPI document is generated from them. Bodies are strict (an unknown field is a 400, so a typo such as
 // "confidence" is not silently ignored). Messages follow one template: "Expected X for field but received Y".
 import { z } from 'zod';

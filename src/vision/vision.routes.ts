@@ -1,4 +1,4 @@
-// POST /v1/vision/describe | ocr | detect (SPEC 2.1-2.4, 4.1). Each handler checks its fields before any
+// POST /v1/vision/describe | ocr | detect (docs/api.md, "Vision"). Each handler checks its fields before any
 // work, loads the image (the one image input path), runs the models inside the request's signal (queued
 // model work is dropped when the client goes away), writes one usage-ledger row and answers
 // {..., model, usage}. Usage follows the one formula of usage-tokens.ts.

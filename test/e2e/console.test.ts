@@ -1,4 +1,4 @@
-// The web console end to end (issue 9): the real server on port 0 serves the built console, headless Debian
+// The web console end to end: the real server on port 0 serves the built console, headless Debian
 // Chromium drives it. Sign-in, projects, keys (shown once, working, gone after reload, disabled -> 401),
 // usage rising, a finished video task with its boxes drawn over the video, a text search, and the pages'
 // fallbacks when an API is missing. Screenshots of each page go to test-artifacts/console/.
@@ -8,12 +8,10 @@ import sharp from 'sharp';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, api, type TestApp } from '../helpers/app.js';
 import { vp9Clip } from '../helpers/media.js';
-import { chromiumMissing, launchBrowser, screenshot } from './browser.js';
-import { ensureConsoleBuilt } from './console-build.js';
-import { serveFile } from './media-server.js';
-
-// Video tasks here run on the synthetic provider: known boxes at known frames, without a model.
-process.env.SIGHTFLOW_TEST_PROVIDER = 'synthetic';
+import { chromiumMissing, launchBrowser, screenshot } from '../helpers/browser.js';
+import { ensureConsoleBuilt } from '../helpers/console-build.js';
+import { serveFile } from '../helpers/media-server.js';
+import { SyntheticProvider } from '../helpers/synthetic-provider.js';
 
 const skip = chromiumMissing();
 const ADMIN_TOKEN = 'test-admin-token';
@@ -28,7 +26,9 @@ before(async () => {
   if (skip) return;
   ensureConsoleBuilt();
   media = await serveFile(await vp9Clip(), 'video/webm');
-  t = await startTestApp();
+  // Video tasks here run on the synthetic provider: known boxes at known frames, without a model.
+  const synthetic = new SyntheticProvider();
+  t = await startTestApp({}, { videoProviders: () => [synthetic] });
   browser = await launchBrowser();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: t.url });
   context.setDefaultTimeout(30_000);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
-import { startApp, type App } from '../../src/app.js';
+import { startApp, type App, type AppOptions } from '../../src/app.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { projectRoot } from '../../src/paths.js';
 
@@ -37,8 +37,11 @@ export async function freshDatabaseUrl(): Promise<string | undefined> {
   return base.replace(/\/[^/]*$/, `/${name}`);
 }
 
-/** `log` replaces the app's logger (a test that asserts on log lines). */
-export async function startTestApp(env: Record<string, string> = {}, opts: { dataDir?: string; databaseUrl?: string; log?: Logger } = {}): Promise<TestApp> {
+/**
+ * `log` replaces the app's logger (a test that asserts on log lines); `videoProviders` replaces the
+ * in-process video worker's providers (e.g. `() => [new SyntheticProvider()]`, ./synthetic-provider.ts).
+ */
+export async function startTestApp(env: Record<string, string> = {}, opts: { dataDir?: string; databaseUrl?: string; log?: Logger } & AppOptions = {}): Promise<TestApp> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sightflow-test-'));
   const databaseUrl = opts.databaseUrl ?? (await freshDatabaseUrl());
   const adminToken = 'test-admin-token';
@@ -51,7 +54,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { dat
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...env,
   }, { port: 0, host: '127.0.0.1', dataDir });
-  const app = await startApp(config, opts.log ?? createLogger(config.logLevel));
+  const app = await startApp(config, opts.log ?? createLogger(config.logLevel), { videoProviders: opts.videoProviders });
   let key = app.bootstrapKey;
   const [project] = await app.services.projects.list();
   if (!key) key = (await app.services.projects.createKey(project!.id, 'test')).key;

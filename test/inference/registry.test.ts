@@ -7,7 +7,7 @@ import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modelsCli } from '../../src/inference/models-cli.js';
 import { builtinManifestDir, ModelRegistry, readManifests, sha256File } from '../../src/inference/registry.js';
-import { tempDataDir } from './helpers.js';
+import { tempDataDir } from '../helpers/inference.js';
 
 const BUILTIN = ['centernet-coco', 'ppocr-cls', 'ppocr-det', 'ppocr-rec'];
 

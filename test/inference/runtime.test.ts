@@ -7,7 +7,7 @@ import { availableProviders, chooseProviders, requestedProviders } from '../../s
 import { ModelQueue } from '../../src/inference/model-queue.js';
 import { currentRequestSignal, InferenceRuntime, runtimeOptionsFromEnv, Tensor, withRequestSignal } from '../../src/inference/runtime.js';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
-import { collectingLog } from './helpers.js';
+import { collectingLog } from '../helpers/inference.js';
 
 /** y = x * 2 + 1 over [batch, 4]: a model with a free batch axis. */
 function affineModel(): Uint8Array {

@@ -14,7 +14,7 @@ import { InferenceRuntime, runtimeOptionsFromEnv, Tensor } from '../../src/infer
 import { Detector, modelInput } from '../../src/vision/detect.js';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
-import { collectingLog, loadRgb, tempDataDir } from './helpers.js';
+import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 
 /** The shared prepared models (as the test server uses), preparing CenterNet there if missing. */
 async function centernet(t: Parameters<typeof tempDataDir>[0], runtime: InferenceRuntime) {

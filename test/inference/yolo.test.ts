@@ -8,7 +8,7 @@ import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { Detector } from '../../src/vision/detect.js';
 import { decodeYolo, letterboxGeometry, nms, unletterbox } from '../../src/vision/yolo.js';
-import { collectingLog, solidImage, tempDataDir, tinyYoloOnnx, type TinyBox } from './helpers.js';
+import { collectingLog, solidImage, tempDataDir, tinyYoloOnnx, type TinyBox } from '../helpers/inference.js';
 
 const SIZE = 64;
 const LABELS = ['cat', 'dog', 'car'];

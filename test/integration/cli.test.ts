@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { connect } from 'node:net';
 import { runCli, serve, type Served } from '../helpers/cli.js';
 import { freshDatabaseUrl, backend } from '../helpers/app.js';
-import { ensureConsoleBuilt } from '../e2e/console-build.js';
+import { ensureConsoleBuilt } from '../helpers/console-build.js';
 
 test('first start prints a key; /v1 works with it and is 401 without; SIGTERM drains in-flight requests', { timeout: 120_000 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-cli-'));

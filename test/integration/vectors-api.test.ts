@@ -1,4 +1,4 @@
-// Vectors API (SPEC 4.3, API-DECISIONS "Vectors") on a real server and database: collections CRUD, index /
+// Vectors API (docs/api.md, "Vectors") on a real server and database: collections CRUD, index /
 // list / delete / search of text, image and audio items, usage rows, project isolation, and bad input with
 // whole error bodies asserted.
 import { test, before, after } from 'node:test';
@@ -24,7 +24,7 @@ async function collection(name: string, key?: string): Promise<string> {
   return r.body.id;
 }
 
-test('models: multimodal-embedding-v1 per SPEC 2.9', async () => {
+test('models: multimodal-embedding-v1 with its types, dimensions and metric', async () => {
   const r = await api(t, '/v1/vectors/models');
   assert.equal(r.status, 200);
   const m = r.body.models.find((x: { id: string }) => x.id === 'multimodal-embedding-v1');

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../helpers/app.js';
-import { body, createTask, startVideoApp, warmKey } from '../video/tasks-fakes.js';
+import { body, createTask, startVideoApp, warmKey } from '../helpers/video-tasks.js';
 
 let t: TestApp;
 before(async () => { t = await startVideoApp(); });

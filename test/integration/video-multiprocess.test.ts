@@ -1,6 +1,6 @@
 // Scale-out on one real PostgreSQL (SIGHTFLOW_TEST_DB=postgres only; skipped on PGlite): two API nodes and
-// separate `sightflow worker` processes. The workers run the TEST-ONLY synthetic provider
-// (SIGHTFLOW_TEST_PROVIDER=synthetic) so frames are deterministic and no model is needed. Covers: a task
+// separate worker processes (./synthetic-worker.ts: `sightflow worker` with the synthetic provider, so
+// frames are deterministic and no model is needed). Covers: a task
 // created on node A streams identically from A and B (LISTEN/NOTIFY fan-out); SIGKILL of a worker mid-stream
 // -> failed with a terminal chunk within the lease timeout; SIGKILL before the first chunk -> runs again on
 // another worker and succeeds.
@@ -11,10 +11,10 @@ import { createInterface } from 'node:readline';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { api, backend, freshDatabaseUrl, type TestApp } from '../helpers/app.js';
-import { MAIN } from '../helpers/cli.js';
 import { projectRoot } from '../../src/paths.js';
-import { chunksOf, createTask, parseEvents, readStream, startVideoApp, waitFor, waitStatus, warmKey } from '../video/tasks-fakes.js';
+import { chunksOf, createTask, parseEvents, readStream, startVideoApp, waitFor, waitStatus, warmKey } from '../helpers/video-tasks.js';
 
 const skip = backend !== 'postgres' ? 'PostgreSQL only (SIGHTFLOW_TEST_DB=postgres)' : false;
 const LEASE_MS = 1500;
@@ -28,14 +28,16 @@ let dataDir: string;
 let databaseUrl: string;
 const workers: ChildProcess[] = [];
 
-function startWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
+const WORKER = fileURLToPath(new URL('./synthetic-worker.ts', import.meta.url));
+
+function startWorker(startMs = 0): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', WORKER, String(startMs)], {
       env: {
         ...process.env, DATABASE_URL: databaseUrl, SIGHTFLOW_DATA_DIR: dataDir, SIGHTFLOW_LOG_LEVEL: 'info',
         SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
-        SIGHTFLOW_TEST_PROVIDER: 'synthetic', SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS), SIGHTFLOW_VIDEO_HEARTBEAT_MS: '200',
-        SIGHTFLOW_VIDEO_POLL_MS: '100', SIGHTFLOW_WORKER_CONCURRENCY: '2', ...env,
+        SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS), SIGHTFLOW_VIDEO_HEARTBEAT_MS: '200',
+        SIGHTFLOW_VIDEO_POLL_MS: '100', SIGHTFLOW_WORKER_CONCURRENCY: '2',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -108,7 +110,7 @@ test('SIGKILL of a worker mid-stream -> failed with a terminal error chunk withi
 });
 
 test('SIGKILL of a worker before the first chunk -> the task runs again on another worker and succeeds', { skip, timeout: 240_000 }, async () => {
-  const slow = await startWorker({ SIGHTFLOW_TEST_SYNTHETIC_START_MS: '600000' });
+  const slow = await startWorker(600_000);
   const id = await createTask(a, task('frames=6&frame_ms=5'));
   await waitStatus(a, id, ['running'], 30_000);
   slow.kill('SIGKILL');

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { evalDataSkip, evalDir } from '../../eval/dir.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { connect, KINDS, textOf } from './helpers.js';
+import { connect, KINDS, textOf } from '../helpers/mcp-clients.js';
 
 const PHOTO = '000000000036'; // people, an umbrella
 const noData = evalDataSkip(`detection_coco128/images/${PHOTO}.jpg`);

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { connect, type Connected } from './helpers.js';
+import { connect, type Connected } from '../helpers/mcp-clients.js';
 
 const IDLE_MS = 3000;
 const MAX = 3;

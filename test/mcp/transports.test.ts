@@ -5,7 +5,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { connect, KINDS, textOf, transportFor } from './helpers.js';
+import { connect, KINDS, textOf, transportFor } from '../helpers/mcp-clients.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { TOOL_CATALOGUE } from '../../src/mcp/tool-catalogue.js';
 import { DetectBody } from '../../src/vision/schemas.js';

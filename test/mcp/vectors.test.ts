@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { connect, KINDS, textOf } from './helpers.js';
+import { connect, KINDS, textOf } from '../helpers/mcp-clients.js';
 
 let t: TestApp;
 before(async () => { t = await startTestApp(); });

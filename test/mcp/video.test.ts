@@ -4,9 +4,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { SyntheticProvider, body, startWorker } from '../video/tasks-fakes.js';
+import { SyntheticProvider, body, startWorker } from '../helpers/video-tasks.js';
 import type { VideoWorker } from '../../src/video/worker.js';
-import { connect, KINDS, textOf } from './helpers.js';
+import { connect, KINDS, textOf } from '../helpers/mcp-clients.js';
 
 let t: TestApp;
 let worker: VideoWorker | null = null;

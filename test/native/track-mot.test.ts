@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { parseMotFile } from '../../src/video/mot-metrics.js';
+import { parseMotFile } from '../../eval/lib/mot-metrics.js';
 import { evalDataSkip, evalDir } from '../../eval/dir.js';
 import { trackGroundTruth } from '../../eval/tasks/track.js';
 

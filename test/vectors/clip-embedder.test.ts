@@ -19,7 +19,7 @@ import { normalize } from '../../src/vectors/embedders/embedder.js';
 import { textTokens } from '../../src/vision/usage-tokens.js';
 import type { LoadedImage } from '../../src/vision/image-input.js';
 import { startTestApp, api, type TestApp } from '../helpers/app.js';
-import { colourVector, DIMS, referenceImageEmbedding, SIZE, writeTinyClip } from './tiny-clip.js';
+import { colourVector, DIMS, referenceImageEmbedding, SIZE, writeTinyClip } from '../helpers/tiny-clip.js';
 
 const ID = 'tiny-clip';
 const modelsDir = process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models');

@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { ClipTokenizer } from '../../src/vectors/embedders/clip-tokenizer.js';
 import { clipPixels, cropOrigin, resizedSize } from '../../src/vectors/embedders/clip-preprocess.js';
 import { CLIP_MEAN, CLIP_STD } from '../../src/inference/clip-manifest.js';
-import { MERGES, tinyTokenizerJson, tinyVocab } from './tiny-clip.js';
+import { MERGES, tinyTokenizerJson, tinyVocab } from '../helpers/tiny-clip.js';
 
 const tok = ClipTokenizer.fromJson(tinyTokenizerJson());
 const SOT = 529;

@@ -2,7 +2,7 @@
 // MOT15/MOT17 parsing with distractor handling, and optimality of the assignment solver.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evaluateMot, linearAssignment, parseMotFile, type MotRow } from '../../src/video/mot-metrics.js';
+import { evaluateMot, linearAssignment, parseMotFile, type MotRow } from '../../eval/lib/mot-metrics.js';
 
 const row = (frame: number, id: number, x: number, y = 0, w = 10, h = 10, extra: Partial<MotRow> = {}): MotRow =>
   ({ frame, id, x, y, w, h, conf: 1, cls: null, visibility: null, ...extra });

@@ -9,7 +9,6 @@ import { textClip } from '../helpers/videos.js';
 
 let t: TestApp;
 before(async () => {
-  delete process.env.SIGHTFLOW_TEST_PROVIDER;
   t = await startTestApp();
 });
 after(async () => { await t?.close(); });

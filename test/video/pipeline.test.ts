@@ -12,7 +12,7 @@ import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { projectRoot } from '../../src/paths.js';
 import { Detector } from '../../src/vision/detect.js';
-import { evaluateMot, parseMotFile, type MotRow } from '../../src/video/mot-metrics.js';
+import { evaluateMot, parseMotFile, type MotRow } from '../../eval/lib/mot-metrics.js';
 import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
 import type { FrameOutput, ProviderResult, VideoTaskRequest } from '../../src/video/provider.js';
 import { corruptClip, garbageFile, h264Clip, longClip, stillClip, textClip } from '../helpers/videos.js';

@@ -16,7 +16,6 @@ let clipUrl: string;
 let clip: string;
 
 before(async () => {
-  delete process.env.SIGHTFLOW_TEST_PROVIDER;
   node = await startTestApp();
   clip = await h264Clip();
   const size = statSync(clip).size;

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../helpers/app.js';
-import { SyntheticProvider, body, chunksOf, createTask, parseEvents, readStream, startVideoApp, startWorker, waitStatus } from './tasks-fakes.js';
+import { SyntheticProvider, body, chunksOf, createTask, parseEvents, readStream, startVideoApp, startWorker, waitStatus } from '../helpers/video-tasks.js';
 import { TaskQueue } from '../../src/video/queue.js';
 import { StreamArchive } from '../../src/video/stream-archive.js';
 import { hubFor } from '../../src/video/stream-hub.js';

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
-import { loadRgb } from '../inference/helpers.js';
+import { loadRgb } from '../helpers/inference.js';
 import { modelInput } from '../../src/vision/detect.js';
 import { withRequestSignal } from '../../src/inference/runtime.js';
 import { COCO_CLASSES } from '../../src/vision/coco-classes.js';

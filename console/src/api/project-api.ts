@@ -1,4 +1,4 @@
-// The public API (/v1) with a project key: video tasks (SPEC 4.2) and vector collections (SPEC 4.3).
+// The public API (/v1) with a project key: video tasks and vector collections (docs/api.md).
 import { requestJson } from './http';
 import type { Collection, List, SearchResponse, TaskResults, VideoTask } from './types';
 

@@ -1,4 +1,4 @@
-// API keys of a project (SPEC 5.4-5.5): list by hint, create (the full key shown once), disable.
+// API keys of a project (admin API): list by hint, create (the full key shown once), disable.
 import { useState } from 'preact/hooks';
 import type { ApiKey, CreatedKey } from '../api/types';
 import { useSession } from '../session-context';

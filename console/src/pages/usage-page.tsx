@@ -1,4 +1,4 @@
-// Usage per project and UTC day (SPEC 5.6): requests, tokens, video frames and processing time, as a chart
+// Usage per project and UTC day (admin API): requests, tokens, video frames and processing time, as a chart
 // and a table.
 import { useState } from 'preact/hooks';
 import { useSession } from '../session-context';

@@ -17,7 +17,7 @@ export interface Embedding {
   transcript?: string;
 }
 
-/** SPEC 2.9. */
+/** An entry of GET /v1/vectors/models (docs/api.md, "Vectors"). */
 export interface EmbeddingModelInfo {
   id: string;
   name: string;

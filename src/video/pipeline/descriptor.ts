@@ -66,7 +66,7 @@ export function vectorNorm(v: ArrayLike<number>): number {
   return Math.sqrt(s);
 }
 
-/** SPEC 2.8's `dim=<int>;norm=<decimal>`. */
+/** `dim=<int>;norm=<decimal>`: the vector's length and its L2 norm to 4 decimals. */
 export function featureDigest(v: ArrayLike<number>): string {
   return `dim=${v.length};norm=${vectorNorm(v).toFixed(4)}`;
 }

@@ -1,4 +1,4 @@
-// One task's per-frame pipeline (SPEC 2.6, API-DECISIONS "Video"): for each sampled frame the steps run in
+// One task's per-frame pipeline (docs/api.md, "Video tasks"): for each sampled frame the steps run in
 // order over one list of targets.
 //  - detect adds targets: its detections of the requested classes at or above confidence_threshold (default
 //    0.5), each with a track id from this step's tracker (target-tracker.ts). Its `when` has nothing to select
@@ -6,7 +6,7 @@
 //  - ocr reads the region of each target its `when` selects and sets `text` (possibly ''). With no producing
 //    step before it, it reads the whole frame and adds one target of class `text` per line, tracked too.
 //  - feature sets `feature_digest` on each selected target (descriptor.ts) and feeds the track's mean vector.
-//  - a target a step's `when` does not select passes that step unchanged (SPEC 2.6's pipeline rule).
+//  - a target a step's `when` does not select passes that step unchanged.
 // roi is {left, top, width, height} in source pixels (the decoder hands frames at source size).
 import type { Detector } from '../../vision/detect.js';
 import { ocrImage, ocrRegion } from '../../vision/ocr/engine.js';
@@ -115,7 +115,7 @@ export class FramePipeline {
     });
   }
 
-  /** Per-track summary of everything processed so far (SPEC 2.8). */
+  /** Per-track summary of everything processed so far (the task's results). */
   tracks(): TrackSummary[] {
     return this.#summaries.list();
   }

@@ -1,4 +1,4 @@
-// A task's steps (SPEC 2.6, API-DECISIONS "Video") checked and turned into a plan the frame pipeline runs.
+// A task's steps (docs/api.md, "Video tasks") checked and turned into a plan the frame pipeline runs.
 // The HTTP schema already rejects unknown step models and parameters; this file re-checks what the
 // pipeline relies on (a provider may be handed a request that never passed the schema: a remote node's,
 // a test's) and checks what only the pipeline knows: detector class names. Every problem is an ApiError.
@@ -16,7 +16,7 @@ export type StepPlan =
   | { kind: 'ocr'; index: number; language: string; when: When; frameLevel: boolean }
   | { kind: 'feature'; index: number; model: string; when: When };
 
-/** Default detect confidence_threshold (SPEC 8). */
+/** Default detect confidence_threshold, as for POST /v1/vision/detect. */
 export const DEFAULT_CONFIDENCE = 0.5;
 
 /**
@@ -55,7 +55,7 @@ function when(i: number, w: VideoTaskRequest['steps'][number]['when']): When {
 
 /**
  * Checks the steps against the detector's labels (index = class id) and returns the plan. An ocr step with
- * no detect step before it reads whole frames and produces `text` targets (API-DECISIONS); that is decided by
+ * no detect step before it reads whole frames and produces `text` targets; that is decided by
  * the order of steps, not per frame, so a frame where an earlier detect found nothing gets no OCR at all.
  */
 export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, labels: readonly string[]): StepPlan[] {

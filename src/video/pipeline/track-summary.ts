@@ -1,4 +1,4 @@
-// The per-track summary of SPEC 2.8, folded from the targets a provider emits. Unlike the worker's fold
+// A task's per-track results, folded from the targets a provider emits. Unlike the worker's fold
 // from archived chunks, this one sees feature vectors, so it can give the digest of each track's mean vector.
 import type { TrackSummary } from '../provider.js';
 import { featureDigest } from './descriptor.js';

@@ -1,4 +1,4 @@
-// The OCR engine: a decoded RGB image in, SPEC 2.3's {text, blocks, model} out. PP-OCRv4 (detection ->
+// The OCR engine: a decoded RGB image in, /v1/vision/ocr's {text, blocks, model} out. PP-OCRv4 (detection ->
 // rectified, batched recognition -> layout) for auto/en/zh; Tesseract for other installed languages.
 import { allowedClasses } from './ctc-decode.js';
 import { DETECT_DEFAULTS, detectText } from './detect-text.js';

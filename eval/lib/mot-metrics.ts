@@ -1,4 +1,5 @@
-// Multi-object tracking metrics as the MOTChallenge devkit computes them, reused by every tracking evaluation:
+// Multi-object tracking metrics as the MOTChallenge devkit computes them, reused by every tracking evaluation
+// (and by the tracker's tests and the track bench; the service never imports it):
 // CLEAR MOT (MOTA, MOTP, ID switches, FP, FN) with per-frame matching that keeps the previous frame's pairs,
 // and IDF1 from one global bipartite matching of ground-truth ids to hypothesis ids.
 

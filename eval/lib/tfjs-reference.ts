@@ -1,6 +1,6 @@
-// The model's own runtime (TFJS graph model on the wasm backend), used only to check the importer and as the
-// peer in the detect eval/bench. @tensorflow/* are dev dependencies, so this file is imported dynamically
-// by tests, evals and benches and never by the service.
+// The model's own runtime (TFJS graph model on the wasm backend), used only to check the importer
+// (test/inference/importer.test.ts) and as the peer in the detect eval and bench. @tensorflow/* are dev
+// dependencies, so this file lives outside src/ and the service never imports it.
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';

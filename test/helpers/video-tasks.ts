@@ -1,17 +1,17 @@
 // Shared by the video task tests: a worker beside a test app with injected (synthetic) providers, an SSE
 // reader that can stop at any byte and resume, and chunk parsing.
 import assert from 'node:assert/strict';
-import type { TestApp } from '../helpers/app.js';
-import { api, startTestApp } from '../helpers/app.js';
+import type { TestApp } from './app.js';
+import { api, startTestApp } from './app.js';
 import { VideoWorker, type ProviderSource } from '../../src/video/worker.js';
 import type { VideoSettings } from '../../src/video/settings.js';
 
-export { SyntheticProvider } from '../../src/video/synthetic-provider.js';
+export { SyntheticProvider } from './synthetic-provider.js';
 
 /**
  * A test app for video tests. The key cache is made long and warmed: on PostgreSQL an uncached key lookup
  * is a network round trip during which the server has not yet registered its body reader, and uWS drops a
- * body that arrives then (408); see the issue note. Cached lookups resolve before the body arrives.
+ * body that arrives then (408). Cached lookups resolve before the body arrives.
  */
 export async function startVideoApp(env: Record<string, string> = {}, opts: Parameters<typeof startTestApp>[1] = {}): Promise<TestApp> {
   const t = await startTestApp({ SIGHTFLOW_NO_WORKER: 'true', SIGHTFLOW_KEY_CACHE_MS: '3600000', ...env }, opts);

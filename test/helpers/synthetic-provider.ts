@@ -1,8 +1,10 @@
-// TEST-ONLY provider: emits synthetic frames without decoding anything, so the task machinery (queue, leases,
-// failover, cancel, archive, multi-process streaming) can be tested deterministically. Selected in a worker
-// process by SIGHTFLOW_TEST_PROVIDER=synthetic; never part of a production provider list. The source URL's
-// query may shape a run: ?frames=N&frame_ms=M&start_ms=S (defaults 10, 20, 0).
-import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from './provider.js';
+// A video provider for tests and the video bench: emits synthetic frames without decoding anything, so the
+// task machinery (queue, leases, failover, cancel, archive, multi-process streaming) can be tested
+// deterministically. Tests hand it to a worker directly (startWorker in ./video-tasks.ts), to a test app
+// (startTestApp's `videoProviders`), or to a worker process (../integration/synthetic-worker.ts); the
+// product never loads it. The source URL's query may shape a run: ?frames=N&frame_ms=M&start_ms=S
+// (defaults 10, 20, 0).
+import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/provider.js';
 
 export interface SyntheticOptions {
   name?: string;

@@ -3,7 +3,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import type { TestApp } from '../helpers/app.js';
+import type { TestApp } from './app.js';
 
 export type Kind = 'streamable-http' | 'sse';
 export const KINDS: Kind[] = ['streamable-http', 'sse'];
