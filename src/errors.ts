@@ -39,7 +39,7 @@ export class ApiError extends Error {
 }
 
 /** What a fetched or decoded media field holds; it words the size and fetch errors. */
-export type FetchedMedia = 'image' | 'audio';
+export type FetchedMedia = 'image' | 'audio' | 'video';
 
 const invalid = (code: string, message: string, param: string | null = null) =>
   new ApiError(400, 'invalid_request_error', code, message, param);

@@ -52,7 +52,7 @@ async function medians(runs: number, fns: Array<() => unknown>): Promise<number[
 export async function run({ quick, json }: { quick: boolean; json: boolean; args: string[] }): Promise<void> {
   const runs = quick ? 9 : 40;
   const px = frame();
-  const img = { data: px, width: W, height: H };
+  const img = { data: px, width: W, height: H, channels: 3 as const };
   const ours = new Float32Array(3 * D * D);
   const theirs = new Float32Array(3 * D * D);
   const [syncMs, asyncMs, peerMs] = await medians(runs, [

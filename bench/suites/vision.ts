@@ -14,7 +14,7 @@ import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { projectRoot } from '../../src/paths.js';
-import { loadImage, parseImageInput } from '../../src/vision/image-input.js';
+import { loadImage, parseImageInput } from '../../src/media/image-input.js';
 import { ocrImage } from '../../src/vision/ocr/engine.js';
 import { describeImage } from '../../src/vision/describe/describer.js';
 

@@ -13,7 +13,8 @@ import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ModelRegistry, packageDir } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { loadTfjsReference } from '../lib/tfjs-reference.js';
-import { Detector, modelInput, type RgbImage } from '../../src/vision/detect.js';
+import type { RgbImage } from '../../src/media/rgb-image.js';
+import { Detector, modelInput } from '../../src/vision/detect.js';
 import { clamp, iou, nms, type RawBox } from '../../src/vision/yolo.js';
 import sharp from 'sharp';
 

@@ -2,8 +2,9 @@
 // (and decodes base64) before any work, so a bad item 400s the request without fetching or embedding;
 // loadContent fetches/decodes what embedding needs and the bytes the blob store keeps.
 import { errors } from '../errors.js';
-import { decodeBase64Image, loadImage, parseImageInput, parseImageUrl, type ImageInput, IMAGE_FETCH_TIMEOUT_MS, IMAGE_MAX_REDIRECTS } from '../vision/image-input.js';
-import { fetchImageBytes } from '../vision/image-fetch.js';
+import { decodeBase64 } from '../media/base64.js';
+import { fetchMediaBytes } from '../media/fetch.js';
+import { loadImage, parseImageInput, parseImageUrl, type ImageInput, IMAGE_FETCH_TIMEOUT_MS, IMAGE_MAX_REDIRECTS } from '../media/image-input.js';
 import type { EmbedInput } from './embedders/embedder.js';
 import { AUDIO_MAX_BYTES, sniffAudio } from './embedders/speech.js';
 import { MAX_TEXT_CHARS } from './schemas.js';
@@ -46,7 +47,7 @@ export function parseContent(body: Partial<Record<(typeof FIELDS)[number], strin
     const param = `${prefix}audio`;
     const v = body.audio!;
     if (/^https?:\/\//i.test(v)) return { kind: 'audio', url: parseImageUrl(v, param), param };
-    const bytes = decodeBase64Image(v, param, AUDIO_MAX_BYTES, 'audio');
+    const bytes = decodeBase64(v, param, AUDIO_MAX_BYTES, 'audio');
     if (!sniffAudio(bytes)) throw errors.undecodableAudio(param, 'the data is not in a supported audio format');
     return { kind: 'audio', bytes, param };
   }
@@ -62,7 +63,7 @@ export async function loadContent(c: ParsedContent, opts: { signal?: AbortSignal
     const ext = image.format === 'jpeg' ? 'jpg' : image.format;
     return { embed: { kind: 'image', image }, content_type: 'image', text: null, blob: { bytes: image.bytes, mime: `image/${image.format}`, ext } };
   }
-  const bytes = c.bytes ?? await fetchImageBytes(c.url!, {
+  const bytes = c.bytes ?? await fetchMediaBytes(c.url!, {
     param: c.param, media: 'audio', maxBytes: AUDIO_MAX_BYTES, timeoutMs: IMAGE_FETCH_TIMEOUT_MS, maxRedirects: IMAGE_MAX_REDIRECTS,
     allowPrivate: opts.allowPrivate, signal: opts.signal,
   });

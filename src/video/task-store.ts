@@ -1,13 +1,11 @@
 // The API side of video tasks: create (validate the input further, stage base64 to the blob store, enqueue),
 // read, list with a keyset cursor, cancel. Everything is project-scoped: another project's id is a 404.
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import { errors } from '../errors.js';
 import { newId } from '../ids.js';
+import { decodeBase64 } from '../media/base64.js';
+import { checkUrl, urlDenied } from '../media/url-policy.js';
 import type { Services } from '../services.js';
 import type { Row } from '../store/db.js';
-import { decodeBase64Image } from '../vision/image-input.js';
-import { addressRefusal } from '../vision/url-guard.js';
 import type { VideoTaskRequest } from './provider.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, TASK_STATES, VIDEO_BASE64_MAX_BYTES, type ProcessBody, type TaskState } from './schemas.js';
 import { sql } from './tasks.sql.js';
@@ -88,10 +86,12 @@ export class TaskStore {
     const echo = structuredClone(body) as unknown as { input: Array<Record<string, unknown>> };
     const source: TaskJob['source'] = {};
     if (el.type === 'video_url') {
-      await this.checkUrl(el.url!, 'input[0].url');
+      // The URL policy of every media input, at submit time; the worker checks again before FFmpeg opens it.
+      const verdict = await checkUrl(el.url!, { allowPrivate: this.s.config.allowPrivateUrls });
+      if (!verdict.allowed) throw urlDenied(verdict, 'input[0].url', 'video');
       source.url = el.url;
     } else {
-      const bytes = decodeBase64Image(el.data, 'input[0].data', Number.MAX_SAFE_INTEGER);
+      const bytes = decodeBase64(el.data, 'input[0].data', Number.MAX_SAFE_INTEGER, 'video');
       if (bytes.length > VIDEO_BASE64_MAX_BYTES) throw errors.payloadTooLarge('video', VIDEO_BASE64_MAX_BYTES);
       // Staged before the task exists, so no worker can claim a task whose input is not there yet.
       const key = `video-inputs/${projectId}/${id}`;
@@ -116,28 +116,6 @@ export class TaskStore {
     });
     await this.hub.announceNewTask();
     return taskRecord(row!);
-  }
-
-  /** SSRF policy of image URLs, applied to video URLs at submit time (after DNS); the fetch checks again. */
-  private async checkUrl(raw: string, param: string): Promise<void> {
-    if (this.s.config.allowPrivateUrls) return;
-    const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
-    const policy = { allowPrivate: false };
-    if (isIP(host)) {
-      const why = addressRefusal(host, policy);
-      if (why) throw errors.urlNotAllowed(param, `${host} is ${why}`);
-      return;
-    }
-    let addrs: Array<{ address: string }>;
-    try {
-      addrs = await lookup(host, { all: true, verbatim: true });
-    } catch {
-      return; // unresolvable now: the worker's fetch fails the task with the reason
-    }
-    for (const a of addrs) {
-      const why = addressRefusal(a.address, policy);
-      if (why) throw errors.urlNotAllowed(param, `${host} resolves to ${a.address} (${why})`);
-    }
   }
 
   async get(projectId: string, id: string, withRequest = false): Promise<Record<string, unknown>> {

@@ -23,7 +23,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
       summary: 'Enqueue a video task (one input element in v1); base64 input is staged before any worker reads it',
       responses: {
         202: { description: 'Accepted: {id, status, stream_url}', schema: TaskCreated },
-        400: { description: 'Invalid body, input, URL (url_not_allowed) or base64 (invalid_base64)' },
+        400: { description: 'Invalid body, input, URL (url_not_allowed; image_fetch_failed when its host does not resolve) or base64 (invalid_base64)' },
         413: { description: 'Body over 30 MB or decoded video_base64 over 20 MB (payload_too_large)' },
       },
       handler: async (ctx: RequestContext<ProcessBody>) => {

@@ -5,16 +5,9 @@ import sharp from 'sharp';
 import { errors } from '../errors.js';
 import type { ModelRegistry } from '../inference/registry.js';
 import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/runtime.js';
+import type { RgbImage } from '../media/rgb-image.js';
 import { COCO_CLASSES } from './coco-classes.js';
 import { clamp, decodeYolo, letterboxGeometry, unletterbox, type Letterbox, type RawBox, type YoloLayout } from './yolo.js';
-
-/** Packed RGB24 pixels, row-major (what src/vision/image-decode.ts produces). */
-export interface RgbImage {
-  data: Uint8Array | Buffer;
-  width: number;
-  height: number;
-  channels: 3;
-}
 
 export interface DetectOptions {
   classes?: string[];

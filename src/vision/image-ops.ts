@@ -3,15 +3,11 @@
 // All parameters are validated here; the addon trusts them (usearch style) and reports problems as an
 // error text that is re-thrown below with this call's stack.
 import { errors } from '../errors.js';
+import type { RgbImage } from '../media/rgb-image.js';
 import { loadAddon } from '../native.js';
 
-/** A packed RGB24 frame (3 bytes per pixel). `stride` is bytes per row, default width * 3. */
-export interface RgbImage {
-  data: Uint8Array;
-  width: number;
-  height: number;
-  stride?: number;
-}
+/** The pixels these operations read: an RgbImage whose rows may be padded to `stride` bytes (default width * 3). */
+type Pixels = RgbImage & { stride?: number };
 
 export type Triple = readonly [number, number, number];
 
@@ -115,7 +111,7 @@ function triple(name: string, v: unknown, fallback: Triple, nonZero = false): Tr
   return [v[0], v[1], v[2]];
 }
 
-function checkImage(img: RgbImage): number {
+function checkImage(img: Pixels): number {
   if (!(img?.data instanceof Uint8Array)) throw errors.invalidParam('image', 'Expected a Uint8Array of RGB24 pixels for image.data');
   side('image.width', img.width);
   side('image.height', img.height);
@@ -163,7 +159,7 @@ function rethrow(res: unknown, stack: Error): void {
   }
 }
 
-function letterboxArgs(img: RgbImage, opts: LetterboxOptions) {
+function letterboxArgs(img: Pixels, opts: LetterboxOptions) {
   const stride = checkImage(img);
   const width = side('width', opts.width);
   const height = side('height', opts.height);
@@ -180,7 +176,7 @@ function letterboxArgs(img: RgbImage, opts: LetterboxOptions) {
 }
 
 /** Letterbox + normalise synchronously: fine for small frames; use letterboxAsync for full frames. */
-export function letterbox(img: RgbImage, opts: LetterboxOptions): LetterboxResult {
+export function letterbox(img: Pixels, opts: LetterboxOptions): LetterboxResult {
   const { stride, native, tensor, dims } = letterboxArgs(img, opts);
   const stack = new Error();
   const res = loadAddon<ImageAddon>().imageLetterbox(img.data, img.width, img.height, stride, native, tensor);
@@ -192,7 +188,7 @@ export function letterbox(img: RgbImage, opts: LetterboxOptions): LetterboxResul
  * Letterbox + normalise on the libuv pool, so a 1080p frame never blocks the event loop. Do not write to
  * img.data or opts.out until the promise settles.
  */
-export async function letterboxAsync(img: RgbImage, opts: LetterboxOptions): Promise<LetterboxResult> {
+export async function letterboxAsync(img: Pixels, opts: LetterboxOptions): Promise<LetterboxResult> {
   const { stride, native, tensor, dims } = letterboxArgs(img, opts);
   const stack = new Error();
   const res = await loadAddon<ImageAddon>().imageLetterboxAsync(img.data, img.width, img.height, stride, native, tensor);
@@ -217,7 +213,7 @@ function checkBox(name: string, b: Box): void {
  * Crops every ROI and stretches it to width x height into ONE batch tensor [n, 3, h, w] (or [n, h, w, 3]).
  * ROIs may extend past the frame: samples there repeat the nearest edge pixel.
  */
-export function cropResize(img: RgbImage, rois: readonly Box[], opts: CropResizeOptions): { tensor: Float32Array; dims: [number, number, number, number] } {
+export function cropResize(img: Pixels, rois: readonly Box[], opts: CropResizeOptions): { tensor: Float32Array; dims: [number, number, number, number] } {
   const stride = checkImage(img);
   const width = side('width', opts.width);
   const height = side('height', opts.height);
@@ -236,7 +232,7 @@ export function cropResize(img: RgbImage, rois: readonly Box[], opts: CropResize
 }
 
 /** Dominant colour of a box, named with one of COLOUR_NAMES. The box must overlap the frame. */
-export function dominantColour(img: RgbImage, box: Box, opts: DominantColourOptions = {}): DominantColour {
+export function dominantColour(img: Pixels, box: Box, opts: DominantColourOptions = {}): DominantColour {
   const stride = checkImage(img);
   checkBox('box', box);
   const maxSamples = opts.maxSamples ?? 1024;
@@ -258,7 +254,7 @@ export function dominantColour(img: RgbImage, box: Box, opts: DominantColourOpti
 }
 
 /** Bilinear resize of RGB24 to width x height (packed, stride = width * 3). */
-export function resize(img: RgbImage, width: number, height: number, out?: Uint8Array): RgbImage {
+export function resize(img: Pixels, width: number, height: number, out?: Uint8Array): RgbImage {
   const stride = checkImage(img);
   side('width', width);
   side('height', height);
@@ -269,5 +265,5 @@ export function resize(img: RgbImage, width: number, height: number, out?: Uint8
   const data = out === undefined ? new Uint8Array(size) : out.subarray(0, size);
   const stack = new Error();
   rethrow(loadAddon<ImageAddon>().imageResize(img.data, img.width, img.height, stride, width, height, data), stack);
-  return { data, width, height, stride: width * 3 };
+  return { data, width, height, channels: 3 };
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
 import type { ProviderLog } from '../../src/inference/execution-providers.js';
-import type { RgbImage } from '../../src/vision/detect.js';
+import type { RgbImage } from '../../src/media/rgb-image.js';
 
 export async function tempDataDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'sightflow-models-'));

@@ -203,6 +203,10 @@ test('a video URL to a private address is refused unless SIGHTFLOW_ALLOW_PRIVATE
     }
     assert.deepEqual((await api(strict, '/v1/video/process', { method: 'POST', json: body('http://10.1.2.3/a.mp4') })).body,
       invalid('url_not_allowed', 'The URL points to a private, loopback or link-local address, which is not allowed: 10.1.2.3 is private', 'input[0].url'));
+    // A host that does not resolve cannot be checked, so it is refused at submit too, as for image URLs.
+    const unresolved = await api(strict, '/v1/video/process', { method: 'POST', json: body('http://no-such-host.invalid/a.mp4') });
+    assert.equal(unresolved.status, 400);
+    assert.deepEqual(unresolved.body, invalid('image_fetch_failed', 'The video URL could not be fetched: could not resolve host no-such-host.invalid', 'input[0].url'));
     assert.equal((await api(strict, '/v1/video/tasks')).body.data.length, 0);
   } finally { await strict.close(); }
 });

@@ -2,13 +2,14 @@
 // dominant colour names, and parameter errors raised in TypeScript.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cropResize, dominantColour, letterbox, letterboxAsync, resize, unletterboxBox, type RgbImage } from '../../src/vision/image-ops.js';
+import type { RgbImage } from '../../src/media/rgb-image.js';
+import { cropResize, dominantColour, letterbox, letterboxAsync, resize, unletterboxBox } from '../../src/vision/image-ops.js';
 import { ApiError } from '../../src/errors.js';
 
 function solid(width: number, height: number, rgb: [number, number, number]): RgbImage {
   const data = new Uint8Array(width * height * 3);
   for (let i = 0; i < data.length; i += 3) data.set(rgb, i);
-  return { data, width, height };
+  return { data, width, height, channels: 3 };
 }
 
 /** Left half one colour, right half another. */
@@ -70,7 +71,7 @@ test('letterbox honours stride (padded rows) and scaleUp: false', () => {
   const width = 4, height = 2, stride = 16;
   const data = new Uint8Array(stride * height).fill(255);
   for (let y = 0; y < height; y++) for (let x = 0; x < width * 3; x++) data[y * stride + x] = 60;
-  const r = letterbox({ data, width, height, stride }, { width: 8, height: 8, scaleUp: false, scale: 1 });
+  const r = letterbox({ data, width, height, channels: 3, stride }, { width: 8, height: 8, scaleUp: false, scale: 1 });
   near(r.scale, 1);
   assert.equal(r.padX, 2);
   assert.equal(r.padY, 3);

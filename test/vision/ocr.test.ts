@@ -10,7 +10,8 @@ import { ctcGreedy } from '../../src/vision/ocr/ctc-decode.js';
 import { dbPostprocess } from '../../src/vision/ocr/db-postprocess.js';
 import { type BBox, ocrImage, ocrRegion, readLine } from '../../src/vision/ocr/engine.js';
 import { routeLanguage, supportedLanguages } from '../../src/vision/ocr/languages.js';
-import { type RgbImage, decodeRgb, rotate180 } from '../../src/vision/ocr/rgb-image.js';
+import type { RgbImage } from '../../src/media/rgb-image.js';
+import { decodeRgb, rotate180 } from '../../src/vision/ocr/rgb-image.js';
 import { tesseractInfo, tesseractOcr } from '../../src/vision/ocr/tesseract.js';
 
 const W = 900;

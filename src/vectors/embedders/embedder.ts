@@ -1,6 +1,6 @@
 // One interface for every embedding model: an input of one modality in, a unit-length float32 vector in the
 // model's shared space out, plus the tokens billed for it (README "Usage").
-import type { LoadedImage } from '../../vision/image-input.js';
+import type { LoadedImage } from '../../media/image-input.js';
 
 export type Modality = 'image' | 'text' | 'audio';
 

@@ -1,19 +1,17 @@
-// Opening a task's video: a staged file path as is, a URL only under the SSRF policy of url-guard.ts.
+// Opening a task's video: a staged file path as is, a URL only under the media URL policy (checkUrl).
 // FFmpeg resolves and connects by itself (and follows redirects with no way to refuse them), so the policy is
 // applied around it: every address the URL's host resolves to is checked before FFmpeg opens it, and the URL
 // FFmpeg ended at (info.finalUrl) is checked again after open, aborting the decoder on a refusal. What remains
 // is DNS rebinding between our lookup and FFmpeg's; SIGHTFLOW_ALLOW_PRIVATE_URLS=false plus an egress
 // firewall is the complete answer there.
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import { errors } from '../../errors.js';
-import { addressRefusal } from '../../vision/url-guard.js';
+import { checkUrl } from '../../media/url-policy.js';
 import { ProviderError } from '../provider.js';
 import { VideoDecoder, type DecoderOptions } from '../decoder.js';
 
 const PARAM = 'input[0].url';
 
-/** Throws urlNotAllowed (400) for a URL whose host is or resolves to a refused address. */
+/** Throws urlNotAllowed (400) for a URL whose host is or resolves to a refused address, a ProviderError when it does not resolve. */
 export async function checkVideoUrl(url: string, allowPrivate: boolean, provider = 'local'): Promise<void> {
   let u: URL;
   try {
@@ -24,23 +22,15 @@ export async function checkVideoUrl(url: string, allowPrivate: boolean, provider
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
     throw errors.invalidParam(PARAM, `Expected an http(s) URL for ${PARAM} but received the scheme ${u.protocol}`);
   }
-  if (allowPrivate) return;
-  const host = u.hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  if (isIP(host)) {
-    addresses = [host];
-  } else {
-    try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-    } catch (e) {
-      // A resolver hiccup is worth a retry on another provider; a name that does not exist fails there too.
-      throw new ProviderError(provider, `The video URL's host ${host} could not be resolved: ${(e as Error).message}`);
-    }
+  const verdict = await checkUrl(u, { allowPrivate });
+  if (verdict.allowed) return;
+  if (verdict.reason === 'unresolved') {
+    // Denied either way; a resolver hiccup is worth a retry on another provider (a name that does not exist
+    // fails there too), so it is a provider error rather than the submit-time 400.
+    const cause = verdict.cause instanceof Error ? verdict.cause.message : verdict.detail;
+    throw new ProviderError(provider, `The video URL's host ${verdict.host} could not be resolved: ${cause}`);
   }
-  for (const a of addresses) {
-    const why = addressRefusal(a, { allowPrivate: false });
-    if (why) throw errors.urlNotAllowed(PARAM, `${host} resolves to ${a} (${why})`);
-  }
+  throw errors.urlNotAllowed(PARAM, verdict.detail);
 }
 
 /** Opens the source for decoding; a URL is checked before and its final URL after FFmpeg opened it. */

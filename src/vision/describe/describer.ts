@@ -2,7 +2,8 @@
 // colour statistics turned into prose. Low detail detects on a downscaled copy and says what is there;
 // high detail adds positions, colours, readable text and the picture's main colours.
 import sharp from 'sharp';
-import type { DetectedObject, Detector, RgbImage } from '../detect.js';
+import type { RgbImage } from '../../media/rgb-image.js';
+import type { DetectedObject, Detector } from '../detect.js';
 import type { OcrResult } from '../ocr/engine.js';
 import { autoDetail, type Detail } from '../usage-tokens.js';
 import { writeChinese } from './chinese.js';

@@ -4,7 +4,8 @@ import { Tensor } from '../../inference/runtime.js';
 import { DB_DEFAULTS, type DbParams, dbPostprocess } from './db-postprocess.js';
 import type { Point } from './geometry.js';
 import type { OcrSession } from './ocr-models.js';
-import { type RgbImage, resizeRgb } from './rgb-image.js';
+import type { RgbImage } from '../../media/rgb-image.js';
+import { resizeRgb } from './rgb-image.js';
 import { LoopSlice } from '../../loop-slice.js';
 
 export interface DetectedLine {

@@ -6,7 +6,8 @@ import { type DecodedChar, ctcGreedy } from './ctc-decode.js';
 import type { Point } from './geometry.js';
 import type { OcrSession } from './ocr-models.js';
 import { type StripInk, stripInk } from './ink-gaps.js';
-import { type RgbImage, rotate180, warpQuad } from './rgb-image.js';
+import type { RgbImage } from '../../media/rgb-image.js';
+import { rotate180, warpQuad } from './rgb-image.js';
 import { LoopSlice } from '../../loop-slice.js';
 
 export const REC_HEIGHT = 48;

@@ -1,15 +1,8 @@
-// Decoded RGB pixels and the two resamplings OCR needs: a whole-image resize for the detector (sharp) and a
+// Decoding to RgbImage and the two resamplings OCR needs: a whole-image resize for the detector (sharp) and a
 // quad -> rectangle warp that rectifies one text line for the recogniser (plain TypeScript, crops are small).
 import sharp from 'sharp';
+import type { RgbImage } from '../../media/rgb-image.js';
 import type { Point } from './geometry.js';
-
-/** Interleaved 8-bit RGB, row-major, no padding. */
-export interface RgbImage {
-  data: Buffer | Uint8Array;
-  width: number;
-  height: number;
-  channels: 3;
-}
 
 export async function resizeRgb(image: RgbImage, width: number, height: number): Promise<RgbImage> {
   if (width === image.width && height === image.height) return image;

@@ -3,13 +3,11 @@
 import sharp from 'sharp';
 import { errors } from '../errors.js';
 import type { AcceptedImageFormat } from './image-sniff.js';
+import type { RgbImage } from './rgb-image.js';
 
-export interface DecodedImage {
-  /** Packed RGB24, row-major, width * height * 3 bytes, EXIF orientation applied, alpha flattened on white. */
+/** Packed RGB24, width * height * 3 bytes, EXIF orientation applied, alpha flattened on white. */
+export interface DecodedImage extends RgbImage {
   data: Buffer;
-  width: number;
-  height: number;
-  channels: 3;
 }
 
 /** Decodes an already-sniffed JPEG, PNG or WEBP. Throws imageTooManyPixels or undecodableImage. */

@@ -1,8 +1,12 @@
-// SSRF guard for server-side URL fetches. The check runs on resolved addresses (inside the socket's DNS lookup,
-// and again on the connected socket), so a public hostname that resolves to 127.0.0.1 or a redirect to
-// 169.254.169.254 is refused before any request byte is sent.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
+// The URL policy of every server-side fetch of client-given media (image and audio inputs, video URLs): only
+// http(s), and never to loopback, private, link-local, metadata or otherwise non-public addresses unless the
+// operator allows private URLs. checkUrl is the one decision: it resolves the host and refuses the URL when ANY
+// address is refused (a caller such as FFmpeg may connect to whichever it likes) or when the host cannot be
+// resolved (an address that cannot be checked is not allowed). The fetcher connects only to the addresses
+// checkUrl vetted, so a second DNS answer cannot slip a private address in between.
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { errors, type ApiError, type FetchedMedia } from '../errors.js';
 
 type Range4 = readonly [base: number, bits: number, label: string];
 
@@ -87,7 +91,7 @@ export function blockedAddressReason(address: string): string | null {
   return 'not an IP address';
 }
 
-export interface AddressPolicy {
+export interface UrlPolicy {
   /** Allow private, loopback and link-local addresses (tests, trusted intranets). */
   allowPrivate: boolean;
   /** Exact addresses allowed even when private (an internal CDN, a test server). */
@@ -95,36 +99,66 @@ export interface AddressPolicy {
 }
 
 /** Null when `address` may be connected to under `policy`, else the reason it may not. */
-export function addressRefusal(address: string, policy: AddressPolicy): string | null {
+export function addressRefusal(address: string, policy: UrlPolicy): string | null {
   if (policy.allowPrivate) return null;
   if (policy.allowAddresses?.includes(address)) return null;
   return blockedAddressReason(address);
 }
 
-/** Raised inside a socket lookup; the fetcher turns it into errors.urlNotAllowed. */
-export class AddressRefusedError extends Error {
-  readonly code = 'ERR_SIGHTFLOW_ADDRESS_REFUSED';
-  constructor(readonly detail: string) {
-    super(detail);
+/**
+ * SIGHTFLOW_ALLOW_PRIVATE_URLS, for callers given no explicit policy; `true` and `1` both mean true. Read per
+ * call so a process (a test) can change it. The only place the media kit reads the environment.
+ */
+export function allowPrivateUrlsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = env.SIGHTFLOW_ALLOW_PRIVATE_URLS;
+  return v === 'true' || v === '1';
+}
+
+/** Every address of a host name, in resolver order; rejects when the name does not resolve. */
+export type Resolver = (host: string) => Promise<readonly string[]>;
+
+export const resolveHost: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+export type UrlVerdict =
+  /** `addresses`: the vetted addresses to connect to; absent when the policy allows every address (nothing was resolved). */
+  | { allowed: true; host: string; addresses?: readonly string[] }
+  /** `refused`: the scheme or an address is not allowed; `unresolved`: the host did not resolve, so it could not be checked. */
+  | { allowed: false; host: string; reason: 'refused' | 'unresolved'; detail: string; cause?: unknown };
+
+/** Decides whether `url` may be fetched under `policy`. Never throws; `resolve` is a seam for tests. */
+export async function checkUrl(url: URL | string, policy: UrlPolicy, resolve: Resolver = resolveHost): Promise<UrlVerdict> {
+  let u: URL;
+  try {
+    u = typeof url === 'string' ? new URL(url) : url;
+  } catch {
+    return { allowed: false, host: '', reason: 'refused', detail: 'it is not a valid absolute URL' };
   }
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { allowed: false, host, reason: 'refused', detail: `the scheme ${u.protocol.replace(/:$/, '')} is not allowed` };
+  if (!host) return { allowed: false, host, reason: 'refused', detail: 'the URL has no host' };
+  if (policy.allowPrivate) return { allowed: true, host };
+  if (isIP(host)) {
+    const why = addressRefusal(host, policy);
+    return why ? { allowed: false, host, reason: 'refused', detail: `${host} is ${why}` } : { allowed: true, host, addresses: [host] };
+  }
+  let addresses: readonly string[];
+  try {
+    addresses = await resolve(host);
+  } catch (e) {
+    return { allowed: false, host, reason: 'unresolved', detail: `could not resolve host ${host}`, cause: e };
+  }
+  if (addresses.length === 0) return { allowed: false, host, reason: 'unresolved', detail: `could not resolve host ${host}` };
+  for (const a of addresses) {
+    const why = addressRefusal(a, policy);
+    if (why) return { allowed: false, host, reason: 'refused', detail: `${host} resolves to ${a} (${why})` };
+  }
+  return { allowed: true, host, addresses };
 }
 
 /**
- * A `lookup` for net/http/https that resolves the host and drops refused addresses, failing with
- * AddressRefusedError when none is left. Every address the socket may try passes through here.
+ * The client error for a URL checkUrl denied, the same for every media input: url_not_allowed for a refused
+ * address, image_fetch_failed ("could not resolve host") when the host did not resolve.
  */
-export function guardedLookup(policy: AddressPolicy): LookupFunction {
-  return ((hostname: string, options: { all?: boolean; family?: number | string; hints?: number }, callback: (...args: unknown[]) => void) => {
-    dnsLookup(hostname, { family: options.family as 0 | 4 | 6 | undefined, hints: options.hints, all: true, verbatim: true }, (err, addresses: LookupAddress[]) => {
-      if (err) return callback(err);
-      const allowed = addresses.filter((a) => addressRefusal(a.address, policy) === null);
-      if (allowed.length === 0) {
-        const first = addresses[0];
-        const why = first ? `${hostname} resolves to ${first.address} (${addressRefusal(first.address, policy)})` : `${hostname} has no address`;
-        return callback(new AddressRefusedError(why));
-      }
-      if (options.all) callback(null, allowed);
-      else callback(null, allowed[0].address, allowed[0].family);
-    });
-  }) as LookupFunction;
+export function urlDenied(verdict: Extract<UrlVerdict, { allowed: false }>, param: string, media: FetchedMedia): ApiError {
+  return verdict.reason === 'unresolved' ? errors.imageFetchFailed(param, verdict.detail, media) : errors.urlNotAllowed(param, verdict.detail);
 }

@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import sharp from 'sharp';
 import { ApiError, type ErrorBody } from '../../src/errors.js';
-import { loadImage, parseImageInput, type ImageInput, type LoadImageOptions } from '../../src/vision/image-input.js';
-import { blockedAddressReason } from '../../src/vision/url-guard.js';
+import { loadImage, parseImageInput, type ImageInput, type LoadImageOptions } from '../../src/media/image-input.js';
+import { blockedAddressReason } from '../../src/media/url-policy.js';
 
 const MiB = 1024 * 1024;
 
@@ -352,6 +352,8 @@ test('the env flag is the default source of allowPrivate', async () => {
     delete process.env.SIGHTFLOW_ALLOW_PRIVATE_URLS;
     await assert.rejects(loadImage(parsed(`${base}/img.png`)), (e) => body(e).error.code === 'url_not_allowed');
     process.env.SIGHTFLOW_ALLOW_PRIVATE_URLS = 'true';
+    assert.equal((await loadImage(parsed(`${base}/img.png`))).width, 8);
+    process.env.SIGHTFLOW_ALLOW_PRIVATE_URLS = '1';
     assert.equal((await loadImage(parsed(`${base}/img.png`))).width, 8);
   } finally {
     if (saved === undefined) delete process.env.SIGHTFLOW_ALLOW_PRIVATE_URLS;

@@ -1,14 +1,13 @@
 // Server-side fetch of an image (or, for vector items, audio) URL: one deadline for the whole exchange, a byte cap enforced while the body
-// streams, redirects followed by hand (each hop re-checked by the SSRF guard). node:http rather than fetch,
-// because only a custom socket lookup lets us vet the address actually connected to.
+// streams, redirects followed by hand, each hop judged by checkUrl. node:http rather than fetch, because only a
+// custom socket lookup pins the connection to the addresses checkUrl vetted (and the peer is checked again).
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import type { Socket } from 'node:net';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { ApiError, errors, type FetchedMedia } from '../errors.js';
-import { AddressRefusedError, addressRefusal, guardedLookup, type AddressPolicy } from './url-guard.js';
+import { addressRefusal, checkUrl, urlDenied, type UrlPolicy } from './url-policy.js';
 
-export interface FetchImageOptions extends AddressPolicy {
+export interface FetchMediaOptions extends UrlPolicy {
   /** Request parameter named in errors ("image", "items[2].image"). */
   param: string;
   /** What the URL should hold; words the errors and the Accept header. Default 'image'. */
@@ -23,10 +22,11 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const ACCEPT: Record<FetchedMedia, string> = {
   image: 'image/jpeg, image/png, image/webp, */*;q=0.1',
   audio: 'audio/wav, audio/mpeg, audio/flac, audio/ogg, */*;q=0.1',
+  video: 'video/mp4, video/webm, video/*, */*;q=0.1',
 };
 
 /** The body of `url` (after at most `maxRedirects` redirects), or an ApiError naming what went wrong. */
-export async function fetchImageBytes(url: URL, opts: FetchImageOptions): Promise<Buffer> {
+export async function fetchMediaBytes(url: URL, opts: FetchMediaOptions): Promise<Buffer> {
   opts.signal?.throwIfAborted();
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), opts.timeoutMs);
@@ -35,7 +35,9 @@ export async function fetchImageBytes(url: URL, opts: FetchImageOptions): Promis
   try {
     let current = url;
     for (let hop = 0; ; hop++) {
-      const res = await requestOnce(current, opts, deadline.signal);
+      const verdict = await untilAborted(checkUrl(current, opts), deadline.signal);
+      if (!verdict.allowed) throw urlDenied(verdict, opts.param, opts.media ?? 'image');
+      const res = await requestOnce(current, opts, verdict.addresses, deadline.signal);
       if (REDIRECTS.has(res.statusCode ?? 0)) {
         res.destroy();
         const location = res.headers.location;
@@ -77,14 +79,33 @@ function redirectTarget(from: URL, location: string, param: string, media?: Fetc
   return next;
 }
 
-/** Sends one GET and resolves with the response head; the body is left unread. */
-function requestOnce(url: URL, opts: FetchImageOptions, signal: AbortSignal): Promise<IncomingMessage> {
+/** DNS resolution has no abort; the deadline or a client abort must not wait for it. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
+ * A socket lookup that answers with the addresses checkUrl vetted instead of asking DNS again, so the host
+ * cannot resolve to something else between the check and the connection.
+ */
+function pinnedLookup(addresses: readonly string[]): LookupFunction {
+  return ((hostname: string, options: { all?: boolean; family?: number | string }, callback: (...args: unknown[]) => void) => {
+    const want = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
+    const list = addresses.map((address) => ({ address, family: isIP(address) })).filter((a) => want === 0 || a.family === want);
+    if (list.length === 0) return callback(Object.assign(new Error(`no IPv${want} address for ${hostname}`), { code: 'ENOTFOUND' }));
+    if (options.all) callback(null, list);
+    else callback(null, list[0]!.address, list[0]!.family);
+  }) as LookupFunction;
+}
+
+/** Sends one GET and resolves with the response head; the body is left unread. `addresses`: where it may connect (absent: any). */
+function requestOnce(url: URL, opts: FetchMediaOptions, addresses: readonly string[] | undefined, signal: AbortSignal): Promise<IncomingMessage> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  // Node skips the lookup for IP literals, so those are checked here, before any socket exists.
-  if (isIP(host)) {
-    const refused = addressRefusal(host, opts);
-    if (refused) return Promise.reject(errors.urlNotAllowed(opts.param, `${host} is ${refused}`));
-  }
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -97,11 +118,11 @@ function requestOnce(url: URL, opts: FetchImageOptions, signal: AbortSignal): Pr
     const req = client.request(url, {
       method: 'GET',
       agent: false,
-      lookup: guardedLookup(opts),
+      ...(addresses ? { lookup: pinnedLookup(addresses) } : {}),
       signal,
       headers: { 'user-agent': 'sightflow-image-fetch/1', accept: ACCEPT[opts.media ?? 'image'], 'accept-encoding': 'identity' },
     });
-    // Second line of defence: whatever the lookup said, the peer we are connected to must pass too.
+    // Second line of defence: whatever the lookup said, the peer we are connected to must pass the policy too.
     req.once('socket', (socket: Socket) => {
       const check = () => {
         const peer = socket.remoteAddress;
@@ -123,7 +144,6 @@ function requestOnce(url: URL, opts: FetchImageOptions, signal: AbortSignal): Pr
 
 function networkError(e: unknown, url: URL, param: string, media?: FetchedMedia): unknown {
   if (e instanceof ApiError) return e;
-  if (e instanceof AddressRefusedError) return errors.urlNotAllowed(param, e.detail);
   const err = e as NodeJS.ErrnoException & { name?: string };
   if (err.name === 'AbortError') return e; // the caller knows whether it was the deadline or the client
   const where = `${url.hostname}${url.port ? ':' + url.port : ''}`;
