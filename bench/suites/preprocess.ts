@@ -2,7 +2,7 @@
 // 640x640 NCHW float32 tensor. Peer: sharp (resize with fit 'contain' = letterbox, raw RGB out) followed by
 // the TypeScript loop that turns bytes into normalised planes, the usual way to feed ONNX Runtime from Node.
 import sharp from 'sharp';
-import { letterbox, letterboxAsync } from '../../src/vision/image-ops.js';
+import { letterbox, letterboxAsync } from '../../src/native/image.js';
 
 const W = 1920, H = 1080, D = 640;
 

@@ -1,7 +1,7 @@
 // `npm run bench -- track [--quick] [--json]`: latency of one tracker update() with 10, 100 and 500 moving
 // boxes per frame (goal: 100 boxes under 0.2 ms p50), beside a straightforward TypeScript SORT (same Kalman,
 // full IoU matrix, Hungarian) run on the same frames.
-import { Tracker } from '../../src/video/tracker.js';
+import { Tracker } from '../../src/native/track.js';
 import { linearAssignment } from '../../eval/lib/mot-metrics.js';
 
 type Box4 = [number, number, number, number];

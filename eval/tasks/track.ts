@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { evalDir, skipWithoutEvalData } from '../dir.js';
 import { evaluateMot, evaluatedTargets, parseMotFile, type MotMetrics, type MotRow } from '../lib/mot-metrics.js';
-import { Tracker, type TrackerOptions } from '../../src/video/tracker.js';
+import { Tracker, type TrackerOptions } from '../../src/native/track.js';
 
 /** The tracker settings this evaluation (and the acceptance test) uses: every detection gets an id. */
 export const EVAL_TRACKER: TrackerOptions = { maxAge: 30, minHits: 3, iouThreshold: 0.3, report: 'all' };

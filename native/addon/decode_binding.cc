@@ -1,8 +1,9 @@
 // N-API face of native/core/decode: class Decoder { open(opts), read(max, target?), close(), abort() }.
-// Each call copies its arguments into plain structs on the JS thread, runs on the libuv pool
-// (Napi::AsyncWorker) and resolves a promise in OnOK. Nothing throws across the boundary: failures resolve
-// with {error: {code, message}} and src/video/decoder.ts throws them with the caller's stack.
-// TypeScript validates every option first (see decoder.ts); this side trusts them.
+// Each call reads its arguments with the shared reader (options.h) into plain structs on the JS thread, runs on
+// the libuv pool (Napi::AsyncWorker) and settles a promise in OnOK. A bad argument throws at once
+// (ERR_SIGHTFLOW_DECODE_INVALID_ARG); a decoder failure rejects with an Error whose code is
+// ERR_SIGHTFLOW_DECODE_<the core's code>, e.g. ERR_SIGHTFLOW_DECODE_INPUT_NOT_FOUND (read's also carries the
+// counters so far as `stats`). src/native/decode.ts types it and checks every option first.
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,7 @@
 
 #include "bindings.h"
 #include "decode/video_decoder.h"
+#include "options.h"
 
 extern "C" {
 #include <libavutil/log.h>
@@ -31,11 +33,8 @@ struct DecoderState {
   VideoDecoder decoder;
 };
 
-Napi::Value ErrorValue(Napi::Env env, const decode::Error& e) {
-  Napi::Object err = Napi::Object::New(env);
-  err.Set("code", e.code);
-  err.Set("message", e.message);
-  return err;
+Napi::Error DecodeFailure(Napi::Env env, const decode::Error& e) {
+  return CodedError(env, ErrorCode("DECODE", e.code.empty() ? "failed" : e.code), e.message);
 }
 
 Napi::Object StatsObject(Napi::Env env, const decode::Stats& s) {
@@ -47,45 +46,28 @@ Napi::Object StatsObject(Napi::Env env, const decode::Stats& s) {
   return o;
 }
 
-template <typename T>
-T Get(const Napi::Object& o, const char* key, T fallback);
-
-template <>
-double Get<double>(const Napi::Object& o, const char* key, double fallback) {
-  Napi::Value v = o.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : fallback;
-}
-template <>
-bool Get<bool>(const Napi::Object& o, const char* key, bool fallback) {
-  Napi::Value v = o.Get(key);
-  return v.IsBoolean() ? v.As<Napi::Boolean>().Value() : fallback;
-}
-template <>
-std::string Get<std::string>(const Napi::Object& o, const char* key, std::string fallback) {
-  Napi::Value v = o.Get(key);
-  return v.IsString() ? v.As<Napi::String>().Utf8Value() : fallback;
-}
-
-decode::Options ParseOptions(const Napi::Object& o) {
+decode::Options ParseOptions(const Napi::Value& value) {
+  const ArgReader args(value.Env(), "DECODE");
+  const OptionsReader o(args, value, "options");
   decode::Options opts;
-  opts.input = Get<std::string>(o, "input", "");
-  const std::string mode = Get<std::string>(o, "mode", "fps");
+  opts.input = o.String("input", true);
+  const std::string mode = o.OneOf("mode", "fps", {"fps", "interval", "keyframe"});
   opts.mode = mode == "interval" ? decode::SampleMode::Interval
               : mode == "keyframe" ? decode::SampleMode::Keyframe
                                    : decode::SampleMode::Fps;
-  opts.value = Get<double>(o, "value", 1.0);
-  opts.has_start = o.Get("start").IsNumber();
-  opts.start = Get<double>(o, "start", 0);
-  opts.has_end = o.Get("end").IsNumber();
-  opts.end = Get<double>(o, "end", 0);
-  opts.unit = Get<std::string>(o, "unit", "seconds") == "frames" ? decode::RangeUnit::Frames : decode::RangeUnit::Seconds;
-  opts.max_frames = static_cast<int64_t>(Get<double>(o, "maxFrames", 3000));
-  opts.threads = static_cast<int>(Get<double>(o, "threads", 0));
-  opts.out_width = static_cast<int>(Get<double>(o, "width", 0));
-  opts.out_height = static_cast<int>(Get<double>(o, "height", 0));
-  opts.keep_aspect = Get<bool>(o, "keepAspect", true);
-  opts.open_timeout_ms = static_cast<int64_t>(Get<double>(o, "openTimeoutMs", 15000));
-  opts.read_timeout_ms = static_cast<int64_t>(Get<double>(o, "readTimeoutMs", 15000));
+  opts.value = o.Number("value", 1.0, 0, 1e9, true);
+  opts.unit = o.OneOf("unit", "seconds", {"seconds", "frames"}) == "frames" ? decode::RangeUnit::Frames : decode::RangeUnit::Seconds;
+  opts.has_start = o.Has("start");
+  opts.start = o.Number("start", 0.0, 0, 1e15);
+  opts.has_end = o.Has("end");
+  opts.end = opts.has_start ? o.Number("end", 0.0, opts.start, 1e15, true) : o.Number("end", 0.0, 0, 1e15, true);
+  opts.max_frames = o.Integer("maxFrames", 3000, 1, 1000000000);
+  opts.threads = static_cast<int>(o.Integer("threads", 0, 0, 64));
+  opts.out_width = static_cast<int>(o.Integer("width", 0, 1, 16384));
+  opts.out_height = static_cast<int>(o.Integer("height", 0, 1, 16384));
+  opts.keep_aspect = o.Boolean("keepAspect", true);
+  opts.open_timeout_ms = o.Integer("openTimeoutMs", 15000, 1, 3600000);
+  opts.read_timeout_ms = o.Integer("readTimeoutMs", 15000, 1, 3600000);
   return opts;
 }
 
@@ -118,11 +100,9 @@ class OpenWorker : public PromiseWorker {
     Napi::Env env = Env();
     Napi::Object r = Napi::Object::New(env);
     if (!ok_) {
-      r.Set("error", ErrorValue(env, error_));
-      deferred_.Resolve(r);
+      deferred_.Reject(DecodeFailure(env, error_).Value());
       return;
     }
-    r.Set("error", env.Null());
     r.Set("width", info_.width);
     r.Set("height", info_.height);
     r.Set("outWidth", info_.out_width);
@@ -183,6 +163,13 @@ class ReadWorker : public PromiseWorker {
 
   void OnOK() override {
     Napi::Env env = Env();
+    if (status_ == Status::Error) {
+      // Frames decoded before the failure in this batch are dropped with it (their memory with owned_).
+      Napi::Error e = DecodeFailure(env, error_);
+      e.Value().Set("stats", StatsObject(env, stats_));
+      deferred_.Reject(e.Value());
+      return;
+    }
     const size_t n = metas_.size();
     Napi::Object r = Napi::Object::New(env);
     Napi::Uint8Array data;
@@ -206,10 +193,7 @@ class ReadWorker : public PromiseWorker {
       pts[i] = static_cast<double>(metas_[i].pts_ms);
       key[i] = metas_[i].keyframe ? 1 : 0;
     }
-    const char* status = status_ == Status::Frame     ? "more"
-                         : status_ == Status::End       ? "end"
-                         : status_ == Status::MaxFrames ? "max_frames"
-                                                        : "error";
+    const char* status = status_ == Status::Frame ? "more" : status_ == Status::End ? "end" : "max_frames";
     r.Set("status", status);
     r.Set("count", Napi::Number::New(env, static_cast<double>(n)));
     r.Set("frameBytes", Napi::Number::New(env, static_cast<double>(frame_bytes_)));
@@ -218,7 +202,6 @@ class ReadWorker : public PromiseWorker {
     r.Set("ptsMs", pts);
     r.Set("keyframe", key);
     r.Set("stats", StatsObject(env, stats_));
-    r.Set("error", status_ == Status::Error ? ErrorValue(env, error_) : env.Null());
     deferred_.Resolve(r);
   }
 
@@ -260,21 +243,18 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
 
  private:
   Napi::Value Open(const Napi::CallbackInfo& info) {
-    Napi::Object opts = info[0].IsObject() ? info[0].As<Napi::Object>() : Napi::Object::New(info.Env());
-    auto* w = new OpenWorker(info.Env(), state_, ParseOptions(opts));
+    auto* w = new OpenWorker(info.Env(), state_, ParseOptions(info[0]));
     Napi::Promise p = w->Promise();
     w->Queue();
     return p;
   }
 
   Napi::Value Read(const Napi::CallbackInfo& info) {
-    const double max = info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : 1;
+    const ArgReader args(info.Env(), "DECODE");
+    const auto max = static_cast<size_t>(args.Integer(info[0], "max", 1, 1000000000));
     Napi::Uint8Array target;
-    if (info.Length() > 1 && info[1].IsTypedArray() &&
-        info[1].As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
-      target = info[1].As<Napi::Uint8Array>();
-    }
-    auto* w = new ReadWorker(info.Env(), state_, max >= 1 ? static_cast<size_t>(max) : 1, target);
+    if (!info[1].IsUndefined()) target = args.Typed<Napi::Uint8Array>(info[1], "target", napi_uint8_array, "Uint8Array");
+    auto* w = new ReadWorker(info.Env(), state_, max, target);
     Napi::Promise p = w->Promise();
     w->Queue();
     return p;

@@ -1,9 +1,12 @@
 // N-API surface of native/core/track: the tracker as a JS class. update() runs on the JS thread: it is
-// microseconds for realistic scenes, and a worker hop would cost more than the work. TypeScript
-// (src/video/tracker.ts) validates options and inputs; this layer trusts them and re-checks only lengths.
+// microseconds for realistic scenes, and a worker hop would cost more than the work. Options and arrays are
+// read with the shared reader (options.h): a bad one throws ERR_SIGHTFLOW_TRACK_INVALID_ARG.
+// src/native/track.ts types the class and checks options and detections first.
+#include <string>
 #include <vector>
 
 #include "bindings.h"
+#include "options.h"
 #include "track/tracker.h"
 
 namespace sightflow {
@@ -20,49 +23,37 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
   explicit TrackerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TrackerWrap>(info), tracker_(Read(info)) {}
 
  private:
+  // new Tracker({maxAge, minHits, iouThreshold, byte, highThresh, lowThresh, secondIouThreshold, reportAll}),
+  // every key optional.
   static track::TrackerOptions Read(const Napi::CallbackInfo& info) {
-    track::TrackerOptions o;
-    if (info.Length() < 1 || !info[0].IsObject()) return o;
-    Napi::Object obj = info[0].As<Napi::Object>();
-    auto num = [&](const char* key, double fallback) {
-      Napi::Value v = obj.Get(key);
-      return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : fallback;
-    };
-    auto flag = [&](const char* key, bool fallback) {
-      Napi::Value v = obj.Get(key);
-      return v.IsBoolean() ? v.As<Napi::Boolean>().Value() : fallback;
-    };
-    o.max_age = static_cast<int>(num("maxAge", o.max_age));
-    o.min_hits = static_cast<int>(num("minHits", o.min_hits));
-    o.iou_threshold = static_cast<float>(num("iouThreshold", o.iou_threshold));
-    o.byte = flag("byte", o.byte);
-    o.high_thresh = static_cast<float>(num("highThresh", o.high_thresh));
-    o.low_thresh = static_cast<float>(num("lowThresh", o.low_thresh));
-    o.second_iou_threshold = static_cast<float>(num("secondIouThreshold", o.second_iou_threshold));
-    o.report_all = flag("reportAll", o.report_all);
-    return o;
+    const ArgReader args(info.Env(), "TRACK");
+    const OptionsReader o(args, info[0], "options", true);
+    track::TrackerOptions t;
+    t.max_age = static_cast<int>(o.Integer("maxAge", t.max_age, 0, 100000));
+    t.min_hits = static_cast<int>(o.Integer("minHits", t.min_hits, 1, 1000));
+    t.iou_threshold = static_cast<float>(o.Number("iouThreshold", t.iou_threshold, 0.01, 1));
+    t.byte = o.Boolean("byte", t.byte);
+    const double high = o.Number("highThresh", t.high_thresh, 0, 1);
+    t.high_thresh = static_cast<float>(high);
+    t.low_thresh = static_cast<float>(o.Number("lowThresh", t.low_thresh, 0, high));
+    t.second_iou_threshold = static_cast<float>(o.Number("secondIouThreshold", t.second_iou_threshold, 0.01, 1));
+    t.report_all = o.Boolean("reportAll", t.report_all);
+    return t;
   }
 
   // update(boxes: Float32Array [x1,y1,x2,y2]*n, scores: Float32Array n, classes: Int32Array n)
-  //   -> Int32Array of 2n: track ids (0 = not reported) then confirmed flags; or {error}
+  //   -> Int32Array of 2n: track ids (0 = not reported) then confirmed flags
   Napi::Value Update(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsTypedArray() ||
-        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array ||
-        info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array ||
-        info[2].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
-      Napi::Object e = Napi::Object::New(env);
-      e.Set("error", "update expects (Float32Array boxes, Float32Array scores, Int32Array classes)");
-      return e;
-    }
-    Napi::Float32Array boxes = info[0].As<Napi::Float32Array>(), scores = info[1].As<Napi::Float32Array>();
-    Napi::Int32Array classes = info[2].As<Napi::Int32Array>();
+    const ArgReader args(env, "TRACK");
+    Napi::Float32Array scores = args.Typed<Napi::Float32Array>(info[1], "scores", napi_float32_array, "Float32Array");
     const size_t n = scores.ElementLength();
-    if (boxes.ElementLength() != 4 * n || classes.ElementLength() != n) {
-      Napi::Object e = Napi::Object::New(env);
-      e.Set("error", "boxes must hold 4 numbers per score and classes one per score");
-      return e;
-    }
+    const std::string per_score = "of " + std::to_string(n) + " values (one per score)";
+    Napi::Float32Array boxes = args.Typed<Napi::Float32Array>(info[0], "boxes", napi_float32_array, "Float32Array",
+                                                              "of " + std::to_string(4 * n) + " values (4 per score)",
+                                                              [n](size_t len) { return len == 4 * n; });
+    Napi::Int32Array classes = args.Typed<Napi::Int32Array>(info[2], "classes", napi_int32_array, "Int32Array", per_score,
+                                                            [n](size_t len) { return len == n; });
     dets_.resize(n);
     const float* b = boxes.Data();
     for (size_t i = 0; i < n; ++i)

@@ -1,16 +1,34 @@
 // N-API surface of native/core/vectors: a collection's vector index as a JS class. Every call runs on the JS
-// thread and is short (callers chunk inserts, see src/vectors/index-manager.ts); src/vectors/vector-index.ts
-// types it. Typed arrays are read through their own offset and length (views into bigger buffers are fine).
-// C++ exceptions surface as JS errors (NAPI_CPP_EXCEPTIONS).
+// thread and is short (callers chunk inserts, see src/vectors/index-manager.ts); src/native/vectors.ts types
+// it. Typed arrays are read through their own offset and length (views into bigger buffers are fine).
+// Arguments are read with the shared reader (options.h): a bad one throws ERR_SIGHTFLOW_VECTORS_INVALID_ARG.
+// What the core throws (unreadable or foreign files, a key already present, out of memory) becomes
+// ERR_SIGHTFLOW_VECTORS_FAILED with the core's message.
+#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bindings.h"
+#include "options.h"
 #include "vectors/vector_index.h"
 
 namespace sightflow {
 namespace {
+
+constexpr int64_t kMaxCount = 1000000;
+
+// Runs a core call, turning its std::exception into the coded JS error.
+template <typename F>
+auto Core(const ArgReader& args, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    args.Fail("failed", e.what());
+  }
+}
 
 class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
  public:
@@ -23,53 +41,32 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
                         InstanceMethod<&VectorIndexWrap::View>("view")});
   }
 
-  // new VectorIndex({ dimensions, connectivity, expansionAdd, expansionSearch })
-  explicit VectorIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<VectorIndexWrap>(info), index_(Read(info)) {}
+  // new VectorIndex({ dimensions, connectivity, expansionAdd, expansionSearch }); dimensions is required.
+  explicit VectorIndexWrap(const Napi::CallbackInfo& info)
+      : Napi::ObjectWrap<VectorIndexWrap>(info), index_(Core(ArgReader(info.Env(), "VECTORS"), [&] { return vectors::VectorIndex(Read(info)); })) {}
 
  private:
   static vectors::IndexSettings Read(const Napi::CallbackInfo& info) {
-    if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(info.Env(), "VectorIndex expects a settings object");
-    Napi::Object obj = info[0].As<Napi::Object>();
-    auto size = [&](const char* key, std::size_t fallback) -> std::size_t {
-      Napi::Value v = obj.Get(key);
-      if (v.IsUndefined()) return fallback;
-      double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-      if (!(d >= 1 && d <= 1e6) || d != static_cast<double>(static_cast<std::size_t>(d)))
-        throw Napi::RangeError::New(info.Env(), std::string("VectorIndex: ") + key + " must be an integer from 1 to 1000000");
-      return static_cast<std::size_t>(d);
-    };
+    const ArgReader args(info.Env(), "VECTORS");
+    const OptionsReader o(args, info[0], "settings");
     vectors::IndexSettings s;
-    s.dimensions = size("dimensions", 0);
-    if (s.dimensions == 0) throw Napi::TypeError::New(info.Env(), "VectorIndex: dimensions is required");
-    s.connectivity = size("connectivity", s.connectivity);
-    s.expansion_add = size("expansionAdd", s.expansion_add);
-    s.expansion_search = size("expansionSearch", s.expansion_search);
+    s.dimensions = static_cast<std::size_t>(o.Integer("dimensions", std::nullopt, 1, kMaxCount));
+    s.connectivity = static_cast<std::size_t>(o.Integer("connectivity", static_cast<int64_t>(s.connectivity), 1, kMaxCount));
+    s.expansion_add = static_cast<std::size_t>(o.Integer("expansionAdd", static_cast<int64_t>(s.expansion_add), 1, kMaxCount));
+    s.expansion_search = static_cast<std::size_t>(o.Integer("expansionSearch", static_cast<int64_t>(s.expansion_search), 1, kMaxCount));
     return s;
   }
 
-  static Napi::BigUint64Array Keys(const Napi::CallbackInfo& info, std::size_t i) {
-    if (info.Length() <= i || !info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array)
-      throw Napi::TypeError::New(info.Env(), "VectorIndex: keys must be a BigUint64Array");
-    return info[i].As<Napi::BigUint64Array>();
+  static Napi::BigUint64Array Keys(const ArgReader& args, const Napi::Value& v) {
+    return args.Typed<Napi::BigUint64Array>(v, "keys", napi_biguint64_array, "BigUint64Array");
   }
 
-  static Napi::Float32Array Floats(const Napi::CallbackInfo& info, std::size_t i, const char* what) {
-    if (info.Length() <= i || !info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
-      throw Napi::TypeError::New(info.Env(), std::string("VectorIndex: ") + what + " must be a Float32Array");
-    return info[i].As<Napi::Float32Array>();
+  // A count argument; absent (undefined) is the fallback.
+  static std::size_t Count(const ArgReader& args, const Napi::Value& v, const char* name, std::size_t fallback) {
+    return v.IsUndefined() ? fallback : static_cast<std::size_t>(args.Integer(v, name, 0, kMaxCount));
   }
 
-  static std::size_t Count(const Napi::CallbackInfo& info, std::size_t i, std::size_t fallback) {
-    if (info.Length() <= i || info[i].IsUndefined()) return fallback;
-    double d = info[i].IsNumber() ? info[i].As<Napi::Number>().DoubleValue() : -1;
-    if (!(d >= 0 && d <= 1e6)) throw Napi::RangeError::New(info.Env(), "VectorIndex: counts must be from 0 to 1000000");
-    return static_cast<std::size_t>(d);
-  }
-
-  static std::string Path(const Napi::CallbackInfo& info) {
-    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "VectorIndex: path must be a string");
-    return info[0].As<Napi::String>().Utf8Value();
-  }
+  static std::string Path(const ArgReader& args, const Napi::Value& v) { return args.String(v, "path", true); }
 
   Napi::Value Size(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), static_cast<double>(index_.Size())); }
   Napi::Value Dimensions(const Napi::CallbackInfo& info) {
@@ -78,24 +75,28 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   // add(keys: BigUint64Array, vectors: Float32Array (keys.length x dimensions), threads = 1; 0 = every core)
   void Add(const Napi::CallbackInfo& info) {
-    auto keys = Keys(info, 0);
-    auto vectors = Floats(info, 1, "vectors");
-    if (vectors.ElementLength() != keys.ElementLength() * index_.Dimensions())
-      throw Napi::RangeError::New(info.Env(), "VectorIndex.add: vectors must hold keys.length x dimensions values");
-    std::size_t threads = Count(info, 2, 1);
+    const ArgReader args(info.Env(), "VECTORS");
+    auto keys = Keys(args, info[0]);
+    const std::size_t need = keys.ElementLength() * index_.Dimensions();
+    auto vectors = args.Typed<Napi::Float32Array>(info[1], "vectors", napi_float32_array, "Float32Array",
+                                                  "of keys.length x dimensions (" + std::to_string(need) + ") values",
+                                                  [need](std::size_t n) { return n == need; });
+    std::size_t threads = Count(args, info[2], "threads", 1);
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    index_.Add(keys.Data(), keys.ElementLength(), vectors.Data(), threads);
+    Core(args, [&] { index_.Add(keys.Data(), keys.ElementLength(), vectors.Data(), threads); });
   }
 
-  // search(query: Float32Array (dimensions), wanted, expansion = 0 (the default ef)) -> BigUint64Array, best first
+  // search(query: Float32Array (dimensions), wanted = 10, expansion = 0 (the default ef)) -> BigUint64Array, best first
   Napi::Value Search(const Napi::CallbackInfo& info) {
-    auto query = Floats(info, 0, "query");
-    if (query.ElementLength() != index_.Dimensions())
-      throw Napi::RangeError::New(info.Env(), "VectorIndex.search: query must hold dimensions values");
-    std::size_t wanted = Count(info, 1, 10);
-    std::size_t expansion = Count(info, 2, 0);
+    const ArgReader args(info.Env(), "VECTORS");
+    const std::size_t dims = index_.Dimensions();
+    auto query = args.Typed<Napi::Float32Array>(info[0], "query", napi_float32_array, "Float32Array",
+                                                "of dimensions (" + std::to_string(dims) + ") values",
+                                                [dims](std::size_t n) { return n == dims; });
+    const std::size_t wanted = Count(args, info[1], "wanted", 10);
+    const std::size_t expansion = Count(args, info[2], "expansion", 0);
     keys_.resize(wanted);
-    std::size_t found = index_.Search(query.Data(), wanted, expansion, keys_.data(), nullptr);
+    const std::size_t found = Core(args, [&] { return index_.Search(query.Data(), wanted, expansion, keys_.data(), nullptr); });
     auto out = Napi::BigUint64Array::New(info.Env(), found);
     std::copy(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(found), out.Data());
     return out;
@@ -103,21 +104,36 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   // remove(keys) -> how many were present
   Napi::Value Remove(const Napi::CallbackInfo& info) {
-    auto keys = Keys(info, 0);
-    return Napi::Number::New(info.Env(), static_cast<double>(index_.Remove(keys.Data(), keys.ElementLength())));
+    const ArgReader args(info.Env(), "VECTORS");
+    auto keys = Keys(args, info[0]);
+    const std::size_t removed = Core(args, [&] { return index_.Remove(keys.Data(), keys.ElementLength()); });
+    return Napi::Number::New(info.Env(), static_cast<double>(removed));
   }
 
   // contains(keys) -> Uint8Array of 0/1
   Napi::Value Contains(const Napi::CallbackInfo& info) {
-    auto keys = Keys(info, 0);
+    const ArgReader args(info.Env(), "VECTORS");
+    auto keys = Keys(args, info[0]);
     auto out = Napi::Uint8Array::New(info.Env(), keys.ElementLength());
     for (std::size_t i = 0; i < keys.ElementLength(); i++) out[i] = index_.Contains(keys[i]) ? 1 : 0;
     return out;
   }
 
-  void Save(const Napi::CallbackInfo& info) { index_.Save(Path(info)); }
-  void Load(const Napi::CallbackInfo& info) { index_.Load(Path(info)); }
-  void View(const Napi::CallbackInfo& info) { index_.View(Path(info)); }
+  void Save(const Napi::CallbackInfo& info) {
+    const ArgReader args(info.Env(), "VECTORS");
+    const std::string path = Path(args, info[0]);
+    Core(args, [&] { index_.Save(path); });
+  }
+  void Load(const Napi::CallbackInfo& info) {
+    const ArgReader args(info.Env(), "VECTORS");
+    const std::string path = Path(args, info[0]);
+    Core(args, [&] { index_.Load(path); });
+  }
+  void View(const Napi::CallbackInfo& info) {
+    const ArgReader args(info.Env(), "VECTORS");
+    const std::string path = Path(args, info[0]);
+    Core(args, [&] { index_.View(path); });
+  }
 
   vectors::VectorIndex index_;
   std::vector<std::uint64_t> keys_;  // search scratch, reused

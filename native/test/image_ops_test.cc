@@ -1,4 +1,4 @@
-// Unit tests of the image core: letterbox geometry and values, crop batches, resize, colour naming.
+// Unit tests of the image core: letterbox geometry and values, crop batches, resize.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "image/crop_resize.h"
-#include "image/dominant_colour.h"
 #include "image/letterbox.h"
 #include "image/resize.h"
 
@@ -146,46 +145,4 @@ TEST_CASE("resize RGB24 keeps solid colours and halves a checker to its mean") {
   std::vector<uint8_t> half(2 * 2 * 3);
   REQUIRE(ResizeRgb(cs, 2, 2, half.data()).empty());
   CHECK(half[0] == 100);
-}
-
-TEST_CASE("colour names of solid colours") {
-  struct Case {
-    uint8_t r, g, b;
-    const char* name;
-  };
-  const Case cases[] = {
-      {230, 20, 20, "red"},     {255, 140, 0, "orange"},  {250, 230, 20, "yellow"}, {30, 160, 40, "green"},
-      {20, 60, 220, "blue"},    {120, 30, 150, "purple"}, {255, 170, 190, "pink"},  {120, 70, 30, "brown"},
-      {10, 10, 12, "black"},    {250, 250, 250, "white"}, {128, 128, 128, "gray"},  {0, 0, 90, "blue"},
-      {135, 206, 235, "blue"},  {128, 0, 0, "red"},       {60, 60, 60, "gray"},     {190, 190, 195, "gray"},
-  };
-  for (const Case& c : cases) {
-    auto px = Solid(30, 30, c.r, c.g, c.b);
-    RgbView src{px.data(), 30, 30, 90};
-    DominantColour dc;
-    REQUIRE(DominantColourOf(src, BoxF{0, 0, 30, 30}, DominantColourOptions{}, &dc).empty());
-    INFO(int(c.r), ",", int(c.g), ",", int(c.b));
-    CHECK(dc.name == c.name);
-    CHECK(dc.fraction == doctest::Approx(1.0));
-    CHECK(dc.rgb[0] == doctest::Approx(c.r));
-  }
-}
-
-TEST_CASE("dominant colour picks the largest cluster and rejects boxes outside the frame") {
-  // 70% green, 30% white.
-  std::vector<uint8_t> px(100 * 50 * 3);
-  for (int y = 0; y < 50; ++y)
-    for (int x = 0; x < 100; ++x) {
-      uint8_t* p = &px[static_cast<size_t>((y * 100 + x) * 3)];
-      const bool green = x < 70;
-      p[0] = green ? 20 : 255;
-      p[1] = green ? 150 : 255;
-      p[2] = green ? 30 : 255;
-    }
-  RgbView src{px.data(), 100, 50, 300};
-  DominantColour dc;
-  REQUIRE(DominantColourOf(src, BoxF{0, 0, 100, 50}, DominantColourOptions{}, &dc).empty());
-  CHECK(dc.name == "green");
-  CHECK(dc.fraction == doctest::Approx(0.7).epsilon(0.05));
-  CHECK_FALSE(DominantColourOf(src, BoxF{200, 0, 300, 50}, DominantColourOptions{}, &dc).empty());
 }

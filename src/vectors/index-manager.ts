@@ -14,7 +14,7 @@
 // cosine over the float32 vectors the database stores (the route reads them with the rows it returns anyway),
 // so clients get exact scores and the 8-bit rounding costs no recall. `npm run bench -- vectors` measures this
 // path (INDEX_SETTINGS, candidates, rescoring) against hnswlib-node and brute force. The index itself is the
-// addon's (src/vectors/vector-index.ts): USearch built from source with prefetching and huge pages.
+// addon's (src/native/vectors.ts): USearch built from source with prefetching and huge pages.
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,6 +1,7 @@
-// Typed async wrapper over the native FFmpeg decoder (native/core/decode, native/addon/decode_binding.cc).
-// All option validation happens here; the C++ side trusts what it gets. Every native call runs on the
-// libuv pool, so decoding never blocks the event loop.
+// The video decoder the pipeline uses, over the native one (src/native/decode.ts checks the options and
+// calls the addon): it serialises reads, follows an AbortSignal, hands out frames as views (with rotating
+// buffers in frames()), keeps the counters, and turns the addon's failures into DecodeErrors whose codes are
+// the ones clients see. Every native call runs on the libuv pool, so decoding never blocks the event loop.
 //
 // Frame indexing and sampling, precisely:
 // - `index` is the 0-based index of the frame in the source video stream in presentation order (the
@@ -28,57 +29,12 @@
 //   frame due (the decoder looks ahead to the next sample), else 'stop'.
 // - `totalFrames` is the container's frame count, or duration * fps; null when the input is not seekable
 //   (piped, live, or an HTTP response without a length).
-import { ApiError, errors } from '../errors.js';
-import { loadAddon } from '../native.js';
+import { ApiError } from '../errors.js';
+import { checkRead, decodeFailure, NativeDecoder, type DecodeNativeError, type DecodeOptions, type NativeFrameBatch, type VideoInfo } from '../native/decode.js';
 
-export type Sampling = { mode: 'fps'; value: number } | { mode: 'interval'; value: number } | { mode: 'keyframe' };
-
-export interface FrameRange {
-  start?: number;
-  end?: number;
-  /** Default seconds. */
-  unit?: 'seconds' | 'frames';
-}
-
-export interface DecoderOptions {
-  /** Default 1 frame per second of video time. */
-  sampling?: Sampling;
-  range?: FrameRange;
-  /** Default 3000. */
-  maxFrames?: number;
-  /** Decoder threads (frame + slice threading); 0 (default) lets FFmpeg use one per core. */
-  threads?: number;
-  /** Output size; default the source size. With one side only, the other follows the aspect ratio. */
-  width?: number;
-  height?: number;
-  /** Fit inside width x height without distortion (default true); false stretches to exactly that size. */
-  keepAspect?: boolean;
-  /** Limit for opening and probing the input (default 15000). */
-  openTimeoutMs?: number;
-  /** Limit for each blocked read (default 15000). */
-  readTimeoutMs?: number;
+export interface DecoderOptions extends DecodeOptions {
   /** Aborting it is abort(): it also stops an open() still waiting on the network. */
   signal?: AbortSignal;
-}
-
-export interface VideoInfo {
-  width: number;
-  height: number;
-  /** Size of every RGB24 frame this decoder outputs. */
-  outWidth: number;
-  outHeight: number;
-  /** Source frame rate (average); 0 when the container does not say. */
-  fps: number;
-  totalFrames: number | null;
-  durationMs: number | null;
-  seekable: boolean;
-  codec: string;
-  format: string;
-  /**
-   * The input, or for http(s) the URL FFmpeg ended at after following redirects itself. FFmpeg has no
-   * switch to refuse redirects, so a caller with a URL policy checks this too (and aborts on a refusal).
-   */
-  finalUrl: string;
 }
 
 export interface DecodedFrame {
@@ -102,8 +58,9 @@ export interface FrameBatch extends DecodeStats {
   finishReason: 'stop' | 'max_frames' | null;
 }
 
-/** Decoder failures; `code` is stable (input_not_found, empty_input, invalid_video, no_video_stream,
- * unsupported_codec, decode_failed, fetch_failed, timeout, aborted). */
+/** Decoder failures; `code` is stable, the native decoder's reason (DECODE_FAILURES: input_not_found,
+ * empty_input, invalid_video, no_video_stream, unsupported_codec, decode_failed, fetch_failed, timeout,
+ * aborted, ...). */
 export class DecodeError extends ApiError {
   constructor(code: string, message: string, stack?: string) {
     const ours = code === 'out_of_memory' || code === 'not_open';
@@ -113,71 +70,10 @@ export class DecodeError extends ApiError {
   }
 }
 
-// The slice of the addon this file calls.
-interface NativeError { code: string; message: string }
-interface NativeInfo extends VideoInfo { error: NativeError | null }
-interface NativeBatch {
-  status: 'more' | 'end' | 'max_frames' | 'error';
-  count: number;
-  frameBytes: number;
-  data: Uint8Array;
-  index: Float64Array;
-  ptsMs: Float64Array;
-  keyframe: Uint8Array;
-  stats: { decodedFrames: number; droppedFrames: number; emittedFrames: number; decodeFailures: number };
-  error: NativeError | null;
-}
-interface NativeDecoder {
-  open(opts: Record<string, unknown>): Promise<NativeInfo>;
-  read(max: number, target?: Uint8Array): Promise<NativeBatch>;
-  close(): Promise<void>;
-  abort(): Promise<void>;
-}
-interface DecodeAddon { Decoder: new () => NativeDecoder }
-
-function positive(param: string, v: unknown, opts: { integer?: boolean; allowZero?: boolean; max?: number } = {}): number {
-  const ok = typeof v === 'number' && Number.isFinite(v) && (opts.allowZero ? v >= 0 : v > 0) &&
-    (!opts.integer || Number.isInteger(v)) && (opts.max === undefined || v <= opts.max);
-  if (!ok) {
-    const kind = opts.integer ? 'integer' : 'number';
-    const bound = opts.allowZero ? 'at least 0' : 'greater than 0';
-    const upper = opts.max === undefined ? '' : ` and at most ${opts.max}`;
-    throw errors.invalidParam(param, `Expected ${kind} ${bound}${upper} for ${param} but received ${String(v)}`);
-  }
-  return v as number;
-}
-
-/** Checks every option and builds the plain object the addon copies into its C++ struct. */
-function nativeOptions(input: string, o: DecoderOptions): Record<string, unknown> {
-  if (typeof input !== 'string' || input.length === 0) {
-    throw errors.invalidParam('input', `Expected a file path or URL for input but received ${String(input)}`);
-  }
-  const sampling = o.sampling ?? { mode: 'fps', value: 1 };
-  const out: Record<string, unknown> = { input, mode: sampling.mode };
-  if (sampling.mode === 'fps' || sampling.mode === 'interval') {
-    out.value = positive('sampling.value', sampling.value);
-  } else if (sampling.mode !== 'keyframe') {
-    throw errors.invalidParam('sampling.mode', `Expected one of fps, interval, keyframe for sampling.mode but received ${String((sampling as { mode: unknown }).mode)}`);
-  }
-  const range = o.range ?? {};
-  const unit = range.unit ?? 'seconds';
-  if (unit !== 'seconds' && unit !== 'frames') {
-    throw errors.invalidParam('range.unit', `Expected one of seconds, frames for range.unit but received ${String(unit)}`);
-  }
-  out.unit = unit;
-  if (range.start !== undefined) out.start = positive('range.start', range.start, { allowZero: true, integer: unit === 'frames' });
-  if (range.end !== undefined) out.end = positive('range.end', range.end, { integer: unit === 'frames' });
-  if (range.start !== undefined && range.end !== undefined && range.end <= range.start) {
-    throw errors.invalidParam('range.end', `Expected range.end greater than range.start (${range.start}) but received ${range.end}`);
-  }
-  out.maxFrames = positive('max_frames', o.maxFrames ?? 3000, { integer: true, max: 1e9 });
-  out.threads = positive('threads', o.threads ?? 0, { integer: true, allowZero: true, max: 64 });
-  if (o.width !== undefined) out.width = positive('width', o.width, { integer: true, max: 16384 });
-  if (o.height !== undefined) out.height = positive('height', o.height, { integer: true, max: 16384 });
-  out.keepAspect = o.keepAspect ?? true;
-  out.openTimeoutMs = positive('openTimeoutMs', o.openTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
-  out.readTimeoutMs = positive('readTimeoutMs', o.readTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
-  return out;
+/** The DecodeError for a native decode failure, with the caller's stack; any other error as it is. */
+function clientError(e: unknown, stack: string | undefined): unknown {
+  const reason = decodeFailure(e);
+  return reason ? new DecodeError(reason, (e as Error).message, stack) : e;
 }
 
 /**
@@ -206,19 +102,19 @@ export class VideoDecoder {
   /** Opens a file path or an http(s) URL (the caller applies the URL policy first). */
   static async open(input: string, options: DecoderOptions = {}): Promise<VideoDecoder> {
     const stack = new Error().stack;
-    const opts = nativeOptions(input, options);
-    const { signal } = options;
+    const { signal, ...decodeOptions } = options;
     if (signal?.aborted) throw new DecodeError('aborted', 'Decoding was aborted', stack);
-    const native = new (loadAddon<DecodeAddon>().Decoder)();
+    const native = new NativeDecoder();
     const onAbort = () => void native.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    const r = await native.open(opts);
-    if (r.error) {
+    let info: VideoInfo;
+    try {
+      info = await native.open(input, decodeOptions);
+    } catch (e) {
       signal?.removeEventListener('abort', onAbort);
       await native.close();
-      throw new DecodeError(r.error.code, r.error.message, stack);
+      throw clientError(e, stack);
     }
-    const { error: _e, ...info } = r;
     return new VideoDecoder(native, info, signal, onAbort);
   }
 
@@ -245,10 +141,7 @@ export class VideoDecoder {
   read(maxCount = 4, target?: Uint8Array): Promise<FrameBatch> {
     const stack = new Error().stack;
     try {
-      positive('maxCount', maxCount, { integer: true });
-      if (target !== undefined && (!(target instanceof Uint8Array) || target.byteLength < this.frameBytes)) {
-        throw errors.invalidParam('target', `Expected a Uint8Array of at least ${this.frameBytes} bytes for target`);
-      }
+      checkRead(maxCount, target, this.frameBytes);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -256,9 +149,15 @@ export class VideoDecoder {
       if (this.#aborted) throw new DecodeError('aborted', 'Decoding was aborted', stack);
       if (this.#closed) throw new DecodeError('not_open', 'The decoder is closed', stack);
       if (this.#finish) return { frames: [], finishReason: this.#finish, ...this.#stats };
-      const r = await this.#native.read(maxCount, target);
+      let r: NativeFrameBatch;
+      try {
+        r = await this.#native.read(maxCount, target);
+      } catch (e) {
+        const { stats } = e as DecodeNativeError;
+        if (stats) this.#stats = { decodedFrames: stats.decodedFrames, droppedFrames: stats.droppedFrames };
+        throw clientError(e, stack);
+      }
       this.#stats = { decodedFrames: r.stats.decodedFrames, droppedFrames: r.stats.droppedFrames };
-      if (r.status === 'error' && r.error) throw new DecodeError(r.error.code, r.error.message, stack);
       const frames: DecodedFrame[] = [];
       const { outWidth: width, outHeight: height } = this.info;
       for (let i = 0; i < r.count; i++) {

@@ -7,7 +7,8 @@ import type { ModelRegistry } from '../inference/registry.js';
 import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/runtime.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { COCO_CLASSES } from './coco-classes.js';
-import { clamp, decodeYolo, letterboxGeometry, unletterbox, type Letterbox, type RawBox, type YoloLayout } from './yolo.js';
+import { letterboxAsync } from '../native/image.js';
+import { clamp, decodeYolo, unletterbox, type Letterbox, type RawBox, type YoloLayout } from './yolo.js';
 
 export interface DetectOptions {
   classes?: string[];
@@ -129,27 +130,23 @@ export class Detector {
 }
 
 /**
- * Resizes the image to the model input and lays it out as float32. sharp + TypeScript for now; the native
- * letterbox of src/vision/image-ops.ts can replace this one function.
+ * Resizes the image to the model input and lays it out as float32. Letterbox runs in the addon (scale, pad and
+ * normalise in one pass on the libuv pool, src/native/image.ts); stretch resizes with sharp.
  */
 export async function modelInput(image: RgbImage, pre: ModelInputSpec): Promise<{ tensor: Tensor; letterbox: Letterbox }> {
   const { width: W, height: H } = pre;
-  const lb: Letterbox = pre.resize === 'letterbox'
-    ? letterboxGeometry(image.width, image.height, W, H)
-    : { scale: Math.min(W / image.width, H / image.height), padX: 0, padY: 0, width: W, height: H };
+  if (pre.resize === 'letterbox') {
+    const r = await letterboxAsync(image, { width: W, height: H, layout: pre.layout, scale: pre.scale });
+    const lb: Letterbox = { scale: r.scale, padX: r.padX, padY: r.padY, width: r.contentWidth, height: r.contentHeight };
+    return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
+  }
+  const lb: Letterbox = { scale: Math.min(W / image.width, H / image.height), padX: 0, padY: 0, width: W, height: H };
   let pixels: Buffer;
-  const src = sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } });
-  if (lb.width === image.width && lb.height === image.height && lb.padX === 0 && lb.padY === 0) {
+  if (W === image.width && H === image.height) {
     pixels = Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength);
   } else {
-    let s = src.resize(lb.width, lb.height, { fit: 'fill' });
-    if (pre.resize === 'letterbox') {
-      s = s.extend({
-        top: lb.padY, bottom: H - lb.height - lb.padY, left: lb.padX, right: W - lb.width - lb.padX,
-        background: { r: 114, g: 114, b: 114 },
-      });
-    }
-    pixels = await s.raw().toBuffer();
+    pixels = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
+      .resize(W, H, { fit: 'fill' }).raw().toBuffer();
   }
   const n = W * H;
   const out = new Float32Array(n * 3);

@@ -1,4 +1,4 @@
-// Decoder for bring-your-own YOLO-family ONNX detectors, plus the letterbox geometry and NMS they need.
+// Decoder for bring-your-own YOLO-family ONNX detectors, plus the unletterbox mapping and NMS they need.
 // Output layouts (B = 1):
 //   yolov5       [1, N, 5+C]  cx, cy, w, h, objectness, C class scores (score = obj * cls)
 //   yolov8       [1, 4+C, N]  cx, cy, w, h, C class scores (YOLOv8 / YOLOv11; channels first)
@@ -15,6 +15,7 @@ export interface RawBox {
   classId: number;
 }
 
+/** Where the source sits in the model input (for letterbox, what src/native/image.ts's letterbox reports). */
 export interface Letterbox {
   /** Model-input pixels per source pixel. */
   scale: number;
@@ -23,14 +24,6 @@ export interface Letterbox {
   /** Size of the resized image inside the model input. */
   width: number;
   height: number;
-}
-
-/** Fit the source inside dst keeping its aspect ratio, centred (Ultralytics' letterbox). */
-export function letterboxGeometry(srcW: number, srcH: number, dstW: number, dstH: number): Letterbox {
-  const scale = Math.min(dstW / srcW, dstH / srcH);
-  const width = Math.max(1, Math.round(srcW * scale));
-  const height = Math.max(1, Math.round(srcH * scale));
-  return { scale, padX: Math.floor((dstW - width) / 2), padY: Math.floor((dstH - height) / 2), width, height };
 }
 
 /** Model-input box -> source-image box, clipped to the image. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { Detector } from '../../src/vision/detect.js';
-import { decodeYolo, letterboxGeometry, nms, unletterbox } from '../../src/vision/yolo.js';
+import { decodeYolo, nms, unletterbox, type Letterbox } from '../../src/vision/yolo.js';
 import { collectingLog, solidImage, tempDataDir, tinyYoloOnnx, type TinyBox } from '../helpers/inference.js';
 
 const SIZE = 64;
@@ -91,13 +91,12 @@ test('a detector with a batch axis micro-batches concurrent images and returns e
   assert.deepEqual(det.handle.stats, { runs: 1, items: 3 }, 'the three images ran as one batch');
 });
 
-test('decodeYolo layouts, letterbox geometry and NMS on plain arrays', () => {
+test('decodeYolo layouts, unletterbox and NMS on plain arrays', () => {
   // v8: [1, 4+2, 2] channels first
   const v8 = Float32Array.from([10, 50, 10, 50, 4, 4, 4, 4, 0.9, 0.1, 0.2, 0.7]);
   assert.deepEqual(decodeYolo(v8, [1, 6, 2], { layout: 'auto', numClasses: 2, minScore: 0.5, iouThreshold: 0.5 })
     .map((b) => [b.classId, b.box]), [[0, [8, 8, 12, 12]], [1, [48, 48, 52, 52]]]);
-  const lb = letterboxGeometry(640, 480, 640, 640);
-  assert.deepEqual(lb, { scale: 1, padX: 0, padY: 80, width: 640, height: 480 });
+  const lb: Letterbox = { scale: 1, padX: 0, padY: 80, width: 640, height: 480 }; // 640x480 in 640x640
   assert.deepEqual(unletterbox([0, 80, 640, 560], lb, 640, 480), [0, 0, 640, 480]);
   const kept = nms([
     { box: [0, 0, 10, 10], score: 0.9, classId: 0 },

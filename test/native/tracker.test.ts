@@ -2,7 +2,7 @@
 // reused, classes never mix, ByteTrack's low-score pass, report modes, and parameter validation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Tracker, type TrackerDetection } from '../../src/video/tracker.js';
+import { Tracker, type TrackerDetection } from '../../src/native/track.js';
 import { ApiError } from '../../src/errors.js';
 
 const person = (x: number, y: number, extra: Partial<TrackerDetection> = {}): TrackerDetection => ({ box: [x, y, x + 40, y + 100], ...extra });

@@ -99,13 +99,13 @@ test('bad arguments and files are errors, not crashes', () => {
   try {
     const index = newIndex(DIMS);
     const v = unitVectors(2, 1);
-    assert.throws(() => index.add([1n, 2n] as never, v), /keys must be a BigUint64Array/);
-    assert.throws(() => index.add(keysOf(3), v), /keys.length x dimensions/);
-    assert.throws(() => index.add(keysOf(2), Array.from(v) as never), /vectors must be a Float32Array/);
+    assert.throws(() => index.add([1n, 2n] as never, v), /Expected BigUint64Array for keys but received an array of 2/);
+    assert.throws(() => index.add(keysOf(3), v), /keys.length x dimensions \(96\) values for vectors but received Float32Array\(64\)/);
+    assert.throws(() => index.add(keysOf(2), Array.from(v) as never), /Expected Float32Array .* for vectors/);
     index.add(keysOf(2), v);
     assert.throws(() => index.add(keysOf(1), v.subarray(0, DIMS)), /adding key 0/);
-    assert.throws(() => index.search(new Float32Array(DIMS + 1), 1), /dimensions values/);
-    assert.throws(() => index.search(v.subarray(0, DIMS), -1), /counts must be/);
+    assert.throws(() => index.search(new Float32Array(DIMS + 1), 1), /Expected Float32Array of dimensions \(32\) values for query/);
+    assert.throws(() => index.search(v.subarray(0, DIMS), -1), /Expected integer between 0 and 1000000 for wanted but received -1/);
     assert.throws(() => index.load(join(dir, 'missing.usearch')), /cannot open/);
     writeFileSync(join(dir, 'junk.usearch'), Buffer.alloc(4096, 0x5a));
     assert.throws(() => index.load(join(dir, 'junk.usearch')), /vector index/);

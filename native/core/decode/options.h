@@ -1,5 +1,5 @@
 // Plain option and result structs of the decoder. The N-API binding fills Options on the JS thread
-// (TypeScript validated every value first); the core trusts them.
+// (after checking every value); the core trusts them.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -25,7 +25,7 @@ struct LetterboxInfo {
   int content_height = 0;
 };
 
-// out holds 3 * dst_width * dst_height floats. Inputs are trusted (validated in TypeScript); returns an
+// out holds 3 * dst_width * dst_height floats. Inputs are trusted (the binding checks them); returns an
 // empty string on success or an error text.
 std::string Letterbox(const RgbView& src, const LetterboxOptions& opts, float* out, LetterboxInfo* info);
 

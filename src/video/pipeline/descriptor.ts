@@ -2,7 +2,7 @@
 // real appearance vector computed from the target's pixels, cheap enough for every target of every frame.
 //
 // Each region is cropped and stretched to 32 x 64 (w x h, people are tall) in one native batch
-// (image-ops cropResize), then:
+// (src/native/image.ts cropResize), then:
 //  - layout (96 values): the mean RGB of each 8 x 8 cell, a 4 x 8 grid, so "dark legs under a red coat"
 //    differs from "red legs under a dark coat"; L2-normalised.
 //  - colour (64 values): a joint RGB histogram with 4 levels per channel over all 2048 samples, square-
@@ -11,7 +11,7 @@
 // descriptors is their dot product, as with the embedding models later. A track's digest is
 // `dim=160;norm=<|mean vector|>`: 1.0 when the target looked the same in every frame, lower as it varies.
 import type { RgbImage } from '../../media/rgb-image.js';
-import { cropResize } from '../../vision/image-ops.js';
+import { cropResize } from '../../native/image.js';
 
 export const DESCRIPTOR_MODEL = 'colour-layout-v1';
 export const DESCRIPTOR_DIM = 160;

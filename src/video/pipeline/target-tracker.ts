@@ -20,7 +20,7 @@
 //    (report 'all'), so a target keeps the id it got in its first frame; 0 and 1 report at once.
 import { errors } from '../../errors.js';
 import type { VideoTaskRequest } from '../provider.js';
-import { Tracker } from '../tracker.js';
+import { Tracker } from '../../native/track.js';
 
 export interface TrackerSettings {
   type: 'sort' | 'bytetrack';

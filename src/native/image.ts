@@ -1,10 +1,10 @@
-// Pixel work for model inputs over the native core (native/core/image): letterbox + normalise into a float
-// tensor in one pass, batched ROI crops, plain RGB resize, and the dominant colour of a box.
-// All parameters are validated here; the addon trusts them (usearch style) and reports problems as an
-// error text that is re-thrown below with this call's stack.
+// TypeScript face of native/core/image (native/addon/image_binding.cc), pixel work for model inputs:
+// letterbox + normalise into a float tensor in one pass (on the libuv pool for full frames), batched ROI
+// crops into one tensor, and plain RGB resize. Every parameter is checked here (catalogue errors); the addon
+// checks them again, and its own errors follow src/native/load.ts.
 import { errors } from '../errors.js';
 import type { RgbImage } from '../media/rgb-image.js';
-import { loadAddon } from '../native.js';
+import { loadAddon, withCallerStack } from './load.js';
 
 /** The pixels these operations read: an RgbImage whose rows may be padded to `stride` bytes (default width * 3). */
 type Pixels = RgbImage & { stride?: number };
@@ -55,38 +55,17 @@ export interface CropResizeOptions extends TensorFormat {
   out?: Float32Array;
 }
 
-export interface DominantColourOptions {
-  /** Grid subsample size. Default 1024. */
-  maxSamples?: number;
-  /** k of k-means in Lab. Default 3. */
-  clusters?: number;
-  /** Fraction trimmed from each side before sampling (less background). Default 0. */
-  inset?: number;
-}
-
-export const COLOUR_NAMES = ['red', 'orange', 'yellow', 'green', 'blue', 'purple', 'pink', 'brown', 'black', 'white', 'gray'] as const;
-export type ColourName = (typeof COLOUR_NAMES)[number];
-
-export interface DominantColour {
-  name: ColourName;
-  rgb: [number, number, number];
-  lab: [number, number, number];
-  /** Share of the sampled pixels in the winning cluster. */
-  fraction: number;
-}
-
 /** [x1, y1, x2, y2] in source pixels. */
 export type Box = readonly [number, number, number, number] | readonly number[];
 
-type NativeError = { error: string };
 type NativeFormat = { scale: number; mean: Triple; std: Triple; bgr: boolean; nhwc: boolean };
 type NativeLetterbox = { scale: number; padX: number; padY: number; contentWidth: number; contentHeight: number };
+/** The slice of the addon this file calls; each function throws (or rejects with) a coded error. */
 interface ImageAddon {
-  imageLetterbox(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): NativeLetterbox | NativeError;
-  imageLetterboxAsync(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): Promise<NativeLetterbox | NativeError>;
-  imageCropResize(src: Uint8Array, w: number, h: number, stride: number, rois: Float32Array, opts: object, out: Float32Array): undefined | NativeError;
-  imageDominantColour(src: Uint8Array, w: number, h: number, stride: number, box: number[], opts: object): Omit<DominantColour, 'name'> & { name: string } | NativeError;
-  imageResize(src: Uint8Array, w: number, h: number, stride: number, dw: number, dh: number, out: Uint8Array): undefined | NativeError;
+  imageLetterbox(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): NativeLetterbox;
+  imageLetterboxAsync(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): Promise<NativeLetterbox>;
+  imageCropResize(src: Uint8Array, w: number, h: number, stride: number, rois: Float32Array, opts: object, out: Float32Array): undefined;
+  imageResize(src: Uint8Array, w: number, h: number, stride: number, dw: number, dh: number, out: Uint8Array): undefined;
 }
 
 const MAX_SIDE = 32768;
@@ -150,15 +129,6 @@ function outTensor(out: Float32Array | undefined, size: number): Float32Array {
   return out.length === size ? out : out.subarray(0, size);
 }
 
-/** Re-throws an addon error text with the stack captured before the call (sharp's pattern). */
-function rethrow(res: unknown, stack: Error): void {
-  if (res !== null && typeof res === 'object' && 'error' in res) {
-    stack.message = `sightflow image: ${(res as NativeError).error}`;
-    stack.stack = `Error: ${stack.message}\n${(stack.stack ?? '').split('\n').slice(1).join('\n')}`;
-    throw stack;
-  }
-}
-
 function letterboxArgs(img: Pixels, opts: LetterboxOptions) {
   const stride = checkImage(img);
   const width = side('width', opts.width);
@@ -178,10 +148,8 @@ function letterboxArgs(img: Pixels, opts: LetterboxOptions) {
 /** Letterbox + normalise synchronously: fine for small frames; use letterboxAsync for full frames. */
 export function letterbox(img: Pixels, opts: LetterboxOptions): LetterboxResult {
   const { stride, native, tensor, dims } = letterboxArgs(img, opts);
-  const stack = new Error();
   const res = loadAddon<ImageAddon>().imageLetterbox(img.data, img.width, img.height, stride, native, tensor);
-  rethrow(res, stack);
-  return { tensor, dims, ...(res as NativeLetterbox) };
+  return { tensor, dims, ...res };
 }
 
 /**
@@ -190,10 +158,8 @@ export function letterbox(img: Pixels, opts: LetterboxOptions): LetterboxResult 
  */
 export async function letterboxAsync(img: Pixels, opts: LetterboxOptions): Promise<LetterboxResult> {
   const { stride, native, tensor, dims } = letterboxArgs(img, opts);
-  const stack = new Error();
-  const res = await loadAddon<ImageAddon>().imageLetterboxAsync(img.data, img.width, img.height, stride, native, tensor);
-  rethrow(res, stack);
-  return { tensor, dims, ...(res as NativeLetterbox) };
+  const res = await withCallerStack(loadAddon<ImageAddon>().imageLetterboxAsync(img.data, img.width, img.height, stride, native, tensor), new Error());
+  return { tensor, dims, ...res };
 }
 
 /** Maps a box from letterboxed tensor coordinates back to the source frame (clamped to it). */
@@ -226,31 +192,8 @@ export function cropResize(img: Pixels, rois: readonly Box[], opts: CropResizeOp
   const tensor = outTensor(opts.out, rois.length * 3 * width * height);
   const dims: [number, number, number, number] = fmt.nhwc ? [rois.length, height, width, 3] : [rois.length, 3, height, width];
   if (rois.length === 0) return { tensor, dims };
-  const stack = new Error();
-  rethrow(loadAddon<ImageAddon>().imageCropResize(img.data, img.width, img.height, stride, flat, { width, height, ...fmt }, tensor), stack);
+  loadAddon<ImageAddon>().imageCropResize(img.data, img.width, img.height, stride, flat, { width, height, ...fmt }, tensor);
   return { tensor, dims };
-}
-
-/** Dominant colour of a box, named with one of COLOUR_NAMES. The box must overlap the frame. */
-export function dominantColour(img: Pixels, box: Box, opts: DominantColourOptions = {}): DominantColour {
-  const stride = checkImage(img);
-  checkBox('box', box);
-  const maxSamples = opts.maxSamples ?? 1024;
-  if (!Number.isInteger(maxSamples) || maxSamples < 1 || maxSamples > 1_000_000) {
-    throw errors.invalidParam('maxSamples', `Expected integer between 1 and 1000000 for maxSamples but received ${String(maxSamples)}`);
-  }
-  const clusters = opts.clusters ?? 3;
-  if (!Number.isInteger(clusters) || clusters < 1 || clusters > 8) {
-    throw errors.invalidParam('clusters', `Expected integer between 1 and 8 for clusters but received ${String(clusters)}`);
-  }
-  const inset = opts.inset ?? 0;
-  if (typeof inset !== 'number' || !(inset >= 0 && inset < 0.5)) {
-    throw errors.invalidParam('inset', `Expected number in [0, 0.5) for inset but received ${String(inset)}`);
-  }
-  const stack = new Error();
-  const res = loadAddon<ImageAddon>().imageDominantColour(img.data, img.width, img.height, stride, [box[0], box[1], box[2], box[3]], { maxSamples, clusters, inset });
-  rethrow(res, stack);
-  return res as DominantColour;
 }
 
 /** Bilinear resize of RGB24 to width x height (packed, stride = width * 3). */
@@ -263,7 +206,6 @@ export function resize(img: Pixels, width: number, height: number, out?: Uint8Ar
     throw errors.invalidParam('out', `Expected a Uint8Array of at least ${size} bytes for out`);
   }
   const data = out === undefined ? new Uint8Array(size) : out.subarray(0, size);
-  const stack = new Error();
-  rethrow(loadAddon<ImageAddon>().imageResize(img.data, img.width, img.height, stride, width, height, data), stack);
+  loadAddon<ImageAddon>().imageResize(img.data, img.width, img.height, stride, width, height, data);
   return { data, width, height, channels: 3 };
 }

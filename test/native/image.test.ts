@@ -1,9 +1,9 @@
-// The image operations through the real addon: letterbox geometry and values, crop batches, resize,
-// dominant colour names, and parameter errors raised in TypeScript.
+// The image operations through the real addon: letterbox geometry and values, crop batches, resize, and
+// parameter errors raised in TypeScript.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RgbImage } from '../../src/media/rgb-image.js';
-import { cropResize, dominantColour, letterbox, letterboxAsync, resize, unletterboxBox } from '../../src/vision/image-ops.js';
+import { cropResize, letterbox, letterboxAsync, resize, unletterboxBox } from '../../src/native/image.js';
 import { ApiError } from '../../src/errors.js';
 
 function solid(width: number, height: number, rgb: [number, number, number]): RgbImage {
@@ -106,36 +106,10 @@ test('resize keeps a solid colour and the layout of halves', () => {
   assert.deepEqual(Array.from(r.data.slice(last, last + 3)), [250, 240, 5]);
 });
 
-test('dominantColour names solid-colour boxes', () => {
-  const cases: Array<[[number, number, number], string]> = [
-    [[220, 30, 30], 'red'], [[255, 140, 0], 'orange'], [[245, 225, 30], 'yellow'], [[40, 160, 60], 'green'],
-    [[30, 70, 210], 'blue'], [[130, 40, 160], 'purple'], [[255, 175, 195], 'pink'], [[115, 70, 35], 'brown'],
-    [[8, 8, 8], 'black'], [[252, 252, 252], 'white'], [[130, 130, 130], 'gray'],
-  ];
-  // All colours side by side in one frame; each box covers one of them.
-  const w = 40, h = 60;
-  const img = solid(w * cases.length, h, [0, 0, 0]);
-  cases.forEach(([rgb], k) => {
-    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) img.data.set(rgb, (y * img.width + k * w + x) * 3);
-  });
-  cases.forEach(([rgb, name], k) => {
-    const c = dominantColour(img, [k * w + 2, 2, k * w + w - 2, h - 2]);
-    assert.equal(c.name, name, `rgb ${rgb}`);
-    near(c.fraction, 1);
-    assert.ok(Math.abs(c.rgb[0] - rgb[0]) < 1.5);
-  });
-  // A box mostly blue with a strip of green: the largest cluster wins.
-  const mixed = dominantColour(img, [4 * w - 10, 0, 5 * w, h]);
-  assert.equal(mixed.name, 'blue');
-});
-
 test('parameters are validated in TypeScript with the catalogue error', () => {
   const img = solid(10, 10, [1, 2, 3]);
   assert.throws(() => letterbox(img, { width: 0, height: 10 }), (e: unknown) => e instanceof ApiError && /Expected integer between 1 and 32768 for width but received 0/.test(e.message));
   assert.throws(() => letterbox(img, { width: 10, height: 10, std: [1, 0, 1] }), ApiError);
   assert.throws(() => letterbox({ ...img, data: img.data.subarray(0, 10) }, { width: 4, height: 4 }), /Expected at least 300 bytes/);
   assert.throws(() => cropResize(img, [[5, 5, 5, 8]], { width: 2, height: 2 }), /rois\[0\]/);
-  assert.throws(() => dominantColour(img, [0, 0, 5, 5], { clusters: 0 }), ApiError);
-  // A box entirely outside the frame is an error text from C++, re-thrown here.
-  assert.throws(() => dominantColour(img, [50, 50, 60, 60]), /sightflow image: box has no pixels inside the image/);
 });

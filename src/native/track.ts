@@ -1,15 +1,17 @@
-// Multi-object tracker over the native SORT/ByteTrack core (native/core/track).
+// TypeScript face of native/core/track (native/addon/track_binding.cc): the multi-object tracker, SORT with
+// ByteTrack's low-score pass as an option. Options and detections are checked here (catalogue errors, as
+// the video API's tracker settings reach it); the addon's own errors follow src/native/load.ts.
 //
 // Contract (as SORT's): call update() exactly once per frame, in frame order, ALSO for frames with no
 // detections (pass []). That call is what ages tracks: skipping empty frames would keep lost tracks alive
 // and let them grab new objects. State belongs to the instance: ids start at 1, are never reused, and die
 // with it.
 import { errors } from '../errors.js';
-import { loadAddon } from '../native.js';
+import { loadAddon } from './load.js';
 
-/** Slice of the addon this file uses (see src/native.ts). */
+/** The slice of the addon this file calls. */
 interface NativeTracker {
-  update(boxes: Float32Array, scores: Float32Array, classes: Int32Array): Int32Array | { error: string };
+  update(boxes: Float32Array, scores: Float32Array, classes: Int32Array): Int32Array;
   liveTracks(): number;
   frameCount(): number;
 }
@@ -161,12 +163,11 @@ export class Tracker {
 
   /**
    * The allocation-light form for hot loops: boxes as [x1,y1,x2,y2]*n, one score and one class number per
-   * box; inputs are NOT validated here. Returns 2n numbers: track ids (0 = not reported), then confirmed flags.
+   * box; only their types and lengths are checked (by the addon: ERR_SIGHTFLOW_TRACK_INVALID_ARG). Returns 2n
+   * numbers: track ids (0 = not reported), then confirmed flags.
    */
   updateArrays(boxes: Float32Array, scores: Float32Array, classes: Int32Array): Int32Array {
-    const res = this.#native.update(boxes, scores, classes);
-    if (!(res instanceof Int32Array)) throw new Error(`sightflow tracker: ${res.error}`);
-    return res;
+    return this.#native.update(boxes, scores, classes);
   }
 
   #classId(c: string | number | undefined): number {

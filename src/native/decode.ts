@@ -1,0 +1,191 @@
+// TypeScript face of native/core/decode (native/addon/decode_binding.cc): the addon's FFmpeg Decoder, typed,
+// with every option checked here and turned into the plain object the binding copies into its C++ struct.
+// Every call runs on the libuv pool, so decoding never blocks the event loop. Failures reject with the addon's
+// coded errors (src/native/load.ts): ERR_SIGHTFLOW_DECODE_<reason>, where reason is one of DECODE_FAILURES;
+// src/video/decoder.ts, the decoder the pipeline uses, turns those into client errors.
+import { errors } from '../errors.js';
+import { isNativeError, loadAddon, withCallerStack, type NativeError } from './load.js';
+
+export type Sampling = { mode: 'fps'; value: number } | { mode: 'interval'; value: number } | { mode: 'keyframe' };
+
+export interface FrameRange {
+  start?: number;
+  end?: number;
+  /** Default seconds. */
+  unit?: 'seconds' | 'frames';
+}
+
+export interface DecodeOptions {
+  /** Default 1 frame per second of video time. */
+  sampling?: Sampling;
+  range?: FrameRange;
+  /** Default 3000. */
+  maxFrames?: number;
+  /** Decoder threads (frame + slice threading); 0 (default) lets FFmpeg use one per core. */
+  threads?: number;
+  /** Output size; default the source size. With one side only, the other follows the aspect ratio. */
+  width?: number;
+  height?: number;
+  /** Fit inside width x height without distortion (default true); false stretches to exactly that size. */
+  keepAspect?: boolean;
+  /** Limit for opening and probing the input (default 15000). */
+  openTimeoutMs?: number;
+  /** Limit for each blocked read (default 15000). */
+  readTimeoutMs?: number;
+}
+
+export interface VideoInfo {
+  width: number;
+  height: number;
+  /** Size of every RGB24 frame this decoder outputs. */
+  outWidth: number;
+  outHeight: number;
+  /** Source frame rate (average); 0 when the container does not say. */
+  fps: number;
+  totalFrames: number | null;
+  durationMs: number | null;
+  seekable: boolean;
+  codec: string;
+  format: string;
+  /**
+   * The input, or for http(s) the URL FFmpeg ended at after following redirects itself. FFmpeg has no
+   * switch to refuse redirects, so a caller with a URL policy checks this too (and aborts on a refusal).
+   */
+  finalUrl: string;
+}
+
+export interface NativeDecodeStats {
+  decodedFrames: number;
+  droppedFrames: number;
+  emittedFrames: number;
+  decodeFailures: number;
+}
+
+/** One read: `count` frames of `frameBytes` bytes each, packed in `data`, with their metadata. */
+export interface NativeFrameBatch {
+  /** 'more': frames may follow; 'end': end of input or range; 'max_frames': the cap was reached. */
+  status: 'more' | 'end' | 'max_frames';
+  count: number;
+  frameBytes: number;
+  data: Uint8Array;
+  index: Float64Array;
+  ptsMs: Float64Array;
+  keyframe: Uint8Array;
+  stats: NativeDecodeStats;
+}
+
+/** The decoder's failure reasons; each is the code ERR_SIGHTFLOW_DECODE_<REASON in capitals>. */
+export const DECODE_FAILURES = [
+  'input_not_found', 'empty_input', 'invalid_video', 'no_video_stream', 'unsupported_codec', 'decode_failed',
+  'fetch_failed', 'timeout', 'aborted', 'out_of_memory', 'not_open',
+] as const;
+export type DecodeFailure = (typeof DECODE_FAILURES)[number];
+
+/** A failed read also carries the counters up to the failure. */
+export interface DecodeNativeError extends NativeError {
+  stats?: NativeDecodeStats;
+}
+
+/** The decoder's reason for a native decode failure, or null for any other error. */
+export function decodeFailure(e: unknown): DecodeFailure | null {
+  if (!isNativeError(e, 'DECODE')) return null;
+  const reason = e.code.slice('ERR_SIGHTFLOW_DECODE_'.length).toLowerCase();
+  return (DECODE_FAILURES as readonly string[]).includes(reason) ? (reason as DecodeFailure) : null;
+}
+
+interface AddonDecoder {
+  open(opts: Record<string, unknown>): Promise<VideoInfo>;
+  read(max: number, target?: Uint8Array): Promise<NativeFrameBatch>;
+  close(): Promise<void>;
+  abort(): Promise<void>;
+}
+interface DecodeAddon { Decoder: new () => AddonDecoder }
+
+function positive(param: string, v: unknown, opts: { integer?: boolean; allowZero?: boolean; max?: number } = {}): number {
+  const ok = typeof v === 'number' && Number.isFinite(v) && (opts.allowZero ? v >= 0 : v > 0) &&
+    (!opts.integer || Number.isInteger(v)) && (opts.max === undefined || v <= opts.max);
+  if (!ok) {
+    const kind = opts.integer ? 'integer' : 'number';
+    const bound = opts.allowZero ? 'at least 0' : 'greater than 0';
+    const upper = opts.max === undefined ? '' : ` and at most ${opts.max}`;
+    throw errors.invalidParam(param, `Expected ${kind} ${bound}${upper} for ${param} but received ${String(v)}`);
+  }
+  return v as number;
+}
+
+/** Checks every option and builds the plain object the addon copies into its C++ struct. */
+export function nativeOptions(input: string, o: DecodeOptions): Record<string, unknown> {
+  if (typeof input !== 'string' || input.length === 0) {
+    throw errors.invalidParam('input', `Expected a file path or URL for input but received ${String(input)}`);
+  }
+  const sampling = o.sampling ?? { mode: 'fps', value: 1 };
+  const out: Record<string, unknown> = { input, mode: sampling.mode };
+  if (sampling.mode === 'fps' || sampling.mode === 'interval') {
+    out.value = positive('sampling.value', sampling.value);
+  } else if (sampling.mode !== 'keyframe') {
+    throw errors.invalidParam('sampling.mode', `Expected one of fps, interval, keyframe for sampling.mode but received ${String((sampling as { mode: unknown }).mode)}`);
+  }
+  const range = o.range ?? {};
+  const unit = range.unit ?? 'seconds';
+  if (unit !== 'seconds' && unit !== 'frames') {
+    throw errors.invalidParam('range.unit', `Expected one of seconds, frames for range.unit but received ${String(unit)}`);
+  }
+  out.unit = unit;
+  if (range.start !== undefined) out.start = positive('range.start', range.start, { allowZero: true, integer: unit === 'frames' });
+  if (range.end !== undefined) out.end = positive('range.end', range.end, { integer: unit === 'frames' });
+  if (range.start !== undefined && range.end !== undefined && range.end <= range.start) {
+    throw errors.invalidParam('range.end', `Expected range.end greater than range.start (${range.start}) but received ${range.end}`);
+  }
+  out.maxFrames = positive('max_frames', o.maxFrames ?? 3000, { integer: true, max: 1e9 });
+  out.threads = positive('threads', o.threads ?? 0, { integer: true, allowZero: true, max: 64 });
+  if (o.width !== undefined) out.width = positive('width', o.width, { integer: true, max: 16384 });
+  if (o.height !== undefined) out.height = positive('height', o.height, { integer: true, max: 16384 });
+  out.keepAspect = o.keepAspect ?? true;
+  out.openTimeoutMs = positive('openTimeoutMs', o.openTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
+  out.readTimeoutMs = positive('readTimeoutMs', o.readTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
+  return out;
+}
+
+/** Checks read()'s arguments against the decoder's frame size (outWidth * outHeight * 3 bytes). */
+export function checkRead(maxCount: number, target: Uint8Array | undefined, frameBytes: number): void {
+  positive('maxCount', maxCount, { integer: true, max: 1e9 });
+  if (target !== undefined && (!(target instanceof Uint8Array) || target.byteLength < frameBytes)) {
+    throw errors.invalidParam('target', `Expected a Uint8Array of at least ${frameBytes} bytes for target`);
+  }
+}
+
+/**
+ * One native decoder: open once, read batches, then close (or abort from anywhere to stop a blocked read).
+ * The addon serialises open, read and close on the decoder; abort is not serialised, so it stops them.
+ */
+export class NativeDecoder {
+  readonly #native: AddonDecoder = new (loadAddon<DecodeAddon>().Decoder)();
+  #frameBytes = 0;
+
+  /** Opens a file path or an http(s) URL (the caller applies any URL policy first). */
+  async open(input: string, options: DecodeOptions = {}): Promise<VideoInfo> {
+    const caller = new Error();
+    const info = await withCallerStack(this.#native.open(nativeOptions(input, options)), caller);
+    this.#frameBytes = info.outWidth * info.outHeight * 3;
+    return info;
+  }
+
+  /**
+   * Decodes up to `maxCount` sampled frames, into `target` when given (at most target.byteLength / frameBytes
+   * of them, where the returned data is a view of target) or into fresh memory.
+   */
+  async read(maxCount: number, target?: Uint8Array): Promise<NativeFrameBatch> {
+    checkRead(maxCount, target, this.#frameBytes);
+    return withCallerStack(this.#native.read(maxCount, target), new Error());
+  }
+
+  /** Frees every FFmpeg object and closes the input, off the JS thread, after any call in flight. */
+  close(): Promise<void> {
+    return this.#native.close();
+  }
+
+  /** Stops at once (a read blocked on the network fails with 'aborted' within ~100 ms), then frees like close(). */
+  abort(): Promise<void> {
+    return this.#native.abort();
+  }
+}

@@ -1,0 +1,57 @@
+// The only file that loads the native addon (build/Release/sightflow.node, built by node-gyp at setup), and the
+// addon's one error convention. The typed faces of the addon sit beside it, one per part of native/core
+// (decode.ts, track.ts, image.ts, vectors.ts); nothing else in src/ calls the addon.
+//
+// Errors: whatever the addon raises is an Error (a TypeError or RangeError for a bad argument) with a stable
+// `code`, ERR_SIGHTFLOW_<AREA>_<REASON>. AREA is DECODE, IMAGE, TRACK or VECTORS. REASON is INVALID_ARG for a
+// bad argument or option (message "Expected <type> <constraint> for <name> but received <value>"), the
+// decoder's own reason for its failures (ERR_SIGHTFLOW_DECODE_TIMEOUT, ..._INPUT_NOT_FOUND), or FAILED with
+// the core's message. The faces check their inputs first and throw the catalogue's invalid_parameter error
+// (src/errors.ts) in the same words, so INVALID_ARG only comes from a call that went around them. A feature
+// that shows native failures to clients maps the codes to client codes itself (src/video/decoder.ts).
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { projectRoot } from '../paths.js';
+
+let cached: unknown;
+
+/** Loads the addon once; throws a clear message when it has not been built. `T` is the slice a face calls. */
+export function loadAddon<T>(): T {
+  if (cached === undefined) {
+    const require = createRequire(import.meta.url);
+    const path = process.env.SIGHTFLOW_ADDON_PATH ?? resolve(projectRoot, 'build/Release/sightflow.node');
+    try {
+      cached = require(path);
+    } catch (e) {
+      throw new Error(`sightflow native addon not loadable at ${path} (run scripts/setup.sh, or just bash scripts/setup.d/20-native.sh): ${(e as Error).message}`);
+    }
+  }
+  return cached as T;
+}
+
+export type NativeArea = 'DECODE' | 'IMAGE' | 'TRACK' | 'VECTORS';
+
+/** An error raised by the addon (see the convention above). */
+export interface NativeError extends Error {
+  code: string;
+}
+
+/** True for an error the addon raised, optionally only those of one area. */
+export function isNativeError(e: unknown, area?: NativeArea): e is NativeError {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith(area ? `ERR_SIGHTFLOW_${area}_` : 'ERR_SIGHTFLOW_');
+}
+
+/**
+ * Awaits an asynchronous addon call whose errors are made in a libuv callback (their stack has no JS frames)
+ * and gives a rejection the stack of `caller`, an Error made before the call.
+ */
+export async function withCallerStack<T>(call: Promise<T>, caller: Error): Promise<T> {
+  try {
+    return await call;
+  } catch (e) {
+    if (e instanceof Error) e.stack = `${e.name}: ${e.message}\n${(caller.stack ?? '').split('\n').slice(1).join('\n')}`;
+    throw e;
+  }
+}
