@@ -150,7 +150,7 @@ test('without SIGHTFLOW_ADMIN_TOKEN the first serve generates an admin token, pr
   }
 });
 
-test('PGlite is the default backend', { skip: backend === 'postgres' }, async () => {
+test('PGlite is the default backend', { skip: backend === 'postgres' ? 'PGlite only (the PostgreSQL run sets DATABASE_URL)' : false }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-cli-'));
   try {
     const r = await runCli(['migrate', '--data-dir', dataDir]);
