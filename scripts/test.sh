@@ -7,6 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export SIGHTFLOW_ROOT="$PWD"
 source scripts/lib/tap.sh
+started=$(date +%s)
 mkdir -p .tmp && rm -f .tmp/*.tap
 status=0
 failed_parts=()
@@ -19,6 +20,7 @@ if [ "$status" -ne 0 ]; then
   echo "failed parts: ${failed_parts[*]}"
   grep -h -A 30 '^not ok' .tmp/*.tap 2>/dev/null | head -200
 fi
+echo "suite: ran in $(( $(date +%s) - started )) s"
 tap_summary .tmp/*.tap
 if [ "${CI:-}" = true ]; then
   reason=$(eval_data_reason)
