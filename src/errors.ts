@@ -1,5 +1,7 @@
-// The one error catalogue. Every error that reaches a client is an ApiError built here, so the wire
-// shape and the status table (README "Errors") live in one place.
+// The one error catalogue. Every error code a client can see (an HTTP error body, an MCP tool error, a video
+// task's recorded `error` and its final stream chunk) is listed in `errorCatalogue` and built here, so the
+// wire shape, the status table and README's "Errors" list all come from one place
+// (test/unit/errors-catalogue.test.ts holds README to this file).
 
 export type ErrorType =
   | 'invalid_request_error'
@@ -14,6 +16,97 @@ export type ErrorType =
 export interface ErrorBody {
   error: { type: ErrorType; code: string; message: string; param: string | null };
 }
+
+/** One catalogued code: the HTTP status and type it is sent with (null for codes that never travel as an
+ * HTTP error: task records, final stream chunks, MCP tool results) and, in a few words, when it happens. */
+export interface CatalogueEntry {
+  readonly status: number | null;
+  readonly type: ErrorType | null;
+  readonly when: string;
+}
+
+/** Every client-visible error code. Constructors below take their status and type from here. */
+export const errorCatalogue = {
+  // 400
+  invalid_json: { status: 400, type: 'invalid_request_error', when: 'the request body is not valid JSON' },
+  invalid_request: { status: 400, type: 'invalid_request_error', when: 'the body does not match the endpoint\'s schema' },
+  invalid_parameter: { status: 400, type: 'invalid_request_error', when: 'one field or query parameter has a bad value' },
+  unsupported_content_type: { status: 400, type: 'invalid_request_error', when: 'a JSON endpoint received another Content-Type' },
+  invalid_image_input: { status: 400, type: 'invalid_request_error', when: 'both or neither of image and image_base64' },
+  invalid_base64: { status: 400, type: 'invalid_request_error', when: 'a base64 field or data URI does not decode' },
+  invalid_image_url: { status: 400, type: 'invalid_request_error', when: 'an image URL is not an http(s) URL' },
+  unsupported_image_format: { status: 400, type: 'invalid_request_error', when: 'an image that is not JPEG, PNG or WEBP' },
+  invalid_image: { status: 400, type: 'invalid_request_error', when: 'an image that cannot be decoded' },
+  invalid_audio: { status: 400, type: 'invalid_request_error', when: 'audio that cannot be decoded' },
+  image_too_large: { status: 400, type: 'invalid_request_error', when: 'an image over the pixel limit' },
+  image_fetch_failed: { status: 400, type: 'invalid_request_error', when: 'an image or audio URL could not be fetched' },
+  url_not_allowed: { status: 400, type: 'invalid_request_error', when: 'a URL that points to a private, loopback or link-local address' },
+  unsupported_modality: { status: 400, type: 'invalid_request_error', when: 'content the collection\'s model does not embed' },
+  invalid_cursor: { status: 400, type: 'invalid_request_error', when: 'a pagination cursor this server did not issue' },
+  unknown_class: { status: 400, type: 'invalid_request_error', when: 'a class name the detector does not know' },
+  unknown_model: { status: 400, type: 'invalid_request_error', when: 'a feature model this server does not have' },
+  unsupported_language: { status: 400, type: 'invalid_request_error', when: 'a language the describer or OCR does not support' },
+  // 400 (param `input`): a video the decoder refused; also recorded as a task's error
+  input_not_found: { status: 400, type: 'invalid_request_error', when: 'the video input does not exist' },
+  empty_input: { status: 400, type: 'invalid_request_error', when: 'the video input is empty' },
+  invalid_video: { status: 400, type: 'invalid_request_error', when: 'the video input is not a video the decoder can open' },
+  no_video_stream: { status: 400, type: 'invalid_request_error', when: 'the video input has no video stream' },
+  unsupported_codec: { status: 400, type: 'invalid_request_error', when: 'the video stream\'s codec is not supported' },
+  decode_failed: { status: 400, type: 'invalid_request_error', when: 'decoding failed part way' },
+  fetch_failed: { status: 400, type: 'invalid_request_error', when: 'the video URL could not be fetched' },
+  timeout: { status: 400, type: 'invalid_request_error', when: 'the video source stopped sending data for too long' },
+  aborted: { status: 400, type: 'invalid_request_error', when: 'decoding was aborted' },
+  // 401
+  missing_api_key: { status: 401, type: 'authentication_error', when: 'no Authorization header' },
+  invalid_api_key: { status: 401, type: 'authentication_error', when: 'a malformed or unknown API key' },
+  disabled_api_key: { status: 401, type: 'authentication_error', when: 'a disabled API key' },
+  invalid_admin_token: { status: 401, type: 'authentication_error', when: 'a missing or wrong admin token on the admin API' },
+  // 403
+  invalid_signature: { status: 403, type: 'permission_error', when: 'a presigned file link with a missing, expired or wrong signature' },
+  // 404
+  not_found: { status: 404, type: 'not_found_error', when: 'an unknown id, or an id of another project' },
+  route_not_found: { status: 404, type: 'not_found_error', when: 'no route for the path' },
+  results_not_ready: { status: 404, type: 'not_found_error', when: 'results of a video task that has not succeeded' },
+  session_not_found: { status: 404, type: 'not_found_error', when: 'an MCP session that ended, expired or never existed' },
+  // 405
+  method_not_allowed: { status: 405, type: 'invalid_request_error', when: 'a wrong method on a known path (Allow header)' },
+  // 408
+  request_timeout: { status: 408, type: 'invalid_request_error', when: 'the request body did not arrive in time' },
+  // 409
+  collection_exists: { status: 409, type: 'conflict_error', when: 'a vector collection name already used in the project' },
+  duplicate_project_name: { status: 409, type: 'conflict_error', when: 'a project name already used' },
+  task_finished: { status: 409, type: 'conflict_error', when: 'cancelling a video task that has already finished' },
+  // 413
+  payload_too_large: { status: 413, type: 'invalid_request_error', when: 'a body, image or video over its size limit' },
+  // 416
+  offset_out_of_range: { status: 416, type: 'invalid_request_error', when: 'a stream offset past the end of a finished task' },
+  // 429
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', when: 'the per-key rate limit (Retry-After)' },
+  too_many_sessions: { status: 429, type: 'rate_limit_error', when: 'the key already holds its limit of open MCP sessions (Retry-After)' },
+  // 502
+  vlm_provider_error: { status: 502, type: 'api_error', when: 'the configured VLM failed and no fallback applies' },
+  // 503
+  overloaded: { status: 503, type: 'overloaded_error', when: 'an inference or work queue is full (Retry-After)' },
+  not_ready: { status: 503, type: 'overloaded_error', when: 'a model or service is still starting (Retry-After)' },
+  console_not_built: { status: 503, type: 'api_error', when: 'the web console has not been built' },
+  // 500
+  internal_error: { status: 500, type: 'api_error', when: 'a bug; never leaks a stack, the request id finds it in the log' },
+  not_a_tool: { status: 500, type: 'api_error', when: 'a route called as an MCP tool did not answer JSON' },
+  out_of_memory: { status: 500, type: 'api_error', when: 'the video decoder ran out of memory' },
+  not_open: { status: 500, type: 'api_error', when: 'a read from a decoder that was already closed' },
+  // MCP tool results (no HTTP status)
+  cancelled: { status: null, type: 'api_error', when: 'an MCP tool call cancelled by the client or its session ending' },
+  // A video task's recorded error and final stream chunk (no HTTP status); any code above may also appear there
+  no_provider: { status: null, type: null, when: 'no video provider serves the task\'s model' },
+  provider_error: { status: null, type: null, when: 'the provider failed after the stream had started' },
+  providers_failed: { status: null, type: null, when: 'every provider failed before the first chunk' },
+  worker_shutdown: { status: null, type: null, when: 'the server shut down while the task was streaming' },
+  worker_lost: { status: null, type: null, when: 'the worker stopped renewing its lease (crash or hang)' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+/** Codes that travel as an HTTP error body (an ApiError). */
+export type HttpErrorCode = { [C in ErrorCode]: (typeof errorCatalogue)[C]['status'] extends number ? C : never }[ErrorCode];
 
 export class ApiError extends Error {
   readonly status: number;
@@ -41,95 +134,159 @@ export class ApiError extends Error {
 /** What a fetched or decoded media field holds; it words the size and fetch errors. */
 export type FetchedMedia = 'image' | 'audio' | 'video';
 
-const invalid = (code: string, message: string, param: string | null = null) =>
-  new ApiError(400, 'invalid_request_error', code, message, param);
+/** An ApiError for a catalogued code, with the status and type the catalogue gives it. */
+function make(code: HttpErrorCode, message: string, param: string | null = null, headers: Record<string, string> = {}): ApiError {
+  const entry = errorCatalogue[code] as CatalogueEntry & { status: number; type: ErrorType };
+  return new ApiError(entry.status, entry.type, code, message, param, headers);
+}
 
 export const errors = {
   // 400
-  invalidJson: (detail: string) => invalid('invalid_json', `Request body is not valid JSON: ${detail}`),
-  invalidBody: (message: string, param: string | null) => invalid('invalid_request', message, param),
-  invalidParam: (param: string, message: string) => invalid('invalid_parameter', message, param),
+  invalidJson: (detail: string) => make('invalid_json', `Request body is not valid JSON: ${detail}`),
+  invalidBody: (message: string, param: string | null) => make('invalid_request', message, param),
+  invalidParam: (param: string, message: string) => make('invalid_parameter', message, param),
   unsupportedMediaType: (got: string) =>
-    invalid('unsupported_content_type', `Expected Content-Type application/json but received ${got || 'none'}`),
+    make('unsupported_content_type', `Expected Content-Type application/json but received ${got || 'none'}`),
   imageInputCount: (received: 'both' | 'neither') =>
-    invalid('invalid_image_input', `Expected exactly one of image, image_base64 but received ${received}`, received === 'both' ? 'image_base64' : 'image'),
-  invalidBase64: (param: string) => invalid('invalid_base64', `Expected ${param} to be a data URI or base64 string but it could not be decoded`, param),
-  invalidImageUrl: (param: string, detail: string) => invalid('invalid_image_url', `Expected ${param} to be an http(s) URL: ${detail}`, param),
+    make('invalid_image_input', `Expected exactly one of image, image_base64 but received ${received}`, received === 'both' ? 'image_base64' : 'image'),
+  invalidBase64: (param: string) => make('invalid_base64', `Expected ${param} to be a data URI or base64 string but it could not be decoded`, param),
+  invalidImageUrl: (param: string, detail: string) => make('invalid_image_url', `Expected ${param} to be an http(s) URL: ${detail}`, param),
   unsupportedImageFormat: (param: string, got: string) =>
-    invalid('unsupported_image_format', `Expected a JPEG, PNG or WEBP image but received ${got}`, param),
-  undecodableImage: (param: string, detail: string) => invalid('invalid_image', `The image could not be decoded: ${detail}`, param),
+    make('unsupported_image_format', `Expected a JPEG, PNG or WEBP image but received ${got}`, param),
+  undecodableImage: (param: string, detail: string) => make('invalid_image', `The image could not be decoded: ${detail}`, param),
   undecodableAudio: (param: string, detail: string) =>
-    invalid('invalid_audio', `Expected ${param} to be WAV, MP3, FLAC or OGG audio but it could not be decoded: ${detail}`, param),
+    make('invalid_audio', `Expected ${param} to be WAV, MP3, FLAC or OGG audio but it could not be decoded: ${detail}`, param),
   imageTooManyPixels: (param: string, pixels: number, limit: number) =>
-    invalid('image_too_large', `Expected at most ${limit} pixels but the image has ${pixels}`, param),
+    make('image_too_large', `Expected at most ${limit} pixels but the image has ${pixels}`, param),
   /** `media` words the message for the field that named the URL; the code stays image_fetch_failed for audio too. */
   imageFetchFailed: (param: string, detail: string, media: FetchedMedia = 'image') =>
-    invalid('image_fetch_failed', `The ${media} URL could not be fetched: ${detail}`, param),
+    make('image_fetch_failed', `The ${media} URL could not be fetched: ${detail}`, param),
   urlNotAllowed: (param: string, detail: string) =>
-    invalid('url_not_allowed', `The URL points to a private, loopback or link-local address, which is not allowed: ${detail}`, param),
+    make('url_not_allowed', `The URL points to a private, loopback or link-local address, which is not allowed: ${detail}`, param),
   unsupportedModality: (param: string, model: string, got: string, types: readonly string[]) =>
-    invalid('unsupported_modality', `Expected ${types.join(' or ')} content for ${param} (the collection's model ${model} embeds ${types.join(', ')}) but received ${got}`, param),
-  invalidCursor: (param = 'cursor') => invalid('invalid_cursor', `The ${param} is not one this server issued`, param),
+    make('unsupported_modality', `Expected ${types.join(' or ')} content for ${param} (the collection's model ${model} embeds ${types.join(', ')}) but received ${got}`, param),
+  invalidCursor: (param = 'cursor') => make('invalid_cursor', `The ${param} is not one this server issued`, param),
   /** A class name a detector does not know (POST /v1/detect `classes`, a video step's `when.classes`). */
   unknownClass: (param: string, name: unknown, labels: readonly string[]) =>
-    invalid('unknown_class', `Unknown class ${JSON.stringify(name)}; valid classes: ${labels.join(', ')}`, param),
+    make('unknown_class', `Unknown class ${JSON.stringify(name)}; valid classes: ${labels.join(', ')}`, param),
   unknownFeatureModel: (param: string, model: unknown, available: readonly string[]) =>
-    invalid('unknown_model', `Feature model ${JSON.stringify(model)} is not available on this server; available: ${available.join(', ')} (the default)`, param),
+    make('unknown_model', `Feature model ${JSON.stringify(model)} is not available on this server; available: ${available.join(', ')} (the default)`, param),
   /** `task` is who refused it: the describer (builtin languages, or any code with a VLM) or OCR. */
   unsupportedLanguage: (task: 'describe' | 'ocr', language: string | undefined, supported: string) =>
-    invalid('unsupported_language',
+    make('unsupported_language',
       `Expected a language ${task === 'describe' ? 'the describer supports' : 'this server can read'} but received ${JSON.stringify(language)}; supported: ${supported}`, 'language'),
   // 401
   authentication: (code: 'missing_api_key' | 'invalid_api_key' | 'disabled_api_key', message: string) =>
-    new ApiError(401, 'authentication_error', code, message, null, { 'WWW-Authenticate': 'Bearer' }),
+    make(code, message, null, { 'WWW-Authenticate': 'Bearer' }),
   invalidAdminToken: () =>
-    new ApiError(401, 'authentication_error', 'invalid_admin_token', 'Missing or invalid admin token; expected "Authorization: Bearer $SIGHTFLOW_ADMIN_TOKEN"', null, { 'WWW-Authenticate': 'Bearer' }),
+    make('invalid_admin_token', 'Missing or invalid admin token; expected "Authorization: Bearer $SIGHTFLOW_ADMIN_TOKEN"', null, { 'WWW-Authenticate': 'Bearer' }),
   // 403
-  forbidden: (code: string, message: string) => new ApiError(403, 'permission_error', code, message),
+  /** A presigned file link that is missing its parameters, has expired, or whose signature does not match. */
+  invalidSignature: (message: string) => make('invalid_signature', message),
   // 404
   notFound: (what: string, id?: string) =>
-    new ApiError(404, 'not_found_error', 'not_found', id === undefined ? `No such ${what}` : `No such ${what}: ${id}`),
+    make('not_found', id === undefined ? `No such ${what}` : `No such ${what}: ${id}`),
   routeNotFound: (method: string, path: string) =>
-    new ApiError(404, 'not_found_error', 'route_not_found', `No route ${method} ${path}`),
+    make('route_not_found', `No route ${method} ${path}`),
   resultsNotReady: (taskId: string, status: string) =>
-    new ApiError(404, 'not_found_error', 'results_not_ready', `Results of video task ${taskId} are available once it has succeeded; it is ${status}`),
+    make('results_not_ready', `Results of video task ${taskId} are available once it has succeeded; it is ${status}`),
   /** `param` is 'sessionId' when the id came in the legacy SSE transport's query string. */
   sessionNotFound: (id: string | undefined, idleS: number, param: string | null) =>
-    new ApiError(404, 'not_found_error', 'session_not_found',
+    make('session_not_found',
       `No such MCP session: ${id}; it may have ended or expired (after ${idleS} s idle). Open a new one with an initialize request`, param),
   // 405
   methodNotAllowed: (method: string, path: string, allowed: string[]) =>
-    new ApiError(405, 'invalid_request_error', 'method_not_allowed', `Method ${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, null, { Allow: allowed.join(', ') }),
+    make('method_not_allowed', `Method ${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, null, { Allow: allowed.join(', ') }),
   // 409
-  conflict: (code: string, message: string, param: string | null = null) => new ApiError(409, 'conflict_error', code, message, param),
+  collectionExists: (name: string) =>
+    make('collection_exists', `A collection named ${JSON.stringify(name)} already exists in this project`, 'name'),
+  duplicateProjectName: (name: string) => make('duplicate_project_name', `A project named "${name}" already exists`, 'name'),
+  taskFinished: (id: string, status: string) =>
+    make('task_finished', `Video task ${id} already ${status}; only pending, running or streaming tasks can be cancelled`),
   // 413
   payloadTooLarge: (what: string, limit: number) =>
-    new ApiError(413, 'invalid_request_error', 'payload_too_large', `The ${what} is larger than the limit of ${limit} bytes`),
+    make('payload_too_large', `The ${what} is larger than the limit of ${limit} bytes`),
   // 416
   offsetOutOfRange: (offset: number, size: number) =>
-    new ApiError(416, 'invalid_request_error', 'offset_out_of_range', `Offset ${offset} is beyond the ${size} bytes this finished stream emitted`, 'offset'),
+    make('offset_out_of_range', `Offset ${offset} is beyond the ${size} bytes this finished stream emitted`, 'offset'),
   // 408
-  requestTimeout: () => new ApiError(408, 'invalid_request_error', 'request_timeout', 'The request body did not arrive in time'),
+  requestTimeout: () => make('request_timeout', 'The request body did not arrive in time'),
   // 429
   rateLimited: (retryAfterS: number) =>
-    new ApiError(429, 'rate_limit_error', 'rate_limit_exceeded', `Rate limit exceeded; retry after ${retryAfterS} s`, null, { 'Retry-After': String(retryAfterS) }),
+    make('rate_limit_exceeded', `Rate limit exceeded; retry after ${retryAfterS} s`, null, { 'Retry-After': String(retryAfterS) }),
   tooManySessions: (limit: number, idleS: number, retryAfterS: number) =>
-    new ApiError(429, 'rate_limit_error', 'too_many_sessions',
+    make('too_many_sessions',
       `This API key already has ${limit} open MCP sessions, the limit; end one (DELETE /mcp with its Mcp-Session-Id, or close its event stream) or let one expire after ${idleS} s idle`,
       null, { 'Retry-After': String(retryAfterS) }),
   // 503
   overloaded: (what: string, retryAfterS = 1) =>
-    new ApiError(503, 'overloaded_error', 'overloaded', `The ${what} queue is full; retry after ${retryAfterS} s`, null, { 'Retry-After': String(retryAfterS) }),
-  notReady: (what: string) => new ApiError(503, 'overloaded_error', 'not_ready', `${what} is not ready yet`, null, { 'Retry-After': '5' }),
+    make('overloaded', `The ${what} queue is full; retry after ${retryAfterS} s`, null, { 'Retry-After': String(retryAfterS) }),
+  notReady: (what: string) => make('not_ready', `${what} is not ready yet`, null, { 'Retry-After': '5' }),
+  /** `message` says how to build it; the console's HTML page shows the same words. */
+  consoleNotBuilt: (message: string) => make('console_not_built', message),
   // 502
-  vlmProviderError: (detail: string) => new ApiError(502, 'api_error', 'vlm_provider_error', `The vision-language model provider failed: ${detail}`),
+  vlmProviderError: (detail: string) => make('vlm_provider_error', `The vision-language model provider failed: ${detail}`),
   // 500
-  internal: () => new ApiError(500, 'api_error', 'internal_error', 'An internal error occurred; the request id identifies it in the server log'),
+  internal: () => make('internal_error', 'An internal error occurred; the request id identifies it in the server log'),
   /** A route called as an MCP tool answered something other than JSON (a server bug, not the client's). */
   notATool: (method: string, path: string) =>
-    new ApiError(500, 'api_error', 'not_a_tool', `${method} ${path} does not answer JSON, so it cannot be called as a tool`),
+    make('not_a_tool', `${method} ${path} does not answer JSON, so it cannot be called as a tool`),
 } as const;
 
 export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError;
+}
+
+/** A video decode failure: the decoder's stable reason as the code, on the `input` parameter. It is a 400
+ * except for the decoder's own faults (out_of_memory, not_open). */
+export type DecodeCode =
+  | 'input_not_found' | 'empty_input' | 'invalid_video' | 'no_video_stream' | 'unsupported_codec' | 'decode_failed'
+  | 'fetch_failed' | 'timeout' | 'aborted' | 'out_of_memory' | 'not_open';
+
+export class DecodeError extends ApiError {
+  /** `stack`, when given, is the caller's stack, so the log shows who read rather than the addon's callback. */
+  constructor(code: DecodeCode, message: string, stack?: string) {
+    const entry = errorCatalogue[code];
+    super(entry.status, entry.type, code, message, 'input');
+    this.name = 'DecodeError';
+    if (stack) this.stack = `DecodeError: ${message}\n${stack.split('\n').slice(1).join('\n')}`;
+  }
+}
+
+/** The `error` a failed video task records and sends in its final stream chunk. */
+export interface TaskError {
+  code: string;
+  message: string;
+}
+
+/** Task errors that are not an ApiError: the worker and reaper write these into the task record. */
+export const taskErrors = {
+  /** `model` is the request's model hint or the task's model. */
+  noProvider: (model: string | undefined): TaskError => ({
+    code: 'no_provider' satisfies ErrorCode,
+    message: `No video provider is available for model ${JSON.stringify(model)} (SIGHTFLOW_PROVIDERS)`,
+  }),
+  providerError: (provider: string, chunks: number, detail: string): TaskError => ({
+    code: 'provider_error' satisfies ErrorCode,
+    message: `Provider ${provider} failed after ${chunks} chunk(s): ${detail}`,
+  }),
+  /** `tried` holds one "name: reason" per provider, in the order tried. */
+  providersFailed: (tried: readonly string[]): TaskError => ({
+    code: 'providers_failed' satisfies ErrorCode,
+    message: `All ${tried.length} provider(s) failed before the first chunk: ${tried.join('; ')}`,
+  }),
+  workerShutdown: (): TaskError => ({ code: 'worker_shutdown' satisfies ErrorCode, message: 'The worker shut down while the task was streaming' }),
+  workerLostBeforeFirstChunk: (attempts: number): TaskError => ({
+    code: 'worker_lost' satisfies ErrorCode,
+    message: `The worker stopped responding before the first chunk on each of ${attempts} attempts`,
+  }),
+  workerLostMidStream: (chunks: number): TaskError => ({
+    code: 'worker_lost' satisfies ErrorCode,
+    message: `The worker stopped responding mid-stream after ${chunks} chunk(s) (lease expired); the partial stream stays replayable`,
+  }),
+} as const;
+
+/** The body of an MCP tool call that was cancelled (a tool result, never an HTTP response). */
+export function toolCancelledBody(): ErrorBody {
+  return { error: { type: errorCatalogue.cancelled.type, code: 'cancelled', message: 'The tool call was cancelled', param: null } };
 }

@@ -30,7 +30,7 @@ export class Projects {
       const [row] = await this.db.query(sql.insertProject, [newId('proj'), name]);
       return toProject(row!);
     } catch (e) {
-      if (isUniqueViolation(e)) throw errors.conflict('duplicate_project_name', `A project named "${name}" already exists`, 'name');
+      if (isUniqueViolation(e)) throw errors.duplicateProjectName(name);
       throw e;
     }
   }

@@ -1,5 +1,7 @@
 // What /console answers when setup has not built the front end yet: a short HTML page for browsers, the usual
 // error JSON for everything else, both 503 so monitoring sees it is not a working console.
+import { errors, type ErrorBody } from '../errors.js';
+
 export const NOT_BUILT_MESSAGE = 'The web console has not been built. Run scripts/setup.sh (or: npx vite build --config console/vite.config.ts) and reload.';
 
 export function notBuiltPage(): string {
@@ -14,6 +16,6 @@ export function notBuiltPage(): string {
 `;
 }
 
-export function notBuiltJson(): { error: { type: string; code: string; message: string; param: null } } {
-  return { error: { type: 'api_error', code: 'console_not_built', message: NOT_BUILT_MESSAGE, param: null } };
+export function notBuiltJson(): ErrorBody {
+  return errors.consoleNotBuilt(NOT_BUILT_MESSAGE).toBody();
 }

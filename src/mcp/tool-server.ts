@@ -6,7 +6,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { Logger } from '../log.js';
-import { errors, isApiError } from '../errors.js';
+import { errors, isApiError, toolCancelledBody } from '../errors.js';
 import { callRoute } from './route-dispatch.js';
 import type { RouteTools } from './route-tools.js';
 
@@ -62,7 +62,7 @@ export function createToolServer(deps: ToolServerDeps, session: SessionBinding):
     } catch (e) {
       const err = isApiError(e) ? e : errors.internal();
       if (!isApiError(e)) {
-        if (extra.signal.aborted || session.signal.aborted) return toolError('The tool call was cancelled', { error: { type: 'api_error', code: 'cancelled', message: 'The tool call was cancelled', param: null } });
+        if (extra.signal.aborted || session.signal.aborted) return toolError('The tool call was cancelled', toolCancelledBody());
         log.error({ err: e }, 'mcp tool call failed');
       } else {
         log.info({ status: err.status, code: err.code, ms: Math.round(performance.now() - started) }, 'mcp tool call rejected');

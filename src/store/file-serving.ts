@@ -32,10 +32,10 @@ export async function resolveFileRequest(store: BlobStore, req: FileRequest): Pr
   const now = req.now ?? Date.now();
   const checked = verify(req.key, req.query.get('expires'), req.query.get('sig'), req.secret, now);
   if (!checked.ok) {
-    if (checked.reason === 'missing') throw errors.forbidden('invalid_signature', 'The file link is missing its expires or sig parameter');
+    if (checked.reason === 'missing') throw errors.invalidSignature('The file link is missing its expires or sig parameter');
     if (checked.reason === 'expired')
-      throw errors.forbidden('invalid_signature', `The file link expired at ${new Date(Number(req.query.get('expires')) * 1000).toISOString()}`);
-    throw errors.forbidden('invalid_signature', 'The file link signature does not match');
+      throw errors.invalidSignature(`The file link expired at ${new Date(Number(req.query.get('expires')) * 1000).toISOString()}`);
+    throw errors.invalidSignature('The file link signature does not match');
   }
   const info = isValidBlobKey(req.key) ? await store.stat(req.key) : null;
   if (!info) throw errors.notFound('file');

@@ -90,7 +90,7 @@ export function vectorsRoutes({ s, store, index, models }: VectorsDeps): RouteDe
         const c = await store.create(ctx.principal.projectId, {
           name: ctx.body.name, description: ctx.body.description ?? null, model_id: modelId, dimensions: e.info.dimensions, metric: e.info.metric,
         });
-        if (!c) throw errors.conflict('collection_exists', `A collection named ${JSON.stringify(ctx.body.name)} already exists in this project`, 'name');
+        if (!c) throw errors.collectionExists(ctx.body.name);
         return { status: 201, json: publicCollection(c) };
       },
     }),

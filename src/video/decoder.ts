@@ -29,7 +29,7 @@
 //   frame due (the decoder looks ahead to the next sample), else 'stop'.
 // - `totalFrames` is the container's frame count, or duration * fps; null when the input is not seekable
 //   (piped, live, or an HTTP response without a length).
-import { ApiError } from '../errors.js';
+import { DecodeError } from '../errors.js';
 import { checkRead, decodeFailure, NativeDecoder, type DecodeNativeError, type DecodeOptions, type NativeFrameBatch, type VideoInfo } from '../native/decode.js';
 
 export interface DecoderOptions extends DecodeOptions {
@@ -58,17 +58,9 @@ export interface FrameBatch extends DecodeStats {
   finishReason: 'stop' | 'max_frames' | null;
 }
 
-/** Decoder failures; `code` is stable, the native decoder's reason (DECODE_FAILURES: input_not_found,
- * empty_input, invalid_video, no_video_stream, unsupported_codec, decode_failed, fetch_failed, timeout,
- * aborted, ...). */
-export class DecodeError extends ApiError {
-  constructor(code: string, message: string, stack?: string) {
-    const ours = code === 'out_of_memory' || code === 'not_open';
-    super(ours ? 500 : 400, ours ? 'api_error' : 'invalid_request_error', code, message, 'input');
-    this.name = 'DecodeError';
-    if (stack) this.stack = `DecodeError: ${message}\n${stack.split('\n').slice(1).join('\n')}`;
-  }
-}
+/** Decoder failures (built in the error catalogue); `code` is the native decoder's stable reason, and
+ * clientError below only compiles while every reason the addon can report is a catalogued code. */
+export { DecodeError };
 
 /** The DecodeError for a native decode failure, with the caller's stack; any other error as it is. */
 function clientError(e: unknown, stack: string | undefined): unknown {

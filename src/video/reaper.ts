@@ -5,6 +5,7 @@
 // every worker is gone. Each task is re-checked under its row lock, so a worker that was merely slow and
 // two reapers racing both see the same, single outcome.
 import type { Services } from '../services.js';
+import { taskErrors } from '../errors.js';
 import { sql } from './tasks.sql.js';
 import type { StreamArchive } from './stream-archive.js';
 
@@ -54,11 +55,11 @@ export class Reaper {
           if (attemptsLeft) await q.query(sql.release, [id]);
           else {
             await this.archive.finishIn(q, task, append, { status: 'failed', reason: 'error', usage,
-              error: { code: 'worker_lost', message: `The worker stopped responding before the first chunk on each of ${task.attempts} attempts` } });
+              error: taskErrors.workerLostBeforeFirstChunk(task.attempts) });
           }
         } else if (task.status === 'running' || task.status === 'streaming') {
           await this.archive.finishIn(q, task, append, { status: 'failed', reason: 'error', usage,
-            error: { code: 'worker_lost', message: `The worker stopped responding mid-stream after ${task.chunkCount} chunk(s) (lease expired); the partial stream stays replayable` } });
+            error: taskErrors.workerLostMidStream(task.chunkCount) });
         } else return false;
         return true;
       });

@@ -181,7 +181,7 @@ export class TaskStore {
     if (!own) throw errors.notFound('video task', id);
     await this.archive.withTask(id, async (task, q, append) => {
       if (task.status === 'succeeded' || task.status === 'failed') {
-        throw errors.conflict('task_finished', `Video task ${id} already ${task.status}; only pending, running or streaming tasks can be cancelled`);
+        throw errors.taskFinished(id, task.status);
       }
       if (task.status === 'pending') {
         await this.archive.finishIn(q, task, append, {

@@ -5,7 +5,7 @@
 // (ApiError) fails at once. Cancel is honoured at every chunk boundary and aborts the provider's signal.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isApiError } from '../errors.js';
+import { isApiError, taskErrors } from '../errors.js';
 import type { Services } from '../services.js';
 import { ProviderError, type FrameOutput, type ProviderResult, type StreamInfo, type VideoProvider } from './provider.js';
 import { TaskQueue, type ClaimedTask } from './queue.js';
@@ -224,7 +224,7 @@ class TaskRun {
     }
     if (providers.length === 0) {
       return this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
-        error: { code: 'no_provider', message: `No video provider is available for model ${JSON.stringify(request.model ?? this.task.model)} (SIGHTFLOW_PROVIDERS)` } });
+        error: taskErrors.noProvider(request.model ?? this.task.model) });
     }
     const tried: string[] = [];
     const ctx = { taskId: this.task.id, projectId: this.task.projectId, signal: this.controller.signal, emit: this.emit };
@@ -242,7 +242,7 @@ class TaskRun {
         }
         if (this.emitted > 0) {
           return this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
-            error: { code: 'provider_error', message: `Provider ${provider.name} failed after ${this.emitted} chunk(s): ${message}` } });
+            error: taskErrors.providerError(provider.name, this.emitted, message) });
         }
         tried.push(`${provider.name}: ${message}`);
         this.s.log.warn({ taskId: this.task.id, provider: provider.name, err: e, status: e instanceof ProviderError ? e.status : undefined }, 'video provider failed before the first chunk; failing over');
@@ -258,7 +258,7 @@ class TaskRun {
     }
     if (this.over) return;
     await this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
-      error: { code: 'providers_failed', message: `All ${tried.length} provider(s) failed before the first chunk: ${tried.join('; ')}` } });
+      error: taskErrors.providersFailed(tried) });
   }
 
   /** A provider that ignores its aborted signal cannot hold the slot forever. */
@@ -280,6 +280,6 @@ class TaskRun {
       else this.over = true;
       return;
     }
-    await this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: { code: 'worker_shutdown', message: 'The worker shut down while the task was streaming' } });
+    await this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.workerShutdown() });
   }
 }

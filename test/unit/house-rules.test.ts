@@ -1,0 +1,331 @@
+// House rules as tests: cheap static checks over src/ that keep the tree's shape (where SQL, the addon,
+// ApiError and environment reads live; which parts may import which; no import circles). Each rule is a
+// plain function over {path, text} files so it can be run on a planted example too, proving it can fail.
+// Paths are relative to src/ with forward slashes. Comments are stripped before checking, so prose that
+// mentions a forbidden thing does not trip a rule.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative, posix } from 'node:path';
+
+export interface SourceFile { path: string; text: string }
+
+const srcRoot = join(import.meta.dirname, '..', '..', 'src');
+
+function loadTree(): SourceFile[] {
+  return readdirSync(srcRoot, { withFileTypes: true, recursive: true })
+    .filter((d) => d.isFile() && d.name.endsWith('.ts'))
+    .map((d) => join(d.parentPath, d.name))
+    .map((p) => ({ path: relative(srcRoot, p).split('\\').join('/'), text: readFileSync(p, 'utf8') }))
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** Block comments and whole-line // comments removed (trailing ones stay: cutting at // would break URLs). */
+export function stripComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^[ \t]*\/\/.*$/gm, '');
+}
+
+const tree = loadTree();
+
+// ---------------------------------------------------------------------------------------------------------
+// 1. SQL lives only in *.sql.ts files, so every query can be read (and reviewed) in one place per part.
+
+/** A string or template literal that opens with an SQL statement. This tree writes SQL keywords in
+ * capitals, which keeps English messages ("Select a model from ...") from matching. */
+const SQL_START = new RegExp(
+  String.raw`['"\x60]\s*(?:` + [
+    String.raw`SELECT\s[\s\S]{0,300}?\bFROM\s`,
+    String.raw`INSERT\s+INTO\s`,
+    String.raw`UPDATE\s+\S+\s+SET\s`,
+    String.raw`DELETE\s+FROM\s`,
+    String.raw`CREATE\s+(?:TABLE|(?:UNIQUE\s+)?INDEX|EXTENSION|SCHEMA|TYPE|OR\s+REPLACE)\s`,
+    String.raw`ALTER\s+TABLE\s`,
+    String.raw`DROP\s+(?:TABLE|INDEX|SCHEMA|TYPE)\s`,
+    String.raw`WITH\s+\w+\s+AS\s*\(`,
+    String.raw`(?:BEGIN|COMMIT|ROLLBACK)\s*['"\x60;]`,
+  ].join('|') + ')',
+);
+
+/** Files outside *.sql.ts allowed to hold SQL, with the reason. */
+export const SQL_OUTSIDE_SQL_FILES: Record<string, string> = {
+  'store/db.ts': 'the database adapter itself: BEGIN/COMMIT/ROLLBACK around transactions and a SELECT 1 probe',
+};
+
+export function sqlOutsideSqlFiles(files: SourceFile[], allowed: Record<string, string> = SQL_OUTSIDE_SQL_FILES): string[] {
+  return files
+    .filter((f) => !f.path.endsWith('.sql.ts') && !(f.path in allowed))
+    .filter((f) => SQL_START.test(stripComments(f.text)))
+    .map((f) => `${f.path}: SQL outside a .sql.ts file: ${stripComments(f.text).match(SQL_START)![0].slice(0, 60)}`);
+}
+
+test('rule 1: no SQL outside *.sql.ts in src/', () => {
+  assert.deepEqual(sqlOutsideSqlFiles(tree), []);
+  const planted = [
+    { path: 'video/bad.ts', text: 'await q.query(`SELECT id, status\n  FROM video_tasks WHERE id = $1`, [id]);' },
+    { path: 'auth/bad.ts', text: "await q.query('INSERT INTO projects (id) VALUES ($1)', [id]);" },
+    { path: 'video/tasks.sql.ts', text: 'export const sql = { get: `SELECT * FROM video_tasks` };' },
+    { path: 'vision/fine.ts', text: "throw new Error('Select a model from the list');" },
+    { path: 'store/db.ts', text: "await client.query('BEGIN');" },
+    { path: 'store/other.ts', text: "await client.query('ROLLBACK');" },
+  ];
+  assert.deepEqual(sqlOutsideSqlFiles(planted).map((v) => v.split(':')[0]), ['video/bad.ts', 'auth/bad.ts', 'store/other.ts']);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// 2. The native addon is loaded only under src/native/, which wraps each of its calls with checked options
+//    and coded errors; nothing else may reach it directly.
+
+export function addonOutsideNative(files: SourceFile[]): string[] {
+  return files
+    .filter((f) => !f.path.startsWith('native/'))
+    .filter((f) => /\bloadAddon\b|sightflow\.node|build\/Release/.test(stripComments(f.text)))
+    .map((f) => `${f.path}: loads the native addon outside src/native/`);
+}
+
+test('rule 2: the addon is loaded only in src/native/', () => {
+  assert.deepEqual(addonOutsideNative(tree), []);
+  const planted = [
+    { path: 'video/bad.ts', text: "import { loadAddon } from '../native/load.js';\nconst a = loadAddon();" },
+    { path: 'vision/bad.ts', text: "const a = require('../../build/Release/sightflow.node');" },
+    { path: 'native/fine.ts', text: 'const a = loadAddon();' },
+  ];
+  assert.deepEqual(addonOutsideNative(planted).map((v) => v.split(':')[0]), ['video/bad.ts', 'vision/bad.ts']);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// 3. Errors reach clients only as catalogued ApiErrors: `new ApiError(` is written in errors.ts alone.
+
+export function apiErrorOutsideCatalogue(files: SourceFile[]): string[] {
+  return files
+    .filter((f) => f.path !== 'errors.ts')
+    .filter((f) => /\bnew\s+ApiError\s*\(/.test(stripComments(f.text)))
+    .map((f) => `${f.path}: new ApiError( outside src/errors.ts`);
+}
+
+test('rule 3: no new ApiError( outside src/errors.ts', () => {
+  assert.deepEqual(apiErrorOutsideCatalogue(tree), []);
+  const planted = [
+    { path: 'video/bad.ts', text: "throw new ApiError(400, 'invalid_request_error', 'oops', 'm');" },
+    { path: 'errors.ts', text: "return new ApiError(400, 'invalid_request_error', code, m);" },
+    { path: 'vision/fine.ts', text: '// never write new ApiError( here\nthrow errors.internal();' },
+  ];
+  assert.deepEqual(apiErrorOutsideCatalogue(planted).map((v) => v.split(':')[0]), ['video/bad.ts']);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// 4. Environment variables are read only under src/config/, so every setting is parsed, checked and
+//    documented in one tree. The files below still read process.env on their own today. This list must
+//    only shrink: a file that stops reading process.env must leave it (the test fails on stale entries),
+//    and it is emptied once the settings have moved into src/config/.
+
+export const ENV_READERS_TODAY: readonly string[] = [
+  'config.ts',
+  'inference/registry.ts',
+  'inference/runtime.ts',
+  'main.ts',
+  'mcp/mcp-config.ts',
+  'media/url-policy.ts',
+  'native/load.ts',
+  'vectors/vectors-config.ts',
+  'video/providers.ts',
+  'video/settings.ts',
+  'vision/ocr/ocr-models.ts',
+  'vision/vlm-provider.ts',
+];
+
+export function envReadsOutsideConfig(files: SourceFile[], allowed: readonly string[]): { violations: string[]; stale: string[] } {
+  const readers = files.filter((f) => !f.path.startsWith('config/') && /\bprocess\.env\b/.test(stripComments(f.text))).map((f) => f.path);
+  return {
+    violations: readers.filter((p) => !allowed.includes(p)).map((p) => `${p}: reads process.env outside src/config/`),
+    stale: allowed.filter((p) => !readers.includes(p)),
+  };
+}
+
+test('rule 4: no process.env outside src/config/ (beyond the shrinking list of today\'s readers)', () => {
+  const { violations, stale } = envReadsOutsideConfig(tree, ENV_READERS_TODAY);
+  assert.deepEqual(violations, [], 'read the setting through src/config/ instead');
+  assert.deepEqual(stale, [], 'these files no longer read process.env: remove them from ENV_READERS_TODAY');
+  const planted = [
+    { path: 'video/new-thing.ts', text: 'const n = Number(process.env.SIGHTFLOW_NEW ?? 1);' },
+    { path: 'config/video.ts', text: 'const n = process.env.SIGHTFLOW_VIDEO;' },
+    { path: 'main.ts', text: 'const x = process.env.X;' },
+    { path: 'vision/old.ts', text: 'export const x = 1;' },
+  ];
+  assert.deepEqual(envReadsOutsideConfig(planted, ['main.ts', 'vision/old.ts']), {
+    violations: ['video/new-thing.ts: reads process.env outside src/config/'],
+    stale: ['vision/old.ts'],
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// The import graph (relative imports between src/ files), shared by rules 5 and 6.
+
+export interface ImportEdge {
+  from: string;
+  to: string;
+  /** 'runtime': a static import that runs the target first; 'type': erased at compile time;
+   * 'dynamic': import() at call time, which cannot close a load-order circle. */
+  kind: 'runtime' | 'type' | 'dynamic';
+}
+
+export function importEdges(files: SourceFile[]): ImportEdge[] {
+  const edges: ImportEdge[] = [];
+  const target = (from: string, spec: string) => posix.normalize(posix.join(posix.dirname(from), spec)).replace(/\.js$/, '.ts');
+  for (const f of files) {
+    const text = stripComments(f.text);
+    for (const m of text.matchAll(/^[ \t]*(?:import|export)\s+(type\s+)?([^;'"]*?)\s*from\s*['"]([^'"]+)['"]/gm)) {
+      if (!m[3]!.startsWith('.')) continue;
+      const clause = m[2]!.trim();
+      const allTypes = /^\{[^}]*\}$/.test(clause) &&
+        clause.slice(1, -1).split(',').map((s) => s.trim()).filter(Boolean).every((s) => s.startsWith('type '));
+      edges.push({ from: f.path, to: target(f.path, m[3]!), kind: m[1] || allTypes ? 'type' : 'runtime' });
+    }
+    for (const m of text.matchAll(/^[ \t]*import\s+['"](\.[^'"]+)['"]/gm)) edges.push({ from: f.path, to: target(f.path, m[1]!), kind: 'runtime' });
+    for (const m of text.matchAll(/\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g)) edges.push({ from: f.path, to: target(f.path, m[1]!), kind: 'dynamic' });
+  }
+  return edges;
+}
+
+const edges = importEdges(tree);
+
+test('the import graph reader sees the src/ tree\'s imports', () => {
+  const paths = new Set(tree.map((f) => f.path));
+  assert.ok(edges.length > 300, `only ${edges.length} imports found`);
+  const unresolved = edges.filter((e) => !paths.has(e.to)).map((e) => `${e.from} -> ${e.to}`);
+  assert.deepEqual(unresolved, [], 'imports that resolve to no src/ file (the reader misparsed them)');
+  assert.deepEqual(importEdges([{ path: 'video/a.ts', text: "import type { X } from '../vision/b.js';\nimport {\n  type Y,\n  z,\n} from './c.js';\nexport { w } from '../errors.js';\nconst m = await import('./d.js');" }]), [
+    { from: 'video/a.ts', to: 'vision/b.ts', kind: 'type' },
+    { from: 'video/a.ts', to: 'video/c.ts', kind: 'runtime' },
+    { from: 'video/a.ts', to: 'errors.ts', kind: 'runtime' },
+    { from: 'video/a.ts', to: 'video/d.ts', kind: 'dynamic' },
+  ]);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// 5. Layering. Feature parts serve one API each and must not import one another:
+//      vision, video, vectors, mcp, console, admin
+//    Everything else in src/ is a lower layer they build on (errors.ts, log*.ts, paths.ts, config*, ids.ts,
+//    loop-slice.ts, cli-args.ts, module.ts, services.ts, native, media, store, inference, http, auth, usage),
+//    and a lower layer must not import a feature part. app.ts and main.ts compose everything and may import
+//    anything. Type-only imports count too: they couple the parts just the same.
+//    Today's exceptions are listed with their reason; a new one fails until it is moved down a layer or
+//    listed here with a reason.
+
+export const FEATURES = ['vision', 'video', 'vectors', 'mcp', 'console', 'admin'] as const;
+const COMPOSITION_ROOT = new Set(['app.ts', 'main.ts']);
+
+export const CROSS_IMPORTS_TODAY: Record<string, string> = {
+  'inference/models-service.ts -> vision/detect.ts': 'the model list reports the detector\'s models and warms them',
+  'inference/models-service.ts -> vision/ocr/ocr-models.ts': 'the model list reports which OCR models are installed',
+  'store/migrations.sql.ts -> video/video.migrations.sql.ts': 'the one migration list runs each part\'s tables in order',
+  'store/migrations.sql.ts -> vectors/vectors.migrations.sql.ts': 'the one migration list runs each part\'s tables in order',
+  'vectors/embedders/clip.ts -> vision/usage-tokens.ts': 'embeddings bill images in the same tokens as the vision API',
+  'vectors/embedders/image-semantics.ts -> vision/detect.ts': 'typed against the detector\'s result shape (type only)',
+  'vectors/embedders/multimodal.ts -> vision/detect.ts': 'the multimodal embedder indexes detected objects',
+  'vectors/embedders/multimodal.ts -> vision/ocr/engine.ts': 'the multimodal embedder indexes text read by OCR',
+  'vectors/embedders/multimodal.ts -> vision/usage-tokens.ts': 'embeddings bill images in the same tokens as the vision API',
+  'video/pipeline/frame-pipeline.ts -> vision/detect.ts': 'video steps run the vision detector on frames (type only)',
+  'video/pipeline/frame-pipeline.ts -> vision/ocr/engine.ts': 'video steps run OCR on frames',
+  'video/pipeline/local-provider.ts -> vision/detect.ts': 'the local provider is handed the vision detector (type only)',
+};
+
+/** The feature part a src/ path belongs to, 'root' for the composition root, or null for a lower layer. */
+export function partOf(path: string): string | null {
+  if (COMPOSITION_ROOT.has(path)) return 'root';
+  const top = path.split('/')[0]!;
+  return (FEATURES as readonly string[]).includes(top) ? top : null;
+}
+
+export function layeringViolations(es: ImportEdge[], allowed: Record<string, string>): { violations: string[]; stale: string[] } {
+  const crossing = new Set<string>();
+  for (const e of es) {
+    const from = partOf(e.from);
+    const to = partOf(e.to);
+    if (from === 'root' || to === null || from === to) continue; // into a lower layer, or within a part
+    crossing.add(`${e.from} -> ${e.to}`);
+  }
+  return {
+    violations: [...crossing].filter((k) => !(k in allowed)).map((k) => `${k}: ${partOf(k.split(' -> ')[0]!) ?? 'a lower layer'} imports the ${partOf(k.split(' -> ')[1]!)} feature`),
+    stale: Object.keys(allowed).filter((k) => !crossing.has(k)),
+  };
+}
+
+test('rule 5: no import from one feature part into another, nor from a lower layer into a feature', () => {
+  const { violations, stale } = layeringViolations(edges, CROSS_IMPORTS_TODAY);
+  assert.deepEqual(violations, [], 'move the shared code down a layer (or list the import with its reason)');
+  assert.deepEqual(stale, [], 'these imports are gone: remove them from CROSS_IMPORTS_TODAY');
+  const planted: ImportEdge[] = [
+    { from: 'mcp/tools.ts', to: 'video/worker.ts', kind: 'runtime' },
+    { from: 'store/db.ts', to: 'vectors/index.ts', kind: 'type' },
+    { from: 'video/a.ts', to: 'video/b.ts', kind: 'runtime' },
+    { from: 'video/a.ts', to: 'media/fetch.ts', kind: 'runtime' },
+    { from: 'app.ts', to: 'vision/vision.module.ts', kind: 'runtime' },
+    { from: 'video/pipeline/frame-pipeline.ts', to: 'vision/detect.ts', kind: 'type' },
+  ];
+  assert.deepEqual(layeringViolations(planted, { 'video/pipeline/frame-pipeline.ts -> vision/detect.ts': 'r' }).violations, [
+    'mcp/tools.ts -> video/worker.ts: mcp imports the video feature',
+    'store/db.ts -> vectors/index.ts: a lower layer imports the vectors feature',
+  ]);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// 6. No import circles: a circle of static imports makes load order (and so which side sees the other's
+//    exports as undefined) depend on which file happens to be imported first. Type-only imports are erased
+//    and import() runs after loading, so only static runtime imports can close one. Today's circles are
+//    listed with their reason; each is reported by its files in sorted order. There are none: the one loop
+//    through type imports (store/migrations.sql.ts runs video's and vectors' migration lists, which take
+//    their Migration type from it) is erased at compile time.
+
+export const CIRCLES_TODAY: Record<string, string> = {};
+
+/** The strongly connected components of more than one file (or a file importing itself), each sorted. */
+export function importCircles(es: ImportEdge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of es) if (e.kind === 'runtime') next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const circles: string[][] = [];
+  let counter = 0;
+  const visit = (v: string): void => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1 || (next.get(v) ?? []).includes(v)) circles.push(scc.sort());
+    }
+  };
+  for (const v of [...next.keys()].sort()) if (!index.has(v)) visit(v);
+  return circles.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}
+
+test('rule 6: no import circles among src/ modules', () => {
+  const circles = importCircles(edges).map((c) => c.join(' <-> '));
+  for (const c of circles) console.log(`import circle: ${c}${c in CIRCLES_TODAY ? ` (listed: ${CIRCLES_TODAY[c]})` : ''}`);
+  assert.deepEqual(circles.filter((c) => !(c in CIRCLES_TODAY)), [], 'break the circle (or list it with its reason)');
+  assert.deepEqual(Object.keys(CIRCLES_TODAY).filter((c) => !circles.includes(c)), [], 'these circles are gone: remove them from CIRCLES_TODAY');
+  const planted: ImportEdge[] = [
+    { from: 'store/migrations.sql.ts', to: 'video/video.migrations.sql.ts', kind: 'runtime' },
+    { from: 'video/video.migrations.sql.ts', to: 'store/migrations.sql.ts', kind: 'runtime' },
+    { from: 'a.ts', to: 'b.ts', kind: 'runtime' },
+    { from: 'b.ts', to: 'a.ts', kind: 'type' },
+    { from: 'c.ts', to: 'd.ts', kind: 'runtime' },
+    { from: 'd.ts', to: 'c.ts', kind: 'dynamic' },
+  ];
+  assert.deepEqual(importCircles(planted), [['store/migrations.sql.ts', 'video/video.migrations.sql.ts']]);
+});
