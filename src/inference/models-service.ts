@@ -2,7 +2,7 @@
 // one runtime, and lazily created task objects (detector, ...).
 import type { Logger } from '../log.js';
 import { ModelRegistry } from './registry.js';
-import { InferenceRuntime } from './runtime.js';
+import { InferenceRuntime, type RuntimeOptions } from './runtime.js';
 import { Detector } from '../vision/detect.js';
 import { useOcrModelSource } from '../vision/ocr/ocr-models.js';
 
@@ -22,9 +22,10 @@ export class ModelsService {
     );
   }
 
-  static async open(dataDir: string, modelsDir: string, log: Logger): Promise<ModelsService> {
+  /** `inference`: the configuration's inference section (providers, threads, queue depth, worker mode). */
+  static async open(dataDir: string, modelsDir: string, log: Logger, inference: RuntimeOptions = {}): Promise<ModelsService> {
     const registry = await ModelRegistry.open(dataDir, { modelsDir });
-    return new ModelsService(registry, new InferenceRuntime({ log: log.child({ component: 'inference' }) }), log);
+    return new ModelsService(registry, new InferenceRuntime({ ...inference, log: log.child({ component: 'inference' }) }), log);
   }
 
   isReady(): boolean { return this.prepared; }

@@ -120,7 +120,7 @@ export class ModelRegistry {
   }
 
   /** Built-in manifests plus <data-dir>/manifests/*.json (bring-your-own). */
-  /** `modelsDir` (SIGHTFLOW_MODELS_DIR) lets several data dirs share one set of prepared models. */
+  /** `modelsDir` (SIGHTFLOW_MODELS_DIR) lets several data dirs share one set of prepared models; default <dataDir>/models. */
   static async open(dataDir: string, opts: { manifestDirs?: string[]; modelsDir?: string } = {}): Promise<ModelRegistry> {
     const dirs = opts.manifestDirs ?? [builtinManifestDir()];
     const sets: ManifestSet[] = [];
@@ -131,8 +131,7 @@ export class ModelRegistry {
       sets.push(set);
     }
     sets.push(await readManifestDir(join(dataDir, 'manifests'), false));
-    const modelsDir = opts.modelsDir ?? process.env.SIGHTFLOW_MODELS_DIR;
-    return new ModelRegistry(resolve(dataDir), sets, modelsDir ? resolve(modelsDir) : undefined);
+    return new ModelRegistry(resolve(dataDir), sets, opts.modelsDir ? resolve(opts.modelsDir) : undefined);
   }
 
   /** Why a bring-your-own model could not be prepared at start (undefined when it was, or was not tried). */

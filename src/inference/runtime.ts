@@ -7,9 +7,9 @@ import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
 import { createLogger } from '../log.js';
-import { availableProviders, chooseProviders, requestedProviders, type ProviderLog } from './execution-providers.js';
+import { availableProviders, chooseProviders, type ProviderLog } from './execution-providers.js';
 import { ModelQueue } from './model-queue.js';
-import { SessionPool, type SessionWorker, WORKER_MODES, type WorkerMode } from './session-pool.js';
+import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool.js';
 import { packTensors, type SessionInfo, type WireTensor } from './session-wire.js';
 
 export type Tensor = ort.Tensor;
@@ -18,15 +18,14 @@ export type Feeds = Record<string, ort.Tensor>;
 export type Outputs = Record<string, ort.Tensor>;
 
 export interface RuntimeOptions {
-  /** Requested providers in order; default SIGHTFLOW_EXECUTION_PROVIDERS or cpu. */
+  /** Requested providers in order; default cpu (the server passes SIGHTFLOW_EXECUTION_PROVIDERS from its configuration). */
   providers?: string[];
-  /** Intra-op threads per session; default SIGHTFLOW_INTRA_OP_THREADS or the number of cores. */
+  /** Intra-op threads per session; default the number of cores. */
   intraOpThreads?: number;
-  /** Default waiting-item bound of each model queue; default SIGHTFLOW_INFERENCE_QUEUE_DEPTH or 32. */
+  /** Default waiting-item bound of each model queue; default 32. */
   queueDepth?: number;
   /**
-   * Worker threads that own the sessions: one per model (default) or one shared by all; default
-   * SIGHTFLOW_INFERENCE_WORKERS or per-model.
+   * Worker threads that own the sessions: one per model (default) or one shared by all.
    */
   workers?: WorkerMode;
   log?: ProviderLog;
@@ -58,18 +57,6 @@ export function currentRequestSignal(): AbortSignal | undefined {
   return requestSignal.getStore();
 }
 
-export function runtimeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): RuntimeOptions {
-  const threads = Number(env.SIGHTFLOW_INTRA_OP_THREADS);
-  const depth = Number(env.SIGHTFLOW_INFERENCE_QUEUE_DEPTH);
-  const workers = env.SIGHTFLOW_INFERENCE_WORKERS?.trim().toLowerCase();
-  return {
-    providers: requestedProviders(env.SIGHTFLOW_EXECUTION_PROVIDERS),
-    intraOpThreads: Number.isInteger(threads) && threads > 0 ? threads : undefined,
-    queueDepth: Number.isInteger(depth) && depth > 0 ? depth : undefined,
-    workers: (WORKER_MODES as readonly string[]).includes(workers ?? '') ? workers as WorkerMode : undefined,
-  };
-}
-
 /** A model loaded in its worker: the providers it runs on and its input/output names. */
 export interface LoadedModel extends SessionInfo {
   providers: string[];
@@ -97,14 +84,13 @@ export class InferenceRuntime {
   private readonly models = new Map<string, ModelHandle>();
   private readonly pool: SessionPool;
 
-  /** Options given here win; the rest come from the environment (SIGHTFLOW_EXECUTION_PROVIDERS, ...). */
+  /** Unset options take their defaults; the server passes its configuration's inference section. */
   constructor(opts: RuntimeOptions = {}) {
-    const env = runtimeOptionsFromEnv();
-    this.log = opts.log ?? createLogger(process.env.SIGHTFLOW_LOG_LEVEL ?? 'info').child({ component: 'inference' });
-    this.providers = chooseProviders(opts.providers ?? env.providers ?? ['cpu'], opts.available ?? availableProviders(), this.log);
-    this.intraOpThreads = opts.intraOpThreads ?? env.intraOpThreads ?? availableParallelism();
-    this.queueDepth = opts.queueDepth ?? env.queueDepth ?? 32;
-    this.workers = opts.workers ?? env.workers ?? 'per-model';
+    this.log = opts.log ?? createLogger('info').child({ component: 'inference' });
+    this.providers = chooseProviders(opts.providers ?? ['cpu'], opts.available ?? availableProviders(), this.log);
+    this.intraOpThreads = opts.intraOpThreads ?? availableParallelism();
+    this.queueDepth = opts.queueDepth ?? 32;
+    this.workers = opts.workers ?? 'per-model';
     this.pool = new SessionPool(this.workers);
     this.log.info({ providers: this.providers, intraOpThreads: this.intraOpThreads, workers: this.workers },
       `inference runs on ${this.providers.join(', ')}`);

@@ -9,7 +9,7 @@ import type { SseWriter } from '../http/sse.js';
 import { LegacySseTransport } from './legacy-sse-transport.js';
 import { SessionRegistry, type McpSession } from './sessions.js';
 import { createToolServer, type ToolServerDeps } from './tool-server.js';
-import type { McpSettings } from './mcp-config.js';
+import type { McpSettings } from '../config/index.js';
 
 export type Session =
   | (McpSession & { kind: 'streamable-http'; transport: WebStandardStreamableHTTPServerTransport })

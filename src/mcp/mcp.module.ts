@@ -2,7 +2,7 @@
 // server, offering sightflow's REST routes as tools (tool-catalogue.ts) that dispatch in-process.
 import type { Module } from '../module.js';
 import type { Services } from '../services.js';
-import { mcpSettingsFromEnv, type McpSettings } from './mcp-config.js';
+import type { McpSettings } from '../config/index.js';
 import { McpSessions } from './mcp-sessions.js';
 import { mcpRoutes } from './mcp.routes.js';
 import { RouteTools } from './route-tools.js';
@@ -13,7 +13,7 @@ export function mcpModule(s: Services, settings: Partial<McpSettings> = {}): Mod
   const tools = new RouteTools(() => s.router);
   const sessions = new McpSessions(
     { tools, version: s.version, log, maxJsonBytes: s.config.maxJsonBytes },
-    { ...mcpSettingsFromEnv(), ...settings },
+    { ...s.config.mcp, ...settings },
   );
   return {
     routes: mcpRoutes(sessions, log),

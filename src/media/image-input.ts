@@ -5,7 +5,6 @@ import { decodeBase64 } from './base64.js';
 import { decodeToRgb, type DecodedImage } from './image-decode.js';
 import { fetchMediaBytes } from './fetch.js';
 import { sniffImageFormat, type AcceptedImageFormat } from './image-sniff.js';
-import { allowPrivateUrlsFromEnv } from './url-policy.js';
 
 export const IMAGE_MAX_BYTES = 20 * 1024 * 1024;
 export const IMAGE_MAX_PIXELS = 50_000_000;
@@ -26,7 +25,7 @@ export interface ParseImageInputOptions {
 export interface LoadImageOptions {
   /** Client disconnect: the fetch stops and loadImage rejects with the signal's reason. */
   signal?: AbortSignal;
-  /** Fetch private/loopback/link-local addresses; defaults to SIGHTFLOW_ALLOW_PRIVATE_URLS (true or 1). */
+  /** Fetch private/loopback/link-local addresses; default false (the server passes its configuration's policy). */
   allowPrivate?: boolean;
   /** Exact IP addresses allowed even when private (an internal image host). */
   allowAddresses?: readonly string[];
@@ -79,7 +78,7 @@ export async function loadImage(input: ImageInput, opts: LoadImageOptions = {}):
           maxBytes,
           timeoutMs: opts.timeoutMs ?? IMAGE_FETCH_TIMEOUT_MS,
           maxRedirects: opts.maxRedirects ?? IMAGE_MAX_REDIRECTS,
-          allowPrivate: opts.allowPrivate ?? allowPrivateUrlsFromEnv(),
+          allowPrivate: opts.allowPrivate ?? false,
           allowAddresses: opts.allowAddresses,
           signal: opts.signal,
         })

@@ -105,15 +105,6 @@ export function addressRefusal(address: string, policy: UrlPolicy): string | nul
   return blockedAddressReason(address);
 }
 
-/**
- * SIGHTFLOW_ALLOW_PRIVATE_URLS, for callers given no explicit policy; `true` and `1` both mean true. Read per
- * call so a process (a test) can change it. The only place the media kit reads the environment.
- */
-export function allowPrivateUrlsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
-  const v = env.SIGHTFLOW_ALLOW_PRIVATE_URLS;
-  return v === 'true' || v === '1';
-}
-
 /** Every address of a host name, in resolver order; rejects when the name does not resolve. */
 export type Resolver = (host: string) => Promise<readonly string[]>;
 

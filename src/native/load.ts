@@ -14,14 +14,27 @@ import { resolve } from 'node:path';
 import { projectRoot } from '../paths.js';
 
 let cached: unknown;
+let addonPath = resolve(projectRoot, 'build/Release/sightflow.node');
+let loadedFrom: string | undefined;
+
+/**
+ * Makes loadAddon load another build (the configuration's SIGHTFLOW_ADDON_PATH; the server calls this at
+ * start). A process loads one addon: asking for another file once one is loaded is an error.
+ */
+export function useAddonPath(path: string): void {
+  const p = resolve(path);
+  if (loadedFrom !== undefined && loadedFrom !== p) throw new Error(`sightflow native addon already loaded from ${loadedFrom}; cannot switch to ${p}`);
+  addonPath = p;
+}
 
 /** Loads the addon once; throws a clear message when it has not been built. `T` is the slice a face calls. */
 export function loadAddon<T>(): T {
   if (cached === undefined) {
     const require = createRequire(import.meta.url);
-    const path = process.env.SIGHTFLOW_ADDON_PATH ?? resolve(projectRoot, 'build/Release/sightflow.node');
+    const path = addonPath;
     try {
       cached = require(path);
+      loadedFrom = path;
     } catch (e) {
       throw new Error(`sightflow native addon not loadable at ${path} (run scripts/setup.sh, or just bash scripts/setup.d/20-native.sh): ${(e as Error).message}`);
     }

@@ -6,7 +6,6 @@ import type { Services } from '../services.js';
 import type { Embedder } from './embedders/embedder.js';
 import { ClipEmbedder } from './embedders/clip.js';
 import { MULTIMODAL_ID, MultimodalEmbedder } from './embedders/multimodal.js';
-import { vectorsSettingsFromEnv } from './vectors-config.js';
 
 export const DEFAULT_EMBEDDING_MODEL = MULTIMODAL_ID;
 
@@ -19,7 +18,7 @@ export class EmbeddingModels {
     const mm = new MultimodalEmbedder({
       modelsDir: s.config.modelsDir, models: s.models, log,
       // PP-OCR on every image doubles indexing time and did not help on photos (eval retrieval); opt in.
-      ocr: vectorsSettingsFromEnv().ocr,
+      ocr: s.config.vectors.ocr,
     });
     this.byId.set(mm.info.id, mm);
     for (const c of s.models.registry.clip) {

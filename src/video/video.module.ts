@@ -12,7 +12,7 @@ import { FinishedArchiveCache } from './archive-cache.js';
 import { Reaper } from './reaper.js';
 import { VideoWorker, type ProviderSource } from './worker.js';
 import { videoRoutes } from './video.routes.js';
-import { videoSettingsFromEnv, type VideoSettings } from './settings.js';
+import type { VideoSettings } from '../config/index.js';
 
 export interface VideoModuleOptions {
   worker: boolean;
@@ -24,9 +24,8 @@ export interface VideoModuleOptions {
 type ProvidersModule = { createProviders(s: Services): { forModel(model: string | undefined): VideoProvider[] } };
 
 /**
- * The provider lists built from SIGHTFLOW_PROVIDERS. `load()` at start makes a malformed SIGHTFLOW_PROVIDERS
- * stop the process there, not at the first task; a missing providers module only logs (tasks then fail with
- * no_provider).
+ * The provider lists of the configuration (SIGHTFLOW_PROVIDERS, parsed at start). `load()` at start builds them
+ * before the first task; a missing providers module only logs (tasks then fail with no_provider).
  */
 export function defaultProviders(s: Services): ProviderSource & { load(): Promise<void> } {
   type Lists = ReturnType<ProvidersModule['createProviders']>;
@@ -54,7 +53,7 @@ export interface VideoModule extends Module {
 }
 
 export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule {
-  const settings = { ...videoSettingsFromEnv(), ...opts.settings };
+  const settings = { ...s.config.video, ...opts.settings };
   const hub = hubFor(s);
   const archive = new StreamArchive(s, hub);
   const store = new TaskStore(s, archive, hub);

@@ -12,7 +12,7 @@ import { TaskQueue, type ClaimedTask } from './queue.js';
 import { StreamArchive, type Finish } from './stream-archive.js';
 import { hubFor, type StreamHub } from './stream-hub.js';
 import { buildResults, recordUsage, TrackFold } from './results.js';
-import { videoSettingsFromEnv, type VideoSettings } from './settings.js';
+import type { VideoSettings } from '../config/index.js';
 import { EMPTY_STREAM_INFO } from './chunks.js';
 
 /** The ordered providers for a request's `model` hint. */
@@ -48,7 +48,7 @@ export class VideoWorker {
     this.hub = hubFor(s);
     this.queue = new TaskQueue(s);
     this.archive = new StreamArchive(s, this.hub);
-    this.settings = { ...videoSettingsFromEnv(), ...opts.settings };
+    this.settings = { ...s.config.video, ...opts.settings };
     this.concurrency = Math.max(1, opts.concurrency ?? s.config.workerConcurrency);
   }
 

@@ -16,7 +16,7 @@ import { routeLanguage } from './ocr/languages.js';
 import { BUILTIN_DESCRIBE_MODEL, DESCRIBE_LANGUAGES, describeImage, describeLanguage } from './describe/describer.js';
 import { DescribeBody, DescribeResult, DetectBody, DetectResult, OcrBody, OcrResult as OcrResultSchema } from './schemas.js';
 import { autoDetail, imageTokens, textTokens, type Usage } from './usage-tokens.js';
-import { VlmError, VlmProvider, vlmConfigFromEnv, vlmPromptText } from './vlm-provider.js';
+import { VlmError, VlmProvider, vlmPromptText } from './vlm-provider.js';
 
 /** How long a request waits for model preparation at start before it is told to retry (503 not_ready). */
 const MODELS_READY_WAIT_MS = 5_000;
@@ -25,7 +25,7 @@ const LANGUAGE_CODE = /^[a-z]{2,3}([-_][a-z0-9]{2,8})*$/i;
 type Endpoint = '/v1/vision/describe' | '/v1/vision/ocr' | '/v1/vision/detect';
 
 export function visionRoutes(s: Services): RouteDef[] {
-  const vlmConfig = vlmConfigFromEnv();
+  const vlmConfig = s.config.vlm;
   const vlm = vlmConfig ? new VlmProvider(vlmConfig) : null;
   if (vlm) s.log.info({ url: vlmConfig!.url, model: vlm.model, fallback: vlmConfig!.fallback }, `describe uses the VLM ${vlm.model}`);
 

@@ -4,48 +4,7 @@
 // (servers differ in what they honour), and both are read. Failures become a 502 unless
 // SIGHTFLOW_VLM_FALLBACK=true sends the request to the built-in describer instead.
 import { errors, type ApiError } from '../errors.js';
-
-export interface VlmConfig {
-  /** Base URL (".../v1") or the full ".../chat/completions" URL. */
-  url: string;
-  model: string;
-  key?: string;
-  timeoutMs: number;
-  fallback: boolean;
-  /** Ask for a streamed reply (SIGHTFLOW_VLM_STREAM=true). */
-  stream: boolean;
-  maxTokens: number;
-}
-
-export const VLM_DEFAULT_TIMEOUT_MS = 60_000;
-export const VLM_DEFAULT_MAX_TOKENS = 512;
-
-const truthy = (v: string | undefined) => v === 'true' || v === '1';
-
-/** The provider's settings, or null when SIGHTFLOW_VLM_URL is unset. A URL without a model is a start-up error. */
-export function vlmConfigFromEnv(env: NodeJS.ProcessEnv = process.env): VlmConfig | null {
-  const url = env.SIGHTFLOW_VLM_URL?.trim();
-  if (!url) return null;
-  const model = env.SIGHTFLOW_VLM_MODEL?.trim();
-  if (!model) throw new Error('SIGHTFLOW_VLM_URL is set but SIGHTFLOW_VLM_MODEL is not; name the model the endpoint serves');
-  const timeout = Number(env.SIGHTFLOW_VLM_TIMEOUT_MS);
-  const maxTokens = Number(env.SIGHTFLOW_VLM_MAX_TOKENS);
-  return {
-    url: chatCompletionsUrl(url),
-    model,
-    key: env.SIGHTFLOW_VLM_KEY?.trim() || undefined,
-    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : VLM_DEFAULT_TIMEOUT_MS,
-    fallback: truthy(env.SIGHTFLOW_VLM_FALLBACK),
-    stream: truthy(env.SIGHTFLOW_VLM_STREAM),
-    maxTokens: Number.isInteger(maxTokens) && maxTokens > 0 ? maxTokens : VLM_DEFAULT_MAX_TOKENS,
-  };
-}
-
-function chatCompletionsUrl(base: string): string {
-  const u = new URL(base);
-  if (!/\/chat\/completions\/?$/.test(u.pathname)) u.pathname = `${u.pathname.replace(/\/$/, '')}/chat/completions`;
-  return u.toString();
-}
+import type { VlmConfig } from '../config/index.js';
 
 export interface VlmRequest {
   /** The encoded image as uploaded (JPEG, PNG or WEBP). */

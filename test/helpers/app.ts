@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { projectRoot } from '../../src/paths.js';

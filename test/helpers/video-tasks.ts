@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { TestApp } from './app.js';
 import { api, startTestApp } from './app.js';
 import { VideoWorker, type ProviderSource } from '../../src/video/worker.js';
-import type { VideoSettings } from '../../src/video/settings.js';
+import type { VideoSettings } from '../../src/config/index.js';
 
 export { SyntheticProvider } from './synthetic-provider.js';
 

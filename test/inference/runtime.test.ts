@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { ApiError } from '../../src/errors.js';
 import { availableProviders, chooseProviders, requestedProviders } from '../../src/inference/execution-providers.js';
 import { ModelQueue } from '../../src/inference/model-queue.js';
-import { currentRequestSignal, InferenceRuntime, runtimeOptionsFromEnv, Tensor, withRequestSignal } from '../../src/inference/runtime.js';
+import { currentRequestSignal, InferenceRuntime, Tensor, withRequestSignal } from '../../src/inference/runtime.js';
+import { loadConfig } from '../../src/config/index.js';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { collectingLog } from '../helpers/inference.js';
 
@@ -130,8 +131,9 @@ test('providers and threads from the environment', () => {
   const log = collectingLog();
   assert.deepEqual(chooseProviders(['rocm', 'cuda', 'cpu'], ['cuda', 'cpu'], log), ['cuda', 'cpu']);
   assert.match(log.lines[0].msg, /unknown execution provider "rocm"/);
-  const o = runtimeOptionsFromEnv({ SIGHTFLOW_EXECUTION_PROVIDERS: 'cuda,cpu', SIGHTFLOW_INTRA_OP_THREADS: '3' });
+  const o = loadConfig({ SIGHTFLOW_EXECUTION_PROVIDERS: 'cuda,cpu', SIGHTFLOW_INTRA_OP_THREADS: '3' }).inference;
   assert.deepEqual(o.providers, ['cuda', 'cpu']);
   assert.equal(o.intraOpThreads, 3);
-  assert.equal(runtimeOptionsFromEnv({}).intraOpThreads, undefined);
+  assert.equal(loadConfig({}).inference.intraOpThreads, undefined);
+  assert.deepEqual(loadConfig({}).inference.providers, ['cpu']);
 });

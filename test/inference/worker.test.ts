@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { projectRoot } from '../../src/paths.js';
-import { InferenceRuntime, runtimeOptionsFromEnv, Tensor } from '../../src/inference/runtime.js';
+import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
+import { loadConfig } from '../../src/config/index.js';
 import { Detector, modelInput } from '../../src/vision/detect.js';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
@@ -175,8 +176,8 @@ test('close() ends every worker; a later run starts a fresh one; one shared work
   t.after(() => shared.close());
   await Promise.all(['s1', 's2'].map((id) => shared.register({ id, load: async () => doubler() }).run(x())));
   assert.equal(shared.threads.length, 1, 'one worker for all models');
-  assert.equal(runtimeOptionsFromEnv({ SIGHTFLOW_INFERENCE_WORKERS: 'shared' }).workers, 'shared');
-  assert.equal(runtimeOptionsFromEnv({ SIGHTFLOW_INFERENCE_WORKERS: 'bogus' }).workers, undefined);
+  assert.equal(loadConfig({ SIGHTFLOW_INFERENCE_WORKERS: 'shared' }).inference.workers, 'shared');
+  assert.throws(() => loadConfig({ SIGHTFLOW_INFERENCE_WORKERS: 'bogus' }), /SIGHTFLOW_INFERENCE_WORKERS must be one of per-model, shared/);
 });
 
 test('idle workers do not keep the process alive', async () => {

@@ -3,7 +3,7 @@
 // except that its providers are one synthetic provider (../helpers/synthetic-provider.ts), so frames are
 // deterministic and no model is needed. Prints the same "sightflow worker running" log line once it claims
 // tasks. Usage: node --import tsx synthetic-worker.ts [start-ms] (start-ms delays the first frame; default 0).
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { modules, openServices } from '../../src/app.js';
 import { SyntheticProvider } from '../helpers/synthetic-provider.js';
 

@@ -18,9 +18,9 @@ import { chunksOf, createTask, parseEvents, readStream, startVideoApp, waitFor, 
 
 const skip = backend !== 'postgres' ? 'PostgreSQL only (SIGHTFLOW_TEST_DB=postgres)' : false;
 const LEASE_MS = 1500;
-// The API nodes' reapers (this process) look often, so a dead worker's task moves within ~2 s.
-process.env.SIGHTFLOW_VIDEO_REAPER_MS = '250';
-process.env.SIGHTFLOW_VIDEO_STREAM_POLL_MS = '5000'; // wake-ups must come from NOTIFY, not polling
+// The API nodes' reapers (this process) look often, so a dead worker's task moves within ~2 s; wake-ups
+// must come from NOTIFY, not polling.
+const API_NODE_ENV = { SIGHTFLOW_VIDEO_REAPER_MS: '250', SIGHTFLOW_VIDEO_STREAM_POLL_MS: '5000' };
 
 let a: TestApp;
 let b: TestApp;
@@ -58,8 +58,8 @@ before(async () => {
   if (skip) return;
   dataDir = mkdtempSync(join(tmpdir(), 'sightflow-video-mp-'));
   databaseUrl = (await freshDatabaseUrl())!;
-  a = await startVideoApp({}, { dataDir, databaseUrl });
-  b = await startVideoApp({}, { dataDir, databaseUrl });
+  a = await startVideoApp(API_NODE_ENV, { dataDir, databaseUrl });
+  b = await startVideoApp(API_NODE_ENV, { dataDir, databaseUrl });
   await warmKey(b, a.key);
 });
 

@@ -13,9 +13,7 @@ const MAX = 3;
 let t: TestApp;
 let otherKey: string;
 before(async () => {
-  process.env.SIGHTFLOW_MCP_SESSION_IDLE_MS = String(IDLE_MS);
-  process.env.SIGHTFLOW_MCP_MAX_SESSIONS_PER_KEY = String(MAX);
-  t = await startTestApp();
+  t = await startTestApp({ SIGHTFLOW_MCP_SESSION_IDLE_MS: String(IDLE_MS), SIGHTFLOW_MCP_MAX_SESSIONS_PER_KEY: String(MAX) });
   otherKey = (await t.app.services.projects.createKey(t.projectId, 'other')).key;
 });
 after(async () => { await t?.close(); });

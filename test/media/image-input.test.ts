@@ -346,19 +346,9 @@ test('loopback URL without the flag is url_not_allowed and never contacted', asy
   assert.equal(hits.length, before, 'the server saw no request');
 });
 
-test('the env flag is the default source of allowPrivate', async () => {
-  const saved = process.env.SIGHTFLOW_ALLOW_PRIVATE_URLS;
-  try {
-    delete process.env.SIGHTFLOW_ALLOW_PRIVATE_URLS;
-    await assert.rejects(loadImage(parsed(`${base}/img.png`)), (e) => body(e).error.code === 'url_not_allowed');
-    process.env.SIGHTFLOW_ALLOW_PRIVATE_URLS = 'true';
-    assert.equal((await loadImage(parsed(`${base}/img.png`))).width, 8);
-    process.env.SIGHTFLOW_ALLOW_PRIVATE_URLS = '1';
-    assert.equal((await loadImage(parsed(`${base}/img.png`))).width, 8);
-  } finally {
-    if (saved === undefined) delete process.env.SIGHTFLOW_ALLOW_PRIVATE_URLS;
-    else process.env.SIGHTFLOW_ALLOW_PRIVATE_URLS = saved;
-  }
+test('without an explicit policy private addresses are refused; the caller passes its policy', async () => {
+  await assert.rejects(loadImage(parsed(`${base}/img.png`)), (e) => body(e).error.code === 'url_not_allowed');
+  assert.equal((await loadImage(parsed(`${base}/img.png`), { allowPrivate: true })).width, 8);
 });
 
 test('a redirect to a private address is refused on the redirect hop', async () => {

@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { ApiError } from '../../src/errors.js';
 import { loadImage, parseImageInput } from '../../src/media/image-input.js';
-import { allowPrivateUrlsFromEnv, checkUrl, type Resolver, type UrlPolicy, type UrlVerdict } from '../../src/media/url-policy.js';
+import { loadConfig } from '../../src/config/index.js';
+import { checkUrl, type Resolver, type UrlPolicy, type UrlVerdict } from '../../src/media/url-policy.js';
 import type { Services } from '../../src/services.js';
 import { loadContent, parseContent } from '../../src/vectors/item-input.js';
 import { checkVideoUrl } from '../../src/video/pipeline/video-source.js';
@@ -109,10 +110,11 @@ test('the real resolver: localhost resolves to loopback, a .invalid name does no
   assert.ok(!missing.allowed && missing.reason === 'unresolved', JSON.stringify(missing));
 });
 
-test('SIGHTFLOW_ALLOW_PRIVATE_URLS: true and 1 both mean true', () => {
-  for (const [v, want] of [['true', true], ['1', true], ['false', false], ['0', false], ['', false], [undefined, false], ['yes', false]] as const) {
-    assert.equal(allowPrivateUrlsFromEnv(v === undefined ? {} : { SIGHTFLOW_ALLOW_PRIVATE_URLS: v }), want, String(v));
+test('SIGHTFLOW_ALLOW_PRIVATE_URLS: true and 1 both mean true; another word stops the start', () => {
+  for (const [v, want] of [['true', true], ['1', true], ['false', false], ['0', false], ['', false], [undefined, false]] as const) {
+    assert.equal(loadConfig(v === undefined ? {} : { SIGHTFLOW_ALLOW_PRIVATE_URLS: v }).allowPrivateUrls, want, String(v));
   }
+  assert.throws(() => loadConfig({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'yes' }), /SIGHTFLOW_ALLOW_PRIVATE_URLS must be one of true, false, 1, 0 \(got "yes"\)/);
 });
 
 // ---- the callers ----

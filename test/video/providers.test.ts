@@ -7,9 +7,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { frameEvent, terminalEvents } from '../../src/video/chunks.js';
-import { createProviders, hintVariable, parseProviderList } from '../../src/video/providers.js';
+import { createProviders } from '../../src/video/providers.js';
+import { hintVariable, parseProviderList } from '../../src/config/providers.js';
 import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
 import { RemoteProvider } from '../../src/video/pipeline/remote-provider.js';
 import { ProviderError, type FrameOutput, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/provider.js';
@@ -131,14 +132,14 @@ test('parseProviderList: comma and JSON forms, keys, errors that name the variab
 
 test('createProviders: default [local]; the model hint picks its own list; unknown hints use the default', () => {
   const s = { config: loadConfig({}), models: { detector: async () => { throw new Error('not needed'); } } } as never;
-  const plain = createProviders(s, {});
+  const plain = createProviders(s, loadConfig({}).providers);
   assert.deepEqual(plain.forModel().map((p) => p.name), ['local']);
   assert.ok(plain.forModel('anything')[0] instanceof LocalProvider);
-  const routed = createProviders(s, { SIGHTFLOW_PROVIDERS: 'local,http://gpu-1:8080#k1', SIGHTFLOW_PROVIDERS_GPU: 'http://gpu-2:8080#k2,local' });
+  const routed = createProviders(s, loadConfig({ SIGHTFLOW_PROVIDERS: 'local,http://gpu-1:8080#k1', SIGHTFLOW_PROVIDERS_GPU: 'http://gpu-2:8080#k2,local' }).providers);
   assert.deepEqual(routed.forModel().map((p) => p.name), ['local', 'remote:http://gpu-1:8080']);
   assert.deepEqual(routed.forModel('gpu').map((p) => p.name), ['remote:http://gpu-2:8080', 'local']);
   assert.deepEqual(routed.forModel('cpu').map((p) => p.name), ['local', 'remote:http://gpu-1:8080']);
-  assert.throws(() => createProviders(s, { SIGHTFLOW_PROVIDERS_BAD: 'nope' }), /SIGHTFLOW_PROVIDERS_BAD/);
+  assert.throws(() => loadConfig({ SIGHTFLOW_PROVIDERS_BAD: 'nope' }), /invalid configuration: SIGHTFLOW_PROVIDERS_BAD/);
 });
 
 test('RemoteProvider re-emits the remote frames in order and returns its track summary', async () => {

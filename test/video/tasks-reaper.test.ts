@@ -11,15 +11,14 @@ import { hubFor } from '../../src/video/stream-hub.js';
 import { Reaper } from '../../src/video/reaper.js';
 import { MAX_ATTEMPTS } from '../../src/video/task-store.js';
 
-// Only this file's reaper passes move tasks: the app's own reaper waits an hour.
-process.env.SIGHTFLOW_VIDEO_REAPER_MS = '3600000';
 
 let t: TestApp;
 let queue: TaskQueue;
 let archive: StreamArchive;
 let reaper: Reaper;
 before(async () => {
-  t = await startVideoApp();
+  // Only this file's reaper passes move tasks: the app's own reaper waits an hour.
+  t = await startVideoApp({ SIGHTFLOW_VIDEO_REAPER_MS: '3600000' });
   queue = new TaskQueue(t.app.services);
   archive = new StreamArchive(t.app.services, hubFor(t.app.services));
   reaper = new Reaper(t.app.services, archive, 60_000);

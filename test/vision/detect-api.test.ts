@@ -169,12 +169,7 @@ test('a client that disconnects while its image is fetched stops the fetch and i
 });
 
 test('beyond the queue bound: 503 overloaded_error with Retry-After; the rest answer', { skip: cocoSkip }, async () => {
-  const saved = process.env.SIGHTFLOW_INFERENCE_QUEUE_DEPTH;
-  process.env.SIGHTFLOW_INFERENCE_QUEUE_DEPTH = '1';
-  let small: TestApp;
-  try { small = await startTestApp(); } finally {
-    if (saved === undefined) delete process.env.SIGHTFLOW_INFERENCE_QUEUE_DEPTH; else process.env.SIGHTFLOW_INFERENCE_QUEUE_DEPTH = saved;
-  }
+  const small = await startTestApp({ SIGHTFLOW_INFERENCE_QUEUE_DEPTH: '1' });
   try {
     const image_base64 = dataUri('000000000025');
     assert.equal((await detect({ image_base64 }, {}, small)).status, 200); // load the model first

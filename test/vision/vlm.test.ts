@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { imageTokens, textTokens } from '../../src/vision/usage-tokens.js';
-import { vlmConfigFromEnv, vlmPromptText } from '../../src/vision/vlm-provider.js';
+import { vlmPromptText } from '../../src/vision/vlm-provider.js';
+import { loadConfig } from '../../src/config/index.js';
 
 type Mode = 'json' | 'sse' | 'sse-no-usage' | 'error' | 'hang';
 let mode: Mode = 'json';
@@ -45,11 +46,7 @@ function reply(res: import('node:http').ServerResponse): void {
 }
 
 async function appWith(env: Record<string, string>): Promise<TestApp> {
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  try { return await startTestApp(); } finally {
-    for (const k of Object.keys(env)) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
-  }
+  return startTestApp(env);
 }
 
 before(async () => {
@@ -164,8 +161,10 @@ test('with SIGHTFLOW_VLM_FALLBACK=true a failing provider hands over to the buil
 });
 
 test('configuration from the environment', () => {
+  const vlmConfigFromEnv = (env: Record<string, string>) => loadConfig(env).vlm;
   assert.equal(vlmConfigFromEnv({}), null);
   assert.throws(() => vlmConfigFromEnv({ SIGHTFLOW_VLM_URL: 'http://h:8000/v1' }), /SIGHTFLOW_VLM_MODEL/);
+  assert.throws(() => vlmConfigFromEnv({ SIGHTFLOW_VLM_URL: 'http://h', SIGHTFLOW_VLM_MODEL: 'm', SIGHTFLOW_VLM_TIMEOUT_MS: 'soon' }), /SIGHTFLOW_VLM_TIMEOUT_MS must be an integer >= 1 \(got "soon"\)/);
   assert.deepEqual(vlmConfigFromEnv({ SIGHTFLOW_VLM_URL: 'http://h:8000/v1/', SIGHTFLOW_VLM_MODEL: 'm' }),
     { url: 'http://h:8000/v1/chat/completions', model: 'm', key: undefined, timeoutMs: 60000, fallback: false, stream: false, maxTokens: 512 });
   const c = vlmConfigFromEnv({ SIGHTFLOW_VLM_URL: 'http://h/api/chat/completions', SIGHTFLOW_VLM_MODEL: 'm', SIGHTFLOW_VLM_KEY: 'k', SIGHTFLOW_VLM_FALLBACK: 'true', SIGHTFLOW_VLM_TIMEOUT_MS: '5000' })!;

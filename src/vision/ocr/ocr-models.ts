@@ -62,12 +62,12 @@ export function useOcrModelSource(src: OcrModelSource): void {
 }
 
 /**
- * Without useOcrModelSource(): the registry of SIGHTFLOW_DATA_DIR (default ./data, as `serve` uses) and a
- * runtime configured from the environment. Its OCR models are prepared (copied and checked) if missing.
+ * Without useOcrModelSource(): the registry of ./data (the default data dir) and a runtime with default
+ * options. Its OCR models are prepared (copied and checked) if missing.
  */
 function defaultSource(): Promise<OcrModelSource> {
   source ??= (async () => {
-    const registry = await ModelRegistry.open(process.env.SIGHTFLOW_DATA_DIR ?? './data');
+    const registry = await ModelRegistry.open('./data');
     for (const id of Object.values(OCR_MODEL_IDS)) if (!registry.isPrepared(id)) await registry.prepare(id);
     return { registry, runtime: new InferenceRuntime() };
   })();

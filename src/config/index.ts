@@ -1,0 +1,355 @@
+// The one configuration tree: every environment variable sightflow reads, parsed once at start (loadConfig)
+// into a frozen Config, one section per part. Parts receive their slice as a parameter and never read the
+// environment themselves, so a bad value of any variable stops the start with one line naming it instead of
+// being silently replaced later. README's configuration table lists every variable here (a unit test checks).
+import { resolve } from 'node:path';
+import { cpus } from 'node:os';
+import { z } from 'zod';
+import { projectRoot } from '../paths.js';
+import type { WorkerMode } from '../inference/session-pool.js';
+import { requestedProviders } from '../inference/execution-providers.js';
+import { parseProviderList, PROVIDERS_HINT_PREFIX, type ProviderSpec } from './providers.js';
+
+/** A configuration value that cannot be used; the message names the variable and says what it must be. */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, detail: string) {
+    super(`invalid configuration: ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Kind = 'int' | 'number' | 'bool' | 'enum' | 'string';
+
+/** One variable: its parser, the words of its error ("must be <expect>") and its default as the table shows it. */
+interface Field {
+  schema: z.ZodType;
+  kind: Kind;
+  expect: string;
+  default?: number | boolean | string;
+  /** For enums: the accepted values. */
+  values?: readonly string[];
+}
+
+const int = (min: number, def?: number, max?: number): Field => {
+  let n = z.coerce.number().int().min(min);
+  if (max !== undefined) n = n.max(max);
+  return {
+    schema: def === undefined ? n.optional() : n.default(def),
+    kind: 'int', default: def,
+    expect: max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`,
+  };
+};
+const num = (min: number, def: number): Field =>
+  ({ schema: z.coerce.number().min(min).default(def), kind: 'number', default: def, expect: `a number >= ${min}` });
+const bool = (def: boolean): Field => ({
+  schema: z.string().trim().toLowerCase().pipe(z.enum(['true', 'false', '1', '0'])).transform((v) => v === 'true' || v === '1').default(def),
+  kind: 'bool', default: def, expect: 'one of true, false, 1, 0',
+});
+const oneOf = <T extends string>(values: readonly [T, ...T[]], def: T): Field => ({
+  schema: z.string().trim().toLowerCase().pipe(z.enum(values)).default(def),
+  kind: 'enum', default: def, values, expect: `one of ${values.join(', ')}`,
+});
+const str = (def?: string): Field =>
+  ({ schema: def === undefined ? z.string().optional() : z.string().default(def), kind: 'string', default: def, expect: 'a string' });
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** Every variable, by section. SIGHTFLOW_PROVIDERS_<NAME> (one per routing hint) is read beside these. */
+export const CONFIG_SECTIONS = {
+  server: {
+    SIGHTFLOW_PORT: int(0, 8080, 65535),
+    SIGHTFLOW_HOST: str('0.0.0.0'),
+    SIGHTFLOW_BODY_TIMEOUT_MS: int(0, 30_000),
+    SIGHTFLOW_MAX_JSON_BYTES: int(0, 30 * 1024 * 1024),
+    SIGHTFLOW_SHUTDOWN_TIMEOUT_MS: int(0, 10_000),
+  },
+  store: {
+    SIGHTFLOW_DATA_DIR: str('./data'),
+    DATABASE_URL: str(),
+    SIGHTFLOW_PG_POOL_SIZE: int(0, 10),
+    SIGHTFLOW_MODELS_DIR: str(),
+  },
+  auth: {
+    SIGHTFLOW_ADMIN_TOKEN: str(),
+    SIGHTFLOW_SIGNING_SECRET: str(),
+    SIGHTFLOW_RATE_LIMIT_RPS: num(0, 0),
+    SIGHTFLOW_RATE_LIMIT_BURST: num(0, 0),
+    SIGHTFLOW_KEY_CACHE_MS: int(0, 2000),
+  },
+  log: {
+    SIGHTFLOW_LOG_LEVEL: oneOf(LOG_LEVELS as unknown as readonly [string, ...string[]], 'info'),
+  },
+  media: {
+    SIGHTFLOW_ALLOW_PRIVATE_URLS: bool(false),
+  },
+  video: {
+    SIGHTFLOW_NO_WORKER: bool(false),
+    SIGHTFLOW_WORKER_CONCURRENCY: int(0),
+    SIGHTFLOW_VIDEO_LEASE_MS: int(200, 30_000),
+    SIGHTFLOW_VIDEO_HEARTBEAT_MS: int(20),
+    SIGHTFLOW_VIDEO_POLL_MS: int(10, 1000),
+    SIGHTFLOW_VIDEO_REAPER_MS: int(50),
+    SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS: int(50, 15_000),
+    SIGHTFLOW_VIDEO_STREAM_POLL_MS: int(20, 2000),
+    SIGHTFLOW_PROVIDERS: str('local'),
+    SIGHTFLOW_PROVIDER_TIMEOUT_MS: int(1, 60_000),
+  },
+  inference: {
+    SIGHTFLOW_EXECUTION_PROVIDERS: str('cpu'),
+    SIGHTFLOW_INTRA_OP_THREADS: int(1),
+    SIGHTFLOW_INFERENCE_QUEUE_DEPTH: int(1, 32),
+    SIGHTFLOW_INFERENCE_WORKERS: oneOf(['per-model', 'shared'], 'per-model'),
+  },
+  vlm: {
+    SIGHTFLOW_VLM_URL: str(),
+    SIGHTFLOW_VLM_MODEL: str(),
+    SIGHTFLOW_VLM_KEY: str(),
+    SIGHTFLOW_VLM_TIMEOUT_MS: int(1, 60_000),
+    SIGHTFLOW_VLM_MAX_TOKENS: int(1, 512),
+    SIGHTFLOW_VLM_STREAM: bool(false),
+    SIGHTFLOW_VLM_FALLBACK: bool(false),
+  },
+  mcp: {
+    SIGHTFLOW_MCP_SESSION_IDLE_MS: int(1, 10 * 60_000),
+    SIGHTFLOW_MCP_MAX_SESSIONS_PER_KEY: int(1, 16),
+    // The largest route body a tool reaches (index_items: up to 100 media items) is 128 MiB.
+    SIGHTFLOW_MCP_MAX_BODY_BYTES: int(1024, 128 * 1024 * 1024),
+    SIGHTFLOW_MCP_KEEPALIVE_MS: int(0, 15_000),
+  },
+  vectors: {
+    SIGHTFLOW_VECTORS_OCR: bool(false),
+  },
+  native: {
+    SIGHTFLOW_ADDON_PATH: str(),
+  },
+} satisfies Record<string, Record<string, Field>>;
+
+type Sections = typeof CONFIG_SECTIONS;
+type VarName = { [S in keyof Sections]: keyof Sections[S] }[keyof Sections] & string;
+
+/** Every variable with its parser, flattened (for the schema and for tests). */
+export const CONFIG_VARIABLES: Readonly<Record<VarName, Field>> = Object.assign({}, ...Object.values(CONFIG_SECTIONS));
+
+const EnvSchema = z.object(Object.fromEntries(Object.entries(CONFIG_VARIABLES).map(([k, f]) => [k, f.schema])));
+
+export interface InferenceConfig {
+  /** Requested ONNX Runtime providers in order (what this host lacks is skipped at start). */
+  providers: string[];
+  /** Intra-op threads per session; unset: the number of cores. */
+  intraOpThreads?: number;
+  /** Waiting-item bound of each model queue (also used by task-level queues such as OCR's). */
+  queueDepth: number;
+  /** Worker threads that own the sessions: one per model or one shared by all. */
+  workers: WorkerMode;
+}
+
+export interface VlmConfig {
+  /** The full ".../chat/completions" URL (a base ".../v1" is completed). */
+  url: string;
+  model: string;
+  key?: string;
+  timeoutMs: number;
+  /** On VLM failure answer with the built-in describer instead of a 502. */
+  fallback: boolean;
+  /** Ask for a streamed reply. */
+  stream: boolean;
+  maxTokens: number;
+}
+
+export interface VideoSettings {
+  /** A claimed task's lease; a worker that stops renewing it for this long is presumed dead. */
+  leaseMs: number;
+  /** How often a worker renews its leases (and notices a cancel between chunks). */
+  heartbeatMs: number;
+  /** How often an idle worker looks for pending tasks when no wake-up arrives. */
+  pollMs: number;
+  /** How often the reaper looks for expired leases. */
+  reaperMs: number;
+  /** An archived `: hb` comment after this long without bytes, to keep idle subscribers' connections open. */
+  sseHeartbeatMs: number;
+  /** How long a stream subscriber waits for a wake-up before re-reading the archive anyway. */
+  streamPollMs: number;
+}
+
+export interface ProvidersConfig {
+  /** The default list (SIGHTFLOW_PROVIDERS). */
+  default: ProviderSpec[];
+  /** Lists by routing-hint variable name (SIGHTFLOW_PROVIDERS_<NAME>). */
+  byHint: Record<string, ProviderSpec[]>;
+  /** Time a remote provider has to deliver its first frame, unless its entry says otherwise. */
+  timeoutMs: number;
+}
+
+export interface McpSettings {
+  /** A session with no request for this long is closed (its streams end; its id answers 404). */
+  sessionIdleMs: number;
+  /** Open sessions per API key; one more is 429 (the client should end or reuse one). */
+  maxSessionsPerKey: number;
+  /** Largest JSON-RPC POST body; a tool's own route limit still applies to its arguments. */
+  maxBodyBytes: number;
+  /** SSE comment lines on idle event streams, so proxies keep them open. */
+  keepAliveMs: number;
+}
+
+export interface VectorsSettings {
+  /** Read text in images with PP-OCR for multimodal-embedding-v1 (off: it doubled indexing time and did not help on photos). */
+  ocr: boolean;
+}
+
+export interface Config {
+  // Server, store, auth and log: flat, as most parts read them.
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Prepared models; default <dataDir>/models. */
+  modelsDir: string;
+  databaseUrl?: string;
+  /** SIGHTFLOW_ADMIN_TOKEN as set. The token in effect (this, or `serve`'s <dataDir>/admin-token) is App.adminToken. */
+  adminToken?: string;
+  /** URL inputs may reach loopback/private addresses (the media URL policy). */
+  allowPrivateUrls: boolean;
+  logLevel: string;
+  signingSecret?: string;
+  rateLimit: { rps: number; burst: number };
+  keyCacheMs: number;
+  bodyTimeoutMs: number;
+  maxJsonBytes: number;
+  pgPoolSize: number;
+  shutdownTimeoutMs: number;
+  workerConcurrency: number;
+  /** Run video workers inside `serve` (off with --no-worker / SIGHTFLOW_NO_WORKER=true). */
+  inProcessWorker: boolean;
+  video: VideoSettings;
+  providers: ProvidersConfig;
+  inference: InferenceConfig;
+  /** Null when SIGHTFLOW_VLM_URL is unset (describe uses the built-in describer). */
+  vlm: VlmConfig | null;
+  mcp: McpSettings;
+  vectors: VectorsSettings;
+  /** The native addon file. */
+  native: { addonPath: string };
+}
+
+export interface CliFlags { port?: number; host?: string; dataDir?: string; noWorker?: boolean }
+
+/** Blank values count as unset, as they always have for the string variables. */
+function withoutBlanks(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v.trim() !== '') out[k] = v;
+  return out;
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object' && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+
+function chatCompletionsUrl(base: string): string {
+  let u: URL;
+  try {
+    u = new URL(base);
+  } catch {
+    throw new ConfigError('SIGHTFLOW_VLM_URL', `SIGHTFLOW_VLM_URL must be an http(s) URL (got ${JSON.stringify(base)})`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError('SIGHTFLOW_VLM_URL', `SIGHTFLOW_VLM_URL must be an http(s) URL (got ${JSON.stringify(base)})`);
+  if (!/\/chat\/completions\/?$/.test(u.pathname)) u.pathname = `${u.pathname.replace(/\/$/, '')}/chat/completions`;
+  return u.toString();
+}
+
+function providerList(text: string, variable: string): ProviderSpec[] {
+  try {
+    return parseProviderList(text, variable);
+  } catch (e) {
+    throw new ConfigError(variable, (e as Error).message);
+  }
+}
+
+/** loadConfig of this process's environment: the CLI's one read of it. */
+export function loadProcessConfig(flags: CliFlags = {}): Config {
+  return loadConfig(process.env, flags);
+}
+
+/**
+ * Parses `env` (the process environment at start, or a test's object) and `flags` into the frozen tree.
+ * Flags win over environment variables, which win over defaults. Throws ConfigError naming the first bad
+ * variables.
+ */
+export function loadConfig(env: Record<string, string | undefined>, flags: CliFlags = {}): Config {
+  const raw = withoutBlanks(env);
+  const parsed = EnvSchema.safeParse(raw);
+  if (!parsed.success) {
+    const names = [...new Set(parsed.error.issues.map((i) => String(i.path[0])))];
+    const detail = names.map((n) => `${n} must be ${CONFIG_VARIABLES[n as VarName]?.expect ?? 'valid'} (got ${JSON.stringify(raw[n])})`).join('; ');
+    throw new ConfigError(names[0]!, detail);
+  }
+  const e = parsed.data as { [K in VarName]: any };
+
+  const vlmUrl = (e.SIGHTFLOW_VLM_URL as string | undefined)?.trim();
+  const vlmModel = (e.SIGHTFLOW_VLM_MODEL as string | undefined)?.trim();
+  if (vlmUrl && !vlmModel) throw new ConfigError('SIGHTFLOW_VLM_MODEL', 'SIGHTFLOW_VLM_URL is set but SIGHTFLOW_VLM_MODEL is not; name the model the endpoint serves');
+
+  const byHint: Record<string, ProviderSpec[]> = {};
+  // Every list is parsed now, so a typo fails at start rather than on the first task that uses the hint.
+  for (const [k, v] of Object.entries(raw)) if (k.startsWith(PROVIDERS_HINT_PREFIX)) byHint[k] = providerList(v, k);
+
+  const leaseMs: number = e.SIGHTFLOW_VIDEO_LEASE_MS;
+  const dataDir = flags.dataDir ?? e.SIGHTFLOW_DATA_DIR;
+  return deepFreeze<Config>({
+    port: flags.port ?? e.SIGHTFLOW_PORT,
+    host: flags.host ?? e.SIGHTFLOW_HOST,
+    dataDir: resolve(dataDir),
+    modelsDir: resolve(e.SIGHTFLOW_MODELS_DIR ?? resolve(dataDir, 'models')),
+    databaseUrl: e.DATABASE_URL,
+    adminToken: e.SIGHTFLOW_ADMIN_TOKEN,
+    allowPrivateUrls: e.SIGHTFLOW_ALLOW_PRIVATE_URLS,
+    logLevel: e.SIGHTFLOW_LOG_LEVEL,
+    signingSecret: e.SIGHTFLOW_SIGNING_SECRET,
+    rateLimit: { rps: e.SIGHTFLOW_RATE_LIMIT_RPS, burst: e.SIGHTFLOW_RATE_LIMIT_BURST || e.SIGHTFLOW_RATE_LIMIT_RPS },
+    keyCacheMs: e.SIGHTFLOW_KEY_CACHE_MS,
+    bodyTimeoutMs: e.SIGHTFLOW_BODY_TIMEOUT_MS,
+    maxJsonBytes: e.SIGHTFLOW_MAX_JSON_BYTES,
+    pgPoolSize: e.SIGHTFLOW_PG_POOL_SIZE,
+    shutdownTimeoutMs: e.SIGHTFLOW_SHUTDOWN_TIMEOUT_MS,
+    workerConcurrency: e.SIGHTFLOW_WORKER_CONCURRENCY ?? Math.max(1, Math.floor(cpus().length / 2)),
+    inProcessWorker: !(flags.noWorker ?? e.SIGHTFLOW_NO_WORKER),
+    video: {
+      leaseMs,
+      heartbeatMs: e.SIGHTFLOW_VIDEO_HEARTBEAT_MS ?? Math.max(50, Math.floor(leaseMs / 3)),
+      pollMs: e.SIGHTFLOW_VIDEO_POLL_MS,
+      reaperMs: e.SIGHTFLOW_VIDEO_REAPER_MS ?? Math.min(5000, leaseMs),
+      sseHeartbeatMs: e.SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS,
+      streamPollMs: e.SIGHTFLOW_VIDEO_STREAM_POLL_MS,
+    },
+    providers: {
+      default: providerList(e.SIGHTFLOW_PROVIDERS, 'SIGHTFLOW_PROVIDERS'),
+      byHint,
+      timeoutMs: e.SIGHTFLOW_PROVIDER_TIMEOUT_MS,
+    },
+    inference: {
+      providers: requestedProviders(e.SIGHTFLOW_EXECUTION_PROVIDERS),
+      intraOpThreads: e.SIGHTFLOW_INTRA_OP_THREADS,
+      queueDepth: e.SIGHTFLOW_INFERENCE_QUEUE_DEPTH,
+      workers: e.SIGHTFLOW_INFERENCE_WORKERS,
+    },
+    vlm: vlmUrl ? {
+      url: chatCompletionsUrl(vlmUrl),
+      model: vlmModel!,
+      key: (e.SIGHTFLOW_VLM_KEY as string | undefined)?.trim() || undefined,
+      timeoutMs: e.SIGHTFLOW_VLM_TIMEOUT_MS,
+      fallback: e.SIGHTFLOW_VLM_FALLBACK,
+      stream: e.SIGHTFLOW_VLM_STREAM,
+      maxTokens: e.SIGHTFLOW_VLM_MAX_TOKENS,
+    } : null,
+    mcp: {
+      sessionIdleMs: e.SIGHTFLOW_MCP_SESSION_IDLE_MS,
+      maxSessionsPerKey: e.SIGHTFLOW_MCP_MAX_SESSIONS_PER_KEY,
+      maxBodyBytes: e.SIGHTFLOW_MCP_MAX_BODY_BYTES,
+      keepAliveMs: e.SIGHTFLOW_MCP_KEEPALIVE_MS,
+    },
+    vectors: { ocr: e.SIGHTFLOW_VECTORS_OCR },
+    native: { addonPath: e.SIGHTFLOW_ADDON_PATH ?? resolve(projectRoot, 'build/Release/sightflow.node') },
+  });
+}

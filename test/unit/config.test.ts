@@ -1,0 +1,106 @@
+// The configuration tree against README's configuration table: the table lists exactly the variables the
+// schema knows, every bad numeric, switch or enum value stops loadConfig with an error naming the variable,
+// and the defaults the table shows as literals are the schema's. Keeps the documentation and the parser from
+// drifting apart.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, CONFIG_VARIABLES, loadConfig } from '../../src/config/index.js';
+import { projectRoot } from '../../src/paths.js';
+
+// Read by the evaluation and bench scripts, not by the server.
+const TOOLING_ONLY = new Set(['SIGHTFLOW_EVAL_DIR']);
+// One variable per routing hint, read beside the schema's fixed names.
+const PATTERN_ROWS = new Set(['SIGHTFLOW_PROVIDERS_<NAME>']);
+
+function tableRows(): Map<string, string> {
+  const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Configuration'));
+  const body = section.slice(0, section.indexOf('\n## ', 3));
+  const rows = new Map<string, string>();
+  for (const line of body.split('\n')) {
+    const m = /^\| `([A-Z0-9_<>]+)` \|[^|]*\| ([^|]*) \|/.exec(line);
+    if (m) rows.set(m[1]!, m[2]!.trim());
+  }
+  return rows;
+}
+
+const names = Object.keys(CONFIG_VARIABLES);
+
+test('README lists every variable of the schema, and nothing else', () => {
+  const rows = tableRows();
+  assert.ok(rows.size > 30, `parsed ${rows.size} rows`);
+  const documented = [...rows.keys()].filter((n) => !TOOLING_ONLY.has(n) && !PATTERN_ROWS.has(n)).sort();
+  assert.deepEqual(documented, [...names].sort());
+});
+
+test('a bad value of a numeric, switch or enum variable stops loading with its name', () => {
+  const checked: string[] = [];
+  for (const [name, f] of Object.entries(CONFIG_VARIABLES)) {
+    if (f.kind === 'string') continue;
+    checked.push(name);
+    for (const bad of ['abc', '-5', ...(f.kind === 'int' ? ['1.5'] : [])]) {
+      if (f.kind === 'number' && bad === '-5') continue;
+      assert.throws(() => loadConfig({ [name]: bad }), (e: unknown) => {
+        assert.ok(e instanceof ConfigError, String(e));
+        assert.equal(e.variable, name);
+        assert.match(e.message, new RegExp(`^invalid configuration: ${name} must be .* \\(got "${bad.replace('.', '\\.')}"\\)`));
+        return true;
+      }, `${name}=${bad}`);
+    }
+  }
+  assert.throws(() => loadConfig({ SIGHTFLOW_RATE_LIMIT_RPS: '-1' }), /SIGHTFLOW_RATE_LIMIT_RPS must be a number >= 0/);
+  assert.throws(() => loadConfig({ SIGHTFLOW_PORT: '70000' }), /SIGHTFLOW_PORT must be an integer from 0 to 65535 \(got "70000"\)/);
+  assert.ok(checked.length >= 25, `checked ${checked.length}`);
+});
+
+test('switches accept true/false/1/0 (any case) and blank means the default', () => {
+  const switches = Object.entries(CONFIG_VARIABLES).filter(([, f]) => f.kind === 'bool').map(([n]) => n);
+  assert.ok(switches.includes('SIGHTFLOW_VLM_STREAM') && switches.includes('SIGHTFLOW_VECTORS_OCR'));
+  for (const [v, want] of [['true', true], ['1', true], ['TRUE', true], ['false', false], ['0', false]] as const) {
+    const c = loadConfig({ SIGHTFLOW_VECTORS_OCR: v, SIGHTFLOW_ALLOW_PRIVATE_URLS: v, SIGHTFLOW_NO_WORKER: v });
+    assert.equal(c.vectors.ocr, want, v);
+    assert.equal(c.allowPrivateUrls, want, v);
+    assert.equal(c.inProcessWorker, !want, v);
+  }
+  assert.equal(loadConfig({ SIGHTFLOW_PORT: '', SIGHTFLOW_VIDEO_LEASE_MS: ' ' }).port, 8080);
+  assert.throws(() => loadConfig({ SIGHTFLOW_VLM_FALLBACK: 'yes' }), /SIGHTFLOW_VLM_FALLBACK must be one of true, false, 1, 0 \(got "yes"\)/);
+});
+
+test('defaults equal the table where it shows a literal', () => {
+  const rows = tableRows();
+  let compared = 0;
+  for (const [name, f] of Object.entries(CONFIG_VARIABLES)) {
+    const shown = rows.get(name);
+    if (shown === undefined || f.default === undefined) continue;
+    const literal = shown.replace(/ \(.*\)$/, '');
+    if (f.kind === 'int' || f.kind === 'number') {
+      if (!/^\d+$/.test(literal)) continue;
+      assert.equal(f.default, Number(literal), name);
+    } else if (f.kind === 'bool') {
+      assert.equal(String(f.default), literal, name);
+    } else {
+      if (literal.startsWith('(')) continue;
+      assert.equal(f.default, literal, name);
+    }
+    compared++;
+  }
+  assert.ok(compared >= 30, `compared ${compared}`);
+});
+
+test('the tree: derived defaults, flags over variables, frozen, one line for several bad variables', () => {
+  const c = loadConfig({ SIGHTFLOW_VIDEO_LEASE_MS: '900', SIGHTFLOW_PORT: '9000' }, { port: 0, dataDir: '/tmp/sf-config-test' });
+  assert.equal(c.port, 0);
+  assert.equal(c.modelsDir, '/tmp/sf-config-test/models');
+  assert.deepEqual(c.video, { leaseMs: 900, heartbeatMs: 300, pollMs: 1000, reaperMs: 900, sseHeartbeatMs: 15000, streamPollMs: 2000 });
+  assert.deepEqual(c.providers.default, [{ type: 'local' }]);
+  assert.equal(c.vlm, null);
+  assert.ok(Object.isFrozen(c) && Object.isFrozen(c.video) && Object.isFrozen(c.providers.default));
+  assert.throws(() => loadConfig({ SIGHTFLOW_VIDEO_LEASE_MS: 'abc' }), {
+    message: 'invalid configuration: SIGHTFLOW_VIDEO_LEASE_MS must be an integer >= 200 (got "abc")',
+  });
+  assert.throws(() => loadConfig({ SIGHTFLOW_PORT: 'x', SIGHTFLOW_MCP_KEEPALIVE_MS: 'y' }), (e: Error) =>
+    !e.message.includes('\n') && /SIGHTFLOW_PORT must be/.test(e.message) && /SIGHTFLOW_MCP_KEEPALIVE_MS must be/.test(e.message));
+  assert.throws(() => loadConfig({ SIGHTFLOW_VLM_URL: 'not a url', SIGHTFLOW_VLM_MODEL: 'm' }), /SIGHTFLOW_VLM_URL must be an http\(s\) URL/);
+});
