@@ -44,7 +44,7 @@ export interface App {
 }
 
 export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
-  useAddonPath(config.native.addonPath);
+  if (config.native.addonPath) useAddonPath(config.native.addonPath);
   mkdirSync(config.dataDir, { recursive: true });
   const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize });
   await migrate(db);

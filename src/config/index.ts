@@ -5,7 +5,6 @@
 import { resolve } from 'node:path';
 import { cpus } from 'node:os';
 import { z } from 'zod';
-import { projectRoot } from '../paths.js';
 import type { WorkerMode } from '../inference/session-pool.js';
 import { requestedProviders } from '../inference/execution-providers.js';
 import { parseProviderList, PROVIDERS_HINT_PREFIX, type ProviderSpec } from './providers.js';
@@ -227,7 +226,8 @@ export interface Config {
   mcp: McpSettings;
   vectors: VectorsSettings;
   /** The native addon file. */
-  native: { addonPath: string };
+  /** addonPath: a built addon elsewhere than the default build/Release (src/native/load.ts owns the default). */
+  native: { addonPath?: string };
 }
 
 export interface CliFlags { port?: number; host?: string; dataDir?: string; noWorker?: boolean }
@@ -350,6 +350,6 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       keepAliveMs: e.SIGHTFLOW_MCP_KEEPALIVE_MS,
     },
     vectors: { ocr: e.SIGHTFLOW_VECTORS_OCR },
-    native: { addonPath: e.SIGHTFLOW_ADDON_PATH ?? resolve(projectRoot, 'build/Release/sightflow.node') },
+    native: { addonPath: e.SIGHTFLOW_ADDON_PATH },
   });
 }

@@ -118,20 +118,7 @@ test('rule 3: no new ApiError( outside src/errors.ts', () => {
 //    only shrink: a file that stops reading process.env must leave it (the test fails on stale entries),
 //    and it is emptied once the settings have moved into src/config/.
 
-export const ENV_READERS_TODAY: readonly string[] = [
-  'config.ts',
-  'inference/registry.ts',
-  'inference/runtime.ts',
-  'main.ts',
-  'mcp/mcp-config.ts',
-  'media/url-policy.ts',
-  'native/load.ts',
-  'vectors/vectors-config.ts',
-  'video/providers.ts',
-  'video/settings.ts',
-  'vision/ocr/ocr-models.ts',
-  'vision/vlm-provider.ts',
-];
+export const ENV_READERS_TODAY: readonly string[] = [];
 
 export function envReadsOutsideConfig(files: SourceFile[], allowed: readonly string[]): { violations: string[]; stale: string[] } {
   const readers = files.filter((f) => !f.path.startsWith('config/') && /\bprocess\.env\b/.test(stripComments(f.text))).map((f) => f.path);
