@@ -6,6 +6,7 @@ import type { Config } from './config/index.js';
 import { createLogger, requestLogger, type Logger } from './log.js';
 import { openDb, type Db } from './store/db.js';
 import { migrate } from './store/migrate.js';
+import { coreMigrations, type Migration } from './store/migrations.sql.js';
 import { Projects } from './auth/projects.js';
 import { Authenticator } from './auth/authenticator.js';
 import { RateLimiter } from './auth/rate-limit.js';
@@ -21,13 +22,13 @@ import { loadOrCreateAdminToken } from './store/secret-file.js';
 import { fileRoutes } from './store/file.routes.js';
 import { ModelsService } from './inference/models-service.js';
 import { useAddonPath } from './native/load.js';
-import { visionRoutes } from './vision/vision.routes.js';
-import { videoModule } from './video/video.module.js';
+import { visionModule, visionPart } from './vision/vision.module.js';
+import { videoModule, videoPart } from './video/video.module.js';
 import type { ProviderSource } from './video/worker.js';
-import { vectorsModule } from './vectors/vectors.module.js';
-import type { Module } from './module.js';
-import { mcpModule } from './mcp/mcp.module.js';
-import { consoleModule } from './console/console.module.js';
+import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
+import type { Module, ModulePart } from './module.js';
+import { mcpModule, mcpPart } from './mcp/mcp.module.js';
+import { consoleModule, consolePart } from './console/console.module.js';
 import type { RouteDef } from './http/route.js';
 
 export interface App {
@@ -43,11 +44,19 @@ export interface App {
   stop(): Promise<void>;
 }
 
+/** Every part built by modules(), in the same order: their tables are migrated before any part is built. */
+export const PARTS: readonly ModulePart[] = [visionPart, videoPart, vectorsPart, mcpPart, consolePart];
+
+/** The core tables plus every part's, as one list for migrate(). */
+export function allMigrations(): Migration[] {
+  return [...coreMigrations, ...PARTS.flatMap((p) => p.migrations)];
+}
+
 export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
   if (config.native.addonPath) useAddonPath(config.native.addonPath);
   mkdirSync(config.dataDir, { recursive: true });
   const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize });
-  await migrate(db);
+  await migrate(db, allMigrations());
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference);
   return {
@@ -72,11 +81,11 @@ export interface AppOptions {
 
 /** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
 export function modules(s: Services, opts: { worker: boolean } & AppOptions): Module[] {
-  return [videoModule(s, { worker: opts.worker, providers: opts.videoProviders }), vectorsModule(s), mcpModule(s), consoleModule(s)];
+  return [visionModule(s), videoModule(s, { worker: opts.worker, providers: opts.videoProviders }), vectorsModule(s), mcpModule(s), consoleModule(s)];
 }
 
 export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {
-  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s), ...visionRoutes(s), ...mods.flatMap((m) => m.routes)];
+  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s), ...mods.flatMap((m) => m.routes)];
 }
 
 export async function startApp(config: Config, log?: Logger, opts: AppOptions = {}): Promise<App> {

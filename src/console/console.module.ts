@@ -2,7 +2,7 @@
 // page is public; everything it shows comes from /admin/v1 and /v1, which need the admin token or a key.
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Module } from '../module.js';
+import type { Module, ModulePart } from '../module.js';
 import type { Services } from '../services.js';
 import { defineRoute, type Reply, type RequestContext, type RouteDef } from '../http/route.js';
 import { projectRoot } from '../paths.js';
@@ -12,8 +12,11 @@ import { notBuiltJson, notBuiltPage } from './not-built-page.js';
 
 export const CONSOLE_DIST_DIR = join(projectRoot, 'console', 'dist');
 
+/** The console is static files: no tables. */
+export const consolePart: ModulePart = { name: 'console', migrations: [] };
+
 export function consoleModule(_s: Services, distDir: string = CONSOLE_DIST_DIR): Module {
-  return { routes: consoleRoutes(distDir) };
+  return { ...consolePart, routes: consoleRoutes(distDir) };
 }
 
 export function consoleRoutes(distDir: string): RouteDef[] {

@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { HttpResponse } from './uws.js';
 import type { SseWriter } from './sse.js';
+import type { Caller } from '../usage/billing.js';
 
 export type Method = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
 
@@ -29,6 +30,11 @@ export interface RequestContext<B = any, Q = any> {
   /** Starts a server-sent-events response on this request (backpressure-aware); return `{handled: true}`. */
   sse(): SseWriter;
   remoteAddress: string;
+}
+
+/** The use-case view of an authenticated request: who it runs for, its lifetime and its log. */
+export function callerOf(ctx: RequestContext): Caller {
+  return { projectId: ctx.principal.projectId, keyId: ctx.principal.keyId, signal: ctx.signal, log: ctx.log };
 }
 
 export type Reply =

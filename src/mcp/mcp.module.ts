@@ -1,11 +1,14 @@
 // MCP endpoint at /mcp (docs/api.md, "MCP"): legacy HTTP+SSE and Streamable HTTP transports on the one uWS
 // server, offering sightflow's REST routes as tools (tool-catalogue.ts) that dispatch in-process.
-import type { Module } from '../module.js';
+import type { Module, ModulePart } from '../module.js';
 import type { Services } from '../services.js';
 import type { McpSettings } from '../config/index.js';
 import { McpSessions } from './mcp-sessions.js';
 import { mcpRoutes } from './mcp.routes.js';
 import { RouteTools } from './route-tools.js';
+
+/** MCP keeps its sessions in memory: no tables. */
+export const mcpPart: ModulePart = { name: 'mcp', migrations: [] };
 
 export function mcpModule(s: Services, settings: Partial<McpSettings> = {}): Module {
   const log = s.log.child({ module: 'mcp' });
@@ -16,6 +19,7 @@ export function mcpModule(s: Services, settings: Partial<McpSettings> = {}): Mod
     { ...s.config.mcp, ...settings },
   );
   return {
+    ...mcpPart,
     routes: mcpRoutes(sessions, log),
     async start() { sessions.start(); },
     async stop() { await sessions.stop(); },

@@ -1,8 +1,16 @@
 import type { Db } from './db.js';
-import { migrations, sql } from './migrations.sql.js';
+import { sql, type Migration } from './migrations.sql.js';
 
-/** Applies every pending migration; returns the versions applied now. Safe to run from several nodes at once. */
-export async function migrate(db: Db): Promise<number[]> {
+/**
+ * Applies every pending migration of `all` (the core list plus each part's), in version order; returns the
+ * versions applied now. Safe to run from several nodes at once. Two migrations with one version are a
+ * programming error, refused before anything runs.
+ */
+export async function migrate(db: Db, all: Migration[]): Promise<number[]> {
+  const migrations = [...all].sort((a, b) => a.version - b.version);
+  for (let i = 1; i < migrations.length; i++) {
+    if (migrations[i]!.version === migrations[i - 1]!.version) throw new Error(`two migrations have version ${migrations[i]!.version}`);
+  }
   return db.tx(async (q) => {
     await q.query(sql.lock);
     await q.query(sql.createTable);

@@ -1,13 +1,11 @@
 // Versioned migrations, applied in order, each once, inside one transaction. Never edit a released one:
-// add the next version.
-
-import { videoMigrations } from '../video/video.migrations.sql.js';
-import { vectorMigrations } from '../vectors/vectors.migrations.sql.js';
+// add the next version. This file holds the core tables; each part's tables come with its module, and the
+// composition root hands the whole list to migrate().
 
 export interface Migration { version: number; name: string; sql: string }
 
 // Core tables are versions 1-99; each part owns a range (video 100-199, vectors 200-299) in its own file.
-const coreMigrations: Migration[] = [
+export const coreMigrations: Migration[] = [
   {
     version: 1,
     name: 'projects, api keys, usage ledger',
@@ -44,8 +42,6 @@ const coreMigrations: Migration[] = [
     `,
   },
 ];
-
-export const migrations: Migration[] = [...coreMigrations, ...videoMigrations, ...vectorMigrations].sort((a, b) => a.version - b.version);
 
 export const sql = {
   createTable: `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -1,19 +1,27 @@
-// Vector collections: routes, plus the index manager that opens, catches up or rebuilds every
+// Vector collections: routes over one VectorsService, plus the index manager that opens, catches up or rebuilds every
 // collection's USearch index at start and saves pending writes at stop.
 import { join } from 'node:path';
-import type { Module } from '../module.js';
+import type { Module, ModulePart } from '../module.js';
+import { vectorMigrations } from './vectors.migrations.sql.js';
 import type { Services } from '../services.js';
 import { CollectionStore } from './collection-store.js';
 import { EmbeddingModels } from './embedding-models.js';
 import { IndexManager } from './index-manager.js';
 import { vectorsRoutes } from './vectors.routes.js';
+import { VectorsService } from './vectors.service.js';
 
-export function vectorsModule(s: Services): Module {
+/** Vectors' name and tables (versions 200-299). */
+export const vectorsPart: ModulePart = { name: 'vectors', migrations: vectorMigrations };
+
+export function vectorsModule(s: Services): Module & { service: VectorsService } {
   const store = new CollectionStore(s.db);
   const index = new IndexManager(s.db, join(s.config.dataDir, 'indexes'), s.log.child({ component: 'vectors' }));
   const models = new EmbeddingModels(s);
+  const service = new VectorsService({ s, store, index, models });
   return {
-    routes: vectorsRoutes({ s, store, index, models }),
+    ...vectorsPart,
+    service,
+    routes: vectorsRoutes(service),
     async start() {
       models.start();
       const t = performance.now();

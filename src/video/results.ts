@@ -2,6 +2,7 @@
 // The provider's per-track summary is used when it has one (it alone sees feature vectors); otherwise the
 // summary is folded from the frames the worker archived, so every provider gets a result.
 import type { Services } from '../services.js';
+import { bill } from '../usage/billing.js';
 import type { FrameOutput, ProviderResult, TrackSummary } from './provider.js';
 
 export class TrackFold {
@@ -49,5 +50,5 @@ export function buildResults(id: string, model: string, processedFrames: number,
 /** One ledger row per task that processed frames (succeeded, or failed/cancelled part way). */
 export async function recordUsage(s: Services, task: { projectId: string; keyId: string | null; model: string }, frames: number, ms: number): Promise<void> {
   if (frames <= 0) return;
-  await s.usage.record({ projectId: task.projectId, keyId: task.keyId, endpoint: '/v1/video/process', model: task.model, frames, ms });
+  await bill(s.usage, task, { endpoint: '/v1/video/process', model: task.model, frames, ms }, { when: 'now' });
 }

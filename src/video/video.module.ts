@@ -1,7 +1,8 @@
-// Video tasks: routes, the reaper (every process), and the in-process worker unless disabled.
+// Video tasks: routes over one TasksService, the reaper (every process), and the in-process worker unless disabled.
 // Providers come from ./providers.js (built from SIGHTFLOW_PROVIDERS) through a dynamic import, so the task
 // machinery builds and runs before that file exists: tasks then fail with a clear `no_provider` error.
-import type { Module } from '../module.js';
+import type { Module, ModulePart } from '../module.js';
+import { videoMigrations } from './video.migrations.sql.js';
 import type { Services } from '../services.js';
 import type { VideoProvider } from './provider.js';
 import { StreamArchive } from './stream-archive.js';
@@ -12,6 +13,7 @@ import { FinishedArchiveCache } from './archive-cache.js';
 import { Reaper } from './reaper.js';
 import { VideoWorker, type ProviderSource } from './worker.js';
 import { videoRoutes } from './video.routes.js';
+import { TasksService } from './tasks.service.js';
 import type { VideoSettings } from '../config/index.js';
 
 export interface VideoModuleOptions {
@@ -48,8 +50,12 @@ export function defaultProviders(s: Services): ProviderSource & { load(): Promis
   return Object.assign(source, { load: async () => { await load(); } });
 }
 
+/** Video's name and tables (versions 100-199). */
+export const videoPart: ModulePart = { name: 'video', migrations: videoMigrations };
+
 export interface VideoModule extends Module {
   worker: VideoWorker | null;
+  tasks: TasksService;
 }
 
 export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule {
@@ -61,9 +67,12 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
   const reaper = new Reaper(s, archive, settings.reaperMs);
   const fallback = opts.worker && !opts.providers ? defaultProviders(s) : null;
   const worker = opts.worker ? new VideoWorker(s, { providers: opts.providers ?? fallback!, settings }) : null;
+  const tasks = new TasksService(s, store);
   return {
+    ...videoPart,
     worker,
-    routes: videoRoutes(s, { store, archive, hub, subs, cache: new FinishedArchiveCache(), streamPollMs: settings.streamPollMs }),
+    tasks,
+    routes: videoRoutes(s, { tasks, store, archive, hub, subs, cache: new FinishedArchiveCache(), streamPollMs: settings.streamPollMs }),
     async start() {
       await fallback?.load();
       reaper.start();

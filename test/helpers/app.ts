@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config/index.js';
-import { startApp, type App, type AppOptions } from '../../src/app.js';
+import { openServices, startApp, type App, type AppOptions } from '../../src/app.js';
+import type { Services } from '../../src/services.js';
+import type { Caller } from '../../src/usage/billing.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { projectRoot } from '../../src/paths.js';
 
@@ -41,12 +43,9 @@ export async function freshDatabaseUrl(): Promise<string | undefined> {
  * `log` replaces the app's logger (a test that asserts on log lines); `videoProviders` replaces the
  * in-process video worker's providers (e.g. `() => [new SyntheticProvider()]`, ./synthetic-provider.ts).
  */
-export async function startTestApp(env: Record<string, string> = {}, opts: { dataDir?: string; databaseUrl?: string; log?: Logger } & AppOptions = {}): Promise<TestApp> {
-  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sightflow-test-'));
-  const databaseUrl = opts.databaseUrl ?? (await freshDatabaseUrl());
-  const adminToken = 'test-admin-token';
-  const config = loadConfig({
-    SIGHTFLOW_ADMIN_TOKEN: adminToken,
+function testConfig(dataDir: string, databaseUrl: string | undefined, env: Record<string, string>): Config {
+  return loadConfig({
+    SIGHTFLOW_ADMIN_TOKEN: 'test-admin-token',
     SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true',
     SIGHTFLOW_LOG_LEVEL: process.env.SIGHTFLOW_TEST_LOG_LEVEL ?? 'silent',
     // Models prepared once by setup (scripts/setup.d/30-models.sh), shared by every test app.
@@ -54,6 +53,44 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { dat
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...env,
   }, { port: 0, host: '127.0.0.1', dataDir });
+}
+
+export interface TestServices {
+  s: Services;
+  projectId: string;
+  keyId: string;
+  /** A caller of this project's key with a fresh (never aborted) signal unless one is given. */
+  caller(signal?: AbortSignal): Caller;
+  close(): Promise<void>;
+}
+
+/**
+ * The services a use case runs on (real database, migrated; real models), without an HTTP server: for tests
+ * that call a feature's service directly. One project with one key, like a first start.
+ */
+export async function openTestServices(env: Record<string, string> = {}): Promise<TestServices> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-svc-'));
+  const config = testConfig(dataDir, await freshDatabaseUrl(), env);
+  const s = await openServices(config, createLogger(config.logLevel));
+  const project = (await s.projects.bootstrap())?.project ?? (await s.projects.list())[0]!;
+  const keyId = (await s.projects.listKeys(project.id))[0]!.id;
+  return {
+    s, projectId: project.id, keyId,
+    caller: (signal = new AbortController().signal) => ({ projectId: project.id, keyId, signal, log: s.log }),
+    async close() {
+      await s.models.close();
+      await s.usage.flush();
+      await s.db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startTestApp(env: Record<string, string> = {}, opts: { dataDir?: string; databaseUrl?: string; log?: Logger } & AppOptions = {}): Promise<TestApp> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sightflow-test-'));
+  const databaseUrl = opts.databaseUrl ?? (await freshDatabaseUrl());
+  const adminToken = 'test-admin-token';
+  const config = testConfig(dataDir, databaseUrl, env);
   const app = await startApp(config, opts.log ?? createLogger(config.logLevel), { videoProviders: opts.videoProviders });
   let key = app.bootstrapKey;
   const [project] = await app.services.projects.list();

@@ -204,8 +204,6 @@ const COMPOSITION_ROOT = new Set(['app.ts', 'main.ts']);
 export const CROSS_IMPORTS_TODAY: Record<string, string> = {
   'inference/models-service.ts -> vision/detect.ts': 'the model list reports the detector\'s models and warms them',
   'inference/models-service.ts -> vision/ocr/ocr-models.ts': 'the model list reports which OCR models are installed',
-  'store/migrations.sql.ts -> video/video.migrations.sql.ts': 'the one migration list runs each part\'s tables in order',
-  'store/migrations.sql.ts -> vectors/vectors.migrations.sql.ts': 'the one migration list runs each part\'s tables in order',
   'vectors/embedders/clip.ts -> vision/usage-tokens.ts': 'embeddings bill images in the same tokens as the vision API',
   'vectors/embedders/image-semantics.ts -> vision/detect.ts': 'typed against the detector\'s result shape (type only)',
   'vectors/embedders/multimodal.ts -> vision/detect.ts': 'the multimodal embedder indexes detected objects',
@@ -259,9 +257,7 @@ test('rule 5: no import from one feature part into another, nor from a lower lay
 // 6. No import circles: a circle of static imports makes load order (and so which side sees the other's
 //    exports as undefined) depend on which file happens to be imported first. Type-only imports are erased
 //    and import() runs after loading, so only static runtime imports can close one. Today's circles are
-//    listed with their reason; each is reported by its files in sorted order. There are none: the one loop
-//    through type imports (store/migrations.sql.ts runs video's and vectors' migration lists, which take
-//    their Migration type from it) is erased at compile time.
+//    listed with their reason; each is reported by its files in sorted order. There are none.
 
 export const CIRCLES_TODAY: Record<string, string> = {};
 

@@ -1,0 +1,214 @@
+// Vector collection use cases over CollectionStore (database), IndexManager (USearch) and the embedding
+// models: validated input in, the answer's JSON shape out, no HTTP. Writes go to the database first, then the
+// index, inside the collection's lock; media bytes go to the blob store before the database row that points
+// at them. Indexing and search bill one usage-ledger row each (usage/billing.ts).
+import type { Services } from '../services.js';
+import { errors } from '../errors.js';
+import { newId } from '../ids.js';
+import { bill, type Caller } from '../usage/billing.js';
+import type { Embedder, Embedding } from './embedders/embedder.js';
+import type { CollectionStore, Collection, StoredItem } from './collection-store.js';
+import type { IndexManager } from './index-manager.js';
+import { rescore } from './rescore.js';
+import { DEFAULT_EMBEDDING_MODEL, type EmbeddingModels } from './embedding-models.js';
+import { loadContent, parseContent, type LoadedContent, type ParsedContent } from './item-input.js';
+import type { CreateCollectionBody, DeleteItemsBody, IndexBody, ItemsQuery, SearchBody } from './schemas.js';
+
+/** Items embedded at once per call (detector and recogniser queues batch across them). */
+const EMBED_CONCURRENCY = 4;
+
+/** Who a read or write runs for: the project owns the collection. */
+type Owner = Pick<Caller, 'projectId'>;
+
+const blobPrefix = (collectionId: string) => `vectors/${collectionId}/`;
+
+async function mapLimit<T, R>(xs: T[], limit: number, fn: (x: T, i: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(xs.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, xs.length) }, async () => {
+    while (next < xs.length) {
+      const i = next++;
+      out[i] = await fn(xs[i]!, i);
+    }
+  }));
+  return out;
+}
+
+export interface VectorsDeps { s: Services; store: CollectionStore; index: IndexManager; models: EmbeddingModels }
+
+export class VectorsService {
+  private readonly s: Services;
+  private readonly store: CollectionStore;
+  private readonly index: IndexManager;
+  private readonly models: EmbeddingModels;
+
+  constructor(d: VectorsDeps) {
+    this.s = d.s; this.store = d.store; this.index = d.index; this.models = d.models;
+  }
+
+  listModels() {
+    return { models: this.models.list().map((m) => m.info) };
+  }
+
+  async createCollection(caller: Owner, body: CreateCollectionBody) {
+    const modelId = body.model_id ?? DEFAULT_EMBEDDING_MODEL;
+    const e = await this.models.get(modelId);
+    if (!e) throw errors.invalidParam('model_id', `Expected an installed embedding model id (${this.models.list().map((m) => m.info.id).join(', ')}) for model_id but received ${JSON.stringify(modelId)}`);
+    const c = await this.store.create(caller.projectId, {
+      name: body.name, description: body.description ?? null, model_id: modelId, dimensions: e.info.dimensions, metric: e.info.metric,
+    });
+    if (!c) throw errors.collectionExists(body.name);
+    return publicCollection(c);
+  }
+
+  async listCollections(caller: Owner) {
+    return { object: 'list' as const, data: (await this.store.list(caller.projectId)).map(publicCollection) };
+  }
+
+  async getCollection(caller: Owner, id: string) {
+    return publicCollection(await this.collection(caller, id));
+  }
+
+  async deleteCollection(caller: Owner, id: string) {
+    const gone = await this.index.lock.run(id, async () => {
+      if (!(await this.store.delete(caller.projectId, id))) return false;
+      await this.index.drop(id);
+      return true;
+    });
+    if (!gone) throw errors.notFound('collection', id);
+    await this.s.blobs.deletePrefix(blobPrefix(id));
+    return { id, object: 'vectors.collection' as const, deleted: true as const };
+  }
+
+  async indexItems(caller: Caller, collectionId: string, body: IndexBody) {
+    const started = performance.now();
+    const { s, store, index } = this;
+    const parsed = body.items.map((it, i) => ({ content: parseContent(it, `items[${i}].`), metadata: it.metadata ?? {} }));
+    const c = await this.collection(caller, collectionId);
+    const e = await this.embedderOf(c);
+    parsed.forEach((p, i) => checkModality(e, p.content, `items[${i}].`));
+    const allowPrivate = s.config.allowPrivateUrls;
+    const loaded = await mapLimit(parsed, EMBED_CONCURRENCY, async (p) => {
+      const content = await loadContent(p.content, { signal: caller.signal, allowPrivate });
+      return { content, embedding: await embed(caller, e, content) };
+    });
+    const ids = parsed.map(() => newId('item'));
+    const blobKeys = loaded.map((l, i) => (l.content.blob ? `${blobPrefix(c.id)}${ids[i]}.${l.content.blob.ext}` : null));
+    const written: string[] = [];
+    try {
+      await Promise.all(loaded.map(async (l, i) => {
+        if (!l.content.blob) return;
+        await s.blobs.put(blobKeys[i]!, l.content.blob.bytes, l.content.blob.mime);
+        written.push(blobKeys[i]!);
+      }));
+      const items = loaded.map((l, i) => ({
+        id: ids[i]!, content_type: l.content.content_type, text: l.content.text, blob_key: blobKeys[i]!, metadata: parsed[i]!.metadata, vector: l.embedding.vector,
+      }));
+      const ok = await index.lock.run(c.id, async () => {
+        const w = await store.addItems(caller.projectId, c.id, items);
+        if (!w) return false;
+        await index.applyAdd(c.id, c.dimensions, w.changeSeq, w.keys, items.map((it) => it.vector));
+        return true;
+      });
+      if (!ok) throw errors.notFound('collection', c.id);
+    } catch (err) {
+      await Promise.all(written.map((k) => s.blobs.delete(k).catch(() => false)));
+      throw err;
+    }
+    const usage = { input_tokens: loaded.reduce((n, l) => n + l.embedding.usage.input_tokens, 0) };
+    await bill(s.usage, caller, { endpoint: '/v1/vectors/collections/:id/index', model: e.info.id, inputTokens: usage.input_tokens, started });
+    return { indexed: ids.length, ids, model: e.info.id, usage };
+  }
+
+  async listItems(caller: Owner, collectionId: string, query: ItemsQuery) {
+    const c = await this.collection(caller, collectionId);
+    const limit = query.limit ?? 20;
+    const offset = query.offset ?? 0;
+    const items = await this.store.listItems(c.id, limit, offset);
+    return { object: 'list' as const, data: items.map((it) => this.itemOut(it)), total: c.item_count, limit, offset, has_more: offset + items.length < c.item_count };
+  }
+
+  async deleteItems(caller: Owner, collectionId: string, body: DeleteItemsBody) {
+    const { s, store, index } = this;
+    const c = await this.collection(caller, collectionId);
+    const ids = [...new Set(body.ids)];
+    const r = await index.lock.run(c.id, async () => {
+      const d = await store.deleteItems(caller.projectId, c.id, ids);
+      if (d) await index.applyDelete(c.id, c.dimensions, d.changeSeq, d.deleted.map((x) => x.key));
+      return d;
+    });
+    if (!r) throw errors.notFound('collection', c.id);
+    await Promise.all(r.deleted.filter((x) => x.blob_key).map((x) => s.blobs.delete(x.blob_key!).catch(() => false)));
+    const gone = new Set(r.deleted.map((x) => x.id));
+    return { deleted: r.deleted.length, not_found: ids.filter((id) => !gone.has(id)) };
+  }
+
+  async search(caller: Caller, collectionId: string, body: SearchBody) {
+    const started = performance.now();
+    const { s, store, index } = this;
+    const content = parseContent(body, '');
+    const c = await this.collection(caller, collectionId);
+    const e = await this.embedderOf(c);
+    checkModality(e, content, '');
+    const topK = body.top_k ?? 10;
+    const threshold = body.threshold ?? -1;
+    const loaded = await loadContent(content, { signal: caller.signal, allowPrivate: s.config.allowPrivateUrls });
+    const q = await embed(caller, e, loaded);
+    const idx = await index.current(c.id, c.dimensions, c.change_seq);
+    // The 8-bit index proposes candidates; their exact cosine over the stored float32 vectors ranks them. A
+    // key without a row was deleted (on this node after the lookup, or on another): never returned.
+    const keys = index.candidates(idx, q.vector, topK);
+    const rows = await store.itemsByKeys(c.id, keys);
+    const hits = rescore(q.vector, keys, (k) => rows.get(k)?.vector, topK);
+    const results = [];
+    for (const h of hits) {
+      const it = rows.get(h.key)!;
+      const score = Math.round(Math.max(-1, Math.min(1, h.score)) * 1e6) / 1e6;
+      if (score < threshold) continue;
+      results.push({ id: it.id, score, content_type: it.content_type, ...(it.text !== null ? { text: it.text } : {}), metadata: it.metadata, content_url: this.contentUrl(it) });
+      if (results.length === topK) break;
+    }
+    await bill(s.usage, caller, { endpoint: '/v1/vectors/collections/:id/search', model: e.info.id, inputTokens: q.usage.input_tokens, started });
+    return { results, model: e.info.id, usage: q.usage };
+  }
+
+  private async collection(caller: Owner, id: string): Promise<Collection> {
+    const c = await this.store.get(caller.projectId, id);
+    if (!c) throw errors.notFound('collection', id);
+    return c;
+  }
+
+  private async embedderOf(c: Collection): Promise<Embedder> {
+    const e = await this.models.get(c.model_id);
+    if (!e) throw errors.invalidParam('model_id', `The collection's embedding model ${c.model_id} is not installed on this server`);
+    return e;
+  }
+
+  private contentUrl(it: StoredItem): string | null {
+    return it.blob_key ? this.s.presign(it.blob_key) : null;
+  }
+
+  private itemOut(it: StoredItem) {
+    return {
+      id: it.id, content_type: it.content_type, ...(it.text !== null ? { text: it.text } : {}), metadata: it.metadata,
+      content_url: this.contentUrl(it), created_at: it.created_at,
+    };
+  }
+}
+
+/** Before any fetch or decode: content the collection's model cannot embed is a 400 naming the field. */
+function checkModality(e: Embedder, c: ParsedContent, prefix: string): void {
+  if (e.info.types.includes(c.kind)) return;
+  const param = c.kind === 'image' ? c.input.param : c.kind === 'audio' ? c.param : `${prefix}text`;
+  throw errors.unsupportedModality(param, e.info.id, c.kind, e.info.types);
+}
+
+function publicCollection({ change_seq: _, ...c }: Collection) {
+  return c;
+}
+
+async function embed(caller: Caller, e: Embedder, c: LoadedContent): Promise<Embedding> {
+  const r = await e.embed(c.embed, caller.signal);
+  if (r.transcript !== undefined) caller.log.debug({ transcript: r.transcript }, 'audio transcript');
+  return r;
+}

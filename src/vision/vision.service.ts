@@ -1,0 +1,150 @@
+// Vision use cases: detect, OCR and describe. Each takes a validated body (schemas.ts) and the caller, checks
+// its fields before any work, loads the image (the one image input path), runs the models inside the
+// caller's signal (queued model work is dropped when the caller goes away), bills one usage-ledger row and
+// returns {..., model, usage}. Usage follows the one formula of usage-tokens.ts. No HTTP here: the routes
+// (and through them MCP) adapt requests to these calls.
+import type { Services } from '../services.js';
+import { type ApiError, errors } from '../errors.js';
+import { ModelQueue } from '../inference/model-queue.js';
+import { withRequestSignal } from '../inference/runtime.js';
+import { loadImage, parseImageInput, type LoadedImage } from '../media/image-input.js';
+import type { RgbImage } from '../media/rgb-image.js';
+import { bill, type Caller } from '../usage/billing.js';
+import type { Detector } from './detect.js';
+import { ocrImage, type OcrResult } from './ocr/engine.js';
+import { routeLanguage } from './ocr/languages.js';
+import { BUILTIN_DESCRIBE_MODEL, DESCRIBE_LANGUAGES, describeImage, describeLanguage } from './describe/describer.js';
+import type { DescribeBody, DetectBody, OcrBody } from './schemas.js';
+import { autoDetail, imageTokens, textTokens, type Usage } from './usage-tokens.js';
+import { VlmError, VlmProvider, vlmPromptText } from './vlm-provider.js';
+
+/** How long a call waits for model preparation at start before it is told to retry (503 not_ready). */
+const MODELS_READY_WAIT_MS = 5_000;
+const LANGUAGE_CODE = /^[a-z]{2,3}([-_][a-z0-9]{2,8})*$/i;
+
+type Endpoint = '/v1/vision/describe' | '/v1/vision/ocr' | '/v1/vision/detect';
+
+export interface DetectOutput { objects: Awaited<ReturnType<Detector['detect']>>; model: string; usage: Usage }
+export interface OcrOutput { text: string; blocks: OcrResult['blocks']; model: string; usage: Usage }
+export interface DescribeOutput { description: string; model: string; usage: Usage }
+
+export class VisionService {
+  /** The configured VLM that answers describe, or null for the built-in describer. */
+  readonly vlm: VlmProvider | null;
+  /**
+   * An OCR job is several model runs plus main-thread pre/post-processing; whole jobs get a bounded queue
+   * here (beside the runtime's per-model queues) so OCR traffic is refused with 503 before any of that work
+   * starts, and a gone caller's job is dropped.
+   */
+  private readonly ocrQueue: ModelQueue<{ image: RgbImage; language?: string }, OcrResult>;
+
+  constructor(private readonly s: Services) {
+    const vlmConfig = s.config.vlm;
+    this.vlm = vlmConfig ? new VlmProvider(vlmConfig) : null;
+    if (this.vlm) s.log.info({ url: vlmConfig!.url, model: this.vlm.model, fallback: vlmConfig!.fallback }, `describe uses the VLM ${this.vlm.model}`);
+    this.ocrQueue = new ModelQueue<{ image: RgbImage; language?: string }, OcrResult>(
+      { name: 'ocr', depth: s.models.runtime.queueDepth },
+      async ([job]) => [await ocrImage(job!.image, { language: job!.language })],
+    );
+  }
+
+  async detect(caller: Caller, body: DetectBody): Promise<DetectOutput> {
+    const started = performance.now();
+    const input = parseImageInput(body);
+    const det = await this.detector();
+    det.classFilter(body.classes); // unknown class -> 400 before any fetch
+    const img = await this.load(caller, input);
+    const objects = await withRequestSignal(caller.signal, () =>
+      det.detect(img, { classes: body.classes, confidence_threshold: body.confidence_threshold ?? 0.5 }));
+    const usage = {
+      input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
+      output_tokens: textTokens(JSON.stringify(objects)),
+    };
+    await this.bill(caller, '/v1/vision/detect', det.modelId, usage, started);
+    return { objects, model: det.modelId, usage };
+  }
+
+  async ocr(caller: Caller, body: OcrBody): Promise<OcrOutput> {
+    const started = performance.now();
+    const input = parseImageInput(body);
+    await routeLanguage(body.language); // unsupported language -> 400 naming the supported ones
+    const img = await this.load(caller, input);
+    const r = await this.ocrJob(img, body.language, caller.signal);
+    const usage = {
+      input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
+      output_tokens: textTokens(r.text),
+    };
+    await this.bill(caller, '/v1/vision/ocr', r.model, usage, started);
+    return { text: r.text, blocks: r.blocks, model: r.model, usage };
+  }
+
+  async describe(caller: Caller, body: DescribeBody): Promise<DescribeOutput> {
+    const started = performance.now();
+    const vlm = this.vlm;
+    const input = parseImageInput(body);
+    const builtinLanguage = describeLanguage(body.language);
+    if (!builtinLanguage && !(vlm && LANGUAGE_CODE.test(body.language ?? ''))) throw unsupportedLanguage(body.language, !!vlm);
+    const img = await this.load(caller, input);
+
+    if (vlm) {
+      const detail = body.detail ?? autoDetail(img.width, img.height);
+      try {
+        const reply = await vlm.describe({
+          bytes: img.bytes, mime: `image/${img.format}`, prompt: body.prompt, language: body.language, detail, signal: caller.signal,
+        });
+        const usage = reply.usage ?? {
+          input_tokens: imageTokens(img.width, img.height, detail) + textTokens(vlmPromptText(body.prompt, body.language)),
+          output_tokens: textTokens(reply.text),
+        };
+        await this.bill(caller, '/v1/vision/describe', reply.model, usage, started);
+        return { description: reply.text, model: reply.model, usage };
+      } catch (e) {
+        if (!(e instanceof VlmError)) throw e;
+        if (!vlm.config.fallback || !builtinLanguage) {
+          caller.log.warn({ err: e.message, model: vlm.model }, 'VLM provider failed');
+          throw e.toApiError();
+        }
+        caller.log.warn({ err: e.message, model: vlm.model }, 'VLM provider failed; falling back to the built-in describer');
+      }
+    }
+
+    const det = await this.detector();
+    const d = await withRequestSignal(caller.signal, () => describeImage(
+      { detector: det, ocr: (image) => this.ocrJob(image, 'auto', caller.signal) },
+      { image: img, prompt: body.prompt, language: builtinLanguage!, detail: body.detail },
+    ));
+    const usage = {
+      input_tokens: imageTokens(img.width, img.height, d.detail) + textTokens(body.prompt ?? ''),
+      output_tokens: textTokens(d.description),
+    };
+    await this.bill(caller, '/v1/vision/describe', BUILTIN_DESCRIBE_MODEL, usage, started);
+    return { description: d.description, model: BUILTIN_DESCRIBE_MODEL, usage };
+  }
+
+  private ocrJob(image: RgbImage, language: string | undefined, signal: AbortSignal): Promise<OcrResult> {
+    return this.ocrQueue.submit({ image, language }, signal);
+  }
+
+  private async detector(): Promise<Detector> {
+    const m = this.s.models;
+    if (!m.isReady()) {
+      await Promise.race([m.ready, new Promise((r) => setTimeout(r, MODELS_READY_WAIT_MS).unref())]);
+      if (!m.isReady()) throw errors.notReady('The detection model');
+    }
+    return m.detector();
+  }
+
+  private load(caller: Caller, input: ReturnType<typeof parseImageInput>): Promise<LoadedImage> {
+    return loadImage(input, { signal: caller.signal, allowPrivate: this.s.config.allowPrivateUrls });
+  }
+
+  /** One ledger row per answered call (none when the caller went away before the answer), written after the reply. */
+  private bill(caller: Caller, endpoint: Endpoint, model: string, usage: Usage, started: number): Promise<void> {
+    return bill(this.s.usage, caller, { endpoint, model, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, started }, { unlessAborted: caller.signal });
+  }
+}
+
+function unsupportedLanguage(language: string | undefined, vlm: boolean): ApiError {
+  const supported = vlm ? `${DESCRIBE_LANGUAGES.join(', ')} or any language code such as fr, de-CH (answered by the configured VLM)` : DESCRIBE_LANGUAGES.join(', ');
+  return errors.unsupportedLanguage('describe', language, supported);
+}
