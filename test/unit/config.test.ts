@@ -9,8 +9,6 @@ import { join } from 'node:path';
 import { ConfigError, CONFIG_VARIABLES, loadConfig } from '../../src/config/index.js';
 import { projectRoot } from '../../src/paths.js';
 
-// Read by the evaluation and bench scripts, not by the server.
-const TOOLING_ONLY = new Set(['SIGHTFLOW_EVAL_DIR']);
 // One variable per routing hint, read beside the schema's fixed names.
 const PATTERN_ROWS = new Set(['SIGHTFLOW_PROVIDERS_<NAME>']);
 
@@ -31,7 +29,7 @@ const names = Object.keys(CONFIG_VARIABLES);
 test('README lists every variable of the schema, and nothing else', () => {
   const rows = tableRows();
   assert.ok(rows.size > 30, `parsed ${rows.size} rows`);
-  const documented = [...rows.keys()].filter((n) => !TOOLING_ONLY.has(n) && !PATTERN_ROWS.has(n)).sort();
+  const documented = [...rows.keys()].filter((n) => !PATTERN_ROWS.has(n)).sort();
   assert.deepEqual(documented, [...names].sort());
 });
 
