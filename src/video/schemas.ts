@@ -159,7 +159,10 @@ export const ListQuery = z.object({
 });
 
 export const GetQuery = z.object({ include: z.string().optional().meta({ description: '"request" echoes the request body' }) });
-export const StreamQuery = z.object({ offset: z.string().optional().meta({ description: 'Byte offset to resume from (or the Last-Event-ID header)' }) });
+export const StreamQuery = z.object({
+  offset: z.string().optional().meta({ description: 'Byte offset to resume from (or the Last-Event-ID header)' }),
+  event_ids: z.enum(['true', 'false']).optional().meta({ description: 'true: every event carries `id: <archive byte offset right after it>` and the response opens with `retry: 1000`, so a standard EventSource resumes exactly through Last-Event-ID; false (default): the archive bytes unchanged' }),
+});
 
 const TrackSummary = z.object({
   track_id: z.number().int(), class: z.string(), first_frame: z.number().int(), last_frame: z.number().int(),

@@ -42,8 +42,14 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
       method: 'GET', path: '/v1/video/tasks/:id/stream', auth: 'key', tags, query: StreamQuery,
       summary: 'Server-sent events: archived chunks from a byte offset (Last-Event-ID or ?offset=), then live ones',
       responses: {
-        200: { description: 'text/event-stream; X-Stream-Offset says where this response starts', schema: StreamChunk, contentType: 'text/event-stream' },
-        400: { description: 'Offset not a non-negative integer' },
+        200: {
+          description: 'text/event-stream; X-Stream-Offset says where this response starts (an archive byte offset). '
+            + 'With ?event_ids=true every event carries `id: <n>`, n being the archive byte offset right after it, and the response opens with `retry: 1000`: '
+            + 'a standard EventSource sends n back as Last-Event-ID on reconnect and resumes at the next event, without gap or duplicate. '
+            + 'Without it the bytes are exactly the archive (resume with Last-Event-ID or ?offset= set to the bytes received).',
+          schema: StreamChunk, contentType: 'text/event-stream',
+        },
+        400: { description: 'Offset not a non-negative integer, or event_ids not true/false' },
         416: { description: 'Offset beyond the end of a finished task (offset_out_of_range)' },
         ...notFound,
       },
