@@ -30,6 +30,9 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
         params.push({ name, in: 'query', required: qs.required?.includes(name) ?? false, schema });
       }
     }
+    for (const h of r.headerParams ?? []) {
+      params.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string', ...(h.maxLength ? { maxLength: h.maxLength } : {}) } });
+    }
     const responses: Record<string, unknown> = {};
     for (const [status, resp] of Object.entries(r.responses)) {
       responses[status] = {

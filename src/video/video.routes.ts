@@ -1,5 +1,6 @@
 // /v1/video/* (docs/api.md, "Video tasks"): thin adapters over TasksService (tasks.service.ts) and the
-// stream pump. Every route is project-scoped: another project's task id answers 404.
+// stream pump. Every route is project-scoped: another project's task id answers 404. POST /process honours
+// Idempotency-Key (http/idempotency.ts): a retried request gets the first task back instead of a second one.
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';
 import type { Services } from '../services.js';
 import { GetQuery, ListQuery, ProcessBody, StreamChunk, StreamQuery, TaskCreated, TaskList, TaskRecord, TaskResults } from './schemas.js';
@@ -9,6 +10,7 @@ import { streamTask, type Subscriptions } from './stream.js';
 import type { StreamArchive } from './stream-archive.js';
 import type { StreamHub } from './stream-hub.js';
 import type { FinishedArchiveCache } from './archive-cache.js';
+import { idempotent } from '../http/idempotency.js';
 
 export interface VideoRouteDeps { tasks: TasksService; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; streamPollMs: number }
 
@@ -16,7 +18,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
   const tags = ['video'];
   const notFound = { 404: { description: 'No such task in this project (not_found_error)' } };
   return [
-    defineRoute({
+    idempotent(s.db, defineRoute({
       method: 'POST', path: '/v1/video/process', auth: 'key', tags, body: ProcessBody,
       summary: 'Enqueue a video task (one input element in v1); base64 input is staged before any worker reads it',
       responses: {
@@ -25,7 +27,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
         413: { description: 'Body over 30 MB or decoded video_base64 over 20 MB (payload_too_large)' },
       },
       handler: async (ctx: RequestContext<ProcessBody>) => ({ status: 202, json: await d.tasks.create(ctx.principal, ctx.body) }),
-    }),
+    })),
     defineRoute({
       method: 'GET', path: '/v1/video/tasks', auth: 'key', tags, query: ListQuery,
       summary: 'List the project\'s video tasks, newest first (status, from, to, cursor, limit)',
