@@ -22,7 +22,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
       method: 'POST', path: '/v1/video/process', auth: 'key', tags, body: ProcessBody,
       summary: 'Enqueue a video task (one input element in v1); base64 input is staged before any worker reads it',
       responses: {
-        202: { description: 'Accepted: {id, status, stream_url}', schema: TaskCreated },
+        202: { description: 'Accepted: {id, status, stream_url}, plus webhook {url, secret} when a webhook was asked for without a secret', schema: TaskCreated },
         400: { description: 'Invalid body, input, URL (url_not_allowed; image_fetch_failed when its host does not resolve) or base64 (invalid_base64)' },
         413: { description: 'Body over 30 MB or decoded video_base64 over 20 MB (payload_too_large)' },
       },
@@ -36,7 +36,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
     }),
     defineRoute({
       method: 'GET', path: '/v1/video/tasks/:id', auth: 'key', tags, query: GetQuery,
-      summary: 'A video task\'s status record (include=request echoes the body)',
+      summary: 'A video task\'s status record (include=request echoes the body, include=webhook_deliveries lists webhook deliveries)',
       responses: { 200: { description: 'Task record', schema: TaskRecord }, 400: { description: 'Unknown include' }, ...notFound },
       handler: async (ctx: RequestContext<unknown, { include?: string }>) => ({ json: await d.tasks.get(ctx.principal, ctx.params.id!, ctx.query.include) }),
     }),
