@@ -18,6 +18,14 @@ function toOpenApiPath(path: string): string {
   return path.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\*$/, '{path}');
 }
 
+/** The request headers a route documents (Idempotency-Key), all optional. */
+function headerParamsOf(r: RouteDef): unknown[] {
+  return (r.headerParams ?? []).map((h) => ({
+    name: h.name, in: 'header', required: false, description: h.description,
+    schema: { type: 'string', ...(h.maxLength ? { maxLength: h.maxLength } : {}) },
+  }));
+}
+
 export function buildOpenApi(routes: RouteDef[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
@@ -29,9 +37,6 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
       for (const [name, schema] of Object.entries(qs.properties ?? {})) {
         params.push({ name, in: 'query', required: qs.required?.includes(name) ?? false, schema });
       }
-    }
-    for (const h of r.headerParams ?? []) {
-      params.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string', ...(h.maxLength ? { maxLength: h.maxLength } : {}) } });
     }
     const responses: Record<string, unknown> = {};
     for (const [status, resp] of Object.entries(r.responses)) {
@@ -46,7 +51,7 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
       tags: r.tags ?? [],
       operationId: `${r.method.toLowerCase()}_${r.path.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`,
       security: r.auth === 'key' ? [{ apiKey: [] }] : r.auth === 'admin' ? [{ adminToken: [] }] : [],
-      ...(params.length ? { parameters: params } : {}),
+      ...(params.length || r.headerParams?.length ? { parameters: [...params, ...headerParamsOf(r)] } : {}),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } } } : {}),
       responses,
     };

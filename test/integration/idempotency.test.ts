@@ -90,3 +90,14 @@ test('keys are per project', async () => {
   assert.equal(theirs.status, 202, theirs.text);
   assert.notEqual(theirs.body.id, mine.body.id);
 });
+
+test('the OpenAPI document lists the Idempotency-Key header on the creating POSTs', async () => {
+  const doc = (await api(t, '/openapi.json', { key: null })).body;
+  for (const path of ['/v1/video/process', '/v1/vectors/collections', '/v1/vectors/collections/{id}/index']) {
+    const p = doc.paths[path].post.parameters.find((x: any) => x.in === 'header' && x.name === 'Idempotency-Key');
+    assert.ok(p, path);
+    assert.equal(p.required, false);
+    assert.equal(p.schema.maxLength, 255);
+  }
+  assert.equal(doc.paths['/v1/video/tasks/{id}/cancel'].post.parameters.some((x: any) => x.in === 'header'), false);
+});
