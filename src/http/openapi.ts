@@ -32,6 +32,7 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
     const p = toOpenApiPath(r.path);
     const params: unknown[] = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     if (r.path.endsWith('*')) params.push({ name: 'path', in: 'path', required: true, schema: { type: 'string' } });
+    params.push(...headerParamsOf(r));
     if (r.query) {
       const qs = schemaOf(r.query, 'input') as { properties?: Record<string, unknown>; required?: string[] };
       for (const [name, schema] of Object.entries(qs.properties ?? {})) {
@@ -51,7 +52,7 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
       tags: r.tags ?? [],
       operationId: `${r.method.toLowerCase()}_${r.path.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`,
       security: r.auth === 'key' ? [{ apiKey: [] }] : r.auth === 'admin' ? [{ adminToken: [] }] : [],
-      ...(params.length || r.headerParams?.length ? { parameters: [...params, ...headerParamsOf(r)] } : {}),
+      ...(params.length ? { parameters: params } : {}),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } } } : {}),
       responses,
     };
