@@ -76,6 +76,7 @@ export const errorCatalogue = {
   collection_exists: { status: 409, type: 'conflict_error', when: 'a vector collection name already used in the project' },
   duplicate_project_name: { status: 409, type: 'conflict_error', when: 'a project name already used' },
   task_finished: { status: 409, type: 'conflict_error', when: 'cancelling a video task that has already finished' },
+  idempotency_conflict: { status: 409, type: 'conflict_error', when: 'an Idempotency-Key reused with another request, or its first request still running' },
   // 413
   payload_too_large: { status: 413, type: 'invalid_request_error', when: 'a body, image or video over its size limit' },
   // 416
@@ -203,6 +204,11 @@ export const errors = {
   duplicateProjectName: (name: string) => make('duplicate_project_name', `A project named "${name}" already exists`, 'name'),
   taskFinished: (id: string, status: string) =>
     make('task_finished', `Video task ${id} already ${status}; only pending, running or streaming tasks can be cancelled`),
+  /** `busy`: the first request with this key is still being processed (past the wait for its response). */
+  idempotencyConflict: (busy: boolean) =>
+    make('idempotency_conflict', busy
+      ? 'A request with this Idempotency-Key is still being processed; retry it later'
+      : 'This Idempotency-Key was already used with a different request (method, path or body) within the last 24 hours', 'Idempotency-Key'),
   // 413
   payloadTooLarge: (what: string, limit: number) =>
     make('payload_too_large', `The ${what} is larger than the limit of ${limit} bytes`),

@@ -90,6 +90,8 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_VIDEO_REAPER_MS: int(50),
     SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS: int(50, 15_000),
     SIGHTFLOW_VIDEO_STREAM_POLL_MS: int(20, 2000),
+    SIGHTFLOW_VIDEO_WEBHOOK_POLL_MS: int(20, 1000),
+    SIGHTFLOW_VIDEO_WEBHOOK_RETRY_MS: int(10, 5000),
     SIGHTFLOW_PROVIDERS: str('local'),
     SIGHTFLOW_PROVIDER_TIMEOUT_MS: int(1, 60_000),
   },
@@ -168,6 +170,10 @@ export interface VideoSettings {
   sseHeartbeatMs: number;
   /** How long a stream subscriber waits for a wake-up before re-reading the archive anyway. */
   streamPollMs: number;
+  /** How often a process looks for webhook deliveries to queue or send. */
+  webhookPollMs: number;
+  /** The pause after a webhook delivery's first failed attempt; it doubles with each further one. */
+  webhookRetryMs: number;
 }
 
 export interface ProvidersConfig {
@@ -322,6 +328,8 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       reaperMs: e.SIGHTFLOW_VIDEO_REAPER_MS ?? Math.min(5000, leaseMs),
       sseHeartbeatMs: e.SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS,
       streamPollMs: e.SIGHTFLOW_VIDEO_STREAM_POLL_MS,
+      webhookPollMs: e.SIGHTFLOW_VIDEO_WEBHOOK_POLL_MS,
+      webhookRetryMs: e.SIGHTFLOW_VIDEO_WEBHOOK_RETRY_MS,
     },
     providers: {
       default: providerList(e.SIGHTFLOW_PROVIDERS, 'SIGHTFLOW_PROVIDERS'),

@@ -18,12 +18,21 @@ function toOpenApiPath(path: string): string {
   return path.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\*$/, '{path}');
 }
 
+/** The request headers a route documents (Idempotency-Key), all optional. */
+function headerParamsOf(r: RouteDef): unknown[] {
+  return (r.headerParams ?? []).map((h) => ({
+    name: h.name, in: 'header', required: false, description: h.description,
+    schema: { type: 'string', ...(h.maxLength ? { maxLength: h.maxLength } : {}) },
+  }));
+}
+
 export function buildOpenApi(routes: RouteDef[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const p = toOpenApiPath(r.path);
     const params: unknown[] = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     if (r.path.endsWith('*')) params.push({ name: 'path', in: 'path', required: true, schema: { type: 'string' } });
+    params.push(...headerParamsOf(r));
     if (r.query) {
       const qs = schemaOf(r.query, 'input') as { properties?: Record<string, unknown>; required?: string[] };
       for (const [name, schema] of Object.entries(qs.properties ?? {})) {

@@ -53,6 +53,8 @@ export interface RouteDef<B = any, Q = any> {
   /** JSON body schema; required for POST/PUT/PATCH routes that take a body. */
   body?: ZodType<B>;
   query?: ZodType<Q>;
+  /** Request headers the route reads, documented as OpenAPI header parameters (all optional). */
+  headerParams?: Array<{ name: string; description: string; maxLength?: number }>;
   /** Response schemas by status, for the OpenAPI document. */
   responses: Record<number, { description: string; schema?: ZodType; contentType?: string }>;
   /** Body limit in bytes (default: the JSON limit of the config). */

@@ -41,6 +41,25 @@ export const coreMigrations: Migration[] = [
       CREATE INDEX usage_events_project_day ON usage_events (project_id, created_at);
     `,
   },
+  {
+    version: 2,
+    name: 'idempotency keys',
+    // One row per (project, Idempotency-Key): claimed before the work (status null), then holding the first
+    // response, replayed for 24 hours. `response` is the JSON text as sent, so a replay keeps its key order.
+    sql: `
+      CREATE TABLE idempotency_keys (
+        project_id   text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        key          text NOT NULL,
+        fingerprint  text NOT NULL,
+        claim        text NOT NULL,
+        status       integer,
+        response     text,
+        created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (project_id, key)
+      );
+      CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+    `,
+  },
 ];
 
 export const sql = {

@@ -21,7 +21,7 @@ export function vectorsModule(s: Services): Module & { service: VectorsService }
   return {
     ...vectorsPart,
     service,
-    routes: vectorsRoutes(service),
+    routes: vectorsRoutes(service, s.db),
     async start() {
       models.start();
       const t = performance.now();

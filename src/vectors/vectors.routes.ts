@@ -1,14 +1,17 @@
 // /v1/vectors/* (docs/api.md, "Vectors"): thin adapters. Each route's schema validates the request, the
-// use case runs in VectorsService (vectors.service.ts), the result is the JSON answer.
+// use case runs in VectorsService (vectors.service.ts), the result is the JSON answer. The creating POSTs
+// (collections, index) honour Idempotency-Key (http/idempotency.ts).
 import { callerOf, defineRoute, type RequestContext, type RouteDef } from '../http/route.js';
 import { CollectionOut, CreateCollectionBody, DeleteItemsBody, IndexBody, ItemOut, ItemsQuery, ModelOut, SearchBody, SearchResultOut, UsageOut } from './schemas.js';
 import type { VectorsService } from './vectors.service.js';
+import { idempotent } from '../http/idempotency.js';
+import type { Db } from '../store/db.js';
 import { z } from 'zod';
 
 /** Index requests carry up to 100 media items: a larger body limit than other JSON routes. */
 const INDEX_BODY_LIMIT = 128 * 1024 * 1024;
 
-export function vectorsRoutes(vectors: VectorsService): RouteDef[] {
+export function vectorsRoutes(vectors: VectorsService, db: Db): RouteDef[] {
   const tags = ['vectors'];
   const errorsDoc = {
     400: { description: "Invalid request, item content, image or audio, or a modality the collection's model does not embed (invalid_request_error)" },
@@ -21,11 +24,11 @@ export function vectorsRoutes(vectors: VectorsService): RouteDef[] {
       responses: { 200: { description: 'Models', schema: z.object({ models: z.array(ModelOut) }) } },
       handler: async () => ({ json: vectors.listModels() }),
     }),
-    defineRoute({
+    idempotent(db, defineRoute({
       method: 'POST', path: '/v1/vectors/collections', auth: 'key', tags, body: CreateCollectionBody, summary: 'Create a collection',
       responses: { 201: { description: 'Created', schema: CollectionOut }, 400: errorsDoc[400], 409: { description: 'A collection of that name exists in the project (conflict_error)' } },
       handler: async (ctx: RequestContext<CreateCollectionBody>) => ({ status: 201, json: await vectors.createCollection(ctx.principal, ctx.body) }),
-    }),
+    })),
     defineRoute({
       method: 'GET', path: '/v1/vectors/collections', auth: 'key', tags, noBody: true, summary: "List the project's collections",
       responses: { 200: { description: 'Collections, newest first', schema: z.object({ object: z.literal('list'), data: z.array(CollectionOut) }) } },
@@ -41,7 +44,7 @@ export function vectorsRoutes(vectors: VectorsService): RouteDef[] {
       responses: { 200: { description: 'Deleted', schema: z.object({ id: z.string(), object: z.literal('vectors.collection'), deleted: z.literal(true) }) }, 404: errorsDoc[404] },
       handler: async (ctx) => ({ json: await vectors.deleteCollection(ctx.principal, ctx.params.id!) }),
     }),
-    defineRoute({
+    idempotent(db, defineRoute({
       method: 'POST', path: '/v1/vectors/collections/:id/index', auth: 'key', tags, body: IndexBody, bodyLimit: INDEX_BODY_LIMIT,
       summary: 'Embed and index 1-100 items (each exactly one of image, image_base64, text, audio)',
       responses: {
@@ -49,7 +52,7 @@ export function vectorsRoutes(vectors: VectorsService): RouteDef[] {
         ...errorsDoc, 413: { description: 'Body, image or audio over its limit (payload_too_large)' }, 503: { description: 'Models not ready or queue full (overloaded_error)' },
       },
       handler: async (ctx: RequestContext<IndexBody>) => ({ json: await vectors.indexItems(callerOf(ctx), ctx.params.id!, ctx.body) }),
-    }),
+    })),
     defineRoute({
       method: 'GET', path: '/v1/vectors/collections/:id/items', auth: 'key', tags, noBody: true, query: ItemsQuery,
       summary: 'List items (limit 1-100, default 20; offset), oldest first, with presigned content URLs for media',

@@ -112,6 +112,13 @@ export const ProcessBody = z.strictObject({
   steps: z.array(Step, expected('an array of steps', 'steps')).min(1, expected('at least one step', 'steps')).max(16, expected('at most 16 steps', 'steps')),
   model: z.string(expected('a string', 'model')).min(1).max(200).optional().meta({ description: 'Provider routing hint; echoed in the first stream chunk' }),
   tracker: Tracker.optional(),
+  webhook: z.strictObject({
+    url: z.string(expected('an http(s) URL', 'webhook.url')).min(1, expected('an http(s) URL', 'webhook.url')).max(2048, expected('a URL of at most 2048 characters', 'webhook.url'))
+      .meta({ description: 'Receives a POST on the task\'s terminal state (checked against the URL policy at every attempt)' }),
+    secret: z.string(expected('a whsec_ secret', 'webhook.secret')).max(200, expected('a whsec_ secret', 'webhook.secret')).optional()
+      .meta({ description: '"whsec_" + base64 of 16-64 bytes (Standard Webhooks); generated and returned once in the 202 when omitted' }),
+  }, expected('an object {url, secret?}', 'webhook')).optional()
+    .meta({ description: 'A signed POST {type: "video.task.<state>", timestamp, data: <task record>} on succeeded, failed or cancelled, retried with exponential backoff for 24 hours' }),
 });
 export type ProcessBody = z.infer<typeof ProcessBody>;
 
@@ -123,6 +130,8 @@ export const TaskCreated = z.object({
   id: z.string().meta({ description: 'vt_...' }),
   status: z.enum(TASK_STATES),
   stream_url: z.string().meta({ description: '/v1/video/tasks/<id>/stream' }),
+  webhook: z.object({ url: z.string(), secret: z.string() }).optional()
+    .meta({ description: 'With a webhook but no secret in the request: the generated signing secret, shown only here' }),
 });
 
 export const TaskRecord = z.object({
@@ -140,7 +149,17 @@ export const TaskRecord = z.object({
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }).nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   request: z.record(z.string(), z.unknown()).optional()
-    .meta({ description: 'With include=request: the body as posted; video_base64 data replaced by {elided: true, bytes: <decoded length>}' }),
+    .meta({ description: 'With include=request: the body as posted; video_base64 data replaced by {elided: true, bytes: <decoded length>}, webhook.secret left out' }),
+  webhook_deliveries: z.array(z.object({
+    id: z.string().meta({ description: 'msg_...; the webhook-id header of every attempt' }),
+    event: z.string().meta({ description: 'video.task.<terminal state>' }),
+    status: z.enum(['pending', 'delivered', 'failed']),
+    attempts: z.number().int(),
+    last_status_code: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    created_at: isoTime, last_attempt_at: isoTime.nullable(), delivered_at: isoTime.nullable(),
+    next_attempt_at: isoTime.nullable().meta({ description: 'When a pending delivery is tried next' }),
+  })).optional().meta({ description: 'With include=webhook_deliveries: the task\'s webhook deliveries (empty until it reaches a terminal state)' }),
 });
 
 export const TaskList = z.object({
@@ -158,8 +177,11 @@ export const ListQuery = z.object({
   limit: z.string().optional().meta({ description: '1-100, default 20' }),
 });
 
-export const GetQuery = z.object({ include: z.string().optional().meta({ description: '"request" echoes the request body' }) });
-export const StreamQuery = z.object({ offset: z.string().optional().meta({ description: 'Byte offset to resume from (or the Last-Event-ID header)' }) });
+export const GetQuery = z.object({ include: z.string().optional().meta({ description: 'Comma list: "request" echoes the request body, "webhook_deliveries" lists the webhook deliveries' }) });
+export const StreamQuery = z.object({
+  offset: z.string().optional().meta({ description: 'Byte offset to resume from (or the Last-Event-ID header)' }),
+  event_ids: z.enum(['true', 'false']).optional().meta({ description: 'true: every event carries `id: <archive byte offset right after it>` and the response opens with `retry: 1000`, so a standard EventSource resumes exactly through Last-Event-ID; false (default): the archive bytes unchanged' }),
+});
 
 const TrackSummary = z.object({
   track_id: z.number().int(), class: z.string(), first_frame: z.number().int(), last_frame: z.number().int(),

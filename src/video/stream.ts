@@ -1,7 +1,9 @@
 // GET /v1/video/tasks/:id/stream: the archive from byte n, then live bytes as they are appended, for as long
 // as the task is not terminal. n comes from `?offset=` or `Last-Event-ID`; the response says where it starts
 // (`X-Stream-Offset`). Backpressure per connection: the pump awaits each write, so a stalled subscriber holds
-// one batch in memory and never slows the worker (which only appends to the database).
+// one batch in memory and never slows the worker (which only appends to the database). With
+// `?event_ids=true` every event also carries `id: <offset after it>` (event-ids.ts) and the response opens
+// with a `retry:` block, so a standard EventSource resumes exactly; offsets keep counting archive bytes.
 import { errors } from '../errors.js';
 import type { RequestContext } from '../http/route.js';
 import type { SseWriter } from '../http/sse.js';
@@ -12,6 +14,7 @@ import type { StreamArchive } from './stream-archive.js';
 import type { StreamHub } from './stream-hub.js';
 import type { TaskStore } from './task-store.js';
 import type { FinishedArchiveCache } from './archive-cache.js';
+import { EventIdWriter } from './event-ids.js';
 
 /** Bytes handed to the socket per write: a slow subscriber holds at most this much beyond uWS's buffer. */
 const WRITE_SLICE = 64 * 1024;
@@ -25,6 +28,14 @@ export function requestedOffset(ctx: RequestContext): number {
   const param = q !== null ? 'offset' : 'Last-Event-ID';
   if (!/^\d{1,15}$/.test(raw.trim())) throw errors.invalidParam(param, `Expected a byte offset (an integer >= 0) for ${param} but received ${JSON.stringify(raw)}`);
   return Number(raw.trim());
+}
+
+/** `?event_ids=true|false` (default false): whether events carry ids derived from archive offsets. */
+export function wantsEventIds(ctx: RequestContext): boolean {
+  const raw = ctx.rawQuery.get('event_ids');
+  if (raw === null || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw errors.invalidParam('event_ids', `Expected true or false for event_ids but received ${JSON.stringify(raw)}`);
 }
 
 /** Open subscriptions of this process, ended when the module stops. */
@@ -41,6 +52,7 @@ export class Subscriptions {
 export async function streamTask(ctx: RequestContext, deps: { s: Services; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; pollMs: number }): Promise<void> {
   const id = ctx.params.id!;
   const offset = requestedOffset(ctx);
+  const ids = wantsEventIds(ctx) ? new EventIdWriter(offset) : null;
   const first = await deps.store.state(ctx.principal.projectId, id);
   if (TERMINAL_STATES.includes(first.status) && offset > first.streamBytes) throw errors.offsetOutOfRange(offset, first.streamBytes);
 
@@ -54,6 +66,7 @@ export async function streamTask(ctx: RequestContext, deps: { s: Services; store
   void (async () => {
     let pos = offset;
     try {
+      if (ids && !(await writer.write(EventIdWriter.preamble()))) return;
       while (!writer.closed) {
         dirty = false;
         // State before bytes: a terminal state read here means its terminal chunk is already stored.
@@ -67,7 +80,10 @@ export async function streamTask(ctx: RequestContext, deps: { s: Services; store
             : (await deps.archive.read(id, pos)).bytes;
           if (bytes.length > 0) {
             let ok = true;
-            for (let i = 0; ok && i < bytes.length; i += WRITE_SLICE) ok = await writer.write(bytes.subarray(i, i + WRITE_SLICE));
+            for (let i = 0; ok && i < bytes.length; i += WRITE_SLICE) {
+              const slice = bytes.subarray(i, i + WRITE_SLICE);
+              ok = await writer.write(ids ? ids.transform(slice) : slice);
+            }
             if (!ok) break;
             pos += bytes.length;
             continue;

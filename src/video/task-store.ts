@@ -13,6 +13,7 @@ import { sql as streamSql } from './stream.sql.js';
 import { HEARTBEAT_EVENT } from './chunks.js';
 import type { StreamArchive } from './stream-archive.js';
 import type { StreamHub } from './stream-hub.js';
+import { sql as webhookSql } from './webhooks.sql.js';
 
 /** Claims of one task (first run + re-queues after a worker died before its first chunk). */
 export const MAX_ATTEMPTS = 3;
@@ -80,10 +81,13 @@ function parseTime(param: 'from' | 'to', v: string): string {
 export class TaskStore {
   constructor(private readonly s: Services, private readonly archive: StreamArchive, private readonly hub: StreamHub) {}
 
-  async create(projectId: string, keyId: string | null, body: ProcessBody): Promise<Record<string, unknown>> {
+  /** `webhook`: checked and with its secret decided (webhooks.ts); stored beside the task, never in its request. */
+  async create(projectId: string, keyId: string | null, posted: ProcessBody, webhook?: { url: string; secret: string }): Promise<Record<string, unknown>> {
     const id = newId('vt');
+    const { webhook: _webhook, ...body } = posted;
     const el = body.input[0]!;
-    const echo = structuredClone(body) as unknown as { input: Array<Record<string, unknown>> };
+    const echo = structuredClone(body) as unknown as { input: Array<Record<string, unknown>>; webhook?: { url: string } };
+    if (webhook) echo.webhook = { url: webhook.url };
     const source: TaskJob['source'] = {};
     if (el.type === 'video_url') {
       // The URL policy of every media input, at submit time; the worker checks again before FFmpeg opens it.
@@ -112,6 +116,7 @@ export class TaskStore {
     const row = await this.s.db.tx(async (q) => {
       const [r] = await q.query(sql.insert, [id, projectId, keyId, model, JSON.stringify(echo), JSON.stringify(job), MAX_ATTEMPTS, opening.length]);
       await q.query(streamSql.append, [id, 0, opening]);
+      if (webhook) await q.query(webhookSql.setWebhook, [id, webhook.url, webhook.secret]);
       return r;
     });
     await this.hub.announceNewTask();

@@ -10,6 +10,9 @@ import { planSteps } from './pipeline/plan.js';
 import { trackerSettings } from './pipeline/target-tracker.js';
 import type { ProcessBody } from './schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
+import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
+
+const INCLUDES = ['request', 'webhook_deliveries'] as const;
 
 /** Who a read runs for: the project owns the task. */
 type Owner = Pick<Caller, 'projectId'>;
@@ -17,24 +20,34 @@ type Owner = Pick<Caller, 'projectId'>;
 export class TasksService {
   constructor(private readonly s: Services, private readonly store: TaskStore) {}
 
-  /** Enqueues a task for the caller's key; answers {id, status, stream_url}. */
+  /**
+   * Enqueues a task for the caller's key; answers {id, status, stream_url}, plus {webhook: {url, secret}} when
+   * the request asked for a webhook without a secret (the generated one is shown only here).
+   */
   async create(caller: Pick<Caller, 'projectId' | 'keyId'>, body: ProcessBody) {
     planSteps(body as never, (await this.s.models.detector()).labels);
     trackerSettings((body as { tracker?: never }).tracker);
-    const rec = await this.store.create(caller.projectId, caller.keyId, body);
-    return { id: rec.id, status: rec.status, stream_url: rec.stream_url };
+    const w = body.webhook;
+    const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
+    const rec = await this.store.create(caller.projectId, caller.keyId, body, webhook);
+    return { id: rec.id, status: rec.status, stream_url: rec.stream_url, ...(webhook && w?.secret === undefined ? { webhook } : {}) };
   }
 
   list(caller: Owner, filters: ListFilters) {
     return this.store.list(caller.projectId, filters);
   }
 
-  /** The status record; include 'request' echoes the body it was created with (any other value is a 400). */
+  /**
+   * The status record. include (a comma list): 'request' echoes the body it was created with,
+   * 'webhook_deliveries' adds the task's webhook deliveries; any other value is a 400.
+   */
   async get(caller: Owner, id: string, include?: string) {
-    if (include !== undefined && include !== 'request') {
-      throw errors.invalidParam('include', `Expected "request" for include but received ${JSON.stringify(include)}`);
+    const wanted = include === undefined ? [] : include.split(',').map((x) => x.trim());
+    if (wanted.some((x) => !(INCLUDES as readonly string[]).includes(x))) {
+      throw errors.invalidParam('include', `Expected a comma list of ${INCLUDES.map((x) => `"${x}"`).join(', ')} for include but received ${JSON.stringify(include)}`);
     }
-    return this.store.get(caller.projectId, id, include === 'request');
+    const rec = await this.store.get(caller.projectId, id, wanted.includes('request'));
+    return wanted.includes('webhook_deliveries') ? { ...rec, webhook_deliveries: await deliveriesOf(this.s, id) } : rec;
   }
 
   results(caller: Owner, id: string) {

@@ -45,4 +45,33 @@ export const videoMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 101,
+    name: 'video task webhooks',
+    // A task with a webhook keeps its URL and signing secret; webhook_pending marks a task whose terminal
+    // state has not been queued for delivery yet. Each delivery (one per terminal state) is a row retried
+    // until it is acknowledged or 24 hours have passed, so deliveries survive restarts.
+    sql: `
+      ALTER TABLE video_tasks ADD COLUMN webhook_url text;
+      ALTER TABLE video_tasks ADD COLUMN webhook_secret text;
+      ALTER TABLE video_tasks ADD COLUMN webhook_pending boolean NOT NULL DEFAULT false;
+      CREATE INDEX video_tasks_webhook_pending ON video_tasks (id) WHERE webhook_pending;
+      CREATE TABLE video_webhook_deliveries (
+        id                text PRIMARY KEY,
+        task_id           text NOT NULL REFERENCES video_tasks(id) ON DELETE CASCADE,
+        event             text NOT NULL,
+        payload           text NOT NULL,
+        status            text NOT NULL DEFAULT 'pending',
+        attempts          integer NOT NULL DEFAULT 0,
+        next_attempt_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+        last_attempt_at   timestamptz,
+        last_status_code  integer,
+        last_error        text,
+        created_at        timestamptz NOT NULL DEFAULT date_trunc('milliseconds', clock_timestamp()),
+        delivered_at      timestamptz,
+        UNIQUE (task_id, event)
+      );
+      CREATE INDEX video_webhook_deliveries_due ON video_webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+    `,
+  },
 ];

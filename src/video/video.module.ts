@@ -1,4 +1,5 @@
-// Video tasks: routes over one TasksService, the reaper (every process), and the in-process worker unless disabled.
+// Video tasks: routes over one TasksService, the reaper and the webhook dispatcher (every process), and the
+// in-process worker unless disabled.
 // Providers come from ./providers.js (built from SIGHTFLOW_PROVIDERS) through a dynamic import, so the task
 // machinery builds and runs before that file exists: tasks then fail with a clear `no_provider` error.
 import type { Module, ModulePart } from '../module.js';
@@ -14,6 +15,7 @@ import { Reaper } from './reaper.js';
 import { VideoWorker, type ProviderSource } from './worker.js';
 import { videoRoutes } from './video.routes.js';
 import { TasksService } from './tasks.service.js';
+import { WebhookDispatcher } from './webhooks.js';
 import type { VideoSettings } from '../config/index.js';
 
 export interface VideoModuleOptions {
@@ -68,6 +70,7 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
   const fallback = opts.worker && !opts.providers ? defaultProviders(s) : null;
   const worker = opts.worker ? new VideoWorker(s, { providers: opts.providers ?? fallback!, settings }) : null;
   const tasks = new TasksService(s, store);
+  const webhooks = new WebhookDispatcher(s, { pollMs: settings.webhookPollMs, retryMs: settings.webhookRetryMs });
   return {
     ...videoPart,
     worker,
@@ -76,11 +79,13 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
     async start() {
       await fallback?.load();
       reaper.start();
+      webhooks.start();
       worker?.start();
     },
     async stop() {
       reaper.stop();
       await worker?.stop();
+      await webhooks.stop();
       subs.closeAll();
       await hub.close();
     },

@@ -1,5 +1,6 @@
 // /v1/video/* (docs/api.md, "Video tasks"): thin adapters over TasksService (tasks.service.ts) and the
-// stream pump. Every route is project-scoped: another project's task id answers 404.
+// stream pump. Every route is project-scoped: another project's task id answers 404. POST /process honours
+// Idempotency-Key (http/idempotency.ts): a retried request gets the first task back instead of a second one.
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';
 import type { Services } from '../services.js';
 import { GetQuery, ListQuery, ProcessBody, StreamChunk, StreamQuery, TaskCreated, TaskList, TaskRecord, TaskResults } from './schemas.js';
@@ -9,6 +10,7 @@ import { streamTask, type Subscriptions } from './stream.js';
 import type { StreamArchive } from './stream-archive.js';
 import type { StreamHub } from './stream-hub.js';
 import type { FinishedArchiveCache } from './archive-cache.js';
+import { idempotent } from '../http/idempotency.js';
 
 export interface VideoRouteDeps { tasks: TasksService; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; streamPollMs: number }
 
@@ -16,16 +18,16 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
   const tags = ['video'];
   const notFound = { 404: { description: 'No such task in this project (not_found_error)' } };
   return [
-    defineRoute({
+    idempotent(s.db, defineRoute({
       method: 'POST', path: '/v1/video/process', auth: 'key', tags, body: ProcessBody,
       summary: 'Enqueue a video task (one input element in v1); base64 input is staged before any worker reads it',
       responses: {
-        202: { description: 'Accepted: {id, status, stream_url}', schema: TaskCreated },
+        202: { description: 'Accepted: {id, status, stream_url}, plus webhook {url, secret} when a webhook was asked for without a secret', schema: TaskCreated },
         400: { description: 'Invalid body, input, URL (url_not_allowed; image_fetch_failed when its host does not resolve) or base64 (invalid_base64)' },
         413: { description: 'Body over 30 MB or decoded video_base64 over 20 MB (payload_too_large)' },
       },
       handler: async (ctx: RequestContext<ProcessBody>) => ({ status: 202, json: await d.tasks.create(ctx.principal, ctx.body) }),
-    }),
+    })),
     defineRoute({
       method: 'GET', path: '/v1/video/tasks', auth: 'key', tags, query: ListQuery,
       summary: 'List the project\'s video tasks, newest first (status, from, to, cursor, limit)',
@@ -34,7 +36,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
     }),
     defineRoute({
       method: 'GET', path: '/v1/video/tasks/:id', auth: 'key', tags, query: GetQuery,
-      summary: 'A video task\'s status record (include=request echoes the body)',
+      summary: 'A video task\'s status record (include=request echoes the body, include=webhook_deliveries lists webhook deliveries)',
       responses: { 200: { description: 'Task record', schema: TaskRecord }, 400: { description: 'Unknown include' }, ...notFound },
       handler: async (ctx: RequestContext<unknown, { include?: string }>) => ({ json: await d.tasks.get(ctx.principal, ctx.params.id!, ctx.query.include) }),
     }),
@@ -42,8 +44,14 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
       method: 'GET', path: '/v1/video/tasks/:id/stream', auth: 'key', tags, query: StreamQuery,
       summary: 'Server-sent events: archived chunks from a byte offset (Last-Event-ID or ?offset=), then live ones',
       responses: {
-        200: { description: 'text/event-stream; X-Stream-Offset says where this response starts', schema: StreamChunk, contentType: 'text/event-stream' },
-        400: { description: 'Offset not a non-negative integer' },
+        200: {
+          description: 'text/event-stream; X-Stream-Offset says where this response starts (an archive byte offset). '
+            + 'With ?event_ids=true every event carries `id: <n>`, n being the archive byte offset right after it, and the response opens with `retry: 1000`: '
+            + 'a standard EventSource sends n back as Last-Event-ID on reconnect and resumes at the next event, without gap or duplicate. '
+            + 'Without it the bytes are exactly the archive (resume with Last-Event-ID or ?offset= set to the bytes received).',
+          schema: StreamChunk, contentType: 'text/event-stream',
+        },
+        400: { description: 'Offset not a non-negative integer, or event_ids not true/false' },
         416: { description: 'Offset beyond the end of a finished task (offset_out_of_range)' },
         ...notFound,
       },

@@ -32,7 +32,7 @@ test('POST /v1/video/process -> 202 {id, status, stream_url}; the record; includ
   const withReq = await api(t, `/v1/video/tasks/${r.body.id}?include=request`);
   assert.deepEqual(withReq.body.request, body('http://127.0.0.1:9/clip.mp4', { model: 'edge', tracker: { type: 'sort', max_age: 10 } }));
   const badInclude = await api(t, `/v1/video/tasks/${r.body.id}?include=everything`);
-  assert.deepEqual(badInclude.body, invalid('invalid_parameter', 'Expected "request" for include but received "everything"', 'include'));
+  assert.deepEqual(badInclude.body, invalid('invalid_parameter', 'Expected a comma list of "request", "webhook_deliveries" for include but received "everything"', 'include'));
   const res = await api(t, `/v1/video/tasks/${r.body.id}/results`);
   assert.equal(res.status, 404);
   assert.deepEqual(res.body, { error: { type: 'not_found_error', code: 'results_not_ready', message: `Results of video task ${r.body.id} are available once it has succeeded; it is pending`, param: null } });
@@ -91,8 +91,8 @@ test('bad input -> documented 400s (whole bodies)', async () => {
       invalid('invalid_request', 'Invalid body field input[0].max_frames: Expected an integer >= 1 for max_frames but received 0', 'input[0].max_frames')],
     ['confidence over 1', { input: [{ type: 'video_url', url }], steps: [{ model: 'detect', parameters: { confidence_threshold: 1.5 } }] },
       invalid('invalid_request', 'Invalid body field steps[0].parameters.confidence_threshold: Expected a number between 0 and 1 for parameters.confidence_threshold but received 1.5', 'steps[0].parameters.confidence_threshold')],
-    ['unknown top-level field', { input: [{ type: 'video_url', url }], steps: [{ model: 'detect' }], webhook: 'x' },
-      invalid('invalid_request', 'Invalid body field webhook: Unknown field "webhook"', 'webhook')],
+    ['unknown top-level field', { input: [{ type: 'video_url', url }], steps: [{ model: 'detect' }], callback: 'x' },
+      invalid('invalid_request', 'Invalid body field callback: Unknown field "callback"', 'callback')],
     ['bad tracker type', { input: [{ type: 'video_url', url }], steps: [{ model: 'detect' }], tracker: { type: 'deepsort' } },
       invalid('invalid_request', 'Invalid body field tracker.type: Expected "sort" or "bytetrack" for tracker.type but received "deepsort"', 'tracker.type')],
   ];
