@@ -1,12 +1,18 @@
-// The OpenAPI 3.1 document, generated from the same zod schemas the routes validate with.
+// The OpenAPI 3.1 document, generated from the same zod schemas the routes validate with. It must pass a
+// linter (refs resolve at document level, operation ids are unique) and say, for every status a route can
+// answer, what the body is: error statuses without their own schema carry the shared Error shape.
 import { z, type ZodType } from 'zod';
 import type { RouteDef } from './route.js';
 
-const ErrorSchema = z.object({
+/** The wire shape of every error (errors.ts toBody); one component of the document. */
+export const ErrorSchema = z.object({
   error: z.object({
     type: z.string(), code: z.string(), message: z.string(), param: z.string().nullable(),
   }),
-}).meta({ id: 'Error' });
+});
+
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
+const errorContent = { 'application/json': { schema: ERROR_REF } };
 
 function schemaOf(s: ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const out = z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
@@ -14,7 +20,7 @@ function schemaOf(s: ZodType, io: 'input' | 'output'): Record<string, unknown> {
   return out;
 }
 
-function toOpenApiPath(path: string): string {
+export function toOpenApiPath(path: string): string {
   return path.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\*$/, '{path}');
 }
 
@@ -32,16 +38,17 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
     }
     const responses: Record<string, unknown> = {};
     for (const [status, resp] of Object.entries(r.responses)) {
-      responses[status] = {
-        description: resp.description,
-        ...(resp.schema ? { content: { [resp.contentType ?? 'application/json']: { schema: schemaOf(resp.schema, 'output') } } } : {}),
-      };
+      const content = resp.schema ? { [resp.contentType ?? 'application/json']: { schema: schemaOf(resp.schema, 'output') } }
+        : Number(status) >= 400 ? errorContent : undefined;
+      responses[status] = { description: resp.description, ...(content ? { content } : {}) };
     }
-    responses.default = { description: 'Error', content: { 'application/json': { schema: schemaOf(ErrorSchema, 'output') } } };
+    // Every route can answer a client error (auth, rate limit, unknown path or method, bad input).
+    if (!Object.keys(responses).some((s) => s.startsWith('4'))) responses['4XX'] = { description: 'Client error', content: errorContent };
+    responses.default = { description: 'Error', content: errorContent };
     (paths[p] ??= {})[r.method.toLowerCase()] = {
       summary: r.summary,
       tags: r.tags ?? [],
-      operationId: `${r.method.toLowerCase()}_${r.path.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`,
+      operationId: `${r.method.toLowerCase()}_${p.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`,
       security: r.auth === 'key' ? [{ apiKey: [] }] : r.auth === 'admin' ? [{ adminToken: [] }] : [],
       ...(params.length ? { parameters: params } : {}),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } } } : {}),
@@ -50,9 +57,10 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'sightflow', version, description: 'Self-hosted vision, video and multimodal vector API. Errors use {error: {type, code, message, param}}.' },
+    info: { title: 'sightflow', version, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' }, description: 'Self-hosted vision, video and multimodal vector API. Errors use {error: {type, code, message, param}}.' },
     servers: [{ url: '/' }],
     components: {
+      schemas: { Error: schemaOf(ErrorSchema, 'output') },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'Project API key sk_sf_...' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'SIGHTFLOW_ADMIN_TOKEN' },
