@@ -145,8 +145,8 @@ export const errors = {
   invalidJson: (detail: string) => make('invalid_json', `Request body is not valid JSON: ${detail}`),
   invalidBody: (message: string, param: string | null) => make('invalid_request', message, param),
   invalidParam: (param: string, message: string) => make('invalid_parameter', message, param),
-  unsupportedMediaType: (got: string) =>
-    make('unsupported_content_type', `Expected Content-Type application/json but received ${got || 'none'}`),
+  unsupportedMediaType: (got: string, accepted: readonly string[] = ['application/json']) =>
+    make('unsupported_content_type', `Expected Content-Type ${accepted.length > 1 ? `${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)}` : accepted[0]} but received ${got || 'none'}`),
   imageInputCount: (received: 'both' | 'neither') =>
     make('invalid_image_input', `Expected exactly one of image, image_base64 but received ${received}`, received === 'both' ? 'image_base64' : 'image'),
   invalidBase64: (param: string) => make('invalid_base64', `Expected ${param} to be a data URI or base64 string but it could not be decoded`, param),

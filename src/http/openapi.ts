@@ -3,6 +3,7 @@
 // answer, what the body is: error statuses without their own schema carry the shared Error shape.
 import { z, type ZodType } from 'zod';
 import type { RouteDef } from './route.js';
+import { RAW_IMAGE_TYPES } from './image-upload.js';
 
 /** The wire shape of every error (errors.ts toBody); one component of the document. */
 export const ErrorSchema = z.object({
@@ -20,7 +21,47 @@ function schemaOf(s: ZodType, io: 'input' | 'output'): Record<string, unknown> {
   return out;
 }
 
-export function toOpenApiPath(path: string): string {
+export interface ObjectSchema { properties?: Record<string, Record<string, unknown>>; [k: string]: unknown }
+
+/**
+ * Request bodies: JSON always; routes that take binary images also multipart/form-data (the `image` part a
+ * file) and raw image bodies. The raw form's other fields are query parameters, returned for the caller.
+ */
+function requestBodyOf(r: RouteDef): { body: Record<string, unknown>; rawQuery: unknown[] } {
+  const json = schemaOf(r.body!, 'input') as ObjectSchema;
+  const content: Record<string, unknown> = { 'application/json': { schema: json } };
+  const rawQuery: unknown[] = [];
+  if (r.imageUpload) {
+    const props = json.properties ?? {};
+    const multipart: ObjectSchema = {
+      ...json,
+      properties: {
+        ...props,
+        image: {
+          type: 'string', contentMediaType: 'application/octet-stream',
+          description: 'The image file (JPEG, PNG or WEBP, up to 20 MB); a plain text part instead is an http(s) URL as in JSON',
+        },
+      },
+    };
+    content['multipart/form-data'] = {
+      schema: multipart,
+      encoding: { image: { contentType: 'image/jpeg, image/png, image/webp, application/octet-stream, text/plain' } },
+    };
+    for (const type of RAW_IMAGE_TYPES) {
+      content[type] = { schema: { type: 'string', contentMediaType: type, description: 'The image itself (up to 20 MB); the other fields go in the query string' } };
+    }
+    for (const [name, schema] of Object.entries(props)) {
+      if (name === 'image' || name === 'image_base64') continue;
+      rawQuery.push({
+        name, in: 'query', required: false, schema,
+        description: `Only with a raw image body: the body field ${name}${schema.type === 'array' ? ' (repeat the parameter per element, or one JSON array)' : ''}`,
+      });
+    }
+  }
+  return { body: { required: true, content }, rawQuery };
+}
+
+function toOpenApiPath(path: string): string {
   return path.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\*$/, '{path}');
 }
 
@@ -36,6 +77,8 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
         params.push({ name, in: 'query', required: qs.required?.includes(name) ?? false, schema });
       }
     }
+    const request = r.body ? requestBodyOf(r) : null;
+    if (request) params.push(...request.rawQuery);
     const responses: Record<string, unknown> = {};
     for (const [status, resp] of Object.entries(r.responses)) {
       const content = resp.schema ? { [resp.contentType ?? 'application/json']: { schema: schemaOf(resp.schema, 'output') } }
@@ -51,7 +94,7 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
       operationId: `${r.method.toLowerCase()}_${p.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`,
       security: r.auth === 'key' ? [{ apiKey: [] }] : r.auth === 'admin' ? [{ adminToken: [] }] : [],
       ...(params.length ? { parameters: params } : {}),
-      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } } } : {}),
+      ...(request ? { requestBody: request.body } : {}),
       responses,
     };
   }
