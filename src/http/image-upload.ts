@@ -52,14 +52,17 @@ function readJson(text: string): unknown {
 function typedFields(values: Map<string, string[]>, schema: ZodType): Record<string, unknown> {
   const kinds = fieldKinds(schema);
   const out: Record<string, unknown> = {};
+  // Own properties even for names such as __proto__, as JSON.parse makes them: the strict schema then
+  // refuses them as unknown fields instead of the name reaching a setter.
+  const set = (name: string, value: unknown) => Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
   for (const [name, list] of values) {
     const kind = kinds.get(name) ?? 'string';
     if (kind === 'array') {
-      out[name] = list.length === 1 && list[0]!.trimStart().startsWith('[') ? readJson(list[0]!) : list;
+      set(name, list.length === 1 && list[0]!.trimStart().startsWith('[') ? readJson(list[0]!) : list);
       continue;
     }
     if (list.length > 1) throw errors.invalidBody(`Invalid body field ${name}: given ${list.length} times, expected once`, name);
-    out[name] = kind === 'json' ? readJson(list[0]!) : list[0]!;
+    set(name, kind === 'json' ? readJson(list[0]!) : list[0]!);
   }
   return out;
 }

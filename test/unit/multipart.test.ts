@@ -103,6 +103,11 @@ test('an upload becomes the JSON body: typed fields, repeated or JSON arrays, on
   rejects(() => readImageUpload(CT, 'multipart/form-data', body([file('image', jpeg), file('image', jpeg)]), new URLSearchParams(), DetectBody), 400, /more than one image part/);
   rejects(() => readImageUpload(CT, 'multipart/form-data', body([file('other', jpeg)]), new URLSearchParams(), DetectBody), 400, /only the image part/);
   rejects(() => readImageUpload(CT, 'multipart/form-data', body([file('image', jpeg), field('confidence_threshold', '0.1'), field('confidence_threshold', '0.2')]), new URLSearchParams(), DetectBody), 400, /given 2 times/);
+  // A part named __proto__ is an ordinary (unknown) field, as it is in JSON.
+  const proto = readImageUpload(CT, 'multipart/form-data', body([file('image', jpeg), field('__proto__', '{"polluted":true}')]), new URLSearchParams(), DetectBody);
+  assert.ok(Object.hasOwn(proto.fields, '__proto__'));
+  assert.equal(DetectBody.safeParse(proto.fields).success, false);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
   // Raw body: fields from the query string.
   const raw = readImageUpload('image/jpeg', 'image/jpeg', jpeg, new URLSearchParams('classes=person&confidence_threshold=0.3'), DetectBody);
   assert.deepEqual(raw.fields, { classes: ['person'], confidence_threshold: 0.3, image_base64: 'binary' });
