@@ -80,6 +80,7 @@ export const errorCatalogue = {
   payload_too_large: { status: 413, type: 'invalid_request_error', when: 'a body, image or video over its size limit' },
   // 416
   offset_out_of_range: { status: 416, type: 'invalid_request_error', when: 'a stream offset past the end of a finished task' },
+  range_not_satisfiable: { status: 416, type: 'invalid_request_error', when: 'a Range header outside a stored file (Content-Range gives its size)' },
   // 429
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', when: 'the per-key rate limit (Retry-After)' },
   too_many_sessions: { status: 429, type: 'rate_limit_error', when: 'the key already holds its limit of open MCP sessions (Retry-After)' },
@@ -209,6 +210,8 @@ export const errors = {
   // 416
   offsetOutOfRange: (offset: number, size: number) =>
     make('offset_out_of_range', `Offset ${offset} is beyond the ${size} bytes this finished stream emitted`, 'offset'),
+  rangeNotSatisfiable: (size: number) =>
+    make('range_not_satisfiable', `The requested Range is outside the file's ${size} bytes`, null, { 'Content-Range': `bytes */${size}` }),
   // 408
   requestTimeout: () => make('request_timeout', 'The request body did not arrive in time'),
   // 429

@@ -124,6 +124,17 @@ export async function api(t: TestApp, path: string, init: RequestInit & { json?:
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
+/**
+ * Plain fetch of a path on the test server (binary bodies, no key), with the same contract check as api():
+ * the body is read here, checked, and handed back in a fresh Response.
+ */
+export async function fetchChecked(t: TestApp, path: string, init: RequestInit = {}): Promise<Response> {
+  const res = await fetch(t.url + path, init);
+  const buf = Buffer.from(await res.arrayBuffer());
+  checkResponse(t.app.server.router, (init.method ?? 'GET').toUpperCase(), path, res.status, res.headers.get('content-type'), buf.toString('utf8'));
+  return new Response(res.status === 204 || res.status === 304 ? null : buf, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
+
 export function admin(t: TestApp, path: string, init: RequestInit & { json?: unknown } = {}) {
   return api(t, path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${t.adminToken}` } });
 }
