@@ -81,6 +81,7 @@ export const errorCatalogue = {
   payload_too_large: { status: 413, type: 'invalid_request_error', when: 'a body, image or video over its size limit' },
   // 416
   offset_out_of_range: { status: 416, type: 'invalid_request_error', when: 'a stream offset past the end of a finished task' },
+  range_not_satisfiable: { status: 416, type: 'invalid_request_error', when: 'a Range header outside a stored file (Content-Range gives its size)' },
   // 429
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', when: 'the per-key rate limit (Retry-After)' },
   too_many_sessions: { status: 429, type: 'rate_limit_error', when: 'the key already holds its limit of open MCP sessions (Retry-After)' },
@@ -146,8 +147,8 @@ export const errors = {
   invalidJson: (detail: string) => make('invalid_json', `Request body is not valid JSON: ${detail}`),
   invalidBody: (message: string, param: string | null) => make('invalid_request', message, param),
   invalidParam: (param: string, message: string) => make('invalid_parameter', message, param),
-  unsupportedMediaType: (got: string) =>
-    make('unsupported_content_type', `Expected Content-Type application/json but received ${got || 'none'}`),
+  unsupportedMediaType: (got: string, accepted: readonly string[] = ['application/json']) =>
+    make('unsupported_content_type', `Expected Content-Type ${accepted.length > 1 ? `${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)}` : accepted[0]} but received ${got || 'none'}`),
   imageInputCount: (received: 'both' | 'neither') =>
     make('invalid_image_input', `Expected exactly one of image, image_base64 but received ${received}`, received === 'both' ? 'image_base64' : 'image'),
   invalidBase64: (param: string) => make('invalid_base64', `Expected ${param} to be a data URI or base64 string but it could not be decoded`, param),
@@ -215,6 +216,8 @@ export const errors = {
   // 416
   offsetOutOfRange: (offset: number, size: number) =>
     make('offset_out_of_range', `Offset ${offset} is beyond the ${size} bytes this finished stream emitted`, 'offset'),
+  rangeNotSatisfiable: (size: number) =>
+    make('range_not_satisfiable', `The requested Range is outside the file's ${size} bytes`, null, { 'Content-Range': `bytes */${size}` }),
   // 408
   requestTimeout: () => make('request_timeout', 'The request body did not arrive in time'),
   // 429

@@ -3,6 +3,8 @@
 // the peer: the same work called in-process (decode the same base64, the same model calls, no HTTP, no
 // auth, no ledger). At concurrency 1 the HTTP and in-process calls alternate, so load from other processes
 // hits both alike; the ratio is in-process p50 / HTTP p50 (1 = no overhead; goal: HTTP <= 1.1x in-process).
+// Then detect's three ways to send the image (base64 JSON, multipart/form-data, raw image/jpeg), alternated
+// at concurrency 1: p50 of each, so the cost of base64 on the wire and in the server shows.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -49,17 +51,17 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
     // One request body for every call: a client's own allocations (a 140 KB string each time, which also
     // brings old-space GC into the timings) are not the server's overhead.
     const body = JSON.stringify({ image_base64 });
-    const http = (endpoint: Endpoint) => (): Promise<boolean> => new Promise((resolve) => {
+    const http = (endpoint: Endpoint, payload: string | Buffer = body, contentType = 'application/json') => (): Promise<boolean> => new Promise((resolve) => {
       const req = request(url + endpoint, {
         method: 'POST', agent,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'content-length': Buffer.byteLength(payload) },
       }, (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode === 200));
         res.on('error', () => resolve(false));
       });
       req.on('error', () => resolve(false));
-      req.end(body);
+      req.end(payload);
     });
     const detector = await app.services.models.detector();
     const inProcess = (endpoint: Endpoint) => async (): Promise<boolean> => {
@@ -87,6 +89,21 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
       console.log(`  ${endpoint.padEnd(8)} http ${row}`);
       console.log(`  ${''.padEnd(8)} in-process c1: p50 ${p1.p50.toFixed(0)} p95 ${p1.p95.toFixed(0)} | HTTP overhead ${(h1.p50 / p1.p50).toFixed(2)}x`);
     }
+    // The same detect call with the image sent three ways, each body built once.
+    const boundary = 'sightflow-bench-boundary';
+    const multipart = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="photo.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`),
+      jpeg, Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const ways = {
+      json: http('detect'),
+      multipart: http('detect', multipart, `multipart/form-data; boundary=${boundary}`),
+      raw: http('detect', jpeg, 'image/jpeg'),
+    };
+    for (const fn of Object.values(ways)) await fn();
+    const upload = await alternateAll(ways, counts[1] * 2);
+    console.log(`  detect upload c1 p50: base64 JSON ${upload.json!.p50.toFixed(1)} | multipart ${upload.multipart!.p50.toFixed(1)} | raw ${upload.raw!.p50.toFixed(1)}` +
+      `${Object.values(upload).some((s) => s.errors) ? ' (some requests failed)' : ''}`);
     const ratios = ENDPOINTS.map((e) => peer[e]!.p50 / ours[e]![1]!.p50);
     const ratio = Math.min(...ratios);
     const worst = ENDPOINTS[ratios.indexOf(ratio)]!;
@@ -100,7 +117,8 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
         errors: LEVELS.reduce((s, c) => s + ours[e]![c]!.errors, 0),
       }]));
       const peerOut = { name: 'in-process', ...Object.fromEntries(ENDPOINTS.map((e) => [e, { c1_p50_ms: r1(peer[e]!.p50), c1_p95_ms: r1(peer[e]!.p95) }])) };
-      console.log(JSON.stringify({ suite: 'vision', sightflow, peer: peerOut, ratio: r2(ratio) }));
+      const detectUpload = Object.fromEntries(Object.entries(upload).map(([k, s]) => [`${k}_p50_ms`, r1(s.p50)]));
+      console.log(JSON.stringify({ suite: 'vision', sightflow: { ...sightflow, detect_upload: detectUpload }, peer: peerOut, ratio: r2(ratio) }));
     }
     agent.destroy();
   } finally {
@@ -125,6 +143,20 @@ async function alternate(a: () => Promise<boolean>, b: () => Promise<boolean>, n
   }
   const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
   return [stats(ta, sum(ta), ea), stats(tb, sum(tb), eb)];
+}
+
+/** n rounds of one call of each, in turn, at concurrency 1: stats by name. */
+async function alternateAll(fns: Record<string, () => Promise<boolean>>, n: number): Promise<Record<string, Stats>> {
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(fns).map((k) => [k, []]));
+  const errs: Record<string, number> = Object.fromEntries(Object.keys(fns).map((k) => [k, 0]));
+  for (let i = 0; i < n; i++) {
+    for (const [name, fn] of Object.entries(fns)) {
+      const t0 = performance.now();
+      if (!(await fn().catch(() => false))) errs[name]!++;
+      times[name]!.push(performance.now() - t0);
+    }
+  }
+  return Object.fromEntries(Object.entries(times).map(([k, ts]) => [k, stats(ts, ts.reduce((s, x) => s + x, 0), errs[k]!)]));
 }
 
 /** n calls with c in flight at a time. */

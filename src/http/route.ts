@@ -59,6 +59,11 @@ export interface RouteDef<B = any, Q = any> {
   responses: Record<number, { description: string; schema?: ZodType; contentType?: string }>;
   /** Body limit in bytes (default: the JSON limit of the config). */
   bodyLimit?: number;
+  /**
+   * The body's `image` / `image_base64` may also come as binary: multipart/form-data (an `image` file part)
+   * or a raw image/jpeg|png|webp body with the other fields in the query string (http/image-upload.ts).
+   */
+  imageUpload?: boolean;
   /** Takes no body: skip reading one. */
   noBody?: boolean;
   handler: (ctx: RequestContext<B, Q>) => Promise<Reply>;

@@ -7,6 +7,7 @@ import { Router } from './router.js';
 import type { Method, Reply, RouteDef } from './route.js';
 import { ClientGone, readBody } from './body-reader.js';
 import { validate } from './validation.js';
+import { IMAGE_UPLOAD_TYPES, isImageUploadType, readImageUpload } from './image-upload.js';
 import { sendBody, sendFile, sendJson, sendJsonReply, type ResState } from './send.js';
 import { HttpRequestContext } from './request-context.js';
 import { errors, isApiError } from '../errors.js';
@@ -155,8 +156,16 @@ export class HttpServer {
         const buf = await bodyPromise;
         if (def.body) {
           const ct = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-          if (buf.length > 0 && ct !== 'application/json') throw errors.unsupportedMediaType(ct);
-          body = validate(def.body, parseJson(buf), 'body');
+          if (def.imageUpload && isImageUploadType(ct)) {
+            const upload = readImageUpload(headers['content-type']!, ct, buf, rawQuery, def.body);
+            body = validate(def.body, upload.fields, 'body');
+            if (upload.image) (body as Record<string, unknown>).image_base64 = upload.image;
+          } else {
+            if (buf.length > 0 && ct !== 'application/json') {
+              throw errors.unsupportedMediaType(ct, def.imageUpload ? ['application/json', ...IMAGE_UPLOAD_TYPES] : undefined);
+            }
+            body = validate(def.body, parseJson(buf), 'body');
+          }
         }
       } else if (def.body) {
         body = validate(def.body, undefined, 'body');

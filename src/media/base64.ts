@@ -10,8 +10,13 @@ const URL_SAFE = /^[A-Za-z0-9_-]*={0,2}$/;
 /**
  * Strict base64 (standard or URL-safe alphabet, line breaks tolerated, optional data URI prefix) to bytes.
  * Throws invalidBase64(param), or payloadTooLarge(media) when it would decode to more than `maxBytes`.
+ * A Buffer is bytes that arrived as binary (a multipart or raw upload): only its size is checked.
  */
 export function decodeBase64(value: unknown, param: string, maxBytes: number, media: FetchedMedia): Buffer {
+  if (Buffer.isBuffer(value)) {
+    if (value.length > maxBytes) throw errors.payloadTooLarge(media, maxBytes);
+    return value;
+  }
   if (typeof value !== 'string') throw errors.invalidBase64(param);
   let payload = value;
   if (/^data:/i.test(value)) {

@@ -1,6 +1,7 @@
 // GET /v1/files/<key>?expires=&sig=: presigned blob links. The signature is the credential (no API key),
 // Range requests are honoured so video players can seek.
 import { defineRoute, type RouteDef } from '../http/route.js';
+import { errors } from '../errors.js';
 import type { Services } from '../services.js';
 import { resolveFileRequest } from './file-serving.js';
 
@@ -13,11 +14,12 @@ export function fileRoutes(s: Services): RouteDef[] {
         200: { description: 'The file', contentType: 'application/octet-stream' },
         206: { description: 'The requested byte range', contentType: 'application/octet-stream' },
         403: { description: 'Missing, tampered or expired signature' },
-        416: { description: 'Range not satisfiable' },
+        416: { description: 'Range not satisfiable (range_not_satisfiable, Content-Range: bytes */size)' },
       },
       handler: async (ctx) => {
         const r = await resolveFileRequest(s.blobs, { key: ctx.params['*']!, query: ctx.rawQuery, rangeHeader: ctx.headers['range'], secret: s.signingSecret });
-        if (r.status === 416) return { status: 416, headers: r.headers, body: '' };
+        // An error like any other (the one JSON shape), with the Content-Range a client needs to retry.
+        if (r.status === 416) throw errors.rangeNotSatisfiable(r.size);
         return { status: r.status, headers: r.headers, file: { path: r.path, start: r.start, end: r.end } };
       },
     }),

@@ -68,7 +68,7 @@ export function vectorsRoutes(vectors: VectorsService, db: Db): RouteDef[] {
       handler: async (ctx: RequestContext<DeleteItemsBody>) => ({ json: await vectors.deleteItems(ctx.principal, ctx.params.id!, ctx.body) }),
     }),
     defineRoute({
-      method: 'POST', path: '/v1/vectors/collections/:id/search', auth: 'key', tags, body: SearchBody,
+      method: 'POST', path: '/v1/vectors/collections/:id/search', auth: 'key', tags, body: SearchBody, imageUpload: true,
       summary: 'Nearest items to a query of any modality (exactly one of image, image_base64, text, audio)',
       responses: {
         200: { description: 'Results, best first', schema: z.object({ results: z.array(SearchResultOut), model: z.string(), usage: UsageOut }) },

@@ -11,6 +11,7 @@ import type { Services } from '../../src/services.js';
 import type { Caller } from '../../src/usage/billing.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { projectRoot } from '../../src/paths.js';
+import { checkResponse } from './contract.js';
 
 export const backend: 'pglite' | 'postgres' = process.env.SIGHTFLOW_TEST_DB === 'postgres' ? 'postgres' : 'pglite';
 
@@ -105,8 +106,12 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { dat
   };
 }
 
-/** fetch with the project key unless headers say otherwise. */
-export async function api(t: TestApp, path: string, init: RequestInit & { json?: unknown; key?: string | null } = {}): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+/**
+ * fetch with the project key unless headers say otherwise. Every response is checked against the OpenAPI
+ * contract (./contract.ts) and a mismatch throws, failing the test; `unchecked: true` skips that for a test
+ * that deliberately looks at something outside the contract.
+ */
+export async function api(t: TestApp, path: string, init: RequestInit & { json?: unknown; key?: string | null; unchecked?: boolean } = {}): Promise<{ status: number; headers: Headers; body: any; text: string }> {
   const headers = new Headers(init.headers);
   if (init.key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${init.key ?? t.key}`);
   let body = init.body;
@@ -115,7 +120,19 @@ export async function api(t: TestApp, path: string, init: RequestInit & { json?:
   const text = await res.text();
   let parsed: unknown = undefined;
   try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+  if (!init.unchecked) checkResponse(t.app.server.router, (init.method ?? 'GET').toUpperCase(), path, res.status, res.headers.get('content-type'), text);
   return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/**
+ * Plain fetch of a path on the test server (binary bodies, no key), with the same contract check as api():
+ * the body is read here, checked, and handed back in a fresh Response.
+ */
+export async function fetchChecked(t: TestApp, path: string, init: RequestInit = {}): Promise<Response> {
+  const res = await fetch(t.url + path, init);
+  const buf = Buffer.from(await res.arrayBuffer());
+  checkResponse(t.app.server.router, (init.method ?? 'GET').toUpperCase(), path, res.status, res.headers.get('content-type'), buf.toString('utf8'));
+  return new Response(res.status === 204 || res.status === 304 ? null : buf, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
 export function admin(t: TestApp, path: string, init: RequestInit & { json?: unknown } = {}) {

@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { startTestApp, api, type TestApp } from '../helpers/app.js';
+import { startTestApp, api, fetchChecked, type TestApp } from '../helpers/app.js';
 import { presign } from '../../src/store/presign.js';
 
 let t: TestApp;
@@ -13,7 +13,7 @@ before(async () => {
 });
 after(async () => { await t?.close(); });
 
-const get = (path: string, headers: Record<string, string> = {}) => fetch(t.url + path, { headers });
+const get = (path: string, headers: Record<string, string> = {}) => fetchChecked(t, path, { headers });
 
 test('a valid link serves the whole file with its content type, without an API key', async () => {
   const link = t.app.services.presign('videos/test/clip.mp4');
@@ -37,6 +37,7 @@ test('Range requests return 206 with exactly the requested bytes', async () => {
   const bad = await get(link, { range: `bytes=${bytes.length + 10}-` });
   assert.equal(bad.status, 416);
   assert.equal(bad.headers.get('content-range'), `bytes */${bytes.length}`);
+  assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'range_not_satisfiable');
 });
 
 test('tampered, expired and unsigned links are 403', async () => {

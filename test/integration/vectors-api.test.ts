@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { startTestApp, admin, api, type TestApp } from '../helpers/app.js';
+import { startTestApp, admin, api, fetchChecked, type TestApp } from '../helpers/app.js';
 import { mediaDir } from '../helpers/media.js';
 
 let t: TestApp;
@@ -108,7 +108,7 @@ test('image and audio items: presigned content_url serves the original bytes; im
     assert.match(it.content_url, /^\/v1\/files\/vectors\/col_[0-9a-z]+\/item_[0-9a-z]+\.(png|wav)\?expires=\d+&sig=/);
     assert.equal(it.text, undefined);
   }
-  const file = await fetch(t.url + list.body.data[0].content_url);
+  const file = await fetchChecked(t, list.body.data[0].content_url);
   assert.equal(file.status, 200);
   assert.deepEqual(Buffer.from(await file.arrayBuffer()), Buffer.from(red, 'base64'));
 
@@ -120,7 +120,7 @@ test('image and audio items: presigned content_url serves the original bytes; im
 
   const del = await api(t, `/v1/vectors/collections/${id}`, { method: 'DELETE' });
   assert.equal(del.status, 200);
-  assert.equal((await fetch(t.url + list.body.data[0].content_url)).status, 404, 'blobs go with the collection');
+  assert.equal((await fetchChecked(t, list.body.data[0].content_url)).status, 404, 'blobs go with the collection');
 });
 
 test('isolation: project B cannot see, search, index or delete project A collections', async () => {
