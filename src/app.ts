@@ -22,7 +22,7 @@ import { loadOrCreateAdminToken } from './store/secret-file.js';
 import { fileRoutes } from './store/file.routes.js';
 import { ModelsService } from './inference/models-service.js';
 import { useAddonPath } from './native/load.js';
-import { visionModule, visionPart } from './vision/vision.module.js';
+import { visionModels, visionModule, visionPart } from './vision/vision.module.js';
 import { videoModule, videoPart } from './video/video.module.js';
 import type { ProviderSource } from './video/worker.js';
 import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
@@ -61,7 +61,7 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference);
   return {
     config, log, db, projects: new Projects(db), usage: new UsageLedger(db, (err, e) => log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed')), version: VERSION,
-    readiness: new Map([['models', () => models.isReady()]]), models,
+    readiness: new Map([['models', () => models.isReady()]]), models, vision: visionModels(models),
     blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
     presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
   };

@@ -19,7 +19,7 @@ export class TasksService {
 
   /** Enqueues a task for the caller's key; answers {id, status, stream_url}. */
   async create(caller: Pick<Caller, 'projectId' | 'keyId'>, body: ProcessBody) {
-    planSteps(body as never, (await this.s.models.detector()).labels);
+    planSteps(body as never, (await this.s.vision.detector()).labels);
     trackerSettings((body as { tracker?: never }).tracker);
     const rec = await this.store.create(caller.projectId, caller.keyId, body);
     return { id: rec.id, status: rec.status, stream_url: rec.stream_url };

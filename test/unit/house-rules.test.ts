@@ -202,12 +202,11 @@ export const FEATURES = ['vision', 'video', 'vectors', 'mcp', 'console', 'admin'
 const COMPOSITION_ROOT = new Set(['app.ts', 'main.ts']);
 
 export const CROSS_IMPORTS_TODAY: Record<string, string> = {
-  'inference/models-service.ts -> vision/detect.ts': 'the model list reports the detector\'s models and warms them',
-  'inference/models-service.ts -> vision/ocr/ocr-models.ts': 'the model list reports which OCR models are installed',
+  'services.ts -> vision/vision-models.ts': 'the services object carries the vision models that video and vectors borrow (type only)',
   'vectors/embedders/clip.ts -> vision/usage-tokens.ts': 'embeddings bill images in the same tokens as the vision API',
   'vectors/embedders/image-semantics.ts -> vision/detect.ts': 'typed against the detector\'s result shape (type only)',
   'vectors/embedders/multimodal.ts -> vision/detect.ts': 'the multimodal embedder indexes detected objects',
-  'vectors/embedders/multimodal.ts -> vision/ocr/engine.ts': 'the multimodal embedder indexes text read by OCR',
+  'vectors/embedders/multimodal.ts -> vision/vision-models.ts': 'the multimodal embedder is handed the vision models (type only)',
   'vectors/embedders/multimodal.ts -> vision/usage-tokens.ts': 'embeddings bill images in the same tokens as the vision API',
   'video/pipeline/frame-pipeline.ts -> vision/detect.ts': 'video steps run the vision detector on frames (type only)',
   'video/pipeline/frame-pipeline.ts -> vision/ocr/engine.ts': 'video steps run OCR on frames',

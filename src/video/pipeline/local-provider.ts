@@ -29,8 +29,8 @@ export class LocalProvider implements VideoProvider {
 
   constructor(private readonly deps: LocalProviderDeps) {}
 
-  static fromServices(s: Pick<Services, 'config' | 'models'>): LocalProvider {
-    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, detector: () => s.models.detector() });
+  static fromServices(s: Pick<Services, 'config' | 'vision'>): LocalProvider {
+    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, detector: () => s.vision.detector() });
   }
 
   async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
