@@ -2,7 +2,7 @@
 // Range requests are honoured so video players can seek.
 import { defineRoute, type RouteDef } from '../http/route.js';
 import type { Services } from '../services.js';
-import { resolveFileRequest } from './file-serving.js';
+import { resolveFileRequest } from '../store/file-serving.js';
 
 export function fileRoutes(s: Services): RouteDef[] {
   return [
