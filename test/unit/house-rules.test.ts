@@ -209,8 +209,7 @@ export const CROSS_IMPORTS_TODAY: Record<string, string> = {
   'vectors/embedders/multimodal.ts -> vision/vision-models.ts': 'the multimodal embedder is handed the vision models (type only)',
   'vectors/embedders/multimodal.ts -> vision/usage-tokens.ts': 'embeddings bill images in the same tokens as the vision API',
   'video/pipeline/frame-pipeline.ts -> vision/detect.ts': 'video steps run the vision detector on frames (type only)',
-  'video/pipeline/frame-pipeline.ts -> vision/ocr/engine.ts': 'video steps run OCR on frames (the engine\'s functions, over the models the vision part configured at start)',
-  'video/pipeline/local-provider.ts -> vision/detect.ts': 'the local provider is handed the vision detector (type only)',
+  'video/pipeline/frame-pipeline.ts -> vision/vision-models.ts': 'video steps run the detector and OCR the vision part lends them (type only)',
 };
 
 /** The feature part a src/ path belongs to, 'root' for the composition root, or null for a lower layer. */
