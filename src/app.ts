@@ -13,16 +13,15 @@ import { RateLimiter } from './auth/rate-limit.js';
 import { UsageLedger } from './usage/ledger.js';
 import { HttpServer } from './http/server.js';
 import { systemRoutes } from './http/system.routes.js';
-import { adminRoutes } from './admin/admin.routes.js';
-import { projectRoutes } from './auth/project.routes.js';
+import { projectsModule, projectsPart } from './projects/projects.module.js';
 import type { Services } from './services.js';
 import { BlobStore } from './store/blobs.js';
 import { loadOrCreateSigningSecret, presign } from './store/presign.js';
 import { loadOrCreateAdminToken } from './store/secret-file.js';
-import { fileRoutes } from './store/file.routes.js';
+import { filesModule, filesPart } from './files/files.module.js';
 import { ModelsService } from './inference/models-service.js';
 import { useAddonPath } from './native/load.js';
-import { visionModule, visionPart } from './vision/vision.module.js';
+import { visionModels, visionModule, visionPart } from './vision/vision.module.js';
 import { videoModule, videoPart } from './video/video.module.js';
 import type { ProviderSource } from './video/worker.js';
 import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
@@ -45,7 +44,7 @@ export interface App {
 }
 
 /** Every part built by modules(), in the same order: their tables are migrated before any part is built. */
-export const PARTS: readonly ModulePart[] = [visionPart, videoPart, vectorsPart, mcpPart, consolePart];
+export const PARTS: readonly ModulePart[] = [projectsPart, filesPart, visionPart, videoPart, vectorsPart, mcpPart, consolePart];
 
 /** The core tables plus every part's, as one list for migrate(). */
 export function allMigrations(): Migration[] {
@@ -61,7 +60,7 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference);
   return {
     config, log, db, projects: new Projects(db), usage: new UsageLedger(db, (err, e) => log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed')), version: VERSION,
-    readiness: new Map([['models', () => models.isReady()]]), models,
+    readiness: new Map([['models', () => models.isReady()]]), models, vision: visionModels(models),
     blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
     presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
   };
@@ -81,11 +80,20 @@ export interface AppOptions {
 
 /** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
 export function modules(s: Services, opts: { worker: boolean } & AppOptions): Module[] {
-  return [visionModule(s), videoModule(s, { worker: opts.worker, providers: opts.videoProviders }), vectorsModule(s), mcpModule(s), consoleModule(s)];
+  return [projectsModule(s), filesModule(s), visionModule(s), videoModule(s, { worker: opts.worker, providers: opts.videoProviders }), vectorsModule(s), mcpModule(s), consoleModule(s)];
+}
+
+/**
+ * What `sightflow worker` runs: the video part with its workers on, and nothing HTTP-only (no MCP, console,
+ * admin, file serving) nor the vectors part, so a worker process loads no embedding (CLIP) models. The
+ * detector and OCR the video steps use load on the first task that needs them.
+ */
+export function workerModules(s: Services, opts: AppOptions = {}): Module[] {
+  return [videoModule(s, { worker: true, providers: opts.videoProviders })];
 }
 
 export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {
-  return [...systemRoutes(s, all), ...projectRoutes(s), ...adminRoutes(s), ...fileRoutes(s), ...mods.flatMap((m) => m.routes)];
+  return [...systemRoutes(s, all), ...mods.flatMap((m) => m.routes)];
 }
 
 export async function startApp(config: Config, log?: Logger, opts: AppOptions = {}): Promise<App> {

@@ -2,7 +2,7 @@
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
 import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
 import { parseArgs, type ParsedArgs } from './cli-args.js';
-import { modules, openServices, startApp } from './app.js';
+import { openServices, startApp, workerModules } from './app.js';
 import { createLogger } from './log.js';
 import { VERSION } from './paths.js';
 import { modelsCli } from './inference/models-cli.js';
@@ -75,7 +75,7 @@ function consoleUrl(host: string, port: number): string {
 async function runWorker(config: Config): Promise<void> {
   // As in serve: handlers before start-up, so an early signal still shuts down cleanly.
   let signals = 0;
-  let started: { services: Awaited<ReturnType<typeof openServices>>; mods: ReturnType<typeof modules> } | null = null;
+  let started: { services: Awaited<ReturnType<typeof openServices>>; mods: ReturnType<typeof workerModules> } | null = null;
   let pending = false;
   const shutdown = async () => {
     if (++signals > 1) process.exit(1);
@@ -90,7 +90,7 @@ async function runWorker(config: Config): Promise<void> {
   process.on('SIGTERM', () => void shutdown());
   process.on('SIGINT', () => void shutdown());
   const services = await openServices(config);
-  const mods = modules(services, { worker: true });
+  const mods = workerModules(services);
   for (const m of mods) await m.start?.();
   started = { services, mods };
   services.log.info({ db: services.db.kind }, 'sightflow worker running');

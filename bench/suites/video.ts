@@ -18,6 +18,7 @@ import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { Detector } from '../../src/vision/detect.js';
+import { ocrImage, ocrRegion } from '../../src/vision/ocr/engine.js';
 import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
 import type { VideoTaskRequest } from '../../src/video/provider.js';
 import { makeMedia } from '../../test/helpers/media.js';
@@ -54,7 +55,7 @@ async function pipelineBench(quick: boolean): Promise<FileResult[]> {
   await registry.prepare('centernet-coco');
   const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
   const detector = await Detector.create(runtime, registry, 'centernet-coco');
-  const provider = new LocalProvider({ allowPrivateUrls: false, detector: async () => detector });
+  const provider = new LocalProvider({ allowPrivateUrls: false, vision: { detector: async () => detector, ocrImage, ocrRegion } });
   const seconds = quick ? 4 : 60;
   const clip = await makeMedia(`bench_720p_${seconds}s.mp4`, ['-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=25:duration=${seconds}`,
     '-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p']);

@@ -63,7 +63,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
       req.on('error', () => resolve(false));
       req.end(payload);
     });
-    const detector = await app.services.models.detector();
+    const detector = await app.services.vision.detector();
     const inProcess = (endpoint: Endpoint) => async (): Promise<boolean> => {
       const img = await loadImage(parseImageInput({ image_base64 }));
       if (endpoint === 'detect') await detector.detect(img);

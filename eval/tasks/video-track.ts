@@ -26,6 +26,7 @@ import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { Detector } from '../../src/vision/detect.js';
+import { ocrImage, ocrRegion } from '../../src/vision/ocr/engine.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../lib/mot-metrics.js';
 import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
 import type { FrameOutput, VideoTaskRequest } from '../../src/video/provider.js';
@@ -89,7 +90,7 @@ function sequences(root: string, tmp: string): Sequence[] {
 type Runner = (video: string, request: VideoTaskRequest) => Promise<{ frames: FrameOutput[]; finish: string; tracks: number }>;
 
 function directRunner(detector: Detector): Runner {
-  const provider = new LocalProvider({ allowPrivateUrls: false, detector: async () => detector });
+  const provider = new LocalProvider({ allowPrivateUrls: false, vision: { detector: async () => detector, ocrImage, ocrRegion } });
   return async (video, request) => {
     const frames: FrameOutput[] = [];
     const result = await provider.run(request, { path: video }, {

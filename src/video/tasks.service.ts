@@ -25,7 +25,7 @@ export class TasksService {
    * the request asked for a webhook without a secret (the generated one is shown only here).
    */
   async create(caller: Pick<Caller, 'projectId' | 'keyId'>, body: ProcessBody) {
-    planSteps(body as never, (await this.s.models.detector()).labels);
+    planSteps(body as never, (await this.s.vision.detector()).labels);
     trackerSettings((body as { tracker?: never }).tracker);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;

@@ -125,13 +125,8 @@ export class VisionService {
     return this.ocrQueue.submit({ image, language }, signal);
   }
 
-  private async detector(): Promise<Detector> {
-    const m = this.s.models;
-    if (!m.isReady()) {
-      await Promise.race([m.ready, new Promise((r) => setTimeout(r, MODELS_READY_WAIT_MS).unref())]);
-      if (!m.isReady()) throw errors.notReady('The detection model');
-    }
-    return m.detector();
+  private detector(): Promise<Detector> {
+    return this.s.vision.readyDetector(MODELS_READY_WAIT_MS);
   }
 
   private load(caller: Caller, input: ReturnType<typeof parseImageInput>): Promise<LoadedImage> {

@@ -14,6 +14,7 @@ import { projectRoot } from '../../src/paths.js';
 import { Detector } from '../../src/vision/detect.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../../eval/lib/mot-metrics.js';
 import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
+import { ocrImage, ocrRegion } from '../../src/vision/ocr/engine.js';
 import type { FrameOutput, ProviderResult, VideoTaskRequest } from '../../src/video/provider.js';
 import { corruptClip, garbageFile, h264Clip, longClip, stillClip, textClip } from '../helpers/videos.js';
 import { carPhoto, evalData, TUD_CAMPUS } from '../helpers/eval-data.js';
@@ -29,7 +30,7 @@ function loadDetector(): Promise<Detector> {
   return detector;
 }
 
-const provider = (allowPrivateUrls = true) => new LocalProvider({ allowPrivateUrls, detector: loadDetector });
+const provider = (allowPrivateUrls = true) => new LocalProvider({ allowPrivateUrls, vision: { detector: loadDetector, ocrImage, ocrRegion } });
 
 async function runTask(request: VideoTaskRequest, source: { path?: string; url?: string }, opts: { signal?: AbortSignal; onFrame?: (f: FrameOutput) => boolean | void; allowPrivateUrls?: boolean } = {}) {
   const frames: FrameOutput[] = [];

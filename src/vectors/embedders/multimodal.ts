@@ -10,10 +10,9 @@
 import type { Logger } from '../../log.js';
 import type { ModelsService } from '../../inference/models-service.js';
 import { ModelQueue } from '../../inference/model-queue.js';
-import { errors } from '../../errors.js';
 import type { RgbImage } from '../../media/rgb-image.js';
 import { dominantColor, type Detector } from '../../vision/detect.js';
-import { ocrImage } from '../../vision/ocr/engine.js';
+import type { VisionModels } from '../../vision/vision-models.js';
 import { autoDetail, imageTokens, textTokens } from '../../vision/usage-tokens.js';
 import type { LoadedImage } from '../../media/image-input.js';
 import { normalize, place, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo } from './embedder.js';
@@ -44,6 +43,8 @@ const AUDIO_TOKENS_PER_S = 10;
 export interface MultimodalOptions {
   modelsDir: string;
   models: ModelsService;
+  /** The vision part's detector and OCR. */
+  vision: VisionModels;
   log: Logger;
   /** Read text in images with PP-OCR (default true). */
   ocr?: boolean;
@@ -56,7 +57,7 @@ export class MultimodalEmbedder implements Embedder {
 
   constructor(private readonly opts: MultimodalOptions) {
     this.ocrQueue = new ModelQueue({ name: 'embedding ocr', depth: opts.models.runtime.queueDepth },
-      async ([img]) => [(await ocrImage(img!)).text]);
+      async ([img]) => [(await opts.vision.ocrImage(img!)).text]);
   }
 
   private text(): Promise<TextSemantics> {
@@ -65,13 +66,8 @@ export class MultimodalEmbedder implements Embedder {
     return this.semantics;
   }
 
-  private async detector(): Promise<Detector> {
-    const m = this.opts.models;
-    if (!m.isReady()) {
-      await Promise.race([m.ready, new Promise((r) => setTimeout(r, MODELS_READY_WAIT_MS).unref())]);
-      if (!m.isReady()) throw errors.notReady('The detection model');
-    }
-    return m.detector();
+  private detector(): Promise<Detector> {
+    return this.opts.vision.readyDetector(MODELS_READY_WAIT_MS);
   }
 
   async embed(input: EmbedInput, signal?: AbortSignal): Promise<Embedding> {

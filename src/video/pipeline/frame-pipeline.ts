@@ -9,7 +9,7 @@
 //  - a target a step's `when` does not select passes that step unchanged.
 // roi is {left, top, width, height} in source pixels (the decoder hands frames at source size).
 import type { Detector } from '../../vision/detect.js';
-import { ocrImage, ocrRegion } from '../../vision/ocr/engine.js';
+import type { VisionModels } from '../../vision/vision-models.js';
 import type { StreamTarget, TrackSummary, VideoTaskRequest } from '../provider.js';
 import { describeRegions, featureDigest } from './descriptor.js';
 import { planSteps, selects, type StepPlan } from './plan.js';
@@ -43,13 +43,16 @@ function clampBox(b: readonly number[], w: number, h: number): [number, number, 
   return [c(b[0], w), c(b[1], h), c(b[2], w), c(b[3], h)];
 }
 
+/** The vision part's models the steps run: the detector (detect) and OCR (ocr). */
+export type FrameModels = Pick<VisionModels, 'detector' | 'ocrImage' | 'ocrRegion'>;
+
 export class FramePipeline {
   readonly #summaries = new TrackSummaries();
   readonly #trackers = new Map<number, TargetTracker>();
   /** Lowest detector score each detect step hands its tracker (below the reporting threshold, see target-tracker.ts). */
   readonly #floor: Map<number, number>;
 
-  private constructor(readonly plan: StepPlan[], private readonly detector: Detector | null, request: VideoTaskRequest) {
+  private constructor(readonly plan: StepPlan[], private readonly detector: Detector | null, private readonly models: FrameModels, request: VideoTaskRequest) {
     const settings = trackerSettings(request.tracker);
     const ids = new TrackIds();
     for (const step of plan) {
@@ -63,10 +66,10 @@ export class FramePipeline {
    * Checks the request (ApiError on a bad step, class or tracker option) and prepares its trackers. The
    * detector is loaded only when a detect step needs it (its labels check `classes`).
    */
-  static async create(request: VideoTaskRequest, detector: () => Promise<Detector>): Promise<FramePipeline> {
+  static async create(request: VideoTaskRequest, models: FrameModels): Promise<FramePipeline> {
     const needsDetector = Array.isArray(request.steps) && request.steps.some((s) => s?.model === 'detect');
-    const d = needsDetector ? await detector() : null;
-    return new FramePipeline(planSteps(request, d?.labels ?? []), d, request);
+    const d = needsDetector ? await models.detector() : null;
+    return new FramePipeline(planSteps(request, d?.labels ?? []), d, models, request);
   }
 
   /** Runs every step on one frame (call once per sampled frame, in order) and returns its targets. */
@@ -84,7 +87,7 @@ export class FramePipeline {
           targets.push({ trackId, class: candidate.cls, confidence: candidate.score, box: [...candidate.box] });
         }
       } else if (step.kind === 'ocr' && step.frameLevel) {
-        const r = await ocrImage(image, { language: step.language });
+        const r = await this.models.ocrImage(image, { language: step.language });
         const candidates = r.blocks.map((b) => ({ box: clampBox(b.bbox, frame.width, frame.height), score: b.confidence, cls: 'text', text: b.text }));
         for (const { candidate, trackId } of this.#trackers.get(step.index)!.assign(candidates)) {
           targets.push({ trackId, class: 'text', confidence: candidate.score, box: [...candidate.box], text: candidate.text });
@@ -93,7 +96,7 @@ export class FramePipeline {
         for (const t of targets) {
           if (!selects(step.when, t)) continue;
           signal?.throwIfAborted();
-          t.text = (await ocrRegion(image, t.box, { language: step.language })).text;
+          t.text = (await this.models.ocrRegion(image, t.box, { language: step.language })).text;
         }
       } else {
         const chosen = targets.filter((t) => selects(step.when, t) && t.box[2] > t.box[0] && t.box[3] > t.box[1]);

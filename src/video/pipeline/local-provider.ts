@@ -9,16 +9,16 @@
 // the upstream connection, and run() rejects with the signal's reason (an AbortError).
 import { isApiError } from '../../errors.js';
 import type { Services } from '../../services.js';
-import type { Detector } from '../../vision/detect.js';
 import { DecodeError, type FrameBatch, type VideoDecoder } from '../decoder.js';
 import { ProviderError, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from '../provider.js';
-import { FramePipeline } from './frame-pipeline.js';
+import { FramePipeline, type FrameModels } from './frame-pipeline.js';
 import { openVideo } from './video-source.js';
 
 export interface LocalProviderDeps {
   /** SIGHTFLOW_ALLOW_PRIVATE_URLS: video URLs may reach private/loopback addresses. */
   allowPrivateUrls: boolean;
-  detector(): Promise<Detector>;
+  /** The vision part's detector and OCR (the services object's `vision`). */
+  vision: FrameModels;
 }
 
 /** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
@@ -29,8 +29,8 @@ export class LocalProvider implements VideoProvider {
 
   constructor(private readonly deps: LocalProviderDeps) {}
 
-  static fromServices(s: Pick<Services, 'config' | 'models'>): LocalProvider {
-    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, detector: () => s.models.detector() });
+  static fromServices(s: Pick<Services, 'config' | 'vision'>): LocalProvider {
+    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, vision: s.vision });
   }
 
   async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
@@ -101,7 +101,7 @@ export class LocalProvider implements VideoProvider {
 
   async #pipeline(request: VideoTaskRequest): Promise<FramePipeline> {
     try {
-      return await FramePipeline.create(request, this.deps.detector);
+      return await FramePipeline.create(request, this.deps.vision);
     } catch (e) {
       if (isApiError(e)) throw e;
       throw new ProviderError(this.name, `The pipeline's models could not be loaded: ${(e as Error).message}`);

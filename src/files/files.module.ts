@@ -1,0 +1,12 @@
+// File serving as a part: GET /v1/files/* answers presigned blob links (the signature is the credential).
+// Resolving a link to a blob range is the store's (store/file-serving.ts); this part only adapts it to HTTP.
+import type { Module, ModulePart } from '../module.js';
+import type { Services } from '../services.js';
+import { fileRoutes } from './file.routes.js';
+
+/** No tables: blobs live in the data dir's blob store. */
+export const filesPart: ModulePart = { name: 'files', migrations: [] };
+
+export function filesModule(s: Services): Module {
+  return { ...filesPart, routes: fileRoutes(s) };
+}
