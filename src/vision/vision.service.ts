@@ -1,7 +1,7 @@
 // Vision use cases: detect, OCR and describe. Each takes a validated body (schemas.ts) and the caller, checks
 // its fields before any work, loads the image (the one image input path), runs the models inside the
 // caller's signal (queued model work is dropped when the caller goes away), bills one usage-ledger row and
-// returns {..., model, usage}. Usage follows the one formula of usage-tokens.ts. No HTTP here: the routes
+// returns {..., model, usage}. Usage follows the one formula of usage/tokens.ts. No HTTP here: the routes
 // (and through them MCP) adapt requests to these calls.
 import type { Services } from '../services.js';
 import { type ApiError, errors } from '../errors.js';
@@ -15,7 +15,7 @@ import { ocrImage, type OcrResult } from './ocr/engine.js';
 import { routeLanguage } from './ocr/languages.js';
 import { BUILTIN_DESCRIBE_MODEL, DESCRIBE_LANGUAGES, describeImage, describeLanguage } from './describe/describer.js';
 import type { DescribeBody, DetectBody, OcrBody } from './schemas.js';
-import { autoDetail, imageTokens, textTokens, type Usage } from './usage-tokens.js';
+import { autoDetail, imageTokens, textTokens, type Usage } from '../usage/tokens.js';
 import { VlmError, VlmProvider, vlmPromptText } from './vlm-provider.js';
 
 /** How long a call waits for model preparation at start before it is told to retry (503 not_ready). */

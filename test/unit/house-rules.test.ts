@@ -203,11 +203,9 @@ const COMPOSITION_ROOT = new Set(['app.ts', 'main.ts']);
 
 export const CROSS_IMPORTS_TODAY: Record<string, string> = {
   'services.ts -> vision/vision-models.ts': 'the services object carries the vision models that video and vectors borrow (type only)',
-  'vectors/embedders/clip.ts -> vision/usage-tokens.ts': 'embeddings bill images in the same tokens as the vision API',
   'vectors/embedders/image-semantics.ts -> vision/detect.ts': 'typed against the detector\'s result shape (type only)',
-  'vectors/embedders/multimodal.ts -> vision/detect.ts': 'the multimodal embedder indexes detected objects: the detector\'s type and its dominant-colour helper',
+  'vectors/embedders/multimodal.ts -> vision/detect.ts': 'type only: the multimodal embedder is handed the detector',
   'vectors/embedders/multimodal.ts -> vision/vision-models.ts': 'the multimodal embedder is handed the vision models (type only)',
-  'vectors/embedders/multimodal.ts -> vision/usage-tokens.ts': 'embeddings bill images in the same tokens as the vision API',
   'video/pipeline/frame-pipeline.ts -> vision/detect.ts': 'video steps run the vision detector on frames (type only)',
   'video/pipeline/frame-pipeline.ts -> vision/vision-models.ts': 'video steps run the detector and OCR the vision part lends them (type only)',
 };

@@ -16,7 +16,7 @@ import { modelsCli } from '../../src/inference/models-cli.js';
 import { CLIP_MEAN, CLIP_STD } from '../../src/inference/clip-manifest.js';
 import { ClipEmbedder } from '../../src/vectors/embedders/clip.js';
 import { normalize } from '../../src/vectors/embedders/embedder.js';
-import { textTokens } from '../../src/vision/usage-tokens.js';
+import { textTokens } from '../../src/usage/tokens.js';
 import type { LoadedImage } from '../../src/media/image-input.js';
 import { startTestApp, api, type TestApp } from '../helpers/app.js';
 import { colourVector, DIMS, referenceImageEmbedding, SIZE, writeTinyClip } from '../helpers/tiny-clip.js';

@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { DESCRIBE_CONFIDENCE } from '../../src/vision/describe/describer.js';
-import { imageTokens, textTokens } from '../../src/vision/usage-tokens.js';
+import { imageTokens, textTokens } from '../../src/usage/tokens.js';
 
 let t: TestApp;
 before(async () => { t = await startTestApp(); });

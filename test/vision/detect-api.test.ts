@@ -13,7 +13,7 @@ import { modelInput } from '../../src/vision/detect.js';
 import { withRequestSignal } from '../../src/inference/runtime.js';
 import { COCO_CLASSES } from '../../src/vision/coco-classes.js';
 import { iou } from '../../src/vision/yolo.js';
-import { autoDetail, imageTokens, textTokens } from '../../src/vision/usage-tokens.js';
+import { autoDetail, imageTokens, textTokens } from '../../src/usage/tokens.js';
 
 let t: TestApp;
 before(async () => { t = await startTestApp(); });

@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { evalDataSkip, evalDir } from '../../eval/dir.js';
 import { supportedLanguages } from '../../src/vision/ocr/languages.js';
-import { autoDetail, imageTokens, textTokens } from '../../src/vision/usage-tokens.js';
+import { autoDetail, imageTokens, textTokens } from '../../src/usage/tokens.js';
 
 let t: TestApp;
 before(async () => { t = await startTestApp(); });

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { autoDetail, billedSize, imageTokens, textTokens } from '../../src/vision/usage-tokens.js';
+import { autoDetail, billedSize, imageTokens, textTokens } from '../../src/usage/tokens.js';
 
 test('image tokens: 85 at low detail; 85 + 170 per 512 tile of the scaled image at high', () => {
   assert.equal(imageTokens(4000, 3000, 'low'), 85);

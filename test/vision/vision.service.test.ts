@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { openTestServices, type TestServices } from '../helpers/app.js';
 import { VisionService } from '../../src/vision/vision.service.js';
-import { imageTokens, textTokens } from '../../src/vision/usage-tokens.js';
+import { imageTokens, textTokens } from '../../src/usage/tokens.js';
 import { ApiError } from '../../src/errors.js';
 
 let t: TestServices;

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
-import { imageTokens, textTokens } from '../../src/vision/usage-tokens.js';
+import { imageTokens, textTokens } from '../../src/usage/tokens.js';
 import { vlmPromptText } from '../../src/vision/vlm-provider.js';
 import { loadConfig } from '../../src/config/index.js';
 

@@ -7,7 +7,7 @@ import type { ModelsService } from '../../inference/models-service.js';
 import type { ClipModel } from '../../inference/clip-manifest.js';
 import { Tensor, type ModelHandle, type Outputs } from '../../inference/runtime.js';
 import { errors } from '../../errors.js';
-import { autoDetail, imageTokens, textTokens } from '../../vision/usage-tokens.js';
+import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
 import { normalize, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo, type Modality } from './embedder.js';
 import { clipPixels, type ClipImageOptions } from './clip-preprocess.js';
 import { ClipTokenizer } from './clip-tokenizer.js';

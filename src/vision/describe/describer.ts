@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import type { RgbImage } from '../../media/rgb-image.js';
 import type { DetectedObject, Detector } from '../detect.js';
 import type { OcrResult } from '../ocr/engine.js';
-import { autoDetail, type Detail } from '../usage-tokens.js';
+import { autoDetail, type Detail } from '../../usage/tokens.js';
 import { writeChinese } from './chinese.js';
 import { writeEnglish } from './english.js';
 import { buildFacts, imagePalette, type Facts } from './facts.js';

@@ -1,7 +1,8 @@
 // What the models saw, before any wording: objects grouped by class with counts, colours and rough
 // positions, the readable text, the main colours of the picture and a scene guess. The English and Chinese
 // writers both render this one structure, so both languages always say the same things.
-import { colorName, type DetectedObject } from '../detect.js';
+import type { DetectedObject } from '../detect.js';
+import { colorName } from '../../media/colour.js';
 import type { OcrBlock } from '../ocr/engine.js';
 import { guessScene, type Scene } from './scene.js';
 
