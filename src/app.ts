@@ -96,6 +96,17 @@ export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef
   return [...systemRoutes(s, all), ...mods.flatMap((m) => m.routes)];
 }
 
+/**
+ * The one shutdown sequence after the HTTP server (if any) has stopped, for `serve` and `worker` alike:
+ * modules in reverse order, the models, queued usage rows (so no billed work is lost), then the database.
+ */
+export async function stopServices(services: Services, mods: Module[]): Promise<void> {
+  for (const m of [...mods].reverse()) await m.stop?.();
+  await services.models.close();
+  await services.usage.flush();
+  await services.db.close();
+}
+
 export async function startApp(config: Config, log?: Logger, opts: AppOptions = {}): Promise<App> {
   const services = await openServices(config, log);
   const bootstrap = await services.projects.bootstrap();
@@ -121,10 +132,7 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
     createdAdminToken: adminFile?.created ? { token: adminFile.value, path: adminFile.path } : null,
     stop: () => (stopping ??= (async () => {
       await server.stop(config.shutdownTimeoutMs);
-      for (const m of [...mods].reverse()) await m.stop?.();
-      await services.models.close();
-      await services.usage.flush();
-      await services.db.close();
+      await stopServices(services, mods);
     })()),
   };
 }

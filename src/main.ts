@@ -2,7 +2,7 @@
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
 import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
 import { parseArgs, type ParsedArgs } from './cli-args.js';
-import { openServices, startApp, workerModules } from './app.js';
+import { openServices, startApp, stopServices, workerModules } from './app.js';
 import { createLogger } from './log.js';
 import { VERSION } from './paths.js';
 import { modelsCli } from './inference/models-cli.js';
@@ -81,9 +81,7 @@ async function runWorker(config: Config): Promise<void> {
     if (++signals > 1) process.exit(1);
     if (!started) { pending = true; return; }
     const { services, mods } = started;
-    for (const m of [...mods].reverse()) await m.stop?.();
-    await services.models.close();
-    await services.db.close();
+    await stopServices(services, mods);
     services.log.flush();
     process.exit(0);
   };

@@ -4,7 +4,7 @@
 // deterministic and no model is needed. Prints the same "sightflow worker running" log line once it claims
 // tasks. Usage: node --import tsx synthetic-worker.ts [start-ms] (start-ms delays the first frame; default 0).
 import { loadConfig } from '../../src/config/index.js';
-import { openServices, workerModules } from '../../src/app.js';
+import { openServices, stopServices, workerModules } from '../../src/app.js';
 import { SyntheticProvider } from '../helpers/synthetic-provider.js';
 
 const synthetic = new SyntheticProvider({ startMs: Number(process.argv[2] ?? 0) || 0 });
@@ -12,9 +12,7 @@ const services = await openServices(loadConfig(process.env));
 const mods = workerModules(services, { videoProviders: () => [synthetic] });
 for (const m of mods) await m.start?.();
 const stop = async () => {
-  for (const m of [...mods].reverse()) await m.stop?.();
-  await services.models.close();
-  await services.db.close();
+  await stopServices(services, mods);
   services.log.flush();
   process.exit(0);
 };
