@@ -30,12 +30,12 @@ export async function byoManifest(m: ByoModel): Promise<ModelManifest> {
 
 /** Writes <dataDir>/manifests/<id>.json (replacing one of that id); returns its path. */
 export async function writeByoManifest(dataDir: string, m: ByoModel): Promise<string> {
-  const manifest = await byoManifest(m);
+  const { id, task, format, description } = await byoManifest(m);
+  const file = resolve(m.file);
   const dir = join(dataDir, 'manifests');
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${m.id}.json`);
   // Only the fields given: defaults are the schema's to fill on reading.
-  const { id, task, format, description, source } = manifest;
-  await writeFile(path, JSON.stringify({ id, task, format, description, source: { file: source.file, sha256: source.sha256 }, ...m.extra }, null, 2) + '\n');
+  await writeFile(path, JSON.stringify({ id, task, format, description, source: { file, sha256: await sha256File(file) }, ...m.extra }, null, 2) + '\n');
   return path;
 }
