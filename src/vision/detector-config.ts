@@ -103,8 +103,9 @@ export function resolveDetectorConfig(manifest: ModelManifest, onnx: OnnxModelIn
     if (!YOLO_LAYOUTS.includes(asked as YoloLayout)) throw new Error(`model ${manifest.id}: postprocess.layout ${asked} is not one of auto, ${YOLO_LAYOUTS.join(', ')}`);
     postLayout = asked as YoloLayout;
   } else if (type === 'centernet' || /^true$/i.test(meta.end2end ?? '')) postLayout = 'xyxy-score-class';
-  else if (outShape.length === 3 && outShape.every((d) => typeof d === 'number')) {
-    const dims = outShape as number[];
+  else if (outShape.length === 3 && typeof outShape[1] === 'number' && typeof outShape[2] === 'number') {
+    // (The batch axis may be symbolic: only the other two matter.)
+    const dims = [1, outShape[1], outShape[2]];
     // Segment and pose exports carry extra channels after the classes: channels first, like YOLOv8.
     postLayout = task && task !== 'detect' && dims[1] > 4 + labels.length && dims[1] < dims[2] ? 'yolov8' : detectLayout(dims, labels.length, size, strides);
   } else postLayout = 'auto';
