@@ -44,7 +44,7 @@ export const errorCatalogue = {
   unsupported_modality: { status: 400, type: 'invalid_request_error', when: 'content the collection\'s model does not embed' },
   invalid_cursor: { status: 400, type: 'invalid_request_error', when: 'a pagination cursor this server did not issue' },
   unknown_class: { status: 400, type: 'invalid_request_error', when: 'a class name the detector does not know' },
-  unknown_model: { status: 400, type: 'invalid_request_error', when: 'a feature model this server does not have' },
+  unknown_model: { status: 400, type: 'invalid_request_error', when: 'a model id this server does not serve for that task' },
   unsupported_language: { status: 400, type: 'invalid_request_error', when: 'a language the describer or OCR does not support' },
   // 400 (param `input`): a video the decoder refused; also recorded as a task's error
   input_not_found: { status: 400, type: 'invalid_request_error', when: 'the video input does not exist' },
@@ -173,6 +173,9 @@ export const errors = {
     make('unknown_class', `Unknown class ${JSON.stringify(name)}; valid classes: ${labels.join(', ')}`, param),
   unknownFeatureModel: (param: string, model: unknown, available: readonly string[]) =>
     make('unknown_model', `Feature model ${JSON.stringify(model)} is not available on this server; available: ${available.join(', ')} (the default)`, param),
+  /** A `model` the server does not serve for the task (detect, ocr, describe, a video step); lists those it does. */
+  unknownModel: (param: string, model: unknown, task: string, available: readonly string[]) =>
+    make('unknown_model', `Unknown ${task} model ${JSON.stringify(model)}; models that serve ${task}: ${available.join(', ')}`, param),
   /** `task` is who refused it: the describer (builtin languages, or any code with a VLM) or OCR. */
   unsupportedLanguage: (task: 'describe' | 'ocr', language: string | undefined, supported: string) =>
     make('unsupported_language',

@@ -2,6 +2,7 @@
 // and one runtime (its worker threads and queues). Task objects built on them (the detector, OCR, embedders)
 // belong to the parts that use them; this layer knows only model ids, files and sessions.
 import type { Logger } from '../log.js';
+import { ModelCatalogue } from './model-catalogue.js';
 import { ModelRegistry } from './registry.js';
 import { InferenceRuntime, type RuntimeOptions } from './runtime.js';
 
@@ -9,6 +10,8 @@ export class ModelsService {
   private prepared = false;
   private prepareError: Error | null = null;
   readonly ready: Promise<void>;
+  /** What GET /v1/models lists: the parts that run models add their sources at start. */
+  readonly catalogue = new ModelCatalogue();
 
   private constructor(readonly registry: ModelRegistry, readonly runtime: InferenceRuntime, log: Logger) {
     for (const p of registry.problems) log.error({ manifest: p.path }, p.message);
