@@ -41,6 +41,8 @@ export interface DecoderOptions extends DecodeOptions {
    * and limits of the guarded path (src/media/guarded-source.ts) that every byte of it goes through.
    */
   network?: GuardedSourceOptions;
+  /** Called once the decoder is closed or aborted (an opened decoder only): frees what the caller set up for it. */
+  onClosed?: () => void;
 }
 
 const isHttp = (input: string) => /^https?:\/\//i.test(input);
@@ -92,6 +94,7 @@ export class VideoDecoder {
   #aborted = false;
   #unlisten: () => void;
   #source: GuardedSource | null;
+  #onClosed: (() => void) | null = null;
 
   private constructor(native: NativeDecoder, info: VideoInfo, signal: AbortSignal | undefined, onAbort: () => void, source: GuardedSource | null) {
     this.#native = native;
@@ -109,7 +112,7 @@ export class VideoDecoder {
    */
   static async open(input: string, options: DecoderOptions = {}): Promise<VideoDecoder> {
     const stack = new Error().stack;
-    const { signal, network, ...decodeOptions } = options;
+    const { signal, network, onClosed, ...decodeOptions } = options;
     if (signal?.aborted) throw new DecodeError('aborted', 'Decoding was aborted', stack);
     const native = new NativeDecoder();
     const source = isHttp(input) ? new GuardedSource(native.net, network ?? { policy: { allowPrivate: false } }) : null;
@@ -127,7 +130,9 @@ export class VideoDecoder {
       source?.dispose();
       throw clientError(e, stack, source);
     }
-    return new VideoDecoder(native, info, signal, onAbort, source);
+    const decoder = new VideoDecoder(native, info, signal, onAbort, source);
+    decoder.#onClosed = onClosed ?? null;
+    return decoder;
   }
 
   /** Bytes of one output frame (outWidth * outHeight * 3). */
@@ -224,7 +229,7 @@ export class VideoDecoder {
     try {
       await done;
     } finally {
-      this.#source?.dispose();
+      this.#release();
     }
   }
 
@@ -238,6 +243,17 @@ export class VideoDecoder {
     this.#unlisten();
     // The connections drop now, not once the blocked read noticed the abort.
     this.#source?.dispose();
-    await this.#native.abort();
+    try {
+      await this.#native.abort();
+    } finally {
+      this.#release();
+    }
+  }
+
+  #release(): void {
+    this.#source?.dispose();
+    const onClosed = this.#onClosed;
+    this.#onClosed = null;
+    onClosed?.();
   }
 }
