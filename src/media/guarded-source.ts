@@ -12,7 +12,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError, DecodeError, errors } from '../errors.js';
 import { openMediaResponse } from './fetch.js';
-import type { Resolver, UrlPolicy } from './url-policy.js';
+import { resolveOnce, type Resolver, type UrlPolicy } from './url-policy.js';
 
 /** Where the host's answers go: the native decoder's request queues (src/native/decode.ts). */
 export interface NetSink {
@@ -61,7 +61,8 @@ export class GuardedSource {
 
   constructor(sink: NetSink, options: GuardedSourceOptions) {
     this.#sink = sink;
-    this.#opts = { param: 'input[0].url', ...SOURCE_DEFAULTS, ...options };
+    // One DNS answer per host for the whole decode (a caller's resolveOnce may already be that).
+    this.#opts = { param: 'input[0].url', ...SOURCE_DEFAULTS, ...options, resolve: resolveOnce(options.resolve) };
   }
 
   /** The decoder's onNet callback. Never throws: every failure goes back to the decoder through the sink. */

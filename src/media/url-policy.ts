@@ -176,6 +176,24 @@ export type Resolver = (host: string) => Promise<readonly string[]>;
 
 export const resolveHost: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
+/**
+ * A resolver that asks `resolve` once per host and answers every later question about it the same way, so all
+ * requests of one job (a video's redirects, ranged re-requests, playlists and segments) connect to addresses
+ * from the one answer that was checked, whatever a later DNS answer would say. A failed lookup is not kept.
+ */
+export function resolveOnce(resolve: Resolver = resolveHost): Resolver {
+  const answers = new Map<string, Promise<readonly string[]>>();
+  return (host) => {
+    let answer = answers.get(host);
+    if (!answer) {
+      answer = resolve(host);
+      answers.set(host, answer);
+      answer.catch(() => answers.delete(host));
+    }
+    return answer;
+  };
+}
+
 export type UrlVerdict =
   /** `addresses`: the vetted addresses to connect to; absent when the policy allows every address (nothing was resolved). */
   | { allowed: true; host: string; addresses?: readonly string[] }

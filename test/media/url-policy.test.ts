@@ -165,7 +165,7 @@ function expectedError(v: Extract<UrlVerdict, { allowed: false }>, param: string
 
 test('image, audio and video callers deny the same URLs with the same reason', async () => {
   // Denied before the store is touched, so the video submit path needs no database here.
-  const tasks = new TaskStore({ config: { allowPrivateUrls: false } } as unknown as Services, undefined as never, undefined as never);
+  const tasks = new TaskStore({ config: { allowPrivateUrls: false, urlPolicy: strict } } as unknown as Services, undefined as never, undefined as never);
   const videoBody = (url: string) => ({ input: [{ type: 'video_url', url }], steps: [{ model: 'detect' }] }) as unknown as ProcessBody;
   const seen = hits.length;
   for (const url of DENIED_URLS()) {

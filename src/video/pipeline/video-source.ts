@@ -7,7 +7,7 @@
 import { errors } from '../../errors.js';
 import type { GuardedSourceOptions } from '../../media/guarded-source.js';
 import { startRtspRelay } from '../../media/rtsp-relay.js';
-import { checkUrl, resolveHost, type Resolver, type UrlPolicy } from '../../media/url-policy.js';
+import { checkUrl, resolveHost, resolveOnce, type Resolver, type UrlPolicy } from '../../media/url-policy.js';
 import { ProviderError } from '../provider.js';
 import { VideoDecoder, type DecoderOptions } from '../decoder.js';
 
@@ -54,7 +54,8 @@ export async function openVideo(source: { path?: string; url?: string }, network
   if (source.path) return VideoDecoder.open(source.path, options);
   if (!source.url) throw errors.invalidParam(PARAM, `Expected a video URL for ${PARAM} but received nothing`);
   const net: VideoNetwork = typeof network === 'boolean' ? { policy: { allowPrivate: network } } : network;
-  const resolve = net.resolve ?? resolveHost;
+  // Each host is resolved once for the whole job: the check here, and every request the decoder makes.
+  const resolve = resolveOnce(net.resolve ?? resolveHost);
   // Checked here too so a refusal is the same 400 before any byte moves; the guarded path checks again.
   const addresses = await checkVideoUrl(source.url, net.policy, 'local', resolve);
   const url = new URL(source.url);
