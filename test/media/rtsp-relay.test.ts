@@ -9,7 +9,7 @@ import { startRtspRelay } from '../../src/media/rtsp-relay.js';
 async function server(onData: (s: net.Socket, data: Buffer) => void): Promise<{ srv: net.Server; port: number; got: Buffer[] }> {
   const got: Buffer[] = [];
   const srv = net.createServer((s) => {
-    s.on('data', (d) => { got.push(d); onData(s, d); });
+    s.on('data', (d: Buffer) => { got.push(d); onData(s, d); });
     s.on('error', () => undefined);
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
@@ -22,7 +22,7 @@ async function talk(url: string, request: string, until: (b: Buffer) => boolean)
   let bytes = Buffer.alloc(0);
   return new Promise((resolve) => {
     const done = (closed: boolean) => { c.destroy(); resolve({ bytes, closed }); };
-    c.on('data', (d) => { bytes = Buffer.concat([bytes, d]); if (until(bytes)) done(false); });
+    c.on('data', (d: Buffer) => { bytes = Buffer.concat([bytes, d]); if (until(bytes)) done(false); });
     c.on('close', () => done(true));
     c.on('error', () => undefined);
     c.write(request);
