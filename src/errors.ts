@@ -54,6 +54,7 @@ export const errorCatalogue = {
   unsupported_codec: { status: 400, type: 'invalid_request_error', when: 'the video stream\'s codec is not supported' },
   decode_failed: { status: 400, type: 'invalid_request_error', when: 'decoding failed part way' },
   fetch_failed: { status: 400, type: 'invalid_request_error', when: 'the video URL could not be fetched' },
+  source_limit_exceeded: { status: 400, type: 'invalid_request_error', when: 'a network video source broke a limit: a playlist over its size, or more requests than a source may make (a playlist that loops on itself)' },
   timeout: { status: 400, type: 'invalid_request_error', when: 'the video source stopped sending data for too long' },
   aborted: { status: 400, type: 'invalid_request_error', when: 'decoding was aborted' },
   // 401
@@ -253,7 +254,7 @@ export function isApiError(e: unknown): e is ApiError {
  * except for the decoder's own faults (out_of_memory, not_open). */
 export type DecodeCode =
   | 'input_not_found' | 'empty_input' | 'invalid_video' | 'no_video_stream' | 'unsupported_codec' | 'decode_failed'
-  | 'fetch_failed' | 'timeout' | 'aborted' | 'out_of_memory' | 'not_open';
+  | 'fetch_failed' | 'source_limit_exceeded' | 'timeout' | 'aborted' | 'out_of_memory' | 'not_open';
 
 export class DecodeError extends ApiError {
   /** `stack`, when given, is the caller's stack, so the log shows who read rather than the addon's callback. */

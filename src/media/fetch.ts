@@ -5,7 +5,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { ApiError, errors, type FetchedMedia } from '../errors.js';
-import { addressRefusal, checkUrl, urlDenied, type UrlPolicy } from './url-policy.js';
+import { addressRefusal, checkUrl, urlDenied, type Resolver, type UrlPolicy } from './url-policy.js';
 
 export interface FetchMediaOptions extends UrlPolicy {
   /** Request parameter named in errors ("image", "items[2].image"). */
@@ -16,6 +16,8 @@ export interface FetchMediaOptions extends UrlPolicy {
   timeoutMs: number;
   maxRedirects: number;
   signal?: AbortSignal;
+  /** DNS seam for tests; default the system resolver. */
+  resolve?: Resolver;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -33,31 +35,13 @@ export async function fetchMediaBytes(url: URL, opts: FetchMediaOptions): Promis
   const onClientAbort = () => deadline.abort();
   opts.signal?.addEventListener('abort', onClientAbort, { once: true });
   try {
-    let current = url;
-    for (let hop = 0; ; hop++) {
-      const verdict = await untilAborted(checkUrl(current, opts), deadline.signal);
-      if (!verdict.allowed) throw urlDenied(verdict, opts.param, opts.media ?? 'image');
-      const res = await requestOnce(current, opts, verdict.addresses, deadline.signal);
-      if (REDIRECTS.has(res.statusCode ?? 0)) {
-        res.destroy();
-        const location = res.headers.location;
-        if (!location) throw errors.imageFetchFailed(opts.param, `upstream answered ${res.statusCode} without a Location header`, opts.media);
-        if (hop >= opts.maxRedirects) throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`, opts.media);
-        current = redirectTarget(current, location, opts.param, opts.media);
-        continue;
-      }
-      const status = res.statusCode ?? 0;
-      if (status < 200 || status > 299) {
-        res.destroy();
-        throw errors.imageFetchFailed(opts.param, `upstream answered ${status}`, opts.media);
-      }
-      const declared = Number(res.headers['content-length']);
-      if (Number.isFinite(declared) && declared > opts.maxBytes) {
-        res.destroy();
-        throw errors.payloadTooLarge(opts.media ?? 'image', opts.maxBytes);
-      }
-      return await readCapped(res, opts.maxBytes, current, opts.param, opts.media);
+    const { res, url: current } = await openMediaResponse(url, { ...opts, signal: deadline.signal });
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > opts.maxBytes) {
+      res.destroy();
+      throw errors.payloadTooLarge(opts.media ?? 'image', opts.maxBytes);
     }
+    return await readCapped(res, opts.maxBytes, current, opts.param, opts.media);
   } catch (e) {
     if (opts.signal?.aborted) throw opts.signal.reason;
     if (deadline.signal.aborted) throw errors.imageFetchFailed(opts.param, `no complete answer within ${opts.timeoutMs} ms`, opts.media);
@@ -65,6 +49,45 @@ export async function fetchMediaBytes(url: URL, opts: FetchMediaOptions): Promis
   } finally {
     clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onClientAbort);
+  }
+}
+
+export interface OpenResponseOptions extends UrlPolicy {
+  param: string;
+  media?: FetchedMedia;
+  maxRedirects: number;
+  /** Stops everything (resolution, connection, body); the caller tells deadline from client abort. */
+  signal: AbortSignal;
+  resolve?: Resolver;
+  /** Byte range to ask for: [start, end) with end -1 or absent for "to the end". */
+  range?: { start: number; end?: number };
+}
+
+/**
+ * The 2xx response of `url` after at most `maxRedirects` redirects, its body unread, and the URL it came from.
+ * Every hop is judged by checkUrl first and connects only to the addresses it vetted; a redirect is checked
+ * before it is followed. The one way a server-side fetch of client-named media reaches the network.
+ */
+export async function openMediaResponse(url: URL, opts: OpenResponseOptions): Promise<{ res: IncomingMessage; url: URL }> {
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const verdict = await untilAborted(checkUrl(current, opts, opts.resolve), opts.signal);
+    if (!verdict.allowed) throw urlDenied(verdict, opts.param, opts.media ?? 'image');
+    const res = await requestOnce(current, opts, verdict.addresses, opts.signal);
+    if (REDIRECTS.has(res.statusCode ?? 0)) {
+      res.destroy();
+      const location = res.headers.location;
+      if (!location) throw errors.imageFetchFailed(opts.param, `upstream answered ${res.statusCode} without a Location header`, opts.media);
+      if (hop >= opts.maxRedirects) throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`, opts.media);
+      current = redirectTarget(current, location, opts.param, opts.media);
+      continue;
+    }
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 299) {
+      res.destroy();
+      throw errors.imageFetchFailed(opts.param, `upstream answered ${status}`, opts.media);
+    }
+    return { res, url: current };
   }
 }
 
@@ -104,7 +127,7 @@ function pinnedLookup(addresses: readonly string[]): LookupFunction {
 }
 
 /** Sends one GET and resolves with the response head; the body is left unread. `addresses`: where it may connect (absent: any). */
-function requestOnce(url: URL, opts: FetchMediaOptions, addresses: readonly string[] | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+function requestOnce(url: URL, opts: OpenResponseOptions, addresses: readonly string[] | undefined, signal: AbortSignal): Promise<IncomingMessage> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
@@ -120,7 +143,10 @@ function requestOnce(url: URL, opts: FetchMediaOptions, addresses: readonly stri
       agent: false,
       ...(addresses ? { lookup: pinnedLookup(addresses) } : {}),
       signal,
-      headers: { 'user-agent': 'sightflow-image-fetch/1', accept: ACCEPT[opts.media ?? 'image'], 'accept-encoding': 'identity' },
+      headers: {
+        'user-agent': 'sightflow-image-fetch/1', accept: ACCEPT[opts.media ?? 'image'], 'accept-encoding': 'identity',
+        ...(opts.range ? { range: `bytes=${opts.range.start}-${opts.range.end !== undefined && opts.range.end >= 0 ? opts.range.end - 1 : ''}` } : {}),
+      },
     });
     // Second line of defence: whatever the lookup said, the peer we are connected to must pass the policy too.
     req.once('socket', (socket: Socket) => {

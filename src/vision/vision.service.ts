@@ -153,7 +153,7 @@ export class VisionService {
   }
 
   private load(caller: Caller, input: ReturnType<typeof parseImageInput>): Promise<LoadedImage> {
-    return loadImage(input, { signal: caller.signal, allowPrivate: this.s.config.allowPrivateUrls });
+    return loadImage(input, { ...this.s.config.urlPolicy, signal: caller.signal });
   }
 
   /** One ledger row per answered call (none when the caller went away before the answer), written after the reply. */
