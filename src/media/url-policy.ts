@@ -96,6 +96,8 @@ export interface UrlPolicy {
   allowPrivate: boolean;
   /** Exact addresses allowed even when private (an internal CDN, a test server). */
   allowAddresses?: readonly string[];
+  /** URL schemes allowed, with their colon; default http: and https: (video inputs add rtsp: and rtsps:). */
+  schemes?: readonly string[];
 }
 
 /** Null when `address` may be connected to under `policy`, else the reason it may not. */
@@ -125,7 +127,7 @@ export async function checkUrl(url: URL | string, policy: UrlPolicy, resolve: Re
     return { allowed: false, host: '', reason: 'refused', detail: 'it is not a valid absolute URL' };
   }
   const host = u.hostname.replace(/^\[|\]$/g, '');
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { allowed: false, host, reason: 'refused', detail: `the scheme ${u.protocol.replace(/:$/, '')} is not allowed` };
+  if (!(policy.schemes ?? ['http:', 'https:']).includes(u.protocol)) return { allowed: false, host, reason: 'refused', detail: `the scheme ${u.protocol.replace(/:$/, '')} is not allowed` };
   if (!host) return { allowed: false, host, reason: 'refused', detail: 'the URL has no host' };
   if (policy.allowPrivate) return { allowed: true, host };
   if (isIP(host)) {

@@ -8,6 +8,7 @@ import { errors } from '../../errors.js';
 import { checkUrl } from '../../media/url-policy.js';
 import { ProviderError } from '../provider.js';
 import { VideoDecoder, type DecoderOptions } from '../decoder.js';
+import { VIDEO_URL_SCHEMES } from '../schemas.js';
 
 const PARAM = 'input[0].url';
 
@@ -17,12 +18,12 @@ export async function checkVideoUrl(url: string, allowPrivate: boolean, provider
   try {
     u = new URL(url);
   } catch {
-    throw errors.invalidParam(PARAM, `Expected an http(s) URL for ${PARAM} but received ${JSON.stringify(url.slice(0, 200))}`);
+    throw errors.invalidParam(PARAM, `Expected an http(s) or rtsp(s) URL for ${PARAM} but received ${JSON.stringify(url.slice(0, 200))}`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw errors.invalidParam(PARAM, `Expected an http(s) URL for ${PARAM} but received the scheme ${u.protocol}`);
+  if (!(VIDEO_URL_SCHEMES as readonly string[]).includes(u.protocol)) {
+    throw errors.invalidParam(PARAM, `Expected an http(s) or rtsp(s) URL for ${PARAM} but received the scheme ${u.protocol}`);
   }
-  const verdict = await checkUrl(u, { allowPrivate });
+  const verdict = await checkUrl(u, { allowPrivate, schemes: VIDEO_URL_SCHEMES });
   if (verdict.allowed) return;
   if (verdict.reason === 'unresolved') {
     // Denied either way; a resolver hiccup is worth a retry on another provider (a name that does not exist
