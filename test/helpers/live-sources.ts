@@ -33,14 +33,15 @@ function stop(c: ChildProcess | null): Promise<void> {
 
 /**
  * `src` re-encoded for live serving: H.264 without B-frames (decode order = presentation order, as from
- * most cameras), a key frame every second, `fps` frames per second, at most `height` lines. Memoised.
+ * most cameras), a key frame every second, `fps` frames per second, at most `height` lines. It plays
+ * forwards then backwards, so looping it has no jump that would break every track at the loop. Memoised.
  */
 export function liveClip(src: string, opts: { fps?: number; height?: number; seconds?: number } = {}): Promise<string> {
   const fps = opts.fps ?? 25;
-  const scale = opts.height ? ['-vf', `scale=-2:${opts.height}`] : [];
+  const scale = opts.height ? `,scale=-2:${opts.height}` : '';
   const limit = opts.seconds ? ['-t', String(opts.seconds)] : [];
   return makeMedia(`live_${basename(src).replace(/\W/g, '_')}_${fps}_${opts.height ?? 0}_${opts.seconds ?? 0}.mp4`, [
-    '-i', src, ...limit, ...scale, '-r', String(fps), '-an', '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0',
+    '-i', src, ...limit, '-filter_complex', `[0:v]split[a][b];[b]reverse[r];[a][r]concat=n=2:v=1${scale}`, '-r', String(fps), '-an', '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0',
     '-g', String(fps), '-keyint_min', String(fps), '-sc_threshold', '0', '-pix_fmt', 'yuv420p',
   ]);
 }

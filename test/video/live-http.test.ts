@@ -77,6 +77,7 @@ for (const [name, source] of [['live HLS playlist', () => hls], ['endless MPEG-T
     }
     const seen = new Map<number, number>();
     for (const c of frames) for (const x of c.delta.results[0].targets) seen.set(x.track_id, (seen.get(x.track_id) ?? 0) + 1);
+    // Frames dropped on a loaded machine make the gaps wider, so the bar is a third of the frames.
     assert.ok(Math.max(0, ...seen.values()) >= 5, `a person track spans at least 5 of 15 frames: ${JSON.stringify([...seen])}`);
   });
 

@@ -92,6 +92,7 @@ test('RTSP: chunks arrive while it plays, total_frames null, people tracked, max
   // Tracks stable: some person keeps one track id over many processed frames.
   const seen = new Map<number, number>();
   for (const c of frames) for (const x of c.delta.results[0].targets) if (x.class === 'person') seen.set(x.track_id, (seen.get(x.track_id) ?? 0) + 1);
+  // Frames dropped on a loaded machine make the gaps wider, so the bar is a third of the frames.
   assert.ok(Math.max(0, ...seen.values()) >= 5, `a person track spans at least 5 of 15 frames: ${JSON.stringify([...seen])}`);
   const results = await api(t, `/v1/video/tasks/${id}/results`);
   assert.ok(results.body.tracks.some((tr: any) => tr.class === 'person' && tr.frames_seen >= 5), results.text);

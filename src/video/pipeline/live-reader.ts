@@ -4,8 +4,9 @@
 //    freshest there is when the pipeline is ready for it; a frame held here would only age.
 //  - A source that drops (a read error, a stall past the stall timeout, or the end of an RTSP or HTTP stream,
 //    which for a camera means the connection went away) is reopened with backoff: 0.5 s doubling to 8 s, at
-//    most reconnect.max_attempts times and reconnect.max_seconds from the drop. A live HLS playlist that ends
-//    (#EXT-X-ENDLIST) has ended: 'stop'.
+//    most reconnect.max_attempts times and reconnect.max_seconds from the drop. A source that comes back as
+//    a finished video (a live HLS playlist that got #EXT-X-ENDLIST) has ended: 'stop'. FFmpeg's HLS reader
+//    also ends on a playlist it failed to reload, so an end alone is not trusted.
 //  - Times and indices continue over a gap: the first frame after it is as late in stream time as it was on
 //    the wall clock, and the frames the source sent meanwhile (gap * fps) count as dropped.
 //  - range and max_frames hold for the whole task: the reopened decoder gets the remaining frame budget, the
@@ -97,11 +98,8 @@ export class LiveReader {
         return f;
       }
       if (finish === 'max_frames') return 'max_frames';
-      if (!dropped) {
-        if (this.#decoder.info.format.includes('hls')) return 'stop';
-        dropped = 'the source ended the stream';
-      }
-      await this.#reconnect(dropped);
+      if (!dropped) dropped = 'the source ended the stream';
+      if (!(await this.#reconnect(dropped))) return 'stop';
     }
   }
 
@@ -133,7 +131,8 @@ export class LiveReader {
     return { ...frame, streamIndex, streamTimeMs };
   }
 
-  async #reconnect(why: string): Promise<void> {
+  /** Reopens the source; false when it came back as a finished video (a playlist that got #EXT-X-ENDLIST). */
+  async #reconnect(why: string): Promise<boolean> {
     const drop = this.#drop ??= { at: Date.now(), attempts: 0, delay: FIRST_BACKOFF_MS, reason: why };
     const { at: droppedAt, reason } = drop;
     const old = this.#decoder.stats;
@@ -154,12 +153,17 @@ export class LiveReader {
       if (left <= 0) break;
       try {
         const d = await this.reopen(Math.max(1, this.opts.maxFrames - this.#taken), Math.max(1, Math.min(this.opts.openTimeoutMs, Math.round(left))));
+        if (!d.info.live) {
+          // Reading it again would replay what was already processed.
+          await d.close().catch(() => undefined);
+          return false;
+        }
         this.#decoder = d;
         this.#absorbed = false;
         if (this.#buffer.byteLength < d.frameBytes) this.#buffer = new Uint8Array(d.frameBytes);
         this.#reconnects++;
         this.#rebase = { dropAtWall: droppedAt };
-        return;
+        return true;
       } catch (e) {
         this.opts.signal.throwIfAborted();
         if (!(e instanceof DecodeError) && !(e instanceof ProviderError)) throw e;
