@@ -105,6 +105,7 @@ export const errorCatalogue = {
   providers_failed: { status: null, type: null, when: 'every provider failed before the first chunk' },
   worker_shutdown: { status: null, type: null, when: 'the server shut down while the task was streaming' },
   worker_lost: { status: null, type: null, when: 'the worker stopped renewing its lease (crash or hang)' },
+  source_lost: { status: null, type: null, when: 'a live video source dropped or stalled and did not come back within input[].reconnect' },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -81,6 +81,7 @@ Napi::Object StatsObject(Napi::Env env, const decode::Stats& s) {
   o.Set("droppedFrames", Napi::Number::New(env, static_cast<double>(s.dropped_frames)));
   o.Set("emittedFrames", Napi::Number::New(env, static_cast<double>(s.emitted_frames)));
   o.Set("decodeFailures", Napi::Number::New(env, static_cast<double>(s.decode_failures)));
+  o.Set("lateDrops", Napi::Number::New(env, static_cast<double>(s.late_drops)));
   return o;
 }
 
@@ -152,6 +153,7 @@ class OpenWorker : public PromiseWorker {
     r.Set("codec", info_.codec);
     r.Set("format", info_.format);
     r.Set("finalUrl", info_.final_url);
+    r.Set("live", info_.live);
     deferred_.Resolve(r);
   }
 
@@ -226,7 +228,9 @@ class ReadWorker : public PromiseWorker {
     Napi::Float64Array index = Napi::Float64Array::New(env, n);
     Napi::Float64Array pts = Napi::Float64Array::New(env, n);
     Napi::Uint8Array key = Napi::Uint8Array::New(env, n);
+    Napi::Float64Array wall = Napi::Float64Array::New(env, n);
     for (size_t i = 0; i < n; ++i) {
+      wall[i] = static_cast<double>(metas_[i].wall_ms);
       index[i] = static_cast<double>(metas_[i].index);
       pts[i] = static_cast<double>(metas_[i].pts_ms);
       key[i] = metas_[i].keyframe ? 1 : 0;
@@ -239,6 +243,7 @@ class ReadWorker : public PromiseWorker {
     r.Set("index", index);
     r.Set("ptsMs", pts);
     r.Set("keyframe", key);
+    r.Set("wallMs", wall);
     r.Set("stats", StatsObject(env, stats_));
     deferred_.Resolve(r);
   }

@@ -4,7 +4,8 @@
 // whole message at a time until the media starts (the first interleaved '$' frame), dropping the connection
 // on a redirect instead of passing it on. With TCP interleaved transport (the decoder forces it) the relayed
 // connection is the only one the stream uses, so nothing reaches an address that was not checked.
-import net, { type Server, type Socket } from 'node:net';
+import net, { isIP, type Server, type Socket } from 'node:net';
+import tls from 'node:tls';
 
 export interface RtspRelay {
   /** The URL to give FFmpeg: the original path and query on the relay's loopback address. */
@@ -17,13 +18,21 @@ export interface RtspRelay {
 /** Largest RTSP message head accepted from the server before the media starts. */
 const MAX_HEAD_BYTES = 64 * 1024;
 
-/** Starts a relay for `url` that connects only to `address` (an IP literal the URL policy allowed). */
-export async function startRtspRelay(url: URL, address: string): Promise<RtspRelay> {
-  const port = url.port ? Number(url.port) : 554;
+/**
+ * Starts a relay for `url` that connects only to `address` (an IP literal the URL policy allowed). For rtsps
+ * the relay is the TLS client (certificate checked against the URL's host name), so it still reads the
+ * server's answers in the clear and FFmpeg speaks plain RTSP to it on loopback.
+ */
+export async function startRtspRelay(url: URL, address: string, tlsOptions: tls.ConnectionOptions = {}): Promise<RtspRelay> {
+  const secure = url.protocol === 'rtsps:';
+  const port = url.port ? Number(url.port) : secure ? 322 : 554;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
   const sockets = new Set<Socket>();
   const relay: RtspRelay = { url: '', refusal: null, close: async () => undefined };
   const server: Server = net.createServer((client) => {
-    const upstream = net.connect({ host: address, port });
+    const upstream = secure
+      ? tls.connect({ ...tlsOptions, host: address, port, servername: isIP(host) ? undefined : host })
+      : net.connect({ host: address, port });
     sockets.add(client);
     sockets.add(upstream);
     const drop = () => {
@@ -83,6 +92,7 @@ export async function startRtspRelay(url: URL, address: string): Promise<RtspRel
   });
   const { port: relayPort } = server.address() as net.AddressInfo;
   const local = new URL(url.toString());
+  if (secure) local.protocol = 'rtsp:';
   local.hostname = '127.0.0.1';
   local.port = String(relayPort);
   local.username = url.username;

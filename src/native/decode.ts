@@ -30,7 +30,7 @@ export interface DecodeOptions {
   keepAspect?: boolean;
   /** Limit for opening and probing the input (default 15000). */
   openTimeoutMs?: number;
-  /** Limit for each blocked read (default 15000). */
+  /** Limit for each blocked read (default 15000); for a live input also the longest gap between two frames. */
   readTimeoutMs?: number;
 }
 
@@ -52,6 +52,12 @@ export interface VideoInfo {
    * switch to refuse redirects, so a caller with a URL policy checks this too (and aborts on a refusal).
    */
   finalUrl: string;
+  /**
+   * No end known in advance: rtsp(s), or a network input with no length or duration (a live HLS playlist, an
+   * endless MPEG-TS or FLV response). The addon then reads it in the background and keeps only the newest
+   * sampled frame: a frame not read before the next one replaced it is dropped (lateDrops).
+   */
+  live: boolean;
 }
 
 export interface NativeDecodeStats {
@@ -59,6 +65,8 @@ export interface NativeDecodeStats {
   droppedFrames: number;
   emittedFrames: number;
   decodeFailures: number;
+  /** Live inputs: sampled frames replaced by a newer one before they were read (part of droppedFrames). */
+  lateDrops: number;
 }
 
 /** One read: `count` frames of `frameBytes` bytes each, packed in `data`, with their metadata. */
@@ -71,6 +79,8 @@ export interface NativeFrameBatch {
   index: Float64Array;
   ptsMs: Float64Array;
   keyframe: Uint8Array;
+  /** Wall-clock time (unix epoch ms) the decoder received each frame. */
+  wallMs: Float64Array;
   stats: NativeDecodeStats;
 }
 

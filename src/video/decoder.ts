@@ -29,6 +29,10 @@
 //   frame due (the decoder looks ahead to the next sample), else 'stop'.
 // - `totalFrames` is the container's frame count, or duration * fps; null when the input is not seekable
 //   (piped, live, or an HTTP response without a length).
+// - Live inputs (info.live: rtsp(s), a live HLS playlist, an endless HTTP stream) are read by the addon in
+//   the background; a read gets the newest sampled frame, and sampled frames a slow reader missed count in
+//   droppedFrames (and lateDrops). Times count from the first frame received; `wallMs` is when the decoder
+//   received the frame (unix epoch ms), so now - wallMs is how far behind the reader is.
 import { DecodeError } from '../errors.js';
 import { GuardedSource, type GuardedSourceOptions } from '../media/guarded-source.js';
 import { checkRead, decodeFailure, NativeDecoder, type DecodeNativeError, type DecodeOptions, type NativeFrameBatch, type VideoInfo } from '../native/decode.js';
@@ -51,6 +55,8 @@ export interface DecodedFrame {
   index: number;
   ptsMs: number;
   keyframe: boolean;
+  /** When the decoder received the frame (unix epoch ms). */
+  wallMs: number;
   width: number;
   height: number;
   /** RGB24, rows packed (width * 3 bytes each). A view: see read() and frames() for how long it is valid. */
@@ -60,6 +66,8 @@ export interface DecodedFrame {
 export interface DecodeStats {
   decodedFrames: number;
   droppedFrames: number;
+  /** Live inputs: sampled frames dropped because the reader was behind (included in droppedFrames). */
+  lateDrops: number;
 }
 
 export interface FrameBatch extends DecodeStats {
@@ -88,7 +96,7 @@ export class VideoDecoder {
   readonly info: VideoInfo;
   #native: NativeDecoder;
   #tail: Promise<unknown> = Promise.resolve();
-  #stats: DecodeStats = { decodedFrames: 0, droppedFrames: 0 };
+  #stats: DecodeStats = { decodedFrames: 0, droppedFrames: 0, lateDrops: 0 };
   #finish: 'stop' | 'max_frames' | null = null;
   #closed = false;
   #aborted = false;
@@ -108,7 +116,8 @@ export class VideoDecoder {
 
   /**
    * Opens a file path or a URL. An http(s) URL is read only through the guarded network path under
-   * `options.network` (its policy applies to the URL, every redirect, playlist entry and segment).
+   * `options.network` (its policy applies to the URL, every redirect, playlist entry and segment); an rtsp
+   * URL is given here already pointing at the loopback relay of the checked address (media/rtsp-relay.ts).
    */
   static async open(input: string, options: DecoderOptions = {}): Promise<VideoDecoder> {
     const stack = new Error().stack;
@@ -171,10 +180,10 @@ export class VideoDecoder {
         r = await this.#native.read(maxCount, target);
       } catch (e) {
         const { stats } = e as DecodeNativeError;
-        if (stats) this.#stats = { decodedFrames: stats.decodedFrames, droppedFrames: stats.droppedFrames };
+        if (stats) this.#stats = { decodedFrames: stats.decodedFrames, droppedFrames: stats.droppedFrames, lateDrops: stats.lateDrops };
         throw clientError(e, stack, this.#source);
       }
-      this.#stats = { decodedFrames: r.stats.decodedFrames, droppedFrames: r.stats.droppedFrames };
+      this.#stats = { decodedFrames: r.stats.decodedFrames, droppedFrames: r.stats.droppedFrames, lateDrops: r.stats.lateDrops };
       const frames: DecodedFrame[] = [];
       const { outWidth: width, outHeight: height } = this.info;
       for (let i = 0; i < r.count; i++) {
@@ -182,6 +191,7 @@ export class VideoDecoder {
           index: r.index[i],
           ptsMs: r.ptsMs[i],
           keyframe: r.keyframe[i] === 1,
+          wallMs: r.wallMs[i],
           width,
           height,
           data: r.data.subarray(i * r.frameBytes, (i + 1) * r.frameBytes),

@@ -21,6 +21,13 @@ export interface StreamInfo {
   dropped_frames: number;
   fps: number;
   elapsed_ms: number;
+  /** The frame's stream time (ms): from the video start, or for live sources from the first frame received. */
+  stream_time_ms?: number;
+  /** When the decoder received the frame (unix epoch ms): a live client's lag is now minus this. */
+  received_at_ms?: number;
+  live?: boolean;
+  /** Live: how often the source was reopened so far. */
+  reconnects?: number;
 }
 
 /** What a provider emits per processed frame; the worker wraps it into an mm.pipeline.chunk. */
@@ -69,6 +76,8 @@ export interface VideoTaskRequest {
     sampling?: { mode: 'fps'; value: number } | { mode: 'interval'; value: number } | { mode: 'keyframe' };
     range?: { start?: number; end?: number; unit?: 'seconds' | 'frames' };
     max_frames?: number;
+    reconnect?: { max_attempts?: number; max_seconds?: number };
+    stall_timeout_seconds?: number;
   }>;
   steps: Array<{ model: string; parameters?: Record<string, unknown>; when?: { class_is?: string[]; min_confidence?: number } }>;
   model?: string;
@@ -87,7 +96,9 @@ export interface VideoProvider {
 
 /** A provider-side failure (HTTP 4xx/5xx of a remote node, a lost connection, a local crash of a step). */
 export class ProviderError extends Error {
-  constructor(readonly provider: string, message: string, readonly status?: number) {
+  /** `code`: a catalogued task error code that says more than provider_error (e.g. source_lost); after the
+   * first chunk the task fails with it and this message. */
+  constructor(readonly provider: string, message: string, readonly status?: number, readonly code?: string) {
     super(message);
     this.name = 'ProviderError';
   }

@@ -37,10 +37,28 @@ const Range = z.strictObject({
   }
 }).meta({ description: 'Default: the whole video. unit seconds (default) or frames; end is exclusive' });
 
+/** Schemes a video_url may use: files and live streams over http(s), live cameras over RTSP. */
+export const VIDEO_URL_SCHEMES = ['http:', 'https:', 'rtsp:', 'rtsps:'] as const;
+export const DEFAULT_RECONNECT = { max_attempts: 5, max_seconds: 60 } as const;
+export const DEFAULT_STALL_TIMEOUT_SECONDS = 15;
+
+const Reconnect = z.strictObject({
+  max_attempts: z.number(expected('an integer between 0 and 100', 'reconnect.max_attempts')).int(expected('an integer between 0 and 100', 'reconnect.max_attempts'))
+    .min(0, expected('an integer between 0 and 100', 'reconnect.max_attempts')).max(100, expected('an integer between 0 and 100', 'reconnect.max_attempts')).optional()
+    .meta({ description: `Reopen attempts after the live source dropped, per drop; 0 never reopens. Default ${DEFAULT_RECONNECT.max_attempts}` }),
+  max_seconds: z.number(expected('a number between 0 and 3600', 'reconnect.max_seconds')).min(0, expected('a number between 0 and 3600', 'reconnect.max_seconds'))
+    .max(3600, expected('a number between 0 and 3600', 'reconnect.max_seconds')).optional()
+    .meta({ description: `Longest time one drop may take to come back (attempts included); default ${DEFAULT_RECONNECT.max_seconds}` }),
+}).meta({ description: 'Live inputs: a dropped source is reopened with exponential backoff (0.5 s doubling to 8 s) within both bounds; frames lost in the gap count as dropped_frames. When it does not come back the task fails with error.code source_lost' });
+
 const InputElement = z.strictObject({
   type: z.enum(['video_url', 'video_base64'], expected('"video_url" or "video_base64"', 'type')),
-  url: z.string(expected('an http(s) URL string', 'url')).max(8192, expected('at most 8192 characters', 'url')).optional()
-    .meta({ description: 'Required for video_url: a public http(s) URL or a presigned GET URL' }),
+  url: z.string(expected('an http(s) or rtsp(s) URL string', 'url')).max(8192, expected('at most 8192 characters', 'url')).optional()
+    .meta({ description: 'Required for video_url: a public http(s) URL or a presigned GET URL of a file; or a live source: rtsp(s)://, an HLS playlist (.m3u8, live or not), an endless http(s) MPEG-TS or FLV stream. Live sources have total_frames null and run until cancelled, max_frames, the source ends or fails' }),
+  reconnect: Reconnect.optional(),
+  stall_timeout_seconds: z.number(expected('a number between 0.1 and 3600', 'stall_timeout_seconds')).min(0.1, expected('a number between 0.1 and 3600', 'stall_timeout_seconds'))
+    .max(3600, expected('a number between 0.1 and 3600', 'stall_timeout_seconds')).optional()
+    .meta({ description: `Longest wait for data from a URL (and, live, between two frames) before the source counts as dropped. Default ${DEFAULT_STALL_TIMEOUT_SECONDS}` }),
   data: z.string(expected('a base64 string or data URI', 'data')).optional()
     .meta({ description: `Required for video_base64: a data URI (data:video/mp4;base64,...) or bare base64; up to ${VIDEO_BASE64_MAX_BYTES} bytes decoded. Staged to the blob store before any worker reads it` }),
   sampling: Sampling.optional(),
@@ -49,11 +67,11 @@ const InputElement = z.strictObject({
     .meta({ description: `Stop after this many processed frames (finish_reason max_frames). Default ${DEFAULT_MAX_FRAMES}` }),
 }).superRefine((el, ctx) => {
   if (el.type === 'video_url') {
-    if (el.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'Expected an http(s) URL for url when type is video_url but received nothing' });
+    if (el.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'Expected an http(s) or rtsp(s) URL for url when type is video_url but received nothing' });
     else {
       let ok = false;
-      try { const u = new URL(el.url); ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== ''; } catch { /* not a URL */ }
-      if (!ok) ctx.addIssue({ code: 'custom', path: ['url'], message: `Expected an http(s) URL for url but received ${received(el.url.slice(0, 200))}` });
+      try { const u = new URL(el.url); ok = (VIDEO_URL_SCHEMES as readonly string[]).includes(u.protocol) && u.hostname !== ''; } catch { /* not a URL */ }
+      if (!ok) ctx.addIssue({ code: 'custom', path: ['url'], message: `Expected an http(s) or rtsp(s) URL for url but received ${received(el.url.slice(0, 200))}` });
     }
     if (el.data !== undefined) ctx.addIssue({ code: 'custom', path: ['data'], message: 'Expected no data when type is video_url (data belongs to video_base64)' });
   } else {
@@ -204,8 +222,13 @@ export const StreamChunk = z.object({
   object: z.literal('mm.pipeline.chunk'),
   model: z.string().optional().meta({ description: 'First chunk only' }),
   stream_info: z.object({
-    frame_index: z.number().int(), total_frames: z.number().int().nullable(), decoded_frames: z.number().int(),
-    dropped_frames: z.number().int(), fps: z.number(), elapsed_ms: z.number().int(),
+    frame_index: z.number().int(), total_frames: z.number().int().nullable().meta({ description: 'null for live sources' }), decoded_frames: z.number().int(),
+    dropped_frames: z.number().int().meta({ description: 'Frames decoded and not processed: sampling skips, decode failures and, live, frames dropped because processing was behind the source (newest frame wins) or lost while it reconnected' }),
+    fps: z.number(), elapsed_ms: z.number().int(),
+    stream_time_ms: z.number().int().optional().meta({ description: 'The frame\'s time in the stream: from the video start for files, from the first frame received for live sources (reconnect gaps included)' }),
+    received_at_ms: z.number().int().optional().meta({ description: 'When the decoder received the frame (unix epoch ms). A live client\'s lag is its clock minus this; the chunk was archived about elapsed processing later' }),
+    live: z.boolean().optional().meta({ description: 'true for a live source (no end known in advance)' }),
+    reconnects: z.number().int().optional().meta({ description: 'Live: times the source was reopened so far' }),
   }),
   delta: z.object({ results: z.array(z.object({ index: z.number().int(), targets: z.array(z.record(z.string(), z.unknown())) })) }),
   finish_reason: z.enum(['stop', 'max_frames', 'error', 'cancelled']).nullable(),

@@ -7,7 +7,7 @@ import { checkUrl, urlDenied } from '../media/url-policy.js';
 import type { Services } from '../services.js';
 import type { Row } from '../store/db.js';
 import type { VideoTaskRequest } from './provider.js';
-import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, TASK_STATES, VIDEO_BASE64_MAX_BYTES, type ProcessBody, type TaskState } from './schemas.js';
+import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, TASK_STATES, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES, type ProcessBody, type TaskState } from './schemas.js';
 import { sql } from './tasks.sql.js';
 import { sql as streamSql } from './stream.sql.js';
 import { HEARTBEAT_EVENT } from './chunks.js';
@@ -91,7 +91,7 @@ export class TaskStore {
     const source: TaskJob['source'] = {};
     if (el.type === 'video_url') {
       // The URL policy of every media input, at submit time; the worker checks again before FFmpeg opens it.
-      const verdict = await checkUrl(el.url!, this.s.config.urlPolicy);
+      const verdict = await checkUrl(el.url!, this.s.config.urlPolicy, undefined, { schemes: VIDEO_URL_SCHEMES });
       if (!verdict.allowed) throw urlDenied(verdict, 'input[0].url', 'video');
       source.url = el.url;
     } else {

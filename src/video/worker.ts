@@ -242,7 +242,7 @@ class TaskRun {
         }
         if (this.emitted > 0) {
           return this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
-            error: taskErrors.providerError(provider.name, this.emitted, message) });
+            error: e instanceof ProviderError && e.code ? { code: e.code, message } : taskErrors.providerError(provider.name, this.emitted, message) });
         }
         tried.push(`${provider.name}: ${message}`);
         this.s.log.warn({ taskId: this.task.id, provider: provider.name, err: e, status: e instanceof ProviderError ? e.status : undefined }, 'video provider failed before the first chunk; failing over');

@@ -4,6 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
+import tls from 'node:tls';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startRtspRelay } from '../../src/media/rtsp-relay.js';
 
 async function server(onData: (s: net.Socket, data: Buffer) => void): Promise<{ srv: net.Server; port: number; got: Buffer[] }> {
@@ -61,6 +66,47 @@ test('a redirect before the media starts is never passed on: both connections ar
     assert.equal(relay.refusal, 'the RTSP server redirected to rtsp://10.0.0.1/x, which is not followed');
   } finally {
     await relay.close();
+    srv.close();
+  }
+});
+
+/** A self-signed certificate for `name` (openssl, as a camera's own certificate would be). */
+function selfSigned(name: string): { key: string; cert: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'sightflow-rtsps-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${name}`,
+      '-addext', `subjectAltName=DNS:${name}`, '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('rtsps: the relay is the TLS client (certificate checked for the URL\'s host), FFmpeg gets plain rtsp on loopback', async () => {
+  const { key, cert } = selfSigned('camera.test');
+  const answer = 'RTSP/1.0 200 OK\r\nCSeq: 1\r\n\r\n';
+  const got: Buffer[] = [];
+  const srv = tls.createServer({ key, cert }, (s) => {
+    s.on('data', (d: Buffer) => { got.push(d); s.write(answer); });
+    s.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as AddressInfo).port;
+  const request = 'OPTIONS * RTSP/1.0\r\nCSeq: 1\r\n\r\n';
+  const trusted = await startRtspRelay(new URL(`rtsps://camera.test:${port}/live`), '127.0.0.1', { ca: cert });
+  // The same server under another name: its certificate does not match, so nothing is relayed.
+  const misnamed = await startRtspRelay(new URL(`rtsps://other.test:${port}/live`), '127.0.0.1', { ca: cert });
+  try {
+    assert.match(trusted.url, /^rtsp:\/\/127\.0\.0\.1:\d+\/live$/);
+    const ok = await talk(trusted.url, request, (b) => b.length >= answer.length);
+    assert.equal(ok.bytes.toString('latin1'), answer);
+    assert.equal(Buffer.concat(got).toString('latin1'), request);
+    const bad = await talk(misnamed.url, request, () => false);
+    assert.equal(bad.closed, true);
+    assert.equal(bad.bytes.length, 0);
+  } finally {
+    await trusted.close();
+    await misnamed.close();
     srv.close();
   }
 });

@@ -10,7 +10,7 @@ enum class SampleMode { Fps, Interval, Keyframe };
 enum class RangeUnit { Seconds, Frames };
 
 struct Options {
-  std::string input;                   // file path or any URL FFmpeg's protocols open (http, https, pipe:)
+  std::string input;                   // file path or any URL FFmpeg's protocols open (http, https, rtsp, rtsps, pipe:)
   SampleMode mode = SampleMode::Fps;
   double value = 1.0;                  // fps: frames per second of video time; interval: seconds per frame
   bool has_start = false, has_end = false;
@@ -21,7 +21,7 @@ struct Options {
   int out_width = 0, out_height = 0;   // 0 = source size (or derived from the other side)
   bool keep_aspect = true;             // fit inside out_width x out_height without distortion
   int64_t open_timeout_ms = 15000;     // open + probe
-  int64_t read_timeout_ms = 15000;     // each blocked read
+  int64_t read_timeout_ms = 15000;     // each blocked read; for a live input also the longest gap between frames
   // Let the codec skip decoding frames that no sample needs and no other frame references (non-reference
   // B-frames); they are still counted as if decoded and dropped, so counts and indices do not change.
   bool skip_unsampled = true;
@@ -37,12 +37,16 @@ struct Info {
   std::string codec;
   std::string format;
   std::string final_url;               // the input, or for http(s) the URL after FFmpeg followed redirects
+  // A source without an end known in advance: rtsp(s), or a network input with no length or duration (a
+  // live HLS playlist, an endless MPEG-TS or FLV response). It is read in the background (see next()).
+  bool live = false;
 };
 
 struct FrameMeta {
   int64_t index = 0;                   // 0-based index of the frame in the source stream, presentation order
   int64_t pts_ms = 0;                  // presentation time relative to the stream start
   bool keyframe = false;
+  int64_t wall_ms = 0;                 // wall-clock time (unix epoch ms) the decoder received the frame
 };
 
 struct Stats {
@@ -51,6 +55,7 @@ struct Stats {
   int64_t emitted_frames = 0;
   int64_t decode_failures = 0;
   int64_t skipped_decodes = 0;         // frames counted but never decoded (see Options::skip_unsampled)
+  int64_t late_drops = 0;              // live: sampled frames replaced by a newer one before they were read
 };
 
 // Why next() stopped giving frames.

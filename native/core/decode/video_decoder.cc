@@ -35,6 +35,10 @@ int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // double -> int64 without the undefined behaviour of an out-of-range cast (options and corrupt
 // timestamps can be anything).
 int64_t clamp_i64(double v) {
@@ -70,6 +74,7 @@ int64_t dict_int(AVDictionary* d, const char* key, int64_t fallback) {
   const AVDictionaryEntry* e = d ? av_dict_get(d, key, nullptr, 0) : nullptr;
   return e && e->value ? std::strtoll(e->value, nullptr, 10) : fallback;
 }
+bool is_rtsp_url(const std::string& s) { return s.compare(0, 7, "rtsp://") == 0 || s.compare(0, 8, "rtsps://") == 0; }
 
 }  // namespace
 
@@ -78,7 +83,7 @@ VideoDecoder::~VideoDecoder() { close(); }
 
 int VideoDecoder::interrupt_callback(void* opaque) {
   auto* self = static_cast<VideoDecoder*>(opaque);
-  if (self->aborted_.load()) return 1;
+  if (self->aborted_.load() || self->live_stop_.load()) return 1;
   // The host refused a URL (policy) or the source broke a limit: stop now rather than let a demuxer skip it.
   if (self->io_ && self->io_->fatal()) return 1;
   const int64_t deadline = self->deadline_ns_.load();
@@ -98,8 +103,15 @@ void VideoDecoder::arm_deadline(int64_t timeout_ms) {
 bool VideoDecoder::fail(const char* code, const std::string& message) {
   error_ = Error{code, message};
   ended_ = true;
-  close();
+  free_av();
   return false;
+}
+
+void VideoDecoder::abort() {
+  aborted_.store(true);
+  // Under the lock, so a caller between its check and its wait cannot miss the wake-up.
+  std::lock_guard<std::mutex> lock(live_mu_);
+  live_cv_.notify_all();
 }
 
 bool VideoDecoder::fail_av(const char* fallback_code, const char* what, int averr) {
@@ -125,6 +137,13 @@ bool VideoDecoder::fail_av(const char* fallback_code, const char* what, int aver
 bool VideoDecoder::open(const Options& options) {
   close();
   opts_ = options;
+  live_ = false;
+  live_has_frame_ = false;
+  live_done_ = false;
+  live_taken_ = 0;
+  live_stats_ = out_stats_ = Stats{};
+  out_error_ = Error{};
+  live_stop_.store(false);
   info_ = Info{};
   stats_ = Stats{};
   error_ = Error{};
@@ -193,6 +212,11 @@ bool VideoDecoder::open(const Options& options) {
     // little longer so the callback's deadline normally decides.
     if (opts_.read_timeout_ms > 0) av_dict_set_int(&dict, "timeout", (opts_.read_timeout_ms + 1000) * 1000, 0);
   }
+  if (is_network_) {
+    // A live source is probed from what arrives in real time: FFmpeg's default of 5 s would be 5 s of
+    // delay (and of buffered packets) before the first frame. Finished files have their headers first.
+    fmt_->max_analyze_duration = 2 * AV_TIME_BASE;
+  }
   arm_deadline(opts_.open_timeout_ms);
   int ret = avformat_open_input(&fmt_, url.c_str(), nullptr, &dict);
   av_dict_free(&dict);
@@ -222,6 +246,15 @@ bool VideoDecoder::open(const Options& options) {
   seek_to_range_start();
   disarm_deadline();
   if (aborted_.load()) return fail("aborted", "Decoding was aborted");
+  last_frame_ns_ = now_ns();
+  if (info_.live) {
+    live_ = true;
+    live_max_frames_ = opts_.max_frames;
+    opts_.max_frames = std::numeric_limits<int64_t>::max();
+    live_staging_.assign(frame_bytes(), 0);
+    live_slot_.assign(frame_bytes(), 0);
+    live_thread_ = std::thread(&VideoDecoder::live_loop, this);
+  }
   return true;
 }
 
@@ -308,6 +341,8 @@ void VideoDecoder::compute_info() {
   if (info_.seekable && st->nb_frames > 0) info_.total_frames = st->nb_frames;
   else if (duration_s > 0 && info_.fps > 0) info_.total_frames = clamp_i64(std::round(duration_s * info_.fps));
   else info_.total_frames = -1;
+  info_.live = is_network_ && (is_rtsp_url(opts_.input) || !info_.seekable || info_.duration_ms < 0);
+  if (info_.live) info_.total_frames = -1;
 
   // Output size: the source size, or the requested box (fitted when keep_aspect).
   int w = info_.width, h = info_.height;
@@ -446,6 +481,7 @@ int VideoDecoder::handle_frame(uint8_t* dst, FrameMeta* meta) {
   meta->index = index;
   meta->pts_ms = clamp_i64(std::round(t * 1000));
   meta->keyframe = frame_is_key(frame_);
+  meta->wall_ms = wall_ms();
   stats_.emitted_frames++;
   return 1;
 }
@@ -539,6 +575,69 @@ bool VideoDecoder::convert(uint8_t* dst) {
 }
 
 Status VideoDecoder::next(uint8_t* dst, FrameMeta* meta) {
+  return live_ ? take_live(dst, meta) : decode_next(dst, meta);
+}
+
+Status VideoDecoder::take_live(uint8_t* dst, FrameMeta* meta) {
+  std::unique_lock<std::mutex> lock(live_mu_);
+  for (;;) {
+    out_stats_ = live_stats_;
+    out_stats_.emitted_frames = live_taken_;
+    if (!out_error_.code.empty()) return Status::Error;
+    if (aborted_.load()) {
+      out_error_ = Error{"aborted", "Decoding was aborted"};
+      return Status::Error;
+    }
+    if (live_has_frame_) {
+      if (live_taken_ >= live_max_frames_) return Status::MaxFrames;  // and a further frame was due
+      std::memcpy(dst, live_slot_.data(), live_slot_.size());
+      *meta = live_meta_;
+      live_has_frame_ = false;
+      out_stats_.emitted_frames = ++live_taken_;
+      return Status::Frame;
+    }
+    if (live_done_) {
+      // The thread has stopped: error_ is no longer written.
+      if (live_status_ == Status::Error) out_error_ = error_;
+      return live_status_ == Status::Error ? Status::Error : Status::End;
+    }
+    live_cv_.wait(lock);
+  }
+}
+
+void VideoDecoder::live_loop() {
+  for (;;) {
+    FrameMeta meta;
+    const Status s = decode_next(live_staging_.data(), &meta);
+    std::lock_guard<std::mutex> lock(live_mu_);
+    if (s == Status::Frame) {
+      // Newest frame wins: one still waiting for the caller is dropped.
+      if (live_has_frame_) stats_.late_drops++;
+      live_staging_.swap(live_slot_);
+      live_meta_ = meta;
+      live_has_frame_ = true;
+    } else {
+      live_status_ = s;
+      live_done_ = true;
+    }
+    live_stats_ = stats_;
+    live_stats_.dropped_frames += stats_.late_drops;
+    live_cv_.notify_all();
+    if (live_done_) return;
+  }
+}
+
+void VideoDecoder::stop_live() {
+  if (!live_thread_.joinable()) return;
+  live_stop_.store(true);
+  live_thread_.join();
+}
+
+Status VideoDecoder::decode_next(uint8_t* dst, FrameMeta* meta) {
+  if (live_stop_.load()) {
+    fail("aborted", "Decoding was stopped");
+    return Status::Error;
+  }
   if (ended_ || !fmt_) {
     if (!error_.code.empty()) return Status::Error;
     if (aborted_.load()) {
@@ -555,9 +654,14 @@ Status VideoDecoder::next(uint8_t* dst, FrameMeta* meta) {
       fail("aborted", "Decoding was aborted");
       return Status::Error;
     }
+    if (live_stop_.load()) {
+      fail("aborted", "Decoding was stopped");
+      return Status::Error;
+    }
     int ret = avcodec_receive_frame(codec_, frame_);
     if (ret >= 0) {
       consecutive_errors = 0;
+      last_frame_ns_ = now_ns();
       const int handled = handle_frame(dst, meta);
       av_frame_unref(frame_);
       if (handled > 0) return Status::Frame;
@@ -590,10 +694,19 @@ Status VideoDecoder::next(uint8_t* dst, FrameMeta* meta) {
       return Status::End;
     }
 
+    if (info_.live && opts_.read_timeout_ms > 0 && now_ns() - last_frame_ns_ > opts_.read_timeout_ms * 1000000) {
+      // Packets may still come (audio, keep-alives, undecodable video) while no picture does.
+      fail("timeout", "No video frame arrived from the live source for " + std::to_string(opts_.read_timeout_ms) + " ms");
+      return Status::Error;
+    }
     arm_deadline(opts_.read_timeout_ms);
     ret = av_read_frame(fmt_, packet_);
     disarm_deadline();
     if (ret < 0) {
+      if (live_stop_.load()) {
+        fail("aborted", "Decoding was stopped");
+        return Status::Error;
+      }
       if (aborted_.load() || timed_out_.load() || (is_network_ && ret != AVERROR_EOF && ret != AVERROR_INVALIDDATA)) {
         fail_av("fetch_failed", "reading it", ret);
         return Status::Error;
@@ -650,6 +763,11 @@ Status VideoDecoder::next(uint8_t* dst, FrameMeta* meta) {
 }
 
 void VideoDecoder::close() {
+  stop_live();
+  free_av();
+}
+
+void VideoDecoder::free_av() {
   if (sws_) sws_freeContext(sws_);
   sws_ = nullptr;
   sws_key_ = -1;

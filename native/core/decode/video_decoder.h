@@ -1,12 +1,19 @@
 // FFmpeg video decoder with sampling, ranges and RGB24 output. One instance decodes one input; it is used
 // by one thread at a time (the binding serialises calls), except abort(), which any thread may call.
+// A live input (Info::live) is read by a thread of its own from open() on, so the source is never left
+// waiting on a slow caller: only the newest sampled frame is kept, and one the caller did not read before
+// the next replaced it is dropped (Stats::late_drops). Memory stays at two frames whatever the lag.
 #pragma once
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "decode/options.h"
 #include "decode/sampler.h"
@@ -37,11 +44,12 @@ class VideoDecoder {
   // Decodes until the next sampled frame and writes it as RGB24 (out_width*out_height*3 bytes, rows
   // packed) into dst. Frame: dst and meta are filled. End: the input or the range is finished.
   // MaxFrames: max_frames frames were given and the source had another sampled frame. Error: error().
+  // Live: waits for the next sampled frame the reading thread has not handed out yet.
   Status next(uint8_t* dst, FrameMeta* meta);
 
   // Thread-safe: makes a blocked read return within ~100 ms (FFmpeg polls the interrupt callback) and
   // every later call fail with code "aborted". Free with close() or the destructor.
-  void abort() { aborted_.store(true); }
+  void abort();
   bool aborted() const { return aborted_.load(); }
 
   // Frees every FFmpeg object and closes the connection. Idempotent.
@@ -53,8 +61,8 @@ class VideoDecoder {
   void set_io(std::shared_ptr<GuardedIo> io) { io_ = std::move(io); }
 
   const Info& info() const { return info_; }
-  const Stats& stats() const { return stats_; }
-  const Error& error() const { return error_; }
+  const Stats& stats() const { return live_ ? out_stats_ : stats_; }
+  const Error& error() const { return live_ ? out_error_ : error_; }
   size_t frame_bytes() const { return static_cast<size_t>(info_.out_width) * info_.out_height * 3; }
 
  private:
@@ -64,6 +72,11 @@ class VideoDecoder {
   void arm_deadline(int64_t timeout_ms);
   void disarm_deadline() { deadline_ns_.store(0); }
   bool fail(const char* code, const std::string& message);
+  void free_av();
+  Status decode_next(uint8_t* dst, FrameMeta* meta);
+  Status take_live(uint8_t* dst, FrameMeta* meta);
+  void live_loop();
+  void stop_live();
   bool fail_av(const char* fallback_code, const char* what, int averr);
   bool select_stream();
   bool open_codec();
@@ -116,6 +129,24 @@ class VideoDecoder {
   std::shared_ptr<GuardedIo> io_;
   AVIOContext* main_pb_ = nullptr;  // the input's AVIOContext when read through io_
   std::string final_url_;           // where the host's redirects ended (io_ inputs)
+
+  // Live reading (see the class comment). The thread owns every FFmpeg object and stats_/error_ while it
+  // runs; the caller sees out_stats_/out_error_, copied under live_mu_.
+  bool live_ = false;
+  int64_t live_max_frames_ = 0;   // the caller's cap (the thread itself reads on without one)
+  int64_t last_frame_ns_ = 0;     // when the decoder last gave a frame: a stall is no frame for read_timeout_ms
+  std::thread live_thread_;
+  std::mutex live_mu_;
+  std::condition_variable live_cv_;
+  std::vector<uint8_t> live_staging_, live_slot_;
+  FrameMeta live_meta_;
+  bool live_has_frame_ = false;
+  bool live_done_ = false;        // the thread stopped; live_status_ says why
+  Status live_status_ = Status::End;
+  int64_t live_taken_ = 0;
+  Stats live_stats_, out_stats_;
+  Error out_error_;
+  std::atomic<bool> live_stop_{false};
 
   std::atomic<bool> aborted_{false};
   std::atomic<bool> timed_out_{false};

@@ -7,11 +7,17 @@
 // load, an inference crash are ProviderErrors (the worker moves on to the next provider before the first
 // frame). On abort (ctx.signal, or emit answering false after a cancel) the decoder is aborted, which drops
 // the upstream connection, and run() rejects with the signal's reason (an AbortError).
+//
+// A live source (decoder info.live) is read through LiveReader instead: no read-ahead (the newest frame
+// wins), reconnects within input[].reconnect, and a source that does not come back is a ProviderError with
+// code source_lost (after the first chunk the task fails with it; before, the next provider is tried).
 import { isApiError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { DecodeError, type FrameBatch, type VideoDecoder } from '../decoder.js';
 import { ProviderError, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from '../provider.js';
+import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } from '../schemas.js';
 import { FramePipeline, type FrameModels } from './frame-pipeline.js';
+import { LiveReader, SourceLostError } from './live-reader.js';
 import { openVideo } from './video-source.js';
 import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
 
@@ -47,11 +53,24 @@ export class LocalProvider implements VideoProvider {
       signal.throwIfAborted();
       const pipeline = await this.#pipeline(request);
       const input = request.input?.[0] ?? { type: 'video_url' as const };
+      const stallMs = Math.round((input.stall_timeout_seconds ?? DEFAULT_STALL_TIMEOUT_SECONDS) * 1000);
       const network = { policy: this.deps.urlPolicy ?? { allowPrivate: this.deps.allowPrivateUrls }, resolve: this.deps.resolve };
-      decoder = await openVideo(source, network, {
-        sampling: input.sampling, range: input.range, maxFrames: input.max_frames, signal,
+      const open = (maxFrames: number | undefined, openTimeoutMs: number, range = input.range) => openVideo(source, network, {
+        sampling: input.sampling, range, maxFrames, signal, openTimeoutMs, readTimeoutMs: stallMs,
       });
+      decoder = await open(input.max_frames, stallMs);
       const { info } = decoder;
+      if (info.live) {
+        const live = new LiveReader(decoder, (maxFrames, timeoutMs) => open(maxFrames, timeoutMs, undefined), {
+          maxAttempts: input.reconnect?.max_attempts ?? DEFAULT_RECONNECT.max_attempts,
+          maxSeconds: input.reconnect?.max_seconds ?? DEFAULT_RECONNECT.max_seconds,
+        }, { maxFrames: input.max_frames ?? DEFAULT_MAX_FRAMES, openTimeoutMs: stallMs, range: input.range, signal });
+        try {
+          return await this.#runLive(live, pipeline, ctx, started, () => { emitted = true; });
+        } finally {
+          decoder = live.decoder;
+        }
+      }
       let last: StreamInfo = { frame_index: 0, total_frames: info.totalFrames, decoded_frames: 0, dropped_frames: 0, fps: info.fps, elapsed_ms: 0 };
       let processed = 0;
       const buffers = [new Uint8Array(decoder.frameBytes), new Uint8Array(decoder.frameBytes)];
@@ -74,6 +93,8 @@ export class LocalProvider implements VideoProvider {
               dropped_frames: batch.droppedFrames,
               fps: info.fps,
               elapsed_ms: Math.round(performance.now() - started),
+              stream_time_ms: frame.ptsMs,
+              received_at_ms: frame.wallMs,
             };
             const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] } });
             emitted = true;
@@ -103,6 +124,45 @@ export class LocalProvider implements VideoProvider {
     } finally {
       await decoder?.close().catch(() => undefined);
     }
+  }
+
+  /** The live loop: take the newest frame, process it, emit; until max_frames, the source's end or a cancel. */
+  async #runLive(live: LiveReader, pipeline: FramePipeline, ctx: ProviderContext, started: number, onEmit: () => void): Promise<ProviderResult> {
+    const { signal } = ctx;
+    const info = () => live.decoder.info;
+    let last: StreamInfo = { frame_index: 0, total_frames: null, decoded_frames: 0, dropped_frames: 0, fps: info().fps, elapsed_ms: 0, live: true, reconnects: 0 };
+    let processed = 0;
+    let finish: 'stop' | 'max_frames';
+    for (;;) {
+      let frame;
+      try {
+        frame = await live.next();
+      } catch (e) {
+        if (e instanceof SourceLostError) throw new ProviderError(this.name, e.message, undefined, 'source_lost');
+        throw e;
+      }
+      if (frame === 'stop' || frame === 'max_frames') { finish = frame; break; }
+      const targets = await pipeline.process({ ...frame, index: frame.streamIndex }, signal);
+      signal.throwIfAborted();
+      const c = live.counters();
+      last = {
+        frame_index: frame.streamIndex, total_frames: null, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames,
+        fps: info().fps, elapsed_ms: Math.round(performance.now() - started),
+        stream_time_ms: Math.round(frame.streamTimeMs), received_at_ms: frame.wallMs, live: true, reconnects: c.reconnects,
+      };
+      const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] } });
+      onEmit();
+      processed++;
+      if (!kept) throw signal.aborted ? signal.reason : new DOMException('The task was cancelled', 'AbortError');
+    }
+    const c = live.counters();
+    last = { ...last, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames, elapsed_ms: Math.round(performance.now() - started) };
+    return {
+      finish_reason: finish,
+      stream_info: last,
+      usage: { processed_frames: processed, processing_time_ms: Math.round(performance.now() - started), decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames },
+      tracks: pipeline.tracks(),
+    };
   }
 
   async #pipeline(request: VideoTaskRequest): Promise<FramePipeline> {

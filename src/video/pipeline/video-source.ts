@@ -10,9 +10,10 @@ import { startRtspRelay } from '../../media/rtsp-relay.js';
 import { checkUrl, resolveHost, resolveOnce, type Resolver, type UrlPolicy } from '../../media/url-policy.js';
 import { ProviderError } from '../provider.js';
 import { VideoDecoder, type DecoderOptions } from '../decoder.js';
+import { VIDEO_URL_SCHEMES } from '../schemas.js';
 
 const PARAM = 'input[0].url';
-const SCHEMES = ['http:', 'https:', 'rtsp:'];
+const SCHEMES: readonly string[] = VIDEO_URL_SCHEMES;
 
 const asPolicy = (p: boolean | UrlPolicy): UrlPolicy => (typeof p === 'boolean' ? { allowPrivate: p } : p);
 
@@ -25,10 +26,10 @@ export async function checkVideoUrl(url: string, policy: boolean | UrlPolicy, pr
   try {
     u = new URL(url);
   } catch {
-    throw errors.invalidParam(PARAM, `Expected an http(s) URL for ${PARAM} but received ${JSON.stringify(url.slice(0, 200))}`);
+    throw errors.invalidParam(PARAM, `Expected an http(s) or rtsp(s) URL for ${PARAM} but received ${JSON.stringify(url.slice(0, 200))}`);
   }
   if (!SCHEMES.includes(u.protocol)) {
-    throw errors.invalidParam(PARAM, `Expected an http(s) or rtsp URL for ${PARAM} but received the scheme ${u.protocol}`);
+    throw errors.invalidParam(PARAM, `Expected an http(s) or rtsp(s) URL for ${PARAM} but received the scheme ${u.protocol}`);
   }
   const verdict = await checkUrl(u, asPolicy(policy), resolve, { schemes: SCHEMES });
   if (verdict.allowed) return verdict.addresses;
@@ -59,7 +60,7 @@ export async function openVideo(source: { path?: string; url?: string }, network
   // Checked here too so a refusal is the same 400 before any byte moves; the guarded path checks again.
   const addresses = await checkVideoUrl(source.url, net.policy, 'local', resolve);
   const url = new URL(source.url);
-  if (url.protocol === 'rtsp:') return openRtsp(url, addresses, resolve, options);
+  if (url.protocol === 'rtsp:' || url.protocol === 'rtsps:') return openRtsp(url, addresses, resolve, options);
   return VideoDecoder.open(source.url, { ...options, network: { ...net.limits, policy: net.policy, resolve, param: PARAM } });
 }
 

@@ -1,0 +1,97 @@
+// Live sources over HTTP through the real task API: a live HLS playlist that FFmpeg keeps writing (-re, a
+// window of 4 one-second segments, old ones deleted) served from a folder, and an endless MPEG-TS response,
+// both looping a clip of people walking (TUD-Campus). Chunks arrive while the source plays, total_frames is
+// null, people keep their track ids, max_frames and cancel end the task.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { api, startTestApp, type TestApp } from '../helpers/app.js';
+import { TUD_CAMPUS } from '../helpers/eval-data.js';
+import { evalDataSkip } from '../../eval/dir.js';
+import { liveClip, startLiveHls, startTsStream, type HttpLiveSource } from '../helpers/live-sources.js';
+import { chunksOf, readStream, waitStatus } from '../helpers/video-tasks.js';
+
+const skip = evalDataSkip('tracking/TUD-Campus/TUD-Campus.mp4');
+
+let t: TestApp;
+let hls: HttpLiveSource;
+let ts: HttpLiveSource;
+before(async () => {
+  if (skip) return;
+  t = await startTestApp({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true' });
+  const clip = await liveClip(TUD_CAMPUS());
+  [hls, ts] = await Promise.all([startLiveHls(clip), startTsStream(clip)]);
+});
+after(async () => {
+  await hls?.close();
+  await ts?.close();
+  await t?.close();
+});
+
+const people = (url: string, extra: Record<string, unknown> = {}) => ({
+  input: [{ type: 'video_url', url, sampling: { mode: 'fps', value: 5 }, ...extra }],
+  steps: [{ model: 'detect', parameters: { classes: ['person'] } }],
+});
+
+async function create(json: unknown): Promise<string> {
+  const r = await api(t, '/v1/video/process', { method: 'POST', json });
+  assert.equal(r.status, 202, r.text);
+  return r.body.id as string;
+}
+
+/** Reads the running task's stream until `n` frame chunks arrived, then hangs up. */
+async function firstFrames(id: string, n: number): Promise<any[]> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), 60_000);
+  try {
+    const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, { headers: { authorization: `Bearer ${t.key}` }, signal: ac.signal });
+    const reader = res.body!.getReader();
+    let text = '';
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) throw new Error(`the stream of ${id} closed early: ${text.slice(-300)}`);
+      text += Buffer.from(r.value).toString('utf8');
+      const chunks = chunksOf(Buffer.from(text.slice(0, text.lastIndexOf('\n\n') + 2)));
+      const end = chunks.find((c) => c.finish_reason !== null);
+      const frames = chunks.filter((c) => c.finish_reason === null);
+      if (frames.length >= n && !end) { ac.abort(); return frames; }
+      if (end) throw new Error(`task ${id} ended (${end.finish_reason}) after ${frames.length} frames: ${JSON.stringify(end.error)}`);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+for (const [name, source] of [['live HLS playlist', () => hls], ['endless MPEG-TS over HTTP', () => ts]] as const) {
+  test(`${name}: chunks while it plays, total_frames null, tracks stable, max_frames ends it`, { skip, timeout: 120_000 }, async () => {
+    const id = await create(people(source().url, { max_frames: 15 }));
+    assert.ok((await firstFrames(id, 2)).length >= 2);
+    const done = await waitStatus(t, id, ['succeeded', 'failed'], 90_000);
+    assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    const chunks = chunksOf((await readStream(t, id)).bytes);
+    const frames = chunks.filter((c) => c.finish_reason === null);
+    assert.equal(frames.length, 15);
+    assert.equal(chunks.at(-1).finish_reason, 'max_frames');
+    for (const c of frames) {
+      assert.equal(c.stream_info.total_frames, null);
+      assert.equal(c.stream_info.live, true);
+    }
+    const seen = new Map<number, number>();
+    for (const c of frames) for (const x of c.delta.results[0].targets) seen.set(x.track_id, (seen.get(x.track_id) ?? 0) + 1);
+    // Frames dropped on a loaded machine make the gaps wider, so the bar is a third of the frames.
+    assert.ok(Math.max(0, ...seen.values()) >= 5, `a person track spans at least 5 of 15 frames: ${JSON.stringify([...seen])}`);
+  });
+
+  test(`${name}: cancel ends it within one chunk window`, { skip, timeout: 120_000 }, async () => {
+    const id = await create(people(source().url));
+    const before = await firstFrames(id, 2);
+    const r = await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
+    const cancelled = Date.now();
+    assert.ok([200, 202].includes(r.status), r.text);
+    const done = await waitStatus(t, id, ['cancelled', 'failed', 'succeeded'], 30_000);
+    assert.equal(done.status, 'cancelled');
+    const frames = chunksOf((await readStream(t, id)).bytes).filter((c) => c.finish_reason === null);
+    // Within one chunk window: at most the frame already taken when the cancel was accepted is processed.
+    const late = frames.filter((c) => c.stream_info.received_at_ms > cancelled);
+    assert.ok(late.length <= 1, `${late.length} frames received after the cancel were processed (${before.length} before it)`);
+  });
+}
