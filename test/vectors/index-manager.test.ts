@@ -51,7 +51,7 @@ test('behind the database: caught up at open (adds and deletions), search never 
   const first = items(vectors(50, 1));
   await a.lock.run(col.id, async () => {
     const w = (await store.addItems(t.projectId, col.id, first))!;
-    await a.applyAdd(col.id, DIMS, w.changeSeq, w.keys, first.map((x) => x.vector));
+    await a.applyAdd(col.id, DIMS, w.changeSeq, w.keys, first.map((x) => x.vector), first.map((x) => x.metadata));
   });
   await a.flush();
   // Committed while no index saw them (a crash between the database and the index).
@@ -89,7 +89,7 @@ test('another node writes: this node catches up on its next search', async () =>
   const xs = items(vectors(20, 3));
   await nodeA.lock.run(col.id, async () => {
     const w = (await store.addItems(t.projectId, col.id, xs))!;
-    await nodeA.applyAdd(col.id, DIMS, w.changeSeq, w.keys, xs.map((x) => x.vector));
+    await nodeA.applyAdd(col.id, DIMS, w.changeSeq, w.keys, xs.map((x) => x.vector), xs.map((x) => x.metadata));
   });
   const state = (await store.get(t.projectId, col.id))!;
   const l = await nodeB.current(col.id, DIMS, state.change_seq);
