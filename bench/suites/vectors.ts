@@ -20,7 +20,9 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import usearch from 'usearch';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
-import { candidateCount, searchCandidates } from '../../src/vectors/index-manager.js';
+import { candidateCount, exactSearchMaxMatches, searchCandidates, searchFilteredCandidates } from '../../src/vectors/index-manager.js';
+import { parseFilter } from '../../src/vectors/filter.js';
+import { keysOf, MetadataColumns } from '../../src/vectors/metadata-columns.js';
 import { INDEX_SETTINGS, newIndex } from '../../src/vectors/vector-index.js';
 import { rescore } from '../../src/vectors/rescore.js';
 import { api, startTestApp } from '../../test/helpers/app.js';
@@ -106,7 +108,65 @@ interface OursResult extends SideResult {
   search_us: number; total_us: number;
 }
 
-async function compare(n: number, nq: number, withPeer: boolean, tmp: string, threads = 1): Promise<{ ours: OursResult; brute: { qps: number }; peer?: SideResult }> {
+/** Filtered search at one selectivity: the product's path (filter evaluated over the metadata columns, the plan
+ * searchFilteredCandidates picks, exact rescoring) at the default ef, both plans forced, and exact brute force over
+ * the matching items (USearch's SIMD exactSearch over their float32 vectors, gathered beforehand: the timing
+ * favours it). Recall is against the exact top 10 among the matching items. */
+interface FilteredResult {
+  name: string; filter: unknown; matches: number; selectivity: number; plan: 'graph' | 'exact';
+  recall: number; qps: number; always_top_k: boolean; evaluate_us: number;
+  graph: { recall: number; qps: number }; exact: { recall: number; qps: number }; brute_force_qps: number;
+}
+
+/** Metadata of item i, uncorrelated with its vector's cluster: half (50%), tag (20 values, 5% each), num (0-999). */
+function metadataOf(i: number): Record<string, unknown> {
+  let h = Math.imul(i + 1, 2654435761) >>> 0;
+  h = Math.imul(h ^ (h >>> 15), 2246822519) >>> 0;
+  h = (h ^ (h >>> 13)) >>> 0;
+  return { half: (h & 1) === 1, tag: String.fromCharCode(97 + ((h >>> 1) % 20)), num: (h >>> 6) % 1000 };
+}
+
+const FILTERS = [
+  { name: '50%', filter: { half: true } },
+  { name: '5%', filter: { $and: [{ half: true }, { tag: { $in: ['a', 'b'] } }] } },
+  { name: '0.1%', filter: { num: { $lt: 1 } } },
+];
+
+function filteredRuns(idx: ReturnType<typeof newIndex>, data: Float32Array, qs: Float32Array[], n: number, vectorOf: (key: bigint) => Float32Array): FilteredResult[] {
+  const meta = new MetadataColumns();
+  for (let i = 0; i < n; i++) meta.set(BigInt(i), metadataOf(i));
+  const out: FilteredResult[] = [];
+  for (const f of FILTERS) {
+    const node = parseFilter(f.filter)!;
+    const m = meta.evaluate(node);
+    const keys = keysOf(m.bits, m.count);
+    const subset = new Float32Array(m.count * DIMS);
+    keys.forEach((k, j) => subset.set(vectorOf(k), j * DIMS));
+    const truth: bigint[][] = qs.map((q) => [...(usearch.exactSearch(subset, q, DIMS, K, usearch.MetricKind.Cos, 0) as InstanceType<typeof usearch.Matches>).keys].map((j) => keys[Number(j)]!));
+    const bitsBytes = new Uint8Array(m.bits.buffer);
+    const product = (i: number) => rescore(qs[i]!, searchFilteredCandidates(idx, qs[i]!, K, meta.evaluate(node)), vectorOf, K);
+    const graph = (i: number) => rescore(qs[i]!, idx.search(qs[i]!, Math.min(candidateCount(K), m.count), 0, bitsBytes), vectorOf, K);
+    const exact = (i: number) => rescore(qs[i]!, idx.searchKeys(qs[i]!, candidateCount(K), keysOf(m.bits, m.count)), vectorOf, K);
+    const rec = (fn: (i: number) => Array<{ key: bigint }>) => recall(qs.map((_, i) => fn(i).map((h) => h.key)), truth);
+    const best = (fn: (i: number) => unknown) => { let b = 0; for (let r = 0; r < 3; r++) b = Math.max(b, qps(qs.length, fn)); return Math.round(b); };
+    const answers = qs.map((_, i) => product(i));
+    const allowed = new Set(keys);
+    const always = answers.every((a) => a.length === Math.min(K, m.count) && a.every((h) => allowed.has(h.key)));
+    const te = performance.now();
+    for (let i = 0; i < 20; i++) meta.evaluate(node);
+    const evaluateUs = r1(((performance.now() - te) / 20) * 1000);
+    out.push({
+      name: f.name, filter: f.filter, matches: m.count, selectivity: m.count / n, plan: m.count <= exactSearchMaxMatches(idx.size()) ? 'exact' : 'graph',
+      recall: r3(recall(answers.map((a) => a.map((h) => h.key)), truth)), qps: best(product), always_top_k: always,
+      evaluate_us: evaluateUs,
+      graph: { recall: r3(rec(graph)), qps: best(graph) }, exact: { recall: r3(rec(exact)), qps: best(exact) },
+      brute_force_qps: best((i) => usearch.exactSearch(subset, qs[i]!, DIMS, K, usearch.MetricKind.Cos, 0)),
+    });
+  }
+  return out;
+}
+
+async function compare(n: number, nq: number, withPeer: boolean, tmp: string, threads = 1, withFilters = false): Promise<{ ours: OursResult; brute: { qps: number }; peer?: SideResult; filtered?: FilteredResult[] }> {
   const { data, queries } = clustered(n, nq);
   const qs = Array.from({ length: nq }, (_, i) => row(queries, i));
 
@@ -194,7 +254,8 @@ async function compare(n: number, nq: number, withPeer: boolean, tmp: string, th
   }
   ours.search_us = r1(1e6 / searchQps);
   ours.total_us = r1(1e6 / ours.qps);
-  return { ours, brute, peer };
+  const filtered = withFilters ? filteredRuns(idx, data, qs, n, vectorOf) : undefined;
+  return { ours, brute, peer, filtered };
 }
 
 async function apiLevel(quick: boolean) {
@@ -237,7 +298,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   try {
     const small = quick ? 10_000 : 100_000;
     const nq = quick ? 100 : 1000;
-    const a = await compare(small, nq, true, tmp);
+    const a = await compare(small, nq, true, tmp, 1, true);
     const show = (label: string, r: SideResult) =>
       console.log(`${label.padEnd(22)} build ${r.build_s} s, memory +${r.memory_mb} MB (file ${r.file_mb} MB), ef ${r.ef}: recall@10 ${r.recall}, ${r.qps} queries/s`);
     const showOurs = (r: OursResult) => {
@@ -252,6 +313,11 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     const ratio = a.ours.qps / a.peer!.qps;
     const ratioMedian = median(a.ours.rounds!) / median(a.peer!.rounds!);
     console.log(`ratio ours/hnswlib-node ${ratio.toFixed(2)}x (best rounds; median rounds ${ratioMedian.toFixed(2)}x), ours/brute force ${(a.ours.qps / a.brute.qps).toFixed(1)}x`);
+    console.log(`filtered search (product path at the default ef ${INDEX_SETTINGS.expansionSearch}: filter evaluated per query, exact search over the matches when <= ${exactSearchMaxMatches(small)}, else the graph search with the filter inside; unfiltered: recall@10 ${a.ours.default_ef.recall}, ${a.ours.default_ef.qps} queries/s)`);
+    for (const f of a.filtered!) {
+      console.log(`  filter ${f.name.padEnd(5)} ${String(f.matches).padStart(6)} matches, plan ${f.plan}: recall@10 ${f.recall}, ${f.qps} queries/s (${(f.qps / a.ours.default_ef.qps).toFixed(2)}x unfiltered, ${(f.qps / f.brute_force_qps).toFixed(1)}x brute force over the matches at ${f.brute_force_qps} queries/s); always top_k ${f.always_top_k ? 'yes' : 'NO'}; filter evaluation ${f.evaluate_us} us`);
+      console.log(`  ${''.padEnd(12)} plans forced: graph recall@10 ${f.graph.recall}, ${f.graph.qps} queries/s; exact over the matches recall@10 ${f.exact.recall}, ${f.exact.qps} queries/s`);
+    }
     let big: Awaited<ReturnType<typeof compare>> | undefined;
     if (!quick && !args.includes('--no-1m')) {
       big = await compare(1_000_000, 200, false, tmp, 0);
@@ -275,6 +341,12 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
           brute_force_qps: Math.round(a.brute.qps),
           ...(big ? { ef_1m: big.ours.ef, build_s_1m: big.ours.build_s, memory_mb_1m: big.ours.memory_mb, file_mb_1m: big.ours.file_mb, brute_force_qps_1m: Math.round(big.brute.qps) } : {}),
           ...apiRes,
+          filtered: Object.fromEntries(a.filtered!.map((f) => [f.name, {
+            matches: f.matches, plan: f.plan, recall: f.recall, qps: f.qps, qps_vs_unfiltered: Math.round((f.qps / a.ours.default_ef.qps) * 100) / 100,
+            brute_force_qps: f.brute_force_qps, qps_vs_brute_force: Math.round((f.qps / f.brute_force_qps) * 10) / 10, always_top_k: f.always_top_k,
+            evaluate_us: f.evaluate_us, graph: f.graph, exact: f.exact,
+          }])),
+          unfiltered_default_ef: { recall: a.ours.default_ef.recall, qps: a.ours.default_ef.qps },
         },
         peer: {
           name: 'hnswlib-node', qps_100k: quick ? null : a.peer!.qps, recall_100k: quick ? null : a.peer!.recall, [`qps_${size}`]: a.peer!.qps, [`recall_${size}`]: a.peer!.recall,

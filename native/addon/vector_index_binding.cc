@@ -36,6 +36,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     return DefineClass(env, "VectorIndex",
                        {InstanceMethod<&VectorIndexWrap::Size>("size"), InstanceMethod<&VectorIndexWrap::Dimensions>("dimensions"),
                         InstanceMethod<&VectorIndexWrap::Add>("add"), InstanceMethod<&VectorIndexWrap::Search>("search"),
+                        InstanceMethod<&VectorIndexWrap::SearchKeys>("searchKeys"),
                         InstanceMethod<&VectorIndexWrap::Remove>("remove"), InstanceMethod<&VectorIndexWrap::Contains>("contains"),
                         InstanceMethod<&VectorIndexWrap::Save>("save"), InstanceMethod<&VectorIndexWrap::Load>("load"),
                         InstanceMethod<&VectorIndexWrap::View>("view")});
@@ -86,20 +87,50 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     Core(args, [&] { index_.Add(keys.Data(), keys.ElementLength(), vectors.Data(), threads); });
   }
 
-  // search(query: Float32Array (dimensions), wanted = 10, expansion = 0 (the default ef)) -> BigUint64Array, best first
+  Napi::Float32Array Query(const ArgReader& args, const Napi::Value& v) const {
+    const std::size_t dims = index_.Dimensions();
+    return args.Typed<Napi::Float32Array>(v, "query", napi_float32_array, "Float32Array",
+                                          "of dimensions (" + std::to_string(dims) + ") values",
+                                          [dims](std::size_t n) { return n == dims; });
+  }
+
+  Napi::Value Found(Napi::Env env, std::size_t found) const {
+    auto out = Napi::BigUint64Array::New(env, found);
+    std::copy(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(found), out.Data());
+    return out;
+  }
+
+  // search(query: Float32Array (dimensions), wanted = 10, expansion = 0 (the default ef), allowed?: Uint8Array
+  // bitmap over keys) -> BigUint64Array, best first. With `allowed`, only keys whose bit is set are returned:
+  // the bitmap is the graph search's own filter (vector_index.h).
   Napi::Value Search(const Napi::CallbackInfo& info) {
     const ArgReader args(info.Env(), "VECTORS");
-    const std::size_t dims = index_.Dimensions();
-    auto query = args.Typed<Napi::Float32Array>(info[0], "query", napi_float32_array, "Float32Array",
-                                                "of dimensions (" + std::to_string(dims) + ") values",
-                                                [dims](std::size_t n) { return n == dims; });
+    auto query = Query(args, info[0]);
     const std::size_t wanted = Count(args, info[1], "wanted", 10);
     const std::size_t expansion = Count(args, info[2], "expansion", 0);
     keys_.resize(wanted);
-    const std::size_t found = Core(args, [&] { return index_.Search(query.Data(), wanted, expansion, keys_.data(), nullptr); });
-    auto out = Napi::BigUint64Array::New(info.Env(), found);
-    std::copy(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(found), out.Data());
-    return out;
+    std::size_t found;
+    if (info[3].IsUndefined()) {
+      found = Core(args, [&] { return index_.Search(query.Data(), wanted, expansion, keys_.data(), nullptr); });
+    } else {
+      auto allowed = args.Typed<Napi::Uint8Array>(info[3], "allowed", napi_uint8_array, "Uint8Array");
+      found = Core(args, [&] {
+        return index_.SearchFiltered(query.Data(), wanted, expansion, allowed.Data(), allowed.ElementLength(), keys_.data(), nullptr);
+      });
+    }
+    return Found(info.Env(), found);
+  }
+
+  // searchKeys(query, wanted, keys: BigUint64Array) -> BigUint64Array: exact search over those keys alone.
+  Napi::Value SearchKeys(const Napi::CallbackInfo& info) {
+    const ArgReader args(info.Env(), "VECTORS");
+    auto query = Query(args, info[0]);
+    const std::size_t wanted = Count(args, info[1], "wanted", 10);
+    auto keys = Keys(args, info[2]);
+    keys_.resize(wanted);
+    const std::size_t found =
+        Core(args, [&] { return index_.SearchKeys(query.Data(), wanted, keys.Data(), keys.ElementLength(), keys_.data(), nullptr); });
+    return Found(info.Env(), found);
   }
 
   // remove(keys) -> how many were present

@@ -248,3 +248,49 @@ TEST_CASE("files that are not indexes of these dimensions throw") {
   std::remove(path.c_str());
   CHECK_THROWS_AS(VectorIndex({0, 16, 128, 64}), std::runtime_error);
 }
+
+TEST_CASE("filtered search returns only allowed keys, as many as wanted; key-restricted search is exact") {
+  auto data = Clustered(3000, 12);
+  auto queries = Clustered(30, 13);
+  auto index = Build(data);
+  for (std::size_t every : {2u, 10u, 200u}) {  // 50%, 10% and 0.5% of the keys allowed
+    std::vector<std::uint8_t> allowed((3000 + 7) / 8, 0);
+    std::vector<std::uint64_t> keys;
+    for (std::size_t k = 0; k < 3000; k += every) {
+      allowed[k >> 3] |= std::uint8_t(1u << (k & 7));
+      keys.push_back(k);
+    }
+    std::vector<std::uint64_t> found(18), exact(18);
+    std::size_t hit = 0, total = 0;
+    for (std::size_t q = 0; q < 30; q++) {
+      const float* query = &queries[q * kDims];
+      std::size_t n = index.SearchFiltered(query, 18, 64, allowed.data(), allowed.size(), found.data(), nullptr);
+      CHECK(n == std::min<std::size_t>(18, keys.size()));
+      for (std::size_t i = 0; i < n; i++) CHECK(found[i] % every == 0);
+      std::size_t m = index.SearchKeys(query, 18, keys.data(), keys.size(), exact.data(), nullptr);
+      CHECK(m == n);
+      // Exact over the allowed keys: the true nearest allowed one comes first (up to int8 rounding ties).
+      std::vector<float> subset;
+      for (auto k : keys) subset.insert(subset.end(), &data[k * kDims], &data[(k + 1) * kDims]);
+      auto truth = Exact(subset, query, 1);
+      float best = 0, got = 0;
+      for (std::size_t d = 0; d < kDims; d++) {
+        best += subset[truth[0] * kDims + d] * query[d];
+        got += data[exact[0] * kDims + d] * query[d];
+      }
+      CHECK(got >= best - 0.02f);
+      std::set<std::uint64_t> t(exact.begin(), exact.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(10, m)));
+      for (std::size_t i = 0; i < std::min<std::size_t>(10, n); i++) hit += t.count(found[i]);
+      total += std::min<std::size_t>(10, n);
+    }
+    CHECK(double(hit) / double(total) >= 0.9);
+  }
+  // Keys past the bitmap are not allowed; absent keys are skipped by the key-restricted search.
+  std::vector<std::uint64_t> out(5);
+  std::uint8_t none = 0xff;  // keys 0-7 only
+  CHECK(index.SearchFiltered(&data[0], 5, 64, &none, 1, out.data(), nullptr) == 5);
+  for (std::size_t i = 0; i < 5; i++) CHECK(out[i] < 8);
+  std::vector<std::uint64_t> some = {4, 999999, 5};
+  CHECK(index.SearchKeys(&data[4 * kDims], 5, some.data(), some.size(), out.data(), nullptr) == 2);
+  CHECK(out[0] == 4);
+}

@@ -16,8 +16,14 @@ export interface VectorIndex {
    * run first, on one thread.
    */
   add(keys: BigUint64Array, vectors: Float32Array, threads?: number): void;
-  /** Up to `wanted` keys, best first; `expansion` is this search's ef (0: the index's default). */
-  search(query: Float32Array, wanted: number, expansion?: number): BigUint64Array;
+  /**
+   * Up to `wanted` keys, best first; `expansion` is this search's ef (0: the index's default). With `allowed`
+   * (a bitmap over keys: key k is allowed when bit k % 8 of byte k / 8 is set), only allowed keys come back:
+   * the bitmap is the graph search's filter, so `wanted` keys come back whenever that many are allowed.
+   */
+  search(query: Float32Array, wanted: number, expansion?: number, allowed?: Uint8Array): BigUint64Array;
+  /** Exact search over `keys` alone (absent keys skipped): up to `wanted`, best first. Linear in keys.length. */
+  searchKeys(query: Float32Array, wanted: number, keys: BigUint64Array): BigUint64Array;
   /** How many of the keys were present (and are now gone). */
   remove(keys: BigUint64Array): number;
   /** 1 where the key is present, 0 where not. */

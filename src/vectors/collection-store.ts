@@ -68,19 +68,25 @@ export class CollectionStore {
     return (await this.db.query(sql.deleteCollection, [id, projectId])).length > 0;
   }
 
-  /** One transaction: allocate keys and a change number (locking the collection row), insert the items. */
-  async addItems(projectId: string, collectionId: string, items: NewItem[]): Promise<{ changeSeq: number; keys: bigint[] } | null> {
+  /** One transaction: allocate keys and a change number (locking the collection row), delete the items these
+   * ids name already (an upsert replaces them: recorded as deletions of the same change, so an index catching up
+   * removes their keys before it adds the new ones), insert the items. Ids are unique within the batch. Writers
+   * of one collection serialise on its row, so concurrent upserts of one id leave exactly one item. */
+  async addItems(projectId: string, collectionId: string, items: NewItem[]): Promise<{ changeSeq: number; keys: bigint[]; replaced: Array<{ id: string; key: bigint; blob_key: string | null }> } | null> {
     return this.db.tx(async (q: Queryable) => {
       const head = await q.query(sql.beginWrite, [collectionId, items.length, items.length, projectId]);
       if (!head[0]) return null;
       const first = BigInt(String(head[0].first_key));
       const changeSeq = Number(head[0].change_seq);
       const keys = items.map((_, i) => first + BigInt(i));
+      const gone = await q.query(sql.deleteItems, [collectionId, items.map((it) => it.id), changeSeq]);
+      if (gone.length) await q.query(sql.adjustCount, [collectionId, -gone.length]);
+      const replaced = gone.map((r) => ({ id: String(r.id), key: BigInt(String(r.key)), blob_key: (r.blob_key as string | null) ?? null }));
       const params: unknown[] = [];
       items.forEach((it, i) => params.push(it.id, collectionId, keys[i]!.toString(), changeSeq, it.content_type, it.text, it.blob_key,
         JSON.stringify(it.metadata), vectorToBytes(it.vector)));
       await q.query(sql.insertItems(items.length), params);
-      return { changeSeq, keys };
+      return { changeSeq, keys, replaced };
     });
   }
 
@@ -94,6 +100,34 @@ export class CollectionStore {
       if (rows.length) await q.query(sql.adjustCount, [collectionId, -rows.length]);
       return { changeSeq, deleted: rows.map((r) => ({ id: String(r.id), key: BigInt(String(r.key)), blob_key: (r.blob_key as string | null) ?? null })) };
     });
+  }
+
+  /** One item of the collection, or null. */
+  async getItem(collectionId: string, id: string): Promise<StoredItem | null> {
+    const rows = await this.db.query(sql.getItem, [collectionId, id]);
+    return rows[0] ? toItem(rows[0]) : null;
+  }
+
+  /** One transaction: a change number (locking the collection row, as every writer does), then the item's
+   * metadata becomes `update(old)` and the row records the change, so other nodes' indexes read the new metadata
+   * when they catch up. null when the collection is gone, 'missing' when the item is. */
+  async updateMetadata(projectId: string, collectionId: string, id: string, update: (old: Record<string, unknown>) => Record<string, unknown>): Promise<{ changeSeq: number; item: StoredItem } | 'missing' | null> {
+    const missing = new Error('missing item');
+    try {
+      return await this.db.tx(async (q: Queryable) => {
+        const head = await q.query(sql.beginWrite, [collectionId, 0, 0, projectId]);
+        if (!head[0]) return null;
+        const changeSeq = Number(head[0].change_seq);
+        const rows = await q.query(sql.getItem, [collectionId, id]);
+        if (!rows[0]) throw missing;  // rolls the change number back
+        const next = update(toItem(rows[0]).metadata);
+        const updated = await q.query(sql.updateMetadata, [collectionId, id, JSON.stringify(next), changeSeq]);
+        return { changeSeq, item: toItem(updated[0]!) };
+      });
+    } catch (e) {
+      if (e === missing) return 'missing';
+      throw e;
+    }
   }
 
   async listItems(collectionId: string, limit: number, offset: number): Promise<StoredItem[]> {

@@ -35,13 +35,18 @@ export const sql = {
     SELECT id, key, blob_key FROM gone`,
   adjustCount: `UPDATE vector_collections SET item_count = item_count + $2 WHERE id = $1`,
 
+  getItem: `SELECT ${ITEM} FROM vector_items WHERE collection_id = $1 AND id = $2`,
+  /** New metadata for one item, recorded as change $4 (catch-up re-reads rows changed after a checkpoint). */
+  updateMetadata: `UPDATE vector_items SET metadata = $3::jsonb, change_seq = $4 WHERE collection_id = $1 AND id = $2 RETURNING ${ITEM}`,
   listItems: `SELECT ${ITEM} FROM vector_items WHERE collection_id = $1 ORDER BY key LIMIT $2 OFFSET $3`,
   /** Search results: the rows with their float32 vectors (exact rescoring of the index's candidates). */
   itemsByKeys: `SELECT ${ITEM}, vector FROM vector_items WHERE collection_id = $1 AND key = ANY($2::bigint[])`,
   /** Vectors added after a change number, in key order, a page at a time (catch-up and rebuild). */
   vectorsSince: `
-    SELECT key, vector FROM vector_items WHERE collection_id = $1 AND change_seq > $2 AND key > $3
+    SELECT key, vector, metadata FROM vector_items WHERE collection_id = $1 AND change_seq > $2 AND key > $3
     ORDER BY key LIMIT $4`,
+  /** Every item's metadata by key, a page at a time (filters' metadata columns). */
+  metadataSince: `SELECT key, metadata FROM vector_items WHERE collection_id = $1 AND key > $2 ORDER BY key LIMIT $3`,
   deletionsSince: `SELECT key FROM vector_deletions WHERE collection_id = $1 AND change_seq > $2`,
   countItems: `SELECT count(*)::int AS n FROM vector_items WHERE collection_id = $1`,
 };

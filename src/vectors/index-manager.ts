@@ -25,6 +25,8 @@ import type { Logger } from '../log.js';
 import { sql } from './collections.sql.js';
 import { KeyedLock } from './keyed-lock.js';
 import { newIndex, type VectorIndex } from './vector-index.js';
+import type { FilterNode } from './filter.js';
+import { keysOf, MetadataColumns } from './metadata-columns.js';
 
 /** Rows read from the database per page during catch-up / rebuild. */
 const CHUNK = 512;
@@ -55,6 +57,29 @@ export function searchCandidates(index: VectorIndex, query: Float32Array, k: num
   return index.search(query, Math.min(candidateCount(k), size), expansion);
 }
 
+/** Filtered search plans: an exact search over the matching items' 8-bit vectors (searchKeys) when at most
+ * this many of an index's `size` items match, else the graph search with the filter inside. The graph walk only
+ * stops once it holds ef matching nodes, so it visits about (unfiltered visits) / (matching share) nodes: its
+ * cost g / s grows as the share s shrinks (on 100k x 512-d: 0.3 ms at 50%, 2.6 ms at 10%, 9 ms at 5%, 13 ms at
+ * 1%). Exact search costs c per matching item, c * s * size, whatever the share (0.07-0.25 us an item, more
+ * once the vectors fall out of cache). They cross where s * size = sqrt(size * g / c): measured near 10-15k
+ * matches at 100k items, near 3k at 10k; sqrt(1500 * size) follows both (12k and 3.9k). Below it the exact
+ * plan is also exact (recall 1 before rescoring). */
+export function exactSearchMaxMatches(size: number): number {
+  return Math.floor(Math.sqrt(1500 * size));
+}
+
+/** Candidates (as searchCandidates) among the items a filter matches, given their bitmap: an exact search
+ * over the matching items when there are few (exactSearchMaxMatches), otherwise the graph search with the
+ * bitmap as its filter. Either way the filter applies inside the search: candidateCount(k) matching keys come
+ * back whenever that many match. */
+export function searchFilteredCandidates(index: VectorIndex, query: Float32Array, k: number, match: { bits: Uint32Array; count: number }, expansion = 0): BigUint64Array {
+  if (match.count === 0 || index.size() === 0) return new BigUint64Array(0);
+  const wanted = Math.min(candidateCount(k), match.count);
+  if (match.count <= exactSearchMaxMatches(index.size())) return index.searchKeys(query, wanted, keysOf(match.bits, match.count));
+  return index.search(query, wanted, expansion, new Uint8Array(match.bits.buffer, match.bits.byteOffset, match.bits.byteLength));
+}
+
 interface Loaded {
   index: VectorIndex;
   dims: number;
@@ -64,6 +89,8 @@ interface Loaded {
   saving?: Promise<void>;
   /** How long the last synchronous save blocked, to space saves of big indexes further apart. */
   lastSaveMs?: number;
+  /** The items' metadata by key, for filters: loaded on the first filtered search, then kept in step. */
+  meta?: MetadataColumns;
 }
 
 /** `sha256` and `bytes` of the index file: USearch's loader trusts its input (a corrupt file crashes the process), so nothing unverified reaches it. */
@@ -80,6 +107,10 @@ export function bytesToVector(b: Uint8Array): Float32Array {
   const out = new Float32Array(b.byteLength / 4);
   new Uint8Array(out.buffer).set(b);
   return out;
+}
+
+function metadataOf(v: unknown): Record<string, unknown> {
+  return ((typeof v === 'string' ? JSON.parse(v) : v) ?? {}) as Record<string, unknown>;
 }
 
 export class IndexManager {
@@ -167,6 +198,7 @@ export class IndexManager {
       const keys = BigUint64Array.from(deleted.slice(i, i + CHUNK).map((r) => BigInt(String(r.key))));
       // Keys the index never had (added and deleted while it was behind) are skipped by remove itself.
       this.timed(() => l.index.remove(keys));
+      if (l.meta) for (const k of keys) l.meta.delete(k);
       await yieldToLoop();
     }
     await this.addFromDb(id, l, l.applied);
@@ -174,6 +206,7 @@ export class IndexManager {
     if (l.index.size() !== count) {
       this.log.warn({ collection: id, index: l.index.size(), database: count }, 'vector index disagrees with the database; rebuilding');
       l.index = newIndex(l.dims);
+      l.meta = undefined;
       await this.addFromDb(id, l, 0);
       this.outcomes.set(id, 'rebuilt');
     }
@@ -188,6 +221,8 @@ export class IndexManager {
       if (rows.length === 0) break;
       const keys = BigUint64Array.from(rows.map((r) => BigInt(String(r.key))));
       const vectors = rows.map((r) => bytesToVector(r.vector as Uint8Array));
+      // Rows after the checkpoint are new items or items whose metadata changed (their vectors are present).
+      if (l.meta) rows.forEach((r, i) => l.meta!.set(keys[i]!, metadataOf(r.metadata)));
       for (let i = 0; i < keys.length; i += ADD_CHUNK) {
         this.addVectors(l, keys.slice(i, i + ADD_CHUNK), vectors.slice(i, i + ADD_CHUNK), true);
         await yieldToLoop();
@@ -215,10 +250,16 @@ export class IndexManager {
     });
   }
 
-  /** After the database committed change `changeSeq` adding these items (caller holds the lock). */
-  async applyAdd(id: string, dims: number, changeSeq: number, keys: bigint[], vectors: Float32Array[]): Promise<void> {
+  /** After the database committed change `changeSeq` adding these items, and removing the `replaced` keys
+   * (items the added ones replace: an upsert by id), caller holding the lock. */
+  async applyAdd(id: string, dims: number, changeSeq: number, keys: bigint[], vectors: Float32Array[], metadata: Array<Record<string, unknown>>, replaced: bigint[] = []): Promise<void> {
     const l = await this.ensureCurrentLocked(id, dims, changeSeq - 1);
     if (l.applied !== changeSeq - 1) { await this.catchUp(id, l); return; }
+    if (replaced.length) this.timed(() => l.index.remove(BigUint64Array.from(replaced)));
+    if (l.meta) {
+      for (const k of replaced) l.meta.delete(k);
+      keys.forEach((k, i) => l.meta!.set(k, metadata[i]!));
+    }
     for (let i = 0; i < keys.length; i += ADD_CHUNK) {
       this.addVectors(l, BigUint64Array.from(keys.slice(i, i + ADD_CHUNK)), vectors.slice(i, i + ADD_CHUNK), false);
       if (i + ADD_CHUNK < keys.length) await yieldToLoop();
@@ -232,8 +273,39 @@ export class IndexManager {
     const l = await this.ensureCurrentLocked(id, dims, changeSeq - 1);
     if (l.applied !== changeSeq - 1) { await this.catchUp(id, l); return; }
     if (keys.length) this.timed(() => l.index.remove(BigUint64Array.from(keys)));
+    if (l.meta) for (const k of keys) l.meta.delete(k);
     l.applied = changeSeq;
     this.scheduleSave(id, l);
+  }
+
+  /** After the database committed change `changeSeq` giving the item under `key` new metadata (caller holds
+   * the lock). Nothing to save: the vectors are unchanged, and an index file whose checkpoint is older reads
+   * the row again at its next catch-up. */
+  async applyMetadata(id: string, dims: number, changeSeq: number, key: bigint, metadata: Record<string, unknown>): Promise<void> {
+    const l = await this.ensureCurrentLocked(id, dims, changeSeq - 1);
+    if (l.applied !== changeSeq - 1) { await this.catchUp(id, l); return; }
+    l.meta?.set(key, metadata);
+    l.applied = changeSeq;
+  }
+
+  /** Candidate keys among the items `filter` matches (searchFilteredCandidates), the collection's metadata
+   * loaded from the database on its first filtered search. */
+  async filteredCandidates(id: string, l: Loaded, query: Float32Array, k: number, filter: FilterNode): Promise<bigint[]> {
+    if (!l.meta) {
+      await this.lock.run(id, async () => {
+        if (l.meta) return;
+        const meta = new MetadataColumns();
+        let after = 0n;
+        for (;;) {
+          const rows = await this.db.query(sql.metadataSince, [id, after.toString(), CHUNK * 8]);
+          if (rows.length === 0) break;
+          for (const r of rows) meta.set(BigInt(String(r.key)), metadataOf(r.metadata));
+          after = BigInt(String(rows[rows.length - 1]!.key));
+        }
+        l.meta = meta;
+      });
+    }
+    return [...this.timed(() => searchFilteredCandidates(l.index, query, k, l.meta!.evaluate(filter)))];
   }
 
   /** Candidate keys for the k nearest to `query` (candidateCount(k) of them): rank them with `rescore` over

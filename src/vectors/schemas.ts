@@ -31,8 +31,14 @@ const contentFields = {
     .meta({ description: 'WAV, MP3, FLAC or OGG audio: an http(s) URL, a data URI or bare base64' }),
 };
 
+/** Client-given item ids: what fits in a URL path segment and a file name as it is. */
+export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const ITEM_ID_RULE = '1-128 characters: letters, digits and . _ : - (starting with a letter or digit)';
+
 export const ItemInput = z.strictObject({
   ...contentFields,
+  id: z.string(expected(`an item id of ${ITEM_ID_RULE}`, 'id')).regex(ITEM_ID_PATTERN, expected(`an item id of ${ITEM_ID_RULE}`, 'id')).optional()
+    .meta({ description: `Your id for the item (${ITEM_ID_RULE}), unique within the collection. Indexing an id the collection holds replaces that item (vector, content and metadata: an upsert); left out, the server assigns item_...` }),
   metadata: z.record(z.string(), z.unknown(), expected('an object', 'metadata')).optional().meta({ description: 'Free key/value object, returned with the item' }),
 });
 export type ItemInput = z.infer<typeof ItemInput>;
@@ -44,8 +50,21 @@ export const IndexBody = z.strictObject({
 });
 export type IndexBody = z.infer<typeof IndexBody>;
 
+export const FILTER_DESCRIPTION = [
+  'Only items whose metadata match are searched (the filter applies inside the index search, so top_k results come back whenever that many items match).',
+  'A filter is an object of clauses that must all hold; {} matches every item.',
+  'A clause is `"<key>": <value>` (the metadata key equals the value: a string, finite number or boolean; strict, so 1 does not equal "1"),',
+  '`"<key>": {"$eq": v, "$in": [v, ...] (1-1000 values), "$gt" | "$gte" | "$lt" | "$lte": <number>}` (every operator given holds; range operators match numeric values only),',
+  '`"$and": [filter, ...]` or `"$or": [filter, ...]` (1-64 filters, nested at most 4 deep).',
+  'Keys are top-level metadata keys (1-256 characters, not starting with $); an item without the key matches no condition on it. At most 64 conditions in all.',
+  'Example: {"category": "shoes", "price": {"$gte": 10, "$lt": 50}, "$or": [{"brand": {"$in": ["acme", "zenith"]}}, {"on_sale": true}]}.',
+  'A malformed filter is a 400 invalid_parameter whose param is the path of the offending part (e.g. filter.price.$gt).',
+].join(' ');
+
 export const SearchBody = z.strictObject({
   ...contentFields,
+  filter: z.record(z.string(), z.unknown(), expected('an object of filter clauses', 'filter')).optional()
+    .meta({ description: FILTER_DESCRIPTION, examples: [{ category: 'shoes', price: { $gte: 10, $lt: 50 } }, { $or: [{ brand: { $in: ['acme', 'zenith'] } }, { on_sale: true }] }] }),
   top_k: z.number(expected('an integer between 1 and 100', 'top_k')).int(expected('an integer between 1 and 100', 'top_k'))
     .min(1, expected('an integer between 1 and 100', 'top_k')).max(100, expected('an integer between 1 and 100', 'top_k')).optional()
     .meta({ description: 'Most results, 1-100, default 10' }),
@@ -59,6 +78,12 @@ export const DeleteItemsBody = z.strictObject({
     .min(1, expected('an array of 1 to 1000 item ids', 'ids')).max(1000, expected('an array of 1 to 1000 item ids', 'ids')),
 });
 export type DeleteItemsBody = z.infer<typeof DeleteItemsBody>;
+
+export const PatchItemBody = z.strictObject({
+  metadata: z.record(z.string(), z.unknown(), expected('an object', 'metadata'))
+    .meta({ description: "Merged into the item's metadata as a JSON merge patch (RFC 7386): a key set to null is removed, an object value merges into an object value key by key, any other value replaces the key's value" }),
+});
+export type PatchItemBody = z.infer<typeof PatchItemBody>;
 
 const intParam = (field: string, min: number, max: number) => z.string().regex(/^\d+$/, expected(`an integer between ${min} and ${max}`, field))
   .transform(Number).pipe(z.number().min(min, expected(`an integer between ${min} and ${max}`, field)).max(max, expected(`an integer between ${min} and ${max}`, field)));

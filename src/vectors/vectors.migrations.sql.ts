@@ -49,4 +49,13 @@ export const vectorMigrations: Migration[] = [
       CREATE INDEX vector_deletions_change ON vector_deletions (collection_id, change_seq);
     `,
   },
+  {
+    version: 201,
+    name: 'vector item ids unique per collection (client-given ids)',
+    // Clients may name items (upsert by id), so an id is unique within its collection, not across the database.
+    sql: `
+      ALTER TABLE vector_items DROP CONSTRAINT vector_items_pkey;
+      ALTER TABLE vector_items ADD PRIMARY KEY (collection_id, id);
+    `,
+  },
 ];

@@ -2,7 +2,7 @@
 // use case runs in VectorsService (vectors.service.ts), the result is the JSON answer. The creating POSTs
 // (collections, index) honour Idempotency-Key (http/idempotency.ts).
 import { callerOf, defineRoute, type RequestContext, type RouteDef } from '../http/route.js';
-import { CollectionOut, CreateCollectionBody, DeleteItemsBody, IndexBody, ItemOut, ItemsQuery, ModelOut, SearchBody, SearchResultOut, UsageOut } from './schemas.js';
+import { CollectionOut, CreateCollectionBody, DeleteItemsBody, IndexBody, ItemOut, ItemsQuery, ModelOut, PatchItemBody, SearchBody, SearchResultOut, UsageOut } from './schemas.js';
 import type { VectorsService } from './vectors.service.js';
 import { idempotent } from '../http/idempotency.js';
 import type { Db } from '../store/db.js';
@@ -46,7 +46,7 @@ export function vectorsRoutes(vectors: VectorsService, db: Db): RouteDef[] {
     }),
     idempotent(db, defineRoute({
       method: 'POST', path: '/v1/vectors/collections/:id/index', auth: 'key', tags, body: IndexBody, bodyLimit: INDEX_BODY_LIMIT,
-      summary: 'Embed and index 1-100 items (each exactly one of image, image_base64, text, audio)',
+      summary: 'Embed and index 1-100 items (each exactly one of image, image_base64, text, audio); an item with the id of one the collection holds replaces it',
       responses: {
         200: { description: 'Indexed', schema: z.object({ indexed: z.number(), ids: z.array(z.string()), model: z.string(), usage: UsageOut }) },
         ...errorsDoc, 413: { description: 'Body, image or audio over its limit (payload_too_large)' }, 503: { description: 'Models not ready or queue full (overloaded_error)' },
@@ -63,13 +63,27 @@ export function vectorsRoutes(vectors: VectorsService, db: Db): RouteDef[] {
       handler: async (ctx: RequestContext<unknown, ItemsQuery>) => ({ json: await vectors.listItems(ctx.principal, ctx.params.id!, ctx.query) }),
     }),
     defineRoute({
+      method: 'GET', path: '/v1/vectors/collections/:id/items/:item_id', auth: 'key', tags, noBody: true, summary: 'One item, with a presigned content URL for media',
+      responses: { 200: { description: 'Item', schema: ItemOut }, 404: { description: 'No such collection in this project, or no such item in it (not_found_error)' } },
+      handler: async (ctx) => ({ json: await vectors.getItem(ctx.principal, ctx.params.id!, ctx.params.item_id!) }),
+    }),
+    defineRoute({
+      method: 'PATCH', path: '/v1/vectors/collections/:id/items/:item_id', auth: 'key', tags, body: PatchItemBody,
+      summary: "Update an item's metadata (JSON merge patch: null removes a key); its vector and content stay",
+      responses: {
+        200: { description: 'The updated item', schema: ItemOut }, 400: { description: 'Invalid request (invalid_request_error)' },
+        404: { description: 'No such collection in this project, or no such item in it (not_found_error)' },
+      },
+      handler: async (ctx: RequestContext<PatchItemBody>) => ({ json: await vectors.patchItem(ctx.principal, ctx.params.id!, ctx.params.item_id!, ctx.body) }),
+    }),
+    defineRoute({
       method: 'DELETE', path: '/v1/vectors/collections/:id/items', auth: 'key', tags, body: DeleteItemsBody, summary: 'Delete items by id',
       responses: { 200: { description: 'Deleted count and the ids that were not found', schema: z.object({ deleted: z.number(), not_found: z.array(z.string()) }) }, ...errorsDoc },
       handler: async (ctx: RequestContext<DeleteItemsBody>) => ({ json: await vectors.deleteItems(ctx.principal, ctx.params.id!, ctx.body) }),
     }),
     defineRoute({
       method: 'POST', path: '/v1/vectors/collections/:id/search', auth: 'key', tags, body: SearchBody, imageUpload: true,
-      summary: 'Nearest items to a query of any modality (exactly one of image, image_base64, text, audio)',
+      summary: 'Nearest items to a query of any modality (exactly one of image, image_base64, text, audio), optionally among the items whose metadata match a filter',
       responses: {
         200: { description: 'Results, best first', schema: z.object({ results: z.array(SearchResultOut), model: z.string(), usage: UsageOut }) },
         ...errorsDoc, 503: { description: 'Models not ready or queue full (overloaded_error)' },

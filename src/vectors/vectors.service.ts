@@ -12,7 +12,9 @@ import type { IndexManager } from './index-manager.js';
 import { rescore } from './rescore.js';
 import { DEFAULT_EMBEDDING_MODEL, type EmbeddingModels } from './embedding-models.js';
 import { loadContent, parseContent, type LoadedContent, type ParsedContent } from './item-input.js';
-import type { CreateCollectionBody, DeleteItemsBody, IndexBody, ItemsQuery, SearchBody } from './schemas.js';
+import type { CreateCollectionBody, DeleteItemsBody, IndexBody, ItemsQuery, PatchItemBody, SearchBody } from './schemas.js';
+import { matchesFilter, parseFilter } from './filter.js';
+import { mergePatch } from './merge-patch.js';
 
 /** Items embedded at once per call (detector and recogniser queues batch across them). */
 const EMBED_CONCURRENCY = 4;
@@ -84,6 +86,13 @@ export class VectorsService {
     const started = performance.now();
     const { s, store, index } = this;
     const parsed = body.items.map((it, i) => ({ content: parseContent(it, `items[${i}].`), metadata: it.metadata ?? {} }));
+    const firstAt = new Map<string, number>();
+    body.items.forEach((it, i) => {
+      if (it.id === undefined) return;
+      const j = firstAt.get(it.id);
+      if (j !== undefined) throw errors.invalidParam(`items[${i}].id`, `Expected ids unique within the request for items[${i}].id but received ${JSON.stringify(it.id)}, the id of items[${j}] too`);
+      firstAt.set(it.id, i);
+    });
     const c = await this.collection(caller, collectionId);
     const e = await this.embedderOf(c);
     parsed.forEach((p, i) => checkModality(e, p.content, `items[${i}].`));
@@ -92,8 +101,12 @@ export class VectorsService {
       const content = await loadContent(p.content, { ...policy, signal: caller.signal });
       return { content, embedding: await embed(caller, e, content) };
     });
-    const ids = parsed.map(() => newId('item'));
-    const blobKeys = loaded.map((l, i) => (l.content.blob ? `${blobPrefix(c.id)}${ids[i]}.${l.content.blob.ext}` : null));
+    const ids = body.items.map((it) => it.id ?? newId('item'));
+    // A client's id may name an item that already has a file: every write gets a file of its own, and the
+    // replaced item's file is deleted once the database no longer points at it.
+    const blobKeys = loaded.map((l, i) => (l.content.blob
+      ? `${blobPrefix(c.id)}${body.items[i]!.id === undefined ? ids[i] : newId('file')}.${l.content.blob.ext}` : null));
+    let replaced: Array<{ blob_key: string | null }> = [];
     const written: string[] = [];
     try {
       await Promise.all(loaded.map(async (l, i) => {
@@ -107,7 +120,8 @@ export class VectorsService {
       const ok = await index.lock.run(c.id, async () => {
         const w = await store.addItems(caller.projectId, c.id, items);
         if (!w) return false;
-        await index.applyAdd(c.id, c.dimensions, w.changeSeq, w.keys, items.map((it) => it.vector));
+        replaced = w.replaced;
+        await index.applyAdd(c.id, c.dimensions, w.changeSeq, w.keys, items.map((it) => it.vector), items.map((it) => it.metadata), w.replaced.map((r) => r.key));
         return true;
       });
       if (!ok) throw errors.notFound('collection', c.id);
@@ -115,6 +129,7 @@ export class VectorsService {
       await Promise.all(written.map((k) => s.blobs.delete(k).catch(() => false)));
       throw err;
     }
+    await Promise.all(replaced.filter((r) => r.blob_key).map((r) => s.blobs.delete(r.blob_key!).catch(() => false)));
     const usage = { input_tokens: loaded.reduce((n, l) => n + l.embedding.usage.input_tokens, 0) };
     await bill(s.usage, caller, { endpoint: '/v1/vectors/collections/:id/index', model: e.info.id, inputTokens: usage.input_tokens, started });
     return { indexed: ids.length, ids, model: e.info.id, usage };
@@ -126,6 +141,27 @@ export class VectorsService {
     const offset = query.offset ?? 0;
     const items = await this.store.listItems(c.id, limit, offset);
     return { object: 'list' as const, data: items.map((it) => this.itemOut(it)), total: c.item_count, limit, offset, has_more: offset + items.length < c.item_count };
+  }
+
+  async getItem(caller: Owner, collectionId: string, itemId: string) {
+    const c = await this.collection(caller, collectionId);
+    const it = await this.store.getItem(c.id, itemId);
+    if (!it) throw errors.notFound('item', itemId);
+    return this.itemOut(it);
+  }
+
+  /** Merges `body.metadata` into the item's metadata (JSON merge patch: null removes a key). */
+  async patchItem(caller: Owner, collectionId: string, itemId: string, body: PatchItemBody) {
+    const { store, index } = this;
+    const c = await this.collection(caller, collectionId);
+    const r = await index.lock.run(c.id, async () => {
+      const u = await store.updateMetadata(caller.projectId, c.id, itemId, (old) => mergePatch(old, body.metadata));
+      if (u && u !== 'missing') await index.applyMetadata(c.id, c.dimensions, u.changeSeq, u.item.key, u.item.metadata);
+      return u;
+    });
+    if (!r) throw errors.notFound('collection', c.id);
+    if (r === 'missing') throw errors.notFound('item', itemId);
+    return this.itemOut(r.item);
   }
 
   async deleteItems(caller: Owner, collectionId: string, body: DeleteItemsBody) {
@@ -147,6 +183,7 @@ export class VectorsService {
     const started = performance.now();
     const { s, store, index } = this;
     const content = parseContent(body, '');
+    const filter = body.filter === undefined ? null : parseFilter(body.filter);
     const c = await this.collection(caller, collectionId);
     const e = await this.embedderOf(c);
     checkModality(e, content, '');
@@ -157,9 +194,11 @@ export class VectorsService {
     const idx = await index.current(c.id, c.dimensions, c.change_seq);
     // The 8-bit index proposes candidates; their exact cosine over the stored float32 vectors ranks them. A
     // key without a row was deleted (on this node after the lookup, or on another): never returned.
-    const keys = index.candidates(idx, q.vector, topK);
+    // A filter is applied inside the index search (IndexManager.filteredCandidates); the rows are checked
+    // against it again, so metadata changed on another node since this index caught up never slips through.
+    const keys = filter ? await index.filteredCandidates(c.id, idx, q.vector, topK, filter) : index.candidates(idx, q.vector, topK);
     const rows = await store.itemsByKeys(c.id, keys);
-    const hits = rescore(q.vector, keys, (k) => rows.get(k)?.vector, topK);
+    const hits = rescore(q.vector, keys, (k) => { const r = rows.get(k); return r && (!filter || matchesFilter(filter, r.metadata)) ? r.vector : undefined; }, topK);
     const results = [];
     for (const h of hits) {
       const it = rows.get(h.key)!;

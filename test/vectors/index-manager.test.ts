@@ -14,6 +14,7 @@ import { IndexManager, candidateCount, searchCandidates } from '../../src/vector
 import { newIndex } from '../../src/vectors/vector-index.js';
 import { rescore } from '../../src/vectors/rescore.js';
 import { newId } from '../../src/ids.js';
+import { parseFilter } from '../../src/vectors/filter.js';
 
 let t: TestApp;
 before(async () => { t = await startTestApp(); });
@@ -51,7 +52,7 @@ test('behind the database: caught up at open (adds and deletions), search never 
   const first = items(vectors(50, 1));
   await a.lock.run(col.id, async () => {
     const w = (await store.addItems(t.projectId, col.id, first))!;
-    await a.applyAdd(col.id, DIMS, w.changeSeq, w.keys, first.map((x) => x.vector));
+    await a.applyAdd(col.id, DIMS, w.changeSeq, w.keys, first.map((x) => x.vector), first.map((x) => x.metadata));
   });
   await a.flush();
   // Committed while no index saw them (a crash between the database and the index).
@@ -89,7 +90,7 @@ test('another node writes: this node catches up on its next search', async () =>
   const xs = items(vectors(20, 3));
   await nodeA.lock.run(col.id, async () => {
     const w = (await store.addItems(t.projectId, col.id, xs))!;
-    await nodeA.applyAdd(col.id, DIMS, w.changeSeq, w.keys, xs.map((x) => x.vector));
+    await nodeA.applyAdd(col.id, DIMS, w.changeSeq, w.keys, xs.map((x) => x.vector), xs.map((x) => x.metadata));
   });
   const state = (await store.get(t.projectId, col.id))!;
   const l = await nodeB.current(col.id, DIMS, state.change_seq);
@@ -190,4 +191,44 @@ test('8-bit candidates ranked by exact cosine: exact scores, best first, deleted
     assert.deepEqual(got.map((h) => Number(h.key)), want.map(([i]) => i), `order, ${d} dimensions`);
     got.forEach((h, i) => assert.ok(Math.abs(h.score - want[i]![1]) < 1e-6, `score, ${d} dimensions`));
   }
+});
+
+test('filters on another node: metadata patched, items added, replaced and deleted elsewhere are seen after catch-up', async () => {
+  const db = t.app.services.db;
+  const store = new CollectionStore(db);
+  const col = (await store.create(t.projectId, { name: 'im-filter', description: null, model_id: 'x', dimensions: DIMS, metric: 'COSINE' }))!;
+  const nodeA = new IndexManager(db, join(t.dataDir, 'filter-a'), quiet);
+  const nodeB = new IndexManager(db, join(t.dataDir, 'filter-b'), quiet);
+  const xs = items(vectors(40, 7)).map((x, i) => ({ ...x, metadata: { g: i % 4 } }));
+  await nodeA.lock.run(col.id, async () => {
+    const w = (await store.addItems(t.projectId, col.id, xs))!;
+    await nodeA.applyAdd(col.id, DIMS, w.changeSeq, w.keys, xs.map((x) => x.vector), xs.map((x) => x.metadata));
+  });
+  const ids = async (m: IndexManager, filter: Record<string, unknown>) => {
+    const state = (await store.get(t.projectId, col.id))!;
+    const l = await m.current(col.id, DIMS, state.change_seq);
+    const keys = await m.filteredCandidates(col.id, l, xs[0]!.vector, 50, parseFilter(filter)!);
+    const rows = await store.itemsByKeys(col.id, keys);
+    return keys.map((k) => rows.get(k)!.id).sort();
+  };
+  const g = (v: number) => xs.filter((x) => x.metadata.g === v).map((x) => x.id).sort();
+  assert.deepEqual(await ids(nodeB, { g: 1 }), g(1));
+  // Node A: a patch, a replacement by id and a deletion; node B catches up on its next search.
+  await nodeA.lock.run(col.id, async () => {
+    const u = await store.updateMetadata(t.projectId, col.id, xs[0]!.id, () => ({ g: 1 }));
+    assert.ok(u && u !== 'missing');
+    await nodeA.applyMetadata(col.id, DIMS, u.changeSeq, u.item.key, u.item.metadata);
+    const again = [{ ...xs[1]!, metadata: { g: 3 } }];
+    const w = (await store.addItems(t.projectId, col.id, again))!;
+    assert.equal(w.replaced.length, 1);
+    await nodeA.applyAdd(col.id, DIMS, w.changeSeq, w.keys, again.map((x) => x.vector), again.map((x) => x.metadata), w.replaced.map((r) => r.key));
+    const d = (await store.deleteItems(t.projectId, col.id, [xs[5]!.id]))!;
+    await nodeA.applyDelete(col.id, DIMS, d.changeSeq, d.deleted.map((x) => x.key));
+  });
+  const expected = [xs[0]!.id, ...g(1).filter((id) => id !== xs[1]!.id && id !== xs[5]!.id)].sort();
+  for (const m of [nodeA, nodeB]) {
+    assert.deepEqual(await ids(m, { g: 1 }), expected);
+    assert.deepEqual(await ids(m, { g: 3 }), [...g(3), xs[1]!.id].sort());
+  }
+  assert.equal((await store.get(t.projectId, col.id))!.item_count, 39);
 });

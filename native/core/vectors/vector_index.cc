@@ -3,6 +3,7 @@
 #include "vectors/vector_index.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -150,6 +151,51 @@ std::size_t VectorIndex::Search(const float* query, std::size_t wanted, std::siz
   auto result = index.search(query, wanted, 0);
   if (!result) Fail("vector index search", result.error);
   return distances_out ? result.dump_to(keys_out, distances_out, wanted) : result.dump_to(keys_out, wanted);
+}
+
+std::size_t VectorIndex::SearchFiltered(const float* query, std::size_t wanted, std::size_t expansion,
+                                        const std::uint8_t* allowed, std::size_t allowed_bytes, std::uint64_t* keys_out,
+                                        float* distances_out) const {
+  auto& index = impl_->index;
+  if (wanted == 0 || index.size() == 0) return 0;
+  index.change_expansion_search(expansion ? expansion : impl_->settings.expansion_search);
+  const std::uint64_t limit = std::uint64_t(allowed_bytes) * 8;
+  auto allow = [allowed, limit](std::uint64_t key) noexcept {
+    return key < limit && ((allowed[key >> 3] >> (key & 7)) & 1) != 0;
+  };
+  auto result = index.filtered_search(query, wanted, allow, 0);
+  if (!result) Fail("vector index search", result.error);
+  return distances_out ? result.dump_to(keys_out, distances_out, wanted) : result.dump_to(keys_out, wanted);
+}
+
+std::size_t VectorIndex::SearchKeys(const float* query, std::size_t wanted, const std::uint64_t* keys, std::size_t n,
+                                    std::uint64_t* keys_out, float* distances_out) const {
+  auto& index = impl_->index;
+  const std::size_t dims = index.dimensions();
+  if (wanted == 0 || n == 0) return 0;
+  // The query quantised as the index quantises vectors (USearch's f32 -> i8 cast: scaled to unit length, x 127).
+  std::vector<std::int8_t> q(dims), v(dims);
+  double magnitude = 0;
+  for (std::size_t d = 0; d < dims; d++) magnitude += double(query[d]) * double(query[d]);
+  magnitude = std::sqrt(magnitude);
+  if (magnitude > 0)
+    for (std::size_t d = 0; d < dims; d++)
+      q[d] = static_cast<std::int8_t>(std::clamp(double(query[d]) * 127.0 / magnitude, -127.0, 127.0));
+  const DotI8Fn distance = DotI8Distance();
+  std::vector<std::pair<float, std::uint64_t>> scored;
+  scored.reserve(n);
+  for (std::size_t i = 0; i < n; i++) {
+    if (index.get(keys[i], v.data()) != 1) continue;  // not in the index (deleted, or not caught up yet)
+    scored.emplace_back(distance(reinterpret_cast<std::uintptr_t>(q.data()), reinterpret_cast<std::uintptr_t>(v.data()), dims),
+                        keys[i]);
+  }
+  const std::size_t found = std::min(wanted, scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(found), scored.end());
+  for (std::size_t i = 0; i < found; i++) {
+    keys_out[i] = scored[i].second;
+    if (distances_out) distances_out[i] = scored[i].first;
+  }
+  return found;
 }
 
 std::size_t VectorIndex::Remove(const std::uint64_t* keys, std::size_t n) {

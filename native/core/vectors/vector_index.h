@@ -50,6 +50,20 @@ class VectorIndex {
   std::size_t Search(const float* query, std::size_t wanted, std::size_t expansion, std::uint64_t* keys_out,
                      float* distances_out) const;
 
+  // The same, over the keys a filter allows only: `allowed` is a bitmap over keys (key k is allowed when bit
+  // k % 8 of byte k / 8 is set; keys at or past allowed_bytes * 8 are not). The filter is the graph search's
+  // predicate: every node still guides the walk, only allowed ones enter the results, and the walk goes on
+  // until it holds max(expansion, wanted) allowed nodes or has seen every reachable node, so it answers
+  // `wanted` keys whenever that many are allowed. Its cost grows as the allowed share shrinks (a 1% filter
+  // walks ~100x the nodes); SearchKeys is the better plan for small sets.
+  std::size_t SearchFiltered(const float* query, std::size_t wanted, std::size_t expansion, const std::uint8_t* allowed,
+                             std::size_t allowed_bytes, std::uint64_t* keys_out, float* distances_out) const;
+
+  // Exact search over the given keys alone (keys not in the index are skipped): one distance per key over the
+  // index's 8-bit vectors, the nearest `wanted` best first. Cost is linear in n, independent of the index size.
+  std::size_t SearchKeys(const float* query, std::size_t wanted, const std::uint64_t* keys, std::size_t n,
+                         std::uint64_t* keys_out, float* distances_out) const;
+
   // Removes the keys that are present; returns how many were.
   std::size_t Remove(const std::uint64_t* keys, std::size_t n);
   bool Contains(std::uint64_t key) const;
