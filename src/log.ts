@@ -39,13 +39,24 @@ function jsonString(v: string): string {
   return PLAIN.test(v) ? `"${v}"` : JSON.stringify(v);
 }
 
+/** Route patterns and project ids repeat on every request: escape each once. */
+const escapedOnce = new Map<string, string>();
+function jsonStringOnce(v: string): string {
+  let s = escapedOnce.get(v);
+  if (s === undefined) {
+    s = jsonString(v);
+    if (escapedOnce.size < 10_000) escapedOnce.set(v, s);
+  }
+  return s;
+}
+
 export function requestLogger(log: Logger): (r: RequestRecord) => void {
   const dest = destinations.get(log);
   if (!dest) return (r) => log.info(r, 'request');
   const level = log.levels.values.info!;
   return (r) => {
     if (log.levelVal > level) return;
-    const project = r.project === undefined ? '' : `,"project":${jsonString(r.project)}`;
-    dest.write(`{"level":${level},"time":${Date.now()},"service":"sightflow","requestId":${jsonString(r.requestId)},"method":"${r.method}","route":${jsonString(r.route)},"path":${jsonString(r.path)},"status":${r.status},"ms":${r.ms}${project},"msg":"request"}\n`);
+    const project = r.project === undefined ? '' : `,"project":${jsonStringOnce(r.project)}`;
+    dest.write(`{"level":${level},"time":${Date.now()},"service":"sightflow","requestId":${jsonString(r.requestId)},"method":"${r.method}","route":${jsonStringOnce(r.route)},"path":${jsonString(r.path)},"status":${r.status},"ms":${r.ms}${project},"msg":"request"}\n`);
   };
 }
