@@ -22,30 +22,24 @@ if [ "$status" -ne 0 ]; then
 fi
 echo "suite: ran in $(( $(date +%s) - started )) s"
 tap_summary .tmp/*.tap
-if [ "${CI:-}" = true ]; then
-  reason=$(eval_data_reason)
+# require_no_skips NAME REASON WHAT: CI has every input, so a skip for its absence fails the run.
+require_no_skips() {
+  local name=$1 reason=$2 what=$3 n
   if [ -z "$reason" ]; then
-    echo "CI: FAILED: cannot read EVAL_DATA_MISSING from eval/dir.ts, so skips for missing evaluation data cannot be told apart"
+    echo "CI: FAILED: cannot read $name, so skips for missing $what cannot be told apart"
     status=1
-  else
-    n=$(tap_skipped_for "$reason" .tmp/*.tap)
-    if [ "$n" -gt 0 ]; then
-      echo "CI: FAILED: $n skipped with \"$reason\"; CI has the evaluation data and must run every test, bench and" \
-        "evaluation (is ../shared/eval there, or SIGHTFLOW_EVAL_DIR set?)"
-      status=1
-    fi
+    return
   fi
-  byo_reason=$(byo_models_reason)
-  if [ -z "$byo_reason" ]; then
-    echo "CI: FAILED: cannot read BYO_MODELS_MISSING from eval/byo-dir.ts, so skips for missing model exports cannot be told apart"
+  n=$(tap_skipped_for "$reason" .tmp/*.tap)
+  if [ "$n" -gt 0 ]; then
+    echo "CI: FAILED: $n skipped with \"$reason\"; CI has the $what and must run every test, bench and evaluation that reads them"
     status=1
-  else
-    n=$(tap_skipped_for "$byo_reason" .tmp/*.tap)
-    if [ "$n" -gt 0 ]; then
-      echo "CI: FAILED: $n skipped with \"$byo_reason\"; CI has the model exports and must run every test that reads them" \
-        "(is ../shared/byo-models there, or SIGHTFLOW_BYO_MODELS_DIR set?)"
-      status=1
-    fi
   fi
+}
+if [ "${CI:-}" = true ]; then
+  require_no_skips "EVAL_DATA_MISSING from eval/dir.ts" "$(eval_data_reason)" \
+    "evaluation data (is ../shared/eval there, or SIGHTFLOW_EVAL_DIR set?)"
+  require_no_skips "BYO_MODELS_MISSING from eval/byo-dir.ts" "$(byo_models_reason)" \
+    "model exports (is ../shared/byo-models there, or SIGHTFLOW_BYO_MODELS_DIR set?)"
 fi
 exit $status
