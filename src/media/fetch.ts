@@ -23,6 +23,7 @@ const ACCEPT: Record<FetchedMedia, string> = {
   image: 'image/jpeg, image/png, image/webp, */*;q=0.1',
   audio: 'audio/wav, audio/mpeg, audio/flac, audio/ogg, */*;q=0.1',
   video: 'video/mp4, video/webm, video/*, */*;q=0.1',
+  model: 'application/octet-stream, */*;q=0.1',
 };
 
 /** The body of `url` (after at most `maxRedirects` redirects), or an ApiError naming what went wrong. */
@@ -68,6 +69,38 @@ export async function fetchMediaBytes(url: URL, opts: FetchMediaOptions): Promis
   }
 }
 
+/**
+ * The 2xx response of `url` (redirects followed, each hop checked like fetchMediaBytes does) with its body
+ * unread, for callers that stream a large body to disk. `headers` go on every hop (a Range to resume).
+ * The response must be read or destroyed; `signal` aborts the connection at any time.
+ */
+export async function openMediaStream(url: URL, opts: Omit<FetchMediaOptions, 'maxBytes' | 'timeoutMs'> & { signal: AbortSignal; headers?: Record<string, string>; onResponse?: (res: IncomingMessage) => void }): Promise<{ res: IncomingMessage; url: URL }> {
+  let current = url;
+  const media = opts.media ?? 'image';
+  const o = { ...opts, maxBytes: 0, timeoutMs: 0 };
+  for (let hop = 0; ; hop++) {
+    const verdict = await untilAborted(checkUrl(current, opts), opts.signal);
+    if (!verdict.allowed) throw urlDenied(verdict, opts.param, media);
+    const res = await requestOnce(current, o, verdict.addresses, opts.signal, opts.headers);
+    opts.onResponse?.(res);
+    const status = res.statusCode ?? 0;
+    if (REDIRECTS.has(status)) {
+      res.destroy();
+      const location = res.headers.location;
+      if (!location) throw errors.imageFetchFailed(opts.param, `upstream answered ${status} without a Location header`, media);
+      if (hop >= opts.maxRedirects) throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`, media);
+      current = redirectTarget(current, location, opts.param, media);
+      continue;
+    }
+    // 416: the part the caller already holds is not a prefix the server can continue; it starts over.
+    if ((status < 200 || status > 299) && !(status === 416 && opts.headers?.range)) {
+      res.destroy();
+      throw errors.imageFetchFailed(opts.param, `upstream answered ${status}`, media);
+    }
+    return { res, url: current };
+  }
+}
+
 function redirectTarget(from: URL, location: string, param: string, media?: FetchedMedia): URL {
   let next: URL;
   try {
@@ -104,7 +137,7 @@ function pinnedLookup(addresses: readonly string[]): LookupFunction {
 }
 
 /** Sends one GET and resolves with the response head; the body is left unread. `addresses`: where it may connect (absent: any). */
-function requestOnce(url: URL, opts: FetchMediaOptions, addresses: readonly string[] | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+function requestOnce(url: URL, opts: FetchMediaOptions, addresses: readonly string[] | undefined, signal: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<IncomingMessage> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
@@ -120,7 +153,7 @@ function requestOnce(url: URL, opts: FetchMediaOptions, addresses: readonly stri
       agent: false,
       ...(addresses ? { lookup: pinnedLookup(addresses) } : {}),
       signal,
-      headers: { 'user-agent': 'sightflow-image-fetch/1', accept: ACCEPT[opts.media ?? 'image'], 'accept-encoding': 'identity' },
+      headers: { 'user-agent': 'sightflow-image-fetch/1', accept: ACCEPT[opts.media ?? 'image'], 'accept-encoding': 'identity', ...extraHeaders },
     });
     // Second line of defence: whatever the lookup said, the peer we are connected to must pass the policy too.
     req.once('socket', (socket: Socket) => {

@@ -7,7 +7,9 @@ import type { ModelRegistry } from '../inference/registry.js';
 import type { InferenceRuntime } from '../inference/runtime.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { errors } from '../errors.js';
-import { Detector } from './detect.js';
+import { DEFAULT_DETECT_MODEL, Detector } from './detect.js';
+import { checkModelOnSample } from './model-check.js';
+import type { ModelCheck } from '../inference/model-install.js';
 import { ocrImage, ocrRegion, type BBox, type OcrOptions, type OcrResult } from './ocr/engine.js';
 import { useOcrModelSource } from './ocr/ocr-models.js';
 
@@ -26,6 +28,16 @@ export class VisionModels {
   constructor(private readonly source: VisionModelSource) {
     // OCR runs its PP-OCR models through this registry and runtime.
     useOcrModelSource({ registry: source.registry, runtime: source.runtime });
+  }
+
+  /** Runs a registered model on the sample image (the check of an added model). */
+  checkModel(id: string): Promise<ModelCheck> {
+    return checkModelOnSample(this.source.runtime, this.source.registry, id);
+  }
+
+  /** Forgets cached task objects of models that were removed or replaced. */
+  modelsChanged(ids: string[]): void {
+    if (this.detectorPromise && ids.includes(DEFAULT_DETECT_MODEL)) this.detectorPromise = null;
   }
 
   /** The detector, loaded once; a failed load is retried by the next call. */

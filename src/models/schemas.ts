@@ -1,0 +1,64 @@
+// Shapes of the model management routes (admin API) and of GET /v1/models/:id's serving state.
+import { z } from 'zod';
+
+const Providers = z.array(z.enum(['tensorrt', 'cuda', 'cpu'])).min(1);
+
+export const AddModelBody = z.strictObject({
+  source: z.string().min(1).max(2000)
+    .meta({ description: 'https URL of an .onnx file, or a Hugging Face reference owner/repo[@rev]:path (a path on the server for local tools)' }),
+  id: z.string().min(1).max(64).optional().meta({ description: 'Model id (default: from the file name)' }),
+  task: z.enum(['detect', 'embed-image', 'embed-text', 'other']).optional().meta({ description: 'What the model does (default detect)' }),
+  labels: z.array(z.string().min(1)).max(10_000).optional().meta({ description: 'Class names in output order (default: the COCO 80 classes)' }),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional().meta({ description: 'Expected sha256 of the file; a mismatch is refused' }),
+  preload: z.boolean().optional().meta({ description: 'Load at start instead of on first use' }),
+  idle_unload_s: z.number().min(0).optional().meta({ description: 'Unload after this many idle seconds (0: never)' }),
+  providers: Providers.optional().meta({ description: 'Execution providers in order; missing ones fall back to cpu with a warning' }),
+  queue_depth: z.number().int().min(1).max(10_000).optional().meta({ description: 'Waiting requests before 503' }),
+});
+export type AddModelBody = z.infer<typeof AddModelBody>;
+
+export const ModelStateOut = z.object({
+  state: z.enum(['unloaded', 'loading', 'loaded']),
+  providers: z.array(z.string()).nullable().meta({ description: 'Providers the loaded session runs on' }),
+  memory_bytes: z.number().nullable().meta({ description: 'Process memory growth while it loaded (approximate)' }),
+  loaded_at: z.string().nullable(),
+  last_used_at: z.string().nullable(),
+  requests: z.number().int(),
+  errors: z.number().int(),
+  p50_ms: z.number().nullable().meta({ description: 'Median latency of the last 256 runs, queue wait included' }),
+  queue_depth: z.number().int(),
+  pending: z.number().int(),
+  idle_unload_s: z.number(),
+  unloads: z.number().int(),
+});
+
+export const ModelOut = z.object({
+  id: z.string(),
+  object: z.literal('model'),
+  task: z.string(),
+  description: z.string(),
+  builtin: z.boolean(),
+  prepared: z.boolean(),
+  sha256: z.string().nullable(),
+  source: z.string().nullable().meta({ description: 'Where an added model came from (URL, hub reference or file)' }),
+  added_at: z.string().nullable(),
+  labels: z.number().int().meta({ description: 'How many class names the manifest lists' }),
+  settings: z.object({
+    preload: z.boolean(),
+    idle_unload_s: z.number().nullable(),
+    providers: z.array(z.string()).nullable(),
+    queue_depth: z.number().nullable(),
+  }),
+  serving: ModelStateOut,
+});
+
+export const AddedModelOut = ModelOut.extend({
+  check: z.object({
+    summary: z.string(),
+    ms: z.number(),
+    objects: z.array(z.object({ class: z.string(), confidence: z.number(), bbox: z.array(z.number()) })).optional(),
+  }),
+});
+
+export const ModelListOut = z.object({ object: z.literal('list'), data: z.array(ModelOut) });
+export const DeletedModelOut = z.object({ id: z.string(), object: z.literal('model'), deleted: z.literal(true) });
