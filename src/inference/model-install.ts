@@ -42,6 +42,8 @@ export interface AddModelDeps {
   check: (id: string) => Promise<ModelCheck>;
   onProgress?: (p: AddProgress) => void;
   signal?: AbortSignal;
+  /** Whether source may name a file on this machine (the CLI: yes; the HTTP API: URLs only). */
+  localFiles?: boolean;
 }
 
 export type AddProgress =
@@ -66,7 +68,7 @@ export function idFromFileName(name: string): string {
 
 export async function addModel(input: AddModelInput, deps: AddModelDeps): Promise<AddedModel> {
   const { registry } = deps;
-  const source = parseModelSource(input.source, deps.hubUrl, (p) => existsSync(p));
+  const source = parseModelSource(input.source, deps.hubUrl, (p) => deps.localFiles !== false && existsSync(p));
   const id = input.id ?? idFromFileName(source.kind === 'file' ? source.path : source.fileName);
   if (!MODEL_ID.test(id)) throw errors.invalidParam('id', `Expected id to be 1-64 characters (${MODEL_ID_RULE}) but received ${JSON.stringify(id)}`);
   if (registry.has(id)) throw errors.modelExists(id);

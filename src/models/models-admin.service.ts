@@ -36,7 +36,7 @@ export class ModelsAdminService {
       },
     }, {
       registry, runtime, hubUrl: this.s.config.models.hubUrl, policy: { allowPrivate: this.s.config.allowPrivateUrls },
-      check: (id) => this.s.vision.checkModel(id), signal,
+      check: (id) => this.s.vision.checkModel(id), signal, localFiles: false,
     });
     if (this.shared) await publishModel(this.s.db, added.manifest, added.path);
     this.s.log.info({ model: added.manifest.id, sha256: added.sha256 }, `model ${added.manifest.id} added: ${added.check.summary}`);

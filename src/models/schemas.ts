@@ -5,7 +5,7 @@ const Providers = z.array(z.enum(['tensorrt', 'cuda', 'cpu'])).min(1);
 
 export const AddModelBody = z.strictObject({
   source: z.string().min(1).max(2000)
-    .meta({ description: 'https URL of an .onnx file, or a Hugging Face reference owner/repo[@rev]:path (a path on the server for local tools)' }),
+    .meta({ description: 'https URL of an .onnx file, or a Hugging Face reference owner/repo[@rev]:path' }),
   id: z.string().min(1).max(64).optional().meta({ description: 'Model id (default: from the file name)' }),
   task: z.enum(['detect', 'embed-image', 'embed-text', 'other']).optional().meta({ description: 'What the model does (default detect)' }),
   labels: z.array(z.string().min(1)).max(10_000).optional().meta({ description: 'Class names in output order (default: the COCO 80 classes)' }),

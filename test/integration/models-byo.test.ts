@@ -1,0 +1,69 @@
+// Real exports (yolov8n int8 at 640, yolo11n int8 at 320, from ../shared/byo-models via
+// test/helpers/byo-models.ts; skipped without them) added with the real CLI while `sightflow serve` runs on
+// the same data dir: each is checked on the sample image (people found), and the running server serves it
+// within a few seconds without a restart; `models remove` takes it away again.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, serve } from '../helpers/cli.js';
+import { byoModelPath, byoModelsSkip, BYO_MODELS } from '../helpers/byo-models.js';
+import { projectRoot } from '../../src/paths.js';
+
+const skip = byoModelsSkip('yolov8n-int8', 'yolo11n-int8-320');
+
+async function until<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('sightflow models add: real YOLO exports, added while a server runs, served without a restart', { skip, timeout: 240_000 }, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sightflow-byo-'));
+  // Prepared built-in models are shared (setup made them); the added files go there too, under ids of this run, removed after.
+  const modelsDir = join(projectRoot, 'data', 'models');
+  const suffix = `t${process.pid}`;
+  const ids = [`yolov8n-int8-${suffix}`, `yolo11n-int8-320-${suffix}`];
+  t.after(async () => {
+    for (const id of ids) await rm(join(modelsDir, id), { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true });
+  });
+  const env = { SIGHTFLOW_MODELS_DIR: modelsDir, SIGHTFLOW_MODELS_SYNC_MS: '250', SIGHTFLOW_ADMIN_TOKEN: 'byo-admin' };
+  const server = await serve(['--data-dir', dir], env);
+  t.after(async () => { server.child.kill('SIGTERM'); await server.exited; });
+  const key = /API key (\S+)/.exec(server.lines.join('\n'))?.[1];
+  assert.ok(key, 'bootstrap key printed');
+  const get = async (id: string) => {
+    const res = await fetch(`http://127.0.0.1:${server.port}/v1/models/${id}`, { headers: { authorization: `Bearer ${key}` } });
+    return { status: res.status, body: await res.json() as any };
+  };
+
+  for (const [name, id, size] of [['yolov8n-int8', ids[0], 640], ['yolo11n-int8-320', ids[1], 320]] as const) {
+    assert.equal((await get(id)).status, 404);
+    const r = await runCli(['models', 'add', byoModelPath(name), '--id', id, '--data-dir', dir, '--json'], env);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+    assert.equal(out.sha256, BYO_MODELS[name].sha256);
+    // The astronaut photo: a person, found by both exports.
+    assert.ok(out.check.objects.some((o: { class: string; confidence: number }) => o.class === 'person' && o.confidence > 0.5), JSON.stringify(out.check));
+    t.diagnostic(`${name}: ${out.check.summary}`);
+    const served = await until(`${id} served`, 5000, async () => { const g = await get(id); return g.status === 200 ? g.body : undefined; });
+    assert.equal(served.sha256, BYO_MODELS[name].sha256);
+    assert.equal(served.prepared, true);
+    assert.equal(served.task, 'detect');
+    assert.equal(served.serving.state, 'unloaded');
+    assert.equal(served.source, byoModelPath(name));
+    const manifest = await import(join(dir, 'manifests', `${id}.json`), { with: { type: 'json' } });
+    assert.deepEqual(manifest.default.inputs[0].shape, [1, 3, size, size]);
+  }
+
+  const rmr = await runCli(['models', 'remove', ids[0], '--data-dir', dir], env);
+  assert.equal(rmr.code, 0, rmr.stderr);
+  await until(`${ids[0]} gone`, 5000, async () => ((await get(ids[0])).status === 404 ? true : undefined));
+  assert.equal((await get(ids[1])).status, 200);
+});
