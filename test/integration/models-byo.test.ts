@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, serve } from '../helpers/cli.js';
 import { byoModelPath, byoModelsSkip, BYO_MODELS } from '../helpers/byo-models.js';
-import { projectRoot } from '../../src/paths.js';
+import { modelsDirWithBuiltins } from '../helpers/inference.js';
 
 const skip = byoModelsSkip('yolov8n-int8', 'yolo11n-int8-320');
 
@@ -25,14 +25,9 @@ async function until<T>(what: string, ms: number, fn: () => Promise<T | undefine
 
 test('sightflow models add: real YOLO exports, added while a server runs, served without a restart', { skip, timeout: 240_000 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'sightflow-byo-'));
-  // Prepared built-in models are shared (setup made them); the added files go there too, under ids of this run, removed after.
-  const modelsDir = join(projectRoot, 'data', 'models');
-  const suffix = `t${process.pid}`;
-  const ids = [`yolov8n-int8-${suffix}`, `yolo11n-int8-320-${suffix}`];
-  t.after(async () => {
-    for (const id of ids) await rm(join(modelsDir, id), { recursive: true, force: true });
-    await rm(dir, { recursive: true, force: true });
-  });
+  const modelsDir = await modelsDirWithBuiltins(t);
+  const ids = ['yolov8n-int8', 'yolo11n-int8-320'];
+  t.after(() => rm(dir, { recursive: true, force: true }));
   const env = { SIGHTFLOW_MODELS_DIR: modelsDir, SIGHTFLOW_MODELS_SYNC_MS: '250', SIGHTFLOW_ADMIN_TOKEN: 'byo-admin' };
   const server = await serve(['--data-dir', dir], env);
   t.after(async () => { server.child.kill('SIGTERM'); await server.exited; });

@@ -4,38 +4,28 @@
 // never saw it), and a removal on A reaches B the same way.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { admin, api, backend, freshDatabaseUrl, startTestApp, type TestApp } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
-import { tinyYoloOnnx } from '../helpers/inference.js';
+import { modelsDirWithBuiltins, tinyYoloOnnx } from '../helpers/inference.js';
 import { startModelHub, type ModelHub } from '../helpers/model-hub.js';
 import { byoModelPath, byoModelsSkip, BYO_MODELS } from '../helpers/byo-models.js';
-import { projectRoot } from '../../src/paths.js';
 
 const skip = backend !== 'postgres' ? 'PostgreSQL only (SIGHTFLOW_TEST_DB=postgres)' : false;
 const SYNC = { SIGHTFLOW_MODELS_SYNC_MS: '500' };
-const sharedModels = process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models');
 
 let a: TestApp;
 let b: TestApp;
 let hub: ModelHub;
 let databaseUrl: string;
-const temp: string[] = [];
 const model = Buffer.from(tinyYoloOnnx('yolov8', [{ cx: 200, cy: 300, w: 150, h: 400, cls: 0, score: 0.9 }], 80, 320));
 const sha = createHash('sha256').update(model).digest('hex');
 
 /** A models dir of its own for a node, with the prepared built-in models linked in (no conversion at start). */
-function ownModelsDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'sightflow-node-models-'));
-  temp.push(dir);
-  for (const m of ['centernet-coco', 'ppocr-det', 'ppocr-rec', 'ppocr-cls', 'multimodal-embedding-v1']) {
-    if (existsSync(join(sharedModels, m))) symlinkSync(join(sharedModels, m), join(dir, m));
-  }
-  return dir;
-}
+const ownModelsDir = () => modelsDirWithBuiltins({ after: (fn) => { cleanups.push(fn); } });
+const cleanups: Array<() => Promise<void>> = [];
 
 async function within<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<{ value: T; ms: number }> {
   const t0 = Date.now();
@@ -51,15 +41,15 @@ before(async () => {
   if (skip) return;
   databaseUrl = (await freshDatabaseUrl())!;
   hub = await startModelHub([{ owner: 'acme', repo: 'tiny', path: 'tiny.onnx', bytes: model }]);
-  a = await startTestApp({ ...SYNC, SIGHTFLOW_MODELS_DIR: ownModelsDir(), SIGHTFLOW_MODEL_HUB_URL: hub.url }, { databaseUrl });
-  b = await startTestApp({ ...SYNC, SIGHTFLOW_MODELS_DIR: ownModelsDir() }, { databaseUrl });
+  a = await startTestApp({ ...SYNC, SIGHTFLOW_MODELS_DIR: await ownModelsDir(), SIGHTFLOW_MODEL_HUB_URL: hub.url }, { databaseUrl });
+  b = await startTestApp({ ...SYNC, SIGHTFLOW_MODELS_DIR: await ownModelsDir() }, { databaseUrl });
 });
 
 after(async () => {
   await b?.close();
   await a?.close();
   await hub?.close();
-  for (const d of temp) rmSync(d, { recursive: true, force: true });
+  for (const fn of cleanups) await fn();
 });
 
 test('a model added on node A through the admin API is served by node B within 10 s; removal follows', { skip, timeout: 120_000 }, async () => {
