@@ -77,6 +77,9 @@ export async function downloadModel(url: URL, dest: string, opts: DownloadOption
     const onAbort = () => stall.abort(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     let gotBytes = false;
+    const stallMs = opts.stallMs ?? 30_000;
+    // The answer's head must come within the stall time too (a server that accepts and says nothing).
+    const headTimer = setTimeout(() => stall.abort(), stallMs);
     try {
       const { res } = await openMediaStream(url, {
         ...opts, param: 'source', media: 'model', maxRedirects: opts.maxRedirects ?? 5, signal: stall.signal,
@@ -87,13 +90,14 @@ export async function downloadModel(url: URL, dest: string, opts: DownloadOption
           if (!expected && /^[0-9a-f]{64}$/.test(tag)) { expected = tag; expectedFrom = 'hub'; }
         },
       });
+      clearTimeout(headTimer);
       if (res.statusCode === 416) { res.destroy(); await rm(part, { force: true }); continue; }
       const resumed = res.statusCode === 206 && have > 0;
       if (have > 0 && resumed) resumes++;
       const start = resumed ? have : 0;
       const total = totalSize(res, start);
       if (total !== null && total > maxBytes) { res.destroy(); throw errors.payloadTooLarge('model', maxBytes); }
-      await pipeToFile(res, part, resumed, opts.stallMs ?? 30_000, stall, (bytes) => {
+      await pipeToFile(res, part, resumed, stallMs, stall, (bytes) => {
         gotBytes = true;
         if (bytes > maxBytes) throw errors.payloadTooLarge('model', maxBytes);
         opts.onProgress?.({ bytes, total, resumedFrom: start });
@@ -105,9 +109,11 @@ export async function downloadModel(url: URL, dest: string, opts: DownloadOption
       const retry = gotBytes && attempt < attempts && !(e instanceof ApiError && e.status === 413);
       if (!retry) {
         if (e instanceof ApiError) throw e;
+        if (stall.signal.aborted && !gotBytes) throw errors.imageFetchFailed('source', `no answer within ${stallMs} ms`, 'model');
         throw errors.imageFetchFailed('source', (e as Error).message, 'model');
       }
     } finally {
+      clearTimeout(headTimer);
       opts.signal?.removeEventListener('abort', onAbort);
     }
   }

@@ -51,7 +51,7 @@ export async function startModelHub(files: HubFile[], opts: { cutFirst?: number 
     if (cut !== undefined && cut < body.length) {
       const n = cut;
       cut = undefined;
-      res.write(body.subarray(0, n), () => setTimeout(() => res.destroy(), 20));
+      res.write(body.subarray(0, n), () => setTimeout(() => res.destroy(), 100));
       return;
     }
     res.end(body);
