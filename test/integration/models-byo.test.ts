@@ -11,7 +11,7 @@ import { runCli, serve } from '../helpers/cli.js';
 import { byoModelPath, byoModelsSkip, BYO_MODELS } from '../helpers/byo-models.js';
 import { modelsDirWithBuiltins } from '../helpers/inference.js';
 
-const skip = byoModelsSkip('yolov8n-int8', 'yolo11n-int8-320');
+const skip = byoModelsSkip('yolov8n-int8', 'yolo11n-int8-320', 'yolo11n-face-int8');
 
 async function until<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
   const end = Date.now() + ms;
@@ -56,6 +56,24 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
     const manifest = await import(join(dir, 'manifests', `${id}.json`), { with: { type: 'json' } });
     assert.deepEqual(manifest.default.inputs[0].shape, [1, 3, size, size]);
   }
+
+  // A one-class export with its own labels and serving settings: preloaded by the server on sight, on cpu after
+  // an honest warning about cuda (this host has no GPU).
+  const face = await runCli(['models', 'add', byoModelPath('yolo11n-face-int8'), '--id', 'faces', '--labels', 'face', '--preload',
+    '--idle-unload-s', '600', '--providers', 'cuda,cpu', '--queue-depth', '4', '--data-dir', dir], env);
+  assert.equal(face.code, 0, face.stderr);
+  assert.match(face.stderr, /warning: model faces: execution provider cuda requested but not available on this host; falling back to cpu/);
+  const loaded = await until('faces preloaded', 10_000, async () => {
+    const g = await get('faces');
+    return g.status === 200 && g.body.serving.state === 'loaded' ? g.body : undefined;
+  });
+  assert.deepEqual(loaded.settings, { preload: true, idle_unload_s: 600, providers: ['cuda', 'cpu'], queue_depth: 4 });
+  assert.deepEqual(loaded.serving.providers, ['cpu']);
+  assert.equal(loaded.serving.queue_depth, 4);
+  assert.equal(loaded.serving.idle_unload_s, 600);
+  assert.equal(loaded.labels, 1);
+  assert.ok(loaded.serving.memory_bytes > 0);
+  t.diagnostic(`faces preloaded: ${Math.round(loaded.serving.memory_bytes / 1048576)} MB RSS growth while loading`);
 
   const rmr = await runCli(['models', 'remove', ids[0], '--data-dir', dir], env);
   assert.equal(rmr.code, 0, rmr.stderr);
