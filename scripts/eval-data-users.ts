@@ -1,9 +1,10 @@
-// Which test files, benches and evaluations read the evaluation data, for the check that runs exactly those
-// without it (scripts/test.d/85-no-eval-data.sh). Found by imports, not kept as a list, so a new reader cannot
+// Which test files, benches and evaluations read the evaluation data or the real bring-your-own model exports,
+// for the check that runs exactly those without them (scripts/test.d/85-no-eval-data.sh). Found by imports, not kept as a list, so a new reader cannot
 // be left out: a file reads the data when its relative imports reach eval/dir.ts, the one place that knows
 // where the data lives (tests reach it through test/helpers/eval-data.ts, which nothing else imports, so the
-// users of the other helpers are not run for nothing). A file that spells the location itself would escape
-// that, so any file outside eval/dir.ts naming SIGHTFLOW_EVAL_DIR or shared/eval in code fails this script.
+// users of the other helpers are not run for nothing), or eval/byo-dir.ts, the one place that knows where the
+// exports live. A file that spells either location itself would escape that, so any file outside those two
+// naming SIGHTFLOW_EVAL_DIR, shared/eval, SIGHTFLOW_BYO_MODELS_DIR or shared/byo-models in code fails this script.
 // Prints one line per reader: `test <path>`, `bench <suite>` or `eval <task>`.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -11,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const DIR_MODULE = resolve(root, 'eval/dir.ts');
+const BYO_MODULE = resolve(root, 'eval/byo-dir.ts');
 const SELF = fileURLToPath(import.meta.url);
 
 function tsFiles(dir: string): string[] {
@@ -35,7 +37,7 @@ function imports(file: string): string[] {
 
 const reaches = new Map<string, boolean>();
 function readsEvalData(file: string, path: Set<string> = new Set()): boolean {
-  if (file === DIR_MODULE) return true;
+  if (file === DIR_MODULE || file === BYO_MODULE) return true;
   const known = reaches.get(file);
   if (known !== undefined) return known;
   if (path.has(file)) return false; // an import cycle: decided where it started
@@ -47,10 +49,10 @@ function readsEvalData(file: string, path: Set<string> = new Set()): boolean {
 }
 
 // Code (not comments) that locates the data on its own.
-const LOCATES = /SIGHTFLOW_EVAL_DIR|shared\/eval|['"]shared['"]\s*,\s*['"]eval['"]/;
+const LOCATES = /SIGHTFLOW_EVAL_DIR|SIGHTFLOW_BYO_MODELS_DIR|shared\/eval|shared\/byo-models|['"]shared['"]\s*,\s*['"](?:eval|byo-models)['"]/;
 const bypass: string[] = [];
 for (const file of ['src', 'test', 'bench', 'eval', 'scripts'].flatMap((d) => tsFiles(join(root, d)))) {
-  if (file === DIR_MODULE || file === SELF) continue;
+  if (file === DIR_MODULE || file === BYO_MODULE || file === SELF) continue;
   readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
     const code = line.trimStart();
     if (code.startsWith('//') || code.startsWith('*') || code.startsWith('/*')) return;
@@ -58,7 +60,8 @@ for (const file of ['src', 'test', 'bench', 'eval', 'scripts'].flatMap((d) => ts
   });
 }
 if (bypass.length > 0) {
-  console.error('these lines locate the evaluation data themselves; use eval/dir.ts (evalDir, evalDataSkip, skipWithoutEvalData)\n' +
+  console.error('these lines locate the evaluation data or the model exports themselves; use eval/dir.ts (evalDir, evalDataSkip,\n' +
+    'skipWithoutEvalData) or eval/byo-dir.ts (byoPath, byoModelsSkip, skipWithoutByoModels)\n' +
     'so the run without the data covers them:');
   for (const b of bypass) console.error(`  ${b}`);
   process.exit(1);

@@ -35,5 +35,17 @@ if [ "${CI:-}" = true ]; then
       status=1
     fi
   fi
+  byo_reason=$(byo_models_reason)
+  if [ -z "$byo_reason" ]; then
+    echo "CI: FAILED: cannot read BYO_MODELS_MISSING from eval/byo-dir.ts, so skips for missing model exports cannot be told apart"
+    status=1
+  else
+    n=$(tap_skipped_for "$byo_reason" .tmp/*.tap)
+    if [ "$n" -gt 0 ]; then
+      echo "CI: FAILED: $n skipped with \"$byo_reason\"; CI has the model exports and must run every test that reads them" \
+        "(is ../shared/byo-models there, or SIGHTFLOW_BYO_MODELS_DIR set?)"
+      status=1
+    fi
+  fi
 fi
 exit $status

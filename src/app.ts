@@ -13,6 +13,7 @@ import { RateLimiter } from './auth/rate-limit.js';
 import { UsageLedger } from './usage/ledger.js';
 import { HttpServer } from './http/server.js';
 import { systemRoutes } from './http/system.routes.js';
+import { modelsRoutes } from './http/models.routes.js';
 import { projectsModule, projectsPart } from './projects/projects.module.js';
 import type { Services } from './services.js';
 import { BlobStore } from './store/blobs.js';
@@ -96,7 +97,7 @@ export function workerModules(s: Services, opts: AppOptions = {}): Module[] {
 }
 
 export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {
-  return [...systemRoutes(s, all), ...mods.flatMap((m) => m.routes)];
+  return [...systemRoutes(s, all), ...modelsRoutes(s.models.catalogue), ...mods.flatMap((m) => m.routes)];
 }
 
 /**

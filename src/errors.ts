@@ -46,7 +46,7 @@ export const errorCatalogue = {
   unsupported_modality: { status: 400, type: 'invalid_request_error', when: 'content the collection\'s model does not embed' },
   invalid_cursor: { status: 400, type: 'invalid_request_error', when: 'a pagination cursor this server did not issue' },
   unknown_class: { status: 400, type: 'invalid_request_error', when: 'a class name the detector does not know' },
-  unknown_model: { status: 400, type: 'invalid_request_error', when: 'a feature model this server does not have' },
+  unknown_model: { status: 400, type: 'invalid_request_error', when: 'a model id this server does not serve for that task' },
   unsupported_language: { status: 400, type: 'invalid_request_error', when: 'a language the describer or OCR does not support' },
   // 400 (param `input`): a video the decoder refused; also recorded as a task's error
   input_not_found: { status: 400, type: 'invalid_request_error', when: 'the video input does not exist' },
@@ -56,6 +56,7 @@ export const errorCatalogue = {
   unsupported_codec: { status: 400, type: 'invalid_request_error', when: 'the video stream\'s codec is not supported' },
   decode_failed: { status: 400, type: 'invalid_request_error', when: 'decoding failed part way' },
   fetch_failed: { status: 400, type: 'invalid_request_error', when: 'the video URL could not be fetched' },
+  source_limit_exceeded: { status: 400, type: 'invalid_request_error', when: 'a network video source broke a limit: a playlist over its size, or more requests than a source may make (a playlist that loops on itself)' },
   timeout: { status: 400, type: 'invalid_request_error', when: 'the video source stopped sending data for too long' },
   aborted: { status: 400, type: 'invalid_request_error', when: 'decoding was aborted' },
   // 401
@@ -178,6 +179,9 @@ export const errors = {
     make('unknown_class', `Unknown class ${JSON.stringify(name)}; valid classes: ${labels.join(', ')}`, param),
   unknownFeatureModel: (param: string, model: unknown, available: readonly string[]) =>
     make('unknown_model', `Feature model ${JSON.stringify(model)} is not available on this server; available: ${available.join(', ')} (the default)`, param),
+  /** A `model` the server does not serve for the task (detect, ocr, describe, a video step); lists those it does. */
+  unknownModel: (param: string, model: unknown, task: string, available: readonly string[]) =>
+    make('unknown_model', `Unknown ${task} model ${JSON.stringify(model)}; models that serve ${task}: ${available.join(', ')}`, param),
   /** `task` is who refused it: the describer (builtin languages, or any code with a VLM) or OCR. */
   unsupportedLanguage: (task: 'describe' | 'ocr', language: string | undefined, supported: string) =>
     make('unsupported_language',
@@ -259,7 +263,7 @@ export function isApiError(e: unknown): e is ApiError {
  * except for the decoder's own faults (out_of_memory, not_open). */
 export type DecodeCode =
   | 'input_not_found' | 'empty_input' | 'invalid_video' | 'no_video_stream' | 'unsupported_codec' | 'decode_failed'
-  | 'fetch_failed' | 'timeout' | 'aborted' | 'out_of_memory' | 'not_open';
+  | 'fetch_failed' | 'source_limit_exceeded' | 'timeout' | 'aborted' | 'out_of_memory' | 'not_open';
 
 export class DecodeError extends ApiError {
   /** `stack`, when given, is the caller's stack, so the log shows who read rather than the addon's callback. */

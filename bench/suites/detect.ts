@@ -1,8 +1,10 @@
-// `npm run bench -- detect [--quick] [--json]`: CenterNet latency through our runtime (ONNX Runtime, the
+// `npm run bench -- detect [--model <id>] [--quick] [--json]`: CenterNet latency through our runtime (ONNX Runtime, the
 // imported model) against its own TFJS runtime on the wasm backend, on the same photos, the same 512x512
 // input tensors and the same number of threads (TFJS-wasm runs one thread under Node, so ours is pinned
 // to that count for the ratio; the all-cores figure is printed beside it). Model time only: the input
-// tensor is made once per photo and shared.
+// tensor is made once per photo and shared. With --model (a registered detector, or a real export from
+// eval/byo-dir.ts: eval/lib/model-choice.ts) that model is timed too, on its own input size, in the same
+// interleaved rounds, beside the same peer.
 import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +15,13 @@ import { ModelRegistry, packageDir } from '../../src/inference/registry.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { loadTfjsReference } from '../../eval/lib/tfjs-reference.js';
 import { Detector, modelInput } from '../../src/vision/detect.js';
+import { argValue, chooseModel } from '../../eval/lib/model-choice.js';
 
-export async function run({ quick, json }: SuiteOptions): Promise<void> {
+export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   if (skipWithoutEvalData({ json }, 'detection_coco128/images')) return;
+  const modelId = argValue(args, 'model');
+  const chosen = modelId && modelId !== 'centernet-coco' ? await chooseModel(modelId, { json }) : undefined;
+  if (chosen === null) return;
   const dir = join(evalDir('detection_coco128'), 'images');
   const files = readdirSync(dir).filter((f) => f.endsWith('.jpg')).sort().slice(0, quick ? 4 : 16);
   const rounds = quick ? 1 : 3;
@@ -30,11 +36,16 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   const detSame = await Detector.create(same, registry);
   all.register(registry.spec('centernet-coco'));
 
+  const byoSame = chosen ? await Detector.create(same, chosen.registry, chosen.id) : undefined;
+  const byoAll = chosen ? await Detector.create(all, chosen.registry, chosen.id) : undefined;
+
   const inputs: Float32Array[] = [];
+  const byoInputs: Tensor[] = [];
   for (const f of files) {
     const { data, info } = await sharp(join(dir, f)).rotate().removeAlpha().raw().toBuffer({ resolveWithObject: true });
     const { tensor } = await modelInput({ data, width: info.width, height: info.height, channels: 3 }, detSame.pre);
     inputs.push(tensor.data as Float32Array);
+    if (byoSame) byoInputs.push((await modelInput({ data, width: info.width, height: info.height, channels: 3 }, byoSame.pre)).tensor);
   }
   const shape = [1, 512, 512, 3];
   const ours = (rt: InferenceRuntime) => async (x: Float32Array) => {
@@ -42,9 +53,14 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   };
   const peer = async (x: Float32Array) => { await reference.run(x, shape, ['tower_0/detections']); };
 
-  // Interleaved per photo so load from other processes hits both sides alike.
-  const times = { same: [] as number[], all: [] as number[], peer: [] as number[] };
-  const runners = { same: ours(same), all: ours(all), peer };
+  // The chosen model on the same photo (its own input tensor, by index).
+  const byo = (d: Detector | undefined) => async (x: Float32Array) => {
+    await d!.handle.run({ [d!.pre.inputName]: byoInputs[inputs.indexOf(x)] });
+  };
+  // Interleaved per photo so load from other processes hits every side alike.
+  const times = { same: [] as number[], all: [] as number[], peer: [] as number[], modelSame: [] as number[], modelAll: [] as number[] };
+  const runners: Partial<Record<keyof typeof times, (x: Float32Array) => Promise<void>>> = { same: ours(same), all: ours(all), peer };
+  if (byoSame) { runners.modelSame = byo(byoSame); runners.modelAll = byo(byoAll); }
   for (const fn of Object.values(runners)) for (let i = 0; i < 2; i++) await fn(inputs[0]); // warm-up
   for (let r = 0; r < rounds; r++) {
     for (const x of inputs) {
@@ -58,6 +74,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   reference.dispose();
   await same.release();
   await all.release();
+  chosen?.cleanup();
 
   const p50 = { same: median(times.same), all: median(times.all), peer: median(times.peer) };
   const ratio = p50.peer / p50.same;
@@ -66,6 +83,11 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   console.log(`  tfjs-wasm (${threads} thread${threads === 1 ? '' : 's'})                 p50 ${p50.peer.toFixed(1)} ms`);
   console.log(`  ratio ${ratio.toFixed(2)}x (goal >= 2x)`);
   console.log(`  sightflow on all ${availableParallelism()} cores        p50 ${p50.all.toFixed(1)} ms (${(p50.peer / p50.all).toFixed(2)}x the peer)`);
+  const model = byoSame ? { id: modelId!, input: [byoSame.pre.width, byoSame.pre.height], ms_p50: median(times.modelSame), ms_p50_all_cores: median(times.modelAll) } : undefined;
+  if (model) {
+    console.log(`  ${model.id} ${model.input.join('x')} (${threads} thread${threads === 1 ? '' : 's'})   p50 ${model.ms_p50.toFixed(1)} ms (${(p50.peer / model.ms_p50).toFixed(2)}x the peer, ${(p50.same / model.ms_p50).toFixed(2)}x CenterNet)`);
+    console.log(`  ${model.id} on all ${availableParallelism()} cores   p50 ${model.ms_p50_all_cores.toFixed(1)} ms`);
+  }
   if (json) {
     console.log(JSON.stringify({
       suite: 'detect',
@@ -73,6 +95,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
       peer: { name: 'tfjs-wasm', ms_p50: round(p50.peer), threads },
       ratio: round(ratio, 2),
       sightflow_all_cores: { ms_p50: round(p50.all), threads: availableParallelism() },
+      ...(model ? { model: { id: model.id, input: model.input, ms_p50: round(model.ms_p50), ms_p50_all_cores: round(model.ms_p50_all_cores), ratio_to_peer: round(p50.peer / model.ms_p50, 2) } } : {}),
     }));
   }
 }

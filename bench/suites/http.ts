@@ -94,30 +94,39 @@ export async function run(opts: SuiteOptions): Promise<void> {
   const servers: Server[] = [];
   let sightflow: Awaited<ReturnType<typeof measure>> | undefined;
   let peer: Awaited<ReturnType<typeof measure>> | undefined;
+  let floor: Awaited<ReturnType<typeof measure>> | undefined;
   try {
     const ours = await start([main, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
       { SIGHTFLOW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SIGHTFLOW_MODELS_DIR: join(root, 'data', 'models') }, join(dataDir, 'server.log'));
     servers.push(ours);
     const peerServer = await start(['bench/peers/fastify-http.ts'], {}, join(dataDir, 'peer.log'));
     servers.push(peerServer);
+    const floorServer = await start(['bench/peers/uws-floor.ts'], {}, join(dataDir, 'floor.log'));
+    servers.push(floorServer);
     const best = (a: typeof sightflow, b: NonNullable<typeof sightflow>) => (!a || b.rps > a.rps ? b : a);
     for (let r = 0; r < rounds; r++) {
       sightflow = best(sightflow, await measure(ours, seconds));
       peer = best(peer, await measure(peerServer, seconds));
+      floor = best(floor, await measure(floorServer, seconds));
     }
   } finally {
     for (const s of servers) s.child.kill();
     rmSync(dataDir, { recursive: true, force: true });
   }
-  if (!sightflow || !peer) throw new Error('no measurement');
+  if (!sightflow || !peer || !floor) throw new Error('no measurement');
   const ratio = Math.round((sightflow.rps / peer.rps) * 100) / 100;
   console.log(`load generator: ${hasWrk ? 'wrk' : 'autocannon'}, 50 connections, ${seconds} s a round, best of ${rounds} alternating round(s) each`);
   console.log(`http: sightflow ${sightflow.rps} req/s (p99 ${sightflow.p99_ms} ms, ${sightflow.errors} errors) | fastify ${peer.rps} req/s (p99 ${peer.p99_ms} ms, ${peer.errors} errors) | ratio ${ratio}x (goal >= 2x)`);
   const efficiency = Math.round((peer.cpu_ms_per_1k / sightflow.cpu_ms_per_1k) * 100) / 100;
   console.log(`server CPU per 1000 requests: sightflow ${sightflow.cpu_ms_per_1k} ms | fastify ${peer.cpu_ms_per_1k} ms | sightflow does the same work with ${efficiency}x less CPU`);
+  // The floor: the bare uWS route (bench/peers/uws-floor.ts). Its ratio to Fastify is the most any server on
+  // this uWS build can reach here; sightflow's share of the floor's CPU per request is what it adds.
+  const floorRatio = Math.round((floor.rps / peer.rps) * 100) / 100;
+  const floorCpuRatio = Math.round((peer.cpu_ms_per_1k / floor.cpu_ms_per_1k) * 100) / 100;
+  console.log(`floor (bare uWS, same route, nothing else): ${floor.rps} req/s, CPU ${floor.cpu_ms_per_1k} ms per 1000 | ratio to fastify ${floorRatio}x req/s, ${floorCpuRatio}x CPU | sightflow reaches ${Math.round((sightflow.rps / floor.rps) * 100)}% of its req/s`);
   console.log('(on a 2-core machine the load generator shares the CPU; when the client saturates first, req/s understates the gap and CPU per request shows it)');
   if (sightflow.errors || peer.errors) console.log('warning: some requests failed; the numbers are not comparable');
   if (opts.json) {
-    console.log(JSON.stringify({ suite: 'http', sightflow: { rps: sightflow.rps, p99_ms: sightflow.p99_ms, cpu_ms_per_1k: sightflow.cpu_ms_per_1k }, peer: { name: 'fastify', rps: peer.rps, p99_ms: peer.p99_ms, cpu_ms_per_1k: peer.cpu_ms_per_1k }, ratio, cpu_efficiency_ratio: efficiency }));
+    console.log(JSON.stringify({ suite: 'http', sightflow: { rps: sightflow.rps, p99_ms: sightflow.p99_ms, cpu_ms_per_1k: sightflow.cpu_ms_per_1k }, peer: { name: 'fastify', rps: peer.rps, p99_ms: peer.p99_ms, cpu_ms_per_1k: peer.cpu_ms_per_1k }, ratio, cpu_efficiency_ratio: efficiency, floor: { name: 'uws-bare', rps: floor.rps, p99_ms: floor.p99_ms, cpu_ms_per_1k: floor.cpu_ms_per_1k, ratio: floorRatio, cpu_ratio: floorCpuRatio } }));
   }
 }

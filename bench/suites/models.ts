@@ -9,7 +9,7 @@
 // Each side is measured in a fresh process, twice: with glibc's defaults, whose dynamic mmap threshold keeps
 // freed model buffers in the heap (RSS does not come back), and with MALLOC_MMAP_THRESHOLD_=131072 (what the
 // README recommends for idle unload: large buffers are mmapped and go back to the system when freed).
-// The model is the yolov8n int8 export when ../shared/byo-models is there (test/helpers/byo-models.ts),
+// The model is the yolov8n int8 export when the bring-your-own exports are there (eval/byo-dir.ts),
 // else the prepared built-in CenterNet.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,7 @@ import ort from 'onnxruntime-node';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { projectRoot } from '../../src/paths.js';
-import { byoModelPath } from '../../test/helpers/byo-models.js';
+import { BYO_MODELS, byoPath } from '../../eval/byo-dir.js';
 import { tinyYoloOnnx } from '../../test/helpers/inference.js';
 
 setFlagsFromString('--expose-gc');
@@ -35,7 +35,7 @@ async function settledRss(): Promise<number> {
 }
 
 async function pickModel(): Promise<{ name: string; path: string; feeds: () => Record<string, ort.Tensor> }> {
-  const yolo = byoModelPath('yolov8n-int8');
+  const yolo = byoPath(BYO_MODELS['yolov8n-int8']);
   if (existsSync(yolo)) {
     return { name: 'yolov8n-int8', path: yolo, feeds: () => ({ images: new Tensor('float32', new Float32Array(3 * 640 * 640).fill(0.5), [1, 3, 640, 640]) }) };
   }

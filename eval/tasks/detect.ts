@@ -1,6 +1,8 @@
-// `npm run eval -- detect [--quick] [--json]`: COCO-style mAP@0.5 and mAP@0.5:0.95 of the built-in CenterNet
-// on detection_coco128 (YOLO labels, which already leave out crowd boxes), with the TFJS-wasm reference
-// run on the very same input tensors in the same run.
+// `npm run eval -- detect [--model <id>] [--quick] [--json]`: COCO-style mAP@0.5 and mAP@0.5:0.95 of a
+// detector on detection_coco128 (YOLO labels, which already leave out crowd boxes). The built-in CenterNet
+// (the default) runs beside the TFJS-wasm reference on the very same input tensors in the same run; any
+// other model (a registered one, or a real export from eval/byo-dir.ts, eval/lib/model-choice.ts) runs
+// through the same Detector path the API uses (its own NMS), its class names mapped onto COCO's by name.
 //  - AP: 101-point interpolated precision per class and IoU threshold (0.50:0.05:0.95), detections matched
 //    greedily by score to the best-IoU unmatched box of the image; averaged over the classes present.
 //  - Both at score >= 0.001, the graph output as is (its max-pool peak picking is the NMS); the API path
@@ -13,6 +15,7 @@ import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ModelRegistry, packageDir } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { loadTfjsReference } from '../lib/tfjs-reference.js';
+import { argValue, chooseModel } from '../lib/model-choice.js';
 import type { RgbImage } from '../../src/media/rgb-image.js';
 import { Detector, modelInput } from '../../src/vision/detect.js';
 import { clamp, iou, nms, type RawBox } from '../../src/vision/yolo.js';
@@ -23,8 +26,10 @@ type Box = [number, number, number, number];
 interface Gt { image: string; classId: number; box: Box }
 interface Det extends RawBox { image: string }
 
-export async function run({ quick, json }: SuiteOptions): Promise<void> {
+export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   if (skipWithoutEvalData({ json }, 'detection_coco128')) return;
+  const model = argValue(args, 'model');
+  if (model && model !== 'centernet-coco') return runModel(model, { quick, json });
   const dir = evalDir('detection_coco128');
   const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8').split('\n').map((s) => s.trim()).filter(Boolean);
   const files = readdirSync(join(dir, 'images')).filter((f) => f.endsWith('.jpg')).sort();
@@ -85,10 +90,51 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   console.log(`  difference mAP@0.5 ${(m.map50 - r.map50).toFixed(4)} (acceptance: within 0.01)`);
   if (json) {
     console.log(JSON.stringify({
-      task: 'detect', images: images.length,
+      task: 'detect', model: 'centernet-coco', images: images.length,
       sightflow: { map50: round(m.map50), map50_95: round(m.map50_95), ms_p50: round(p50, 1) },
       reference: { name: 'tfjs-wasm', map50: round(r.map50), map50_95: round(r.map50_95), ms_p50: round(median(refMs), 1) },
     }));
+  }
+}
+
+/** Any detector through the API's path (decode + its own NMS) at score >= 0.001, mAP against the COCO labels. */
+async function runModel(id: string, { quick, json }: { quick: boolean; json: boolean }): Promise<void> {
+  const chosen = await chooseModel(id, { json });
+  if (!chosen) return;
+  const dir = evalDir('detection_coco128');
+  const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8').split('\n').map((s) => s.trim()).filter(Boolean);
+  const files = readdirSync(join(dir, 'images')).filter((f) => f.endsWith('.jpg')).sort();
+  const images = quick ? files.slice(0, 8) : files;
+  const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
+  try {
+    const detector = await Detector.create(runtime, chosen.registry, id);
+    const toCoco = detector.labels.map((l) => classes.indexOf(l.toLowerCase()));
+    const gts: Gt[] = [];
+    const dets: Det[] = [];
+    const ms: number[] = [];
+    for (const f of images) {
+      const { data, info } = await sharp(join(dir, 'images', f)).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+      const img: RgbImage = { data, width: info.width, height: info.height, channels: 3 };
+      gts.push(...readLabels(join(dir, 'labels', f.replace(/\.jpg$/, '.txt')), f, img.width, img.height));
+      const t0 = performance.now();
+      const raw = await detector.detectRaw(img, MIN_SCORE);
+      ms.push(performance.now() - t0);
+      for (const d of raw) if (toCoco[d.classId] >= 0) dets.push({ ...d, classId: toCoco[d.classId], image: f });
+    }
+    const m = meanAp(dets, gts);
+    const p50 = median(ms);
+    const mapped = toCoco.filter((c) => c >= 0).length;
+    console.log(`detect eval of ${id} on ${images.length} images (${gts.length} labelled boxes; input ${detector.pre.width}x${detector.pre.height}, layout ${detector.layout}, ${mapped} of its ${detector.labels.length} classes are COCO's)`);
+    console.log(`  sightflow API path (its NMS)   mAP@0.5 ${m.map50.toFixed(3)}  mAP@0.5:0.95 ${m.map50_95.toFixed(3)}  ${p50.toFixed(1)} ms/image p50`);
+    if (json) {
+      console.log(JSON.stringify({
+        task: 'detect', model: id, images: images.length,
+        sightflow: { map50: round(m.map50), map50_95: round(m.map50_95), ms_p50: round(p50, 1) },
+      }));
+    }
+  } finally {
+    await runtime.release();
+    chosen.cleanup();
   }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "decode/guarded_io.h"
 #include "decode/video_decoder.h"
 #include "options.h"
 
@@ -26,11 +27,48 @@ using decode::FrameMeta;
 using decode::Status;
 using decode::VideoDecoder;
 
+// The JS function that serves a decoder's network requests (open, more, close), callable from the demux
+// thread. Released once: after that, posts are dropped (a released function must not be called).
+class NetCallback {
+ public:
+  explicit NetCallback(Napi::ThreadSafeFunction fn) : fn_(std::move(fn)) {}
+  void post(const decode::NetRequest& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (released_) return;
+    auto* copy = new decode::NetRequest(r);
+    const napi_status st = fn_.NonBlockingCall(copy, [](Napi::Env env, Napi::Function fn, decode::NetRequest* req) {
+      const char* kind = req->kind == decode::NetRequest::Open ? "open" : req->kind == decode::NetRequest::More ? "more" : "close";
+      if (env != nullptr && fn != nullptr) {
+        fn.Call({Napi::String::New(env, kind), Napi::Number::New(env, static_cast<double>(req->id)), Napi::String::New(env, req->url),
+                 Napi::Number::New(env, static_cast<double>(req->offset)), Napi::Number::New(env, static_cast<double>(req->end))});
+      }
+      delete req;
+    });
+    if (st != napi_ok) delete copy;
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (released_) return;
+    released_ = true;
+    fn_.Release();
+  }
+
+ private:
+  std::mutex mu_;
+  bool released_ = false;
+  Napi::ThreadSafeFunction fn_;
+};
+
 // One decoder plus the lock that serialises the workers using it; shared so a worker outlives a
-// collected JS object.
+// collected JS object. `io` and `net` exist when open() got an onNet function (network inputs).
 struct DecoderState {
   std::mutex mu;
   VideoDecoder decoder;
+  std::shared_ptr<decode::GuardedIo> io;
+  std::shared_ptr<NetCallback> net;
+  ~DecoderState() {
+    if (net) net->release();
+  }
 };
 
 Napi::Error DecodeFailure(Napi::Env env, const decode::Error& e) {
@@ -227,7 +265,11 @@ class CloseWorker : public PromiseWorker {
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->decoder.close();
   }
-  void OnOK() override { deferred_.Resolve(Env().Undefined()); }
+  void OnOK() override {
+    // Every request the decoder made is closed by now; nothing posts after this.
+    if (state_->net) state_->net->release();
+    deferred_.Resolve(Env().Undefined());
+  }
 };
 
 class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
@@ -235,7 +277,9 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Decoder",
                        {InstanceMethod<&DecoderWrap::Open>("open"), InstanceMethod<&DecoderWrap::Read>("read"),
-                        InstanceMethod<&DecoderWrap::Close>("close"), InstanceMethod<&DecoderWrap::Abort>("abort")});
+                        InstanceMethod<&DecoderWrap::Close>("close"), InstanceMethod<&DecoderWrap::Abort>("abort"),
+                        InstanceMethod<&DecoderWrap::NetHead>("netHead"), InstanceMethod<&DecoderWrap::NetPush>("netPush"),
+                        InstanceMethod<&DecoderWrap::NetEnd>("netEnd"), InstanceMethod<&DecoderWrap::NetFail>("netFail")});
   }
 
   explicit DecoderWrap(const Napi::CallbackInfo& info)
@@ -243,7 +287,21 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
 
  private:
   Napi::Value Open(const Napi::CallbackInfo& info) {
-    auto* w = new OpenWorker(info.Env(), state_, ParseOptions(info[0]));
+    decode::Options opts = ParseOptions(info[0]);
+    // onNet(kind, id, url, offset, end): the host that fetches every network byte (src/media/guarded-source.ts).
+    const Napi::Value on_net = info[0].As<Napi::Object>().Get("onNet");
+    if (on_net.IsFunction() && !state_->io) {
+      auto fn = Napi::ThreadSafeFunction::New(info.Env(), on_net.As<Napi::Function>(), "sightflow.net", 0, 1);
+      fn.Unref(info.Env());
+      state_->net = std::make_shared<NetCallback>(fn);
+      std::weak_ptr<NetCallback> net = state_->net;
+      state_->io = std::make_shared<decode::GuardedIo>([net](const decode::NetRequest& r) {
+        if (auto n = net.lock()) n->post(r);
+      });
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->decoder.set_io(state_->io);
+    }
+    auto* w = new OpenWorker(info.Env(), state_, std::move(opts));
     Napi::Promise p = w->Promise();
     w->Queue();
     return p;
@@ -271,6 +329,37 @@ class DecoderWrap : public Napi::ObjectWrap<DecoderWrap> {
   Napi::Value Abort(const Napi::CallbackInfo& info) {
     state_->decoder.abort();
     return Close(info);
+  }
+
+  // The host's answers to onNet requests; each is a no-op once the request was closed.
+  Napi::Value NetHead(const Napi::CallbackInfo& info) {
+    if (!state_->io) return info.Env().Undefined();
+    decode::NetHead head;
+    const auto id = static_cast<int64_t>(info[0].As<Napi::Number>().Int64Value());
+    head.size = static_cast<int64_t>(info[1].As<Napi::Number>().Int64Value());
+    head.seekable = info[2].As<Napi::Boolean>().Value();
+    head.final_url = info[3].As<Napi::String>().Utf8Value();
+    state_->io->head(id, head);
+    return info.Env().Undefined();
+  }
+
+  Napi::Value NetPush(const Napi::CallbackInfo& info) {
+    if (!state_->io) return Napi::Number::New(info.Env(), -1);
+    const auto id = static_cast<int64_t>(info[0].As<Napi::Number>().Int64Value());
+    const auto data = info[1].As<Napi::Uint8Array>();
+    return Napi::Number::New(info.Env(), state_->io->push(id, data.Data(), data.ByteLength()));
+  }
+
+  Napi::Value NetEnd(const Napi::CallbackInfo& info) {
+    if (state_->io) state_->io->end(static_cast<int64_t>(info[0].As<Napi::Number>().Int64Value()));
+    return info.Env().Undefined();
+  }
+
+  Napi::Value NetFail(const Napi::CallbackInfo& info) {
+    if (!state_->io) return info.Env().Undefined();
+    state_->io->fail(static_cast<int64_t>(info[0].As<Napi::Number>().Int64Value()), info[1].As<Napi::String>().Utf8Value(),
+                     info[2].As<Napi::String>().Utf8Value(), info[3].As<Napi::Boolean>().Value());
+    return info.Env().Undefined();
   }
 
   std::shared_ptr<DecoderState> state_;

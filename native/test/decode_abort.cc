@@ -1,18 +1,16 @@
-// abort() from another thread while open() is blocked on a loopback server that accepts and never
-// answers, and the open timeout on the same server: both return promptly and free everything (the
-// sanitizer build checks the freeing).
+// abort() from another thread while open() is blocked on the network (a host that takes the request and never
+// answers: the guarded network path, as every http(s) input reads), and the open timeout on the same host:
+// both return promptly and free everything (the sanitizer build checks the freeing). Without a host an
+// http(s) input is refused: FFmpeg never connects by itself.
 #include <doctest/doctest.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
-#include <vector>
 
+#include "decode/guarded_io.h"
 #include "decode/video_decoder.h"
 
 using namespace sightflow::decode;
@@ -20,57 +18,23 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Accepts connections and holds them open without a byte of response.
-class SilentServer {
- public:
-  SilentServer() {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(listen(fd_, 8) == 0);
-    socklen_t len = sizeof addr;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] {
-      for (;;) {
-        const int c = accept(fd_, nullptr, nullptr);
-        if (c < 0 || stop_.load()) {
-          if (c >= 0) ::close(c);
-          return;
-        }
-        clients_.push_back(c);
-      }
-    });
-  }
-  ~SilentServer() {
-    stop_.store(true);
-    shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-    for (int c : clients_) ::close(c);
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/video.mp4"; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-  std::vector<int> clients_;
-};
+// A host that takes every request and never answers.
+std::shared_ptr<GuardedIo> silent_host(std::atomic<int>* requests) {
+  return std::make_shared<GuardedIo>([requests](const NetRequest& r) {
+    if (r.kind == NetRequest::Open) requests->fetch_add(1);
+  });
+}
 
 [[maybe_unused]] double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 }  // namespace
 
 TEST_CASE("abort() from another thread stops a blocked open within 1 s") {
-  SilentServer server;
+  std::atomic<int> requests{0};
   VideoDecoder d;
+  d.set_io(silent_host(&requests));
   Options o;
-  o.input = server.url();
+  o.input = "http://video.test/video.mp4";
   o.open_timeout_ms = 30000;
   Clock::time_point aborted_at;
   std::thread aborter([&] {
@@ -85,13 +49,15 @@ TEST_CASE("abort() from another thread stops a blocked open within 1 s") {
   CHECK_FALSE(ok);
   CHECK(d.error().code == "aborted");
   CHECK(after_abort < 1.0);
+  CHECK(requests.load() == 1);
 }
 
-TEST_CASE("a silent server fails open with code timeout after open_timeout_ms") {
-  SilentServer server;
+TEST_CASE("a silent host fails open with code timeout after open_timeout_ms") {
+  std::atomic<int> requests{0};
   VideoDecoder d;
+  d.set_io(silent_host(&requests));
   Options o;
-  o.input = server.url();
+  o.input = "http://video.test/video.mp4";
   o.open_timeout_ms = 400;
   const auto t0 = Clock::now();
   CHECK_FALSE(d.open(o));
@@ -99,4 +65,12 @@ TEST_CASE("a silent server fails open with code timeout after open_timeout_ms") 
   const double took = seconds_since(t0);
   CHECK(took >= 0.35);
   CHECK(took < 3.0);
+}
+
+TEST_CASE("without a host an http input is refused before any connection") {
+  VideoDecoder d;
+  Options o;
+  o.input = "http://127.0.0.1:9/video.mp4";
+  CHECK_FALSE(d.open(o));
+  CHECK(d.error().code == "fetch_failed");
 }

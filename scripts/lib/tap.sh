@@ -7,6 +7,11 @@ eval_data_reason() {
   sed -n "s/^export const EVAL_DATA_MISSING = '\(.*\)';\$/\1/p" eval/dir.ts
 }
 
+# The skip reason of a test, bench or evaluation that found no bring-your-own model exports (eval/byo-dir.ts).
+byo_models_reason() {
+  sed -n "s/^export const BYO_MODELS_MISSING = '\(.*\)';\$/\1/p" eval/byo-dir.ts
+}
+
 # run_suites TAP KIND/NAME...: `npm run KIND -- NAME --quick --json` for each (eval/track on ground-truth
 # detections). One passes when it exits 0 and its last stdout line is a JSON object; that object being
 # {"skipped": true, "reason": R} makes it skipped with reason R. Writes a TAP line per run and the totals to

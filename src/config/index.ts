@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { WorkerMode } from '../inference/session-pool.js';
 import { requestedProviders } from '../inference/execution-providers.js';
 import { parseProviderList, PROVIDERS_HINT_PREFIX, type ProviderSpec } from './providers.js';
+import { parseCidrList, type Cidr, type UrlPolicy } from '../media/url-policy.js';
 
 /** A configuration value that cannot be used; the message names the variable and says what it must be. */
 export class ConfigError extends Error {
@@ -80,6 +81,8 @@ export const CONFIG_SECTIONS = {
   },
   media: {
     SIGHTFLOW_ALLOW_PRIVATE_URLS: bool(false),
+    SIGHTFLOW_URL_ALLOW: str(),
+    SIGHTFLOW_URL_DENY: str(),
   },
   video: {
     SIGHTFLOW_NO_WORKER: bool(false),
@@ -228,6 +231,9 @@ export interface Config {
   adminToken?: string;
   /** URL inputs may reach loopback/private addresses (the media URL policy). */
   allowPrivateUrls: boolean;
+  /** The one URL policy of image, audio and video URLs, webhooks included: allowPrivateUrls plus the
+   * SIGHTFLOW_URL_ALLOW and SIGHTFLOW_URL_DENY blocks. */
+  urlPolicy: UrlPolicy;
   logLevel: string;
   signingSecret?: string;
   rateLimit: { rps: number; burst: number };
@@ -281,6 +287,14 @@ function chatCompletionsUrl(base: string): string {
   return u.toString();
 }
 
+function cidrs(text: string | undefined, variable: string): Cidr[] {
+  try {
+    return parseCidrList(text);
+  } catch (e) {
+    throw new ConfigError(variable, `${variable} must be a comma-separated list of CIDR blocks: ${(e as Error).message}`);
+  }
+}
+
 function providerList(text: string, variable: string): ProviderSpec[] {
   try {
     return parseProviderList(text, variable);
@@ -327,6 +341,11 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
     databaseUrl: e.DATABASE_URL,
     adminToken: e.SIGHTFLOW_ADMIN_TOKEN,
     allowPrivateUrls: e.SIGHTFLOW_ALLOW_PRIVATE_URLS,
+    urlPolicy: {
+      allowPrivate: e.SIGHTFLOW_ALLOW_PRIVATE_URLS,
+      allow: cidrs(e.SIGHTFLOW_URL_ALLOW, 'SIGHTFLOW_URL_ALLOW'),
+      deny: cidrs(e.SIGHTFLOW_URL_DENY, 'SIGHTFLOW_URL_DENY'),
+    },
     logLevel: e.SIGHTFLOW_LOG_LEVEL,
     signingSecret: e.SIGHTFLOW_SIGNING_SECRET,
     rateLimit: { rps: e.SIGHTFLOW_RATE_LIMIT_RPS, burst: e.SIGHTFLOW_RATE_LIMIT_BURST || e.SIGHTFLOW_RATE_LIMIT_RPS },

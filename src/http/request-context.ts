@@ -21,17 +21,26 @@ export class HttpRequestContext implements RequestContext {
     readonly requestId: string,
     readonly principal: Principal,
     readonly body: unknown,
-    readonly res: HttpResponse,
+    private readonly rawRes: HttpResponse,
     private readonly st: ResState,
     private readonly baseLog: Logger,
+    /** Attaches the uWS abort handler: due before anything may answer after the request callback returns. */
+    private readonly watchAbort: () => void,
   ) {}
 
+  /** A handler that takes the response into its own hands answers later: the abort handler goes on first. */
+  get res(): HttpResponse {
+    this.watchAbort();
+    return this.rawRes;
+  }
+
   get remoteAddress(): string {
-    return this.st.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    return this.st.aborted ? '' : Buffer.from(this.rawRes.getRemoteAddressAsText()).toString();
   }
 
   /** Created on first use (most requests never look at it); aborted when the client goes away. */
   get signal(): AbortSignal {
+    this.watchAbort();
     let c = this.st.controller;
     if (!c) {
       c = this.st.controller = new AbortController();
@@ -45,6 +54,7 @@ export class HttpRequestContext implements RequestContext {
   }
 
   sse(): SseWriter {
-    return new SseWriter(this.res, this.st);
+    this.watchAbort();
+    return new SseWriter(this.rawRes, this.st);
   }
 }

@@ -66,7 +66,8 @@ export interface RouteDef<B = any, Q = any> {
   imageUpload?: boolean;
   /** Takes no body: skip reading one. */
   noBody?: boolean;
-  handler: (ctx: RequestContext<B, Q>) => Promise<Reply>;
+  /** A Reply at hand is written before the request callback returns (no promise, no abort handler). */
+  handler: (ctx: RequestContext<B, Q>) => Reply | Promise<Reply>;
 }
 
 export function defineRoute<B = any, Q = any>(def: RouteDef<B, Q>): RouteDef<B, Q> {

@@ -93,14 +93,22 @@ export class HttpServer {
     const incomingId = headers['x-request-id'];
     const requestId = incomingId && REQUEST_ID_RE.test(incomingId) ? incomingId : nextRequestId();
     const st: ResState = { aborted: false, done: false, status: 0, onAbort: [], controller: null };
-    res.onAborted(() => {
-      st.aborted = true;
-      st.controller?.abort();
-      for (const f of st.onAbort.splice(0)) f();
-    });
     this.inFlight++;
     let routePattern = '(unmatched)';
     let principal: Principal | undefined;
+    // uWS needs an abort handler before the callback returns whenever the answer comes later; a request
+    // answered before it returns (a cached key, no body, a handler with its answer at hand: the common small
+    // request) needs none, and skips the handler's persistent handle and every promise of the slow path.
+    let watching = false;
+    const watchAbort = () => {
+      if (watching) return;
+      watching = true;
+      res.onAborted(() => {
+        st.aborted = true;
+        st.controller?.abort();
+        for (const f of st.onAbort.splice(0)) f();
+      });
+    };
 
     const fail = (e: unknown) => {
       if (e instanceof ClientGone || st.aborted) return;
@@ -110,6 +118,12 @@ export class HttpServer {
       const close = err.status === 413 || err.status === 408;
       sendJson(res, st, err.status, { 'x-request-id': requestId, ...err.headers }, err.toBody(), close);
     };
+    const done = () => {
+      const ms = Math.round((performance.now() - started) * 100) / 100;
+      this.deps.requestLog({ requestId, method, route: routePattern, path, status: st.aborted && !st.status ? 499 : st.status, ms, project: principal?.projectId });
+      if (--this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
+    };
+    const failed = (e: unknown) => { fail(e); done(); };
 
     // uWS drops body bytes that arrive before onData is attached, so the body reader must start now,
     // synchronously, before authentication awaits anything. Routing is synchronous and has no effects, so
@@ -118,6 +132,7 @@ export class HttpServer {
     const matched = match.kind === 'found' ? match.def : null;
     let bodyPromise: Promise<Buffer> | null = null;
     if (BODY_METHODS.has(method) && !matched?.noBody) {
+      watchAbort();
       const cl = headers['content-length'];
       bodyPromise = readBody(res, st, {
         limit: matched?.bodyLimit ?? this.deps.maxJsonBytes,
@@ -128,62 +143,93 @@ export class HttpServer {
       bodyPromise.catch(() => {});
     }
 
-    const run = async () => {
-      const isV1 = path === '/v1' || path.startsWith('/v1/');
-      const isAdmin = path === '/admin/v1' || path.startsWith('/admin/v1/');
-      // Presigned links carry their own credential (the signature).
-      const isPresigned = path.startsWith('/v1/files/');
-      if (isAdmin && !this.adminTokenHash) throw errors.routeNotFound(method, path);
-      if (isV1 && !isPresigned) {
-        // A cached key needs no await (each await costs the hot path a microtask hop).
-        principal = this.deps.authenticator.cached(headers['authorization']) ?? await this.deps.authenticator.authenticate(headers['authorization']);
-        this.deps.rateLimiter.take(principal.keyId);
-      } else if (isAdmin) {
-        this.checkAdmin(headers['authorization']);
-      }
+    // The steps below return a value when they can finish at once and a promise only where they must wait
+    // (a key not in the cache, a body still arriving, a handler doing I/O).
+    const invoke = (def: RouteDef, body: unknown): Reply | Promise<Reply> => {
+      const query = def.query ? validate(def.query, Object.fromEntries(rawQuery), 'query') : q ? Object.fromEntries(rawQuery) : {};
+      const ctx = new HttpRequestContext(method as Method, path, match.kind === 'found' ? match.params : {}, query, rawQuery, headers, requestId,
+        principal as Principal, body, res, st, this.deps.log, watchAbort);
+      return def.handler(ctx);
+    };
+    const withBody = (def: RouteDef): Reply | Promise<Reply> => {
+      if (bodyPromise) return bodyPromise.then((buf) => invoke(def, def.body ? this.parseBody(def, buf, headers, rawQuery) : undefined));
+      return invoke(def, def.body ? validate(def.body, undefined, 'body') : undefined);
+    };
+    const routed = (): Reply | Promise<Reply> => {
       if (match.kind === 'not_found') throw errors.routeNotFound(method, path);
       if (match.kind === 'method_not_allowed') throw errors.methodNotAllowed(method, path, match.allowed);
       const def = match.def;
       routePattern = def.path;
       // Key-protected routes outside /v1 (e.g. /mcp) authenticate here, after routing.
       if (def.auth === 'key' && !principal) {
-        principal = await this.deps.authenticator.authenticate(headers['authorization']);
-        this.deps.rateLimiter.take(principal.keyId);
+        return this.deps.authenticator.authenticate(headers['authorization']).then((p) => {
+          principal = p;
+          this.deps.rateLimiter.take(p.keyId);
+          return withBody(def);
+        });
       }
-
-      let body: unknown = undefined;
-      if (bodyPromise) {
-        const buf = await bodyPromise;
-        if (def.body) {
-          const ct = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-          if (def.imageUpload && isImageUploadType(ct)) {
-            const upload = readImageUpload(headers['content-type']!, ct, buf, rawQuery, def.body);
-            body = validate(def.body, upload.fields, 'body');
-            if (upload.image) (body as Record<string, unknown>).image_base64 = upload.image;
-          } else {
-            if (buf.length > 0 && ct !== 'application/json') {
-              throw errors.unsupportedMediaType(ct, def.imageUpload ? ['application/json', ...IMAGE_UPLOAD_TYPES] : undefined);
-            }
-            body = validate(def.body, parseJson(buf), 'body');
-          }
+      return withBody(def);
+    };
+    const run = (): Reply | Promise<Reply> => {
+      const isV1 = path === '/v1' || path.startsWith('/v1/');
+      const isAdmin = path === '/admin/v1' || path.startsWith('/admin/v1/');
+      // Presigned links carry their own credential (the signature).
+      const isPresigned = path.startsWith('/v1/files/');
+      if (isAdmin && !this.adminTokenHash) throw errors.routeNotFound(method, path);
+      if (isV1 && !isPresigned) {
+        principal = this.deps.authenticator.cached(headers['authorization']);
+        if (!principal) {
+          return this.deps.authenticator.authenticate(headers['authorization']).then((p) => {
+            principal = p;
+            this.deps.rateLimiter.take(p.keyId);
+            return routed();
+          });
         }
-      } else if (def.body) {
-        body = validate(def.body, undefined, 'body');
+        this.deps.rateLimiter.take(principal.keyId);
+      } else if (isAdmin) {
+        this.checkAdmin(headers['authorization']);
       }
-      const query = def.query ? validate(def.query, Object.fromEntries(rawQuery), 'query') : q ? Object.fromEntries(rawQuery) : {};
-      const ctx = new HttpRequestContext(method as Method, path, match.params, query, rawQuery, headers, requestId,
-        principal as Principal, body, res, st, this.deps.log);
-      const reply = await def.handler(ctx);
-      return this.write(res, st, requestId, reply);
+      return routed();
     };
 
-    const done = () => {
-      const ms = Math.round((performance.now() - started) * 100) / 100;
-      this.deps.requestLog({ requestId, method, route: routePattern, path, status: st.aborted && !st.status ? 499 : st.status, ms, project: principal?.projectId });
-      if (--this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
-    };
+    let result: Reply | Promise<Reply>;
+    try {
+      result = run();
+    } catch (e) {
+      failed(e);
+      return;
+    }
+    if (!(result instanceof Promise)) {
+      // Answered now, unless a file is still being sent. (A handler that writes the response itself reached
+      // for ctx.res or ctx.sse(), which attached the abort handler.)
+      let writing: Promise<void> | void;
+      try {
+        writing = this.write(res, st, requestId, result);
+      } catch (e) {
+        failed(e);
+        return;
+      }
+      if (writing) { watchAbort(); writing.then(done, failed); } else done();
+      return;
+    }
+    watchAbort();
     // One settle handler pair rather than catch().finally(): fewer promises per request.
-    run().then(done, (e) => { fail(e); done(); });
+    result.then((reply) => this.write(res, st, requestId, reply)).then(done, failed);
+  }
+
+  /** The body of a route that takes one: an image upload (multipart or raw) or JSON, validated. */
+  private parseBody(def: RouteDef, buf: Buffer, headers: Record<string, string>, rawQuery: URLSearchParams): unknown {
+    const ct = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (def.imageUpload && isImageUploadType(ct)) {
+      const upload = readImageUpload(headers['content-type']!, ct, buf, rawQuery, def.body!);
+      const body = validate(def.body!, upload.fields, 'body');
+      if (upload.image) (body as Record<string, unknown>).image_base64 = upload.image;
+      return body;
+    }
+    if (buf.length > 0 && ct !== 'application/json') {
+      throw errors.unsupportedMediaType(ct, def.imageUpload ? ['application/json', ...IMAGE_UPLOAD_TYPES] : undefined);
+    }
+    return validate(def.body!, parseJson(buf), 'body');
   }
 
   /** Writes the reply; returns a promise only while a file is still streaming. */

@@ -9,7 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { ApiError, errors } from '../errors.js';
-import { openMediaStream } from '../media/fetch.js';
+import { openMediaResponse } from '../media/fetch.js';
 import type { UrlPolicy } from '../media/url-policy.js';
 import { sha256File } from './registry.js';
 
@@ -81,9 +81,9 @@ export async function downloadModel(url: URL, dest: string, opts: DownloadOption
     // The answer's head must come within the stall time too (a server that accepts and says nothing).
     const headTimer = setTimeout(() => stall.abort(), stallMs);
     try {
-      const { res } = await openMediaStream(url, {
+      const { res } = await openMediaResponse(url, {
         ...opts, param: 'source', media: 'model', maxRedirects: opts.maxRedirects ?? 5, signal: stall.signal,
-        headers: have > 0 ? { range: `bytes=${have}-` } : {},
+        ...(have > 0 ? { range: { start: have } } : {}),
         onResponse: (r) => {
           // The hub answers a file of its LFS store with its sha256 as X-Linked-Etag (on the redirect).
           const tag = String(r.headers['x-linked-etag'] ?? '').replace(/^W\//, '').replace(/"/g, '');

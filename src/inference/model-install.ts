@@ -1,7 +1,8 @@
 // Adding and removing a bring-your-own model on one data directory, for `sightflow models add|remove` and
 // the admin API. An added model is two files: its ONNX at the prepared path <models-dir>/<id>/<sha256>.onnx
 // (with prepared.json, so nothing is copied again at start) and its manifest <data-dir>/manifests/<id>.json
-// (source = that file, sha256 recorded, origin = where it came from). The manifest is written last, after
+// (source = that file, sha256 recorded, origin = where it came from, --labels and serving settings if given;
+// everything else the detector reads from the file). The manifest is written last, after
 // the model loaded and ran on the sample image, so a server watching the folder never sees a broken model.
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -119,7 +120,6 @@ export async function addModel(input: AddModelInput, deps: AddModelDeps): Promis
     description: input.description ?? `added from ${source.kind === 'url' ? (source.ref ?? source.url.href) : source.path}`,
     source: { file: prepared, sha256: sha },
     ...(input.labels?.length ? { labels: input.labels } : {}),
-    ...(task === 'detect' ? { postprocess: { type: 'yolo' } } : {}),
     ...(input.runtime && Object.keys(input.runtime).length ? { runtime: input.runtime } : {}),
     origin: { ...(source.kind === 'url' ? { url: source.ref ?? source.url.href } : { file: source.path }), addedAt: new Date().toISOString() },
   });
@@ -128,15 +128,12 @@ export async function addModel(input: AddModelInput, deps: AddModelDeps): Promis
   // (Until its manifest is written, a reload of the folder must not take the model for removed.)
   registry.pending.add(id);
 
-  // 3. Load it, learn its input, run it on the sample image.
+  // 3. Load it and run it on the sample image. The manifest stays bare: a detector reads its input size,
+  // layout and class names from the file itself.
   let check: ModelCheck;
   try {
     progress({ phase: 'check', id });
-    const info = await deps.runtime.register(registry.spec(id)).session();
-    const input0 = info.inputMetadata?.[0];
-    if (input0?.shape && manifest.inputs.length === 0) {
-      manifest.inputs = [{ name: input0.name, shape: input0.shape, dtype: 'float32' }];
-    }
+    await deps.runtime.register(registry.spec(id)).session();
     check = await deps.check(id);
   } catch (e) {
     await deps.runtime.unregister(id).catch(() => {});

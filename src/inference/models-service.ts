@@ -5,6 +5,7 @@
 // node through the shared database) are picked up by re-reading <data-dir>/manifests every syncMs: a removed
 // or replaced model's session is released and listeners (the parts' caches of task objects) are told.
 import type { Logger } from '../log.js';
+import { ModelCatalogue } from './model-catalogue.js';
 import { ModelRegistry } from './registry.js';
 import { InferenceRuntime, type RuntimeOptions } from './runtime.js';
 
@@ -18,6 +19,8 @@ export class ModelsService {
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<ModelChanges> | null = null;
   private closed = false;
+  /** What GET /v1/models lists: the parts that run models add their sources at start. */
+  readonly catalogue = new ModelCatalogue();
 
   private constructor(readonly registry: ModelRegistry, readonly runtime: InferenceRuntime, private readonly log: Logger, private readonly syncMs: number) {
     for (const p of registry.problems) log.error({ manifest: p.path }, p.message);

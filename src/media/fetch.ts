@@ -5,7 +5,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { ApiError, errors, type FetchedMedia } from '../errors.js';
-import { addressRefusal, checkUrl, urlDenied, type UrlPolicy } from './url-policy.js';
+import { addressRefusal, checkUrl, urlDenied, type Resolver, type UrlPolicy } from './url-policy.js';
 
 export interface FetchMediaOptions extends UrlPolicy {
   /** Request parameter named in errors ("image", "items[2].image"). */
@@ -16,6 +16,8 @@ export interface FetchMediaOptions extends UrlPolicy {
   timeoutMs: number;
   maxRedirects: number;
   signal?: AbortSignal;
+  /** DNS seam for tests; default the system resolver. */
+  resolve?: Resolver;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -34,31 +36,13 @@ export async function fetchMediaBytes(url: URL, opts: FetchMediaOptions): Promis
   const onClientAbort = () => deadline.abort();
   opts.signal?.addEventListener('abort', onClientAbort, { once: true });
   try {
-    let current = url;
-    for (let hop = 0; ; hop++) {
-      const verdict = await untilAborted(checkUrl(current, opts), deadline.signal);
-      if (!verdict.allowed) throw urlDenied(verdict, opts.param, opts.media ?? 'image');
-      const res = await requestOnce(current, opts, verdict.addresses, deadline.signal);
-      if (REDIRECTS.has(res.statusCode ?? 0)) {
-        res.destroy();
-        const location = res.headers.location;
-        if (!location) throw errors.imageFetchFailed(opts.param, `upstream answered ${res.statusCode} without a Location header`, opts.media);
-        if (hop >= opts.maxRedirects) throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`, opts.media);
-        current = redirectTarget(current, location, opts.param, opts.media);
-        continue;
-      }
-      const status = res.statusCode ?? 0;
-      if (status < 200 || status > 299) {
-        res.destroy();
-        throw errors.imageFetchFailed(opts.param, `upstream answered ${status}`, opts.media);
-      }
-      const declared = Number(res.headers['content-length']);
-      if (Number.isFinite(declared) && declared > opts.maxBytes) {
-        res.destroy();
-        throw errors.payloadTooLarge(opts.media ?? 'image', opts.maxBytes);
-      }
-      return await readCapped(res, opts.maxBytes, current, opts.param, opts.media);
+    const { res, url: current } = await openMediaResponse(url, { ...opts, signal: deadline.signal });
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > opts.maxBytes) {
+      res.destroy();
+      throw errors.payloadTooLarge(opts.media ?? 'image', opts.maxBytes);
     }
+    return await readCapped(res, opts.maxBytes, current, opts.param, opts.media);
   } catch (e) {
     if (opts.signal?.aborted) throw opts.signal.reason;
     if (deadline.signal.aborted) throw errors.imageFetchFailed(opts.param, `no complete answer within ${opts.timeoutMs} ms`, opts.media);
@@ -69,33 +53,45 @@ export async function fetchMediaBytes(url: URL, opts: FetchMediaOptions): Promis
   }
 }
 
+export interface OpenResponseOptions extends UrlPolicy {
+  param: string;
+  media?: FetchedMedia;
+  maxRedirects: number;
+  /** Stops everything (resolution, connection, body); the caller tells deadline from client abort. */
+  signal: AbortSignal;
+  resolve?: Resolver;
+  /** Byte range to ask for: [start, end) with end -1 or absent for "to the end". */
+  range?: { start: number; end?: number };
+  /** Sees every hop's response head, redirects included (a model hub names the file's checksum on its redirect). */
+  onResponse?: (res: IncomingMessage) => void;
+}
+
 /**
- * The 2xx response of `url` (redirects followed, each hop checked like fetchMediaBytes does) with its body
- * unread, for callers that stream a large body to disk. `headers` go on every hop (a Range to resume).
- * The response must be read or destroyed; `signal` aborts the connection at any time.
+ * The 2xx response of `url` after at most `maxRedirects` redirects, its body unread, and the URL it came from.
+ * Every hop is judged by checkUrl first and connects only to the addresses it vetted; a redirect is checked
+ * before it is followed. The one way a server-side fetch of client-named media reaches the network.
  */
-export async function openMediaStream(url: URL, opts: Omit<FetchMediaOptions, 'maxBytes' | 'timeoutMs'> & { signal: AbortSignal; headers?: Record<string, string>; onResponse?: (res: IncomingMessage) => void }): Promise<{ res: IncomingMessage; url: URL }> {
+export async function openMediaResponse(url: URL, opts: OpenResponseOptions): Promise<{ res: IncomingMessage; url: URL }> {
   let current = url;
-  const media = opts.media ?? 'image';
-  const o = { ...opts, maxBytes: 0, timeoutMs: 0 };
   for (let hop = 0; ; hop++) {
-    const verdict = await untilAborted(checkUrl(current, opts), opts.signal);
-    if (!verdict.allowed) throw urlDenied(verdict, opts.param, media);
-    const res = await requestOnce(current, o, verdict.addresses, opts.signal, opts.headers);
+    const verdict = await untilAborted(checkUrl(current, opts, opts.resolve), opts.signal);
+    if (!verdict.allowed) throw urlDenied(verdict, opts.param, opts.media ?? 'image');
+    const res = await requestOnce(current, opts, verdict.addresses, opts.signal);
     opts.onResponse?.(res);
-    const status = res.statusCode ?? 0;
-    if (REDIRECTS.has(status)) {
+    if (REDIRECTS.has(res.statusCode ?? 0)) {
       res.destroy();
       const location = res.headers.location;
-      if (!location) throw errors.imageFetchFailed(opts.param, `upstream answered ${status} without a Location header`, media);
-      if (hop >= opts.maxRedirects) throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`, media);
-      current = redirectTarget(current, location, opts.param, media);
+      if (!location) throw errors.imageFetchFailed(opts.param, `upstream answered ${res.statusCode} without a Location header`, opts.media);
+      if (hop >= opts.maxRedirects) throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`, opts.media);
+      current = redirectTarget(current, location, opts.param, opts.media);
       continue;
     }
-    // 416: the part the caller already holds is not a prefix the server can continue; it starts over.
-    if ((status < 200 || status > 299) && !(status === 416 && opts.headers?.range)) {
+    const status = res.statusCode ?? 0;
+    // 416 to a range from the start of a held part: that part is no prefix the server can continue (the
+    // caller starts over), so it is handed back rather than refused.
+    if ((status < 200 || status > 299) && !(status === 416 && opts.range && opts.range.end === undefined)) {
       res.destroy();
-      throw errors.imageFetchFailed(opts.param, `upstream answered ${status}`, media);
+      throw errors.imageFetchFailed(opts.param, `upstream answered ${status}`, opts.media);
     }
     return { res, url: current };
   }
@@ -137,7 +133,7 @@ function pinnedLookup(addresses: readonly string[]): LookupFunction {
 }
 
 /** Sends one GET and resolves with the response head; the body is left unread. `addresses`: where it may connect (absent: any). */
-function requestOnce(url: URL, opts: FetchMediaOptions, addresses: readonly string[] | undefined, signal: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<IncomingMessage> {
+function requestOnce(url: URL, opts: OpenResponseOptions, addresses: readonly string[] | undefined, signal: AbortSignal): Promise<IncomingMessage> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
@@ -153,7 +149,10 @@ function requestOnce(url: URL, opts: FetchMediaOptions, addresses: readonly stri
       agent: false,
       ...(addresses ? { lookup: pinnedLookup(addresses) } : {}),
       signal,
-      headers: { 'user-agent': 'sightflow-image-fetch/1', accept: ACCEPT[opts.media ?? 'image'], 'accept-encoding': 'identity', ...extraHeaders },
+      headers: {
+        'user-agent': 'sightflow-image-fetch/1', accept: ACCEPT[opts.media ?? 'image'], 'accept-encoding': 'identity',
+        ...(opts.range ? { range: `bytes=${opts.range.start}-${opts.range.end !== undefined && opts.range.end >= 0 ? opts.range.end - 1 : ''}` } : {}),
+      },
     });
     // Second line of defence: whatever the lookup said, the peer we are connected to must pass the policy too.
     req.once('socket', (socket: Socket) => {

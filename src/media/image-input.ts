@@ -4,6 +4,7 @@ import { errors } from '../errors.js';
 import { decodeBase64 } from './base64.js';
 import { decodeToRgb, type DecodedImage } from './image-decode.js';
 import { fetchMediaBytes } from './fetch.js';
+import type { Resolver, UrlPolicy } from './url-policy.js';
 import { sniffImageFormat, type AcceptedImageFormat } from './image-sniff.js';
 
 export const IMAGE_MAX_BYTES = 20 * 1024 * 1024;
@@ -29,6 +30,11 @@ export interface LoadImageOptions {
   allowPrivate?: boolean;
   /** Exact IP addresses allowed even when private (an internal image host). */
   allowAddresses?: readonly string[];
+  /** SIGHTFLOW_URL_ALLOW and SIGHTFLOW_URL_DENY blocks (the server passes its configuration's policy). */
+  allow?: UrlPolicy['allow'];
+  deny?: UrlPolicy['deny'];
+  /** DNS seam for tests. */
+  resolve?: Resolver;
   maxBytes?: number;
   maxPixels?: number;
   timeoutMs?: number;
@@ -80,6 +86,9 @@ export async function loadImage(input: ImageInput, opts: LoadImageOptions = {}):
           maxRedirects: opts.maxRedirects ?? IMAGE_MAX_REDIRECTS,
           allowPrivate: opts.allowPrivate ?? false,
           allowAddresses: opts.allowAddresses,
+          allow: opts.allow,
+          deny: opts.deny,
+          resolve: opts.resolve,
           signal: opts.signal,
         })
       : input.bytes;

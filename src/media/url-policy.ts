@@ -91,17 +91,83 @@ export function blockedAddressReason(address: string): string | null {
   return 'not an IP address';
 }
 
+/** One CIDR block of SIGHTFLOW_URL_ALLOW / SIGHTFLOW_URL_DENY, as a prefix of the 128-bit address space
+ * (IPv4 blocks live at ::ffff:0:0/96, so an IPv4-mapped IPv6 address matches the IPv4 block). */
+export interface Cidr {
+  text: string;
+  base: bigint;
+  bits: number;
+}
+
+const V4_MAPPED = 0xffffn << 32n;
+
+/** The 128-bit value of an IP address (IPv4 as IPv4-mapped), or null when the text is not an IP address. */
+function addressBits(address: string): bigint | null {
+  const bare = address.replace(/%.*$/, '');
+  const family = isIP(bare);
+  if (family === 4) return V4_MAPPED | BigInt(v4(bare));
+  if (family !== 6) return null;
+  const g = parseV6(bare);
+  if (g.length !== 8) return null;
+  return g.reduce((acc, x) => (acc << 16n) | BigInt(x), 0n);
+}
+
+/** Parses "10.0.0.0/8", "fd00::/8" or a bare address (a /32 or /128); throws an Error saying why on bad text. */
+export function parseCidr(text: string): Cidr {
+  const t = text.trim();
+  const slash = t.indexOf('/');
+  const addr = slash < 0 ? t : t.slice(0, slash);
+  const family = isIP(addr);
+  if (family === 0) throw new Error(`${JSON.stringify(t)} is not an IP address or CIDR block`);
+  const max = family === 4 ? 32 : 128;
+  const prefix = slash < 0 ? max : Number(t.slice(slash + 1));
+  if (!/^\d+$/.test(slash < 0 ? String(max) : t.slice(slash + 1)) || !Number.isInteger(prefix) || prefix < 0 || prefix > max) {
+    throw new Error(`${JSON.stringify(t)} has a prefix length outside 0-${max}`);
+  }
+  const bits = family === 4 ? 96 + prefix : prefix;
+  const mask = bits === 0 ? 0n : ((1n << BigInt(bits)) - 1n) << BigInt(128 - bits);
+  return { text: t, base: addressBits(addr)! & mask, bits };
+}
+
+/** Parses a comma-separated CIDR list (blank entries ignored). */
+export function parseCidrList(text: string | undefined): Cidr[] {
+  return (text ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '').map(parseCidr);
+}
+
+function inAny(address: string, blocks: readonly Cidr[] | undefined): Cidr | null {
+  if (!blocks?.length) return null;
+  const n = addressBits(address);
+  if (n === null) return null;
+  for (const b of blocks) {
+    if (b.bits === 0 || n >> BigInt(128 - b.bits) === b.base >> BigInt(128 - b.bits)) return b;
+  }
+  return null;
+}
+
+/**
+ * Which addresses a server-side fetch may connect to. One rule set for image, audio and video URLs (and
+ * every redirect, playlist and segment of them): the default deny list (blockedAddressReason), `allow`
+ * blocks let through although the default refuses them, `deny` blocks are always refused (deny wins over
+ * allow and over allowPrivate).
+ */
 export interface UrlPolicy {
-  /** Allow private, loopback and link-local addresses (tests, trusted intranets). */
+  /** Allow private, loopback and link-local addresses (tests, trusted intranets); `deny` still holds. */
   allowPrivate: boolean;
   /** Exact addresses allowed even when private (an internal CDN, a test server). */
   allowAddresses?: readonly string[];
+  /** SIGHTFLOW_URL_ALLOW: blocks allowed although the default list refuses them. */
+  allow?: readonly Cidr[];
+  /** SIGHTFLOW_URL_DENY: blocks always refused. */
+  deny?: readonly Cidr[];
 }
 
 /** Null when `address` may be connected to under `policy`, else the reason it may not. */
 export function addressRefusal(address: string, policy: UrlPolicy): string | null {
+  const denied = inAny(address, policy.deny);
+  if (denied) return `denied by SIGHTFLOW_URL_DENY ${denied.text}`;
   if (policy.allowPrivate) return null;
   if (policy.allowAddresses?.includes(address)) return null;
+  if (inAny(address, policy.allow)) return null;
   return blockedAddressReason(address);
 }
 
@@ -110,6 +176,24 @@ export type Resolver = (host: string) => Promise<readonly string[]>;
 
 export const resolveHost: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
+/**
+ * A resolver that asks `resolve` once per host and answers every later question about it the same way, so all
+ * requests of one job (a video's redirects, ranged re-requests, playlists and segments) connect to addresses
+ * from the one answer that was checked, whatever a later DNS answer would say. A failed lookup is not kept.
+ */
+export function resolveOnce(resolve: Resolver = resolveHost): Resolver {
+  const answers = new Map<string, Promise<readonly string[]>>();
+  return (host) => {
+    let answer = answers.get(host);
+    if (!answer) {
+      answer = resolve(host);
+      answers.set(host, answer);
+      answer.catch(() => answers.delete(host));
+    }
+    return answer;
+  };
+}
+
 export type UrlVerdict =
   /** `addresses`: the vetted addresses to connect to; absent when the policy allows every address (nothing was resolved). */
   | { allowed: true; host: string; addresses?: readonly string[] }
@@ -117,7 +201,14 @@ export type UrlVerdict =
   | { allowed: false; host: string; reason: 'refused' | 'unresolved'; detail: string; cause?: unknown };
 
 /** Decides whether `url` may be fetched under `policy`. Never throws; `resolve` is a seam for tests. */
-export async function checkUrl(url: URL | string, policy: UrlPolicy, resolve: Resolver = resolveHost): Promise<UrlVerdict> {
+const WEB_SCHEMES: readonly string[] = ['http:', 'https:'];
+
+export interface CheckOptions {
+  /** Schemes allowed, with their colon; default http: and https:. */
+  schemes?: readonly string[];
+}
+
+export async function checkUrl(url: URL | string, policy: UrlPolicy, resolve: Resolver = resolveHost, options: CheckOptions = {}): Promise<UrlVerdict> {
   let u: URL;
   try {
     u = typeof url === 'string' ? new URL(url) : url;
@@ -125,9 +216,11 @@ export async function checkUrl(url: URL | string, policy: UrlPolicy, resolve: Re
     return { allowed: false, host: '', reason: 'refused', detail: 'it is not a valid absolute URL' };
   }
   const host = u.hostname.replace(/^\[|\]$/g, '');
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { allowed: false, host, reason: 'refused', detail: `the scheme ${u.protocol.replace(/:$/, '')} is not allowed` };
+  const schemes = options.schemes ?? WEB_SCHEMES;
+  if (!schemes.includes(u.protocol)) return { allowed: false, host, reason: 'refused', detail: `the scheme ${u.protocol.replace(/:$/, '')} is not allowed` };
   if (!host) return { allowed: false, host, reason: 'refused', detail: 'the URL has no host' };
-  if (policy.allowPrivate) return { allowed: true, host };
+  // Allowing everything needs no lookup, unless a deny list must still be applied to the addresses.
+  if (policy.allowPrivate && !policy.deny?.length) return { allowed: true, host };
   if (isIP(host)) {
     const why = addressRefusal(host, policy);
     return why ? { allowed: false, host, reason: 'refused', detail: `${host} is ${why}` } : { allowed: true, host, addresses: [host] };

@@ -18,10 +18,12 @@ export class ModelsAdminService {
     return this.s.models.registry.list().map((r) => this.describe(r));
   }
 
-  get(id: string) {
+  /** Fields GET /v1/models/:id adds to a registered model's entry (catalogue state provider). */
+  state(id: string): Record<string, unknown> | undefined {
     const reg = this.s.models.registry;
-    if (!reg.has(id)) throw errors.notFound('model', id);
-    return this.describe(reg.get(id));
+    if (!reg.has(id)) return undefined;
+    const { serving, settings, prepared, sha256, origin, added_at } = this.describe(reg.get(id));
+    return { serving, settings, prepared, sha256, origin, added_at };
   }
 
   async add(body: AddModelBody, signal: AbortSignal) {
@@ -67,7 +69,7 @@ export class ModelsAdminService {
       id: m.id, object: 'model' as const, task: m.task, description: m.description, builtin: r.builtin,
       prepared: registry.isPrepared(m.id),
       sha256: m.sha256 ?? src.sha256 ?? null,
-      source: m.origin?.url ?? m.origin?.file ?? ('package' in src ? `npm:${src.package}/${src.path}` : null),
+      origin: m.origin?.url ?? m.origin?.file ?? null,
       added_at: m.origin?.addedAt ?? null,
       labels: Array.isArray(m.labels) ? m.labels.length : 0,
       settings: {

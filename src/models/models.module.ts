@@ -1,11 +1,10 @@
-// Model management as a part: the admin routes, GET /v1/models/:id, and on PostgreSQL the loop that pulls
+// Model management as a part: the admin routes, the serving state in GET /v1/models(/:id), and on PostgreSQL the loop that pulls
 // models added or removed on other nodes into this node's data dir (every SIGHTFLOW_MODELS_SYNC_MS).
 import type { Module, ModulePart } from '../module.js';
 import type { Services } from '../services.js';
 import { modelMigrations } from './model-store.sql.js';
 import { ModelsAdminService } from './models-admin.service.js';
 import { modelsAdminRoutes } from './models-admin.routes.js';
-import { modelInfoRoutes } from './model-info.routes.js';
 import { pullModels } from './model-publish.js';
 
 /** The shared model store's tables (versions 300-399). */
@@ -13,6 +12,8 @@ export const modelsPart: ModulePart = { name: 'models', migrations: modelMigrati
 
 export function modelsModule(s: Services, opts: { routes?: boolean } = {}): Module {
   const service = new ModelsAdminService(s);
+  // GET /v1/models/:id shows registered models' serving state, settings and origin.
+  if (opts.routes !== false) s.models.catalogue.addState((id) => service.state(id));
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let running: Promise<void> | null = null;
@@ -31,7 +32,7 @@ export function modelsModule(s: Services, opts: { routes?: boolean } = {}): Modu
   };
   return {
     ...modelsPart,
-    routes: opts.routes === false ? [] : [...modelsAdminRoutes(service), ...modelInfoRoutes(service)],
+    routes: opts.routes === false ? [] : modelsAdminRoutes(service),
     async start() {
       if (s.db.kind !== 'postgres') return;
       await pull().catch((e: Error) => log.error({ err: e }, 'pulling shared models failed'));

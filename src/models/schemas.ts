@@ -1,5 +1,6 @@
-// Shapes of the model management routes (admin API) and of GET /v1/models/:id's serving state.
+// Shapes of the model management routes (admin API); the serving state is GET /v1/models/:id's.
 import { z } from 'zod';
+import { ModelServingOut, ModelSettingsOut } from '../http/models.routes.js';
 
 const Providers = z.array(z.enum(['tensorrt', 'cuda', 'cpu'])).min(1);
 
@@ -17,21 +18,6 @@ export const AddModelBody = z.strictObject({
 });
 export type AddModelBody = z.infer<typeof AddModelBody>;
 
-export const ModelStateOut = z.object({
-  state: z.enum(['unloaded', 'loading', 'loaded']),
-  providers: z.array(z.string()).nullable().meta({ description: 'Providers the loaded session runs on' }),
-  memory_bytes: z.number().nullable().meta({ description: 'Process memory growth while it loaded (approximate)' }),
-  loaded_at: z.string().nullable(),
-  last_used_at: z.string().nullable(),
-  requests: z.number().int(),
-  errors: z.number().int(),
-  p50_ms: z.number().nullable().meta({ description: 'Median latency of the last 256 runs, queue wait included' }),
-  queue_depth: z.number().int(),
-  pending: z.number().int(),
-  idle_unload_s: z.number(),
-  unloads: z.number().int(),
-});
-
 export const ModelOut = z.object({
   id: z.string(),
   object: z.literal('model'),
@@ -40,16 +26,11 @@ export const ModelOut = z.object({
   builtin: z.boolean(),
   prepared: z.boolean(),
   sha256: z.string().nullable(),
-  source: z.string().nullable().meta({ description: 'Where an added model came from (URL, hub reference or file)' }),
+  origin: z.string().nullable().meta({ description: 'Where an added model came from (URL, hub reference or file); null for built-in ones' }),
   added_at: z.string().nullable(),
   labels: z.number().int().meta({ description: 'How many class names the manifest lists' }),
-  settings: z.object({
-    preload: z.boolean(),
-    idle_unload_s: z.number().nullable(),
-    providers: z.array(z.string()).nullable(),
-    queue_depth: z.number().nullable(),
-  }),
-  serving: ModelStateOut,
+  settings: ModelSettingsOut,
+  serving: ModelServingOut,
 });
 
 export const AddedModelOut = ModelOut.extend({

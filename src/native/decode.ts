@@ -77,7 +77,7 @@ export interface NativeFrameBatch {
 /** The decoder's failure reasons; each is the code ERR_SIGHTFLOW_DECODE_<REASON in capitals>. */
 export const DECODE_FAILURES = [
   'input_not_found', 'empty_input', 'invalid_video', 'no_video_stream', 'unsupported_codec', 'decode_failed',
-  'fetch_failed', 'timeout', 'aborted', 'out_of_memory', 'not_open',
+  'fetch_failed', 'source_limit_exceeded', 'timeout', 'aborted', 'out_of_memory', 'not_open',
 ] as const;
 export type DecodeFailure = (typeof DECODE_FAILURES)[number];
 
@@ -93,8 +93,15 @@ export function decodeFailure(e: unknown): DecodeFailure | null {
   return (DECODE_FAILURES as readonly string[]).includes(reason) ? (reason as DecodeFailure) : null;
 }
 
+/** The decoder's network requests (native/core/decode/guarded_io.h), served by src/media/guarded-source.ts. */
+export type NetRequestHandler = (kind: 'open' | 'more' | 'close', id: number, url: string, offset: number, end: number) => void;
+
 interface AddonDecoder {
   open(opts: Record<string, unknown>): Promise<VideoInfo>;
+  netHead(id: number, size: number, seekable: boolean, finalUrl: string): void;
+  netPush(id: number, chunk: Uint8Array): number;
+  netEnd(id: number): void;
+  netFail(id: number, code: string, message: string, fatal: boolean): void;
   read(max: number, target?: Uint8Array): Promise<NativeFrameBatch>;
   close(): Promise<void>;
   abort(): Promise<void>;
@@ -162,10 +169,13 @@ export class NativeDecoder {
   readonly #native: AddonDecoder = new (loadAddon<DecodeAddon>().Decoder)();
   #frameBytes = 0;
 
-  /** Opens a file path or an http(s) URL (the caller applies any URL policy first). */
-  async open(input: string, options: DecodeOptions = {}): Promise<VideoInfo> {
+  /**
+   * Opens a file path, an rtsp URL, or an http(s) URL. An http(s) input needs `onNet`: every byte of it (and of
+   * whatever it names: HLS playlists and segments) is then requested there and answered through net*().
+   */
+  async open(input: string, options: DecodeOptions = {}, onNet?: NetRequestHandler): Promise<VideoInfo> {
     const caller = new Error();
-    const info = await withCallerStack(this.#native.open(nativeOptions(input, options)), caller);
+    const info = await withCallerStack(this.#native.open({ ...nativeOptions(input, options), ...(onNet ? { onNet } : {}) }), caller);
     this.#frameBytes = info.outWidth * info.outHeight * 3;
     return info;
   }
@@ -178,6 +188,14 @@ export class NativeDecoder {
     checkRead(maxCount, target, this.#frameBytes);
     return withCallerStack(this.#native.read(maxCount, target), new Error());
   }
+
+  /** The answers to onNet requests (see NetSink in src/media/guarded-source.ts). */
+  readonly net = {
+    head: (id: number, size: number, seekable: boolean, finalUrl: string) => this.#native.netHead(id, size, seekable, finalUrl),
+    push: (id: number, chunk: Uint8Array) => this.#native.netPush(id, chunk),
+    end: (id: number) => this.#native.netEnd(id),
+    fail: (id: number, code: string, message: string, fatal: boolean) => this.#native.netFail(id, code, message, fatal),
+  };
 
   /** Frees every FFmpeg object and closes the input, off the JS thread, after any call in flight. */
   close(): Promise<void> {

@@ -4,6 +4,7 @@
 import { errors } from '../errors.js';
 import { decodeBase64 } from '../media/base64.js';
 import { fetchMediaBytes } from '../media/fetch.js';
+import type { Resolver, UrlPolicy } from '../media/url-policy.js';
 import { loadImage, parseImageInput, parseImageUrl, type ImageInput, IMAGE_FETCH_TIMEOUT_MS, IMAGE_MAX_REDIRECTS } from '../media/image-input.js';
 import type { EmbedInput } from './embedders/embedder.js';
 import { AUDIO_MAX_BYTES, sniffAudio } from './embedders/speech.js';
@@ -56,16 +57,17 @@ export function parseContent(body: Partial<Record<(typeof FIELDS)[number], strin
 
 const AUDIO_MIME = { wav: 'audio/wav', mp3: 'audio/mpeg', flac: 'audio/flac', ogg: 'audio/ogg' } as const;
 
-export async function loadContent(c: ParsedContent, opts: { signal?: AbortSignal; allowPrivate: boolean }): Promise<LoadedContent> {
+/** `opts`: the URL policy of image and audio URLs (the server's configuration) and the client's abort signal. */
+export async function loadContent(c: ParsedContent, opts: UrlPolicy & { signal?: AbortSignal; resolve?: Resolver }): Promise<LoadedContent> {
   if (c.kind === 'text') return { embed: { kind: 'text', text: c.text }, content_type: 'text', text: c.text };
   if (c.kind === 'image') {
-    const image = await loadImage(c.input, { signal: opts.signal, allowPrivate: opts.allowPrivate });
+    const image = await loadImage(c.input, opts);
     const ext = image.format === 'jpeg' ? 'jpg' : image.format;
     return { embed: { kind: 'image', image }, content_type: 'image', text: null, blob: { bytes: image.bytes, mime: `image/${image.format}`, ext } };
   }
   const bytes = c.bytes ?? await fetchMediaBytes(c.url!, {
     param: c.param, media: 'audio', maxBytes: AUDIO_MAX_BYTES, timeoutMs: IMAGE_FETCH_TIMEOUT_MS, maxRedirects: IMAGE_MAX_REDIRECTS,
-    allowPrivate: opts.allowPrivate, signal: opts.signal,
+    ...opts,
   });
   const format = sniffAudio(bytes);
   if (!format) throw errors.undecodableAudio(c.param, 'the data is not in a supported audio format');

@@ -5,7 +5,7 @@ import type { Module, ModulePart } from '../module.js';
 import { vectorMigrations } from './vectors.migrations.sql.js';
 import type { Services } from '../services.js';
 import { CollectionStore } from './collection-store.js';
-import { EmbeddingModels } from './embedding-models.js';
+import { DEFAULT_EMBEDDING_MODEL, EmbeddingModels } from './embedding-models.js';
 import { IndexManager } from './index-manager.js';
 import { vectorsRoutes } from './vectors.routes.js';
 import { VectorsService } from './vectors.service.js';
@@ -17,6 +17,14 @@ export function vectorsModule(s: Services): Module & { service: VectorsService }
   const store = new CollectionStore(s.db);
   const index = new IndexManager(s.db, join(s.config.dataDir, 'indexes'), s.log.child({ component: 'vectors' }));
   const models = new EmbeddingModels(s);
+  s.models.catalogue.add({
+    task: 'embed',
+    list: () => models.list().map((m) => ({
+      id: m.info.id, object: 'model' as const, task: 'embed' as const, default: m.info.id === DEFAULT_EMBEDDING_MODEL,
+      source: m.info.id === DEFAULT_EMBEDDING_MODEL ? 'builtin' as const : 'bring-your-own' as const,
+      description: m.info.name, types: [...m.info.types], dimensions: m.info.dimensions,
+    })),
+  });
   const service = new VectorsService({ s, store, index, models });
   return {
     ...vectorsPart,

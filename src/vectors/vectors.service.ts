@@ -87,9 +87,9 @@ export class VectorsService {
     const c = await this.collection(caller, collectionId);
     const e = await this.embedderOf(c);
     parsed.forEach((p, i) => checkModality(e, p.content, `items[${i}].`));
-    const allowPrivate = s.config.allowPrivateUrls;
+    const policy = s.config.urlPolicy;
     const loaded = await mapLimit(parsed, EMBED_CONCURRENCY, async (p) => {
-      const content = await loadContent(p.content, { signal: caller.signal, allowPrivate });
+      const content = await loadContent(p.content, { ...policy, signal: caller.signal });
       return { content, embedding: await embed(caller, e, content) };
     });
     const ids = parsed.map(() => newId('item'));
@@ -152,7 +152,7 @@ export class VectorsService {
     checkModality(e, content, '');
     const topK = body.top_k ?? 10;
     const threshold = body.threshold ?? -1;
-    const loaded = await loadContent(content, { signal: caller.signal, allowPrivate: s.config.allowPrivateUrls });
+    const loaded = await loadContent(content, { ...s.config.urlPolicy, signal: caller.signal });
     const q = await embed(caller, e, loaded);
     const idx = await index.current(c.id, c.dimensions, c.change_seq);
     // The 8-bit index proposes candidates; their exact cosine over the stored float32 vectors ranks them. A

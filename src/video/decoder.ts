@@ -30,12 +30,22 @@
 // - `totalFrames` is the container's frame count, or duration * fps; null when the input is not seekable
 //   (piped, live, or an HTTP response without a length).
 import { DecodeError } from '../errors.js';
+import { GuardedSource, type GuardedSourceOptions } from '../media/guarded-source.js';
 import { checkRead, decodeFailure, NativeDecoder, type DecodeNativeError, type DecodeOptions, type NativeFrameBatch, type VideoInfo } from '../native/decode.js';
 
 export interface DecoderOptions extends DecodeOptions {
   /** Aborting it is abort(): it also stops an open() still waiting on the network. */
   signal?: AbortSignal;
+  /**
+   * How an http(s) input reaches the network: the URL policy (default: the strict one, no private addresses)
+   * and limits of the guarded path (src/media/guarded-source.ts) that every byte of it goes through.
+   */
+  network?: GuardedSourceOptions;
+  /** Called once the decoder is closed or aborted (an opened decoder only): frees what the caller set up for it. */
+  onClosed?: () => void;
 }
+
+const isHttp = (input: string) => /^https?:\/\//i.test(input);
 
 export interface DecodedFrame {
   index: number;
@@ -62,8 +72,10 @@ export interface FrameBatch extends DecodeStats {
  * clientError below only compiles while every reason the addon can report is a catalogued code. */
 export { DecodeError };
 
-/** The DecodeError for a native decode failure, with the caller's stack; any other error as it is. */
-function clientError(e: unknown, stack: string | undefined): unknown {
+/** The DecodeError for a native decode failure, with the caller's stack; any other error as it is. A refusal
+ * or limit of the guarded network path wins: it is why the decoder stopped. */
+function clientError(e: unknown, stack: string | undefined, source?: GuardedSource | null): unknown {
+  if (source?.failure && decodeFailure(e) !== 'aborted') return source.failure;
   const reason = decodeFailure(e);
   return reason ? new DecodeError(reason, (e as Error).message, stack) : e;
 }
@@ -81,9 +93,12 @@ export class VideoDecoder {
   #closed = false;
   #aborted = false;
   #unlisten: () => void;
+  #source: GuardedSource | null;
+  #onClosed: (() => void) | null = null;
 
-  private constructor(native: NativeDecoder, info: VideoInfo, signal: AbortSignal | undefined, onAbort: () => void) {
+  private constructor(native: NativeDecoder, info: VideoInfo, signal: AbortSignal | undefined, onAbort: () => void, source: GuardedSource | null) {
     this.#native = native;
+    this.#source = source;
     this.info = info;
     signal?.removeEventListener('abort', onAbort);
     const abort = () => void this.abort();
@@ -91,23 +106,33 @@ export class VideoDecoder {
     this.#unlisten = () => signal?.removeEventListener('abort', abort);
   }
 
-  /** Opens a file path or an http(s) URL (the caller applies the URL policy first). */
+  /**
+   * Opens a file path or a URL. An http(s) URL is read only through the guarded network path under
+   * `options.network` (its policy applies to the URL, every redirect, playlist entry and segment).
+   */
   static async open(input: string, options: DecoderOptions = {}): Promise<VideoDecoder> {
     const stack = new Error().stack;
-    const { signal, ...decodeOptions } = options;
+    const { signal, network, onClosed, ...decodeOptions } = options;
     if (signal?.aborted) throw new DecodeError('aborted', 'Decoding was aborted', stack);
     const native = new NativeDecoder();
-    const onAbort = () => void native.abort();
+    const source = isHttp(input) ? new GuardedSource(native.net, network ?? { policy: { allowPrivate: false } }) : null;
+    const onAbort = () => {
+      source?.dispose();
+      void native.abort();
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
     let info: VideoInfo;
     try {
-      info = await native.open(input, decodeOptions);
+      info = await native.open(input, decodeOptions, source?.handle);
     } catch (e) {
       signal?.removeEventListener('abort', onAbort);
       await native.close();
-      throw clientError(e, stack);
+      source?.dispose();
+      throw clientError(e, stack, source);
     }
-    return new VideoDecoder(native, info, signal, onAbort);
+    const decoder = new VideoDecoder(native, info, signal, onAbort, source);
+    decoder.#onClosed = onClosed ?? null;
+    return decoder;
   }
 
   /** Bytes of one output frame (outWidth * outHeight * 3). */
@@ -147,7 +172,7 @@ export class VideoDecoder {
       } catch (e) {
         const { stats } = e as DecodeNativeError;
         if (stats) this.#stats = { decodedFrames: stats.decodedFrames, droppedFrames: stats.droppedFrames };
-        throw clientError(e, stack);
+        throw clientError(e, stack, this.#source);
       }
       this.#stats = { decodedFrames: r.stats.decodedFrames, droppedFrames: r.stats.droppedFrames };
       const frames: DecodedFrame[] = [];
@@ -201,7 +226,11 @@ export class VideoDecoder {
     this.#unlisten();
     const done = this.#tail.then(() => this.#native.close());
     this.#tail = done.catch(() => undefined);
-    await done;
+    try {
+      await done;
+    } finally {
+      this.#release();
+    }
   }
 
   /**
@@ -212,6 +241,19 @@ export class VideoDecoder {
     this.#closed = true;
     this.#aborted = true;
     this.#unlisten();
-    await this.#native.abort();
+    // The connections drop now, not once the blocked read noticed the abort.
+    this.#source?.dispose();
+    try {
+      await this.#native.abort();
+    } finally {
+      this.#release();
+    }
+  }
+
+  #release(): void {
+    this.#source?.dispose();
+    const onClosed = this.#onClosed;
+    this.#onClosed = null;
+    onClosed?.();
   }
 }

@@ -70,7 +70,8 @@ const When = z.strictObject({
 const DetectStep = z.strictObject({
   model: z.literal('detect'),
   parameters: z.strictObject({
-    classes: names('parameters.classes').optional().meta({ description: 'Only these classes (COCO names); default all' }),
+    model: z.string(expected('a detect model id string', 'parameters.model')).max(200).optional().meta({ description: 'Detector id (GET /v1/models, task detect); default centernet-coco' }),
+    classes: names('parameters.classes').optional().meta({ description: "Only these classes, by the detector's own names (COCO names for the default); default all" }),
     confidence_threshold: unit('parameters.confidence_threshold').optional().meta({ description: 'Default 0.5' }),
   }).optional(),
   when: When.optional(),
@@ -78,6 +79,7 @@ const DetectStep = z.strictObject({
 const OcrStep = z.strictObject({
   model: z.literal('ocr'),
   parameters: z.strictObject({
+    model: z.string(expected('an ocr model id string', 'parameters.model')).max(200).optional().meta({ description: 'OCR model id (GET /v1/models, task ocr); default pp-ocrv4' }),
     language: z.string(expected('a language code string such as "auto", "en" or "zh"', 'parameters.language')).max(32).optional().meta({ description: 'Default auto' }),
   }).optional(),
   when: When.optional(),

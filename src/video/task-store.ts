@@ -91,7 +91,7 @@ export class TaskStore {
     const source: TaskJob['source'] = {};
     if (el.type === 'video_url') {
       // The URL policy of every media input, at submit time; the worker checks again before FFmpeg opens it.
-      const verdict = await checkUrl(el.url!, { allowPrivate: this.s.config.allowPrivateUrls });
+      const verdict = await checkUrl(el.url!, this.s.config.urlPolicy);
       if (!verdict.allowed) throw urlDenied(verdict, 'input[0].url', 'video');
       source.url = el.url;
     } else {

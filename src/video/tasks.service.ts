@@ -7,6 +7,7 @@ import { errors } from '../errors.js';
 import type { Services } from '../services.js';
 import type { Caller } from '../usage/billing.js';
 import { planSteps } from './pipeline/plan.js';
+import { stepDetectors } from './pipeline/frame-pipeline.js';
 import { trackerSettings } from './pipeline/target-tracker.js';
 import type { ProcessBody } from './schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
@@ -25,7 +26,8 @@ export class TasksService {
    * the request asked for a webhook without a secret (the generated one is shown only here).
    */
   async create(caller: Pick<Caller, 'projectId' | 'keyId'>, body: ProcessBody) {
-    planSteps(body as never, (await this.s.vision.detector()).labels);
+    const detectors = await stepDetectors(body as never, this.s.vision);
+    planSteps(body as never, (i) => detectors.get(i)?.labels ?? []);
     trackerSettings((body as { tracker?: never }).tracker);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;

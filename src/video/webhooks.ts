@@ -149,7 +149,7 @@ export class WebhookDispatcher {
     let status: number | null = null;
     let error: string | null = null;
     try {
-      const verdict = await checkUrl(url, { allowPrivate: this.s.config.allowPrivateUrls });
+      const verdict = await checkUrl(url, this.s.config.urlPolicy);
       if (!verdict.allowed) {
         error = `url_not_allowed: ${verdict.detail}`;
       } else {

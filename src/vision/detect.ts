@@ -1,15 +1,18 @@
 // Object detection: decoded RGB pixels -> detect's objects in source-image pixels. The built-in model is
-// CenterNet (COCO 80); a bring-your-own YOLO ONNX works through the same class by manifest
-// (postprocess.type "yolo"). detectRaw() is the model-output path the video pipeline runs on frames.
+// CenterNet (COCO 80); a bring-your-own detector ONNX (YOLO family, YOLOX, RT-DETR style) works through the
+// same class, configured from its own metadata and the manifest (detector-config.ts). detectRaw() is the
+// model-output path the video pipeline runs on frames.
+import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { errors } from '../errors.js';
 import type { ModelRegistry } from '../inference/registry.js';
 import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/runtime.js';
 import type { RgbImage } from '../media/rgb-image.js';
-import { COCO_CLASSES } from './coco-classes.js';
+import { readOnnxInfo } from '../inference/onnx-metadata.js';
+import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
 import { letterboxAsync } from '../native/image.js';
 import { dominantColor } from '../media/colour.js';
-import { clamp, decodeYolo, unletterbox, type Letterbox, type RawBox, type YoloLayout } from './yolo.js';
+import { decodeYolo, unletterbox, type Letterbox, type RawBox } from './yolo.js';
 
 export interface DetectOptions {
   classes?: string[];
@@ -28,16 +31,7 @@ export interface RawDetection extends RawBox {}
 
 export const DEFAULT_DETECT_MODEL = 'centernet-coco';
 
-/** How an image becomes the model input (from the manifest's preprocess block). */
-export interface ModelInputSpec { resize: 'stretch' | 'letterbox'; width: number; height: number; layout: 'nhwc' | 'nchw'; scale: number; inputName: string }
-interface Post {
-  type: 'centernet' | 'yolo';
-  output?: string;
-  layout: YoloLayout | 'auto';
-  boxSpace?: number;
-  /** Same-class duplicates above this IoU are merged (CenterNet peaks rarely overlap; YOLO always needs it). */
-  nmsIou: number;
-}
+export type { ModelInputSpec } from './detector-config.js';
 
 export class Detector {
   private constructor(
@@ -46,38 +40,25 @@ export class Detector {
     /** The model's runtime handle (queue, session, stats). */
     readonly handle: ModelHandle,
     readonly pre: ModelInputSpec,
-    private readonly post: Post,
+    private readonly post: PostSpec,
+    /** Where the labels and input size came from. */
+    readonly origin: DetectorConfig['origin'],
   ) {}
 
-  /** A detector for a registered model (its prepared ONNX runs through the runtime's queue). */
+  /**
+   * A detector for a registered model (its prepared ONNX runs through the runtime's queue). Input size,
+   * layout and class names come from the ONNX file's metadata and shapes and the manifest (detector-config.ts).
+   */
   static async create(runtime: InferenceRuntime, registry: ModelRegistry, modelId = DEFAULT_DETECT_MODEL): Promise<Detector> {
     const { manifest } = registry.get(modelId);
     if (manifest.task !== 'detect') throw new Error(`model ${modelId} is a ${manifest.task} model, not a detector`);
-    const labels = (await registry.labels(modelId));
-    const p = manifest.preprocess as Record<string, unknown>;
-    const q = manifest.postprocess as Record<string, unknown>;
-    const input = manifest.inputs[0];
-    const layout = (p.layout as 'nhwc' | 'nchw' | undefined) ?? input?.layout ?? 'nchw';
-    const dims = input?.shape ?? [];
-    const [h, w] = layout === 'nhwc' ? [dims[1], dims[2]] : [dims[2], dims[3]];
-    const pre: ModelInputSpec = {
-      resize: (p.resize as 'stretch' | 'letterbox') ?? 'letterbox',
-      width: Number(p.width ?? w ?? 640),
-      height: Number(p.height ?? h ?? 640),
-      layout,
-      scale: Number(p.scale ?? 1 / 255),
-      inputName: input?.name ?? 'images',
-    };
-    const type = (q.type as 'centernet' | 'yolo') ?? 'yolo';
-    const post: Post = {
-      type,
-      output: q.output as string | undefined,
-      layout: (q.layout as YoloLayout | 'auto') ?? (type === 'centernet' ? 'xyxy-score-class' : 'auto'),
-      boxSpace: q.boxSpace as number | undefined,
-      nmsIou: Number(q.nmsIou ?? (type === 'centernet' ? 0.7 : 0.45)),
-    };
-    return new Detector(modelId, labels.length ? labels : [...COCO_CLASSES], runtime.register(registry.spec(modelId)), pre, post);
+    const onnx = readOnnxInfo(await readFile(await registry.onnxPath(modelId)));
+    const c = resolveDetectorConfig(manifest, onnx, await registry.labels(modelId));
+    return new Detector(modelId, c.labels, runtime.register(registry.spec(modelId)), c.pre, c.post, c.origin);
   }
+
+  /** The output layout, or 'auto' when the model did not declare its output shape (decided per run). */
+  get layout(): PostSpec['layout'] { return this.post.layout; }
 
   /**
    * Runs the model on one image and returns every candidate at or above minScore, boxes in source pixels,
@@ -89,6 +70,7 @@ export class Detector {
     const t = (this.post.output ? out[this.post.output] : undefined) ?? Object.values(out)[0];
     const boxes = decodeYolo(t.data as Float32Array, t.dims, {
       layout: this.post.layout, numClasses: this.labels.length, minScore, iouThreshold: nmsIou,
+      input: { width: this.pre.width, height: this.pre.height }, strides: this.post.strides, scores: this.post.scores,
     });
     return boxes.map((b) => ({ ...b, box: unletterbox(b.box, letterbox, image.width, image.height) }));
   }
@@ -120,7 +102,7 @@ export class Detector {
     if (!Array.isArray(classes)) throw errors.invalidParam('classes', 'Expected classes to be an array of class names');
     const ids = new Set<number>();
     for (const name of classes) {
-      const id = typeof name === 'string' ? this.labels.indexOf(name.trim().toLowerCase()) : -1;
+      const id = classIndex(this.labels, name);
       if (id < 0) {
         throw errors.unknownClass('classes', name, this.labels);
       }
@@ -137,7 +119,9 @@ export class Detector {
 export async function modelInput(image: RgbImage, pre: ModelInputSpec): Promise<{ tensor: Tensor; letterbox: Letterbox }> {
   const { width: W, height: H } = pre;
   if (pre.resize === 'letterbox') {
-    const r = await letterboxAsync(image, { width: W, height: H, layout: pre.layout, scale: pre.scale });
+    const r = await letterboxAsync(image, {
+      width: W, height: H, layout: pre.layout, scale: pre.scale, channelOrder: pre.channelOrder, center: pre.center, mean: pre.mean, std: pre.std,
+    });
     const lb: Letterbox = { scale: r.scale, padX: r.padX, padY: r.padY, width: r.contentWidth, height: r.contentHeight };
     return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
   }
@@ -152,18 +136,30 @@ export async function modelInput(image: RgbImage, pre: ModelInputSpec): Promise<
   const n = W * H;
   const out = new Float32Array(n * 3);
   const k = pre.scale;
+  // Output channel c reads source channel src[c] (BGR reverses them), then (v * scale - mean) / std.
+  const src = pre.channelOrder === 'bgr' ? [2, 1, 0] : [0, 1, 2];
+  const mean = pre.mean ?? [0, 0, 0];
+  const std = pre.std ?? [1, 1, 1];
+  const plain = !pre.mean && !pre.std && pre.channelOrder !== 'bgr';
   if (pre.layout === 'nhwc') {
-    for (let i = 0; i < n * 3; i++) out[i] = pixels[i] * k;
+    if (plain) for (let i = 0; i < n * 3; i++) out[i] = pixels[i] * k;
+    else for (let i = 0; i < n; i++) for (let c = 0; c < 3; c++) out[3 * i + c] = (pixels[3 * i + src[c]] * k - mean[c]) / std[c];
     return { tensor: new Tensor('float32', out, [1, H, W, 3]), letterbox: lb };
   }
-  for (let i = 0; i < n; i++) {
-    out[i] = pixels[3 * i] * k;
-    out[n + i] = pixels[3 * i + 1] * k;
-    out[2 * n + i] = pixels[3 * i + 2] * k;
+  for (let c = 0; c < 3; c++) {
+    const o = c * n, sc = src[c], m = mean[c], sd = std[c];
+    for (let i = 0; i < n; i++) out[o + i] = (pixels[3 * i + sc] * k - m) / sd;
   }
   return { tensor: new Tensor('float32', out, [1, 3, H, W]), letterbox: lb };
 }
 
+
+/** A class name's index in labels (case and surrounding spaces ignored), or -1. */
+export function classIndex(labels: readonly string[], name: unknown): number {
+  if (typeof name !== 'string') return -1;
+  const want = name.trim().toLowerCase();
+  return labels.findIndex((l) => l.toLowerCase() === want);
+}
 
 function round(v: number, digits: number): number {
   const f = 10 ** digits;

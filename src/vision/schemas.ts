@@ -19,8 +19,12 @@ const imageFields = {
     .meta({ description: 'Base64 data URI (data:image/png;base64,...) or bare base64 of a JPEG, PNG or WEBP image, up to 20 MB' }),
 };
 
+const modelField = (task: string, dflt: string) => z.string(expected('a model id string', 'model')).max(200, expected('at most 200 characters', 'model')).optional()
+  .meta({ description: `Which ${task} model runs (GET /v1/models lists those with task "${task}"); default ${dflt}` });
+
 export const DescribeBody = z.strictObject({
   ...imageFields,
+  model: modelField('describe', 'the configured VLM, else sightflow-describe-v1'),
   prompt: z.string(expected('a string', 'prompt')).max(4000, expected('at most 4000 characters', 'prompt')).optional()
     .meta({ description: 'What to focus on or a question, e.g. "how many people?"' }),
   language: z.string(expected('a language code string such as "en" or "zh"', 'language')).optional()
@@ -31,15 +35,17 @@ export const DescribeBody = z.strictObject({
 
 export const OcrBody = z.strictObject({
   ...imageFields,
+  model: modelField('ocr', 'pp-ocrv4'),
   language: z.string(expected('a language code string such as "auto", "en" or "zh"', 'language')).optional()
     .meta({ description: 'OCR language hint: auto (default), en, zh, or an installed Tesseract language' }),
 });
 
 export const DetectBody = z.strictObject({
   ...imageFields,
+  model: modelField('detect', 'centernet-coco'),
   classes: z.array(z.string(expected('a string', 'each class name')), expected('an array of class names', 'classes'))
-    .max(80, expected('at most 80 class names', 'classes')).optional()
-    .meta({ description: 'Only these classes (COCO names such as "person", "car"); default all' }),
+    .max(1000, expected('at most 1000 class names', 'classes')).optional()
+    .meta({ description: 'Only these classes, by the model\'s own names (COCO names such as "person", "car" for the default; GET /v1/models/{id} lists a model\'s labels); default all' }),
   confidence_threshold: z.number(expected('a number between 0 and 1', 'confidence_threshold'))
     .min(0, expected('a number between 0 and 1', 'confidence_threshold'))
     .max(1, expected('a number between 0 and 1', 'confidence_threshold')).optional()

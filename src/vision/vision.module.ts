@@ -13,6 +13,9 @@ export const visionPart: ModulePart = { name: 'vision', migrations: [] };
 
 export function visionModule(s: Services): Module & { service: VisionService } {
   const service = new VisionService(s);
+  s.models.catalogue.add({ task: 'detect', list: () => s.vision.detectorEntries() });
+  s.models.catalogue.add({ task: 'ocr', list: () => service.catalogueEntries().ocr });
+  s.models.catalogue.add({ task: 'describe', list: () => service.catalogueEntries().describe });
   return { ...visionPart, service, routes: visionRoutes(service) };
 }
 

@@ -10,8 +10,9 @@ import { withRequestSignal } from '../inference/runtime.js';
 import { loadImage, parseImageInput, type LoadedImage } from '../media/image-input.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { bill, type Caller } from '../usage/billing.js';
-import type { Detector } from './detect.js';
-import { ocrImage, type OcrResult } from './ocr/engine.js';
+import { DEFAULT_DETECT_MODEL, type Detector } from './detect.js';
+import { ocrImage, PP_OCR_MODEL, type OcrResult } from './ocr/engine.js';
+import type { ServedModel } from '../inference/model-catalogue.js';
 import { routeLanguage } from './ocr/languages.js';
 import { BUILTIN_DESCRIBE_MODEL, DESCRIBE_LANGUAGES, describeImage, describeLanguage } from './describe/describer.js';
 import type { DescribeBody, DetectBody, OcrBody } from './schemas.js';
@@ -20,6 +21,8 @@ import { VlmError, VlmProvider, vlmPromptText } from './vlm-provider.js';
 
 /** How long a call waits for model preparation at start before it is told to retry (503 not_ready). */
 const MODELS_READY_WAIT_MS = 5_000;
+/** The OCR models `model` may name (Tesseract, where a language routes to it, is chosen by `language`). */
+const OCR_MODELS: readonly string[] = [PP_OCR_MODEL];
 const LANGUAGE_CODE = /^[a-z]{2,3}([-_][a-z0-9]{2,8})*$/i;
 
 type Endpoint = '/v1/vision/describe' | '/v1/vision/ocr' | '/v1/vision/detect';
@@ -51,7 +54,7 @@ export class VisionService {
   async detect(caller: Caller, body: DetectBody): Promise<DetectOutput> {
     const started = performance.now();
     const input = parseImageInput(body);
-    const det = await this.detector();
+    const det = await this.detector(body.model);
     det.classFilter(body.classes); // unknown class -> 400 before any fetch
     const img = await this.load(caller, input);
     const objects = await withRequestSignal(caller.signal, () =>
@@ -67,6 +70,7 @@ export class VisionService {
   async ocr(caller: Caller, body: OcrBody): Promise<OcrOutput> {
     const started = performance.now();
     const input = parseImageInput(body);
+    if (body.model !== undefined && !OCR_MODELS.includes(body.model)) throw errors.unknownModel('model', body.model, 'ocr', OCR_MODELS);
     await routeLanguage(body.language); // unsupported language -> 400 naming the supported ones
     const img = await this.load(caller, input);
     const r = await this.ocrJob(img, body.language, caller.signal);
@@ -80,7 +84,10 @@ export class VisionService {
 
   async describe(caller: Caller, body: DescribeBody): Promise<DescribeOutput> {
     const started = performance.now();
-    const vlm = this.vlm;
+    const models = this.describeModels();
+    if (body.model !== undefined && !models.includes(body.model)) throw errors.unknownModel('model', body.model, 'describe', models);
+    // Naming the built-in describer skips a configured VLM.
+    const vlm = body.model === BUILTIN_DESCRIBE_MODEL ? null : this.vlm;
     const input = parseImageInput(body);
     const builtinLanguage = describeLanguage(body.language);
     if (!builtinLanguage && !(vlm && LANGUAGE_CODE.test(body.language ?? ''))) throw unsupportedLanguage(body.language, !!vlm);
@@ -125,12 +132,28 @@ export class VisionService {
     return this.ocrQueue.submit({ image, language }, signal);
   }
 
-  private detector(): Promise<Detector> {
-    return this.s.vision.readyDetector(MODELS_READY_WAIT_MS);
+  private detector(model?: string): Promise<Detector> {
+    return this.s.vision.readyDetector(MODELS_READY_WAIT_MS, model ?? DEFAULT_DETECT_MODEL);
+  }
+
+  /** The ids `model` may name on describe: the configured VLM, and the built-in describer (always there). */
+  describeModels(): string[] {
+    return this.vlm ? [this.vlm.model, BUILTIN_DESCRIBE_MODEL] : [BUILTIN_DESCRIBE_MODEL];
+  }
+
+  /** GET /v1/models entries of OCR and describe (the detectors' come from the vision models). */
+  catalogueEntries(): { ocr: ServedModel[]; describe: ServedModel[] } {
+    return {
+      ocr: OCR_MODELS.map((id) => ({ id, object: 'model' as const, task: 'ocr' as const, default: true, source: 'builtin' as const, description: 'PP-OCRv4 detection + recognition (Chinese and English); other languages through Tesseract where installed' })),
+      describe: [
+        ...(this.vlm ? [{ id: this.vlm.model, object: 'model' as const, task: 'describe' as const, default: true, source: 'external' as const, description: 'The configured vision-language model' }] : []),
+        { id: BUILTIN_DESCRIBE_MODEL, object: 'model' as const, task: 'describe' as const, default: !this.vlm, source: 'builtin' as const, description: 'Built-in describer composed from detection, OCR and colour (en, zh)' },
+      ],
+    };
   }
 
   private load(caller: Caller, input: ReturnType<typeof parseImageInput>): Promise<LoadedImage> {
-    return loadImage(input, { signal: caller.signal, allowPrivate: this.s.config.allowPrivateUrls });
+    return loadImage(input, { ...this.s.config.urlPolicy, signal: caller.signal });
   }
 
   /** One ledger row per answered call (none when the caller went away before the answer), written after the reply. */

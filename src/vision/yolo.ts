@@ -3,10 +3,26 @@
 //   yolov5       [1, N, 5+C]  cx, cy, w, h, objectness, C class scores (score = obj * cls)
 //   yolov8       [1, 4+C, N]  cx, cy, w, h, C class scores (YOLOv8 / YOLOv11; channels first)
 //   yolov8-t     [1, N, 4+C]  the same, transposed by some exporters
-//   xyxy-score-class [1, N, 6] end-to-end exports with NMS inside (YOLOv10, CenterNet)
+//   xyxy-score-class [1, N, 6] end-to-end exports with NMS inside (YOLOv10, YOLO26 end2end, CenterNet)
+//   yolox        [1, N, 5+C]  YOLOX's raw grid: per cell of every stride (8, 16, 32 by default), x, y offsets in
+//                             cells, log w, log h, objectness, C class scores; N = the number of cells
+//   rtdetr       [1, N, 4+C]  DETR-style queries: cx, cy, w, h normalised to 0..1, C class logits (or
+//                             probabilities; told apart by their range); N queries, not a grid
+// yolov5 and yolox share a shape, as do yolov8-t and rtdetr: the input size tells them apart (a grid of one
+// box per cell is YOLOX, three per cell YOLOv5; a count that is no grid at all is a query set).
 // Boxes come out in model-input pixels; unletterbox() maps them back to the source image.
 
-export type YoloLayout = 'yolov5' | 'yolov8' | 'yolov8-t' | 'xyxy-score-class';
+export type YoloLayout = 'yolov5' | 'yolov8' | 'yolov8-t' | 'xyxy-score-class' | 'yolox' | 'rtdetr';
+export const YOLO_LAYOUTS: readonly YoloLayout[] = ['yolov5', 'yolov8', 'yolov8-t', 'xyxy-score-class', 'yolox', 'rtdetr'];
+export const DEFAULT_STRIDES: readonly number[] = [8, 16, 32];
+
+/** The model input's size, which grid layouts need to place their cells and DETR layouts to scale boxes. */
+export interface InputSize { width: number; height: number }
+
+/** Cells of a feature pyramid over the input: sum over strides of (H / s) * (W / s). */
+export function gridCells(input: InputSize, strides: readonly number[] = DEFAULT_STRIDES): number {
+  return strides.reduce((n, s) => n + Math.ceil(input.height / s) * Math.ceil(input.width / s), 0);
+}
 
 export interface RawBox {
   /** [x1, y1, x2, y2] */
@@ -40,15 +56,35 @@ export function clamp(v: number, lo: number, hi: number): number {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-/** Picks the layout from the output shape and the class count (ambiguous square shapes need the manifest). */
-export function detectLayout(dims: readonly number[], numClasses: number): YoloLayout {
+/**
+ * Picks the layout from the output shape and the class count (ambiguous square shapes need the manifest).
+ * With the input size, [1, N, 5+C] is YOLOX when N is one box per grid cell, and [1, N, 4+C] is a DETR query
+ * set when N is no grid count; without it they are read as YOLOv5 and transposed YOLOv8.
+ */
+export function detectLayout(dims: readonly number[], numClasses: number, input?: InputSize, strides: readonly number[] = DEFAULT_STRIDES): YoloLayout {
   if (dims.length !== 3) throw new Error(`expected a [1, a, b] detector output, got [${dims.join(', ')}]`);
   const [, a, b] = dims;
   if (b === 6 && numClasses !== 2 && a !== 6) return 'xyxy-score-class';
   if (a === 4 + numClasses && b !== 4 + numClasses) return 'yolov8';
-  if (b === 5 + numClasses) return 'yolov5';
-  if (b === 4 + numClasses) return 'yolov8-t';
+  const cells = input ? gridCells(input, strides) : undefined;
+  if (b === 5 + numClasses) return cells !== undefined && a === cells ? 'yolox' : 'yolov5';
+  if (b === 4 + numClasses) return cells !== undefined && a !== cells && a !== 3 * cells ? 'rtdetr' : 'yolov8-t';
   throw new Error(`output [${dims.join(', ')}] matches no YOLO layout for ${numClasses} classes`);
+}
+
+/**
+ * The class count an output implies when nothing names the classes: channels-first [1, 4+C, N] when the
+ * feature axis is the shorter, an end-to-end [1, N, 6] says nothing (undefined), rows [1, N, F] are 5+C for a
+ * grid of one or three boxes per cell and 4+C otherwise.
+ */
+export function impliedClassCount(dims: readonly (number | string | null)[], input?: InputSize, strides: readonly number[] = DEFAULT_STRIDES): number | undefined {
+  if (dims.length !== 3 || typeof dims[1] !== 'number' || typeof dims[2] !== 'number') return undefined;
+  const [, a, b] = dims as number[];
+  if (a < b) return a > 4 ? a - 4 : undefined;
+  if (b === 6) return undefined;
+  const cells = input ? gridCells(input, strides) : undefined;
+  if (cells !== undefined && (a === cells || a === 3 * cells)) return b > 5 ? b - 5 : undefined;
+  return b > 4 ? b - 4 : undefined;
 }
 
 export interface DecodeOptions {
@@ -60,10 +96,18 @@ export interface DecodeOptions {
   iouThreshold: number;
   classAgnostic?: boolean;
   maxDetections?: number;
+  /** The model input's size: needed by yolox (cell positions) and rtdetr (normalised boxes), and by 'auto'. */
+  input?: InputSize;
+  /** yolox's strides; default 8, 16, 32. */
+  strides?: readonly number[];
+  /** rtdetr's class scores: logits (sigmoid applied), probabilities, or 'auto' (logits when any is outside 0..1). */
+  scores?: 'logits' | 'probabilities' | 'auto';
 }
 
+const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
+
 export function decodeYolo(data: Float32Array, dims: readonly number[], opts: DecodeOptions): RawBox[] {
-  const layout = opts.layout === 'auto' ? detectLayout(dims, opts.numClasses) : opts.layout;
+  const layout = opts.layout === 'auto' ? detectLayout(dims, opts.numClasses, opts.input, opts.strides) : opts.layout;
   const C = opts.numClasses;
   const out: RawBox[] = [];
   const xywh = (cx: number, cy: number, w: number, h: number): [number, number, number, number] =>
@@ -90,6 +134,10 @@ export function decodeYolo(data: Float32Array, dims: readonly number[], opts: De
       if (score < opts.minScore) continue;
       out.push({ box: xywh(data[o], data[o + 1], data[o + 2], data[o + 3]), score, classId: best });
     }
+  } else if (layout === 'yolox') {
+    decodeYolox(data, dims, opts, out);
+  } else if (layout === 'rtdetr') {
+    decodeDetr(data, dims, opts, out);
   } else {
     const n = dims[1];
     for (let i = 0; i < n; i++) {
@@ -101,6 +149,59 @@ export function decodeYolo(data: Float32Array, dims: readonly number[], opts: De
   }
   const kept = opts.iouThreshold > 0 ? nms(out, opts.iouThreshold, opts.classAgnostic ?? false) : out.sort((a, b) => b.score - a.score);
   return opts.maxDetections ? kept.slice(0, opts.maxDetections) : kept;
+}
+
+function decodeYolox(data: Float32Array, dims: readonly number[], opts: DecodeOptions, out: RawBox[]): void {
+  if (!opts.input) throw new Error('the yolox layout needs the model input size');
+  const strides = opts.strides ?? DEFAULT_STRIDES;
+  const [, n, F] = dims;
+  if (n !== gridCells(opts.input, strides)) {
+    throw new Error(`yolox output has ${n} rows but a ${opts.input.width}x${opts.input.height} input at strides ${strides.join(', ')} has ${gridCells(opts.input, strides)} cells`);
+  }
+  const C = opts.numClasses;
+  let i = 0;
+  for (const s of strides) {
+    const gh = Math.ceil(opts.input.height / s);
+    const gw = Math.ceil(opts.input.width / s);
+    for (let gy = 0; gy < gh; gy++) {
+      for (let gx = 0; gx < gw; gx++, i++) {
+        const o = i * F;
+        const obj = data[o + 4];
+        if (obj < opts.minScore) continue;
+        let best = -1, cls = -Infinity;
+        for (let c = 0; c < C; c++) { const v = data[o + 5 + c]; if (v > cls) { cls = v; best = c; } }
+        const score = obj * cls;
+        if (score < opts.minScore) continue;
+        const cx = (data[o] + gx) * s;
+        const cy = (data[o + 1] + gy) * s;
+        const w = Math.exp(data[o + 2]) * s;
+        const h = Math.exp(data[o + 3]) * s;
+        out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score, classId: best });
+      }
+    }
+  }
+}
+
+function decodeDetr(data: Float32Array, dims: readonly number[], opts: DecodeOptions, out: RawBox[]): void {
+  if (!opts.input) throw new Error('the rtdetr layout needs the model input size');
+  const [, n, F] = dims;
+  const C = opts.numClasses;
+  let logits = opts.scores === 'logits';
+  if ((opts.scores ?? 'auto') === 'auto') {
+    outer: for (let i = 0; i < n; i++) {
+      for (let c = 0; c < C; c++) { const v = data[i * F + 4 + c]; if (v < 0 || v > 1) { logits = true; break outer; } }
+    }
+  }
+  const { width: W, height: H } = opts.input;
+  for (let i = 0; i < n; i++) {
+    const o = i * F;
+    let best = -1, raw = -Infinity;
+    for (let c = 0; c < C; c++) { const v = data[o + 4 + c]; if (v > raw) { raw = v; best = c; } }
+    const score = logits ? sigmoid(raw) : raw;
+    if (score < opts.minScore) continue;
+    const cx = data[o] * W, cy = data[o + 1] * H, w = data[o + 2] * W, h = data[o + 3] * H;
+    out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score, classId: best });
+  }
 }
 
 export function iou(a: readonly number[], b: readonly number[]): number {

@@ -77,6 +77,26 @@ export function solidImage(width: number, height: number, rgb: [number, number, 
 }
 
 /**
+ * A detector-shaped ONNX whose output is `values` (dims `outDims`) whatever the image, with a free batch axis
+ * and the given metadata_props: for the decoders of layouts that need no brightness trick (YOLOX, DETR) and for
+ * metadata-driven configuration. The input is [batch, 3, size, size] (or nhwc); the output ignores it.
+ */
+export function fixedOutputOnnx(values: Float32Array, outDims: [number, number], inputShape: (number | string)[], metadata: Record<string, string> = {}): Uint8Array {
+  const b = new OnnxGraphBuilder();
+  const pooled = b.op('ReduceMean', ['images'], { axes: [1, 2, 3], keepdims: 0 }); // [n]
+  const col = b.op('Unsqueeze', [pooled, b.int64Init('axes', [1], [1])]); // [n,1]
+  const zero = b.op('Mul', [col, b.floatInit('zero', [1], new Float32Array([0]))]);
+  const flat = b.op('Add', [zero, b.floatInit('B', [1, values.length], values)]); // [n, F*N]
+  b.node('Reshape', [flat, b.int64Init('shape', [3], [-1, outDims[0], outDims[1]])], ['output0']);
+  return b.encode({
+    name: 'fixed_output',
+    inputs: [{ name: 'images', elemType: DataType.FLOAT, shape: inputShape }],
+    outputs: [{ name: 'output0', elemType: DataType.FLOAT, shape: ['batch', outDims[0], outDims[1]] }],
+    metadata,
+  });
+}
+
+/**
  * A models dir of a test's own with the prepared built-in models (setup made them in data/models) linked in,
  * so a server or service starts without converting anything and what a test adds stays out of the shared dir.
  */

@@ -42,7 +42,6 @@ test('a hub reference downloads, resumes after a cut, is checked on the sample i
   const manifest = JSON.parse(readFileSync(join(dir, 'manifests', 'tiny-hub.json'), 'utf8'));
   assert.equal(manifest.source.sha256, sha);
   assert.equal(manifest.origin.url, 'acme/detectors@v1:onnx/tiny.onnx');
-  assert.deepEqual(manifest.inputs[0].shape, ['batch', 3, 640, 640]);
   assert.ok(existsSync(join(dir, 'models', 'tiny-hub', `${sha}.onnx`)));
   assert.deepEqual(filesUnder(join(dir, 'downloads')), [], 'the download was moved into place');
 

@@ -4,15 +4,17 @@
 // never saw it), and a removal on A reaches B the same way.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { SAMPLE_IMAGE } from '../../src/vision/model-check.js';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { admin, api, backend, freshDatabaseUrl, startTestApp, type TestApp } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
 import { modelsDirWithBuiltins, tinyYoloOnnx } from '../helpers/inference.js';
 import { startModelHub, type ModelHub } from '../helpers/model-hub.js';
-import { byoModelPath, byoModelsSkip, BYO_MODELS } from '../helpers/byo-models.js';
+import { BYO_MODELS, byoModelsSkip, byoPath } from '../../eval/byo-dir.js';
 
+const YOLO11N_320_SHA256 = '5ea9b19c6c4d89041175fd2d4f9d2e1581d16f37b817021d547278fc5e2f2b58';
 const skip = backend !== 'postgres' ? 'PostgreSQL only (SIGHTFLOW_TEST_DB=postgres)' : false;
 const SYNC = { SIGHTFLOW_MODELS_SYNC_MS: '500' };
 
@@ -20,6 +22,7 @@ let a: TestApp;
 let b: TestApp;
 let hub: ModelHub;
 let databaseUrl: string;
+const sample = readFileSync(SAMPLE_IMAGE).toString('base64');
 const model = Buffer.from(tinyYoloOnnx('yolov8', [{ cx: 200, cy: 300, w: 150, h: 400, cls: 0, score: 0.9 }], 80, 320));
 const sha = createHash('sha256').update(model).digest('hex');
 
@@ -68,6 +71,9 @@ test('a model added on node A through the admin API is served by node B within 1
   assert.equal(onB.value.serving.queue_depth, 4);
   assert.ok(existsSync(join(b.config.modelsDir, 'tiny-cluster', `${sha}.onnx`)), 'the file is in B\'s own models dir');
   assert.ok(b.config.modelsDir !== a.config.modelsDir && b.dataDir !== a.dataDir);
+  const det = await api(b, '/v1/vision/detect', { method: 'POST', json: { image_base64: sample, model: 'tiny-cluster' } });
+  assert.equal(det.status, 200, det.text);
+  assert.deepEqual(det.body.objects.map((o: { class: string }) => o.class), ['person']);
 
   const gone = await admin(a, '/admin/v1/models/tiny-cluster', { method: 'DELETE' });
   assert.deepEqual(gone.body, { id: 'tiny-cluster', object: 'model', deleted: true });
@@ -76,9 +82,9 @@ test('a model added on node A through the admin API is served by node B within 1
 });
 
 test('a real export added with the CLI on node A\'s data dir (DATABASE_URL set) is served by node B within 10 s',
-  { skip: skip || byoModelsSkip('yolo11n-int8-320'), timeout: 120_000 }, async (t) => {
+  { skip: skip || byoModelsSkip(BYO_MODELS['yolo11n-int8-320']), timeout: 120_000 }, async (t) => {
     const t0 = Date.now();
-    const r = await runCli(['models', 'add', byoModelPath('yolo11n-int8-320'), '--id', 'yolo11n-320-cluster', '--data-dir', a.dataDir],
+    const r = await runCli(['models', 'add', byoPath(BYO_MODELS['yolo11n-int8-320']), '--id', 'yolo11n-320-cluster', '--data-dir', a.dataDir],
       { DATABASE_URL: databaseUrl, SIGHTFLOW_MODELS_DIR: a.config.modelsDir });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /stored in the shared database/);
@@ -87,9 +93,9 @@ test('a real export added with the CLI on node A\'s data dir (DATABASE_URL set) 
       const g = await api(b, '/v1/models/yolo11n-320-cluster');
       return g.status === 200 ? g.body : undefined;
     });
-    assert.equal(onB.value.sha256, BYO_MODELS['yolo11n-int8-320'].sha256);
+    assert.equal(onB.value.sha256, YOLO11N_320_SHA256);
     t.diagnostic(`CLI add took ${added - t0} ms; node B served it ${onB.ms} ms later`);
     const list = await admin(b, '/admin/v1/models');
     assert.ok(list.body.data.some((m: { id: string }) => m.id === 'yolo11n-320-cluster'));
-    assert.ok(readdirSync(join(b.config.modelsDir, 'yolo11n-320-cluster')).includes(`${BYO_MODELS['yolo11n-int8-320'].sha256}.onnx`));
+    assert.ok(readdirSync(join(b.config.modelsDir, 'yolo11n-320-cluster')).includes(`${YOLO11N_320_SHA256}.onnx`));
   });

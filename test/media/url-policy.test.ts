@@ -165,7 +165,7 @@ function expectedError(v: Extract<UrlVerdict, { allowed: false }>, param: string
 
 test('image, audio and video callers deny the same URLs with the same reason', async () => {
   // Denied before the store is touched, so the video submit path needs no database here.
-  const tasks = new TaskStore({ config: { allowPrivateUrls: false } } as unknown as Services, undefined as never, undefined as never);
+  const tasks = new TaskStore({ config: { allowPrivateUrls: false, urlPolicy: strict } } as unknown as Services, undefined as never, undefined as never);
   const videoBody = (url: string) => ({ input: [{ type: 'video_url', url }], steps: [{ model: 'detect' }] }) as unknown as ProcessBody;
   const seen = hits.length;
   for (const url of DENIED_URLS()) {
@@ -207,4 +207,28 @@ test('an allowed host name is fetched from the addresses checkUrl vetted', async
   const addresses = (await lookup('localhost', { all: true, verbatim: true })).map((a) => a.address);
   const img = await loadImage(parseImageInput({ image: `http://localhost:${port}/a.png` }), { allowPrivate: false, allowAddresses: addresses });
   assert.deepEqual([img.format, img.width], ['png', 4]);
+});
+
+test('SIGHTFLOW_URL_ALLOW lets blocks through the default deny list; SIGHTFLOW_URL_DENY always wins; bad CIDRs stop the start', async () => {
+  const c = loadConfig({ SIGHTFLOW_URL_ALLOW: '10.0.0.0/8, fd00::/8,127.0.0.1', SIGHTFLOW_URL_DENY: '10.9.0.0/16,8.8.8.8' });
+  const p = c.urlPolicy;
+  assert.equal(p.allowPrivate, false);
+  assert.deepEqual(p.allow?.map((b) => b.text), ['10.0.0.0/8', 'fd00::/8', '127.0.0.1']);
+  assert.deepEqual(await checkUrl('http://10.1.2.3/a', p, fakeDns), allowed('10.1.2.3', ['10.1.2.3']));
+  assert.deepEqual(await checkUrl('http://intranet.example/a', p, fakeDns), allowed('intranet.example', ['10.0.0.5']));
+  assert.deepEqual(await checkUrl('http://ula.example/a', p, fakeDns), allowed('ula.example', ['fd00::5']));
+  assert.deepEqual(await checkUrl('http://127.0.0.1/a', p, fakeDns), allowed('127.0.0.1', ['127.0.0.1']));
+  assert.deepEqual(await checkUrl('http://127.0.0.2/a', p, fakeDns), refused('127.0.0.2', '127.0.0.2 is loopback'));
+  // An IPv4-mapped address is the IPv4 address for both lists.
+  assert.deepEqual(await checkUrl('http://[::ffff:10.1.2.3]/a', p, fakeDns), allowed('::ffff:a01:203', ['::ffff:a01:203']));
+  assert.deepEqual(await checkUrl('http://10.9.1.1/a', p, fakeDns), refused('10.9.1.1', '10.9.1.1 is denied by SIGHTFLOW_URL_DENY 10.9.0.0/16'));
+  assert.deepEqual(await checkUrl('http://8.8.8.8/a', p, fakeDns), refused('8.8.8.8', '8.8.8.8 is denied by SIGHTFLOW_URL_DENY 8.8.8.8'));
+  // Deny holds with allow-private too, so the host is resolved to apply it.
+  const open = loadConfig({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true', SIGHTFLOW_URL_DENY: '169.254.0.0/16' }).urlPolicy;
+  assert.deepEqual(await checkUrl('http://intranet.example/a', open, fakeDns), allowed('intranet.example', ['10.0.0.5']));
+  assert.deepEqual(await checkUrl('http://metadata.example/a', open, fakeDns),
+    refused('metadata.example', 'metadata.example resolves to 169.254.169.254 (denied by SIGHTFLOW_URL_DENY 169.254.0.0/16)'));
+  for (const [name, value] of [['SIGHTFLOW_URL_ALLOW', '10.0.0.0/33'], ['SIGHTFLOW_URL_DENY', 'example.com'], ['SIGHTFLOW_URL_ALLOW', '10.0.0.0/']]) {
+    assert.throws(() => loadConfig({ [name!]: value }), (e: Error) => e.message.startsWith(`invalid configuration: ${name} must be a comma-separated list of CIDR blocks`), `${name}=${value}`);
+  }
 });

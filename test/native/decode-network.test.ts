@@ -1,4 +1,4 @@
-// Network and piped inputs: a loopback HTTP server (with and without Content-Length), a FIFO, abort()
+// Network and piped inputs (http through the guarded network path): a loopback HTTP server (with and without Content-Length), a FIFO, abort()
 // during a throttled download, and the open timeout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +9,10 @@ import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import { VideoDecoder, DecodeError } from '../../src/video/decoder.js';
 import { h264Clip, h264Ts, mediaDir } from '../helpers/media.js';
+import type { DecoderOptions } from '../../src/video/decoder.js';
+
+/** The test servers listen on loopback, which the default URL policy refuses. */
+const openUrl = (input: string, options: DecoderOptions = {}) => VideoDecoder.open(input, { network: { policy: { allowPrivate: true } }, ...options });
 
 async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string; sockets: Set<Socket> }> {
   const server = createServer(handler);
@@ -51,12 +55,12 @@ async function indices(d: VideoDecoder): Promise<number[]> {
 test('an http URL on loopback decodes like the file (with a length, so total_frames is known)', async () => {
   const { server, sockets, url } = await listen(serveFile(readFileSync(await h264Clip())));
   try {
-    const d = await VideoDecoder.open(`${url}/clip.mp4`, { threads: 2 });
+    const d = await openUrl(`${url}/clip.mp4`, { threads: 2 });
     assert.equal(d.info.totalFrames, 250);
     assert.deepEqual(await indices(d), Array.from({ length: 10 }, (_, i) => i * 25));
     // Range start seeks over HTTP (a new ranged request).
     await d.close();
-    const r = await VideoDecoder.open(`${url}/clip.mp4`, { range: { start: 6 } });
+    const r = await openUrl(`${url}/clip.mp4`, { range: { start: 6 } });
     assert.deepEqual(await indices(r), [150, 175, 200, 225]);
     await r.close();
   } finally {
@@ -78,7 +82,7 @@ test('a streamed response without Content-Length decodes and has total_frames nu
     pump();
   });
   try {
-    const d = await VideoDecoder.open(`${url}/live.ts`);
+    const d = await openUrl(`${url}/live.ts`);
     assert.equal(d.info.totalFrames, null);
     assert.equal(d.info.seekable, false);
     assert.deepEqual(await indices(d), Array.from({ length: 10 }, (_, i) => i * 25));
@@ -123,7 +127,7 @@ test('abort() during a throttled download returns within 1 s and the server sees
     });
   });
   try {
-    const d = await VideoDecoder.open(`${url}/slow.ts`, { sampling: { mode: 'fps', value: 25 } });
+    const d = await openUrl(`${url}/slow.ts`, { sampling: { mode: 'fps', value: 25 } });
     assert.ok(sentHead);
     // Decode what arrived, then block on the trickle.
     const reading = d.read(10_000);
@@ -150,7 +154,7 @@ test('a download that stalls mid-stream fails the read with code timeout after r
     res.write(ts.subarray(0, Math.floor(ts.length / 3))); // then nothing, connection left open
   });
   try {
-    const d = await VideoDecoder.open(`${url}/stall.ts`, { readTimeoutMs: 500 });
+    const d = await openUrl(`${url}/stall.ts`, { readTimeoutMs: 500 });
     const t0 = Date.now();
     const e = await (async () => { for await (const _f of d.frames(4)) { /* drain */ } })().then(() => null, (err: unknown) => err);
     assert.ok(e instanceof DecodeError, String(e));
@@ -166,7 +170,7 @@ test('a server that never answers fails with code timeout after openTimeoutMs', 
   const { server, sockets, url } = await listen(() => { /* never responds */ });
   try {
     const t0 = Date.now();
-    const e = await VideoDecoder.open(`${url}/hang.mp4`, { openTimeoutMs: 500 }).then(() => null, (err: unknown) => err);
+    const e = await openUrl(`${url}/hang.mp4`, { openTimeoutMs: 500 }).then(() => null, (err: unknown) => err);
     assert.ok(e instanceof DecodeError);
     assert.equal(e.code, 'timeout');
     assert.ok(Date.now() - t0 < 5000);
@@ -179,7 +183,7 @@ test('an AbortSignal stops an open() blocked on a silent server within 1 s', asy
   const { server, sockets, url } = await listen(() => { /* never responds */ });
   try {
     const controller = new AbortController();
-    const opening = VideoDecoder.open(`${url}/hang.mp4`, { signal: controller.signal }).then(() => null, (err: unknown) => err);
+    const opening = openUrl(`${url}/hang.mp4`, { signal: controller.signal }).then(() => null, (err: unknown) => err);
     await new Promise((r) => setTimeout(r, 300));
     const t0 = Date.now();
     controller.abort();
@@ -200,10 +204,10 @@ test('info.finalUrl tells where FFmpeg ended after redirects', async () => {
     file(req, res);
   });
   try {
-    const d = await VideoDecoder.open(`${url}/moved.mp4`);
+    const d = await openUrl(`${url}/moved.mp4`);
     assert.equal(d.info.finalUrl, `${url}/real.mp4`);
     await d.close();
-    const direct = await VideoDecoder.open(`${url}/real.mp4`);
+    const direct = await openUrl(`${url}/real.mp4`);
     assert.equal(direct.info.finalUrl, `${url}/real.mp4`);
     await direct.close();
   } finally {
@@ -214,7 +218,7 @@ test('info.finalUrl tells where FFmpeg ended after redirects', async () => {
 test('an http 404 is fetch_failed', async () => {
   const { server, sockets, url } = await listen((_req, res) => { res.writeHead(404); res.end('no'); });
   try {
-    const e = await VideoDecoder.open(`${url}/missing.mp4`).then(() => null, (err: unknown) => err);
+    const e = await openUrl(`${url}/missing.mp4`).then(() => null, (err: unknown) => err);
     assert.ok(e instanceof DecodeError);
     assert.equal(e.code, 'fetch_failed');
   } finally {

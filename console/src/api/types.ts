@@ -57,6 +57,6 @@ export interface ModelServing {
 }
 export interface Model {
   id: string; object: 'model'; task: string; description: string; builtin: boolean; prepared: boolean;
-  sha256: string | null; source: string | null; added_at: string | null; labels: number; serving: ModelServing;
+  sha256: string | null; origin: string | null; added_at: string | null; labels: number; serving: ModelServing;
 }
 export interface AddedModel extends Model { check: { summary: string; ms: number } }

@@ -82,7 +82,7 @@ export function ModelsPage() {
                 <td>{m.serving.requests}</td>
                 <td>{m.serving.p50_ms === null ? '' : `${m.serving.p50_ms} ms`}</td>
                 <td>{mb(m.serving.memory_bytes)}</td>
-                <td>{m.builtin ? 'built in' : m.source}</td>
+                <td>{m.builtin ? 'built in' : m.origin}</td>
                 <td>{m.added_at ? fmtDateTime(m.added_at) : ''}</td>
                 <td>{!m.builtin && <button type="button" class="danger" onClick={() => setToRemove(m)} aria-label={`Remove ${m.id}`}>Remove</button>}</td>
               </tr>

@@ -1,10 +1,13 @@
 #include "decode/video_decoder.h"
 
+#include "decode/guarded_io.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -61,6 +64,13 @@ bool is_network_url(const std::string& s) {
   return s.compare(0, pos, "file") != 0;
 }
 
+bool is_http_url(const std::string& s) { return s.compare(0, 7, "http://") == 0 || s.compare(0, 8, "https://") == 0; }
+
+int64_t dict_int(AVDictionary* d, const char* key, int64_t fallback) {
+  const AVDictionaryEntry* e = d ? av_dict_get(d, key, nullptr, 0) : nullptr;
+  return e && e->value ? std::strtoll(e->value, nullptr, 10) : fallback;
+}
+
 }  // namespace
 
 VideoDecoder::VideoDecoder() = default;
@@ -69,6 +79,8 @@ VideoDecoder::~VideoDecoder() { close(); }
 int VideoDecoder::interrupt_callback(void* opaque) {
   auto* self = static_cast<VideoDecoder*>(opaque);
   if (self->aborted_.load()) return 1;
+  // The host refused a URL (policy) or the source broke a limit: stop now rather than let a demuxer skip it.
+  if (self->io_ && self->io_->fatal()) return 1;
   const int64_t deadline = self->deadline_ns_.load();
   if (deadline != 0 && now_ns() > deadline) {
     self->timed_out_.store(true);
@@ -94,6 +106,10 @@ bool VideoDecoder::fail_av(const char* fallback_code, const char* what, int aver
   if (aborted_.load()) return fail("aborted", "Decoding was aborted");
   if (timed_out_.load() || averr == AVERROR(ETIMEDOUT)) {
     return fail("timeout", std::string("No data arrived within the time limit while ") + what);
+  }
+  if (io_) {
+    const Error why = io_->failure();
+    if (!why.code.empty()) return fail(why.code.c_str(), why.message);
   }
   if (averr == AVERROR(ENOENT)) return fail("input_not_found", "The video input does not exist");
   if (averr == AVERROR_HTTP_NOT_FOUND || averr == AVERROR_HTTP_FORBIDDEN || averr == AVERROR_HTTP_UNAUTHORIZED ||
@@ -141,18 +157,44 @@ bool VideoDecoder::open(const Options& options) {
   fmt_->interrupt_callback.opaque = this;
 
   AVDictionary* dict = nullptr;
+  std::string url = opts_.input;
+  const bool guarded = is_network_ && is_http_url(opts_.input);
+  if (guarded) {
+    if (!io_) return fail("fetch_failed", "Network inputs are read only through the guarded network path");
+    // Every byte comes from the host: the input here, and whatever a demuxer opens through io_open.
+    io_->set_interrupt([this] { return interrupt_callback(this) != 0; });
+    NetHead head;
+    arm_deadline(opts_.open_timeout_ms);
+    const int got = io_->open(opts_.input, 0, -1, &main_pb_, &head);
+    if (got < 0) return fail_av("fetch_failed", "opening it", got);
+    final_url_ = head.final_url.empty() ? opts_.input : head.final_url;
+    url = final_url_;  // relative playlist entries resolve against where the redirects ended
+    fmt_->pb = main_pb_;
+    fmt_->flags |= AVFMT_FLAG_CUSTOM_IO;
+    fmt_->opaque = this;
+    fmt_->io_open = &VideoDecoder::io_open;
+    fmt_->io_close2 = &VideoDecoder::io_close2;
+    // FFmpeg opens nothing by itself: no protocol has this name, and nested demuxers inherit the list.
+    av_dict_set(&dict, "protocol_whitelist", "sightflow-host", 0);
+    // HLS would reuse its connection through FFmpeg's own http protocol; every request goes to the host instead.
+    av_dict_set(&dict, "http_persistent", "0", 0);
+    av_dict_set(&dict, "http_multiple", "0", 0);
+  }
   // Nested inputs (an HLS playlist, a concat list) inherit this list, so a URL cannot make us read local
-  // files and a staged local file cannot make us fetch URLs (the URL policy checks only the outer input).
+  // files and a staged local file cannot make us fetch URLs.
   const bool is_pipe = opts_.input.compare(0, 5, "pipe:") == 0;
-  av_dict_set(&dict, "protocol_whitelist", is_network_ ? "http,https,tcp,tls" : is_pipe ? "pipe" : "file", 0);
-  if (is_network_) {
+  if (!guarded) av_dict_set(&dict, "protocol_whitelist", is_network_ ? "rtsp,tcp" : is_pipe ? "pipe" : "file", 0);
+  if (is_network_ && !guarded) {
+    // RTSP, the one other network input (the caller points it at a relay that connects only to a checked
+    // address): interleaved over that one TCP connection, so no UDP port takes packets from anyone.
     av_dict_set(&dict, "user_agent", "sightflow", 0);
+    av_dict_set(&dict, "rtsp_transport", "tcp", 0);
     // A second guard behind the interrupt callback: the socket layer's own timeout (microseconds), a
     // little longer so the callback's deadline normally decides.
-    if (opts_.read_timeout_ms > 0) av_dict_set_int(&dict, "rw_timeout", (opts_.read_timeout_ms + 1000) * 1000, 0);
+    if (opts_.read_timeout_ms > 0) av_dict_set_int(&dict, "timeout", (opts_.read_timeout_ms + 1000) * 1000, 0);
   }
   arm_deadline(opts_.open_timeout_ms);
-  int ret = avformat_open_input(&fmt_, opts_.input.c_str(), nullptr, &dict);
+  int ret = avformat_open_input(&fmt_, url.c_str(), nullptr, &dict);
   av_dict_free(&dict);
   if (ret < 0) {
     fmt_ = nullptr;  // freed by avformat_open_input on failure
@@ -247,8 +289,8 @@ void VideoDecoder::compute_info() {
   info_.codec = codec_->codec ? codec_->codec->name : "";
   info_.format = fmt_->iformat ? fmt_->iformat->name : "";
   info_.seekable = fmt_->pb && (fmt_->pb->seekable & AVIO_SEEKABLE_NORMAL);
-  info_.final_url = opts_.input;
-  if (is_network_ && fmt_->pb) {
+  info_.final_url = main_pb_ ? final_url_ : opts_.input;
+  if (is_network_ && fmt_->pb && !main_pb_) {
     // FFmpeg follows HTTP redirects itself; the URL it ended up at is the HTTP context's "location".
     uint8_t* location = nullptr;
     if (av_opt_get(fmt_->pb, "location", AV_OPT_SEARCH_CHILDREN, &location) >= 0 && location && *location) {
@@ -301,6 +343,21 @@ void VideoDecoder::seek_to_range_start() {
     avcodec_flush_buffers(codec_);
     need_anchor_ = true;
   }
+}
+
+int VideoDecoder::io_open(AVFormatContext* s, AVIOContext** pb, const char* url, int flags, AVDictionary** options) {
+  // Nested contexts share the outer context's opaque.
+  auto* self = static_cast<VideoDecoder*>(s->opaque);
+  if (!self || !self->io_ || (flags & AVIO_FLAG_WRITE)) return AVERROR(EPERM);
+  // HLS byte-range segments come as offset/end_offset options; the host asks for that range.
+  AVDictionary* o = options ? *options : nullptr;
+  return self->io_->open(url, dict_int(o, "offset", 0), dict_int(o, "end_offset", -1), pb);
+}
+
+int VideoDecoder::io_close2(AVFormatContext* s, AVIOContext* pb) {
+  auto* self = static_cast<VideoDecoder*>(s->opaque);
+  if (self && self->io_) self->io_->close(pb);
+  return 0;
 }
 
 double VideoDecoder::frame_seconds(int64_t pts) const {
@@ -601,6 +658,9 @@ void VideoDecoder::close() {
   avcodec_free_context(&codec_);
   if (fmt_) avformat_close_input(&fmt_);
   fmt_ = nullptr;
+  // A custom AVIOContext is the caller's to free, also when avformat_open_input failed.
+  if (main_pb_ && io_) io_->close(main_pb_);
+  main_pb_ = nullptr;
   stream_index_ = -1;
 }
 

@@ -6,17 +6,22 @@
 #include <deque>
 #include <memory>
 #include <set>
+#include <string>
 
 #include "decode/options.h"
 #include "decode/sampler.h"
 
 struct AVFormatContext;
+struct AVIOContext;
+struct AVDictionary;
 struct AVCodecContext;
 struct AVFrame;
 struct AVPacket;
 struct SwsContext;
 
 namespace sightflow::decode {
+
+class GuardedIo;
 
 class VideoDecoder {
  public:
@@ -42,6 +47,11 @@ class VideoDecoder {
   // Frees every FFmpeg object and closes the connection. Idempotent.
   void close();
 
+  // Network (http, https) inputs then read every byte through `io` (the host fetches under its URL policy):
+  // the input, ranged re-requests, and everything a demuxer opens (HLS playlists, segments, keys). Without it
+  // they are refused. Set before open().
+  void set_io(std::shared_ptr<GuardedIo> io) { io_ = std::move(io); }
+
   const Info& info() const { return info_; }
   const Stats& stats() const { return stats_; }
   const Error& error() const { return error_; }
@@ -49,6 +59,8 @@ class VideoDecoder {
 
  private:
   static int interrupt_callback(void* opaque);
+  static int io_open(AVFormatContext* s, AVIOContext** pb, const char* url, int flags, AVDictionary** options);
+  static int io_close2(AVFormatContext* s, AVIOContext* pb);
   void arm_deadline(int64_t timeout_ms);
   void disarm_deadline() { deadline_ns_.store(0); }
   bool fail(const char* code, const std::string& message);
@@ -101,6 +113,9 @@ class VideoDecoder {
   bool ended_ = false;
   bool over_cap_ = false;         // max_frames given; looking ahead for one more sampled frame
   bool is_network_ = false;
+  std::shared_ptr<GuardedIo> io_;
+  AVIOContext* main_pb_ = nullptr;  // the input's AVIOContext when read through io_
+  std::string final_url_;           // where the host's redirects ended (io_ inputs)
 
   std::atomic<bool> aborted_{false};
   std::atomic<bool> timed_out_{false};

@@ -52,7 +52,8 @@ export class OnnxGraphBuilder {
     return name;
   }
 
-  encode(opts: { name: string; inputs: ValueInfo[]; outputs: ValueInfo[]; opset?: number; doc?: string }): Uint8Array {
+  /** `metadata`: the model's metadata_props (what exporters write there, e.g. class names). */
+  encode(opts: { name: string; inputs: ValueInfo[]; outputs: ValueInfo[]; opset?: number; doc?: string; metadata?: Record<string, string> }): Uint8Array {
     const model = onnx.ModelProto.create({
       irVersion: 8,
       producerName: 'sightflow',
@@ -66,6 +67,7 @@ export class OnnxGraphBuilder {
         input: opts.inputs.map(valueInfo),
         output: opts.outputs.map(valueInfo),
       },
+      metadataProps: Object.entries(opts.metadata ?? {}).map(([key, value]) => ({ key, value })),
     });
     return onnx.ModelProto.encode(model).finish();
   }

@@ -12,7 +12,7 @@ import type { Detector } from '../../vision/detect.js';
 import type { VisionModels } from '../../vision/vision-models.js';
 import type { StreamTarget, TrackSummary, VideoTaskRequest } from '../provider.js';
 import { describeRegions, featureDigest } from './descriptor.js';
-import { planSteps, selects, type StepPlan } from './plan.js';
+import { detectStepModel, planSteps, selects, type StepPlan } from './plan.js';
 import { candidateFloor, TargetTracker, trackerSettings, TrackIds, type Candidate } from './target-tracker.js';
 import { TrackSummaries } from './track-summary.js';
 
@@ -43,6 +43,18 @@ function clampBox(b: readonly number[], w: number, h: number): [number, number, 
   return [c(b[0], w), c(b[1], h), c(b[2], w), c(b[3], h)];
 }
 
+/** The detector of every detect step, by step index (ApiError 400 for an unknown `parameters.model`). */
+export async function stepDetectors(request: Pick<VideoTaskRequest, 'steps'>, models: Pick<FrameModels, 'detector'>): Promise<Map<number, Detector>> {
+  const out = new Map<number, Detector>();
+  if (!Array.isArray(request.steps)) return out;
+  for (const [i, s] of request.steps.entries()) {
+    if (s?.model !== 'detect') continue;
+    const id = detectStepModel(i, s.parameters as Record<string, unknown> | undefined);
+    out.set(i, await (id === undefined ? models.detector() : models.detector(id, `steps[${i}].parameters.model`)));
+  }
+  return out;
+}
+
 /** The vision part's models the steps run: the detector (detect) and OCR (ocr). */
 export type FrameModels = Pick<VisionModels, 'detector' | 'ocrImage' | 'ocrRegion'>;
 
@@ -52,7 +64,7 @@ export class FramePipeline {
   /** Lowest detector score each detect step hands its tracker (below the reporting threshold, see target-tracker.ts). */
   readonly #floor: Map<number, number>;
 
-  private constructor(readonly plan: StepPlan[], private readonly detector: Detector | null, private readonly models: FrameModels, request: VideoTaskRequest) {
+  private constructor(readonly plan: StepPlan[], private readonly detectors: ReadonlyMap<number, Detector>, private readonly models: FrameModels, request: VideoTaskRequest) {
     const settings = trackerSettings(request.tracker);
     const ids = new TrackIds();
     for (const step of plan) {
@@ -63,13 +75,13 @@ export class FramePipeline {
   }
 
   /**
-   * Checks the request (ApiError on a bad step, class or tracker option) and prepares its trackers. The
-   * detector is loaded only when a detect step needs it (its labels check `classes`).
+   * Checks the request (ApiError on a bad step, model, class or tracker option) and prepares its trackers.
+   * Each detect step's detector (parameters.model, default the built-in) is loaded only when a step names it;
+   * its labels check that step's `classes`.
    */
   static async create(request: VideoTaskRequest, models: FrameModels): Promise<FramePipeline> {
-    const needsDetector = Array.isArray(request.steps) && request.steps.some((s) => s?.model === 'detect');
-    const d = needsDetector ? await models.detector() : null;
-    return new FramePipeline(planSteps(request, d?.labels ?? []), d, models, request);
+    const detectors = await stepDetectors(request, models);
+    return new FramePipeline(planSteps(request, (i) => detectors.get(i)?.labels ?? []), detectors, models, request);
   }
 
   /** Runs every step on one frame (call once per sampled frame, in order) and returns its targets. */
@@ -79,10 +91,11 @@ export class FramePipeline {
     for (const step of this.plan) {
       signal?.throwIfAborted();
       if (step.kind === 'detect') {
-        const raw = await this.detector!.detectRaw(image, this.#floor.get(step.index)!);
+        const detector = this.detectors.get(step.index)!;
+        const raw = await detector.detectRaw(image, this.#floor.get(step.index)!);
         const candidates: Array<Candidate & { classId: number }> = raw
           .filter((d) => !step.classIds || step.classIds.has(d.classId))
-          .map((d) => ({ box: clampBox(d.box, frame.width, frame.height), score: d.score, cls: this.detector!.labels[d.classId] ?? String(d.classId), classId: d.classId }));
+          .map((d) => ({ box: clampBox(d.box, frame.width, frame.height), score: d.score, cls: detector.labels[d.classId] ?? String(d.classId), classId: d.classId }));
         for (const { candidate, trackId } of this.#trackers.get(step.index)!.assign(candidates)) {
           targets.push({ trackId, class: candidate.cls, confidence: candidate.score, box: [...candidate.box] });
         }

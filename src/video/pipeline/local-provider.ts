@@ -13,10 +13,15 @@ import { DecodeError, type FrameBatch, type VideoDecoder } from '../decoder.js';
 import { ProviderError, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from '../provider.js';
 import { FramePipeline, type FrameModels } from './frame-pipeline.js';
 import { openVideo } from './video-source.js';
+import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
 
 export interface LocalProviderDeps {
   /** SIGHTFLOW_ALLOW_PRIVATE_URLS: video URLs may reach private/loopback addresses. */
   allowPrivateUrls: boolean;
+  /** The server's whole URL policy (SIGHTFLOW_URL_ALLOW / SIGHTFLOW_URL_DENY too); wins over allowPrivateUrls. */
+  urlPolicy?: UrlPolicy;
+  /** DNS seam for tests. */
+  resolve?: Resolver;
   /** The vision part's detector and OCR (the services object's `vision`). */
   vision: FrameModels;
 }
@@ -30,7 +35,7 @@ export class LocalProvider implements VideoProvider {
   constructor(private readonly deps: LocalProviderDeps) {}
 
   static fromServices(s: Pick<Services, 'config' | 'vision'>): LocalProvider {
-    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, vision: s.vision });
+    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, vision: s.vision });
   }
 
   async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
@@ -42,7 +47,8 @@ export class LocalProvider implements VideoProvider {
       signal.throwIfAborted();
       const pipeline = await this.#pipeline(request);
       const input = request.input?.[0] ?? { type: 'video_url' as const };
-      decoder = await openVideo(source, this.deps.allowPrivateUrls, {
+      const network = { policy: this.deps.urlPolicy ?? { allowPrivate: this.deps.allowPrivateUrls }, resolve: this.deps.resolve };
+      decoder = await openVideo(source, network, {
         sampling: input.sampling, range: input.range, maxFrames: input.max_frames, signal,
       });
       const { info } = decoder;

@@ -12,7 +12,7 @@ export interface When {
 }
 
 export type StepPlan =
-  | { kind: 'detect'; index: number; classIds: Set<number> | undefined; threshold: number }
+  | { kind: 'detect'; index: number; model: string | undefined; classIds: Set<number> | undefined; threshold: number }
   | { kind: 'ocr'; index: number; language: string; when: When; frameLevel: boolean }
   | { kind: 'feature'; index: number; model: string; when: When };
 
@@ -27,10 +27,21 @@ export const DEFAULT_CONFIDENCE = 0.5;
 export const FEATURE_MODELS: readonly string[] = [DESCRIPTOR_MODEL];
 
 const STEP_PARAMS: Record<string, readonly string[]> = {
-  detect: ['classes', 'confidence_threshold'],
-  ocr: ['language'],
+  detect: ['model', 'classes', 'confidence_threshold'],
+  ocr: ['model', 'language'],
   feature: ['model'],
 };
+
+/** OCR models an ocr step may name (as POST /v1/vision/ocr's `model`). */
+export const OCR_STEP_MODELS: readonly string[] = ['pp-ocrv4'];
+
+/** A detect step's `parameters.model` (undefined: the default detector); a non-string is a 400. */
+export function detectStepModel(i: number, params: Record<string, unknown> | undefined | null): string | undefined {
+  const m = params?.model;
+  if (m === undefined || m === null) return undefined;
+  if (typeof m !== 'string') throw errors.invalidParam(`steps[${i}].parameters.model`, `Expected a detect model id string for steps[${i}].parameters.model`);
+  return m;
+}
 
 function unitNumber(param: string, v: unknown): number {
   if (typeof v !== 'number' || !(v >= 0 && v <= 1)) {
@@ -54,11 +65,12 @@ function when(i: number, w: VideoTaskRequest['steps'][number]['when']): When {
 }
 
 /**
- * Checks the steps against the detector's labels (index = class id) and returns the plan. An ocr step with
+ * Checks the steps against each detect step's detector labels (index = class id; labelsOf(step index)) and
+ * returns the plan. An ocr step with
  * no detect step before it reads whole frames and produces `text` targets; that is decided by
  * the order of steps, not per frame, so a frame where an earlier detect found nothing gets no OCR at all.
  */
-export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, labels: readonly string[]): StepPlan[] {
+export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, labelsOf: (stepIndex: number) => readonly string[]): StepPlan[] {
   if (!Array.isArray(request.steps) || request.steps.length === 0) {
     throw errors.invalidParam('steps', 'Expected at least one step in steps');
   }
@@ -75,9 +87,12 @@ export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, labels: read
     }
     if (step.model === 'detect') {
       const threshold = params.confidence_threshold === undefined ? DEFAULT_CONFIDENCE : unitNumber(`steps[${i}].parameters.confidence_threshold`, params.confidence_threshold);
-      plan.push({ kind: 'detect', index: i, classIds: classIds(i, params.classes, labels), threshold });
+      plan.push({ kind: 'detect', index: i, model: detectStepModel(i, params), classIds: classIds(i, params.classes, labelsOf(i)), threshold });
       producer = true;
     } else if (step.model === 'ocr') {
+      if (params.model !== undefined && (typeof params.model !== 'string' || !OCR_STEP_MODELS.includes(params.model))) {
+        throw errors.unknownModel(`steps[${i}].parameters.model`, params.model, 'ocr', OCR_STEP_MODELS);
+      }
       const language = params.language ?? 'auto';
       if (typeof language !== 'string') throw errors.invalidParam(`steps[${i}].parameters.language`, `Expected a language code string for steps[${i}].parameters.language`);
       plan.push({ kind: 'ocr', index: i, language, when: when(i, step.when), frameLevel: !producer });
@@ -99,7 +114,8 @@ function classIds(i: number, classes: unknown, labels: readonly string[]): Set<n
   if (!Array.isArray(classes)) throw errors.invalidParam(param, `Expected an array of class names for ${param}`);
   const ids = new Set<number>();
   for (const name of classes) {
-    const id = typeof name === 'string' ? labels.indexOf(name.trim().toLowerCase()) : -1;
+    const want = typeof name === 'string' ? name.trim().toLowerCase() : undefined;
+    const id = want === undefined ? -1 : labels.findIndex((l) => l.toLowerCase() === want);
     if (id < 0) {
       throw errors.unknownClass(param, name, labels);
     }

@@ -1,29 +1,37 @@
-// Opening a task's video: a staged file path as is, a URL only under the media URL policy (checkUrl).
-// FFmpeg resolves and connects by itself (and follows redirects with no way to refuse them), so the policy is
-// applied around it: every address the URL's host resolves to is checked before FFmpeg opens it, and the URL
-// FFmpeg ended at (info.finalUrl) is checked again after open, aborting the decoder on a refusal. What remains
-// is DNS rebinding between our lookup and FFmpeg's; SIGHTFLOW_ALLOW_PRIVATE_URLS=false plus an egress
-// firewall is the complete answer there.
+// Opening a task's video: a staged file path as is, a URL only under the media URL policy. FFmpeg never
+// resolves, connects or follows a redirect for an http(s) input: every byte of it (and of every playlist,
+// segment and redirect it leads to) comes through the guarded network path (src/media/guarded-source.ts),
+// which checks each URL and connects only to the addresses it checked. An rtsp input is resolved and checked
+// here, once, and FFmpeg reaches it only through a loopback relay bound to that address
+// (src/media/rtsp-relay.ts), which refuses the server's redirects.
 import { errors } from '../../errors.js';
-import { checkUrl } from '../../media/url-policy.js';
+import type { GuardedSourceOptions } from '../../media/guarded-source.js';
+import { startRtspRelay } from '../../media/rtsp-relay.js';
+import { checkUrl, resolveHost, resolveOnce, type Resolver, type UrlPolicy } from '../../media/url-policy.js';
 import { ProviderError } from '../provider.js';
 import { VideoDecoder, type DecoderOptions } from '../decoder.js';
 
 const PARAM = 'input[0].url';
+const SCHEMES = ['http:', 'https:', 'rtsp:'];
 
-/** Throws urlNotAllowed (400) for a URL whose host is or resolves to a refused address, a ProviderError when it does not resolve. */
-export async function checkVideoUrl(url: string, allowPrivate: boolean, provider = 'local'): Promise<void> {
+const asPolicy = (p: boolean | UrlPolicy): UrlPolicy => (typeof p === 'boolean' ? { allowPrivate: p } : p);
+
+/**
+ * Throws urlNotAllowed (400) for a URL whose host is or resolves to a refused address, a ProviderError when it
+ * does not resolve. Resolves with the checked addresses (absent when the policy allows every address).
+ */
+export async function checkVideoUrl(url: string, policy: boolean | UrlPolicy, provider = 'local', resolve: Resolver = resolveHost): Promise<readonly string[] | undefined> {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
     throw errors.invalidParam(PARAM, `Expected an http(s) URL for ${PARAM} but received ${JSON.stringify(url.slice(0, 200))}`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw errors.invalidParam(PARAM, `Expected an http(s) URL for ${PARAM} but received the scheme ${u.protocol}`);
+  if (!SCHEMES.includes(u.protocol)) {
+    throw errors.invalidParam(PARAM, `Expected an http(s) or rtsp URL for ${PARAM} but received the scheme ${u.protocol}`);
   }
-  const verdict = await checkUrl(u, { allowPrivate });
-  if (verdict.allowed) return;
+  const verdict = await checkUrl(u, asPolicy(policy), resolve, { schemes: SCHEMES });
+  if (verdict.allowed) return verdict.addresses;
   if (verdict.reason === 'unresolved') {
     // Denied either way; a resolver hiccup is worth a retry on another provider (a name that does not exist
     // fails there too), so it is a provider error rather than the submit-time 400.
@@ -33,19 +41,40 @@ export async function checkVideoUrl(url: string, allowPrivate: boolean, provider
   throw errors.urlNotAllowed(PARAM, verdict.detail);
 }
 
-/** Opens the source for decoding; a URL is checked before and its final URL after FFmpeg opened it. */
-export async function openVideo(source: { path?: string; url?: string }, allowPrivate: boolean, options: DecoderOptions): Promise<VideoDecoder> {
+export interface VideoNetwork {
+  policy: UrlPolicy;
+  /** DNS seam for tests. */
+  resolve?: Resolver;
+  /** Limits of the guarded path (playlist size, request rate); defaults in src/media/guarded-source.ts. */
+  limits?: Omit<GuardedSourceOptions, 'policy' | 'resolve' | 'param'>;
+}
+
+/** Opens the source for decoding; a URL only under `network.policy` (a boolean: allow private addresses or not). */
+export async function openVideo(source: { path?: string; url?: string }, network: boolean | VideoNetwork, options: DecoderOptions): Promise<VideoDecoder> {
   if (source.path) return VideoDecoder.open(source.path, options);
   if (!source.url) throw errors.invalidParam(PARAM, `Expected a video URL for ${PARAM} but received nothing`);
-  await checkVideoUrl(source.url, allowPrivate);
-  const decoder = await VideoDecoder.open(source.url, options);
-  if (decoder.info.finalUrl && decoder.info.finalUrl !== source.url) {
-    try {
-      await checkVideoUrl(decoder.info.finalUrl, allowPrivate);
-    } catch (e) {
-      await decoder.abort();
-      throw e;
-    }
+  const net: VideoNetwork = typeof network === 'boolean' ? { policy: { allowPrivate: network } } : network;
+  // Each host is resolved once for the whole job: the check here, and every request the decoder makes.
+  const resolve = resolveOnce(net.resolve ?? resolveHost);
+  // Checked here too so a refusal is the same 400 before any byte moves; the guarded path checks again.
+  const addresses = await checkVideoUrl(source.url, net.policy, 'local', resolve);
+  const url = new URL(source.url);
+  if (url.protocol === 'rtsp:') return openRtsp(url, addresses, resolve, options);
+  return VideoDecoder.open(source.url, { ...options, network: { ...net.limits, policy: net.policy, resolve, param: PARAM } });
+}
+
+async function openRtsp(url: URL, checked: readonly string[] | undefined, resolve: Resolver, options: DecoderOptions): Promise<VideoDecoder> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // A policy that allows everything checked nothing; the relay still needs one address to pin.
+  const address = checked?.[0] ?? (await resolve(host).catch(() => [] as string[]))[0];
+  if (!address) throw new ProviderError('local', `The video URL's host ${host} could not be resolved`);
+  const relay = await startRtspRelay(url, address);
+  try {
+    const decoder = await VideoDecoder.open(relay.url, { ...options, onClosed: () => void relay.close() });
+    return decoder;
+  } catch (e) {
+    await relay.close();
+    if (relay.refusal) throw errors.urlNotAllowed(PARAM, relay.refusal);
+    throw e;
   }
-  return decoder;
 }
