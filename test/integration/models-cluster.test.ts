@@ -71,7 +71,7 @@ test('a model added on node A through the admin API is served by node B within 1
   assert.equal(onB.value.serving.queue_depth, 4);
   assert.ok(existsSync(join(b.config.modelsDir, 'tiny-cluster', `${sha}.onnx`)), 'the file is in B\'s own models dir');
   assert.ok(b.config.modelsDir !== a.config.modelsDir && b.dataDir !== a.dataDir);
-  const det = await api(b, '/v1/vision/detect', { method: 'POST', json: { image_base64: sample, model: 'tiny-cluster' } });
+  const det = await api(b, '/v1/vision/detect', { method: 'POST', json: { image_base64: sample, model: 'tiny-cluster', confidence_threshold: 0.25 } });
   assert.equal(det.status, 200, det.text);
   assert.deepEqual(det.body.objects.map((o: { class: string }) => o.class), ['person']);
 
