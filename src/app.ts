@@ -29,6 +29,7 @@ import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
 import type { Module, ModulePart } from './module.js';
 import { mcpModule, mcpPart } from './mcp/mcp.module.js';
 import { consoleModule, consolePart } from './console/console.module.js';
+import { modelsModule, modelsPart } from './models/models.module.js';
 import type { RouteDef } from './http/route.js';
 
 export interface App {
@@ -45,7 +46,7 @@ export interface App {
 }
 
 /** Every part built by modules(), in the same order: their tables are migrated before any part is built. */
-export const PARTS: readonly ModulePart[] = [projectsPart, filesPart, visionPart, videoPart, vectorsPart, mcpPart, consolePart];
+export const PARTS: readonly ModulePart[] = [projectsPart, filesPart, visionPart, videoPart, vectorsPart, mcpPart, consolePart, modelsPart];
 
 /** The core tables plus every part's, as one list for migrate(). */
 export function allMigrations(): Migration[] {
@@ -58,10 +59,12 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize });
   await migrate(db, allMigrations());
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
-  const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference);
+  const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, { syncMs: config.models.syncMs });
+  const vision = visionModels(models);
+  models.onChange((c) => vision.modelsChanged([...c.removed, ...c.changed]));
   return {
     config, log, db, projects: new Projects(db), usage: new UsageLedger(db, (err, e) => log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed')), version: VERSION,
-    readiness: new Map([['models', () => models.isReady()]]), models, vision: visionModels(models),
+    readiness: new Map([['models', () => models.isReady()]]), models, vision,
     blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
     presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
   };
@@ -81,7 +84,7 @@ export interface AppOptions {
 
 /** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
 export function modules(s: Services, opts: { worker: boolean } & AppOptions): Module[] {
-  return [projectsModule(s), filesModule(s), visionModule(s), videoModule(s, { worker: opts.worker, providers: opts.videoProviders }), vectorsModule(s), mcpModule(s), consoleModule(s)];
+  return [projectsModule(s), filesModule(s), visionModule(s), videoModule(s, { worker: opts.worker, providers: opts.videoProviders }), vectorsModule(s), mcpModule(s), consoleModule(s), modelsModule(s)];
 }
 
 /**
@@ -90,7 +93,7 @@ export function modules(s: Services, opts: { worker: boolean } & AppOptions): Mo
  * detector and OCR the video steps use load on the first task that needs them.
  */
 export function workerModules(s: Services, opts: AppOptions = {}): Module[] {
-  return [videoModule(s, { worker: true, providers: opts.videoProviders })];
+  return [videoModule(s, { worker: true, providers: opts.videoProviders }), modelsModule(s, { routes: false })];
 }
 
 export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {

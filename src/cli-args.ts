@@ -16,4 +16,4 @@ export function parseArgs(argv: string[]): ParsedArgs {
   return { positionals, flags };
 }
 
-const BOOLEAN_FLAGS = new Set(['no-worker', 'json', 'help', 'quick', 'force']);
+const BOOLEAN_FLAGS = new Set(['no-worker', 'json', 'help', 'quick', 'force', 'preload']);

@@ -28,6 +28,8 @@ export interface CatalogueEntry {
 /** Every client-visible error code. Constructors below take their status and type from here. */
 export const errorCatalogue = {
   // 400
+  invalid_model: { status: 400, type: 'invalid_request_error', when: 'a model file that does not load or run on the sample image' },
+  model_checksum_mismatch: { status: 400, type: 'invalid_request_error', when: 'a downloaded model whose sha256 is not the one given' },
   invalid_json: { status: 400, type: 'invalid_request_error', when: 'the request body is not valid JSON' },
   invalid_request: { status: 400, type: 'invalid_request_error', when: 'the body does not match the endpoint\'s schema' },
   invalid_parameter: { status: 400, type: 'invalid_request_error', when: 'one field or query parameter has a bad value' },
@@ -74,6 +76,7 @@ export const errorCatalogue = {
   // 408
   request_timeout: { status: 408, type: 'invalid_request_error', when: 'the request body did not arrive in time' },
   // 409
+  model_exists: { status: 409, type: 'conflict_error', when: 'adding a model under an id that is already registered' },
   collection_exists: { status: 409, type: 'conflict_error', when: 'a vector collection name already used in the project' },
   duplicate_project_name: { status: 409, type: 'conflict_error', when: 'a project name already used' },
   task_finished: { status: 409, type: 'conflict_error', when: 'cancelling a video task that has already finished' },
@@ -136,7 +139,7 @@ export class ApiError extends Error {
 }
 
 /** What a fetched or decoded media field holds; it words the size and fetch errors. */
-export type FetchedMedia = 'image' | 'audio' | 'video';
+export type FetchedMedia = 'image' | 'audio' | 'video' | 'model';
 
 /** An ApiError for a catalogued code, with the status and type the catalogue gives it. */
 function make(code: HttpErrorCode, message: string, param: string | null = null, headers: Record<string, string> = {}): ApiError {
@@ -146,6 +149,8 @@ function make(code: HttpErrorCode, message: string, param: string | null = null,
 
 export const errors = {
   // 400
+  invalid_model: { status: 400, type: 'invalid_request_error', when: 'a model file that does not load or run on the sample image' },
+  model_checksum_mismatch: { status: 400, type: 'invalid_request_error', when: 'a downloaded model whose sha256 is not the one given' },
   invalidJson: (detail: string) => make('invalid_json', `Request body is not valid JSON: ${detail}`),
   invalidBody: (message: string, param: string | null) => make('invalid_request', message, param),
   invalidParam: (param: string, message: string) => make('invalid_parameter', message, param),
@@ -205,6 +210,10 @@ export const errors = {
   methodNotAllowed: (method: string, path: string, allowed: string[]) =>
     make('method_not_allowed', `Method ${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, null, { Allow: allowed.join(', ') }),
   // 409
+  modelExists: (id: string) => make('model_exists', `A model with id ${id} is already registered; remove it first or pick another --id`, 'id'),
+  invalidModel: (detail: string) => make('invalid_model', `The model could not be used: ${detail}`, 'source'),
+  modelChecksumMismatch: (got: string, expected: string) =>
+    make('model_checksum_mismatch', `The downloaded model has sha256 ${got} but ${expected} was expected; nothing was kept`, 'sha256'),
   collectionExists: (name: string) =>
     make('collection_exists', `A collection named ${JSON.stringify(name)} already exists in this project`, 'name'),
   duplicateProjectName: (name: string) => make('duplicate_project_name', `A project named "${name}" already exists`, 'name'),

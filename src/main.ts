@@ -2,10 +2,12 @@
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
 import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
 import { parseArgs, type ParsedArgs } from './cli-args.js';
-import { openServices, startApp, stopServices, workerModules } from './app.js';
+import { allMigrations, openServices, startApp, stopServices, workerModules } from './app.js';
 import { createLogger } from './log.js';
 import { VERSION } from './paths.js';
 import { modelsCli } from './inference/models-cli.js';
+import { checkModelOnSample } from './vision/model-check.js';
+import { sharedModelStore } from './models/model-publish.js';
 
 const USAGE = `sightflow ${VERSION}
 usage: sightflow <command> [options]
@@ -14,7 +16,7 @@ usage: sightflow <command> [options]
   migrate    [--data-dir D]                                       apply database migrations
   projects   create <name> | list
   keys       create --project <id|name> --name <text> | list [--project <id|name>] | disable <id-or-hint>
-  models     list | prepare | verify
+  models     list | prepare | verify | add <file|url|owner/repo[@rev]:path> [--id] [--task] [--labels] | remove <id>
 Environment: SIGHTFLOW_PORT, SIGHTFLOW_HOST, SIGHTFLOW_DATA_DIR, DATABASE_URL, SIGHTFLOW_ADMIN_TOKEN, ... (see README)`;
 
 function flagsOf(a: ParsedArgs): CliFlags {
@@ -157,7 +159,12 @@ async function main(): Promise<void> {
         } else fail(`unknown keys command ${sub}`);
       });
     case 'models': {
-      process.exitCode = await modelsCli([sub ?? 'list', ...rest, ...(args.flags.json ? ['--json'] : []), ...(args.flags.force ? ['--force'] : [])], config.dataDir);
+      process.exitCode = await modelsCli([sub ?? 'list', ...rest, ...(args.flags.json ? ['--json'] : []), ...(args.flags.force ? ['--force'] : [])], {
+        dataDir: config.dataDir, modelsDir: config.modelsDir, flags: args.flags, hubUrl: config.models.hubUrl,
+        policy: { allowPrivate: config.allowPrivateUrls },
+        check: checkModelOnSample,
+        ...(config.databaseUrl ? sharedModelStore(config.databaseUrl, config.dataDir, allMigrations()) : {}),
+      });
       return;
     }
     default:

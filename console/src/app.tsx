@@ -7,6 +7,7 @@ import { href, navigate, onLinkClick, usePath } from './router';
 import { SignInPage } from './pages/sign-in-page';
 import { ProjectsPage } from './pages/projects-page';
 import { ProjectLayout } from './pages/project-layout';
+import { ModelsPage } from './pages/models-page';
 import { Notice } from './components/notice';
 
 export function App() {
@@ -37,6 +38,7 @@ export function App() {
         <a class="brand" href={href('/')} onClick={(e) => onLinkClick(e, '/')}>sightflow <span>console</span></a>
         <nav aria-label="Main">
           <a href={href('/')} onClick={(e) => onLinkClick(e, '/')} aria-current={path === '/' ? 'page' : undefined}>Projects</a>
+          <a href={href('/models')} onClick={(e) => onLinkClick(e, '/models')} aria-current={path === '/models' ? 'page' : undefined}>Models</a>
           <a href="/openapi.json">API reference</a>
         </nav>
         <button type="button" class="link" onClick={() => { ctx.signOut(); navigate('/', true); }}>Sign out</button>
@@ -51,6 +53,7 @@ export function App() {
 function Route(props: { path: string }) {
   const parts = props.path.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts.length === 0) return <ProjectsPage />;
+  if (parts[0] === 'models' && parts.length === 1) return <ModelsPage />;
   if (parts[0] === 'projects' && parts[1]) return <ProjectLayout projectId={parts[1]} rest={parts.slice(2)} />;
   return (
     <Notice kind="info" title="No such page">

@@ -103,6 +103,11 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_INTRA_OP_THREADS: int(1),
     SIGHTFLOW_INFERENCE_QUEUE_DEPTH: int(1, 32),
     SIGHTFLOW_INFERENCE_WORKERS: oneOf(['per-model', 'shared'], 'per-model'),
+    SIGHTFLOW_MODEL_IDLE_UNLOAD_S: num(0, 0),
+  },
+  models: {
+    SIGHTFLOW_MODEL_HUB_URL: str('https://huggingface.co'),
+    SIGHTFLOW_MODELS_SYNC_MS: int(100, 2000),
   },
   vlm: {
     SIGHTFLOW_VLM_URL: str(),
@@ -145,6 +150,16 @@ export interface InferenceConfig {
   queueDepth: number;
   /** Worker threads that own the sessions: one per model or one shared by all. */
   workers: WorkerMode;
+  /** A loaded model unused for this long is unloaded (0: never); a manifest's runtime.idleUnloadS overrides it. */
+  idleUnloadMs: number;
+}
+
+/** Bring-your-own models: where hub references download from, and how often a node looks for added ones. */
+export interface ModelsSettings {
+  /** Base URL of the Hugging Face hub (owner/repo[@rev]:path references). */
+  hubUrl: string;
+  /** How often a server re-reads <data-dir>/manifests (and, on PostgreSQL, the shared model table). */
+  syncMs: number;
 }
 
 export interface VlmConfig {
@@ -233,6 +248,7 @@ export interface Config {
   video: VideoSettings;
   providers: ProvidersConfig;
   inference: InferenceConfig;
+  models: ModelsSettings;
   /** Null when SIGHTFLOW_VLM_URL is unset (describe uses the built-in describer). */
   vlm: VlmConfig | null;
   mcp: McpSettings;
@@ -360,7 +376,9 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       intraOpThreads: e.SIGHTFLOW_INTRA_OP_THREADS,
       queueDepth: e.SIGHTFLOW_INFERENCE_QUEUE_DEPTH,
       workers: e.SIGHTFLOW_INFERENCE_WORKERS,
+      idleUnloadMs: Math.round(e.SIGHTFLOW_MODEL_IDLE_UNLOAD_S * 1000),
     },
+    models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },
     vlm: vlmUrl ? {
       url: chatCompletionsUrl(vlmUrl),
       model: vlmModel!,

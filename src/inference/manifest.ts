@@ -40,6 +40,19 @@ const LabelsSchema = z.union([
   z.object({ package: z.string().optional(), path: z.string() }),
 ]);
 
+/** Per-model serving settings: load at start, idle unload, execution providers in order, queue bound. */
+export const ModelRuntimeSchema = z.object({
+  /** Load when the server starts instead of on first use. */
+  preload: z.boolean().optional(),
+  /** Unload after this many idle seconds (0: never); default SIGHTFLOW_MODEL_IDLE_UNLOAD_S. */
+  idleUnloadS: z.number().min(0).optional(),
+  /** Execution providers in order (tensorrt, cuda, cpu); default SIGHTFLOW_EXECUTION_PROVIDERS. */
+  providers: z.array(z.enum(['tensorrt', 'cuda', 'cpu'])).min(1).optional(),
+  /** Waiting-request bound of this model's queue; default SIGHTFLOW_INFERENCE_QUEUE_DEPTH. */
+  queueDepth: z.number().int().min(1).optional(),
+});
+export type ModelRuntimeSettings = z.infer<typeof ModelRuntimeSchema>;
+
 export const MODEL_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 export const MODEL_ID_RULE = 'lowercase letters, digits, ".", "_" or "-"';
 
@@ -64,6 +77,14 @@ export const ManifestSchema = z.object({
   }).optional(),
   /** Micro-batching for models with a free batch axis. */
   batch: z.object({ maxBatch: z.number().int().min(1), maxWaitMs: z.number().min(0) }).optional(),
+  /** How this model is served (defaults come from the server's configuration). */
+  runtime: ModelRuntimeSchema.optional(),
+  /** Where an added model came from (`sightflow models add`, POST /admin/v1/models). */
+  origin: z.object({
+    url: z.string().optional(),
+    file: z.string().optional(),
+    addedAt: z.string(),
+  }).optional(),
 });
 
 export type ModelManifest = z.infer<typeof ManifestSchema>;

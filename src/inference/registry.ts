@@ -171,7 +171,64 @@ export class ModelRegistry {
   /** A runtime spec for the model (loads the prepared file on first use). */
   spec(id: string): ModelSpec {
     const m = this.get(id).manifest;
-    return { id, load: () => this.onnxPath(id), batch: m.batch };
+    const r = m.runtime;
+    return {
+      id, load: () => this.onnxPath(id), batch: m.batch,
+      providers: r?.providers, queueDepth: r?.queueDepth, idleUnloadMs: r?.idleUnloadS === undefined ? undefined : r.idleUnloadS * 1000,
+    };
+  }
+
+  /** Where a bring-your-own model's manifest is written (`sightflow models add`). */
+  manifestPathFor(id: string): string { return join(this.dataDir, 'manifests', `${id}.json`); }
+
+  has(id: string): boolean { return this.byId.has(id); }
+
+  /** Models being added in this process whose manifest is not written yet (reload leaves them alone). */
+  readonly pending = new Set<string>();
+
+  /** Registers a bring-your-own model in memory (its manifest file is written by the caller). */
+  put(r: RegisteredModel): void {
+    const prev = this.byId.get(r.manifest.id);
+    if (prev?.builtin) throw new Error(`model ${r.manifest.id} is built in`);
+    this.byId.set(r.manifest.id, r);
+    this.prepareFailures.delete(r.manifest.id);
+  }
+
+  /** Forgets a bring-your-own model (in memory only). */
+  delete(id: string): void {
+    if (this.byId.get(id)?.builtin) throw new Error(`model ${id} is built in`);
+    this.byId.delete(id);
+    this.prepareFailures.delete(id);
+  }
+
+  /**
+   * Reads <data-dir>/manifests again (models added or removed while serving) and reports what changed.
+   * Built-in manifests do not change while running.
+   */
+  async reload(): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
+    const set = await readManifestDir(join(this.dataDir, 'manifests'), false);
+    const next = new Map<string, RegisteredModel>();
+    for (const m of set.models) {
+      const builtin = this.byId.get(m.manifest.id)?.builtin;
+      if (builtin || next.has(m.manifest.id)) continue;
+      next.set(m.manifest.id, m);
+    }
+    const added: string[] = [];
+    const removed: string[] = [];
+    const changed: string[] = [];
+    for (const [id, r] of this.byId) {
+      if (r.builtin || this.pending.has(id) || dirname(r.manifestPath) !== join(this.dataDir, 'manifests')) continue;
+      if (!next.has(id)) { removed.push(id); this.byId.delete(id); this.prepareFailures.delete(id); }
+    }
+    for (const [id, r] of next) {
+      const prev = this.byId.get(id);
+      if (prev && dirname(prev.manifestPath) !== join(this.dataDir, 'manifests')) continue;
+      if (!prev) added.push(id);
+      else if (JSON.stringify(prev.manifest) !== JSON.stringify(r.manifest)) changed.push(id);
+      else continue;
+      this.byId.set(id, r);
+    }
+    return { added, removed, changed };
   }
 
   /** Labels from the manifest: inline, or a label file (one per line) from the package or the prepared folder. */

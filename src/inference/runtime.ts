@@ -29,6 +29,8 @@ export interface RuntimeOptions {
    */
   workers?: WorkerMode;
   log?: ProviderLog;
+  /** Default idle time after which a loaded model is unloaded (0: never); a model's spec may override it. */
+  idleUnloadMs?: number;
   /** For tests: what the host offers (default: probed). */
   available?: string[];
 }
@@ -40,6 +42,10 @@ export interface ModelSpec {
   queueDepth?: number;
   /** Micro-batching for models whose first input axis is a free batch axis. */
   batch?: { maxBatch: number; maxWaitMs: number };
+  /** Execution providers for this model, in order (default: the runtime's). */
+  providers?: string[];
+  /** Unload after this long without a run (0: never; default: the runtime's). */
+  idleUnloadMs?: number;
 }
 
 // The signal of the request on whose behalf model runs happen. Task code (detector, describer) sits between
@@ -60,6 +66,26 @@ export function currentRequestSignal(): AbortSignal | undefined {
 /** A model loaded in its worker: the providers it runs on and its input/output names. */
 export interface LoadedModel extends SessionInfo {
   providers: string[];
+  /** Process RSS growth while it loaded (approximate: other work in the process counts too). */
+  memoryBytes: number;
+  loadedAt: number;
+}
+
+/** A model's serving state, for GET /v1/models/:id. */
+export interface ModelState {
+  state: 'unloaded' | 'loading' | 'loaded';
+  providers: string[] | null;
+  memory_bytes: number | null;
+  loaded_at: string | null;
+  last_used_at: string | null;
+  requests: number;
+  errors: number;
+  /** Median run latency over the last 256 runs (queue wait included), ms. */
+  p50_ms: number | null;
+  queue_depth: number;
+  pending: number;
+  idle_unload_s: number;
+  unloads: number;
 }
 
 /** Per-run options. */
@@ -83,11 +109,16 @@ export class InferenceRuntime {
   readonly queueDepth: number;
   private readonly models = new Map<string, ModelHandle>();
   private readonly pool: SessionPool;
+  private readonly available: string[];
+  /** Default idle unload (0: never). */
+  readonly idleUnloadMs: number;
 
   /** Unset options take their defaults; the server passes its configuration's inference section. */
   constructor(opts: RuntimeOptions = {}) {
     this.log = opts.log ?? createLogger('info').child({ component: 'inference' });
-    this.providers = chooseProviders(opts.providers ?? ['cpu'], opts.available ?? availableProviders(), this.log);
+    this.available = opts.available ?? availableProviders();
+    this.providers = chooseProviders(opts.providers ?? ['cpu'], this.available, this.log);
+    this.idleUnloadMs = opts.idleUnloadMs ?? 0;
     this.intraOpThreads = opts.intraOpThreads ?? availableParallelism();
     this.queueDepth = opts.queueDepth ?? 32;
     this.workers = opts.workers ?? 'per-model';
@@ -110,6 +141,34 @@ export class InferenceRuntime {
     return this.models.get(id);
   }
 
+  /** The registered models. */
+  handles(): ModelHandle[] { return [...this.models.values()]; }
+
+  /**
+   * Forgets a model (removed or replaced): its session is released and, with one worker per model, its
+   * worker thread ends, so the memory goes back. A later register() starts afresh.
+   */
+  async unregister(id: string): Promise<void> {
+    const h = this.models.get(id);
+    this.models.delete(id);
+    if (h) await h.unload();
+  }
+
+  /** Ends the worker thread of a model that has nothing loaded any more (one worker per model only). */
+  async retireWorker(id: string): Promise<void> {
+    if (this.workers === 'per-model') await this.pool.retire(id);
+  }
+
+  /** The providers a model runs on: its own list (each missing one warned about) or the runtime's. */
+  providersFor(spec: ModelSpec): string[] {
+    if (!spec.providers?.length) return this.providers;
+    const log: ProviderLog = {
+      info: (o, m) => this.log.info({ ...o, model: spec.id }, `model ${spec.id}: ${m}`),
+      warn: (o, m) => this.log.warn({ ...o, model: spec.id }, `model ${spec.id}: ${m}`),
+    };
+    return chooseProviders(spec.providers, this.available, log);
+  }
+
   /** The worker thread hosting a model (started if needed). */
   workerFor(id: string): SessionWorker {
     return this.pool.workerFor(id);
@@ -122,27 +181,28 @@ export class InferenceRuntime {
    * Loads a model in its worker on the chosen providers; if a GPU provider fails to initialise, warns and
    * uses CPU.
    */
-  async createSession(id: string, source: Uint8Array | string): Promise<{ worker: SessionWorker; model: LoadedModel }> {
+  async createSession(id: string, source: Uint8Array | string, providers = this.providers): Promise<{ worker: SessionWorker; model: LoadedModel }> {
     const load = async (eps: string[]) => {
       const worker = this.pool.workerFor(id);
+      const rss0 = process.memoryUsage.rss();
       const info = await worker.call<SessionInfo>(
         { op: 'load', model: id, source, providers: eps, intraOpThreads: this.intraOpThreads }, `loading model ${id}`);
-      return { worker, model: { ...info, providers: eps } };
+      return { worker, model: { ...info, providers: eps, memoryBytes: Math.max(0, process.memoryUsage.rss() - rss0), loadedAt: Date.now() } };
     };
     try {
-      const loaded = await load(this.providers);
-      this.log.info({ model: id, providers: this.providers }, `model ${id} loaded on ${this.providers[0]}`);
+      const loaded = await load(providers);
+      this.log.info({ model: id, providers, memoryBytes: loaded.model.memoryBytes }, `model ${id} loaded on ${providers[0]}`);
       return loaded;
     } catch (e) {
-      if (this.providers.length === 1 && this.providers[0] === 'cpu') throw e;
-      this.log.warn({ model: id, providers: this.providers, err: (e as Error).message }, `model ${id} could not start on ${this.providers.join(', ')}; falling back to cpu`);
+      if (providers.length === 1 && providers[0] === 'cpu') throw e;
+      this.log.warn({ model: id, providers, err: (e as Error).message }, `model ${id} could not start on ${providers.join(', ')}; falling back to cpu`);
       return load(['cpu']);
     }
   }
 
   /** Ends every worker thread (runs in flight fail); a later run loads its model again in a fresh worker. */
   async close(): Promise<void> {
-    for (const m of this.models.values()) m.forget();
+    for (const m of this.models.values()) { m.forget(); m.stopIdleTimer(); }
     await this.pool.close();
   }
 
@@ -156,8 +216,16 @@ export class ModelHandle {
   private sessionPromise: Promise<{ worker: SessionWorker; model: LoadedModel }> | undefined;
   private loaded: { worker: SessionWorker; model: LoadedModel } | undefined;
   private readonly queue: ModelQueue<RunItem, Outputs>;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private lastUsedAt = 0;
+  private requests = 0;
+  private errors = 0;
+  private unloads = 0;
+  /** Latencies of the last runs (ring buffer), for the median. */
+  private readonly latencies: number[] = [];
+  private latencyAt = 0;
 
-  constructor(readonly spec: ModelSpec, private readonly runtime: InferenceRuntime, depth: number) {
+  constructor(readonly spec: ModelSpec, private readonly runtime: InferenceRuntime, readonly depth: number) {
     const batch = spec.batch;
     this.queue = new ModelQueue({ name: spec.id, depth, maxBatch: batch?.maxBatch ?? 1, maxWaitMs: batch?.maxWaitMs ?? 0 },
       (items) => (items.length === 1 ? this.runNow(items[0]).then((o) => [o]) : this.runBatched(items)));
@@ -177,8 +245,8 @@ export class ModelHandle {
   private load(): Promise<{ worker: SessionWorker; model: LoadedModel }> {
     if (this.loaded && !this.loaded.worker.alive) this.forget();
     if (!this.sessionPromise) {
-      const p = this.spec.load().then((src) => this.runtime.createSession(this.spec.id, src));
-      p.then((l) => { if (this.sessionPromise === p) this.loaded = l; }, () => { if (this.sessionPromise === p) this.sessionPromise = undefined; });
+      const p = this.spec.load().then((src) => this.runtime.createSession(this.spec.id, src, this.runtime.providersFor(this.spec)));
+      p.then((l) => { if (this.sessionPromise === p) { this.loaded = l; this.armIdleTimer(); } }, () => { if (this.sessionPromise === p) this.sessionPromise = undefined; });
       this.sessionPromise = p;
     }
     return this.sessionPromise;
@@ -198,7 +266,69 @@ export class ModelHandle {
    * signal (default: the surrounding withRequestSignal's) drops the item if it fires before the run starts.
    */
   run(feeds: Feeds, outputs?: string[], signal: AbortSignal | undefined = currentRequestSignal(), opts: RunOptions = {}): Promise<Outputs> {
-    return this.queue.submit({ feeds, outputs, transfer: opts.transfer }, signal);
+    const t0 = performance.now();
+    this.requests++;
+    this.stopIdleTimer();
+    const done = this.queue.submit({ feeds, outputs, transfer: opts.transfer }, signal);
+    done.then(() => this.record(performance.now() - t0), () => { this.errors++; }).finally(() => {
+      this.lastUsedAt = Date.now();
+      this.armIdleTimer();
+    });
+    return done;
+  }
+
+  private record(ms: number): void {
+    if (this.latencies.length < 256) this.latencies.push(ms);
+    else this.latencies[this.latencyAt++ % 256] = ms;
+  }
+
+  /** Idle unload after the model's (or the runtime's) idle time, counted from the last run that ended. */
+  get idleUnloadMs(): number { return this.spec.idleUnloadMs ?? this.runtime.idleUnloadMs; }
+
+  private armIdleTimer(): void {
+    this.stopIdleTimer();
+    const ms = this.idleUnloadMs;
+    if (!(ms > 0) || !this.loaded) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.queue.pending > 0 || this.queue.active > 0) return; // a run started meanwhile re-arms it
+      void this.unload().catch(() => { /* a worker that died has nothing loaded anyway */ });
+    }, ms);
+    this.idleTimer.unref();
+  }
+
+  stopIdleTimer(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  /** Releases the session and, with one worker per model, ends its worker thread: the memory goes back. */
+  async unload(): Promise<void> {
+    this.stopIdleTimer();
+    const had = this.loaded !== undefined || this.sessionPromise !== undefined;
+    await this.release();
+    await this.runtime.retireWorker(this.spec.id);
+    if (had) this.unloads++;
+  }
+
+  /** Serving state and counters. */
+  state(): ModelState {
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    const l = this.loaded?.worker.alive ? this.loaded.model : undefined;
+    return {
+      state: l ? 'loaded' : this.sessionPromise ? 'loading' : 'unloaded',
+      providers: l?.providers ?? null,
+      memory_bytes: l?.memoryBytes ?? null,
+      loaded_at: l ? new Date(l.loadedAt).toISOString() : null,
+      last_used_at: this.lastUsedAt ? new Date(this.lastUsedAt).toISOString() : null,
+      requests: this.requests,
+      errors: this.errors,
+      p50_ms: sorted.length ? Math.round(sorted[Math.floor((sorted.length - 1) / 2)]! * 10) / 10 : null,
+      queue_depth: this.depth,
+      pending: this.queue.pending,
+      idle_unload_s: this.idleUnloadMs / 1000,
+      unloads: this.unloads,
+    };
   }
 
   /** Session runs and the inputs they carried (runs < items when micro-batching merged some). */

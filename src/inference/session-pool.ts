@@ -119,6 +119,15 @@ export class SessionPool {
     return w;
   }
 
+  /** Ends the worker that hosts a model (one worker per model only; a shared worker keeps running). */
+  async retire(model: string): Promise<void> {
+    if (this.mode === 'shared') return;
+    const w = this.workers.get(model);
+    if (!w) return;
+    this.workers.delete(model);
+    await w.terminate();
+  }
+
   /** The running worker threads. */
   get threads(): Worker[] { return [...this.workers.values()].filter((w) => w.alive).map((w) => w.thread); }
 

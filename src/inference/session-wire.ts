@@ -9,6 +9,8 @@ export interface SessionInfo {
   outputNames: string[];
   /** The model's declared outputs (name, and for tensors the shape with symbolic axes as strings). */
   outputMetadata: { name: string; isTensor: boolean; shape?: (number | string)[] }[];
+  /** The model's declared inputs, the same way. */
+  inputMetadata?: { name: string; isTensor: boolean; type?: string; shape?: (number | string)[] }[];
 }
 
 export type ToWorker =

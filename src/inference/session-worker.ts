@@ -34,6 +34,9 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         outputMetadata: session.outputMetadata.map((o) => ({
           name: o.name, isTensor: o.isTensor, shape: o.isTensor ? [...o.shape] : undefined,
         })),
+        inputMetadata: session.inputMetadata.map((i) => ({
+          name: i.name, isTensor: i.isTensor, type: i.isTensor ? i.type : undefined, shape: i.isTensor ? [...i.shape] : undefined,
+        })),
       };
       return info;
     }

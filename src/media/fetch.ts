@@ -25,6 +25,7 @@ const ACCEPT: Record<FetchedMedia, string> = {
   image: 'image/jpeg, image/png, image/webp, */*;q=0.1',
   audio: 'audio/wav, audio/mpeg, audio/flac, audio/ogg, */*;q=0.1',
   video: 'video/mp4, video/webm, video/*, */*;q=0.1',
+  model: 'application/octet-stream, */*;q=0.1',
 };
 
 /** The body of `url` (after at most `maxRedirects` redirects), or an ApiError naming what went wrong. */
@@ -61,6 +62,8 @@ export interface OpenResponseOptions extends UrlPolicy {
   resolve?: Resolver;
   /** Byte range to ask for: [start, end) with end -1 or absent for "to the end". */
   range?: { start: number; end?: number };
+  /** Sees every hop's response head, redirects included (a model hub names the file's checksum on its redirect). */
+  onResponse?: (res: IncomingMessage) => void;
 }
 
 /**
@@ -74,6 +77,7 @@ export async function openMediaResponse(url: URL, opts: OpenResponseOptions): Pr
     const verdict = await untilAborted(checkUrl(current, opts, opts.resolve), opts.signal);
     if (!verdict.allowed) throw urlDenied(verdict, opts.param, opts.media ?? 'image');
     const res = await requestOnce(current, opts, verdict.addresses, opts.signal);
+    opts.onResponse?.(res);
     if (REDIRECTS.has(res.statusCode ?? 0)) {
       res.destroy();
       const location = res.headers.location;
@@ -83,7 +87,9 @@ export async function openMediaResponse(url: URL, opts: OpenResponseOptions): Pr
       continue;
     }
     const status = res.statusCode ?? 0;
-    if (status < 200 || status > 299) {
+    // 416 to a range from the start of a held part: that part is no prefix the server can continue (the
+    // caller starts over), so it is handed back rather than refused.
+    if ((status < 200 || status > 299) && !(status === 416 && opts.range && opts.range.end === undefined)) {
       res.destroy();
       throw errors.imageFetchFailed(opts.param, `upstream answered ${status}`, opts.media);
     }

@@ -9,6 +9,8 @@ import type { ServedModel } from '../inference/model-catalogue.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { errors } from '../errors.js';
 import { DEFAULT_DETECT_MODEL, Detector } from './detect.js';
+import { checkModelOnSample } from './model-check.js';
+import type { ModelCheck } from '../inference/model-install.js';
 import { ocrImage, ocrRegion, type BBox, type OcrOptions, type OcrResult } from './ocr/engine.js';
 import { useOcrModelSource } from './ocr/ocr-models.js';
 
@@ -27,6 +29,16 @@ export class VisionModels {
   constructor(private readonly source: VisionModelSource) {
     // OCR runs its PP-OCR models through this registry and runtime.
     useOcrModelSource({ registry: source.registry, runtime: source.runtime });
+  }
+
+  /** Runs a registered model on the sample image (the check of an added model). */
+  checkModel(id: string): Promise<ModelCheck> {
+    return checkModelOnSample(this.source.runtime, this.source.registry, id);
+  }
+
+  /** Forgets cached detectors of models that were removed or replaced (the next request builds them anew). */
+  modelsChanged(ids: string[]): void {
+    for (const id of ids) this.detectors.delete(id);
   }
 
   /** The registered detectors a request may name: every detect manifest whose file was prepared. */

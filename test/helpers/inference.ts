@@ -95,3 +95,18 @@ export function fixedOutputOnnx(values: Float32Array, outDims: [number, number],
     metadata,
   });
 }
+
+/**
+ * A models dir of a test's own with the prepared built-in models (setup made them in data/models) linked in,
+ * so a server or service starts without converting anything and what a test adds stays out of the shared dir.
+ */
+export async function modelsDirWithBuiltins(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
+  const { existsSync, symlinkSync } = await import('node:fs');
+  const { projectRoot } = await import('../../src/paths.js');
+  const shared = process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models');
+  const dir = await tempDataDir(t);
+  for (const m of ['centernet-coco', 'ppocr-det', 'ppocr-rec', 'ppocr-cls', 'multimodal-embedding-v1']) {
+    if (existsSync(join(shared, m))) symlinkSync(join(shared, m), join(dir, m));
+  }
+  return dir;
+}

@@ -1,6 +1,6 @@
 // The admin API (/admin/v1, README "Projects, keys and the admin API") with the signed-in admin token.
 import { requestJson } from './http';
-import type { ApiKey, CreatedKey, List, Project, UsageList } from './types';
+import type { AddedModel, ApiKey, CreatedKey, List, Model, Project, UsageList } from './types';
 
 const base = '/admin/v1';
 const enc = encodeURIComponent;
@@ -15,6 +15,9 @@ export function adminApi(token: string) {
       requestJson<ApiKey>(`${base}/projects/${enc(projectId)}/keys/${enc(keyId)}/disable`, { token, method: 'POST' }),
     usage: (projectId: string, from: string, to: string) =>
       requestJson<UsageList>(`${base}/projects/${enc(projectId)}/usage?from=${enc(from)}&to=${enc(to)}`, { token }),
+    models: () => requestJson<List<Model>>(`${base}/models`, { token }),
+    addModel: (body: { source: string; id?: string }) => requestJson<AddedModel>(`${base}/models`, { token, method: 'POST', json: body }),
+    removeModel: (id: string) => requestJson<{ id: string; deleted: true }>(`${base}/models/${enc(id)}`, { token, method: 'DELETE' }),
   };
 }
 export type AdminApi = ReturnType<typeof adminApi>;

@@ -49,3 +49,14 @@ export interface Collection {
 }
 export interface SearchResult { id: string; score: number; content_type: string; metadata: Record<string, unknown>; content_url: string | null; text?: string }
 export interface SearchResponse { results: SearchResult[]; model: string; usage: { input_tokens: number } }
+
+export interface ModelServing {
+  state: 'unloaded' | 'loading' | 'loaded'; providers: string[] | null; memory_bytes: number | null;
+  loaded_at: string | null; last_used_at: string | null; requests: number; errors: number; p50_ms: number | null;
+  queue_depth: number; pending: number; idle_unload_s: number; unloads: number;
+}
+export interface Model {
+  id: string; object: 'model'; task: string; description: string; builtin: boolean; prepared: boolean;
+  sha256: string | null; origin: string | null; added_at: string | null; labels: number; serving: ModelServing;
+}
+export interface AddedModel extends Model { check: { summary: string; ms: number } }

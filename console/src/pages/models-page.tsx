@@ -1,0 +1,104 @@
+// Models: every model with its serving state, a form to add one from a URL or hub reference (the server
+// downloads it, runs it on the sample image and serves it on every node), and removal of added models.
+import { useState } from 'preact/hooks';
+import { useSession } from '../session-context';
+import { useLoad } from '../use-load';
+import { fmtDateTime } from '../format';
+import { ErrorNotice, Loading, Notice, errorMessage } from '../components/notice';
+import { ConfirmDialog } from '../components/confirm-dialog';
+import { useAdminErrors } from './use-admin-errors';
+import type { Model } from '../api/types';
+
+const mb = (n: number | null) => (n === null ? '' : `${Math.round(n / 1048576)} MB`);
+
+export function ModelsPage() {
+  const { api } = useSession();
+  const models = useLoad(() => api.models(), [api]);
+  useAdminErrors(models.error);
+  const [source, setSource] = useState('');
+  const [id, setId] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [added, setAdded] = useState<string | null>(null);
+  const [toRemove, setToRemove] = useState<Model | null>(null);
+
+  const add = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setAdded(null);
+    try {
+      const m = await api.addModel({ source: source.trim(), ...(id.trim() ? { id: id.trim() } : {}) });
+      setAdded(`${m.id}: ${m.check.summary}`);
+      setSource('');
+      setId('');
+      models.reload();
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const remove = async (m: Model) => {
+    setToRemove(null);
+    setError(null);
+    try {
+      await api.removeModel(m.id);
+      models.reload();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+
+  return (
+    <>
+      <h1>Models</h1>
+      <form class="panel row" onSubmit={add} aria-label="Add a model">
+        <label for="model-source">Model URL</label>
+        <input id="model-source" required placeholder="https://.../model.onnx or owner/repo:path/model.onnx" size={48}
+          value={source} onInput={(e) => setSource((e.target as HTMLInputElement).value)} />
+        <label for="model-id">Id</label>
+        <input id="model-id" placeholder="from the file name" maxLength={64} value={id} onInput={(e) => setId((e.target as HTMLInputElement).value)} />
+        <button type="submit" class="primary" disabled={busy || !source.trim()}>{busy ? 'Adding…' : 'Add model'}</button>
+      </form>
+      {busy && <Loading what="the model (download and a test run on the sample image)" />}
+      {added && <Notice kind="info" title="Model added">{added}</Notice>}
+      {error && <Notice kind="error" title="The model could not be added or removed">{error}</Notice>}
+      {models.loading && !models.data && <Loading what="models" />}
+      {models.error != null && <ErrorNotice error={models.error} what="models" />}
+      {models.data && (
+        <table class="data" aria-label="Models">
+          <thead>
+            <tr><th scope="col">Id</th><th scope="col">Task</th><th scope="col">State</th><th scope="col">Requests</th>
+              <th scope="col">p50</th><th scope="col">Memory</th><th scope="col">Source</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+          </thead>
+          <tbody>
+            {models.data.data.map((m) => (
+              <tr key={m.id}>
+                <td><code>{m.id}</code></td>
+                <td>{m.task}</td>
+                <td>{m.serving.state}{m.serving.providers ? ` (${m.serving.providers[0]})` : ''}</td>
+                <td>{m.serving.requests}</td>
+                <td>{m.serving.p50_ms === null ? '' : `${m.serving.p50_ms} ms`}</td>
+                <td>{mb(m.serving.memory_bytes)}</td>
+                <td>{m.builtin ? 'built in' : m.origin}</td>
+                <td>{m.added_at ? fmtDateTime(m.added_at) : ''}</td>
+                <td>{!m.builtin && <button type="button" class="danger" onClick={() => setToRemove(m)} aria-label={`Remove ${m.id}`}>Remove</button>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <ConfirmDialog
+        open={toRemove !== null}
+        title="Remove this model?"
+        message={toRemove ? `Model ${toRemove.id} stops being served on every node within seconds; its files are deleted.` : ''}
+        confirmLabel="Remove model"
+        danger
+        onConfirm={() => toRemove && void remove(toRemove)}
+        onCancel={() => setToRemove(null)}
+      />
+    </>
+  );
+}

@@ -1,0 +1,84 @@
+// Model management behind the admin API: list every registered model with its serving state, add one from a
+// URL or hub reference (download, sample check, files into the data dir, and on PostgreSQL into the shared
+// store for the other nodes), remove one. The vision part's check runs the model on the sample image.
+import type { Services } from '../services.js';
+import { errors } from '../errors.js';
+import { addModel, removeModel, type AddedModel } from '../inference/model-install.js';
+import type { RegisteredModel } from '../inference/registry.js';
+import type { ModelState } from '../inference/runtime.js';
+import { publishModel, unpublishModel } from './model-publish.js';
+import type { AddModelBody } from './schemas.js';
+
+export class ModelsAdminService {
+  constructor(private readonly s: Services) {}
+
+  private get shared(): boolean { return this.s.db.kind === 'postgres'; }
+
+  list() {
+    return this.s.models.registry.list().map((r) => this.describe(r));
+  }
+
+  /** Fields GET /v1/models/:id adds to a registered model's entry (catalogue state provider). */
+  state(id: string): Record<string, unknown> | undefined {
+    const reg = this.s.models.registry;
+    if (!reg.has(id)) return undefined;
+    const { serving, settings, prepared, sha256, origin, added_at } = this.describe(reg.get(id));
+    return { serving, settings, prepared, sha256, origin, added_at };
+  }
+
+  async add(body: AddModelBody, signal: AbortSignal) {
+    const { registry, runtime } = this.s.models;
+    const added: AddedModel = await addModel({
+      source: body.source, id: body.id, task: body.task, labels: body.labels, sha256: body.sha256,
+      runtime: {
+        ...(body.preload !== undefined ? { preload: body.preload } : {}),
+        ...(body.idle_unload_s !== undefined ? { idleUnloadS: body.idle_unload_s } : {}),
+        ...(body.providers ? { providers: body.providers } : {}),
+        ...(body.queue_depth !== undefined ? { queueDepth: body.queue_depth } : {}),
+      },
+    }, {
+      registry, runtime, hubUrl: this.s.config.models.hubUrl, policy: { allowPrivate: this.s.config.allowPrivateUrls },
+      check: (id) => this.s.vision.checkModel(id), signal, localFiles: false,
+    });
+    if (this.shared) await publishModel(this.s.db, added.manifest, added.path);
+    this.s.log.info({ model: added.manifest.id, sha256: added.sha256 }, `model ${added.manifest.id} added: ${added.check.summary}`);
+    return { ...this.describe(registry.get(added.manifest.id)), check: added.check };
+  }
+
+  async remove(id: string) {
+    const { registry, runtime } = this.s.models;
+    await removeModel(registry, id);
+    await runtime.unregister(id);
+    this.s.vision.modelsChanged([id]);
+    if (this.shared) await unpublishModel(this.s.db, id);
+    return { id, object: 'model' as const, deleted: true as const };
+  }
+
+  private describe(r: RegisteredModel) {
+    const m = r.manifest;
+    const { registry, runtime } = this.s.models;
+    const handle = runtime.model(m.id);
+    const spec = registry.spec(m.id);
+    const idle: ModelState = handle?.state() ?? {
+      state: 'unloaded', providers: null, memory_bytes: null, loaded_at: null, last_used_at: null, requests: 0, errors: 0,
+      p50_ms: null, queue_depth: spec.queueDepth ?? runtime.queueDepth, pending: 0,
+      idle_unload_s: (spec.idleUnloadMs ?? runtime.idleUnloadMs) / 1000, unloads: 0,
+    };
+    const src = m.source;
+    return {
+      id: m.id, object: 'model' as const, task: m.task, description: m.description, builtin: r.builtin,
+      prepared: registry.isPrepared(m.id),
+      sha256: m.sha256 ?? src.sha256 ?? null,
+      origin: m.origin?.url ?? m.origin?.file ?? null,
+      added_at: m.origin?.addedAt ?? null,
+      labels: Array.isArray(m.labels) ? m.labels.length : 0,
+      settings: {
+        preload: m.runtime?.preload ?? false,
+        idle_unload_s: m.runtime?.idleUnloadS ?? null,
+        providers: m.runtime?.providers ?? null,
+        queue_depth: m.runtime?.queueDepth ?? null,
+      },
+      serving: idle,
+    };
+  }
+}

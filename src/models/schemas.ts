@@ -1,0 +1,45 @@
+// Shapes of the model management routes (admin API); the serving state is GET /v1/models/:id's.
+import { z } from 'zod';
+import { ModelServingOut, ModelSettingsOut } from '../http/models.routes.js';
+
+const Providers = z.array(z.enum(['tensorrt', 'cuda', 'cpu'])).min(1);
+
+export const AddModelBody = z.strictObject({
+  source: z.string().min(1).max(2000)
+    .meta({ description: 'https URL of an .onnx file, or a Hugging Face reference owner/repo[@rev]:path' }),
+  id: z.string().min(1).max(64).optional().meta({ description: 'Model id (default: from the file name)' }),
+  task: z.enum(['detect', 'embed-image', 'embed-text', 'other']).optional().meta({ description: 'What the model does (default detect)' }),
+  labels: z.array(z.string().min(1)).max(10_000).optional().meta({ description: 'Class names in output order (default: the COCO 80 classes)' }),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional().meta({ description: 'Expected sha256 of the file; a mismatch is refused' }),
+  preload: z.boolean().optional().meta({ description: 'Load at start instead of on first use' }),
+  idle_unload_s: z.number().min(0).optional().meta({ description: 'Unload after this many idle seconds (0: never)' }),
+  providers: Providers.optional().meta({ description: 'Execution providers in order; missing ones fall back to cpu with a warning' }),
+  queue_depth: z.number().int().min(1).max(10_000).optional().meta({ description: 'Waiting requests before 503' }),
+});
+export type AddModelBody = z.infer<typeof AddModelBody>;
+
+export const ModelOut = z.object({
+  id: z.string(),
+  object: z.literal('model'),
+  task: z.string(),
+  description: z.string(),
+  builtin: z.boolean(),
+  prepared: z.boolean(),
+  sha256: z.string().nullable(),
+  origin: z.string().nullable().meta({ description: 'Where an added model came from (URL, hub reference or file); null for built-in ones' }),
+  added_at: z.string().nullable(),
+  labels: z.number().int().meta({ description: 'How many class names the manifest lists' }),
+  settings: ModelSettingsOut,
+  serving: ModelServingOut,
+});
+
+export const AddedModelOut = ModelOut.extend({
+  check: z.object({
+    summary: z.string(),
+    ms: z.number(),
+    objects: z.array(z.object({ class: z.string(), confidence: z.number(), bbox: z.array(z.number()) })).optional(),
+  }),
+});
+
+export const ModelListOut = z.object({ object: z.literal('list'), data: z.array(ModelOut) });
+export const DeletedModelOut = z.object({ id: z.string(), object: z.literal('model'), deleted: z.literal(true) });
