@@ -184,6 +184,18 @@ test('RTSP: a URL naming the canary is refused, and a server redirecting to it i
     assert.match(e.message, /redirected to rtsp:\/\/127\.0\.0\.3/);
     return true;
   });
+  // The same through the API: a 400 at submit for the canary itself (rtsp and rtsps), and a failed task
+  // (url_not_allowed) for a server whose answer redirects to it.
+  for (const scheme of ['rtsp', 'rtsps']) {
+    const direct = await submit(`${scheme}://127.0.0.3:${canaryPort}/x`);
+    assert.equal(direct.status, 400, direct.text);
+    assert.equal(direct.body.error.code, 'url_not_allowed');
+  }
+  const redirected = await submit(`rtsp://127.0.0.1:${rtspPort}/x`);
+  assert.equal(redirected.status, 202, redirected.text);
+  const task = await finished(redirected.body.id);
+  assert.equal(task.status, 'failed');
+  assert.equal(task.error.code, 'url_not_allowed', JSON.stringify(task.error));
   assert.equal(canaryHits, 0);
 });
 
