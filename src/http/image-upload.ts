@@ -4,7 +4,9 @@
 // zod schema validates it with the same messages, and the image bytes ride in `image_base64` as a Buffer
 // (base64 decoding accepts one as already-decoded bytes): no base64 round trip, the same 20 MB image limit
 // and the same errors. Text fields are typed by the body schema: a number, boolean or object field is read
-// as JSON, an array field takes a JSON array string or one part (or query parameter) per element.
+// as JSON, an array field takes a JSON array string or one part (or query parameter) per element. An object
+// field (a search's `filter`) whose text is not JSON is a 400 saying so, rather than the schema's "received a
+// string", which would hide the syntax error.
 import { z, type ZodType } from 'zod';
 import { errors } from '../errors.js';
 import { IMAGE_MAX_BYTES } from '../media/image-input.js';
@@ -18,7 +20,7 @@ export function isImageUploadType(mediaType: string): boolean {
   return (IMAGE_UPLOAD_TYPES as readonly string[]).includes(mediaType);
 }
 
-type FieldKind = 'string' | 'json' | 'array';
+type FieldKind = 'string' | 'json' | 'object' | 'array';
 const kindsCache = new WeakMap<ZodType, Map<string, FieldKind>>();
 
 /** How each body field's text is read, from the body's JSON Schema (computed once per schema). */
@@ -29,7 +31,7 @@ function fieldKinds(schema: ZodType): Map<string, FieldKind> {
   const js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, JsonSchema> };
   for (const [name, prop] of Object.entries(js.properties ?? {})) {
     const types = typesOf(prop);
-    kinds.set(name, types.has('array') ? 'array' : types.has('string') || types.size === 0 ? 'string' : 'json');
+    kinds.set(name, types.has('array') ? 'array' : types.has('string') || types.size === 0 ? 'string' : types.size === 1 && types.has('object') ? 'object' : 'json');
   }
   kindsCache.set(schema, kinds);
   return kinds;
@@ -48,6 +50,14 @@ function readJson(text: string): unknown {
   try { return JSON.parse(text); } catch { return text; } // the schema then says what was expected
 }
 
+function readJsonObject(name: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw errors.invalidParam(name, `Expected a JSON object for ${name} but received text that is not JSON (${(e as Error).message.slice(0, 200)})`);
+  }
+}
+
 /** Text values by field name (in order) -> the body object a JSON client would have sent. */
 function typedFields(values: Map<string, string[]>, schema: ZodType): Record<string, unknown> {
   const kinds = fieldKinds(schema);
@@ -62,7 +72,7 @@ function typedFields(values: Map<string, string[]>, schema: ZodType): Record<str
       continue;
     }
     if (list.length > 1) throw errors.invalidBody(`Invalid body field ${name}: given ${list.length} times, expected once`, name);
-    set(name, kind === 'json' ? readJson(list[0]!) : list[0]!);
+    set(name, kind === 'json' ? readJson(list[0]!) : kind === 'object' ? readJsonObject(name, list[0]!) : list[0]!);
   }
   return out;
 }

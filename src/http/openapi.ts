@@ -52,9 +52,12 @@ function requestBodyOf(r: RouteDef): { body: Record<string, unknown>; rawQuery: 
     }
     for (const [name, schema] of Object.entries(props)) {
       if (name === 'image' || name === 'image_base64') continue;
+      // An object field (a search's filter) is JSON text in the parameter, which OpenAPI says with `content`
+      // (a plain `schema` would mean form-style key=value pairs).
+      const isObject = schema.type === 'object';
       rawQuery.push({
-        name, in: 'query', required: false, schema,
-        description: `Only with a raw image body: the body field ${name}${schema.type === 'array' ? ' (repeat the parameter per element, or one JSON array)' : ''}`,
+        name, in: 'query', required: false, ...(isObject ? { content: { 'application/json': { schema } } } : { schema }),
+        description: `Only with a raw image body: the body field ${name}${schema.type === 'array' ? ' (repeat the parameter per element, or one JSON array)' : isObject ? ' as JSON text' : ''}`,
       });
     }
   }

@@ -117,3 +117,19 @@ export function matchesFilter(node: FilterNode, metadata: Record<string, unknown
     case 'cmp': { const v = Object.hasOwn(metadata, node.key) ? metadata[node.key] : undefined; return typeof v === 'number' && compare(node.cmp, v, node.value); }
   }
 }
+
+/** The filter's canonical form, equal for filters that match the same items by construction: clauses of
+ * $and/$or and values of $in in a fixed order, a single-clause $and/$or as its clause, values typed (1, "1" and
+ * true differ). The key of a filter's cached answer (MetadataColumns.evaluate). */
+export function filterCacheKey(node: FilterNode): string {
+  switch (node.op) {
+    case 'and':
+    case 'or': {
+      if (node.nodes.length === 1) return filterCacheKey(node.nodes[0]!);
+      return `${node.op}(${node.nodes.map(filterCacheKey).sort().join(',')})`;
+    }
+    case 'eq': return `eq(${JSON.stringify(node.key)},${JSON.stringify(node.value)})`;
+    case 'in': return `in(${JSON.stringify(node.key)},${[...node.values].map((v) => JSON.stringify(v)).sort().join(',')})`;
+    case 'cmp': return `${node.cmp}(${JSON.stringify(node.key)},${JSON.stringify(node.value)})`;
+  }
+}

@@ -25,7 +25,7 @@ import type { Logger } from '../log.js';
 import { sql } from './collections.sql.js';
 import { KeyedLock } from './keyed-lock.js';
 import { newIndex, type VectorIndex } from './vector-index.js';
-import type { FilterNode } from './filter.js';
+import { filterCacheKey, type FilterNode } from './filter.js';
 import { keysOf, MetadataColumns } from './metadata-columns.js';
 
 /** Rows read from the database per page during catch-up / rebuild. */
@@ -289,7 +289,9 @@ export class IndexManager {
   }
 
   /** Candidate keys among the items `filter` matches (searchFilteredCandidates), the collection's metadata
-   * loaded from the database on its first filtered search. */
+   * loaded from the database on its first filtered search. The filter's bitmap is cached by the columns until
+   * the collection's next change they see (a write here or a catch-up from another node's writes: every one
+   * passes through them, and a rebuild replaces them). */
   async filteredCandidates(id: string, l: Loaded, query: Float32Array, k: number, filter: FilterNode): Promise<bigint[]> {
     if (!l.meta) {
       await this.lock.run(id, async () => {
@@ -305,7 +307,7 @@ export class IndexManager {
         l.meta = meta;
       });
     }
-    return [...this.timed(() => searchFilteredCandidates(l.index, query, k, l.meta!.evaluate(filter)))];
+    return [...this.timed(() => searchFilteredCandidates(l.index, query, k, l.meta!.evaluate(filter, filterCacheKey(filter))))];
   }
 
   /** Candidate keys for the k nearest to `query` (candidateCount(k) of them): rank them with `rescore` over

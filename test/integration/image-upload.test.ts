@@ -77,6 +77,24 @@ test('vectors search with an image query: multipart and raw give the JSON answer
   const r = await threeWays(`/v1/vectors/collections/${c.body.id}/search`, astronaut, 'image/jpeg', { top_k: 3 });
   same(r);
   assert.equal(r.json.body.results.length, 3);
+  // A filter (an object field) as JSON text in a multipart part or a query parameter: the JSON body's answer.
+  const filtered = await threeWays(`/v1/vectors/collections/${c.body.id}/search`, astronaut, 'image/jpeg', { top_k: 3, filter: { name: 'photo' } });
+  same(filtered);
+  assert.deepEqual(filtered.json.body.results.map((h: { metadata: unknown }) => h.metadata), [{ name: 'photo' }]);
+  same(await threeWays(`/v1/vectors/collections/${c.body.id}/search`, astronaut, 'image/jpeg', { filter: { name: { $gtt: 1 } } }), 400);
+  // Text that is not JSON: a 400 that says so, the same either way.
+  const form = new FormData();
+  form.append('image', new Blob([new Uint8Array(astronaut)], { type: 'image/jpeg' }), 'a.jpg');
+  form.append('filter', '{name: photo}');
+  const badMultipart = await post(`/v1/vectors/collections/${c.body.id}/search`, { body: form });
+  const badRaw = await post(`/v1/vectors/collections/${c.body.id}/search?filter=${encodeURIComponent('{name: photo}')}`, { body: new Uint8Array(astronaut), headers: { 'content-type': 'image/jpeg' } });
+  for (const bad of [badMultipart, badRaw]) {
+    assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.body.error.code, 'invalid_parameter');
+    assert.equal(bad.body.error.param, 'filter');
+    assert.match(bad.body.error.message, /^Expected a JSON object for filter but received text that is not JSON \(.+\)$/);
+  }
+  assert.deepEqual(badMultipart.body, badRaw.body);
 });
 
 test('the same errors as JSON: undecodable image, both inputs, bad fields, over 20 MB', async () => {

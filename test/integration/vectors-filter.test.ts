@@ -189,3 +189,29 @@ test('bad filters: 400 invalid_parameter naming the offending part', async () =>
   assert.equal(notObject.status, 400);
   assert.equal(notObject.body.error.param, 'filter');
 });
+
+test('a filter answered twice is answered afresh after every write in between (add, upsert, patch, delete)', async () => {
+  const col = await collection('filter-cache');
+  const put = async (items: Array<Record<string, unknown>>) => {
+    const r = await api(t, `/v1/vectors/collections/${col}/index`, { method: 'POST', json: { items } });
+    assert.equal(r.status, 200, r.text);
+  };
+  await put([{ id: 'a', text: 'a red dog', metadata: { colour: 'red' } }, { id: 'b', text: 'a blue boat', metadata: { colour: 'blue' } }]);
+  const red = async () => (await search(col, { filter: { colour: 'red' } })).map((h) => h.id).sort();
+  // The second identical search is answered from the cached bitmap; each write below must drop it.
+  assert.deepEqual(await red(), ['a']);
+  assert.deepEqual(await red(), ['a']);
+  await put([{ id: 'c', text: 'a red car', metadata: { colour: 'red' } }]);
+  assert.deepEqual(await red(), ['a', 'c']);
+  await put([{ id: 'b', text: 'a red boat', metadata: { colour: 'red' } }]);
+  assert.deepEqual(await red(), ['a', 'b', 'c']);
+  const p = await api(t, `/v1/vectors/collections/${col}/items/a`, { method: 'PATCH', json: { metadata: { colour: 'green' } } });
+  assert.equal(p.status, 200, p.text);
+  assert.deepEqual(await red(), ['b', 'c']);
+  const d = await api(t, `/v1/vectors/collections/${col}/items`, { method: 'DELETE', json: { ids: ['c'] } });
+  assert.equal(d.status, 200, d.text);
+  assert.deepEqual(await red(), ['b']);
+  // Written the same way ({"$and": [...]} of one clause, $in reordered) it is the same cached filter: same answer.
+  assert.deepEqual((await search(col, { filter: { $and: [{ colour: { $in: ['red', 'nope'] } }] } })).map((h) => h.id), ['b']);
+  assert.deepEqual((await search(col, { filter: { colour: { $in: ['nope', 'red'] } } })).map((h) => h.id), ['b']);
+});

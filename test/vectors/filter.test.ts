@@ -1,9 +1,10 @@
 // Search filters without a server: the grammar's checks, one item's match, the metadata columns agreeing with
-// it over random metadata and filters (also after items change and go), the JSON merge patch of PATCH, and the
+// it over random metadata and filters (also after items change and go, cached answers included), the cache of
+// filter answers (canonical keys, dropped by every change, least recently used evicted), the JSON merge patch of PATCH, and the
 // addon's filtered and key-restricted searches returning only allowed keys, as many as asked when enough are.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { matchesFilter, parseFilter, MAX_IN_VALUES, type FilterNode } from '../../src/vectors/filter.js';
+import { filterCacheKey, matchesFilter, parseFilter, MAX_IN_VALUES, type FilterNode } from '../../src/vectors/filter.js';
 import { keysOf, MetadataColumns } from '../../src/vectors/metadata-columns.js';
 import { mergePatch } from '../../src/vectors/merge-patch.js';
 import { exactSearchMaxMatches, searchFilteredCandidates } from '../../src/vectors/index-manager.js';
@@ -85,9 +86,11 @@ test('metadata columns agree with the one-item match over random metadata and fi
   const cols = new MetadataColumns();
   const truth = new Map<number, Record<string, unknown>>();
   const check = (f: FilterNode) => {
-    const m = cols.evaluate(f);
     const expected = [...truth].filter(([, meta]) => matchesFilter(f, meta)).map(([k]) => k).sort((a, b) => a - b);
-    assert.deepEqual([...keysOf(m.bits, m.count)].map(Number), expected);
+    // Uncached, cached (first and repeated) and after the changes below: the same answer as the one-item match.
+    for (const m of [cols.evaluate(f), cols.evaluate(f, filterCacheKey(f)), cols.evaluate(f, filterCacheKey(f))]) {
+      assert.deepEqual([...keysOf(m.bits, m.count)].map(Number), expected);
+    }
   };
   for (let k = 1; k <= 3000; k++) { const meta = randomMeta(r); cols.set(BigInt(k), meta); truth.set(k, meta); }
   for (let round = 0; round < 3; round++) {
@@ -103,6 +106,40 @@ test('metadata columns agree with the one-item match over random metadata and fi
     truth.set(far, meta);
   }
   assert.equal(cols.size, truth.size);
+});
+
+test('cached filter answers: canonical keys, reused until any change, least recently used dropped past 32', () => {
+  const key = (raw: unknown) => filterCacheKey(parseFilter(raw)!);
+  // Clause order, $in order and a one-clause $and do not matter; value types and operators do.
+  assert.equal(key({ a: 1, b: 'x' }), key({ $and: [{ b: 'x' }, { a: 1 }] }));
+  assert.equal(key({ a: { $in: [1, 'x', true] } }), key({ a: { $in: [true, 1, 'x'] } }));
+  assert.equal(key({ $or: [{ a: 1 }] }), key({ a: 1 }));
+  const distinct = [{ a: 1 }, { a: '1' }, { a: true }, { b: 1 }, { a: { $gt: 1 } }, { a: { $gte: 1 } }, { a: { $in: [1] } }, { $or: [{ a: 1 }, { b: 1 }] }, { a: 1, b: 1 }, { 'a,b': 1 }, { a: ',b' }];
+  assert.equal(new Set(distinct.map(key)).size, distinct.length);
+
+  const cols = new MetadataColumns();
+  for (let k = 1; k <= 100; k++) cols.set(BigInt(k), { g: k % 10 });
+  const f = parseFilter({ g: 3 })!;
+  const first = cols.evaluate(f, filterCacheKey(f));
+  assert.equal(cols.evaluate(f, filterCacheKey(f)), first, 'the same answer object while nothing changes');
+  assert.equal(first.count, 10);
+  // Every kind of change drops it: an add, a patch, a deletion.
+  const gen = cols.generation;
+  cols.set(101n, { g: 3 });
+  const afterAdd = cols.evaluate(f, filterCacheKey(f));
+  assert.notEqual(afterAdd, first);
+  assert.equal(afterAdd.count, 11);
+  cols.set(3n, { g: 4 });
+  assert.equal(cols.evaluate(f, filterCacheKey(f)).count, 10);
+  cols.delete(13n);
+  assert.equal(cols.evaluate(f, filterCacheKey(f)).count, 9);
+  assert.equal(cols.generation, gen + 3);
+  // 33 filters: the least recently used one (g: 0, not looked up since) is evaluated again, the others are not.
+  const answers = new Map<number, unknown>();
+  for (let v = 0; v < 33; v++) { const g = parseFilter({ g: v })!; answers.set(v, cols.evaluate(g, filterCacheKey(g))); }
+  for (let v = 32; v >= 1; v--) { const g = parseFilter({ g: v })!; assert.equal(cols.evaluate(g, filterCacheKey(g)), answers.get(v), `g: ${v} still cached`); }
+  const g0 = parseFilter({ g: 0 })!;
+  assert.notEqual(cols.evaluate(g0, filterCacheKey(g0)), answers.get(0));
 });
 
 test('JSON merge patch: null removes, objects merge recursively, everything else replaces; inputs untouched', () => {

@@ -212,7 +212,9 @@ test('filters on another node: metadata patched, items added, replaced and delet
     return keys.map((k) => rows.get(k)!.id).sort();
   };
   const g = (v: number) => xs.filter((x) => x.metadata.g === v).map((x) => x.id).sort();
+  // Both nodes answer (and cache) this filter before the writes: the same filter after them must see them.
   assert.deepEqual(await ids(nodeB, { g: 1 }), g(1));
+  assert.deepEqual(await ids(nodeA, { g: 1 }), g(1));
   // Node A: a patch, a replacement by id and a deletion; node B catches up on its next search.
   await nodeA.lock.run(col.id, async () => {
     const u = await store.updateMetadata(t.projectId, col.id, xs[0]!.id, () => ({ g: 1 }));
