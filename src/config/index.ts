@@ -2,6 +2,7 @@
 // into a frozen Config, one section per part. Parts receive their slice as a parameter and never read the
 // environment themselves, so a bad value of any variable stops the start with one line naming it instead of
 // being silently replaced later. README's configuration table lists every variable here (a unit test checks).
+import { deepFreeze } from '../deep-freeze.js';
 import { resolve } from 'node:path';
 import { cpus } from 'node:os';
 import { z } from 'zod';
@@ -265,14 +266,6 @@ function withoutBlanks(env: Record<string, string | undefined>): Record<string, 
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && v.trim() !== '') out[k] = v;
   return out;
-}
-
-function deepFreeze<T>(o: T): T {
-  if (o && typeof o === 'object' && !Object.isFrozen(o)) {
-    Object.freeze(o);
-    for (const v of Object.values(o)) deepFreeze(v);
-  }
-  return o;
 }
 
 function chatCompletionsUrl(base: string): string {

@@ -51,7 +51,7 @@ export function sendJsonReply(res: HttpResponse, st: ResState, status: number, r
   if (st.aborted || st.done) return;
   st.done = true;
   st.status = status;
-  const body = JSON.stringify(value);
+  const body = serialized(value);
   res.cork(() => {
     res.writeStatus(statusLine(status));
     res.writeHeader('x-request-id', requestId);
@@ -59,6 +59,19 @@ export function sendJsonReply(res: HttpResponse, st: ResState, status: number, r
     if (extra) for (const k in extra) if (!SET_BY_US.has(k.toLowerCase())) res.writeHeader(k, extra[k]!);
     res.end(body);
   });
+}
+
+/**
+ * JSON text of a reply. A frozen object cannot change, so its text is kept (weakly) and a handler that hands
+ * out the same frozen record on every call (a cached project) serializes it once. Only the top level is
+ * checked: handlers freeze such records deeply (src/deep-freeze.ts).
+ */
+const frozenText = new WeakMap<object, string>();
+function serialized(value: unknown): string {
+  if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return JSON.stringify(value);
+  let text = frozenText.get(value);
+  if (text === undefined) frozenText.set(value, (text = JSON.stringify(value)));
+  return text;
 }
 
 const SET_BY_US = new Set(['content-length', 'content-type', 'x-request-id']);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineRoute, type Reply, type RouteDef } from '../http/route.js';
 import type { Services } from '../services.js';
 import { errors } from '../errors.js';
+import { deepFreeze } from '../deep-freeze.js';
 
 export const ProjectSchema = z.object({ id: z.string(), object: z.literal('project'), name: z.string(), created_at: z.string() });
 
@@ -11,17 +12,19 @@ const projectJson = (p: ProjectRow) => ({ id: p.id, object: 'project', name: p.n
 
 export function projectRoutes(s: Services): RouteDef[] {
   // Projects are never renamed or deleted, so a record read once stays true.
-  const cache = new Map<string, ProjectRow>();
+  const cache = new Map<string, ReturnType<typeof projectJson>>();
   // A known project answers at once (no promise: the server writes it before its request callback returns).
   const show = (projectId: string, id: string): Reply | Promise<Reply> => {
     // Another project's id answers exactly like an unknown one.
     if (id !== projectId) throw errors.notFound('project', id);
     const known = cache.get(id);
-    if (known) return { json: projectJson(known) };
+    if (known) return { json: known };
     return s.projects.get(id).then((p) => {
       if (!p) throw errors.notFound('project', id);
-      if (cache.size < 10_000) cache.set(id, p);
-      return { json: projectJson(p) };
+      // Frozen: the same record answers every call, and the HTTP layer keeps its JSON text.
+      const json = deepFreeze(projectJson(p));
+      if (cache.size < 10_000) cache.set(id, json);
+      return { json };
     });
   };
   return [
