@@ -764,6 +764,10 @@ Status VideoDecoder::decode_next(uint8_t* dst, FrameMeta* meta) {
 
 void VideoDecoder::close() {
   stop_live();
+  // The thread has ended: later calls see the decoder's own (closed) state, and a frame the thread left in
+  // the slot is not handed out after close (it was read from a connection that is gone).
+  live_ = false;
+  live_has_frame_ = false;
   free_av();
 }
 
