@@ -1,6 +1,7 @@
 // TypeScript face of native/core/decode (native/addon/decode_binding.cc): the addon's FFmpeg Decoder, typed,
 // with every option checked here and turned into the plain object the binding copies into its C++ struct.
-// Every call runs on the libuv pool, so decoding never blocks the event loop. Failures reject with the addon's
+// Every call runs on a thread of the addon's own (not the libuv pool, which a read waiting on a slow source
+// would hold), so decoding never blocks the event loop nor starves sharp, fs or DNS. Failures reject with the addon's
 // coded errors (src/native/load.ts): ERR_SIGHTFLOW_DECODE_<reason>, where reason is one of DECODE_FAILURES;
 // src/video/decoder.ts, the decoder the pipeline uses, turns those into client errors.
 import { errors } from '../errors.js';

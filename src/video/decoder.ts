@@ -1,7 +1,8 @@
 // The video decoder the pipeline uses, over the native one (src/native/decode.ts checks the options and
 // calls the addon): it serialises reads, follows an AbortSignal, hands out frames as views (with rotating
 // buffers in frames()), keeps the counters, and turns the addon's failures into DecodeErrors whose codes are
-// the ones clients see. Every native call runs on the libuv pool, so decoding never blocks the event loop.
+// the ones clients see. Every native call runs on a thread of the addon's own, so decoding never blocks the
+// event loop, and decoders waiting on slow sources do not hold libuv's pool.
 //
 // Frame indexing and sampling, precisely:
 // - `index` is the 0-based index of the frame in the source video stream in presentation order (the
