@@ -30,6 +30,11 @@ constexpr double kEpsilon = 1e-4;
 constexpr int64_t kMaxPixels = 16384LL * 16384LL;
 // Decode errors in a row after which the input is considered hopeless.
 constexpr int kMaxConsecutiveErrors = 1000;
+// Live: how far behind real time the caller may fall before a sampled frame it has not read yet is replaced
+// by a newer one (the reading thread waits for it that long at most, so the source is never left longer).
+constexpr int64_t kLiveMaxLagMs = 1000;
+// Live: a frame this much later than the real-time reference means the source's clock jumped.
+constexpr int64_t kLiveResetLagMs = 30000;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -594,6 +599,7 @@ Status VideoDecoder::take_live(uint8_t* dst, FrameMeta* meta) {
       *meta = live_meta_;
       live_has_frame_ = false;
       out_stats_.emitted_frames = ++live_taken_;
+      live_cv_.notify_all();  // the thread may be waiting for the slot
       return Status::Frame;
     }
     if (live_done_) {
@@ -606,11 +612,26 @@ Status VideoDecoder::take_live(uint8_t* dst, FrameMeta* meta) {
 }
 
 void VideoDecoder::live_loop() {
+  // Real-time reference: the smallest (arrival - presentation time) seen; a frame's lag is how much later
+  // than that it arrived. A source that delivers in bursts (an HLS segment at a time, a backlog after a
+  // stall, a finite response read faster than it plays) is not behind real time, so a full slot is waited
+  // on instead of overwritten; only a caller more than kLiveMaxLagMs behind the source loses frames.
+  int64_t baseline_ms = std::numeric_limits<int64_t>::max();
   for (;;) {
     FrameMeta meta;
     const Status s = decode_next(live_staging_.data(), &meta);
-    std::lock_guard<std::mutex> lock(live_mu_);
+    std::unique_lock<std::mutex> lock(live_mu_);
     if (s == Status::Frame) {
+      const int64_t arrival_ms = now_ns() / 1000000;
+      const int64_t offset = arrival_ms - meta.pts_ms;
+      // A jump in the source's clock (a discontinuity, a restarted stream) starts a new reference.
+      if (offset < baseline_ms || offset - baseline_ms > kLiveResetLagMs) baseline_ms = offset;
+      const int64_t wait_until_ms = baseline_ms + meta.pts_ms + kLiveMaxLagMs;
+      while (live_has_frame_ && !live_stop_.load() && !aborted_.load()) {
+        const int64_t left_ms = wait_until_ms - now_ns() / 1000000;
+        if (left_ms <= 0) break;
+        live_cv_.wait_for(lock, std::chrono::milliseconds(left_ms));
+      }
       // Newest frame wins: one still waiting for the caller is dropped.
       if (live_has_frame_) stats_.late_drops++;
       live_staging_.swap(live_slot_);
@@ -629,7 +650,12 @@ void VideoDecoder::live_loop() {
 
 void VideoDecoder::stop_live() {
   if (!live_thread_.joinable()) return;
-  live_stop_.store(true);
+  {
+    // Under the lock, so the thread cannot miss the wake-up between its check and its wait for the slot.
+    std::lock_guard<std::mutex> lock(live_mu_);
+    live_stop_.store(true);
+    live_cv_.notify_all();
+  }
   live_thread_.join();
 }
 
