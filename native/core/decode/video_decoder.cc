@@ -612,11 +612,15 @@ Status VideoDecoder::take_live(uint8_t* dst, FrameMeta* meta) {
 }
 
 void VideoDecoder::live_loop() {
-  // Real-time reference: the smallest (arrival - presentation time) seen; a frame's lag is how much later
-  // than that it arrived. A source that delivers in bursts (an HLS segment at a time, a backlog after a
-  // stall, a finite response read faster than it plays) is not behind real time, so a full slot is waited
-  // on instead of overwritten; only a caller more than kLiveMaxLagMs behind the source loses frames.
+  // A source that delivers in bursts (an HLS segment at a time, a finite response read faster than it
+  // plays) sends frames ahead of their time; overwriting the waiting frame with those would lose most of
+  // every burst although the caller keeps up on average. So a frame that came early waits for the caller to
+  // take the one in the slot, as long as the caller is less than kLiveMaxLagMs behind real time. A frame
+  // that came on time (a camera's steady stream) never waits: the newest wins, and the latency stays low.
+  // Real time: the smallest (arrival - presentation time) seen; a frame's lag is how much later it came.
   int64_t baseline_ms = std::numeric_limits<int64_t>::max();
+  int64_t prev_arrival_ms = 0, prev_pts_ms = 0;
+  bool have_prev = false;
   for (;;) {
     FrameMeta meta;
     const Status s = decode_next(live_staging_.data(), &meta);
@@ -626,12 +630,19 @@ void VideoDecoder::live_loop() {
       const int64_t offset = arrival_ms - meta.pts_ms;
       // A jump in the source's clock (a discontinuity, a restarted stream) starts a new reference.
       if (offset < baseline_ms || offset - baseline_ms > kLiveResetLagMs) baseline_ms = offset;
+      const int64_t pts_gap = meta.pts_ms - prev_pts_ms;
+      // Early: decoded sooner after the previous frame was handed over than their times lie apart (counted
+      // from the hand-over, so frames that piled up while the thread waited count as early too).
+      const bool early = have_prev && pts_gap > 0 && arrival_ms - prev_arrival_ms < pts_gap / 2;
       const int64_t wait_until_ms = baseline_ms + meta.pts_ms + kLiveMaxLagMs;
-      while (live_has_frame_ && !live_stop_.load() && !aborted_.load()) {
+      while (early && live_has_frame_ && !live_stop_.load() && !aborted_.load()) {
         const int64_t left_ms = wait_until_ms - now_ns() / 1000000;
         if (left_ms <= 0) break;
         live_cv_.wait_for(lock, std::chrono::milliseconds(left_ms));
       }
+      prev_arrival_ms = now_ns() / 1000000;
+      prev_pts_ms = meta.pts_ms;
+      have_prev = true;
       // Newest frame wins: one still waiting for the caller is dropped.
       if (live_has_frame_) stats_.late_drops++;
       live_staging_.swap(live_slot_);
