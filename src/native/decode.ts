@@ -55,9 +55,9 @@ export interface VideoInfo {
   finalUrl: string;
   /**
    * No end known in advance: rtsp(s), or a network input with no length or duration (a live HLS playlist, an
-   * endless MPEG-TS or FLV response). The addon then reads it in the background and keeps one sampled frame
-   * for the reader: it waits for the reader while the reader is less than a second behind real time (a burst
-   * such as an HLS segment loses nothing); past that the newest frame replaces it (dropped, lateDrops).
+   * endless MPEG-TS or FLV response). The addon then reads it in the background and keeps only the newest
+   * sampled frame: a frame not read before the next one replaced it is dropped (lateDrops). A frame sent
+   * ahead of its time (a burst: an HLS segment) waits instead, while the reader is under a second behind.
    */
   live: boolean;
 }

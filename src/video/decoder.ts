@@ -31,8 +31,9 @@
 // - `totalFrames` is the container's frame count, or duration * fps; null when the input is not seekable
 //   (piped, live, or an HTTP response without a length).
 // - Live inputs (info.live: rtsp(s), a live HLS playlist, an endless HTTP stream) are read by the addon in
-//   the background; a read gets the next sampled frame, or the newest when the reader fell more than a second
-//   behind real time; sampled frames it missed so count in droppedFrames (and lateDrops). Times count from the first frame received; `wallMs` is when the decoder
+//   the background; a read gets the newest sampled frame (frames of a burst, sent ahead of their time, wait
+//   for it while it is under a second behind), and sampled frames a slow reader missed count in
+//   droppedFrames (and lateDrops). Times count from the first frame received; `wallMs` is when the decoder
 //   received the frame (unix epoch ms), so now - wallMs is how far behind the reader is.
 import { DecodeError } from '../errors.js';
 import { GuardedSource, type GuardedSourceOptions } from '../media/guarded-source.js';
