@@ -641,6 +641,8 @@ void VideoDecoder::live_loop() {
         live_cv_.wait_for(lock, std::chrono::milliseconds(left_ms));
       }
       prev_arrival_ms = now_ns() / 1000000;
+      // Time spent waiting on the caller is not the source stalling.
+      last_frame_ns_ = now_ns();
       prev_pts_ms = meta.pts_ms;
       have_prev = true;
       // Newest frame wins: one still waiting for the caller is dropped.
