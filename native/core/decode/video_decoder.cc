@@ -234,7 +234,12 @@ bool VideoDecoder::open(const Options& options) {
   if (!select_stream()) return false;
   if (!open_codec()) return false;
   compute_info();
-  if (info_.out_width <= 0 || info_.out_height <= 0) return fail("invalid_video", "The video has no frame size");
+  if (info_.out_width <= 0 || info_.out_height <= 0) {
+    // The probe stops at the deadline with what it has; a live stream that sent no key frame by then has no
+    // frame size yet, which is a timeout (worth reopening), not a broken video.
+    if (timed_out_.load()) return fail("timeout", "The source sent no decodable picture within the time limit while opening it");
+    return fail("invalid_video", "The video has no frame size");
+  }
 
   if (opts_.unit == RangeUnit::Seconds) {
     range_start_s_ = opts_.has_start ? opts_.start : 0;

@@ -34,6 +34,11 @@ export interface LocalProviderDeps {
 
 /** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
 const RETRYABLE_DECODE = new Set(['fetch_failed', 'timeout', 'out_of_memory', 'not_open']);
+// Opening a source connects (an RTSP handshake through the relay) and reads the stream information, which
+// for a live stream joined mid-way needs its next key frame: a wait with no frame that is not a stall. The
+// deadline for that total is the stall timeout but never less than this (silence on the connection is
+// still caught sooner: the stall timeout bounds each read, and RTSP's socket timeout follows it).
+const MIN_OPEN_TIMEOUT_MS = 10_000;
 
 export class LocalProvider implements VideoProvider {
   readonly name = 'local';
@@ -58,13 +63,14 @@ export class LocalProvider implements VideoProvider {
       const open = (maxFrames: number | undefined, openTimeoutMs: number, range = input.range) => openVideo(source, network, {
         sampling: input.sampling, range, maxFrames, signal, openTimeoutMs, readTimeoutMs: stallMs,
       });
-      decoder = await open(input.max_frames, stallMs);
+      const openMs = Math.max(stallMs, MIN_OPEN_TIMEOUT_MS);
+      decoder = await open(input.max_frames, openMs);
       const { info } = decoder;
       if (info.live) {
         const live = new LiveReader(decoder, (maxFrames, timeoutMs) => open(maxFrames, timeoutMs, undefined), {
           maxAttempts: input.reconnect?.max_attempts ?? DEFAULT_RECONNECT.max_attempts,
           maxSeconds: input.reconnect?.max_seconds ?? DEFAULT_RECONNECT.max_seconds,
-        }, { maxFrames: input.max_frames ?? DEFAULT_MAX_FRAMES, openTimeoutMs: stallMs, range: input.range, signal });
+        }, { maxFrames: input.max_frames ?? DEFAULT_MAX_FRAMES, openTimeoutMs: openMs, range: input.range, signal });
         try {
           return await this.#runLive(live, pipeline, ctx, started, () => { emitted = true; });
         } finally {
