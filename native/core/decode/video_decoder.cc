@@ -214,8 +214,10 @@ bool VideoDecoder::open(const Options& options) {
     av_dict_set(&dict, "user_agent", "sightflow", 0);
     av_dict_set(&dict, "rtsp_transport", "tcp", 0);
     // A second guard behind the interrupt callback: the socket layer's own timeout (microseconds), a
-    // little longer so the callback's deadline normally decides.
-    if (opts_.read_timeout_ms > 0) av_dict_set_int(&dict, "timeout", (opts_.read_timeout_ms + 1000) * 1000, 0);
+    // little longer than both deadlines so the callback's deadline decides (a socket timeout inside the
+    // RTSP handshake surfaces as "invalid data", which would hide that the server was silent).
+    const int64_t guard_ms = std::max(opts_.read_timeout_ms, opts_.open_timeout_ms);
+    if (guard_ms > 0) av_dict_set_int(&dict, "timeout", (guard_ms + 1000) * 1000, 0);
   }
   if (is_network_) {
     // A live source is probed from what arrives in real time: FFmpeg's default of 5 s would be 5 s of

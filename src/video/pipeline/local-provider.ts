@@ -36,8 +36,8 @@ export interface LocalProviderDeps {
 const RETRYABLE_DECODE = new Set(['fetch_failed', 'timeout', 'out_of_memory', 'not_open']);
 // Opening a source connects (an RTSP handshake through the relay) and reads the stream information, which
 // for a live stream joined mid-way needs its next key frame: a wait with no frame that is not a stall. The
-// deadline for that total is the stall timeout but never less than this (silence on the connection is
-// still caught sooner: the stall timeout bounds each read, and RTSP's socket timeout follows it).
+// deadline for that total is the stall timeout but never less than this; once open, the stall timeout
+// bounds every wait for data again.
 const MIN_OPEN_TIMEOUT_MS = 10_000;
 
 export class LocalProvider implements VideoProvider {
