@@ -108,6 +108,7 @@ decode::Options ParseOptions(const Napi::Value& value) {
   opts.out_height = static_cast<int>(o.Integer("height", 0, 1, 16384));
   opts.keep_aspect = o.Boolean("keepAspect", true);
   opts.open_timeout_ms = o.Integer("openTimeoutMs", 15000, 1, 3600000);
+  opts.probe_timeout_ms = o.Integer("probeTimeoutMs", 0, 0, 3600000);
   opts.read_timeout_ms = o.Integer("readTimeoutMs", 15000, 1, 3600000);
   return opts;
 }

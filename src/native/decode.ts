@@ -29,8 +29,13 @@ export interface DecodeOptions {
   height?: number;
   /** Fit inside width x height without distortion (default true); false stretches to exactly that size. */
   keepAspect?: boolean;
-  /** Limit for opening and probing the input (default 15000). */
+  /** Limit for opening the input: connecting, the handshake, the format probe (default 15000). */
   openTimeoutMs?: number;
+  /**
+   * Limit for reading the stream information once open (default: openTimeoutMs); a live stream joined
+   * mid-way needs its next key frame for that.
+   */
+  probeTimeoutMs?: number;
   /** Limit for each blocked read (default 15000); for a live input also the longest gap between two frames. */
   readTimeoutMs?: number;
 }
@@ -161,6 +166,7 @@ export function nativeOptions(input: string, o: DecodeOptions): Record<string, u
   if (o.height !== undefined) out.height = positive('height', o.height, { integer: true, max: 16384 });
   out.keepAspect = o.keepAspect ?? true;
   out.openTimeoutMs = positive('openTimeoutMs', o.openTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
+  if (o.probeTimeoutMs !== undefined) out.probeTimeoutMs = positive('probeTimeoutMs', o.probeTimeoutMs, { integer: true, max: 3_600_000 });
   out.readTimeoutMs = positive('readTimeoutMs', o.readTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
   return out;
 }

@@ -216,7 +216,7 @@ bool VideoDecoder::open(const Options& options) {
     // A second guard behind the interrupt callback: the socket layer's own timeout (microseconds), a
     // little longer than both deadlines so the callback's deadline decides (a socket timeout inside the
     // RTSP handshake surfaces as "invalid data", which would hide that the server was silent).
-    const int64_t guard_ms = std::max(opts_.read_timeout_ms, opts_.open_timeout_ms);
+    const int64_t guard_ms = std::max({opts_.read_timeout_ms, opts_.open_timeout_ms, opts_.probe_timeout_ms});
     if (guard_ms > 0) av_dict_set_int(&dict, "timeout", (guard_ms + 1000) * 1000, 0);
   }
   if (is_network_) {
@@ -231,6 +231,7 @@ bool VideoDecoder::open(const Options& options) {
     fmt_ = nullptr;  // freed by avformat_open_input on failure
     return fail_av("invalid_video", "opening it", ret);
   }
+  if (opts_.probe_timeout_ms > 0) arm_deadline(opts_.probe_timeout_ms);
   ret = avformat_find_stream_info(fmt_, nullptr);
   if (ret < 0) return fail_av("invalid_video", "reading its stream information", ret);
   if (!select_stream()) return false;

@@ -34,11 +34,10 @@ export interface LocalProviderDeps {
 
 /** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
 const RETRYABLE_DECODE = new Set(['fetch_failed', 'timeout', 'out_of_memory', 'not_open']);
-// Opening a source connects (an RTSP handshake through the relay) and reads the stream information, which
-// for a live stream joined mid-way needs its next key frame: a wait with no frame that is not a stall. The
-// deadline for that total is the stall timeout but never less than this; once open, the stall timeout
-// bounds every wait for data again.
-const MIN_OPEN_TIMEOUT_MS = 10_000;
+// Reading a source's stream information once it opened needs, for a live stream joined mid-way, its next
+// key frame: a wait with data flowing and no frame yet, which is not a stall. It may take the stall timeout
+// but never less than this; connecting and the handshake keep the stall timeout (a silent server fails fast).
+const MIN_PROBE_TIMEOUT_MS = 10_000;
 
 export class LocalProvider implements VideoProvider {
   readonly name = 'local';
@@ -60,10 +59,12 @@ export class LocalProvider implements VideoProvider {
       const input = request.input?.[0] ?? { type: 'video_url' as const };
       const stallMs = Math.round((input.stall_timeout_seconds ?? DEFAULT_STALL_TIMEOUT_SECONDS) * 1000);
       const network = { policy: this.deps.urlPolicy ?? { allowPrivate: this.deps.allowPrivateUrls }, resolve: this.deps.resolve };
-      const open = (maxFrames: number | undefined, openTimeoutMs: number, range = input.range) => openVideo(source, network, {
-        sampling: input.sampling, range, maxFrames, signal, openTimeoutMs, readTimeoutMs: stallMs,
+      // timeoutMs: the probe's limit; a reconnect passes less when its budget is nearly spent.
+      const open = (maxFrames: number | undefined, timeoutMs: number, range = input.range) => openVideo(source, network, {
+        sampling: input.sampling, range, maxFrames, signal, openTimeoutMs: Math.min(stallMs, timeoutMs), probeTimeoutMs: timeoutMs,
+        readTimeoutMs: stallMs,
       });
-      const openMs = Math.max(stallMs, MIN_OPEN_TIMEOUT_MS);
+      const openMs = Math.max(stallMs, MIN_PROBE_TIMEOUT_MS);
       decoder = await open(input.max_frames, openMs);
       const { info } = decoder;
       if (info.live) {
