@@ -1,6 +1,6 @@
 // N-API face of native/core/decode: class Decoder { open(opts), read(max, target?), close(), abort() }.
 // Each call reads its arguments with the shared reader (options.h) into plain structs on the JS thread, runs on
-// the libuv pool (Napi::AsyncWorker) and settles a promise in OnOK. A bad argument throws at once
+// a thread of its own (see PromiseWorker) and settles a promise in OnOK back on the JS thread. A bad argument throws at once
 // (ERR_SIGHTFLOW_DECODE_INVALID_ARG); a decoder failure rejects with an Error whose code is
 // ERR_SIGHTFLOW_DECODE_<the core's code>, e.g. ERR_SIGHTFLOW_DECODE_INPUT_NOT_FOUND (read's also carries the
 // counters so far as `stats`). src/native/decode.ts types it and checks every option first.
@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -106,21 +108,70 @@ decode::Options ParseOptions(const Napi::Value& value) {
   opts.out_height = static_cast<int>(o.Integer("height", 0, 1, 16384));
   opts.keep_aspect = o.Boolean("keepAspect", true);
   opts.open_timeout_ms = o.Integer("openTimeoutMs", 15000, 1, 3600000);
+  opts.probe_timeout_ms = o.Integer("probeTimeoutMs", 0, 0, 3600000);
   opts.read_timeout_ms = o.Integer("readTimeoutMs", 15000, 1, 3600000);
   return opts;
 }
 
-// Base for the promise-returning workers.
-class PromiseWorker : public Napi::AsyncWorker {
+// Base for the promise-returning workers. A decoder call blocks for as long as its input makes it: a network
+// read waits on bytes the JS thread feeds (src/media/guarded-source.ts), a batch decodes many frames. On
+// libuv's shared pool (4 threads unless UV_THREADPOOL_SIZE says otherwise) a few slow sources would hold
+// every thread, and sharp, fs and DNS lookups queue behind them (a lookup the JS host needs to feed one
+// of those decoders included). So each call runs on a thread of its own and hands its result back to the
+// JS thread through a thread-safe function; calls on one decoder are serialised by DecoderState::mu, so
+// there are at most about as many threads as open decoders.
+class PromiseWorker {
  public:
   PromiseWorker(Napi::Env env, std::shared_ptr<DecoderState> state)
-      : Napi::AsyncWorker(env, "sightflow.decode"), state_(std::move(state)), deferred_(Napi::Promise::Deferred::New(env)) {}
+      : state_(std::move(state)), deferred_(Napi::Promise::Deferred::New(env)), env_(env) {}
+  virtual ~PromiseWorker() = default;
+  PromiseWorker(const PromiseWorker&) = delete;
+  PromiseWorker& operator=(const PromiseWorker&) = delete;
   Napi::Promise Promise() { return deferred_.Promise(); }
 
+  // Starts the call; the worker deletes itself once it settled the promise.
+  void Queue() {
+    // Referenced until released, so the process stays up for a pending call as it would for pool work.
+    done_ = Napi::ThreadSafeFunction::New(env_, Napi::Function::New(env_, [](const Napi::CallbackInfo&) {}), "sightflow.decode", 0, 1);
+    try {
+      std::thread([this] { Run(); }).detach();
+    } catch (const std::system_error& e) {
+      done_.Release();
+      deferred_.Reject(CodedError(env_, ErrorCode("DECODE", "failed"), std::string("Could not start a decode thread: ") + e.what()).Value());
+      delete this;
+    }
+  }
+
  protected:
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+  virtual void Execute() = 0;
+  virtual void OnOK() = 0;
+  Napi::Env Env() const { return env_; }
   std::shared_ptr<DecoderState> state_;
   Napi::Promise::Deferred deferred_;
+
+ private:
+  void Run() {
+    Execute();
+    Napi::ThreadSafeFunction done = done_;
+    const napi_status st = done.BlockingCall(this, [](Napi::Env env, Napi::Function, PromiseWorker* w) {
+      if (env != nullptr) {
+        Napi::HandleScope scope(env);
+        try {
+          w->OnOK();
+        } catch (const Napi::Error& e) {
+          w->deferred_.Reject(e.Value());
+        }
+      }
+      delete w;
+    });
+    // Not queued only while the environment shuts down: nothing can be settled any more, and the worker's
+    // JS references must not be freed from this thread, so it is left to the teardown.
+    (void)st;
+    done.Release();
+  }
+
+  Napi::Env env_;
+  Napi::ThreadSafeFunction done_;
 };
 
 class OpenWorker : public PromiseWorker {

@@ -1,6 +1,7 @@
 // TypeScript face of native/core/decode (native/addon/decode_binding.cc): the addon's FFmpeg Decoder, typed,
 // with every option checked here and turned into the plain object the binding copies into its C++ struct.
-// Every call runs on the libuv pool, so decoding never blocks the event loop. Failures reject with the addon's
+// Every call runs on a thread of the addon's own (not the libuv pool, which a read waiting on a slow source
+// would hold), so decoding never blocks the event loop nor starves sharp, fs or DNS. Failures reject with the addon's
 // coded errors (src/native/load.ts): ERR_SIGHTFLOW_DECODE_<reason>, where reason is one of DECODE_FAILURES;
 // src/video/decoder.ts, the decoder the pipeline uses, turns those into client errors.
 import { errors } from '../errors.js';
@@ -28,8 +29,13 @@ export interface DecodeOptions {
   height?: number;
   /** Fit inside width x height without distortion (default true); false stretches to exactly that size. */
   keepAspect?: boolean;
-  /** Limit for opening and probing the input (default 15000). */
+  /** Limit for opening the input: connecting, the handshake, the format probe (default 15000). */
   openTimeoutMs?: number;
+  /**
+   * Limit for reading the stream information once open (default: openTimeoutMs); a live stream joined
+   * mid-way needs its next key frame for that.
+   */
+  probeTimeoutMs?: number;
   /** Limit for each blocked read (default 15000); for a live input also the longest gap between two frames. */
   readTimeoutMs?: number;
 }
@@ -55,7 +61,8 @@ export interface VideoInfo {
   /**
    * No end known in advance: rtsp(s), or a network input with no length or duration (a live HLS playlist, an
    * endless MPEG-TS or FLV response). The addon then reads it in the background and keeps only the newest
-   * sampled frame: a frame not read before the next one replaced it is dropped (lateDrops).
+   * sampled frame: a frame not read before the next one replaced it is dropped (lateDrops). A frame sent
+   * ahead of its time (a burst: an HLS segment) waits instead, while the reader is under a second behind.
    */
   live: boolean;
 }
@@ -159,6 +166,7 @@ export function nativeOptions(input: string, o: DecodeOptions): Record<string, u
   if (o.height !== undefined) out.height = positive('height', o.height, { integer: true, max: 16384 });
   out.keepAspect = o.keepAspect ?? true;
   out.openTimeoutMs = positive('openTimeoutMs', o.openTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
+  if (o.probeTimeoutMs !== undefined) out.probeTimeoutMs = positive('probeTimeoutMs', o.probeTimeoutMs, { integer: true, max: 3_600_000 });
   out.readTimeoutMs = positive('readTimeoutMs', o.readTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
   return out;
 }

@@ -1,7 +1,8 @@
 // The video decoder the pipeline uses, over the native one (src/native/decode.ts checks the options and
 // calls the addon): it serialises reads, follows an AbortSignal, hands out frames as views (with rotating
 // buffers in frames()), keeps the counters, and turns the addon's failures into DecodeErrors whose codes are
-// the ones clients see. Every native call runs on the libuv pool, so decoding never blocks the event loop.
+// the ones clients see. Every native call runs on a thread of the addon's own, so decoding never blocks the
+// event loop, and decoders waiting on slow sources do not hold libuv's pool.
 //
 // Frame indexing and sampling, precisely:
 // - `index` is the 0-based index of the frame in the source video stream in presentation order (the
@@ -30,7 +31,8 @@
 // - `totalFrames` is the container's frame count, or duration * fps; null when the input is not seekable
 //   (piped, live, or an HTTP response without a length).
 // - Live inputs (info.live: rtsp(s), a live HLS playlist, an endless HTTP stream) are read by the addon in
-//   the background; a read gets the newest sampled frame, and sampled frames a slow reader missed count in
+//   the background; a read gets the newest sampled frame (frames of a burst, sent ahead of their time, wait
+//   for it while it is under a second behind), and sampled frames a slow reader missed count in
 //   droppedFrames (and lateDrops). Times count from the first frame received; `wallMs` is when the decoder
 //   received the frame (unix epoch ms), so now - wallMs is how far behind the reader is.
 import { DecodeError } from '../errors.js';

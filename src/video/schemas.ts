@@ -58,7 +58,7 @@ const InputElement = z.strictObject({
   reconnect: Reconnect.optional(),
   stall_timeout_seconds: z.number(expected('a number between 0.1 and 3600', 'stall_timeout_seconds')).min(0.1, expected('a number between 0.1 and 3600', 'stall_timeout_seconds'))
     .max(3600, expected('a number between 0.1 and 3600', 'stall_timeout_seconds')).optional()
-    .meta({ description: `Longest wait for data from a URL (and, live, between two frames) before the source counts as dropped. Default ${DEFAULT_STALL_TIMEOUT_SECONDS}` }),
+    .meta({ description: `Longest wait for data from a URL (and, live, between two frames) before the source counts as dropped; once connected, reading the stream information (up to a first key frame) may take it or 10 s, whichever is longer. Default ${DEFAULT_STALL_TIMEOUT_SECONDS}` }),
   data: z.string(expected('a base64 string or data URI', 'data')).optional()
     .meta({ description: `Required for video_base64: a data URI (data:video/mp4;base64,...) or bare base64; up to ${VIDEO_BASE64_MAX_BYTES} bytes decoded. Staged to the blob store before any worker reads it` }),
   sampling: Sampling.optional(),

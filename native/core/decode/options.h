@@ -20,7 +20,10 @@ struct Options {
   int threads = 0;                     // decoder threads; 0 lets FFmpeg pick one per core
   int out_width = 0, out_height = 0;   // 0 = source size (or derived from the other side)
   bool keep_aspect = true;             // fit inside out_width x out_height without distortion
-  int64_t open_timeout_ms = 15000;     // open + probe
+  int64_t open_timeout_ms = 15000;     // open (connect, handshake, format probe)
+  // Reading the stream information once the input opened; a live stream joined mid-way needs its next key
+  // frame for that, a wait with data flowing. 0 = open_timeout_ms.
+  int64_t probe_timeout_ms = 0;
   int64_t read_timeout_ms = 15000;     // each blocked read; for a live input also the longest gap between frames
   // Let the codec skip decoding frames that no sample needs and no other frame references (non-reference
   // B-frames); they are still counted as if decoded and dropped, so counts and indices do not change.

@@ -30,6 +30,11 @@ constexpr double kEpsilon = 1e-4;
 constexpr int64_t kMaxPixels = 16384LL * 16384LL;
 // Decode errors in a row after which the input is considered hopeless.
 constexpr int kMaxConsecutiveErrors = 1000;
+// Live: how far behind real time the caller may fall before a sampled frame it has not read yet is replaced
+// by a newer one (the reading thread waits for it that long at most, so the source is never left longer).
+constexpr int64_t kLiveMaxLagMs = 1000;
+// Live: a frame this much later than the real-time reference means the source's clock jumped.
+constexpr int64_t kLiveResetLagMs = 30000;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -209,8 +214,10 @@ bool VideoDecoder::open(const Options& options) {
     av_dict_set(&dict, "user_agent", "sightflow", 0);
     av_dict_set(&dict, "rtsp_transport", "tcp", 0);
     // A second guard behind the interrupt callback: the socket layer's own timeout (microseconds), a
-    // little longer so the callback's deadline normally decides.
-    if (opts_.read_timeout_ms > 0) av_dict_set_int(&dict, "timeout", (opts_.read_timeout_ms + 1000) * 1000, 0);
+    // little longer than both deadlines so the callback's deadline decides (a socket timeout inside the
+    // RTSP handshake surfaces as "invalid data", which would hide that the server was silent).
+    const int64_t guard_ms = std::max({opts_.read_timeout_ms, opts_.open_timeout_ms, opts_.probe_timeout_ms});
+    if (guard_ms > 0) av_dict_set_int(&dict, "timeout", (guard_ms + 1000) * 1000, 0);
   }
   if (is_network_) {
     // A live source is probed from what arrives in real time: FFmpeg's default of 5 s would be 5 s of
@@ -224,12 +231,18 @@ bool VideoDecoder::open(const Options& options) {
     fmt_ = nullptr;  // freed by avformat_open_input on failure
     return fail_av("invalid_video", "opening it", ret);
   }
+  if (opts_.probe_timeout_ms > 0) arm_deadline(opts_.probe_timeout_ms);
   ret = avformat_find_stream_info(fmt_, nullptr);
   if (ret < 0) return fail_av("invalid_video", "reading its stream information", ret);
   if (!select_stream()) return false;
   if (!open_codec()) return false;
   compute_info();
-  if (info_.out_width <= 0 || info_.out_height <= 0) return fail("invalid_video", "The video has no frame size");
+  if (info_.out_width <= 0 || info_.out_height <= 0) {
+    // The probe stops at the deadline with what it has; a live stream that sent no key frame by then has no
+    // frame size yet, which is a timeout (worth reopening), not a broken video.
+    if (timed_out_.load()) return fail("timeout", "The source sent no decodable picture within the time limit while opening it");
+    return fail("invalid_video", "The video has no frame size");
+  }
 
   if (opts_.unit == RangeUnit::Seconds) {
     range_start_s_ = opts_.has_start ? opts_.start : 0;
@@ -594,6 +607,7 @@ Status VideoDecoder::take_live(uint8_t* dst, FrameMeta* meta) {
       *meta = live_meta_;
       live_has_frame_ = false;
       out_stats_.emitted_frames = ++live_taken_;
+      live_cv_.notify_all();  // the thread may be waiting for the slot
       return Status::Frame;
     }
     if (live_done_) {
@@ -606,11 +620,39 @@ Status VideoDecoder::take_live(uint8_t* dst, FrameMeta* meta) {
 }
 
 void VideoDecoder::live_loop() {
+  // A source that delivers in bursts (an HLS segment at a time, a finite response read faster than it
+  // plays) sends frames ahead of their time; overwriting the waiting frame with those would lose most of
+  // every burst although the caller keeps up on average. So a frame that came early waits for the caller to
+  // take the one in the slot, as long as the caller is less than kLiveMaxLagMs behind real time. A frame
+  // that came on time (a camera's steady stream) never waits: the newest wins, and the latency stays low.
+  // Real time: the smallest (arrival - presentation time) seen; a frame's lag is how much later it came.
+  int64_t baseline_ms = std::numeric_limits<int64_t>::max();
+  int64_t prev_arrival_ms = 0, prev_pts_ms = 0;
+  bool have_prev = false;
   for (;;) {
     FrameMeta meta;
     const Status s = decode_next(live_staging_.data(), &meta);
-    std::lock_guard<std::mutex> lock(live_mu_);
+    std::unique_lock<std::mutex> lock(live_mu_);
     if (s == Status::Frame) {
+      const int64_t arrival_ms = now_ns() / 1000000;
+      const int64_t offset = arrival_ms - meta.pts_ms;
+      // A jump in the source's clock (a discontinuity, a restarted stream) starts a new reference.
+      if (offset < baseline_ms || offset - baseline_ms > kLiveResetLagMs) baseline_ms = offset;
+      const int64_t pts_gap = meta.pts_ms - prev_pts_ms;
+      // Early: decoded sooner after the previous frame was handed over than their times lie apart (counted
+      // from the hand-over, so frames that piled up while the thread waited count as early too).
+      const bool early = have_prev && pts_gap > 0 && arrival_ms - prev_arrival_ms < pts_gap / 2;
+      const int64_t wait_until_ms = baseline_ms + meta.pts_ms + kLiveMaxLagMs;
+      while (early && live_has_frame_ && !live_stop_.load() && !aborted_.load()) {
+        const int64_t left_ms = wait_until_ms - now_ns() / 1000000;
+        if (left_ms <= 0) break;
+        live_cv_.wait_for(lock, std::chrono::milliseconds(left_ms));
+      }
+      prev_arrival_ms = now_ns() / 1000000;
+      // Time spent waiting on the caller is not the source stalling.
+      last_frame_ns_ = now_ns();
+      prev_pts_ms = meta.pts_ms;
+      have_prev = true;
       // Newest frame wins: one still waiting for the caller is dropped.
       if (live_has_frame_) stats_.late_drops++;
       live_staging_.swap(live_slot_);
@@ -629,7 +671,12 @@ void VideoDecoder::live_loop() {
 
 void VideoDecoder::stop_live() {
   if (!live_thread_.joinable()) return;
-  live_stop_.store(true);
+  {
+    // Under the lock, so the thread cannot miss the wake-up between its check and its wait for the slot.
+    std::lock_guard<std::mutex> lock(live_mu_);
+    live_stop_.store(true);
+    live_cv_.notify_all();
+  }
   live_thread_.join();
 }
 
@@ -764,6 +811,10 @@ Status VideoDecoder::decode_next(uint8_t* dst, FrameMeta* meta) {
 
 void VideoDecoder::close() {
   stop_live();
+  // The thread has ended: later calls see the decoder's own (closed) state, and a frame the thread left in
+  // the slot is not handed out after close (it was read from a connection that is gone).
+  live_ = false;
+  live_has_frame_ = false;
   free_av();
 }
 

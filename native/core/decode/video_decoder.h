@@ -1,8 +1,10 @@
 // FFmpeg video decoder with sampling, ranges and RGB24 output. One instance decodes one input; it is used
 // by one thread at a time (the binding serialises calls), except abort(), which any thread may call.
 // A live input (Info::live) is read by a thread of its own from open() on, so the source is never left
-// waiting on a slow caller: only the newest sampled frame is kept, and one the caller did not read before
-// the next replaced it is dropped (Stats::late_drops). Memory stays at two frames whatever the lag.
+// waiting long on a slow caller: one sampled frame is kept for the caller, and the newest frame wins (the
+// one not read is dropped, Stats::late_drops), except that a frame the source sent ahead of its time (a
+// burst, such as an HLS segment) waits for the caller while the caller is less than a second behind real
+// time, so a bursty source loses nothing to a caller that keeps up. Memory stays at two frames.
 #pragma once
 #include <atomic>
 #include <condition_variable>

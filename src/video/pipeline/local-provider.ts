@@ -34,6 +34,10 @@ export interface LocalProviderDeps {
 
 /** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
 const RETRYABLE_DECODE = new Set(['fetch_failed', 'timeout', 'out_of_memory', 'not_open']);
+// Reading a source's stream information once it opened needs, for a live stream joined mid-way, its next
+// key frame: a wait with data flowing and no frame yet, which is not a stall. It may take the stall timeout
+// but never less than this; connecting and the handshake keep the stall timeout (a silent server fails fast).
+const MIN_PROBE_TIMEOUT_MS = 10_000;
 
 export class LocalProvider implements VideoProvider {
   readonly name = 'local';
@@ -55,16 +59,19 @@ export class LocalProvider implements VideoProvider {
       const input = request.input?.[0] ?? { type: 'video_url' as const };
       const stallMs = Math.round((input.stall_timeout_seconds ?? DEFAULT_STALL_TIMEOUT_SECONDS) * 1000);
       const network = { policy: this.deps.urlPolicy ?? { allowPrivate: this.deps.allowPrivateUrls }, resolve: this.deps.resolve };
-      const open = (maxFrames: number | undefined, openTimeoutMs: number, range = input.range) => openVideo(source, network, {
-        sampling: input.sampling, range, maxFrames, signal, openTimeoutMs, readTimeoutMs: stallMs,
+      // timeoutMs: the probe's limit; a reconnect passes less when its budget is nearly spent.
+      const open = (maxFrames: number | undefined, timeoutMs: number, range = input.range) => openVideo(source, network, {
+        sampling: input.sampling, range, maxFrames, signal, openTimeoutMs: Math.min(stallMs, timeoutMs), probeTimeoutMs: timeoutMs,
+        readTimeoutMs: stallMs,
       });
-      decoder = await open(input.max_frames, stallMs);
+      const openMs = Math.max(stallMs, MIN_PROBE_TIMEOUT_MS);
+      decoder = await open(input.max_frames, openMs);
       const { info } = decoder;
       if (info.live) {
         const live = new LiveReader(decoder, (maxFrames, timeoutMs) => open(maxFrames, timeoutMs, undefined), {
           maxAttempts: input.reconnect?.max_attempts ?? DEFAULT_RECONNECT.max_attempts,
           maxSeconds: input.reconnect?.max_seconds ?? DEFAULT_RECONNECT.max_seconds,
-        }, { maxFrames: input.max_frames ?? DEFAULT_MAX_FRAMES, openTimeoutMs: stallMs, range: input.range, signal });
+        }, { maxFrames: input.max_frames ?? DEFAULT_MAX_FRAMES, openTimeoutMs: openMs, range: input.range, signal });
         try {
           return await this.#runLive(live, pipeline, ctx, started, () => { emitted = true; });
         } finally {
