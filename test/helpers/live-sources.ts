@@ -46,10 +46,10 @@ export function liveClip(src: string, opts: { fps?: number; height?: number; sec
   ]);
 }
 
-/** A synthetic 720p 25 fps clip (testsrc) for benches without the evaluation data. */
-export const synthetic720p = (seconds = 10) =>
-  makeMedia(`testsrc_720p_${seconds}s.mp4`, ['-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=25:duration=${seconds}`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-g', '25', '-pix_fmt', 'yuv420p']);
+/** A synthetic 720p clip (testsrc, 25 fps unless told) for benches without the evaluation data. */
+export const synthetic720p = (seconds = 10, fps = 25) =>
+  makeMedia(`testsrc_720p_${seconds}s_${fps}fps.mp4`, ['-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=${fps}:duration=${seconds}`,
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-g', String(fps), '-pix_fmt', 'yuv420p']);
 
 export interface RtspSource {
   url: string;
