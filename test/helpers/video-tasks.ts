@@ -115,3 +115,36 @@ export function parseEvents(bytes: Buffer): Array<{ kind: 'chunk'; chunk: any } 
 export function chunksOf(bytes: Buffer): any[] {
   return parseEvents(bytes).filter((e) => e.kind === 'chunk').map((e) => (e as { chunk: any }).chunk);
 }
+
+/** A live-source task that looks for people at 5 frames a second (the live tests' common request). */
+export const peopleTask = (url: string, extra: Record<string, unknown> = {}) => ({
+  input: [{ type: 'video_url', url, sampling: { mode: 'fps', value: 5 }, ...extra }],
+  steps: [{ model: 'detect', parameters: { classes: ['person'] } }],
+});
+
+/**
+ * Reads a running task's stream until `n` frame chunks arrived, then hangs up: the frame chunks so far. A
+ * live stream does not end by itself, so this never reads to the end; the task ending first is an error.
+ */
+export async function liveFrames(t: TestApp, id: string, n: number, timeoutMs = 60_000): Promise<any[]> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), timeoutMs);
+  try {
+    const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, { headers: { authorization: `Bearer ${t.key}` }, signal: ac.signal });
+    const reader = res.body!.getReader();
+    let text = '';
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      text += Buffer.from(r.value).toString('utf8');
+      const chunks = chunksOf(Buffer.from(text.slice(0, text.lastIndexOf('\n\n') + 2)));
+      const frames = chunks.filter((c) => c.finish_reason === null);
+      if (frames.length >= n) { ac.abort(); return frames; }
+      const end = chunks.find((c) => c.finish_reason !== null);
+      if (end) throw new Error(`task ${id} ended (${end.finish_reason}) after ${frames.length} frames: ${JSON.stringify(end.error)}`);
+    }
+    throw new Error(`the stream of ${id} closed early: ${text.slice(-300)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}

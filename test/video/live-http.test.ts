@@ -8,7 +8,7 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { TUD_CAMPUS } from '../helpers/eval-data.js';
 import { evalDataSkip } from '../../eval/dir.js';
 import { liveClip, startLiveHls, startTsStream, type HttpLiveSource } from '../helpers/live-sources.js';
-import { chunksOf, readStream, waitStatus } from '../helpers/video-tasks.js';
+import { chunksOf, createTask, liveFrames, peopleTask, readStream, waitStatus } from '../helpers/video-tasks.js';
 
 const skip = evalDataSkip('tracking/TUD-Campus/TUD-Campus.mp4');
 
@@ -27,44 +27,12 @@ after(async () => {
   await t?.close();
 });
 
-const people = (url: string, extra: Record<string, unknown> = {}) => ({
-  input: [{ type: 'video_url', url, sampling: { mode: 'fps', value: 5 }, ...extra }],
-  steps: [{ model: 'detect', parameters: { classes: ['person'] } }],
-});
-
-async function create(json: unknown): Promise<string> {
-  const r = await api(t, '/v1/video/process', { method: 'POST', json });
-  assert.equal(r.status, 202, r.text);
-  return r.body.id as string;
-}
-
-/** Reads the running task's stream until `n` frame chunks arrived, then hangs up. */
-async function firstFrames(id: string, n: number): Promise<any[]> {
-  const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(), 60_000);
-  try {
-    const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, { headers: { authorization: `Bearer ${t.key}` }, signal: ac.signal });
-    const reader = res.body!.getReader();
-    let text = '';
-    for (;;) {
-      const r = await reader.read();
-      if (r.done) throw new Error(`the stream of ${id} closed early: ${text.slice(-300)}`);
-      text += Buffer.from(r.value).toString('utf8');
-      const chunks = chunksOf(Buffer.from(text.slice(0, text.lastIndexOf('\n\n') + 2)));
-      const end = chunks.find((c) => c.finish_reason !== null);
-      const frames = chunks.filter((c) => c.finish_reason === null);
-      if (frames.length >= n && !end) { ac.abort(); return frames; }
-      if (end) throw new Error(`task ${id} ended (${end.finish_reason}) after ${frames.length} frames: ${JSON.stringify(end.error)}`);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const create = (json: unknown) => createTask(t, json);
 
 for (const [name, source] of [['live HLS playlist', () => hls], ['endless MPEG-TS over HTTP', () => ts]] as const) {
   test(`${name}: chunks while it plays, total_frames null, tracks stable, max_frames ends it`, { skip, timeout: 120_000 }, async () => {
-    const id = await create(people(source().url, { max_frames: 15 }));
-    assert.ok((await firstFrames(id, 2)).length >= 2);
+    const id = await create(peopleTask(source().url, { max_frames: 15 }));
+    assert.ok((await liveFrames(t, id, 2)).length >= 2);
     const done = await waitStatus(t, id, ['succeeded', 'failed'], 90_000);
     assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
     const chunks = chunksOf((await readStream(t, id)).bytes);
@@ -82,8 +50,8 @@ for (const [name, source] of [['live HLS playlist', () => hls], ['endless MPEG-T
   });
 
   test(`${name}: cancel ends it within one chunk window`, { skip, timeout: 120_000 }, async () => {
-    const id = await create(people(source().url));
-    const before = await firstFrames(id, 2);
+    const id = await create(peopleTask(source().url));
+    const before = await liveFrames(t, id, 2);
     const r = await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
     const cancelled = Date.now();
     assert.ok([200, 202].includes(r.status), r.text);

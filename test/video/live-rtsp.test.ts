@@ -12,7 +12,7 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { TUD_CAMPUS } from '../helpers/eval-data.js';
 import { evalDataSkip } from '../../eval/dir.js';
 import { liveClip, startRtspServer, type RtspSource } from '../helpers/live-sources.js';
-import { chunksOf, readStream, waitFor, waitStatus } from '../helpers/video-tasks.js';
+import { chunksOf, createTask, liveFrames, peopleTask, readStream, waitFor, waitStatus } from '../helpers/video-tasks.js';
 
 const skip = evalDataSkip('tracking/TUD-Campus/TUD-Campus.mp4');
 
@@ -28,52 +28,16 @@ after(async () => {
   await t?.close();
 });
 
-const people = (url: string, extra: Record<string, unknown> = {}) => ({
-  input: [{ type: 'video_url', url, sampling: { mode: 'fps', value: 5 }, ...extra }],
-  steps: [{ model: 'detect', parameters: { classes: ['person'] } }],
-});
-
-async function create(json: unknown): Promise<string> {
-  const r = await api(t, '/v1/video/process', { method: 'POST', json });
-  assert.equal(r.status, 202, r.text);
-  return r.body.id as string;
-}
+const create = (json: unknown) => createTask(t, json);
 
 async function frameChunks(id: string): Promise<any[]> {
   return chunksOf((await readStream(t, id, { stopAfter: undefined })).bytes);
 }
 
-/**
- * Reads the task's stream while it runs until `n` frame chunks (or the terminal chunk) arrived, then hangs
- * up: the frame chunks so far. A live stream does not end by itself, so this never reads to the end.
- */
-async function chunksSoFar(id: string, n: number, timeoutMs = 60_000): Promise<any[]> {
-  const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(), timeoutMs);
-  try {
-    const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, { headers: { authorization: `Bearer ${t.key}` }, signal: ac.signal });
-    const reader = res.body!.getReader();
-    let text = '';
-    for (;;) {
-      const r = await reader.read();
-      if (r.done) break;
-      text += Buffer.from(r.value).toString('utf8');
-      const chunks = chunksOf(Buffer.from(text.slice(0, text.lastIndexOf('\n\n') + 2)));
-      const frames = chunks.filter((c) => c.finish_reason === null);
-      if (frames.length >= n) { ac.abort(); return frames; }
-      const end = chunks.find((c) => c.finish_reason !== null);
-      if (end) throw new Error(`task ${id} ended (${end.finish_reason}) after ${frames.length} frames: ${JSON.stringify(end.error)}`);
-    }
-    throw new Error(`the stream of ${id} closed early`);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 test('RTSP: chunks arrive while it plays, total_frames null, people tracked, max_frames ends it', { skip, timeout: 120_000 }, async () => {
-  const id = await create(people(rtsp.url, { max_frames: 15 }));
+  const id = await create(peopleTask(rtsp.url, { max_frames: 15 }));
   // Chunks while the source plays: the task streams before it finishes.
-  const early = await chunksSoFar(id, 2);
+  const early = await liveFrames(t, id, 2);
   assert.ok(early.length >= 2);
   const done = await waitStatus(t, id, ['succeeded', 'failed'], 90_000);
   assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
@@ -99,8 +63,8 @@ test('RTSP: chunks arrive while it plays, total_frames null, people tracked, max
 });
 
 test('RTSP: cancel ends a live task within one chunk window', { skip, timeout: 120_000 }, async () => {
-  const id = await create(people(rtsp.url));
-  const before = await chunksSoFar(id, 2);
+  const id = await create(peopleTask(rtsp.url));
+  const before = await liveFrames(t, id, 2);
   const r = await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
   const cancelled = Date.now();
   assert.ok([200, 202].includes(r.status), r.text);
@@ -116,8 +80,8 @@ test('RTSP: cancel ends a live task within one chunk window', { skip, timeout: 1
 });
 
 test('RTSP: the server is killed for 3 s and restarted; the task goes on with the gap counted', { skip, timeout: 120_000 }, async () => {
-  const id = await create(people(rtsp.url, { max_frames: 40, reconnect: { max_attempts: 20, max_seconds: 30 }, stall_timeout_seconds: 2 }));
-  const before = await chunksSoFar(id, 3);
+  const id = await create(peopleTask(rtsp.url, { max_frames: 40, reconnect: { max_attempts: 20, max_seconds: 30 }, stall_timeout_seconds: 2 }));
+  const before = await liveFrames(t, id, 3);
   await rtsp.kill();
   const killedAt = Date.now();
   await new Promise((r) => setTimeout(r, 3000)); // the outage itself is what is being tested
@@ -140,8 +104,8 @@ test('RTSP: the server is killed for 3 s and restarted; the task goes on with th
 });
 
 test('RTSP: a stalled server ends the task with source_lost in bounded time; other tasks carry on', { skip, timeout: 120_000 }, async () => {
-  const id = await create(people(rtsp.url, { stall_timeout_seconds: 1, reconnect: { max_attempts: 2, max_seconds: 4 } }));
-  await chunksSoFar(id, 2);
+  const id = await create(peopleTask(rtsp.url, { stall_timeout_seconds: 1, reconnect: { max_attempts: 2, max_seconds: 4 } }));
+  await liveFrames(t, id, 2);
   rtsp.stall();
   const stalledAt = Date.now();
   try {
@@ -157,7 +121,7 @@ test('RTSP: a stalled server ends the task with source_lost in bounded time; oth
     rtsp.resume();
   }
   // The worker is healthy: the same source serves a new task.
-  const next = await create(people(rtsp.url, { max_frames: 3 }));
+  const next = await create(peopleTask(rtsp.url, { max_frames: 3 }));
   const ok = await waitStatus(t, next, ['succeeded', 'failed'], 60_000);
   assert.equal(ok.status, 'succeeded', JSON.stringify(ok.error));
 });
@@ -187,10 +151,10 @@ test('hostile RTSP servers: one that never answers and one that sends garbage en
     s.on('data', () => { s.write('RTSP/1.0 200 OK\r\nCSeq: 1\r\nContent-Length: 5000\r\n\r\n'); s.write(junk); });
   });
   try {
-    const good = await create(people(rtsp.url, { max_frames: 10 }));
+    const good = await create(peopleTask(rtsp.url, { max_frames: 10 }));
     const started = Date.now();
-    const a = await create(people(silent.url, { stall_timeout_seconds: 1 }));
-    const b = await create(people(garbage.url, { stall_timeout_seconds: 1 }));
+    const a = await create(peopleTask(silent.url, { stall_timeout_seconds: 1 }));
+    const b = await create(peopleTask(garbage.url, { stall_timeout_seconds: 1 }));
     const ra = await waitStatus(t, a, ['failed', 'succeeded'], 60_000);
     const rb = await waitStatus(t, b, ['failed', 'succeeded'], 60_000);
     assert.equal(ra.status, 'failed');
