@@ -47,18 +47,21 @@ export function sendJson(res: HttpResponse, st: ResState, status: number, header
  * A handler's JSON reply: the hot path of every API call, so no headers object is built for the two headers
  * every reply has (request id, content type); `extra` are the handler's own (its Content-Type is ignored).
  */
-export function sendJsonReply(res: HttpResponse, st: ResState, status: number, requestId: string, extra: Record<string, string> | undefined, value: unknown): void {
+export function sendJsonReply(res: HttpResponse, st: ResState, status: number, requestId: string, extra: Record<string, string> | undefined, value: unknown, inRequestCallback = false): void {
   if (st.aborted || st.done) return;
   st.done = true;
   st.status = status;
   const body = serialized(value);
-  res.cork(() => {
+  const write = () => {
     res.writeStatus(statusLine(status));
     res.writeHeader('x-request-id', requestId);
     res.writeHeader('Content-Type', 'application/json');
     if (extra) for (const k in extra) if (!SET_BY_US.has(k.toLowerCase())) res.writeHeader(k, extra[k]!);
     res.end(body);
-  });
+  };
+  // uWS corks the socket for the length of its own request callback: an answer written there needs no cork.
+  if (inRequestCallback) write();
+  else res.cork(write);
 }
 
 /**

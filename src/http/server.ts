@@ -29,6 +29,8 @@ export interface ServerDeps {
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const EMPTY_QUERY = new URLSearchParams();
+/** uWS gives the method lower-cased: the common ones upper-cased without a new string per request. */
+const METHOD_NAMES = new Map(['get', 'post', 'put', 'patch', 'delete', 'head', 'options'].map((m) => [m, m.toUpperCase()]));
 
 // Request ids: a random per-process prefix (unique across nodes and restarts) plus a counter, 32 hex
 // characters like a UUID without its cost on every request.
@@ -84,7 +86,8 @@ export class HttpServer {
   private onRequest(res: HttpResponse, req: HttpRequest): void {
     const started = performance.now();
     // Everything from req must be read now: it is invalid after the first await.
-    const method = req.getMethod().toUpperCase();
+    const m = req.getMethod();
+    const method = METHOD_NAMES.get(m) ?? m.toUpperCase();
     const path = req.getUrl();
     const q = req.getQuery();
     const rawQuery = q ? new URLSearchParams(q) : EMPTY_QUERY;
@@ -204,7 +207,7 @@ export class HttpServer {
       // for ctx.res or ctx.sse(), which attached the abort handler.)
       let writing: Promise<void> | void;
       try {
-        writing = this.write(res, st, requestId, result);
+        writing = this.write(res, st, requestId, result, true);
       } catch (e) {
         failed(e);
         return;
@@ -233,10 +236,10 @@ export class HttpServer {
   }
 
   /** Writes the reply; returns a promise only while a file is still streaming. */
-  private write(res: HttpResponse, st: ResState, requestId: string, reply: Reply): Promise<void> | void {
+  private write(res: HttpResponse, st: ResState, requestId: string, reply: Reply, inRequestCallback = false): Promise<void> | void {
     if ('handled' in reply) return;
     const status = reply.status ?? 200;
-    if ('json' in reply) return sendJsonReply(res, st, status, requestId, reply.headers, reply.json);
+    if ('json' in reply) return sendJsonReply(res, st, status, requestId, reply.headers, reply.json, inRequestCallback);
     const headers = { 'x-request-id': requestId, ...reply.headers };
     if ('body' in reply) sendBody(res, st, status, headers, reply.body);
     else return sendFile(res, st, status, headers, reply.file.path, reply.file.start, reply.file.end);
