@@ -203,8 +203,10 @@ export class HttpServer {
       return;
     }
     if (!(result instanceof Promise)) {
-      // Answered now, unless a file is still being sent. (A handler that writes the response itself reached
-      // for ctx.res or ctx.sse(), which attached the abort handler.)
+      // Answered now, unless a file is still being sent: that answer goes on after the callback returns, so
+      // its abort handler must be attached before the first byte (uWS refuses it once the response ended).
+      // (A handler that writes the response itself reached for ctx.res or ctx.sse(), which attached it.)
+      if ('file' in result) watchAbort();
       let writing: Promise<void> | void;
       try {
         writing = this.write(res, st, requestId, result, true);
@@ -212,7 +214,8 @@ export class HttpServer {
         failed(e);
         return;
       }
-      if (writing) { watchAbort(); writing.then(done, failed); } else done();
+      if (writing) writing.then(done, failed);
+      else done();
       return;
     }
     watchAbort();
