@@ -8,8 +8,10 @@ export class RateLimiter {
 
   get enabled(): boolean { return this.rps > 0; }
 
-  take(key: string, now = Date.now()): void {
+  /** `now` in milliseconds of any steady clock (the server passes the request's performance.now()). */
+  take(key: string, now?: number): void {
     if (!this.enabled) return;
+    now ??= performance.now();
     const cap = Math.max(1, this.burst);
     const b = this.buckets.get(key) ?? { tokens: cap, at: now };
     b.tokens = Math.min(cap, b.tokens + ((now - b.at) / 1000) * this.rps);

@@ -4,6 +4,7 @@
 import type { Principal } from '../auth/authenticator.js';
 import type { Logger } from '../log.js';
 import type { Method, RequestContext } from './route.js';
+import type { RequestHeaders } from './request-headers.js';
 import type { ResState } from './send.js';
 import { SseWriter } from './sse.js';
 import type { HttpResponse } from './uws.js';
@@ -17,7 +18,7 @@ export class HttpRequestContext implements RequestContext {
     readonly params: Record<string, string>,
     readonly query: unknown,
     readonly rawQuery: URLSearchParams,
-    readonly headers: Record<string, string>,
+    private readonly lazyHeaders: RequestHeaders,
     readonly requestId: string,
     readonly principal: Principal,
     readonly body: unknown,
@@ -27,6 +28,11 @@ export class HttpRequestContext implements RequestContext {
     /** Attaches the uWS abort handler: due before anything may answer after the request callback returns. */
     private readonly watchAbort: () => void,
   ) {}
+
+  /** Every request header by lower-case name. */
+  get headers(): Record<string, string> {
+    return this.lazyHeaders.record;
+  }
 
   /** A handler that takes the response into its own hands answers later: the abort handler goes on first. */
   get res(): HttpResponse {

@@ -2,7 +2,7 @@
 // with the fields escaped, for paths with quotes, backslashes and non-ASCII, and for repeated routes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const logModule = fileURLToPath(new URL('../../src/log.ts', import.meta.url));
@@ -12,13 +12,22 @@ test('request lines are JSON, with user-given text escaped and repeated values i
     const { createLogger, requestLogger } = await import(${JSON.stringify(logModule)});
     const log = requestLogger(createLogger('info'));
     const paths = ['/v1/project', '/v1/x"y\\\\z', '/v1/caf\\u00e9/\\u2028', '/v1/project'];
-    for (const path of paths) log({ requestId: 'req_1', method: 'GET', route: '/v1/items/:id', path, status: 200, ms: 0.12, project: 'proj_"a' });
-    log({ requestId: 'req_2', method: 'POST', route: '(unmatched)', path: '/nope', status: 404, ms: 1 });
+    for (const path of paths) log({ requestId: 'req_1', method: 'GET', route: '/v1/items/:id', path, status: 200, startedMs: 10, endedMs: 10.123, project: 'proj_"a' });
+    log({ requestId: 'req_2', method: 'POST', route: '(unmatched)', path: '/nope', status: 404, startedMs: 5, endedMs: 6, project: undefined });
+    const t = performance.now();
+    log({ requestId: 'req_3', method: 'G"ET', route: '/r', path: '/p', status: 200, startedMs: t - 1234.5678, endedMs: t, project: undefined });
+    process.stderr.write(String(Date.now()));
   `;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
-  const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  assert.equal(lines.length, 5);
-  assert.deepEqual(lines.map((l) => l.path), ['/v1/project', '/v1/x"y\\z', '/v1/caf\u00e9/\u2028', '/v1/project', '/nope']);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.equal(lines.length, 6);
+  assert.deepEqual(lines.map((l) => l.path), ['/v1/project', '/v1/x"y\\z', '/v1/caf\u00e9/\u2028', '/v1/project', '/nope', '/p']);
+  assert.deepEqual(lines.map((l) => l.ms), [0.12, 0.12, 0.12, 0.12, 1, 1234.57]);
+  // The time is the wall clock when the request was answered, in milliseconds, like pino's own lines.
+  const wall = Number(r.stderr);
+  assert.ok(Math.abs((lines[5]!.time as number) - wall) < 1000, `time ${lines[5]!.time} vs Date.now() ${wall}`);
+  assert.equal(lines[5]!.method, 'G"ET');
   assert.equal(lines[0]!.route, '/v1/items/:id');
   assert.equal(lines[3]!.project, 'proj_"a');
   assert.equal(lines[4]!.project, undefined);
