@@ -21,6 +21,25 @@ export class LogSink {
     process.on('exit', () => this.flushSync());
   }
 
+  /**
+   * For a writer that puts bytes straight into the buffer (the request log line): room for `bytes` more
+   * (at most LogSink.SIZE), flushing first when they would not fit. Write into `buffer` from the returned
+   * offset, then commit() the offset after the last byte.
+   */
+  reserve(bytes: number): number {
+    if (this.used + bytes > SIZE) this.flushSync();
+    return this.used;
+  }
+
+  static readonly SIZE = SIZE;
+
+  get buffer(): Buffer { return this.buf; }
+
+  commit(end: number): void {
+    this.used = end;
+    if (!this.timer) { this.timer = setTimeout(() => this.flushSync(), this.bufferMs); this.timer.unref(); }
+  }
+
   write(line: string): boolean {
     // A UTF-16 unit is at most 3 UTF-8 bytes: make room for the worst case.
     if (this.used + line.length * 3 > SIZE) {

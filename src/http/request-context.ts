@@ -4,10 +4,17 @@
 import type { Principal } from '../auth/authenticator.js';
 import type { Logger } from '../log.js';
 import type { Method, RequestContext } from './route.js';
-import type { RequestHeaders } from './request-headers.js';
 import type { ResState } from './send.js';
 import { SseWriter } from './sse.js';
 import type { HttpResponse } from './uws.js';
+
+/** What a context needs of the server's side of its request. */
+export interface RequestLink extends ResState {
+  /** Every request header by lower-case name. */
+  readonly headers: Record<string, string>;
+  /** Attaches the uWS abort handler: due before anything may answer after the request callback returns. */
+  watchAbort(): void;
+}
 
 export class HttpRequestContext implements RequestContext {
   private childLog: Logger | null = null;
@@ -18,25 +25,22 @@ export class HttpRequestContext implements RequestContext {
     readonly params: Record<string, string>,
     readonly query: unknown,
     readonly rawQuery: URLSearchParams,
-    private readonly lazyHeaders: RequestHeaders,
     readonly requestId: string,
     readonly principal: Principal,
     readonly body: unknown,
     private readonly rawRes: HttpResponse,
-    private readonly st: ResState,
+    private readonly st: RequestLink,
     private readonly baseLog: Logger,
-    /** Attaches the uWS abort handler: due before anything may answer after the request callback returns. */
-    private readonly watchAbort: () => void,
   ) {}
 
   /** Every request header by lower-case name. */
   get headers(): Record<string, string> {
-    return this.lazyHeaders.record;
+    return this.st.headers;
   }
 
   /** A handler that takes the response into its own hands answers later: the abort handler goes on first. */
   get res(): HttpResponse {
-    this.watchAbort();
+    this.st.watchAbort();
     return this.rawRes;
   }
 
@@ -46,7 +50,7 @@ export class HttpRequestContext implements RequestContext {
 
   /** Created on first use (most requests never look at it); aborted when the client goes away. */
   get signal(): AbortSignal {
-    this.watchAbort();
+    this.st.watchAbort();
     let c = this.st.controller;
     if (!c) {
       c = this.st.controller = new AbortController();
@@ -60,7 +64,7 @@ export class HttpRequestContext implements RequestContext {
   }
 
   sse(): SseWriter {
-    this.watchAbort();
+    this.st.watchAbort();
     return new SseWriter(this.rawRes, this.st);
   }
 }
