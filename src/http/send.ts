@@ -61,16 +61,18 @@ export function sendJsonReply(res: HttpResponse, st: ResState, status: number, r
   st.done = true;
   st.status = status;
   const body = serialized(value);
-  const write = () => {
-    // uWS writes `200 OK` itself when no status was written.
-    if (status !== 200) res.writeStatus(statusLine(status));
-    res.writeHeader(JSON_AND_REQUEST_ID, requestId);
-    if (extra) for (const k in extra) if (!SET_BY_US.has(k.toLowerCase())) res.writeHeader(k, extra[k]!);
-    res.end(body);
-  };
-  // uWS corks the socket for the length of its own request callback: an answer written there needs no cork.
-  if (inRequestCallback) write();
-  else res.cork(write);
+  // uWS corks the socket for the length of its own request callback: an answer written there needs no cork
+  // (and no closure for one).
+  if (inRequestCallback) writeJsonReply(res, status, requestId, extra, body);
+  else res.cork(() => writeJsonReply(res, status, requestId, extra, body));
+}
+
+function writeJsonReply(res: HttpResponse, status: number, requestId: string, extra: Record<string, string> | undefined, body: string | Buffer): void {
+  // uWS writes `200 OK` itself when no status was written.
+  if (status !== 200) res.writeStatus(statusLine(status));
+  res.writeHeader(JSON_AND_REQUEST_ID, requestId);
+  if (extra) for (const k in extra) if (!SET_BY_US.has(k.toLowerCase())) res.writeHeader(k, extra[k]!);
+  res.end(body);
 }
 
 /**
