@@ -13,7 +13,8 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
 type Utf8Writable = Buffer & { utf8Write(s: string, offset: number): number };
 
 export class LogSink {
-  private readonly buf = Buffer.allocUnsafe(SIZE);
+  /** Where reserve()'s caller writes its bytes (a field, not a getter: read on every request line). */
+  readonly buffer = Buffer.allocUnsafe(SIZE);
   private used = 0;
   private timer: NodeJS.Timeout | null = null;
 
@@ -33,8 +34,6 @@ export class LogSink {
 
   static readonly SIZE = SIZE;
 
-  get buffer(): Buffer { return this.buf; }
-
   commit(end: number): void {
     this.used = end;
     if (!this.timer) { this.timer = setTimeout(() => this.flushSync(), this.bufferMs); this.timer.unref(); }
@@ -46,7 +45,7 @@ export class LogSink {
       this.flushSync();
       if (line.length * 3 > SIZE) { this.writeAll(Buffer.from(line)); return true; }
     }
-    this.used += (this.buf as Utf8Writable).utf8Write(line, this.used);
+    this.used += (this.buffer as Utf8Writable).utf8Write(line, this.used);
     if (!this.timer) { this.timer = setTimeout(() => this.flushSync(), this.bufferMs); this.timer.unref(); }
     return true;
   }
@@ -62,7 +61,7 @@ export class LogSink {
     if (this.used === 0) return;
     const n = this.used;
     this.used = 0;
-    this.writeAll(this.buf.subarray(0, n));
+    this.writeAll(this.buffer.subarray(0, n));
   }
 
   private writeAll(b: Uint8Array): void {

@@ -1,15 +1,19 @@
 // The access log line: the one log line every request pays for, so it is built without pino's serializer
 // and without building a string at all. As a string (a dozen concatenations, then a flattening copy and a
 // UTF-8 copy into the sink's buffer) it was most of what a small request allocated and about a tenth of its
-// CPU. Here the line is written into the sink's buffer directly: fixed text and the parts that repeat (the
-// method and route, the status, the project, the current millisecond's timestamp) are copied from bytes
-// prepared once, and the rest (request id, path, duration) is written character by character. Text that is
-// not printable ASCII without a quote or backslash (rare: paths are percent-encoded) goes through
-// JSON.stringify. The line is the same JSON pino would write.
+// CPU. Here the line is written into the sink's buffer directly, in five copies of bytes prepared once (the
+// start up to the request id, with the current millisecond's time; the method and route, with the path when
+// it is the route itself, as on every route without parameters; the status; the project and the end) and
+// three written in place (the request id, which needs no escaping; a path with parameters, character by
+// character; the duration). A path that is not printable ASCII without a quote or backslash (rare: paths
+// are percent-encoded) goes through JSON.stringify. The line is the same JSON pino would write.
 import { LogSink } from './log-sink.js';
 
 export interface RequestLine {
-  /** Made by the server or checked against [A-Za-z0-9._:-]{1,128}; escaped all the same if it is not. */
+  /**
+   * Made by the server or checked against [A-Za-z0-9._:-]{1,128} (a client's id that is not is replaced), so
+   * it is written without escaping.
+   */
   requestId: string;
   method: string; route: string; path: string; status: number;
   /** performance.now() when the request arrived and when it was answered. */
@@ -38,54 +42,57 @@ const worst = (s: string): number => 6 * s.length + 2;
 /** Everything but the request id, path and the cached parts: far below this. */
 const FIXED_BYTES = 160;
 const CACHE_LIMIT = 10_000;
+const SINK_SIZE = LogSink.SIZE;
 
-type Utf8Writable = Buffer & { utf8Write(s: string, offset: number): number };
+/** Node's own Buffer methods, without the argument checks of buf.write() (a measurable share of a line). */
+type Utf8Writable = Buffer & { utf8Write(s: string, offset: number): number; latin1Write(s: string, offset: number): number };
+
+interface MethodRoute { method: string; bytes: Buffer; withPath: Buffer }
 
 export class RequestLineWriter {
-  private readonly head: Buffer;
-  private readonly service: Buffer;
-  private readonly timeBytes = Buffer.alloc(24);
-  private lastTime = -1;
-  private timeLength = 0;
-  /** `","method":…,"route":…,"path":` by route, for the method last seen on it. */
-  private readonly methodRoute = new Map<string, { method: string; bytes: Buffer }>();
+  /** `{"level":…,"time":` and `,"service":…,"requestId":"` around the time: one copy with the time inside. */
+  private readonly headText: [string, string];
+  /** The line's start up to the request id's opening quote, for the millisecond last written. */
+  private prefix: Buffer = Buffer.alloc(0);
+  private prefixTime = -1;
+  /**
+   * `","method":…,"route":…,"path":"` by route, for the method last seen on it; `withPath` goes on with the
+   * route as the path (and no closing quote), for a request whose path is the route.
+   */
+  private readonly methodRoute = new Map<string, MethodRoute>();
+  /** `,"project":…,"msg":"request"}\n` by project: the rest of the line after the duration. */
   private readonly projects = new Map<string, Buffer>();
-  private readonly statuses = new Map<number, Buffer>();
+  /** `","status":N,"ms":` by status (an array: statuses are small integers). */
+  private readonly statuses: Array<Buffer | undefined> = [];
 
   constructor(private readonly sink: LogSink, private readonly level: number, service: string) {
-    this.head = bytes(`{"level":${level},"time":`);
-    this.service = bytes(`,"service":${JSON.stringify(service)},"requestId":`);
+    this.headText = [`{"level":${level},"time":`, `,"service":${JSON.stringify(service)},"requestId":"`];
   }
 
   write(r: RequestLine): void {
-    const mr = this.methodRouteBytes(r.method, r.route);
+    const mrEntry = this.methodRouteEntry(r.method, r.route);
+    const literal = r.path === r.route;
+    const mr = literal ? mrEntry.withPath : mrEntry.bytes;
     const status = this.statusBytes(r.status);
-    const project = r.project === undefined ? null : this.projectBytes(r.project);
-    const need = FIXED_BYTES + worst(r.requestId) + worst(r.path) + mr.length + status.length + (project ? project.length : 0);
-    if (need > LogSink.SIZE) {
+    const tail = r.project === undefined ? TAIL : this.projectTail(r.project);
+    const need = FIXED_BYTES + worst(r.requestId) + worst(r.path) + mr.length + status.length + tail.length;
+    if (need > SINK_SIZE) {
       this.sink.write(`${JSON.stringify(this.record(r))}\n`);
       return;
     }
     const buf = this.sink.buffer;
     let o = this.sink.reserve(need);
-    buf.set(this.head, o);
-    o += this.head.length;
-    o = this.time(buf, o, wallMs(r.endedMs));
-    buf.set(this.service, o);
-    o += this.service.length;
-    o = text(buf, o, r.requestId);
+    const prefix = this.prefixFor(wallMs(r.endedMs));
+    buf.set(prefix, o);
+    o += prefix.length;
+    o += (buf as Utf8Writable).latin1Write(r.requestId, o);
     buf.set(mr, o);
     o += mr.length;
-    o = text(buf, o, r.path);
+    if (!literal) o = text(buf, o, r.path);
     buf.set(status, o);
-    o += status.length;
-    o = hundredths(buf, o, Math.round((r.endedMs - r.startedMs) * 100));
-    if (project) {
-      buf.set(project, o);
-      o += project.length;
-    }
-    buf.set(TAIL, o);
-    this.sink.commit(o + TAIL.length);
+    o = hundredths(buf, o + status.length, Math.round((r.endedMs - r.startedMs) * 100));
+    buf.set(tail, o);
+    this.sink.commit(o + tail.length);
   }
 
   /** The same line as an object, for a line too long for the buffer. */
@@ -96,55 +103,59 @@ export class RequestLineWriter {
     };
   }
 
-  private methodRouteBytes(method: string, route: string): Buffer {
+  /** The time changes once a millisecond while a busy server logs many lines in each: one buffer a millisecond. */
+  private prefixFor(t: number): Buffer {
+    if (t !== this.prefixTime) {
+      this.prefixTime = t;
+      this.prefix = bytes(this.headText[0] + t + this.headText[1]);
+    }
+    return this.prefix;
+  }
+
+  private methodRouteEntry(method: string, route: string): MethodRoute {
     const hit = this.methodRoute.get(route);
-    if (hit !== undefined && hit.method === method) return hit.bytes;
-    const b = bytes(`,"method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"path":`);
-    if (this.methodRoute.size < CACHE_LIMIT) this.methodRoute.set(route, { method, bytes: b });
-    return b;
+    if (hit !== undefined && hit.method === method) return hit;
+    const start = `","method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"path":"`;
+    const entry = { method, bytes: bytes(start), withPath: bytes(start + JSON.stringify(route).slice(1, -1)) };
+    if (this.methodRoute.size < CACHE_LIMIT) this.methodRoute.set(route, entry);
+    return entry;
   }
 
   private statusBytes(status: number): Buffer {
-    let b = this.statuses.get(status);
-    if (b === undefined) {
-      b = bytes(`,"status":${status},"ms":`);
-      if (this.statuses.size < CACHE_LIMIT) this.statuses.set(status, b);
-    }
+    const hit = this.statuses[status];
+    if (hit !== undefined) return hit;
+    const b = bytes(`","status":${status},"ms":`);
+    if (Number.isInteger(status) && status >= 0 && status < 1000) this.statuses[status] = b;
     return b;
   }
 
-  private projectBytes(project: string): Buffer {
+  private projectTail(project: string): Buffer {
     let b = this.projects.get(project);
     if (b === undefined) {
-      b = bytes(`,"project":${JSON.stringify(project)}`);
+      b = bytes(`,"project":${JSON.stringify(project)},"msg":"request"}\n`);
       if (this.projects.size < CACHE_LIMIT) this.projects.set(project, b);
     }
     return b;
-  }
-
-  /** The time changes once a millisecond while a busy server logs many lines in each: keep its digits. */
-  private time(buf: Buffer, o: number, t: number): number {
-    if (t !== this.lastTime) {
-      this.lastTime = t;
-      this.timeLength = (this.timeBytes as Utf8Writable).utf8Write(String(t), 0);
-    }
-    buf.set(this.timeBytes.subarray(0, this.timeLength), o);
-    return o + this.timeLength;
   }
 }
 
 const TAIL = bytes(',"msg":"request"}\n');
 
-/** A JSON string: copied as is when printable ASCII without `"` or `\`, else JSON.stringify's escaping. */
+/**
+ * A JSON string's characters without its quotes (the fixed bytes around it hold them): copied as is when
+ * printable ASCII without `"` or `\\`, else JSON.stringify's escaping.
+ */
 function text(buf: Buffer, o: number, s: string): number {
-  buf[o] = 0x22;
-  for (let i = 0; i < s.length; i++) {
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return o + (buf as Utf8Writable).utf8Write(JSON.stringify(s), o);
-    buf[o + 1 + i] = c;
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+      const quoted = JSON.stringify(s);
+      return o + (buf as Utf8Writable).utf8Write(quoted.slice(1, -1), o);
+    }
+    buf[o + i] = c;
   }
-  buf[o + 1 + s.length] = 0x22;
-  return o + s.length + 2;
+  return o + n;
 }
 
 /** h/100 as JavaScript prints it (`12`, `12.5`, `12.05`), h a non-negative integer. */

@@ -1,13 +1,15 @@
 // The http bench's floor: the same route (/v1/project) on the same uWS build with nothing of ours around it:
-// the key checked against an in-memory map, the same JSON body and the same two headers, no request id, no
-// log line, no router, no auth cache expiry. What it costs per request is what any server on this uWS build
-// in Node pays at least; the gap between it and sightflow is sightflow's own work. Prints `port N` and a key.
+// the key checked against an in-memory map, a reply of the same bytes as sightflow's (a body of the same
+// shape and length, the same two headers with a request id of the same length, made once), no log line, no
+// router, no auth cache expiry. What it costs per request is what any server on this uWS build in Node pays
+// at least; the gap between it and sightflow is sightflow's own work. Prints `port N` and a key.
 import { randomBytes } from 'node:crypto';
 import { uws } from '../../src/http/uws.js';
 
 const key = `sk_sf_${randomBytes(32).toString('base64url').slice(0, 43)}`;
 const principals = new Map([[`Bearer ${key}`, 'proj_floor']]);
-const body = JSON.stringify({ id: 'proj_floor', object: 'project', name: 'Default project', created_at: Math.floor(Date.now() / 1000) });
+const body = JSON.stringify({ id: 'proj_floor0123456789abcde', object: 'project', name: 'default', created_at: new Date().toISOString() });
+const requestId = `req_${'0'.repeat(32)}`;
 const app = uws.App();
 app.get('/v1/project', (res, req) => {
   const project = principals.get(req.getHeader('authorization'));
@@ -16,7 +18,7 @@ app.get('/v1/project', (res, req) => {
       res.writeStatus('401 Unauthorized').writeHeader('Content-Type', 'application/json').end('{"error":{"code":"invalid_api_key"}}');
       return;
     }
-    res.writeStatus('200 OK').writeHeader('x-request-id', 'req_floor').writeHeader('Content-Type', 'application/json').end(body);
+    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').writeHeader('x-request-id', requestId).end(body);
   });
 });
 app.get('/readyz', (res) => { res.end('ok'); });

@@ -49,8 +49,18 @@ const EMPTY_QUERY = new URLSearchParams();
 const H_AUTHORIZATION = Buffer.from('authorization');
 const H_REQUEST_ID = Buffer.from('x-request-id');
 const H_CONTENT_LENGTH = Buffer.from('content-length');
-/** uWS gives the method lower-cased: the common ones upper-cased without a new string per request. */
-const METHOD_NAMES = new Map(['get', 'post', 'put', 'patch', 'delete', 'head', 'options'].map((m) => [m, m.toUpperCase()]));
+/**
+ * uWS gives the method lower-cased: the common ones upper-cased without a new string per request, by comparison
+ * rather than a map (a map would hash uWS's fresh string on every request).
+ */
+function methodName(m: string): string {
+  if (m === 'get') return 'GET';
+  if (m === 'post') return 'POST';
+  if (m === 'put') return 'PUT';
+  if (m === 'patch') return 'PATCH';
+  if (m === 'delete') return 'DELETE';
+  return m.toUpperCase();
+}
 
 export class Exchange implements ResState, RequestLink {
   // The response's state (ResState), shared with the writers in send.ts and sse.ts.
@@ -84,8 +94,7 @@ export class Exchange implements ResState, RequestLink {
   constructor(private readonly srv: ServerShared, private readonly res: HttpResponse, req: HttpRequest) {
     this.started = performance.now();
     this.req = req;
-    const m = req.getMethod();
-    this.method = METHOD_NAMES.get(m) ?? m.toUpperCase();
+    this.method = methodName(req.getMethod());
     this.path = req.getUrl();
     this.q = req.getQuery();
     this.rawQuery = this.q ? new URLSearchParams(this.q) : EMPTY_QUERY;

@@ -16,14 +16,22 @@ test('request lines are JSON, with user-given text escaped and repeated values i
     log({ requestId: 'req_2', method: 'POST', route: '(unmatched)', path: '/nope', status: 404, startedMs: 5, endedMs: 6, project: undefined });
     const t = performance.now();
     log({ requestId: 'req_3', method: 'G"ET', route: '/r', path: '/p', status: 200, startedMs: t - 1234.5678, endedMs: t, project: undefined });
+    // A path that is its route (every route without parameters) is copied with the route's bytes.
+    for (const route of ['/v1/project', '/v1/project', '/v1/"q\\\\\u00e9']) log({ requestId: 'req_4.a:b-C', method: 'GET', route, path: route, status: 200, startedMs: 1, endedMs: 1.05, project: 'p' });
+    log({ requestId: 'req_5', method: 'GET', route: '/v1/project', path: '/v1/project/', status: 499, startedMs: 1, endedMs: 1, project: 'p' });
     process.stderr.write(String(Date.now()));
   `;
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  assert.equal(lines.length, 6);
-  assert.deepEqual(lines.map((l) => l.path), ['/v1/project', '/v1/x"y\\z', '/v1/caf\u00e9/\u2028', '/v1/project', '/nope', '/p']);
-  assert.deepEqual(lines.map((l) => l.ms), [0.12, 0.12, 0.12, 0.12, 1, 1234.57]);
+  assert.equal(lines.length, 10);
+  assert.deepEqual(lines.map((l) => l.path), ['/v1/project', '/v1/x"y\\z', '/v1/caf\u00e9/\u2028', '/v1/project', '/nope', '/p',
+    '/v1/project', '/v1/project', '/v1/"q\\\u00e9', '/v1/project/']);
+  assert.deepEqual(lines.map((l) => l.route), ['/v1/items/:id', '/v1/items/:id', '/v1/items/:id', '/v1/items/:id', '(unmatched)', '/r',
+    '/v1/project', '/v1/project', '/v1/"q\\\u00e9', '/v1/project']);
+  assert.deepEqual(lines.map((l) => l.requestId), ['req_1', 'req_1', 'req_1', 'req_1', 'req_2', 'req_3', 'req_4.a:b-C', 'req_4.a:b-C', 'req_4.a:b-C', 'req_5']);
+  assert.deepEqual(lines.map((l) => l.ms), [0.12, 0.12, 0.12, 0.12, 1, 1234.57, 0.05, 0.05, 0.05, 0]);
+  assert.deepEqual(lines.map((l) => l.status), [200, 200, 200, 200, 404, 200, 200, 200, 200, 499]);
   // The time is the wall clock when the request was answered, in milliseconds, like pino's own lines.
   const wall = Number(r.stderr);
   assert.ok(Math.abs((lines[5]!.time as number) - wall) < 1000, `time ${lines[5]!.time} vs Date.now() ${wall}`);
