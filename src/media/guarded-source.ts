@@ -93,6 +93,10 @@ export class GuardedSource {
 
   async #open(id: number, url: string, offset: number, end: number): Promise<void> {
     if (this.#disposed) return this.#sink.fail(id, 'aborted', 'Decoding was aborted', false);
+    // After a fatal failure nothing more is fetched. FFmpeg's HLS demuxer takes a read error in a playlist for its
+    // end, so a playlist cut at the size limit can still name a segment, and its open may reach here before the
+    // decoder's thread has seen the failure.
+    if (this.failure) return this.#fatal(id, this.failure);
     const now = Date.now();
     this.requests++;
     this.#recent.push(now);
