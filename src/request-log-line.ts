@@ -143,7 +143,7 @@ const TAIL = bytes(',"msg":"request"}\n');
 
 /**
  * A JSON string's characters without its quotes (the fixed bytes around it hold them): copied as is when
- * printable ASCII without `"` or `\\`, else JSON.stringify's escaping.
+ * printable ASCII without `"` or `\`, else JSON.stringify's escaping.
  */
 function text(buf: Buffer, o: number, s: string): number {
   const n = s.length;
