@@ -1,0 +1,262 @@
+// The analytics engine: per sampled frame, the tracked boxes in; line crossings, zone entries, exits,
+// dwell and crowding events and running totals out. Pure and deterministic: the same frames with the same
+// rules give the same events and totals, which is what makes a recount from stored tracks exact.
+// Rules may change between two frames (setRules): the change applies at the next frame and bumps `version`.
+import { anchorOf, compileRules, type CompiledRules } from './rules.js';
+import type { AnalyticsParameters } from './rules.schema.js';
+import { stepLine } from './line-counter.js';
+import { stepZone } from './zone-tracker.js';
+import { stepSpeed } from './speed.js';
+import { LineTotals, Transitions, ZoneTotals, type LineSummary, type ZoneSummary } from './totals.js';
+import { TrackState } from './track-state.js';
+
+/** A track's state is forgotten after this many sampled frames without it (trackers never reuse ids). */
+export const FORGET_SAMPLES = 300;
+
+export const EVENT_TYPES = ['line.crossed', 'zone.entered', 'zone.exited', 'zone.dwell', 'zone.crowded'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface AnalyticsEvent {
+  /** Unique within the task and stable across a recount: ae_<frame_index>_<n>. */
+  id: string;
+  type: EventType;
+  rule: string;
+  version: number;
+  /** null for zone.crowded (a zone's state, not one track's). */
+  track_id: number | null;
+  class: string | null;
+  direction?: 'in' | 'out';
+  t_ms: number;
+  frame_index: number;
+  speed_kmh?: number;
+  /** zone.exited and zone.dwell: time inside so far. */
+  dwell_ms?: number;
+  /** zone.crowded: tracks inside. */
+  occupancy?: number;
+}
+
+export interface AnalyticsTrack {
+  track_id: number;
+  class: string;
+  /** [x1, y1, x2, y2] in source pixels. */
+  box: readonly [number, number, number, number];
+}
+
+export interface AnalyticsFrame {
+  t_ms: number;
+  frame_index: number;
+  width: number;
+  height: number;
+  tracks: readonly AnalyticsTrack[];
+}
+
+export interface AnalyticsSummary {
+  version: number;
+  lines: Record<string, LineSummary>;
+  zones: Record<string, ZoneSummary>;
+  transitions: Record<string, Record<string, number>>;
+}
+
+export interface FrameResult {
+  events: AnalyticsEvent[];
+  /** Smoothed ground speed per track id (only with a speed calibration). */
+  speeds: Map<number, number> | null;
+}
+
+type EventInit = Omit<AnalyticsEvent, 'id' | 'version' | 't_ms' | 'frame_index'>;
+
+const round1 = (v: number) => Math.round(v * 10) / 10;
+
+export class AnalyticsEngine {
+  #params: AnalyticsParameters;
+  #pending: AnalyticsParameters | null = null;
+  #version = 1;
+  #activeVersion = 1;
+  #rules: CompiledRules | null = null;
+  #size = [0, 0];
+  #sample = -1;
+  #events: AnalyticsEvent[] = [];
+  /** Events numbered so far in the current frame (finish() goes on numbering after the last frame's). */
+  #seq = 0;
+  #frameIndex = 0;
+  #t = 0;
+  readonly #tracks = new Map<number, TrackState>();
+  readonly #lineTotals = new Map<string, LineTotals>();
+  readonly #zoneTotals = new Map<string, ZoneTotals>();
+  readonly #transitions = new Transitions();
+  #lineRefs: LineTotals[] = [];
+  #zoneRefs: ZoneTotals[] = [];
+
+  /** `params` must have passed parseAnalytics (rules.ts). */
+  constructor(params: AnalyticsParameters) {
+    this.#params = params;
+  }
+
+  get version(): number { return this.#version; }
+  get parameters(): AnalyticsParameters { return this.#pending ?? this.#params; }
+
+  /** New rules from the next frame on; returns the new version. */
+  setRules(params: AnalyticsParameters): number {
+    this.#pending = params;
+    return ++this.#version;
+  }
+
+  #compile(width: number, height: number): CompiledRules {
+    const next = compileRules(this.#params, width, height);
+    const before = this.#rules;
+    if (before) for (const st of this.#tracks.values()) st.remap(before, next);
+    for (const t of this.#lineTotals.values()) t.active = false;
+    for (const t of this.#zoneTotals.values()) t.active = false;
+    this.#lineRefs = next.lines.map((l) => {
+      let t = this.#lineTotals.get(l.id);
+      if (!t) this.#lineTotals.set(l.id, (t = new LineTotals()));
+      t.active = true;
+      return t;
+    });
+    this.#zoneRefs = next.zones.map((z, i) => {
+      let t = this.#zoneTotals.get(z.id);
+      if (!t) this.#zoneTotals.set(z.id, (t = new ZoneTotals()));
+      t.active = true;
+      // Tracks whose state did not survive the change are outside again.
+      let occ = 0;
+      for (const st of this.#tracks.values()) occ += st.zoneIn[i];
+      t.occupancy = occ;
+      return t;
+    });
+    this.#rules = next;
+    this.#size = [width, height];
+    return next;
+  }
+
+  #emit(e: EventInit): void {
+    this.#events.push({ id: `ae_${this.#frameIndex}_${this.#seq++}`, ...e, version: this.#activeVersion, t_ms: this.#t, frame_index: this.#frameIndex } as AnalyticsEvent);
+  }
+
+  /** One sampled frame's tracks (call in stream order, also for frames without tracks). */
+  process(frame: AnalyticsFrame): FrameResult {
+    if (this.#pending) {
+      this.#params = this.#pending;
+      this.#pending = null;
+      this.#activeVersion = this.#version;
+      this.#rules = this.#compile(frame.width, frame.height);
+    }
+    let rules = this.#rules;
+    if (!rules || (this.#params.units === 'relative' && (this.#size[0] !== frame.width || this.#size[1] !== frame.height))) {
+      rules = this.#compile(frame.width, frame.height);
+    }
+    this.#events = [];
+    this.#seq = 0;
+    this.#frameIndex = frame.frame_index;
+    this.#t = frame.t_ms;
+    const sample = ++this.#sample;
+    const interval = rules.intervalMs;
+    const { lines, zones, anchors, speed } = rules;
+    const speeds = speed ? new Map<number, number>() : null;
+    for (const trk of frame.tracks) {
+      let st = this.#tracks.get(trk.track_id);
+      if (!st) this.#tracks.set(trk.track_id, (st = new TrackState(trk.track_id, rules)));
+      if (st.seenAt === sample) continue; // a duplicate id in one frame: the first box wins
+      st.hasPrev = st.seenAt >= 0;
+      const swap = st.prev; st.prev = st.cur; st.cur = swap;
+      const [x1, y1, x2, y2] = trk.box;
+      for (let k = 0; k < anchors.length; k++) anchorOf(anchors[k], x1, y1, x2, y2, st.cur, anchors[k] * 2);
+      st.boxHeight = y2 - y1;
+      st.cls = trk.class;
+      st.seenAt = sample;
+      st.lastT = frame.t_ms;
+      if (speed) {
+        stepSpeed(speed.h, speed.windowMs, st, frame.t_ms, st.cur[0], st.cur[1]);
+        if (!Number.isNaN(st.speedKmh)) speeds!.set(trk.track_id, round1(st.speedKmh));
+      }
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i];
+        if (line.classes && !line.classes.has(st.cls)) continue;
+        const r = stepLine(line, st, i);
+        if (r === 0) continue;
+        this.#lineRefs[i].add(r as 1 | -1, st.cls, frame.t_ms, interval, st.speedKmh);
+        const e: EventInit = { type: 'line.crossed', rule: line.id, track_id: st.id, class: st.cls, direction: r === 1 ? 'in' : 'out' };
+        if (speed && !Number.isNaN(st.speedKmh)) e.speed_kmh = round1(st.speedKmh);
+        this.#emit(e);
+      }
+      for (let i = 0; i < zones.length; i++) {
+        const zone = zones[i];
+        if (zone.classes && !zone.classes.has(st.cls)) continue;
+        const r = stepZone(zone, st, i);
+        if (r === 1) this.#enter(st, i, rules);
+        else if (r === -1) this.#exit(st, i, rules);
+        else if (zone.dwellMs !== null && st.zoneIn[i] && !st.zoneDwell[i] && frame.t_ms - st.zoneEnterT[i] > zone.dwellMs) {
+          st.zoneDwell[i] = 1;
+          this.#emit({ type: 'zone.dwell', rule: zone.id, track_id: st.id, class: st.cls, dwell_ms: frame.t_ms - st.zoneEnterT[i] });
+        }
+      }
+    }
+    // Tracks not seen in this frame: gone from their zones after lost_samples, forgotten later.
+    for (const st of this.#tracks.values()) {
+      const missing = sample - st.seenAt;
+      if (missing === 0) continue;
+      if (missing === rules.lostSamples) this.#leaveAll(st, rules);
+      else if (missing >= FORGET_SAMPLES) this.#tracks.delete(st.id);
+    }
+    for (let i = 0; i < zones.length; i++) {
+      const zone = zones[i];
+      if (zone.maxOccupancy === null) continue;
+      const t = this.#zoneRefs[i];
+      if (t.occupancy > zone.maxOccupancy) {
+        t.crowdSince ??= frame.t_ms;
+        if (!t.crowdSent && frame.t_ms - t.crowdSince >= zone.crowdMs) {
+          t.crowdSent = true;
+          this.#emit({ type: 'zone.crowded', rule: zone.id, track_id: null, class: null, occupancy: t.occupancy });
+        }
+      } else {
+        t.crowdSince = null;
+        t.crowdSent = false;
+      }
+    }
+    return { events: this.#events, speeds };
+  }
+
+  /** Closes every open zone visit (end of the task); returns their zone.exited events, dated the last frame. */
+  finish(): AnalyticsEvent[] {
+    this.#events = [];
+    const rules = this.#rules;
+    if (rules) for (const st of this.#tracks.values()) this.#leaveAll(st, rules);
+    return this.#events;
+  }
+
+  #enter(st: TrackState, i: number, rules: CompiledRules): void {
+    const zone = rules.zones[i];
+    st.zoneEnterT[i] = this.#t;
+    st.zoneDwell[i] = 0;
+    this.#zoneRefs[i].enter(st.cls, this.#t, rules.intervalMs);
+    if (st.lastZone !== null && st.lastZone !== zone.id) this.#transitions.add(st.lastZone, zone.id);
+    st.lastZone = zone.id;
+    this.#emit({ type: 'zone.entered', rule: zone.id, track_id: st.id, class: st.cls });
+  }
+
+  #exit(st: TrackState, i: number, rules: CompiledRules, at = this.#t): void {
+    const dwell = Math.max(0, at - st.zoneEnterT[i]);
+    this.#zoneRefs[i].exit(st.cls, this.#t, rules.intervalMs, dwell);
+    this.#emit({ type: 'zone.exited', rule: rules.zones[i].id, track_id: st.id, class: st.cls, dwell_ms: dwell });
+  }
+
+  /** A lost track leaves every zone it is in; its time inside ends at its last sighting. */
+  #leaveAll(st: TrackState, rules: CompiledRules): void {
+    for (let i = 0; i < st.zoneIn.length; i++) {
+      if (!st.zoneIn[i]) continue;
+      st.zoneIn[i] = 0;
+      st.zonePend[i] = 0;
+      this.#exit(st, i, rules, st.lastT);
+    }
+  }
+
+  /** Totals so far, removed rules included (active: false). */
+  summary(): AnalyticsSummary {
+    const withSpeed = this.#params.speed !== undefined;
+    return {
+      version: this.#version,
+      lines: Object.fromEntries([...this.#lineTotals].map(([id, t]) => [id, t.summary(withSpeed)])),
+      zones: Object.fromEntries([...this.#zoneTotals].map(([id, t]) => [id, t.summary()])),
+      transitions: this.#transitions.summary(),
+    };
+  }
+}
