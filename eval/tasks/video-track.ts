@@ -34,21 +34,21 @@ import type { FrameOutput, VideoTaskRequest } from '../../src/video/provider.js'
 const run$ = promisify(execFile);
 const DEFAULT_THRESHOLD = 0.4;
 
-interface Sequence { name: string; video: () => Promise<string>; gtPath: string; scale: number; note?: string }
+export interface Sequence { name: string; video: () => Promise<string>; gtPath: string; scale: number; note?: string }
 
-function seqInfo(dir: string): Record<string, string> {
+export function seqInfo(dir: string): Record<string, string> {
   const p = join(dir, 'seqinfo.ini');
   if (!existsSync(p)) return {};
   return Object.fromEntries(readFileSync(p, 'utf8').split(/\r?\n/).map((l) => l.split('=')).filter((kv) => kv.length === 2).map(([k, v]) => [k.trim(), v.trim()]));
 }
 
-async function probeWidth(path: string): Promise<number> {
+export async function probeWidth(path: string): Promise<number> {
   const { stdout } = await run$('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width', '-of', 'csv=p=0', path]);
   return Number(stdout.trim());
 }
 
 /** Every tracking/* folder with a video (or frames) and applicable gt, in name order. */
-function sequences(root: string, tmp: string): Sequence[] {
+export function sequences(root: string, tmp: string): Sequence[] {
   const out: Sequence[] = [];
   for (const d of readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
     const dir = join(root, d.name);
@@ -87,7 +87,7 @@ function sequences(root: string, tmp: string): Sequence[] {
 }
 
 /** Runs one task; resolves to its frames (chunks without finish_reason) and the track count. */
-type Runner = (video: string, request: VideoTaskRequest) => Promise<{ frames: FrameOutput[]; finish: string; tracks: number }>;
+export type Runner = (video: string, request: VideoTaskRequest) => Promise<{ frames: FrameOutput[]; finish: string; tracks: number }>;
 
 function directRunner(detector: Detector): Runner {
   const provider = new LocalProvider({ allowPrivateUrls: false, vision: { detector: async () => detector, ocrImage, ocrRegion } });
@@ -123,7 +123,7 @@ function fileServer(files: Map<string, string>): Promise<{ server: Server; url: 
   }));
 }
 
-async function apiRunner(): Promise<{ run: Runner; close(): Promise<void> }> {
+export async function apiRunner(): Promise<{ run: Runner; close(): Promise<void> }> {
   const { startTestApp, api } = await import('../../test/helpers/app.js');
   const app = await startTestApp({ SIGHTFLOW_LOG_LEVEL: 'silent' });
   const files = new Map<string, string>();

@@ -3,9 +3,6 @@
 // right direction.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileRules, parseAnalytics } from '../../../src/video/pipeline/analytics/rules.js';
-import { naiveStep } from '../../../src/video/pipeline/analytics/line-counter.js';
-import { TrackState } from '../../../src/video/pipeline/analytics/track-state.js';
 import { engineFor, framesOf, rng, runAll, type Path } from './helpers.js';
 
 const VERTICAL = { lines: [{ id: 'door', points: [[400, 0], [400, 480]] }] };
@@ -49,19 +46,10 @@ test('a one-sample glitch across the line and back counts nothing (naive counts 
   assert.equal(naiveCount(VERTICAL, glitch), 2);
 });
 
-function naiveCount(params: unknown, path: Path): number {
-  const rules = compileRules(parseAnalytics(params, 'parameters'), 640, 480);
-  const st = new TrackState(1, rules);
-  let n = 0;
-  for (const a of path) {
-    if (!a) continue;
-    st.hasPrev = st.seenAt >= 0;
-    const sw = st.prev; st.prev = st.cur; st.cur = sw;
-    st.cur[0] = a[0]; st.cur[1] = a[1];
-    st.seenAt++;
-    if (naiveStep(rules.lines[0], st) !== 0) n++;
-  }
-  return n;
+/** The naive counter (every change of side through the segment counts): no band, one sample. */
+function naiveCount(params: { lines: Array<Record<string, unknown>> }, path: Path): number {
+  const c = count({ lines: params.lines.map((l) => ({ ...l, min_samples: 1, margin_px: 0, margin_box: 0 })) }, [path]);
+  return Object.values(c).reduce((s, v) => s + v.in + v.out, 0);
 }
 
 /** A line through the frame at a random angle, and the unit normal pointing to its `in` side. */

@@ -4,7 +4,7 @@
 // Rules may change between two frames (setRules): the change applies at the next frame and bumps `version`.
 import { anchorOf, compileRules, type CompiledRules } from './rules.js';
 import type { AnalyticsParameters } from './rules.schema.js';
-import { stepLine } from './line-counter.js';
+import { packLines, stepLines } from './line-counter.js';
 import { stepZone } from './zone-tracker.js';
 import { stepSpeed } from './speed.js';
 import { LineTotals, Transitions, ZoneTotals, type LineSummary, type ZoneSummary } from './totals.js';
@@ -85,6 +85,10 @@ export class AnalyticsEngine {
   readonly #zoneTotals = new Map<string, ZoneTotals>();
   readonly #transitions = new Transitions();
   #lineRefs: LineTotals[] = [];
+  #packed: ReturnType<typeof packLines> = packLines([]);
+  #lineOut = new Int8Array(0);
+  /** Per class name: which lines count it (null: all lines count every class). */
+  #lineMasks: Map<string, Uint8Array> | null = null;
   #zoneRefs: ZoneTotals[] = [];
 
   /** `params` must have passed parseAnalytics (rules.ts). */
@@ -123,9 +127,19 @@ export class AnalyticsEngine {
       t.occupancy = occ;
       return t;
     });
+    this.#packed = packLines(next.lines);
+    this.#lineOut = new Int8Array(next.lines.length);
+    this.#lineMasks = next.lines.some((l) => l.classes) ? new Map() : null;
     this.#rules = next;
     this.#size = [width, height];
     return next;
+  }
+
+  #maskFor(cls: string, rules: CompiledRules): Uint8Array | null {
+    if (this.#lineMasks === null) return null;
+    let m = this.#lineMasks.get(cls);
+    if (!m) this.#lineMasks.set(cls, (m = Uint8Array.from(rules.lines, (l) => (l.classes === null || l.classes.has(cls) ? 1 : 0))));
+    return m;
   }
 
   #emit(e: EventInit): void {
@@ -168,15 +182,15 @@ export class AnalyticsEngine {
         stepSpeed(speed.h, speed.windowMs, st, frame.t_ms, st.cur[0], st.cur[1]);
         if (!Number.isNaN(st.speedKmh)) speeds!.set(trk.track_id, round1(st.speedKmh));
       }
-      for (let i = 0; i < lines.length; i++) {
-        const line = lines[i];
-        if (line.classes && !line.classes.has(st.cls)) continue;
-        const r = stepLine(line, st, i);
-        if (r === 0) continue;
-        this.#lineRefs[i].add(r as 1 | -1, st.cls, frame.t_ms, interval, st.speedKmh);
-        const e: EventInit = { type: 'line.crossed', rule: line.id, track_id: st.id, class: st.cls, direction: r === 1 ? 'in' : 'out' };
-        if (speed && !Number.isNaN(st.speedKmh)) e.speed_kmh = round1(st.speedKmh);
-        this.#emit(e);
+      if (lines.length > 0 && stepLines(this.#packed.packed, this.#packed.anchorOffset, this.#maskFor(st.cls, rules), st, this.#lineOut) > 0) {
+        for (let i = 0; i < lines.length; i++) {
+          const r = this.#lineOut[i];
+          if (r === 0) continue;
+          this.#lineRefs[i].add(r as 1 | -1, st.cls, frame.t_ms, interval, st.speedKmh);
+          const e: EventInit = { type: 'line.crossed', rule: lines[i].id, track_id: st.id, class: st.cls, direction: r === 1 ? 'in' : 'out' };
+          if (speed && !Number.isNaN(st.speedKmh)) e.speed_kmh = round1(st.speedKmh);
+          this.#emit(e);
+        }
       }
       for (let i = 0; i < zones.length; i++) {
         const zone = zones[i];

@@ -18,52 +18,65 @@
 // 4 px floor covers small far-away boxes. min_samples 2 discards one-frame box glitches (an occlusion
 // that cuts a box's bottom for one frame moves its foot point by half a box). The price: a track must stay
 // visible for 2 samples past the band after crossing, e.g. 0.2 s at 10 fps sampling.
-import { cross, crossingParam } from './geometry.js';
+import { crossingParam } from './geometry.js';
 import type { CompiledLine } from './rules.js';
 import type { TrackState } from './track-state.js';
 
-/** +1 `in` (to the side where (B-A)x(P-A) > 0), -1 `out`, 0 nothing. Call once per sighting of the track. */
-export function stepLine(line: CompiledLine, st: TrackState, i: number): number {
-  const o = line.anchor * 2;
-  const px = st.cur[o], py = st.cur[o + 1];
-  const d = cross(line.ax, line.ay, line.bx, line.by, px, py) * line.invLen;
-  if (st.hasPrev) {
-    const qx = st.prev[o], qy = st.prev[o + 1];
-    const dq = cross(line.ax, line.ay, line.bx, line.by, qx, qy);
-    if ((dq > 0) !== (d > 0) || dq === 0) {
-      const t = crossingParam(line.ax, line.ay, line.bx, line.by, qx, qy, px, py);
-      if (!Number.isNaN(t)) st.lineCrossT[i] = t;
-    }
-  }
-  const mb = line.marginBox * st.boxHeight;
-  const margin = mb > line.marginPx ? mb : line.marginPx;
-  const beyond = d >= margin ? 1 : d <= -margin ? -1 : 0;
-  const side = st.lineSide[i];
-  if (side === 0) {
-    if (beyond !== 0) { st.lineSide[i] = beyond; st.linePend[i] = 0; st.lineCrossT[i] = NaN; }
-    return 0;
-  }
-  if (beyond === side) { st.linePend[i] = 0; st.lineCrossT[i] = NaN; return 0; }
-  if (beyond === 0) { st.linePend[i] = 0; return 0; }
-  if (++st.linePend[i] < line.minSamples) return 0;
-  const t = st.lineCrossT[i];
-  st.lineSide[i] = beyond;
-  st.linePend[i] = 0;
-  st.lineCrossT[i] = NaN;
-  return t >= 0 && t <= 1 ? beyond : 0;
+/** Per line, packed for the per-frame loop: ax, ay, bx, by, 1/|AB|, margin_px, margin_box, min_samples. */
+export const LINE_STRIDE = 8;
+
+export function packLines(lines: readonly CompiledLine[]): { packed: Float64Array; anchorOffset: Int32Array } {
+  const packed = new Float64Array(lines.length * LINE_STRIDE);
+  lines.forEach((l, i) => packed.set([l.ax, l.ay, l.bx, l.by, l.invLen, l.marginPx, l.marginBox, l.minSamples], i * LINE_STRIDE));
+  return { packed, anchorOffset: Int32Array.from(lines, (l) => l.anchor * 2) };
 }
 
+/** +1 `in` (to the side where (B-A)x(P-A) > 0), -1 `out`, 0 nothing. Call once per sighting of the track. */
 /**
- * The naive counter public line counters behave like by default, kept as the peer of the eval and bench:
- * every change of the anchor's side between two consecutive sightings through the segment counts.
+ * Steps every line for one sighting of a track: out[i] = +1 `in`, -1 `out`, 0 nothing. `mask` (when not
+ * null) says which lines count the track's class. One tight loop over typed arrays: with 64 lines and 100
+ * tracks it runs 6400 times a frame.
  */
-export function naiveStep(line: CompiledLine, st: TrackState): number {
-  if (!st.hasPrev) return 0;
-  const o = line.anchor * 2;
-  const px = st.cur[o], py = st.cur[o + 1], qx = st.prev[o], qy = st.prev[o + 1];
-  const d = cross(line.ax, line.ay, line.bx, line.by, px, py);
-  const dq = cross(line.ax, line.ay, line.bx, line.by, qx, qy);
-  if (d === 0 || (d > 0) === (dq > 0)) return 0;
-  const t = crossingParam(line.ax, line.ay, line.bx, line.by, qx, qy, px, py);
-  return t >= 0 && t <= 1 ? (d > 0 ? 1 : -1) : 0;
+export function stepLines(packed: Float64Array, anchorOffset: Int32Array, mask: Uint8Array | null, st: TrackState, out: Int8Array): number {
+  const n = anchorOffset.length;
+  const cur = st.cur, prev = st.prev, hasPrev = st.hasPrev, h = st.boxHeight;
+  const lineD = st.lineD, lineSide = st.lineSide, linePend = st.linePend, lineCrossT = st.lineCrossT;
+  let hits = 0;
+  for (let i = 0; i < n; i++) {
+    out[i] = 0;
+    if (mask !== null && mask[i] === 0) continue;
+    const b = i * LINE_STRIDE, o = anchorOffset[i];
+    const ax = packed[b], ay = packed[b + 1], bx = packed[b + 2], by = packed[b + 3];
+    const px = cur[o], py = cur[o + 1];
+    const c = (bx - ax) * (py - ay) - (by - ay) * (px - ax);
+    const dq = lineD[i];
+    lineD[i] = c;
+    // dq is NaN for a line added while the track was away: no step to look at.
+    if (hasPrev && dq === dq && ((dq > 0) !== (c > 0) || dq === 0)) {
+      const t = crossingParam(ax, ay, bx, by, prev[o], prev[o + 1], px, py);
+      if (t === t) lineCrossT[i] = t;
+    }
+    const d = c * packed[b + 4];
+    const mb = packed[b + 6] * h;
+    const margin = mb > packed[b + 5] ? mb : packed[b + 5];
+    const beyond = d >= margin ? 1 : d <= -margin ? -1 : 0;
+    const side = lineSide[i];
+    if (side === 0) {
+      if (beyond !== 0) { lineSide[i] = beyond; linePend[i] = 0; lineCrossT[i] = NaN; }
+      continue;
+    }
+    if (beyond === side) {
+      if (linePend[i] !== 0) linePend[i] = 0;
+      if (lineCrossT[i] === lineCrossT[i]) lineCrossT[i] = NaN;
+      continue;
+    }
+    if (beyond === 0) { linePend[i] = 0; continue; }
+    if (++linePend[i] < packed[b + 7]) continue;
+    const t = lineCrossT[i];
+    lineSide[i] = beyond;
+    linePend[i] = 0;
+    lineCrossT[i] = NaN;
+    if (t >= 0 && t <= 1) { out[i] = beyond; hits++; }
+  }
+  return hits;
 }

@@ -20,6 +20,8 @@ export class TrackState {
   lineSide: Int8Array;
   linePend: Uint8Array;
   lineCrossT: Float64Array;
+  /** (B-A)x(P-A) at the last sighting, so a step needs one cross product, not two. */
+  lineD: Float64Array;
   // Zones: confirmed inside, consecutive samples beyond the margin on the other side, entry time, dwell sent.
   zoneIn: Uint8Array;
   zonePend: Uint8Array;
@@ -34,6 +36,7 @@ export class TrackState {
     this.lineSide = new Int8Array(rules.lines.length);
     this.linePend = new Uint8Array(rules.lines.length);
     this.lineCrossT = new Float64Array(rules.lines.length).fill(NaN);
+    this.lineD = new Float64Array(rules.lines.length);
     this.zoneIn = new Uint8Array(rules.zones.length);
     this.zonePend = new Uint8Array(rules.zones.length);
     this.zoneEnterT = new Float64Array(rules.zones.length);
@@ -43,15 +46,18 @@ export class TrackState {
   /** Re-sizes the per-rule arrays for new rules, keeping the state of rules whose key is unchanged. */
   remap(from: CompiledRules, to: CompiledRules): void {
     const lineIdx = new Map(from.lines.map((l, i) => [l.key + l.id, i]));
-    const side = new Int8Array(to.lines.length), pend = new Uint8Array(to.lines.length), crossT = new Float64Array(to.lines.length).fill(NaN);
+    const n = to.lines.length;
+    const side = new Int8Array(n), pend = new Uint8Array(n), crossT = new Float64Array(n).fill(NaN), lineD = new Float64Array(n);
     to.lines.forEach((l, i) => {
       const j = lineIdx.get(l.key + l.id);
-      if (j !== undefined) { side[i] = this.lineSide[j]; pend[i] = this.linePend[j]; crossT[i] = this.lineCrossT[j]; }
+      if (j !== undefined) { side[i] = this.lineSide[j]; pend[i] = this.linePend[j]; crossT[i] = this.lineCrossT[j]; lineD[i] = this.lineD[j]; }
+      // A new line has no previous distance: the next sighting only sets its side.
+      else if (this.hasPrev) lineD[i] = NaN;
     });
-    this.lineSide = side; this.linePend = pend; this.lineCrossT = crossT;
+    this.lineSide = side; this.linePend = pend; this.lineCrossT = crossT; this.lineD = lineD;
     const zoneIdx = new Map(from.zones.map((z, i) => [z.key + z.id, i]));
-    const n = to.zones.length;
-    const inside = new Uint8Array(n), zpend = new Uint8Array(n), enter = new Float64Array(n), dwell = new Uint8Array(n);
+    const m = to.zones.length;
+    const inside = new Uint8Array(m), zpend = new Uint8Array(m), enter = new Float64Array(m), dwell = new Uint8Array(m);
     to.zones.forEach((z, i) => {
       const j = zoneIdx.get(z.key + z.id);
       if (j !== undefined) { inside[i] = this.zoneIn[j]; zpend[i] = this.zonePend[j]; enter[i] = this.zoneEnterT[j]; dwell[i] = this.zoneDwell[j]; }
