@@ -80,6 +80,7 @@ export const errorCatalogue = {
   collection_exists: { status: 409, type: 'conflict_error', when: 'a vector collection name already used in the project' },
   duplicate_project_name: { status: 409, type: 'conflict_error', when: 'a project name already used' },
   task_finished: { status: 409, type: 'conflict_error', when: 'cancelling a video task that has already finished' },
+  analytics_unavailable: { status: 409, type: 'conflict_error', when: 'analytics of a video task without an analytics step, a rule change on a finished task, or a recount of one still running' },
   idempotency_conflict: { status: 409, type: 'conflict_error', when: 'an Idempotency-Key reused with another request, or its first request still running' },
   // 413
   payload_too_large: { status: 413, type: 'invalid_request_error', when: 'a body, image or video over its size limit' },
@@ -217,6 +218,7 @@ export const errors = {
   collectionExists: (name: string) =>
     make('collection_exists', `A collection named ${JSON.stringify(name)} already exists in this project`, 'name'),
   duplicateProjectName: (name: string) => make('duplicate_project_name', `A project named "${name}" already exists`, 'name'),
+  analyticsUnavailable: (id: string, why: string) => make('analytics_unavailable', `Analytics of video task ${id}: ${why}`),
   taskFinished: (id: string, status: string) =>
     make('task_finished', `Video task ${id} already ${status}; only pending, running or streaming tasks can be cancelled`),
   /** `busy`: the first request with this key is still being processed (past the wait for its response). */

@@ -30,6 +30,7 @@ export function frameEvent(taskId: string, seq: number, frame: FrameOutput, mode
     ...(seq === 0 ? { model } : {}),
     stream_info: frame.stream_info,
     delta: frame.delta,
+    ...(frame.analytics ? { analytics: frame.analytics } : {}),
     finish_reason: null,
   });
 }
@@ -39,7 +40,7 @@ export function frameEvent(taskId: string, seq: number, frame: FrameOutput, mode
  * An `error` chunk also says what went wrong, as the task record does.
  */
 export function terminalEvents(taskId: string, seq: number, reason: FinishReason, info: StreamInfo, usage: TerminalUsage, model: string,
-  error?: { code: string; message: string }): string {
+  error?: { code: string; message: string }, analytics?: { events: unknown[]; totals: unknown }): string {
   return event({
     id: chunkId(taskId, seq),
     object: 'mm.pipeline.chunk',
@@ -49,5 +50,6 @@ export function terminalEvents(taskId: string, seq: number, reason: FinishReason
     finish_reason: reason,
     usage,
     ...(error ? { error } : {}),
+    ...(analytics ? { analytics } : {}),
   }) + DONE_EVENT;
 }

@@ -12,6 +12,8 @@ export interface StreamTarget {
   attributes?: Record<string, unknown>;
   text?: string;
   feature_digest?: string;
+  /** With an analytics step that has a speed calibration. */
+  speed_kmh?: number;
 }
 
 export interface StreamInfo {
@@ -34,6 +36,10 @@ export interface StreamInfo {
 export interface FrameOutput {
   stream_info: StreamInfo;
   delta: { results: Array<{ index: number; targets: StreamTarget[] }> };
+  /** Set by the worker with an analytics step (pipeline/analytics/task-analytics.ts). */
+  analytics?: { events: unknown[]; totals: Record<string, unknown> };
+  /** The source frame size, when the provider knows it (relative analytics rules need it); not archived. */
+  frame_size?: { width: number; height: number };
 }
 
 export interface TrackSummary {

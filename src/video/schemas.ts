@@ -2,12 +2,14 @@
 // with these and the OpenAPI document is generated from them. Bodies are strict: an unknown field, step model
 // or step parameter is a 400 naming it. Messages follow "Expected X for field but received Y".
 import { z } from 'zod';
+import { AnalyticsParameters } from './pipeline/analytics/rules.schema.js';
+import { EVENT_TYPES } from './pipeline/analytics/events.js';
 
 /** Decoded size limit of a video_base64 input: 20 MB fits (as ~26.7 MB of base64) in the 30 MB JSON body limit. */
 export const VIDEO_BASE64_MAX_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_MAX_FRAMES = 3000;
 export const DEFAULT_SAMPLING = { mode: 'fps', value: 1 } as const;
-export const STEP_MODELS = ['detect', 'ocr', 'feature'] as const;
+export const STEP_MODELS = ['detect', 'ocr', 'feature', 'analytics'] as const;
 export const TASK_STATES = ['pending', 'running', 'streaming', 'succeeded', 'failed', 'cancelling', 'cancelled'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 export const TERMINAL_STATES: readonly TaskState[] = ['succeeded', 'failed', 'cancelled'];
@@ -110,7 +112,12 @@ const FeatureStep = z.strictObject({
   when: When.optional(),
 });
 
-const Step = z.discriminatedUnion('model', [DetectStep, OcrStep, FeatureStep], {
+const AnalyticsStep = z.strictObject({
+  model: z.literal('analytics'),
+  parameters: AnalyticsParameters,
+}).meta({ description: 'Counting lines, zones, dwell, crowding and speed on the tracks of the detect step before it (docs/api.md, "Analytics")' });
+
+const Step = z.discriminatedUnion('model', [DetectStep, OcrStep, FeatureStep, AnalyticsStep], {
   error: (iss: { code?: string; input?: unknown }) => iss.code === 'invalid_union'
     ? `Expected one of ${STEP_MODELS.join(', ')} for model but received ${received((iss.input as { model?: unknown } | undefined)?.model)}`
     : undefined,
@@ -137,6 +144,9 @@ export const ProcessBody = z.strictObject({
       .meta({ description: 'Receives a POST on the task\'s terminal state (checked against the URL policy at every attempt)' }),
     secret: z.string(expected('a whsec_ secret', 'webhook.secret')).max(200, expected('a whsec_ secret', 'webhook.secret')).optional()
       .meta({ description: '"whsec_" + base64 of 16-64 bytes (Standard Webhooks); generated and returned once in the 202 when omitted' }),
+    events: z.array(z.enum(EVENT_TYPES, expected(`one of ${EVENT_TYPES.join(', ')}`, 'webhook.events')), expected('an array of analytics event types', 'webhook.events'))
+      .max(EVENT_TYPES.length).optional()
+      .meta({ description: 'Analytics events to deliver besides the terminal ones, each as {type, timestamp, data: <the event as in the stream>} with webhook-id = the event id' }),
   }, expected('an object {url, secret?}', 'webhook')).optional()
     .meta({ description: 'A signed POST {type: "video.task.<state>", timestamp, data: <task record>} on succeeded, failed or cancelled, retried with exponential backoff for 24 hours' }),
 });
@@ -215,6 +225,7 @@ export const TaskResults = z.object({
   model: z.string(),
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }),
   tracks: z.array(TrackSummary),
+  analytics: z.record(z.string(), z.unknown()).optional().meta({ description: 'With an analytics step: {version, lines, zones, transitions} (docs/api.md, "Analytics")' }),
 });
 
 export const StreamChunk = z.object({
@@ -231,6 +242,8 @@ export const StreamChunk = z.object({
     reconnects: z.number().int().optional().meta({ description: 'Live: times the source was reopened so far' }),
   }),
   delta: z.object({ results: z.array(z.object({ index: z.number().int(), targets: z.array(z.record(z.string(), z.unknown())) })) }),
+  analytics: z.object({ events: z.array(z.record(z.string(), z.unknown())), totals: z.record(z.string(), z.unknown()) }).optional()
+    .meta({ description: 'With an analytics step: this frame\'s events and the running totals; the terminal chunk carries the full summary' }),
   finish_reason: z.enum(['stop', 'max_frames', 'error', 'cancelled']).nullable(),
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int(), decoded_frames: z.number().int(), dropped_frames: z.number().int() }).optional(),
 }).meta({ description: 'Each SSE event is "data: <chunk JSON>\\n\\n"; after the terminal chunk "data: [DONE]\\n\\n". Comments ": hb" keep idle streams open. Resume with Last-Event-ID or ?offset= (bytes).' });

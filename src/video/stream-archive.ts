@@ -32,6 +32,8 @@ export interface Finish {
   usage: TerminalUsage;
   error?: { code: string; message: string };
   results?: unknown;
+  /** With an analytics step: the closing events and the full summary, in the terminal chunk. */
+  analytics?: { events: unknown[]; totals: unknown };
 }
 
 export type AppendOutcome = 'appended' | 'cancelling' | 'lost';
@@ -107,7 +109,7 @@ export class StreamArchive {
     const reason = cancel ? 'cancelled' : f.reason;
     const info = f.info ?? task.lastInfo;
     const error = cancel ? undefined : f.error;
-    const n = await append(terminalEvents(task.id, task.chunkCount, reason, info, f.usage, task.model, error));
+    const n = await append(terminalEvents(task.id, task.chunkCount, reason, info, f.usage, task.model, error, f.analytics));
     await q.query(tsql.finish, [task.id, status, n, JSON.stringify({ processed_frames: f.usage.processed_frames, processing_time_ms: f.usage.processing_time_ms }),
       error ? JSON.stringify(error) : null, status === 'succeeded' && f.results ? JSON.stringify(f.results) : null,
       // A task that never produced a frame keeps progress.frame_index null.

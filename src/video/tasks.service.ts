@@ -12,6 +12,7 @@ import { trackerSettings } from './pipeline/target-tracker.js';
 import type { ProcessBody } from './schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
 import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
+import type { AnalyticsService } from './pipeline/analytics/analytics.service.js';
 
 const INCLUDES = ['request', 'webhook_deliveries'] as const;
 
@@ -19,7 +20,7 @@ const INCLUDES = ['request', 'webhook_deliveries'] as const;
 type Owner = Pick<Caller, 'projectId'>;
 
 export class TasksService {
-  constructor(private readonly s: Services, private readonly store: TaskStore) {}
+  constructor(private readonly s: Services, private readonly store: TaskStore, private readonly analytics?: AnalyticsService) {}
 
   /**
    * Enqueues a task for the caller's key; answers {id, status, stream_url}, plus {webhook: {url, secret}} when
@@ -31,7 +32,11 @@ export class TasksService {
     trackerSettings((body as { tracker?: never }).tracker);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
+    if (body.webhook?.events?.length && !body.steps.some((st) => st.model === 'analytics')) {
+      throw errors.invalidParam('webhook.events', 'Expected an analytics step in steps for webhook.events (they are its events)');
+    }
     const rec = await this.store.create(caller.projectId, caller.keyId, body, webhook);
+    await this.analytics?.created(String(rec.id), body);
     return { id: rec.id, status: rec.status, stream_url: rec.stream_url, ...(webhook && w?.secret === undefined ? { webhook } : {}) };
   }
 

@@ -74,4 +74,23 @@ export const videoMigrations: Migration[] = [
       CREATE INDEX video_webhook_deliveries_due ON video_webhook_deliveries (next_attempt_at) WHERE status = 'pending';
     `,
   },
+  {
+    version: 102,
+    name: 'video task analytics',
+    // A task with an analytics step: its rules and their version (PUT changes them on a running task), the
+    // totals so far (the worker saves them about once a second and at the end), the source frame size
+    // (relative rules of a recount need it) and which analytics events go to the task's webhook.
+    sql: `
+      CREATE TABLE video_task_analytics (
+        task_id         text PRIMARY KEY REFERENCES video_tasks(id) ON DELETE CASCADE,
+        parameters      jsonb NOT NULL,
+        version         integer NOT NULL,
+        summary         jsonb,
+        frame_width     integer,
+        frame_height    integer,
+        webhook_events  jsonb,
+        updated_at      timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+    `,
+  },
 ];

@@ -17,6 +17,8 @@ import { videoRoutes } from './video.routes.js';
 import { TasksService } from './tasks.service.js';
 import { WebhookDispatcher } from './webhooks.js';
 import type { VideoSettings } from '../config/index.js';
+import { AnalyticsService } from './pipeline/analytics/analytics.service.js';
+import { analyticsRoutes } from './pipeline/analytics/analytics.routes.js';
 
 export interface VideoModuleOptions {
   worker: boolean;
@@ -69,13 +71,14 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
   const reaper = new Reaper(s, archive, settings.reaperMs);
   const fallback = opts.worker && !opts.providers ? defaultProviders(s) : null;
   const worker = opts.worker ? new VideoWorker(s, { providers: opts.providers ?? fallback!, settings }) : null;
-  const tasks = new TasksService(s, store);
+  const analytics = new AnalyticsService(s, archive);
+  const tasks = new TasksService(s, store, analytics);
   const webhooks = new WebhookDispatcher(s, { pollMs: settings.webhookPollMs, retryMs: settings.webhookRetryMs });
   return {
     ...videoPart,
     worker,
     tasks,
-    routes: videoRoutes(s, { tasks, store, archive, hub, subs, cache: new FinishedArchiveCache(), streamPollMs: settings.streamPollMs }),
+    routes: [...videoRoutes(s, { tasks, store, archive, hub, subs, cache: new FinishedArchiveCache(), streamPollMs: settings.streamPollMs }), ...analyticsRoutes(analytics)],
     async start() {
       await fallback?.load();
       reaper.start();

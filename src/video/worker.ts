@@ -14,6 +14,7 @@ import { hubFor, type StreamHub } from './stream-hub.js';
 import { buildResults, recordUsage, TrackFold } from './results.js';
 import type { VideoSettings } from '../config/index.js';
 import { EMPTY_STREAM_INFO } from './chunks.js';
+import { TaskAnalytics } from './pipeline/analytics/task-analytics.js';
 
 /** The ordered providers for a request's `model` hint. */
 export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;
@@ -119,6 +120,8 @@ class TaskRun {
   /** Set once the task is terminal here or was taken away: emits return false, results are ignored. */
   private over = false;
   private stopping = false;
+  /** The analytics step (null without one): runs on every frame before it is archived. */
+  private analytics: TaskAnalytics | null = null;
 
   constructor(private readonly s: Services, private readonly task: ClaimedTask, private readonly owner: string,
     private readonly archive: StreamArchive, private readonly queue: TaskQueue, private readonly settings: VideoSettings,
@@ -169,12 +172,14 @@ class TaskRun {
     if (this.over || this.controller.signal.aborted) return false;
     const outcome = await this.serial(async () => {
       if (this.over) return 'lost' as const;
-      const o = await this.archive.appendFrame(this.task.id, this.owner, frame, this.settings.leaseMs);
+      const out = this.analytics ? this.analytics.frame(frame) : frame;
+      const o = await this.archive.appendFrame(this.task.id, this.owner, out, this.settings.leaseMs);
       if (o === 'appended') {
         this.emitted++;
         this.lastInfo = frame.stream_info;
         this.lastAppendAt = Date.now();
         this.fold.add(frame);
+        if (this.analytics) await this.analytics.archived(out.analytics!.events as never);
       }
       return o;
     });
@@ -188,6 +193,7 @@ class TaskRun {
     const hb = await this.queue.heartbeat(this.task.id, this.owner, this.settings.leaseMs);
     if (!hb) return this.lost();
     if (hb.status === 'cancelling') return this.cancelNow();
+    await this.analytics?.poll();
     if (Date.now() - this.lastAppendAt >= this.settings.sseHeartbeatMs) {
       await this.serial(async () => {
         if (this.over) return;
@@ -204,10 +210,15 @@ class TaskRun {
       this.beat().catch((e) => this.s.log.warn({ err: e, taskId: this.task.id }, 'video task heartbeat failed')).finally(() => { beating = false; });
     }, this.settings.heartbeatMs);
     try {
+      this.analytics = await TaskAnalytics.start(this.s, this.task.id, this.task.job.request);
       await this.runProviders();
+    } catch (e) {
+      // A bad analytics step never gets here (checked at submit); a database failure fails the task.
+      if (!this.over) await this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.providerError('analytics', this.emitted, (e as Error).message) });
     } finally {
       clearInterval(timer);
       await this.chain;
+      this.analytics?.drop();
     }
   }
 
@@ -251,10 +262,14 @@ class TaskRun {
       if (this.over) return;
       if (this.stopping) return this.shutdownEnd();
       const usage = { ...result.usage, processed_frames: this.emitted, processing_time_ms: Math.round(result.usage.processing_time_ms) };
-      return this.finish({
-        status: 'succeeded', reason: result.finish_reason, info: result.stream_info, usage,
-        results: buildResults(this.task.id, this.task.model, this.emitted, result, this.fold),
-      });
+      const results: Record<string, unknown> = { ...buildResults(this.task.id, this.task.model, this.emitted, result, this.fold) };
+      let analytics: { events: unknown[]; totals: unknown } | undefined;
+      if (this.analytics) {
+        const a = await this.analytics.finish();
+        results.analytics = a.summary;
+        analytics = { events: a.events, totals: a.summary };
+      }
+      return this.finish({ status: 'succeeded', reason: result.finish_reason, info: result.stream_info, usage, results, analytics });
     }
     if (this.over) return;
     await this.finish({ status: 'failed', reason: 'error', usage: this.usage(),

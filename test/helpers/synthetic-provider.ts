@@ -3,7 +3,8 @@
 // deterministically. Tests hand it to a worker directly (startWorker in ./video-tasks.ts), to a test app
 // (startTestApp's `videoProviders`), or to a worker process (../integration/synthetic-worker.ts); the
 // product never loads it. The source URL's query may shape a run: ?frames=N&frame_ms=M&start_ms=S
-// (defaults 10, 20, 0).
+// (defaults 10, 20, 0); &walkers=W: W people (track ids 1..W, 20 x 40 boxes) walk right to left from x = 600 at
+// 20 px a frame, at y = 100 + 50 w (the analytics tests count them on lines and zones).
 import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/provider.js';
 
 export interface SyntheticOptions {
@@ -51,9 +52,13 @@ export class SyntheticProvider implements VideoProvider {
         throw new ProviderError(this.name, `synthetic failure after ${emitted} frame(s)`, 500);
       }
       last = { frame_index: i, total_frames: frames, decoded_frames: i + 1, dropped_frames: 0, fps, elapsed_ms: Date.now() - started };
+      const walkers = n('walkers', 0);
+      const targets = walkers > 0
+        ? Array.from({ length: walkers }, (_, w) => ({ track_id: 1 + w, class: 'person', confidence: 0.9, roi: { left: 590 - 20 * i, top: 60 + 50 * w, width: 20, height: 40 } }))
+        : [{ track_id: 1 + (i % 2), class: i % 2 ? 'car' : 'person', confidence: 0.5 + (i % 5) / 10, roi: { left: i, top: 2 * i, width: 10, height: 20 } }];
       const frame: FrameOutput = {
-        stream_info: last,
-        delta: { results: [{ index: 0, targets: [{ track_id: 1 + (i % 2), class: i % 2 ? 'car' : 'person', confidence: 0.5 + (i % 5) / 10, roi: { left: i, top: 2 * i, width: 10, height: 20 } }] }] },
+        stream_info: walkers > 0 ? { ...last, stream_time_ms: i * 100 } : last,
+        delta: { results: [{ index: 0, targets }] },
       };
       if (!(await ctx.emit(frame))) break;
       emitted++;

@@ -111,7 +111,7 @@ export class FramePipeline {
           signal?.throwIfAborted();
           t.text = (await this.models.ocrRegion(image, t.box, { language: step.language })).text;
         }
-      } else {
+      } else if (step.kind === 'feature') {
         const chosen = targets.filter((t) => selects(step.when, t) && t.box[2] > t.box[0] && t.box[3] > t.box[1]);
         const vectors = describeRegions(image, chosen.map((t) => t.box));
         chosen.forEach((t, i) => { t.feature = vectors[i]; });

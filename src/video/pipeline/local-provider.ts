@@ -103,7 +103,7 @@ export class LocalProvider implements VideoProvider {
               stream_time_ms: frame.ptsMs,
               received_at_ms: frame.wallMs,
             };
-            const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] } });
+            const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] }, frame_size: { width: frame.width, height: frame.height } });
             emitted = true;
             processed++;
             if (!kept) throw signal.aborted ? signal.reason : new DOMException('The task was cancelled', 'AbortError');
@@ -157,7 +157,7 @@ export class LocalProvider implements VideoProvider {
         fps: info().fps, elapsed_ms: Math.round(performance.now() - started),
         stream_time_ms: Math.round(frame.streamTimeMs), received_at_ms: frame.wallMs, live: true, reconnects: c.reconnects,
       };
-      const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] } });
+      const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] }, frame_size: { width: frame.width, height: frame.height } });
       onEmit();
       processed++;
       if (!kept) throw signal.aborted ? signal.reason : new DOMException('The task was cancelled', 'AbortError');

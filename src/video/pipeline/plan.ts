@@ -5,6 +5,8 @@
 import { errors } from '../../errors.js';
 import type { VideoTaskRequest } from '../provider.js';
 import { DESCRIPTOR_MODEL } from './descriptor.js';
+import { parseAnalytics } from './analytics/rules.js';
+import type { AnalyticsParameters } from './analytics/rules.schema.js';
 
 export interface When {
   classIs?: ReadonlySet<string>;
@@ -14,7 +16,8 @@ export interface When {
 export type StepPlan =
   | { kind: 'detect'; index: number; model: string | undefined; classIds: Set<number> | undefined; threshold: number }
   | { kind: 'ocr'; index: number; language: string; when: When; frameLevel: boolean }
-  | { kind: 'feature'; index: number; model: string; when: When };
+  | { kind: 'feature'; index: number; model: string; when: When }
+  | { kind: 'analytics'; index: number; params: AnalyticsParameters };
 
 /** Default detect confidence_threshold, as for POST /v1/vision/detect. */
 export const DEFAULT_CONFIDENCE = 0.5;
@@ -30,6 +33,8 @@ const STEP_PARAMS: Record<string, readonly string[]> = {
   detect: ['model', 'classes', 'confidence_threshold'],
   ocr: ['model', 'language'],
   feature: ['model'],
+  // Checked as a whole by parseAnalytics (analytics/rules.ts).
+  analytics: [],
 };
 
 /** OCR models an ocr step may name (as POST /v1/vision/ocr's `model`). */
@@ -76,11 +81,19 @@ export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, labelsOf: (s
   }
   const plan: StepPlan[] = [];
   let producer = false;
+  let lastDetect = -1;
   request.steps.forEach((step, i) => {
     const params = (step.parameters ?? {}) as Record<string, unknown>;
     const allowed = STEP_PARAMS[step.model];
     if (!allowed) {
-      throw errors.invalidParam(`steps[${i}].model`, `Expected one of detect, ocr, feature for steps[${i}].model but received ${JSON.stringify(step.model)}`);
+      throw errors.invalidParam(`steps[${i}].model`, `Expected one of detect, ocr, feature, analytics for steps[${i}].model but received ${JSON.stringify(step.model)}`);
+    }
+    if (step.model === 'analytics') {
+      // Counts the tracks of the detect step before it; one per task.
+      if (lastDetect < 0) throw errors.invalidParam(`steps[${i}].model`, `Expected a detect step before the analytics step steps[${i}] (it counts tracked detections)`);
+      if (plan.some((p) => p.kind === 'analytics')) throw errors.invalidParam(`steps[${i}].model`, 'Expected at most one analytics step');
+      plan.push({ kind: 'analytics', index: i, params: parseAnalytics(step.parameters, `steps[${i}].parameters`, labelsOf(lastDetect)) });
+      return;
     }
     for (const k of Object.keys(params)) {
       if (!allowed.includes(k)) throw errors.invalidParam(`steps[${i}].parameters.${k}`, `Unknown parameter ${k} for a ${step.model} step; expected one of ${allowed.join(', ')}`);
@@ -89,6 +102,7 @@ export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, labelsOf: (s
       const threshold = params.confidence_threshold === undefined ? DEFAULT_CONFIDENCE : unitNumber(`steps[${i}].parameters.confidence_threshold`, params.confidence_threshold);
       plan.push({ kind: 'detect', index: i, model: detectStepModel(i, params), classIds: classIds(i, params.classes, labelsOf(i)), threshold });
       producer = true;
+      lastDetect = i;
     } else if (step.model === 'ocr') {
       if (params.model !== undefined && (typeof params.model !== 'string' || !OCR_STEP_MODELS.includes(params.model))) {
         throw errors.unknownModel(`steps[${i}].parameters.model`, params.model, 'ocr', OCR_STEP_MODELS);

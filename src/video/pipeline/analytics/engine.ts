@@ -9,31 +9,12 @@ import { stepZone } from './zone-tracker.js';
 import { stepSpeed } from './speed.js';
 import { LineTotals, Transitions, ZoneTotals, type LineSummary, type ZoneSummary } from './totals.js';
 import { TrackState } from './track-state.js';
+import type { AnalyticsEvent } from './events.js';
 
 /** A track's state is forgotten after this many sampled frames without it (trackers never reuse ids). */
 export const FORGET_SAMPLES = 300;
 
-export const EVENT_TYPES = ['line.crossed', 'zone.entered', 'zone.exited', 'zone.dwell', 'zone.crowded'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-export interface AnalyticsEvent {
-  /** Unique within the task and stable across a recount: ae_<frame_index>_<n>. */
-  id: string;
-  type: EventType;
-  rule: string;
-  version: number;
-  /** null for zone.crowded (a zone's state, not one track's). */
-  track_id: number | null;
-  class: string | null;
-  direction?: 'in' | 'out';
-  t_ms: number;
-  frame_index: number;
-  speed_kmh?: number;
-  /** zone.exited and zone.dwell: time inside so far. */
-  dwell_ms?: number;
-  /** zone.crowded: tracks inside. */
-  occupancy?: number;
-}
+export { EVENT_TYPES, type AnalyticsEvent, type EventType } from './events.js';
 
 export interface AnalyticsTrack {
   track_id: number;
@@ -91,18 +72,21 @@ export class AnalyticsEngine {
   #lineMasks: Map<string, Uint8Array> | null = null;
   #zoneRefs: ZoneTotals[] = [];
 
-  /** `params` must have passed parseAnalytics (rules.ts). */
-  constructor(params: AnalyticsParameters) {
+  readonly #idPrefix: string;
+
+  /** `params` must have passed parseAnalytics (rules.ts). Event ids are `<idPrefix><frame_index>_<n>`. */
+  constructor(params: AnalyticsParameters, opts: { idPrefix?: string } = {}) {
     this.#params = params;
+    this.#idPrefix = opts.idPrefix ?? 'ae_';
   }
 
   get version(): number { return this.#version; }
   get parameters(): AnalyticsParameters { return this.#pending ?? this.#params; }
 
-  /** New rules from the next frame on; returns the new version. */
-  setRules(params: AnalyticsParameters): number {
+  /** New rules from the next frame on; returns the new version (`version`: set it, e.g. from the task record). */
+  setRules(params: AnalyticsParameters, version = this.#version + 1): number {
     this.#pending = params;
-    return ++this.#version;
+    return (this.#version = version);
   }
 
   #compile(width: number, height: number): CompiledRules {
@@ -143,7 +127,7 @@ export class AnalyticsEngine {
   }
 
   #emit(e: EventInit): void {
-    this.#events.push({ id: `ae_${this.#frameIndex}_${this.#seq++}`, ...e, version: this.#activeVersion, t_ms: this.#t, frame_index: this.#frameIndex } as AnalyticsEvent);
+    this.#events.push({ id: `${this.#idPrefix}${this.#frameIndex}_${this.#seq++}`, ...e, version: this.#activeVersion, t_ms: this.#t, frame_index: this.#frameIndex } as AnalyticsEvent);
   }
 
   /** One sampled frame's tracks (call in stream order, also for frames without tracks). */

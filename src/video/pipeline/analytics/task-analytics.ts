@@ -1,0 +1,135 @@
+// The analytics step of one running task, in the worker: every archived frame's targets go through the
+// engine before the chunk is written, so the chunk carries `analytics: {events, totals}` and a recount of
+// the archived targets sees exactly what the task saw. Rules changed by PUT reach the engine directly when
+// the task runs in this process (the registry below), or through the task's analytics row, which the worker
+// reads at every heartbeat. Totals are saved to that row about once a second and at the end, so GET
+// /v1/video/tasks/:id/analytics answers without reading the stream.
+import type { Services } from '../../../services.js';
+import type { FrameOutput, VideoTaskRequest } from '../../provider.js';
+import { sql } from './analytics.sql.js';
+import { AnalyticsEngine, type AnalyticsFrame, type AnalyticsSummary } from './engine.js';
+import type { AnalyticsEvent, EventType } from './events.js';
+import { parseAnalytics } from './rules.js';
+import type { AnalyticsParameters } from './rules.schema.js';
+
+const SAVE_EVERY_MS = 1000;
+
+/** Tasks whose analytics run in this process, by task id (for PUT and GET to reach them at once). */
+const live = new Map<string, TaskAnalytics>();
+
+export function liveAnalytics(taskId: string): TaskAnalytics | undefined {
+  return live.get(taskId);
+}
+
+/** The analytics step's parameters in a request, or null without one. */
+export function analyticsStep(request: Pick<VideoTaskRequest, 'steps'>): AnalyticsParameters | null {
+  const step = request.steps?.find((s) => s?.model === 'analytics');
+  return step ? parseAnalytics(step.parameters, 'parameters') : null;
+}
+
+/** Per-chunk totals: counts only (the full summary with buckets and statistics is in the terminal chunk). */
+export function compactTotals(s: AnalyticsSummary): Record<string, unknown> {
+  return {
+    version: s.version,
+    lines: Object.fromEntries(Object.entries(s.lines).map(([id, l]) => [id, { in: l.in, out: l.out }])),
+    zones: Object.fromEntries(Object.entries(s.zones).map(([id, z]) => [id, { occupancy: z.occupancy, entered: z.entered, exited: z.exited }])),
+  };
+}
+
+/** One archived chunk's frame as the engine reads it (live and recount alike). */
+export function analyticsFrame(frame: Pick<FrameOutput, 'stream_info' | 'delta'>, width: number, height: number): AnalyticsFrame {
+  const info = frame.stream_info;
+  return {
+    t_ms: info.stream_time_ms ?? Math.round((info.frame_index * 1000) / (info.fps || 1)),
+    frame_index: info.frame_index, width, height,
+    tracks: frame.delta.results.flatMap((r) => r.targets.map((t) => ({
+      track_id: t.track_id, class: t.class, box: [t.roi.left, t.roi.top, t.roi.left + t.roi.width, t.roi.top + t.roi.height] as const,
+    }))),
+  };
+}
+
+export class TaskAnalytics {
+  readonly engine: AnalyticsEngine;
+  #width = 0;
+  #height = 0;
+  #savedAt = 0;
+  #saving: Promise<void> | null = null;
+  #webhookEvents: ReadonlySet<EventType> = new Set();
+  #hasWebhook = false;
+
+  private constructor(private readonly s: Services, readonly taskId: string, params: AnalyticsParameters, version: number) {
+    this.engine = new AnalyticsEngine(params, { idPrefix: `${taskId}.ae_` });
+    if (version !== 1) this.engine.setRules(params, version);
+  }
+
+  /** The task's analytics (null without an analytics step): its row's rules when a PUT came first. */
+  static async start(s: Services, taskId: string, request: VideoTaskRequest): Promise<TaskAnalytics | null> {
+    const fromStep = analyticsStep(request);
+    if (!fromStep) return null;
+    await s.db.query(sql.create, [taskId, JSON.stringify(fromStep), null]);
+    const [row] = await s.db.query(sql.get, [taskId]);
+    const params = row ? parseAnalytics(row.parameters, 'parameters') : fromStep;
+    const t = new TaskAnalytics(s, taskId, params, row ? Number(row.version) : 1);
+    t.#webhookEvents = new Set(Array.isArray(row?.webhook_events) ? (row.webhook_events as EventType[]) : []);
+    if (t.#webhookEvents.size > 0) t.#hasWebhook = (await s.db.query(sql.hasWebhook, [taskId]))[0]?.has === true;
+    live.set(taskId, t);
+    return t;
+  }
+
+  /** Runs one frame through the engine; the frame to archive carries its events and totals (and speeds). */
+  frame(frame: FrameOutput): FrameOutput {
+    if (frame.frame_size) { this.#width = frame.frame_size.width; this.#height = frame.frame_size.height; }
+    const { events, speeds } = this.engine.process(analyticsFrame(frame, this.#width, this.#height));
+    let delta = frame.delta;
+    if (speeds && speeds.size > 0) {
+      delta = { results: delta.results.map((r) => ({ ...r, targets: r.targets.map((t) => (speeds.has(t.track_id) ? { ...t, speed_kmh: speeds.get(t.track_id)! } : t)) })) };
+    }
+    return { ...frame, delta, analytics: { events, totals: compactTotals(this.engine.summary()) } };
+  }
+
+  /** After a chunk was archived: queue its webhook events, save the totals now and then. */
+  async archived(events: readonly AnalyticsEvent[]): Promise<void> {
+    if (this.#hasWebhook) {
+      for (const e of events) {
+        if (!this.#webhookEvents.has(e.type)) continue;
+        const payload = JSON.stringify({ type: e.type, timestamp: new Date().toISOString(), data: { task_id: this.taskId, ...e } });
+        await this.s.db.query(sql.enqueueEvent, [e.id, this.taskId, `${e.type} ${e.id}`, payload]);
+      }
+    }
+    if (Date.now() - this.#savedAt >= SAVE_EVERY_MS && !this.#saving) {
+      this.#savedAt = Date.now();
+      this.#saving = this.save().catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics totals not saved')).finally(() => { this.#saving = null; });
+    }
+  }
+
+  /** New rules from the next frame on (PUT in this process). */
+  setRules(params: AnalyticsParameters, version: number): void {
+    this.engine.setRules(params, version);
+  }
+
+  /** Heartbeat: a PUT handled by another process is in the row. */
+  async poll(): Promise<void> {
+    const [row] = await this.s.db.query(sql.version, [this.taskId]);
+    if (row && Number(row.version) > this.engine.version) this.engine.setRules(parseAnalytics(row.parameters, 'parameters'), Number(row.version));
+  }
+
+  async save(): Promise<void> {
+    await this.s.db.query(sql.saveSummary, [this.taskId, JSON.stringify(this.engine.summary()), this.#width || null, this.#height || null]);
+  }
+
+  /** End of the task: open zone visits closed, final totals saved; returns the summary and the closing events. */
+  async finish(): Promise<{ events: AnalyticsEvent[]; summary: AnalyticsSummary }> {
+    live.delete(this.taskId);
+    const events = this.engine.finish();
+    await this.#saving;
+    await this.save().catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics totals not saved'));
+    await this.archived(events).catch(() => {});
+    return { events, summary: this.engine.summary() };
+  }
+
+  /** The task ended without a summary of its own (failed, cancelled, lost): stop answering for it here. */
+  drop(): void {
+    live.delete(this.taskId);
+  }
+}
+
