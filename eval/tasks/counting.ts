@@ -10,7 +10,7 @@
 // zone. sightflow must have a lower total error than naive on every sequence (exit 1 otherwise).
 // Sequences and their gt as in eval/tasks/video-track.ts. `--quick`: the first 40 frames of TUD-Campus.
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { isDeepStrictEqual, promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,9 +83,9 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
       if (Number.isNaN(scale)) scale = (await probeWidth(video)) / Number(seqInfo(join(seq.gtPath, '..', '..')).imWidth);
       const request: VideoTaskRequest = {
         input: [{ type: 'video_url', sampling: { mode: 'fps', value: 1000 }, max_frames: quick ? QUICK_FRAMES : 100_000 }],
-        steps: [{ model: 'detect', parameters: { classes: ['person'], confidence_threshold: 0.4 } }],
+        steps: [{ model: 'detect', parameters: { classes: ['person'], confidence_threshold: 0.4 } }, { model: 'analytics', parameters: RULES }],
       };
-      const { frames } = await runner.run(video, request);
+      const { frames, analytics } = await runner.run(video, request);
       if (frames.length === 0) throw new Error(`${seq.name}: no frames`);
       const dims = await size(video);
       const timeOf = new Map(frames.map((f) => [f.stream_info.frame_index, f.stream_info.stream_time_ms ?? f.stream_info.frame_index * 100]));
@@ -103,7 +103,9 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
         })),
       }));
       const truth = counts(count(RULES, gt));
-      const ours = counts(count(RULES, hyp));
+      const ours = counts(analytics as AnalyticsSummary);
+      const again = counts(count(RULES, hyp));
+      if (!isDeepStrictEqual(ours, again)) throw new Error(`${seq.name}: the task's counts ${JSON.stringify(ours)} differ from the engine on its streamed tracks ${JSON.stringify(again)}`);
       const naive = counts(count(NAIVE, hyp));
       const eo = errorOf(ours, truth), en = errorOf(naive, truth);
       out[seq.name] = {

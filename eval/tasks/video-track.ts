@@ -87,7 +87,7 @@ export function sequences(root: string, tmp: string): Sequence[] {
 }
 
 /** Runs one task; resolves to its frames (chunks without finish_reason) and the track count. */
-export type Runner = (video: string, request: VideoTaskRequest) => Promise<{ frames: FrameOutput[]; finish: string; tracks: number }>;
+export type Runner = (video: string, request: VideoTaskRequest) => Promise<{ frames: FrameOutput[]; finish: string; tracks: number; analytics?: unknown }>;
 
 function directRunner(detector: Detector): Runner {
   const provider = new LocalProvider({ allowPrivateUrls: false, vision: { detector: async () => detector, ocrImage, ocrRegion } });
@@ -145,6 +145,7 @@ export async function apiRunner(): Promise<{ run: Runner; close(): Promise<void>
         frames: chunks.filter((c) => c.finish_reason === null).map((c) => ({ stream_info: c.stream_info, delta: c.delta })),
         finish: terminal.finish_reason,
         tracks: Array.isArray(results.body?.tracks) ? results.body.tracks.length : -1,
+        analytics: results.body?.analytics,
       };
     },
     async close() {
