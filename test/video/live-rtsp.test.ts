@@ -1,7 +1,7 @@
 // Live RTSP through the real task API: a real RTSP server on loopback (GStreamer's, test/helpers/
 // rtsp_server.py) loops a clip of people walking (TUD-Campus from the evaluation data), and the server's
 // in-process worker runs the default LocalProvider. Chunks arrive while the source plays, with
-// total_frames null and the live fields in stream_info; max_frames, cancel, a server restart (reconnect
+// total_frames null and the live fields in stream_info; max_frames, cancel, an analytics rule change, a server restart (reconnect
 // with the gap counted), a stalled server and hostile servers each end the way docs/api.md says, and the
 // worker keeps serving other tasks. Every wait is for an event (a chunk, a status), never a fixed sleep.
 import { test, before, after } from 'node:test';
@@ -77,6 +77,31 @@ test('RTSP: cancel ends a live task within one chunk window', { skip, timeout: 1
   // Within one chunk window: at most the frame already taken when the cancel was accepted is processed.
   const late = frames.filter((c) => c.stream_info.received_at_ms > cancelled);
   assert.ok(late.length <= 1, `${late.length} frames received after the cancel were processed (${before.length} before it)`);
+});
+
+test('RTSP: analytics rules changed on the running task apply within two sampled frames; no frame is lost', { skip, timeout: 120_000 }, async () => {
+  const door = { units: 'relative', lines: [{ id: 'door', points: [[0.5, 0], [0.5, 1]] }] };
+  const json = peopleTask(rtsp.url, { max_frames: 16 });
+  json.steps.push({ model: 'analytics', parameters: door } as never);
+  const id = await create(json);
+  await liveFrames(t, id, 4);
+  const before = await api(t, `/v1/video/tasks/${id}`);
+  const atPut = before.body.progress.frame_index as number;
+  const put = await api(t, `/v1/video/tasks/${id}/analytics`, { method: 'PUT', json: { parameters: { units: 'relative', zones: [{ id: 'left', polygon: [[0, 0], [0.5, 0], [0.5, 1], [0, 1]] }] } } });
+  assert.equal(put.status, 200, put.text);
+  assert.equal(put.body.version, 2);
+  const done = await waitStatus(t, id, ['succeeded', 'failed'], 90_000);
+  assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  const frames = (await frameChunks(id)).filter((c) => c.finish_reason === null);
+  assert.equal(frames.length, 16, 'no frame lost to the change');
+  const k = frames.findIndex((c) => c.stream_info.frame_index > atPut);
+  const first2 = frames.findIndex((c) => c.analytics.totals.version === 2);
+  // The PUT came after the chunk of frame atPut; one more chunk may have been in flight when it answered.
+  assert.ok(k >= 0 && first2 >= 0 && first2 - k <= 2, `version 2 from chunk ${first2}; the PUT came before chunk ${k}`);
+  assert.ok(frames.slice(0, first2).every((c) => c.analytics.totals.version === 1));
+  const summary = (await api(t, `/v1/video/tasks/${id}/results`)).body.analytics;
+  assert.equal(summary.lines.door.active, false, 'the removed line keeps its totals');
+  assert.equal(summary.zones.left.active, true);
 });
 
 test('RTSP: the server is killed for 3 s and restarted; the task goes on with the gap counted', { skip, timeout: 120_000 }, async () => {
