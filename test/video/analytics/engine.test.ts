@@ -122,5 +122,8 @@ test('deterministic: the same frames through a fresh engine give the same events
   const ea = runAll(a, framesOf(paths)), eb = runAll(b, framesOf(paths));
   assert.deepEqual(ea, eb);
   assert.deepEqual(a.summary(), b.summary());
+  const s = a.summary(), c = a.counts();
+  assert.deepEqual(c.lines.mid, { in: s.lines.mid.in, out: s.lines.mid.out });
+  assert.deepEqual(c.zones.left, { occupancy: s.zones.left.occupancy, entered: s.zones.left.entered, exited: s.zones.left.exited });
   assert.ok(ea.length > 20);
 });

@@ -247,6 +247,15 @@ export class AnalyticsEngine {
     }
   }
 
+  /** The counts alone (every chunk carries them): no buckets or statistics to build. */
+  counts(): { version: number; lines: Record<string, { in: number; out: number }>; zones: Record<string, { occupancy: number; entered: number; exited: number }> } {
+    return {
+      version: this.#version,
+      lines: Object.fromEntries([...this.#lineTotals].map(([id, t]) => [id, { in: t.in, out: t.out }])),
+      zones: Object.fromEntries([...this.#zoneTotals].map(([id, t]) => [id, { occupancy: t.occupancy, entered: t.entered, exited: t.exited }])),
+    };
+  }
+
   /** Totals so far, removed rules included (active: false). */
   summary(): AnalyticsSummary {
     const withSpeed = this.#params.speed !== undefined;

@@ -27,15 +27,6 @@ export function analyticsStep(request: Pick<VideoTaskRequest, 'steps'>): Analyti
   return step ? parseAnalytics(step.parameters, 'parameters') : null;
 }
 
-/** Per-chunk totals: counts only (the full summary with buckets and statistics is in the terminal chunk). */
-export function compactTotals(s: AnalyticsSummary): Record<string, unknown> {
-  return {
-    version: s.version,
-    lines: Object.fromEntries(Object.entries(s.lines).map(([id, l]) => [id, { in: l.in, out: l.out }])),
-    zones: Object.fromEntries(Object.entries(s.zones).map(([id, z]) => [id, { occupancy: z.occupancy, entered: z.entered, exited: z.exited }])),
-  };
-}
-
 /** One archived chunk's frame as the engine reads it (live and recount alike). */
 export function analyticsFrame(frame: Pick<FrameOutput, 'stream_info' | 'delta'>, width: number, height: number): AnalyticsFrame {
   const info = frame.stream_info;
@@ -84,7 +75,7 @@ export class TaskAnalytics {
     if (speeds && speeds.size > 0) {
       delta = { results: delta.results.map((r) => ({ ...r, targets: r.targets.map((t) => (speeds.has(t.track_id) ? { ...t, speed_kmh: speeds.get(t.track_id)! } : t)) })) };
     }
-    return { ...frame, delta, analytics: { events, totals: compactTotals(this.engine.summary()) } };
+    return { ...frame, delta, analytics: { events, totals: this.engine.counts() } };
   }
 
   /** After a chunk was archived: queue its webhook events, save the totals now and then. */
