@@ -5,6 +5,9 @@
 // task sampled at 10 fps (6000 frames) from its archived chunks (parsing included; goal: under 2 s), for a
 // busy scene (100 tracks, 64 + 64 rules) and a typical one (20 tracks, 4 lines, 4 zones). Times are wall
 // time per frame and, beside it, CPU time per frame (steadier on a shared machine).
+// Measured on a shared 2-core machine under heavy load (three runs): CPU per frame 0.34-0.37 ms against the
+// naive counter's 0.29-0.32 ms (p50 wall ratio 0.99-1.12x), so the engine costs about what the bare loop
+// over 12 800 track-rule pairs costs there; recount CPU 0.25-0.35 s (typical) and 3.0-3.5 s (busy).
 import { AnalyticsEngine, type AnalyticsFrame } from '../../src/video/pipeline/analytics/engine.js';
 import { cross, pointInPolygon } from '../../src/video/pipeline/analytics/geometry.js';
 import { parseAnalytics } from '../../src/video/pipeline/analytics/rules.js';
