@@ -91,7 +91,7 @@ test('the link checker finds a missing page and a missing heading', () => {
 function sourceFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((d) => d.isFile() && /\.(ts|tsx|mjs|js|sh)$/.test(d.name) && !d.parentPath.includes('node_modules') && !d.parentPath.includes('/dist'))
+    .filter((d) => d.isFile() && /\.(ts|tsx|mjs|js|sh|md)$/.test(d.name) && !d.parentPath.includes('node_modules') && !d.parentPath.includes('/dist'))
     .map((d) => join(d.parentPath, d.name));
 }
 
@@ -111,8 +111,9 @@ export function badCitations(files: Page[], read: (path: string) => string | nul
 }
 
 test('comments cite pages and headings that exist', () => {
-  const files = ['src', 'test', 'bench', 'eval', 'scripts', 'console/src']
+  const files = ['src', 'test', 'bench', 'eval', 'scripts', 'console/src', 'models', 'docs']
     .flatMap((d) => sourceFiles(join(root, d)))
+    .concat(['README.md', 'CONTRIBUTING.md'].map((f) => join(root, f)))
     .filter((p) => !p.endsWith('test/unit/docs.test.ts'))
     .map((p) => ({ path: relative(root, p), text: readFileSync(p, 'utf8') }));
   assert.ok(files.length > 100, `read ${files.length} files`);
