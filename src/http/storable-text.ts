@@ -24,10 +24,12 @@ export function unstorable(s: string): string | null {
 
 const isBad: Check = (s) => s.indexOf('\u0000') !== -1 || !isWellFormed.call(s);
 
-/** A key as it appears in `param`: control characters and surrogates written as \uXXXX escapes. */
+// Control characters and lone surrogates (a well-formed pair, an emoji, stays as it is).
+const UNPRINTABLE = /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** A key as it appears in `param`: control characters and lone surrogates written as \uXXXX escapes. */
 export function printable(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u001f\u007f\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return s.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** `why` reads after "it contains" (or "its name contains" when `inKey`). */
