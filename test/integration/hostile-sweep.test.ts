@@ -23,3 +23,15 @@ test('hostile-input sweep, seed 29: every route answers 4xx or success, never 5x
   assert.ok(r.byClass['2xx'] > r.total / 10, counts);
   assert.ok(r.byClass['4xx'] > r.total / 3, counts);
 });
+
+test('found by the sweep: an empty or 3-byte raw image body is a 400 unsupported_image_format, not a 500', async () => {
+  for (const route of ['detect', 'ocr', 'describe']) {
+    for (const bytes of [new Uint8Array(0), new Uint8Array([1, 2, 3])]) {
+      const r = await fetch(`${t.url}/v1/vision/${route}`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'image/png' }, body: bytes });
+      const body = await r.json() as { error: { code: string; param: string } };
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(body.error.code, 'unsupported_image_format');
+      assert.equal(body.error.param, 'image_base64');
+    }
+  }
+});

@@ -75,6 +75,8 @@ async function ensureFixtures(t: TestApp, h: Partial<Harness> & { f?: Fixtures }
 }
 
 async function storedState(t: TestApp): Promise<string> {
+  // Usage rows are written after the answer: settle those of earlier requests first.
+  await t.app.services.usage.flush();
   return JSON.stringify(await t.app.services.db.query(sql.storedState));
 }
 
