@@ -13,6 +13,7 @@ import type { Match, Router } from './router.js';
 import type { Method, Reply, RouteDef } from './route.js';
 import { ClientGone, readBody } from './body-reader.js';
 import { validate } from './validation.js';
+import { checkPathParams, checkQuery } from './storable-text.js';
 import { IMAGE_UPLOAD_TYPES, isImageUploadType, readImageUpload } from './image-upload.js';
 import { sendBody, sendFile, sendJson, sendJsonReply, type ResState } from './send.js';
 import { HttpRequestContext, type RequestLink } from './request-context.js';
@@ -234,6 +235,8 @@ export class Exchange implements ResState, RequestLink {
 
   private invoke(def: RouteDef, body: unknown): Reply | Promise<Reply> {
     const { rawQuery } = this;
+    if (this.q) checkQuery(rawQuery);
+    if (this.match.kind === 'found') checkPathParams(this.match.params);
     const query = def.query ? validate(def.query, Object.fromEntries(rawQuery), 'query') : this.q ? Object.fromEntries(rawQuery) : {};
     const params = this.match.kind === 'found' ? this.match.params : {};
     const ctx = new HttpRequestContext(this.method as Method, this.path, params, query, rawQuery, this.requestId,
