@@ -33,6 +33,7 @@ import { modelsModule, modelsPart } from './models/models.module.js';
 import type { RouteDef } from './http/route.js';
 import { enableMetrics } from './metrics/registry.js';
 import { watchModels } from './metrics/models.js';
+import { watchDbPool } from './metrics/db.js';
 import { countingRequests, watchInFlight } from './metrics/http.js';
 import { listenMetrics, type MetricsListener } from './metrics/server.js';
 
@@ -84,10 +85,11 @@ export async function startMetrics(s: Services): Promise<MetricsListener | null>
   const m = s.config.metrics;
   if (m.port === undefined) return null;
   enableMetrics({ projectLabel: m.projectLabel });
-  const unwatch = watchModels(() => s.models.runtime.handles().map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state() })));
+  const unwatchModels = watchModels(() => s.models.runtime.handles().map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state() })));
+  const unwatchDb = watchDbPool(() => s.db.poolStats?.() ?? null);
   const l = await listenMetrics(m.host, m.port, (err) => s.log.error({ err }, 'metrics collection failed'));
   s.log.info({ port: l.port, host: m.host }, 'metrics listening');
-  return { port: l.port, close: async () => { unwatch(); await l.close(); } };
+  return { port: l.port, close: async () => { unwatchModels(); unwatchDb(); await l.close(); } };
 }
 
 /** Parts a caller supplies in place of what the configuration builds (the tests inject video providers). */

@@ -18,6 +18,7 @@ import type { Services } from '../services.js';
 import type { Row } from '../store/db.js';
 import { taskRecord } from './task-store.js';
 import { sql } from './webhooks.sql.js';
+import { countWebhookAttempt } from '../metrics/video.js';
 
 /** How long a delivery is retried after it was queued. */
 export const WEBHOOK_RETRY_WINDOW_MS = 24 * 3600_000;
@@ -174,6 +175,7 @@ export class WebhookDispatcher {
       await this.s.db.query(sql.release, [id]).catch(() => {});
       return;
     }
+    countWebhookAttempt(error === null ? 'delivered' : status === null ? 'error' : 'refused');
     if (error === null) await this.s.db.query(sql.delivered, [id, status]);
     else {
       await this.s.db.query(sql.attemptFailed, [id, status, error.slice(0, 500), backoffMs(this.settings.retryMs, attempts), WEBHOOK_RETRY_WINDOW_MS]);

@@ -14,6 +14,7 @@ import { hubFor, type StreamHub } from './stream-hub.js';
 import { buildResults, recordUsage, TrackFold } from './results.js';
 import type { VideoSettings } from '../config/index.js';
 import { EMPTY_STREAM_INFO } from './chunks.js';
+import { observeChunk, observeTaskEnd } from '../metrics/video.js';
 
 /** The ordered providers for a request's `model` hint. */
 export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;
@@ -58,6 +59,9 @@ export class VideoWorker {
     this.offNew = this.hub.onNewTask(() => this.poke());
     this.loopDone = this.loop();
   }
+
+  /** Tasks running here now. */
+  get activeTasks(): number { return this.active.size; }
 
   /** Stops claiming; running tasks are ended (back to pending before their first chunk, else failed). */
   async stop(): Promise<void> {
@@ -151,6 +155,7 @@ class TaskRun {
       if (this.over) return;
       this.over = true;
       const status = await this.archive.finishOwned(this.task.id, this.owner, f);
+      if (status) observeTaskEnd(f.status, f.usage, this.lastInfo);
       if (status) await recordUsage(this.s, this.task, f.usage.processed_frames, f.usage.processing_time_ms).catch(() => {});
     });
     this.controller.abort(new Error('task finished'));
@@ -171,6 +176,7 @@ class TaskRun {
       if (this.over) return 'lost' as const;
       const o = await this.archive.appendFrame(this.task.id, this.owner, frame, this.settings.leaseMs);
       if (o === 'appended') {
+        observeChunk(frame.stream_info, this.lastInfo);
         this.emitted++;
         this.lastInfo = frame.stream_info;
         this.lastAppendAt = Date.now();
