@@ -9,8 +9,11 @@ import { HistogramSeries } from './series.js';
 /** The cumulative counters a chunk's stream_info carries (video/provider.ts StreamInfo). */
 interface FrameInfo { decoded_frames: number; dropped_frames: number; received_at_ms?: number; reconnects?: number }
 
-/** Lag upper bounds in seconds: 10 ms to 2 min. */
-export const LAG_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 120] as const;
+/**
+ * Lag upper bounds in seconds: every 50 ms up to 3 s (where a live pipeline that keeps up lives, so a
+ * quantile read from the buckets is within 50 ms of the true one), then coarser up to 2 min.
+ */
+export const LAG_BUCKETS: readonly number[] = [0.01, 0.025, ...Array.from({ length: 60 }, (_, i) => Math.round((i + 1) * 50) / 1000), 5, 10, 30, 60, 120];
 
 const frames = new ValueFamily('sightflow_video_frames_total', 'Video frames by stage: decoded, processed (archived as a chunk) and dropped (decoded, not processed: sampling, decode failures, live backlog)');
 const reconnects = new ValueFamily('sightflow_video_reconnects_total', 'Times a live source was reopened after it dropped');
