@@ -36,7 +36,7 @@ export function requestLogger(log: Logger): (r: RequestLine) => void {
   const dest = destinations.get(log);
   const level = log.levels.values.info!;
   if (!dest) {
-    return (r) => log.info({ requestId: r.requestId, method: r.method, route: r.route, path: r.path, status: r.status, ms: Math.round((r.endedMs - r.startedMs) * 100) / 100, project: r.project }, 'request');
+    return (r) => log.info({ requestId: r.requestId, trace_id: r.traceId, method: r.method, route: r.route, path: r.path, status: r.status, ms: Math.round((r.endedMs - r.startedMs) * 100) / 100, project: r.project }, 'request');
   }
   const writer = new RequestLineWriter(dest, level, 'sightflow');
   return (r) => {

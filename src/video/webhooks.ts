@@ -19,6 +19,7 @@ import type { Row } from '../store/db.js';
 import { taskRecord } from './task-store.js';
 import { sql } from './webhooks.sql.js';
 import { countWebhookAttempt } from '../metrics/video.js';
+import { callTraceparent } from '../tracing/traceparent.js';
 
 /** How long a delivery is retried after it was queued. */
 export const WEBHOOK_RETRY_WINDOW_MS = 24 * 3600_000;
@@ -160,6 +161,7 @@ export class WebhookDispatcher {
           headers: {
             'content-type': 'application/json', 'user-agent': `sightflow/${this.s.version}`,
             'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': signWebhook(String(d.webhook_secret), id, ts, body),
+            ...callTraceparent(d.traceparent as string | null),
           },
           signal: AbortSignal.any([this.inflight.signal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
         });

@@ -15,6 +15,7 @@ import { buildResults, recordUsage, TrackFold } from './results.js';
 import type { VideoSettings } from '../config/index.js';
 import { EMPTY_STREAM_INFO } from './chunks.js';
 import { observeChunk, observeTaskEnd } from '../metrics/video.js';
+import { traceIdOf } from '../tracing/traceparent.js';
 
 /** The ordered providers for a request's `model` hint. */
 export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;
@@ -127,7 +128,7 @@ class TaskRun {
   constructor(private readonly s: Services, private readonly task: ClaimedTask, private readonly owner: string,
     private readonly archive: StreamArchive, private readonly queue: TaskQueue, private readonly settings: VideoSettings,
     private readonly providers: ProviderSource) {
-    this.done = this.run().catch((e) => { this.s.log.error({ err: e, taskId: task.id }, 'video task run failed'); });
+    this.done = this.run().catch((e) => { this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed'); });
   }
 
   shutdown(): void {
@@ -233,7 +234,7 @@ class TaskRun {
         error: taskErrors.noProvider(request.model ?? this.task.model) });
     }
     const tried: string[] = [];
-    const ctx = { taskId: this.task.id, projectId: this.task.projectId, signal: this.controller.signal, emit: this.emit };
+    const ctx = { taskId: this.task.id, projectId: this.task.projectId, traceparent: this.task.job.traceparent, signal: this.controller.signal, emit: this.emit };
     for (const provider of providers.slice(0, MAX_PROVIDER_TRIES)) {
       let result: ProviderResult;
       try {
@@ -251,7 +252,7 @@ class TaskRun {
             error: e instanceof ProviderError && e.code ? { code: e.code, message } : taskErrors.providerError(provider.name, this.emitted, message) });
         }
         tried.push(`${provider.name}: ${message}`);
-        this.s.log.warn({ taskId: this.task.id, provider: provider.name, err: e, status: e instanceof ProviderError ? e.status : undefined }, 'video provider failed before the first chunk; failing over');
+        this.s.log.warn({ taskId: this.task.id, trace_id: traceIdOf(this.task.job.traceparent), provider: provider.name, err: e, status: e instanceof ProviderError ? e.status : undefined }, 'video provider failed before the first chunk; failing over');
         continue;
       }
       if (this.over) return;
