@@ -1,7 +1,7 @@
 // The one configuration tree: every environment variable sightflow reads, parsed once at start (loadConfig)
 // into a frozen Config, one section per part. Parts receive their slice as a parameter and never read the
 // environment themselves, so a bad value of any variable stops the start with one line naming it instead of
-// being silently replaced later. README's configuration table lists every variable here (a unit test checks).
+// being silently replaced later. docs/configuration.md's table lists every variable here (a unit test checks).
 import { deepFreeze } from '../deep-freeze.js';
 import { resolve } from 'node:path';
 import { cpus } from 'node:os';

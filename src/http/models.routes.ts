@@ -1,4 +1,4 @@
-// GET /v1/models and /v1/models/:id (docs/api.md, "Models"): every model the server answers with, in the
+// GET /v1/models and /v1/models/:id (docs/models.md, "Listing models"): every model the server answers with, in the
 // OpenAI list shape, gathered from the parts that run them (inference/model-catalogue.ts). GET
 // /v1/vectors/models keeps its own shape beside it.
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// Every model the server answers with, for GET /v1/models (docs/api.md, "Models"). The parts that run models
+// Every model the server answers with, for GET /v1/models (docs/models.md, "Listing models"). The parts that run models
 // say what they serve (vision: detectors, OCR, describe; vectors: embedding models) by adding a source at
 // start; this layer only gathers them, so no part has to know another's models. Runtime facts about a model
 // (loaded, memory, request counts, latency) come from state providers added the same way: each returns

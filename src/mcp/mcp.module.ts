@@ -1,4 +1,4 @@
-// MCP endpoint at /mcp (docs/api.md, "MCP"): legacy HTTP+SSE and Streamable HTTP transports on the one uWS
+// MCP endpoint at /mcp (docs/mcp.md, "Transports"): legacy HTTP+SSE and Streamable HTTP transports on the one uWS
 // server, offering sightflow's REST routes as tools (tool-catalogue.ts) that dispatch in-process.
 import type { Module, ModulePart } from '../module.js';
 import type { Services } from '../services.js';

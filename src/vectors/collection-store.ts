@@ -1,4 +1,4 @@
-// Collections and items in the database (the source of truth), shaped as docs/api.md's records. No HTTP
+// Collections and items in the database (the source of truth), shaped as docs/vectors.md's records. No HTTP
 // here; the routes turn these into replies.
 import type { Db, Queryable, Row } from '../store/db.js';
 import { newId } from '../ids.js';

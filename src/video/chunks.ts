@@ -1,4 +1,4 @@
-// The SSE wire format of a task stream (docs/api.md): each event is `data: <chunk JSON>\n\n`; the terminal
+// The SSE wire format of a task stream (docs/video.md, "The stream"): each event is `data: <chunk JSON>\n\n`; the terminal
 // chunk carries finish_reason and usage and is followed by `data: [DONE]\n\n`. These strings are what the
 // archive stores, so every subscriber receives exactly these bytes.
 import type { FrameOutput, StreamInfo } from './provider.js';

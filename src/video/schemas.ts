@@ -1,4 +1,4 @@
-// Request and response shapes of /v1/video/* (docs/api.md, "Video tasks"): the server validates
+// Request and response shapes of /v1/video/* (docs/video.md, "Request"): the server validates
 // with these and the OpenAPI document is generated from them. Bodies are strict: an unknown field, step model
 // or step parameter is a 400 naming it. Messages follow "Expected X for field but received Y".
 import { z } from 'zod';

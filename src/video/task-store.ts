@@ -34,7 +34,7 @@ export function streamUrl(id: string): string {
   return `/v1/video/tasks/${id}/stream`;
 }
 
-/** The task record (docs/api.md, "The task record"). */
+/** The task record (docs/video.md, "The task record"). */
 export function taskRecord(r: Row, withRequest = false): Record<string, unknown> {
   const p = (r.progress as Record<string, number | null> | null) ?? null;
   return {

@@ -1,4 +1,4 @@
-// /v1/video/* (docs/api.md, "Video tasks"): thin adapters over TasksService (tasks.service.ts) and the
+// /v1/video/* (docs/video.md): thin adapters over TasksService (tasks.service.ts) and the
 // stream pump. Every route is project-scoped: another project's task id answers 404. POST /process honours
 // Idempotency-Key (http/idempotency.ts): a retried request gets the first task back instead of a second one.
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';

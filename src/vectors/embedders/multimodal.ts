@@ -38,7 +38,7 @@ const BIAS_VALUE = 0.01;
 /** Detections below this confidence are noise for retrieval. */
 const MIN_CONFIDENCE = 0.3;
 const MODELS_READY_WAIT_MS = 30_000;
-/** Audio is billed at 10 tokens per second (README "Usage"). */
+/** Audio is billed at 10 tokens per second (docs/api.md, "Usage"). */
 const AUDIO_TOKENS_PER_S = 10;
 
 export interface MultimodalOptions {

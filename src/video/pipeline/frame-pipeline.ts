@@ -1,4 +1,4 @@
-// One task's per-frame pipeline (docs/api.md, "Video tasks"): for each sampled frame the steps run in
+// One task's per-frame pipeline (docs/video.md, "Steps"): for each sampled frame the steps run in
 // order over one list of targets.
 //  - detect adds targets: its detections of the requested classes at or above confidence_threshold (default
 //    0.5), each with a track id from this step's tracker (target-tracker.ts). Its `when` has nothing to select

@@ -1,5 +1,5 @@
 // Frames of a live source (VideoDecoder info.live: rtsp(s), a live HLS playlist, an endless HTTP stream) for
-// the pipeline, across reconnects (docs/api.md, "Live sources").
+// the pipeline, across reconnects (docs/video.md, "Live sources").
 //  - No read-ahead: the addon keeps only the newest sampled frame, so the frame a read returns is the
 //    freshest there is when the pipeline is ready for it; a frame held here would only age.
 //  - A source that drops (a read error, a stall past the stall timeout, or the end of an RTSP or HTTP stream,

@@ -1,4 +1,4 @@
-// A task's steps (docs/api.md, "Video tasks") checked and turned into a plan the frame pipeline runs.
+// A task's steps (docs/video.md, "Steps") checked and turned into a plan the frame pipeline runs.
 // The HTTP schema already rejects unknown step models and parameters; this file re-checks what the
 // pipeline relies on (a provider may be handed a request that never passed the schema: a remote node's,
 // a test's) and checks what only the pipeline knows: detector class names. Every problem is an ApiError.

@@ -1,5 +1,5 @@
 // Reads a sightflow task stream (text/event-stream) event by event, counting bytes, so a reader that loses
-// its connection can resume at the exact byte offset (Last-Event-ID / ?offset=, docs/api.md "The stream").
+// its connection can resume at the exact byte offset (Last-Event-ID / ?offset=, docs/video.md, "The stream").
 // Events end with a blank line; `data:` lines carry the payload, `:` lines are comments (heartbeats).
 
 export interface SseEvent {
