@@ -88,7 +88,8 @@ export async function startMetrics(s: Services): Promise<MetricsListener | null>
   const unwatchModels = watchModels(() => s.models.runtime.handles().map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state() })));
   const unwatchDb = watchDbPool(() => s.db.poolStats?.() ?? null);
   const l = await listenMetrics(m.host, m.port, (err) => s.log.error({ err }, 'metrics collection failed'));
-  s.log.info({ port: l.port, host: m.host }, 'metrics listening');
+  // Not `port`: scripts that wait for the API's port read the first `"port"` of the log.
+  s.log.info({ metricsPort: l.port, host: m.host }, 'metrics listening');
   return { port: l.port, close: async () => { unwatchModels(); unwatchDb(); await l.close(); } };
 }
 

@@ -73,8 +73,12 @@ export class Exchange implements ResState, RequestLink {
   controller: AbortController | null = null;
 
   readonly requestId: string;
-  /** The W3C trace this request belongs to (tracing/traceparent.ts): the caller's, or one it starts. */
-  readonly traceId: string;
+  /**
+   * The W3C trace this request belongs to (tracing/traceparent.ts): the caller's, a fresh one, or null for a
+   * trace it started under a server-made request id, whose id is that request id's hex (traceId): the
+   * common request makes no trace id string at all.
+   */
+  private readonly trace: string | null;
   readonly traceFlags: string;
   private readonly started: number;
   private readonly method: string;
@@ -108,7 +112,7 @@ export class Exchange implements ResState, RequestLink {
     const ownId = !(incomingId && REQUEST_ID_RE.test(incomingId));
     this.requestId = ownId ? nextRequestId() : incomingId;
     const trace = parseTraceparent(this.header(H_TRACEPARENT, 'traceparent'));
-    this.traceId = trace ? trace.traceId : startedTraceId(ownId ? this.requestId : null);
+    this.trace = trace ? trace.traceId : ownId ? null : startedTraceId();
     this.traceFlags = trace ? trace.flags : STARTED_FLAGS;
     // Routing is synchronous and has no effects: it runs first to pick the body limit (see start()).
     this.match = srv.router.match(this.method, this.path);
@@ -160,6 +164,10 @@ export class Exchange implements ResState, RequestLink {
     this.leaveCallback();
     // One settle handler pair rather than catch().finally(): fewer promises per request.
     result.then((reply) => this.write(reply)).then(() => this.finish(), (e: unknown) => this.failed(e));
+  }
+
+  get traceId(): string {
+    return this.trace ?? this.requestId.slice(4);
   }
 
   /** Every request header by lower-case name. */
@@ -276,7 +284,7 @@ export class Exchange implements ResState, RequestLink {
 
   private finish(): void {
     this.srv.deps.requestLog({
-      requestId: this.requestId, traceId: this.traceId, method: this.method, route: this.routePattern, path: this.path,
+      requestId: this.requestId, traceId: this.trace, method: this.method, route: this.routePattern, path: this.path,
       status: this.aborted && !this.status ? 499 : this.status,
       startedMs: this.started, endedMs: performance.now(), project: this.principal?.projectId,
     });

@@ -25,11 +25,12 @@ export function parseTraceparent(header: string | undefined): TraceContext | nul
 }
 
 /**
- * The id of a trace a request starts: the hex of the request id the server made for it (`req_` and 32 hex
- * characters, http/request-id.ts), or of a fresh one when the client named the request.
+ * A fresh trace id, for a request that starts a trace under a request id its client named: the hex of a new
+ * server request id (`req_` and 32 hex characters, http/request-id.ts). A server-made request id's own hex
+ * serves as its trace id (http/exchange.ts).
  */
-export function startedTraceId(serverRequestId: string | null): string {
-  return (serverRequestId ?? nextRequestId()).slice(4);
+export function startedTraceId(): string {
+  return nextRequestId().slice(4);
 }
 
 /** Sampled: this process records the trace (its ids are in the logs). */

@@ -23,9 +23,9 @@ test('sightflow worker: GET /metrics on the metrics port, 404 and 405 otherwise,
     const port = await new Promise<number>((resolve, reject) => {
       let metricsPort = 0;
       createInterface({ input: child.stdout! }).on('line', (line) => {
-        let j: { msg?: string; port?: number };
+        let j: { msg?: string; metricsPort?: number };
         try { j = JSON.parse(line); } catch { return; }
-        if (j.msg === 'metrics listening') metricsPort = j.port!;
+        if (j.msg === 'metrics listening') metricsPort = j.metricsPort!;
         if (j.msg === 'sightflow worker running') resolve(metricsPort);
       });
       void exited.then((code) => reject(new Error(`worker exited with ${code}: ${stderr}`)));
