@@ -31,6 +31,11 @@ import { mcpModule, mcpPart } from './mcp/mcp.module.js';
 import { consoleModule, consolePart } from './console/console.module.js';
 import { modelsModule, modelsPart } from './models/models.module.js';
 import type { RouteDef } from './http/route.js';
+import { enableMetrics } from './metrics/registry.js';
+import { watchModels } from './metrics/models.js';
+import { watchDbPool } from './metrics/db.js';
+import { countingRequests, watchInFlight } from './metrics/http.js';
+import { listenMetrics, type MetricsListener } from './metrics/server.js';
 
 export interface App {
   services: Services;
@@ -40,6 +45,8 @@ export interface App {
   bootstrapKey: string | null;
   /** The token that guards /admin/v1: config.adminToken, else the data dir's (when asked for); null: admin API off. */
   adminToken: string | null;
+  /** The metrics port (SIGHTFLOW_METRICS_PORT) as bound; null: metrics off. */
+  metricsPort: number | null;
   /** Set when this start generated the admin token and wrote it to `path`; like bootstrapKey, shown once. */
   createdAdminToken: { token: string; path: string } | null;
   stop(): Promise<void>;
@@ -68,6 +75,22 @@ export async function openServices(config: Config, log: Logger = createLogger(co
     blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
     presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
   };
+}
+
+/**
+ * Turns metrics on and opens the metrics port when SIGHTFLOW_METRICS_PORT is set (serve and worker alike);
+ * null when it is not. The models' gauges are read from this process's runtime at scrape time.
+ */
+export async function startMetrics(s: Services): Promise<MetricsListener | null> {
+  const m = s.config.metrics;
+  if (m.port === undefined) return null;
+  enableMetrics({ projectLabel: m.projectLabel });
+  const unwatchModels = watchModels(() => s.models.runtime.handles().map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state() })));
+  const unwatchDb = watchDbPool(() => s.db.poolStats?.() ?? null);
+  const l = await listenMetrics(m.host, m.port, (err) => s.log.error({ err }, 'metrics collection failed'));
+  // Not `port`: scripts that wait for the API's port read the first `"port"` of the log.
+  s.log.info({ metricsPort: l.port, host: m.host }, 'metrics listening');
+  return { port: l.port, close: async () => { unwatchModels(); unwatchDb(); await l.close(); } };
 }
 
 /** Parts a caller supplies in place of what the configuration builds (the tests inject video providers). */
@@ -116,9 +139,10 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
   const bootstrap = await services.projects.bootstrap();
   const adminFile = !config.adminToken && opts.adminTokenFromDataDir ? await loadOrCreateAdminToken(config.dataDir) : null;
   const adminToken = config.adminToken ?? adminFile?.value ?? null;
+  const metrics = await startMetrics(services);
   const server = new HttpServer({
     log: services.log,
-    requestLog: requestLogger(services.log),
+    requestLog: metrics ? countingRequests(requestLogger(services.log)) : requestLogger(services.log),
     authenticator: new Authenticator(services.projects, config.keyCacheMs),
     rateLimiter: new RateLimiter(config.rateLimit.rps, config.rateLimit.burst),
     adminToken: adminToken ?? undefined,
@@ -126,17 +150,20 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
     bodyTimeoutMs: config.bodyTimeoutMs,
   });
   services.router = server.router;
+  const unwatchInFlight = metrics ? watchInFlight(() => server.requestsInFlight) : () => {};
   const mods = modules(services, { worker: config.inProcessWorker, ...opts });
   for (const r of allRouteModules(services, mods, () => server.router.all())) server.route(r);
   for (const m of mods) await m.start?.();
   const port = await server.listen(config.host, config.port);
   let stopping: Promise<void> | null = null;
   return {
-    services, server, port, bootstrapKey: bootstrap?.key ?? null, adminToken,
+    services, server, port, bootstrapKey: bootstrap?.key ?? null, adminToken, metricsPort: metrics?.port ?? null,
     createdAdminToken: adminFile?.created ? { token: adminFile.value, path: adminFile.path } : null,
     stop: () => (stopping ??= (async () => {
       await server.stop(config.shutdownTimeoutMs);
       await stopServices(services, mods);
+      unwatchInFlight();
+      await metrics?.close();
     })()),
   };
 }

@@ -58,6 +58,8 @@ export interface ProviderResult {
 export interface ProviderContext {
   taskId: string;
   projectId: string;
+  /** The `traceparent` of the request that queued the task (the remote node's task joins its trace). */
+  traceparent?: string;
   /** Aborted on cancel (at the next chunk boundary at the latest) and on shutdown; must abort the upstream fetch. */
   signal: AbortSignal;
   /** Appends one frame's output to the archive; resolves once stored. Returns false when the task was cancelled. */

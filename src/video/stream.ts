@@ -15,6 +15,7 @@ import type { StreamHub } from './stream-hub.js';
 import type { TaskStore } from './task-store.js';
 import type { FinishedArchiveCache } from './archive-cache.js';
 import { EventIdWriter } from './event-ids.js';
+import { countResume } from '../metrics/video.js';
 
 /** Bytes handed to the socket per write: a slow subscriber holds at most this much beyond uWS's buffer. */
 const WRITE_SLICE = 64 * 1024;
@@ -42,6 +43,7 @@ export function wantsEventIds(ctx: RequestContext): boolean {
 export class Subscriptions {
   private readonly open = new Set<SseWriter>();
   add(w: SseWriter): void { this.open.add(w); }
+  get count(): number { return this.open.size; }
   delete(w: SseWriter): void { this.open.delete(w); }
   closeAll(): void {
     for (const w of this.open) w.end();
@@ -53,6 +55,7 @@ export async function streamTask(ctx: RequestContext, deps: { s: Services; store
   const id = ctx.params.id!;
   const offset = requestedOffset(ctx);
   const ids = wantsEventIds(ctx) ? new EventIdWriter(offset) : null;
+  if (offset > 0) countResume();
   const first = await deps.store.state(ctx.principal.projectId, id);
   if (TERMINAL_STATES.includes(first.status) && offset > first.streamBytes) throw errors.offsetOutOfRange(offset, first.streamBytes);
 

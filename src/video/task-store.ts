@@ -22,6 +22,8 @@ export const MAX_ATTEMPTS = 3;
 export interface TaskJob {
   request: VideoTaskRequest;
   source: { url?: string; blob_key?: string };
+  /** The W3C traceparent of the request that queued it: the worker's calls and log lines join that trace. */
+  traceparent?: string;
 }
 
 export interface ListFilters { status?: string; from?: string; to?: string; cursor?: string; limit?: string }
@@ -82,7 +84,7 @@ export class TaskStore {
   constructor(private readonly s: Services, private readonly archive: StreamArchive, private readonly hub: StreamHub) {}
 
   /** `webhook`: checked and with its secret decided (webhooks.ts); stored beside the task, never in its request. */
-  async create(projectId: string, keyId: string | null, posted: ProcessBody, webhook?: { url: string; secret: string }): Promise<Record<string, unknown>> {
+  async create(projectId: string, keyId: string | null, posted: ProcessBody, webhook?: { url: string; secret: string }, traceparent?: string): Promise<Record<string, unknown>> {
     const id = newId('vt');
     const { webhook: _webhook, ...body } = posted;
     const el = body.input[0]!;
@@ -108,7 +110,7 @@ export class TaskStore {
       ...body,
       input: [{ ...rest, sampling: el.sampling ?? { ...DEFAULT_SAMPLING }, max_frames: el.max_frames ?? DEFAULT_MAX_FRAMES }],
     };
-    const job: TaskJob = { request, source };
+    const job: TaskJob = { request, source, ...(traceparent ? { traceparent } : {}) };
     const model = body.model ?? body.steps.map((st) => st.model).join('+');
     // Every archive opens with a heartbeat comment: uWS sends response headers only with the first body
     // bytes, so a subscriber of a still-pending task gets its headers (and X-Stream-Offset) at once.

@@ -25,13 +25,13 @@ export class TasksService {
    * Enqueues a task for the caller's key; answers {id, status, stream_url}, plus {webhook: {url, secret}} when
    * the request asked for a webhook without a secret (the generated one is shown only here).
    */
-  async create(caller: Pick<Caller, 'projectId' | 'keyId'>, body: ProcessBody) {
+  async create(caller: Pick<Caller, 'projectId' | 'keyId' | 'traceparent'>, body: ProcessBody) {
     const detectors = await stepDetectors(body as never, this.s.vision);
     planSteps(body as never, (i) => detectors.get(i)?.labels ?? []);
     trackerSettings((body as { tracker?: never }).tracker);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
-    const rec = await this.store.create(caller.projectId, caller.keyId, body, webhook);
+    const rec = await this.store.create(caller.projectId, caller.keyId, body, webhook, caller.traceparent);
     return { id: rec.id, status: rec.status, stream_url: rec.stream_url, ...(webhook && w?.secret === undefined ? { webhook } : {}) };
   }
 

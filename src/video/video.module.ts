@@ -17,6 +17,7 @@ import { videoRoutes } from './video.routes.js';
 import { TasksService } from './tasks.service.js';
 import { WebhookDispatcher } from './webhooks.js';
 import type { VideoSettings } from '../config/index.js';
+import { watchVideoGauges } from './video-metrics.js';
 
 export interface VideoModuleOptions {
   worker: boolean;
@@ -71,6 +72,7 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
   const worker = opts.worker ? new VideoWorker(s, { providers: opts.providers ?? fallback!, settings }) : null;
   const tasks = new TasksService(s, store);
   const webhooks = new WebhookDispatcher(s, { pollMs: settings.webhookPollMs, retryMs: settings.webhookRetryMs });
+  let unwatch = () => {};
   return {
     ...videoPart,
     worker,
@@ -80,9 +82,11 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
       await fallback?.load();
       reaper.start();
       webhooks.start();
+      unwatch = watchVideoGauges(s, () => worker?.activeTasks ?? 0, () => subs.count);
       worker?.start();
     },
     async stop() {
+      unwatch();
       reaper.stop();
       await worker?.stop();
       await webhooks.stop();

@@ -26,7 +26,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
         400: { description: 'Invalid body, input, URL (url_not_allowed; image_fetch_failed when its host does not resolve) or base64 (invalid_base64)' },
         413: { description: 'Body over 30 MB or decoded video_base64 over 20 MB (payload_too_large)' },
       },
-      handler: async (ctx: RequestContext<ProcessBody>) => ({ status: 202, json: await d.tasks.create(ctx.principal, ctx.body) }),
+      handler: async (ctx: RequestContext<ProcessBody>) => ({ status: 202, json: await d.tasks.create({ ...ctx.principal, traceparent: ctx.traceparent }, ctx.body) }),
     })),
     defineRoute({
       method: 'GET', path: '/v1/video/tasks', auth: 'key', tags, query: ListQuery,

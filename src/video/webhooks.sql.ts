@@ -23,7 +23,7 @@ export const sql = {
             SELECT id FROM video_webhook_deliveries
             WHERE status = 'pending' AND next_attempt_at <= clock_timestamp()
             ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-          RETURNING d.id, d.task_id, d.payload, d.attempts, d.created_at, t.webhook_url, t.webhook_secret`,
+          RETURNING d.id, d.task_id, d.payload, d.attempts, d.created_at, t.webhook_url, t.webhook_secret, t.job->>'traceparent' AS traceparent`,
   delivered: `UPDATE video_webhook_deliveries SET status = 'delivered', attempts = attempts + 1,
                 last_attempt_at = clock_timestamp(), delivered_at = clock_timestamp(), last_status_code = $2, last_error = NULL
               WHERE id = $1`,

@@ -18,6 +18,8 @@ import type { Services } from '../services.js';
 import type { Row } from '../store/db.js';
 import { taskRecord } from './task-store.js';
 import { sql } from './webhooks.sql.js';
+import { countWebhookAttempt } from '../metrics/video.js';
+import { callTraceparent } from '../tracing/traceparent.js';
 
 /** How long a delivery is retried after it was queued. */
 export const WEBHOOK_RETRY_WINDOW_MS = 24 * 3600_000;
@@ -159,6 +161,7 @@ export class WebhookDispatcher {
           headers: {
             'content-type': 'application/json', 'user-agent': `sightflow/${this.s.version}`,
             'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': signWebhook(String(d.webhook_secret), id, ts, body),
+            ...callTraceparent(d.traceparent as string | null),
           },
           signal: AbortSignal.any([this.inflight.signal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
         });
@@ -174,6 +177,7 @@ export class WebhookDispatcher {
       await this.s.db.query(sql.release, [id]).catch(() => {});
       return;
     }
+    countWebhookAttempt(error === null ? 'delivered' : status === null ? 'error' : 'refused');
     if (error === null) await this.s.db.query(sql.delivered, [id, status]);
     else {
       await this.s.db.query(sql.attemptFailed, [id, status, error.slice(0, 500), backoffMs(this.settings.retryMs, attempts), WEBHOOK_RETRY_WINDOW_MS]);

@@ -14,6 +14,8 @@ import { hubFor, type StreamHub } from './stream-hub.js';
 import { buildResults, recordUsage, TrackFold } from './results.js';
 import type { VideoSettings } from '../config/index.js';
 import { EMPTY_STREAM_INFO } from './chunks.js';
+import { observeChunk, observeTaskEnd } from '../metrics/video.js';
+import { traceIdOf } from '../tracing/traceparent.js';
 
 /** The ordered providers for a request's `model` hint. */
 export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;
@@ -58,6 +60,9 @@ export class VideoWorker {
     this.offNew = this.hub.onNewTask(() => this.poke());
     this.loopDone = this.loop();
   }
+
+  /** Tasks running here now. */
+  get activeTasks(): number { return this.active.size; }
 
   /** Stops claiming; running tasks are ended (back to pending before their first chunk, else failed). */
   async stop(): Promise<void> {
@@ -123,7 +128,7 @@ class TaskRun {
   constructor(private readonly s: Services, private readonly task: ClaimedTask, private readonly owner: string,
     private readonly archive: StreamArchive, private readonly queue: TaskQueue, private readonly settings: VideoSettings,
     private readonly providers: ProviderSource) {
-    this.done = this.run().catch((e) => { this.s.log.error({ err: e, taskId: task.id }, 'video task run failed'); });
+    this.done = this.run().catch((e) => { this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed'); });
   }
 
   shutdown(): void {
@@ -151,6 +156,7 @@ class TaskRun {
       if (this.over) return;
       this.over = true;
       const status = await this.archive.finishOwned(this.task.id, this.owner, f);
+      if (status) observeTaskEnd(f.status, f.usage, this.lastInfo);
       if (status) await recordUsage(this.s, this.task, f.usage.processed_frames, f.usage.processing_time_ms).catch(() => {});
     });
     this.controller.abort(new Error('task finished'));
@@ -171,6 +177,7 @@ class TaskRun {
       if (this.over) return 'lost' as const;
       const o = await this.archive.appendFrame(this.task.id, this.owner, frame, this.settings.leaseMs);
       if (o === 'appended') {
+        observeChunk(frame.stream_info, this.lastInfo);
         this.emitted++;
         this.lastInfo = frame.stream_info;
         this.lastAppendAt = Date.now();
@@ -227,7 +234,7 @@ class TaskRun {
         error: taskErrors.noProvider(request.model ?? this.task.model) });
     }
     const tried: string[] = [];
-    const ctx = { taskId: this.task.id, projectId: this.task.projectId, signal: this.controller.signal, emit: this.emit };
+    const ctx = { taskId: this.task.id, projectId: this.task.projectId, traceparent: this.task.job.traceparent, signal: this.controller.signal, emit: this.emit };
     for (const provider of providers.slice(0, MAX_PROVIDER_TRIES)) {
       let result: ProviderResult;
       try {
@@ -245,7 +252,7 @@ class TaskRun {
             error: e instanceof ProviderError && e.code ? { code: e.code, message } : taskErrors.providerError(provider.name, this.emitted, message) });
         }
         tried.push(`${provider.name}: ${message}`);
-        this.s.log.warn({ taskId: this.task.id, provider: provider.name, err: e, status: e instanceof ProviderError ? e.status : undefined }, 'video provider failed before the first chunk; failing over');
+        this.s.log.warn({ taskId: this.task.id, trace_id: traceIdOf(this.task.job.traceparent), provider: provider.name, err: e, status: e instanceof ProviderError ? e.status : undefined }, 'video provider failed before the first chunk; failing over');
         continue;
       }
       if (this.over) return;

@@ -97,7 +97,7 @@ export class VisionService {
       const detail = body.detail ?? autoDetail(img.width, img.height);
       try {
         const reply = await vlm.describe({
-          bytes: img.bytes, mime: `image/${img.format}`, prompt: body.prompt, language: body.language, detail, signal: caller.signal,
+          bytes: img.bytes, mime: `image/${img.format}`, prompt: body.prompt, language: body.language, detail, signal: caller.signal, traceparent: caller.traceparent,
         });
         const usage = reply.usage ?? {
           input_tokens: imageTokens(img.width, img.height, detail) + textTokens(vlmPromptText(body.prompt, body.language)),

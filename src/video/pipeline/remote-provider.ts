@@ -11,6 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type StreamInfo, type TrackSummary, type VideoProvider, type VideoTaskRequest } from '../provider.js';
 import { sseEvents } from './sse-reader.js';
+import { callTraceparent } from '../../tracing/traceparent.js';
 
 export interface RemoteProviderOptions {
   /** Base URL of the other node, e.g. https://gpu-2:8080 */
@@ -53,7 +54,7 @@ export class RemoteProvider implements VideoProvider {
     firstTimer.unref();
     let taskId: string | null = null;
     try {
-      const created = await this.#json('POST', '/v1/video/process', await this.#body(request, source), ac.signal);
+      const created = await this.#json('POST', '/v1/video/process', await this.#body(request, source), ac.signal, callTraceparent(ctx.traceparent));
       taskId = String(created.id);
       const streamUrl = typeof created.stream_url === 'string' ? created.stream_url : `/v1/video/tasks/${taskId}/stream`;
       let emitted = 0;
@@ -100,10 +101,10 @@ export class RemoteProvider implements VideoProvider {
     return { authorization: `Bearer ${this.opts.key}`, ...extra };
   }
 
-  async #json(method: string, path: string, body: unknown, signal: AbortSignal): Promise<Record<string, unknown>> {
+  async #json(method: string, path: string, body: unknown, signal: AbortSignal, trace: Record<string, string> = {}): Promise<Record<string, unknown>> {
     const res = await fetch(this.#base + path, {
       method, signal,
-      headers: this.#headers(body === undefined ? {} : { 'content-type': 'application/json' }),
+      headers: this.#headers(body === undefined ? trace : { 'content-type': 'application/json', ...trace }),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
