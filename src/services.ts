@@ -5,9 +5,9 @@ import type { Db } from './store/db.js';
 import type { Projects } from './auth/projects.js';
 import type { UsageLedger } from './usage/ledger.js';
 import type { BlobStore } from './store/blobs.js';
-import type { ModelsService } from './inference/models-service.js';
+import type { ModelsService } from './models/models-service.js';
 import type { Router } from './http/router.js';
-import type { VisionModels } from './vision/vision-models.js';
+import type { VisionModels } from './task-models.js';
 
 export interface Services {
   config: Config;

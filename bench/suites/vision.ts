@@ -17,7 +17,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { projectRoot } from '../../src/paths.js';
 import { loadImage, parseImageInput } from '../../src/media/image-input.js';
-import { ocrImage } from '../../src/vision/ocr/engine.js';
+import { ocrImage } from '../../src/ocr/engine.js';
 import { describeImage } from '../../src/vision/describe/describer.js';
 
 const ENDPOINTS = ['detect', 'ocr', 'describe'] as const;

@@ -9,9 +9,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { evalDir, skipWithoutEvalData } from '../dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
-import { type OcrBlock, ocrImage } from '../../src/vision/ocr/engine.js';
-import { decodeRgb } from '../../src/vision/ocr/rgb-image.js';
-import { tesseractFileWords, tesseractLayout } from '../../src/vision/ocr/tesseract.js';
+import { type OcrBlock, ocrImage } from '../../src/ocr/engine.js';
+import { decodeRgb } from '../../src/ocr/resample.js';
+import { tesseractFileWords, tesseractLayout } from '../../src/ocr/tesseract.js';
 
 type Box = [number, number, number, number];
 interface GtItem { text: string; box: Box }

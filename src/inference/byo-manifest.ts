@@ -1,6 +1,6 @@
 // Registering a bring-your-own ONNX model: writes the bare manifest <data-dir>/manifests/<id>.json that the
 // registry reads at start. A standard export needs nothing more: the detector reads input size, layout and
-// class names from the file itself (vision/detector-config.ts). The file stays where it is (the manifest
+// class names from the file itself (detection/detector-config.ts). The file stays where it is (the manifest
 // names its absolute path) and its checksum is pinned, so a changed file is refused rather than silently run.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';

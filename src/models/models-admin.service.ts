@@ -3,7 +3,7 @@
 // store for the other nodes), remove one. The vision part's check runs the model on the sample image.
 import type { Services } from '../services.js';
 import { errors } from '../errors.js';
-import { addModel, removeModel, type AddedModel } from '../inference/model-install.js';
+import { addModel, removeModel, type AddedModel } from './model-install.js';
 import type { RegisteredModel } from '../inference/registry.js';
 import type { ModelState } from '../inference/runtime.js';
 import { publishModel, unpublishModel } from './model-publish.js';

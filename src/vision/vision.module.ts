@@ -6,7 +6,7 @@ import type { Module, ModulePart } from '../module.js';
 import type { Services } from '../services.js';
 import { VisionService } from './vision.service.js';
 import { visionRoutes } from './vision.routes.js';
-import { VisionModels, type VisionModelSource } from './vision-models.js';
+import { VisionModels, type VisionModelSource } from '../task-models.js';
 
 /** Vision keeps no tables: its usage rows go to the core ledger. */
 export const visionPart: ModulePart = { name: 'vision', migrations: [] };

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { loadRgb } from '../helpers/inference.js';
-import { modelInput } from '../../src/vision/detect.js';
+import { modelInput } from '../../src/detection/detect.js';
 import { withRequestSignal } from '../../src/inference/runtime.js';
-import { COCO_CLASSES } from '../../src/vision/coco-classes.js';
-import { iou } from '../../src/vision/yolo.js';
+import { COCO_CLASSES } from '../../src/detection/coco-classes.js';
+import { iou } from '../../src/detection/yolo.js';
 import { autoDetail, imageTokens, textTokens } from '../../src/usage/tokens.js';
 
 let t: TestApp;

@@ -8,12 +8,12 @@
 // photos by meaning alone (the constant factor between them changes no ranking); images share semantics
 // and look, so near-duplicates match.
 import type { Logger } from '../../log.js';
-import type { ModelsService } from '../../inference/models-service.js';
+import type { ModelsService } from '../../models/models-service.js';
 import { ModelQueue } from '../../inference/model-queue.js';
 import type { RgbImage } from '../../media/rgb-image.js';
-import type { Detector } from '../../vision/detect.js';
+import type { Detector } from '../../detection/detect.js';
 import { dominantColor } from '../../media/colour.js';
-import type { VisionModels } from '../../vision/vision-models.js';
+import type { VisionModels } from '../../task-models.js';
 import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
 import type { LoadedImage } from '../../media/image-input.js';
 import { normalize, place, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo } from './embedder.js';

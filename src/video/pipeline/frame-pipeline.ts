@@ -8,8 +8,8 @@
 //  - feature sets `feature_digest` on each selected target (descriptor.ts) and feeds the track's mean vector.
 //  - a target a step's `when` does not select passes that step unchanged.
 // roi is {left, top, width, height} in source pixels (the decoder hands frames at source size).
-import type { Detector } from '../../vision/detect.js';
-import type { VisionModels } from '../../vision/vision-models.js';
+import type { Detector } from '../../detection/detect.js';
+import type { VisionModels } from '../../task-models.js';
 import type { StreamTarget, TrackSummary, VideoTaskRequest } from '../provider.js';
 import { describeRegions, featureDigest } from './descriptor.js';
 import { detectStepModel, planSteps, selects, type StepPlan } from './plan.js';

@@ -3,14 +3,14 @@
 // queues). Vision owns them; the composition root builds one per process and lends it to other parts through
 // the services object (the video pipeline's detect/ocr steps, the multimodal embedder), so nothing below the
 // feature parts has to know about detectors or OCR.
-import type { ModelRegistry } from '../inference/registry.js';
-import type { InferenceRuntime } from '../inference/runtime.js';
-import type { ServedModel } from '../inference/model-catalogue.js';
-import type { RgbImage } from '../media/rgb-image.js';
-import { errors } from '../errors.js';
-import { DEFAULT_DETECT_MODEL, Detector } from './detect.js';
-import { checkModelOnSample } from './model-check.js';
-import type { ModelCheck } from '../inference/model-install.js';
+import type { ModelRegistry } from './inference/registry.js';
+import type { InferenceRuntime } from './inference/runtime.js';
+import type { ServedModel } from './models/model-catalogue.js';
+import type { RgbImage } from './media/rgb-image.js';
+import { errors } from './errors.js';
+import { DEFAULT_DETECT_MODEL, Detector } from './detection/detect.js';
+import { checkModelOnSample } from './detection/model-check.js';
+import type { ModelCheck } from './models/model-install.js';
 import { ocrImage, ocrRegion, type BBox, type OcrOptions, type OcrResult } from './ocr/engine.js';
 import { useOcrModelSource } from './ocr/ocr-models.js';
 

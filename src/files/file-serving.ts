@@ -1,8 +1,8 @@
 // GET /v1/files/<key>?expires=&sig=: everything but the byte streaming. Signature first (403), then the blob
 // (404), then the Range header (206/416), so the HTTP layer only streams `path` from `start` to `end`.
 import { errors } from '../errors.js';
-import { isValidBlobKey, type BlobStore } from './blobs.js';
-import { verify } from './presign.js';
+import { isValidBlobKey, type BlobStore } from '../store/blobs.js';
+import { verify } from '../store/presign.js';
 
 export interface FileRequest {
   /** The key as it appears after /v1/files/, percent-decoded. */

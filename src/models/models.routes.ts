@@ -1,10 +1,10 @@
 // GET /v1/models and /v1/models/:id (docs/api.md, "Models"): every model the server answers with, in the
-// OpenAI list shape, gathered from the parts that run them (inference/model-catalogue.ts). GET
+// OpenAI list shape, gathered from the parts that run them (model-catalogue.ts). GET
 // /v1/vectors/models keeps its own shape beside it.
 import { z } from 'zod';
 import { errors } from '../errors.js';
-import type { ModelCatalogue } from '../inference/model-catalogue.js';
-import { defineRoute, type RouteDef } from './route.js';
+import type { ModelCatalogue } from './model-catalogue.js';
+import { defineRoute, type RouteDef } from '../http/route.js';
 
 /** A model's serving state in this process (runtime.ts ModelState). */
 export const ModelServingOut = z.object({

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { projectRoot } from '../paths.js';
 import type { ModelRegistry } from '../inference/registry.js';
 import type { InferenceRuntime } from '../inference/runtime.js';
-import type { ModelCheck } from '../inference/model-install.js';
+import type { ModelCheck } from '../models/model-install.js';
 import { decodeToRgb } from '../media/image-decode.js';
 import { Detector } from './detect.js';
 

@@ -11,9 +11,9 @@ import { basename, join } from 'node:path';
 import { errors } from '../errors.js';
 import type { UrlPolicy } from '../media/url-policy.js';
 import { downloadModel, parseModelSource, type DownloadProgress } from './model-download.js';
-import { ManifestSchema, MODEL_ID, MODEL_ID_RULE, type ModelManifest, type ModelRuntimeSettings } from './manifest.js';
-import { sha256File, type ModelRegistry } from './registry.js';
-import type { InferenceRuntime } from './runtime.js';
+import { ManifestSchema, MODEL_ID, MODEL_ID_RULE, type ModelManifest, type ModelRuntimeSettings } from '../inference/manifest.js';
+import { sha256File, type ModelRegistry } from '../inference/registry.js';
+import type { InferenceRuntime } from '../inference/runtime.js';
 
 export type ModelTask = ModelManifest['task'];
 

@@ -1,7 +1,7 @@
 // Blank column runs in a rectified text strip. CTC peaks are too coarse (one per 8 columns) to tell a word
 // space from a wide letter, but the pixels are not: a run of columns with no ink, wide relative to the
 // text's height, is a space between words even where the recogniser dropped it.
-import type { RgbImage } from '../../media/rgb-image.js';
+import type { RgbImage } from '../media/rgb-image.js';
 
 export interface StripInk {
   /** [start, end) column runs with no ink, as fractions of the strip width. */

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { ModelRegistry } from '../../inference/registry.js';
-import { type Feeds, InferenceRuntime, type Outputs } from '../../inference/runtime.js';
+import { ModelRegistry } from '../inference/registry.js';
+import { type Feeds, InferenceRuntime, type Outputs } from '../inference/runtime.js';
 
 /** The part of a session the OCR steps use; runs go through the model's runtime queue. */
 export interface OcrSession {

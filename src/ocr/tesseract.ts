@@ -3,7 +3,7 @@
 import { execFile, spawn } from 'node:child_process';
 import sharp from 'sharp';
 import { type BBox, type OcrBlock, pageText, readingOrder } from './layout.js';
-import type { RgbImage } from '../../media/rgb-image.js';
+import type { RgbImage } from '../media/rgb-image.js';
 
 export interface TesseractInfo {
   /** e.g. "tesseract-5" */

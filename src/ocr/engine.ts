@@ -7,7 +7,7 @@ import { routeLanguage } from './languages.js';
 import { type BBox, type LineText, type OcrBlock, lineWords, pageText, readingOrder } from './layout.js';
 import { ocrModels } from './ocr-models.js';
 import { recognizeLines } from './recognize-text.js';
-import type { RgbImage } from '../../media/rgb-image.js';
+import type { RgbImage } from '../media/rgb-image.js';
 import { tesseractOcr } from './tesseract.js';
 
 export type { BBox, OcrBlock } from './layout.js';

@@ -11,7 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError, errors } from '../errors.js';
 import { openMediaResponse } from '../media/fetch.js';
 import type { UrlPolicy } from '../media/url-policy.js';
-import { sha256File } from './registry.js';
+import { sha256File } from '../inference/registry.js';
 
 /** What `models add` was given: a local file, or where to download one from. */
 export type ModelSource =

@@ -3,10 +3,10 @@
 // (logs, CI). A CLIP model's id stands for its two encoders. Skipped bring-your-own manifests are reported
 // on stderr by every command (and fail verify).
 import { ApiError } from '../errors.js';
-import { ModelRegistry, type PrepareProgress } from './registry.js';
-import { InferenceRuntime } from './runtime.js';
+import { ModelRegistry, type PrepareProgress } from '../inference/registry.js';
+import { InferenceRuntime } from '../inference/runtime.js';
 import { addModel, removeModel, type AddModelDeps, type AddProgress, type ModelCheck, type ModelTask } from './model-install.js';
-import { ManifestSchema, type ModelManifest } from './manifest.js';
+import { ManifestSchema, type ModelManifest } from '../inference/manifest.js';
 import type { UrlPolicy } from '../media/url-policy.js';
 
 const USAGE = `usage: sightflow models list|prepare|verify [model-id...] [--force] [--json]

@@ -1,12 +1,12 @@
 // PP-OCRv4 text detection: resize (longest side capped, both sides multiples of 32), normalise as PaddleOCR
 // trained it (BGR, ImageNet mean/std), run the DB net, post-process, and map boxes back to source pixels.
-import { Tensor } from '../../inference/runtime.js';
+import { Tensor } from '../inference/runtime.js';
 import { DB_DEFAULTS, type DbParams, dbPostprocess } from './db-postprocess.js';
 import type { Point } from './geometry.js';
 import type { OcrSession } from './ocr-models.js';
-import type { RgbImage } from '../../media/rgb-image.js';
-import { resizeRgb } from './rgb-image.js';
-import { LoopSlice } from '../../loop-slice.js';
+import type { RgbImage } from '../media/rgb-image.js';
+import { resizeRgb } from './resample.js';
+import { LoopSlice } from '../loop-slice.js';
 
 export interface DetectedLine {
   /** tl, tr, br, bl in source pixels. */

@@ -6,8 +6,8 @@
 // or replaced model's session is released and listeners (the parts' caches of task objects) are told.
 import type { Logger } from '../log.js';
 import { ModelCatalogue } from './model-catalogue.js';
-import { ModelRegistry } from './registry.js';
-import { InferenceRuntime, type RuntimeOptions } from './runtime.js';
+import { ModelRegistry } from '../inference/registry.js';
+import { InferenceRuntime, type RuntimeOptions } from '../inference/runtime.js';
 
 export interface ModelChanges { added: string[]; removed: string[]; changed: string[] }
 

@@ -1,14 +1,14 @@
 // PP-OCRv4 recognition of detected lines: each quad is rectified to a 48-pixel-high strip (tall strips are
 // turned to horizontal), optionally turned half a turn by the angle classifier, batched with strips of
 // similar aspect, and CTC-decoded. Character positions are kept as fractions of the strip's width.
-import { Tensor } from '../../inference/runtime.js';
+import { Tensor } from '../inference/runtime.js';
 import { type DecodedChar, ctcGreedy } from './ctc-decode.js';
 import type { Point } from './geometry.js';
 import type { OcrSession } from './ocr-models.js';
 import { type StripInk, stripInk } from './ink-gaps.js';
-import type { RgbImage } from '../../media/rgb-image.js';
-import { rotate180, warpQuad } from './rgb-image.js';
-import { LoopSlice } from '../../loop-slice.js';
+import type { RgbImage } from '../media/rgb-image.js';
+import { rotate180, warpQuad } from './resample.js';
+import { LoopSlice } from '../loop-slice.js';
 
 export const REC_HEIGHT = 48;
 /**

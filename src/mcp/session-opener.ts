@@ -7,7 +7,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { SseWriter } from '../http/sse.js';
 import { LegacySseTransport } from './legacy-sse-transport.js';
-import { SessionRegistry, type McpSession } from './sessions.js';
+import { SessionRegistry, type McpSession } from './session-registry.js';
 import { createToolServer, type ToolServerDeps } from './tool-server.js';
 import type { McpSettings } from '../config/index.js';
 

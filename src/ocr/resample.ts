@@ -1,7 +1,7 @@
 // Decoding to RgbImage and the two resamplings OCR needs: a whole-image resize for the detector (sharp) and a
 // quad -> rectangle warp that rectifies one text line for the recogniser (plain TypeScript, crops are small).
 import sharp from 'sharp';
-import type { RgbImage } from '../../media/rgb-image.js';
+import type { RgbImage } from '../media/rgb-image.js';
 import type { Point } from './geometry.js';
 
 export async function resizeRgb(image: RgbImage, width: number, height: number): Promise<RgbImage> {
