@@ -22,7 +22,8 @@ import { loadOrCreateAdminToken } from './store/secret-file.js';
 import { filesModule, filesPart } from './files/files.module.js';
 import { ModelsService } from './models/models-service.js';
 import { useAddonPath } from './native/load.js';
-import { visionModels, visionModule, visionPart } from './vision/vision.module.js';
+import { visionModule, visionPart } from './vision/vision.module.js';
+import { TaskModels } from './task-models.js';
 import { videoModule, videoPart } from './video/video.module.js';
 import type { ProviderSource } from './video/worker.js';
 import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
@@ -60,11 +61,11 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   await migrate(db, allMigrations());
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, { syncMs: config.models.syncMs });
-  const vision = visionModels(models);
-  models.onChange((c) => vision.modelsChanged([...c.removed, ...c.changed]));
+  const taskModels = new TaskModels(models);
+  models.onChange((c) => taskModels.modelsChanged([...c.removed, ...c.changed]));
   return {
     config, log, db, projects: new Projects(db), usage: new UsageLedger(db, (err, e) => log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed')), version: VERSION,
-    readiness: new Map([['models', () => models.isReady()]]), models, vision,
+    readiness: new Map([['models', () => models.isReady()]]), models, taskModels,
     blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
     presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
   };

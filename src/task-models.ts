@@ -1,21 +1,18 @@
-// The vision part's models as one object: the detector (created on first use, shared by every caller) and
+// The task models as one object: the detectors (each created on first use, shared by every caller) and
 // PP-OCR, both run through the server's model registry and inference runtime (one set of worker threads and
-// queues). Vision owns them; the composition root builds one per process and lends it to other parts through
-// the services object (the video pipeline's detect/ocr steps, the multimodal embedder), so nothing below the
-// feature parts has to know about detectors or OCR.
+// queues). The engines live in detection/ and ocr/, below every feature; the composition root builds one
+// TaskModels per process and hands it to the parts through the services object (vision's routes, the video
+// pipeline's detect/ocr steps, the multimodal embedder, the models part's add check).
 import type { ModelRegistry } from './inference/registry.js';
 import type { InferenceRuntime } from './inference/runtime.js';
-import type { ServedModel } from './models/model-catalogue.js';
 import type { RgbImage } from './media/rgb-image.js';
 import { errors } from './errors.js';
 import { DEFAULT_DETECT_MODEL, Detector } from './detection/detect.js';
-import { checkModelOnSample } from './detection/model-check.js';
-import type { ModelCheck } from './models/model-install.js';
-import { ocrImage, ocrRegion, type BBox, type OcrOptions, type OcrResult } from './ocr/engine.js';
-import { useOcrModelSource } from './ocr/ocr-models.js';
+import { checkModelOnSample, type ModelCheck } from './detection/model-check.js';
+import { OcrEngine, type BBox, type OcrOptions, type OcrResult } from './ocr/engine.js';
 
-/** What the vision models run on: the registry (with its background preparation) and the runtime. */
-export interface VisionModelSource {
+/** What the task models run on: the registry (with its background preparation) and the runtime. */
+export interface TaskModelSource {
   registry: ModelRegistry;
   runtime: InferenceRuntime;
   /** Settles when the registry's models are prepared. */
@@ -23,12 +20,13 @@ export interface VisionModelSource {
   isReady(): boolean;
 }
 
-export class VisionModels {
+export class TaskModels {
   private readonly detectors = new Map<string, Promise<Detector>>();
+  /** PP-OCR (and Tesseract languages), its models run through this registry and runtime. */
+  readonly ocr: OcrEngine;
 
-  constructor(private readonly source: VisionModelSource) {
-    // OCR runs its PP-OCR models through this registry and runtime.
-    useOcrModelSource({ registry: source.registry, runtime: source.runtime });
+  constructor(private readonly source: TaskModelSource) {
+    this.ocr = new OcrEngine(async () => ({ registry: source.registry, runtime: source.runtime }));
   }
 
   /** Runs a registered model on the sample image (the check of an added model). */
@@ -76,36 +74,13 @@ export class VisionModels {
     return this.detector(id, param);
   }
 
-  /** GET /v1/models entries of the detectors (a detector not loadable yet is listed with its reason). */
-  async detectorEntries(): Promise<ServedModel[]> {
-    const r = this.source.registry;
-    const out: ServedModel[] = [];
-    for (const { manifest, builtin } of r.list().filter((m) => m.manifest.task === 'detect')) {
-      const id = manifest.id;
-      const entry: ServedModel = {
-        id, object: 'model', task: 'detect', default: id === DEFAULT_DETECT_MODEL,
-        source: builtin ? 'builtin' : 'bring-your-own', description: manifest.description || undefined,
-      };
-      const failed = r.prepareFailure(id);
-      if (failed) { out.push({ ...entry, error: failed }); continue; }
-      if (!r.isPrepared(id)) { out.push(entry); continue; }
-      try {
-        const d = await this.detector(id);
-        out.push({ ...entry, labels_count: d.labels.length, labels: d.labels, input_size: [d.pre.width, d.pre.height], layout: d.layout });
-      } catch (e) {
-        out.push({ ...entry, error: (e as Error).message });
-      }
-    }
-    return out;
-  }
-
   /** Reads the text of a whole image (PP-OCR). */
   ocrImage(image: RgbImage, opts?: OcrOptions): Promise<OcrResult> {
-    return ocrImage(image, opts);
+    return this.ocr.ocrImage(image, opts);
   }
 
   /** Reads the text inside one box of an image. */
   ocrRegion(image: RgbImage, box: BBox, opts?: OcrOptions): Promise<OcrResult> {
-    return ocrRegion(image, box, opts);
+    return this.ocr.ocrRegion(image, box, opts);
   }
 }

@@ -7,9 +7,11 @@ import { join } from 'node:path';
 import { projectRoot } from '../paths.js';
 import type { ModelRegistry } from '../inference/registry.js';
 import type { InferenceRuntime } from '../inference/runtime.js';
-import type { ModelCheck } from '../models/model-install.js';
 import { decodeToRgb } from '../media/image-decode.js';
 import { Detector } from './detect.js';
+
+/** What the sample run found, in words for the CLI and as data for the API. */
+export interface ModelCheck { summary: string; ms: number; objects?: { class: string; confidence: number; bbox: number[] }[] }
 
 export const SAMPLE_IMAGE = join(projectRoot, 'assets', 'astronaut.jpg');
 

@@ -14,6 +14,9 @@ import { downloadModel, parseModelSource, type DownloadProgress } from './model-
 import { ManifestSchema, MODEL_ID, MODEL_ID_RULE, type ModelManifest, type ModelRuntimeSettings } from '../inference/manifest.js';
 import { sha256File, type ModelRegistry } from '../inference/registry.js';
 import type { InferenceRuntime } from '../inference/runtime.js';
+import type { ModelCheck } from '../detection/model-check.js';
+
+export type { ModelCheck } from '../detection/model-check.js';
 
 export type ModelTask = ModelManifest['task'];
 
@@ -30,8 +33,6 @@ export interface AddModelInput {
   runtime?: ModelRuntimeSettings;
 }
 
-/** What the sample run found, in words for the CLI and as data for the API. */
-export interface ModelCheck { summary: string; ms: number; objects?: { class: string; confidence: number; bbox: number[] }[] }
 
 export interface AddModelDeps {
   registry: ModelRegistry;

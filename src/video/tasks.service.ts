@@ -26,7 +26,7 @@ export class TasksService {
    * the request asked for a webhook without a secret (the generated one is shown only here).
    */
   async create(caller: Pick<Caller, 'projectId' | 'keyId'>, body: ProcessBody) {
-    const detectors = await stepDetectors(body as never, this.s.vision);
+    const detectors = await stepDetectors(body as never, this.s.taskModels);
     planSteps(body as never, (i) => detectors.get(i)?.labels ?? []);
     trackerSettings((body as { tracker?: never }).tracker);
     const w = body.webhook;

@@ -14,11 +14,14 @@ import { projectRoot } from '../../src/paths.js';
 import { Detector } from '../../src/detection/detect.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../../eval/lib/mot-metrics.js';
 import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
-import { ocrImage, ocrRegion } from '../../src/ocr/engine.js';
+import { OcrEngine } from '../../src/ocr/engine.js';
 import type { FrameOutput, ProviderResult, VideoTaskRequest } from '../../src/video/provider.js';
 import { corruptClip, garbageFile, h264Clip, longClip, stillClip, textClip } from '../helpers/videos.js';
 import { carPhoto, evalData, TUD_CAMPUS } from '../helpers/eval-data.js';
 import { EVAL_DATA_MISSING } from '../../eval/dir.js';
+
+// OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
+const { ocrImage, ocrRegion } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 
 let detector: Promise<Detector> | null = null;
 function loadDetector(): Promise<Detector> {
@@ -30,7 +33,7 @@ function loadDetector(): Promise<Detector> {
   return detector;
 }
 
-const provider = (allowPrivateUrls = true) => new LocalProvider({ allowPrivateUrls, vision: { detector: loadDetector, ocrImage, ocrRegion } });
+const provider = (allowPrivateUrls = true) => new LocalProvider({ allowPrivateUrls, models: { detector: loadDetector, ocrImage, ocrRegion } });
 
 async function runTask(request: VideoTaskRequest, source: { path?: string; url?: string }, opts: { signal?: AbortSignal; onFrame?: (f: FrameOutput) => boolean | void; allowPrivateUrls?: boolean } = {}) {
   const frames: FrameOutput[] = [];

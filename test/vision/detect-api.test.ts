@@ -131,7 +131,7 @@ test('the ledger holds one row per answered request with the numbers of the resp
 });
 
 test('a gone client cancels its queued model runs (the request signal reaches the queue)', { skip: cocoSkip }, async () => {
-  const det = await t.app.services.vision.detector();
+  const det = await t.app.services.taskModels.detector();
   const handle = det.handle;
   const itemsBefore = handle.stats.items;
   const droppedBefore = handle.dropped;

@@ -9,7 +9,7 @@
 //  - a target a step's `when` does not select passes that step unchanged.
 // roi is {left, top, width, height} in source pixels (the decoder hands frames at source size).
 import type { Detector } from '../../detection/detect.js';
-import type { VisionModels } from '../../task-models.js';
+import type { TaskModels } from '../../task-models.js';
 import type { StreamTarget, TrackSummary, VideoTaskRequest } from '../provider.js';
 import { describeRegions, featureDigest } from './descriptor.js';
 import { detectStepModel, planSteps, selects, type StepPlan } from './plan.js';
@@ -55,8 +55,8 @@ export async function stepDetectors(request: Pick<VideoTaskRequest, 'steps'>, mo
   return out;
 }
 
-/** The vision part's models the steps run: the detector (detect) and OCR (ocr). */
-export type FrameModels = Pick<VisionModels, 'detector' | 'ocrImage' | 'ocrRegion'>;
+/** The task models the steps run: the detector (detect) and OCR (ocr). */
+export type FrameModels = Pick<TaskModels, 'detector' | 'ocrImage' | 'ocrRegion'>;
 
 export class FramePipeline {
   readonly #summaries = new TrackSummaries();

@@ -28,8 +28,8 @@ export interface LocalProviderDeps {
   urlPolicy?: UrlPolicy;
   /** DNS seam for tests. */
   resolve?: Resolver;
-  /** The vision part's detector and OCR (the services object's `vision`). */
-  vision: FrameModels;
+  /** The detector and OCR the steps run (the services object's task models). */
+  models: FrameModels;
 }
 
 /** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
@@ -44,8 +44,8 @@ export class LocalProvider implements VideoProvider {
 
   constructor(private readonly deps: LocalProviderDeps) {}
 
-  static fromServices(s: Pick<Services, 'config' | 'vision'>): LocalProvider {
-    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, vision: s.vision });
+  static fromServices(s: Pick<Services, 'config' | 'taskModels'>): LocalProvider {
+    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, models: s.taskModels });
   }
 
   async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
@@ -174,7 +174,7 @@ export class LocalProvider implements VideoProvider {
 
   async #pipeline(request: VideoTaskRequest): Promise<FramePipeline> {
     try {
-      return await FramePipeline.create(request, this.deps.vision);
+      return await FramePipeline.create(request, this.deps.models);
     } catch (e) {
       if (isApiError(e)) throw e;
       throw new ProviderError(this.name, `The pipeline's models could not be loaded: ${(e as Error).message}`);
