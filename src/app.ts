@@ -46,8 +46,23 @@ export interface App {
   stop(): Promise<void>;
 }
 
+/**
+ * Every part in order, as one list: its static half (name and tables, known before any service exists) and
+ * how it is built. PARTS and modules() both read it, so they cannot drift apart.
+ */
+const PART_LIST: ReadonlyArray<{ part: ModulePart; build(s: Services, opts: { worker: boolean } & AppOptions): Module }> = [
+  { part: projectsPart, build: (s) => projectsModule(s) },
+  { part: filesPart, build: (s) => filesModule(s) },
+  { part: visionPart, build: (s) => visionModule(s) },
+  { part: videoPart, build: (s, opts) => videoModule(s, { worker: opts.worker, providers: opts.videoProviders }) },
+  { part: vectorsPart, build: (s) => vectorsModule(s) },
+  { part: mcpPart, build: (s) => mcpModule(s) },
+  { part: consolePart, build: (s) => consoleModule(s) },
+  { part: modelsPart, build: (s) => modelsModule(s) },
+];
+
 /** Every part built by modules(), in the same order: their tables are migrated before any part is built. */
-export const PARTS: readonly ModulePart[] = [projectsPart, filesPart, visionPart, videoPart, vectorsPart, mcpPart, consolePart, modelsPart];
+export const PARTS: readonly ModulePart[] = PART_LIST.map((p) => p.part);
 
 /** The core tables plus every part's, as one list for migrate(). */
 export function allMigrations(): Migration[] {
@@ -85,7 +100,7 @@ export interface AppOptions {
 
 /** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
 export function modules(s: Services, opts: { worker: boolean } & AppOptions): Module[] {
-  return [projectsModule(s), filesModule(s), visionModule(s), videoModule(s, { worker: opts.worker, providers: opts.videoProviders }), vectorsModule(s), mcpModule(s), consoleModule(s), modelsModule(s)];
+  return PART_LIST.map((p) => p.build(s, opts));
 }
 
 /**

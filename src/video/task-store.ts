@@ -6,6 +6,7 @@ import { decodeBase64 } from '../media/base64.js';
 import { checkUrl, urlDenied } from '../media/url-policy.js';
 import type { Services } from '../services.js';
 import type { Row } from '../store/db.js';
+import { isoTime } from '../store/timestamps.js';
 import type { VideoTaskRequest } from './provider.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, TASK_STATES, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES, type ProcessBody, type TaskState } from './schemas.js';
 import { sql } from './tasks.sql.js';
@@ -26,7 +27,6 @@ export interface TaskJob {
 
 export interface ListFilters { status?: string; from?: string; to?: string; cursor?: string; limit?: string }
 
-const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
 export function streamUrl(id: string): string {
   return `/v1/video/tasks/${id}/stream`;
@@ -39,9 +39,9 @@ export function taskRecord(r: Row, withRequest = false): Record<string, unknown>
     id: r.id,
     object: 'video.task',
     status: r.status,
-    created_at: iso(r.created_at),
-    started_at: iso(r.started_at),
-    finished_at: iso(r.finished_at),
+    created_at: isoTime(r.created_at),
+    started_at: isoTime(r.started_at),
+    finished_at: isoTime(r.finished_at),
     model: r.model,
     stream_url: streamUrl(String(r.id)),
     progress: {
@@ -172,7 +172,7 @@ export class TaskStore {
       object: 'list',
       data: page.map((r) => taskRecord(r)),
       has_more: hasMore,
-      next_cursor: hasMore && last ? encodeCursor(iso(last.created_at)!, String(last.id)) : null,
+      next_cursor: hasMore && last ? encodeCursor(isoTime(last.created_at)!, String(last.id)) : null,
     };
   }
 

@@ -16,6 +16,7 @@ import { newId } from '../ids.js';
 import { checkUrl } from '../media/url-policy.js';
 import type { Services } from '../services.js';
 import type { Row } from '../store/db.js';
+import { isoTime } from '../store/timestamps.js';
 import { taskRecord } from './task-store.js';
 import { sql } from './webhooks.sql.js';
 
@@ -69,7 +70,6 @@ export function backoffMs(retryMs: number, attempts: number): number {
   return Math.min(MAX_BACKOFF_MS, retryMs * 2 ** Math.max(0, attempts - 1));
 }
 
-const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
 /** A task's deliveries as `include=webhook_deliveries` shows them. */
 export async function deliveriesOf(s: Services, taskId: string): Promise<Array<Record<string, unknown>>> {
@@ -77,8 +77,8 @@ export async function deliveriesOf(s: Services, taskId: string): Promise<Array<R
   return rows.map((r) => ({
     id: r.id, event: r.event, status: r.status, attempts: Number(r.attempts),
     last_status_code: r.last_status_code === null ? null : Number(r.last_status_code), last_error: r.last_error ?? null,
-    created_at: iso(r.created_at), last_attempt_at: iso(r.last_attempt_at), delivered_at: iso(r.delivered_at),
-    next_attempt_at: r.status === 'pending' ? iso(r.next_attempt_at) : null,
+    created_at: isoTime(r.created_at), last_attempt_at: isoTime(r.last_attempt_at), delivered_at: isoTime(r.delivered_at),
+    next_attempt_at: r.status === 'pending' ? isoTime(r.next_attempt_at) : null,
   }));
 }
 
@@ -131,7 +131,7 @@ export class WebhookDispatcher {
         const tasks = await q.query(sql.dueTasks, [BATCH]);
         for (const t of tasks) {
           const event = `video.task.${String(t.status)}`;
-          const payload = JSON.stringify({ type: event, timestamp: iso(t.finished_at) ?? new Date().toISOString(), data: taskRecord(t) });
+          const payload = JSON.stringify({ type: event, timestamp: isoTime(t.finished_at) ?? new Date().toISOString(), data: taskRecord(t) });
           await q.query(sql.enqueue, [newId('msg'), t.id, event, payload]);
           await q.query(sql.markQueued, [t.id]);
         }
