@@ -25,7 +25,7 @@ import { useAddonPath } from './native/load.js';
 import { visionModule, visionPart } from './vision/vision.module.js';
 import { TaskModels } from './task-models.js';
 import { videoModule, videoPart } from './video/video.module.js';
-import type { ProviderSource } from './video/worker.js';
+import type { ProviderSource } from './video/worker/worker.js';
 import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
 import type { Module, ModulePart } from './module.js';
 import { mcpModule, mcpPart } from './mcp/mcp.module.js';

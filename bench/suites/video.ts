@@ -20,8 +20,8 @@ import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { Detector } from '../../src/detection/detect.js';
 import { OcrEngine } from '../../src/ocr/engine.js';
 import { projectRoot } from '../../src/paths.js';
-import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
-import type { VideoTaskRequest } from '../../src/video/provider.js';
+import { LocalProvider } from '../../src/video/worker/local-provider.js';
+import type { VideoTaskRequest } from '../../src/video/worker/provider.js';
 import { makeMedia } from '../../test/helpers/media.js';
 
 const exec = promisify(execFile);

@@ -29,8 +29,8 @@ import { Detector } from '../../src/detection/detect.js';
 import { OcrEngine } from '../../src/ocr/engine.js';
 import { projectRoot } from '../../src/paths.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../lib/mot-metrics.js';
-import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
-import type { FrameOutput, VideoTaskRequest } from '../../src/video/provider.js';
+import { LocalProvider } from '../../src/video/worker/local-provider.js';
+import type { FrameOutput, VideoTaskRequest } from '../../src/video/worker/provider.js';
 
 // OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
 const { ocrImage, ocrRegion } = OcrEngine.forDataDir(join(projectRoot, 'data'));

@@ -5,17 +5,17 @@
 import type { Module, ModulePart } from '../module.js';
 import { videoMigrations } from './video.migrations.sql.js';
 import type { Services } from '../services.js';
-import type { VideoProvider } from './provider.js';
-import { StreamArchive } from './stream-archive.js';
-import { hubFor } from './stream-hub.js';
-import { TaskStore } from './task-store.js';
-import { Subscriptions } from './stream.js';
-import { FinishedArchiveCache } from './archive-cache.js';
-import { Reaper } from './reaper.js';
-import { VideoWorker, type ProviderSource } from './worker.js';
+import type { VideoProvider } from './worker/provider.js';
+import { StreamArchive } from './stream/stream-archive.js';
+import { hubFor } from './stream/stream-hub.js';
+import { TaskStore } from './tasks/task-store.js';
+import { Subscriptions } from './stream/stream.js';
+import { FinishedArchiveCache } from './stream/archive-cache.js';
+import { Reaper } from './tasks/reaper.js';
+import { VideoWorker, type ProviderSource } from './worker/worker.js';
 import { videoRoutes } from './video.routes.js';
-import { TasksService } from './tasks.service.js';
-import { WebhookDispatcher } from './webhooks.js';
+import { TasksService } from './tasks/tasks.service.js';
+import { WebhookDispatcher } from './tasks/webhooks.js';
 import type { VideoSettings } from '../config/index.js';
 
 export interface VideoModuleOptions {
@@ -35,7 +35,7 @@ export function defaultProviders(s: Services): ProviderSource & { load(): Promis
   type Lists = ReturnType<ProvidersModule['createProviders']>;
   let loaded: Promise<Lists | null> | null = null;
   const load = () => (loaded ??= (async () => {
-    const spec = './providers.js';
+    const spec = './worker/provider-lists.js';
     let mod: ProvidersModule;
     try {
       mod = (await import(spec)) as ProvidersModule;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from './app.js';
 import { api, startTestApp } from './app.js';
-import { VideoWorker, type ProviderSource } from '../../src/video/worker.js';
+import { VideoWorker, type ProviderSource } from '../../src/video/worker/worker.js';
 import type { VideoSettings } from '../../src/config/index.js';
 
 export { SyntheticProvider } from './synthetic-provider.js';

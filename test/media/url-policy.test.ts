@@ -13,10 +13,10 @@ import { loadConfig } from '../../src/config/index.js';
 import { checkUrl, type Resolver, type UrlPolicy, type UrlVerdict } from '../../src/media/url-policy.js';
 import type { Services } from '../../src/services.js';
 import { loadContent, parseContent } from '../../src/vectors/item-input.js';
-import { checkVideoUrl } from '../../src/video/pipeline/video-source.js';
-import { ProviderError } from '../../src/video/provider.js';
+import { checkVideoUrl } from '../../src/video/source/video-source.js';
+import { ProviderError } from '../../src/video/worker/provider.js';
 import type { ProcessBody } from '../../src/video/schemas.js';
-import { TaskStore } from '../../src/video/task-store.js';
+import { TaskStore } from '../../src/video/tasks/task-store.js';
 
 const strict: UrlPolicy = { allowPrivate: false };
 const open: UrlPolicy = { allowPrivate: true };

@@ -5,13 +5,13 @@
 //    (it does not change existing targets) and is ignored.
 //  - ocr reads the region of each target its `when` selects and sets `text` (possibly ''). With no producing
 //    step before it, it reads the whole frame and adds one target of class `text` per line, tracked too.
-//  - feature sets `feature_digest` on each selected target (descriptor.ts) and feeds the track's mean vector.
+//  - feature sets `feature_digest` on each selected target (feature/colour-layout.ts) and feeds the track's mean vector.
 //  - a target a step's `when` does not select passes that step unchanged.
 // roi is {left, top, width, height} in source pixels (the decoder hands frames at source size).
 import type { Detector } from '../../detection/detect.js';
 import type { TaskModels } from '../../task-models.js';
-import type { StreamTarget, TrackSummary, VideoTaskRequest } from '../provider.js';
-import { describeRegions, featureDigest } from './descriptor.js';
+import type { StreamTarget, TrackSummary, VideoTaskRequest } from '../worker/provider.js';
+import { describeRegions, featureDigest } from './feature/colour-layout.js';
 import { detectStepModel, planSteps, selects, type StepPlan } from './plan.js';
 import { candidateFloor, TargetTracker, trackerSettings, TrackIds, type Candidate } from './target-tracker.js';
 import { TrackSummaries } from './track-summary.js';

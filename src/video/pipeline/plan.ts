@@ -3,8 +3,8 @@
 // pipeline relies on (a provider may be handed a request that never passed the schema: a remote node's,
 // a test's) and checks what only the pipeline knows: detector class names. Every problem is an ApiError.
 import { errors } from '../../errors.js';
-import type { VideoTaskRequest } from '../provider.js';
-import { DESCRIPTOR_MODEL } from './descriptor.js';
+import type { VideoTaskRequest } from '../worker/provider.js';
+import { DESCRIPTOR_MODEL } from './feature/colour-layout.js';
 
 export interface When {
   classIs?: ReadonlySet<string>;

@@ -4,10 +4,10 @@
 // never bytes.
 import { EventEmitter } from 'node:events';
 import type pg from 'pg';
-import type { Services } from '../services.js';
-import { sql } from './tasks.sql.js';
+import type { Services } from '../../services.js';
+import { sql } from '../tasks/tasks.sql.js';
 import { sql as streamSql } from './stream.sql.js';
-import type { Queryable } from '../store/db.js';
+import type { Queryable } from '../../store/db.js';
 
 export const CHANNEL = 'sightflow_video';
 /** Payload announcing a new pending task (task ids never look like this). */

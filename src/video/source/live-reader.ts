@@ -11,8 +11,8 @@
 //    the wall clock, and the frames the source sent meanwhile (gap * fps) count as dropped.
 //  - range and max_frames hold for the whole task: the reopened decoder gets the remaining frame budget, the
 //    range is applied here in stream time (seconds) or index (frames).
-import { DecodeError, type DecodedFrame, type VideoDecoder } from '../decoder.js';
-import { ProviderError } from '../provider.js';
+import { DecodeError, type DecodedFrame, type VideoDecoder } from './decoder.js';
+import { ProviderError } from '../worker/provider.js';
 
 export interface ReconnectPolicy {
   maxAttempts: number;

@@ -1,15 +1,15 @@
 // Video task use cases over the task store: enqueue (options checked against the detector's classes and
 // the tracker's settings first, so bad ones are refused now rather than failing the task later), list, get,
 // results and cancel. Every call is project-scoped: another project's task id is a 404 ApiError. No HTTP
-// here; streaming a task's chunks is the route's (stream.ts), as it writes the response itself. Tasks are
-// billed by the worker when they finish (results.ts).
-import { errors } from '../errors.js';
-import type { Services } from '../services.js';
-import type { Caller } from '../usage/billing.js';
-import { planSteps } from './pipeline/plan.js';
-import { stepDetectors } from './pipeline/frame-pipeline.js';
-import { trackerSettings } from './pipeline/target-tracker.js';
-import type { ProcessBody } from './schemas.js';
+// here; streaming a task's chunks is the route's (stream/stream.ts), as it writes the response itself. Tasks are
+// billed by the worker when they finish (worker/results.ts).
+import { errors } from '../../errors.js';
+import type { Services } from '../../services.js';
+import type { Caller } from '../../usage/billing.js';
+import { planSteps } from '../pipeline/plan.js';
+import { stepDetectors } from '../pipeline/frame-pipeline.js';
+import { trackerSettings } from '../pipeline/target-tracker.js';
+import type { ProcessBody } from '../schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
 import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
 
@@ -26,9 +26,9 @@ export class TasksService {
    * the request asked for a webhook without a secret (the generated one is shown only here).
    */
   async create(caller: Pick<Caller, 'projectId' | 'keyId'>, body: ProcessBody) {
-    const detectors = await stepDetectors(body as never, this.s.taskModels);
-    planSteps(body as never, (i) => detectors.get(i)?.labels ?? []);
-    trackerSettings((body as { tracker?: never }).tracker);
+    const detectors = await stepDetectors(body, this.s.taskModels);
+    planSteps(body, (i) => detectors.get(i)?.labels ?? []);
+    trackerSettings(body.tracker);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
     const rec = await this.store.create(caller.projectId, caller.keyId, body, webhook);

@@ -2,11 +2,11 @@
 // on to the next provider, up to 2 retries), built from the parsed lists of the configuration (the default
 // list, one per routing hint, and the remote first-frame timeout). "local" runs in this process
 // (LocalProvider); a URL is another sightflow node (RemoteProvider).
-import type { Services } from '../services.js';
-import { hintVariable, type ProviderSpec } from '../config/providers.js';
-import type { ProvidersConfig } from '../config/index.js';
-import { LocalProvider } from './pipeline/local-provider.js';
-import { RemoteProvider } from './pipeline/remote-provider.js';
+import type { Services } from '../../services.js';
+import { hintVariable, type ProviderSpec } from '../../config/providers.js';
+import type { ProvidersConfig } from '../../config/index.js';
+import { LocalProvider } from './local-provider.js';
+import { RemoteProvider } from './remote-provider.js';
 import type { VideoProvider } from './provider.js';
 
 export function createProviders(s: Pick<Services, 'config' | 'taskModels'>, lists: ProvidersConfig = s.config.providers): { forModel(model?: string): VideoProvider[] } {

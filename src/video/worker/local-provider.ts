@@ -13,12 +13,12 @@
 // code source_lost (after the first chunk the task fails with it; before, the next provider is tried).
 import { isApiError } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { DecodeError, type FrameBatch, type VideoDecoder } from '../decoder.js';
-import { ProviderError, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from '../provider.js';
+import { DecodeError, type FrameBatch, type VideoDecoder } from '../source/decoder.js';
+import { ProviderError, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from './provider.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } from '../schemas.js';
-import { FramePipeline, type FrameModels } from './frame-pipeline.js';
-import { LiveReader, SourceLostError } from './live-reader.js';
-import { openVideo } from './video-source.js';
+import { FramePipeline, type FrameModels } from '../pipeline/frame-pipeline.js';
+import { LiveReader, SourceLostError } from '../source/live-reader.js';
+import { openVideo } from '../source/video-source.js';
 import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
 
 export interface LocalProviderDeps {

@@ -1,19 +1,19 @@
 // The API side of video tasks: create (validate the input further, stage base64 to the blob store, enqueue),
 // read, list with a keyset cursor, cancel. Everything is project-scoped: another project's id is a 404.
-import { errors } from '../errors.js';
-import { newId } from '../ids.js';
-import { decodeBase64 } from '../media/base64.js';
-import { checkUrl, urlDenied } from '../media/url-policy.js';
-import type { Services } from '../services.js';
-import type { Row } from '../store/db.js';
-import { isoTime } from '../store/timestamps.js';
-import type { VideoTaskRequest } from './provider.js';
-import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, TASK_STATES, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES, type ProcessBody, type TaskState } from './schemas.js';
+import { errors } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { decodeBase64 } from '../../media/base64.js';
+import { checkUrl, urlDenied } from '../../media/url-policy.js';
+import type { Services } from '../../services.js';
+import type { Row } from '../../store/db.js';
+import { isoTime } from '../../store/timestamps.js';
+import type { VideoTaskRequest } from '../worker/provider.js';
+import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, TASK_STATES, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES, type ProcessBody, type TaskState } from '../schemas.js';
 import { sql } from './tasks.sql.js';
-import { sql as streamSql } from './stream.sql.js';
-import { HEARTBEAT_EVENT } from './chunks.js';
-import type { StreamArchive } from './stream-archive.js';
-import type { StreamHub } from './stream-hub.js';
+import { sql as streamSql } from '../stream/stream.sql.js';
+import { HEARTBEAT_EVENT } from '../stream/chunks.js';
+import type { StreamArchive } from '../stream/stream-archive.js';
+import type { StreamHub } from '../stream/stream-hub.js';
 import { sql as webhookSql } from './webhooks.sql.js';
 
 /** Claims of one task (first run + re-queues after a worker died before its first chunk). */

@@ -8,8 +8,8 @@ import { errors } from '../../errors.js';
 import type { GuardedSourceOptions } from '../../media/guarded-source.js';
 import { startRtspRelay } from '../../media/rtsp-relay.js';
 import { checkUrl, resolveHost, resolveOnce, type Resolver, type UrlPolicy } from '../../media/url-policy.js';
-import { ProviderError } from '../provider.js';
-import { VideoDecoder, type DecoderOptions } from '../decoder.js';
+import { ProviderError } from '../worker/provider.js';
+import { VideoDecoder, type DecoderOptions } from './decoder.js';
 import { VIDEO_URL_SCHEMES } from '../schemas.js';
 
 const PARAM = 'input[0].url';

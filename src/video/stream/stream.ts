@@ -4,15 +4,15 @@
 // one batch in memory and never slows the worker (which only appends to the database). With
 // `?event_ids=true` every event also carries `id: <offset after it>` (event-ids.ts) and the response opens
 // with a `retry:` block, so a standard EventSource resumes exactly; offsets keep counting archive bytes.
-import { errors } from '../errors.js';
-import type { RequestContext } from '../http/route.js';
-import type { SseWriter } from '../http/sse.js';
-import type { Services } from '../services.js';
-import { sql } from './tasks.sql.js';
-import { TERMINAL_STATES, type TaskState } from './schemas.js';
+import { errors } from '../../errors.js';
+import type { RequestContext } from '../../http/route.js';
+import type { SseWriter } from '../../http/sse.js';
+import type { Services } from '../../services.js';
+import { sql } from '../tasks/tasks.sql.js';
+import { TERMINAL_STATES, type TaskState } from '../schemas.js';
 import type { StreamArchive } from './stream-archive.js';
 import type { StreamHub } from './stream-hub.js';
-import type { TaskStore } from './task-store.js';
+import type { TaskStore } from '../tasks/task-store.js';
 import type { FinishedArchiveCache } from './archive-cache.js';
 import { EventIdWriter } from './event-ids.js';
 

@@ -1,5 +1,5 @@
-// The seam between the task machinery (queue, worker, archive, stream: video/task-*.ts) and what
-// processes a video (the pipeline: video/pipeline/*). A worker runs a task through an ordered list of
+// The seam between the task machinery (tasks/, worker/, stream/) and what
+// processes a video (source/ and pipeline/). A worker runs a task through an ordered list of
 // providers; before the first frame is emitted a provider error moves on to the next provider (up to 2
 // retries), after it the task fails.
 

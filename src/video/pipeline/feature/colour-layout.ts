@@ -10,8 +10,8 @@
 // Both halves are scaled by 1/sqrt(2) and concatenated: a unit vector of 160 dims, so the cosine of two
 // descriptors is their dot product, as with the embedding models later. A track's digest is
 // `dim=160;norm=<|mean vector|>`: 1.0 when the target looked the same in every frame, lower as it varies.
-import type { RgbImage } from '../../media/rgb-image.js';
-import { cropResize } from '../../native/image.js';
+import type { RgbImage } from '../../../media/rgb-image.js';
+import { cropResize } from '../../../native/image.js';
 
 export const DESCRIPTOR_MODEL = 'colour-layout-v1';
 export const DESCRIPTOR_DIM = 160;

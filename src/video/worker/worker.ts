@@ -5,15 +5,15 @@
 // (ApiError) fails at once. Cancel is honoured at every chunk boundary and aborts the provider's signal.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isApiError, taskErrors } from '../errors.js';
-import type { Services } from '../services.js';
+import { isApiError, taskErrors } from '../../errors.js';
+import type { Services } from '../../services.js';
 import { ProviderError, type FrameOutput, type ProviderResult, type StreamInfo, type VideoProvider } from './provider.js';
 import { TaskQueue, type ClaimedTask } from './queue.js';
-import { StreamArchive, type Finish } from './stream-archive.js';
-import { hubFor, type StreamHub } from './stream-hub.js';
+import { StreamArchive, type Finish } from '../stream/stream-archive.js';
+import { hubFor, type StreamHub } from '../stream/stream-hub.js';
 import { buildResults, recordUsage, TrackFold } from './results.js';
-import type { VideoSettings } from '../config/index.js';
-import { EMPTY_STREAM_INFO } from './chunks.js';
+import type { VideoSettings } from '../../config/index.js';
+import { EMPTY_STREAM_INFO } from '../stream/chunks.js';
 
 /** The ordered providers for a request's `model` hint. */
 export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;

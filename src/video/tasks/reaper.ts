@@ -4,10 +4,10 @@
 // is cancelled. Runs in every process with the video module, so tasks never stay running forever even when
 // every worker is gone. Each task is re-checked under its row lock, so a worker that was merely slow and
 // two reapers racing both see the same, single outcome.
-import type { Services } from '../services.js';
-import { taskErrors } from '../errors.js';
+import type { Services } from '../../services.js';
+import { taskErrors } from '../../errors.js';
 import { sql } from './tasks.sql.js';
-import type { StreamArchive } from './stream-archive.js';
+import type { StreamArchive } from '../stream/stream-archive.js';
 
 export class Reaper {
   private timer: NodeJS.Timeout | null = null;

@@ -2,14 +2,14 @@
 // byte offset. Every append is one transaction that locks the task row, writes the bytes at the current end,
 // moves the task's counters/state and notifies subscribers, so a reader never sees a gap and the state and
 // the bytes always agree (a terminal state implies its terminal chunk is stored).
-import type { Services } from '../services.js';
-import type { Queryable, Row } from '../store/db.js';
-import type { FrameOutput, StreamInfo } from './provider.js';
-import { sql as tsql } from './tasks.sql.js';
+import type { Services } from '../../services.js';
+import type { Queryable, Row } from '../../store/db.js';
+import type { FrameOutput, StreamInfo } from '../worker/provider.js';
+import { sql as tsql } from '../tasks/tasks.sql.js';
 import { sql } from './stream.sql.js';
 import { EMPTY_STREAM_INFO, HEARTBEAT_EVENT, frameEvent, terminalEvents, type FinishReason, type TerminalUsage } from './chunks.js';
 import type { StreamHub } from './stream-hub.js';
-import type { TaskState } from './schemas.js';
+import type { TaskState } from '../schemas.js';
 
 export interface LockedTask {
   id: string;
