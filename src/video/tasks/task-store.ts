@@ -1,14 +1,12 @@
-// The API side of video tasks: create (validate the input further, stage base64 to the blob store, enqueue),
-// read, list with a keyset cursor, cancel. Everything is project-scoped: another project's id is a 404.
+// The video tasks repository: insert a checked task (enqueue), read, list with a keyset cursor, cancel.
+// Checking the request and staging its input is the use case's (tasks.service.ts, task-input.ts).
+// Everything is project-scoped: another project's id is a 404.
 import { errors } from '../../errors.js';
-import { newId } from '../../ids.js';
-import { decodeBase64 } from '../../media/base64.js';
-import { checkUrl, urlDenied } from '../../media/url-policy.js';
 import type { Services } from '../../services.js';
 import type { Row } from '../../store/db.js';
 import { isoTime } from '../../store/timestamps.js';
 import type { VideoTaskRequest } from '../worker/provider.js';
-import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, TASK_STATES, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES, type ProcessBody, type TaskState } from '../schemas.js';
+import { TASK_STATES, type TaskState } from '../schemas.js';
 import { sql } from './tasks.sql.js';
 import { sql as streamSql } from '../stream/stream.sql.js';
 import { HEARTBEAT_EVENT } from '../stream/chunks.js';
@@ -23,6 +21,16 @@ export const MAX_ATTEMPTS = 3;
 export interface TaskJob {
   request: VideoTaskRequest;
   source: { url?: string; blob_key?: string };
+}
+
+/** A task ready to be stored: its id, owner, the job the worker runs and the request as the API echoes it. */
+export interface NewTask {
+  id: string;
+  projectId: string;
+  keyId: string | null;
+  job: TaskJob;
+  /** The request body as `?include=request` shows it: a staged upload's data elided, the webhook's secret left out. */
+  echo: unknown;
 }
 
 export interface ListFilters { status?: string; from?: string; to?: string; cursor?: string; limit?: string }
@@ -81,34 +89,13 @@ function parseTime(param: 'from' | 'to', v: string): string {
 export class TaskStore {
   constructor(private readonly s: Services, private readonly archive: StreamArchive, private readonly hub: StreamHub) {}
 
-  /** `webhook`: checked and with its secret decided (webhooks.ts); stored beside the task, never in its request. */
-  async create(projectId: string, keyId: string | null, posted: ProcessBody, webhook?: { url: string; secret: string }): Promise<Record<string, unknown>> {
-    const id = newId('vt');
-    const { webhook: _webhook, ...body } = posted;
-    const el = body.input[0]!;
-    const echo = structuredClone(body) as unknown as { input: Array<Record<string, unknown>>; webhook?: { url: string } };
-    if (webhook) echo.webhook = { url: webhook.url };
-    const source: TaskJob['source'] = {};
-    if (el.type === 'video_url') {
-      // The URL policy of every media input, at submit time; the worker checks again before FFmpeg opens it.
-      const verdict = await checkUrl(el.url!, this.s.config.urlPolicy, undefined, { schemes: VIDEO_URL_SCHEMES });
-      if (!verdict.allowed) throw urlDenied(verdict, 'input[0].url', 'video');
-      source.url = el.url;
-    } else {
-      const bytes = decodeBase64(el.data, 'input[0].data', Number.MAX_SAFE_INTEGER, 'video');
-      if (bytes.length > VIDEO_BASE64_MAX_BYTES) throw errors.payloadTooLarge('video', VIDEO_BASE64_MAX_BYTES);
-      // Staged before the task exists, so no worker can claim a task whose input is not there yet.
-      const key = `video-inputs/${projectId}/${id}`;
-      await this.s.blobs.put(key, bytes, 'application/octet-stream');
-      source.blob_key = key;
-      echo.input[0]!.data = { elided: true, bytes: bytes.length };
-    }
-    const { data: _data, ...rest } = el;
-    const request: VideoTaskRequest = {
-      ...body,
-      input: [{ ...rest, sampling: el.sampling ?? { ...DEFAULT_SAMPLING }, max_frames: el.max_frames ?? DEFAULT_MAX_FRAMES }],
-    };
-    const job: TaskJob = { request, source };
+  /**
+   * Inserts a checked task (tasks.service.ts checked it and staged its input: task-input.ts) with its first
+   * archive bytes, and wakes idle workers. `webhook` is stored beside the task, never in its request.
+   */
+  async insert(task: NewTask, webhook?: { url: string; secret: string }): Promise<Record<string, unknown>> {
+    const { id, projectId, keyId, job, echo } = task;
+    const body = job.request;
     const model = body.model ?? body.steps.map((st) => st.model).join('+');
     // Every archive opens with a heartbeat comment: uWS sends response headers only with the first body
     // bytes, so a subscriber of a still-pending task gets its headers (and X-Stream-Offset) at once.

@@ -1,5 +1,6 @@
 // Video task use cases over the task store: enqueue (options checked against the detector's classes and
-// the tracker's settings first, so bad ones are refused now rather than failing the task later), list, get,
+// the tracker's settings first, so bad ones are refused now rather than failing the task later; then the
+// input checked or staged, task-input.ts, and the task inserted), list, get,
 // results and cancel. Every call is project-scoped: another project's task id is a 404 ApiError. No HTTP
 // here; streaming a task's chunks is the route's (stream/stream.ts), as it writes the response itself. Tasks are
 // billed by the worker when they finish (worker/results.ts).
@@ -11,6 +12,8 @@ import { stepDetectors } from '../pipeline/frame-pipeline.js';
 import { trackerSettings } from '../pipeline/target-tracker.js';
 import type { ProcessBody } from '../schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
+import { stageInput } from './task-input.js';
+import { newId } from '../../ids.js';
 import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
 
 const INCLUDES = ['request', 'webhook_deliveries'] as const;
@@ -31,7 +34,8 @@ export class TasksService {
     trackerSettings(body.tracker);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
-    const rec = await this.store.create(caller.projectId, caller.keyId, body, webhook);
+    const task = await stageInput(this.s, { id: newId('vt'), projectId: caller.projectId, keyId: caller.keyId }, body, webhook);
+    const rec = await this.store.insert(task, webhook);
     return { id: rec.id, status: rec.status, stream_url: rec.stream_url, ...(webhook && w?.secret === undefined ? { webhook } : {}) };
   }
 

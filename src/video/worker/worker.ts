@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { isApiError, taskErrors } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { ProviderError, type FrameOutput, type ProviderResult, type StreamInfo, type VideoProvider } from './provider.js';
-import { TaskQueue, type ClaimedTask } from './queue.js';
-import { StreamArchive, type Finish } from '../stream/stream-archive.js';
-import { hubFor, type StreamHub } from '../stream/stream-hub.js';
+import type { TaskQueue, ClaimedTask } from './queue.js';
+import type { StreamArchive, Finish } from '../stream/stream-archive.js';
+import type { StreamHub } from '../stream/stream-hub.js';
 import { buildResults, recordUsage, TrackFold } from './results.js';
 import type { VideoSettings } from '../../config/index.js';
 import { EMPTY_STREAM_INFO } from '../stream/chunks.js';
@@ -25,7 +25,15 @@ const ABORT_GRACE_MS = 10_000;
 
 export class NoProviderError extends Error {}
 
-export interface WorkerOptions {
+/** The video module's task machinery a worker runs on: the queue it claims from, the archive it appends to
+ * and the hub that wakes it (videoRooms() in video.module.ts builds them once per module). */
+export interface WorkerRooms {
+  queue: TaskQueue;
+  archive: StreamArchive;
+  hub: StreamHub;
+}
+
+export interface WorkerOptions extends WorkerRooms {
   providers: ProviderSource;
   concurrency?: number;
   settings?: Partial<VideoSettings>;
@@ -45,9 +53,9 @@ export class VideoWorker {
   private offNew: (() => void) | null = null;
 
   constructor(private readonly s: Services, private readonly opts: WorkerOptions) {
-    this.hub = hubFor(s);
-    this.queue = new TaskQueue(s);
-    this.archive = new StreamArchive(s, this.hub);
+    this.hub = opts.hub;
+    this.queue = opts.queue;
+    this.archive = opts.archive;
     this.settings = { ...s.config.video, ...opts.settings };
     this.concurrency = Math.max(1, opts.concurrency ?? s.config.workerConcurrency);
   }
