@@ -7,8 +7,7 @@
 import { errors } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { Caller } from '../../usage/billing.js';
-import { planSteps } from '../pipeline/plan.js';
-import { stepDetectors } from '../pipeline/frame-pipeline.js';
+import { checkSteps } from '../pipeline/plan.js';
 import { trackerSettings } from '../pipeline/target-tracker.js';
 import type { ProcessBody } from '../schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
@@ -29,8 +28,7 @@ export class TasksService {
    * the request asked for a webhook without a secret (the generated one is shown only here).
    */
   async create(caller: Pick<Caller, 'projectId' | 'keyId'>, body: ProcessBody) {
-    const detectors = await stepDetectors(body, this.s.taskModels);
-    planSteps(body, (i) => detectors.get(i)?.labels ?? []);
+    await checkSteps(body, this.s.taskModels);
     trackerSettings(body.tracker);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
