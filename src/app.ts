@@ -112,6 +112,11 @@ export function workerModules(s: Services, opts: AppOptions = {}): Module[] {
   return [videoModule(s, { worker: true, providers: opts.videoProviders }), modelsModule(s, { routes: false })];
 }
 
+/**
+ * Every route: the system part's probes and API description, the models part's catalogue (GET /v1/models,
+ * listed before the parts whose models it gathers), then each part's own routes in part order. The order is
+ * the API description's.
+ */
 export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {
   return [...systemRoutes(s, all), ...modelsRoutes(s.models.catalogue), ...mods.flatMap((m) => m.routes)];
 }

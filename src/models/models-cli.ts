@@ -21,7 +21,7 @@ export interface ModelsCliContext {
   flags?: Record<string, string | true>;
   hubUrl?: string;
   policy?: UrlPolicy;
-  /** Runs the added model on the sample image (the vision part's check); `add` needs it. */
+  /** Runs the added model on the sample image (detection/model-check.ts); `add` needs it. */
   check?: (runtime: InferenceRuntime, registry: ModelRegistry, id: string) => Promise<ModelCheck>;
   /** With a shared database: the model is stored there so every node gets it. */
   publish?: (manifest: ModelManifest, file: string) => Promise<void>;
