@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeByoManifest } from '../../src/inference/byo-manifest.js';
+import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { readOnnxInfo } from '../../src/inference/onnx-metadata.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';

@@ -4,8 +4,8 @@
 // names its absolute path) and its checksum is pinned, so a changed file is refused rather than silently run.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ManifestSchema, MODEL_ID, MODEL_ID_RULE, type ModelManifest } from './manifest.js';
-import { sha256File } from './registry.js';
+import { ManifestSchema, MODEL_ID, MODEL_ID_RULE, type ModelManifest } from '../inference/manifest.js';
+import { sha256File } from '../inference/registry.js';
 
 export interface ByoModel {
   id: string;
