@@ -12,19 +12,20 @@ import { Authenticator } from './auth/authenticator.js';
 import { RateLimiter } from './auth/rate-limit.js';
 import { UsageLedger } from './usage/ledger.js';
 import { HttpServer } from './http/server.js';
-import { systemRoutes } from './http/system.routes.js';
-import { modelsRoutes } from './http/models.routes.js';
+import { systemRoutes } from './system/system.routes.js';
+import { modelsRoutes } from './models/models.routes.js';
 import { projectsModule, projectsPart } from './projects/projects.module.js';
 import type { Services } from './services.js';
 import { BlobStore } from './store/blobs.js';
 import { loadOrCreateSigningSecret, presign } from './store/presign.js';
 import { loadOrCreateAdminToken } from './store/secret-file.js';
 import { filesModule, filesPart } from './files/files.module.js';
-import { ModelsService } from './inference/models-service.js';
+import { ModelsService } from './models/models-service.js';
 import { useAddonPath } from './native/load.js';
-import { visionModels, visionModule, visionPart } from './vision/vision.module.js';
+import { visionModule, visionPart } from './vision/vision.module.js';
+import { TaskModels } from './task-models.js';
 import { videoModule, videoPart } from './video/video.module.js';
-import type { ProviderSource } from './video/worker.js';
+import type { ProviderSource } from './video/worker/worker.js';
 import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
 import type { Module, ModulePart } from './module.js';
 import { mcpModule, mcpPart } from './mcp/mcp.module.js';
@@ -52,8 +53,23 @@ export interface App {
   stop(): Promise<void>;
 }
 
+/**
+ * Every part in order, as one list: its static half (name and tables, known before any service exists) and
+ * how it is built. PARTS and modules() both read it, so they cannot drift apart.
+ */
+const PART_LIST: ReadonlyArray<{ part: ModulePart; build(s: Services, opts: { worker: boolean } & AppOptions): Module }> = [
+  { part: projectsPart, build: (s) => projectsModule(s) },
+  { part: filesPart, build: (s) => filesModule(s) },
+  { part: visionPart, build: (s) => visionModule(s) },
+  { part: videoPart, build: (s, opts) => videoModule(s, { worker: opts.worker, providers: opts.videoProviders }) },
+  { part: vectorsPart, build: (s) => vectorsModule(s) },
+  { part: mcpPart, build: (s) => mcpModule(s) },
+  { part: consolePart, build: (s) => consoleModule(s) },
+  { part: modelsPart, build: (s) => modelsModule(s) },
+];
+
 /** Every part built by modules(), in the same order: their tables are migrated before any part is built. */
-export const PARTS: readonly ModulePart[] = [projectsPart, filesPart, visionPart, videoPart, vectorsPart, mcpPart, consolePart, modelsPart];
+export const PARTS: readonly ModulePart[] = PART_LIST.map((p) => p.part);
 
 /** The core tables plus every part's, as one list for migrate(). */
 export function allMigrations(): Migration[] {
@@ -67,11 +83,11 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   await migrate(db, allMigrations());
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, { syncMs: config.models.syncMs });
-  const vision = visionModels(models);
-  models.onChange((c) => vision.modelsChanged([...c.removed, ...c.changed]));
+  const taskModels = new TaskModels(models);
+  models.onChange((c) => taskModels.modelsChanged([...c.removed, ...c.changed]));
   return {
     config, log, db, projects: new Projects(db), usage: new UsageLedger(db, (err, e) => log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed')), version: VERSION,
-    readiness: new Map([['models', () => models.isReady()]]), models, vision,
+    readiness: new Map([['models', () => models.isReady()]]), models, taskModels,
     blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
     presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
   };
@@ -107,7 +123,7 @@ export interface AppOptions {
 
 /** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
 export function modules(s: Services, opts: { worker: boolean } & AppOptions): Module[] {
-  return [projectsModule(s), filesModule(s), visionModule(s), videoModule(s, { worker: opts.worker, providers: opts.videoProviders }), vectorsModule(s), mcpModule(s), consoleModule(s), modelsModule(s)];
+  return PART_LIST.map((p) => p.build(s, opts));
 }
 
 /**
@@ -119,6 +135,11 @@ export function workerModules(s: Services, opts: AppOptions = {}): Module[] {
   return [videoModule(s, { worker: true, providers: opts.videoProviders }), modelsModule(s, { routes: false })];
 }
 
+/**
+ * Every route: the system part's probes and API description, the models part's catalogue (GET /v1/models,
+ * listed before the parts whose models it gathers), then each part's own routes in part order. The order is
+ * the API description's.
+ */
 export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {
   return [...systemRoutes(s, all), ...modelsRoutes(s.models.catalogue), ...mods.flatMap((m) => m.routes)];
 }

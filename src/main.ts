@@ -5,8 +5,8 @@ import { parseArgs, type ParsedArgs } from './cli-args.js';
 import { allMigrations, openServices, startApp, startMetrics, stopServices, workerModules } from './app.js';
 import { createLogger } from './log.js';
 import { VERSION } from './paths.js';
-import { modelsCli } from './inference/models-cli.js';
-import { checkModelOnSample } from './vision/model-check.js';
+import { modelsCli } from './models/models-cli.js';
+import { checkModelOnSample } from './detection/model-check.js';
 import { sharedModelStore } from './models/model-publish.js';
 
 const USAGE = `sightflow ${VERSION}

@@ -3,7 +3,7 @@
 import type { Module, ModulePart } from '../module.js';
 import type { Services } from '../services.js';
 import type { McpSettings } from '../config/index.js';
-import { McpSessions } from './mcp-sessions.js';
+import { McpSessions } from './session-opener.js';
 import { mcpRoutes } from './mcp.routes.js';
 import { RouteTools } from './route-tools.js';
 

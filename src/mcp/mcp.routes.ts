@@ -12,7 +12,7 @@ import { errors } from '../errors.js';
 import { ErrorSchema } from '../http/openapi.js';
 import type { Logger } from '../log.js';
 import { fromWebResponse, toWebRequest } from './web-bridge.js';
-import { MESSAGES_PATH, type McpSessions, type Session } from './mcp-sessions.js';
+import { MESSAGES_PATH, type McpSessions, type Session } from './session-opener.js';
 
 const JsonRpcBody = z.unknown().meta({ description: 'A JSON-RPC 2.0 message (or batch) of the Model Context Protocol' });
 const EventStream = z.string().meta({ description: 'Server-sent events, one JSON-RPC message per "event: message" (a legacy stream starts with "event: endpoint" naming the message URL)' });

@@ -1,15 +1,15 @@
-// /v1/video/* (docs/video.md): thin adapters over TasksService (tasks.service.ts) and the
+// /v1/video/* (docs/video.md): thin adapters over TasksService (tasks/tasks.service.ts) and the
 // stream pump. Every route is project-scoped: another project's task id answers 404. POST /process honours
 // Idempotency-Key (http/idempotency.ts): a retried request gets the first task back instead of a second one.
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';
 import type { Services } from '../services.js';
 import { GetQuery, ListQuery, ProcessBody, StreamChunk, StreamQuery, TaskCreated, TaskList, TaskRecord, TaskResults } from './schemas.js';
-import type { TaskStore, ListFilters } from './task-store.js';
-import type { TasksService } from './tasks.service.js';
-import { streamTask, type Subscriptions } from './stream.js';
-import type { StreamArchive } from './stream-archive.js';
-import type { StreamHub } from './stream-hub.js';
-import type { FinishedArchiveCache } from './archive-cache.js';
+import type { TaskStore, ListFilters } from './tasks/task-store.js';
+import type { TasksService } from './tasks/tasks.service.js';
+import { streamTask, type Subscriptions } from './stream/stream.js';
+import type { StreamArchive } from './stream/stream-archive.js';
+import type { StreamHub } from './stream/stream-hub.js';
+import type { FinishedArchiveCache } from './stream/archive-cache.js';
 import { idempotent } from '../http/idempotency.js';
 
 export interface VideoRouteDeps { tasks: TasksService; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; streamPollMs: number }
