@@ -20,7 +20,7 @@ import { parseMotFile } from '../lib/mot-metrics.js';
 import { apiRunner, probeWidth, seqInfo, sequences } from './video-track.js';
 import { AnalyticsEngine, type AnalyticsFrame, type AnalyticsSummary } from '../../src/video/pipeline/analytics/engine.js';
 import { parseAnalytics } from '../../src/video/pipeline/analytics/rules.js';
-import type { VideoTaskRequest } from '../../src/video/provider.js';
+import type { VideoTaskRequest } from '../../src/video/worker/provider.js';
 
 /** Relative rules over the whole view: people walk across all of these in PETS09-S2L1 and TUD-Campus. */
 export const RULES = {

@@ -1,22 +1,26 @@
-// /v1/video/* (docs/api.md, "Video tasks"): thin adapters over TasksService (tasks.service.ts) and the
-// stream pump. Every route is project-scoped: another project's task id answers 404. POST /process honours
+// /v1/video/* (docs/video.md): thin adapters over TasksService (tasks/tasks.service.ts), the
+// stream pump and the analytics step's service (pipeline/analytics/analytics.service.ts, docs/analytics.md). Every route is project-scoped: another project's task id answers 404. POST /process honours
 // Idempotency-Key (http/idempotency.ts): a retried request gets the first task back instead of a second one.
+import type { z } from 'zod';
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';
 import type { Services } from '../services.js';
 import { GetQuery, ListQuery, ProcessBody, StreamChunk, StreamQuery, TaskCreated, TaskList, TaskRecord, TaskResults } from './schemas.js';
-import type { TaskStore, ListFilters } from './task-store.js';
-import type { TasksService } from './tasks.service.js';
-import { streamTask, type Subscriptions } from './stream.js';
-import type { StreamArchive } from './stream-archive.js';
-import type { StreamHub } from './stream-hub.js';
-import type { FinishedArchiveCache } from './archive-cache.js';
+import type { TaskStore, ListFilters } from './tasks/task-store.js';
+import type { TasksService } from './tasks/tasks.service.js';
+import { streamTask, type Subscriptions } from './stream/stream.js';
+import type { StreamArchive } from './stream/stream-archive.js';
+import type { StreamHub } from './stream/stream-hub.js';
+import type { FinishedArchiveCache } from './stream/archive-cache.js';
 import { idempotent } from '../http/idempotency.js';
+import type { AnalyticsService } from './pipeline/analytics/analytics.service.js';
+import { AnalyticsRecountBody, AnalyticsRecountSchema, AnalyticsRulesBody, AnalyticsViewSchema } from './pipeline/analytics/analytics.schemas.js';
 
-export interface VideoRouteDeps { tasks: TasksService; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; streamPollMs: number }
+export interface VideoRouteDeps { tasks: TasksService; analytics: AnalyticsService; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; streamPollMs: number }
 
 export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
   const tags = ['video'];
   const notFound = { 404: { description: 'No such task in this project (not_found_error)' } };
+  const unavailable = { 409: { description: 'analytics_unavailable: see the message' } };
   return [
     idempotent(s.db, defineRoute({
       method: 'POST', path: '/v1/video/process', auth: 'key', tags, body: ProcessBody,
@@ -26,7 +30,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
         400: { description: 'Invalid body, input, URL (url_not_allowed; image_fetch_failed when its host does not resolve) or base64 (invalid_base64)' },
         413: { description: 'Body over 30 MB or decoded video_base64 over 20 MB (payload_too_large)' },
       },
-      handler: async (ctx: RequestContext<ProcessBody>) => ({ status: 202, json: await d.tasks.create(ctx.principal, ctx.body) }),
+      handler: async (ctx: RequestContext<ProcessBody>) => ({ status: 202, json: await d.tasks.create({ ...ctx.principal, traceparent: ctx.traceparent }, ctx.body) }),
     })),
     defineRoute({
       method: 'GET', path: '/v1/video/tasks', auth: 'key', tags, query: ListQuery,
@@ -75,6 +79,24 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
         ...notFound,
       },
       handler: async (ctx) => ({ status: 202, json: await d.tasks.cancel(ctx.principal, ctx.params.id!) }),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/video/tasks/:id/analytics', auth: 'key', tags,
+      summary: 'A task\'s analytics totals so far (running tasks too), without reading its stream',
+      responses: { 200: { description: 'video.analytics', schema: AnalyticsViewSchema }, ...notFound, ...unavailable },
+      handler: async (ctx) => ({ json: await d.analytics.get(ctx.principal.projectId, ctx.params.id!) }),
+    }),
+    defineRoute({
+      method: 'PUT', path: '/v1/video/tasks/:id/analytics', auth: 'key', tags, body: AnalyticsRulesBody,
+      summary: 'Change the analytics rules of a pending or running task: from its next sampled frame, version + 1; totals of removed rules stay',
+      responses: { 200: { description: 'video.analytics with the new version', schema: AnalyticsViewSchema }, 400: { description: 'Bad rules; param names the rule' }, ...notFound, ...unavailable },
+      handler: async (ctx: RequestContext<z.infer<typeof AnalyticsRulesBody>>) => ({ json: await d.analytics.put(ctx.principal.projectId, ctx.params.id!, ctx.body.parameters) }),
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/video/tasks/:id/analytics/recount', auth: 'key', tags, body: AnalyticsRecountBody,
+      summary: 'Count a finished task\'s stored tracks again (no decoding), with new rules or its own',
+      responses: { 200: { description: 'video.analytics.recount', schema: AnalyticsRecountSchema }, 400: { description: 'Bad rules; param names the rule' }, ...notFound, ...unavailable },
+      handler: async (ctx: RequestContext<z.infer<typeof AnalyticsRecountBody>>) => ({ json: await d.analytics.recount(ctx.principal.projectId, ctx.params.id!, ctx.body.parameters) }),
     }),
   ];
 }

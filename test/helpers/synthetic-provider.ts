@@ -5,7 +5,7 @@
 // product never loads it. The source URL's query may shape a run: ?frames=N&frame_ms=M&start_ms=S
 // (defaults 10, 20, 0); &walkers=W: W people (track ids 1..W, 20 x 40 boxes) walk right to left from x = 600 at
 // 20 px a frame, at y = 100 + 50 w (the analytics tests count them on lines and zones).
-import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/provider.js';
+import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/worker/provider.js';
 
 export interface SyntheticOptions {
   name?: string;

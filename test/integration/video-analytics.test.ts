@@ -2,13 +2,15 @@
 // walk right to left across a line and through zones. Every chunk carries analytics, the terminal chunk
 // and the results the summary; GET answers the totals; a recount with the same rules equals them exactly;
 // PUT changes the rules of a running task within two sampled frames; webhook.events filters the analytics
-// events delivered through the outbox; and every bad rule is a 400 whose param names it.
+// events delivered through the outbox; the metric of analytics events counts the task's events by type (a
+// recount's not); and every bad rule is a 400 whose param names it.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { api, type TestApp } from '../helpers/app.js';
 import { SyntheticProvider, chunksOf, readStream, startVideoApp, startWorker, waitFor, waitStatus } from '../helpers/video-tasks.js';
-import type { VideoWorker } from '../../src/video/worker.js';
+import type { VideoWorker } from '../../src/video/worker/worker.js';
+import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
 
 const RULES = {
   lines: [{ id: 'door', points: [[400, 0], [400, 480]] }],
@@ -23,7 +25,7 @@ const task = (query: string, analytics: unknown = RULES, extra: Record<string, u
 let t: TestApp;
 let worker: VideoWorker;
 before(async () => {
-  t = await startVideoApp({ SIGHTFLOW_VIDEO_WEBHOOK_POLL_MS: '50' });
+  t = await startVideoApp({ SIGHTFLOW_VIDEO_WEBHOOK_POLL_MS: '50', SIGHTFLOW_METRICS_PORT: '0' });
   worker = startWorker(t, () => [new SyntheticProvider()]);
 });
 after(async () => {
@@ -70,6 +72,14 @@ test('chunks carry events and totals; the summary is in the terminal chunk, resu
   assert.equal(other.status, 200, other.text);
   assert.equal(other.body.totals.lines.far.in, 3);
   assert.equal(other.body.totals.lines.out.in, 0);
+  // The metric counts this task's events (the first task of this file), the recounts' not.
+  const byType = new Map<string, number>();
+  for (const e of chunks.flatMap((c) => c.analytics?.events ?? [])) byType.set(e.type, (byType.get(e.type) ?? 0) + 1);
+  const metrics = parseExposition((await scrape(t.app.metricsPort!)).text);
+  assert.ok(byType.size >= 3, [...byType.keys()].join());
+  for (const type of ['line.crossed', 'zone.entered', 'zone.exited', 'zone.dwell', 'zone.crowded']) {
+    assert.equal(sampleSum(metrics, 'sightflow_video_analytics_events_total', { type }), byType.get(type) ?? 0, type);
+  }
   // A finished task's rules do not change.
   const put = await api(t, `/v1/video/tasks/${id}/analytics`, { method: 'PUT', json: { parameters: RULES } });
   assert.equal(put.status, 409);

@@ -3,15 +3,16 @@
 // starts with. Project-scoped like every video call: another project's task id is a 404.
 import { errors } from '../../../errors.js';
 import type { Services } from '../../../services.js';
-import type { VideoTaskRequest } from '../../provider.js';
-import type { StreamArchive } from '../../stream-archive.js';
+import type { VideoTaskRequest } from '../../worker/provider.js';
+import type { StreamArchive } from '../../stream/stream-archive.js';
 import { TERMINAL_STATES, type TaskState } from '../../schemas.js';
-import { stepDetectors } from '../frame-pipeline.js';
+import { checkSteps } from '../plan.js';
+import { liveTaskStep } from '../task-steps.js';
 import { sql } from './analytics.sql.js';
 import { AnalyticsEngine, type AnalyticsSummary } from './engine.js';
 import { parseAnalytics } from './rules.js';
 import type { AnalyticsParameters } from './rules.schema.js';
-import { analyticsFrame, analyticsStep, liveAnalytics } from './task-analytics.js';
+import { analyticsFrame, analyticsStep, TaskAnalytics } from './task-analytics.js';
 
 /** Archive rows read per query during a recount. */
 const READ_ROWS = 2048;
@@ -35,21 +36,17 @@ export class AnalyticsService {
     return { status: row.status as TaskState, request: (row.job as { request: VideoTaskRequest }).request };
   }
 
-  /** Class names the analytics step may name: the labels of the last detect step before it. */
+  /** Class names the analytics step may name: the labels of the detect step before it. */
   async #labels(request: VideoTaskRequest): Promise<readonly string[]> {
-    const at = request.steps.findIndex((st) => st.model === 'analytics');
-    const detectors = await stepDetectors(request, this.s.vision);
-    let labels: readonly string[] = [];
-    for (const [i, d] of detectors) if (i < at) labels = d.labels;
-    return labels;
+    const plan = await checkSteps(request, this.s.taskModels);
+    const at = plan.findIndex((p) => p.kind === 'analytics');
+    return plan.slice(0, at < 0 ? plan.length : at).findLast((p) => p.labels !== undefined)?.labels ?? [];
   }
 
-  /** Called right after a task was created: its analytics row, with the webhook's event filter. */
-  async created(taskId: string, body: { steps: VideoTaskRequest['steps']; webhook?: { events?: string[] } }): Promise<void> {
-    const params = analyticsStep(body);
-    const events = body.webhook?.events;
-    if (!params) return;
-    await this.s.db.query(sql.create, [taskId, JSON.stringify(params), events ? JSON.stringify(events) : null]);
+  /** The task's analytics run when it runs in this process. */
+  #running(id: string): TaskAnalytics | undefined {
+    const run = liveTaskStep(id, 'analytics');
+    return run instanceof TaskAnalytics ? run : undefined;
   }
 
   /** Totals so far: from the worker when the task runs in this process, else as last saved. */
@@ -57,7 +54,7 @@ export class AnalyticsService {
     const task = await this.#task(projectId, id);
     const step = analyticsStep(task.request);
     if (!step) throw errors.analyticsUnavailable(id, 'the task has no analytics step');
-    const running = liveAnalytics(id);
+    const running = this.#running(id);
     if (running) {
       return { object: 'video.analytics', task_id: id, status: task.status, version: running.engine.version, parameters: running.engine.parameters, totals: running.engine.summary() };
     }
@@ -84,7 +81,7 @@ export class AnalyticsService {
       await q.query(sql.setRules, [id, JSON.stringify(params), v]);
       return v;
     });
-    liveAnalytics(id)?.setRules(params, version);
+    this.#running(id)?.update(params, version);
     const view = await this.get(projectId, id);
     return { ...view, version, parameters: params };
   }

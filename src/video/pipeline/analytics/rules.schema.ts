@@ -1,4 +1,4 @@
-// The analytics step's parameters (docs/api.md, "Analytics"): lines, zones, anchor, units, time buckets,
+// The analytics step's parameters (docs/analytics.md, "Parameters"): lines, zones, anchor, units, time buckets,
 // speed calibration and the anti-flicker settings, as zod schemas (validation and the OpenAPI document).
 // Geometry that zod's types cannot say (a zero-length line, a self-intersecting polygon, a relative point
 // outside 0..1, a duplicate id) is checked here too, so every 400 names the rule: `lines[2].points`.

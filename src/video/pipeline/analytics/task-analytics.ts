@@ -1,11 +1,13 @@
-// The analytics step of one running task, in the worker: every archived frame's targets go through the
-// engine before the chunk is written, so the chunk carries `analytics: {events, totals}` and a recount of
-// the archived targets sees exactly what the task saw. Rules changed by PUT reach the engine directly when
-// the task runs in this process (the registry below), or through the task's analytics row, which the worker
-// reads at every heartbeat. Totals are saved to that row about once a second and at the end, so GET
+// The analytics step of one running task, in the worker (its task hooks, step.ts): every archived frame's
+// targets go through the engine before the chunk is written, so the chunk carries `analytics: {events,
+// totals}` and a recount of the archived targets sees exactly what the task saw. Rules changed by PUT reach
+// the engine directly when the task runs in this process (update, through task-steps.ts's runs), or through
+// the task's analytics row, which the worker reads at every heartbeat (refresh). Totals are saved to that row about once a second and at the end, so GET
 // /v1/video/tasks/:id/analytics answers without reading the stream.
 import type { Services } from '../../../services.js';
-import type { FrameOutput, VideoTaskRequest } from '../../provider.js';
+import type { FrameOutput, VideoTaskRequest } from '../../worker/provider.js';
+import { countAnalyticsEvents } from '../../../metrics/video.js';
+import type { TaskStepEnd, TaskStepRun } from '../step.js';
 import { sql } from './analytics.sql.js';
 import { AnalyticsEngine, type AnalyticsFrame, type AnalyticsSummary } from './engine.js';
 import type { AnalyticsEvent, EventType } from './events.js';
@@ -13,13 +15,6 @@ import { parseAnalytics } from './rules.js';
 import type { AnalyticsParameters } from './rules.schema.js';
 
 const SAVE_EVERY_MS = 1000;
-
-/** Tasks whose analytics run in this process, by task id (for PUT and GET to reach them at once). */
-const live = new Map<string, TaskAnalytics>();
-
-export function liveAnalytics(taskId: string): TaskAnalytics | undefined {
-  return live.get(taskId);
-}
 
 /** The analytics step's parameters in a request, or null without one. */
 export function analyticsStep(request: Pick<VideoTaskRequest, 'steps'>): AnalyticsParameters | null {
@@ -39,7 +34,7 @@ export function analyticsFrame(frame: Pick<FrameOutput, 'stream_info' | 'delta'>
   };
 }
 
-export class TaskAnalytics {
+export class TaskAnalytics implements TaskStepRun {
   readonly engine: AnalyticsEngine;
   #width = 0;
   #height = 0;
@@ -53,17 +48,16 @@ export class TaskAnalytics {
     if (version !== 1) this.engine.setRules(params, version);
   }
 
-  /** The task's analytics (null without an analytics step): its row's rules when a PUT came first. */
-  static async start(s: Services, taskId: string, request: VideoTaskRequest): Promise<TaskAnalytics | null> {
+  /** The task's analytics: its row's rules when a PUT came first. */
+  static async start(s: Services, taskId: string, request: VideoTaskRequest): Promise<TaskAnalytics> {
     const fromStep = analyticsStep(request);
-    if (!fromStep) return null;
+    if (!fromStep) throw new Error('no analytics step in the request');
     await s.db.query(sql.create, [taskId, JSON.stringify(fromStep), null]);
     const [row] = await s.db.query(sql.get, [taskId]);
     const params = row ? parseAnalytics(row.parameters, 'parameters') : fromStep;
     const t = new TaskAnalytics(s, taskId, params, row ? Number(row.version) : 1);
     t.#webhookEvents = new Set(Array.isArray(row?.webhook_events) ? (row.webhook_events as EventType[]) : []);
     if (t.#webhookEvents.size > 0) t.#hasWebhook = (await s.db.query(sql.hasWebhook, [taskId]))[0]?.has === true;
-    live.set(taskId, t);
     return t;
   }
 
@@ -71,6 +65,7 @@ export class TaskAnalytics {
   frame(frame: FrameOutput): FrameOutput {
     if (frame.frame_size) { this.#width = frame.frame_size.width; this.#height = frame.frame_size.height; }
     const { events, speeds } = this.engine.process(analyticsFrame(frame, this.#width, this.#height));
+    countAnalyticsEvents(events);
     let delta = frame.delta;
     if (speeds && speeds.size > 0) {
       delta = { results: delta.results.map((r) => ({ ...r, targets: r.targets.map((t) => (speeds.has(t.track_id) ? { ...t, speed_kmh: speeds.get(t.track_id)! } : t)) })) };
@@ -79,7 +74,15 @@ export class TaskAnalytics {
   }
 
   /** After a chunk was archived: queue its webhook events, save the totals now and then. */
-  async archived(events: readonly AnalyticsEvent[]): Promise<void> {
+  async archived(frame: FrameOutput): Promise<void> {
+    await this.#deliver((frame.analytics?.events ?? []) as AnalyticsEvent[]);
+    if (Date.now() - this.#savedAt >= SAVE_EVERY_MS && !this.#saving) {
+      this.#savedAt = Date.now();
+      this.#saving = this.save().catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics totals not saved')).finally(() => { this.#saving = null; });
+    }
+  }
+
+  async #deliver(events: readonly AnalyticsEvent[]): Promise<void> {
     if (this.#hasWebhook) {
       for (const e of events) {
         if (!this.#webhookEvents.has(e.type)) continue;
@@ -87,19 +90,15 @@ export class TaskAnalytics {
         await this.s.db.query(sql.enqueueEvent, [e.id, this.taskId, `${e.type} ${e.id}`, payload]);
       }
     }
-    if (Date.now() - this.#savedAt >= SAVE_EVERY_MS && !this.#saving) {
-      this.#savedAt = Date.now();
-      this.#saving = this.save().catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics totals not saved')).finally(() => { this.#saving = null; });
-    }
   }
 
-  /** New rules from the next frame on (PUT in this process). */
-  setRules(params: AnalyticsParameters, version: number): void {
-    this.engine.setRules(params, version);
+  /** New rules from the next frame on (PUT in this process; checked by the caller). */
+  update(params: unknown, version: number): void {
+    this.engine.setRules(params as AnalyticsParameters, version);
   }
 
   /** Heartbeat: a PUT handled by another process is in the row. */
-  async poll(): Promise<void> {
+  async refresh(): Promise<void> {
     const [row] = await this.s.db.query(sql.version, [this.taskId]);
     if (row && Number(row.version) > this.engine.version) this.engine.setRules(parseAnalytics(row.parameters, 'parameters'), Number(row.version));
   }
@@ -108,19 +107,18 @@ export class TaskAnalytics {
     await this.s.db.query(sql.saveSummary, [this.taskId, JSON.stringify(this.engine.summary()), this.#width || null, this.#height || null]);
   }
 
-  /** End of the task: open zone visits closed, final totals saved; returns the summary and the closing events. */
-  async finish(): Promise<{ events: AnalyticsEvent[]; summary: AnalyticsSummary }> {
-    live.delete(this.taskId);
+  /**
+   * End of the task: open zone visits closed, final totals saved; the summary goes into the results and, with
+   * the closing events, into the terminal chunk.
+   */
+  async finish(): Promise<TaskStepEnd> {
     const events = this.engine.finish();
+    countAnalyticsEvents(events);
     await this.#saving;
     await this.save().catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics totals not saved'));
-    await this.archived(events).catch(() => {});
-    return { events, summary: this.engine.summary() };
-  }
-
-  /** The task ended without a summary of its own (failed, cancelled, lost): stop answering for it here. */
-  drop(): void {
-    live.delete(this.taskId);
+    await this.#deliver(events).catch(() => {});
+    const summary: AnalyticsSummary = this.engine.summary();
+    return { results: { analytics: summary }, chunk: { analytics: { events, totals: summary } } };
   }
 }
 

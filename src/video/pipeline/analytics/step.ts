@@ -1,0 +1,38 @@
+// The analytics step (docs/analytics.md): counts line crossings, zone visits, dwell, crowding and speed on the
+// tracks of the detect step before it. It has no per-frame work inside the frame pipeline: its task hooks run
+// in the worker over each whole frame's tracks after the other steps, whichever provider ran them (so a
+// remote node's frames are counted the same), keep the task's rules and totals in its analytics row, take
+// rule changes while the task runs and add the summary to the results and the terminal chunk.
+import { z } from 'zod';
+import { errors } from '../../../errors.js';
+import { defineStep } from '../step.js';
+import { sql } from './analytics.sql.js';
+import { parseAnalytics } from './rules.js';
+import { AnalyticsParameters } from './rules.schema.js';
+import { TaskAnalytics } from './task-analytics.js';
+
+export const analyticsStep = defineStep({
+  name: 'analytics',
+  schema: z.strictObject({
+    model: z.literal('analytics'),
+    parameters: AnalyticsParameters,
+  }).meta({ description: 'Counting lines, zones, dwell, crowding and speed on the tracks of the detect step before it (docs/analytics.md)' }),
+  // Every field of the rules; parseAnalytics checks them as a whole.
+  parameters: Object.keys(AnalyticsParameters.shape),
+  plan({ index, params, earlier }) {
+    // Counts the tracks of the detect step before it (its detector's labels check `classes`); one per task.
+    const source = earlier.findLast((p) => p.labels !== undefined);
+    if (!source) throw errors.invalidParam(`steps[${index}].model`, `Expected a detect step before the analytics step steps[${index}] (it counts tracked detections)`);
+    if (earlier.some((p) => p.kind === 'analytics')) throw errors.invalidParam(`steps[${index}].model`, 'Expected at most one analytics step');
+    parseAnalytics(params, `steps[${index}].parameters`, source.labels);
+    return { kind: 'analytics', index, produces: false };
+  },
+  task: {
+    async created(s, taskId, index, body) {
+      const params = parseAnalytics(body.steps[index]?.parameters, 'parameters');
+      const events = body.webhook?.events;
+      await s.db.query(sql.create, [taskId, JSON.stringify(params), events ? JSON.stringify(events) : null]);
+    },
+    open: ({ s, taskId, request }) => TaskAnalytics.start(s, taskId, request),
+  },
+});
