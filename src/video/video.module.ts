@@ -11,6 +11,7 @@ import { hubFor } from './stream-hub.js';
 import { TaskStore } from './task-store.js';
 import { Subscriptions } from './stream.js';
 import { FinishedArchiveCache } from './archive-cache.js';
+import { fanoutFor } from './stream-fanout.js';
 import { Reaper } from './reaper.js';
 import { VideoWorker, type ProviderSource } from './worker.js';
 import { videoRoutes } from './video.routes.js';
@@ -66,6 +67,7 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
   const archive = new StreamArchive(s, hub);
   const store = new TaskStore(s, archive, hub);
   const subs = new Subscriptions();
+  const fanout = fanoutFor(s, { bufferBytes: settings.streamBufferBytes, stallMs: settings.streamStallMs, pollMs: settings.streamPollMs });
   const reaper = new Reaper(s, archive, settings.reaperMs);
   const fallback = opts.worker && !opts.providers ? defaultProviders(s) : null;
   const worker = opts.worker ? new VideoWorker(s, { providers: opts.providers ?? fallback!, settings }) : null;
@@ -75,7 +77,7 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
     ...videoPart,
     worker,
     tasks,
-    routes: videoRoutes(s, { tasks, store, archive, hub, subs, cache: new FinishedArchiveCache(), streamPollMs: settings.streamPollMs }),
+    routes: videoRoutes(s, { tasks, store, archive, subs, cache: new FinishedArchiveCache(), fanout }),
     async start() {
       await fallback?.load();
       reaper.start();
@@ -87,6 +89,7 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
       await worker?.stop();
       await webhooks.stop();
       subs.closeAll();
+      fanout.close();
       await hub.close();
     },
   };

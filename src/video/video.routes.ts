@@ -8,11 +8,11 @@ import type { TaskStore, ListFilters } from './task-store.js';
 import type { TasksService } from './tasks.service.js';
 import { streamTask, type Subscriptions } from './stream.js';
 import type { StreamArchive } from './stream-archive.js';
-import type { StreamHub } from './stream-hub.js';
 import type { FinishedArchiveCache } from './archive-cache.js';
+import type { StreamFanout } from './stream-fanout.js';
 import { idempotent } from '../http/idempotency.js';
 
-export interface VideoRouteDeps { tasks: TasksService; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; streamPollMs: number }
+export interface VideoRouteDeps { tasks: TasksService; store: TaskStore; archive: StreamArchive; subs: Subscriptions; cache: FinishedArchiveCache; fanout: StreamFanout }
 
 export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
   const tags = ['video'];
@@ -56,7 +56,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
         ...notFound,
       },
       handler: async (ctx) => {
-        await streamTask(ctx, { s, store: d.store, archive: d.archive, hub: d.hub, subs: d.subs, cache: d.cache, pollMs: d.streamPollMs });
+        await streamTask(ctx, { s, store: d.store, archive: d.archive, subs: d.subs, cache: d.cache, fanout: d.fanout });
         return { handled: true };
       },
     }),
