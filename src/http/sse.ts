@@ -63,14 +63,6 @@ export class SseWriter {
     });
   }
 
-  /** Drops the connection without the end of the response (a client that takes nothing any more). */
-  close(): void {
-    if (this.st.aborted) return;
-    this.ended = true;
-    this.res.close();
-    this.release();
-  }
-
   end(): void {
     if (this.closed) return;
     if (!this.started) this.open();

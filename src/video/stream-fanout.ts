@@ -7,7 +7,7 @@
 // shared), never by work an append waits for: a caught-up reader gets each append written to its socket
 // at once; one whose socket is full gets nothing more until it drains, then catches up from the tail or
 // the archive. A reader whose socket takes no byte for `stallMs` is cut off: its response ends cleanly at
-// an event boundary (without `data: [DONE]`) and the connection is dropped if it still takes nothing.
+// an event boundary (without `data: [DONE]`).
 // Bounds per reader: one pending write (at most one slice of WRITE_SLICE or one append) beyond the kernel's
 // socket buffer, plus, while it catches up and its socket takes bytes, one archive read (CATCH_UP_ROWS rows). docs/api.md, "Live readers", says what clients see.
 import type { SseWriter } from '../http/sse.js';
@@ -26,8 +26,6 @@ export const WRITE_SLICE = 64 * 1024;
 const CATCH_UP_ROWS = 32;
 /** Catch-up reads of the archive in flight at once per process (the pipeline's appends queue behind them on PGlite). */
 const MAX_ARCHIVE_READS = 4;
-/** After a stalled reader's response was ended, how long its socket gets to take that before it is dropped. */
-const CUT_OFF_GRACE_MS = 5000;
 
 const DONE = Buffer.from(DONE_EVENT, 'utf8');
 const endsDone = (b: Buffer) => b.length >= DONE.length && b.subarray(b.length - DONE.length).equals(DONE);
@@ -329,10 +327,9 @@ export class StreamFanout {
   private cutOff(t: Tail, r: Reader): void {
     this.counters.cutOff++;
     this.log.info({ taskId: t.id, offset: r.pos, stallMs: this.settings.stallMs }, 'video stream reader took no bytes for the stall limit; cut off');
-    const w = r.writer;
+    // The end of the response waits behind the one write the socket holds: a client that reads again gets
+    // an event boundary and the end; one that never does is closed by the server's idle timeout.
     this.drop(t, r, 'end');
-    // The end of the response waits behind what the socket holds; a client that never reads loses the connection.
-    setTimeout(() => w.close(), CUT_OFF_GRACE_MS).unref();
   }
 
   private drop(t: Tail, r: Reader, how: 'end' | 'gone'): void {
