@@ -48,7 +48,9 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
           description: 'text/event-stream; X-Stream-Offset says where this response starts (an archive byte offset). '
             + 'With ?event_ids=true every event carries `id: <n>`, n being the archive byte offset right after it, and the response opens with `retry: 1000`: '
             + 'a standard EventSource sends n back as Last-Event-ID on reconnect and resumes at the next event, without gap or duplicate. '
-            + 'Without it the bytes are exactly the archive (resume with Last-Event-ID or ?offset= set to the bytes received).',
+            + 'Without it the bytes are exactly the archive (resume with Last-Event-ID or ?offset= set to the bytes received). '
+            + 'A reader of a live task whose connection takes no byte for SIGHTFLOW_VIDEO_STREAM_STALL_MS (default 30 s) is cut off: the response ends after a whole event '
+            + 'without `data: [DONE]`; resume from the bytes received (docs/api.md, "Live readers").',
           schema: StreamChunk, contentType: 'text/event-stream',
         },
         400: { description: 'Offset not a non-negative integer, or event_ids not true/false' },
