@@ -71,6 +71,8 @@ class Tail {
   /** A follow was asked for while one ran (or before the tail was ready). */
   again = false;
   readers = new Set<Reader>();
+  /** This process's appends, written to readers on the next turn of the event loop. */
+  queue: Appended[] = [];
   timer: NodeJS.Timeout | null = null;
   lastNews = Date.now();
   constructor(readonly id: string) {}
@@ -203,11 +205,24 @@ export class StreamFanout {
     t.lastNews = Date.now();
     if (!t.ready) { t.again = true; return; }
     if (appended) {
-      const stop = appended.from + appended.bytes.length;
-      if (stop <= t.end) return;
-      if (appended.from === t.end) { this.append(t, appended.from, appended.bytes); return; }
-    } else if (end !== null && end <= t.end) return;
+      // The committing append only queues its bytes: the writes to readers run after it has moved on.
+      t.queue.push(appended);
+      if (t.queue.length === 1) setImmediate(() => this.flush(t));
+      return;
+    }
+    const last = t.queue.at(-1);
+    if (end !== null && end <= Math.max(t.end, last ? last.from + last.bytes.length : 0)) return;
     void this.follow(t, end);
+  }
+
+  private flush(t: Tail): void {
+    const queued = t.queue;
+    t.queue = [];
+    for (const a of queued) {
+      if (a.from + a.bytes.length <= t.end) continue;
+      if (a.from === t.end) this.append(t, a.from, a.bytes);
+      else { void this.follow(t, null); return; }
+    }
   }
 
   /** Reads what the archive has past the tail's end (once per process, however many readers wait). */
