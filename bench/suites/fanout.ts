@@ -1,5 +1,5 @@
 // `npm run bench -- fanout [--quick] [--json]`: what live readers of one task cost the task.
-//  1. Same node (PGlite): a real detect task (TUD-Stadtmitte, every frame at 25 fps, 179 frames; without that
+//  1. Same node (PGlite): a real detect task (TUD-Stadtmitte, every frame at 25 fps, 179 frames or --frames=N; without that
 //     sequence the first 179 frames of vtest.avi) through the in-process worker, with 0, 50, 300 and 1000
 //     readers of its stream connected while it runs (--quick: 0, 5 and 20 readers on 30 frames). The
 //     baseline is the same task with no reader, run first and last in the same run (its mean). Reported per
@@ -145,16 +145,17 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
   const stalled = outs.filter((o) => o.stalled);
   const eventEnds: number[] = [];
   for (let i = archive.indexOf('\n\n'); i >= 0; i = archive.indexOf('\n\n', i + 2)) eventEnds.push(i + 2);
-  console.log(JSON.stringify({
+  const line = JSON.stringify({
     eventEnds, archiveBytes: archive.length, archiveHash: ref.hash,
     identical: live.filter((o) => o.hash === ref.hash && o.bytes === archive.length && o.done).length,
     live: live.length,
     stalledPrefixOk: stalled.filter(prefixOk).length, stalledComplete: stalled.filter((o) => o.done).length, stalled: stalled.length,
     times: live.map((o) => o.times.map((t) => Math.round(t))),
     readerNodeRssMb: mb(peak),
-  }));
+  });
   await closeNode?.();
-  process.exit(0);
+  // A large line: exit only once the pipe has taken all of it.
+  process.stdout.write(`${line}\n`, () => process.exit(0));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -226,12 +227,12 @@ async function oneTask(h: Harness, app: Awaited<ReturnType<Harness['startTestApp
   };
 }
 
-function videoBody(quick: boolean): { body: unknown; label: string } {
+function videoBody(quick: boolean, framesArg?: number): { body: unknown; label: string } {
   const stadt = 'tracking/TUD-Stadtmitte/TUD-Stadtmitte.mp4';
   const [file, label] = hasEvalData(stadt)
     ? [join(evalDir('tracking/TUD-Stadtmitte'), 'TUD-Stadtmitte.mp4'), 'TUD-Stadtmitte']
     : [join(evalDir('tracking/vtest_PETS09-S2L1_full'), 'vtest.avi'), 'vtest.avi (TUD-Stadtmitte missing)'];
-  const frames = quick ? 30 : 179;
+  const frames = framesArg ?? (quick ? 30 : 179);
   return {
     label: `${label}, ${frames} frames`,
     body: { input: [{ type: 'video_base64', data: readFileSync(file).toString('base64'), sampling: { mode: 'fps', value: 25 }, max_frames: frames }], steps: [{ model: 'detect' }] },
@@ -295,7 +296,9 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   if (!hasEvalData('tracking/TUD-Stadtmitte/TUD-Stadtmitte.mp4') && skipWithoutEvalData({ json }, 'tracking/vtest_PETS09-S2L1_full/vtest.avi')) return;
   const h: Harness = await import('../../test/helpers/app.js');
   const counts = quick ? [5, 20] : [50, 300, 1000];
-  const { body, label } = videoBody(quick);
+  // --frames=N: a shorter task than the sequence's 179 frames (on a loaded machine).
+  const framesArg = args.find((a) => a.startsWith('--frames='));
+  const { body, label } = videoBody(quick, framesArg ? Math.max(3, Number(framesArg.slice(9))) : undefined);
   const warm = { ...(body as any), input: [{ ...(body as any).input[0], max_frames: 3 }] };
 
   console.log(`same node (PGlite): detect on ${label}`);
