@@ -139,8 +139,8 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
     if (res.status !== 200) throw new Error(`the archive read answered ${res.status}: ${buf.toString()}`);
     return buf;
   })();
-  const prefixOk = (o: ReaderOut) => o.bytes <= archive.length && createHash('sha256').update(archive.subarray(0, o.bytes)).digest('hex') === o.hash
-    && (o.bytes === 0 || archive.subarray(o.bytes - 2, o.bytes).toString() === '\n\n');
+  const prefixOk = (o: ReaderOut) => o.bytes <= archive.length && createHash('sha256').update(archive.subarray(0, o.bytes)).digest('hex') === o.hash;
+  const onBoundary = (o: ReaderOut) => o.bytes === 0 || archive.subarray(o.bytes - 2, o.bytes).toString() === '\n\n';
   const live = outs.filter((o) => !o.stalled);
   const stalled = outs.filter((o) => o.stalled);
   const eventEnds: number[] = [];
@@ -149,7 +149,7 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
     eventEnds, archiveBytes: archive.length, archiveHash: ref.hash,
     identical: live.filter((o) => o.hash === ref.hash && o.bytes === archive.length && o.done).length,
     live: live.length,
-    stalledPrefixOk: stalled.filter(prefixOk).length, stalledComplete: stalled.filter((o) => o.done).length, stalled: stalled.length,
+    stalledPrefixOk: stalled.filter(prefixOk).length, stalledOnBoundary: stalled.filter((o) => prefixOk(o) && onBoundary(o)).length, stalledComplete: stalled.filter((o) => o.done).length, stalled: stalled.length,
     times: live.map((o) => o.times.map((t) => Math.round(t))),
     readerNodeRssMb: mb(peak),
   });
@@ -163,7 +163,7 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
 
 type Harness = typeof import('../../test/helpers/app.js');
 interface Client { child: ChildProcess; send(line: string): void; result: Promise<ClientResult> }
-interface ClientResult { eventEnds: number[]; archiveBytes: number; identical: number; live: number; stalledPrefixOk: number; stalledComplete: number; stalled: number; times: number[][]; readerNodeRssMb: number }
+interface ClientResult { eventEnds: number[]; archiveBytes: number; identical: number; live: number; stalledPrefixOk: number; stalledOnBoundary?: number; stalledComplete: number; stalled: number; times: number[][]; readerNodeRssMb: number }
 
 async function startClient(cfg: ClientConfig): Promise<Client> {
   const child = spawn(process.execPath, ['--import', 'tsx', SELF, 'client', JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -274,11 +274,11 @@ async function stallScenario(h: Harness, quick: boolean) {
     const out = {
       readers: n, stalled: c.stalled, stream_mb: mb(c.archiveBytes), seconds: round(r.seconds), baseline_seconds: round(base.seconds), ratio: round(r.seconds / base.seconds, 3),
       rss_first_quarter_mb: mb(firstQ), rss_last_quarter_mb: mb(lastQ), rss_peak_mb: r.rssMb, identical: r.identical,
-      stalled_prefix_ok: c.stalledPrefixOk, stalled_complete: c.stalledComplete, lag_p95_ms: r.lagP95,
+      stalled_prefix_ok: c.stalledPrefixOk, stalled_on_event_boundary: c.stalledOnBoundary, stalled_complete: c.stalledComplete, lag_p95_ms: r.lagP95,
     };
     console.log(`stalled readers: ${n} readers of a ${out.stream_mb} MB stream, ${c.stalled} stop reading after their first bytes: task ${out.seconds} s (${out.ratio}x the ${out.baseline_seconds} s without readers); ` +
       `server RSS ${out.rss_first_quarter_mb} MB (max over the first quarter) -> ${out.rss_last_quarter_mb} MB (last quarter), peak ${out.rss_peak_mb} MB; ` +
-      `the reading half ${r.identical ? 'got the archive exactly' : 'DIFFERS'} (lag p95 ${r.lagP95} ms); the stalled half, resumed after the end: ${c.stalledPrefixOk}/${c.stalled} an archive prefix on an event boundary, ${c.stalledComplete} complete`);
+      `the reading half ${r.identical ? 'got the archive exactly' : 'DIFFERS'} (lag p95 ${r.lagP95} ms); the stalled half, resumed after the end: ${c.stalledPrefixOk}/${c.stalled} an exact archive prefix (${c.stalledOnBoundary} ending on an event boundary), ${c.stalledComplete} complete`);
     return out;
   } finally {
     await app.close();
