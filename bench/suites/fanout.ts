@@ -222,7 +222,7 @@ async function oneTask(h: Harness, app: Awaited<ReturnType<Harness['startTestApp
     }
   }
   return {
-    readers: n, seconds, lagP50: round(pct(lags, 0.5), 1), lagP95: round(pct(lags, 0.95), 1), lagMax: round(lags.length ? Math.max(...lags) : NaN, 1),
+    readers: n, seconds, lagP50: round(pct(lags, 0.5), 1), lagP95: round(pct(lags, 0.95), 1), lagMax: round(lags.length ? lags.reduce((a, b) => Math.max(a, b), -Infinity) : NaN, 1),
     rssMb: mb(peak), identical: !res || (res.identical === res.live && res.archiveBytes > 0), readerNodeRssMb: opts.node ? res?.readerNodeRssMb : undefined, client: res, rssSeries,
   };
 }
