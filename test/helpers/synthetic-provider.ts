@@ -2,8 +2,8 @@
 // task machinery (queue, leases, failover, cancel, archive, multi-process streaming) can be tested
 // deterministically. Tests hand it to a worker directly (startWorker in ./video-tasks.ts), to a test app
 // (startTestApp's `videoProviders`), or to a worker process (../integration/synthetic-worker.ts); the
-// product never loads it. The source URL's query may shape a run: ?frames=N&frame_ms=M&start_ms=S
-// (defaults 10, 20, 0).
+// product never loads it. The source URL's query may shape a run: ?frames=N&frame_ms=M&start_ms=S&targets=T
+// (defaults 10, 20, 0, 1; T targets per frame make chunks of about 120 T bytes).
 import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/worker/provider.js';
 
 export interface SyntheticOptions {
@@ -39,6 +39,7 @@ export class SyntheticProvider implements VideoProvider {
     const n = (k: string, def: number) => (q.has(k) ? Number(q.get(k)) : def);
     const frames = Math.min(n('frames', this.opts.frames ?? 10), request.input[0]?.max_frames ?? Infinity);
     const frameMs = n('frame_ms', this.opts.frameMs ?? 20);
+    const targets = Math.max(1, n('targets', 1));
     const started = Date.now();
     await sleep(n('start_ms', this.opts.startMs ?? 0), ctx.signal);
     if (this.opts.failBefore !== undefined) throw new ProviderError(this.name, `synthetic failure before the first frame (HTTP ${this.opts.failBefore})`, this.opts.failBefore);
@@ -53,7 +54,7 @@ export class SyntheticProvider implements VideoProvider {
       last = { frame_index: i, total_frames: frames, decoded_frames: i + 1, dropped_frames: 0, fps, elapsed_ms: Date.now() - started };
       const frame: FrameOutput = {
         stream_info: last,
-        delta: { results: [{ index: 0, targets: [{ track_id: 1 + (i % 2), class: i % 2 ? 'car' : 'person', confidence: 0.5 + (i % 5) / 10, roi: { left: i, top: 2 * i, width: 10, height: 20 } }] }] },
+        delta: { results: [{ index: 0, targets: Array.from({ length: targets }, (_, k) => ({ track_id: 1 + ((i + k) % 2) + 2 * k, class: (i + k) % 2 ? 'car' : 'person', confidence: 0.5 + (i % 5) / 10, roi: { left: i, top: 2 * i + k, width: 10, height: 20 } })) }] },
       };
       if (!(await ctx.emit(frame))) break;
       emitted++;
