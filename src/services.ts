@@ -8,6 +8,7 @@ import type { BlobStore } from './store/blobs.js';
 import type { ModelsService } from './inference/models-service.js';
 import type { Router } from './http/router.js';
 import type { VisionModels } from './vision/vision-models.js';
+import type { CollectionsPort } from './collections-port.js';
 
 export interface Services {
   config: Config;
@@ -19,6 +20,8 @@ export interface Services {
   models: ModelsService;
   /** The vision part's detector and OCR, lent to the parts that run them too (video steps, embeddings). */
   vision: VisionModels;
+  /** Vector collections as other parts write them (set by the vectors part; absent where it does not run). */
+  collections?: CollectionsPort;
   /** HMAC secret of presigned /v1/files links (shared by every node: env or <data-dir>/signing-secret). */
   signingSecret: string;
   /** A presigned link to a blob, valid for an hour by default. */

@@ -9,6 +9,7 @@ import { DEFAULT_EMBEDDING_MODEL, EmbeddingModels } from './embedding-models.js'
 import { IndexManager } from './index-manager.js';
 import { vectorsRoutes } from './vectors.routes.js';
 import { VectorsService } from './vectors.service.js';
+import { collectionsPort } from './collection-writer.js';
 
 /** Vectors' name and tables (versions 200-299). */
 export const vectorsPart: ModulePart = { name: 'vectors', migrations: vectorMigrations };
@@ -26,6 +27,8 @@ export function vectorsModule(s: Services): Module & { service: VectorsService }
     })),
   });
   const service = new VectorsService({ s, store, index, models });
+  // The video index step writes moments through this (it may not import this part).
+  s.collections = collectionsPort(s, store, index, models);
   return {
     ...vectorsPart,
     service,

@@ -9,7 +9,7 @@ import { LocalProvider } from './pipeline/local-provider.js';
 import { RemoteProvider } from './pipeline/remote-provider.js';
 import type { VideoProvider } from './provider.js';
 
-export function createProviders(s: Pick<Services, 'config' | 'vision'>, lists: ProvidersConfig = s.config.providers): { forModel(model?: string): VideoProvider[] } {
+export function createProviders(s: Pick<Services, 'config' | 'vision'> & Partial<Pick<Services, 'db' | 'log' | 'collections'>>, lists: ProvidersConfig = s.config.providers): { forModel(model?: string): VideoProvider[] } {
   const local = LocalProvider.fromServices(s);
   const build = (specs: readonly ProviderSpec[]): VideoProvider[] => specs.map((p) => (p.type === 'local' ? local
     : new RemoteProvider({ url: p.url, key: p.key, name: p.name, firstFrameTimeoutMs: p.timeoutMs ?? lists.timeoutMs })));

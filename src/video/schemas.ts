@@ -2,12 +2,13 @@
 // with these and the OpenAPI document is generated from them. Bodies are strict: an unknown field, step model
 // or step parameter is a 400 naming it. Messages follow "Expected X for field but received Y".
 import { z } from 'zod';
+import { IndexCounts, IndexStepSchema } from './pipeline/index/index-step.js';
 
 /** Decoded size limit of a video_base64 input: 20 MB fits (as ~26.7 MB of base64) in the 30 MB JSON body limit. */
 export const VIDEO_BASE64_MAX_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_MAX_FRAMES = 3000;
 export const DEFAULT_SAMPLING = { mode: 'fps', value: 1 } as const;
-export const STEP_MODELS = ['detect', 'ocr', 'feature'] as const;
+export const STEP_MODELS = ['detect', 'ocr', 'feature', 'index'] as const;
 export const TASK_STATES = ['pending', 'running', 'streaming', 'succeeded', 'failed', 'cancelling', 'cancelled'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 export const TERMINAL_STATES: readonly TaskState[] = ['succeeded', 'failed', 'cancelled'];
@@ -110,7 +111,7 @@ const FeatureStep = z.strictObject({
   when: When.optional(),
 });
 
-const Step = z.discriminatedUnion('model', [DetectStep, OcrStep, FeatureStep], {
+const Step = z.discriminatedUnion('model', [DetectStep, OcrStep, FeatureStep, IndexStepSchema], {
   error: (iss: { code?: string; input?: unknown }) => iss.code === 'invalid_union'
     ? `Expected one of ${STEP_MODELS.join(', ')} for model but received ${received((iss.input as { model?: unknown } | undefined)?.model)}`
     : undefined,
@@ -168,6 +169,7 @@ export const TaskRecord = z.object({
   }),
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }).nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  index: IndexCounts.optional(),
   request: z.record(z.string(), z.unknown()).optional()
     .meta({ description: 'With include=request: the body as posted; video_base64 data replaced by {elided: true, bytes: <decoded length>}, webhook.secret left out' }),
   webhook_deliveries: z.array(z.object({

@@ -11,6 +11,7 @@ import { stepDetectors } from './pipeline/frame-pipeline.js';
 import { trackerSettings } from './pipeline/target-tracker.js';
 import type { ProcessBody } from './schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
+import { checkIndexCollection, indexSummary } from './pipeline/index/task-index.js';
 import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
 
 const INCLUDES = ['request', 'webhook_deliveries'] as const;
@@ -29,6 +30,7 @@ export class TasksService {
     const detectors = await stepDetectors(body as never, this.s.vision);
     planSteps(body as never, (i) => detectors.get(i)?.labels ?? []);
     trackerSettings((body as { tracker?: never }).tracker);
+    await checkIndexCollection(this.s, caller.projectId, body as never);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
     const rec = await this.store.create(caller.projectId, caller.keyId, body, webhook);
@@ -48,7 +50,7 @@ export class TasksService {
     if (wanted.some((x) => !(INCLUDES as readonly string[]).includes(x))) {
       throw errors.invalidParam('include', `Expected a comma list of ${INCLUDES.map((x) => `"${x}"`).join(', ')} for include but received ${JSON.stringify(include)}`);
     }
-    const rec = await this.store.get(caller.projectId, id, wanted.includes('request'));
+    const rec = { ...(await this.store.get(caller.projectId, id, wanted.includes('request'))), ...(await indexSummary(this.s, id)) };
     return wanted.includes('webhook_deliveries') ? { ...rec, webhook_deliveries: await deliveriesOf(this.s, id) } : rec;
   }
 

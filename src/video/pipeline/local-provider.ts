@@ -20,6 +20,7 @@ import { FramePipeline, type FrameModels } from './frame-pipeline.js';
 import { LiveReader, SourceLostError } from './live-reader.js';
 import { openVideo } from './video-source.js';
 import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
+import { MomentIndexer, type MomentIndexDeps } from './index/moment-indexer.js';
 
 export interface LocalProviderDeps {
   /** SIGHTFLOW_ALLOW_PRIVATE_URLS: video URLs may reach private/loopback addresses. */
@@ -30,6 +31,8 @@ export interface LocalProviderDeps {
   resolve?: Resolver;
   /** The vision part's detector and OCR (the services object's `vision`). */
   vision: FrameModels;
+  /** What the index step writes through (database, collections); without it an index step fails. */
+  moments?: MomentIndexDeps;
 }
 
 /** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
@@ -44,18 +47,23 @@ export class LocalProvider implements VideoProvider {
 
   constructor(private readonly deps: LocalProviderDeps) {}
 
-  static fromServices(s: Pick<Services, 'config' | 'vision'>): LocalProvider {
-    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, vision: s.vision });
+  static fromServices(s: Pick<Services, 'config' | 'vision'> & Partial<Pick<Services, 'db' | 'log' | 'collections'>>): LocalProvider {
+    const moments = s.db && s.log ? { db: s.db, log: s.log, collections: s.collections } : undefined;
+    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, vision: s.vision, moments });
   }
 
-  async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
+  async run(request: VideoTaskRequest, source: { path?: string; url?: string }, taskCtx: ProviderContext): Promise<ProviderResult> {
     const started = performance.now();
-    const { signal } = ctx;
+    const { signal } = taskCtx;
     let emitted = false;
     let decoder: VideoDecoder | null = null;
+    let indexer: MomentIndexer | null = null;
+    let ctx = taskCtx;
     try {
       signal.throwIfAborted();
       const pipeline = await this.#pipeline(request);
+      indexer = await MomentIndexer.create(request, taskCtx, this.deps.moments);
+      if (indexer) ctx = indexer.wrap(taskCtx);
       const input = request.input?.[0] ?? { type: 'video_url' as const };
       const stallMs = Math.round((input.stall_timeout_seconds ?? DEFAULT_STALL_TIMEOUT_SECONDS) * 1000);
       const network = { policy: this.deps.urlPolicy ?? { allowPrivate: this.deps.allowPrivateUrls }, resolve: this.deps.resolve };
@@ -73,7 +81,7 @@ export class LocalProvider implements VideoProvider {
           maxSeconds: input.reconnect?.max_seconds ?? DEFAULT_RECONNECT.max_seconds,
         }, { maxFrames: input.max_frames ?? DEFAULT_MAX_FRAMES, openTimeoutMs: openMs, range: input.range, signal });
         try {
-          return await this.#runLive(live, pipeline, ctx, started, () => { emitted = true; });
+          return await this.#runLive(live, pipeline, ctx, started, () => { emitted = true; }, indexer);
         } finally {
           decoder = live.decoder;
         }
@@ -93,6 +101,7 @@ export class LocalProvider implements VideoProvider {
           for (const frame of batch.frames) {
             const targets = await pipeline.process(frame, signal);
             signal.throwIfAborted();
+            indexer?.see(frame);
             last = {
               frame_index: frame.index,
               total_frames: info.totalFrames,
@@ -112,6 +121,7 @@ export class LocalProvider implements VideoProvider {
       } finally {
         if (pending) await pending.catch(() => undefined);
       }
+      await indexer?.finish();
       const stats = decoder.stats;
       // The terminal chunk repeats the last frame's info with the final counters (skips after the last sample).
       last = { ...last, decoded_frames: stats.decodedFrames, dropped_frames: stats.droppedFrames, elapsed_ms: Math.round(performance.now() - started) };
@@ -122,6 +132,7 @@ export class LocalProvider implements VideoProvider {
         tracks: pipeline.tracks(),
       };
     } catch (e) {
+      await indexer?.close();
       if (signal.aborted) {
         await decoder?.abort().catch(() => undefined);
         throw signal.reason;
@@ -134,7 +145,7 @@ export class LocalProvider implements VideoProvider {
   }
 
   /** The live loop: take the newest frame, process it, emit; until max_frames, the source's end or a cancel. */
-  async #runLive(live: LiveReader, pipeline: FramePipeline, ctx: ProviderContext, started: number, onEmit: () => void): Promise<ProviderResult> {
+  async #runLive(live: LiveReader, pipeline: FramePipeline, ctx: ProviderContext, started: number, onEmit: () => void, indexer: MomentIndexer | null): Promise<ProviderResult> {
     const { signal } = ctx;
     const info = () => live.decoder.info;
     let last: StreamInfo = { frame_index: 0, total_frames: null, decoded_frames: 0, dropped_frames: 0, fps: info().fps, elapsed_ms: 0, live: true, reconnects: 0 };
@@ -151,6 +162,7 @@ export class LocalProvider implements VideoProvider {
       if (frame === 'stop' || frame === 'max_frames') { finish = frame; break; }
       const targets = await pipeline.process({ ...frame, index: frame.streamIndex }, signal);
       signal.throwIfAborted();
+      indexer?.see({ ...frame, index: frame.streamIndex });
       const c = live.counters();
       last = {
         frame_index: frame.streamIndex, total_frames: null, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames,
@@ -162,6 +174,7 @@ export class LocalProvider implements VideoProvider {
       processed++;
       if (!kept) throw signal.aborted ? signal.reason : new DOMException('The task was cancelled', 'AbortError');
     }
+    await indexer?.finish();
     const c = live.counters();
     last = { ...last, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames, elapsed_ms: Math.round(performance.now() - started) };
     return {

@@ -5,6 +5,7 @@
 import { errors } from '../../errors.js';
 import type { VideoTaskRequest } from '../provider.js';
 import { DESCRIPTOR_MODEL } from './descriptor.js';
+import { parseIndexStep } from './index/index-step.js';
 
 export interface When {
   classIs?: ReadonlySet<string>;
@@ -76,11 +77,14 @@ export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, labelsOf: (s
   }
   const plan: StepPlan[] = [];
   let producer = false;
+  // The index step reads frames beside the pipeline (index/moment-indexer.ts); it adds nothing to targets.
+  parseIndexStep(request);
   request.steps.forEach((step, i) => {
+    if (step.model === 'index') return;
     const params = (step.parameters ?? {}) as Record<string, unknown>;
     const allowed = STEP_PARAMS[step.model];
     if (!allowed) {
-      throw errors.invalidParam(`steps[${i}].model`, `Expected one of detect, ocr, feature for steps[${i}].model but received ${JSON.stringify(step.model)}`);
+      throw errors.invalidParam(`steps[${i}].model`, `Expected one of detect, ocr, feature, index for steps[${i}].model but received ${JSON.stringify(step.model)}`);
     }
     for (const k of Object.keys(params)) {
       if (!allowed.includes(k)) throw errors.invalidParam(`steps[${i}].parameters.${k}`, `Unknown parameter ${k} for a ${step.model} step; expected one of ${allowed.join(', ')}`);

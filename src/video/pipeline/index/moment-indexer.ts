@@ -1,0 +1,291 @@
+// The index step at run time (docs/moments.md): beside the frame pipeline it cuts the sampled frames into
+// segments (segmenter.ts) and follows the tracks of the chunks, and writes each closed segment and each
+// ended track to the task's collection as an item whose metadata says where it is in the video and in the
+// task's result stream. Embedding and writing run behind the pipeline (at most MAX_BACKLOG closed items
+// waiting, then the pipeline waits), so indexing costs little more than the embeddings themselves.
+import sharp from 'sharp';
+import type { CollectionsPort, CollectionWriter } from '../../../collections-port.js';
+import type { Logger } from '../../../log.js';
+import type { Db } from '../../../store/db.js';
+import { resize } from '../../../native/image.js';
+import { dominantColor } from '../../../media/colour.js';
+import type { RgbImage } from '../../../media/rgb-image.js';
+import { ProviderError, type FrameOutput, type ProviderContext, type StreamTarget, type VideoTaskRequest } from '../../provider.js';
+import { parseIndexStep, type IndexSettings } from './index-step.js';
+import { layoutSignature, Segmenter } from './segmenter.js';
+import { sql } from './index.sql.js';
+import { analyticsOf, applyRules, ruleKeys } from './analytics-events.js';
+
+export interface MomentIndexDeps {
+  db: Db;
+  collections?: CollectionsPort;
+  log: Logger;
+}
+
+/** Longest side of the frames kept for embedding (the detector and descriptors work at lower sizes). */
+const EMBED_SIDE = 384;
+const THUMB_SIDE = 320;
+const CROP_SIDE = 224;
+/** Frames embedded per segment (evenly spread); their mean is the segment's vector. */
+const FRAMES_PER_SEGMENT = 3;
+/** Closed segments and tracks waiting to be embedded before the pipeline waits for them. */
+const MAX_BACKLOG = 4;
+/** A track unseen this long (stream time, in segments) has ended and is written. */
+const TRACK_END_SEGMENTS = 2;
+/** Weight of OCR text in a segment's vector, where the collection's model embeds text. */
+const TEXT_WEIGHT = 0.5;
+/** On cancel, the open segment and tracks are still written within this time. */
+const CLOSE_GRACE_MS = 5000;
+
+interface SeenFrame { index: number; width: number; height: number; data: Uint8Array }
+
+interface OpenSegment {
+  firstFrame: number;
+  lastFrame: number;
+  startMs: number;
+  lastMs: number;
+  wallMs?: number;
+  offset: number | null;
+  frames: RgbImage[];
+  classes: Set<string>;
+  texts: string[];
+  lines: Set<string>;
+  zones: Set<string>;
+}
+
+interface OpenTrack {
+  trackId: number;
+  cls: string;
+  firstFrame: number;
+  startMs: number;
+  lastMs: number;
+  wallMs?: number;
+  offset: number;
+  best: number;
+  crop: RgbImage | null;
+  colour?: string;
+  lines: Set<string>;
+  zones: Set<string>;
+}
+
+function shrink(img: RgbImage, side: number): RgbImage {
+  const s = Math.min(1, side / Math.max(img.width, img.height));
+  if (s >= 1) return { data: Uint8Array.from(img.data.subarray(0, img.width * img.height * 3)), width: img.width, height: img.height, channels: 3 };
+  return resize(img, Math.max(1, Math.round(img.width * s)), Math.max(1, Math.round(img.height * s)));
+}
+
+function crop(img: RgbImage, roi: StreamTarget['roi']): RgbImage | null {
+  const x = Math.max(0, Math.floor(roi.left));
+  const y = Math.max(0, Math.floor(roi.top));
+  const w = Math.min(img.width - x, Math.ceil(roi.width));
+  const h = Math.min(img.height - y, Math.ceil(roi.height));
+  if (w < 8 || h < 8) return null;
+  const out = new Uint8Array(w * h * 3);
+  for (let r = 0; r < h; r++) out.set(img.data.subarray(((y + r) * img.width + x) * 3, ((y + r) * img.width + x + w) * 3), r * w * 3);
+  return shrink({ data: out, width: w, height: h, channels: 3 }, CROP_SIDE);
+}
+
+function meanOf(vs: Float32Array[]): Float32Array {
+  const out = new Float32Array(vs[0]!.length);
+  for (const v of vs) for (let i = 0; i < out.length; i++) out[i]! += v[i]!;
+  return normalize(out);
+}
+
+function normalize(v: Float32Array): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+  if (n > 0) { const s = 1 / Math.sqrt(n); for (let i = 0; i < v.length; i++) v[i]! *= s; }
+  return v;
+}
+
+const jpeg = (img: RgbImage, side: number) => {
+  const small = shrink(img, side);
+  return sharp(Buffer.from(small.data.buffer, small.data.byteOffset, small.data.byteLength), { raw: { width: small.width, height: small.height, channels: 3 } })
+    .jpeg({ quality: 75 }).toBuffer();
+};
+
+export class MomentIndexer {
+  readonly #segmenter: Segmenter;
+  #seen: SeenFrame | null = null;
+  #segment: OpenSegment | null = null;
+  readonly #tracks = new Map<number, OpenTrack>();
+  #backlog = 0;
+  #chain: Promise<void> = Promise.resolve();
+  #failure: unknown = null;
+  #frameGapMs = 1000;
+  #lastMs: number | null = null;
+  /** Items written so far (the task record shows the database's count). */
+  written = { segments: 0, tracks: 0 };
+
+  private constructor(private readonly settings: IndexSettings, private readonly writer: CollectionWriter, private readonly ctx: ProviderContext,
+    private readonly video: string, private readonly deps: MomentIndexDeps) {
+    this.#segmenter = new Segmenter(settings.segmenting, settings.segmentMs);
+  }
+
+  /** The task's indexer, or null without an index step. An unknown collection is the ApiError of the writer;
+   * a process without the vectors part is a ProviderError (another provider, or node, may have it). */
+  static async create(request: VideoTaskRequest, ctx: ProviderContext, deps: MomentIndexDeps | undefined): Promise<MomentIndexer | null> {
+    const settings = parseIndexStep(request);
+    if (!settings) return null;
+    if (!deps?.collections) throw new ProviderError('local', 'The index step needs the vectors part, which this process does not run');
+    const writer = await deps.collections.writer(ctx.projectId, settings.collection, `steps[${settings.index}].parameters.collection`);
+    const url = request.input?.[0]?.url;
+    const video = settings.videoId ?? (request.input?.[0]?.type === 'video_url' && url ? url : ctx.taskId);
+    return new MomentIndexer(settings, writer, ctx, video, deps);
+  }
+
+  /** The frame the pipeline just processed; its data must stay valid until the chunk is emitted. */
+  see(frame: SeenFrame): void {
+    this.#seen = frame;
+  }
+
+  /** The context to hand on: its emit indexes each chunk before it is archived. */
+  wrap(ctx: ProviderContext): ProviderContext {
+    return { ...ctx, emit: async (out: FrameOutput) => { await this.#before(out); return ctx.emit(out); } };
+  }
+
+  async #streamEnd(): Promise<number> {
+    const rows = await this.deps.db.query(sql.streamEnd, [this.ctx.taskId]);
+    return Number(rows[0]?.stream_bytes ?? 0);
+  }
+
+  async #before(out: FrameOutput): Promise<void> {
+    if (this.#failure) throw this.#failure;
+    const frame = this.#seen;
+    this.#seen = null;
+    if (!frame) return;
+    const info = out.stream_info;
+    const timeMs = info.stream_time_ms ?? Math.round((frame.index * 1000) / (info.fps || 1));
+    if (this.#lastMs !== null && timeMs > this.#lastMs) this.#frameGapMs = timeMs - this.#lastMs;
+    this.#lastMs = timeMs;
+    const image: RgbImage = { data: frame.data, width: frame.width, height: frame.height, channels: 3 };
+    const targets = out.delta.results.flatMap((r) => r.targets);
+    const events = analyticsOf(out);
+    let offset: number | null = null;
+    const offsetNow = async () => (offset ??= await this.#streamEnd());
+
+    if (this.settings.segments) {
+      const small = shrink(image, EMBED_SIDE);
+      if (this.#segmenter.startsSegment(layoutSignature(small), timeMs)) {
+        if (this.#segment) await this.#queue(this.#closeSegment(this.#segment, timeMs));
+        this.#segment = {
+          firstFrame: frame.index, lastFrame: frame.index, startMs: timeMs, lastMs: timeMs, wallMs: info.live ? info.received_at_ms : undefined,
+          offset: await offsetNow(), frames: [], classes: new Set(), texts: [], lines: new Set(), zones: new Set(),
+        };
+      }
+      const s = this.#segment!;
+      s.lastFrame = frame.index;
+      s.lastMs = timeMs;
+      s.frames.push(small);
+      // Keep memory bounded on long segments: every other frame once there are twice as many as embedded.
+      if (s.frames.length > 4 * FRAMES_PER_SEGMENT) s.frames = s.frames.filter((_, i) => i % 2 === 0);
+      for (const t of targets) {
+        s.classes.add(t.class);
+        if (typeof t.text === 'string' && t.text.trim() && !s.texts.includes(t.text.trim())) s.texts.push(t.text.trim());
+      }
+      applyRules(events, s.lines, s.zones);
+    }
+
+    if (this.settings.tracks) {
+      for (const t of targets) {
+        let tr = this.#tracks.get(t.track_id);
+        if (!tr) {
+          tr = { trackId: t.track_id, cls: t.class, firstFrame: frame.index, startMs: timeMs, lastMs: timeMs, wallMs: info.live ? info.received_at_ms : undefined,
+            offset: await offsetNow(), best: -1, crop: null, lines: new Set(), zones: new Set() };
+          this.#tracks.set(t.track_id, tr);
+        }
+        tr.lastMs = timeMs;
+        if (t.confidence > tr.best) {
+          const c = crop(image, t.roi);
+          if (c) {
+            tr.best = t.confidence;
+            tr.crop = c;
+            tr.colour = dominantColor(image, [t.roi.left, t.roi.top, t.roi.left + t.roi.width, t.roi.top + t.roi.height]);
+          }
+        }
+      }
+      for (const e of events) {
+        const tr = typeof e.track_id === 'number' ? this.#tracks.get(e.track_id) : undefined;
+        if (tr) applyRules([e], tr.lines, tr.zones);
+      }
+      for (const tr of [...this.#tracks.values()]) {
+        if (timeMs - tr.lastMs > TRACK_END_SEGMENTS * this.settings.segmentMs) {
+          this.#tracks.delete(tr.trackId);
+          await this.#queue(this.#trackItem(tr));
+        }
+      }
+    }
+  }
+
+  /** Runs `job` behind the pipeline; waits first while MAX_BACKLOG jobs are waiting. */
+  async #queue(job: () => Promise<void>): Promise<void> {
+    while (this.#backlog >= MAX_BACKLOG) await this.#chain;
+    this.#backlog++;
+    this.#chain = this.#chain.then(job).catch((e) => { this.#failure ??= e; }).finally(() => { this.#backlog--; });
+  }
+
+  #base(kind: 'segment' | 'track', startMs: number, endMs: number, offset: number, wallMs: number | undefined): Record<string, unknown> {
+    return {
+      task_id: this.ctx.taskId, video: this.video, kind, start_ms: Math.round(startMs), end_ms: Math.round(endMs), stream_offset: offset,
+      ...(wallMs !== undefined ? { wall_start_ms: wallMs } : {}),
+    };
+  }
+
+  #closeSegment(s: OpenSegment, nextMs: number | null): () => Promise<void> {
+    const endMs = nextMs ?? s.lastMs + this.#frameGapMs;
+    return async () => {
+      const n = s.frames.length;
+      const picks = [...new Set(Array.from({ length: Math.min(FRAMES_PER_SEGMENT, n) }, (_, i) => Math.floor(((i + 0.5) * n) / Math.min(FRAMES_PER_SEGMENT, n))))];
+      const vectors: Float32Array[] = [];
+      for (const i of picks) vectors.push(await this.writer.embedImage(s.frames[i]!));
+      let vector = meanOf(vectors);
+      const text = s.texts.join(' ').slice(0, 2000);
+      if (text && this.writer.embedsText) {
+        const tv = await this.writer.embedText(text);
+        for (let i = 0; i < vector.length; i++) vector[i]! += TEXT_WEIGHT * tv[i]!;
+        vector = normalize(vector);
+      }
+      const metadata = {
+        ...this.#base('segment', s.startMs, endMs, s.offset!, s.wallMs),
+        first_frame: s.firstFrame, last_frame: s.lastFrame, classes: [...s.classes].sort(),
+        ...(text ? { text } : {}), ...ruleKeys(s.lines, s.zones),
+      };
+      await this.writer.add([{ id: `${this.ctx.taskId}.s${s.firstFrame}`, vector, metadata, jpeg: await jpeg(s.frames[picks[Math.floor(picks.length / 2)]!]!, THUMB_SIDE) }]);
+      await this.deps.db.query(sql.addCounts, [this.ctx.taskId, this.writer.collectionId, 1, 0]);
+      this.written.segments++;
+    };
+  }
+
+  #trackItem(tr: OpenTrack): () => Promise<void> {
+    return async () => {
+      if (!tr.crop) return;
+      const vector = normalize(Float32Array.from(await this.writer.embedImage(tr.crop)));
+      const metadata = {
+        ...this.#base('track', tr.startMs, tr.lastMs + this.#frameGapMs, tr.offset, tr.wallMs),
+        track_id: tr.trackId, class: tr.cls, ...(tr.colour ? { colour: tr.colour } : {}), first_frame: tr.firstFrame,
+        ...ruleKeys(tr.lines, tr.zones),
+      };
+      await this.writer.add([{ id: `${this.ctx.taskId}.t${tr.trackId}`, vector, metadata, jpeg: await jpeg(tr.crop, THUMB_SIDE) }]);
+      await this.deps.db.query(sql.addCounts, [this.ctx.taskId, this.writer.collectionId, 0, 1]);
+      this.written.tracks++;
+    };
+  }
+
+  /** The end of the task: the open segment and every track are written; throws what a write threw. */
+  async finish(): Promise<void> {
+    if (this.#segment) { await this.#queue(this.#closeSegment(this.#segment, null)); this.#segment = null; }
+    for (const tr of this.#tracks.values()) await this.#queue(this.#trackItem(tr));
+    this.#tracks.clear();
+    await this.#chain;
+    if (this.#failure) throw this.#failure;
+  }
+
+  /** After a cancel or failure: what was seen is still written (a live task usually ends by cancel), within
+   * CLOSE_GRACE_MS; failures are logged, not thrown. */
+  async close(): Promise<void> {
+    const done = this.finish().catch((e) => this.deps.log.warn({ err: e, taskId: this.ctx.taskId }, 'index step: writing the last moments failed'));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([done, new Promise((r) => { timer = setTimeout(r, CLOSE_GRACE_MS); timer.unref(); })]);
+    clearTimeout(timer);
+  }
+}
