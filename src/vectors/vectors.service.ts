@@ -189,7 +189,13 @@ export class VectorsService {
     return { deleted: r.deleted.length, not_found: ids.filter((id) => !gone.has(id)) };
   }
 
-  async search(caller: Caller, collectionId: string, body: SearchBody) {
+  search(caller: Caller, collectionId: string, body: SearchBody) {
+    return this.searchItems(caller, collectionId, body, true);
+  }
+
+  /** `links`: presign each result's content_url (grouping presigns only the moments it keeps, and leaves
+   * content_url as the blob key meanwhile). */
+  private async searchItems(caller: Caller, collectionId: string, body: SearchBody, links: boolean) {
     const started = performance.now();
     const { s, store, index } = this;
     const content = parseContent(body, '');
@@ -217,7 +223,7 @@ export class VectorsService {
       const it = rows.get(h.key)!;
       const score = Math.round(Math.max(-1, Math.min(1, h.score)) * 1e6) / 1e6;
       if (score < threshold) continue;
-      const content_url = this.contentUrl(it);
+      const content_url = links ? this.contentUrl(it) : it.blob_key;
       const moment = momentOf({ id: it.id, score, metadata: it.metadata, url: content_url });
       results.push({ id: it.id, score, content_type: it.content_type, ...(it.text !== null ? { text: it.text } : {}), metadata: it.metadata, content_url, ...(moment ? { moment } : {}) });
       if (results.length === k) break;
@@ -228,8 +234,9 @@ export class VectorsService {
 
   /** Search with group_by "video": the top_k videos with their merged moments (moment-search.ts). */
   async searchMoments(caller: Caller, collectionId: string, body: SearchBody) {
-    const { results, model, usage } = await this.search(caller, collectionId, body);
+    const { results, model, usage } = await this.searchItems(caller, collectionId, body, false);
     const videos = groupByVideo(results.map((r) => ({ id: r.id, score: r.score, metadata: r.metadata, url: r.content_url })), body.top_k ?? 10, body.merge_gap_ms ?? DEFAULT_MERGE_GAP_MS);
+    for (const v of videos) for (const m of v.moments) m.thumbnail_url = m.thumbnail_url ? this.s.presign(m.thumbnail_url) : null;
     return { videos, model, usage };
   }
 

@@ -47,12 +47,15 @@ export class Segmenter {
 
   constructor(private readonly mode: 'scene' | 'fixed', private readonly segmentMs: number) {}
 
-  /** True when the frame at `timeMs` starts a new segment (the first frame always does). */
-  startsSegment(signature: Float32Array | null, timeMs: number): boolean {
+  /** Whether the frame at `timeMs` starts a new segment: 'shot' where a new shot starts (the first frame, a
+   * scene change; in fixed mode every segment), 'length' where a long shot is split at segment_ms, else false. */
+  startsSegment(signature: Float32Array | null, timeMs: number): false | 'shot' | 'length' {
     const prev = this.#last;
     this.#last = signature;
-    let cut = this.#startMs === null || timeMs - this.#startMs >= this.segmentMs || timeMs < this.#startMs;
-    if (!cut && this.mode === 'scene' && prev && signature) cut = layoutDistance(prev, signature) > SCENE_CUT;
+    let cut: false | 'shot' | 'length' = false;
+    if (this.#startMs === null || timeMs < this.#startMs) cut = 'shot';
+    else if (this.mode === 'scene' && prev && signature && layoutDistance(prev, signature) > SCENE_CUT) cut = 'shot';
+    else if (timeMs - this.#startMs >= this.segmentMs) cut = this.mode === 'scene' ? 'length' : 'shot';
     if (cut) this.#startMs = timeMs;
     return cut;
   }
