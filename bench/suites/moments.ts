@@ -27,7 +27,7 @@ function shotsClip(dir: string, seconds: number): string {
   const out = join(dir, 'shots.mp4');
   const inputs = parts.flatMap((p) => ['-f', 'lavfi', '-t', p.split('|')[1]!, '-i', p.split('|')[0]!]);
   const concat = `${parts.map((_, i) => `[${i}:v]format=yuv420p,setsar=1[v${i}]`).join(';')};${parts.map((_, i) => `[v${i}]`).join('')}concat=n=${parts.length}:v=1[v]`;
-  execFileSync('ffmpeg', ['-v', 'error', ...inputs, '-filter_complex', concat, '-map', '[v]', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '20', out]);
+  execFileSync('ffmpeg', ['-v', 'error', ...inputs, '-filter_complex', concat, '-map', '[v]', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '32', '-g', '20', out]);
   return out;
 }
 
