@@ -6,7 +6,7 @@
 //  - Search: 100k moments (segment items of 500 videos with unit random vectors, written through the same
 //    collection writer the index step uses) searched by text with a filter on the video, p50/p95 over the HTTP
 //    API, with group_by "video" (moments merged) beside the plain filtered search of the same query.
-// --quick: a 20 s clip, 10k moments.
+// --quick: a 15 s clip, 5k moments.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,8 +55,8 @@ async function collection(t: TestApp, name: string): Promise<string> {
 const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return Math.round(s[Math.min(s.length - 1, Math.floor(p * s.length))]! * 10) / 10; };
 
 export async function run({ quick, json }: SuiteOptions): Promise<void> {
-  const seconds = quick ? 20 : 120;
-  const moments = quick ? 10_000 : 100_000;
+  const seconds = quick ? 15 : 120;
+  const moments = quick ? 5000 : 100_000;
   const work = mkdtempSync(join(tmpdir(), 'moments-bench-'));
   const t = await startTestApp();
   try {

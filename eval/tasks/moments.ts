@@ -8,7 +8,7 @@
 //  - moments, fixed windows: the same with segmenting "fixed" (the measurement behind the default);
 //  - baseline, per-frame search mapped to fixed windows: every sampled frame its own item, the best frames
 //    mapped to the segment_ms window that holds them, windows in the order of their best frame.
-// With the built-in model, and with each bring-your-own CLIP the server lists. --quick: 8 photos.
+// With the built-in model, and with each bring-your-own CLIP the server lists. --quick: 6 photos.
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,7 +95,7 @@ function score(ranked: Interval[][], truth: Interval[]): { r1: number; r5: numbe
 export async function run({ quick, json }: SuiteOptions): Promise<void> {
   if (skipWithoutEvalData({ json }, 'retrieval_coco_captions')) return;
   const dir = evalDir('retrieval_coco_captions');
-  const files = readdirSync(join(dir, 'images')).filter((f) => /\.jpe?g$/i.test(f)).sort().slice(0, quick ? 8 : undefined);
+  const files = readdirSync(join(dir, 'images')).filter((f) => /\.jpe?g$/i.test(f)).sort().slice(0, quick ? 6 : undefined);
   const secs = durations(files.length);
   const starts = secs.map((_, i) => secs.slice(0, i).reduce((a, b) => a + b, 0) * 1000);
   const interval = new Map(files.map((f, i) => [f, { start: starts[i]!, end: starts[i]! + secs[i]! * 1000 }]));
