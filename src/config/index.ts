@@ -1,7 +1,7 @@
 // The one configuration tree: every environment variable sightflow reads, parsed once at start (loadConfig)
 // into a frozen Config, one section per part. Parts receive their slice as a parameter and never read the
 // environment themselves, so a bad value of any variable stops the start with one line naming it instead of
-// being silently replaced later. README's configuration table lists every variable here (a unit test checks).
+// being silently replaced later. docs/configuration.md's table lists every variable here (a unit test checks).
 import { deepFreeze } from '../deep-freeze.js';
 import { resolve } from 'node:path';
 import { cpus } from 'node:os';
@@ -132,6 +132,11 @@ export const CONFIG_SECTIONS = {
   native: {
     SIGHTFLOW_ADDON_PATH: str(),
   },
+  metrics: {
+    SIGHTFLOW_METRICS_PORT: int(0, undefined, 65535),
+    SIGHTFLOW_METRICS_HOST: str(),
+    SIGHTFLOW_METRICS_PROJECT_LABEL: bool(true),
+  },
 } satisfies Record<string, Record<string, Field>>;
 
 type Sections = typeof CONFIG_SECTIONS;
@@ -257,6 +262,16 @@ export interface Config {
   /** The native addon file. */
   /** addonPath: a built addon elsewhere than the default build/Release (src/native/load.ts owns the default). */
   native: { addonPath?: string };
+  metrics: MetricsSettings;
+}
+
+export interface MetricsSettings {
+  /** Port of the Prometheus endpoint (GET /metrics, no credential); unset: no metrics are kept or served. */
+  port?: number;
+  /** Its listen address (default: the API's host). */
+  host: string;
+  /** Usage counters carry the project id as a label (off for installations with very many projects). */
+  projectLabel: boolean;
 }
 
 export interface CliFlags { port?: number; host?: string; dataDir?: string; noWorker?: boolean }
@@ -389,5 +404,10 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
     },
     vectors: { ocr: e.SIGHTFLOW_VECTORS_OCR },
     native: { addonPath: e.SIGHTFLOW_ADDON_PATH },
+    metrics: {
+      port: e.SIGHTFLOW_METRICS_PORT,
+      host: (e.SIGHTFLOW_METRICS_HOST as string | undefined)?.trim() || (flags.host ?? e.SIGHTFLOW_HOST),
+      projectLabel: e.SIGHTFLOW_METRICS_PROJECT_LABEL,
+    },
   });
 }

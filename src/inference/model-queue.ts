@@ -4,6 +4,7 @@
 // AbortSignal fires while it waits is dropped (its caller's client went away; nobody wants the answer).
 import { AsyncResource } from 'node:async_hooks';
 import { errors } from '../errors.js';
+import { countRejected, observeQueueWait } from '../metrics/models.js';
 
 export interface ModelQueueOptions {
   /** Name used in the 503 message. */
@@ -51,7 +52,10 @@ export class ModelQueue<I, O> {
    */
   submit(input: I, signal?: AbortSignal): Promise<O> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.waiting.length >= this.opts.depth) return Promise.reject(errors.overloaded(`${this.opts.name} inference`));
+    if (this.waiting.length >= this.opts.depth) {
+      countRejected(this.opts.name);
+      return Promise.reject(errors.overloaded(`${this.opts.name} inference`));
+    }
     return new Promise<O>((resolve, reject) => {
       const item: Item<I, O> = { input, at: Date.now(), resolve, reject, signal, scope: new AsyncResource('ModelQueueItem') };
       if (signal) {
@@ -85,6 +89,7 @@ export class ModelQueue<I, O> {
     if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
     if (this.running >= this.concurrency || this.waiting.length === 0) return;
     const batch = this.waiting.splice(0, this.maxBatch);
+    observeQueueWait(this.opts.name, batch);
     for (const b of batch) if (b.onAbort) b.signal!.removeEventListener('abort', b.onAbort);
     this.running++;
     // A batch runs in its (first) submitter's async context, not in that of whoever freed the queue: work

@@ -9,6 +9,7 @@ import ort from 'onnxruntime-node';
 import { createLogger } from '../log.js';
 import { availableProviders, chooseProviders, type ProviderLog } from './execution-providers.js';
 import { ModelQueue } from './model-queue.js';
+import { observeExecution } from '../metrics/models.js';
 import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool.js';
 import { packTensors, type SessionInfo, type WireTensor } from './session-wire.js';
 
@@ -340,8 +341,10 @@ export class ModelHandle {
     this.stats.items += items;
     const transfer: ArrayBuffer[] = [];
     const feeds = packTensors(item.feeds, item.transfer ?? false, transfer);
+    const t0 = performance.now();
     const out = await worker.call<Record<string, WireTensor>>(
       { op: 'run', model: this.spec.id, feeds, outputs: item.outputs }, `model ${this.spec.id} run`, transfer);
+    observeExecution(this.spec.id, items, performance.now() - t0);
     const outputs: Outputs = {};
     for (const [k, t] of Object.entries(out)) outputs[k] = new ort.Tensor(t.type, t.data as never, t.dims);
     return outputs;

@@ -9,6 +9,8 @@ import { DEFAULT_EMBEDDING_MODEL, EmbeddingModels } from './embedding-models.js'
 import { IndexManager } from './index-manager.js';
 import { vectorsRoutes } from './vectors.routes.js';
 import { VectorsService } from './vectors.service.js';
+import { metricsOn } from '../metrics/registry.js';
+import { watchVectors } from '../metrics/vectors.js';
 import { collectionsPort } from './collection-writer.js';
 
 /** Vectors' name and tables (versions 200-299). */
@@ -29,11 +31,13 @@ export function vectorsModule(s: Services): Module & { service: VectorsService }
   const service = new VectorsService({ s, store, index, models });
   // The video index step writes moments through this (it may not import this part).
   s.collections = collectionsPort(s, store, index, models);
+  let unwatch = () => {};
   return {
     ...vectorsPart,
     service,
     routes: vectorsRoutes(service, s.db),
     async start() {
+      unwatch = metricsOn ? watchVectors({ stats: () => index.lagStats() }) : () => {};
       models.start();
       const t = performance.now();
       await index.openAll();
@@ -41,6 +45,7 @@ export function vectorsModule(s: Services): Module & { service: VectorsService }
       if (outcomes.length) s.log.info({ collections: outcomes.length, rebuilt: outcomes.filter((o) => o === 'rebuilt').length, ms: Math.round(performance.now() - t) }, 'vector indexes ready');
     },
     async stop() {
+      unwatch();
       await index.flush();
     },
   };

@@ -1,4 +1,4 @@
-// A live source indexed while its task runs (docs/moments.md, "Live"): the first moment of an endless
+// A live source indexed while its task runs (docs/moments.md, "Live sources"): the first moment of an endless
 // MPEG-TS stream is searchable while the task is still streaming, and the delay from the end of that moment
 // (its wall-clock start plus its length) to the item being searchable is measured and bounded. Cancelling the
 // task still writes the segment it was in.

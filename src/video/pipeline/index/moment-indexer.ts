@@ -1,24 +1,25 @@
-// The index step at run time (docs/moments.md): beside the frame pipeline it cuts the sampled frames into
-// segments (segmenter.ts) and follows the tracks of the chunks, and writes each closed segment and each
+// The index step at run time (docs/moments.md; its descriptor is step.ts): from each chunk and its frame, as
+// the frame pipeline hands them on, it cuts the sampled frames into segments (segmenter.ts) and follows the
+// tracks of the chunks, and writes each closed segment and each
 // ended track to the task's collection as an item whose metadata says where it is in the video and in the
 // task's result stream. Embedding and writing run behind the pipeline (EMBED_CONCURRENCY items at once,
 // then the pipeline waits), so indexing costs little more than the embeddings themselves.
 import sharp from 'sharp';
-import type { CollectionsPort, CollectionWriter } from '../../../collections-port.js';
+import type { CollectionWriter } from '../../../collections-port.js';
 import type { Logger } from '../../../log.js';
 import type { Db } from '../../../store/db.js';
 import { resize } from '../../../native/image.js';
 import { dominantColor } from '../../../media/colour.js';
 import type { RgbImage } from '../../../media/rgb-image.js';
-import { ProviderError, type FrameOutput, type ProviderContext, type StreamTarget, type VideoTaskRequest } from '../../provider.js';
-import { parseIndexStep, type IndexSettings } from './index-step.js';
+import type { FrameOutput, StreamTarget } from '../../worker/provider.js';
+import type { StepFrame, StepTask } from '../step.js';
+import type { IndexSettings } from './index-step.js';
 import { layoutSignature, Segmenter } from './segmenter.js';
 import { sql } from './index.sql.js';
 import { analyticsOf, applyRules, ruleKeys } from './analytics-events.js';
 
 export interface MomentIndexDeps {
   db: Db;
-  collections?: CollectionsPort;
   log: Logger;
 }
 
@@ -38,8 +39,6 @@ const TRACK_END_SEGMENTS = 2;
 const TEXT_WEIGHT = 0.5;
 /** On cancel, the open segment and tracks are still written within this time. */
 const CLOSE_GRACE_MS = 5000;
-
-interface SeenFrame { index: number; width: number; height: number; data: Uint8Array }
 
 interface OpenSegment {
   /** Segments of one shot (split only by segment_ms) share it: search merges them. */
@@ -110,7 +109,8 @@ const jpeg = (img: RgbImage, side: number) => {
 
 export class MomentIndexer {
   readonly #segmenter: Segmenter;
-  #seen: SeenFrame | null = null;
+  /** The item's `video`: parameters.video_id, else the input URL, else the task id (an uploaded video). */
+  readonly #video: string;
   #segment: OpenSegment | null = null;
   readonly #tracks = new Map<number, OpenTrack>();
   readonly #running = new Set<Promise<void>>();
@@ -118,51 +118,27 @@ export class MomentIndexer {
   #frameGapMs = 1000;
   #lastMs: number | null = null;
   #shot = 0;
-  /** Items written so far (the task record shows the database's count). */
-  written = { segments: 0, tracks: 0 };
 
-  private constructor(private readonly settings: IndexSettings, private readonly writer: CollectionWriter, private readonly ctx: ProviderContext,
-    private readonly video: string, private readonly deps: MomentIndexDeps) {
+  constructor(private readonly settings: IndexSettings, private readonly writer: CollectionWriter, private readonly task: StepTask,
+    private readonly deps: MomentIndexDeps) {
     this.#segmenter = new Segmenter(settings.segmenting, settings.segmentMs);
-  }
-
-  /** The task's indexer, or null without an index step. An unknown collection is the ApiError of the writer;
-   * a process without the vectors part is a ProviderError (another provider, or node, may have it). */
-  static async create(request: VideoTaskRequest, ctx: ProviderContext, deps: MomentIndexDeps | undefined): Promise<MomentIndexer | null> {
-    const settings = parseIndexStep(request);
-    if (!settings) return null;
-    if (!deps?.collections) throw new ProviderError('local', 'The index step needs the vectors part, which this process does not run');
-    const writer = await deps.collections.writer(ctx.projectId, settings.collection, `steps[${settings.index}].parameters.collection`);
-    const url = request.input?.[0]?.url;
-    const video = settings.videoId ?? (request.input?.[0]?.type === 'video_url' && url ? url : ctx.taskId);
-    return new MomentIndexer(settings, writer, ctx, video, deps);
-  }
-
-  /** The frame the pipeline just processed; its data must stay valid until the chunk is emitted. */
-  see(frame: SeenFrame): void {
-    this.#seen = frame;
-  }
-
-  /** The context to hand on: its emit indexes each chunk before it is archived. */
-  wrap(ctx: ProviderContext): ProviderContext {
-    return { ...ctx, emit: async (out: FrameOutput) => { await this.#before(out); return ctx.emit(out); } };
+    const input = task.request.input?.[0];
+    this.#video = settings.videoId ?? (input?.type === 'video_url' && input.url ? input.url : task.id);
   }
 
   async #streamEnd(): Promise<number> {
-    const rows = await this.deps.db.query(sql.streamEnd, [this.ctx.taskId]);
+    const rows = await this.deps.db.query(sql.streamEnd, [this.task.id]);
     return Number(rows[0]?.stream_bytes ?? 0);
   }
 
-  async #before(out: FrameOutput): Promise<void> {
+  /** A frame's chunk, before it is archived (so the stream's end is where this chunk will start). */
+  async chunk(out: FrameOutput, frame: StepFrame): Promise<void> {
     if (this.#failure) throw this.#failure;
-    const frame = this.#seen;
-    this.#seen = null;
-    if (!frame) return;
     const info = out.stream_info;
     const timeMs = info.stream_time_ms ?? Math.round((frame.index * 1000) / (info.fps || 1));
     if (this.#lastMs !== null && timeMs > this.#lastMs) this.#frameGapMs = timeMs - this.#lastMs;
     this.#lastMs = timeMs;
-    const image: RgbImage = { data: frame.data, width: frame.width, height: frame.height, channels: 3 };
+    const { image } = frame;
     const targets = out.delta.results.flatMap((r) => r.targets);
     const events = analyticsOf(out);
     let offset: number | null = null;
@@ -233,7 +209,7 @@ export class MomentIndexer {
 
   #base(kind: 'segment' | 'track', startMs: number, endMs: number, offset: number, wallMs: number | undefined): Record<string, unknown> {
     return {
-      task_id: this.ctx.taskId, video: this.video, kind, start_ms: Math.round(startMs), end_ms: Math.round(endMs), stream_offset: offset,
+      task_id: this.task.id, video: this.#video, kind, start_ms: Math.round(startMs), end_ms: Math.round(endMs), stream_offset: offset,
       ...(wallMs !== undefined ? { wall_start_ms: wallMs } : {}),
     };
   }
@@ -257,9 +233,8 @@ export class MomentIndexer {
         shot: s.shot, first_frame: s.firstFrame, last_frame: s.lastFrame, classes: [...s.classes].sort(),
         ...(text ? { text } : {}), ...ruleKeys(s.lines, s.zones),
       };
-      await this.writer.add([{ id: `${this.ctx.taskId}.s${s.firstFrame}`, vector, metadata, jpeg: await jpeg(s.frames[picks[Math.floor(picks.length / 2)]!]!, THUMB_SIDE) }]);
-      await this.deps.db.query(sql.addCounts, [this.ctx.taskId, this.writer.collectionId, 1, 0]);
-      this.written.segments++;
+      await this.writer.add([{ id: `${this.task.id}.s${s.firstFrame}`, vector, metadata, jpeg: await jpeg(s.frames[picks[Math.floor(picks.length / 2)]!]!, THUMB_SIDE) }]);
+      await this.deps.db.query(sql.addCounts, [this.task.id, this.writer.collectionId, 1, 0]);
     };
   }
 
@@ -272,9 +247,8 @@ export class MomentIndexer {
         track_id: tr.trackId, class: tr.cls, ...(tr.colour ? { colour: tr.colour } : {}), first_frame: tr.firstFrame,
         ...ruleKeys(tr.lines, tr.zones),
       };
-      await this.writer.add([{ id: `${this.ctx.taskId}.t${tr.trackId}`, vector, metadata, jpeg: await jpeg(tr.crop, THUMB_SIDE) }]);
-      await this.deps.db.query(sql.addCounts, [this.ctx.taskId, this.writer.collectionId, 0, 1]);
-      this.written.tracks++;
+      await this.writer.add([{ id: `${this.task.id}.t${tr.trackId}`, vector, metadata, jpeg: await jpeg(tr.crop, THUMB_SIDE) }]);
+      await this.deps.db.query(sql.addCounts, [this.task.id, this.writer.collectionId, 0, 1]);
     };
   }
 
@@ -290,7 +264,7 @@ export class MomentIndexer {
   /** After a cancel or failure: what was seen is still written (a live task usually ends by cancel), within
    * CLOSE_GRACE_MS; failures are logged, not thrown. */
   async close(): Promise<void> {
-    const done = this.finish().catch((e) => this.deps.log.warn({ err: e, taskId: this.ctx.taskId }, 'index step: writing the last moments failed'));
+    const done = this.finish().catch((e) => this.deps.log.warn({ err: e, taskId: this.task.id }, 'index step: writing the last moments failed'));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([done, new Promise((r) => { timer = setTimeout(r, CLOSE_GRACE_MS); timer.unref(); })]);
     clearTimeout(timer);
