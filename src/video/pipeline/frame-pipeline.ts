@@ -2,8 +2,9 @@
 // order over one list of targets. What each step does is its descriptor's (pipeline/<step>/step.ts, listed
 // in steps.ts): detect adds tracked targets, ocr reads text (of targets, or of the whole frame as new
 // targets), feature sets an appearance vector, index writes moments beside the targets (it sees each whole
-// chunk, chunk(), and finishes at the task's end, finish()/close()). A target a step's `when` does not select passes that step
-// unchanged. roi is {left, top, width, height} in source pixels (the decoder hands frames at source size).
+// chunk, chunk(), and finishes at the task's end, finish()/close()). A target a step's `when` does not
+// select passes that step unchanged. roi is {left, top, width, height} in source pixels (the decoder hands
+// frames at source size).
 import type { FrameOutput, StreamTarget, TrackSummary, VideoTaskRequest } from '../worker/provider.js';
 import { checkSteps } from './plan.js';
 import type { FrameModels, FrameRun, PlannedStep, StepFrame, StepRun, StepTask, WorkTarget } from './step.js';
