@@ -1,13 +1,15 @@
 // What a pipeline step is: one folder under pipeline/ exporting a StepDescriptor, listed in steps.ts. A
 // descriptor says what a request's step looks like (its schema, joined into POST /v1/video/process), how it
 // is checked and planned (every problem an ApiError naming steps[i]...), how it runs on each frame over the
-// frame's targets, and what it adds to each target of a chunk. The frame pipeline (frame-pipeline.ts) knows
-// no step by name.
+// frame's targets, and what it adds to each target of a chunk. A step that works beside the targets (index:
+// writing moments to a collection) also sees each whole chunk before it is emitted and finishes at the task's
+// end. The frame pipeline (frame-pipeline.ts) knows no step by name.
 import type { z } from 'zod';
 import { errors } from '../../errors.js';
 import type { RgbImage } from '../../media/rgb-image.js';
 import type { TaskModels } from '../../task-models.js';
-import type { StreamTarget, VideoTaskRequest } from '../worker/provider.js';
+import type { Services } from '../../services.js';
+import type { FrameOutput, StreamTarget, VideoTaskRequest } from '../worker/provider.js';
 import type { TrackerSettings, TrackIds } from './target-tracker.js';
 
 /** A step as a request names it (a remote node's or a test's request may not have passed the schema). */
@@ -37,11 +39,43 @@ export interface StepFrame {
   signal?: AbortSignal;
 }
 
+/** What a step may reach beyond the models: the services it needs, read when used (a part built after the
+ * video part, such as vectors' collections, is set on the services object later). */
+export type StepServices = Partial<Pick<Services, 'db' | 'log' | 'collections'>>;
+
+/** Who a request's steps are checked for (at task creation, and again where the task runs). */
+export interface StepScope {
+  projectId: string;
+  services: StepServices;
+}
+
+/** The task a pipeline runs for; absent where a pipeline runs outside a task (a script's, a test's). */
+export interface StepTask extends StepScope {
+  id: string;
+  request: VideoTaskRequest;
+}
+
 /** Per task, shared by its steps: the models, the tracker settings and the one source of track ids. */
 export interface TaskContext {
   models: FrameModels;
   tracking: TrackerSettings;
   ids: TrackIds;
+  task?: StepTask;
+}
+
+/** What a step does on each frame, over the frame's targets, in step order. */
+export type FrameRun = (frame: StepFrame, targets: WorkTarget[]) => Promise<void>;
+
+/** A step's per-task run beyond the frame's targets; every hook is optional. */
+export interface StepRun {
+  frame?: FrameRun;
+  /** A frame's whole chunk, once every step ran on it and before it is emitted (archived): the frame is the
+   * one the chunk is of, its data valid until this resolves. Throwing fails the task. */
+  chunk?(chunk: FrameOutput, frame: StepFrame): Promise<void>;
+  /** The task's normal end, after its last chunk and before its result: flush what is open; throws what failed. */
+  finish?(): Promise<void>;
+  /** After a cancel or failure: best effort within a short time, never throws. */
+  close?(): Promise<void>;
 }
 
 /** A `when` filter, checked: which targets a step works on. */
@@ -61,6 +95,8 @@ export interface PlanInput<Prepared> {
   afterProducer: boolean;
   /** What prepare() loaded for this step. */
   prepared: Prepared;
+  /** The steps planned before this one, in order (a step that needs, or allows only one of, another). */
+  before: readonly PlannedStep[];
 }
 
 /** A checked step of one request. */
@@ -69,8 +105,9 @@ export interface PlannedStep {
   index: number;
   /** Whether this step adds targets: later steps then work on them. */
   produces: boolean;
-  /** The step's per-task state (its tracker, say) and what it does on each frame, in step order. */
-  open(task: TaskContext): (frame: StepFrame, targets: WorkTarget[]) => Promise<void>;
+  /** The step's per-task state (its tracker, say) and what it does on each frame, in step order; or a
+   * StepRun for a step that also sees whole chunks or finishes at the task's end. */
+  open(task: TaskContext): FrameRun | StepRun;
 }
 
 export interface StepDescriptor<Schema extends z.ZodObject = z.ZodObject, Prepared = undefined> {
@@ -82,9 +119,10 @@ export interface StepDescriptor<Schema extends z.ZodObject = z.ZodObject, Prepar
   parameters: readonly string[];
   /**
    * Loads what checking the step needs (detect: its detector, whose labels check `classes`). Runs for every
-   * step of the request, in order, before any step is planned.
+   * step of the request, in order, before any step is planned. `scope`: the project and services the steps are
+   * checked for (index: its collection); absent where no task is involved.
    */
-  prepare?(index: number, params: Record<string, unknown> | undefined, models: Pick<FrameModels, 'detector'>): Promise<Prepared>;
+  prepare?(index: number, params: Record<string, unknown> | undefined, models: Pick<FrameModels, 'detector'>, scope?: StepScope): Promise<Prepared>;
   /** Checks the step's parameters and `when` and plans it. */
   plan(input: PlanInput<Prepared>): PlannedStep;
   /** Copies what the step put on a work target into the chunk's target (called for every registered step, in registry order). */

@@ -4,12 +4,14 @@
 import { detectStep } from './detect/step.js';
 import { ocrStep } from './ocr/step.js';
 import { featureStep } from './feature/step.js';
+import { indexStep } from './index/step.js';
 import type { StepDescriptor } from './step.js';
 
 export const STEPS = [
   detectStep,
   ocrStep,
   featureStep,
+  indexStep,
 ] as const;
 
 /** The step names a request may use, in registry order. */
