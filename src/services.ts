@@ -8,6 +8,7 @@ import type { BlobStore } from './store/blobs.js';
 import type { ModelsService } from './models/models-service.js';
 import type { Router } from './http/router.js';
 import type { TaskModels } from './task-models.js';
+import type { CollectionsPort } from './collections-port.js';
 
 export interface Services {
   config: Config;
@@ -19,6 +20,8 @@ export interface Services {
   models: ModelsService;
   /** The detectors and OCR, for every part that runs them (vision, video steps, embeddings, the add check). */
   taskModels: TaskModels;
+  /** Vector collections as other parts write them (set by the vectors part; absent where it does not run). */
+  collections?: CollectionsPort;
   /** HMAC secret of presigned /v1/files links (shared by every node: env or <data-dir>/signing-secret). */
   signingSecret: string;
   /** A presigned link to a blob, valid for an hour by default. */

@@ -94,6 +94,8 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_VIDEO_REAPER_MS: int(50),
     SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS: int(50, 15_000),
     SIGHTFLOW_VIDEO_STREAM_POLL_MS: int(20, 2000),
+    SIGHTFLOW_VIDEO_STREAM_BUFFER_BYTES: int(65_536, 4 * 1024 * 1024),
+    SIGHTFLOW_VIDEO_STREAM_STALL_MS: int(100, 30_000),
     SIGHTFLOW_VIDEO_WEBHOOK_POLL_MS: int(20, 1000),
     SIGHTFLOW_VIDEO_WEBHOOK_RETRY_MS: int(10, 5000),
     SIGHTFLOW_PROVIDERS: str('local'),
@@ -194,6 +196,10 @@ export interface VideoSettings {
   sseHeartbeatMs: number;
   /** How long a stream subscriber waits for a wake-up before re-reading the archive anyway. */
   streamPollMs: number;
+  /** Recent stream bytes a process keeps in memory per live task that has readers here. */
+  streamBufferBytes: number;
+  /** A live reader whose connection takes no byte for this long is cut off. */
+  streamStallMs: number;
   /** How often a process looks for webhook deliveries to queue or send. */
   webhookPollMs: number;
   /** The pause after a webhook delivery's first failed attempt; it doubles with each further one. */
@@ -371,6 +377,8 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       reaperMs: e.SIGHTFLOW_VIDEO_REAPER_MS ?? Math.min(5000, leaseMs),
       sseHeartbeatMs: e.SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS,
       streamPollMs: e.SIGHTFLOW_VIDEO_STREAM_POLL_MS,
+      streamBufferBytes: e.SIGHTFLOW_VIDEO_STREAM_BUFFER_BYTES,
+      streamStallMs: e.SIGHTFLOW_VIDEO_STREAM_STALL_MS,
       webhookPollMs: e.SIGHTFLOW_VIDEO_WEBHOOK_POLL_MS,
       webhookRetryMs: e.SIGHTFLOW_VIDEO_WEBHOOK_RETRY_MS,
     },

@@ -14,6 +14,11 @@ export class SseWriter {
     st.onAbort.push(() => this.release());
   }
 
+  /** Calls fn when the client goes away (not when the response ends). */
+  onAbort(fn: () => void): void {
+    this.st.onAbort.push(fn);
+  }
+
   get closed(): boolean { return this.st.aborted || this.ended; }
 
   /** Sends the status line and headers (text/event-stream, no caching, keep the connection). */
@@ -31,16 +36,31 @@ export class SseWriter {
 
   /** Writes bytes; resolves when the socket can take more. Resolves false when the client is gone. */
   async write(chunk: string | Buffer): Promise<boolean> {
+    if (this.send(chunk)) return true;
+    if (this.closed) return false;
+    await this.drained();
+    return !this.closed;
+  }
+
+  /**
+   * Writes bytes now (uWS keeps what the socket cannot take yet). False when the client is gone or the
+   * socket is over its watermark: then write nothing more until drained() resolves.
+   */
+  send(chunk: string | Buffer): boolean {
     if (this.closed) return false;
     if (!this.started) this.open();
     let ok = false;
     this.res.cork(() => { ok = this.res.write(chunk); });
-    if (ok) return true;
-    await new Promise<void>((resolve) => {
+    return ok;
+  }
+
+  /** Resolves once the socket can take more after a send() that returned false, or the client is gone. */
+  drained(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise<void>((resolve) => {
       this.waiting = resolve;
       this.res.onWritable(() => { this.release(); return true; });
     });
-    return !this.closed;
   }
 
   end(): void {

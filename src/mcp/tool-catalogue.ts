@@ -125,6 +125,18 @@ export const TOOL_CATALOGUE: ToolSpec[] = [
     },
   },
   {
+    name: 'find_moments', title: 'Find moments in indexed videos', method: 'POST', path: '/v1/vectors/collections/:id/search',
+    description: 'Find where in indexed videos and camera streams something happens: search a collection that video tasks indexed (an index step) with group_by: "video" and one query of text, image (URL), image_base64 or audio. Answers the top_k videos, each with its moments {task_id, start_ms, end_ms, score, thumbnail_url, stream_offset}; replay a moment\'s boxes with GET /v1/video/tasks/<task_id>/stream?offset=<stream_offset>. Optional merge_gap_ms (adjacent segments this close merge, default 1000) and filter on item metadata, e.g. {"class": "car"}, {"zone:gate": true}, {"kind": "track"}, {"video": "gate-cam"}.',
+    pathParams: { id: COLLECTION_ID },
+    annotations: { readOnlyHint: true, openWorldHint: true },
+    summarize: (j) => {
+      const vs: Array<{ video?: string; moments?: Array<{ start_ms: number; end_ms: number; score: number }> }> = Array.isArray(j?.videos) ? j.videos : [];
+      if (!vs.length) return Array.isArray(j?.results) ? 'Pass group_by: "video" to get moments.' : 'No moments found.';
+      const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+      return `${plural(vs.length, 'video')}: ${vs.slice(0, 3).map((v) => `${v.video} ${(v.moments ?? []).slice(0, 3).map((m) => `${s(m.start_ms)}-${s(m.end_ms)} (score ${m.score.toFixed(3)})`).join(', ')}`).join('; ')}.`;
+    },
+  },
+  {
     name: 'get_project', title: "The API key's project", method: 'GET', path: '/v1/project',
     description: 'The project this API key belongs to (id, name, creation time): a cheap way to check the connection and key.',
     annotations: { readOnlyHint: true },

@@ -2,6 +2,7 @@
 // strict; messages follow the one template "Expected X for field but received Y". "Exactly one content
 // field" is checked by the routes (it needs the item's index for `param`).
 import { z } from 'zod';
+import { MomentOut } from './moment-search.js';
 
 const received = (input: unknown): string =>
   input === undefined ? 'nothing' : input === null ? 'null' :
@@ -70,12 +71,23 @@ export const SearchBody = z.strictObject({
     .meta({ description: 'Most results, 1-100, default 10' }),
   threshold: z.number(expected('a number between 0 and 1', 'threshold')).min(0, expected('a number between 0 and 1', 'threshold'))
     .max(1, expected('a number between 0 and 1', 'threshold')).optional().meta({ description: 'Minimum cosine similarity, 0-1' }),
+  group_by: z.enum(['video'], expected('"video"', 'group_by')).optional()
+    .meta({ description: 'With "video": answer `videos` instead of `results`: the top_k videos whose moments (items a video index step wrote) match best, each with its moments, adjacent matching segments merged (docs/moments.md)' }),
+  merge_gap_ms: z.number(expected('an integer between 0 and 600000', 'merge_gap_ms')).int(expected('an integer between 0 and 600000', 'merge_gap_ms'))
+    .min(0, expected('an integer between 0 and 600000', 'merge_gap_ms')).max(600_000, expected('an integer between 0 and 600000', 'merge_gap_ms')).optional()
+    .meta({ description: 'With group_by "video": segments at most this far apart (ms) merge into one moment; default 1000' }),
 });
 export type SearchBody = z.infer<typeof SearchBody>;
 
 export const DeleteItemsBody = z.strictObject({
   ids: z.array(z.string(expected('an item id string', 'each id')), expected('an array of 1 to 1000 item ids', 'ids'))
-    .min(1, expected('an array of 1 to 1000 item ids', 'ids')).max(1000, expected('an array of 1 to 1000 item ids', 'ids')),
+    .min(1, expected('an array of 1 to 1000 item ids', 'ids')).max(1000, expected('an array of 1 to 1000 item ids', 'ids')).optional()
+    .meta({ description: 'The items to delete (exactly one of ids, filter)' }),
+  filter: z.record(z.string(), z.unknown(), expected('an object of filter clauses', 'filter')).optional()
+    .meta({ description: 'Delete every item whose metadata match (the search filter grammar), e.g. {"task_id": "vt_..."} for the moments a video task indexed; {} is refused' }),
+}).superRefine((b, ctx) => {
+  if (b.ids === undefined && b.filter === undefined) ctx.addIssue({ code: 'custom', path: ['ids'], message: 'Expected an array of 1 to 1000 item ids for ids but received nothing' });
+  if (b.ids !== undefined && b.filter !== undefined) ctx.addIssue({ code: 'custom', path: ['filter'], message: 'Expected exactly one of ids, filter but received both' });
 });
 export type DeleteItemsBody = z.infer<typeof DeleteItemsBody>;
 
@@ -106,5 +118,6 @@ export const ItemOut = z.object({
 export const SearchResultOut = z.object({
   id: z.string(), score: z.number(), content_type: z.enum(['image', 'text', 'audio']), text: z.string().optional(),
   metadata: z.record(z.string(), z.unknown()), content_url: z.string().nullable(),
+  moment: MomentOut.optional().meta({ description: 'For an item a video index step wrote: where it is in the video and in the task\'s result stream' }),
 });
 export const UsageOut = z.object({ input_tokens: z.number() });

@@ -11,6 +11,7 @@ import { vectorsRoutes } from './vectors.routes.js';
 import { VectorsService } from './vectors.service.js';
 import { metricsOn } from '../metrics/registry.js';
 import { watchVectors } from '../metrics/vectors.js';
+import { collectionsPort } from './collection-writer.js';
 
 /** Vectors' name and tables (versions 200-299). */
 export const vectorsPart: ModulePart = { name: 'vectors', migrations: vectorMigrations };
@@ -28,6 +29,8 @@ export function vectorsModule(s: Services): Module & { service: VectorsService }
     })),
   });
   const service = new VectorsService({ s, store, index, models });
+  // The video index step writes moments through this (it may not import this part).
+  s.collections = collectionsPort(s, store, index, models);
   let unwatch = () => {};
   return {
     ...vectorsPart,

@@ -7,6 +7,7 @@ import type { VectorsService } from './vectors.service.js';
 import { idempotent } from '../http/idempotency.js';
 import type { Db } from '../store/db.js';
 import { z } from 'zod';
+import { VideoGroupOut } from './moment-search.js';
 
 /** Index requests carry up to 100 media items: a larger body limit than other JSON routes. */
 const INDEX_BODY_LIMIT = 128 * 1024 * 1024;
@@ -85,10 +86,10 @@ export function vectorsRoutes(vectors: VectorsService, db: Db): RouteDef[] {
       method: 'POST', path: '/v1/vectors/collections/:id/search', auth: 'key', tags, body: SearchBody, imageUpload: true,
       summary: 'Nearest items to a query of any modality (exactly one of image, image_base64, text, audio), optionally among the items whose metadata match a filter',
       responses: {
-        200: { description: 'Results, best first', schema: z.object({ results: z.array(SearchResultOut), model: z.string(), usage: UsageOut }) },
+        200: { description: 'Results, best first; with group_by "video", videos instead', schema: z.object({ results: z.array(SearchResultOut).optional(), videos: z.array(VideoGroupOut).optional(), model: z.string(), usage: UsageOut }) },
         ...errorsDoc, 503: { description: 'Models not ready or queue full (overloaded_error)' },
       },
-      handler: async (ctx: RequestContext<SearchBody>) => ({ json: await vectors.search(callerOf(ctx), ctx.params.id!, ctx.body) }),
+      handler: async (ctx: RequestContext<SearchBody>) => ({ json: ctx.body.group_by ? await vectors.searchMoments(callerOf(ctx), ctx.params.id!, ctx.body) : await vectors.search(callerOf(ctx), ctx.params.id!, ctx.body) }),
     }),
   ];
 }

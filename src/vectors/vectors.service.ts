@@ -15,6 +15,8 @@ import { loadContent, parseContent, type LoadedContent, type ParsedContent } fro
 import type { CreateCollectionBody, DeleteItemsBody, IndexBody, ItemsQuery, PatchItemBody, SearchBody } from './schemas.js';
 import { matchesFilter, parseFilter } from './filter.js';
 import { mergePatch } from './merge-patch.js';
+import { idsMatching } from './items-by-filter.js';
+import { DEFAULT_MERGE_GAP_MS, groupByVideo, groupedCandidates, momentOf } from './moment-search.js';
 
 /** Items embedded at once per call (detector and recogniser queues batch across them). */
 const EMBED_CONCURRENCY = 4;
@@ -166,8 +168,16 @@ export class VectorsService {
 
   async deleteItems(caller: Owner, collectionId: string, body: DeleteItemsBody) {
     const { s, store, index } = this;
+    if (body.filter !== undefined) {
+      const filter = parseFilter(body.filter);
+      if (!filter) throw errors.invalidParam('filter', 'Expected at least one condition in filter (delete the collection to remove every item)');
+      const c = await this.collection(caller, collectionId);
+      let deleted = 0;
+      for (const chunk of await idsMatching(this.s.db, c.id, filter)) deleted += (await this.deleteItems(caller, c.id, { ids: chunk })).deleted;
+      return { deleted, not_found: [] as string[] };
+    }
     const c = await this.collection(caller, collectionId);
-    const ids = [...new Set(body.ids)];
+    const ids = [...new Set(body.ids ?? [])];
     const r = await index.lock.run(c.id, async () => {
       const d = await store.deleteItems(caller.projectId, c.id, ids);
       if (d) await index.applyDelete(c.id, c.dimensions, d.changeSeq, d.deleted.map((x) => x.key));
@@ -179,7 +189,13 @@ export class VectorsService {
     return { deleted: r.deleted.length, not_found: ids.filter((id) => !gone.has(id)) };
   }
 
-  async search(caller: Caller, collectionId: string, body: SearchBody) {
+  search(caller: Caller, collectionId: string, body: SearchBody) {
+    return this.searchItems(caller, collectionId, body, true);
+  }
+
+  /** `links`: presign each result's content_url (grouping presigns only the moments it keeps, and leaves
+   * content_url as the blob key meanwhile). */
+  private async searchItems(caller: Caller, collectionId: string, body: SearchBody, links: boolean) {
     const started = performance.now();
     const { s, store, index } = this;
     const content = parseContent(body, '');
@@ -189,6 +205,9 @@ export class VectorsService {
     checkModality(e, content, '');
     const topK = body.top_k ?? 10;
     const threshold = body.threshold ?? -1;
+    if (body.merge_gap_ms !== undefined && body.group_by === undefined) throw errors.invalidParam('merge_gap_ms', 'Expected group_by "video" with merge_gap_ms');
+    // Grouping needs more than top_k items: the moments of top_k videos, and the segments that merge into them.
+    const k = body.group_by ? groupedCandidates(topK) : topK;
     const loaded = await loadContent(content, { ...s.config.urlPolicy, signal: caller.signal });
     const q = await embed(caller, e, loaded);
     const idx = await index.current(c.id, c.dimensions, c.change_seq);
@@ -196,19 +215,29 @@ export class VectorsService {
     // key without a row was deleted (on this node after the lookup, or on another): never returned.
     // A filter is applied inside the index search (IndexManager.filteredCandidates); the rows are checked
     // against it again, so metadata changed on another node since this index caught up never slips through.
-    const keys = filter ? await index.filteredCandidates(c.id, idx, q.vector, topK, filter) : index.candidates(idx, q.vector, topK);
+    const keys = filter ? await index.filteredCandidates(c.id, idx, q.vector, k, filter) : index.candidates(idx, q.vector, k);
     const rows = await store.itemsByKeys(c.id, keys);
-    const hits = rescore(q.vector, keys, (k) => { const r = rows.get(k); return r && (!filter || matchesFilter(filter, r.metadata)) ? r.vector : undefined; }, topK);
+    const hits = rescore(q.vector, keys, (k) => { const r = rows.get(k); return r && (!filter || matchesFilter(filter, r.metadata)) ? r.vector : undefined; }, k);
     const results = [];
     for (const h of hits) {
       const it = rows.get(h.key)!;
       const score = Math.round(Math.max(-1, Math.min(1, h.score)) * 1e6) / 1e6;
       if (score < threshold) continue;
-      results.push({ id: it.id, score, content_type: it.content_type, ...(it.text !== null ? { text: it.text } : {}), metadata: it.metadata, content_url: this.contentUrl(it) });
-      if (results.length === topK) break;
+      const content_url = links ? this.contentUrl(it) : it.blob_key;
+      const moment = momentOf({ id: it.id, score, metadata: it.metadata, url: content_url });
+      results.push({ id: it.id, score, content_type: it.content_type, ...(it.text !== null ? { text: it.text } : {}), metadata: it.metadata, content_url, ...(moment ? { moment } : {}) });
+      if (results.length === k) break;
     }
     await bill(s.usage, caller, { endpoint: '/v1/vectors/collections/:id/search', model: e.info.id, inputTokens: q.usage.input_tokens, started });
     return { results, model: e.info.id, usage: q.usage };
+  }
+
+  /** Search with group_by "video": the top_k videos with their merged moments (moment-search.ts). */
+  async searchMoments(caller: Caller, collectionId: string, body: SearchBody) {
+    const { results, model, usage } = await this.searchItems(caller, collectionId, body, false);
+    const videos = groupByVideo(results.map((r) => ({ id: r.id, score: r.score, metadata: r.metadata, url: r.content_url })), body.top_k ?? 10, body.merge_gap_ms ?? DEFAULT_MERGE_GAP_MS);
+    for (const v of videos) for (const m of v.moments) m.thumbnail_url = m.thumbnail_url ? this.s.presign(m.thumbnail_url) : null;
+    return { videos, model, usage };
   }
 
   private async collection(caller: Owner, id: string): Promise<Collection> {

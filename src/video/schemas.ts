@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { expected, received, unit } from './pipeline/step-schema.js';
 import { STEP_MODELS, stepSchemas } from './pipeline/steps.js';
 import { EVENT_TYPES } from './pipeline/analytics/events.js';
+import { IndexCounts } from './pipeline/index/index-step.js';
 
 export { STEP_MODELS };
 
@@ -139,6 +140,7 @@ export const TaskRecord = z.object({
   }),
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }).nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  index: IndexCounts.optional(),
   request: z.record(z.string(), z.unknown()).optional()
     .meta({ description: 'With include=request: the body as posted; video_base64 data replaced by {elided: true, bytes: <decoded length>}, webhook.secret left out' }),
   webhook_deliveries: z.array(z.object({

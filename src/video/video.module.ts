@@ -14,6 +14,8 @@ import { Reaper } from './tasks/reaper.js';
 import { TaskQueue } from './worker/queue.js';
 import { VideoWorker, type ProviderSource, type WorkerRooms } from './worker/worker.js';
 import { createProviders } from './worker/provider-lists.js';
+import { fanoutFor } from './stream/stream-fanout.js';
+import type { VideoProvider } from './worker/provider.js';
 import { videoRoutes } from './video.routes.js';
 import { TasksService } from './tasks/tasks.service.js';
 import { WebhookDispatcher } from './tasks/webhooks.js';
@@ -59,6 +61,7 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
   const { hub, archive } = rooms;
   const store = new TaskStore(s, archive, hub);
   const subs = new Subscriptions();
+  const fanout = fanoutFor(s, { bufferBytes: settings.streamBufferBytes, stallMs: settings.streamStallMs, pollMs: settings.streamPollMs });
   const reaper = new Reaper(s, archive, settings.reaperMs);
   const fallback = opts.worker && !opts.providers ? defaultProviders(s) : null;
   const worker = opts.worker ? new VideoWorker(s, { ...rooms, providers: opts.providers ?? fallback!, settings }) : null;
@@ -69,7 +72,7 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
     ...videoPart,
     worker,
     tasks,
-    routes: videoRoutes(s, { tasks, analytics: new AnalyticsService(s, archive), store, archive, hub, subs, cache: new FinishedArchiveCache(), streamPollMs: settings.streamPollMs }),
+    routes: videoRoutes(s, { tasks, analytics: new AnalyticsService(s, archive), store, archive, subs, cache: new FinishedArchiveCache(), fanout }),
     async start() {
       await fallback?.load();
       reaper.start();
@@ -83,6 +86,7 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
       await worker?.stop();
       await webhooks.stop();
       subs.closeAll();
+      fanout.close();
       await hub.close();
     },
   };

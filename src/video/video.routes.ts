@@ -11,11 +11,12 @@ import { streamTask, type Subscriptions } from './stream/stream.js';
 import type { StreamArchive } from './stream/stream-archive.js';
 import type { StreamHub } from './stream/stream-hub.js';
 import type { FinishedArchiveCache } from './stream/archive-cache.js';
+import type { StreamFanout } from './stream/stream-fanout.js';
 import { idempotent } from '../http/idempotency.js';
 import type { AnalyticsService } from './pipeline/analytics/analytics.service.js';
 import { AnalyticsRecountBody, AnalyticsRecountSchema, AnalyticsRulesBody, AnalyticsViewSchema } from './pipeline/analytics/analytics.schemas.js';
 
-export interface VideoRouteDeps { tasks: TasksService; analytics: AnalyticsService; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; streamPollMs: number }
+export interface VideoRouteDeps { tasks: TasksService; analytics: AnalyticsService; store: TaskStore; archive: StreamArchive; subs: Subscriptions; cache: FinishedArchiveCache; fanout: StreamFanout }
 
 export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
   const tags = ['video'];
@@ -52,7 +53,9 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
           description: 'text/event-stream; X-Stream-Offset says where this response starts (an archive byte offset). '
             + 'With ?event_ids=true every event carries `id: <n>`, n being the archive byte offset right after it, and the response opens with `retry: 1000`: '
             + 'a standard EventSource sends n back as Last-Event-ID on reconnect and resumes at the next event, without gap or duplicate. '
-            + 'Without it the bytes are exactly the archive (resume with Last-Event-ID or ?offset= set to the bytes received).',
+            + 'Without it the bytes are exactly the archive (resume with Last-Event-ID or ?offset= set to the bytes received). '
+            + 'A reader of a live task whose connection takes no byte for SIGHTFLOW_VIDEO_STREAM_STALL_MS (default 30 s) is cut off: the response ends after a whole event '
+            + 'without `data: [DONE]`; resume from the bytes received (docs/video.md, "Live readers").',
           schema: StreamChunk, contentType: 'text/event-stream',
         },
         400: { description: 'Offset not a non-negative integer, or event_ids not true/false' },
@@ -60,7 +63,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
         ...notFound,
       },
       handler: async (ctx) => {
-        await streamTask(ctx, { s, store: d.store, archive: d.archive, hub: d.hub, subs: d.subs, cache: d.cache, pollMs: d.streamPollMs });
+        await streamTask(ctx, { s, store: d.store, archive: d.archive, subs: d.subs, cache: d.cache, fanout: d.fanout });
         return { handled: true };
       },
     }),

@@ -2,9 +2,10 @@
 // task machinery (queue, leases, failover, cancel, archive, multi-process streaming) can be tested
 // deterministically. Tests hand it to a worker directly (startWorker in ./video-tasks.ts), to a test app
 // (startTestApp's `videoProviders`), or to a worker process (../integration/synthetic-worker.ts); the
-// product never loads it. The source URL's query may shape a run: ?frames=N&frame_ms=M&start_ms=S
-// (defaults 10, 20, 0); &walkers=W: W people (track ids 1..W, 20 x 40 boxes) walk right to left from x = 600 at
-// 20 px a frame, at y = 100 + 50 w (the analytics tests count them on lines and zones).
+// product never loads it. The source URL's query may shape a run: ?frames=N&frame_ms=M&start_ms=S&targets=T
+// (defaults 10, 20, 0, 1; T targets per frame make chunks of about 120 T bytes); &walkers=W instead: W people
+// (track ids 1..W, 20 x 40 boxes) walk right to left from x = 600 at 20 px a frame, at y = 100 + 50 w (the
+// analytics tests count them on lines and zones).
 import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/worker/provider.js';
 
 export interface SyntheticOptions {
@@ -40,6 +41,7 @@ export class SyntheticProvider implements VideoProvider {
     const n = (k: string, def: number) => (q.has(k) ? Number(q.get(k)) : def);
     const frames = Math.min(n('frames', this.opts.frames ?? 10), request.input[0]?.max_frames ?? Infinity);
     const frameMs = n('frame_ms', this.opts.frameMs ?? 20);
+    const targets = Math.max(1, n('targets', 1));
     const started = Date.now();
     await sleep(n('start_ms', this.opts.startMs ?? 0), ctx.signal);
     if (this.opts.failBefore !== undefined) throw new ProviderError(this.name, `synthetic failure before the first frame (HTTP ${this.opts.failBefore})`, this.opts.failBefore);
@@ -53,12 +55,12 @@ export class SyntheticProvider implements VideoProvider {
       }
       last = { frame_index: i, total_frames: frames, decoded_frames: i + 1, dropped_frames: 0, fps, elapsed_ms: Date.now() - started };
       const walkers = n('walkers', 0);
-      const targets = walkers > 0
+      const boxes = walkers > 0
         ? Array.from({ length: walkers }, (_, w) => ({ track_id: 1 + w, class: 'person', confidence: 0.9, roi: { left: 590 - 20 * i, top: 60 + 50 * w, width: 20, height: 40 } }))
-        : [{ track_id: 1 + (i % 2), class: i % 2 ? 'car' : 'person', confidence: 0.5 + (i % 5) / 10, roi: { left: i, top: 2 * i, width: 10, height: 20 } }];
+        : Array.from({ length: targets }, (_, k) => ({ track_id: 1 + ((i + k) % 2) + 2 * k, class: (i + k) % 2 ? 'car' : 'person', confidence: 0.5 + (i % 5) / 10, roi: { left: i, top: 2 * i + k, width: 10, height: 20 } }));
       const frame: FrameOutput = {
         stream_info: walkers > 0 ? { ...last, stream_time_ms: i * 100 } : last,
-        delta: { results: [{ index: 0, targets }] },
+        delta: { results: [{ index: 0, targets: boxes }] },
       };
       if (!(await ctx.emit(frame))) break;
       emitted++;

@@ -76,7 +76,7 @@ test('bad input -> documented 400s (whole bodies)', async () => {
     ['unknown input type', { input: [{ type: 'video_file', url }], steps: [{ model: 'detect' }] },
       invalid('invalid_request', 'Invalid body field input[0].type: Expected "video_url" or "video_base64" for type but received "video_file"', 'input[0].type')],
     ['unknown step model', { input: [{ type: 'video_url', url }], steps: [{ model: 'segment' }] },
-      invalid('invalid_request', 'Invalid body field steps[0].model: Expected one of detect, ocr, feature, analytics for model but received "segment"', 'steps[0].model')],
+      invalid('invalid_request', 'Invalid body field steps[0].model: Expected one of detect, ocr, feature, analytics, index for model but received "segment"', 'steps[0].model')],
     ['unknown step parameter', { input: [{ type: 'video_url', url }], steps: [{ model: 'detect', parameters: { language: 'en' } }] },
       invalid('invalid_request', 'Invalid body field steps[0].parameters.language: Unknown field "language"', 'steps[0].parameters.language')],
     ['no steps', { input: [{ type: 'video_url', url }], steps: [] },

@@ -81,7 +81,7 @@ test('tools appear as their routes are registered, with body, query and path par
     handler: async (ctx) => ({ json: { id: ctx.params.id, query: ctx.query } }),
   }));
   const all = tools.all();
-  assert.deepEqual([...all.keys()].sort(), ['get_video_task', 'search_collection']);
+  assert.deepEqual([...all.keys()].sort(), ['find_moments', 'get_video_task', 'search_collection']);
   const search = all.get('search_collection')!;
   assert.deepEqual(search.tool.inputSchema.required, ['id', 'text']);
   assert.deepEqual(Object.keys(search.tool.inputSchema.properties!), ['id', 'text', 'top_k']);

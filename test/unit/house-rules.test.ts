@@ -206,8 +206,9 @@ export const FLOORS: ReadonlyArray<{ floor: string; parts: readonly string[] }> 
   { floor: 'config', parts: ['config'] },
   // One home for models: catalogue (GET /v1/models), lifecycle, import, the CLI, the admin routes, the shared store.
   { floor: 'models', parts: ['models'] },
-  // What a feature is handed: the services object.
-  { floor: 'services', parts: ['services.ts'] },
+  // What a feature is handed: the services object, and the collections port one feature writes through (the
+  // vectors part implements it, the video index step uses it).
+  { floor: 'services', parts: ['services.ts', 'collections-port.ts'] },
   { floor: 'features', parts: ['system', 'vision', 'video', 'vectors', 'mcp', 'console', 'projects', 'files'] },
 ];
 const COMPOSITION_ROOT = new Set(['app.ts', 'main.ts']);

@@ -1,11 +1,13 @@
 // One task's per-frame pipeline (docs/video.md, "Steps"): for each sampled frame the steps run in
 // order over one list of targets. What each step does is its descriptor's (pipeline/<step>/step.ts, listed
 // in steps.ts): detect adds tracked targets, ocr reads text (of targets, or of the whole frame as new
-// targets), feature sets an appearance vector. A target a step's `when` does not select passes that step
-// unchanged. roi is {left, top, width, height} in source pixels (the decoder hands frames at source size).
-import type { StreamTarget, TrackSummary, VideoTaskRequest } from '../worker/provider.js';
+// targets), feature sets an appearance vector, index writes moments beside the targets (it sees each whole
+// chunk, chunk(), and finishes at the task's end, finish()/close()). A target a step's `when` does not
+// select passes that step unchanged. roi is {left, top, width, height} in source pixels (the decoder hands
+// frames at source size).
+import type { FrameOutput, StreamTarget, TrackSummary, VideoTaskRequest } from '../worker/provider.js';
 import { checkSteps } from './plan.js';
-import type { FrameModels, PlannedStep, StepFrame, WorkTarget } from './step.js';
+import type { FrameModels, FrameRun, PlannedStep, StepFrame, StepRun, StepTask, WorkTarget } from './step.js';
 import { STEPS } from './steps.js';
 import { trackerSettings, TrackIds } from './target-tracker.js';
 import { TrackSummaries } from './track-summary.js';
@@ -30,20 +32,28 @@ const ADD_TO_TARGET = STEPS.flatMap((s) => (s.addToTarget ? [s.addToTarget] : []
 
 export class FramePipeline {
   readonly #summaries = new TrackSummaries();
-  readonly #run: Array<(frame: StepFrame, targets: WorkTarget[]) => Promise<void>>;
+  readonly #runs: StepRun[];
+  readonly #frameRuns: FrameRun[];
+  /** The frame last processed: the one the next chunk is of. */
+  #last: StepFrame | null = null;
 
-  private constructor(readonly plan: PlannedStep[], models: FrameModels, request: VideoTaskRequest) {
-    const task = { models, tracking: trackerSettings(request.tracker), ids: new TrackIds() };
-    this.#run = plan.flatMap((step) => (step.open ? [step.open(task)] : []));
+  private constructor(readonly plan: PlannedStep[], models: FrameModels, request: VideoTaskRequest, task?: StepTask) {
+    const ctx = { models, tracking: trackerSettings(request.tracker), ids: new TrackIds(), task };
+    this.#runs = plan.map((step) => {
+      const r = step.open(ctx);
+      return typeof r === 'function' ? { frame: r } : r;
+    });
+    this.#frameRuns = this.#runs.flatMap((r) => (r.frame ? [r.frame] : []));
   }
 
   /**
    * Checks the request (ApiError on a bad step, model, class or tracker option) and prepares each step's
    * state (its tracker). Each detect step's detector (parameters.model, default the built-in) is loaded only
-   * when a step names it; its labels check that step's `classes`.
+   * when a step names it; its labels check that step's `classes`. `task`: the task it runs for (steps that
+   * write beyond the chunk, such as index, need it).
    */
-  static async create(request: VideoTaskRequest, models: FrameModels): Promise<FramePipeline> {
-    return new FramePipeline(await checkSteps(request, models), models, request);
+  static async create(request: VideoTaskRequest, models: FrameModels, task?: StepTask): Promise<FramePipeline> {
+    return new FramePipeline(await checkSteps(request, models, task), models, request, task);
   }
 
   /** Runs every step on one frame (call once per sampled frame, in order) and returns its targets. */
@@ -51,7 +61,8 @@ export class FramePipeline {
     const image = { data: frame.data, width: frame.width, height: frame.height, channels: 3 as const };
     const at: StepFrame = { index: frame.index, width: frame.width, height: frame.height, image, signal };
     const targets: WorkTarget[] = [];
-    for (const run of this.#run) {
+    this.#last = at;
+    for (const run of this.#frameRuns) {
       signal?.throwIfAborted();
       await run(at, targets);
     }
@@ -66,6 +77,24 @@ export class FramePipeline {
       for (const add of ADD_TO_TARGET) add(t, out);
       return out;
     });
+  }
+
+  /** Hands the chunk of the frame just processed to the steps that see whole chunks; call before emitting it. */
+  async chunk(out: FrameOutput): Promise<void> {
+    const frame = this.#last;
+    this.#last = null;
+    if (!frame) return;
+    for (const r of this.#runs) if (r.chunk) await r.chunk(out, frame);
+  }
+
+  /** The task's normal end (after its last chunk): each step flushes what it holds; throws what failed. */
+  async finish(): Promise<void> {
+    for (const r of this.#runs) if (r.finish) await r.finish();
+  }
+
+  /** After a cancel or failure: each step's best-effort close (never throws). */
+  async close(): Promise<void> {
+    await Promise.all(this.#runs.map((r) => r.close?.().catch(() => undefined)));
   }
 
   /** Per-track summary of everything processed so far (the task's results). */

@@ -5,19 +5,19 @@
 // Every problem is an ApiError.
 import { errors } from '../../errors.js';
 import type { VideoTaskRequest } from '../worker/provider.js';
-import { parseWhen, type FrameModels, type PlannedStep } from './step.js';
+import { parseWhen, type FrameModels, type PlannedStep, type StepScope } from './step.js';
 import { STEP_MODELS, stepNamed } from './steps.js';
 
 /**
  * Loads what each step needs to be checked (detect: its detector), step by step in order, by step index
  * (ApiError 400 for an unknown `parameters.model`).
  */
-export async function prepareSteps(request: Pick<VideoTaskRequest, 'steps'>, models: Pick<FrameModels, 'detector'>): Promise<Map<number, unknown>> {
+export async function prepareSteps(request: Pick<VideoTaskRequest, 'steps'>, models: Pick<FrameModels, 'detector'>, scope?: StepScope): Promise<Map<number, unknown>> {
   const out = new Map<number, unknown>();
   if (!Array.isArray(request.steps)) return out;
   for (const [i, s] of request.steps.entries()) {
     const d = stepNamed(s?.model);
-    if (d?.prepare) out.set(i, await d.prepare(i, s.parameters as Record<string, unknown> | undefined, models));
+    if (d?.prepare) out.set(i, await d.prepare(i, s.parameters as Record<string, unknown> | undefined, models, scope));
   }
   return out;
 }
@@ -38,7 +38,7 @@ export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, prepared: Re
     for (const k of Object.keys(params)) {
       if (!d.parameters.includes(k)) throw errors.invalidParam(`steps[${i}].parameters.${k}`, `Unknown parameter ${k} for a ${step.model} step; expected one of ${d.parameters.join(', ')}`);
     }
-    const planned = d.plan({ index: i, earlier: plan, params, when: () => parseWhen(i, step.when), afterProducer: producer, prepared: prepared.get(i) as never });
+    const planned = d.plan({ index: i, params, when: () => parseWhen(i, step.when), afterProducer: producer, prepared: prepared.get(i) as never, before: [...plan] });
     if (planned.produces) producer = true;
     plan.push(planned);
   });
@@ -46,6 +46,6 @@ export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, prepared: Re
 }
 
 /** Checks a request's steps as a provider would run them: what they need loaded, then the plan. */
-export async function checkSteps(request: Pick<VideoTaskRequest, 'steps'>, models: Pick<FrameModels, 'detector'>): Promise<PlannedStep[]> {
-  return planSteps(request, await prepareSteps(request, models));
+export async function checkSteps(request: Pick<VideoTaskRequest, 'steps'>, models: Pick<FrameModels, 'detector'>, scope?: StepScope): Promise<PlannedStep[]> {
+  return planSteps(request, await prepareSteps(request, models, scope));
 }

@@ -1,9 +1,12 @@
 // What a pipeline step is: one folder under pipeline/ exporting a StepDescriptor, listed in steps.ts. A
 // descriptor says what a request's step looks like (its schema, joined into POST /v1/video/process), how it
 // is checked and planned (every problem an ApiError naming steps[i]...), how it runs on each frame over the
-// frame's targets, and what it adds to each target of a chunk. A step that works on the task as a whole (its
-// tracks across frames, whatever provider ran the frames) has task hooks (TaskHooks) that the worker runs
-// (task-steps.ts). The frame pipeline (frame-pipeline.ts) and the worker know no step by name.
+// frame's targets, and what it adds to each target of a chunk. A step that works beside the targets (index:
+// writing moments to a collection) also sees each whole chunk before it is emitted and finishes at the task's
+// end (StepRun). A step that works on the task as a whole wherever its frames were made, local or remote
+// provider (analytics: counting tracks, rules changed while it runs, a summary in the results), has worker
+// hooks (WorkerHooks) that the worker runs over each chunk as archived (worker-steps.ts). The frame pipeline
+// (frame-pipeline.ts) and the worker know no step by name.
 import type { z } from 'zod';
 import { errors } from '../../errors.js';
 import type { RgbImage } from '../../media/rgb-image.js';
@@ -39,11 +42,43 @@ export interface StepFrame {
   signal?: AbortSignal;
 }
 
+/** What a step may reach beyond the models: the services it needs, read when used (a part built after the
+ * video part, such as vectors' collections, is set on the services object later). */
+export type StepServices = Partial<Pick<Services, 'db' | 'log' | 'collections'>>;
+
+/** Who a request's steps are checked for (at task creation, and again where the task runs). */
+export interface StepScope {
+  projectId: string;
+  services: StepServices;
+}
+
+/** The task a pipeline runs for; absent where a pipeline runs outside a task (a script's, a test's). */
+export interface StepTask extends StepScope {
+  id: string;
+  request: VideoTaskRequest;
+}
+
 /** Per task, shared by its steps: the models, the tracker settings and the one source of track ids. */
 export interface TaskContext {
   models: FrameModels;
   tracking: TrackerSettings;
   ids: TrackIds;
+  task?: StepTask;
+}
+
+/** What a step does on each frame, over the frame's targets, in step order. */
+export type FrameRun = (frame: StepFrame, targets: WorkTarget[]) => Promise<void>;
+
+/** A step's per-task run beyond the frame's targets; every hook is optional. */
+export interface StepRun {
+  frame?: FrameRun;
+  /** A frame's whole chunk, once every step ran on it and before it is emitted (archived): the frame is the
+   * one the chunk is of, its data valid until this resolves. Throwing fails the task. */
+  chunk?(chunk: FrameOutput, frame: StepFrame): Promise<void>;
+  /** The task's normal end, after its last chunk and before its result: flush what is open; throws what failed. */
+  finish?(): Promise<void>;
+  /** After a cancel or failure: best effort within a short time, never throws. */
+  close?(): Promise<void>;
 }
 
 /** A `when` filter, checked: which targets a step works on. */
@@ -55,8 +90,6 @@ export interface When {
 /** What a descriptor's plan() is given for step i. */
 export interface PlanInput<Prepared> {
   index: number;
-  /** The steps planned before this one, in order. */
-  earlier: readonly PlannedStep[];
   /** The step's parameters (already checked to be among the descriptor's `parameters`). */
   params: Record<string, unknown>;
   /** Parses the step's `when` (ApiError when malformed); a step that selects nothing does not call it. */
@@ -65,6 +98,8 @@ export interface PlanInput<Prepared> {
   afterProducer: boolean;
   /** What prepare() loaded for this step. */
   prepared: Prepared;
+  /** The steps planned before this one, in order (a step that needs, or allows only one of, another). */
+  before: readonly PlannedStep[];
 }
 
 /** A checked step of one request. */
@@ -75,15 +110,13 @@ export interface PlannedStep {
   produces: boolean;
   /** Class names its targets may have (a detect step's detector labels), for later steps that name classes. */
   labels?: readonly string[];
-  /**
-   * The step's per-task state (its tracker, say) and what it does on each frame, in step order. A step that
-   * only has task hooks (runs in the worker over whole frames) has none.
-   */
-  open?(task: TaskContext): (frame: StepFrame, targets: WorkTarget[]) => Promise<void>;
+  /** The step's per-task state (its tracker, say) and what it does on each frame, in step order; or a
+   * StepRun for a step that also sees whole chunks or finishes at the task's end. */
+  open(task: TaskContext): FrameRun | StepRun;
 }
 
-/** What a step's task hooks are given when its task starts in a worker. */
-export interface TaskStepContext {
+/** What a step's worker hooks are given when its task starts in a worker. */
+export interface WorkerStepContext {
   s: Services;
   taskId: string;
   request: VideoTaskRequest;
@@ -91,16 +124,16 @@ export interface TaskStepContext {
   index: number;
 }
 
-/** What a task step adds when its task succeeds. */
-export interface TaskStepEnd {
+/** What a step's worker run adds when its task succeeds. */
+export interface WorkerStepEnd {
   /** Fields of the task's results (GET /v1/video/tasks/:id/results). */
   results?: Record<string, unknown>;
   /** Fields of the terminal chunk. */
   chunk?: Record<string, unknown>;
 }
 
-/** One task's run of a step with task hooks, in the worker that runs the task (per-task state lives here). */
-export interface TaskStepRun {
+/** One task's run of a step's worker hooks, in the worker that runs the task (per-task state lives here). */
+export interface WorkerStepRun {
   /**
    * Each sampled frame after every other step (the provider's, local or remote), over the whole frame's
    * targets, before its chunk is archived: returns the frame as it is archived (with what the step adds).
@@ -113,17 +146,17 @@ export interface TaskStepRun {
   /** New settings from the API while the task runs in this process, from the next frame on. */
   update?(settings: unknown, version: number): void;
   /** The task succeeded: close what is open and say what goes into the results and the terminal chunk. */
-  finish?(): Promise<TaskStepEnd>;
+  finish?(): Promise<WorkerStepEnd>;
   /** The task is over, whichever way (after finish when it succeeded): release the state. */
   close?(): void;
 }
 
-/** A step that works on the task as a whole, beside or instead of its per-frame work. */
-export interface TaskHooks {
+/** A step that works on the task as a whole in the worker, beside or instead of its work in the provider. */
+export interface WorkerHooks {
   /** Right after the task was created (its per-task record, say); the body passed the schema and the plan. */
   created?(s: Services, taskId: string, index: number, body: { steps: VideoTaskRequest['steps']; webhook?: { events?: readonly string[] } }): Promise<void>;
   /** When a worker starts the task. */
-  open(ctx: TaskStepContext): Promise<TaskStepRun>;
+  open(ctx: WorkerStepContext): Promise<WorkerStepRun>;
 }
 
 export interface StepDescriptor<Schema extends z.ZodObject = z.ZodObject, Prepared = undefined> {
@@ -135,15 +168,16 @@ export interface StepDescriptor<Schema extends z.ZodObject = z.ZodObject, Prepar
   parameters: readonly string[];
   /**
    * Loads what checking the step needs (detect: its detector, whose labels check `classes`). Runs for every
-   * step of the request, in order, before any step is planned.
+   * step of the request, in order, before any step is planned. `scope`: the project and services the steps are
+   * checked for (index: its collection); absent where no task is involved.
    */
-  prepare?(index: number, params: Record<string, unknown> | undefined, models: Pick<FrameModels, 'detector'>): Promise<Prepared>;
+  prepare?(index: number, params: Record<string, unknown> | undefined, models: Pick<FrameModels, 'detector'>, scope?: StepScope): Promise<Prepared>;
   /** Checks the step's parameters and `when` and plans it. */
   plan(input: PlanInput<Prepared>): PlannedStep;
   /** Copies what the step put on a work target into the chunk's target (called for every registered step, in registry order). */
   addToTarget?(target: WorkTarget, out: StreamTarget): void;
-  /** Work on the whole task in the worker (task-steps.ts): after the other steps on each frame, per-task state, settings changed while it runs, a summary at the end. */
-  task?: TaskHooks;
+  /** Work on the whole task in the worker (worker-steps.ts): after the other steps on each chunk, per-task state, settings changed while it runs, a summary at the end. */
+  worker?: WorkerHooks;
 }
 
 /** Keeps a descriptor's own schema and prepared types (so the registry's schemas stay exact). */

@@ -5,6 +5,7 @@ import { detectStep } from './detect/step.js';
 import { ocrStep } from './ocr/step.js';
 import { featureStep } from './feature/step.js';
 import { analyticsStep } from './analytics/step.js';
+import { indexStep } from './index/step.js';
 import type { StepDescriptor } from './step.js';
 
 export const STEPS = [
@@ -12,6 +13,7 @@ export const STEPS = [
   ocrStep,
   featureStep,
   analyticsStep,
+  indexStep,
 ] as const;
 
 /** The step names a request may use, in registry order. */

@@ -55,25 +55,30 @@ export class StreamArchive {
 
   /**
    * Runs fn with the task row locked; fn's appended bytes land at the current end. Subscribers are told
-   * after the commit (and other processes by NOTIFY at commit).
+   * after the commit, with the appended bytes (and other processes by NOTIFY at commit, with the new end).
    */
   async withTask<T>(taskId: string, fn: (task: LockedTask, q: Queryable, append: (bytes: string) => Promise<number>) => Promise<T>): Promise<T | null> {
-    let touched = false;
+    let from = -1;
+    let end = 0;
+    const parts: Buffer[] = [];
     const out = await this.s.db.tx(async (q) => {
       const rows = await q.query(tsql.lock, [taskId]);
       if (!rows[0]) return null;
       const task = locked(rows[0]);
-      let end = task.streamBytes;
+      end = task.streamBytes;
       const append = async (text: string) => {
         const bytes = Buffer.from(text, 'utf8');
         await q.query(sql.append, [taskId, end, bytes]);
+        if (from < 0) from = end;
+        parts.push(bytes);
         end += bytes.length;
-        if (!touched) { touched = true; await this.hub.notifyIn(q, taskId); }
         return bytes.length;
       };
-      return fn(task, q, append);
+      const r = await fn(task, q, append);
+      if (parts.length > 0) await this.hub.notifyIn(q, taskId, end);
+      return r;
     });
-    if (touched) this.hub.publish(taskId);
+    if (parts.length > 0) this.hub.publish(taskId, { from, bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts) });
     return out;
   }
 
@@ -138,6 +143,12 @@ export class StreamArchive {
 
   /** Reads the archive from byte `from`: at most `maxRows` rows, concatenated (the first row sliced to start at `from`). */
   async read(taskId: string, from: number, maxRows = 1024): Promise<{ bytes: Buffer; rows: number }> {
+    const parts = await this.readRows(taskId, from, maxRows);
+    return { bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), rows: parts.length };
+  }
+
+  /** The archive's rows from byte `from` (each row one append; the first sliced to start at `from`), at most `maxRows`. */
+  async readRows(taskId: string, from: number, maxRows: number): Promise<Buffer[]> {
     const rows = await this.s.db.query(sql.readFrom, [taskId, from, maxRows]);
     const parts: Buffer[] = [];
     for (const r of rows) {
@@ -146,6 +157,6 @@ export class StreamArchive {
       if (start + b.length <= from) continue;
       parts.push(start < from ? b.subarray(from - start) : b);
     }
-    return { bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), rows: rows.length };
+    return parts;
   }
 }

@@ -1,7 +1,8 @@
-// Wake-ups for stream subscribers and idle workers. Within a process an EventEmitter; across processes
-// (PostgreSQL) LISTEN on one dedicated connection, fed by pg_notify in the appending transaction. A
-// notification only says "look again": subscribers re-read the archive, so a lost one costs a poll interval,
-// never bytes.
+// Wake-ups for stream subscribers and idle workers. Within a process an EventEmitter, and the appended bytes
+// themselves for the stream fan-out (stream-fanout.ts); across processes (PostgreSQL) LISTEN on one
+// dedicated connection per process, fed by pg_notify in the appending transaction with the archive's new
+// end (`<task id> <end>`), so every process hears of every append once, however many readers it serves. A
+// notification only says "look again": a lost one costs a poll interval, never bytes.
 import { EventEmitter } from 'node:events';
 import type pg from 'pg';
 import type { Services } from '../../services.js';
@@ -13,21 +14,34 @@ export const CHANNEL = 'sightflow_video';
 /** Payload announcing a new pending task (task ids never look like this). */
 const NEW_TASK = '*new';
 
+/** Bytes an append of this process committed at archive offset `from`. */
+export interface Appended { from: number; bytes: Buffer }
+/** Told of every append or state change: `end` is the archive's end when known, `appended` its bytes when committed here. */
+export type AppendListener = (taskId: string, end: number | null, appended: Appended | null) => void;
+
 export class StreamHub {
   private readonly events = new EventEmitter();
   private listener: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
   private closed = false;
+  private readonly appendListeners = new Set<AppendListener>();
 
   constructor(private readonly s: Services) {
     this.events.setMaxListeners(0);
   }
 
-  /** Calls fn whenever bytes were appended to the task's archive or its state changed. */
-  onTask(taskId: string, fn: () => void): () => void {
+  /** Calls fn whenever bytes were appended to the task's archive (with its new end when known) or its state changed. */
+  onTask(taskId: string, fn: (end: number | null) => void): () => void {
     void this.listen();
     this.events.on(taskId, fn);
     return () => { this.events.off(taskId, fn); };
+  }
+
+  /** Calls fn for every task's appends and state changes (one listener for all tasks: the fan-out). */
+  onAppend(fn: AppendListener): () => void {
+    void this.listen();
+    this.appendListeners.add(fn);
+    return () => { this.appendListeners.delete(fn); };
   }
 
   onNewTask(fn: () => void): () => void {
@@ -36,14 +50,27 @@ export class StreamHub {
     return () => { this.events.off(NEW_TASK, fn); };
   }
 
-  /** Inside the writing transaction: other processes hear about it once it commits. */
-  async notifyIn(q: Queryable, taskId: string): Promise<void> {
-    if (this.s.db.kind === 'postgres') await q.query(sql.notify, [CHANNEL, taskId]);
+  /** Inside the writing transaction: other processes hear about it once it commits (with the new end after appends). */
+  async notifyIn(q: Queryable, taskId: string, end?: number): Promise<void> {
+    if (this.s.db.kind === 'postgres') await q.query(sql.notify, [CHANNEL, end === undefined ? taskId : `${taskId} ${end}`]);
   }
 
-  /** After the commit: this process's subscribers. */
-  publish(taskId: string): void {
-    this.events.emit(taskId);
+  /** After the commit: this process's subscribers, with the bytes when the commit appended some. */
+  publish(taskId: string, appended?: Appended): void {
+    this.dispatch(taskId, appended ? appended.from + appended.bytes.length : null, appended ?? null);
+  }
+
+  private dispatch(taskId: string, end: number | null, appended: Appended | null): void {
+    for (const fn of this.appendListeners) fn(taskId, end, appended);
+    this.events.emit(taskId, end);
+  }
+
+  private notified(payload: string): void {
+    if (payload === NEW_TASK) { this.events.emit(NEW_TASK); return; }
+    const sp = payload.indexOf(' ');
+    if (sp < 0) return this.dispatch(payload, null, null);
+    const end = Number(payload.slice(sp + 1));
+    this.dispatch(payload.slice(0, sp), Number.isSafeInteger(end) ? end : null, null);
   }
 
   async announceNewTask(): Promise<void> {
@@ -61,7 +88,7 @@ export class StreamHub {
       const drop = () => { if (this.listener === client) this.listener = null; client.end().catch(() => {}); };
       client.on('error', drop);
       client.on('end', drop);
-      client.on('notification', (n) => { if (n.payload) this.events.emit(n.payload); });
+      client.on('notification', (n) => { if (n.payload) this.notified(n.payload); });
       try {
         await client.connect();
         await client.query(streamSql.listen);
@@ -81,6 +108,7 @@ export class StreamHub {
     this.listener = null;
     if (l) await l.end().catch(() => {});
     this.events.removeAllListeners();
+    this.appendListeners.clear();
   }
 }
 

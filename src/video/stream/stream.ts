@@ -1,7 +1,8 @@
 // GET /v1/video/tasks/:id/stream: the archive from byte n, then live bytes as they are appended, for as long
 // as the task is not terminal. n comes from `?offset=` or `Last-Event-ID`; the response says where it starts
-// (`X-Stream-Offset`). Backpressure per connection: the pump awaits each write, so a stalled subscriber holds
-// one batch in memory and never slows the worker (which only appends to the database). With
+// (`X-Stream-Offset`). A finished task is replayed here (its archive cached in memory, archive-cache.ts); a
+// live one is served by the process's fan-out (stream-fanout.ts), whose cost to the task does not grow with
+// its readers, and which cuts off a reader whose socket takes nothing for the stall limit. With
 // `?event_ids=true` every event also carries `id: <offset after it>` (event-ids.ts) and the response opens
 // with a `retry:` block, so a standard EventSource resumes exactly; offsets keep counting archive bytes.
 import { errors } from '../../errors.js';
@@ -13,12 +14,11 @@ import { TERMINAL_STATES, type TaskState } from '../schemas.js';
 import type { StreamArchive } from './stream-archive.js';
 import type { StreamHub } from './stream-hub.js';
 import type { TaskStore } from '../tasks/task-store.js';
+import { WRITE_SLICE, type StreamFanout } from './stream-fanout.js';
 import type { FinishedArchiveCache } from './archive-cache.js';
 import { EventIdWriter } from './event-ids.js';
 import { countResume } from '../../metrics/video.js';
 
-/** Bytes handed to the socket per write: a slow subscriber holds at most this much beyond uWS's buffer. */
-const WRITE_SLICE = 64 * 1024;
 
 /** Offset from `?offset=` (wins) or `Last-Event-ID`: a non-negative integer byte count. */
 export function requestedOffset(ctx: RequestContext): number {
@@ -51,59 +51,51 @@ export class Subscriptions {
   }
 }
 
-export async function streamTask(ctx: RequestContext, deps: { s: Services; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; pollMs: number }): Promise<void> {
+export interface StreamDeps { s: Services; store: TaskStore; archive: StreamArchive; subs: Subscriptions; cache: FinishedArchiveCache; fanout: StreamFanout }
+
+export async function streamTask(ctx: RequestContext, deps: StreamDeps): Promise<void> {
   const id = ctx.params.id!;
   const offset = requestedOffset(ctx);
   const ids = wantsEventIds(ctx) ? new EventIdWriter(offset) : null;
   if (offset > 0) countResume();
   const first = await deps.store.state(ctx.principal.projectId, id);
-  if (TERMINAL_STATES.includes(first.status) && offset > first.streamBytes) throw errors.offsetOutOfRange(offset, first.streamBytes);
+  const finished = TERMINAL_STATES.includes(first.status);
+  if (finished && offset > first.streamBytes) throw errors.offsetOutOfRange(offset, first.streamBytes);
 
   const writer = ctx.sse();
   writer.open({ 'X-Stream-Offset': String(offset), 'x-request-id': ctx.requestId });
   deps.subs.add(writer);
-  let dirty = true;
-  let wake: (() => void) | null = null;
-  const off = deps.hub.onTask(id, () => { dirty = true; const w = wake; wake = null; w?.(); });
+  if (!finished) {
+    if (ids && !writer.send(EventIdWriter.preamble()) && writer.closed) { deps.subs.delete(writer); return; }
+    deps.fanout.join(id, writer, offset, ids, () => deps.subs.delete(writer));
+    return;
+  }
   // Runs after the handler returned {handled: true}; it must never throw into the server.
   void (async () => {
-    let pos = offset;
     try {
       if (ids && !(await writer.write(EventIdWriter.preamble()))) return;
-      while (!writer.closed) {
-        dirty = false;
-        // State before bytes: a terminal state read here means its terminal chunk is already stored.
-        const [st] = await deps.s.db.query(sql.streamState, [id]);
-        const status = st?.status as TaskState | undefined;
-        const end = Number(st?.stream_bytes ?? 0);
-        const terminal = !status || TERMINAL_STATES.includes(status);
-        if (pos < end) {
-          const bytes = terminal && end <= deps.cache.maxEntryBytes
-            ? (await deps.cache.get(id, end, () => readWhole(deps.archive, id, end))).subarray(pos)
-            : (await deps.archive.read(id, pos)).bytes;
-          if (bytes.length > 0) {
-            let ok = true;
-            for (let i = 0; ok && i < bytes.length; i += WRITE_SLICE) {
-              const slice = bytes.subarray(i, i + WRITE_SLICE);
-              ok = await writer.write(ids ? ids.transform(slice) : slice);
-            }
-            if (!ok) break;
-            pos += bytes.length;
-            continue;
-          }
+      const end = first.streamBytes;
+      if (offset >= end) return;
+      const send = async (bytes: Buffer) => {
+        for (let i = 0; i < bytes.length; i += WRITE_SLICE) {
+          const slice = bytes.subarray(i, i + WRITE_SLICE);
+          if (!(await writer.write(ids ? ids.transform(slice) : slice))) return false;
         }
-        if (terminal) break;
-        if (!dirty) {
-          await new Promise<void>((resolve) => {
-            const t = setTimeout(() => { wake = null; resolve(); }, deps.pollMs);
-            wake = () => { clearTimeout(t); resolve(); };
-          });
-        }
+        return true;
+      };
+      if (end <= deps.cache.maxEntryBytes) {
+        await send((await deps.cache.get(id, end, () => readWhole(deps.archive, id, end))).subarray(offset));
+        return;
+      }
+      // Too large to cache: a batch of rows at a time, each written before the next is read.
+      for (let pos = offset; pos < end;) {
+        const { bytes } = await deps.archive.read(id, pos);
+        if (bytes.length === 0 || !(await send(bytes))) return;
+        pos += bytes.length;
       }
     } catch (e) {
       ctx.log.warn({ err: e, taskId: id }, 'video stream subscriber failed');
     } finally {
-      off();
       deps.subs.delete(writer);
       writer.end();
     }

@@ -13,8 +13,9 @@ import type { ProcessBody } from '../schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
 import { stageInput } from './task-input.js';
 import { newId } from '../../ids.js';
+import { indexSummary } from '../pipeline/index/task-index.js';
 import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
-import { taskStepsCreated } from '../pipeline/task-steps.js';
+import { workerStepsCreated } from '../pipeline/worker-steps.js';
 
 const INCLUDES = ['request', 'webhook_deliveries'] as const;
 
@@ -29,7 +30,7 @@ export class TasksService {
    * the request asked for a webhook without a secret (the generated one is shown only here).
    */
   async create(caller: Pick<Caller, 'projectId' | 'keyId' | 'traceparent'>, body: ProcessBody) {
-    await checkSteps(body, this.s.taskModels);
+    await checkSteps(body, this.s.taskModels, { projectId: caller.projectId, services: this.s });
     trackerSettings(body.tracker);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
@@ -39,7 +40,7 @@ export class TasksService {
     const task = await stageInput(this.s, { id: newId('vt'), projectId: caller.projectId, keyId: caller.keyId }, body, webhook);
     if (caller.traceparent) task.job.traceparent = caller.traceparent;
     const rec = await this.store.insert(task, webhook);
-    await taskStepsCreated(this.s, String(rec.id), body);
+    await workerStepsCreated(this.s, String(rec.id), body);
     return { id: rec.id, status: rec.status, stream_url: rec.stream_url, ...(webhook && w?.secret === undefined ? { webhook } : {}) };
   }
 
@@ -56,7 +57,7 @@ export class TasksService {
     if (wanted.some((x) => !(INCLUDES as readonly string[]).includes(x))) {
       throw errors.invalidParam('include', `Expected a comma list of ${INCLUDES.map((x) => `"${x}"`).join(', ')} for include but received ${JSON.stringify(include)}`);
     }
-    const rec = await this.store.get(caller.projectId, id, wanted.includes('request'));
+    const rec = { ...(await this.store.get(caller.projectId, id, wanted.includes('request'))), ...(await indexSummary(this.s, id)) };
     return wanted.includes('webhook_deliveries') ? { ...rec, webhook_deliveries: await deliveriesOf(this.s, id) } : rec;
   }
 

@@ -14,9 +14,10 @@
 import { isApiError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { DecodeError, type FrameBatch, type VideoDecoder } from '../source/decoder.js';
-import { ProviderError, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from './provider.js';
+import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from './provider.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } from '../schemas.js';
 import { FramePipeline, type FrameModels } from '../pipeline/frame-pipeline.js';
+import type { StepServices } from '../pipeline/step.js';
 import { LiveReader, SourceLostError } from '../source/live-reader.js';
 import { openVideo } from '../source/video-source.js';
 import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
@@ -30,6 +31,9 @@ export interface LocalProviderDeps {
   resolve?: Resolver;
   /** The detector and OCR the steps run (the services object's task models). */
   models: FrameModels;
+  /** What steps reach beyond the models (index: the database, the log, vector collections); the services
+   * object itself, read when a task runs. */
+  services?: StepServices;
 }
 
 /** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
@@ -44,8 +48,8 @@ export class LocalProvider implements VideoProvider {
 
   constructor(private readonly deps: LocalProviderDeps) {}
 
-  static fromServices(s: Pick<Services, 'config' | 'taskModels'>): LocalProvider {
-    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, models: s.taskModels });
+  static fromServices(s: Pick<Services, 'config' | 'taskModels'> & StepServices): LocalProvider {
+    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, models: s.taskModels, services: s });
   }
 
   async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
@@ -53,9 +57,10 @@ export class LocalProvider implements VideoProvider {
     const { signal } = ctx;
     let emitted = false;
     let decoder: VideoDecoder | null = null;
+    let pipeline: FramePipeline | null = null;
     try {
       signal.throwIfAborted();
-      const pipeline = await this.#pipeline(request);
+      pipeline = await this.#pipeline(request, ctx);
       const input = request.input?.[0] ?? { type: 'video_url' as const };
       const stallMs = Math.round((input.stall_timeout_seconds ?? DEFAULT_STALL_TIMEOUT_SECONDS) * 1000);
       const network = { policy: this.deps.urlPolicy ?? { allowPrivate: this.deps.allowPrivateUrls }, resolve: this.deps.resolve };
@@ -103,7 +108,11 @@ export class LocalProvider implements VideoProvider {
               stream_time_ms: frame.ptsMs,
               received_at_ms: frame.wallMs,
             };
-            const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] }, frame_size: { width: frame.width, height: frame.height } });
+            const made: FrameOutput = { stream_info: last, delta: { results: [{ index: 0, targets }] }, frame_size: { width: frame.width, height: frame.height } };
+            // The worker's steps (analytics) first, so this pipeline's chunk hooks (index) see what they add.
+            const out = ctx.complete ? ctx.complete(made) : made;
+            await pipeline.chunk(out);
+            const kept = await ctx.emit(out);
             emitted = true;
             processed++;
             if (!kept) throw signal.aborted ? signal.reason : new DOMException('The task was cancelled', 'AbortError');
@@ -112,6 +121,7 @@ export class LocalProvider implements VideoProvider {
       } finally {
         if (pending) await pending.catch(() => undefined);
       }
+      await pipeline.finish();
       const stats = decoder.stats;
       // The terminal chunk repeats the last frame's info with the final counters (skips after the last sample).
       last = { ...last, decoded_frames: stats.decodedFrames, dropped_frames: stats.droppedFrames, elapsed_ms: Math.round(performance.now() - started) };
@@ -122,6 +132,7 @@ export class LocalProvider implements VideoProvider {
         tracks: pipeline.tracks(),
       };
     } catch (e) {
+      await pipeline?.close();
       if (signal.aborted) {
         await decoder?.abort().catch(() => undefined);
         throw signal.reason;
@@ -157,11 +168,16 @@ export class LocalProvider implements VideoProvider {
         fps: info().fps, elapsed_ms: Math.round(performance.now() - started),
         stream_time_ms: Math.round(frame.streamTimeMs), received_at_ms: frame.wallMs, live: true, reconnects: c.reconnects,
       };
-      const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] }, frame_size: { width: frame.width, height: frame.height } });
+      const made: FrameOutput = { stream_info: last, delta: { results: [{ index: 0, targets }] }, frame_size: { width: frame.width, height: frame.height } };
+      // The worker's steps (analytics) first, so this pipeline's chunk hooks (index) see what they add.
+      const out = ctx.complete ? ctx.complete(made) : made;
+      await pipeline.chunk(out);
+      const kept = await ctx.emit(out);
       onEmit();
       processed++;
       if (!kept) throw signal.aborted ? signal.reason : new DOMException('The task was cancelled', 'AbortError');
     }
+    await pipeline.finish();
     const c = live.counters();
     last = { ...last, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames, elapsed_ms: Math.round(performance.now() - started) };
     return {
@@ -172,11 +188,12 @@ export class LocalProvider implements VideoProvider {
     };
   }
 
-  async #pipeline(request: VideoTaskRequest): Promise<FramePipeline> {
+  async #pipeline(request: VideoTaskRequest, ctx: ProviderContext): Promise<FramePipeline> {
     try {
-      return await FramePipeline.create(request, this.deps.models);
+      const task = { id: ctx.taskId, projectId: ctx.projectId, request, services: this.deps.services ?? {} };
+      return await FramePipeline.create(request, this.deps.models, task);
     } catch (e) {
-      if (isApiError(e)) throw e;
+      if (isApiError(e) || e instanceof ProviderError) throw e;
       throw new ProviderError(this.name, `The pipeline's models could not be loaded: ${(e as Error).message}`);
     }
   }

@@ -8,8 +8,9 @@ import type { ProvidersConfig } from '../../config/index.js';
 import { LocalProvider } from './local-provider.js';
 import { RemoteProvider } from './remote-provider.js';
 import type { VideoProvider } from './provider.js';
+import type { StepServices } from '../pipeline/step.js';
 
-export function createProviders(s: Pick<Services, 'config' | 'taskModels'>, lists: ProvidersConfig = s.config.providers): { forModel(model?: string): VideoProvider[] } {
+export function createProviders(s: Pick<Services, 'config' | 'taskModels'> & StepServices, lists: ProvidersConfig = s.config.providers): { forModel(model?: string): VideoProvider[] } {
   const local = LocalProvider.fromServices(s);
   const build = (specs: readonly ProviderSpec[]): VideoProvider[] => specs.map((p) => (p.type === 'local' ? local
     : new RemoteProvider({ url: p.url, key: p.key, name: p.name, firstFrameTimeoutMs: p.timeoutMs ?? lists.timeoutMs })));

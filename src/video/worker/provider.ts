@@ -70,6 +70,12 @@ export interface ProviderContext {
   signal: AbortSignal;
   /** Appends one frame's output to the archive; resolves once stored. Returns false when the task was cancelled. */
   emit(frame: FrameOutput): Promise<boolean>;
+  /**
+   * Runs the worker's steps (pipeline/worker-steps.ts: analytics) over a frame's output, in frame order, and
+   * returns it as it will be archived: a provider in the worker's process calls it before its own steps' chunk
+   * hooks so that they see what those add (index: the analytics events); emit then does not run them again.
+   */
+  complete?(frame: FrameOutput): FrameOutput;
 }
 
 /**

@@ -16,7 +16,7 @@ import type { VideoSettings } from '../../config/index.js';
 import { EMPTY_STREAM_INFO } from '../stream/chunks.js';
 import { observeChunk, observeTaskEnd } from '../../metrics/video.js';
 import { traceIdOf } from '../../tracing/traceparent.js';
-import { TaskSteps } from '../pipeline/task-steps.js';
+import { WorkerSteps } from '../pipeline/worker-steps.js';
 
 /** The ordered providers for a request's `model` hint. */
 export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;
@@ -133,8 +133,10 @@ class TaskRun {
   /** Set once the task is terminal here or was taken away: emits return false, results are ignored. */
   private over = false;
   private stopping = false;
-  /** The request's steps with task hooks (analytics): every frame goes through them before it is archived. */
-  private steps: TaskSteps | null = null;
+  /** The request's steps with worker hooks (analytics): every frame goes through them before it is archived. */
+  private steps: WorkerSteps | null = null;
+  /** Frames the provider already ran through the worker's steps (ProviderContext.complete). */
+  private readonly completed = new WeakSet<FrameOutput>();
 
   constructor(private readonly s: Services, private readonly task: ClaimedTask, private readonly owner: string,
     private readonly archive: StreamArchive, private readonly queue: TaskQueue, private readonly settings: VideoSettings,
@@ -182,11 +184,18 @@ class TaskRun {
     this.controller.abort(new Error('lease lost'));
   }
 
+  private complete = (frame: FrameOutput): FrameOutput => {
+    if (!this.steps || this.steps.empty || this.over) return frame;
+    const out = this.steps.frame(frame);
+    this.completed.add(out);
+    return out;
+  };
+
   private emit = async (frame: FrameOutput): Promise<boolean> => {
     if (this.over || this.controller.signal.aborted) return false;
     const outcome = await this.serial(async () => {
       if (this.over) return 'lost' as const;
-      const out = this.steps ? this.steps.frame(frame) : frame;
+      const out = this.steps && !this.completed.has(frame) ? this.steps.frame(frame) : frame;
       const o = await this.archive.appendFrame(this.task.id, this.owner, out, this.settings.leaseMs);
       if (o === 'appended') {
         observeChunk(frame.stream_info, this.lastInfo);
@@ -225,11 +234,11 @@ class TaskRun {
       this.beat().catch((e) => this.s.log.warn({ err: e, taskId: this.task.id }, 'video task heartbeat failed')).finally(() => { beating = false; });
     }, this.settings.heartbeatMs);
     try {
-      this.steps = await TaskSteps.open(this.s, this.task.id, this.task.job.request);
+      this.steps = await WorkerSteps.open(this.s, this.task.id, this.task.job.request);
       await this.runProviders();
     } catch (e) {
-      // A bad step never gets here (checked at submit); a database failure of a task step fails the task.
-      if (!this.over) await this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.providerError('task steps', this.emitted, (e as Error).message) });
+      // A bad step never gets here (checked at submit); a database failure of a worker step fails the task.
+      if (!this.over) await this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.providerError('worker steps', this.emitted, (e as Error).message) });
     } finally {
       clearInterval(timer);
       await this.chain;
@@ -253,7 +262,7 @@ class TaskRun {
         error: taskErrors.noProvider(request.model ?? this.task.model) });
     }
     const tried: string[] = [];
-    const ctx = { taskId: this.task.id, projectId: this.task.projectId, traceparent: this.task.job.traceparent, signal: this.controller.signal, emit: this.emit };
+    const ctx = { taskId: this.task.id, projectId: this.task.projectId, traceparent: this.task.job.traceparent, signal: this.controller.signal, emit: this.emit, complete: this.complete };
     for (const provider of providers.slice(0, MAX_PROVIDER_TRIES)) {
       let result: ProviderResult;
       try {

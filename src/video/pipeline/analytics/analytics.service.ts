@@ -7,7 +7,7 @@ import type { VideoTaskRequest } from '../../worker/provider.js';
 import type { StreamArchive } from '../../stream/stream-archive.js';
 import { TERMINAL_STATES, type TaskState } from '../../schemas.js';
 import { checkSteps } from '../plan.js';
-import { liveTaskStep } from '../task-steps.js';
+import { liveWorkerStep } from '../worker-steps.js';
 import { sql } from './analytics.sql.js';
 import { AnalyticsEngine, type AnalyticsSummary } from './engine.js';
 import { parseAnalytics } from './rules.js';
@@ -45,7 +45,7 @@ export class AnalyticsService {
 
   /** The task's analytics run when it runs in this process. */
   #running(id: string): TaskAnalytics | undefined {
-    const run = liveTaskStep(id, 'analytics');
+    const run = liveWorkerStep(id, 'analytics');
     return run instanceof TaskAnalytics ? run : undefined;
   }
 

@@ -1,5 +1,5 @@
 // The analytics step (docs/analytics.md): counts line crossings, zone visits, dwell, crowding and speed on the
-// tracks of the detect step before it. It has no per-frame work inside the frame pipeline: its task hooks run
+// tracks of the detect step before it. It has no work inside the frame pipeline: its worker hooks run
 // in the worker over each whole frame's tracks after the other steps, whichever provider ran them (so a
 // remote node's frames are counted the same), keep the task's rules and totals in its analytics row, take
 // rule changes while the task runs and add the summary to the results and the terminal chunk.
@@ -19,15 +19,15 @@ export const analyticsStep = defineStep({
   }).meta({ description: 'Counting lines, zones, dwell, crowding and speed on the tracks of the detect step before it (docs/analytics.md)' }),
   // Every field of the rules; parseAnalytics checks them as a whole.
   parameters: Object.keys(AnalyticsParameters.shape),
-  plan({ index, params, earlier }) {
+  plan({ index, params, before }) {
     // Counts the tracks of the detect step before it (its detector's labels check `classes`); one per task.
-    const source = earlier.findLast((p) => p.labels !== undefined);
+    const source = before.findLast((p) => p.labels !== undefined);
     if (!source) throw errors.invalidParam(`steps[${index}].model`, `Expected a detect step before the analytics step steps[${index}] (it counts tracked detections)`);
-    if (earlier.some((p) => p.kind === 'analytics')) throw errors.invalidParam(`steps[${index}].model`, 'Expected at most one analytics step');
+    if (before.some((p) => p.kind === 'analytics')) throw errors.invalidParam(`steps[${index}].model`, 'Expected at most one analytics step');
     parseAnalytics(params, `steps[${index}].parameters`, source.labels);
-    return { kind: 'analytics', index, produces: false };
+    return { kind: 'analytics', index, produces: false, open: () => ({}) };
   },
-  task: {
+  worker: {
     async created(s, taskId, index, body) {
       const params = parseAnalytics(body.steps[index]?.parameters, 'parameters');
       const events = body.webhook?.events;

@@ -1,13 +1,13 @@
-// The analytics step of one running task, in the worker (its task hooks, step.ts): every archived frame's
+// The analytics step of one running task, in the worker (its worker hooks, step.ts): every archived frame's
 // targets go through the engine before the chunk is written, so the chunk carries `analytics: {events,
 // totals}` and a recount of the archived targets sees exactly what the task saw. Rules changed by PUT reach
-// the engine directly when the task runs in this process (update, through task-steps.ts's runs), or through
+// the engine directly when the task runs in this process (update, through worker-steps.ts's runs), or through
 // the task's analytics row, which the worker reads at every heartbeat (refresh). Totals are saved to that row about once a second and at the end, so GET
 // /v1/video/tasks/:id/analytics answers without reading the stream.
 import type { Services } from '../../../services.js';
 import type { FrameOutput, VideoTaskRequest } from '../../worker/provider.js';
 import { countAnalyticsEvents } from '../../../metrics/video.js';
-import type { TaskStepEnd, TaskStepRun } from '../step.js';
+import type { WorkerStepEnd, WorkerStepRun } from '../step.js';
 import { sql } from './analytics.sql.js';
 import { AnalyticsEngine, type AnalyticsFrame, type AnalyticsSummary } from './engine.js';
 import type { AnalyticsEvent, EventType } from './events.js';
@@ -34,7 +34,7 @@ export function analyticsFrame(frame: Pick<FrameOutput, 'stream_info' | 'delta'>
   };
 }
 
-export class TaskAnalytics implements TaskStepRun {
+export class TaskAnalytics implements WorkerStepRun {
   readonly engine: AnalyticsEngine;
   #width = 0;
   #height = 0;
@@ -111,7 +111,7 @@ export class TaskAnalytics implements TaskStepRun {
    * End of the task: open zone visits closed, final totals saved; the summary goes into the results and, with
    * the closing events, into the terminal chunk.
    */
-  async finish(): Promise<TaskStepEnd> {
+  async finish(): Promise<WorkerStepEnd> {
     const events = this.engine.finish();
     countAnalyticsEvents(events);
     await this.#saving;
