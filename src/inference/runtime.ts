@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
 import { createLogger } from '../log.js';
 import { availableProviders, chooseProviders, type ProviderLog } from './execution-providers.js';
-import { ModelQueue } from './model-queue.js';
+import { ModelQueue, type RunPriority } from './model-queue.js';
 import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool.js';
 import { SessionReplicas } from './session-replicas.js';
 import { packTensors, type SessionInfo, type WireTensor } from './session-wire.js';
@@ -66,6 +66,15 @@ const requestSignal = new AsyncLocalStorage<AbortSignal>();
 /** Runs fn so that every model run it queues (directly or deep down) is dropped if signal fires first. */
 export function withRequestSignal<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
   return signal ? requestSignal.run(signal, fn) : fn();
+}
+
+// Whether the runs queued inside are a background task's (a camera's frames): they go after interactive
+// requests in every model queue, with a lane and bound of their own (model-queue.ts).
+const runPriority = new AsyncLocalStorage<RunPriority>();
+
+/** Runs fn so that every model run it queues has this priority (default: interactive). */
+export function withRunPriority<T>(priority: RunPriority, fn: () => Promise<T>): Promise<T> {
+  return runPriority.run(priority, fn);
 }
 
 /** The signal of the surrounding withRequestSignal(), if any. */
@@ -297,7 +306,7 @@ export class ModelHandle {
     const t0 = performance.now();
     this.requests++;
     this.stopIdleTimer();
-    const done = this.queue.submit({ feeds, outputs, transfer: opts.transfer }, signal);
+    const done = this.queue.submit({ feeds, outputs, transfer: opts.transfer }, signal, runPriority.getStore() ?? 'interactive');
     done.then(() => this.record(performance.now() - t0), () => { this.errors++; }).finally(() => {
       this.lastUsedAt = Date.now();
       this.armIdleTimer();
