@@ -120,7 +120,9 @@ export async function runStreams({ quick, json, streams }: { quick: boolean; jso
   const alone = await detectorAlone(quick ? 2000 : 5000);
   const bound = alone.ips / FPS;
   console.log(`live density: detector alone ${alone.ips.toFixed(2)} 720p frames/s (${alone.split}) -> bound ${bound.toFixed(1)} cameras at ${FPS} fps`);
-  const t = await startTestApp({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true', SIGHTFLOW_LOG_LEVEL: 'silent' });
+  // A camera is a video task: by default a node runs cores / 2 of them at once and queues the rest, so the
+  // node is told to run them all (as an operator running N cameras must).
+  const t = await startTestApp({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true', SIGHTFLOW_LOG_LEVEL: 'silent', SIGHTFLOW_WORKER_CONCURRENCY: String(Math.max(...streams)) });
   const rtsp = await startRtspServer(await synthetic720p(10));
   const rows = [];
   try {

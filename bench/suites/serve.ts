@@ -100,7 +100,10 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-bench-serve-'));
   const byo = hasByoModels(BYO_MODELS['yolov8n-int8']) ? 'yolov8n-int8' : undefined;
   if (byo) await writeByoManifest(dataDir, { id: byo, task: 'detect', file: byoPath(BYO_MODELS[byo]) });
-  const t = await startTestApp({ SIGHTFLOW_LOG_LEVEL: 'silent', SIGHTFLOW_MODELS_DIR: join(projectRoot, 'data', 'models') }, { dataDir });
+  // Every camera of the mixed phase runs at once (a node runs cores / 2 video tasks by default).
+  const t = await startTestApp({
+    SIGHTFLOW_LOG_LEVEL: 'silent', SIGHTFLOW_MODELS_DIR: join(projectRoot, 'data', 'models'), SIGHTFLOW_WORKER_CONCURRENCY: String(Math.max(1, cameras)),
+  }, { dataDir });
   try {
     await t.app.services.models.ready;
     const post = (path: string, payload: string) => async () =>
