@@ -107,7 +107,7 @@ async function cameras(t: TestApp, url: string, n: number, seconds: number) {
   const rates = cams.map((c) => c.processed / seconds);
   const all = cams.flatMap((c) => c.delays);
   return {
-    streams: n, fps_min: Math.min(...rates), fps_median: pct(rates, 0.5), fps_max: Math.max(...rates),
+    streams: n, fps_sum: rates.reduce((a, b) => a + b, 0), fps_min: Math.min(...rates), fps_median: pct(rates, 0.5), fps_max: Math.max(...rates),
     dropped_min: Math.min(...cams.map((c) => c.dropped)), dropped_max: Math.max(...cams.map((c) => c.dropped)),
     lag_p50_ms: Math.round(pct(all, 0.5)), lag_p95_ms: Math.round(pct(all, 0.95)), rss_half_mb: mb(rssHalf), rss_end_mb: mb(rssEnd),
     states: reported.map((b) => b.status as string),
@@ -129,7 +129,8 @@ export async function runStreams({ quick, json, streams }: { quick: boolean; jso
     for (const n of streams) {
       const r = await cameras(t, rtsp.url, n, seconds);
       rows.push(r);
-      console.log(`  ${n} cameras: ${r.holds ? 'holds' : 'does not hold'}; frames/s per camera min ${r.fps_min.toFixed(2)} median ${r.fps_median.toFixed(2)} max ${r.fps_max.toFixed(2)}; ` +
+      const share = (r.fps_sum / alone.ips);
+      console.log(`  ${n} cameras: ${r.holds ? 'holds' : 'does not hold'}; all cameras together ${r.fps_sum.toFixed(2)} frames/s = ${share.toFixed(2)} of the detector alone; frames/s per camera min ${r.fps_min.toFixed(2)} median ${r.fps_median.toFixed(2)} max ${r.fps_max.toFixed(2)}; ` +
         `dropped per camera ${r.dropped_min}-${r.dropped_max}; lag p50 ${r.lag_p50_ms} p95 ${r.lag_p95_ms} ms; RSS ${r.rss_half_mb} -> ${r.rss_end_mb} MB`);
     }
     const held = Math.max(0, ...rows.filter((r) => r.holds).map((r) => r.streams));
