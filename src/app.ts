@@ -12,25 +12,31 @@ import { Authenticator } from './auth/authenticator.js';
 import { RateLimiter } from './auth/rate-limit.js';
 import { UsageLedger } from './usage/ledger.js';
 import { HttpServer } from './http/server.js';
-import { systemRoutes } from './http/system.routes.js';
-import { modelsRoutes } from './http/models.routes.js';
+import { systemRoutes } from './system/system.routes.js';
+import { modelsRoutes } from './models/models.routes.js';
 import { projectsModule, projectsPart } from './projects/projects.module.js';
 import type { Services } from './services.js';
 import { BlobStore } from './store/blobs.js';
 import { loadOrCreateSigningSecret, presign } from './store/presign.js';
 import { loadOrCreateAdminToken } from './store/secret-file.js';
 import { filesModule, filesPart } from './files/files.module.js';
-import { ModelsService } from './inference/models-service.js';
+import { ModelsService } from './models/models-service.js';
 import { useAddonPath } from './native/load.js';
-import { visionModels, visionModule, visionPart } from './vision/vision.module.js';
+import { visionModule, visionPart } from './vision/vision.module.js';
+import { TaskModels } from './task-models.js';
 import { videoModule, videoPart } from './video/video.module.js';
-import type { ProviderSource } from './video/worker.js';
+import type { ProviderSource } from './video/worker/worker.js';
 import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
 import type { Module, ModulePart } from './module.js';
 import { mcpModule, mcpPart } from './mcp/mcp.module.js';
 import { consoleModule, consolePart } from './console/console.module.js';
 import { modelsModule, modelsPart } from './models/models.module.js';
 import type { RouteDef } from './http/route.js';
+import { enableMetrics } from './metrics/registry.js';
+import { watchModels } from './metrics/models.js';
+import { watchDbPool } from './metrics/db.js';
+import { countingRequests, watchInFlight } from './metrics/http.js';
+import { listenMetrics, type MetricsListener } from './metrics/server.js';
 
 export interface App {
   services: Services;
@@ -40,13 +46,30 @@ export interface App {
   bootstrapKey: string | null;
   /** The token that guards /admin/v1: config.adminToken, else the data dir's (when asked for); null: admin API off. */
   adminToken: string | null;
+  /** The metrics port (SIGHTFLOW_METRICS_PORT) as bound; null: metrics off. */
+  metricsPort: number | null;
   /** Set when this start generated the admin token and wrote it to `path`; like bootstrapKey, shown once. */
   createdAdminToken: { token: string; path: string } | null;
   stop(): Promise<void>;
 }
 
+/**
+ * Every part in order, as one list: its static half (name and tables, known before any service exists) and
+ * how it is built. PARTS and modules() both read it, so they cannot drift apart.
+ */
+const PART_LIST: ReadonlyArray<{ part: ModulePart; build(s: Services, opts: { worker: boolean } & AppOptions): Module }> = [
+  { part: projectsPart, build: (s) => projectsModule(s) },
+  { part: filesPart, build: (s) => filesModule(s) },
+  { part: visionPart, build: (s) => visionModule(s) },
+  { part: videoPart, build: (s, opts) => videoModule(s, { worker: opts.worker, providers: opts.videoProviders }) },
+  { part: vectorsPart, build: (s) => vectorsModule(s) },
+  { part: mcpPart, build: (s) => mcpModule(s) },
+  { part: consolePart, build: (s) => consoleModule(s) },
+  { part: modelsPart, build: (s) => modelsModule(s) },
+];
+
 /** Every part built by modules(), in the same order: their tables are migrated before any part is built. */
-export const PARTS: readonly ModulePart[] = [projectsPart, filesPart, visionPart, videoPart, vectorsPart, mcpPart, consolePart, modelsPart];
+export const PARTS: readonly ModulePart[] = PART_LIST.map((p) => p.part);
 
 /** The core tables plus every part's, as one list for migrate(). */
 export function allMigrations(): Migration[] {
@@ -60,14 +83,30 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   await migrate(db, allMigrations());
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, { syncMs: config.models.syncMs });
-  const vision = visionModels(models);
-  models.onChange((c) => vision.modelsChanged([...c.removed, ...c.changed]));
+  const taskModels = new TaskModels(models);
+  models.onChange((c) => taskModels.modelsChanged([...c.removed, ...c.changed]));
   return {
     config, log, db, projects: new Projects(db), usage: new UsageLedger(db, (err, e) => log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed')), version: VERSION,
-    readiness: new Map([['models', () => models.isReady()]]), models, vision,
+    readiness: new Map([['models', () => models.isReady()]]), models, taskModels,
     blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
     presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
   };
+}
+
+/**
+ * Turns metrics on and opens the metrics port when SIGHTFLOW_METRICS_PORT is set (serve and worker alike);
+ * null when it is not. The models' gauges are read from this process's runtime at scrape time.
+ */
+export async function startMetrics(s: Services): Promise<MetricsListener | null> {
+  const m = s.config.metrics;
+  if (m.port === undefined) return null;
+  enableMetrics({ projectLabel: m.projectLabel });
+  const unwatchModels = watchModels(() => s.models.runtime.handles().map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state(), lanes: h.lanes })));
+  const unwatchDb = watchDbPool(() => s.db.poolStats?.() ?? null);
+  const l = await listenMetrics(m.host, m.port, (err) => s.log.error({ err }, 'metrics collection failed'));
+  // Not `port`: scripts that wait for the API's port read the first `"port"` of the log.
+  s.log.info({ metricsPort: l.port, host: m.host }, 'metrics listening');
+  return { port: l.port, close: async () => { unwatchModels(); unwatchDb(); await l.close(); } };
 }
 
 /** Parts a caller supplies in place of what the configuration builds (the tests inject video providers). */
@@ -84,7 +123,7 @@ export interface AppOptions {
 
 /** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
 export function modules(s: Services, opts: { worker: boolean } & AppOptions): Module[] {
-  return [projectsModule(s), filesModule(s), visionModule(s), videoModule(s, { worker: opts.worker, providers: opts.videoProviders }), vectorsModule(s), mcpModule(s), consoleModule(s), modelsModule(s)];
+  return PART_LIST.map((p) => p.build(s, opts));
 }
 
 /**
@@ -96,6 +135,11 @@ export function workerModules(s: Services, opts: AppOptions = {}): Module[] {
   return [videoModule(s, { worker: true, providers: opts.videoProviders }), modelsModule(s, { routes: false })];
 }
 
+/**
+ * Every route: the system part's probes and API description, the models part's catalogue (GET /v1/models,
+ * listed before the parts whose models it gathers), then each part's own routes in part order. The order is
+ * the API description's.
+ */
 export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef[]): RouteDef[] {
   return [...systemRoutes(s, all), ...modelsRoutes(s.models.catalogue), ...mods.flatMap((m) => m.routes)];
 }
@@ -116,9 +160,10 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
   const bootstrap = await services.projects.bootstrap();
   const adminFile = !config.adminToken && opts.adminTokenFromDataDir ? await loadOrCreateAdminToken(config.dataDir) : null;
   const adminToken = config.adminToken ?? adminFile?.value ?? null;
+  const metrics = await startMetrics(services);
   const server = new HttpServer({
     log: services.log,
-    requestLog: requestLogger(services.log),
+    requestLog: metrics ? countingRequests(requestLogger(services.log)) : requestLogger(services.log),
     authenticator: new Authenticator(services.projects, config.keyCacheMs),
     rateLimiter: new RateLimiter(config.rateLimit.rps, config.rateLimit.burst),
     adminToken: adminToken ?? undefined,
@@ -126,17 +171,20 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
     bodyTimeoutMs: config.bodyTimeoutMs,
   });
   services.router = server.router;
+  const unwatchInFlight = metrics ? watchInFlight(() => server.requestsInFlight) : () => {};
   const mods = modules(services, { worker: config.inProcessWorker, ...opts });
   for (const r of allRouteModules(services, mods, () => server.router.all())) server.route(r);
   for (const m of mods) await m.start?.();
   const port = await server.listen(config.host, config.port);
   let stopping: Promise<void> | null = null;
   return {
-    services, server, port, bootstrapKey: bootstrap?.key ?? null, adminToken,
+    services, server, port, bootstrapKey: bootstrap?.key ?? null, adminToken, metricsPort: metrics?.port ?? null,
     createdAdminToken: adminFile?.created ? { token: adminFile.value, path: adminFile.path } : null,
     stop: () => (stopping ??= (async () => {
       await server.stop(config.shutdownTimeoutMs);
       await stopServices(services, mods);
+      unwatchInFlight();
+      await metrics?.close();
     })()),
   };
 }

@@ -1,7 +1,7 @@
 // The one error catalogue. Every error code a client can see (an HTTP error body, an MCP tool error, a video
 // task's recorded `error` and its final stream chunk) is listed in `errorCatalogue` and built here, so the
-// wire shape, the status table and README's "Errors" list all come from one place
-// (test/unit/errors-catalogue.test.ts holds README to this file).
+// wire shape, the status table and docs/errors.md's code table all come from one place
+// (test/unit/errors-catalogue.test.ts holds docs/errors.md to this file).
 
 export type ErrorType =
   | 'invalid_request_error'

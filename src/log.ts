@@ -1,7 +1,7 @@
 // pino JSON logs; API keys and Authorization headers never reach a log line.
 import { pino, type Logger } from 'pino';
 import { LogSink } from './log-sink.js';
-import { RequestLineWriter, type RequestLine } from './request-log-line.js';
+import { lineTraceId, RequestLineWriter, type RequestLine } from './request-log-line.js';
 
 export type { Logger };
 
@@ -36,7 +36,7 @@ export function requestLogger(log: Logger): (r: RequestLine) => void {
   const dest = destinations.get(log);
   const level = log.levels.values.info!;
   if (!dest) {
-    return (r) => log.info({ requestId: r.requestId, method: r.method, route: r.route, path: r.path, status: r.status, ms: Math.round((r.endedMs - r.startedMs) * 100) / 100, project: r.project }, 'request');
+    return (r) => log.info({ requestId: r.requestId, trace_id: lineTraceId(r), method: r.method, route: r.route, path: r.path, status: r.status, ms: Math.round((r.endedMs - r.startedMs) * 100) / 100, project: r.project }, 'request');
   }
   const writer = new RequestLineWriter(dest, level, 'sightflow');
   return (r) => {

@@ -2,11 +2,11 @@
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
 import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
 import { parseArgs, type ParsedArgs } from './cli-args.js';
-import { allMigrations, openServices, startApp, stopServices, workerModules } from './app.js';
+import { allMigrations, openServices, startApp, startMetrics, stopServices, workerModules } from './app.js';
 import { createLogger } from './log.js';
 import { VERSION } from './paths.js';
-import { modelsCli } from './inference/models-cli.js';
-import { checkModelOnSample } from './vision/model-check.js';
+import { modelsCli } from './models/models-cli.js';
+import { checkModelOnSample } from './detection/model-check.js';
 import { sharedModelStore } from './models/model-publish.js';
 
 const USAGE = `sightflow ${VERSION}
@@ -17,7 +17,7 @@ usage: sightflow <command> [options]
   projects   create <name> | list
   keys       create --project <id|name> --name <text> | list [--project <id|name>] | disable <id-or-hint>
   models     list | prepare | verify | add <file|url|owner/repo[@rev]:path> [--id] [--task] [--labels] | remove <id>
-Environment: SIGHTFLOW_PORT, SIGHTFLOW_HOST, SIGHTFLOW_DATA_DIR, DATABASE_URL, SIGHTFLOW_ADMIN_TOKEN, ... (see README)`;
+Environment: SIGHTFLOW_PORT, SIGHTFLOW_HOST, SIGHTFLOW_DATA_DIR, DATABASE_URL, SIGHTFLOW_ADMIN_TOKEN, ... (see docs/configuration.md)`;
 
 function flagsOf(a: ParsedArgs): CliFlags {
   const port = a.flags.port;
@@ -77,22 +77,24 @@ function consoleUrl(host: string, port: number): string {
 async function runWorker(config: Config): Promise<void> {
   // As in serve: handlers before start-up, so an early signal still shuts down cleanly.
   let signals = 0;
-  let started: { services: Awaited<ReturnType<typeof openServices>>; mods: ReturnType<typeof workerModules> } | null = null;
+  let started: { services: Awaited<ReturnType<typeof openServices>>; mods: ReturnType<typeof workerModules>; metrics: Awaited<ReturnType<typeof startMetrics>> } | null = null;
   let pending = false;
   const shutdown = async () => {
     if (++signals > 1) process.exit(1);
     if (!started) { pending = true; return; }
-    const { services, mods } = started;
+    const { services, mods, metrics } = started;
     await stopServices(services, mods);
+    await metrics?.close();
     services.log.flush();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown());
   process.on('SIGINT', () => void shutdown());
   const services = await openServices(config);
+  const metrics = await startMetrics(services);
   const mods = workerModules(services);
   for (const m of mods) await m.start?.();
-  started = { services, mods };
+  started = { services, mods, metrics };
   services.log.info({ db: services.db.kind }, 'sightflow worker running');
   services.log.flush();
   if (pending) { signals--; await shutdown(); }

@@ -5,9 +5,9 @@ import type { Db } from './store/db.js';
 import type { Projects } from './auth/projects.js';
 import type { UsageLedger } from './usage/ledger.js';
 import type { BlobStore } from './store/blobs.js';
-import type { ModelsService } from './inference/models-service.js';
+import type { ModelsService } from './models/models-service.js';
 import type { Router } from './http/router.js';
-import type { VisionModels } from './vision/vision-models.js';
+import type { TaskModels } from './task-models.js';
 
 export interface Services {
   config: Config;
@@ -17,8 +17,8 @@ export interface Services {
   usage: UsageLedger;
   blobs: BlobStore;
   models: ModelsService;
-  /** The vision part's detector and OCR, lent to the parts that run them too (video steps, embeddings). */
-  vision: VisionModels;
+  /** The detectors and OCR, for every part that runs them (vision, video steps, embeddings, the add check). */
+  taskModels: TaskModels;
   /** HMAC secret of presigned /v1/files links (shared by every node: env or <data-dir>/signing-secret). */
   signingSecret: string;
   /** A presigned link to a blob, valid for an hour by default. */

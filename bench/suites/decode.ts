@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { VideoDecoder } from '../../src/video/decoder.js';
+import { VideoDecoder } from '../../src/video/source/decoder.js';
 import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import { makeMedia } from '../../test/helpers/media.js';
 

@@ -14,7 +14,7 @@ import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ModelRegistry, packageDir } from '../../src/inference/registry.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { loadTfjsReference } from '../../eval/lib/tfjs-reference.js';
-import { Detector, modelInput } from '../../src/vision/detect.js';
+import { Detector, modelInput } from '../../src/detection/detect.js';
 import { argValue, chooseModel } from '../../eval/lib/model-choice.js';
 
 export async function run({ quick, json, args }: SuiteOptions): Promise<void> {

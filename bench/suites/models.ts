@@ -8,7 +8,7 @@
 // any server that has served a model); the cold start figure is printed beside it.
 // Each side is measured in a fresh process, twice: with glibc's defaults, whose dynamic mmap threshold keeps
 // freed model buffers in the heap (RSS does not come back), and with MALLOC_MMAP_THRESHOLD_=131072 (what the
-// README recommends for idle unload: large buffers are mmapped and go back to the system when freed).
+// docs/models.md recommends for idle unload: large buffers are mmapped and go back to the system when freed).
 // The model is the yolov8n int8 export when the bring-your-own exports are there (eval/byo-dir.ts),
 // else the prepared built-in CenterNet.
 import { execFileSync } from 'node:child_process';

@@ -6,9 +6,13 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
-import { ocrImage } from '../../src/vision/ocr/engine.js';
-import { decodeRgb } from '../../src/vision/ocr/rgb-image.js';
-import { tesseractFileWords } from '../../src/vision/ocr/tesseract.js';
+import { OcrEngine } from '../../src/ocr/engine.js';
+import { projectRoot } from '../../src/paths.js';
+import { decodeRgb } from '../../src/ocr/resample.js';
+import { tesseractFileWords } from '../../src/ocr/tesseract.js';
+
+// OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
+const { ocrImage } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 
 const p50 = (v: number[]) => { const s = v.slice().sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)] : 0; };
 

@@ -17,13 +17,17 @@ import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
-import { Detector } from '../../src/vision/detect.js';
-import { ocrImage, ocrRegion } from '../../src/vision/ocr/engine.js';
-import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
-import type { VideoTaskRequest } from '../../src/video/provider.js';
+import { Detector } from '../../src/detection/detect.js';
+import { OcrEngine } from '../../src/ocr/engine.js';
+import { projectRoot } from '../../src/paths.js';
+import { LocalProvider } from '../../src/video/worker/local-provider.js';
+import type { VideoTaskRequest } from '../../src/video/worker/provider.js';
 import { makeMedia } from '../../test/helpers/media.js';
 
 const exec = promisify(execFile);
+
+// OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
+const { ocrImage, ocrRegion } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 
 async function durationS(path: string): Promise<number> {
   const { stdout } = await exec('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'format=duration', '-of', 'csv=p=0', path]);
@@ -55,7 +59,7 @@ async function pipelineBench(quick: boolean): Promise<FileResult[]> {
   await registry.prepare('centernet-coco');
   const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
   const detector = await Detector.create(runtime, registry, 'centernet-coco');
-  const provider = new LocalProvider({ allowPrivateUrls: false, vision: { detector: async () => detector, ocrImage, ocrRegion } });
+  const provider = new LocalProvider({ allowPrivateUrls: false, models: { detector: async () => detector, ocrImage, ocrRegion } });
   const seconds = quick ? 4 : 60;
   const clip = await makeMedia(`bench_720p_${seconds}s.mp4`, ['-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=25:duration=${seconds}`,
     '-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p']);
@@ -81,6 +85,7 @@ async function pipelineBench(quick: boolean): Promise<FileResult[]> {
 // The subscribers' side, run in a child process: N concurrent replays from byte 0, each hashed.
 const CLIENT = `
 import { createHash } from 'node:crypto';
+
 const [url, key, n] = process.argv.slice(1);
 const t0 = performance.now();
 const replays = await Promise.all(Array.from({ length: Number(n) }, async () => {

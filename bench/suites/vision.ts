@@ -17,8 +17,11 @@ import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { projectRoot } from '../../src/paths.js';
 import { loadImage, parseImageInput } from '../../src/media/image-input.js';
-import { ocrImage } from '../../src/vision/ocr/engine.js';
+import { OcrEngine } from '../../src/ocr/engine.js';
 import { describeImage } from '../../src/vision/describe/describer.js';
+
+// OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
+const { ocrImage } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 
 const ENDPOINTS = ['detect', 'ocr', 'describe'] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
@@ -63,7 +66,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
       req.on('error', () => resolve(false));
       req.end(payload);
     });
-    const detector = await app.services.vision.detector();
+    const detector = await app.services.taskModels.detector();
     const inProcess = (endpoint: Endpoint) => async (): Promise<boolean> => {
       const img = await loadImage(parseImageInput({ image_base64 }));
       if (endpoint === 'detect') await detector.detect(img);

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BYO_MODELS, byoPath, isByoModelId, skipWithoutByoModels } from '../byo-dir.js';
-import { writeByoManifest } from '../../src/inference/byo-manifest.js';
+import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 
 export interface ChosenModel { registry: ModelRegistry; id: string; cleanup(): void }

@@ -17,8 +17,8 @@ import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { loadTfjsReference } from '../lib/tfjs-reference.js';
 import { argValue, chooseModel } from '../lib/model-choice.js';
 import type { RgbImage } from '../../src/media/rgb-image.js';
-import { Detector, modelInput } from '../../src/vision/detect.js';
-import { clamp, iou, nms, type RawBox } from '../../src/vision/yolo.js';
+import { Detector, modelInput } from '../../src/detection/detect.js';
+import { clamp, iou, nms, type RawBox } from '../../src/detection/yolo.js';
 import sharp from 'sharp';
 
 const MIN_SCORE = 0.001;

@@ -9,9 +9,13 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { evalDir, skipWithoutEvalData } from '../dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
-import { type OcrBlock, ocrImage } from '../../src/vision/ocr/engine.js';
-import { decodeRgb } from '../../src/vision/ocr/rgb-image.js';
-import { tesseractFileWords, tesseractLayout } from '../../src/vision/ocr/tesseract.js';
+import { type OcrBlock, OcrEngine } from '../../src/ocr/engine.js';
+import { projectRoot } from '../../src/paths.js';
+import { decodeRgb } from '../../src/ocr/resample.js';
+import { tesseractFileWords, tesseractLayout } from '../../src/ocr/tesseract.js';
+
+// OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
+const { ocrImage } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 
 type Box = [number, number, number, number];
 interface GtItem { text: string; box: Box }

@@ -25,11 +25,15 @@ import { evalDir, skipWithoutEvalData } from '../dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
-import { Detector } from '../../src/vision/detect.js';
-import { ocrImage, ocrRegion } from '../../src/vision/ocr/engine.js';
+import { Detector } from '../../src/detection/detect.js';
+import { OcrEngine } from '../../src/ocr/engine.js';
+import { projectRoot } from '../../src/paths.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../lib/mot-metrics.js';
-import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
-import type { FrameOutput, VideoTaskRequest } from '../../src/video/provider.js';
+import { LocalProvider } from '../../src/video/worker/local-provider.js';
+import type { FrameOutput, VideoTaskRequest } from '../../src/video/worker/provider.js';
+
+// OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
+const { ocrImage, ocrRegion } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 
 const run$ = promisify(execFile);
 const DEFAULT_THRESHOLD = 0.4;
@@ -90,7 +94,7 @@ function sequences(root: string, tmp: string): Sequence[] {
 type Runner = (video: string, request: VideoTaskRequest) => Promise<{ frames: FrameOutput[]; finish: string; tracks: number }>;
 
 function directRunner(detector: Detector): Runner {
-  const provider = new LocalProvider({ allowPrivateUrls: false, vision: { detector: async () => detector, ocrImage, ocrRegion } });
+  const provider = new LocalProvider({ allowPrivateUrls: false, models: { detector: async () => detector, ocrImage, ocrRegion } });
   return async (video, request) => {
     const frames: FrameOutput[] = [];
     const result = await provider.run(request, { path: video }, {

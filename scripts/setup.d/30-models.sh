@@ -8,7 +8,7 @@ cd "${SIGHTFLOW_ROOT:-$(dirname "$0")/../..}"
 
 data_dir="${SIGHTFLOW_DATA_DIR:-./data}"
 node --import tsx --input-type=module -e "
-import { modelsCli } from './src/inference/models-cli.ts';
+import { modelsCli } from './src/models/models-cli.ts';
 const dir = process.argv[1];
 let code = await modelsCli(['prepare'], dir);
 if (code === 0) code = await modelsCli(['verify'], dir);

@@ -1,4 +1,4 @@
-// API key format (docs/api.md): `sk_sf_` + base64url(32 random bytes). Only the SHA-256 and a hint
+// API key format (docs/api.md, "Keys"): `sk_sf_` + base64url(32 random bytes). Only the SHA-256 and a hint
 // (`sk_sf_...` + last 4) are stored.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 

@@ -1,5 +1,6 @@
 // Projects and their API keys: the repository the CLI, the admin API and the auth hook share.
 import type { Db } from '../store/db.js';
+import { isoTime } from '../store/timestamps.js';
 import { errors } from '../errors.js';
 import { newId } from '../ids.js';
 import { generateKey, hashKey, keyHint } from './api-key.js';
@@ -11,11 +12,10 @@ export interface KeyRecord {
   created_at: string; last_used_at: string | null; disabled_at: string | null;
 }
 
-const iso = (v: unknown): string | null => (v == null ? null : new Date(v as string).toISOString());
-const toProject = (r: Record<string, unknown>): Project => ({ id: String(r.id), name: String(r.name), created_at: iso(r.created_at)! });
+const toProject = (r: Record<string, unknown>): Project => ({ id: String(r.id), name: String(r.name), created_at: isoTime(r.created_at)! });
 const toKey = (r: Record<string, unknown>): KeyRecord => ({
   id: String(r.id), project_id: String(r.project_id), name: String(r.name), hint: String(r.hint),
-  created_at: iso(r.created_at)!, last_used_at: iso(r.last_used_at), disabled_at: iso(r.disabled_at),
+  created_at: isoTime(r.created_at)!, last_used_at: isoTime(r.last_used_at), disabled_at: isoTime(r.disabled_at),
 });
 
 function isUniqueViolation(e: unknown): boolean {

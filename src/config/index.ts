@@ -1,7 +1,7 @@
 // The one configuration tree: every environment variable sightflow reads, parsed once at start (loadConfig)
 // into a frozen Config, one section per part. Parts receive their slice as a parameter and never read the
 // environment themselves, so a bad value of any variable stops the start with one line naming it instead of
-// being silently replaced later. README's configuration table lists every variable here (a unit test checks).
+// being silently replaced later. docs/configuration.md's table lists every variable here (a unit test checks).
 import { deepFreeze } from '../deep-freeze.js';
 import { resolve } from 'node:path';
 import { cpus } from 'node:os';
@@ -102,7 +102,7 @@ export const CONFIG_SECTIONS = {
   inference: {
     SIGHTFLOW_EXECUTION_PROVIDERS: str('cpu'),
     SIGHTFLOW_INTRA_OP_THREADS: int(1),
-    SIGHTFLOW_INFERENCE_SESSIONS: int(1),
+    SIGHTFLOW_INFERENCE_SESSIONS: int(1, 1),
     SIGHTFLOW_INFERENCE_QUEUE_DEPTH: int(1, 32),
     SIGHTFLOW_INFERENCE_WORKERS: oneOf(['per-model', 'shared'], 'per-model'),
     SIGHTFLOW_MODEL_IDLE_UNLOAD_S: num(0, 0),
@@ -133,6 +133,11 @@ export const CONFIG_SECTIONS = {
   native: {
     SIGHTFLOW_ADDON_PATH: str(),
   },
+  metrics: {
+    SIGHTFLOW_METRICS_PORT: int(0, undefined, 65535),
+    SIGHTFLOW_METRICS_HOST: str(),
+    SIGHTFLOW_METRICS_PROJECT_LABEL: bool(true),
+  },
 } satisfies Record<string, Record<string, Field>>;
 
 type Sections = typeof CONFIG_SECTIONS;
@@ -148,7 +153,7 @@ export interface InferenceConfig {
   providers: string[];
   /** Intra-op threads per session; unset: the number of cores. */
   intraOpThreads?: number;
-  /** Most sessions of one model that run at once (loaded as load needs them); unset: cores, at most 4. */
+  /** Most sessions of one model that run at once (further ones load as load needs them); default 1. */
   sessions?: number;
   /** Waiting-item bound of each model queue (also used by task-level queues such as OCR's). */
   queueDepth: number;
@@ -260,6 +265,16 @@ export interface Config {
   /** The native addon file. */
   /** addonPath: a built addon elsewhere than the default build/Release (src/native/load.ts owns the default). */
   native: { addonPath?: string };
+  metrics: MetricsSettings;
+}
+
+export interface MetricsSettings {
+  /** Port of the Prometheus endpoint (GET /metrics, no credential); unset: no metrics are kept or served. */
+  port?: number;
+  /** Its listen address (default: the API's host). */
+  host: string;
+  /** Usage counters carry the project id as a label (off for installations with very many projects). */
+  projectLabel: boolean;
 }
 
 export interface CliFlags { port?: number; host?: string; dataDir?: string; noWorker?: boolean }
@@ -393,5 +408,10 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
     },
     vectors: { ocr: e.SIGHTFLOW_VECTORS_OCR },
     native: { addonPath: e.SIGHTFLOW_ADDON_PATH },
+    metrics: {
+      port: e.SIGHTFLOW_METRICS_PORT,
+      host: (e.SIGHTFLOW_METRICS_HOST as string | undefined)?.trim() || (flags.host ?? e.SIGHTFLOW_HOST),
+      projectLabel: e.SIGHTFLOW_METRICS_PROJECT_LABEL,
+    },
   });
 }

@@ -1,6 +1,6 @@
 // Video provider lists as configured: SIGHTFLOW_PROVIDERS (the default list) and SIGHTFLOW_PROVIDERS_<NAME>
 // (the list for requests whose `model` routing hint is <name>). Parsed with the rest of the configuration so
-// a malformed list stops the start with a message naming the variable; src/video/providers.ts turns the
+// a malformed list stops the start with a message naming the variable; src/video/worker/provider-lists.ts turns the
 // parsed specs into provider objects.
 //
 // A list is either comma-separated entries, each `local` or `<base URL>#<API key of that node>`:

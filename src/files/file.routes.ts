@@ -3,7 +3,7 @@
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { errors } from '../errors.js';
 import type { Services } from '../services.js';
-import { resolveFileRequest } from '../store/file-serving.js';
+import { resolveFileRequest } from './file-serving.js';
 
 export function fileRoutes(s: Services): RouteDef[] {
   return [

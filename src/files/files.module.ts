@@ -1,5 +1,5 @@
 // File serving as a part: GET /v1/files/* answers presigned blob links (the signature is the credential).
-// Resolving a link to a blob range is the store's (store/file-serving.ts); this part only adapts it to HTTP.
+// Resolving a link to a blob range is the store's (file-serving.ts); the routes only adapt it to HTTP.
 import type { Module, ModulePart } from '../module.js';
 import type { Services } from '../services.js';
 import { fileRoutes } from './file.routes.js';

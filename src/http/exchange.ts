@@ -13,10 +13,12 @@ import type { Match, Router } from './router.js';
 import type { Method, Reply, RouteDef } from './route.js';
 import { ClientGone, readBody } from './body-reader.js';
 import { validate } from './validation.js';
+import { checkPathParams, checkQuery } from './storable-text.js';
 import { IMAGE_UPLOAD_TYPES, isImageUploadType, readImageUpload } from './image-upload.js';
 import { sendBody, sendFile, sendJson, sendJsonReply, type ResState } from './send.js';
 import { HttpRequestContext, type RequestLink } from './request-context.js';
 import { nextRequestId } from './request-id.js';
+import { parseTraceparent, startedTraceId, STARTED_FLAGS } from '../tracing/traceparent.js';
 import { errors, isApiError } from '../errors.js';
 import type { Logger, RequestRecord } from '../log.js';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
@@ -49,6 +51,7 @@ const EMPTY_QUERY = new URLSearchParams();
 const H_AUTHORIZATION = Buffer.from('authorization');
 const H_REQUEST_ID = Buffer.from('x-request-id');
 const H_CONTENT_LENGTH = Buffer.from('content-length');
+const H_TRACEPARENT = Buffer.from('traceparent');
 /**
  * uWS gives the method lower-cased: the common ones upper-cased without a new string per request, by comparison
  * rather than a map (a map would hash uWS's fresh string on every request).
@@ -71,6 +74,13 @@ export class Exchange implements ResState, RequestLink {
   controller: AbortController | null = null;
 
   readonly requestId: string;
+  /**
+   * The W3C trace this request belongs to (tracing/traceparent.ts): the caller's, a fresh one, or null for a
+   * trace it started under a server-made request id, whose id is that request id's hex (traceId): the
+   * common request makes no trace id string at all.
+   */
+  private readonly trace: string | null;
+  readonly traceFlags: string;
   private readonly started: number;
   private readonly method: string;
   private readonly path: string;
@@ -100,7 +110,11 @@ export class Exchange implements ResState, RequestLink {
     this.rawQuery = this.q ? new URLSearchParams(this.q) : EMPTY_QUERY;
     this.authorization = this.header(H_AUTHORIZATION, 'authorization');
     const incomingId = this.header(H_REQUEST_ID, 'x-request-id');
-    this.requestId = incomingId && REQUEST_ID_RE.test(incomingId) ? incomingId : nextRequestId();
+    const ownId = !(incomingId && REQUEST_ID_RE.test(incomingId));
+    this.requestId = ownId ? nextRequestId() : incomingId;
+    const trace = parseTraceparent(this.header(H_TRACEPARENT, 'traceparent'));
+    this.trace = trace ? trace.traceId : ownId ? null : startedTraceId();
+    this.traceFlags = trace ? trace.flags : STARTED_FLAGS;
     // Routing is synchronous and has no effects: it runs first to pick the body limit (see start()).
     this.match = srv.router.match(this.method, this.path);
   }
@@ -151,6 +165,10 @@ export class Exchange implements ResState, RequestLink {
     this.leaveCallback();
     // One settle handler pair rather than catch().finally(): fewer promises per request.
     result.then((reply) => this.write(reply)).then(() => this.finish(), (e: unknown) => this.failed(e));
+  }
+
+  get traceId(): string {
+    return this.trace ?? this.requestId.slice(4);
   }
 
   /** Every request header by lower-case name. */
@@ -234,6 +252,8 @@ export class Exchange implements ResState, RequestLink {
 
   private invoke(def: RouteDef, body: unknown): Reply | Promise<Reply> {
     const { rawQuery } = this;
+    if (this.q) checkQuery(rawQuery);
+    if (this.match.kind === 'found') checkPathParams(this.match.params);
     const query = def.query ? validate(def.query, Object.fromEntries(rawQuery), 'query') : this.q ? Object.fromEntries(rawQuery) : {};
     const params = this.match.kind === 'found' ? this.match.params : {};
     const ctx = new HttpRequestContext(this.method as Method, this.path, params, query, rawQuery, this.requestId,
@@ -267,7 +287,7 @@ export class Exchange implements ResState, RequestLink {
 
   private finish(): void {
     this.srv.deps.requestLog({
-      requestId: this.requestId, method: this.method, route: this.routePattern, path: this.path,
+      requestId: this.requestId, traceId: this.trace, method: this.method, route: this.routePattern, path: this.path,
       status: this.aborted && !this.status ? 499 : this.status,
       startedMs: this.started, endedMs: performance.now(), project: this.principal?.projectId,
     });

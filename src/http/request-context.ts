@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { Method, RequestContext } from './route.js';
 import type { ResState } from './send.js';
 import { SseWriter } from './sse.js';
+import { childTraceparent } from '../tracing/traceparent.js';
 import type { HttpResponse } from './uws.js';
 
 /** What a context needs of the server's side of its request. */
@@ -14,6 +15,8 @@ export interface RequestLink extends ResState {
   readonly headers: Record<string, string>;
   /** Attaches the uWS abort handler: due before anything may answer after the request callback returns. */
   watchAbort(): void;
+  readonly traceId: string;
+  readonly traceFlags: string;
 }
 
 export class HttpRequestContext implements RequestContext {
@@ -57,6 +60,11 @@ export class HttpRequestContext implements RequestContext {
       if (this.st.aborted) c.abort();
     }
     return c.signal;
+  }
+
+  /** For a call this request makes: its trace with a new span id. */
+  get traceparent(): string {
+    return childTraceparent({ traceId: this.st.traceId, flags: this.st.traceFlags });
   }
 
   get log(): Logger {

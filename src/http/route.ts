@@ -27,6 +27,8 @@ export interface RequestContext<B = any, Q = any> {
   log: Logger;
   /** The uWS response, for handlers that answer `{handled: true}` and write it themselves. */
   res: HttpResponse;
+  /** The W3C `traceparent` for a call this request makes (a new span of its trace); unset outside HTTP. */
+  traceparent?: string;
   /** Starts a server-sent-events response on this request (backpressure-aware); return `{handled: true}`. */
   sse(): SseWriter;
   remoteAddress: string;
@@ -34,7 +36,7 @@ export interface RequestContext<B = any, Q = any> {
 
 /** The use-case view of an authenticated request: who it runs for, its lifetime and its log. */
 export function callerOf(ctx: RequestContext): Caller {
-  return { projectId: ctx.principal.projectId, keyId: ctx.principal.keyId, signal: ctx.signal, log: ctx.log };
+  return { projectId: ctx.principal.projectId, keyId: ctx.principal.keyId, signal: ctx.signal, log: ctx.log, traceparent: ctx.traceparent };
 }
 
 export type Reply =

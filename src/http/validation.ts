@@ -1,6 +1,7 @@
 // zod issues -> the catalogue's 400 with `param` naming the field ("steps[0].model").
 import type { ZodError, ZodType } from 'zod';
 import { errors } from '../errors.js';
+import { findUnstorable, printable } from './storable-text.js';
 
 export function paramPath(path: ReadonlyArray<PropertyKey>): string | null {
   if (!path.length) return null;
@@ -23,6 +24,13 @@ export function describeZodError(err: ZodError, root: string): { message: string
 }
 
 export function validate<T>(schema: ZodType<T>, value: unknown, root: 'body' | 'query'): T {
+  // Before the schema: the rule holds for every field, whatever the schema says of it (storable-text.ts).
+  const refused = findUnstorable(value);
+  if (refused) {
+    const param = paramPath(refused.path.map((p) => (typeof p === 'string' ? printable(p) : p)));
+    const it = refused.inKey ? 'its name contains' : 'it contains';
+    throw errors.invalidBody(param ? `Invalid ${root} field ${param}: ${it} ${refused.why}` : `Invalid ${root}: ${it} ${refused.why}`, param);
+  }
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const { message, param } = describeZodError(r.error, root);

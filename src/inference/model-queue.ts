@@ -7,6 +7,7 @@
 // delays an image request and a flood of image requests never stalls a camera.
 import { AsyncResource } from 'node:async_hooks';
 import { errors } from '../errors.js';
+import { countRejected, observeQueueWait } from '../metrics/models.js';
 
 /** Who waits for a run: a client's request, or a background task such as a video camera. */
 export type RunPriority = 'interactive' | 'background';
@@ -28,7 +29,7 @@ export interface ModelQueueOptions {
 }
 
 interface Item<I, O> {
-  input: I; at: number; resolve: (o: O) => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void;
+  input: I; lane: RunPriority; at: number; resolve: (o: O) => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void;
   /** The submitter's async context (AsyncLocalStorage state such as the request signal). */
   scope: AsyncResource;
 }
@@ -52,6 +53,8 @@ export class ModelQueue<I, O> {
 
   /** Items waiting to start. */
   get pending(): number { return this.waiting.length + this.background.length; }
+  /** Items waiting to start in one lane (each lane is bounded by the depth on its own). */
+  pendingIn(lane: RunPriority): number { return lane === 'background' ? this.background.length : this.waiting.length; }
   get active(): number { return this.running; }
 
   /** Items dropped before they ran because their signal fired. */
@@ -64,9 +67,12 @@ export class ModelQueue<I, O> {
   submit(input: I, signal?: AbortSignal, priority: RunPriority = 'interactive'): Promise<O> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const lane = priority === 'background' ? this.background : this.waiting;
-    if (lane.length >= this.opts.depth) return Promise.reject(errors.overloaded(`${this.opts.name} inference`));
+    if (lane.length >= this.opts.depth) {
+      countRejected(this.opts.name, priority);
+      return Promise.reject(errors.overloaded(`${this.opts.name} inference`));
+    }
     return new Promise<O>((resolve, reject) => {
-      const item: Item<I, O> = { input, at: Date.now(), resolve, reject, signal, scope: new AsyncResource('ModelQueueItem') };
+      const item: Item<I, O> = { input, lane: priority, at: Date.now(), resolve, reject, signal, scope: new AsyncResource('ModelQueueItem') };
       if (signal) {
         item.onAbort = () => {
           const i = lane.indexOf(item);
@@ -105,6 +111,7 @@ export class ModelQueue<I, O> {
     batch.push(...filled);
     if (backgroundTurn || filled.length > 0 || this.background.length === 0) this.skippedBackground = 0;
     else this.skippedBackground++;
+    observeQueueWait(this.opts.name, batch);
     for (const b of batch) if (b.onAbort) b.signal!.removeEventListener('abort', b.onAbort);
     this.running++;
     // A batch runs in its (first) submitter's async context, not in that of whoever freed the queue: work

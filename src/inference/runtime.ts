@@ -9,6 +9,7 @@ import ort from 'onnxruntime-node';
 import { createLogger } from '../log.js';
 import { availableProviders, chooseProviders, type ProviderLog } from './execution-providers.js';
 import { ModelQueue, type RunPriority } from './model-queue.js';
+import { observeExecution } from '../metrics/models.js';
 import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool.js';
 import { SessionReplicas } from './session-replicas.js';
 import { packTensors, type SessionInfo, type WireTensor } from './session-wire.js';
@@ -24,10 +25,10 @@ export interface RuntimeOptions {
   /** Intra-op threads per session; default the number of cores. */
   intraOpThreads?: number;
   /**
-   * Most sessions of one model that run at once (default: the number of cores, at most 4). The first
-   * session uses intraOpThreads; further ones load only when runs wait for a free session, each with
-   * intraOpThreads / sessions threads, so one client's latency is that of one full session and many
-   * clients keep every core busy (see session-plan.ts).
+   * Most sessions of one model that run at once (default 1: a further copy of every busy model costs memory,
+   * and on small CPU hosts it did not raise throughput; docs/capacity.md). The first session uses
+   * intraOpThreads; further ones load only when runs wait for a free session, each with
+   * intraOpThreads / sessions threads, so one client's latency is that of one full session.
    */
   sessions?: number;
   /** Default waiting-item bound of each model queue; default 32. */
@@ -144,7 +145,7 @@ export class InferenceRuntime {
     this.queueDepth = opts.queueDepth ?? 32;
     this.workers = opts.workers ?? 'per-model';
     // One shared worker runs one session at a time: more sessions would only wait for it.
-    this.sessions = this.workers === 'shared' ? 1 : Math.max(1, opts.sessions ?? defaultSessions(availableParallelism()));
+    this.sessions = this.workers === 'shared' ? 1 : Math.max(1, opts.sessions ?? 1);
     this.pool = new SessionPool(this.workers);
     this.log.info({ providers: this.providers, intraOpThreads: this.intraOpThreads, sessions: this.sessions, workers: this.workers },
       `inference runs on ${this.providers.join(', ')}`);
@@ -266,6 +267,10 @@ export class ModelHandle {
 
   get id(): string { return this.spec.id; }
   get pending(): number { return this.queue.pending; }
+  /** Items waiting now in each lane of the queue. */
+  get lanes(): Record<RunPriority, number> {
+    return { interactive: this.queue.pendingIn('interactive'), background: this.queue.pendingIn('background') };
+  }
 
   /**
    * The model loaded in its worker, loaded on first call and cached; a failed load, or a worker that has
@@ -372,6 +377,7 @@ export class ModelHandle {
   readonly stats = { runs: 0, items: 0 };
 
   private async runNow(item: RunItem, items = 1): Promise<Outputs> {
+    // Compute time starts once a session is lent: waiting for one (or for a further one to load) is not compute.
     const replica = await this.replicas.acquire();
     let out: Record<string, WireTensor>;
     try {
@@ -379,8 +385,10 @@ export class ModelHandle {
       this.stats.items += items;
       const transfer: ArrayBuffer[] = [];
       const feeds = packTensors(item.feeds, item.transfer ?? false, transfer);
+      const t0 = performance.now();
       out = await replica.loaded!.worker.call<Record<string, WireTensor>>(
         { op: 'run', model: this.spec.id, feeds, outputs: item.outputs }, `model ${this.spec.id} run`, transfer);
+      observeExecution(this.spec.id, items, performance.now() - t0);
     } finally {
       this.replicas.release(replica);
     }
@@ -463,9 +471,4 @@ function splitBatch(t: ort.Tensor, sizes: number[]): ort.Tensor[] {
 /** Worker key of a model's k-th session: the first keeps the model's id (one worker per model as before). */
 function replicaKey(id: string, k: number): string {
   return k === 0 ? id : `${id}#${k + 1}`;
-}
-
-/** Sessions per model by default: one per core, at most 4 (more only adds memory on CPU). */
-function defaultSessions(cores: number): number {
-  return Math.max(1, Math.min(4, cores));
 }

@@ -9,9 +9,10 @@ import { z } from 'zod';
 import { isInitializeRequest, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { defineRoute, type RequestContext, type Reply, type RouteDef } from '../http/route.js';
 import { errors } from '../errors.js';
+import { ErrorSchema } from '../http/openapi.js';
 import type { Logger } from '../log.js';
 import { fromWebResponse, toWebRequest } from './web-bridge.js';
-import { MESSAGES_PATH, type McpSessions, type Session } from './mcp-sessions.js';
+import { MESSAGES_PATH, type McpSessions, type Session } from './session-opener.js';
 
 const JsonRpcBody = z.unknown().meta({ description: 'A JSON-RPC 2.0 message (or batch) of the Model Context Protocol' });
 const EventStream = z.string().meta({ description: 'Server-sent events, one JSON-RPC message per "event: message" (a legacy stream starts with "event: endpoint" naming the message URL)' });
@@ -19,6 +20,14 @@ const Empty = z.string().meta({ description: 'Empty, or "Accepted"' });
 const stream = { schema: EventStream, contentType: 'text/event-stream' };
 const empty = { schema: Empty, contentType: 'text/plain' };
 const tags = ['mcp'];
+// The SDK's transport answers what it refuses (an Accept or Content-Type it cannot serve, a message that is not
+// JSON-RPC, a second stream) with a JSON-RPC error object; the server's own refusals use the Error shape.
+const JsonRpcError = z.object({
+  jsonrpc: z.literal('2.0'),
+  error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }),
+  id: z.union([z.string(), z.number(), z.null()]),
+}).meta({ description: 'A JSON-RPC 2.0 error from the MCP transport' });
+const mcpError = (description: string) => ({ description, schema: z.union([ErrorSchema, JsonRpcError]) });
 const SESSION_HEADER = 'mcp-session-id';
 
 function isInitialize(body: unknown): boolean {
@@ -64,8 +73,10 @@ export function mcpRoutes(sessions: McpSessions, log: Logger): RouteDef[] {
       responses: {
         200: { description: 'JSON-RPC replies as an event stream', ...stream },
         202: { description: 'Notifications or responses accepted', ...empty },
-        400: { description: 'Not an initialize request and no Mcp-Session-Id, or not JSON-RPC' },
-        404: { description: 'Unknown, expired or another key\'s session (session_not_found)' },
+        400: mcpError('Not an initialize request and no Mcp-Session-Id, or not JSON-RPC'),
+        404: mcpError('Unknown, expired or another key\'s session (session_not_found)'),
+        406: mcpError('Accept does not include both application/json and text/event-stream'),
+        415: mcpError('Content-Type is not application/json'),
         429: { description: 'Too many open sessions for this key (too_many_sessions)' },
       },
       handler: async (ctx) => {
@@ -91,8 +102,10 @@ export function mcpRoutes(sessions: McpSessions, log: Logger): RouteDef[] {
       summary: 'MCP event stream: with Mcp-Session-Id, a Streamable HTTP session\'s server messages; without it, a legacy HTTP+SSE session (first event: endpoint)',
       responses: {
         200: { description: 'The event stream', ...stream },
-        400: { description: 'Accept does not include text/event-stream' },
-        404: { description: 'Unknown, expired or another key\'s session (session_not_found)' },
+        400: mcpError('Accept does not include text/event-stream'),
+        404: mcpError('Unknown, expired or another key\'s session (session_not_found)'),
+        406: mcpError('Accept does not include text/event-stream (with Mcp-Session-Id)'),
+        409: mcpError('The session already has its event stream open'),
         429: { description: 'Too many open sessions for this key (too_many_sessions)' },
       },
       handler: async (ctx) => {
@@ -114,8 +127,8 @@ export function mcpRoutes(sessions: McpSessions, log: Logger): RouteDef[] {
       summary: 'Ends a Streamable HTTP MCP session (Mcp-Session-Id)',
       responses: {
         200: { description: 'Session ended', ...empty },
-        400: { description: 'No Mcp-Session-Id header' },
-        404: { description: 'Unknown, expired or another key\'s session (session_not_found)' },
+        400: mcpError('No Mcp-Session-Id header'),
+        404: mcpError('Unknown, expired or another key\'s session (session_not_found)'),
       },
       handler: async (ctx) => streamable(ctx, sessionOf(ctx), true),
     }),

@@ -7,6 +7,7 @@ import type { Method, RequestContext, RouteDef } from '../http/route.js';
 import type { HttpResponse } from '../http/uws.js';
 import type { SseWriter } from '../http/sse.js';
 import { validate } from '../http/validation.js';
+import { checkPathParams } from '../http/storable-text.js';
 import { errors } from '../errors.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { Logger } from '../log.js';
@@ -49,6 +50,7 @@ export async function callRoute(c: RouteCall): Promise<RouteAnswer> {
     if (typeof v !== 'string' || v.length === 0) throw errors.invalidParam(p, `Expected a non-empty string for ${p} but received ${describe(v)}`);
     params[p] = v;
   }
+  checkPathParams(params);
 
   let body: unknown = undefined;
   let query: unknown = {};

@@ -6,7 +6,9 @@ export type AcceptedImageFormat = 'jpeg' | 'png' | 'webp';
 export type SniffResult = { accepted: true; format: AcceptedImageFormat } | { accepted: false; name: string };
 
 const startsWith = (b: Uint8Array, sig: readonly number[], at = 0) => b.length >= at + sig.length && sig.every((v, i) => b[at + i] === v);
-const ascii = (b: Uint8Array, at: number, len: number) => Buffer.from(b.buffer, b.byteOffset + at, Math.max(0, Math.min(len, b.length - at))).toString('latin1');
+// Past the end is '' (a view may not start beyond its ArrayBuffer: an empty upload was a RangeError, a 500).
+const ascii = (b: Uint8Array, at: number, len: number) =>
+  at >= b.length ? '' : Buffer.from(b.buffer, b.byteOffset + at, Math.min(len, b.length - at)).toString('latin1');
 
 /** Names the format of `bytes`; only JPEG, PNG and WEBP are accepted, everything else is named for the error message. */
 export function sniffImageFormat(bytes: Uint8Array): SniffResult {

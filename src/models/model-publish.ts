@@ -14,7 +14,7 @@ import { migrate } from '../store/migrate.js';
 import type { Migration } from '../store/migrations.sql.js';
 import { ManifestSchema, type ModelManifest } from '../inference/manifest.js';
 import { sha256File, type ModelRegistry } from '../inference/registry.js';
-import { writeManifest } from '../inference/model-install.js';
+import { writeManifest } from './model-install.js';
 import { modelSql } from './model-store.sql.js';
 
 export const CHUNK_BYTES = 4 * 1024 * 1024;

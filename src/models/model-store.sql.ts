@@ -2,32 +2,6 @@
 // bytes in 4 MiB chunks keyed by checksum, so a node whose data dir never saw the file can fetch it from the
 // one database every node already uses. A removed model keeps its row with removed_at set (a tombstone) so
 // nodes that hold it learn to drop it; its chunks go at once.
-import type { Migration } from '../store/migrations.sql.js';
-
-// The models part owns versions 300-399.
-export const modelMigrations: Migration[] = [
-  {
-    version: 300,
-    name: 'added models shared by every node',
-    sql: `
-      CREATE TABLE added_models (
-        id          text PRIMARY KEY,
-        manifest    jsonb NOT NULL,
-        sha256      text NOT NULL,
-        bytes       bigint NOT NULL,
-        removed_at  timestamptz,
-        updated_at  timestamptz NOT NULL DEFAULT now()
-      );
-      CREATE TABLE added_model_chunks (
-        sha256  text NOT NULL,
-        n       integer NOT NULL,
-        data    bytea NOT NULL,
-        PRIMARY KEY (sha256, n)
-      );
-    `,
-  },
-];
-
 export const modelSql = {
   deleteChunks: `DELETE FROM added_model_chunks WHERE sha256 = $1`,
   insertChunk: `INSERT INTO added_model_chunks (sha256, n, data) VALUES ($1, $2, $3) ON CONFLICT (sha256, n) DO NOTHING`,

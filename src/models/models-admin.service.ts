@@ -1,16 +1,32 @@
 // Model management behind the admin API: list every registered model with its serving state, add one from a
 // URL or hub reference (download, sample check, files into the data dir, and on PostgreSQL into the shared
-// store for the other nodes), remove one. The vision part's check runs the model on the sample image.
-import type { Services } from '../services.js';
+// store for the other nodes), remove one. The task models' check runs the model on the sample image.
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log.js';
+import type { Db } from '../store/db.js';
+import type { TaskModels } from '../task-models.js';
+import type { ModelsService } from './models-service.js';
 import { errors } from '../errors.js';
-import { addModel, removeModel, type AddedModel } from '../inference/model-install.js';
+import { addModel, removeModel, type AddedModel } from './model-install.js';
 import type { RegisteredModel } from '../inference/registry.js';
 import type { ModelState } from '../inference/runtime.js';
 import { publishModel, unpublishModel } from './model-publish.js';
 import type { AddModelBody } from './schemas.js';
 
+/**
+ * What the models part runs on. The composition root hands it the services object (which has all of it);
+ * naming the fields here keeps this part below the services object that carries its ModelsService.
+ */
+export interface ModelsDeps {
+  config: Config;
+  log: Logger;
+  db: Db;
+  models: ModelsService;
+  taskModels: TaskModels;
+}
+
 export class ModelsAdminService {
-  constructor(private readonly s: Services) {}
+  constructor(private readonly s: ModelsDeps) {}
 
   private get shared(): boolean { return this.s.db.kind === 'postgres'; }
 
@@ -38,7 +54,7 @@ export class ModelsAdminService {
       },
     }, {
       registry, runtime, hubUrl: this.s.config.models.hubUrl, policy: { allowPrivate: this.s.config.allowPrivateUrls },
-      check: (id) => this.s.vision.checkModel(id), signal, localFiles: false,
+      check: (id) => this.s.taskModels.checkModel(id), signal, localFiles: false,
     });
     if (this.shared) await publishModel(this.s.db, added.manifest, added.path);
     this.s.log.info({ model: added.manifest.id, sha256: added.sha256 }, `model ${added.manifest.id} added: ${added.check.summary}`);
@@ -49,7 +65,7 @@ export class ModelsAdminService {
     const { registry, runtime } = this.s.models;
     await removeModel(registry, id);
     await runtime.unregister(id);
-    this.s.vision.modelsChanged([id]);
+    this.s.taskModels.modelsChanged([id]);
     if (this.shared) await unpublishModel(this.s.db, id);
     return { id, object: 'model' as const, deleted: true as const };
   }

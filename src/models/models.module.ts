@@ -1,16 +1,15 @@
 // Model management as a part: the admin routes, the serving state in GET /v1/models(/:id), and on PostgreSQL the loop that pulls
 // models added or removed on other nodes into this node's data dir (every SIGHTFLOW_MODELS_SYNC_MS).
 import type { Module, ModulePart } from '../module.js';
-import type { Services } from '../services.js';
-import { modelMigrations } from './model-store.sql.js';
-import { ModelsAdminService } from './models-admin.service.js';
+import { modelMigrations } from './models.migrations.sql.js';
+import { ModelsAdminService, type ModelsDeps } from './models-admin.service.js';
 import { modelsAdminRoutes } from './models-admin.routes.js';
 import { pullModels } from './model-publish.js';
 
 /** The shared model store's tables (versions 300-399). */
 export const modelsPart: ModulePart = { name: 'models', migrations: modelMigrations };
 
-export function modelsModule(s: Services, opts: { routes?: boolean } = {}): Module {
+export function modelsModule(s: ModelsDeps, opts: { routes?: boolean } = {}): Module {
   const service = new ModelsAdminService(s);
   // GET /v1/models/:id shows registered models' serving state, settings and origin.
   if (opts.routes !== false) s.models.catalogue.addState((id) => service.state(id));

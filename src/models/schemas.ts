@@ -1,6 +1,6 @@
 // Shapes of the model management routes (admin API); the serving state is GET /v1/models/:id's.
 import { z } from 'zod';
-import { ModelServingOut, ModelSettingsOut } from '../http/models.routes.js';
+import { ModelServingOut, ModelSettingsOut } from './models.routes.js';
 
 const Providers = z.array(z.enum(['tensorrt', 'cuda', 'cpu'])).min(1);
 

@@ -3,7 +3,7 @@
 // Every call runs on a thread of the addon's own (not the libuv pool, which a read waiting on a slow source
 // would hold), so decoding never blocks the event loop nor starves sharp, fs or DNS. Failures reject with the addon's
 // coded errors (src/native/load.ts): ERR_SIGHTFLOW_DECODE_<reason>, where reason is one of DECODE_FAILURES;
-// src/video/decoder.ts, the decoder the pipeline uses, turns those into client errors.
+// src/video/source/decoder.ts, the decoder the pipeline uses, turns those into client errors.
 import { errors } from '../errors.js';
 import { isNativeError, loadAddon, withCallerStack, type NativeError } from './load.js';
 

@@ -18,6 +18,8 @@ export interface Db extends Queryable {
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
+  /** PostgreSQL's connection pool now (metrics); PGlite has none. */
+  poolStats?(): { max: number; total: number; idle: number; waiting: number };
 }
 
 export async function openDb(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): Promise<Db> {
@@ -58,6 +60,7 @@ async function openPostgres(url: string, max: number): Promise<Db> {
   let closed = false;
   return {
     kind: 'postgres',
+    poolStats: () => ({ max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async query<R extends Row>(sql: string, params: unknown[] = []) {
       return (await pool.query(sql, params)).rows as R[];
     },

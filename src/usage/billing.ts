@@ -11,6 +11,8 @@ export interface Caller {
   keyId: string | null;
   signal: AbortSignal;
   log: Logger;
+  /** The `traceparent` of calls made for this caller (the VLM, remote providers, a queued task). */
+  traceparent?: string;
 }
 
 /** What one billable outcome cost; `started` is a performance.now() reading taken when the work began. */

@@ -1,6 +1,7 @@
 // The usage ledger: one row per billable request (project, key, endpoint, model, tokens, frames, ms).
 import type { Db } from '../store/db.js';
 import { sql } from './usage.sql.js';
+import { countUsage } from '../metrics/usage.js';
 
 export interface UsageEvent {
   projectId: string; keyId?: string | null; endpoint: string; model?: string | null;
@@ -18,6 +19,7 @@ export class UsageLedger {
   async record(e: UsageEvent): Promise<void> {
     await this.db.query(sql.insert, [e.projectId, e.keyId ?? null, e.endpoint, e.model ?? null,
       e.inputTokens ?? 0, e.outputTokens ?? 0, e.frames ?? 0, Math.round(e.ms ?? 0)]);
+    countUsage(e);
   }
 
   /**

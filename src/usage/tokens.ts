@@ -1,4 +1,4 @@
-// The one published billing formula for images and text (README "Usage"), used by every endpoint that
+// The one published billing formula for images and text (docs/api.md, "Usage"), used by every endpoint that
 // bills an image. Image tokens follow the tile formula OpenAI publishes for its vision models, so clients
 // moving between the hosted API and sightflow see the same numbers:
 //   low  detail: 85 tokens, whatever the size;

@@ -1,6 +1,7 @@
-// Collections and items in the database (the source of truth), shaped as docs/api.md's records. No HTTP
+// Collections and items in the database (the source of truth), shaped as docs/vectors.md's records. No HTTP
 // here; the routes turn these into replies.
 import type { Db, Queryable, Row } from '../store/db.js';
+import { isoTime } from '../store/timestamps.js';
 import { newId } from '../ids.js';
 import { sql } from './collections.sql.js';
 import { bytesToVector, vectorToBytes } from './index-manager.js';
@@ -22,13 +23,12 @@ export interface NewItem {
   metadata: Record<string, unknown>; vector: Float32Array;
 }
 
-const iso = (v: unknown) => (v instanceof Date ? v : new Date(String(v))).toISOString();
 
 function toCollection(r: Row): Collection {
   return {
     id: String(r.id), object: 'vectors.collection', name: String(r.name), description: (r.description as string | null) ?? null,
     model_id: String(r.model_id), dimensions: Number(r.dimensions), metric: String(r.metric), item_count: Number(r.item_count),
-    created_at: iso(r.created_at), change_seq: Number(r.change_seq),
+    created_at: isoTime(r.created_at)!, change_seq: Number(r.change_seq),
   };
 }
 
@@ -37,7 +37,7 @@ function toItem(r: Row): StoredItem {
   return {
     id: String(r.id), key: BigInt(String(r.key)), content_type: r.content_type as StoredItem['content_type'],
     text: (r.text as string | null) ?? null, blob_key: (r.blob_key as string | null) ?? null,
-    metadata: (meta ?? {}) as Record<string, unknown>, created_at: iso(r.created_at),
+    metadata: (meta ?? {}) as Record<string, unknown>, created_at: isoTime(r.created_at)!,
   };
 }
 

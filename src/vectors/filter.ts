@@ -2,7 +2,7 @@
 // or a 400 naming the offending path), and one item's match (matchesFilter). Evaluating a filter over a whole
 // collection is metadata-columns.ts's job.
 //
-// Grammar (README "Filtered search"; the OpenAPI document describes it too):
+// Grammar (docs/vectors.md, "Filtered search"; the OpenAPI document describes it too):
 //   filter    = { clause, ... }                  every clause must hold; {} matches every item
 //   clause    = "$and": [filter, ...]            every filter holds (1-64 of them)
 //             | "$or":  [filter, ...]            at least one holds (1-64 of them)

@@ -27,6 +27,7 @@ import { KeyedLock } from './keyed-lock.js';
 import { newIndex, type VectorIndex } from './vector-index.js';
 import { filterCacheKey, type FilterNode } from './filter.js';
 import { keysOf, MetadataColumns } from './metadata-columns.js';
+import { observeVectorSearch } from '../metrics/vectors.js';
 
 /** Rows read from the database per page during catch-up / rebuild. */
 const CHUNK = 512;
@@ -54,7 +55,10 @@ export function candidateCount(k: number): number {
 export function searchCandidates(index: VectorIndex, query: Float32Array, k: number, expansion = 0): BigUint64Array {
   const size = index.size();
   if (size === 0) return new BigUint64Array(0);
-  return index.search(query, Math.min(candidateCount(k), size), expansion);
+  const t = performance.now();
+  const keys = index.search(query, Math.min(candidateCount(k), size), expansion);
+  observeVectorSearch('graph', t);
+  return keys;
 }
 
 /** Filtered search plans: an exact search over the matching items' 8-bit vectors (searchKeys) when at most
@@ -76,8 +80,12 @@ export function exactSearchMaxMatches(size: number): number {
 export function searchFilteredCandidates(index: VectorIndex, query: Float32Array, k: number, match: { bits: Uint32Array; count: number }, expansion = 0): BigUint64Array {
   if (match.count === 0 || index.size() === 0) return new BigUint64Array(0);
   const wanted = Math.min(candidateCount(k), match.count);
-  if (match.count <= exactSearchMaxMatches(index.size())) return index.searchKeys(query, wanted, keysOf(match.bits, match.count));
-  return index.search(query, wanted, expansion, new Uint8Array(match.bits.buffer, match.bits.byteOffset, match.bits.byteLength));
+  const t = performance.now();
+  const exact = match.count <= exactSearchMaxMatches(index.size());
+  const keys = exact ? index.searchKeys(query, wanted, keysOf(match.bits, match.count))
+    : index.search(query, wanted, expansion, new Uint8Array(match.bits.buffer, match.bits.byteOffset, match.bits.byteLength));
+  observeVectorSearch(exact ? 'exact' : 'filtered', t);
+  return keys;
 }
 
 interface Loaded {
@@ -158,6 +166,19 @@ export class IndexManager {
       if (this.outcomes.get(id) === 'loaded') this.outcomes.set(id, 'caught-up');
     }
     return l;
+  }
+
+  /** Items in the loaded indexes, and changes the database has that they have not applied (metrics). */
+  async lagStats(): Promise<{ items: number; behind: number }> {
+    let items = 0;
+    let behind = 0;
+    for (const r of await this.db.query(sql.allCollections)) {
+      const l = this.loaded.get(String(r.id));
+      if (!l) continue;
+      items += l.index.size();
+      behind += Math.max(0, Number(r.change_seq) - l.applied);
+    }
+    return { items, behind };
   }
 
   /** Search path: current index without waiting for the lock when nothing is behind. */

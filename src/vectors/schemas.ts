@@ -1,4 +1,4 @@
-// Request and response shapes of /v1/vectors/* (docs/api.md, "Vectors"). Bodies are
+// Request and response shapes of /v1/vectors/* (docs/vectors.md). Bodies are
 // strict; messages follow the one template "Expected X for field but received Y". "Exactly one content
 // field" is checked by the routes (it needs the item's index for `param`).
 import { z } from 'zod';

@@ -9,6 +9,8 @@ import { DEFAULT_EMBEDDING_MODEL, EmbeddingModels } from './embedding-models.js'
 import { IndexManager } from './index-manager.js';
 import { vectorsRoutes } from './vectors.routes.js';
 import { VectorsService } from './vectors.service.js';
+import { metricsOn } from '../metrics/registry.js';
+import { watchVectors } from '../metrics/vectors.js';
 
 /** Vectors' name and tables (versions 200-299). */
 export const vectorsPart: ModulePart = { name: 'vectors', migrations: vectorMigrations };
@@ -26,11 +28,13 @@ export function vectorsModule(s: Services): Module & { service: VectorsService }
     })),
   });
   const service = new VectorsService({ s, store, index, models });
+  let unwatch = () => {};
   return {
     ...vectorsPart,
     service,
     routes: vectorsRoutes(service, s.db),
     async start() {
+      unwatch = metricsOn ? watchVectors({ stats: () => index.lagStats() }) : () => {};
       models.start();
       const t = performance.now();
       await index.openAll();
@@ -38,6 +42,7 @@ export function vectorsModule(s: Services): Module & { service: VectorsService }
       if (outcomes.length) s.log.info({ collections: outcomes.length, rebuilt: outcomes.filter((o) => o === 'rebuilt').length, ms: Math.round(performance.now() - t) }, 'vector indexes ready');
     },
     async stop() {
+      unwatch();
       await index.flush();
     },
   };

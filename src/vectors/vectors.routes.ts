@@ -1,4 +1,4 @@
-// /v1/vectors/* (docs/api.md, "Vectors"): thin adapters. Each route's schema validates the request, the
+// /v1/vectors/* (docs/vectors.md): thin adapters. Each route's schema validates the request, the
 // use case runs in VectorsService (vectors.service.ts), the result is the JSON answer. The creating POSTs
 // (collections, index) honour Idempotency-Key (http/idempotency.ts).
 import { callerOf, defineRoute, type RequestContext, type RouteDef } from '../http/route.js';

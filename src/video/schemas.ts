@@ -1,25 +1,21 @@
-// Request and response shapes of /v1/video/* (docs/api.md, "Video tasks"): the server validates
+// Request and response shapes of /v1/video/* (docs/video.md, "Request"): the server validates
 // with these and the OpenAPI document is generated from them. Bodies are strict: an unknown field, step model
 // or step parameter is a 400 naming it. Messages follow "Expected X for field but received Y".
 import { z } from 'zod';
+import { expected, received, unit } from './pipeline/step-schema.js';
+import { STEP_MODELS, stepSchemas } from './pipeline/steps.js';
+
+export { STEP_MODELS };
 
 /** Decoded size limit of a video_base64 input: 20 MB fits (as ~26.7 MB of base64) in the 30 MB JSON body limit. */
 export const VIDEO_BASE64_MAX_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_MAX_FRAMES = 3000;
 export const DEFAULT_SAMPLING = { mode: 'fps', value: 1 } as const;
-export const STEP_MODELS = ['detect', 'ocr', 'feature'] as const;
 export const TASK_STATES = ['pending', 'running', 'streaming', 'succeeded', 'failed', 'cancelling', 'cancelled'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 export const TERMINAL_STATES: readonly TaskState[] = ['succeeded', 'failed', 'cancelled'];
 
-const received = (input: unknown): string =>
-  input === undefined ? 'nothing' : input === null ? 'null' : typeof input === 'string' ? JSON.stringify(input) :
-    Array.isArray(input) ? 'an array' : typeof input === 'object' ? 'an object' : String(input);
-const expected = (what: string, field: string) => ({ error: (iss: { input?: unknown }) => `Expected ${what} for ${field} but received ${received(iss.input)}` });
-
 const positive = (field: string) => z.number(expected('a number greater than 0', field)).gt(0, expected('a number greater than 0', field));
-const unit = (field: string) => z.number(expected('a number between 0 and 1', field)).min(0, expected('a number between 0 and 1', field)).max(1, expected('a number between 0 and 1', field));
-const names = (field: string) => z.array(z.string(expected('a string', `each entry of ${field}`)).min(1, expected('a non-empty string', `each entry of ${field}`)), expected('an array of strings', field)).max(100, expected('at most 100 entries', field));
 
 const Sampling = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('fps'), value: positive('sampling.value').meta({ description: 'Frames per second of video time' }) }),
@@ -80,37 +76,8 @@ const InputElement = z.strictObject({
   }
 });
 
-const When = z.strictObject({
-  class_is: names('when.class_is').optional().meta({ description: 'Only targets of these classes' }),
-  min_confidence: unit('when.min_confidence').optional().meta({ description: 'Only targets at or above this confidence' }),
-}).meta({ description: 'Targets that do not match pass unchanged to the next step' });
-
-const DetectStep = z.strictObject({
-  model: z.literal('detect'),
-  parameters: z.strictObject({
-    model: z.string(expected('a detect model id string', 'parameters.model')).max(200).optional().meta({ description: 'Detector id (GET /v1/models, task detect); default centernet-coco' }),
-    classes: names('parameters.classes').optional().meta({ description: "Only these classes, by the detector's own names (COCO names for the default); default all" }),
-    confidence_threshold: unit('parameters.confidence_threshold').optional().meta({ description: 'Default 0.5' }),
-  }).optional(),
-  when: When.optional(),
-});
-const OcrStep = z.strictObject({
-  model: z.literal('ocr'),
-  parameters: z.strictObject({
-    model: z.string(expected('an ocr model id string', 'parameters.model')).max(200).optional().meta({ description: 'OCR model id (GET /v1/models, task ocr); default pp-ocrv4' }),
-    language: z.string(expected('a language code string such as "auto", "en" or "zh"', 'parameters.language')).max(32).optional().meta({ description: 'Default auto' }),
-  }).optional(),
-  when: When.optional(),
-});
-const FeatureStep = z.strictObject({
-  model: z.literal('feature'),
-  parameters: z.strictObject({
-    model: z.string(expected('an embedding model id string', 'parameters.model')).max(200).optional().meta({ description: 'Embedding model id; default multimodal-embedding-v1' }),
-  }).optional(),
-  when: When.optional(),
-});
-
-const Step = z.discriminatedUnion('model', [DetectStep, OcrStep, FeatureStep], {
+// Each step's request schema is its folder's (pipeline/<step>/step.ts); the registry lists them in order.
+const Step = z.discriminatedUnion('model', stepSchemas(), {
   error: (iss: { code?: string; input?: unknown }) => iss.code === 'invalid_union'
     ? `Expected one of ${STEP_MODELS.join(', ')} for model but received ${received((iss.input as { model?: unknown } | undefined)?.model)}`
     : undefined,

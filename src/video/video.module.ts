@@ -1,55 +1,47 @@
 // Video tasks: routes over one TasksService, the reaper and the webhook dispatcher (every process), and the
-// in-process worker unless disabled.
-// Providers come from ./providers.js (built from SIGHTFLOW_PROVIDERS) through a dynamic import, so the task
-// machinery builds and runs before that file exists: tasks then fail with a clear `no_provider` error.
+// in-process worker unless disabled. The rooms: tasks/ (the API side: store, use cases, webhooks, reaper),
+// worker/ (queue, worker, providers), stream/ (archive and delivery), source/ (opening and decoding a video),
+// pipeline/ (the steps run on each frame, listed in pipeline/steps.ts).
 import type { Module, ModulePart } from '../module.js';
 import { videoMigrations } from './video.migrations.sql.js';
 import type { Services } from '../services.js';
-import type { VideoProvider } from './provider.js';
-import { StreamArchive } from './stream-archive.js';
-import { hubFor } from './stream-hub.js';
-import { TaskStore } from './task-store.js';
-import { Subscriptions } from './stream.js';
-import { FinishedArchiveCache } from './archive-cache.js';
-import { Reaper } from './reaper.js';
-import { VideoWorker, type ProviderSource } from './worker.js';
+import { StreamArchive } from './stream/stream-archive.js';
+import { hubFor } from './stream/stream-hub.js';
+import { TaskStore } from './tasks/task-store.js';
+import { Subscriptions } from './stream/stream.js';
+import { FinishedArchiveCache } from './stream/archive-cache.js';
+import { Reaper } from './tasks/reaper.js';
+import { TaskQueue } from './worker/queue.js';
+import { VideoWorker, type ProviderSource, type WorkerRooms } from './worker/worker.js';
+import { createProviders } from './worker/provider-lists.js';
 import { videoRoutes } from './video.routes.js';
-import { TasksService } from './tasks.service.js';
-import { WebhookDispatcher } from './webhooks.js';
+import { TasksService } from './tasks/tasks.service.js';
+import { WebhookDispatcher } from './tasks/webhooks.js';
 import type { VideoSettings } from '../config/index.js';
+import { watchVideoGauges } from './video-metrics.js';
 
 export interface VideoModuleOptions {
   worker: boolean;
-  /** Tests inject their providers; default: createProviders(s) of ./providers.js. */
+  /** Tests inject their providers; default: the configuration's lists (createProviders, worker/provider-lists.ts). */
   providers?: ProviderSource;
   settings?: Partial<VideoSettings>;
 }
 
-type ProvidersModule = { createProviders(s: Services): { forModel(model: string | undefined): VideoProvider[] } };
-
 /**
- * The provider lists of the configuration (SIGHTFLOW_PROVIDERS, parsed at start). `load()` at start builds them
- * before the first task; a missing providers module only logs (tasks then fail with no_provider).
+ * The provider lists of the configuration (SIGHTFLOW_PROVIDERS, parsed at start), built by `load()` at start
+ * before the first task.
  */
 export function defaultProviders(s: Services): ProviderSource & { load(): Promise<void> } {
-  type Lists = ReturnType<ProvidersModule['createProviders']>;
-  let loaded: Promise<Lists | null> | null = null;
-  const load = () => (loaded ??= (async () => {
-    const spec = './providers.js';
-    let mod: ProvidersModule;
-    try {
-      mod = (await import(spec)) as ProvidersModule;
-    } catch (e) {
-      s.log.error({ err: e }, 'video providers unavailable (src/video/providers.ts); video tasks will fail with no_provider');
-      return null;
-    }
-    return mod.createProviders(s);
-  })());
-  const source = async (model: string | undefined) => {
-    const lists = await load().catch(() => null);
-    return lists ? lists.forModel(model) : [];
-  };
-  return Object.assign(source, { load: async () => { await load(); } });
+  let lists: ReturnType<typeof createProviders> | null = null;
+  const load = () => (lists ??= createProviders(s));
+  const source = async (model: string | undefined) => load().forModel(model);
+  return Object.assign(source, { load: async () => { load(); } });
+}
+
+/** The task machinery one video module (or a worker beside it) runs on: the queue, the archive and its hub. */
+export function videoRooms(s: Services): WorkerRooms {
+  const hub = hubFor(s);
+  return { hub, archive: new StreamArchive(s, hub), queue: new TaskQueue(s) };
 }
 
 /** Video's name and tables (versions 100-199). */
@@ -62,15 +54,16 @@ export interface VideoModule extends Module {
 
 export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule {
   const settings = { ...s.config.video, ...opts.settings };
-  const hub = hubFor(s);
-  const archive = new StreamArchive(s, hub);
+  const rooms = videoRooms(s);
+  const { hub, archive } = rooms;
   const store = new TaskStore(s, archive, hub);
   const subs = new Subscriptions();
   const reaper = new Reaper(s, archive, settings.reaperMs);
   const fallback = opts.worker && !opts.providers ? defaultProviders(s) : null;
-  const worker = opts.worker ? new VideoWorker(s, { providers: opts.providers ?? fallback!, settings }) : null;
+  const worker = opts.worker ? new VideoWorker(s, { ...rooms, providers: opts.providers ?? fallback!, settings }) : null;
   const tasks = new TasksService(s, store);
   const webhooks = new WebhookDispatcher(s, { pollMs: settings.webhookPollMs, retryMs: settings.webhookRetryMs });
+  let unwatch = () => {};
   return {
     ...videoPart,
     worker,
@@ -80,9 +73,11 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
       await fallback?.load();
       reaper.start();
       webhooks.start();
+      unwatch = watchVideoGauges(s, () => worker?.activeTasks ?? 0, () => subs.count);
       worker?.start();
     },
     async stop() {
+      unwatch();
       reaper.stop();
       await worker?.stop();
       await webhooks.stop();

@@ -1,15 +1,15 @@
-// /v1/video/* (docs/api.md, "Video tasks"): thin adapters over TasksService (tasks.service.ts) and the
+// /v1/video/* (docs/video.md): thin adapters over TasksService (tasks/tasks.service.ts) and the
 // stream pump. Every route is project-scoped: another project's task id answers 404. POST /process honours
 // Idempotency-Key (http/idempotency.ts): a retried request gets the first task back instead of a second one.
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';
 import type { Services } from '../services.js';
 import { GetQuery, ListQuery, ProcessBody, StreamChunk, StreamQuery, TaskCreated, TaskList, TaskRecord, TaskResults } from './schemas.js';
-import type { TaskStore, ListFilters } from './task-store.js';
-import type { TasksService } from './tasks.service.js';
-import { streamTask, type Subscriptions } from './stream.js';
-import type { StreamArchive } from './stream-archive.js';
-import type { StreamHub } from './stream-hub.js';
-import type { FinishedArchiveCache } from './archive-cache.js';
+import type { TaskStore, ListFilters } from './tasks/task-store.js';
+import type { TasksService } from './tasks/tasks.service.js';
+import { streamTask, type Subscriptions } from './stream/stream.js';
+import type { StreamArchive } from './stream/stream-archive.js';
+import type { StreamHub } from './stream/stream-hub.js';
+import type { FinishedArchiveCache } from './stream/archive-cache.js';
 import { idempotent } from '../http/idempotency.js';
 
 export interface VideoRouteDeps { tasks: TasksService; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; streamPollMs: number }
@@ -26,7 +26,7 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
         400: { description: 'Invalid body, input, URL (url_not_allowed; image_fetch_failed when its host does not resolve) or base64 (invalid_base64)' },
         413: { description: 'Body over 30 MB or decoded video_base64 over 20 MB (payload_too_large)' },
       },
-      handler: async (ctx: RequestContext<ProcessBody>) => ({ status: 202, json: await d.tasks.create(ctx.principal, ctx.body) }),
+      handler: async (ctx: RequestContext<ProcessBody>) => ({ status: 202, json: await d.tasks.create({ ...ctx.principal, traceparent: ctx.traceparent }, ctx.body) }),
     })),
     defineRoute({
       method: 'GET', path: '/v1/video/tasks', auth: 'key', tags, query: ListQuery,

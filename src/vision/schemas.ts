@@ -1,4 +1,4 @@
-// Request and response shapes of /v1/vision/* (docs/api.md): the server validates with these and the
+// Request and response shapes of /v1/vision/* (docs/vision.md): the server validates with these and the
 // OpenAPI document is generated from them. Bodies are strict (an unknown field is a 400, so a typo such as
 // "confidence" is not silently ignored). Messages follow one template: "Expected X for field but received Y".
 import { z } from 'zod';
@@ -57,7 +57,7 @@ export type OcrBody = z.infer<typeof OcrBody>;
 export type DetectBody = z.infer<typeof DetectBody>;
 
 export const Usage = z.object({
-  input_tokens: z.number().int().nonnegative().meta({ description: 'Image tokens (README "Usage") plus prompt tokens' }),
+  input_tokens: z.number().int().nonnegative().meta({ description: 'Image tokens (docs/api.md, "Usage") plus prompt tokens' }),
   output_tokens: z.number().int().nonnegative().meta({ description: 'Tokens of the returned text (o200k_base)' }),
 });
 

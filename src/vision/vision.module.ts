@@ -1,25 +1,19 @@
 // Vision: the detect/OCR/describe routes over one VisionService, which owns the OCR job queue and the VLM
-// provider, and the vision models (detector, PP-OCR) that the composition root builds once per process and
-// lends to other parts through the services object. The model files themselves are prepared by the model
-// registry (inference/).
+// provider. The detector and OCR engines it runs are the task models (detection/, ocr/) the composition root
+// builds once per process; the model files themselves are prepared by the model registry (inference/).
 import type { Module, ModulePart } from '../module.js';
 import type { Services } from '../services.js';
 import { VisionService } from './vision.service.js';
 import { visionRoutes } from './vision.routes.js';
-import { VisionModels, type VisionModelSource } from './vision-models.js';
 
 /** Vision keeps no tables: its usage rows go to the core ledger. */
 export const visionPart: ModulePart = { name: 'vision', migrations: [] };
 
 export function visionModule(s: Services): Module & { service: VisionService } {
   const service = new VisionService(s);
-  s.models.catalogue.add({ task: 'detect', list: () => s.vision.detectorEntries() });
+  s.models.catalogue.add({ task: 'detect', list: () => service.detectorEntries() });
   s.models.catalogue.add({ task: 'ocr', list: () => service.catalogueEntries().ocr });
   s.models.catalogue.add({ task: 'describe', list: () => service.catalogueEntries().describe });
   return { ...visionPart, service, routes: visionRoutes(service) };
 }
 
-/** The detector and OCR over the process's registry and runtime; built before any part that uses them. */
-export function visionModels(models: VisionModelSource): VisionModels {
-  return new VisionModels(models);
-}

@@ -1,4 +1,4 @@
-// POST /v1/vision/describe | ocr | detect (docs/api.md, "Vision"): thin adapters. The body is validated by
+// POST /v1/vision/describe | ocr | detect (docs/vision.md, "Endpoints"): thin adapters. The body is validated by
 // the route's schema, the use case runs in VisionService (vision.service.ts), the result is the JSON answer.
 // The image may also come as multipart/form-data or a raw image body (imageUpload, http/image-upload.ts).
 import type { RequestContext, RouteDef } from '../http/route.js';

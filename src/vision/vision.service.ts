@@ -10,10 +10,10 @@ import { withRequestSignal } from '../inference/runtime.js';
 import { loadImage, parseImageInput, type LoadedImage } from '../media/image-input.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { bill, type Caller } from '../usage/billing.js';
-import { DEFAULT_DETECT_MODEL, type Detector } from './detect.js';
-import { ocrImage, PP_OCR_MODEL, type OcrResult } from './ocr/engine.js';
-import type { ServedModel } from '../inference/model-catalogue.js';
-import { routeLanguage } from './ocr/languages.js';
+import { DEFAULT_DETECT_MODEL, type Detector } from '../detection/detect.js';
+import { PP_OCR_MODEL, type OcrResult } from '../ocr/engine.js';
+import type { ServedModel } from '../models/model-catalogue.js';
+import { routeLanguage } from '../ocr/languages.js';
 import { BUILTIN_DESCRIBE_MODEL, DESCRIBE_LANGUAGES, describeImage, describeLanguage } from './describe/describer.js';
 import type { DescribeBody, DetectBody, OcrBody } from './schemas.js';
 import { autoDetail, imageTokens, textTokens, type Usage } from '../usage/tokens.js';
@@ -47,7 +47,7 @@ export class VisionService {
     if (this.vlm) s.log.info({ url: vlmConfig!.url, model: this.vlm.model, fallback: vlmConfig!.fallback }, `describe uses the VLM ${this.vlm.model}`);
     this.ocrQueue = new ModelQueue<{ image: RgbImage; language?: string }, OcrResult>(
       { name: 'ocr', depth: s.models.runtime.queueDepth },
-      async ([job]) => [await ocrImage(job!.image, { language: job!.language })],
+      async ([job]) => [await s.taskModels.ocrImage(job!.image, { language: job!.language })],
     );
   }
 
@@ -97,7 +97,7 @@ export class VisionService {
       const detail = body.detail ?? autoDetail(img.width, img.height);
       try {
         const reply = await vlm.describe({
-          bytes: img.bytes, mime: `image/${img.format}`, prompt: body.prompt, language: body.language, detail, signal: caller.signal,
+          bytes: img.bytes, mime: `image/${img.format}`, prompt: body.prompt, language: body.language, detail, signal: caller.signal, traceparent: caller.traceparent,
         });
         const usage = reply.usage ?? {
           input_tokens: imageTokens(img.width, img.height, detail) + textTokens(vlmPromptText(body.prompt, body.language)),
@@ -133,7 +133,7 @@ export class VisionService {
   }
 
   private detector(model?: string): Promise<Detector> {
-    return this.s.vision.readyDetector(MODELS_READY_WAIT_MS, model ?? DEFAULT_DETECT_MODEL);
+    return this.s.taskModels.readyDetector(MODELS_READY_WAIT_MS, model ?? DEFAULT_DETECT_MODEL);
   }
 
   /** The ids `model` may name on describe: the configured VLM, and the built-in describer (always there). */
@@ -141,7 +141,30 @@ export class VisionService {
     return this.vlm ? [this.vlm.model, BUILTIN_DESCRIBE_MODEL] : [BUILTIN_DESCRIBE_MODEL];
   }
 
-  /** GET /v1/models entries of OCR and describe (the detectors' come from the vision models). */
+  /** GET /v1/models entries of the detectors (a detector not loadable yet is listed with its reason). */
+  async detectorEntries(): Promise<ServedModel[]> {
+    const r = this.s.models.registry;
+    const out: ServedModel[] = [];
+    for (const { manifest, builtin } of r.list().filter((m) => m.manifest.task === 'detect')) {
+      const id = manifest.id;
+      const entry: ServedModel = {
+        id, object: 'model', task: 'detect', default: id === DEFAULT_DETECT_MODEL,
+        source: builtin ? 'builtin' : 'bring-your-own', description: manifest.description || undefined,
+      };
+      const failed = r.prepareFailure(id);
+      if (failed) { out.push({ ...entry, error: failed }); continue; }
+      if (!r.isPrepared(id)) { out.push(entry); continue; }
+      try {
+        const d = await this.s.taskModels.detector(id);
+        out.push({ ...entry, labels_count: d.labels.length, labels: d.labels, input_size: [d.pre.width, d.pre.height], layout: d.layout });
+      } catch (e) {
+        out.push({ ...entry, error: (e as Error).message });
+      }
+    }
+    return out;
+  }
+
+  /** GET /v1/models entries of OCR and describe. */
   catalogueEntries(): { ocr: ServedModel[]; describe: ServedModel[] } {
     return {
       ocr: OCR_MODELS.map((id) => ({ id, object: 'model' as const, task: 'ocr' as const, default: true, source: 'builtin' as const, description: 'PP-OCRv4 detection + recognition (Chinese and English); other languages through Tesseract where installed' })),

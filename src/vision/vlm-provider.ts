@@ -15,6 +15,8 @@ export interface VlmRequest {
   language?: string;
   detail?: 'low' | 'high';
   signal?: AbortSignal;
+  /** Sent as the call's W3C `traceparent`. */
+  traceparent?: string;
 }
 
 export interface VlmReply {
@@ -67,6 +69,7 @@ export class VlmProvider {
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     if (this.config.key) headers.authorization = `Bearer ${this.config.key}`;
+    if (req.traceparent) headers.traceparent = req.traceparent;
     let res: Response;
     try {
       res = await fetch(this.config.url, { method: 'POST', headers, body: JSON.stringify(this.body(req)), signal });

@@ -4,7 +4,7 @@
 // (startTestApp's `videoProviders`), or to a worker process (../integration/synthetic-worker.ts); the
 // product never loads it. The source URL's query may shape a run: ?frames=N&frame_ms=M&start_ms=S
 // (defaults 10, 20, 0).
-import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/provider.js';
+import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/worker/provider.js';
 
 export interface SyntheticOptions {
   name?: string;

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from './app.js';
 import { api, startTestApp } from './app.js';
-import { VideoWorker, type ProviderSource } from '../../src/video/worker.js';
+import { VideoWorker, type ProviderSource } from '../../src/video/worker/worker.js';
+import { videoRooms } from '../../src/video/video.module.js';
 import type { VideoSettings } from '../../src/config/index.js';
 
 export { SyntheticProvider } from './synthetic-provider.js';
@@ -28,7 +29,7 @@ export async function warmKey(t: TestApp, key: string): Promise<void> {
 export const FAST: Partial<VideoSettings> = { leaseMs: 5000, heartbeatMs: 100, pollMs: 50, reaperMs: 200, sseHeartbeatMs: 60_000, streamPollMs: 200 };
 
 export function startWorker(t: TestApp, providers: ProviderSource, settings: Partial<VideoSettings> = {}, concurrency = 2): VideoWorker {
-  const w = new VideoWorker(t.app.services, { providers, concurrency, settings: { ...FAST, ...settings } });
+  const w = new VideoWorker(t.app.services, { ...videoRooms(t.app.services), providers, concurrency, settings: { ...FAST, ...settings } });
   w.start();
   return w;
 }

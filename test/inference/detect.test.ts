@@ -6,10 +6,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
-import { COCO_CLASSES } from '../../src/vision/coco-classes.js';
-import { Detector } from '../../src/vision/detect.js';
+import { COCO_CLASSES } from '../../src/detection/coco-classes.js';
+import { Detector } from '../../src/detection/detect.js';
 import { colorName } from '../../src/media/colour.js';
-import { iou } from '../../src/vision/yolo.js';
+import { iou } from '../../src/detection/yolo.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 

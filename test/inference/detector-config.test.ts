@@ -1,18 +1,18 @@
 // Zero-config detectors: a bare manifest (id, task, format, source) over an ONNX file is enough; input size,
 // pixel format, output layout and class names come from the file's metadata_props and declared shapes
-// (src/vision/detector-config.ts). Generated models with known outputs cover the layouts the real exports in
+// (src/detection/detector-config.ts). Generated models with known outputs cover the layouts the real exports in
 // byo-models.test.ts do not: YOLOX's raw grid and DETR-style normalised queries with logits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeByoManifest } from '../../src/inference/byo-manifest.js';
+import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { readOnnxInfo } from '../../src/inference/onnx-metadata.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
-import { Detector } from '../../src/vision/detect.js';
-import { parseImgsz, parseNames } from '../../src/vision/detector-config.js';
-import { decodeYolo, detectLayout, gridCells } from '../../src/vision/yolo.js';
+import { Detector } from '../../src/detection/detect.js';
+import { parseImgsz, parseNames } from '../../src/detection/detector-config.js';
+import { decodeYolo, detectLayout, gridCells } from '../../src/detection/yolo.js';
 import { collectingLog, fixedOutputOnnx, solidImage, tempDataDir } from '../helpers/inference.js';
 
 async function bareDetector(t: Parameters<typeof tempDataDir>[0], id: string, onnx: Uint8Array, extra?: object) {

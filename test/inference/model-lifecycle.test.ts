@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ApiError } from '../../src/errors.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { availableProviders } from '../../src/inference/execution-providers.js';
-import { ModelsService } from '../../src/inference/models-service.js';
+import { ModelsService } from '../../src/models/models-service.js';
 import { createLogger } from '../../src/log.js';
 import { collectingLog, modelsDirWithBuiltins, tempDataDir, tinyYoloOnnx } from '../helpers/inference.js';
 

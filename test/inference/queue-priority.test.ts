@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../src/errors.js';
 import { ModelQueue, type RunPriority } from '../../src/inference/model-queue.js';
+import { enableMetrics, renderMetrics } from '../../src/metrics/registry.js';
+import { parseExposition, sampleSum } from '../helpers/metrics-text.js';
 
 /** A queue whose runs take `ms` each and record the order in which inputs ran. */
 function recordingQueue(depth: number, ms = 5) {
@@ -49,4 +51,27 @@ test('each lane has its own bound: a full camera lane does not refuse image requ
   assert.equal(refused.length, 1);
   assert.ok((refused[0] as PromiseRejectedResult).reason instanceof ApiError);
   assert.equal((await Promise.allSettled(fg)).filter((r) => r.status === 'fulfilled').length, 2);
+});
+
+test('metrics count each lane: queue waits by lane, a refusal in the lane that refused, pending per lane', async () => {
+  enableMetrics({ projectLabel: false });
+  const ran: string[] = [];
+  const q = new ModelQueue<string, string>({ name: 'lanes-metrics', depth: 1 }, async (inputs) => {
+    await new Promise((r) => setTimeout(r, 20));
+    ran.push(...inputs);
+    return inputs;
+  });
+  const first = q.submit('cam0', undefined, 'background'); // runs at once
+  const waiting = [q.submit('cam1', undefined, 'background'), q.submit('img0', undefined, 'interactive')];
+  assert.equal(q.pendingIn('background'), 1);
+  assert.equal(q.pendingIn('interactive'), 1);
+  await assert.rejects(q.submit('cam2', undefined, 'background'), ApiError);
+  await Promise.all([first, ...waiting]);
+  const m = parseExposition((await renderMetrics(undefined)).body);
+  const model = { model: 'lanes-metrics' };
+  assert.equal(sampleSum(m, 'sightflow_model_rejected_total', { ...model, lane: 'background' }), 1);
+  assert.equal(sampleSum(m, 'sightflow_model_rejected_total', { ...model, lane: 'interactive' }), 0);
+  assert.equal(sampleSum(m, 'sightflow_model_queue_wait_seconds_count', { ...model, lane: 'background' }), 2);
+  assert.equal(sampleSum(m, 'sightflow_model_queue_wait_seconds_count', { ...model, lane: 'interactive' }), 1);
+  assert.deepEqual(ran, ['cam0', 'img0', 'cam1']);
 });

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { modelsCli } from '../../src/inference/models-cli.js';
+import { modelsCli } from '../../src/models/models-cli.js';
 import { builtinManifestDir, ModelRegistry, readManifests, sha256File } from '../../src/inference/registry.js';
 import { tempDataDir } from '../helpers/inference.js';
 

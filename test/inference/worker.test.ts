@@ -12,7 +12,7 @@ import { ModelRegistry } from '../../src/inference/registry.js';
 import { projectRoot } from '../../src/paths.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { loadConfig } from '../../src/config/index.js';
-import { Detector, modelInput } from '../../src/vision/detect.js';
+import { Detector, modelInput } from '../../src/detection/detect.js';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';

@@ -6,8 +6,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
-import { Detector } from '../../src/vision/detect.js';
-import { decodeYolo, nms, unletterbox, type Letterbox } from '../../src/vision/yolo.js';
+import { Detector } from '../../src/detection/detect.js';
+import { decodeYolo, nms, unletterbox, type Letterbox } from '../../src/detection/yolo.js';
 import { collectingLog, solidImage, tempDataDir, tinyYoloOnnx, type TinyBox } from '../helpers/inference.js';
 
 const SIZE = 64;

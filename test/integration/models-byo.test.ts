@@ -11,7 +11,7 @@ import { runCli, serve } from '../helpers/cli.js';
 import { BYO_MODELS, byoModelsSkip, byoPath, type ByoModelId } from '../../eval/byo-dir.js';
 import { readFileSync } from 'node:fs';
 import { modelsDirWithBuiltins } from '../helpers/inference.js';
-import { SAMPLE_IMAGE } from '../../src/vision/model-check.js';
+import { SAMPLE_IMAGE } from '../../src/detection/model-check.js';
 
 const sample = readFileSync(SAMPLE_IMAGE).toString('base64');
 const skip = byoModelsSkip(BYO_MODELS['yolov8n-int8'], BYO_MODELS['yolo11n-int8-320'], BYO_MODELS['yolo11n-face-int8']);

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { SAMPLE_IMAGE } from '../../src/vision/model-check.js';
+import { SAMPLE_IMAGE } from '../../src/detection/model-check.js';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { admin, api, backend, freshDatabaseUrl, startTestApp, type TestApp } from '../helpers/app.js';

@@ -1,4 +1,4 @@
-// Vectors API (docs/api.md, "Vectors") on a real server and database: collections CRUD, index /
+// Vectors API (docs/vectors.md) on a real server and database: collections CRUD, index /
 // list / delete / search of text, image and audio items, usage rows, project isolation, and bad input with
 // whole error bodies asserted.
 import { test, before, after } from 'node:test';

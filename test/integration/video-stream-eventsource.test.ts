@@ -8,7 +8,7 @@ import net from 'node:net';
 import { EventSource } from 'eventsource';
 import type { TestApp } from '../helpers/app.js';
 import { SyntheticProvider, startVideoApp, body, createTask, readStream, startWorker, waitStatus } from '../helpers/video-tasks.js';
-import { EventIdWriter } from '../../src/video/event-ids.js';
+import { EventIdWriter } from '../../src/video/stream/event-ids.js';
 
 let t: TestApp;
 before(async () => { t = await startVideoApp(); });

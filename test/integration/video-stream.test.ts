@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../helpers/app.js';
 import { SyntheticProvider, startVideoApp, body, chunksOf, createTask, parseEvents, readStream, startWorker, waitFor, waitStatus } from '../helpers/video-tasks.js';
-import type { VideoWorker } from '../../src/video/worker.js';
+import type { VideoWorker } from '../../src/video/worker/worker.js';
 
 let t: TestApp;
 before(async () => { t = await startVideoApp(); });

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { SessionRegistry, type McpSession } from '../../src/mcp/sessions.js';
+import { SessionRegistry, type McpSession } from '../../src/mcp/session-registry.js';
 import { RouteTools } from '../../src/mcp/route-tools.js';
 import { callRoute } from '../../src/mcp/route-dispatch.js';
 import { Router } from '../../src/http/router.js';

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { SyntheticProvider, body, startWorker } from '../helpers/video-tasks.js';
-import type { VideoWorker } from '../../src/video/worker.js';
+import type { VideoWorker } from '../../src/video/worker/worker.js';
 import { connect, KINDS, textOf } from '../helpers/mcp-clients.js';
 
 let t: TestApp;

@@ -17,7 +17,7 @@ import { ApiError } from '../../src/errors.js';
 import { loadImage, parseImageInput } from '../../src/media/image-input.js';
 import type { Resolver } from '../../src/media/url-policy.js';
 import { loadContent, parseContent } from '../../src/vectors/item-input.js';
-import { openVideo } from '../../src/video/pipeline/video-source.js';
+import { openVideo } from '../../src/video/source/video-source.js';
 
 const ENV = { SIGHTFLOW_ALLOW_PRIVATE_URLS: 'false', SIGHTFLOW_URL_ALLOW: '127.0.0.0/8', SIGHTFLOW_URL_DENY: '127.0.0.3/32' };
 

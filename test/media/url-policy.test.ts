@@ -13,10 +13,10 @@ import { loadConfig } from '../../src/config/index.js';
 import { checkUrl, type Resolver, type UrlPolicy, type UrlVerdict } from '../../src/media/url-policy.js';
 import type { Services } from '../../src/services.js';
 import { loadContent, parseContent } from '../../src/vectors/item-input.js';
-import { checkVideoUrl } from '../../src/video/pipeline/video-source.js';
-import { ProviderError } from '../../src/video/provider.js';
+import { checkVideoUrl } from '../../src/video/source/video-source.js';
+import { ProviderError } from '../../src/video/worker/provider.js';
 import type { ProcessBody } from '../../src/video/schemas.js';
-import { TaskStore } from '../../src/video/task-store.js';
+import { stageInput } from '../../src/video/tasks/task-input.js';
 
 const strict: UrlPolicy = { allowPrivate: false };
 const open: UrlPolicy = { allowPrivate: true };
@@ -165,7 +165,7 @@ function expectedError(v: Extract<UrlVerdict, { allowed: false }>, param: string
 
 test('image, audio and video callers deny the same URLs with the same reason', async () => {
   // Denied before the store is touched, so the video submit path needs no database here.
-  const tasks = new TaskStore({ config: { allowPrivateUrls: false, urlPolicy: strict } } as unknown as Services, undefined as never, undefined as never);
+  const services = { config: { allowPrivateUrls: false, urlPolicy: strict } } as unknown as Services;
   const videoBody = (url: string) => ({ input: [{ type: 'video_url', url }], steps: [{ model: 'detect' }] }) as unknown as ProcessBody;
   const seen = hits.length;
   for (const url of DENIED_URLS()) {
@@ -178,7 +178,7 @@ test('image, audio and video callers deny the same URLs with the same reason', a
     const audio = await caught(loadContent(parseContent({ audio: url }, 'items[0].'), { allowPrivate: false }));
     assert.ok(audio instanceof ApiError && audio.status === 400, `${url}: ${String(audio)}`);
     assert.deepEqual(audio.toBody().error, expectedError(v, 'items[0].audio', 'audio'), url);
-    const submit = await caught(tasks.create('proj_x', null, videoBody(url)));
+    const submit = await caught(stageInput(services, { id: 'vt_x', projectId: 'proj_x', keyId: null }, videoBody(url)));
     assert.ok(submit instanceof ApiError && submit.status === 400, `${url}: ${String(submit)}`);
     assert.deepEqual(submit.toBody().error, expectedError(v, 'input[0].url', 'video'), url);
     // The worker denies too; a DNS failure there is a provider error, so another provider may try.

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { VideoDecoder } from '../../src/video/decoder.js';
+import { VideoDecoder } from '../../src/video/source/decoder.js';
 import { fullHdClip } from '../helpers/media.js';
 
 test('event loop p99 delay stays under 20 ms while a 1080p file decodes', async (t) => {

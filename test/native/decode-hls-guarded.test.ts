@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo, Socket } from 'node:net';
-import { VideoDecoder, DecodeError, type DecoderOptions } from '../../src/video/decoder.js';
+import { VideoDecoder, DecodeError, type DecoderOptions } from '../../src/video/source/decoder.js';
 import { h264Ts } from '../helpers/media.js';
 
 async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string; sockets: Set<Socket>; paths: string[] }> {

@@ -7,9 +7,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { spawn, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
-import { VideoDecoder, DecodeError } from '../../src/video/decoder.js';
+import { VideoDecoder, DecodeError } from '../../src/video/source/decoder.js';
 import { h264Clip, h264Ts, mediaDir } from '../helpers/media.js';
-import type { DecoderOptions } from '../../src/video/decoder.js';
+import type { DecoderOptions } from '../../src/video/source/decoder.js';
 
 /** The test servers listen on loopback, which the default URL policy refuses. */
 const openUrl = (input: string, options: DecoderOptions = {}) => VideoDecoder.open(input, { network: { policy: { allowPrivate: true } }, ...options });

@@ -2,7 +2,7 @@
 // counts per sampling mode and range unit, the counters, output sizes and clear errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { VideoDecoder, DecodeError, type DecoderOptions, type DecodedFrame } from '../../src/video/decoder.js';
+import { VideoDecoder, DecodeError, type DecoderOptions, type DecodedFrame } from '../../src/video/source/decoder.js';
 import { ApiError } from '../../src/errors.js';
 import { audioOnly, emptyFile, h264Avi, h264BFrames, h264Clip, h264WithAudio, vfrClip, vp9Clip } from '../helpers/media.js';
 

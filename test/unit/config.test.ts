@@ -1,4 +1,4 @@
-// The configuration tree against README's configuration table: the table lists exactly the variables the
+// The configuration tree against the table of docs/configuration.md: the table lists exactly the variables the
 // schema knows, every bad numeric, switch or enum value stops loadConfig with an error naming the variable,
 // and the defaults the table shows as literals are the schema's. Keeps the documentation and the parser from
 // drifting apart.
@@ -13,9 +13,11 @@ import { projectRoot } from '../../src/paths.js';
 const PATTERN_ROWS = new Set(['SIGHTFLOW_PROVIDERS_<NAME>']);
 
 function tableRows(): Map<string, string> {
-  const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Configuration'));
-  const body = section.slice(0, section.indexOf('\n## ', 3));
+  const page = readFileSync(join(projectRoot, 'docs', 'configuration.md'), 'utf8');
+  const start = page.indexOf('\n## Variables and flags\n');
+  assert.ok(start >= 0, 'docs/configuration.md has no "## Variables and flags" section');
+  const end = page.indexOf('\n## ', start + 1);
+  const body = page.slice(start, end < 0 ? undefined : end);
   const rows = new Map<string, string>();
   for (const line of body.split('\n')) {
     const m = /^\| `([A-Z0-9_<>]+)` \|[^|]*\| ([^|]*) \|/.exec(line);
@@ -26,7 +28,7 @@ function tableRows(): Map<string, string> {
 
 const names = Object.keys(CONFIG_VARIABLES);
 
-test('README lists every variable of the schema, and nothing else', () => {
+test('docs/configuration.md lists every variable of the schema, and nothing else', () => {
   const rows = tableRows();
   assert.ok(rows.size > 30, `parsed ${rows.size} rows`);
   const documented = [...rows.keys()].filter((n) => !PATTERN_ROWS.has(n)).sort();

@@ -1,6 +1,6 @@
-// Holds the error catalogue (src/errors.ts) and README's "Errors" section to each other: every catalogued
-// code is documented with its status and type, every documented code exists, and no code is coined
-// outside the catalogue. Clients read README to handle errors, so a code missing there is a bug.
+// Holds the error catalogue (src/errors.ts) and the code table of docs/errors.md to each other: every
+// catalogued code is documented with its status and type, every documented code exists, and no code is
+// coined outside the catalogue. Clients read docs/errors.md to handle errors, so a code missing there is a bug.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -11,12 +11,12 @@ const root = join(import.meta.dirname, '..', '..');
 
 interface DocRow { status: number | null; type: string | null; code: string }
 
-/** The rows of the code table in README's "Errors" section (up to the next level-2 heading). */
-export function readmeCodes(readme: string): DocRow[] {
-  const start = readme.indexOf('\n## Errors\n');
-  assert.ok(start >= 0, 'README has no "## Errors" section');
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end < 0 ? undefined : end);
+/** The rows of the code table in docs/errors.md's "Error codes" section (up to the next level-2 heading). */
+export function documentedCodes(page: string): DocRow[] {
+  const start = page.indexOf('\n## Error codes\n');
+  assert.ok(start >= 0, 'docs/errors.md has no "## Error codes" section');
+  const end = page.indexOf('\n## ', start + 1);
+  const section = page.slice(start, end < 0 ? undefined : end);
   const rows: DocRow[] = [];
   for (const m of section.matchAll(/^\| *(\d+|—) *\| *([a-z_]+|—) *\| *`([a-z0-9_]+)` *\|.*\|$/gm)) {
     rows.push({ status: m[1] === '—' ? null : Number(m[1]), type: m[2] === '—' ? null : m[2]!, code: m[3]! });
@@ -25,29 +25,29 @@ export function readmeCodes(readme: string): DocRow[] {
 }
 
 const catalogue = errorCatalogue as Record<string, { status: number | null; type: string | null }>;
-const documented = readmeCodes(readFileSync(join(root, 'README.md'), 'utf8'));
+const documented = documentedCodes(readFileSync(join(root, 'docs', 'errors.md'), 'utf8'));
 
-test('README lists every catalogued code with its status and type', () => {
+test('docs/errors.md lists every catalogued code with its status and type', () => {
   const byCode = new Map(documented.map((r) => [r.code, r]));
   const missing = Object.keys(catalogue).filter((c) => !byCode.has(c));
-  assert.deepEqual(missing, [], `codes in src/errors.ts but not in README's Errors list: ${missing.join(', ')}`);
+  assert.deepEqual(missing, [], `codes in src/errors.ts but not in docs/errors.md: ${missing.join(', ')}`);
   for (const [code, e] of Object.entries(catalogue)) {
     const row = byCode.get(code)!;
-    assert.deepEqual({ status: row.status, type: row.type }, { status: e.status, type: e.type }, `README row for ${code}`);
+    assert.deepEqual({ status: row.status, type: row.type }, { status: e.status, type: e.type }, `docs/errors.md row for ${code}`);
   }
 });
 
-test('every code in README\'s Errors list exists in the catalogue, once', () => {
+test('every code in docs/errors.md exists in the catalogue, once', () => {
   const unknown = documented.map((r) => r.code).filter((c) => !(c in catalogue));
-  assert.deepEqual(unknown, [], `codes in README but not in src/errors.ts: ${unknown.join(', ')}`);
+  assert.deepEqual(unknown, [], `codes in docs/errors.md but not in src/errors.ts: ${unknown.join(', ')}`);
   const seen = new Set<string>();
   const twice = documented.map((r) => r.code).filter((c) => (seen.has(c) ? true : (seen.add(c), false)));
-  assert.deepEqual(twice, [], 'codes listed twice in README');
+  assert.deepEqual(twice, [], 'codes listed twice in docs/errors.md');
 });
 
-test('the README reader finds rows and would notice a missing one', () => {
-  const planted = '# x\n\n## Errors\n\n| status | type | code | when |\n|---|---|---|---|\n| 400 | invalid_request_error | `invalid_json` | bad |\n| — | — | `worker_lost` | lost |\n\n## Next\n| 500 | api_error | `not_here` | x |\n';
-  assert.deepEqual(readmeCodes(planted), [
+test('the table reader finds rows and would notice a missing one', () => {
+  const planted = '# x\n\n## Error codes\n\n| status | type | code | when |\n|---|---|---|---|\n| 400 | invalid_request_error | `invalid_json` | bad |\n| — | — | `worker_lost` | lost |\n\n## Next\n| 500 | api_error | `not_here` | x |\n';
+  assert.deepEqual(documentedCodes(planted), [
     { status: 400, type: 'invalid_request_error', code: 'invalid_json' },
     { status: null, type: null, code: 'worker_lost' },
   ]);

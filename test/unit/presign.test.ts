@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { ApiError, type ErrorBody } from '../../src/errors.js';
 import { BlobStore } from '../../src/store/blobs.js';
-import { resolveFileRequest, parseRange, type FileResponse } from '../../src/store/file-serving.js';
+import { resolveFileRequest, parseRange, type FileResponse } from '../../src/files/file-serving.js';
 import { loadOrCreateSigningSecret, presign, verify } from '../../src/store/presign.js';
 
 const SECRET = 'test-secret-0123456789';

@@ -1,5 +1,6 @@
 // The one-line-per-request log is written without pino's serializer: every line must still be valid JSON
-// with the fields escaped, for paths with quotes, backslashes and non-ASCII, and for repeated routes.
+// with the fields escaped, for paths with quotes, backslashes and non-ASCII, and for repeated routes; a
+// request's trace id follows its request id.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -19,12 +20,19 @@ test('request lines are JSON, with user-given text escaped and repeated values i
     // A path that is its route (every route without parameters) is copied with the route's bytes.
     for (const route of ['/v1/project', '/v1/project', '/v1/"q\\\\\u00e9']) log({ requestId: 'req_4.a:b-C', method: 'GET', route, path: route, status: 200, startedMs: 1, endedMs: 1.05, project: 'p' });
     log({ requestId: 'req_5', method: 'GET', route: '/v1/project', path: '/v1/project/', status: 499, startedMs: 1, endedMs: 1, project: 'p' });
+    log({ requestId: 'req_0af7651916cd43dd8448eb211c80319c', traceId: null, method: 'GET', route: '/v1/project', path: '/v1/project', status: 200, startedMs: 1, endedMs: 2, project: 'p' });
+    log({ requestId: 'req_6', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', method: 'GET', route: '/v1/items/:id', path: '/v1/items/x', status: 200, startedMs: 1, endedMs: 2, project: 'p' });
     process.stderr.write(String(Date.now()));
   `;
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  assert.equal(lines.length, 10);
+  assert.equal(lines.length, 12);
+  // A trace the request started is its request id's hex; another is written as given.
+  assert.equal(lines[10]!.trace_id, '0af7651916cd43dd8448eb211c80319c');
+  assert.equal(lines[11]!.trace_id, '4bf92f3577b34da6a3ce929d0e0e4736');
+  assert.deepEqual(Object.keys(lines[11]!), ['level', 'time', 'service', 'requestId', 'trace_id', 'method', 'route', 'path', 'status', 'ms', 'project', 'msg']);
+  lines.splice(10);
   assert.deepEqual(lines.map((l) => l.path), ['/v1/project', '/v1/x"y\\z', '/v1/caf\u00e9/\u2028', '/v1/project', '/nope', '/p',
     '/v1/project', '/v1/project', '/v1/"q\\\u00e9', '/v1/project/']);
   assert.deepEqual(lines.map((l) => l.route), ['/v1/items/:id', '/v1/items/:id', '/v1/items/:id', '/v1/items/:id', '(unmatched)', '/r',

@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import sharp from 'sharp';
 import { projectRoot } from '../../src/paths.js';
-import { modelsCli } from '../../src/inference/models-cli.js';
+import { modelsCli } from '../../src/models/models-cli.js';
 import { CLIP_MEAN, CLIP_STD } from '../../src/inference/clip-manifest.js';
 import { ClipEmbedder } from '../../src/vectors/embedders/clip.js';
 import { normalize } from '../../src/vectors/embedders/embedder.js';

@@ -2,7 +2,7 @@
 // rtsp_server.py) loops a clip of people walking (TUD-Campus from the evaluation data), and the server's
 // in-process worker runs the default LocalProvider. Chunks arrive while the source plays, with
 // total_frames null and the live fields in stream_info; max_frames, cancel, a server restart (reconnect
-// with the gap counted), a stalled server and hostile servers each end the way docs/api.md says, and the
+// with the gap counted), a stalled server and hostile servers each end the way docs/video.md says, and the
 // worker keeps serving other tasks. Every wait is for an event (a chunk, a status), never a fixed sleep.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

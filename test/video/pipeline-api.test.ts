@@ -1,5 +1,5 @@
 // The pipeline behind the real task API: a server (test harness) whose in-process worker runs the default
-// provider list (src/video/providers.ts -> LocalProvider). A base64 upload streams frame chunks, ends with
+// provider list (src/video/worker/provider-lists.ts -> LocalProvider). A base64 upload streams frame chunks, ends with
 // max_frames then [DONE], and /results lists the tracks with their feature digests.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -11,14 +11,17 @@ import { ApiError, isApiError } from '../../src/errors.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { projectRoot } from '../../src/paths.js';
-import { Detector } from '../../src/vision/detect.js';
+import { Detector } from '../../src/detection/detect.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../../eval/lib/mot-metrics.js';
-import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
-import { ocrImage, ocrRegion } from '../../src/vision/ocr/engine.js';
-import type { FrameOutput, ProviderResult, VideoTaskRequest } from '../../src/video/provider.js';
+import { LocalProvider } from '../../src/video/worker/local-provider.js';
+import { OcrEngine } from '../../src/ocr/engine.js';
+import type { FrameOutput, ProviderResult, VideoTaskRequest } from '../../src/video/worker/provider.js';
 import { corruptClip, garbageFile, h264Clip, longClip, stillClip, textClip } from '../helpers/videos.js';
 import { carPhoto, evalData, TUD_CAMPUS } from '../helpers/eval-data.js';
 import { EVAL_DATA_MISSING } from '../../eval/dir.js';
+
+// OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
+const { ocrImage, ocrRegion } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 
 let detector: Promise<Detector> | null = null;
 function loadDetector(): Promise<Detector> {
@@ -30,7 +33,7 @@ function loadDetector(): Promise<Detector> {
   return detector;
 }
 
-const provider = (allowPrivateUrls = true) => new LocalProvider({ allowPrivateUrls, vision: { detector: loadDetector, ocrImage, ocrRegion } });
+const provider = (allowPrivateUrls = true) => new LocalProvider({ allowPrivateUrls, models: { detector: loadDetector, ocrImage, ocrRegion } });
 
 async function runTask(request: VideoTaskRequest, source: { path?: string; url?: string }, opts: { signal?: AbortSignal; onFrame?: (f: FrameOutput) => boolean | void; allowPrivateUrls?: boolean } = {}) {
   const frames: FrameOutput[] = [];
@@ -270,7 +273,7 @@ test('TUD-Campus: person tracks keep their ids (every frame, first 40)', { timeo
 });
 
 test('checkVideoUrl: every resolved address is checked; public literals pass', async () => {
-  const { checkVideoUrl } = await import('../../src/video/pipeline/video-source.js');
+  const { checkVideoUrl } = await import('../../src/video/source/video-source.js');
   for (const url of ['http://localhost:8080/a.mp4', 'http://[::1]/a.mp4', 'http://169.254.169.254/latest', 'https://10.1.2.3/v.mp4', 'http://[::ffff:127.0.0.1]/x']) {
     await assert.rejects(checkVideoUrl(url, false), (e: unknown) => isApiError(e) && e.code === 'url_not_allowed', url);
   }

@@ -1,6 +1,6 @@
 // Provider lists (SIGHTFLOW_PROVIDERS) and RemoteProvider against small HTTP servers that speak the sightflow
 // video API wire format (POST /v1/video/process -> 202, GET stream -> SSE chunks built with the real
-// src/video/chunks.ts, GET results), one that answers 500, and ones that drop or stall: the failover inputs.
+// src/video/stream/chunks.ts, GET results), one that answers 500, and ones that drop or stall: the failover inputs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -8,12 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/index.js';
-import { frameEvent, terminalEvents } from '../../src/video/chunks.js';
-import { createProviders } from '../../src/video/providers.js';
+import { frameEvent, terminalEvents } from '../../src/video/stream/chunks.js';
+import { createProviders } from '../../src/video/worker/provider-lists.js';
 import { hintVariable, parseProviderList } from '../../src/config/providers.js';
-import { LocalProvider } from '../../src/video/pipeline/local-provider.js';
-import { RemoteProvider } from '../../src/video/pipeline/remote-provider.js';
-import { ProviderError, type FrameOutput, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/provider.js';
+import { LocalProvider } from '../../src/video/worker/local-provider.js';
+import { RemoteProvider } from '../../src/video/worker/remote-provider.js';
+import { ProviderError, type FrameOutput, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/worker/provider.js';
 import { mediaDir } from '../helpers/media.js';
 
 const KEY = 'sk_sf_remote_test_key';

@@ -5,11 +5,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../helpers/app.js';
 import { SyntheticProvider, body, chunksOf, createTask, parseEvents, readStream, startVideoApp, startWorker, waitStatus } from '../helpers/video-tasks.js';
-import { TaskQueue } from '../../src/video/queue.js';
-import { StreamArchive } from '../../src/video/stream-archive.js';
-import { hubFor } from '../../src/video/stream-hub.js';
-import { Reaper } from '../../src/video/reaper.js';
-import { MAX_ATTEMPTS } from '../../src/video/task-store.js';
+import { TaskQueue } from '../../src/video/worker/queue.js';
+import { StreamArchive } from '../../src/video/stream/stream-archive.js';
+import { hubFor } from '../../src/video/stream/stream-hub.js';
+import { Reaper } from '../../src/video/tasks/reaper.js';
+import { MAX_ATTEMPTS } from '../../src/video/tasks/task-store.js';
 
 
 let t: TestApp;

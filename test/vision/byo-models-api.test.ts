@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BYO_MODELS, byoModelsSkip, byoPath, type ByoModelId } from '../../eval/byo-dir.js';
-import { writeByoManifest } from '../../src/inference/byo-manifest.js';
+import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { carPhoto, cocoSkip } from '../helpers/eval-data.js';
 import { serveFile } from '../helpers/media-server.js';

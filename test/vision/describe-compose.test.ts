@@ -2,8 +2,8 @@
 // Chinese; prompt parsing; scene guesses. Exact strings, so a change in wording is a visible diff.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { COCO_CLASSES } from '../../src/vision/coco-classes.js';
-import type { DetectedObject } from '../../src/vision/detect.js';
+import { COCO_CLASSES } from '../../src/detection/coco-classes.js';
+import type { DetectedObject } from '../../src/detection/detect.js';
 import { buildFacts } from '../../src/vision/describe/facts.js';
 import { writeEnglish } from '../../src/vision/describe/english.js';
 import { writeChinese } from '../../src/vision/describe/chinese.js';

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { loadRgb } from '../helpers/inference.js';
-import { modelInput } from '../../src/vision/detect.js';
+import { modelInput } from '../../src/detection/detect.js';
 import { withRequestSignal } from '../../src/inference/runtime.js';
-import { COCO_CLASSES } from '../../src/vision/coco-classes.js';
-import { iou } from '../../src/vision/yolo.js';
+import { COCO_CLASSES } from '../../src/detection/coco-classes.js';
+import { iou } from '../../src/detection/yolo.js';
 import { autoDetail, imageTokens, textTokens } from '../../src/usage/tokens.js';
 
 let t: TestApp;
@@ -131,7 +131,7 @@ test('the ledger holds one row per answered request with the numbers of the resp
 });
 
 test('a gone client cancels its queued model runs (the request signal reaches the queue)', { skip: cocoSkip }, async () => {
-  const det = await t.app.services.vision.detector();
+  const det = await t.app.services.taskModels.detector();
   const handle = det.handle;
   const itemsBefore = handle.stats.items;
   const droppedBefore = handle.dropped;

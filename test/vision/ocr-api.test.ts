@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { evalDataSkip, evalDir } from '../../eval/dir.js';
-import { supportedLanguages } from '../../src/vision/ocr/languages.js';
+import { supportedLanguages } from '../../src/ocr/languages.js';
 import { autoDetail, imageTokens, textTokens } from '../../src/usage/tokens.js';
 
 let t: TestApp;

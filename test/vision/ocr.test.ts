@@ -6,13 +6,17 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { evalDataSkip, evalDir } from '../../eval/dir.js';
 import { ApiError } from '../../src/errors.js';
-import { ctcGreedy } from '../../src/vision/ocr/ctc-decode.js';
-import { dbPostprocess } from '../../src/vision/ocr/db-postprocess.js';
-import { type BBox, ocrImage, ocrRegion, readLine } from '../../src/vision/ocr/engine.js';
-import { routeLanguage, supportedLanguages } from '../../src/vision/ocr/languages.js';
+import { ctcGreedy } from '../../src/ocr/ctc-decode.js';
+import { dbPostprocess } from '../../src/ocr/db-postprocess.js';
+import { type BBox, OcrEngine } from '../../src/ocr/engine.js';
+import { projectRoot } from '../../src/paths.js';
+import { routeLanguage, supportedLanguages } from '../../src/ocr/languages.js';
 import type { RgbImage } from '../../src/media/rgb-image.js';
-import { decodeRgb, rotate180 } from '../../src/vision/ocr/rgb-image.js';
-import { tesseractInfo, tesseractOcr } from '../../src/vision/ocr/tesseract.js';
+import { decodeRgb, rotate180 } from '../../src/ocr/resample.js';
+import { tesseractInfo, tesseractOcr } from '../../src/ocr/tesseract.js';
+
+// OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
+const { ocrImage, ocrRegion, readLine } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 
 const W = 900;
 const H = 360;

@@ -1,4 +1,4 @@
-// The published usage formula (README "Usage"): image tokens by tiles, text tokens with o200k_base; and
+// The published usage formula (docs/api.md, "Usage"): image tokens by tiles, text tokens with o200k_base; and
 // every vision endpoint reporting it, with the ledger holding one row per request with the same numbers.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The admin API (/admin/v1, README "Projects, keys and the admin API") with the signed-in admin token.
+// The admin API (/admin/v1, docs/operations.md, "Projects, keys and the admin API") with the signed-in admin token.
 import { requestJson } from './http';
 import type { AddedModel, ApiKey, CreatedKey, List, Model, Project, UsageList } from './types';
 

@@ -1,4 +1,4 @@
-// The public API (/v1) with a project key: video tasks and vector collections (docs/api.md).
+// The public API (/v1) with a project key: video tasks and vector collections (docs/video.md, docs/vectors.md).
 import { requestJson } from './http';
 import type { Collection, List, SearchResponse, TaskResults, VideoTask } from './types';
 

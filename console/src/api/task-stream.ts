@@ -1,4 +1,4 @@
-// Follows a video task's SSE stream (docs/api.md). EventSource cannot send an Authorization header,
+// Follows a video task's SSE stream (docs/video.md, "The stream"). EventSource cannot send an Authorization header,
 // so this reads the body with fetch and keeps the byte offset itself: after a dropped connection it resumes
 // with `Last-Event-ID: <bytes received>`, and the server replays exactly the bytes that were missed.
 import type { StreamChunk } from './types.js'; // .js: also imported by the Node tests (NodeNext)

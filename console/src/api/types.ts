@@ -1,4 +1,4 @@
-// Shapes of the server's answers (docs/api.md), as far as the console reads them.
+// Shapes of the server's answers (docs/video.md, docs/vectors.md, docs/models.md), as far as the console reads them.
 export interface List<T> { object: 'list'; data: T[]; has_more?: boolean; next_cursor?: string | null }
 
 export interface Project { id: string; name: string; created_at: string }

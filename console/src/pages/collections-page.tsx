@@ -1,4 +1,4 @@
-// Vector collections of the project (record shape in docs/api.md, "Vectors"): list, create, delete.
+// Vector collections of the project (record shape in docs/vectors.md, "Collections"): list, create, delete.
 import { useEffect, useState } from 'preact/hooks';
 import type { Collection } from '../api/types';
 import { fmtDateTime, fmtNumber } from '../format';

@@ -1,4 +1,4 @@
-// Video tasks of the project (list shape in docs/api.md, "The task record"), filtered by status, newest
+// Video tasks of the project (list shape in docs/video.md, "The task record"), filtered by status, newest
 // first, a page at a time.
 import { useEffect, useState } from 'preact/hooks';
 import type { ProjectApi } from '../api/project-api';

@@ -3,7 +3,7 @@
 // cosine compares them in CLIP's shared space. Both encoders run once at start (probe) on a blank image and
 // an empty text: that checks names, types and feeding, and gives the dimensions from the real output.
 import type { Logger } from '../../log.js';
-import type { ModelsService } from '../../inference/models-service.js';
+import type { ModelsService } from '../../models/models-service.js';
 import type { ClipModel } from '../../inference/clip-manifest.js';
 import { Tensor, type ModelHandle, type Outputs } from '../../inference/runtime.js';
 import { errors } from '../../errors.js';

@@ -1,5 +1,5 @@
 // One interface for every embedding model: an input of one modality in, a unit-length float32 vector in the
-// model's shared space out, plus the tokens billed for it (README "Usage").
+// model's shared space out, plus the tokens billed for it (docs/api.md, "Usage").
 import type { LoadedImage } from '../../media/image-input.js';
 
 export type Modality = 'image' | 'text' | 'audio';
@@ -17,7 +17,7 @@ export interface Embedding {
   transcript?: string;
 }
 
-/** An entry of GET /v1/vectors/models (docs/api.md, "Vectors"). */
+/** An entry of GET /v1/vectors/models (docs/vectors.md, "Models"). */
 export interface EmbeddingModelInfo {
   id: string;
   name: string;

@@ -2,7 +2,7 @@
 // confidence and size), its colour, the image's overall colour and any text OCR reads, mapped into the
 // GloVe space that text queries use. Class names become the words captions say ("person" -> man, woman,
 // people; "dining table" -> table, food).
-import type { DetectedObject } from '../../vision/detect.js';
+import type { DetectedObject } from '../../detection/detect.js';
 import type { TextSemantics } from './text-semantics.js';
 import { tokenize } from './text-semantics.js';
 

@@ -8,12 +8,12 @@
 // photos by meaning alone (the constant factor between them changes no ranking); images share semantics
 // and look, so near-duplicates match.
 import type { Logger } from '../../log.js';
-import type { ModelsService } from '../../inference/models-service.js';
+import type { ModelsService } from '../../models/models-service.js';
 import { ModelQueue } from '../../inference/model-queue.js';
 import type { RgbImage } from '../../media/rgb-image.js';
-import type { Detector } from '../../vision/detect.js';
+import type { Detector } from '../../detection/detect.js';
 import { dominantColor } from '../../media/colour.js';
-import type { VisionModels } from '../../vision/vision-models.js';
+import type { TaskModels } from '../../task-models.js';
 import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
 import type { LoadedImage } from '../../media/image-input.js';
 import { normalize, place, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo } from './embedder.js';
@@ -38,14 +38,14 @@ const BIAS_VALUE = 0.01;
 /** Detections below this confidence are noise for retrieval. */
 const MIN_CONFIDENCE = 0.3;
 const MODELS_READY_WAIT_MS = 30_000;
-/** Audio is billed at 10 tokens per second (README "Usage"). */
+/** Audio is billed at 10 tokens per second (docs/api.md, "Usage"). */
 const AUDIO_TOKENS_PER_S = 10;
 
 export interface MultimodalOptions {
   modelsDir: string;
   models: ModelsService;
-  /** The vision part's detector and OCR. */
-  vision: VisionModels;
+  /** The detector and OCR. */
+  taskModels: TaskModels;
   log: Logger;
   /** Read text in images with PP-OCR (default true). */
   ocr?: boolean;
@@ -58,7 +58,7 @@ export class MultimodalEmbedder implements Embedder {
 
   constructor(private readonly opts: MultimodalOptions) {
     this.ocrQueue = new ModelQueue({ name: 'embedding ocr', depth: opts.models.runtime.queueDepth },
-      async ([img]) => [(await opts.vision.ocrImage(img!)).text]);
+      async ([img]) => [(await opts.taskModels.ocrImage(img!)).text]);
   }
 
   private text(): Promise<TextSemantics> {
@@ -68,7 +68,7 @@ export class MultimodalEmbedder implements Embedder {
   }
 
   private detector(): Promise<Detector> {
-    return this.opts.vision.readyDetector(MODELS_READY_WAIT_MS);
+    return this.opts.taskModels.readyDetector(MODELS_READY_WAIT_MS);
   }
 
   async embed(input: EmbedInput, signal?: AbortSignal): Promise<Embedding> {

@@ -3,8 +3,8 @@
 // high detail adds positions, colours, readable text and the picture's main colours.
 import sharp from 'sharp';
 import type { RgbImage } from '../../media/rgb-image.js';
-import type { DetectedObject, Detector } from '../detect.js';
-import type { OcrResult } from '../ocr/engine.js';
+import type { DetectedObject, Detector } from '../../detection/detect.js';
+import type { OcrResult } from '../../ocr/engine.js';
 import { autoDetail, type Detail } from '../../usage/tokens.js';
 import { writeChinese } from './chinese.js';
 import { writeEnglish } from './english.js';

@@ -1,9 +1,9 @@
 // What the models saw, before any wording: objects grouped by class with counts, colours and rough
 // positions, the readable text, the main colours of the picture and a scene guess. The English and Chinese
 // writers both render this one structure, so both languages always say the same things.
-import type { DetectedObject } from '../detect.js';
+import type { DetectedObject } from '../../detection/detect.js';
 import { colorName } from '../../media/colour.js';
-import type { OcrBlock } from '../ocr/engine.js';
+import type { OcrBlock } from '../../ocr/engine.js';
 import { guessScene, type Scene } from './scene.js';
 
 export type Position = 'left' | 'centre' | 'right';

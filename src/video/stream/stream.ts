@@ -1,0 +1,123 @@
+// GET /v1/video/tasks/:id/stream: the archive from byte n, then live bytes as they are appended, for as long
+// as the task is not terminal. n comes from `?offset=` or `Last-Event-ID`; the response says where it starts
+// (`X-Stream-Offset`). Backpressure per connection: the pump awaits each write, so a stalled subscriber holds
+// one batch in memory and never slows the worker (which only appends to the database). With
+// `?event_ids=true` every event also carries `id: <offset after it>` (event-ids.ts) and the response opens
+// with a `retry:` block, so a standard EventSource resumes exactly; offsets keep counting archive bytes.
+import { errors } from '../../errors.js';
+import type { RequestContext } from '../../http/route.js';
+import type { SseWriter } from '../../http/sse.js';
+import type { Services } from '../../services.js';
+import { sql } from '../tasks/tasks.sql.js';
+import { TERMINAL_STATES, type TaskState } from '../schemas.js';
+import type { StreamArchive } from './stream-archive.js';
+import type { StreamHub } from './stream-hub.js';
+import type { TaskStore } from '../tasks/task-store.js';
+import type { FinishedArchiveCache } from './archive-cache.js';
+import { EventIdWriter } from './event-ids.js';
+import { countResume } from '../../metrics/video.js';
+
+/** Bytes handed to the socket per write: a slow subscriber holds at most this much beyond uWS's buffer. */
+const WRITE_SLICE = 64 * 1024;
+
+/** Offset from `?offset=` (wins) or `Last-Event-ID`: a non-negative integer byte count. */
+export function requestedOffset(ctx: RequestContext): number {
+  const q = ctx.rawQuery.get('offset');
+  const h = ctx.headers['last-event-id'];
+  const raw = q ?? h;
+  if (raw === undefined || raw === null || raw === '') return 0;
+  const param = q !== null ? 'offset' : 'Last-Event-ID';
+  if (!/^\d{1,15}$/.test(raw.trim())) throw errors.invalidParam(param, `Expected a byte offset (an integer >= 0) for ${param} but received ${JSON.stringify(raw)}`);
+  return Number(raw.trim());
+}
+
+/** `?event_ids=true|false` (default false): whether events carry ids derived from archive offsets. */
+export function wantsEventIds(ctx: RequestContext): boolean {
+  const raw = ctx.rawQuery.get('event_ids');
+  if (raw === null || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw errors.invalidParam('event_ids', `Expected true or false for event_ids but received ${JSON.stringify(raw)}`);
+}
+
+/** Open subscriptions of this process, ended when the module stops. */
+export class Subscriptions {
+  private readonly open = new Set<SseWriter>();
+  add(w: SseWriter): void { this.open.add(w); }
+  get count(): number { return this.open.size; }
+  delete(w: SseWriter): void { this.open.delete(w); }
+  closeAll(): void {
+    for (const w of this.open) w.end();
+    this.open.clear();
+  }
+}
+
+export async function streamTask(ctx: RequestContext, deps: { s: Services; store: TaskStore; archive: StreamArchive; hub: StreamHub; subs: Subscriptions; cache: FinishedArchiveCache; pollMs: number }): Promise<void> {
+  const id = ctx.params.id!;
+  const offset = requestedOffset(ctx);
+  const ids = wantsEventIds(ctx) ? new EventIdWriter(offset) : null;
+  if (offset > 0) countResume();
+  const first = await deps.store.state(ctx.principal.projectId, id);
+  if (TERMINAL_STATES.includes(first.status) && offset > first.streamBytes) throw errors.offsetOutOfRange(offset, first.streamBytes);
+
+  const writer = ctx.sse();
+  writer.open({ 'X-Stream-Offset': String(offset), 'x-request-id': ctx.requestId });
+  deps.subs.add(writer);
+  let dirty = true;
+  let wake: (() => void) | null = null;
+  const off = deps.hub.onTask(id, () => { dirty = true; const w = wake; wake = null; w?.(); });
+  // Runs after the handler returned {handled: true}; it must never throw into the server.
+  void (async () => {
+    let pos = offset;
+    try {
+      if (ids && !(await writer.write(EventIdWriter.preamble()))) return;
+      while (!writer.closed) {
+        dirty = false;
+        // State before bytes: a terminal state read here means its terminal chunk is already stored.
+        const [st] = await deps.s.db.query(sql.streamState, [id]);
+        const status = st?.status as TaskState | undefined;
+        const end = Number(st?.stream_bytes ?? 0);
+        const terminal = !status || TERMINAL_STATES.includes(status);
+        if (pos < end) {
+          const bytes = terminal && end <= deps.cache.maxEntryBytes
+            ? (await deps.cache.get(id, end, () => readWhole(deps.archive, id, end))).subarray(pos)
+            : (await deps.archive.read(id, pos)).bytes;
+          if (bytes.length > 0) {
+            let ok = true;
+            for (let i = 0; ok && i < bytes.length; i += WRITE_SLICE) {
+              const slice = bytes.subarray(i, i + WRITE_SLICE);
+              ok = await writer.write(ids ? ids.transform(slice) : slice);
+            }
+            if (!ok) break;
+            pos += bytes.length;
+            continue;
+          }
+        }
+        if (terminal) break;
+        if (!dirty) {
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(() => { wake = null; resolve(); }, deps.pollMs);
+            wake = () => { clearTimeout(t); resolve(); };
+          });
+        }
+      }
+    } catch (e) {
+      ctx.log.warn({ err: e, taskId: id }, 'video stream subscriber failed');
+    } finally {
+      off();
+      deps.subs.delete(writer);
+      writer.end();
+    }
+  })();
+}
+
+async function readWhole(archive: StreamArchive, id: string, end: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let pos = 0;
+  while (pos < end) {
+    const { bytes } = await archive.read(id, pos);
+    if (bytes.length === 0) break;
+    parts.push(bytes);
+    pos += bytes.length;
+  }
+  return Buffer.concat(parts);
+}

@@ -1,0 +1,207 @@
+// The in-process provider: decode and sample with the native decoder, run the frame pipeline on each sampled
+// frame, emit one FrameOutput per frame in order. Decoding of the next frame overlaps the steps of the
+// current one (two buffers take turns).
+//
+// Errors (provider.ts contract): a bad input (corrupt or missing video, unknown class, refused URL) is the
+// ApiError it already is and is never retried; a failed or timed-out fetch of a URL, a model that cannot
+// load, an inference crash are ProviderErrors (the worker moves on to the next provider before the first
+// frame). On abort (ctx.signal, or emit answering false after a cancel) the decoder is aborted, which drops
+// the upstream connection, and run() rejects with the signal's reason (an AbortError).
+//
+// A live source (decoder info.live) is read through LiveReader instead: no read-ahead (the newest frame
+// wins), reconnects within input[].reconnect, and a source that does not come back is a ProviderError with
+// code source_lost (after the first chunk the task fails with it; before, the next provider is tried).
+import { isApiError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import { DecodeError, type FrameBatch, type VideoDecoder } from '../source/decoder.js';
+import { ProviderError, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from './provider.js';
+import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } from '../schemas.js';
+import { FramePipeline, type FrameModels } from '../pipeline/frame-pipeline.js';
+import { withRunPriority } from '../../inference/runtime.js';
+import { LiveReader, SourceLostError } from '../source/live-reader.js';
+import { openVideo } from '../source/video-source.js';
+import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
+
+/** How long a live camera waits after its frame found the model queue full, before it takes the next. */
+const REFUSED_PAUSE_MS = 50;
+
+export interface LocalProviderDeps {
+  /** SIGHTFLOW_ALLOW_PRIVATE_URLS: video URLs may reach private/loopback addresses. */
+  allowPrivateUrls: boolean;
+  /** The server's whole URL policy (SIGHTFLOW_URL_ALLOW / SIGHTFLOW_URL_DENY too); wins over allowPrivateUrls. */
+  urlPolicy?: UrlPolicy;
+  /** DNS seam for tests. */
+  resolve?: Resolver;
+  /** The detector and OCR the steps run (the services object's task models). */
+  models: FrameModels;
+}
+
+/** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
+const RETRYABLE_DECODE = new Set(['fetch_failed', 'timeout', 'out_of_memory', 'not_open']);
+// Reading a source's stream information once it opened needs, for a live stream joined mid-way, its next
+// key frame: a wait with data flowing and no frame yet, which is not a stall. It may take the stall timeout
+// but never less than this; connecting and the handshake keep the stall timeout (a silent server fails fast).
+const MIN_PROBE_TIMEOUT_MS = 10_000;
+
+export class LocalProvider implements VideoProvider {
+  readonly name = 'local';
+
+  constructor(private readonly deps: LocalProviderDeps) {}
+
+  static fromServices(s: Pick<Services, 'config' | 'taskModels'>): LocalProvider {
+    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, models: s.taskModels });
+  }
+
+  async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
+    const started = performance.now();
+    const { signal } = ctx;
+    let emitted = false;
+    let decoder: VideoDecoder | null = null;
+    try {
+      signal.throwIfAborted();
+      const pipeline = await this.#pipeline(request);
+      const input = request.input?.[0] ?? { type: 'video_url' as const };
+      const stallMs = Math.round((input.stall_timeout_seconds ?? DEFAULT_STALL_TIMEOUT_SECONDS) * 1000);
+      const network = { policy: this.deps.urlPolicy ?? { allowPrivate: this.deps.allowPrivateUrls }, resolve: this.deps.resolve };
+      // timeoutMs: the probe's limit; a reconnect passes less when its budget is nearly spent.
+      const open = (maxFrames: number | undefined, timeoutMs: number, range = input.range) => openVideo(source, network, {
+        sampling: input.sampling, range, maxFrames, signal, openTimeoutMs: Math.min(stallMs, timeoutMs), probeTimeoutMs: timeoutMs,
+        readTimeoutMs: stallMs,
+      });
+      const openMs = Math.max(stallMs, MIN_PROBE_TIMEOUT_MS);
+      decoder = await open(input.max_frames, openMs);
+      const { info } = decoder;
+      if (info.live) {
+        const live = new LiveReader(decoder, (maxFrames, timeoutMs) => open(maxFrames, timeoutMs, undefined), {
+          maxAttempts: input.reconnect?.max_attempts ?? DEFAULT_RECONNECT.max_attempts,
+          maxSeconds: input.reconnect?.max_seconds ?? DEFAULT_RECONNECT.max_seconds,
+        }, { maxFrames: input.max_frames ?? DEFAULT_MAX_FRAMES, openTimeoutMs: openMs, range: input.range, signal });
+        try {
+          return await this.#runLive(live, pipeline, ctx, started, () => { emitted = true; });
+        } finally {
+          decoder = live.decoder;
+        }
+      }
+      let last: StreamInfo = { frame_index: 0, total_frames: info.totalFrames, decoded_frames: 0, dropped_frames: 0, fps: info.fps, elapsed_ms: 0 };
+      let processed = 0;
+      const buffers = [new Uint8Array(decoder.frameBytes), new Uint8Array(decoder.frameBytes)];
+      let turn = 0;
+      let pending: Promise<FrameBatch> | null = decoder.read(1, buffers[turn]);
+      try {
+        while (pending) {
+          const batch: FrameBatch = await pending;
+          turn ^= 1;
+          // Reading frame k+1 into the other buffer while frame k is processed; the stats of each batch are
+          // exact for its own frame, so stream_info counts stay per frame.
+          pending = batch.finishReason ? null : decoder.read(1, buffers[turn]);
+          for (const frame of batch.frames) {
+            const targets = await withRunPriority('background', () => pipeline.process(frame, signal));
+            signal.throwIfAborted();
+            last = {
+              frame_index: frame.index,
+              total_frames: info.totalFrames,
+              decoded_frames: batch.decodedFrames,
+              dropped_frames: batch.droppedFrames,
+              fps: info.fps,
+              elapsed_ms: Math.round(performance.now() - started),
+              stream_time_ms: frame.ptsMs,
+              received_at_ms: frame.wallMs,
+            };
+            const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] } });
+            emitted = true;
+            processed++;
+            if (!kept) throw signal.aborted ? signal.reason : new DOMException('The task was cancelled', 'AbortError');
+          }
+        }
+      } finally {
+        if (pending) await pending.catch(() => undefined);
+      }
+      const stats = decoder.stats;
+      // The terminal chunk repeats the last frame's info with the final counters (skips after the last sample).
+      last = { ...last, decoded_frames: stats.decodedFrames, dropped_frames: stats.droppedFrames, elapsed_ms: Math.round(performance.now() - started) };
+      return {
+        finish_reason: decoder.finishReason ?? 'stop',
+        stream_info: last,
+        usage: { processed_frames: processed, processing_time_ms: Math.round(performance.now() - started), decoded_frames: stats.decodedFrames, dropped_frames: stats.droppedFrames },
+        tracks: pipeline.tracks(),
+      };
+    } catch (e) {
+      if (signal.aborted) {
+        await decoder?.abort().catch(() => undefined);
+        throw signal.reason;
+      }
+      await decoder?.abort().catch(() => undefined);
+      throw this.#classify(e, emitted);
+    } finally {
+      await decoder?.close().catch(() => undefined);
+    }
+  }
+
+  /** The live loop: take the newest frame, process it, emit; until max_frames, the source's end or a cancel. */
+  async #runLive(live: LiveReader, pipeline: FramePipeline, ctx: ProviderContext, started: number, onEmit: () => void): Promise<ProviderResult> {
+    const { signal } = ctx;
+    const info = () => live.decoder.info;
+    let last: StreamInfo = { frame_index: 0, total_frames: null, decoded_frames: 0, dropped_frames: 0, fps: info().fps, elapsed_ms: 0, live: true, reconnects: 0 };
+    let processed = 0;
+    let refused = 0;
+    let finish: 'stop' | 'max_frames';
+    for (;;) {
+      let frame;
+      try {
+        frame = await live.next();
+      } catch (e) {
+        if (e instanceof SourceLostError) throw new ProviderError(this.name, e.message, undefined, 'source_lost');
+        throw e;
+      }
+      if (frame === 'stop' || frame === 'max_frames') { finish = frame; break; }
+      let targets;
+      try {
+        targets = await withRunPriority('background', () => pipeline.process({ ...frame, index: frame.streamIndex }, signal));
+      } catch (e) {
+        // More cameras than the models keep up with: a frame the full background queue refused is dropped
+        // and counted like any frame the camera outran, and the camera goes on with a newer one.
+        if (!isApiError(e) || e.status !== 503) throw e;
+        refused++;
+        await new Promise((r) => setTimeout(r, REFUSED_PAUSE_MS));
+        continue;
+      }
+      signal.throwIfAborted();
+      const c = live.counters();
+      last = {
+        frame_index: frame.streamIndex, total_frames: null, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused,
+        fps: info().fps, elapsed_ms: Math.round(performance.now() - started),
+        stream_time_ms: Math.round(frame.streamTimeMs), received_at_ms: frame.wallMs, live: true, reconnects: c.reconnects,
+      };
+      const kept = await ctx.emit({ stream_info: last, delta: { results: [{ index: 0, targets }] } });
+      onEmit();
+      processed++;
+      if (!kept) throw signal.aborted ? signal.reason : new DOMException('The task was cancelled', 'AbortError');
+    }
+    const c = live.counters();
+    last = { ...last, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused, elapsed_ms: Math.round(performance.now() - started) };
+    return {
+      finish_reason: finish,
+      stream_info: last,
+      usage: { processed_frames: processed, processing_time_ms: Math.round(performance.now() - started), decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused },
+      tracks: pipeline.tracks(),
+    };
+  }
+
+  async #pipeline(request: VideoTaskRequest): Promise<FramePipeline> {
+    try {
+      return await FramePipeline.create(request, this.deps.models);
+    } catch (e) {
+      if (isApiError(e)) throw e;
+      throw new ProviderError(this.name, `The pipeline's models could not be loaded: ${(e as Error).message}`);
+    }
+  }
+
+  #classify(e: unknown, emitted: boolean): unknown {
+    if (e instanceof DecodeError && RETRYABLE_DECODE.has(e.code)) {
+      return new ProviderError(this.name, `${emitted ? 'Decoding stopped' : 'The video could not be opened'} (${e.code}): ${e.message}`);
+    }
+    if (isApiError(e) || e instanceof ProviderError) return e;
+    if ((e as Error)?.name === 'AbortError') return e;
+    return new ProviderError(this.name, `Processing failed: ${(e as Error)?.message ?? String(e)}`);
+  }
+}

@@ -1,0 +1,107 @@
+// The seam between the task machinery (tasks/, worker/, stream/) and what
+// processes a video (source/ and pipeline/). A worker runs a task through an ordered list of
+// providers; before the first frame is emitted a provider error moves on to the next provider (up to 2
+// retries), after it the task fails.
+
+/** A target of a stream chunk. `text` (ocr) and `feature_digest` (feature) are added by later steps. */
+export interface StreamTarget {
+  track_id: number;
+  class: string;
+  confidence: number;
+  roi: { left: number; top: number; width: number; height: number };
+  attributes?: Record<string, unknown>;
+  text?: string;
+  feature_digest?: string;
+}
+
+export interface StreamInfo {
+  frame_index: number;
+  total_frames: number | null;
+  decoded_frames: number;
+  dropped_frames: number;
+  fps: number;
+  elapsed_ms: number;
+  /** The frame's stream time (ms): from the video start, or for live sources from the first frame received. */
+  stream_time_ms?: number;
+  /** When the decoder received the frame (unix epoch ms): a live client's lag is now minus this. */
+  received_at_ms?: number;
+  live?: boolean;
+  /** Live: how often the source was reopened so far. */
+  reconnects?: number;
+}
+
+/** What a provider emits per processed frame; the worker wraps it into an mm.pipeline.chunk. */
+export interface FrameOutput {
+  stream_info: StreamInfo;
+  delta: { results: Array<{ index: number; targets: StreamTarget[] }> };
+}
+
+export interface TrackSummary {
+  track_id: number;
+  class: string;
+  first_frame: number;
+  last_frame: number;
+  frames_seen: number;
+  best_confidence: number;
+  /** `dim=<int>;norm=<decimal>` of the track's mean feature vector; omitted without a feature step. */
+  feature_digest?: string;
+}
+
+export interface ProviderResult {
+  finish_reason: 'stop' | 'max_frames';
+  /** Last stream_info (the terminal chunk repeats it). */
+  stream_info: StreamInfo;
+  usage: { processed_frames: number; processing_time_ms: number; decoded_frames: number; dropped_frames: number };
+  tracks: TrackSummary[];
+}
+
+export interface ProviderContext {
+  taskId: string;
+  projectId: string;
+  /** The `traceparent` of the request that queued the task (the remote node's task joins its trace). */
+  traceparent?: string;
+  /** Aborted on cancel (at the next chunk boundary at the latest) and on shutdown; must abort the upstream fetch. */
+  signal: AbortSignal;
+  /** Appends one frame's output to the archive; resolves once stored. Returns false when the task was cancelled. */
+  emit(frame: FrameOutput): Promise<boolean>;
+}
+
+/**
+ * The validated request body (POST /v1/video/process), with a video_base64 input already staged to the
+ * blob store: `input[0].url` is then a local file path under the blob store, never the base64 data.
+ */
+export interface VideoTaskRequest {
+  input: Array<{
+    type: 'video_url' | 'video_base64';
+    url?: string;
+    data?: string;
+    sampling?: { mode: 'fps'; value: number } | { mode: 'interval'; value: number } | { mode: 'keyframe' };
+    range?: { start?: number; end?: number; unit?: 'seconds' | 'frames' };
+    max_frames?: number;
+    reconnect?: { max_attempts?: number; max_seconds?: number };
+    stall_timeout_seconds?: number;
+  }>;
+  steps: Array<{ model: string; parameters?: Record<string, unknown>; when?: { class_is?: string[]; min_confidence?: number } }>;
+  model?: string;
+  tracker?: { type?: 'sort' | 'bytetrack'; max_age?: number; min_hits?: number; iou_threshold?: number };
+}
+
+export interface VideoProvider {
+  /** Shown in task errors and logs: "local", "remote:https://gpu-2:8080". */
+  readonly name: string;
+  /**
+   * Processes the task, calling ctx.emit once per processed frame in order. Throws ProviderError for a
+   * provider failure (retryable before the first emit) or an ApiError for a bad input (never retried).
+   */
+  run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult>;
+}
+
+/** A provider-side failure (HTTP 4xx/5xx of a remote node, a lost connection, a local crash of a step). */
+export class ProviderError extends Error {
+  /** `code`: a catalogued task error code that says more than provider_error (e.g. source_lost); after the
+   * first chunk the task fails with it and this message. */
+  constructor(readonly provider: string, message: string, readonly status?: number, readonly code?: string) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}

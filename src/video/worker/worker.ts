@@ -1,0 +1,300 @@
+// Video workers: up to `concurrency` tasks at a time, each claimed from the queue, run through the ordered
+// provider list of its model, its frames appended to the archive one transaction per chunk. Failover: before
+// the first frame a provider failure moves on to the next provider (at most 2 retries, and nothing was
+// archived, so nothing is duplicated); after it the task fails with a terminal `error` chunk. A bad input
+// (ApiError) fails at once. Cancel is honoured at every chunk boundary and aborts the provider's signal.
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { isApiError, taskErrors } from '../../errors.js';
+import type { Services } from '../../services.js';
+import { ProviderError, type FrameOutput, type ProviderResult, type StreamInfo, type VideoProvider } from './provider.js';
+import type { TaskQueue, ClaimedTask } from './queue.js';
+import type { StreamArchive, Finish } from '../stream/stream-archive.js';
+import type { StreamHub } from '../stream/stream-hub.js';
+import { buildResults, recordUsage, TrackFold } from './results.js';
+import type { VideoSettings } from '../../config/index.js';
+import { EMPTY_STREAM_INFO } from '../stream/chunks.js';
+import { observeChunk, observeTaskEnd } from '../../metrics/video.js';
+import { traceIdOf } from '../../tracing/traceparent.js';
+
+/** The ordered providers for a request's `model` hint. */
+export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;
+
+/** Before the first chunk a failing provider hands the task to the next: up to 2 retries. */
+export const MAX_PROVIDER_TRIES = 3;
+/** How long a cancelled or shut-down provider gets to return before its slot is freed anyway. */
+const ABORT_GRACE_MS = 10_000;
+
+export class NoProviderError extends Error {}
+
+/** The video module's task machinery a worker runs on: the queue it claims from, the archive it appends to
+ * and the hub that wakes it (videoRooms() in video.module.ts builds them once per module). */
+export interface WorkerRooms {
+  queue: TaskQueue;
+  archive: StreamArchive;
+  hub: StreamHub;
+}
+
+export interface WorkerOptions extends WorkerRooms {
+  providers: ProviderSource;
+  concurrency?: number;
+  settings?: Partial<VideoSettings>;
+}
+
+export class VideoWorker {
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly queue: TaskQueue;
+  private readonly archive: StreamArchive;
+  private readonly hub: StreamHub;
+  private readonly settings: VideoSettings;
+  private readonly concurrency: number;
+  private readonly active = new Map<string, TaskRun>();
+  private running = false;
+  private loopDone: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private offNew: (() => void) | null = null;
+
+  constructor(private readonly s: Services, private readonly opts: WorkerOptions) {
+    this.hub = opts.hub;
+    this.queue = opts.queue;
+    this.archive = opts.archive;
+    this.settings = { ...s.config.video, ...opts.settings };
+    this.concurrency = Math.max(1, opts.concurrency ?? s.config.workerConcurrency);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.offNew = this.hub.onNewTask(() => this.poke());
+    this.loopDone = this.loop();
+  }
+
+  /** Tasks running here now. */
+  get activeTasks(): number { return this.active.size; }
+
+  /** Stops claiming; running tasks are ended (back to pending before their first chunk, else failed). */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.offNew?.();
+    this.poke();
+    for (const run of this.active.values()) run.shutdown();
+    await this.loopDone;
+    await Promise.all([...this.active.values()].map((r) => r.done));
+  }
+
+  private poke(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => { this.wake = null; resolve(); }, ms);
+      this.wake = () => { clearTimeout(timer); resolve(); };
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      if (this.active.size >= this.concurrency) { await this.sleep(this.settings.pollMs); continue; }
+      let task: ClaimedTask | null = null;
+      try {
+        task = await this.queue.claim(this.owner, this.settings.leaseMs);
+      } catch (e) {
+        if (this.running) this.s.log.warn({ err: e }, 'video task claim failed');
+      }
+      if (!this.running) {
+        // Claimed while stopping: give it straight back.
+        if (task) await this.archive.releaseOwned(task.id, this.owner).catch(() => {});
+        break;
+      }
+      if (!task) { await this.sleep(this.settings.pollMs); continue; }
+      const run = new TaskRun(this.s, task, this.owner, this.archive, this.queue, this.settings, this.opts.providers);
+      this.active.set(task.id, run);
+      void run.done.finally(() => { this.active.delete(task!.id); this.poke(); });
+    }
+  }
+}
+
+/** One claimed task from claim to its terminal state (or until the lease is lost). */
+class TaskRun {
+  readonly done: Promise<void>;
+  private readonly controller = new AbortController();
+  /** Appends are serialised: frames, heartbeat comments and the terminal chunk never interleave. */
+  private chain: Promise<unknown> = Promise.resolve();
+  private emitted = 0;
+  private lastInfo: StreamInfo = EMPTY_STREAM_INFO;
+  private lastAppendAt = Date.now();
+  private readonly startedAt = performance.now();
+  private readonly fold = new TrackFold();
+  /** Set once the task is terminal here or was taken away: emits return false, results are ignored. */
+  private over = false;
+  private stopping = false;
+
+  constructor(private readonly s: Services, private readonly task: ClaimedTask, private readonly owner: string,
+    private readonly archive: StreamArchive, private readonly queue: TaskQueue, private readonly settings: VideoSettings,
+    private readonly providers: ProviderSource) {
+    this.done = this.run().catch((e) => { this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed'); });
+  }
+
+  shutdown(): void {
+    this.stopping = true;
+    this.controller.abort(new Error('worker shutting down'));
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.chain.then(fn);
+    this.chain = p.catch(() => {});
+    return p;
+  }
+
+  private usage() {
+    return {
+      processed_frames: this.emitted,
+      processing_time_ms: Math.round(performance.now() - this.startedAt),
+      decoded_frames: this.lastInfo.decoded_frames,
+      dropped_frames: this.lastInfo.dropped_frames,
+    };
+  }
+
+  private async finish(f: Finish): Promise<void> {
+    await this.serial(async () => {
+      if (this.over) return;
+      this.over = true;
+      const status = await this.archive.finishOwned(this.task.id, this.owner, f);
+      if (status) observeTaskEnd(f.status, f.usage, this.lastInfo);
+      if (status) await recordUsage(this.s, this.task, f.usage.processed_frames, f.usage.processing_time_ms).catch(() => {});
+    });
+    this.controller.abort(new Error('task finished'));
+  }
+
+  private async cancelNow(): Promise<void> {
+    await this.finish({ status: 'cancelled', reason: 'cancelled', usage: this.usage() });
+  }
+
+  private lost(): void {
+    this.over = true;
+    this.controller.abort(new Error('lease lost'));
+  }
+
+  private emit = async (frame: FrameOutput): Promise<boolean> => {
+    if (this.over || this.controller.signal.aborted) return false;
+    const outcome = await this.serial(async () => {
+      if (this.over) return 'lost' as const;
+      const o = await this.archive.appendFrame(this.task.id, this.owner, frame, this.settings.leaseMs);
+      if (o === 'appended') {
+        observeChunk(frame.stream_info, this.lastInfo);
+        this.emitted++;
+        this.lastInfo = frame.stream_info;
+        this.lastAppendAt = Date.now();
+        this.fold.add(frame);
+      }
+      return o;
+    });
+    if (outcome === 'cancelling') { await this.cancelNow(); return false; }
+    if (outcome === 'lost') { this.lost(); return false; }
+    return true;
+  };
+
+  private async beat(): Promise<void> {
+    if (this.over) return;
+    const hb = await this.queue.heartbeat(this.task.id, this.owner, this.settings.leaseMs);
+    if (!hb) return this.lost();
+    if (hb.status === 'cancelling') return this.cancelNow();
+    if (Date.now() - this.lastAppendAt >= this.settings.sseHeartbeatMs) {
+      await this.serial(async () => {
+        if (this.over) return;
+        if (await this.archive.appendHeartbeat(this.task.id, this.owner)) this.lastAppendAt = Date.now();
+      });
+    }
+  }
+
+  private async run(): Promise<void> {
+    let beating = false;
+    const timer = setInterval(() => {
+      if (beating) return;
+      beating = true;
+      this.beat().catch((e) => this.s.log.warn({ err: e, taskId: this.task.id }, 'video task heartbeat failed')).finally(() => { beating = false; });
+    }, this.settings.heartbeatMs);
+    try {
+      await this.runProviders();
+    } finally {
+      clearInterval(timer);
+      await this.chain;
+    }
+  }
+
+  private async runProviders(): Promise<void> {
+    const { request, source } = this.task.job;
+    const src = source.blob_key ? { path: this.s.blobs.pathOf(source.blob_key) } : { url: source.url };
+    const req = source.blob_key ? { ...request, input: [{ ...request.input[0]!, url: src.path }] } : request;
+    let providers: VideoProvider[];
+    try {
+      providers = await this.providers(request.model);
+    } catch (e) {
+      providers = [];
+      this.s.log.error({ err: e }, 'video providers could not be created');
+    }
+    if (providers.length === 0) {
+      return this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
+        error: taskErrors.noProvider(request.model ?? this.task.model) });
+    }
+    const tried: string[] = [];
+    const ctx = { taskId: this.task.id, projectId: this.task.projectId, traceparent: this.task.job.traceparent, signal: this.controller.signal, emit: this.emit };
+    for (const provider of providers.slice(0, MAX_PROVIDER_TRIES)) {
+      let result: ProviderResult;
+      try {
+        result = await this.untilAborted(provider.run(req, src, ctx));
+      } catch (e) {
+        if (this.over) return;
+        if (this.stopping) return this.shutdownEnd();
+        const message = (e as Error)?.message ?? String(e);
+        if (isApiError(e)) {
+          // A bad input is the same on every provider: never retried.
+          return this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: { code: e.code, message: e.message } });
+        }
+        if (this.emitted > 0) {
+          return this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
+            error: e instanceof ProviderError && e.code ? { code: e.code, message } : taskErrors.providerError(provider.name, this.emitted, message) });
+        }
+        tried.push(`${provider.name}: ${message}`);
+        this.s.log.warn({ taskId: this.task.id, trace_id: traceIdOf(this.task.job.traceparent), provider: provider.name, err: e, status: e instanceof ProviderError ? e.status : undefined }, 'video provider failed before the first chunk; failing over');
+        continue;
+      }
+      if (this.over) return;
+      if (this.stopping) return this.shutdownEnd();
+      const usage = { ...result.usage, processed_frames: this.emitted, processing_time_ms: Math.round(result.usage.processing_time_ms) };
+      return this.finish({
+        status: 'succeeded', reason: result.finish_reason, info: result.stream_info, usage,
+        results: buildResults(this.task.id, this.task.model, this.emitted, result, this.fold),
+      });
+    }
+    if (this.over) return;
+    await this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
+      error: taskErrors.providersFailed(tried) });
+  }
+
+  /** A provider that ignores its aborted signal cannot hold the slot forever. */
+  private untilAborted<T>(p: Promise<T>): Promise<T> {
+    const signal = this.controller.signal;
+    return new Promise<T>((resolve, reject) => {
+      let timer: NodeJS.Timeout | null = null;
+      const onAbort = () => { timer = setTimeout(() => reject(signal.reason), ABORT_GRACE_MS); timer.unref(); };
+      if (signal.aborted) onAbort(); else signal.addEventListener('abort', onAbort, { once: true });
+      p.then(resolve, reject).finally(() => { if (timer) clearTimeout(timer); signal.removeEventListener('abort', onAbort); });
+    });
+  }
+
+  /** Shutdown: a task without chunks goes back to the queue; one mid-stream fails (no resume mid-stream). */
+  private async shutdownEnd(): Promise<void> {
+    if (this.emitted === 0) {
+      const released = await this.serial(async () => (this.over ? 'gone' : this.archive.releaseOwned(this.task.id, this.owner)));
+      if (released === 'cancelling') await this.cancelNow();
+      else this.over = true;
+      return;
+    }
+    await this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.workerShutdown() });
+  }
+}
