@@ -89,6 +89,7 @@ export class LocalProvider implements VideoProvider {
       }
       let last: StreamInfo = { frame_index: 0, total_frames: info.totalFrames, decoded_frames: 0, dropped_frames: 0, fps: info.fps, elapsed_ms: 0 };
       let processed = 0;
+      const steps = pipeline;
       const buffers = [new Uint8Array(decoder.frameBytes), new Uint8Array(decoder.frameBytes)];
       let turn = 0;
       let pending: Promise<FrameBatch> | null = decoder.read(1, buffers[turn]);
@@ -100,7 +101,7 @@ export class LocalProvider implements VideoProvider {
           // exact for its own frame, so stream_info counts stay per frame.
           pending = batch.finishReason ? null : decoder.read(1, buffers[turn]);
           for (const frame of batch.frames) {
-            const targets = await withRunPriority('background', () => pipeline.process(frame, signal));
+            const targets = await withRunPriority('background', () => steps.process(frame, signal));
             signal.throwIfAborted();
             last = {
               frame_index: frame.index,
