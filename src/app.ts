@@ -101,7 +101,7 @@ export async function startMetrics(s: Services): Promise<MetricsListener | null>
   const m = s.config.metrics;
   if (m.port === undefined) return null;
   enableMetrics({ projectLabel: m.projectLabel });
-  const unwatchModels = watchModels(() => s.models.runtime.handles().map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state() })));
+  const unwatchModels = watchModels(() => s.models.runtime.handles().map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state(), lanes: h.lanes })));
   const unwatchDb = watchDbPool(() => s.db.poolStats?.() ?? null);
   const l = await listenMetrics(m.host, m.port, (err) => s.log.error({ err }, 'metrics collection failed'));
   // Not `port`: scripts that wait for the API's port read the first `"port"` of the log.

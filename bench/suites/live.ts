@@ -11,6 +11,8 @@
 import { spawn } from 'node:child_process';
 import { api, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { startRtspServer, synthetic720p } from '../../test/helpers/live-sources.js';
+import { argValue } from '../../eval/lib/model-choice.js';
+import { runStreams } from '../live-density.js';
 
 interface RunResult { label: string; samplingFps: number; processed: number; dropped: number; p50: number; p95: number; rss10: number; rssEnd: number }
 
@@ -95,7 +97,10 @@ async function peer(url: string, fps: number, seconds: number, costMs: number): 
   return { processed: k, p50: Math.round(pct(delays, 0.5)), p95: Math.round(pct(delays, 0.95)) };
 }
 
-export async function run({ quick, json }: { quick: boolean; json: boolean; args: string[] }): Promise<void> {
+export async function run({ quick, json, args }: { quick: boolean; json: boolean; args: string[] }): Promise<void> {
+  // --streams N[,M...]: cameras per machine (bench/live-density.ts) instead of the one-camera runs below.
+  const streams = argValue(args, 'streams');
+  if (streams !== undefined) return runStreams({ quick, json, streams: streams.split(',').map(Number).filter((n) => n >= 1) });
   const seconds = quick ? 10 : 60;
   const t = await startTestApp({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true' });
   const rtsp = await startRtspServer(await synthetic720p(10));

@@ -104,6 +104,7 @@ export const CONFIG_SECTIONS = {
   inference: {
     SIGHTFLOW_EXECUTION_PROVIDERS: str('cpu'),
     SIGHTFLOW_INTRA_OP_THREADS: int(1),
+    SIGHTFLOW_INFERENCE_SESSIONS: int(1, 1),
     SIGHTFLOW_INFERENCE_QUEUE_DEPTH: int(1, 32),
     SIGHTFLOW_INFERENCE_WORKERS: oneOf(['per-model', 'shared'], 'per-model'),
     SIGHTFLOW_MODEL_IDLE_UNLOAD_S: num(0, 0),
@@ -154,6 +155,8 @@ export interface InferenceConfig {
   providers: string[];
   /** Intra-op threads per session; unset: the number of cores. */
   intraOpThreads?: number;
+  /** Most sessions of one model that run at once (further ones load as load needs them); default 1. */
+  sessions?: number;
   /** Waiting-item bound of each model queue (also used by task-level queues such as OCR's). */
   queueDepth: number;
   /** Worker threads that own the sessions: one per model or one shared by all. */
@@ -390,6 +393,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
     inference: {
       providers: requestedProviders(e.SIGHTFLOW_EXECUTION_PROVIDERS),
       intraOpThreads: e.SIGHTFLOW_INTRA_OP_THREADS,
+      sessions: e.SIGHTFLOW_INFERENCE_SESSIONS,
       queueDepth: e.SIGHTFLOW_INFERENCE_QUEUE_DEPTH,
       workers: e.SIGHTFLOW_INFERENCE_WORKERS,
       idleUnloadMs: Math.round(e.SIGHTFLOW_MODEL_IDLE_UNLOAD_S * 1000),

@@ -2,9 +2,18 @@
 // without bound) and micro-batching (up to maxBatch items, or whatever arrived within maxWaitMs of the
 // first, run as one call). A model without a batch axis is the same queue with maxBatch 1. An item whose
 // AbortSignal fires while it waits is dropped (its caller's client went away; nobody wants the answer).
+// Two lanes, each bounded by the depth: interactive runs (an API request) go first, background runs (a
+// camera's frames) get at least every BACKGROUND_EVERY-th batch while both wait, so a camera's backlog never
+// delays an image request and a flood of image requests never stalls a camera.
 import { AsyncResource } from 'node:async_hooks';
 import { errors } from '../errors.js';
 import { countRejected, observeQueueWait } from '../metrics/models.js';
+
+/** Who waits for a run: a client's request, or a background task such as a video camera. */
+export type RunPriority = 'interactive' | 'background';
+
+/** While both lanes wait, at least one batch in this many is the background lane's. */
+const BACKGROUND_EVERY = 4;
 
 export interface ModelQueueOptions {
   /** Name used in the 503 message. */
@@ -20,13 +29,16 @@ export interface ModelQueueOptions {
 }
 
 interface Item<I, O> {
-  input: I; at: number; resolve: (o: O) => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void;
+  input: I; lane: RunPriority; at: number; resolve: (o: O) => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void;
   /** The submitter's async context (AsyncLocalStorage state such as the request signal). */
   scope: AsyncResource;
 }
 
 export class ModelQueue<I, O> {
   private waiting: Item<I, O>[] = [];
+  private background: Item<I, O>[] = [];
+  /** Batches dispatched in a row while background items waited and none of them went. */
+  private skippedBackground = 0;
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly maxBatch: number;
@@ -40,7 +52,9 @@ export class ModelQueue<I, O> {
   }
 
   /** Items waiting to start. */
-  get pending(): number { return this.waiting.length; }
+  get pending(): number { return this.waiting.length + this.background.length; }
+  /** Items waiting to start in one lane (each lane is bounded by the depth on its own). */
+  pendingIn(lane: RunPriority): number { return lane === 'background' ? this.background.length : this.waiting.length; }
   get active(): number { return this.running; }
 
   /** Items dropped before they ran because their signal fired. */
@@ -50,34 +64,36 @@ export class ModelQueue<I, O> {
    * Queues one item; the promise rejects at once with errors.overloaded when the queue is full, and with the
    * signal's reason when the signal fires before the item starts (a started batch runs to the end).
    */
-  submit(input: I, signal?: AbortSignal): Promise<O> {
+  submit(input: I, signal?: AbortSignal, priority: RunPriority = 'interactive'): Promise<O> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.waiting.length >= this.opts.depth) {
-      countRejected(this.opts.name);
+    const lane = priority === 'background' ? this.background : this.waiting;
+    if (lane.length >= this.opts.depth) {
+      countRejected(this.opts.name, priority);
       return Promise.reject(errors.overloaded(`${this.opts.name} inference`));
     }
     return new Promise<O>((resolve, reject) => {
-      const item: Item<I, O> = { input, at: Date.now(), resolve, reject, signal, scope: new AsyncResource('ModelQueueItem') };
+      const item: Item<I, O> = { input, lane: priority, at: Date.now(), resolve, reject, signal, scope: new AsyncResource('ModelQueueItem') };
       if (signal) {
         item.onAbort = () => {
-          const i = this.waiting.indexOf(item);
+          const i = lane.indexOf(item);
           if (i < 0) return;
-          this.waiting.splice(i, 1);
+          lane.splice(i, 1);
           this.dropped++;
           reject(signal.reason);
         };
         signal.addEventListener('abort', item.onAbort, { once: true });
       }
-      this.waiting.push(item);
+      lane.push(item);
       this.pump();
     });
   }
 
   private pump(): void {
-    while (this.running < this.concurrency && this.waiting.length > 0) {
+    while (this.running < this.concurrency && this.pending > 0) {
       // Wait for a fuller batch only while a batch could still grow and the first item is fresh.
-      const waited = Date.now() - this.waiting[0].at;
-      if (this.waiting.length < this.maxBatch && waited < this.maxWaitMs) {
+      const first = Math.min(this.waiting[0]?.at ?? Infinity, this.background[0]?.at ?? Infinity);
+      const waited = Date.now() - first;
+      if (this.pending < this.maxBatch && waited < this.maxWaitMs) {
         this.timer ??= setTimeout(() => { this.timer = undefined; this.dispatch(); }, this.maxWaitMs - waited);
         return;
       }
@@ -87,8 +103,14 @@ export class ModelQueue<I, O> {
 
   private dispatch(): void {
     if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
-    if (this.running >= this.concurrency || this.waiting.length === 0) return;
-    const batch = this.waiting.splice(0, this.maxBatch);
+    if (this.running >= this.concurrency || this.pending === 0) return;
+    const backgroundTurn = this.background.length > 0 && (this.waiting.length === 0 || this.skippedBackground >= BACKGROUND_EVERY - 1);
+    const [a, b] = backgroundTurn ? [this.background, this.waiting] : [this.waiting, this.background];
+    const batch = a.splice(0, this.maxBatch);
+    const filled = b.splice(0, this.maxBatch - batch.length);
+    batch.push(...filled);
+    if (backgroundTurn || filled.length > 0 || this.background.length === 0) this.skippedBackground = 0;
+    else this.skippedBackground++;
     observeQueueWait(this.opts.name, batch);
     for (const b of batch) if (b.onAbort) b.signal!.removeEventListener('abort', b.onAbort);
     this.running++;

@@ -8,9 +8,10 @@ import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
 import { createLogger } from '../log.js';
 import { availableProviders, chooseProviders, type ProviderLog } from './execution-providers.js';
-import { ModelQueue } from './model-queue.js';
+import { ModelQueue, type RunPriority } from './model-queue.js';
 import { observeExecution } from '../metrics/models.js';
 import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool.js';
+import { SessionReplicas } from './session-replicas.js';
 import { packTensors, type SessionInfo, type WireTensor } from './session-wire.js';
 
 export type Tensor = ort.Tensor;
@@ -23,6 +24,13 @@ export interface RuntimeOptions {
   providers?: string[];
   /** Intra-op threads per session; default the number of cores. */
   intraOpThreads?: number;
+  /**
+   * Most sessions of one model that run at once (default 1: a further copy of every busy model costs memory,
+   * and on small CPU hosts it did not raise throughput; docs/capacity.md). The first session uses
+   * intraOpThreads; further ones load only when runs wait for a free session, each with
+   * intraOpThreads / sessions threads, so one client's latency is that of one full session.
+   */
+  sessions?: number;
   /** Default waiting-item bound of each model queue; default 32. */
   queueDepth?: number;
   /**
@@ -47,6 +55,8 @@ export interface ModelSpec {
   providers?: string[];
   /** Unload after this long without a run (0: never; default: the runtime's). */
   idleUnloadMs?: number;
+  /** Most sessions that run at once (default: the runtime's). */
+  sessions?: number;
 }
 
 // The signal of the request on whose behalf model runs happen. Task code (detector, describer) sits between
@@ -57,6 +67,15 @@ const requestSignal = new AsyncLocalStorage<AbortSignal>();
 /** Runs fn so that every model run it queues (directly or deep down) is dropped if signal fires first. */
 export function withRequestSignal<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
   return signal ? requestSignal.run(signal, fn) : fn();
+}
+
+// Whether the runs queued inside are a background task's (a camera's frames): they go after interactive
+// requests in every model queue, with a lane and bound of their own (model-queue.ts).
+const runPriority = new AsyncLocalStorage<RunPriority>();
+
+/** Runs fn so that every model run it queues has this priority (default: interactive). */
+export function withRunPriority<T>(priority: RunPriority, fn: () => Promise<T>): Promise<T> {
+  return runPriority.run(priority, fn);
 }
 
 /** The signal of the surrounding withRequestSignal(), if any. */
@@ -103,6 +122,8 @@ interface RunItem { feeds: Feeds; outputs?: string[]; transfer?: boolean }
 export class InferenceRuntime {
   readonly providers: string[];
   readonly intraOpThreads: number;
+  /** Most sessions of one model that run at once. */
+  readonly sessions: number;
   /** How sessions are spread over worker threads. */
   readonly workers: WorkerMode;
   private readonly log: ProviderLog;
@@ -123,8 +144,10 @@ export class InferenceRuntime {
     this.intraOpThreads = opts.intraOpThreads ?? availableParallelism();
     this.queueDepth = opts.queueDepth ?? 32;
     this.workers = opts.workers ?? 'per-model';
+    // One shared worker runs one session at a time: more sessions would only wait for it.
+    this.sessions = this.workers === 'shared' ? 1 : Math.max(1, opts.sessions ?? 1);
     this.pool = new SessionPool(this.workers);
-    this.log.info({ providers: this.providers, intraOpThreads: this.intraOpThreads, workers: this.workers },
+    this.log.info({ providers: this.providers, intraOpThreads: this.intraOpThreads, sessions: this.sessions, workers: this.workers },
       `inference runs on ${this.providers.join(', ')}`);
   }
 
@@ -155,9 +178,10 @@ export class InferenceRuntime {
     if (h) await h.unload();
   }
 
-  /** Ends the worker thread of a model that has nothing loaded any more (one worker per model only). */
-  async retireWorker(id: string): Promise<void> {
-    if (this.workers === 'per-model') await this.pool.retire(id);
+  /** Ends the worker threads of a model that has nothing loaded any more (one worker per model only). */
+  async retireWorker(id: string, sessions = 1): Promise<void> {
+    if (this.workers !== 'per-model') return;
+    for (let k = 0; k < sessions; k++) await this.pool.retire(replicaKey(id, k));
   }
 
   /** The providers a model runs on: its own list (each missing one warned about) or the runtime's. */
@@ -182,17 +206,18 @@ export class InferenceRuntime {
    * Loads a model in its worker on the chosen providers; if a GPU provider fails to initialise, warns and
    * uses CPU.
    */
-  async createSession(id: string, source: Uint8Array | string, providers = this.providers): Promise<{ worker: SessionWorker; model: LoadedModel }> {
+  async createSession(id: string, source: Uint8Array | string, providers = this.providers, replica = 0, threads = this.intraOpThreads): Promise<{ worker: SessionWorker; model: LoadedModel }> {
     const load = async (eps: string[]) => {
-      const worker = this.pool.workerFor(id);
+      const worker = this.pool.workerFor(replicaKey(id, replica));
       const rss0 = process.memoryUsage.rss();
       const info = await worker.call<SessionInfo>(
-        { op: 'load', model: id, source, providers: eps, intraOpThreads: this.intraOpThreads }, `loading model ${id}`);
+        { op: 'load', model: id, source, providers: eps, intraOpThreads: threads }, `loading model ${id}`);
       return { worker, model: { ...info, providers: eps, memoryBytes: Math.max(0, process.memoryUsage.rss() - rss0), loadedAt: Date.now() } };
     };
     try {
       const loaded = await load(providers);
-      this.log.info({ model: id, providers, memoryBytes: loaded.model.memoryBytes }, `model ${id} loaded on ${providers[0]}`);
+      this.log.info({ model: id, providers, replica, threads, memoryBytes: loaded.model.memoryBytes },
+        replica === 0 ? `model ${id} loaded on ${providers[0]}` : `model ${id}: session ${replica + 1} loaded for concurrent runs`);
       return loaded;
     } catch (e) {
       if (providers.length === 1 && providers[0] === 'cpu') throw e;
@@ -207,15 +232,19 @@ export class InferenceRuntime {
     await this.pool.close();
   }
 
+  /** A warning in the runtime's log (models report trouble that does not fail a run here). */
+  warn(o: object, msg: string): void { this.log.warn(o, msg); }
+
   /** Releases every session: the same as close(). */
   release(): Promise<void> {
     return this.close();
   }
 }
 
+type Loaded = { worker: SessionWorker; model: LoadedModel };
+
 export class ModelHandle {
-  private sessionPromise: Promise<{ worker: SessionWorker; model: LoadedModel }> | undefined;
-  private loaded: { worker: SessionWorker; model: LoadedModel } | undefined;
+  private readonly replicas: SessionReplicas<Loaded>;
   private readonly queue: ModelQueue<RunItem, Outputs>;
   private idleTimer: NodeJS.Timeout | undefined;
   private lastUsedAt = 0;
@@ -228,35 +257,47 @@ export class ModelHandle {
 
   constructor(readonly spec: ModelSpec, private readonly runtime: InferenceRuntime, readonly depth: number) {
     const batch = spec.batch;
-    this.queue = new ModelQueue({ name: spec.id, depth, maxBatch: batch?.maxBatch ?? 1, maxWaitMs: batch?.maxWaitMs ?? 0 },
+    const sessions = runtime.workers === 'shared' ? 1 : Math.max(1, spec.sessions ?? runtime.sessions);
+    this.replicas = new SessionReplicas<Loaded>(sessions, (key) => this.loadReplica(key),
+      (e) => runtime.warn({ model: spec.id, err: (e as Error).message }, `model ${spec.id}: a further session failed to load; runs share the loaded ones`));
+    // As many batches run at once as the model has sessions; each waits for one of them.
+    this.queue = new ModelQueue({ name: spec.id, depth, maxBatch: batch?.maxBatch ?? 1, maxWaitMs: batch?.maxWaitMs ?? 0, concurrency: sessions },
       (items) => (items.length === 1 ? this.runNow(items[0]).then((o) => [o]) : this.runBatched(items)));
   }
 
   get id(): string { return this.spec.id; }
   get pending(): number { return this.queue.pending; }
+  /** Items waiting now in each lane of the queue. */
+  get lanes(): Record<RunPriority, number> {
+    return { interactive: this.queue.pendingIn('interactive'), background: this.queue.pendingIn('background') };
+  }
 
   /**
    * The model loaded in its worker, loaded on first call and cached; a failed load, or a worker that has
    * died since, loads again on the next call.
    */
   async session(): Promise<LoadedModel> {
-    return (await this.load()).model;
+    return (await this.replicas.primary()).model;
   }
 
-  private load(): Promise<{ worker: SessionWorker; model: LoadedModel }> {
-    if (this.loaded && !this.loaded.worker.alive) this.forget();
-    if (!this.sessionPromise) {
-      const p = this.spec.load().then((src) => this.runtime.createSession(this.spec.id, src, this.runtime.providersFor(this.spec)));
-      p.then((l) => { if (this.sessionPromise === p) { this.loaded = l; this.armIdleTimer(); } }, () => { if (this.sessionPromise === p) this.sessionPromise = undefined; });
-      this.sessionPromise = p;
-    }
-    return this.sessionPromise;
+  /** Most sessions of this model that run at once. */
+  get maxSessions(): number { return this.replicas.max; }
+  /** Sessions loaded now. */
+  get loadedSessions(): number { return this.replicas.loadedCount; }
+
+  private async loadReplica(key: number): Promise<Loaded> {
+    const src = await this.spec.load();
+    const rt = this.runtime;
+    // The first session gets every intra-op thread (one client's latency); further ones share the cores.
+    const threads = key === 0 ? rt.intraOpThreads : Math.max(1, Math.floor(rt.intraOpThreads / this.replicas.max));
+    const l = await rt.createSession(this.spec.id, src, rt.providersFor(this.spec), key, threads);
+    this.armIdleTimer();
+    return l;
   }
 
-  /** Drops the cached session (its worker is gone or going). */
+  /** Drops the cached sessions (their workers are gone or going). */
   forget(): void {
-    this.sessionPromise = undefined;
-    this.loaded = undefined;
+    void this.replicas.takeAll();
   }
 
   /** Items dropped from the queue unrun because their request's signal fired. */
@@ -270,7 +311,7 @@ export class ModelHandle {
     const t0 = performance.now();
     this.requests++;
     this.stopIdleTimer();
-    const done = this.queue.submit({ feeds, outputs, transfer: opts.transfer }, signal);
+    const done = this.queue.submit({ feeds, outputs, transfer: opts.transfer }, signal, runPriority.getStore() ?? 'interactive');
     done.then(() => this.record(performance.now() - t0), () => { this.errors++; }).finally(() => {
       this.lastUsedAt = Date.now();
       this.armIdleTimer();
@@ -289,7 +330,7 @@ export class ModelHandle {
   private armIdleTimer(): void {
     this.stopIdleTimer();
     const ms = this.idleUnloadMs;
-    if (!(ms > 0) || !this.loaded) return;
+    if (!(ms > 0) || this.replicas.loadedCount === 0) return;
     this.idleTimer = setTimeout(() => {
       this.idleTimer = undefined;
       if (this.queue.pending > 0 || this.queue.active > 0) return; // a run started meanwhile re-arms it
@@ -306,18 +347,18 @@ export class ModelHandle {
   /** Releases the session and, with one worker per model, ends its worker thread: the memory goes back. */
   async unload(): Promise<void> {
     this.stopIdleTimer();
-    const had = this.loaded !== undefined || this.sessionPromise !== undefined;
+    const had = this.replicas.loadedCount > 0 || this.replicas.loading;
     await this.release();
-    await this.runtime.retireWorker(this.spec.id);
+    await this.runtime.retireWorker(this.spec.id, this.replicas.max);
     if (had) this.unloads++;
   }
 
   /** Serving state and counters. */
   state(): ModelState {
     const sorted = [...this.latencies].sort((a, b) => a - b);
-    const l = this.loaded?.worker.alive ? this.loaded.model : undefined;
+    const l = this.replicas.loadedPrimary?.model;
     return {
-      state: l ? 'loaded' : this.sessionPromise ? 'loading' : 'unloaded',
+      state: l ? 'loaded' : this.replicas.loading ? 'loading' : 'unloaded',
       providers: l?.providers ?? null,
       memory_bytes: l?.memoryBytes ?? null,
       loaded_at: l ? new Date(l.loadedAt).toISOString() : null,
@@ -336,15 +377,21 @@ export class ModelHandle {
   readonly stats = { runs: 0, items: 0 };
 
   private async runNow(item: RunItem, items = 1): Promise<Outputs> {
-    const { worker } = await this.load();
-    this.stats.runs++;
-    this.stats.items += items;
-    const transfer: ArrayBuffer[] = [];
-    const feeds = packTensors(item.feeds, item.transfer ?? false, transfer);
-    const t0 = performance.now();
-    const out = await worker.call<Record<string, WireTensor>>(
-      { op: 'run', model: this.spec.id, feeds, outputs: item.outputs }, `model ${this.spec.id} run`, transfer);
-    observeExecution(this.spec.id, items, performance.now() - t0);
+    // Compute time starts once a session is lent: waiting for one (or for a further one to load) is not compute.
+    const replica = await this.replicas.acquire();
+    let out: Record<string, WireTensor>;
+    try {
+      this.stats.runs++;
+      this.stats.items += items;
+      const transfer: ArrayBuffer[] = [];
+      const feeds = packTensors(item.feeds, item.transfer ?? false, transfer);
+      const t0 = performance.now();
+      out = await replica.loaded!.worker.call<Record<string, WireTensor>>(
+        { op: 'run', model: this.spec.id, feeds, outputs: item.outputs }, `model ${this.spec.id} run`, transfer);
+      observeExecution(this.spec.id, items, performance.now() - t0);
+    } finally {
+      this.replicas.release(replica);
+    }
     const outputs: Outputs = {};
     for (const [k, t] of Object.entries(out)) outputs[k] = new ort.Tensor(t.type, t.data as never, t.dims);
     return outputs;
@@ -386,11 +433,9 @@ export class ModelHandle {
 
   /** Releases this model's session in its worker (it loads again on the next run). */
   async release(): Promise<void> {
-    const l = this.loaded;
-    const p = this.sessionPromise;
-    this.forget();
-    const { worker } = l ?? (p ? await p.catch(() => ({ worker: undefined })) : { worker: undefined });
-    if (worker?.alive) await worker.call({ op: 'release', model: this.spec.id }, `releasing model ${this.spec.id}`);
+    for (const l of await Promise.all(this.replicas.takeAll())) {
+      if (l?.worker.alive) await l.worker.call({ op: 'release', model: this.spec.id }, `releasing model ${this.spec.id}`);
+    }
   }
 }
 
@@ -421,4 +466,9 @@ function splitBatch(t: ort.Tensor, sizes: number[]): ort.Tensor[] {
     row += n;
     return new ort.Tensor(t.type as 'float32', part as Float32Array, [n, ...t.dims.slice(1)]);
   });
+}
+
+/** Worker key of a model's k-th session: the first keeps the model's id (one worker per model as before). */
+function replicaKey(id: string, k: number): string {
+  return k === 0 ? id : `${id}#${k + 1}`;
 }

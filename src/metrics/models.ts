@@ -11,19 +11,24 @@ export interface ModelGaugeSource {
   /** Executions so far (ModelHandle.stats.runs). */
   runs: number;
   state: { state: 'unloaded' | 'loading' | 'loaded'; memory_bytes: number | null; requests: number; errors: number; queue_depth: number; pending: number; unloads: number };
+  /** Items waiting now in each lane of the model's queue (each lane holds up to queue_depth). */
+  lanes: Record<Lane, number>;
 }
 
-const queueWait = new HistogramFamily('sightflow_model_queue_wait_seconds', 'Time an inference item waited in its model\'s queue before its execution started', LATENCY_BUCKETS);
+/** The model queue's lanes: a client's request, or a background task such as a camera's frames. */
+export type Lane = 'interactive' | 'background';
+const LANES: readonly Lane[] = ['interactive', 'background'];
+
+const queueWait = new HistogramFamily('sightflow_model_queue_wait_seconds', 'Time an inference item waited in its model\'s queue (lane: interactive or background) before its execution started', LATENCY_BUCKETS);
 const compute = new HistogramFamily('sightflow_model_compute_seconds', 'Time of one model execution in its session worker (a batch counts once)', LATENCY_BUCKETS);
 const batchSize = new HistogramFamily('sightflow_model_batch_size', 'Items per model execution (above 1 when micro-batching merged requests)', BATCH_BUCKETS);
-const rejected = new ValueFamily('sightflow_model_rejected_total', 'Inference items refused at once because the model\'s queue was full (answered 503)');
+const rejected = new ValueFamily('sightflow_model_rejected_total', 'Inference items refused at once because their lane of the model\'s queue was full (answered 503; a camera drops the frame)');
 
-/** Items that waited in a queue (`at`: Date.now() when queued), as a batch starts. */
-export function observeQueueWait(model: string, batch: ReadonlyArray<{ at: number }>): void {
+/** Items that waited in a queue (`at`: Date.now() when queued), as a batch starts; a batch may mix lanes. */
+export function observeQueueWait(model: string, batch: ReadonlyArray<{ at: number; lane: Lane }>): void {
   if (!metricsOn) return;
   const now = Date.now();
-  const h = queueWait.get({ model });
-  for (const b of batch) h.observe((now - b.at) / 1000);
+  for (const b of batch) queueWait.get({ model, lane: b.lane }).observe((now - b.at) / 1000);
 }
 
 export function observeExecution(model: string, items: number, ms: number): void {
@@ -32,8 +37,8 @@ export function observeExecution(model: string, items: number, ms: number): void
   batchSize.get({ model }).observe(items);
 }
 
-export function countRejected(model: string): void {
-  if (metricsOn) rejected.add({ model });
+export function countRejected(model: string, lane: Lane): void {
+  if (metricsOn) rejected.add({ model, lane });
 }
 
 let sources: Array<() => ModelGaugeSource[]> = [];
@@ -53,8 +58,12 @@ function perModel(pick: (m: ModelGaugeSource) => number | null): () => Sample[] 
 collected('sightflow_model_requests_total', 'Inference items submitted to a model (including rejected and failed ones)', 'counter', perModel((m) => m.state.requests));
 collected('sightflow_model_errors_total', 'Inference items that failed (rejected, cancelled or a failed execution)', 'counter', perModel((m) => m.state.errors));
 collected('sightflow_model_executions_total', 'Model executions (a micro-batch counts once)', 'counter', perModel((m) => m.runs));
-collected('sightflow_model_queue_pending', 'Inference items waiting in a model\'s queue now', 'gauge', perModel((m) => m.state.pending));
-collected('sightflow_model_queue_capacity', 'Most items a model\'s queue holds; one more is refused with 503', 'gauge', perModel((m) => m.state.queue_depth));
+function perLane(pick: (m: ModelGaugeSource, lane: Lane) => number): () => Sample[] {
+  return () => sources.flatMap((f) => f()).flatMap((m) => LANES.map((lane) => ({ labels: { model: m.id, lane }, value: pick(m, lane) })));
+}
+
+collected('sightflow_model_queue_pending', 'Inference items waiting in a lane of a model\'s queue now', 'gauge', perLane((m, lane) => m.lanes[lane]));
+collected('sightflow_model_queue_capacity', 'Most items a lane of a model\'s queue holds; one more is refused with 503', 'gauge', perLane((m) => m.state.queue_depth));
 collected('sightflow_model_loaded', 'Whether a model is loaded in its worker now (1) or not (0)', 'gauge',
   perModel((m) => (m.state.state === 'loaded' ? 1 : 0)));
 collected('sightflow_model_memory_bytes', 'Process memory growth while a loaded model loaded (approximate)', 'gauge', perModel((m) => m.state.memory_bytes));

@@ -18,6 +18,14 @@ export const REC_HEIGHT = 48;
 const REC_MIN_WIDTH = 64;
 const REC_MAX_WIDTH = 3200;
 const REC_BATCH = 8;
+/**
+ * Most input columns (strips x padded width) in one recognition run. The recogniser's CPU time per column
+ * grows with the batch's size: ~100 us a column up to ~1300 columns, ~170 us at 2500 (its attention and
+ * activations outgrow the caches), so wide strips run in small batches and a long line alone.
+ */
+const REC_BATCH_COLUMNS = 1024;
+/** Recognition runs of one page in flight at once (the runtime runs them on separate sessions). */
+const REC_IN_FLIGHT = 2;
 /** Widest / narrowest strip allowed in one batch. */
 const REC_BATCH_SPREAD = 1.3;
 const ANGLE_WIDTH = 192;
@@ -133,13 +141,18 @@ async function recognizeStrips(rec: OcrSession, charset: string[], strips: Strip
   // Similar aspects share a batch, so little of each batch is padding.
   const order = strips.map((_, i) => i).sort((a, b) => strips[a].image.width - strips[b].image.width);
   const results: RecognizedLine[] = new Array(strips.length);
-  const slice = new LoopSlice();
+  const batches: number[][] = [];
   for (let s = 0; s < order.length;) {
-    // A batch ends at REC_BATCH strips or where the next strip is much wider (its padding would dominate).
+    // A batch ends at REC_BATCH strips, where the next strip is much wider (its padding would dominate), or
+    // at REC_BATCH_COLUMNS.
     let e = s + 1;
-    while (e < order.length && e - s < REC_BATCH && strips[order[e]].image.width <= REC_BATCH_SPREAD * strips[order[s]].image.width) e++;
-    const idx = order.slice(s, e);
+    while (e < order.length && e - s < REC_BATCH && strips[order[e]].image.width <= REC_BATCH_SPREAD * strips[order[s]].image.width
+      && (e - s + 1) * Math.max(REC_MIN_WIDTH, strips[order[e]].image.width) <= REC_BATCH_COLUMNS) e++;
+    batches.push(order.slice(s, e));
     s = e;
+  }
+  const slice = new LoopSlice();
+  const runBatch = async (idx: number[]) => {
     const maxW = Math.max(...idx.map((i) => strips[i].image.width));
     const batchW = Math.ceil(Math.max(REC_MIN_WIDTH, maxW) / 8) * 8;
     const input = new Float32Array(idx.length * 3 * REC_HEIGHT * batchW);
@@ -162,7 +175,13 @@ async function recognizeStrips(rec: OcrSession, charset: string[], strips: Strip
       const confidence = chars.length > 0 ? chars.reduce((a, c) => a + c.prob, 0) / chars.length : 0;
       results[i] = { corners: strip.corners, chars, aspect: strip.image.width / REC_HEIGHT, ink: stripInk(strip.image), confidence, detScore: strip.detScore, flipped: strip.flipped };
     });
-  }
+  };
+  // Widest first (the longest runs start early), REC_IN_FLIGHT at a time: the runtime runs them on as many
+  // sessions side by side, and one page never fills the model's queue.
+  let next = batches.length - 1;
+  await Promise.all(Array.from({ length: Math.min(REC_IN_FLIGHT, batches.length) }, async () => {
+    while (next >= 0) await runBatch(batches[next--]);
+  }));
   return results;
 }
 

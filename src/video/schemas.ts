@@ -137,6 +137,8 @@ export const TaskRecord = z.object({
   stream_url: z.string(),
   progress: z.object({
     frame_index: z.number().int().nullable(), decoded_frames: z.number().int(), dropped_frames: z.number().int(), total_frames: z.number().int().nullable(),
+    processed_frames: z.number().int().meta({ description: 'Frames processed so far (one chunk each)' }),
+    processed_fps: z.number().nullable().meta({ description: 'Frames processed per second since the task started: its real rate (a live camera the node cannot keep up with shows less than its sampling asks for); null before the first frame' }),
   }),
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }).nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),

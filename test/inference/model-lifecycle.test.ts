@@ -71,7 +71,7 @@ test('per-model providers: cuda asked for on a host without it warns and runs on
 });
 
 test('per-model queue depth: beyond it, 503 at once', async (t) => {
-  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog(), queueDepth: 32 });
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, sessions: 1, log: collectingLog(), queueDepth: 32 });
   t.after(() => runtime.close());
   const h = runtime.register({ id: 'narrow', load: async () => bytes, queueDepth: 1 });
   const results = await Promise.allSettled([1, 2, 3, 4].map(() => h.run(feeds())));

@@ -26,7 +26,7 @@ const row = (v: number) => ({ x: new Tensor('float32', Float32Array.from([v, v +
 
 test('a full queue rejects at once with 503 overloaded_error; nothing queues without bound', async (t) => {
   const log = collectingLog();
-  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, queueDepth: 1, log });
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, sessions: 1, queueDepth: 1, log });
   t.after(() => runtime.release());
   const model = runtime.register({ id: 'affine', load: async () => affineModel() });
   const first = model.run(row(0)); // starts running (loads the session)

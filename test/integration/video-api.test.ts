@@ -26,7 +26,7 @@ test('POST /v1/video/process -> 202 {id, status, stream_url}; the record; includ
   assert.ok(!Number.isNaN(Date.parse(created_at)));
   assert.deepEqual(rest, {
     id: r.body.id, object: 'video.task', status: 'pending', started_at: null, finished_at: null, model: 'edge',
-    stream_url: r.body.stream_url, progress: { frame_index: null, decoded_frames: 0, dropped_frames: 0, total_frames: null },
+    stream_url: r.body.stream_url, progress: { frame_index: null, decoded_frames: 0, dropped_frames: 0, total_frames: null, processed_frames: 0, processed_fps: null },
     usage: null, error: null,
   });
   const withReq = await api(t, `/v1/video/tasks/${r.body.id}?include=request`);

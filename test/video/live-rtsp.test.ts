@@ -41,6 +41,9 @@ test('RTSP: chunks arrive while it plays, total_frames null, people tracked, max
   assert.ok(early.length >= 2);
   const done = await waitStatus(t, id, ['succeeded', 'failed'], 90_000);
   assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  // The task record shows the camera's real rate: frames processed over the time it ran.
+  assert.equal(done.progress.processed_frames, 15);
+  assert.ok(done.progress.processed_fps > 0 && done.progress.processed_fps <= 5.5, JSON.stringify(done.progress));
   const chunks = await frameChunks(id);
   const frames = chunks.filter((c) => c.finish_reason === null);
   assert.equal(frames.length, 15);

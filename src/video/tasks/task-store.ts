@@ -59,6 +59,9 @@ export function taskRecord(r: Row, withRequest = false): Record<string, unknown>
       decoded_frames: p?.decoded_frames ?? 0,
       dropped_frames: p?.dropped_frames ?? 0,
       total_frames: p?.total_frames ?? null,
+      // The task's real rate (a camera that cannot be kept up with shows less than it asked for).
+      processed_frames: Number(r.chunk_count ?? 0),
+      processed_fps: p?.elapsed_ms ? Math.round((Number(r.chunk_count ?? 0) / (p.elapsed_ms / 1000)) * 100) / 100 : null,
     },
     usage: r.usage ?? null,
     error: r.error ?? null,

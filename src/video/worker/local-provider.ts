@@ -18,9 +18,13 @@ import { ProviderError, type FrameOutput, type ProviderContext, type ProviderRes
 import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } from '../schemas.js';
 import { FramePipeline, type FrameModels } from '../pipeline/frame-pipeline.js';
 import type { StepServices } from '../pipeline/step.js';
+import { withRunPriority } from '../../inference/runtime.js';
 import { LiveReader, SourceLostError } from '../source/live-reader.js';
 import { openVideo } from '../source/video-source.js';
 import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
+
+/** How long a live camera waits after its frame found the model queue full, before it takes the next. */
+const REFUSED_PAUSE_MS = 50;
 
 export interface LocalProviderDeps {
   /** SIGHTFLOW_ALLOW_PRIVATE_URLS: video URLs may reach private/loopback addresses. */
@@ -85,6 +89,7 @@ export class LocalProvider implements VideoProvider {
       }
       let last: StreamInfo = { frame_index: 0, total_frames: info.totalFrames, decoded_frames: 0, dropped_frames: 0, fps: info.fps, elapsed_ms: 0 };
       let processed = 0;
+      const steps = pipeline;
       const buffers = [new Uint8Array(decoder.frameBytes), new Uint8Array(decoder.frameBytes)];
       let turn = 0;
       let pending: Promise<FrameBatch> | null = decoder.read(1, buffers[turn]);
@@ -96,7 +101,7 @@ export class LocalProvider implements VideoProvider {
           // exact for its own frame, so stream_info counts stay per frame.
           pending = batch.finishReason ? null : decoder.read(1, buffers[turn]);
           for (const frame of batch.frames) {
-            const targets = await pipeline.process(frame, signal);
+            const targets = await withRunPriority('background', () => steps.process(frame, signal));
             signal.throwIfAborted();
             last = {
               frame_index: frame.index,
@@ -150,6 +155,7 @@ export class LocalProvider implements VideoProvider {
     const info = () => live.decoder.info;
     let last: StreamInfo = { frame_index: 0, total_frames: null, decoded_frames: 0, dropped_frames: 0, fps: info().fps, elapsed_ms: 0, live: true, reconnects: 0 };
     let processed = 0;
+    let refused = 0;
     let finish: 'stop' | 'max_frames';
     for (;;) {
       let frame;
@@ -160,11 +166,21 @@ export class LocalProvider implements VideoProvider {
         throw e;
       }
       if (frame === 'stop' || frame === 'max_frames') { finish = frame; break; }
-      const targets = await pipeline.process({ ...frame, index: frame.streamIndex }, signal);
+      let targets;
+      try {
+        targets = await withRunPriority('background', () => pipeline.process({ ...frame, index: frame.streamIndex }, signal));
+      } catch (e) {
+        // More cameras than the models keep up with: a frame the full background queue refused is dropped
+        // and counted like any frame the camera outran, and the camera goes on with a newer one.
+        if (!isApiError(e) || e.status !== 503) throw e;
+        refused++;
+        await new Promise((r) => setTimeout(r, REFUSED_PAUSE_MS));
+        continue;
+      }
       signal.throwIfAborted();
       const c = live.counters();
       last = {
-        frame_index: frame.streamIndex, total_frames: null, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames,
+        frame_index: frame.streamIndex, total_frames: null, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused,
         fps: info().fps, elapsed_ms: Math.round(performance.now() - started),
         stream_time_ms: Math.round(frame.streamTimeMs), received_at_ms: frame.wallMs, live: true, reconnects: c.reconnects,
       };
@@ -179,11 +195,11 @@ export class LocalProvider implements VideoProvider {
     }
     await pipeline.finish();
     const c = live.counters();
-    last = { ...last, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames, elapsed_ms: Math.round(performance.now() - started) };
+    last = { ...last, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused, elapsed_ms: Math.round(performance.now() - started) };
     return {
       finish_reason: finish,
       stream_info: last,
-      usage: { processed_frames: processed, processing_time_ms: Math.round(performance.now() - started), decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames },
+      usage: { processed_frames: processed, processing_time_ms: Math.round(performance.now() - started), decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused },
       tracks: pipeline.tracks(),
     };
   }
