@@ -14,6 +14,7 @@ import { projectRoot } from '../src/paths.js';
 import { Detector, modelInput } from '../src/detection/detect.js';
 import { api, startTestApp, type TestApp } from '../test/helpers/app.js';
 import { startRtspServer, synthetic720p } from '../test/helpers/live-sources.js';
+import { sseReads } from './sse-reads.js';
 
 const FPS = 5;
 const pct = (xs: number[], p: number) => {
@@ -68,21 +69,10 @@ async function cameras(t: TestApp, url: string, n: number, seconds: number) {
   const warmMs = 4000; // connecting and the first frames are not the steady state
   const readers = cams.map(async (c) => {
     const res = await fetch(`${t.url}/v1/video/tasks/${c.id}/stream`, { headers: { authorization: `Bearer ${t.key}` }, signal: ac.signal });
-    const reader = res.body!.getReader();
-    let buf = '';
     let dropped0 = -1;
     try {
-      for (;;) {
-        const x = await reader.read();
-        if (x.done) break;
-        const now = Date.now();
-        buf += Buffer.from(x.value).toString('utf8');
-        let i;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const ev = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          if (!ev.startsWith('data: {')) continue;
-          const ch = JSON.parse(ev.slice(6));
+      for await (const { now, chunks } of sseReads(res.body!)) {
+        for (const ch of chunks) {
           if (ch.finish_reason !== null || !started || now < started + warmMs) continue;
           if (dropped0 < 0) dropped0 = ch.stream_info.dropped_frames;
           c.processed++;

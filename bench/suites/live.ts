@@ -13,6 +13,7 @@ import { api, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { startRtspServer, synthetic720p } from '../../test/helpers/live-sources.js';
 import { argValue } from '../../eval/lib/model-choice.js';
 import { runStreams } from '../live-density.js';
+import { sseReads } from '../sse-reads.js';
 
 interface RunResult { label: string; samplingFps: number; processed: number; dropped: number; p50: number; p95: number; rss10: number; rssEnd: number }
 
@@ -32,22 +33,12 @@ async function liveTask(t: TestApp, url: string, fps: number, seconds: number): 
   const id = r.body.id as string;
   const ac = new AbortController();
   const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, { headers: { authorization: `Bearer ${t.key}` }, signal: ac.signal });
-  const reader = res.body!.getReader();
   const delays: number[] = [];
-  let processed = 0, dropped = 0, first = 0, rss10 = 0, buf = '';
+  let processed = 0, dropped = 0, first = 0, rss10 = 0;
   const end = setTimeout(() => ac.abort(), (seconds + 30) * 1000);
   try {
-    for (;;) {
-      const x = await reader.read();
-      if (x.done) break;
-      const now = Date.now();
-      buf += Buffer.from(x.value).toString('utf8');
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const ev = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        if (!ev.startsWith('data: {')) continue;
-        const c = JSON.parse(ev.slice(6));
+    for await (const { now, chunks } of sseReads(res.body!)) {
+      for (const c of chunks) {
         if (c.finish_reason !== null) continue;
         first ||= now;
         processed++;
