@@ -25,6 +25,8 @@ export interface RequestLine {
   /** performance.now() when the request arrived and when it was answered. */
   startedMs: number; endedMs: number;
   project: string | undefined;
+  /** Body bytes read and written (for the HTTP metrics; not in the log line). */
+  bytesIn?: number; bytesOut?: number;
 }
 
 /**

@@ -40,26 +40,51 @@ const pct = (xs: number[], p: number) => {
 // The reader side (child process).
 
 interface ClientConfig { port: number; key: string; n: number; stall: number; node?: { databaseUrl: string; dataDir: string } }
-interface ReaderOut { bytes: number; hash: string; times: number[]; done: boolean; stalled: boolean }
+interface ReaderOut { bytes: number; same: boolean; times: number[]; done: boolean; stalled: boolean }
 
-/** One reader: GET the stream over a raw socket, de-chunk, hash, and time every event's arrival. */
-function reader(port: number, key: string, id: string, stall: boolean, onStalled: (resume: () => void) => void): Promise<ReaderOut> {
+/**
+ * The bytes readers have received so far, each position as the first reader to reach it got it. Every reader
+ * compares what it gets with this (a memcmp: hashing every reader's copy cost the shared 2 cores more CPU than
+ * the server's own fan-out, and slowed the task being measured); at the end it is compared with the archive.
+ */
+class Reference {
+  buf = Buffer.alloc(1 << 20);
+  len = 0;
+  /** Compares `b`, received at `offset`, with what is known; appends what goes past. False on a difference. */
+  check(offset: number, b: Buffer): boolean {
+    const overlap = Math.max(0, Math.min(this.len - offset, b.length));
+    if (overlap > 0 && !b.subarray(0, overlap).equals(this.buf.subarray(offset, offset + overlap))) return false;
+    if (offset > this.len) return false;
+    if (b.length > overlap) {
+      const need = offset + b.length;
+      if (need > this.buf.length) {
+        const grown = Buffer.alloc(Math.max(need, this.buf.length * 2));
+        this.buf.copy(grown, 0, 0, this.len);
+        this.buf = grown;
+      }
+      b.copy(this.buf, this.len, overlap);
+      this.len = need;
+    }
+    return true;
+  }
+}
+
+/** One reader: GET the stream over a raw socket, de-chunk, compare with `ref`, and time every event's arrival. */
+function reader(port: number, key: string, id: string, stall: boolean, ref: Reference, onStalled: (resume: () => void) => void): Promise<ReaderOut> {
   return new Promise((resolve) => {
     const sock: Socket = connect(port, '127.0.0.1');
-    const h = createHash('sha256');
     const times: number[] = [];
-    let head = Buffer.alloc(0), headerDone = false, bytes = 0, tail = 0;
+    let head = Buffer.alloc(0), headerDone = false, bytes = 0, lastByte = 0, same = true;
     // Chunked decoding state: bytes left in the current chunk, or -1 while reading a size line.
     let left = -1, line = '', skipCrlf = 0, finished = false, stalledOnce = false;
     const payload = (b: Buffer) => {
-      h.update(b);
+      if (same) same = ref.check(bytes, b);
       bytes += b.length;
       const t = now();
-      for (let i = 0; i < b.length; i++) {
-        const c = b[i]!;
-        if (c === 10 && tail === 10) times.push(t);
-        tail = c;
-      }
+      // Event ends ("\n\n"), including one split across two payloads.
+      if (lastByte === 10 && b[0] === 10) times.push(t);
+      for (let i = b.indexOf('\n\n'); i >= 0; i = b.indexOf('\n\n', i + 2)) times.push(t);
+      lastByte = b[b.length - 1]!;
     };
     const feed = (d: Buffer) => {
       let i = 0;
@@ -98,7 +123,7 @@ function reader(port: number, key: string, id: string, stall: boolean, onStalled
         onStalled(() => sock.resume());
       }
     });
-    const end = () => resolve({ bytes, hash: h.digest('hex'), times, done: finished, stalled: stall });
+    const end = () => resolve({ bytes, same, times, done: finished, stalled: stall });
     sock.on('close', end);
     sock.on('error', () => {});
   });
@@ -121,8 +146,9 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
   console.log('ready');
   const id = (await next()).trim();
   const paused: Array<() => void> = [];
+  const shared = new Reference();
   const outs = await (async () => {
-    const all = Array.from({ length: cfg.n }, (_, i) => reader(port, cfg.key, id, i < cfg.stall, (resume) => paused.push(resume)));
+    const all = Array.from({ length: cfg.n }, (_, i) => reader(port, cfg.key, id, i < cfg.stall, shared, (resume) => paused.push(resume)));
     if (cfg.stall > 0) {
       // The parent says when the task is over; the stalled readers then read what the server still has for them.
       await next();
@@ -131,27 +157,31 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
     return Promise.all(all);
   })();
   clearInterval(sampler);
-  // The archive as a reader that arrives after the end gets it.
-  const ref = await reader(port, cfg.key, id, false, () => {});
+  // The archive as a reader that arrives after the end gets it (compared with the live readers' bytes too).
+  const late = await reader(port, cfg.key, id, false, shared, () => {});
   const archive = await (async () => {
     const res = await fetch(`http://127.0.0.1:${port}/v1/video/tasks/${id}/stream`, { headers: { authorization: `Bearer ${cfg.key}` } });
     const buf = Buffer.from(await res.arrayBuffer());
     if (res.status !== 200) throw new Error(`the archive read answered ${res.status}: ${buf.toString()}`);
     return buf;
   })();
-  const prefixOk = (o: ReaderOut) => o.bytes <= archive.length && createHash('sha256').update(archive.subarray(0, o.bytes)).digest('hex') === o.hash;
+  // Every reader's bytes equal the reference's prefix (checked as they came); the reference equals the archive.
+  const refOk = shared.len <= archive.length && shared.buf.subarray(0, shared.len).equals(archive.subarray(0, shared.len));
+  const prefixOk = (o: ReaderOut) => refOk && o.same && o.bytes <= archive.length;
+  const whole = (o: ReaderOut) => prefixOk(o) && o.bytes === archive.length && o.done;
   const onBoundary = (o: ReaderOut) => o.bytes === 0 || archive.subarray(o.bytes - 2, o.bytes).toString() === '\n\n';
   const live = outs.filter((o) => !o.stalled);
   const stalled = outs.filter((o) => o.stalled);
   const eventEnds: number[] = [];
   for (let i = archive.indexOf('\n\n'); i >= 0; i = archive.indexOf('\n\n', i + 2)) eventEnds.push(i + 2);
   const line = JSON.stringify({
-    eventEnds, archiveBytes: archive.length, archiveHash: ref.hash,
-    identical: live.filter((o) => o.hash === ref.hash && o.bytes === archive.length && o.done).length,
+    eventEnds, archiveBytes: archive.length, archiveHash: createHash('sha256').update(archive).digest('hex'),
+    identical: whole(late) ? live.filter(whole).length : 0,
     live: live.length,
     stalledPrefixOk: stalled.filter(prefixOk).length, stalledOnBoundary: stalled.filter((o) => prefixOk(o) && onBoundary(o)).length, stalledComplete: stalled.filter((o) => o.done).length, stalled: stalled.length,
     times: live.map((o) => o.times.map((t) => Math.round(t))),
     readerNodeRssMb: mb(peak),
+    readerCpuS: round((process.cpuUsage().user + process.cpuUsage().system) / 1e6),
   });
   await closeNode?.();
   // A large line: exit only once the pipe has taken all of it.
@@ -163,7 +193,7 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
 
 type Harness = typeof import('../../test/helpers/app.js');
 interface Client { child: ChildProcess; send(line: string): void; result: Promise<ClientResult> }
-interface ClientResult { eventEnds: number[]; archiveBytes: number; identical: number; live: number; stalledPrefixOk: number; stalledOnBoundary?: number; stalledComplete: number; stalled: number; times: number[][]; readerNodeRssMb: number }
+interface ClientResult { eventEnds: number[]; archiveBytes: number; identical: number; live: number; stalledPrefixOk: number; stalledOnBoundary?: number; stalledComplete: number; stalled: number; times: number[][]; readerNodeRssMb: number; readerCpuS: number }
 
 async function startClient(cfg: ClientConfig): Promise<Client> {
   const child = spawn(process.execPath, ['--import', 'tsx', SELF, 'client', JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -180,7 +210,7 @@ async function startClient(cfg: ClientConfig): Promise<Client> {
   return { child, send: (l) => child.stdin!.write(`${l}\n`), result };
 }
 
-interface RunResult { readers: number; seconds: number; ratio?: number; lagP50: number; lagP95: number; lagMax: number; rssMb: number; identical: boolean; readerNodeRssMb?: number }
+interface RunResult { readers: number; seconds: number; serverCpuS: number; readerCpuS?: number; ratio?: number; lagP50: number; lagP95: number; lagMax: number; rssMb: number; identical: boolean; readerNodeRssMb?: number }
 
 /**
  * One task with `n` readers; `node` puts the readers on a second API node (in the reader process).
@@ -189,6 +219,7 @@ interface RunResult { readers: number; seconds: number; ratio?: number; lagP50: 
 async function oneTask(h: Harness, app: Awaited<ReturnType<Harness['startTestApp']>>, body: unknown, n: number, opts: { node?: ClientConfig['node']; stall?: number } = {}): Promise<RunResult & { client: ClientResult | null; rssSeries: number[] }> {
   const { hubFor } = await import('../../src/video/stream/stream-hub.js');
   const client = n > 0 ? await startClient({ port: app.app.port, key: app.key, n, stall: opts.stall ?? 0, node: opts.node }) : null;
+  const cpu0 = process.cpuUsage();
   let peak = process.memoryUsage().rss;
   const rssSeries: number[] = [];
   const sampler = setInterval(() => { const r = process.memoryUsage().rss; peak = Math.max(peak, r); rssSeries.push(r); }, 100);
@@ -210,6 +241,7 @@ async function oneTask(h: Harness, app: Awaited<ReturnType<Harness['startTestApp
   if (opts.stall) client?.send('over');
   const res = client ? await client.result : null;
   clearInterval(sampler);
+  const cpu = process.cpuUsage(cpu0);
   const seconds = (Date.parse(rec.finished_at) - Date.parse(rec.created_at)) / 1000;
   // A reader's k-th event ends at eventEnds[k] in the archive; a commit is matched by the end it made.
   const lags: number[] = [];
@@ -222,7 +254,7 @@ async function oneTask(h: Harness, app: Awaited<ReturnType<Harness['startTestApp
     }
   }
   return {
-    readers: n, seconds, lagP50: round(pct(lags, 0.5), 1), lagP95: round(pct(lags, 0.95), 1), lagMax: round(lags.length ? lags.reduce((a, b) => Math.max(a, b), -Infinity) : NaN, 1),
+    readers: n, seconds, serverCpuS: round((cpu.user + cpu.system) / 1e6), readerCpuS: res?.readerCpuS, lagP50: round(pct(lags, 0.5), 1), lagP95: round(pct(lags, 0.95), 1), lagMax: round(lags.length ? lags.reduce((a, b) => Math.max(a, b), -Infinity) : NaN, 1),
     rssMb: mb(peak), identical: !res || (res.identical === res.live && res.archiveBytes > 0), readerNodeRssMb: opts.node ? res?.readerNodeRssMb : undefined, client: res, rssSeries,
   };
 }
@@ -239,21 +271,29 @@ function videoBody(quick: boolean, framesArg?: number): { body: unknown; label: 
   };
 }
 
-/** Reader counts in order, the baseline (0) first and last. */
+/**
+ * Reader counts in order, each between two runs without readers: a count's ratio is to the mean of the two
+ * baselines around it. Back-to-back runs of the same task on this machine differ by up to ~20% (the first
+ * after a warm-up, a checkpoint, the previous run's readers still closing), more than the effect measured, so
+ * each count is compared with its neighbours rather than with a baseline minutes away.
+ */
 async function sweep(h: Harness, app: Awaited<ReturnType<Harness['startTestApp']>>, body: unknown, counts: number[], node?: ClientConfig['node']): Promise<RunResult[]> {
-  const out: RunResult[] = [];
-  const base: number[] = [];
-  for (const n of [0, ...counts, 0]) {
-    const r = await oneTask(h, app, body, n, { node });
-    if (n === 0) { base.push(r.seconds); continue; }
-    const { client: _c, rssSeries: _s, ...rest } = r;
-    out.push(rest);
+  const base: RunResult[] = [await oneTask(h, app, body, 0, { node })];
+  const out: Array<RunResult & { ratio: number }> = [];
+  for (const n of counts) {
+    const { client: _c, rssSeries: _s, ...r } = await oneTask(h, app, body, n, { node });
+    const after = await oneTask(h, app, body, 0, { node });
+    const around = (base.at(-1)!.seconds + after.seconds) / 2;
+    base.push(after);
+    out.push({ ...r, ratio: round(r.seconds / around, 3) });
   }
-  const baseline = base.reduce((a, b) => a + b, 0) / base.length;
-  const rows = [{ readers: 0, seconds: round(baseline), ratio: 1, lagP50: NaN, lagP95: NaN, lagMax: NaN, rssMb: NaN, identical: true }, ...out.map((r) => ({ ...r, seconds: round(r.seconds), ratio: round(r.seconds / baseline, 3) }))];
+  const baseline = base.reduce((a, b) => a + b.seconds, 0) / base.length;
+  const baseCpu = base.reduce((a, b) => a + b.serverCpuS, 0) / base.length;
+  const rows: RunResult[] = [{ readers: 0, seconds: round(baseline), serverCpuS: round(baseCpu), ratio: 1, lagP50: NaN, lagP95: NaN, lagMax: NaN, rssMb: NaN, identical: true },
+    ...out.map((r) => ({ ...r, seconds: round(r.seconds) }))];
   for (const r of rows) {
-    console.log(`  ${String(r.readers).padStart(4)} readers: task ${r.seconds.toFixed(2)} s (${r.ratio.toFixed(3)}x the baseline${r.readers === 0 ? `: ${base.map((b) => b.toFixed(2)).join(' and ')} s` : ''})` +
-      (r.readers ? `, lag p50 ${r.lagP50} p95 ${r.lagP95} max ${r.lagMax} ms, server RSS ${r.rssMb} MB${r.readerNodeRssMb ? ` (reader node ${r.readerNodeRssMb} MB)` : ''}, bytes ${r.identical ? 'identical to the archive' : 'DIFFER'}` : ''));
+    console.log(`  ${String(r.readers).padStart(4)} readers: task ${r.seconds.toFixed(2)} s (${r.readers === 0 ? `mean of ${base.map((b) => b.seconds.toFixed(2)).join(', ')} s` : `${r.ratio!.toFixed(3)}x the runs without readers around it`}), server CPU ${r.serverCpuS} s` +
+      (r.readers ? `, reader process CPU ${r.readerCpuS} s, lag p50 ${r.lagP50} p95 ${r.lagP95} max ${r.lagMax} ms, server RSS ${r.rssMb} MB${r.readerNodeRssMb ? ` (reader node ${r.readerNodeRssMb} MB)` : ''}, bytes ${r.identical ? 'identical to the archive' : 'DIFFER'}` : ''));
   }
   return rows;
 }

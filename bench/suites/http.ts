@@ -1,7 +1,8 @@
 // `npm run bench -- http`: authenticated GET of a trivial protected route (/v1/project), sightflow vs the
 // same route and key check on Fastify and on bare uWS (the floor), each in its own process, wrk (autocannon
 // when wrk is missing) with 50 connections on loopback; rounds alternate between the servers and each one's
-// best round counts.
+// best round counts. sightflow runs twice, with metrics off and on (SIGHTFLOW_METRICS_PORT set: every request
+// counted by route and status, its duration and bytes), and the cost of metrics is the ratio of the two.
 // @ts-expect-error autocannon ships no types
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -96,13 +97,24 @@ export async function run(opts: SuiteOptions): Promise<void> {
   // The built server, as `npm start` runs it (tsx's transpiled output is slower on a hot path like this).
   const main = existsSync(join(root, 'dist/src/main.js')) ? 'dist/src/main.js' : 'src/main.ts';
   const servers: Server[] = [];
+  const extraDirs: string[] = [];
   let sightflow: Awaited<ReturnType<typeof measure>> | undefined;
+  let withMetrics: Awaited<ReturnType<typeof measure>> | undefined;
   let peer: Awaited<ReturnType<typeof measure>> | undefined;
   let floor: Awaited<ReturnType<typeof measure>> | undefined;
   try {
     const ours = await start([main, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
       { SIGHTFLOW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SIGHTFLOW_MODELS_DIR: join(root, 'data', 'models') }, join(dataDir, 'server.log'));
     servers.push(ours);
+    const metricsDir = mkdtempSync(join(tmpdir(), 'sightflow-bench-http-metrics-'));
+    let metered: Server;
+    try {
+      metered = await start([main, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', metricsDir],
+        { SIGHTFLOW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SIGHTFLOW_MODELS_DIR: join(root, 'data', 'models'), SIGHTFLOW_METRICS_PORT: '0' }, join(metricsDir, 'server.log'));
+    } finally {
+      extraDirs.push(metricsDir);
+    }
+    servers.push(metered);
     const peerServer = await start(['bench/peers/fastify-http.ts'], {}, join(dataDir, 'peer.log'));
     servers.push(peerServer);
     const floorServer = await start(['bench/peers/uws-floor.ts'], {}, join(dataDir, 'floor.log'));
@@ -110,14 +122,16 @@ export async function run(opts: SuiteOptions): Promise<void> {
     const best = (a: typeof sightflow, b: NonNullable<typeof sightflow>) => (!a || b.rps > a.rps ? b : a);
     for (let r = 0; r < rounds; r++) {
       sightflow = best(sightflow, await measure(ours, seconds));
+      withMetrics = best(withMetrics, await measure(metered, seconds));
       peer = best(peer, await measure(peerServer, seconds));
       floor = best(floor, await measure(floorServer, seconds));
     }
   } finally {
     for (const s of servers) s.child.kill();
     rmSync(dataDir, { recursive: true, force: true });
+    for (const d of extraDirs) rmSync(d, { recursive: true, force: true });
   }
-  if (!sightflow || !peer || !floor) throw new Error('no measurement');
+  if (!sightflow || !withMetrics || !peer || !floor) throw new Error('no measurement');
   const ratio = Math.round((sightflow.rps / peer.rps) * 100) / 100;
   console.log(`load generator: ${hasWrk ? 'wrk' : 'autocannon'}, 50 connections, ${seconds} s a round, best of ${rounds} alternating round(s) each`);
   console.log(`http: sightflow ${sightflow.rps} req/s (p99 ${sightflow.p99_ms} ms, ${sightflow.errors} errors) | fastify ${peer.rps} req/s (p99 ${peer.p99_ms} ms, ${peer.errors} errors) | ratio ${ratio}x (goal >= 2x)`);
@@ -129,8 +143,10 @@ export async function run(opts: SuiteOptions): Promise<void> {
   const floorCpuRatio = Math.round((peer.cpu_ms_per_1k / floor.cpu_ms_per_1k) * 100) / 100;
   console.log(`floor (bare uWS, same route, nothing else): ${floor.rps} req/s, CPU ${floor.cpu_ms_per_1k} ms per 1000 | ratio to fastify ${floorRatio}x req/s, ${floorCpuRatio}x CPU | sightflow reaches ${Math.round((sightflow.rps / floor.rps) * 100)}% of its req/s`);
   console.log('(on a 2-core machine the load generator shares the CPU; when the client saturates first, req/s understates the gap and CPU per request shows it)');
-  if (sightflow.errors || peer.errors) console.log('warning: some requests failed; the numbers are not comparable');
+  const metricsRatio = Math.round((withMetrics.rps / sightflow.rps) * 1000) / 1000;
+  console.log(`metrics on (SIGHTFLOW_METRICS_PORT set): ${withMetrics.rps} req/s, CPU ${withMetrics.cpu_ms_per_1k} ms per 1000 | ${metricsRatio}x the req/s with metrics off (goal >= 0.98)`);
+  if (sightflow.errors || withMetrics.errors || peer.errors) console.log('warning: some requests failed; the numbers are not comparable');
   if (opts.json) {
-    console.log(JSON.stringify({ suite: 'http', sightflow: { rps: sightflow.rps, p99_ms: sightflow.p99_ms, cpu_ms_per_1k: sightflow.cpu_ms_per_1k }, peer: { name: 'fastify', rps: peer.rps, p99_ms: peer.p99_ms, cpu_ms_per_1k: peer.cpu_ms_per_1k }, ratio, cpu_efficiency_ratio: efficiency, floor: { name: 'uws-bare', rps: floor.rps, p99_ms: floor.p99_ms, cpu_ms_per_1k: floor.cpu_ms_per_1k, ratio: floorRatio, cpu_ratio: floorCpuRatio } }));
+    console.log(JSON.stringify({ suite: 'http', sightflow: { rps: sightflow.rps, p99_ms: sightflow.p99_ms, cpu_ms_per_1k: sightflow.cpu_ms_per_1k }, peer: { name: 'fastify', rps: peer.rps, p99_ms: peer.p99_ms, cpu_ms_per_1k: peer.cpu_ms_per_1k }, ratio, cpu_efficiency_ratio: efficiency, metrics_on: { rps: withMetrics.rps, p99_ms: withMetrics.p99_ms, cpu_ms_per_1k: withMetrics.cpu_ms_per_1k, ratio_to_off: metricsRatio }, floor: { name: 'uws-bare', rps: floor.rps, p99_ms: floor.p99_ms, cpu_ms_per_1k: floor.cpu_ms_per_1k, ratio: floorRatio, cpu_ratio: floorCpuRatio } }));
   }
 }

@@ -25,8 +25,10 @@ run_suites() {
     args=(--quick --json)
     [ "$spec" = eval/track ] && args+=(--detections gt)
     echo "-- npm run $kind -- $name ${args[*]}"
+    local t0=$SECONDS
     out=$(timeout 600 npm run --silent "$kind" -- "$name" "${args[@]}" 2>&1)
     rc=$?
+    echo "   ($kind $name: $((SECONDS - t0)) s)"
     last=$(printf '%s\n' "$out" | grep -v '^npm warn' | tail -n 1)
     if [ $rc -eq 0 ] && reason=$(node -e '
         const o = JSON.parse(process.argv[1]);

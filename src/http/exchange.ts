@@ -70,6 +70,9 @@ export class Exchange implements ResState, RequestLink {
   aborted = false;
   done = false;
   status = 0;
+  bytesOut = 0;
+  /** Request body bytes read (0 for a request without a body, or whose body was never read). */
+  private bytesIn = 0;
   onAbort: Array<() => void> = [];
   controller: AbortController | null = null;
 
@@ -246,7 +249,7 @@ export class Exchange implements ResState, RequestLink {
   }
 
   private withBody(def: RouteDef): Reply | Promise<Reply> {
-    if (this.bodyPromise) return this.bodyPromise.then((buf) => this.invoke(def, def.body ? parseBody(def, buf, this.headers, this.rawQuery) : undefined));
+    if (this.bodyPromise) return this.bodyPromise.then((buf) => { this.bytesIn = buf.length; return this.invoke(def, def.body ? parseBody(def, buf, this.headers, this.rawQuery) : undefined); });
     return this.invoke(def, def.body ? validate(def.body, undefined, 'body') : undefined);
   }
 
@@ -290,6 +293,7 @@ export class Exchange implements ResState, RequestLink {
       requestId: this.requestId, traceId: this.trace, method: this.method, route: this.routePattern, path: this.path,
       status: this.aborted && !this.status ? 499 : this.status,
       startedMs: this.started, endedMs: performance.now(), project: this.principal?.projectId,
+      bytesIn: this.bytesIn, bytesOut: this.bytesOut,
     });
     this.srv.ended();
   }

@@ -7,6 +7,8 @@ import type { HttpResponse } from './uws.js';
 /** Per-response state. The server sets the one uWS onAborted handler; others subscribe via onAbort. */
 export interface ResState {
   aborted: boolean; done: boolean; status: number; onAbort: Array<() => void>;
+  /** Body bytes handed to the socket so far (headers not counted), for the HTTP byte metrics. */
+  bytesOut: number;
   /** The request's AbortController, made when a handler first asks for its signal. */
   controller?: AbortController | null;
 }
@@ -40,6 +42,7 @@ export function sendBody(res: HttpResponse, st: ResState, status: number, header
   if (st.aborted || st.done) return;
   st.done = true;
   st.status = status;
+  st.bytesOut += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   res.cork(() => {
     res.writeStatus(statusLine(status));
     writeHeaders(res, headers);
@@ -61,6 +64,7 @@ export function sendJsonReply(res: HttpResponse, st: ResState, status: number, r
   st.done = true;
   st.status = status;
   const body = serialized(value);
+  st.bytesOut += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   // uWS corks the socket for the length of its own request callback: an answer written there needs no cork
   // (and no closure for one).
   if (inRequestCallback) writeJsonReply(res, status, requestId, extra, body);
@@ -127,6 +131,7 @@ export function sendFile(res: HttpResponse, st: ResState, status: number, header
     stream.on('data', (chunk) => {
       const buf = chunk as Buffer;
       if (st.aborted) return finish();
+      st.bytesOut += buf.length;
       const offset = res.getWriteOffset();
       if (!tryWrite(buf)) {
         pending = { buf, offset };

@@ -50,6 +50,7 @@ export class SseWriter {
     if (this.closed) return false;
     if (!this.started) this.open();
     let ok = false;
+    this.st.bytesOut += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
     this.res.cork(() => { ok = this.res.write(chunk); });
     return ok;
   }

@@ -6,7 +6,7 @@
 import { collected, type Sample } from './registry.js';
 import { HistogramSeries, LATENCY_BUCKETS } from './series.js';
 
-interface Observed { method: string; route: string; status: number; startedMs: number; endedMs: number }
+interface Observed { method: string; route: string; status: number; startedMs: number; endedMs: number; bytesIn?: number; bytesOut?: number }
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
@@ -14,6 +14,8 @@ class RouteSeries {
   /** Requests by status code (index); index 0 also takes codes outside 0-599. */
   readonly statuses = new Float64Array(600);
   readonly duration = new HistogramSeries(LATENCY_BUCKETS);
+  bytesIn = 0;
+  bytesOut = 0;
   constructor(readonly method: string, readonly route: string) {}
 }
 
@@ -37,6 +39,8 @@ export function observeRequest(r: Observed): void {
   const st = r.status;
   s.statuses[st >= 0 && st < 600 ? st : 0]!++;
   s.duration.observe((r.endedMs - r.startedMs) / 1000);
+  s.bytesIn += r.bytesIn ?? 0;
+  s.bytesOut += r.bytesOut ?? 0;
 }
 
 /** Wraps the access-log writer so that every logged request is also counted. */
@@ -60,6 +64,14 @@ collected('sightflow_http_request_duration_seconds', 'Time from a request\'s arr
   for (const s of all.values()) s.duration.samples('sightflow_http_request_duration_seconds', { route: s.route, method: s.method }, out);
   return out;
 });
+
+const bytesCollector = (pick: (s: RouteSeries) => number) => () => {
+  const out: Sample[] = [];
+  for (const s of all.values()) out.push({ labels: { route: s.route, method: s.method }, value: pick(s) });
+  return out;
+};
+collected('sightflow_http_request_body_bytes_total', 'Request body bytes read, by route pattern and method (counted when the request is answered)', 'counter', bytesCollector((s) => s.bytesIn));
+collected('sightflow_http_response_body_bytes_total', 'Response body bytes handed to the socket, by route pattern and method (headers not counted; a stream\'s bytes counted when it ends)', 'counter', bytesCollector((s) => s.bytesOut));
 
 let inFlight: Array<() => number> = [];
 /** A server's count of requests in flight, summed over this process's servers. */

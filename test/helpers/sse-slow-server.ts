@@ -9,7 +9,7 @@ export const event = (i: number) => `id: ${i}\ndata: {"i":${i},"p":"${'x'.repeat
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const app = uws.App().get('/stream', (res) => {
-    const st: ResState = { aborted: false, done: false, status: 0, onAbort: [] };
+    const st: ResState = { aborted: false, done: false, status: 0, onAbort: [], bytesOut: 0 };
     res.onAborted(() => { st.aborted = true; for (const f of st.onAbort.splice(0)) f(); });
     const w = new SseWriter(res, st);
     void (async () => {

@@ -55,12 +55,19 @@ async function usageTotals(projectId: string): Promise<Record<string, number>> {
 }
 
 test('Prometheus scrapes it: requests per route, a model\'s inferences, a task\'s frames and usage per project are what was sent', { skip, timeout: 120_000 }, async () => {
-  for (let i = 0; i < 7; i++) assert.equal((await api(t, '/v1/project')).status, 200);
+  // Body bytes as the client saw them: each reply's text, each request's JSON text.
+  let projectBytesOut = 0, detectBytesIn = 0;
+  for (let i = 0; i < 7; i++) {
+    const r = await api(t, '/v1/project');
+    assert.equal(r.status, 200);
+    projectBytesOut += Buffer.byteLength(r.text);
+  }
   for (let i = 0; i < 3; i++) assert.equal((await api(t, '/v1/video/tasks/vt_doesnotexist')).status, 404);
   const image_base64 = await png();
   for (let i = 0; i < 2; i++) {
     const r = await api(t, '/v1/vision/detect', { method: 'POST', json: { image_base64 } });
     assert.equal(r.status, 200, r.text);
+    detectBytesIn += Buffer.byteLength(JSON.stringify({ image_base64 }));
   }
   const last = await videoTask(t.key, 6);
   // Counters are cumulative: the traffic goes first, while Prometheus makes its first scrape (its target
@@ -72,6 +79,8 @@ test('Prometheus scrapes it: requests per route, a model\'s inferences, a task\'
   assert.equal(await prom.settle(requests('/v1/video/tasks/:id', 404), 3), 3);
   assert.equal(await prom.settle(requests('/v1/vision/detect', 200), 2), 2);
   assert.equal(await prom.settle('sum(sightflow_http_request_duration_seconds_count{route="/v1/project"})', 7), 7);
+  assert.equal(await prom.settle('sum(sightflow_http_response_body_bytes_total{route="/v1/project"})', projectBytesOut), projectBytesOut);
+  assert.equal(await prom.settle('sum(sightflow_http_request_body_bytes_total{route="/v1/vision/detect"})', detectBytesIn), detectBytesIn);
 
   // The detector's inference count is the serving counter GET /v1/models/:id shows, one run per image.
   const model = await api(t, '/v1/models/centernet-coco');
