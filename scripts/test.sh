@@ -6,6 +6,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export SIGHTFLOW_ROOT="$PWD"
+# Every test app, CLI run and bench makes its fresh embedded database from one template (docs/configuration.md).
+export SIGHTFLOW_PGLITE_TEMPLATE_DIR="${SIGHTFLOW_PGLITE_TEMPLATE_DIR:-$PWD/.tmp/pglite-templates}"
 source scripts/lib/tap.sh
 started=$(date +%s)
 mkdir -p .tmp && rm -f .tmp/*.tap

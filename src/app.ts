@@ -79,7 +79,7 @@ export function allMigrations(): Migration[] {
 export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
   if (config.native.addonPath) useAddonPath(config.native.addonPath);
   mkdirSync(config.dataDir, { recursive: true });
-  const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize });
+  const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize, pgliteTemplateDir: config.pgliteTemplateDir });
   await migrate(db, allMigrations());
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, { syncMs: config.models.syncMs });

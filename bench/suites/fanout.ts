@@ -1,7 +1,7 @@
 // `npm run bench -- fanout [--quick] [--json]`: what live readers of one task cost the task.
 //  1. Same node (PGlite): a real detect task (TUD-Stadtmitte, every frame at 25 fps, 179 frames or --frames=N; without that
 //     sequence the first 179 frames of vtest.avi) through the in-process worker, with 0, 50, 300 and 1000
-//     readers of its stream connected while it runs (--quick: 0, 5 and 20 readers on 30 frames). The
+//     readers of its stream connected while it runs (--quick: 0 and 20 readers on 20 frames). The
 //     baseline is the same task with no reader, run first and last in the same run (its mean). Reported per
 //     reader count: task time (created_at -> finished_at of the task record) and its ratio to the baseline,
 //     delivery lag (the commit of a chunk in the archive to its last byte at a reader: p50/p95/max over every
@@ -264,7 +264,7 @@ function videoBody(quick: boolean, framesArg?: number): { body: unknown; label: 
   const [file, label] = hasEvalData(stadt)
     ? [join(evalDir('tracking/TUD-Stadtmitte'), 'TUD-Stadtmitte.mp4'), 'TUD-Stadtmitte']
     : [join(evalDir('tracking/vtest_PETS09-S2L1_full'), 'vtest.avi'), 'vtest.avi (TUD-Stadtmitte missing)'];
-  const frames = framesArg ?? (quick ? 30 : 179);
+  const frames = framesArg ?? (quick ? 20 : 179);
   return {
     label: `${label}, ${frames} frames`,
     body: { input: [{ type: 'video_base64', data: readFileSync(file).toString('base64'), sampling: { mode: 'fps', value: 25 }, max_frames: frames }], steps: [{ model: 'detect' }] },
@@ -335,7 +335,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const want = (p: string) => !part || part === p;
   if (!hasEvalData('tracking/TUD-Stadtmitte/TUD-Stadtmitte.mp4') && skipWithoutEvalData({ json }, 'tracking/vtest_PETS09-S2L1_full/vtest.avi')) return;
   const h: Harness = await import('../../test/helpers/app.js');
-  const counts = quick ? [5, 20] : [50, 300, 1000];
+  const counts = quick ? [20] : [50, 300, 1000];
   // --frames=N: a shorter task than the sequence's 179 frames (on a loaded machine).
   const framesArg = args.find((a) => a.startsWith('--frames='));
   const { body, label } = videoBody(quick, framesArg ? Math.max(3, Number(framesArg.slice(9))) : undefined);

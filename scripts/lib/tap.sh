@@ -13,24 +13,39 @@ byo_models_reason() {
 }
 
 # run_suites TAP KIND/NAME...: `npm run KIND -- NAME --quick --json` for each (eval/track on ground-truth
-# detections). One passes when it exits 0 and its last stdout line is a JSON object; that object being
-# {"skipped": true, "reason": R} makes it skipped with reason R. Writes a TAP line per run and the totals to
-# TAP; returns 1 when any failed.
+# detections), SIGHTFLOW_SUITE_JOBS at a time (default 2: most quick runs wait on servers, sources that play
+# in real time and process starts more than they compute, so two at once take about 60% of one after the
+# other; quick runs assert that every part works, not how fast). One passes when it exits 0 and its last
+# stdout line is a JSON object; that object being {"skipped": true, "reason": R} makes it skipped with reason
+# R. Writes a TAP line per run (in the order given) and the totals to TAP; returns 1 when any failed.
 run_suites() {
   local tap=$1; shift
-  local spec kind name out rc last reason n=0 pass=0 fail=0 skipped=0 status=0
-  local -a args lines=()
-  for spec in "$@"; do
-    kind=${spec%%/*}; name=${spec#*/}; n=$((n + 1))
-    args=(--quick --json)
+  local jobs=${SIGHTFLOW_SUITE_JOBS:-2} spec kind name out rc last reason i n=0 pass=0 fail=0 skipped=0 status=0 running=0
+  local -a specs=("$@") lines=()
+  local dir
+  dir=$(mktemp -d)
+  # Each run writes its output, exit status and seconds under $dir/<index>.
+  _run_suite() {
+    local i=$1 spec=$2 kind name t0=$SECONDS
+    local -a args=(--quick --json)
+    kind=${spec%%/*}; name=${spec#*/}
     [ "$spec" = eval/track ] && args+=(--detections gt)
-    echo "-- npm run $kind -- $name ${args[*]}"
-    local t0=$SECONDS
-    out=$(timeout 600 npm run --silent "$kind" -- "$name" "${args[@]}" 2>&1)
-    rc=$?
-    echo "   ($kind $name: $((SECONDS - t0)) s)"
+    timeout 600 npm run --silent "$kind" -- "$name" "${args[@]}" > "$dir/$i.out" 2>&1
+    echo $? > "$dir/$i.rc"
+    echo $((SECONDS - t0)) > "$dir/$i.s"
+  }
+  for i in "${!specs[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+    _run_suite "$i" "${specs[$i]}" &
+    running=$((running + 1))
+  done
+  wait
+  for i in "${!specs[@]}"; do
+    spec=${specs[$i]}; kind=${spec%%/*}; name=${spec#*/}; n=$((n + 1))
+    out=$(cat "$dir/$i.out"); rc=$(cat "$dir/$i.rc")
+    echo "-- npm run $kind -- $name --quick --json ($(cat "$dir/$i.s") s)"
     last=$(printf '%s\n' "$out" | grep -v '^npm warn' | tail -n 1)
-    if [ $rc -eq 0 ] && reason=$(node -e '
+    if [ "$rc" -eq 0 ] && reason=$(node -e '
         const o = JSON.parse(process.argv[1]);
         if (o?.skipped === true) process.stdout.write(String(o.reason || "no reason given"));' "$last" 2>/dev/null); then
       printf '%s\n' "$out" | grep -v '^npm warn' | tail -n 3
@@ -47,6 +62,7 @@ run_suites() {
       while IFS= read -r l; do lines+=("  # $l"); done < <(printf '%s\n' "$out" | tail -n 30)
     fi
   done
+  rm -rf "$dir"
   {
     printf '%s\n' "${lines[@]}"
     printf '1..%d\n# pass %d\n# fail %d\n# skipped %d\n' "$n" "$pass" "$fail" "$skipped"

@@ -68,6 +68,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_DATA_DIR: str('./data'),
     DATABASE_URL: str(),
     SIGHTFLOW_PG_POOL_SIZE: int(0, 10),
+    SIGHTFLOW_PGLITE_TEMPLATE_DIR: str(),
     SIGHTFLOW_MODELS_DIR: str(),
   },
   auth: {
@@ -242,6 +243,8 @@ export interface Config {
   /** Prepared models; default <dataDir>/models. */
   modelsDir: string;
   databaseUrl?: string;
+  /** Where templates of an empty embedded database are kept (a new one then skips initdb); unset: none. */
+  pgliteTemplateDir?: string;
   /** SIGHTFLOW_ADMIN_TOKEN as set. The token in effect (this, or `serve`'s <dataDir>/admin-token) is App.adminToken. */
   adminToken?: string;
   /** URL inputs may reach loopback/private addresses (the media URL policy). */
@@ -356,6 +359,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
     dataDir: resolve(dataDir),
     modelsDir: resolve(e.SIGHTFLOW_MODELS_DIR ?? resolve(dataDir, 'models')),
     databaseUrl: e.DATABASE_URL,
+    pgliteTemplateDir: e.SIGHTFLOW_PGLITE_TEMPLATE_DIR ? resolve(e.SIGHTFLOW_PGLITE_TEMPLATE_DIR) : undefined,
     adminToken: e.SIGHTFLOW_ADMIN_TOKEN,
     allowPrivateUrls: e.SIGHTFLOW_ALLOW_PRIVATE_URLS,
     urlPolicy: {

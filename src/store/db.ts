@@ -1,8 +1,9 @@
 // One small database interface over two engines: PGlite embedded in <data-dir>/db by default, PostgreSQL
 // through a `pg` pool when DATABASE_URL is set. Callers write plain PostgreSQL with $n parameters; all SQL
 // lives in *.sql.ts modules.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { readTemplate, saveTemplate } from './pglite-template.js';
 
 export type Row = Record<string, unknown>;
 
@@ -22,32 +23,49 @@ export interface Db extends Queryable {
   poolStats?(): { max: number; total: number; idle: number; waiting: number };
 }
 
-export async function openDb(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): Promise<Db> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openPglite(join(opts.dataDir, 'db'));
+/** `pgliteTemplateDir`: where templates of an empty embedded cluster are kept (pglite-template.ts). */
+export async function openDb(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; pgliteTemplateDir?: string }): Promise<Db> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openPglite(join(opts.dataDir, 'db'), opts.pgliteTemplateDir);
 }
 
-async function openPglite(dir: string): Promise<Db> {
+async function openPglite(dir: string, templateDir: string | undefined): Promise<Db> {
   mkdirSync(dir, { recursive: true });
   const { PGlite } = await import('@electric-sql/pglite');
-  const pg = await PGlite.create(dir);
+  const fresh = !existsSync(join(dir, 'PG_VERSION'));
+  const template = fresh && templateDir ? readTemplate(templateDir) : null;
+  let pg: InstanceType<typeof PGlite> | null = null;
+  if (template) {
+    // A damaged template must not keep the service from starting: the directory is emptied and initdb runs.
+    pg = await PGlite.create(dir, { loadDataDir: template }).catch(() => {
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+      return null;
+    });
+  }
+  if (!pg) {
+    pg = await PGlite.create(dir);
+    // No template yet, or a damaged one: this fresh cluster becomes the template.
+    if (fresh && templateDir) await saveTemplate(pg, templateDir);
+  }
+  const conn = pg;
   let closed = false;
   return {
     kind: 'pglite',
     async query<R extends Row>(sql: string, params: unknown[] = []) {
-      return (await pg.query<R>(sql, params)).rows;
+      return (await conn.query<R>(sql, params)).rows;
     },
     async tx<T>(fn: (q: Queryable) => Promise<T>) {
-      return pg.transaction(async (t) => fn({
+      return conn.transaction(async (t) => fn({
         query: async <R extends Row>(sql: string, params: unknown[] = []) => (await t.query<R>(sql, params)).rows,
         exec: async (sql: string) => { await t.exec(sql); },
       }));
     },
-    async exec(sql: string) { await pg.exec(sql); },
+    async exec(sql: string) { await conn.exec(sql); },
     async ping() {
-      try { await pg.query('SELECT 1'); return true; } catch { return false; }
+      try { await conn.query('SELECT 1'); return true; } catch { return false; }
     },
     async close() {
-      if (!closed) { closed = true; await pg.close(); }
+      if (!closed) { closed = true; await conn.close(); }
     },
   };
 }

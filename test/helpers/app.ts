@@ -51,6 +51,8 @@ function testConfig(dataDir: string, databaseUrl: string | undefined, env: Recor
     SIGHTFLOW_LOG_LEVEL: process.env.SIGHTFLOW_TEST_LOG_LEVEL ?? 'silent',
     // Models prepared once by setup (scripts/setup.d/30-models.sh), shared by every test app.
     SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
+    // Fresh embedded databases from a template rather than initdb (seconds of CPU per test app).
+    SIGHTFLOW_PGLITE_TEMPLATE_DIR: process.env.SIGHTFLOW_PGLITE_TEMPLATE_DIR ?? join(projectRoot, '.tmp', 'pglite-templates'),
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...env,
   }, { port: 0, host: '127.0.0.1', dataDir });
