@@ -37,6 +37,9 @@ import { watchModels } from './metrics/models.js';
 import { watchDbPool } from './metrics/db.js';
 import { countingRequests, watchInFlight } from './metrics/http.js';
 import { listenMetrics, type MetricsListener } from './metrics/server.js';
+import { openOtlpRecorder } from './tracing/otlp.js';
+import { startSpanExport, stopSpanExport } from './tracing/spans.js';
+import { spanningRequests } from './tracing/request-spans.js';
 
 export interface App {
   services: Services;
@@ -109,6 +112,23 @@ export async function startMetrics(s: Services): Promise<MetricsListener | null>
   return { port: l.port, close: async () => { unwatchModels(); unwatchDb(); await l.close(); } };
 }
 
+/**
+ * Exports spans over OTLP when an endpoint is set (serve and worker alike); null when not. The OpenTelemetry
+ * packages are loaded by this call only (tracing/otlp.ts), so without an endpoint none of them is in memory.
+ */
+export async function startTracing(s: Services): Promise<{ close(): Promise<void> } | null> {
+  const o = s.config.otlp;
+  if (!o) return null;
+  // The URL without a query or credentials in it: the log is no place for a collector's secret.
+  const u = new URL(o.url);
+  const endpoint = `${u.origin}${u.pathname}`;
+  const recorder = await openOtlpRecorder(o, s.version, s.config.shutdownTimeoutMs,
+    (err, droppedSpans) => s.log.warn({ err, droppedSpans, endpoint }, 'span export failed; spans were dropped'));
+  startSpanExport(recorder);
+  s.log.info({ endpoint, serviceName: o.serviceName }, 'exporting spans over OTLP');
+  return { close: () => stopSpanExport(recorder) };
+}
+
 /** Parts a caller supplies in place of what the configuration builds (the tests inject video providers). */
 export interface AppOptions {
   /** The video workers' providers, instead of the lists built from SIGHTFLOW_PROVIDERS. */
@@ -161,9 +181,12 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
   const adminFile = !config.adminToken && opts.adminTokenFromDataDir ? await loadOrCreateAdminToken(config.dataDir) : null;
   const adminToken = config.adminToken ?? adminFile?.value ?? null;
   const metrics = await startMetrics(services);
+  const tracing = await startTracing(services);
+  const logged = requestLogger(services.log);
+  const spanned = tracing ? spanningRequests(logged) : logged;
   const server = new HttpServer({
     log: services.log,
-    requestLog: metrics ? countingRequests(requestLogger(services.log)) : requestLogger(services.log),
+    requestLog: metrics ? countingRequests(spanned) : spanned,
     authenticator: new Authenticator(services.projects, config.keyCacheMs),
     rateLimiter: new RateLimiter(config.rateLimit.rps, config.rateLimit.burst),
     adminToken: adminToken ?? undefined,
@@ -185,6 +208,8 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
       await stopServices(services, mods);
       unwatchInFlight();
       await metrics?.close();
+      // Last: the spans of requests and tasks that ended while stopping go too.
+      await tracing?.close();
     })()),
   };
 }

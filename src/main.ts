@@ -2,7 +2,7 @@
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
 import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
 import { parseArgs, type ParsedArgs } from './cli-args.js';
-import { allMigrations, openServices, startApp, startMetrics, stopServices, workerModules } from './app.js';
+import { allMigrations, openServices, startApp, startMetrics, startTracing, stopServices, workerModules } from './app.js';
 import { createLogger } from './log.js';
 import { VERSION } from './paths.js';
 import { modelsCli } from './models/models-cli.js';
@@ -77,14 +77,16 @@ function consoleUrl(host: string, port: number): string {
 async function runWorker(config: Config): Promise<void> {
   // As in serve: handlers before start-up, so an early signal still shuts down cleanly.
   let signals = 0;
-  let started: { services: Awaited<ReturnType<typeof openServices>>; mods: ReturnType<typeof workerModules>; metrics: Awaited<ReturnType<typeof startMetrics>> } | null = null;
+  let started: { services: Awaited<ReturnType<typeof openServices>>; mods: ReturnType<typeof workerModules>; metrics: Awaited<ReturnType<typeof startMetrics>>;
+    tracing: Awaited<ReturnType<typeof startTracing>> } | null = null;
   let pending = false;
   const shutdown = async () => {
     if (++signals > 1) process.exit(1);
     if (!started) { pending = true; return; }
-    const { services, mods, metrics } = started;
+    const { services, mods, metrics, tracing } = started;
     await stopServices(services, mods);
     await metrics?.close();
+    await tracing?.close();
     services.log.flush();
     process.exit(0);
   };
@@ -92,9 +94,10 @@ async function runWorker(config: Config): Promise<void> {
   process.on('SIGINT', () => void shutdown());
   const services = await openServices(config);
   const metrics = await startMetrics(services);
+  const tracing = await startTracing(services);
   const mods = workerModules(services);
   for (const m of mods) await m.start?.();
-  started = { services, mods, metrics };
+  started = { services, mods, metrics, tracing };
   services.log.info({ db: services.db.kind }, 'sightflow worker running');
   services.log.flush();
   if (pending) { signals--; await shutdown(); }

@@ -21,6 +21,8 @@ export interface RequestLine {
    * hex (a server-made `req_` id, whose trace this request started); absent on lines without one.
    */
   traceId?: string | null;
+  /** The trace's W3C flags, the request's own span id when one was made, and its caller's span (for spans). */
+  traceFlags?: string; spanId?: string; parentSpanId?: string;
   method: string; route: string; path: string; status: number;
   /** performance.now() when the request arrived and when it was answered. */
   startedMs: number; endedMs: number;

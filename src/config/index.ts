@@ -10,6 +10,7 @@ import type { WorkerMode } from '../inference/session-pool.js';
 import { requestedProviders } from '../inference/execution-providers.js';
 import { parseProviderList, PROVIDERS_HINT_PREFIX, type ProviderSpec } from './providers.js';
 import { parseCidrList, type Cidr, type UrlPolicy } from '../media/url-policy.js';
+import type { OtlpSettings } from '../tracing/otlp.js';
 
 /** A configuration value that cannot be used; the message names the variable and says what it must be. */
 export class ConfigError extends Error {
@@ -140,6 +141,15 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_METRICS_PORT: int(0, undefined, 65535),
     SIGHTFLOW_METRICS_HOST: str(),
     SIGHTFLOW_METRICS_PROJECT_LABEL: bool(true),
+  },
+  // The OpenTelemetry SDK's own names, so an installation's usual settings apply unchanged.
+  tracing: {
+    OTEL_EXPORTER_OTLP_ENDPOINT: str(),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: str(),
+    OTEL_EXPORTER_OTLP_HEADERS: str(),
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: str(),
+    OTEL_SERVICE_NAME: str('sightflow'),
+    OTEL_BSP_SCHEDULE_DELAY: int(0, 5000),
   },
 } satisfies Record<string, Record<string, Field>>;
 
@@ -275,6 +285,8 @@ export interface Config {
   /** addonPath: a built addon elsewhere than the default build/Release (src/native/load.ts owns the default). */
   native: { addonPath?: string };
   metrics: MetricsSettings;
+  /** Span export over OTLP; null when no endpoint is set (the OpenTelemetry packages are then never loaded). */
+  otlp: OtlpSettings | null;
 }
 
 export interface MetricsSettings {
@@ -295,16 +307,54 @@ function withoutBlanks(env: Record<string, string | undefined>): Record<string, 
   return out;
 }
 
-function chatCompletionsUrl(base: string): string {
-  let u: URL;
+function httpUrl(text: string, variable: string): URL {
+  let u: URL | null = null;
   try {
-    u = new URL(base);
-  } catch {
-    throw new ConfigError('SIGHTFLOW_VLM_URL', `SIGHTFLOW_VLM_URL must be an http(s) URL (got ${JSON.stringify(base)})`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError('SIGHTFLOW_VLM_URL', `SIGHTFLOW_VLM_URL must be an http(s) URL (got ${JSON.stringify(base)})`);
+    u = new URL(text);
+  } catch { /* reported below */ }
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) throw new ConfigError(variable, `${variable} must be an http(s) URL (got ${JSON.stringify(text)})`);
+  return u;
+}
+
+function chatCompletionsUrl(base: string): string {
+  const u = httpUrl(base, 'SIGHTFLOW_VLM_URL');
   if (!/\/chat\/completions\/?$/.test(u.pathname)) u.pathname = `${u.pathname.replace(/\/$/, '')}/chat/completions`;
   return u.toString();
+}
+
+/**
+ * Where spans go: the traces endpoint as it is, else the base endpoint with the signal's path `/v1/traces`
+ * appended (the OpenTelemetry exporter convention); null when neither is set.
+ */
+function otlpTracesUrl(traces: string | undefined, base: string | undefined): string | null {
+  if (traces?.trim()) return httpUrl(traces.trim(), 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT').toString();
+  if (!base?.trim()) return null;
+  const u = httpUrl(base.trim(), 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  u.pathname = `${u.pathname.replace(/\/$/, '')}/v1/traces`;
+  return u.toString();
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** `name=value,name2=value2` with percent-encoded values, as the OpenTelemetry exporters read them. */
+function otlpHeaders(text: string | undefined, variable: string, into: Record<string, string>): Record<string, string> {
+  const entries = (text ?? '').split(',');
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!;
+    if (!entry.trim()) continue;
+    const eq = entry.indexOf('=');
+    const name = eq < 0 ? '' : entry.slice(0, eq).trim();
+    let value: string | null = null;
+    try {
+      value = decodeURIComponent(entry.slice(eq + 1).trim());
+    } catch { /* reported below */ }
+    // The values are often credentials: the message names the entry's position, never its text.
+    if (!HEADER_NAME.test(name) || value === null) {
+      throw new ConfigError(variable, `${variable} must be comma-separated name=value pairs with percent-encoded values (entry ${i + 1} is not)`);
+    }
+    into[name] = value;
+  }
+  return into;
 }
 
 function cidrs(text: string | undefined, variable: string): Cidr[] {
@@ -321,6 +371,15 @@ function providerList(text: string, variable: string): ProviderSpec[] {
   } catch (e) {
     throw new ConfigError(variable, (e as Error).message);
   }
+}
+
+function otlpSettings(e: Record<string, any>): OtlpSettings | null {
+  // Headers first: a bad list stops the start even while no endpoint is set.
+  const headers = otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS, 'OTEL_EXPORTER_OTLP_HEADERS', {});
+  otlpHeaders(e.OTEL_EXPORTER_OTLP_TRACES_HEADERS, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', headers);
+  const url = otlpTracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT);
+  if (!url) return null;
+  return { url, headers, serviceName: (e.OTEL_SERVICE_NAME as string).trim() || 'sightflow', scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY };
 }
 
 /** loadConfig of this process's environment: the CLI's one read of it. */
@@ -425,5 +484,6 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       host: (e.SIGHTFLOW_METRICS_HOST as string | undefined)?.trim() || (flags.host ?? e.SIGHTFLOW_HOST),
       projectLabel: e.SIGHTFLOW_METRICS_PROJECT_LABEL,
     },
+    otlp: otlpSettings(e),
   });
 }

@@ -19,6 +19,7 @@ import { sendBody, sendFile, sendJson, sendJsonReply, type ResState } from './se
 import { HttpRequestContext, type RequestLink } from './request-context.js';
 import { nextRequestId } from './request-id.js';
 import { parseTraceparent, startedTraceId, STARTED_FLAGS } from '../tracing/traceparent.js';
+import { nextSpanId, spansOn } from '../tracing/spans.js';
 import { errors, isApiError } from '../errors.js';
 import type { Logger, RequestRecord } from '../log.js';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
@@ -84,6 +85,13 @@ export class Exchange implements ResState, RequestLink {
    */
   private readonly trace: string | null;
   readonly traceFlags: string;
+  /** The caller's span (the incoming traceparent's parent-id), the parent of this request's exported span. */
+  private readonly parentSpan: string | undefined;
+  /**
+   * This request's own span id, made only while spans are exported: when a call names it as its parent, or at
+   * the latest when the request ends (a call made after that still names the span that was exported).
+   */
+  private span: string | undefined = undefined;
   private readonly started: number;
   private readonly method: string;
   private readonly path: string;
@@ -118,6 +126,7 @@ export class Exchange implements ResState, RequestLink {
     const trace = parseTraceparent(this.header(H_TRACEPARENT, 'traceparent'));
     this.trace = trace ? trace.traceId : ownId ? null : startedTraceId();
     this.traceFlags = trace ? trace.flags : STARTED_FLAGS;
+    this.parentSpan = trace?.parentId;
     // Routing is synchronous and has no effects: it runs first to pick the body limit (see start()).
     this.match = srv.router.match(this.method, this.path);
   }
@@ -172,6 +181,10 @@ export class Exchange implements ResState, RequestLink {
 
   get traceId(): string {
     return this.trace ?? this.requestId.slice(4);
+  }
+
+  get spanId(): string {
+    return (this.span ??= nextSpanId());
   }
 
   /** Every request header by lower-case name. */
@@ -290,7 +303,7 @@ export class Exchange implements ResState, RequestLink {
 
   private finish(): void {
     this.srv.deps.requestLog({
-      requestId: this.requestId, traceId: this.trace, method: this.method, route: this.routePattern, path: this.path,
+      requestId: this.requestId, traceId: this.trace, traceFlags: this.traceFlags, spanId: spansOn ? this.spanId : undefined, parentSpanId: this.parentSpan, method: this.method, route: this.routePattern, path: this.path,
       status: this.aborted && !this.status ? 499 : this.status,
       startedMs: this.started, endedMs: performance.now(), project: this.principal?.projectId,
       bytesIn: this.bytesIn, bytesOut: this.bytesOut,

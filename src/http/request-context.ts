@@ -6,7 +6,8 @@ import type { Logger } from '../log.js';
 import type { Method, RequestContext } from './route.js';
 import type { ResState } from './send.js';
 import { SseWriter } from './sse.js';
-import { childTraceparent } from '../tracing/traceparent.js';
+import { childTraceparent, spanTraceparent } from '../tracing/traceparent.js';
+import { spansOn } from '../tracing/spans.js';
 import type { HttpResponse } from './uws.js';
 
 /** What a context needs of the server's side of its request. */
@@ -17,6 +18,8 @@ export interface RequestLink extends ResState {
   watchAbort(): void;
   readonly traceId: string;
   readonly traceFlags: string;
+  /** The request's own span id (made on first use). */
+  readonly spanId: string;
 }
 
 export class HttpRequestContext implements RequestContext {
@@ -62,9 +65,13 @@ export class HttpRequestContext implements RequestContext {
     return c.signal;
   }
 
-  /** For a call this request makes: its trace with a new span id. */
+  /**
+   * For a call this request makes: its trace with a new span id, or, while spans are exported, with the
+   * request's own span id, so that the callee's span hangs under the request's exported one.
+   */
   get traceparent(): string {
-    return childTraceparent({ traceId: this.st.traceId, flags: this.st.traceFlags });
+    const t = { traceId: this.st.traceId, flags: this.st.traceFlags };
+    return spansOn ? spanTraceparent(t, this.st.spanId) : childTraceparent(t);
   }
 
   get log(): Logger {

@@ -27,7 +27,7 @@ export interface RequestContext<B = any, Q = any> {
   log: Logger;
   /** The uWS response, for handlers that answer `{handled: true}` and write it themselves. */
   res: HttpResponse;
-  /** The W3C `traceparent` for a call this request makes (a new span of its trace); unset outside HTTP. */
+  /** The W3C `traceparent` for a call this request makes (a new span of its trace; while spans are exported, the request's span); unset outside HTTP. */
   traceparent?: string;
   /** Starts a server-sent-events response on this request (backpressure-aware); return `{handled: true}`. */
   sse(): SseWriter;

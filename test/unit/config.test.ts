@@ -104,3 +104,24 @@ test('the tree: derived defaults, flags over variables, frozen, one line for sev
     !e.message.includes('\n') && /SIGHTFLOW_PORT must be/.test(e.message) && /SIGHTFLOW_MCP_KEEPALIVE_MS must be/.test(e.message));
   assert.throws(() => loadConfig({ SIGHTFLOW_VLM_URL: 'not a url', SIGHTFLOW_VLM_MODEL: 'm' }), /SIGHTFLOW_VLM_URL must be an http\(s\) URL/);
 });
+
+test('OTLP span export: off unless an endpoint is set; /v1/traces appended to the base endpoint, the traces endpoint as it is', () => {
+  assert.equal(loadConfig({}).otlp, null);
+  assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }).otlp,
+    { url: 'http://127.0.0.1:4318/v1/traces', headers: {}, serviceName: 'sightflow', scheduleDelayMs: 5000 });
+  assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/otel/' }).otlp!.url, 'http://127.0.0.1:4318/otel/v1/traces');
+  assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://127.0.0.1:9443/ingest' }).otlp!.url,
+    'https://127.0.0.1:9443/ingest');
+  const c = loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces', OTEL_SERVICE_NAME: 'edge-1', OTEL_BSP_SCHEDULE_DELAY: '200',
+    OTEL_EXPORTER_OTLP_HEADERS: 'api-key=a%2Cb%3Dc, x-tenant = one ', OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-tenant=two' }).otlp!;
+  assert.deepEqual(c, { url: 'http://127.0.0.1:4318/v1/traces', headers: { 'api-key': 'a,b=c', 'x-tenant': 'two' }, serviceName: 'edge-1', scheduleDelayMs: 200 });
+
+  for (const [name, bad] of [['OTEL_EXPORTER_OTLP_ENDPOINT', 'not a url'], ['OTEL_EXPORTER_OTLP_ENDPOINT', 'ftp://127.0.0.1/'], ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', '127.0.0.1:4318']]) {
+    assert.throws(() => loadConfig({ [name!]: bad }), (e: unknown) => e instanceof ConfigError && e.variable === name && /must be an http\(s\) URL/.test(e.message), bad);
+  }
+  // A header's value is often a credential: the error says which entry, never what it holds.
+  for (const bad of ['api-key', 'api-key=secret%zz', '=secret', 'bad name=secret']) {
+    assert.throws(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_HEADERS: `x-ok=1,${bad}` }), (e: unknown) =>
+      e instanceof ConfigError && e.variable === 'OTEL_EXPORTER_OTLP_HEADERS' && /entry 2 is not/.test(e.message) && !e.message.includes('secret'), bad);
+  }
+});

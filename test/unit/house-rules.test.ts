@@ -1,6 +1,7 @@
 // House rules as tests: cheap static checks over src/ that keep the tree's shape (where SQL, the addon,
-// ApiError and environment reads live; which parts may import which; no import circles). Each rule is a
-// plain function over {path, text} files so it can be run on a planted example too, proving it can fail.
+// ApiError, environment reads and the OpenTelemetry packages live; which parts may import which; no import
+// circles). Each rule is a plain function over {path, text} files so it can be run on a planted example too,
+// proving it can fail.
 // Paths are relative to src/ with forward slashes. Comments are stripped before checking, so prose that
 // mentions a forbidden thing does not trip a rule.
 import { test } from 'node:test';
@@ -333,4 +334,46 @@ test('rule 6: no import circles among src/ modules', () => {
     { from: 'd.ts', to: 'c.ts', kind: 'dynamic' },
   ];
   assert.deepEqual(importCircles(planted), [['store/migrations.sql.ts', 'video/video.migrations.sql.ts']]);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// 7. The OpenTelemetry packages are loaded only when spans are exported: tracing/otlp.ts imports them with
+//    import() when an OTLP endpoint is configured, and no other file names them. A server without an endpoint
+//    never loads them, and its request path is the same as before span export existed.
+
+export const OTEL_LOADER = 'tracing/otlp.ts';
+
+export function openTelemetryImports(files: SourceFile[]): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    const text = stripComments(f.text);
+    if (f.path !== OTEL_LOADER) {
+      if (/['"\x60]@opentelemetry\//.test(text)) out.push(`${f.path}: names an @opentelemetry package outside ${OTEL_LOADER}`);
+      continue;
+    }
+    for (const m of text.matchAll(/^[ \t]*(?:import|export)\s+(type\s+)?[^;'"]*?\bfrom\s*['"](@opentelemetry\/[^'"]+)['"]/gm)) {
+      if (!m[1]) out.push(`${f.path}: imports ${m[2]} statically (only import() and import type)`);
+    }
+    for (const m of text.matchAll(/^[ \t]*import\s+['"](@opentelemetry\/[^'"]+)['"]/gm)) out.push(`${f.path}: imports ${m[1]} statically (only import() and import type)`);
+  }
+  return out;
+}
+
+test('rule 7: the OpenTelemetry packages are loaded only by import() in tracing/otlp.ts', () => {
+  assert.deepEqual(openTelemetryImports(tree), []);
+  const loader = tree.find((f) => f.path === OTEL_LOADER);
+  assert.ok(loader && /\bimport\(\s*'@opentelemetry\/exporter-trace-otlp-http'\s*\)/.test(loader.text), `${OTEL_LOADER} loads the exporter with import()`);
+  const planted = [
+    { path: 'http/exchange.ts', text: "import { trace } from '@opentelemetry/api';" },
+    { path: 'app.ts', text: "const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');" },
+    { path: 'tracing/otlp.ts', text: "import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';\nimport '@opentelemetry/api';" },
+    { path: 'tracing/spans.ts', text: "// loaded by otlp.ts from '@opentelemetry/api'\nexport let spansOn = false;" },
+    { path: 'tracing/otlp.ts', text: "import type { SpanExporter } from '@opentelemetry/sdk-trace-base';\nconst api = await import('@opentelemetry/api');" },
+  ];
+  assert.deepEqual(openTelemetryImports(planted), [
+    'http/exchange.ts: names an @opentelemetry package outside tracing/otlp.ts',
+    'app.ts: names an @opentelemetry package outside tracing/otlp.ts',
+    'tracing/otlp.ts: imports @opentelemetry/sdk-trace-base statically (only import() and import type)',
+    'tracing/otlp.ts: imports @opentelemetry/api statically (only import() and import type)',
+  ]);
 });

@@ -15,7 +15,8 @@ import { buildResults, recordUsage, TrackFold } from './results.js';
 import type { VideoSettings } from '../../config/index.js';
 import { EMPTY_STREAM_INFO } from '../stream/chunks.js';
 import { observeChunk, observeTaskEnd } from '../../metrics/video.js';
-import { traceIdOf } from '../../tracing/traceparent.js';
+import { spanTraceparent, spanUnder, traceIdOf, type SpanIds } from '../../tracing/traceparent.js';
+import { recordSpan, spansOn } from '../../tracing/spans.js';
 import { WorkerSteps } from '../pipeline/worker-steps.js';
 
 /** The ordered providers for a request's `model` hint. */
@@ -137,10 +138,19 @@ class TaskRun {
   private steps: WorkerSteps | null = null;
   /** Frames the provider already ran through the worker's steps (ProviderContext.complete). */
   private readonly completed = new WeakSet<FrameOutput>();
+  /**
+   * This run's span while spans are exported: a child of the span that queued the task (its stored
+   * traceparent names it), and the parent of the providers' calls.
+   */
+  private readonly span: SpanIds | null;
+  /** How the run ended here, for its span: the terminal status, or lost (lease) / released (shutdown). */
+  private outcome: string = 'released';
+  private failure: string | undefined;
 
   constructor(private readonly s: Services, private readonly task: ClaimedTask, private readonly owner: string,
     private readonly archive: StreamArchive, private readonly queue: TaskQueue, private readonly settings: VideoSettings,
     private readonly providers: ProviderSource) {
+    this.span = spansOn ? spanUnder(task.job.traceparent) : null;
     this.done = this.run().catch((e) => { this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed'); });
   }
 
@@ -169,6 +179,8 @@ class TaskRun {
       if (this.over) return;
       this.over = true;
       const status = await this.archive.finishOwned(this.task.id, this.owner, f);
+      this.outcome = status ? f.status : 'lost';
+      if (f.status === 'failed') this.failure = f.error?.message ?? 'failed';
       if (status) observeTaskEnd(f.status, f.usage, this.lastInfo);
       if (status) await recordUsage(this.s, this.task, f.usage.processed_frames, f.usage.processing_time_ms).catch(() => {});
     });
@@ -181,6 +193,7 @@ class TaskRun {
 
   private lost(): void {
     this.over = true;
+    this.outcome = 'lost';
     this.controller.abort(new Error('lease lost'));
   }
 
@@ -243,7 +256,20 @@ class TaskRun {
       clearInterval(timer);
       await this.chain;
       this.steps?.close();
+      if (this.span) this.recordSpan();
     }
+  }
+
+  private recordSpan(): void {
+    const t = this.task;
+    recordSpan({
+      name: 'video task', kind: 'consumer', ...this.span!, startMs: this.startedAt, endMs: performance.now(),
+      attributes: {
+        'sightflow.task_id': t.id, 'sightflow.project_id': t.projectId, 'sightflow.task.model': t.model, 'sightflow.task.attempt': t.attempts,
+        'sightflow.task.status': this.outcome, 'sightflow.task.frames': this.emitted,
+      },
+      error: this.outcome === 'failed' ? this.failure : undefined,
+    });
   }
 
   private async runProviders(): Promise<void> {
@@ -262,7 +288,9 @@ class TaskRun {
         error: taskErrors.noProvider(request.model ?? this.task.model) });
     }
     const tried: string[] = [];
-    const ctx = { taskId: this.task.id, projectId: this.task.projectId, traceparent: this.task.job.traceparent, signal: this.controller.signal, emit: this.emit, complete: this.complete };
+    // While spans are exported the providers' calls hang under this run's span.
+    const traceparent = this.span ? spanTraceparent(this.span, this.span.spanId) : this.task.job.traceparent;
+    const ctx = { taskId: this.task.id, projectId: this.task.projectId, traceparent, signal: this.controller.signal, emit: this.emit, complete: this.complete };
     for (const provider of providers.slice(0, MAX_PROVIDER_TRIES)) {
       let result: ProviderResult;
       try {
