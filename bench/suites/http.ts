@@ -144,9 +144,10 @@ export async function run(opts: SuiteOptions): Promise<void> {
   console.log(`floor (bare uWS, same route, nothing else): ${floor.rps} req/s, CPU ${floor.cpu_ms_per_1k} ms per 1000 | ratio to fastify ${floorRatio}x req/s, ${floorCpuRatio}x CPU | sightflow reaches ${Math.round((sightflow.rps / floor.rps) * 100)}% of its req/s`);
   console.log('(on a 2-core machine the load generator shares the CPU; when the client saturates first, req/s understates the gap and CPU per request shows it)');
   const metricsRatio = Math.round((withMetrics.rps / sightflow.rps) * 1000) / 1000;
-  console.log(`metrics on (SIGHTFLOW_METRICS_PORT set): ${withMetrics.rps} req/s, CPU ${withMetrics.cpu_ms_per_1k} ms per 1000 | ${metricsRatio}x the req/s with metrics off (goal >= 0.98)`);
+  const metricsCpu = Math.round((withMetrics.cpu_ms_per_1k / sightflow.cpu_ms_per_1k) * 1000) / 1000;
+  console.log(`metrics on (SIGHTFLOW_METRICS_PORT set): ${withMetrics.rps} req/s, CPU ${withMetrics.cpu_ms_per_1k} ms per 1000 | off: ${sightflow.rps} req/s, ${sightflow.cpu_ms_per_1k} ms | on/off ${metricsRatio}x req/s (goal >= 0.98), ${metricsCpu}x CPU per request`);
   if (sightflow.errors || withMetrics.errors || peer.errors) console.log('warning: some requests failed; the numbers are not comparable');
   if (opts.json) {
-    console.log(JSON.stringify({ suite: 'http', sightflow: { rps: sightflow.rps, p99_ms: sightflow.p99_ms, cpu_ms_per_1k: sightflow.cpu_ms_per_1k }, peer: { name: 'fastify', rps: peer.rps, p99_ms: peer.p99_ms, cpu_ms_per_1k: peer.cpu_ms_per_1k }, ratio, cpu_efficiency_ratio: efficiency, metrics_on: { rps: withMetrics.rps, p99_ms: withMetrics.p99_ms, cpu_ms_per_1k: withMetrics.cpu_ms_per_1k, ratio_to_off: metricsRatio }, floor: { name: 'uws-bare', rps: floor.rps, p99_ms: floor.p99_ms, cpu_ms_per_1k: floor.cpu_ms_per_1k, ratio: floorRatio, cpu_ratio: floorCpuRatio } }));
+    console.log(JSON.stringify({ suite: 'http', sightflow: { rps: sightflow.rps, p99_ms: sightflow.p99_ms, cpu_ms_per_1k: sightflow.cpu_ms_per_1k }, peer: { name: 'fastify', rps: peer.rps, p99_ms: peer.p99_ms, cpu_ms_per_1k: peer.cpu_ms_per_1k }, ratio, cpu_efficiency_ratio: efficiency, metrics_on: { rps: withMetrics.rps, p99_ms: withMetrics.p99_ms, cpu_ms_per_1k: withMetrics.cpu_ms_per_1k, ratio_to_off: metricsRatio, cpu_ratio_to_off: metricsCpu }, floor: { name: 'uws-bare', rps: floor.rps, p99_ms: floor.p99_ms, cpu_ms_per_1k: floor.cpu_ms_per_1k, ratio: floorRatio, cpu_ratio: floorCpuRatio } }));
   }
 }
