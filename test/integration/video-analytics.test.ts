@@ -1,7 +1,8 @@
 // The analytics step through the task API with a real server and worker: people of the synthetic provider
 // walk right to left across a line and through zones. Every chunk carries analytics, the terminal chunk
 // and the results the summary; GET answers the totals; a recount with the same rules equals them exactly;
-// PUT changes the rules of a running task within two sampled frames; webhook.events filters the analytics
+// PUT changes the rules of a running task within two sampled frames; a recount reads the compact track log
+// (in blocks) when whole and the archive otherwise, with the same totals; webhook.events filters the analytics
 // events delivered through the outbox; the metric of analytics events counts the task's events by type (a
 // recount's not); and every bad rule is a 400 whose param names it.
 import { test, after, before } from 'node:test';
@@ -66,6 +67,7 @@ test('chunks carry events and totals; the summary is in the terminal chunk, resu
   assert.equal(same.status, 200, same.text);
   assert.deepEqual(same.body.totals, summary, 'the same rules give exactly the task\'s totals');
   assert.equal(same.body.frames, 40);
+  assert.equal(same.body.source, 'track_log');
   const own = await api(t, `/v1/video/tasks/${id}/analytics/recount`, { method: 'POST', json: {} });
   assert.deepEqual(own.body.totals, summary);
   const other = await api(t, `/v1/video/tasks/${id}/analytics/recount`, { method: 'POST', json: { parameters: { lines: [{ id: 'far', points: [[100, 0], [100, 480]] }, { id: 'out', points: [[500, 0], [500, 480]], classes: ['car'] }] } } });
@@ -84,6 +86,23 @@ test('chunks carry events and totals; the summary is in the terminal chunk, resu
   const put = await api(t, `/v1/video/tasks/${id}/analytics`, { method: 'PUT', json: { parameters: RULES } });
   assert.equal(put.status, 409);
   assert.equal(put.body.error.code, 'analytics_unavailable');
+});
+
+test('a recount reads the track log in blocks when whole and the archive otherwise: the same totals either way', async () => {
+  // 300 frames: two log blocks (256 + 44). The walkers cross the door and leave the zone once each.
+  const { id, chunks } = await run(task('frames=300&frame_ms=0&walkers=3'));
+  const summary = chunks.at(-1).analytics.totals;
+  const fromLog = await api(t, `/v1/video/tasks/${id}/analytics/recount`, { method: 'POST', json: {} });
+  assert.equal(fromLog.status, 200, fromLog.text);
+  assert.deepEqual([fromLog.body.source, fromLog.body.frames], ['track_log', 300]);
+  assert.deepEqual(fromLog.body.totals, summary);
+  // The same walkers without an analytics step: no log, the archive is read, and counts the same.
+  const plain = await run({ ...task('frames=300&frame_ms=0&walkers=3'), steps: [{ model: 'detect', parameters: { classes: ['person'] } }] });
+  const fromArchive = await api(t, `/v1/video/tasks/${plain.id}/analytics/recount`, { method: 'POST', json: { parameters: RULES } });
+  assert.equal(fromArchive.status, 200, fromArchive.text);
+  assert.deepEqual([fromArchive.body.source, fromArchive.body.frames], ['archive', 300]);
+  assert.deepEqual(fromArchive.body.totals.lines, summary.lines);
+  assert.deepEqual(fromArchive.body.totals.zones, summary.zones);
 });
 
 test('PUT on a running task: applied within two sampled frames, version 2, removed rules keep their totals', async () => {
