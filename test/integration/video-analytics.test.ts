@@ -1,14 +1,14 @@
 // The analytics step through the task API with a real server and worker: people of the synthetic provider
 // walk right to left across a line and through zones. Every chunk carries analytics, the terminal chunk
 // and the results the summary; GET answers the totals; a recount with the same rules equals them exactly;
-// PUT changes the rules of a running task within two sampled frames; a recount reads the compact track log
-// (in blocks) when whole and the archive otherwise, with the same totals; webhook.events filters the analytics
-// events delivered through the outbox; the metric of analytics events counts the task's events by type (a
-// recount's not); and every bad rule is a 400 whose param names it.
+// PUT changes the rules of a running task within two sampled frames (its heatmap draws the chunks so far);
+// a recount reads the compact track log (in blocks) when whole and the archive otherwise, with the same
+// totals; webhook.events filters the analytics events delivered through the outbox; the metric of analytics
+// events counts the task's events by type (a recount's not); and every bad rule is a 400 whose param names it.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { api, type TestApp } from '../helpers/app.js';
+import { api, fetchChecked, type TestApp } from '../helpers/app.js';
 import { SyntheticProvider, chunksOf, readStream, startVideoApp, startWorker, waitFor, waitStatus } from '../helpers/video-tasks.js';
 import type { VideoWorker } from '../../src/video/worker/worker.js';
 import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
@@ -119,6 +119,11 @@ test('PUT on a running task: applied within two sampled frames, version 2, remov
   const put = await api(t, `/v1/video/tasks/${id}/analytics`, { method: 'PUT', json: { parameters: { lines: [{ id: 'gate', points: [[100, 0], [100, 480]] }] } } });
   assert.equal(put.status, 200, put.text);
   assert.equal(put.body.version, 2);
+  // The heatmap of the running task: the chunks so far (no frame size from this provider: the boxes' extent).
+  const heat = await fetchChecked(t, `/v1/video/tasks/${id}/heatmap.png`, { headers: { authorization: `Bearer ${t.key}` } });
+  assert.equal(heat.status, 200, await heat.clone().text());
+  assert.equal(heat.headers.get('content-type'), 'image/png');
+  assert.ok(Number(heat.headers.get('x-heatmap-points')) >= 2 * 10, `points so far: ${heat.headers.get('x-heatmap-points')}`);
   await waitStatus(t, id, ['succeeded']);
   const frames = chunksOf((await readStream(t, id)).bytes).filter((c) => c.finish_reason === null);
   assert.equal(frames.length, 60, 'no frame dropped because of the change');
