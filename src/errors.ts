@@ -80,7 +80,7 @@ export const errorCatalogue = {
   collection_exists: { status: 409, type: 'conflict_error', when: 'a vector collection name already used in the project' },
   duplicate_project_name: { status: 409, type: 'conflict_error', when: 'a project name already used' },
   task_finished: { status: 409, type: 'conflict_error', when: 'cancelling a video task that has already finished' },
-  analytics_unavailable: { status: 409, type: 'conflict_error', when: 'analytics of a video task without an analytics step, a rule change on a finished task, or a recount of one still running' },
+  analytics_unavailable: { status: 409, type: 'conflict_error', when: 'analytics of a video task without an analytics step, a rule change on a finished task, a recount of one still running, or a heatmap of a task with no tracked box and no recorded frame size' },
   idempotency_conflict: { status: 409, type: 'conflict_error', when: 'an Idempotency-Key reused with another request, or its first request still running' },
   // 413
   payload_too_large: { status: 413, type: 'invalid_request_error', when: 'a body, image or video over its size limit' },

@@ -40,6 +40,15 @@ export class TaskFrames {
 
   /** The smallest frame that holds every box: the coordinate space when the source video cannot be shown. */
   extent(): { width: number; height: number } {
+    const e = this.boxExtent();
+    return { width: Math.ceil(e.width * 1.05), height: Math.ceil(e.height * 1.05) };
+  }
+
+  /**
+   * The frame the server draws a heatmap on when it knows no frame size (a task without an analytics step):
+   * the boxes' right and bottom edges, rounded up.
+   */
+  boxExtent(): { width: number; height: number } {
     let width = 1;
     let height = 1;
     for (const f of this.frames) {
@@ -48,7 +57,7 @@ export class TaskFrames {
         height = Math.max(height, t.roi.top + t.roi.height);
       }
     }
-    return { width: Math.ceil(width * 1.05), height: Math.ceil(height * 1.05) };
+    return { width: Math.ceil(width), height: Math.ceil(height) };
   }
 
   /** Per-track summary from the frames received so far (the server's /results is final once succeeded). */

@@ -22,6 +22,13 @@ const TASK_ID = 'Video task id (vt_...), as returned by start_video_task';
 const COLLECTION_ID = 'Collection id (col_...), as listed by list_collections';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const RULES = 'Rules are `parameters`: {lines: [{id, points: [[x1, y1], [x2, y2]], classes?}], zones: [{id, polygon: [[x, y], ...] (3-64 points), classes?, dwell_ms?, max_occupancy?}], units?: "pixels" (default, of the source frame) | "relative" (0..1)}; for a line from A to B, `in` counts anchors (the feet) passing from the side where (B-A)x(P-A) < 0 to where it is > 0 (image coordinates, y down): a vertical line drawn downwards counts right-to-left as in.';
+/** `door 3 in / 1 out; lobby 4 entered, max 2 inside` from an analytics summary. */
+const counts = (totals: any): string => {
+  const lines = Object.entries(totals?.lines ?? {}).map(([id, l]: [string, any]) => `line ${id} ${l.in} in / ${l.out} out`);
+  const zones = Object.entries(totals?.zones ?? {}).map(([id, z]: [string, any]) => `zone ${id} ${z.entered} entered${z.max_occupancy !== undefined ? `, max ${z.max_occupancy} inside` : ''}`);
+  return [...lines, ...zones].join('; ') || 'no rules';
+};
 const clip = (s: string, max = 400) => (s.length > max ? `${s.slice(0, max)}...` : s);
 const count = (xs: string[]) => {
   const m = new Map<string, number>();
@@ -56,7 +63,7 @@ export const TOOL_CATALOGUE: ToolSpec[] = [
   },
   {
     name: 'start_video_task', title: 'Start a video task', method: 'POST', path: '/v1/video/process',
-    description: 'Enqueue asynchronous video processing: one input ({type: "video_url", url} or {type: "video_base64", data}, optional sampling, range, max_frames) and a pipeline of steps ({model: "detect" | "ocr" | "feature", parameters, when}). Returns the task id at once; poll get_video_task until status is succeeded, then read get_video_results.',
+    description: 'Enqueue asynchronous video processing: one input ({type: "video_url", url} or {type: "video_base64", data}, optional sampling, range, max_frames) and a pipeline of steps ({model: "detect" | "ocr" | "feature" | "analytics" | "index", parameters, when}). To count people or vehicles crossing lines or entering zones, add {model: "analytics", parameters: {lines, zones}} after {model: "detect"}. Returns the task id at once; poll get_video_task until status is succeeded, then read get_video_results (and get_video_counts).',
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     summarize: (j) => `Started video task ${j?.id} (status ${j?.status}); poll it with get_video_task, then get_video_results.`,
   },
@@ -89,6 +96,20 @@ export const TOOL_CATALOGUE: ToolSpec[] = [
     pathParams: { id: TASK_ID },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     summarize: (j) => `Video task ${j?.id} is ${j?.status}.`,
+  },
+  {
+    name: 'get_video_counts', title: 'Counts of a video task so far', method: 'GET', path: '/v1/video/tasks/:id/analytics',
+    description: 'The counts of a video task with an analytics step, also while it runs: per line `in`/`out` (by class, per time bucket), per zone entered/exited/occupancy/dwell, zone-to-zone transitions, and the rules (`parameters`, `version`) and source `frame_size`. A task without an analytics step is an error: recount it with count_on_video.',
+    pathParams: { id: TASK_ID },
+    annotations: { readOnlyHint: true },
+    summarize: (j) => (j?.totals ? `Video task ${j?.task_id} (${j?.status}), rules version ${j?.version}: ${counts(j.totals)}.` : `Video task ${j?.task_id} (${j?.status}) has no counts yet.`),
+  },
+  {
+    name: 'count_on_video', title: 'Count on a video with lines and zones', method: 'POST', path: '/v1/video/tasks/:id/analytics/recount',
+    description: `Count objects crossing lines and entering zones on a finished video task, from its stored tracks (seconds; the video is not decoded again). Start the task with start_video_task (a detect step, so objects are tracked; add an analytics step to also get live counts) and wait until it succeeded; then call this with the task id and any rules, as often as you like. Without parameters it recounts with the task's own rules. ${RULES} Answers the totals per rule.`,
+    pathParams: { id: TASK_ID },
+    annotations: { readOnlyHint: true, idempotentHint: true },
+    summarize: (j) => `Counted ${plural(Number(j?.frames ?? 0), 'frame')} of video task ${j?.task_id}: ${counts(j?.totals)} (${j?.events} events, ${j?.recount_ms} ms).`,
   },
   {
     name: 'list_collections', title: 'List vector collections', method: 'GET', path: '/v1/vectors/collections',

@@ -27,7 +27,7 @@ export interface SessionBinding {
 }
 
 const INSTRUCTIONS = 'sightflow analyses images (describe_image, read_text, detect_objects), runs asynchronous video tasks '
-  + '(start_video_task, then poll get_video_task until succeeded, then get_video_results) and searches vector collections '
+  + '(start_video_task, then poll get_video_task until succeeded, then get_video_results), counts on them (count_on_video with lines and zones, get_video_counts) and searches vector collections '
   + '(list_collections, index_items, search_collection). Images are http(s) URLs or base64 data URIs.';
 
 function toolError(message: string, body: unknown): CallToolResult {

@@ -94,5 +94,23 @@ export const videoMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 103,
+    name: 'video task track log',
+    // The analytics step's compact track log (pipeline/analytics/track-log.ts): blocks of the boxes it
+    // counted, in binary, so a recount or heatmap of a finished task does not parse every archived chunk;
+    // track_log_frames says how many frames the log holds once the task is over (null: read the archive).
+    sql: `
+      CREATE TABLE video_task_tracks (
+        task_id   text NOT NULL REFERENCES video_tasks(id) ON DELETE CASCADE,
+        seq       integer NOT NULL,
+        frames    integer NOT NULL,
+        classes   jsonb NOT NULL,
+        bytes     bytea NOT NULL,
+        PRIMARY KEY (task_id, seq)
+      );
+      ALTER TABLE video_task_analytics ADD COLUMN track_log_frames integer;
+    `,
+  },
   ...indexMigrations,
 ];

@@ -1,5 +1,6 @@
 // /v1/video/* (docs/video.md): thin adapters over TasksService (tasks/tasks.service.ts), the
-// stream pump and the analytics step's service (pipeline/analytics/analytics.service.ts, docs/analytics.md). Every route is project-scoped: another project's task id answers 404. POST /process honours
+// stream pump and the analytics step's service (pipeline/analytics/analytics.service.ts, docs/analytics.md:
+// totals, rule changes, recount, heatmap). Every route is project-scoped: another project's task id answers 404. POST /process honours
 // Idempotency-Key (http/idempotency.ts): a retried request gets the first task back instead of a second one.
 import type { z } from 'zod';
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';
@@ -14,7 +15,7 @@ import type { FinishedArchiveCache } from './stream/archive-cache.js';
 import type { StreamFanout } from './stream/stream-fanout.js';
 import { idempotent } from '../http/idempotency.js';
 import type { AnalyticsService } from './pipeline/analytics/analytics.service.js';
-import { AnalyticsRecountBody, AnalyticsRecountSchema, AnalyticsRulesBody, AnalyticsViewSchema } from './pipeline/analytics/analytics.schemas.js';
+import { AnalyticsRecountBody, AnalyticsRecountSchema, AnalyticsRulesBody, AnalyticsViewSchema, HeatmapPng, HeatmapQuery } from './pipeline/analytics/analytics.schemas.js';
 
 export interface VideoRouteDeps { tasks: TasksService; analytics: AnalyticsService; store: TaskStore; archive: StreamArchive; subs: Subscriptions; cache: FinishedArchiveCache; fanout: StreamFanout }
 
@@ -100,6 +101,27 @@ export function videoRoutes(s: Services, d: VideoRouteDeps): RouteDef[] {
       summary: 'Count a finished task\'s stored tracks again (no decoding), with new rules or its own',
       responses: { 200: { description: 'video.analytics.recount', schema: AnalyticsRecountSchema }, 400: { description: 'Bad rules; param names the rule' }, ...notFound, ...unavailable },
       handler: async (ctx: RequestContext<z.infer<typeof AnalyticsRecountBody>>) => ({ json: await d.analytics.recount(ctx.principal.projectId, ctx.params.id!, ctx.body.parameters) }),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/video/tasks/:id/heatmap.png', auth: 'key', tags, query: HeatmapQuery, noBody: true,
+      summary: 'A PNG heatmap of where the task\'s tracks were (their anchors, one point per track and sampled frame), for a running task too',
+      responses: {
+        200: {
+          description: 'image/png the size of the source frame (at most `width`, default 1280 wide), transparent where no track was; '
+            + 'X-Heatmap-Points and X-Heatmap-Frames say how many anchors and stored frames it drew (docs/analytics.md, "Heatmap")',
+          schema: HeatmapPng, contentType: 'image/png',
+        },
+        400: { description: 'Bad query parameter (param names it): classes, anchor, width, from_ms, to_ms; unknown_class for a class the detector does not know' },
+        ...notFound,
+        409: { description: 'analytics_unavailable: no tracked box yet and no recorded frame size' },
+      },
+      handler: async (ctx: RequestContext<unknown, HeatmapQuery>) => {
+        const h = await d.analytics.heatmap(ctx.principal.projectId, ctx.params.id!, ctx.query);
+        return {
+          headers: { 'Content-Type': 'image/png', 'Cache-Control': 'no-store', 'X-Heatmap-Points': String(h.points), 'X-Heatmap-Frames': String(h.frames) },
+          body: h.png,
+        };
+      },
     }),
   ];
 }

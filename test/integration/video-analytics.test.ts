@@ -1,13 +1,14 @@
 // The analytics step through the task API with a real server and worker: people of the synthetic provider
 // walk right to left across a line and through zones. Every chunk carries analytics, the terminal chunk
 // and the results the summary; GET answers the totals; a recount with the same rules equals them exactly;
-// PUT changes the rules of a running task within two sampled frames; webhook.events filters the analytics
-// events delivered through the outbox; the metric of analytics events counts the task's events by type (a
-// recount's not); and every bad rule is a 400 whose param names it.
+// PUT changes the rules of a running task within two sampled frames (its heatmap draws the chunks so far);
+// a recount reads the compact track log (in blocks) when whole and the archive otherwise, with the same
+// totals; webhook.events filters the analytics events delivered through the outbox; the metric of analytics
+// events counts the task's events by type (a recount's not); and every bad rule is a 400 whose param names it.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { api, type TestApp } from '../helpers/app.js';
+import { api, fetchChecked, type TestApp } from '../helpers/app.js';
 import { SyntheticProvider, chunksOf, readStream, startVideoApp, startWorker, waitFor, waitStatus } from '../helpers/video-tasks.js';
 import type { VideoWorker } from '../../src/video/worker/worker.js';
 import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
@@ -66,6 +67,7 @@ test('chunks carry events and totals; the summary is in the terminal chunk, resu
   assert.equal(same.status, 200, same.text);
   assert.deepEqual(same.body.totals, summary, 'the same rules give exactly the task\'s totals');
   assert.equal(same.body.frames, 40);
+  assert.equal(same.body.source, 'track_log');
   const own = await api(t, `/v1/video/tasks/${id}/analytics/recount`, { method: 'POST', json: {} });
   assert.deepEqual(own.body.totals, summary);
   const other = await api(t, `/v1/video/tasks/${id}/analytics/recount`, { method: 'POST', json: { parameters: { lines: [{ id: 'far', points: [[100, 0], [100, 480]] }, { id: 'out', points: [[500, 0], [500, 480]], classes: ['car'] }] } } });
@@ -86,6 +88,23 @@ test('chunks carry events and totals; the summary is in the terminal chunk, resu
   assert.equal(put.body.error.code, 'analytics_unavailable');
 });
 
+test('a recount reads the track log in blocks when whole and the archive otherwise: the same totals either way', async () => {
+  // 300 frames: two log blocks (256 + 44). The walkers cross the door and leave the zone once each.
+  const { id, chunks } = await run(task('frames=300&frame_ms=0&walkers=3'));
+  const summary = chunks.at(-1).analytics.totals;
+  const fromLog = await api(t, `/v1/video/tasks/${id}/analytics/recount`, { method: 'POST', json: {} });
+  assert.equal(fromLog.status, 200, fromLog.text);
+  assert.deepEqual([fromLog.body.source, fromLog.body.frames], ['track_log', 300]);
+  assert.deepEqual(fromLog.body.totals, summary);
+  // The same walkers without an analytics step: no log, the archive is read, and counts the same.
+  const plain = await run({ ...task('frames=300&frame_ms=0&walkers=3'), steps: [{ model: 'detect', parameters: { classes: ['person'] } }] });
+  const fromArchive = await api(t, `/v1/video/tasks/${plain.id}/analytics/recount`, { method: 'POST', json: { parameters: RULES } });
+  assert.equal(fromArchive.status, 200, fromArchive.text);
+  assert.deepEqual([fromArchive.body.source, fromArchive.body.frames], ['archive', 300]);
+  assert.deepEqual(fromArchive.body.totals.lines, summary.lines);
+  assert.deepEqual(fromArchive.body.totals.zones, summary.zones);
+});
+
 test('PUT on a running task: applied within two sampled frames, version 2, removed rules keep their totals', async () => {
   const r = await api(t, '/v1/video/process', { method: 'POST', json: task('frames=60&frame_ms=60&walkers=2') });
   assert.equal(r.status, 202, r.text);
@@ -100,6 +119,11 @@ test('PUT on a running task: applied within two sampled frames, version 2, remov
   const put = await api(t, `/v1/video/tasks/${id}/analytics`, { method: 'PUT', json: { parameters: { lines: [{ id: 'gate', points: [[100, 0], [100, 480]] }] } } });
   assert.equal(put.status, 200, put.text);
   assert.equal(put.body.version, 2);
+  // The heatmap of the running task: the chunks so far (no frame size from this provider: the boxes' extent).
+  const heat = await fetchChecked(t, `/v1/video/tasks/${id}/heatmap.png`, { headers: { authorization: `Bearer ${t.key}` } });
+  assert.equal(heat.status, 200, await heat.clone().text());
+  assert.equal(heat.headers.get('content-type'), 'image/png');
+  assert.ok(Number(heat.headers.get('x-heatmap-points')) >= 2 * 10, `points so far: ${heat.headers.get('x-heatmap-points')}`);
   await waitStatus(t, id, ['succeeded']);
   const frames = chunksOf((await readStream(t, id)).bytes).filter((c) => c.finish_reason === null);
   assert.equal(frames.length, 60, 'no frame dropped because of the change');

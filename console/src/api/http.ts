@@ -12,32 +12,46 @@ export class HttpError extends Error {
 }
 
 export interface RequestOptions {
-  method?: 'GET' | 'POST' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   token: string;
   json?: unknown;
   signal?: AbortSignal;
 }
 
 export async function requestJson<T>(url: string, opts: RequestOptions): Promise<T> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${opts.token}`, Accept: 'application/json' };
+  const res = await send(url, opts, 'application/json');
+  const parsed = parseJson(await res.text());
+  if (!res.ok) throw httpError(res.status, parsed);
+  return parsed as T;
+}
+
+/** A binary answer (an image): the bytes as a Blob, or the service's error as an HttpError. */
+export async function requestBlob(url: string, opts: RequestOptions): Promise<Blob> {
+  const res = await send(url, opts, '*/*');
+  if (res.ok) return res.blob();
+  throw httpError(res.status, parseJson(await res.text()));
+}
+
+function parseJson(text: string): unknown {
+  try { return text ? JSON.parse(text) : undefined; } catch { return undefined; }
+}
+
+function httpError(status: number, parsed: unknown): HttpError {
+  const err = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
+  return new HttpError(status, err?.code ?? `http_${status}`, err?.message ?? `The server answered HTTP ${status}`);
+}
+
+async function send(url: string, opts: RequestOptions, accept: string): Promise<Response> {
+  const headers: Record<string, string> = { Authorization: `Bearer ${opts.token}`, Accept: accept };
   let body: string | undefined;
   if (opts.json !== undefined) {
     headers['Content-Type'] = 'application/json';
     body = JSON.stringify(opts.json);
   }
-  let res: Response;
   try {
-    res = await fetch(url, { method: opts.method ?? 'GET', headers, body, signal: opts.signal, cache: 'no-store' });
+    return await fetch(url, { method: opts.method ?? 'GET', headers, body, signal: opts.signal, cache: 'no-store' });
   } catch (e) {
     if ((e as Error).name === 'AbortError') throw e;
     throw new HttpError(0, 'network_error', 'The server could not be reached. Is sightflow running?');
   }
-  const text = await res.text();
-  let parsed: unknown = undefined;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
-  if (!res.ok) {
-    const err = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-    throw new HttpError(res.status, err?.code ?? `http_${res.status}`, err?.message ?? `The server answered HTTP ${res.status}`);
-  }
-  return parsed as T;
 }

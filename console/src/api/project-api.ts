@@ -1,6 +1,6 @@
 // The public API (/v1) with a project key: video tasks and vector collections (docs/video.md, docs/vectors.md).
-import { requestJson } from './http';
-import type { Collection, List, SearchResponse, TaskResults, VideoTask } from './types';
+import { requestBlob, requestJson } from './http';
+import type { AnalyticsRecount, AnalyticsRules, AnalyticsView, Collection, List, SearchResponse, TaskResults, VideoTask } from './types';
 
 const enc = encodeURIComponent;
 
@@ -21,6 +21,13 @@ export function projectApi(key: string) {
     task: (id: string) => requestJson<VideoTask>(`/v1/video/tasks/${enc(id)}?include=request`, { token: key }),
     results: (id: string) => requestJson<TaskResults>(`/v1/video/tasks/${enc(id)}/results`, { token: key }),
     cancel: (id: string) => requestJson<VideoTask>(`/v1/video/tasks/${enc(id)}/cancel`, { token: key, method: 'POST' }),
+    process: (body: unknown) => requestJson<{ id: string; status: string }>('/v1/video/process', { token: key, method: 'POST', json: body }),
+    analytics: (id: string) => requestJson<AnalyticsView>(`/v1/video/tasks/${enc(id)}/analytics`, { token: key }),
+    setAnalytics: (id: string, parameters: AnalyticsRules) =>
+      requestJson<AnalyticsView>(`/v1/video/tasks/${enc(id)}/analytics`, { token: key, method: 'PUT', json: { parameters } }),
+    recount: (id: string, parameters: AnalyticsRules) =>
+      requestJson<AnalyticsRecount>(`/v1/video/tasks/${enc(id)}/analytics/recount`, { token: key, method: 'POST', json: { parameters } }),
+    heatmap: (id: string) => requestBlob(`/v1/video/tasks/${enc(id)}/heatmap.png`, { token: key }),
     collections: () => requestJson<List<Collection>>('/v1/vectors/collections', { token: key }),
     collection: (id: string) => requestJson<Collection>(`/v1/vectors/collections/${enc(id)}`, { token: key }),
     createCollection: (name: string, description?: string) =>

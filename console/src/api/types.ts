@@ -22,7 +22,7 @@ export interface VideoTask {
   progress: { frame_index: number | null; decoded_frames: number; dropped_frames: number; total_frames: number | null };
   usage: { processed_frames: number; processing_time_ms: number } | null;
   error: { code: string; message: string } | null;
-  request?: { input?: VideoInput[]; steps?: Array<{ model: string }> };
+  request?: { input?: VideoInput[]; steps?: Array<{ model: string; parameters?: unknown; when?: unknown }> };
   /** A presigned link to the staged input, if the server offers one (preferred over the request's URL). */
   input_url?: string | null;
   content_url?: string | null;
@@ -60,3 +60,17 @@ export interface Model {
   sha256: string | null; origin: string | null; added_at: string | null; labels: number; serving: ModelServing;
 }
 export interface AddedModel extends Model { check: { summary: string; ms: number } }
+
+/** Analytics rules as the console draws them (docs/analytics.md, "Parameters"); pixels of the source frame. */
+export type Point = [number, number];
+export interface LineRule { id: string; points: [Point, Point]; classes?: string[] }
+export interface ZoneRule { id: string; polygon: Point[]; classes?: string[] }
+export interface AnalyticsRules { lines?: LineRule[]; zones?: ZoneRule[]; units?: 'pixels' | 'relative'; [more: string]: unknown }
+export interface LineTotals { in: number; out: number; active?: boolean }
+export interface ZoneTotals { entered: number; exited: number; occupancy: number; max_occupancy?: number; active?: boolean }
+export interface AnalyticsTotals { version: number; lines: Record<string, LineTotals>; zones: Record<string, ZoneTotals>; transitions?: Record<string, Record<string, number>> }
+export interface AnalyticsView {
+  object: 'video.analytics'; task_id: string; status: TaskState; version: number; parameters: AnalyticsRules;
+  totals: AnalyticsTotals | null; frame_size: { width: number; height: number } | null;
+}
+export interface AnalyticsRecount { object: 'video.analytics.recount'; task_id: string; parameters: AnalyticsRules; frames: number; events: number; totals: AnalyticsTotals; recount_ms: number }

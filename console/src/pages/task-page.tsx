@@ -1,6 +1,6 @@
 // One video task: the source video with each frame's tracked boxes drawn in sync, fed live by the SSE stream
-// (resumed by byte offset after a drop) and replayed from the archive once the task has ended; then the
-// per-track summary.
+// (resumed by byte offset after a drop) and replayed from the archive once the task has ended; counting
+// lines and zones placed on the frame (task-analytics.tsx); then the per-track summary.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { TaskResults, TrackSummary, VideoTask } from '../api/types';
 import { followTaskStream, type StreamState } from '../api/task-stream';
@@ -10,7 +10,10 @@ import { href, onLinkClick } from '../router';
 import { trackColour } from '../track-colours';
 import { ErrorNotice, Loading, Notice, Unavailable, isRouteMissing } from '../components/notice';
 import { TrackOverlay } from '../components/track-overlay';
+import { RulesLayer } from '../components/rules-layer';
+import type { Size } from '../analytics-rules';
 import type { V1PageProps } from './tasks-page';
+import { AnalyticsPanel, useTaskAnalytics, type TaskAnalytics } from './task-analytics';
 
 const RUNNING = new Set(['pending', 'running', 'streaming', 'cancelling']);
 
@@ -31,6 +34,8 @@ export function TaskPage(props: V1PageProps & { taskId: string }) {
   const [finish, setFinish] = useState<string | null>(null);
   const [, setVersion] = useState(0);
   const frames = useMemo(() => new TaskFrames(), [props.taskId]);
+  const [space, setSpace] = useState<Size>({ width: 1, height: 1 });
+  const analytics = useTaskAnalytics(props.api, task, space, props.keyRejected);
 
   const loadTask = async () => {
     try {
@@ -81,7 +86,9 @@ export function TaskPage(props: V1PageProps & { taskId: string }) {
         try { setTask(await props.api.cancel(task.id)); } catch (e) { if (!props.keyRejected(e)) setError(e); }
       }} />
       {src.note && <Notice kind="info">{src.note}</Notice>}
-      <Player url={src.url} frames={frames} live={RUNNING.has(task.status) && streamState.state !== 'done'} />
+      <Player url={src.url} frames={frames} live={RUNNING.has(task.status) && streamState.state !== 'done'}
+        frameSize={analytics.panel.view?.frame_size ?? null} onSpace={setSpace} analytics={analytics.layer} />
+      <AnalyticsPanel state={analytics.panel} basePath={props.basePath} />
       <h3>Tracks</h3>
       <TrackTable tracks={results?.tracks.length ? results.tracks : frames.summary()} final={results !== null && results.tracks.length > 0} />
     </>
@@ -108,7 +115,7 @@ function TaskFacts(props: { task: VideoTask; streamState: { state: StreamState; 
   );
 }
 
-function Player(props: { url: string | null; frames: TaskFrames; live: boolean }) {
+function Player(props: { url: string | null; frames: TaskFrames; live: boolean; frameSize: Size | null; onSpace(s: Size): void; analytics: TaskAnalytics }) {
   const video = useRef<HTMLVideoElement>(null);
   const [dims, setDims] = useState<{ width: number; height: number } | null>(null);
   const [videoError, setVideoError] = useState<string | null>(null);
@@ -138,7 +145,9 @@ function Player(props: { url: string | null; frames: TaskFrames; live: boolean }
 
   const shown = pos === null ? frames.length - 1 : pos;
   const frame = shown >= 0 ? frames[shown] : undefined;
-  const space = usable && dims ? dims : props.frames.extent();
+  // Source-frame pixels: the video's own size, else the size the server recorded, else what holds every box.
+  const space = usable && dims ? dims : props.frameSize ?? props.frames.extent();
+  useEffect(() => props.onSpace(space), [space.width, space.height]);
   const seek = (p: number) => {
     setPos(p);
     const v = video.current;
@@ -156,6 +165,10 @@ function Player(props: { url: string | null; frames: TaskFrames; live: boolean }
             onError={() => setVideoError(`The source (${props.url}) could not be loaded or decoded by this browser.`)} />
         )}
         {(!usable || dims) && frame && <TrackOverlay targets={frame.targets} width={space.width} height={space.height} />}
+        {(!usable || dims) && (
+          <RulesLayer space={space} drawing={props.analytics.drawing} onPoint={props.analytics.onPoint}
+            heatmap={props.analytics.heatmap ? { url: props.analytics.heatmap, frame: props.frameSize ?? props.frames.boxExtent() } : null} />
+        )}
       </div>
       {frame && (
         <ul class="visually-hidden" aria-label="Objects in this frame">

@@ -1,6 +1,6 @@
-// The analytics endpoints' use cases (analytics.routes.ts): totals so far, a rule change on a running task,
-// a recount of a finished task from its archived chunks (no decoding), and the analytics row a new task
-// starts with. Project-scoped like every video call: another project's task id is a 404.
+// The analytics endpoints' use cases (routes in video.routes.ts): totals so far, a rule change on a running
+// task, a recount of a finished task from its stored tracks (no decoding), and the heatmap of where the
+// tracks were. Project-scoped like every video call: another project's task id is a 404.
 import { errors } from '../../../errors.js';
 import type { Services } from '../../../services.js';
 import type { VideoTaskRequest } from '../../worker/provider.js';
@@ -12,10 +12,12 @@ import { sql } from './analytics.sql.js';
 import { AnalyticsEngine, type AnalyticsSummary } from './engine.js';
 import { parseAnalytics } from './rules.js';
 import type { AnalyticsParameters } from './rules.schema.js';
-import { analyticsFrame, analyticsStep, TaskAnalytics } from './task-analytics.js';
-
-/** Archive rows read per query during a recount. */
-const READ_ROWS = 2048;
+import { analyticsStep, TaskAnalytics } from './task-analytics.js';
+import { forEachStoredFrame } from './stored-tracks.js';
+import { HeatmapGrid, heatmapSize, HEATMAP_DEFAULT_WIDTH } from './heatmap.js';
+import type { HeatmapQuery } from './analytics.schemas.js';
+import { ANCHORS } from './rules.schema.js';
+import { anchorOf } from './rules.js';
 
 export interface AnalyticsView {
   object: 'video.analytics';
@@ -25,7 +27,20 @@ export interface AnalyticsView {
   parameters: AnalyticsParameters;
   /** null until the worker saved its first totals. */
   totals: AnalyticsSummary | null;
+  /** The source frame size, once the worker saw a frame (rules in `pixels` are in its coordinates). */
+  frame_size: { width: number; height: number } | null;
 }
+
+export interface Heatmap {
+  png: Buffer;
+  width: number;
+  height: number;
+  /** Anchors drawn, and the stored frames they came from (after the time window). */
+  points: number;
+  frames: number;
+}
+
+const sizeOf = (w: unknown, h: unknown) => (Number(w) > 0 && Number(h) > 0 ? { width: Number(w), height: Number(h) } : null);
 
 export class AnalyticsService {
   constructor(private readonly s: Services, private readonly archive: StreamArchive) {}
@@ -55,13 +70,14 @@ export class AnalyticsService {
     const step = analyticsStep(task.request);
     if (!step) throw errors.analyticsUnavailable(id, 'the task has no analytics step');
     const running = this.#running(id);
-    if (running) {
-      return { object: 'video.analytics', task_id: id, status: task.status, version: running.engine.version, parameters: running.engine.parameters, totals: running.engine.summary() };
-    }
     const [row] = await this.s.db.query(sql.get, [id]);
+    const saved = sizeOf(row?.frame_width, row?.frame_height);
+    if (running) {
+      return { object: 'video.analytics', task_id: id, status: task.status, version: running.engine.version, parameters: running.engine.parameters, totals: running.engine.summary(), frame_size: running.frameSize ?? saved };
+    }
     return {
       object: 'video.analytics', task_id: id, status: task.status, version: row ? Number(row.version) : 1,
-      parameters: row ? (row.parameters as AnalyticsParameters) : step, totals: (row?.summary as AnalyticsSummary | null) ?? null,
+      parameters: row ? (row.parameters as AnalyticsParameters) : step, totals: (row?.summary as AnalyticsSummary | null) ?? null, frame_size: saved,
     };
   }
 
@@ -86,7 +102,7 @@ export class AnalyticsService {
     return { ...view, version, parameters: params };
   }
 
-  /** Counts a finished task's archived tracks with `input` (default: its current rules). */
+  /** Counts a finished task's stored tracks with `input` (default: its current rules). */
   async recount(projectId: string, id: string, input: unknown | undefined): Promise<Record<string, unknown>> {
     const started = performance.now();
     const task = await this.#task(projectId, id);
@@ -103,23 +119,62 @@ export class AnalyticsService {
       throw errors.invalidParam('parameters.units', 'The task recorded no frame size (it had no analytics step); units "relative" cannot be placed, use "pixels"');
     }
     const engine = new AnalyticsEngine(params, { idPrefix: `${id}.ae_` });
-    let frames = 0, events = 0, offset = 0;
-    for (;;) {
-      const { bytes } = await this.archive.read(id, offset, READ_ROWS);
-      if (bytes.length === 0) break;
-      offset += bytes.length;
-      for (const ev of bytes.toString('utf8').split('\n\n')) {
-        // Frame chunks only: the terminal chunk (finish_reason set) has no targets of its own.
-        if (!ev.startsWith('data: {') || !ev.includes('"finish_reason":null')) continue;
-        const chunk = JSON.parse(ev.slice(6));
-        events += engine.process(analyticsFrame(chunk, width, height)).events.length;
-        frames++;
-      }
-    }
+    let events = 0;
+    const { frames, source } = await forEachStoredFrame(this.s.db, this.archive, id, width, height, (f) => { events += engine.process(f).events.length; });
     events += engine.finish().length;
     return {
       object: 'video.analytics.recount', task_id: id, parameters: params, frames, events,
-      totals: engine.summary(), recount_ms: Math.round(performance.now() - started),
+      totals: engine.summary(), recount_ms: Math.round(performance.now() - started), source,
     };
   }
+
+  /**
+   * Where the tracks' anchors were over the task so far (any state): a PNG the size of the source frame (up to
+   * `width`). The frame size is the one the analytics step recorded, else the smallest frame holding every
+   * box; a task with neither (no tracked box yet, no analytics step) is a 409.
+   */
+  async heatmap(projectId: string, id: string, q: HeatmapQuery): Promise<Heatmap> {
+    const task = await this.#task(projectId, id);
+    if (q.from_ms !== undefined && q.to_ms !== undefined && q.to_ms <= q.from_ms) {
+      throw errors.invalidParam('to_ms', `Expected to_ms after from_ms (${q.from_ms}) but received ${q.to_ms}`);
+    }
+    const classes = q.classes ? new Set(q.classes) : null;
+    if (q.classes) {
+      // The detector's labels when the task's steps still plan (a model removed since: no check).
+      const labels = await this.#labels(task.request).catch(() => [] as readonly string[]);
+      const unknown = labels.length ? q.classes.find((c) => !labels.includes(c)) : undefined;
+      if (unknown !== undefined) throw errors.unknownClass('classes', unknown, labels);
+    }
+    const [row] = await this.s.db.query(sql.get, [id]);
+    const known = this.#running(id)?.frameSize ?? sizeOf(row?.frame_width, row?.frame_height);
+    const anchor = ANCHORS.indexOf(q.anchor ?? 'bottom_center');
+    const from = q.from_ms ?? -Infinity, to = q.to_ms ?? Infinity;
+    const at = new Float64Array(2);
+    // With the frame size known the points go straight onto the grid; else they wait for the boxes' extent.
+    let grid = known ? new HeatmapGrid(...sizeArgs(known, q.width)) : null;
+    const waiting: number[] = [];
+    let right = 0, bottom = 0, frames = 0;
+    await forEachStoredFrame(this.s.db, this.archive, id, known?.width ?? 0, known?.height ?? 0, (f) => {
+      for (const t of f.tracks) { right = Math.max(right, t.box[2]); bottom = Math.max(bottom, t.box[3]); }
+      if (f.t_ms < from || f.t_ms >= to) return;
+      frames++;
+      for (const t of f.tracks) {
+        if (classes && !classes.has(t.class)) continue;
+        anchorOf(anchor, t.box[0], t.box[1], t.box[2], t.box[3], at, 0);
+        if (grid) grid.add(at[0]!, at[1]!);
+        else waiting.push(at[0]!, at[1]!);
+      }
+    });
+    if (!grid) {
+      if (!(right > 0 && bottom > 0)) throw errors.analyticsUnavailable(id, `no tracked box yet (the task is ${task.status}) and no recorded frame size: no heatmap to draw`);
+      grid = new HeatmapGrid(...sizeArgs({ width: Math.ceil(right), height: Math.ceil(bottom) }, q.width));
+      for (let i = 0; i < waiting.length; i += 2) grid.add(waiting[i]!, waiting[i + 1]!);
+    }
+    return { png: await grid.png(), width: grid.width, height: grid.height, points: grid.points, frames };
+  }
+}
+
+function sizeArgs(source: { width: number; height: number }, maxWidth = HEATMAP_DEFAULT_WIDTH): [number, number, number] {
+  const { width, height } = heatmapSize(source.width, source.height, maxWidth);
+  return [width, height, source.width];
 }

@@ -71,6 +71,8 @@ export class AnalyticsEngine {
   /** Per class name: which lines count it (null: all lines count every class). */
   #lineMasks: Map<string, Uint8Array> | null = null;
   #zoneRefs: ZoneTotals[] = [];
+  /** Per zone: anchor offset, then minX, minY, maxX, maxY (the per-frame loop's quick "outside and far" test). */
+  #zoneBoxes = new Float64Array(0);
 
   readonly #idPrefix: string;
 
@@ -111,6 +113,7 @@ export class AnalyticsEngine {
       t.occupancy = occ;
       return t;
     });
+    this.#zoneBoxes = Float64Array.from(next.zones.flatMap((z) => [z.anchor * 2, z.minX, z.minY, z.maxX, z.maxY]));
     this.#packed = packLines(next.lines);
     this.#lineOut = new Int8Array(next.lines.length);
     this.#lineMasks = next.lines.some((l) => l.classes) ? new Map() : null;
@@ -176,7 +179,18 @@ export class AnalyticsEngine {
           this.#emit(e);
         }
       }
+      const boxes = this.#zoneBoxes, cur = st.cur, zoneIn = st.zoneIn;
       for (let i = 0; i < zones.length; i++) {
+        // Outside and off the zone's bounding box: nothing can happen (stepZone's first case, without the call).
+        const b = i * 5, o = boxes[b];
+        if (zoneIn[i] === 0) {
+          const px = cur[o], py = cur[o + 1];
+          if (px < boxes[b + 1] || py < boxes[b + 2] || px > boxes[b + 3] || py > boxes[b + 4]) {
+            const zone = zones[i];
+            if (zone.classes === null || zone.classes.has(st.cls)) st.zonePend[i] = 0;
+            continue;
+          }
+        }
         const zone = zones[i];
         if (zone.classes && !zone.classes.has(st.cls)) continue;
         const r = stepZone(zone, st, i);

@@ -3,7 +3,8 @@
 // totals}` and a recount of the archived targets sees exactly what the task saw. Rules changed by PUT reach
 // the engine directly when the task runs in this process (update, through worker-steps.ts's runs), or through
 // the task's analytics row, which the worker reads at every heartbeat (refresh). Totals are saved to that row about once a second and at the end, so GET
-// /v1/video/tasks/:id/analytics answers without reading the stream.
+// /v1/video/tasks/:id/analytics answers without reading the stream. The boxes of every archived frame also go
+// into the task's compact track log (track-log.ts), which a recount of the finished task reads.
 import type { Services } from '../../../services.js';
 import type { FrameOutput, VideoTaskRequest } from '../../worker/provider.js';
 import { countAnalyticsEvents } from '../../../metrics/video.js';
@@ -13,6 +14,7 @@ import { AnalyticsEngine, type AnalyticsFrame, type AnalyticsSummary } from './e
 import type { AnalyticsEvent, EventType } from './events.js';
 import { parseAnalytics } from './rules.js';
 import type { AnalyticsParameters } from './rules.schema.js';
+import { TrackLogWriter } from './track-log.js';
 
 const SAVE_EVERY_MS = 1000;
 
@@ -42,6 +44,10 @@ export class TaskAnalytics implements WorkerStepRun {
   #saving: Promise<void> | null = null;
   #webhookEvents: ReadonlySet<EventType> = new Set();
   #hasWebhook = false;
+  readonly #log = new TrackLogWriter();
+  #blocks = 0;
+  /** A block failed to write: the log stays unfinished and readers take the archive. */
+  #logBroken = false;
 
   private constructor(private readonly s: Services, readonly taskId: string, params: AnalyticsParameters, version: number) {
     this.engine = new AnalyticsEngine(params, { idPrefix: `${taskId}.ae_` });
@@ -53,12 +59,18 @@ export class TaskAnalytics implements WorkerStepRun {
     const fromStep = analyticsStep(request);
     if (!fromStep) throw new Error('no analytics step in the request');
     await s.db.query(sql.create, [taskId, JSON.stringify(fromStep), null]);
+    await s.db.query(sql.clearTracks, [taskId]);
     const [row] = await s.db.query(sql.get, [taskId]);
     const params = row ? parseAnalytics(row.parameters, 'parameters') : fromStep;
     const t = new TaskAnalytics(s, taskId, params, row ? Number(row.version) : 1);
     t.#webhookEvents = new Set(Array.isArray(row?.webhook_events) ? (row.webhook_events as EventType[]) : []);
     if (t.#webhookEvents.size > 0) t.#hasWebhook = (await s.db.query(sql.hasWebhook, [taskId]))[0]?.has === true;
     return t;
+  }
+
+  /** The source frame size, once a provider that knows it sent a frame. */
+  get frameSize(): { width: number; height: number } | null {
+    return this.#width > 0 && this.#height > 0 ? { width: this.#width, height: this.#height } : null;
   }
 
   /** Runs one frame through the engine; the frame to archive carries its events and totals (and speeds). */
@@ -73,12 +85,25 @@ export class TaskAnalytics implements WorkerStepRun {
     return { ...frame, delta, analytics: { events, totals: this.engine.counts() } };
   }
 
-  /** After a chunk was archived: queue its webhook events, save the totals now and then. */
+  /** After a chunk was archived: log its boxes, queue its webhook events, save the totals now and then. */
   async archived(frame: FrameOutput): Promise<void> {
+    this.#log.add(analyticsFrame(frame, this.#width, this.#height));
+    if (this.#log.full) await this.#writeLog();
     await this.#deliver((frame.analytics?.events ?? []) as AnalyticsEvent[]);
     if (Date.now() - this.#savedAt >= SAVE_EVERY_MS && !this.#saving) {
       this.#savedAt = Date.now();
       this.#saving = this.save().catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics totals not saved')).finally(() => { this.#saving = null; });
+    }
+  }
+
+  async #writeLog(): Promise<void> {
+    const block = this.#log.take();
+    if (!block || this.#logBroken) return;
+    try {
+      await this.s.db.query(sql.appendTracks, [this.taskId, this.#blocks++, block.frames, JSON.stringify(block.classes), block.bytes]);
+    } catch (e) {
+      this.#logBroken = true;
+      this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics track log not written; a recount will read the archive');
     }
   }
 
@@ -116,6 +141,12 @@ export class TaskAnalytics implements WorkerStepRun {
     countAnalyticsEvents(events);
     await this.#saving;
     await this.save().catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics totals not saved'));
+    // Without the final count a reader takes the archive: a log that failed to write costs speed, not counts.
+    await this.#writeLog();
+    if (!this.#logBroken) {
+      await this.s.db.query(sql.setTrackLogFrames, [this.taskId, this.#log.written])
+        .catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics track log not finished'));
+    }
     await this.#deliver(events).catch(() => {});
     const summary: AnalyticsSummary = this.engine.summary();
     return { results: { analytics: summary }, chunk: { analytics: { events, totals: summary } } };
