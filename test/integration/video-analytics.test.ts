@@ -150,7 +150,10 @@ test('webhook.events: only the chosen analytics events are delivered, with the s
     const { id, chunks } = await run(task('frames=40&frame_ms=1&walkers=2', RULES, { webhook: { url, events: ['line.crossed'] } }));
     const streamIds = chunks.flatMap((c) => c.analytics?.events ?? []).filter((e: any) => e.type === 'line.crossed').map((e: any) => e.id);
     assert.equal(streamIds.length, 2);
-    await waitFor('deliveries', async () => hits.length >= 3);
+    await waitFor('deliveries', async () => hits.length >= 3).catch(async (e) => {
+      const rec = await api(t, `/v1/video/tasks/${id}?include=webhook_deliveries`);
+      throw new Error(`${(e as Error).message}: ${hits.length} received; the task's deliveries: ${JSON.stringify(rec.body?.webhook_deliveries ?? rec.text)}`);
+    });
     await new Promise((r) => setTimeout(r, 300));
     const analytics = hits.filter((h) => h.body.type === 'line.crossed');
     assert.deepEqual(analytics.map((h) => h.id).sort(), [...streamIds].sort());

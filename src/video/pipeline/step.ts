@@ -12,6 +12,7 @@ import { errors } from '../../errors.js';
 import type { RgbImage } from '../../media/rgb-image.js';
 import type { TaskModels } from '../../task-models.js';
 import type { Services } from '../../services.js';
+import type { Queryable } from '../../store/db.js';
 import type { FrameOutput, StreamTarget, VideoTaskRequest } from '../worker/provider.js';
 import type { TrackerSettings, TrackIds } from './target-tracker.js';
 
@@ -153,8 +154,12 @@ export interface WorkerStepRun {
 
 /** A step that works on the task as a whole in the worker, beside or instead of its work in the provider. */
 export interface WorkerHooks {
-  /** Right after the task was created (its per-task record, say); the body passed the schema and the plan. */
-  created?(s: Services, taskId: string, index: number, body: { steps: VideoTaskRequest['steps']; webhook?: { events?: readonly string[] } }): Promise<void>;
+  /**
+   * As the task is created (its per-task record, say), in the transaction that inserts it: a worker can take
+   * the task the moment it is committed, and must find this already there. The body passed the schema and
+   * the plan.
+   */
+  created?(q: Queryable, taskId: string, index: number, body: { steps: VideoTaskRequest['steps']; webhook?: { events?: readonly string[] } }): Promise<void>;
   /** When a worker starts the task. */
   open(ctx: WorkerStepContext): Promise<WorkerStepRun>;
 }

@@ -3,6 +3,7 @@
 // before it is archived; their endings are merged into the results and the terminal chunk. Runs of tasks in
 // this process are kept by task id, so an API call answered here reaches its step's state at once.
 import type { Services } from '../../services.js';
+import type { Queryable } from '../../store/db.js';
 import type { FrameOutput, VideoTaskRequest } from '../worker/provider.js';
 import type { WorkerHooks, WorkerStepEnd, WorkerStepRun } from './step.js';
 import { stepNamed } from './steps.js';
@@ -23,9 +24,9 @@ function hooked(request: Pick<VideoTaskRequest, 'steps'>): Array<{ index: number
   });
 }
 
-/** Right after a task was created: each step's `created` hook. */
-export async function workerStepsCreated(s: Services, taskId: string, body: Parameters<NonNullable<WorkerHooks['created']>>[3]): Promise<void> {
-  for (const h of hooked(body)) await h.hooks.created?.(s, taskId, h.index, body);
+/** As a task is created, in the transaction that inserts it: each step's `created` hook. */
+export async function workerStepsCreated(q: Queryable, taskId: string, body: Parameters<NonNullable<WorkerHooks['created']>>[3]): Promise<void> {
+  for (const h of hooked(body)) await h.hooks.created?.(q, taskId, h.index, body);
 }
 
 export class WorkerSteps {

@@ -3,7 +3,7 @@
 // Everything is project-scoped: another project's id is a 404.
 import { errors } from '../../errors.js';
 import type { Services } from '../../services.js';
-import type { Row } from '../../store/db.js';
+import type { Queryable, Row } from '../../store/db.js';
 import { isoTime } from '../../store/timestamps.js';
 import type { VideoTaskRequest } from '../worker/provider.js';
 import { TASK_STATES, type TaskState } from '../schemas.js';
@@ -98,7 +98,7 @@ export class TaskStore {
    * Inserts a checked task (tasks.service.ts checked it and staged its input: task-input.ts) with its first
    * archive bytes, and wakes idle workers. `webhook` is stored beside the task, never in its request.
    */
-  async insert(task: NewTask, webhook?: { url: string; secret: string }): Promise<Record<string, unknown>> {
+  async insert(task: NewTask, webhook?: { url: string; secret: string }, alongside?: (q: Queryable) => Promise<void>): Promise<Record<string, unknown>> {
     const { id, projectId, keyId, job, echo } = task;
     const body = job.request;
     const model = body.model ?? body.steps.map((st) => st.model).join('+');
@@ -109,6 +109,7 @@ export class TaskStore {
       const [r] = await q.query(sql.insert, [id, projectId, keyId, model, JSON.stringify(echo), JSON.stringify(job), MAX_ATTEMPTS, opening.length]);
       await q.query(streamSql.append, [id, 0, opening]);
       if (webhook) await q.query(webhookSql.setWebhook, [id, webhook.url, webhook.secret]);
+      await alongside?.(q);
       return r;
     });
     await this.hub.announceNewTask();

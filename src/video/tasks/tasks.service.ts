@@ -39,8 +39,7 @@ export class TasksService {
     }
     const task = await stageInput(this.s, { id: newId('vt'), projectId: caller.projectId, keyId: caller.keyId }, body, webhook);
     if (caller.traceparent) task.job.traceparent = caller.traceparent;
-    const rec = await this.store.insert(task, webhook);
-    await workerStepsCreated(this.s, String(rec.id), body);
+    const rec = await this.store.insert(task, webhook, (q) => workerStepsCreated(q, task.id, body));
     return { id: rec.id, status: rec.status, stream_url: rec.stream_url, ...(webhook && w?.secret === undefined ? { webhook } : {}) };
   }
 

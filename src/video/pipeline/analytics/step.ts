@@ -28,10 +28,10 @@ export const analyticsStep = defineStep({
     return { kind: 'analytics', index, produces: false, open: () => ({}) };
   },
   worker: {
-    async created(s, taskId, index, body) {
+    async created(q, taskId, index, body) {
       const params = parseAnalytics(body.steps[index]?.parameters, 'parameters');
       const events = body.webhook?.events;
-      await s.db.query(sql.create, [taskId, JSON.stringify(params), events ? JSON.stringify(events) : null]);
+      await q.query(sql.create, [taskId, JSON.stringify(params), events ? JSON.stringify(events) : null]);
     },
     open: ({ s, taskId, request }) => TaskAnalytics.start(s, taskId, request),
   },
