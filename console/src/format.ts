@@ -19,6 +19,15 @@ export function fmtMs(ms: number | null | undefined): string {
   return `${(ms / 60_000).toFixed(1)} min`;
 }
 
+/** A time in a video: m:ss.s, or h:mm:ss past an hour (a moment of a long recording). */
+export function fmtClock(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (h > 0) return `${h}:${String(m).padStart(2, '0')}:${String(Math.floor(s % 60)).padStart(2, '0')}`;
+  return `${m}:${(Math.floor((s % 60) * 10) / 10).toFixed(1).padStart(4, '0')}`;
+}
+
 export function fmtScore(s: number): string {
   return s.toFixed(3);
 }

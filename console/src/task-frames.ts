@@ -17,7 +17,9 @@ export class TaskFrames {
     const last = this.frames[this.frames.length - 1];
     if (last && last.index === info.frame_index) { last.targets.push(...targets); return; }
     const fps = this.fps > 0 ? this.fps : 1;
-    const frame = { index: info.frame_index, time: info.frame_index / fps, targets };
+    // The frame's own time where the server gives it (variable frame rates, a stream replayed from an offset).
+    const time = info.stream_time_ms !== undefined ? info.stream_time_ms / 1000 : info.frame_index / fps;
+    const frame = { index: info.frame_index, time, targets };
     if (!last || last.index < frame.index) this.frames.push(frame);
     else {
       // Out of order (should not happen: frame_index never decreases); insert where it belongs.

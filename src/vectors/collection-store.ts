@@ -4,7 +4,7 @@ import type { Db, Queryable, Row } from '../store/db.js';
 import { isoTime } from '../store/timestamps.js';
 import { newId } from '../ids.js';
 import { sql } from './collections.sql.js';
-import { bytesToVector, vectorToBytes } from './index-manager.js';
+import { vectorFromBase64, vectorToBytes } from './index-manager.js';
 
 export interface Collection {
   id: string; object: 'vectors.collection'; name: string; description: string | null; model_id: string;
@@ -138,6 +138,6 @@ export class CollectionStore {
   async itemsByKeys(collectionId: string, keys: bigint[]): Promise<Map<bigint, StoredItem & { vector: Float32Array }>> {
     if (keys.length === 0) return new Map();
     const rows = await this.db.query(sql.itemsByKeys, [collectionId, keys.map(String)]);
-    return new Map(rows.map((r) => { const it = { ...toItem(r), vector: bytesToVector(r.vector as Uint8Array) }; return [it.key, it] as const; }));
+    return new Map(rows.map((r) => { const it = { ...toItem(r), vector: vectorFromBase64(String(r.vector_b64)) }; return [it.key, it] as const; }));
   }
 }

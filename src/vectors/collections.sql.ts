@@ -2,6 +2,10 @@
 // UPDATE that allocates keys), across nodes too, so keys and change numbers grow in commit order.
 const COLLECTION = `id, project_id, name, description, model_id, dimensions, metric, item_count, change_seq, created_at`;
 const ITEM = `id, key, content_type, text, blob_key, metadata, created_at`;
+/** A stored vector read back as base64 text (decode with vectorFromBase64): PGlite turns a bytea column into
+ * bytes in JavaScript, character by character (about 0.3 ms a 2 kB vector: 48 search candidates took 26 ms),
+ * while Node decodes base64 natively (the same 48 rows: 6.5 ms); node-postgres gains nothing, loses nothing. */
+const VECTOR_B64 = `encode(vector, 'base64') AS vector_b64`;
 
 export const sql = {
   insertCollection: `
@@ -39,11 +43,12 @@ export const sql = {
   /** New metadata for one item, recorded as change $4 (catch-up re-reads rows changed after a checkpoint). */
   updateMetadata: `UPDATE vector_items SET metadata = $3::jsonb, change_seq = $4 WHERE collection_id = $1 AND id = $2 RETURNING ${ITEM}`,
   listItems: `SELECT ${ITEM} FROM vector_items WHERE collection_id = $1 ORDER BY key LIMIT $2 OFFSET $3`,
-  /** Search results: the rows with their float32 vectors (exact rescoring of the index's candidates). */
-  itemsByKeys: `SELECT ${ITEM}, vector FROM vector_items WHERE collection_id = $1 AND key = ANY($2::bigint[])`,
+  /** Search results: the rows with their float32 vectors (exact rescoring of the index's candidates), as
+   * base64 (VECTOR_B64). */
+  itemsByKeys: `SELECT ${ITEM}, ${VECTOR_B64} FROM vector_items WHERE collection_id = $1 AND key = ANY($2::bigint[])`,
   /** Vectors added after a change number, in key order, a page at a time (catch-up and rebuild). */
   vectorsSince: `
-    SELECT key, vector, metadata FROM vector_items WHERE collection_id = $1 AND change_seq > $2 AND key > $3
+    SELECT key, ${VECTOR_B64}, metadata FROM vector_items WHERE collection_id = $1 AND change_seq > $2 AND key > $3
     ORDER BY key LIMIT $4`,
   /** Every item's metadata by key, a page at a time (filters' metadata columns). */
   metadataSince: `SELECT key, metadata FROM vector_items WHERE collection_id = $1 AND key > $2 ORDER BY key LIMIT $3`,

@@ -117,6 +117,11 @@ export function bytesToVector(b: Uint8Array): Float32Array {
   return out;
 }
 
+/** A vector read as base64 text (collections.sql.ts, VECTOR_B64). */
+export function vectorFromBase64(b64: string): Float32Array {
+  return bytesToVector(Buffer.from(b64, 'base64'));
+}
+
 function metadataOf(v: unknown): Record<string, unknown> {
   return ((typeof v === 'string' ? JSON.parse(v) : v) ?? {}) as Record<string, unknown>;
 }
@@ -241,7 +246,7 @@ export class IndexManager {
       const rows = await this.db.query(sql.vectorsSince, [id, since, after.toString(), CHUNK]);
       if (rows.length === 0) break;
       const keys = BigUint64Array.from(rows.map((r) => BigInt(String(r.key))));
-      const vectors = rows.map((r) => bytesToVector(r.vector as Uint8Array));
+      const vectors = rows.map((r) => vectorFromBase64(String(r.vector_b64)));
       // Rows after the checkpoint are new items or items whose metadata changed (their vectors are present).
       if (l.meta) rows.forEach((r, i) => l.meta!.set(keys[i]!, metadataOf(r.metadata)));
       for (let i = 0; i < keys.length; i += ADD_CHUNK) {

@@ -1,6 +1,7 @@
 // The console's SSE reader (console/src/api/task-stream.ts) against a server that drops the connection in
 // the middle of an event (and of a multi-byte character): it must resume with Last-Event-ID = bytes received
-// and deliver every chunk exactly once, then stop at [DONE].
+// and deliver every chunk exactly once, then stop at [DONE]. Started at an offset (a moment's), it asks and
+// resumes with ?offset=.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -71,6 +72,37 @@ test('a 404 or 401 stops the reader with the server message instead of retrying 
     assert.equal(detail, 'No such task: vt_x');
     assert.equal(calls, 1);
   } finally {
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+test('from: starts at a byte offset with ?offset= (a moment\'s stream_offset) and resumes with ?offset= too', async () => {
+  const all = Buffer.from([0, 1, 2, 3].map((i) => `data: ${JSON.stringify(chunk(i))}\n\n`).join('') + 'data: [DONE]\n\n');
+  const from = all.indexOf('data: ', 1);
+  const cut = all.indexOf(Buffer.from('"c2"')) + 5;
+  const asked: Array<{ offset: string | null; lastEventId: string | undefined }> = [];
+  const server = createServer((req, res) => {
+    const offset = new URL(req.url!, 'http://x').searchParams.get('offset');
+    asked.push({ offset, lastEventId: req.headers['last-event-id'] as string | undefined });
+    const start = Number(offset ?? 0);
+    const end = start < cut ? cut : all.length;
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write(all.subarray(start, end));
+    if (end < all.length) setTimeout(() => res.socket?.destroy(), 20);
+    else res.end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/video/tasks/vt_x/stream`;
+  try {
+    const got: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no [DONE]; got ${got.join(',')}`)), 20_000);
+      followTaskStream({ url, key: 'k', from, onChunk: (c) => got.push(c.id), onState: (s) => { if (s === 'done' || s === 'failed') { clearTimeout(timer); resolve(); } } });
+    });
+    assert.deepEqual(got, ['c1', 'c2', 'c3']);
+    assert.deepEqual(asked, [{ offset: String(from), lastEventId: undefined }, { offset: String(cut), lastEventId: undefined }]);
+  } finally {
+    server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
   }
 });

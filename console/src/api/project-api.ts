@@ -1,10 +1,13 @@
 // The public API (/v1) with a project key: video tasks and vector collections (docs/video.md, docs/vectors.md).
 import { requestBlob, requestJson } from './http';
-import type { AnalyticsRecount, AnalyticsRules, AnalyticsView, Collection, List, SearchResponse, TaskResults, VideoTask } from './types';
+import type { AnalyticsRecount, AnalyticsRules, AnalyticsView, Collection, CollectionItem, List, SearchResponse, TaskResults, VideoTask } from './types';
 
 const enc = encodeURIComponent;
 
-export interface SearchQuery { text?: string; image_base64?: string; top_k?: number; threshold?: number }
+export interface SearchQuery {
+  text?: string; image_base64?: string; top_k?: number; threshold?: number;
+  filter?: Record<string, unknown>; group_by?: 'video'; merge_gap_ms?: number;
+}
 
 export function projectApi(key: string) {
   return {
@@ -33,6 +36,8 @@ export function projectApi(key: string) {
     createCollection: (name: string, description?: string) =>
       requestJson<Collection>('/v1/vectors/collections', { token: key, method: 'POST', json: description ? { name, description } : { name } }),
     deleteCollection: (id: string) => requestJson<{ deleted: true }>(`/v1/vectors/collections/${enc(id)}`, { token: key, method: 'DELETE' }),
+    items: (id: string, limit: number) =>
+      requestJson<List<CollectionItem>>(`/v1/vectors/collections/${enc(id)}/items?limit=${limit}`, { token: key }),
     indexItems: (id: string, items: Array<Record<string, unknown>>) =>
       requestJson<{ indexed: number; ids?: string[] }>(`/v1/vectors/collections/${enc(id)}/index`, { token: key, method: 'POST', json: { items } }),
     search: (id: string, q: SearchQuery) => requestJson<SearchResponse>(`/v1/vectors/collections/${enc(id)}/search`, { token: key, method: 'POST', json: q }),

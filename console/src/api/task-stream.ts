@@ -1,6 +1,7 @@
 // Follows a video task's SSE stream (docs/video.md, "The stream"). EventSource cannot send an Authorization header,
 // so this reads the body with fetch and keeps the byte offset itself: after a dropped connection it resumes
-// with `Last-Event-ID: <bytes received>`, and the server replays exactly the bytes that were missed.
+// with `Last-Event-ID: <bytes received>`, and the server replays exactly the bytes that were missed. With
+// `from` it starts at that archive byte offset instead (a moment's stream_offset) and asks with `?offset=`.
 import type { StreamChunk } from './types.js'; // .js: also imported by the Node tests (NodeNext)
 
 export type StreamState = 'connecting' | 'open' | 'reconnecting' | 'done' | 'failed';
@@ -10,12 +11,14 @@ export interface FollowOptions {
   key: string;
   onChunk(chunk: StreamChunk): void;
   onState(state: StreamState, detail?: string): void;
+  /** Archive byte offset to start at (an event's first byte); the default 0 is the stream's start. */
+  from?: number;
 }
 
 const MAX_BACKOFF_MS = 5000;
 
 export function followTaskStream(opts: FollowOptions): { close(): void; offset(): number } {
-  let offset = 0;
+  let offset = opts.from ?? 0;
   let closed = false;
   let ctrl: AbortController | null = null;
   // One decoder for the whole stream: a resume continues mid-character as well as mid-event.
@@ -51,11 +54,14 @@ export function followTaskStream(opts: FollowOptions): { close(): void; offset()
   const connect = async (): Promise<void> => {
     while (!closed) {
       ctrl = new AbortController();
-      opts.onState(offset === 0 && failures === 0 ? 'connecting' : 'reconnecting');
+      opts.onState(offset === (opts.from ?? 0) && failures === 0 ? 'connecting' : 'reconnecting');
       try {
         const headers: Record<string, string> = { Authorization: `Bearer ${opts.key}`, Accept: 'text/event-stream' };
-        if (offset > 0) headers['Last-Event-ID'] = String(offset);
-        const res = await fetch(opts.url, { headers, signal: ctrl.signal, cache: 'no-store' });
+        let url = opts.url;
+        // The query wins over the header on the server, so a stream started with ?offset= resumes with it too.
+        if (opts.from !== undefined) url += `${url.includes('?') ? '&' : '?'}offset=${offset}`;
+        else if (offset > 0) headers['Last-Event-ID'] = String(offset);
+        const res = await fetch(url, { headers, signal: ctrl.signal, cache: 'no-store' });
         // Past the end of a finished task: everything was already received.
         if (res.status === 416) return finish('done');
         if (!res.ok || !res.body) {

@@ -32,7 +32,11 @@ export interface Roi { left: number; top: number; width: number; height: number 
 export interface Target { track_id: number; class: string; confidence: number; roi: Roi; text?: string }
 export interface StreamChunk {
   id: string; object: 'mm.pipeline.chunk'; model?: string;
-  stream_info: { frame_index: number; total_frames: number | null; decoded_frames: number; dropped_frames: number; fps: number; elapsed_ms: number };
+  stream_info: {
+    frame_index: number; total_frames: number | null; decoded_frames: number; dropped_frames: number; fps: number; elapsed_ms: number;
+    /** The frame's time in the stream (files: from the video's start), when the server sends it. */
+    stream_time_ms?: number;
+  };
   delta: { results: Array<{ index: number; targets: Target[] }> };
   finish_reason: 'stop' | 'max_frames' | 'error' | 'cancelled' | null;
   usage?: { processed_frames: number; processing_time_ms: number; decoded_frames: number; dropped_frames: number };
@@ -47,8 +51,16 @@ export interface Collection {
   id: string; object: 'vectors.collection'; name: string; description: string | null; model_id: string;
   dimensions: number; metric: string; item_count: number; created_at: string;
 }
-export interface SearchResult { id: string; score: number; content_type: string; metadata: Record<string, unknown>; content_url: string | null; text?: string }
-export interface SearchResponse { results: SearchResult[]; model: string; usage: { input_tokens: number } }
+/** Where an item a video task's index step wrote is, in the video and in the task's result stream (docs/moments.md). */
+export interface Moment {
+  task_id: string; video: string; kind: 'segment' | 'track'; start_ms: number; end_ms: number; score: number;
+  thumbnail_url: string | null; stream_offset: number; item_ids: string[]; track_id?: number; class?: string;
+}
+export interface VideoGroup { video: string; score: number; moments: Moment[] }
+export interface SearchResult { id: string; score: number; content_type: string; metadata: Record<string, unknown>; content_url: string | null; text?: string; moment?: Moment }
+/** `results` for a plain search, `videos` with group_by "video". */
+export interface SearchResponse { results?: SearchResult[]; videos?: VideoGroup[]; model: string; usage: { input_tokens: number } }
+export interface CollectionItem { id: string; content_type: string; metadata: Record<string, unknown>; content_url: string | null; text?: string; created_at: string }
 
 export interface ModelServing {
   state: 'unloaded' | 'loading' | 'loaded'; providers: string[] | null; memory_bytes: number | null;

@@ -1,7 +1,7 @@
 // One video task: the source video with each frame's tracked boxes drawn in sync, fed live by the SSE stream
 // (resumed by byte offset after a drop) and replayed from the archive once the task has ended; counting
 // lines and zones placed on the frame (task-analytics.tsx); then the per-track summary.
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { TaskResults, TrackSummary, VideoTask } from '../api/types';
 import { followTaskStream, type StreamState } from '../api/task-stream';
 import { TaskFrames } from '../task-frames';
@@ -9,22 +9,13 @@ import { fmtDateTime, fmtMs, fmtNumber } from '../format';
 import { href, onLinkClick } from '../router';
 import { trackColour } from '../track-colours';
 import { ErrorNotice, Loading, Notice, Unavailable, isRouteMissing } from '../components/notice';
-import { TrackOverlay } from '../components/track-overlay';
+import { TrackPlayer, videoSourceOf } from '../components/track-player';
 import { RulesLayer } from '../components/rules-layer';
 import type { Size } from '../analytics-rules';
 import type { V1PageProps } from './tasks-page';
 import { AnalyticsPanel, useTaskAnalytics, type TaskAnalytics } from './task-analytics';
 
 const RUNNING = new Set(['pending', 'running', 'streaming', 'cancelling']);
-
-function sourceOf(t: VideoTask): { url: string | null; note: string | null } {
-  const presigned = t.input_url ?? t.content_url ?? null;
-  if (presigned) return { url: presigned, note: null };
-  const input = t.request?.input?.[0];
-  if (input?.type === 'video_url' && input.url) return { url: input.url, note: null };
-  if (input?.type === 'video_base64') return { url: null, note: 'The video was uploaded as base64 and the server offers no link to it: the boxes are drawn on a blank frame.' };
-  return { url: null, note: 'The task does not say where its video is: the boxes are drawn on a blank frame.' };
-}
 
 export function TaskPage(props: V1PageProps & { taskId: string }) {
   const [task, setTask] = useState<VideoTask | null>(null);
@@ -76,7 +67,8 @@ export function TaskPage(props: V1PageProps & { taskId: string }) {
   if (isRouteMissing(error)) return <Unavailable feature="Video tasks" routes="GET /v1/video/tasks/:id" />;
   if (error != null) return <ErrorNotice error={error} what="the task" />;
   if (!task) return <Loading what="the task" />;
-  const src = sourceOf(task);
+  const src = videoSourceOf(task);
+  const frameSize = analytics.panel.view?.frame_size ?? null;
   const listPath = `${props.basePath}/tasks`;
   return (
     <>
@@ -86,8 +78,12 @@ export function TaskPage(props: V1PageProps & { taskId: string }) {
         try { setTask(await props.api.cancel(task.id)); } catch (e) { if (!props.keyRejected(e)) setError(e); }
       }} />
       {src.note && <Notice kind="info">{src.note}</Notice>}
-      <Player url={src.url} frames={frames} live={RUNNING.has(task.status) && streamState.state !== 'done'}
-        frameSize={analytics.panel.view?.frame_size ?? null} onSpace={setSpace} analytics={analytics.layer} />
+      <TrackPlayer url={src.url} frames={frames} live={RUNNING.has(task.status) && streamState.state !== 'done'}
+        frameSize={frameSize} onSpace={setSpace}
+        layer={(space) => (
+          <RulesLayer space={space} drawing={analytics.layer.drawing} onPoint={analytics.layer.onPoint}
+            heatmap={analytics.layer.heatmap ? { url: analytics.layer.heatmap, frame: frameSize ?? frames.boxExtent() } : null} />
+        )} />
       <AnalyticsPanel state={analytics.panel} basePath={props.basePath} />
       <h3>Tracks</h3>
       <TrackTable tracks={results?.tracks.length ? results.tracks : frames.summary()} final={results !== null && results.tracks.length > 0} />
@@ -112,79 +108,6 @@ function TaskFacts(props: { task: VideoTask; streamState: { state: StreamState; 
       {t.error && <Notice kind="error" title={`Task failed (${t.error.code})`}>{t.error.message}</Notice>}
       {RUNNING.has(t.status) && t.status !== 'cancelling' && <button type="button" class="danger small" onClick={props.onCancel}>Cancel task</button>}
     </div>
-  );
-}
-
-function Player(props: { url: string | null; frames: TaskFrames; live: boolean; frameSize: Size | null; onSpace(s: Size): void; analytics: TaskAnalytics }) {
-  const video = useRef<HTMLVideoElement>(null);
-  const [dims, setDims] = useState<{ width: number; height: number } | null>(null);
-  const [videoError, setVideoError] = useState<string | null>(null);
-  // null: follow the video's clock (or, without a video, the newest frame).
-  const [pos, setPos] = useState<number | null>(null);
-  const frames = props.frames.frames;
-  const usable = props.url !== null && videoError === null;
-
-  // Keep the boxes on the frame the video shows, whether it plays, is paused or seeks.
-  useEffect(() => {
-    if (!usable) return;
-    let raf = 0;
-    let lastTime = -1;
-    let lastCount = -1;
-    const tick = () => {
-      const v = video.current;
-      if (v && v.readyState >= 1 && (v.currentTime !== lastTime || frames.length !== lastCount)) {
-        lastTime = v.currentTime;
-        lastCount = frames.length;
-        setPos(props.frames.positionAt(v.currentTime));
-      }
-      raf = requestAnimationFrame(tick);
-    };
-    raf = requestAnimationFrame(tick);
-    return () => cancelAnimationFrame(raf);
-  }, [usable, props.frames]);
-
-  const shown = pos === null ? frames.length - 1 : pos;
-  const frame = shown >= 0 ? frames[shown] : undefined;
-  // Source-frame pixels: the video's own size, else the size the server recorded, else what holds every box.
-  const space = usable && dims ? dims : props.frameSize ?? props.frames.extent();
-  useEffect(() => props.onSpace(space), [space.width, space.height]);
-  const seek = (p: number) => {
-    setPos(p);
-    const v = video.current;
-    const f = frames[p];
-    if (v && usable && f) { v.pause(); v.currentTime = f.time + 1e-3; }
-  };
-
-  return (
-    <section class="player" aria-label="Video with tracked objects">
-      {props.url && videoError && <Notice kind="warning" title="The video cannot be played here">{videoError} The boxes are drawn on a blank frame instead.</Notice>}
-      <div class="stage" style={usable && dims ? undefined : { aspectRatio: `${space.width} / ${space.height}` }}>
-        {usable && (
-          <video ref={video} src={props.url!} controls muted playsInline preload="auto"
-            onLoadedMetadata={(e) => { const v = e.currentTarget as HTMLVideoElement; setDims({ width: v.videoWidth, height: v.videoHeight }); }}
-            onError={() => setVideoError(`The source (${props.url}) could not be loaded or decoded by this browser.`)} />
-        )}
-        {(!usable || dims) && frame && <TrackOverlay targets={frame.targets} width={space.width} height={space.height} />}
-        {(!usable || dims) && (
-          <RulesLayer space={space} drawing={props.analytics.drawing} onPoint={props.analytics.onPoint}
-            heatmap={props.analytics.heatmap ? { url: props.analytics.heatmap, frame: props.frameSize ?? props.frames.boxExtent() } : null} />
-        )}
-      </div>
-      {frame && (
-        <ul class="visually-hidden" aria-label="Objects in this frame">
-          {frame.targets.map((t, i) => <li key={i}>{`${t.class}, track ${t.track_id}, ${Math.round(t.confidence * 100)}%, at ${Math.round(t.roi.left)}, ${Math.round(t.roi.top)}, size ${Math.round(t.roi.width)} by ${Math.round(t.roi.height)}`}</li>)}
-        </ul>
-      )}
-      <div class="row scrub">
-        <label for="frame-slider">Frame</label>
-        <input id="frame-slider" type="range" min={0} max={Math.max(0, frames.length - 1)} step={1} value={Math.max(0, shown)}
-          disabled={frames.length === 0} onInput={(e) => seek(Number((e.target as HTMLInputElement).value))} />
-        <output for="frame-slider" data-testid="frame-info">
-          {frame ? `frame ${frame.index} · ${frame.time.toFixed(2)} s · ${frame.targets.length} object(s)` : frames.length ? 'before the first sampled frame' : props.live ? 'waiting for frames…' : 'no frames'}
-        </output>
-        {!usable && pos !== null && props.live && <button type="button" class="small" onClick={() => setPos(null)}>Follow live</button>}
-      </div>
-    </section>
   );
 }
 
