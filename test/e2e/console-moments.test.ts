@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { makeMedia } from '../helpers/media.js';
-import { chromiumMissing, launchBrowser, screenshot } from '../helpers/browser.js';
+import { chromiumMissing, eventually, launchBrowser, screenshot } from '../helpers/browser.js';
 import { ensureConsoleBuilt } from '../helpers/console-build.js';
 import { serveFile } from '../helpers/media-server.js';
 import { chunksOf, readStream, waitStatus } from '../helpers/video-tasks.js';
@@ -53,16 +53,6 @@ after(async () => {
   await media?.close();
 });
 
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: T = await read();
-  while (!ok(last)) {
-    if (Date.now() > until) assert.fail(`timed out waiting for ${what}; last value: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await read();
-  }
-  return last;
-}
 
 test('a moment hit plays its part of the video with the boxes read from the stream at its offset', { skip, timeout: 180_000 }, async () => {
   const col = await api(t, '/v1/vectors/collections', { method: 'POST', json: { name: 'footage' } });

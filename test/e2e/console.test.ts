@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, api, type TestApp } from '../helpers/app.js';
 import { vp9Clip } from '../helpers/media.js';
-import { chromiumMissing, launchBrowser, screenshot } from '../helpers/browser.js';
+import { chromiumMissing, eventually, launchBrowser, screenshot } from '../helpers/browser.js';
 import { ensureConsoleBuilt } from '../helpers/console-build.js';
 import { serveFile } from '../helpers/media-server.js';
 import { SyntheticProvider } from '../helpers/synthetic-provider.js';
@@ -50,17 +50,6 @@ async function signIn(p: Page, token = ADMIN_TOKEN): Promise<void> {
   await p.getByRole('button', { name: 'Sign in' }).click();
 }
 
-/** Polls until `read()` satisfies `ok` (the page updates asynchronously). */
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: T = await read();
-  while (!ok(last)) {
-    if (Date.now() > until) assert.fail(`timed out waiting for ${what}; last value: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await read();
-  }
-  return last;
-}
 
 test('the server serves the console: index, SPA fallback, assets with content types, 404 for missing assets', { skip }, async () => {
   const root = await fetch(`${t.url}/console`);

@@ -1,5 +1,6 @@
 // Headless Chromium from Debian (/usr/bin/chromium) driven by playwright-core: no browser download, no GPU,
 // no background network. playwright gives every launch a fresh temporary profile (its own user data dir).
+import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -25,4 +26,16 @@ export async function launchBrowser(): Promise<Browser> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** Polls until `read()` satisfies `ok` (the page updates asynchronously). */
+export async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: T = await read();
+  while (!ok(last)) {
+    if (Date.now() > until) assert.fail(`timed out waiting for ${what}; last value: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    last = await read();
+  }
+  return last;
 }
