@@ -41,7 +41,7 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
     return t;
   }
 
-  // update(boxes: Float32Array [x1,y1,x2,y2]*n, scores: Float32Array n, classes: Int32Array n)
+  // update(boxes: Float32Array [x1,y1,x2,y2]*n, scores: Float32Array n, classes: Int32Array n, steps?: integer)
   //   -> Int32Array of 2n: track ids (0 = not reported) then confirmed flags
   Napi::Value Update(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -58,7 +58,9 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
     const float* b = boxes.Data();
     for (size_t i = 0; i < n; ++i)
       dets_[i] = track::Detection{track::Box{b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]}, scores[i], classes[i]};
-    tracker_.Update(dets_.data(), static_cast<int>(n), ids_, confirmed_);
+    int steps = 1;
+    if (info.Length() > 3 && !info[3].IsUndefined()) steps = static_cast<int>(args.Integer(info[3], "steps", 1, 1000000));
+    tracker_.Update(dets_.data(), static_cast<int>(n), ids_, confirmed_, steps);
     Napi::Int32Array out = Napi::Int32Array::New(env, 2 * n);
     for (size_t i = 0; i < n; ++i) {
       out[i] = ids_[i];

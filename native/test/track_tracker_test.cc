@@ -22,8 +22,8 @@ struct Run {
   std::vector<int32_t> ids;
   std::vector<uint8_t> confirmed;
   explicit Run(TrackerOptions o) : tracker(o) {}
-  std::vector<int32_t> Step(const std::vector<Detection>& d) {
-    tracker.Update(d.data(), static_cast<int>(d.size()), ids, confirmed);
+  std::vector<int32_t> Step(const std::vector<Detection>& d, int steps = 1) {
+    tracker.Update(d.data(), static_cast<int>(d.size()), ids, confirmed, steps);
     return ids;
   }
 };
@@ -120,6 +120,25 @@ TEST_CASE("crossing targets keep their ids through an occlusion") {
     CHECK(ids[0] == first[0]);
     if (!b_hidden) CHECK(ids[1] == first[1]);
   }
+}
+
+TEST_CASE("skipped frames: motion is predicted over the gap, and max_age counts it") {
+  TrackerOptions o;
+  o.min_hits = 1;
+  o.max_age = 5;
+  // A 40 px wide box moving 12 px a frame; then 4 frames are skipped (48 px: IoU with the one-step
+  // prediction 0.04, with the four-step one about 1).
+  for (const int steps : {1, 4}) {
+    Run r(o);
+    for (int t = 0; t < 8; ++t) CHECK(r.Step({Det(12.0f * t, 0)}) == std::vector<int32_t>{1});
+    const auto after = r.Step({Det(12.0f * 11, 0)}, steps);
+    CHECK(after == std::vector<int32_t>{steps == 4 ? 1 : 2});
+  }
+  // Seven intervals without a match are beyond max_age 5 even as a single call.
+  Run r(o);
+  for (int t = 0; t < 4; ++t) r.Step({Det(12.0f * t, 0)});
+  r.Step({}, 7);
+  CHECK(r.tracker.LiveTracks() == 0);
 }
 
 TEST_CASE("classes never match each other") {

@@ -4,14 +4,16 @@
 //
 // Contract (as SORT's): call update() exactly once per frame, in frame order, ALSO for frames with no
 // detections (pass []). That call is what ages tracks: skipping empty frames would keep lost tracks alive
-// and let them grab new objects. State belongs to the instance: ids start at 1, are never reused, and die
+// and let them grab new objects. Frames that were never seen (a live source dropping frames while the
+// reader was behind) are passed as `steps`: the frame intervals since the previous call, over which motion
+// is predicted and tracks age. State belongs to the instance: ids start at 1, are never reused, and die
 // with it.
 import { errors } from '../errors.js';
 import { loadAddon } from './load.js';
 
 /** The slice of the addon this file calls. */
 interface NativeTracker {
-  update(boxes: Float32Array, scores: Float32Array, classes: Int32Array): Int32Array;
+  update(boxes: Float32Array, scores: Float32Array, classes: Int32Array, steps?: number): Int32Array;
   liveTracks(): number;
   frameCount(): number;
 }
@@ -123,10 +125,12 @@ export class Tracker {
   }
 
   /**
-   * Associates one frame's detections (possibly none: still call it). Returns the reported detections in
-   * input order, each with its input index and track id.
+   * Associates one frame's detections (possibly none: still call it). `steps`: frame intervals since the
+   * previous call (default 1). Returns the reported detections in input order, each with its input index and
+   * track id.
    */
-  update(detections: readonly TrackerDetection[]): TrackedDetection[] {
+  update(detections: readonly TrackerDetection[], steps = 1): TrackedDetection[] {
+    integerIn('steps', steps, 1, 1_000_000);
     const n = detections.length;
     if (this.#scores.length < n) {
       const cap = Math.max(n, 2 * this.#scores.length, 16);
@@ -153,7 +157,7 @@ export class Tracker {
       this.#scores[i] = score;
       this.#classes[i] = this.#classId(d.class);
     }
-    const res = this.updateArrays(this.#boxes.subarray(0, 4 * n), this.#scores.subarray(0, n), this.#classes.subarray(0, n));
+    const res = this.updateArrays(this.#boxes.subarray(0, 4 * n), this.#scores.subarray(0, n), this.#classes.subarray(0, n), steps);
     const out: TrackedDetection[] = [];
     for (let i = 0; i < n; i++) {
       if (res[i] !== 0) out.push({ index: i, trackId: res[i], confirmed: res[n + i] === 1 });
@@ -166,8 +170,8 @@ export class Tracker {
    * box; only their types and lengths are checked (by the addon: ERR_SIGHTFLOW_TRACK_INVALID_ARG). Returns 2n
    * numbers: track ids (0 = not reported), then confirmed flags.
    */
-  updateArrays(boxes: Float32Array, scores: Float32Array, classes: Int32Array): Int32Array {
-    return this.#native.update(boxes, scores, classes);
+  updateArrays(boxes: Float32Array, scores: Float32Array, classes: Int32Array, steps = 1): Int32Array {
+    return this.#native.update(boxes, scores, classes, steps);
   }
 
   #classId(c: string | number | undefined): number {

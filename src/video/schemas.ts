@@ -88,7 +88,7 @@ const Step = z.discriminatedUnion('model', stepSchemas(), {
 const Tracker = z.strictObject({
   type: z.enum(['sort', 'bytetrack'], expected('"sort" or "bytetrack"', 'tracker.type')).optional().meta({ description: 'Default sort (measured better than bytetrack on the dev tracking sets); bytetrack adds a second association of low-score boxes' }),
   max_age: z.number(expected('an integer >= 1', 'tracker.max_age')).int(expected('an integer >= 1', 'tracker.max_age')).min(1, expected('an integer >= 1', 'tracker.max_age')).max(10000).optional()
-    .meta({ description: 'Processed frames a track survives without a match; default 30' }),
+    .meta({ description: 'Sampling intervals a track survives without a match; default 30. A live source that dropped frames while processing was behind counts the skipped intervals too, and motion is predicted over them' }),
   min_hits: z.number(expected('an integer >= 0', 'tracker.min_hits')).int(expected('an integer >= 0', 'tracker.min_hits')).min(0, expected('an integer >= 0', 'tracker.min_hits')).max(1000).optional()
     .meta({ description: 'Matches before a track is reported; default 3' }),
   iou_threshold: unit('tracker.iou_threshold').optional().meta({ description: 'Minimum IoU to associate; default 0.3' }),

@@ -1,16 +1,17 @@
 // The tracker through the real addon: synthetic crossing and occlusion scenarios keep ids, ids are never
-// reused, classes never mix, ByteTrack's low-score pass, report modes, and parameter validation.
+// reused, classes never mix, ByteTrack's low-score pass, report modes, skipped frames, and parameter validation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Tracker, type TrackerDetection } from '../../src/native/track.js';
 import { ApiError } from '../../src/errors.js';
+import { TargetTracker, TrackIds, TRACKER_DEFAULTS } from '../../src/video/pipeline/target-tracker.js';
 
 const person = (x: number, y: number, extra: Partial<TrackerDetection> = {}): TrackerDetection => ({ box: [x, y, x + 40, y + 100], ...extra });
 
 /** trackId by input index for one update. */
-function ids(tracker: Tracker, dets: TrackerDetection[]): Array<number | undefined> {
+function ids(tracker: Tracker, dets: TrackerDetection[], steps?: number): Array<number | undefined> {
   const out: Array<number | undefined> = new Array(dets.length).fill(undefined);
-  for (const t of tracker.update(dets)) out[t.index] = t.trackId;
+  for (const t of tracker.update(dets, steps)) out[t.index] = t.trackId;
   return out;
 }
 
@@ -111,6 +112,23 @@ test('hundreds of moving boxes keep their ids', () => {
   assert.equal(new Set(first).size, 300);
 });
 
+test('frames skipped by the source: motion is predicted over the whole gap (steps), and the pipeline learns the interval from frame indices', () => {
+  // A person walking 14 px a frame, seen every 5th frame (sampling), then 20 frames skipped.
+  const walk = (x: number): TrackerDetection => ({ box: [x, 50, x + 40, 130], score: 0.9, class: 'person' });
+  for (const steps of [1, 4]) {
+    const tracker = new Tracker({ minHits: 1, report: 'all' });
+    for (let t = 0; t < 6; t++) ids(tracker, [walk(14 * t)]);
+    assert.deepEqual(ids(tracker, [walk(14 * 9)], steps), [steps === 4 ? 1 : 2]);
+  }
+  // TargetTracker turns source frame indices into steps: indices 0, 5, 10, ... then a jump of 20.
+  const target = new TargetTracker({ ...TRACKER_DEFAULTS, minHits: 1 }, 0, new TrackIds(), 0.5);
+  const person = (x: number) => [{ box: [x, 50, x + 40, 130] as const, score: 0.9, cls: 'person' }];
+  const seen = new Set<number>();
+  for (let t = 0; t < 6; t++) for (const r of target.assign(person(14 * t), 5 * t)) seen.add(r.trackId);
+  for (const r of target.assign(person(14 * 9), 5 * 9)) seen.add(r.trackId);
+  assert.deepEqual([...seen], [1]);
+});
+
 test('options and detections are validated with catalogue errors', () => {
   assert.throws(() => new Tracker({ maxAge: -1 }), (e: unknown) => e instanceof ApiError && e.param === 'maxAge');
   assert.throws(() => new Tracker({ iouThreshold: 2 }), /Expected number between 0.01 and 1 for iouThreshold but received 2/);
@@ -119,6 +137,8 @@ test('options and detections are validated with catalogue errors', () => {
   const t = new Tracker();
   assert.throws(() => t.update([{ box: [10, 10, 5, 20] }]), (e: unknown) => e instanceof ApiError && e.param === 'detections[0].box');
   assert.throws(() => t.update([{ box: [0, 0, NaN, 1] }]), ApiError);
+  assert.throws(() => t.update([], 0), (e: unknown) => e instanceof ApiError && e.param === 'steps');
+  assert.throws(() => t.update([], 1.5), (e: unknown) => e instanceof ApiError && e.param === 'steps');
   assert.equal(t.frames, 0); // a rejected frame is not counted
   assert.deepEqual(t.update([]), []);
   assert.equal(t.frames, 1);

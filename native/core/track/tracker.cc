@@ -50,15 +50,17 @@ void Tracker::Hit(Track& t, const Box& box) {
   if (t.confirmed && t.id == 0) t.id = next_id_++;
 }
 
-void Tracker::Update(const Detection* dets, int n, std::vector<int32_t>& track_ids, std::vector<uint8_t>& confirmed) {
+void Tracker::Update(const Detection* dets, int n, std::vector<int32_t>& track_ids, std::vector<uint8_t>& confirmed, int steps) {
   ++frame_;
+  // Beyond max_age + 1 intervals every track is gone anyway; the bound keeps a long gap from looping.
+  steps = std::clamp(steps, 1, opts_.max_age + 1);
   // Predict, dropping tracks whose state diverged.
   size_t keep = 0;
   for (size_t i = 0; i < tracks_.size(); ++i) {
     Track& t = tracks_[i];
-    t.predicted = t.kf.Predict();
+    for (int k = 0; k < steps; ++k) t.predicted = t.kf.Predict();
     if (t.time_since_update > 0) t.hit_streak = 0;
-    ++t.time_since_update;
+    t.time_since_update += steps;
     if (!t.kf.Finite()) continue;
     if (keep != i) tracks_[keep] = std::move(t);
     ++keep;
@@ -81,7 +83,7 @@ void Tracker::Update(const Detection* dets, int n, std::vector<int32_t>& track_i
     // still unmatched; they never start tracks (they are mostly occluded objects or background).
     pool_.clear();
     for (size_t i = 0; i < tracks_.size(); ++i)
-      if (!trk_matched_[i] && tracks_[i].time_since_update == 1) pool_.push_back(static_cast<int>(i));
+      if (!trk_matched_[i] && tracks_[i].time_since_update == steps) pool_.push_back(static_cast<int>(i));
     Associate(dets, second_, pool_, opts_.second_iou_threshold);
   }
 
@@ -114,7 +116,7 @@ void Tracker::Update(const Detection* dets, int n, std::vector<int32_t>& track_i
       confirmed[static_cast<size_t>(i)] = t.confirmed ? 1 : 0;
     }
   }
-  // Forget tracks unseen for more than max_age frames.
+  // Forget tracks unseen for more than max_age frame intervals.
   keep = 0;
   for (size_t i = 0; i < tracks_.size(); ++i) {
     if (tracks_[i].time_since_update > opts_.max_age) continue;

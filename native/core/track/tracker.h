@@ -2,8 +2,11 @@
 // low-score detections as an option, and class-aware matching.
 //
 // Contract: call Update() exactly once per frame, in frame order, also for frames with no detections; that
-// call is what ages tracks (max_age counts calls). State lives in the instance only: no globals, ids are
-// per instance, start at 1 and are never reused.
+// call is what ages tracks. `steps` is how many frame intervals passed since the previous call (1 unless
+// frames were skipped, as a live source behind its reader does): motion is predicted over all of them and
+// max_age counts them, so a skipped stretch neither freezes a moving box nor keeps a lost track alive
+// longer. State lives in the instance only: no globals, ids are per instance, start at 1 and are never
+// reused.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -40,7 +43,7 @@ class Tracker {
   // For each detection i: track_ids[i] = id of the track it belongs to, or 0 when it is not reported
   // (not confirmed yet while report_all is false, or a byte-mode detection left unmatched). confirmed[i] = 1
   // when that track is confirmed. Both vectors are resized to n.
-  void Update(const Detection* dets, int n, std::vector<int32_t>& track_ids, std::vector<uint8_t>& confirmed);
+  void Update(const Detection* dets, int n, std::vector<int32_t>& track_ids, std::vector<uint8_t>& confirmed, int steps = 1);
 
   int LiveTracks() const { return static_cast<int>(tracks_.size()); }
   int64_t FrameCount() const { return frame_; }

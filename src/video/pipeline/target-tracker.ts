@@ -96,6 +96,9 @@ export class TargetTracker {
   readonly #tracker: Tracker;
   readonly #feed: number;
   #previous: Array<readonly number[]> = [];
+  #lastIndex: number | null = null;
+  /** The smallest gap between two frames seen so far: the sampling interval, in source frames. */
+  #interval = Infinity;
 
   constructor(private readonly settings: TrackerSettings, private readonly step: number, private readonly ids: TrackIds,
     private readonly threshold: number) {
@@ -120,14 +123,30 @@ export class TargetTracker {
   }
 
   /**
-   * Associates one frame's candidates (call once per frame, also with []). Returns the reported ones, in
-   * candidate order, with their task-wide track id.
+   * Sampling intervals since the previous frame: 1 normally; more where frames were skipped (a live source
+   * keeps only its newest frame while processing is behind), so the tracker predicts motion over the whole
+   * gap instead of one interval. The interval is learned as the smallest gap seen, which needs no knowledge
+   * of the sampling settings (fps sampling of 30 fps at 7 fps gives gaps of 4 and 5: both round to 1).
    */
-  assign<C extends Candidate>(candidates: readonly C[]): Array<{ candidate: C; trackId: number }> {
+  #steps(index: number | undefined): number {
+    if (index === undefined) return 1;
+    const last = this.#lastIndex;
+    this.#lastIndex = index;
+    if (last === null || index <= last) return 1;
+    this.#interval = Math.min(this.#interval, index - last);
+    return Math.max(1, Math.round((index - last) / this.#interval));
+  }
+
+  /**
+   * Associates one frame's candidates (call once per frame, also with []); `frameIndex`, the frame's index
+   * in the source, lets skipped frames count (see #steps). Returns the reported ones, in candidate order,
+   * with their task-wide track id.
+   */
+  assign<C extends Candidate>(candidates: readonly C[], frameIndex?: number): Array<{ candidate: C; trackId: number }> {
     const valid = candidates.filter((c) => c.box[2] > c.box[0] && c.box[3] > c.box[1]);
     const high = valid.filter((c) => c.score >= this.#feed);
     const fed = this.settings.type === 'bytetrack' ? valid.filter((c) => c.score >= this.#feed || (c.score >= BYTE_LOW && this.#continues(c, high))) : high;
-    const out = this.#tracker.update(fed.map((c) => ({ box: c.box, score: c.score, class: c.cls })));
+    const out = this.#tracker.update(fed.map((c) => ({ box: c.box, score: c.score, class: c.cls })), this.#steps(frameIndex));
     this.#previous = out.map((t) => fed[t.index].box);
     const reported: Array<{ candidate: C; trackId: number }> = [];
     for (const t of out) {

@@ -68,7 +68,7 @@ export const detectStep = defineStep({
           const candidates: Array<Candidate & { classId: number }> = raw
             .filter((d) => !wanted || wanted.has(d.classId))
             .map((d) => ({ box: clampBox(d.box, frame.width, frame.height), score: d.score, cls: detector.labels[d.classId] ?? String(d.classId), classId: d.classId }));
-          for (const { candidate, trackId } of tracker.assign(candidates)) {
+          for (const { candidate, trackId } of tracker.assign(candidates, frame.index)) {
             targets.push({ trackId, class: candidate.cls, confidence: candidate.score, box: [...candidate.box] });
           }
         };

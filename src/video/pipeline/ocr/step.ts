@@ -38,7 +38,7 @@ export const ocrStep = defineStep({
           return async (frame, targets) => {
             const r = await task.models.ocrImage(frame.image, { language });
             const candidates = r.blocks.map((b) => ({ box: clampBox(b.bbox, frame.width, frame.height), score: b.confidence, cls: 'text', text: b.text }));
-            for (const { candidate, trackId } of tracker.assign(candidates)) {
+            for (const { candidate, trackId } of tracker.assign(candidates, frame.index)) {
               targets.push({ trackId, class: 'text', confidence: candidate.score, box: [...candidate.box], text: candidate.text });
             }
           };
