@@ -71,15 +71,21 @@ export class AnalyticsEngine {
   /** Per class name: which lines count it (null: all lines count every class). */
   #lineMasks: Map<string, Uint8Array> | null = null;
   #zoneRefs: ZoneTotals[] = [];
-  /** Per zone: anchor offset, then minX, minY, maxX, maxY (the per-frame loop's quick "outside and far" test). */
-  #zoneBoxes = new Float64Array(0);
+  /** Per class name: which zones count it (null: all zones count every class). */
+  #zoneMasks: Map<string, Uint8Array> | null = null;
 
   readonly #idPrefix: string;
+  readonly #exhaustive: boolean;
 
-  /** `params` must have passed parseAnalytics (rules.ts). Event ids are `<idPrefix><frame_index>_<n>`. */
-  constructor(params: AnalyticsParameters, opts: { idPrefix?: string } = {}) {
+  /**
+   * `params` must have passed parseAnalytics (rules.ts). Event ids are `<idPrefix><frame_index>_<n>`.
+   * `exhaustive` checks every rule for every sighting instead of skipping rules a track is settled far from
+   * (the quiet spans of line-counter.ts and zone-tracker.ts): same events, slower; the tests' reference.
+   */
+  constructor(params: AnalyticsParameters, opts: { idPrefix?: string; exhaustive?: boolean } = {}) {
     this.#params = params;
     this.#idPrefix = opts.idPrefix ?? 'ae_';
+    this.#exhaustive = opts.exhaustive ?? false;
   }
 
   get version(): number { return this.#version; }
@@ -113,7 +119,7 @@ export class AnalyticsEngine {
       t.occupancy = occ;
       return t;
     });
-    this.#zoneBoxes = Float64Array.from(next.zones.flatMap((z) => [z.anchor * 2, z.minX, z.minY, z.maxX, z.maxY]));
+    this.#zoneMasks = next.zones.some((z) => z.classes) ? new Map() : null;
     this.#packed = packLines(next.lines);
     this.#lineOut = new Int8Array(next.lines.length);
     this.#lineMasks = next.lines.some((l) => l.classes) ? new Map() : null;
@@ -126,6 +132,13 @@ export class AnalyticsEngine {
     if (this.#lineMasks === null) return null;
     let m = this.#lineMasks.get(cls);
     if (!m) this.#lineMasks.set(cls, (m = Uint8Array.from(rules.lines, (l) => (l.classes === null || l.classes.has(cls) ? 1 : 0))));
+    return m;
+  }
+
+  #zoneMaskFor(cls: string, rules: CompiledRules): Uint8Array | null {
+    if (this.#zoneMasks === null) return null;
+    let m = this.#zoneMasks.get(cls);
+    if (!m) this.#zoneMasks.set(cls, (m = Uint8Array.from(rules.zones, (z) => (z.classes === null || z.classes.has(cls) ? 1 : 0))));
     return m;
   }
 
@@ -160,6 +173,8 @@ export class AnalyticsEngine {
       st.hasPrev = st.seenAt >= 0;
       const swap = st.prev; st.prev = st.cur; st.cur = swap;
       const [x1, y1, x2, y2] = trk.box;
+      st.move(x1, y1, x2, y2);
+      if (this.#exhaustive) st.travel = Infinity; // never below a quiet span's end
       for (let k = 0; k < anchors.length; k++) anchorOf(anchors[k], x1, y1, x2, y2, st.cur, anchors[k] * 2);
       st.boxHeight = y2 - y1;
       st.cls = trk.class;
@@ -179,24 +194,16 @@ export class AnalyticsEngine {
           this.#emit(e);
         }
       }
-      const boxes = this.#zoneBoxes, cur = st.cur, zoneIn = st.zoneIn;
+      const zoneMask = this.#zoneMaskFor(st.cls, rules), zoneIn = st.zoneIn, zoneQuiet = st.zoneQuiet, travel = st.travel;
       for (let i = 0; i < zones.length; i++) {
-        // Outside and off the zone's bounding box: nothing can happen (stepZone's first case, without the call).
-        const b = i * 5, o = boxes[b];
-        if (zoneIn[i] === 0) {
-          const px = cur[o], py = cur[o + 1];
-          if (px < boxes[b + 1] || py < boxes[b + 2] || px > boxes[b + 3] || py > boxes[b + 4]) {
-            const zone = zones[i];
-            if (zone.classes === null || zone.classes.has(st.cls)) st.zonePend[i] = 0;
-            continue;
-          }
-        }
+        // Settled on its side (stepZone's quiet span): outside nothing can happen, inside only dwell.
+        const settled = travel < zoneQuiet[i];
+        if ((settled && zoneIn[i] === 0) || (zoneMask !== null && zoneMask[i] === 0)) continue;
         const zone = zones[i];
-        if (zone.classes && !zone.classes.has(st.cls)) continue;
-        const r = stepZone(zone, st, i);
+        const r = settled ? 0 : stepZone(zone, st, i);
         if (r === 1) this.#enter(st, i, rules);
         else if (r === -1) this.#exit(st, i, rules);
-        else if (zone.dwellMs !== null && st.zoneIn[i] && !st.zoneDwell[i] && frame.t_ms - st.zoneEnterT[i] > zone.dwellMs) {
+        else if (zone.dwellMs !== null && zoneIn[i] && !st.zoneDwell[i] && frame.t_ms - st.zoneEnterT[i] > zone.dwellMs) {
           st.zoneDwell[i] = 1;
           this.#emit({ type: 'zone.dwell', rule: zone.id, track_id: st.id, class: st.cls, dwell_ms: frame.t_ms - st.zoneEnterT[i] });
         }
@@ -253,6 +260,8 @@ export class AnalyticsEngine {
 
   /** A lost track leaves every zone it is in; its time inside ends at its last sighting. */
   #leaveAll(st: TrackState, rules: CompiledRules): void {
+    // Outside now whatever its position: a quiet span measured from inside no longer holds.
+    st.zoneQuiet.fill(0);
     for (let i = 0; i < st.zoneIn.length; i++) {
       if (!st.zoneIn[i]) continue;
       st.zoneIn[i] = 0;

@@ -12,6 +12,15 @@ export class TrackState {
   lastT = 0;
   boxHeight = 0;
   hasPrev = false;
+  /** The last sighting's box, and how far (an upper bound, in pixels) any anchor has moved over the track's
+   * life: the sum over sightings of max |dx| + max |dy| of the box edges. An anchor's distance to a line or
+   * a polygon edge changes by no more than that, which is what lets the engine skip rules a track is far
+   * from (lineQuiet, zoneQuiet). */
+  box = new Float64Array(4);
+  travel = 0;
+  /** Per rule: `travel` below which the rule's outcome cannot change (0: check at the next sighting). */
+  lineQuiet: Float64Array;
+  zoneQuiet: Float64Array;
   /** x, y of each anchor kind at the last sighting, and at the one before. */
   cur = new Float64Array(ANCHOR_KINDS * 2);
   prev = new Float64Array(ANCHOR_KINDS * 2);
@@ -37,10 +46,24 @@ export class TrackState {
     this.linePend = new Uint8Array(rules.lines.length);
     this.lineCrossT = new Float64Array(rules.lines.length).fill(NaN);
     this.lineD = new Float64Array(rules.lines.length);
+    this.lineQuiet = new Float64Array(rules.lines.length);
+    this.zoneQuiet = new Float64Array(rules.zones.length);
     this.zoneIn = new Uint8Array(rules.zones.length);
     this.zonePend = new Uint8Array(rules.zones.length);
     this.zoneEnterT = new Float64Array(rules.zones.length);
     this.zoneDwell = new Uint8Array(rules.zones.length);
+  }
+
+  /** Takes a sighting's box: adds the bound on how far any anchor moved since the last one to `travel`. */
+  move(x1: number, y1: number, x2: number, y2: number): void {
+    const b = this.box;
+    if (this.seenAt >= 0) {
+      const dx1 = Math.abs(x1 - b[0]), dx2 = Math.abs(x2 - b[2]), dy1 = Math.abs(y1 - b[1]), dy2 = Math.abs(y2 - b[3]);
+      // NaN (never expected: boxes are checked) would make every later comparison false: check always.
+      const m = (dx1 > dx2 ? dx1 : dx2) + (dy1 > dy2 ? dy1 : dy2);
+      this.travel = m === m ? this.travel + m : Infinity;
+    }
+    b[0] = x1; b[1] = y1; b[2] = x2; b[3] = y2;
   }
 
   /** Re-sizes the per-rule arrays for new rules, keeping the state of rules whose key is unchanged. */
@@ -55,6 +78,9 @@ export class TrackState {
       else if (this.hasPrev) lineD[i] = NaN;
     });
     this.lineSide = side; this.linePend = pend; this.lineCrossT = crossT; this.lineD = lineD;
+    // Every rule is checked at the next sighting; quiet spans start again from there.
+    this.lineQuiet = new Float64Array(n);
+    this.zoneQuiet = new Float64Array(to.zones.length);
     const zoneIdx = new Map(from.zones.map((z, i) => [z.key + z.id, i]));
     const m = to.zones.length;
     const inside = new Uint8Array(m), zpend = new Uint8Array(m), enter = new Float64Array(m), dwell = new Uint8Array(m);
