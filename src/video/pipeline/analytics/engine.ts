@@ -184,7 +184,7 @@ export class AnalyticsEngine {
         stepSpeed(speed.h, speed.windowMs, st, frame.t_ms, st.cur[0], st.cur[1]);
         if (!Number.isNaN(st.speedKmh)) speeds!.set(trk.track_id, round1(st.speedKmh));
       }
-      if (lines.length > 0 && stepLines(this.#packed.packed, this.#packed.anchorOffset, this.#maskFor(st.cls, rules), st, this.#lineOut) > 0) {
+      if (lines.length > 0 && !(st.travel < st.linesQuiet && st.linesCls === st.cls) && stepLines(this.#packed.packed, this.#packed.anchorOffset, this.#maskFor(st.cls, rules), st, this.#lineOut) > 0) {
         for (let i = 0; i < lines.length; i++) {
           const r = this.#lineOut[i];
           if (r === 0) continue;
@@ -194,20 +194,8 @@ export class AnalyticsEngine {
           this.#emit(e);
         }
       }
-      const zoneMask = this.#zoneMaskFor(st.cls, rules), zoneIn = st.zoneIn, zoneQuiet = st.zoneQuiet, travel = st.travel;
-      for (let i = 0; i < zones.length; i++) {
-        // Settled on its side (stepZone's quiet span): outside nothing can happen, inside only dwell.
-        const settled = travel < zoneQuiet[i];
-        if ((settled && zoneIn[i] === 0) || (zoneMask !== null && zoneMask[i] === 0)) continue;
-        const zone = zones[i];
-        const r = settled ? 0 : stepZone(zone, st, i);
-        if (r === 1) this.#enter(st, i, rules);
-        else if (r === -1) this.#exit(st, i, rules);
-        else if (zone.dwellMs !== null && zoneIn[i] && !st.zoneDwell[i] && frame.t_ms - st.zoneEnterT[i] > zone.dwellMs) {
-          st.zoneDwell[i] = 1;
-          this.#emit({ type: 'zone.dwell', rule: zone.id, track_id: st.id, class: st.cls, dwell_ms: frame.t_ms - st.zoneEnterT[i] });
-        }
-      }
+      // Every zone settled (the nearest quiet span not reached, no dwell due, same class): nothing can happen.
+      if (zones.length > 0 && !(st.travel < st.zonesQuiet && frame.t_ms <= st.zonesDwellDue && st.zonesCls === st.cls)) this.#stepZones(st, rules);
     }
     // Tracks not seen in this frame: gone from their zones after lost_samples, forgotten later.
     for (const st of this.#tracks.values()) {
@@ -232,6 +220,35 @@ export class AnalyticsEngine {
       }
     }
     return { events: this.#events, speeds };
+  }
+
+  /** One sighting against every zone; notes when the track can next change anything (see process). */
+  #stepZones(st: TrackState, rules: CompiledRules): void {
+    const zones = rules.zones, t = this.#t;
+    const zoneMask = this.#zoneMaskFor(st.cls, rules), zoneIn = st.zoneIn, zoneQuiet = st.zoneQuiet, travel = st.travel;
+    let quiet = Infinity, due = Infinity;
+    for (let i = 0; i < zones.length; i++) {
+      if (zoneMask !== null && zoneMask[i] === 0) continue;
+      // Settled on its side (stepZone's quiet span): outside nothing can happen, inside only dwell.
+      const settled = travel < zoneQuiet[i];
+      if (settled && zoneIn[i] === 0) {
+        if (zoneQuiet[i] < quiet) quiet = zoneQuiet[i];
+        continue;
+      }
+      const zone = zones[i];
+      const r = settled ? 0 : stepZone(zone, st, i);
+      if (r === 1) this.#enter(st, i, rules);
+      else if (r === -1) this.#exit(st, i, rules);
+      else if (zone.dwellMs !== null && zoneIn[i] && !st.zoneDwell[i] && t - st.zoneEnterT[i] > zone.dwellMs) {
+        st.zoneDwell[i] = 1;
+        this.#emit({ type: 'zone.dwell', rule: zone.id, track_id: st.id, class: st.cls, dwell_ms: t - st.zoneEnterT[i] });
+      }
+      if (zoneQuiet[i] < quiet) quiet = zoneQuiet[i];
+      if (zone.dwellMs !== null && zoneIn[i] && !st.zoneDwell[i] && st.zoneEnterT[i] + zone.dwellMs < due) due = st.zoneEnterT[i] + zone.dwellMs;
+    }
+    st.zonesQuiet = quiet;
+    st.zonesDwellDue = due;
+    st.zonesCls = st.cls;
   }
 
   /** Closes every open zone visit (end of the task); returns their zone.exited events, dated the last frame. */
@@ -262,6 +279,7 @@ export class AnalyticsEngine {
   #leaveAll(st: TrackState, rules: CompiledRules): void {
     // Outside now whatever its position: a quiet span measured from inside no longer holds.
     st.zoneQuiet.fill(0);
+    st.zonesQuiet = 0;
     for (let i = 0; i < st.zoneIn.length; i++) {
       if (!st.zoneIn[i]) continue;
       st.zoneIn[i] = 0;

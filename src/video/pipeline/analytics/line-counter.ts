@@ -37,17 +37,22 @@ export function packLines(lines: readonly CompiledLine[]): { packed: Float64Arra
  * typed arrays: with 64 lines and 100 tracks it runs 6400 times a frame, so a line the track is settled
  * beside is skipped until the track could have reached it: with the side confirmed and nothing pending, a
  * sighting on the same side of the infinite line (in the band or beyond it) leaves the state as it was, and
- * the anchor, |d| from the line, stays on that side while st.travel grows by less than |d|.
+ * the anchor, |d| from the line, stays on that side while st.travel grows by less than |d|. The nearest such
+ * end over all lines goes to st.linesQuiet: until then the engine skips the call.
  */
 export function stepLines(packed: Float64Array, anchorOffset: Int32Array, mask: Uint8Array | null, st: TrackState, out: Int8Array): number {
   const n = anchorOffset.length;
   const cur = st.cur, prev = st.prev, hasPrev = st.hasPrev, h = st.boxHeight;
   const lineD = st.lineD, lineSide = st.lineSide, linePend = st.linePend, lineCrossT = st.lineCrossT;
   const travel = st.travel, quiet = st.lineQuiet;
-  let hits = 0;
+  let hits = 0, nearest = Infinity;
   for (let i = 0; i < n; i++) {
     out[i] = 0;
-    if (travel < quiet[i] || (mask !== null && mask[i] === 0)) continue;
+    if (mask !== null && mask[i] === 0) continue;
+    if (travel < quiet[i]) {
+      if (quiet[i] < nearest) nearest = quiet[i];
+      continue;
+    }
     const b = i * LINE_STRIDE, o = anchorOffset[i];
     const ax = packed[b], ay = packed[b + 1], bx = packed[b + 2], by = packed[b + 3];
     const px = cur[o], py = cur[o + 1];
@@ -66,6 +71,7 @@ export function stepLines(packed: Float64Array, anchorOffset: Int32Array, mask: 
     const side = lineSide[i];
     if (side === 0) {
       if (beyond !== 0) { lineSide[i] = beyond; linePend[i] = 0; lineCrossT[i] = NaN; }
+      nearest = 0;
       continue;
     }
     if (beyond === side) {
@@ -74,9 +80,13 @@ export function stepLines(packed: Float64Array, anchorOffset: Int32Array, mask: 
       // Quiet until the anchor could reach the line: on this side every step ends here (beyond is side or
       // 0, nothing pending), so skipping them changes nothing. The 1e-6 px absorbs rounding in d.
       const ad = d < 0 ? -d : d;
-      if (ad > 1e-6) quiet[i] = travel + ad - 1e-6;
+      if (ad > 1e-6) {
+        const q = (quiet[i] = travel + ad - 1e-6);
+        if (q < nearest) nearest = q;
+      } else nearest = 0;
       continue;
     }
+    nearest = 0; // not settled: check at the next sighting
     if (beyond === 0) { linePend[i] = 0; continue; }
     if (++linePend[i] < packed[b + 7]) continue;
     const t = lineCrossT[i];
@@ -85,5 +95,7 @@ export function stepLines(packed: Float64Array, anchorOffset: Int32Array, mask: 
     lineCrossT[i] = NaN;
     if (t >= 0 && t <= 1) { out[i] = beyond; hits++; }
   }
+  st.linesQuiet = nearest;
+  st.linesCls = st.cls;
   return hits;
 }

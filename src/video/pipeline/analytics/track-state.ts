@@ -21,6 +21,13 @@ export class TrackState {
   /** Per rule: `travel` below which the rule's outcome cannot change (0: check at the next sighting). */
   lineQuiet: Float64Array;
   zoneQuiet: Float64Array;
+  /** The smallest of lineQuiet (zoneQuiet) over the rules that count the class `linesCls` (`zonesCls`): the
+   * engine skips all lines (zones) below it; and the earliest time a zone's dwell event can be due. */
+  linesQuiet = 0;
+  linesCls = '';
+  zonesQuiet = 0;
+  zonesCls = '';
+  zonesDwellDue = Infinity;
   /** x, y of each anchor kind at the last sighting, and at the one before. */
   cur = new Float64Array(ANCHOR_KINDS * 2);
   prev = new Float64Array(ANCHOR_KINDS * 2);
@@ -81,6 +88,8 @@ export class TrackState {
     // Every rule is checked at the next sighting; quiet spans start again from there.
     this.lineQuiet = new Float64Array(n);
     this.zoneQuiet = new Float64Array(to.zones.length);
+    this.linesQuiet = 0;
+    this.zonesQuiet = 0;
     const zoneIdx = new Map(from.zones.map((z, i) => [z.key + z.id, i]));
     const m = to.zones.length;
     const inside = new Uint8Array(m), zpend = new Uint8Array(m), enter = new Float64Array(m), dwell = new Uint8Array(m);
