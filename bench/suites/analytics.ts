@@ -6,12 +6,9 @@
 // from its archived chunks (JSON parsing included: what a task without a log costs), for a busy scene (100
 // tracks, 64 + 64 rules) and a typical one (20 tracks, 4 lines, 4 zones). Times are wall time per frame and,
 // beside it, CPU time per frame (steadier on a shared machine).
-// Measured on a shared 2-core machine under heavy load (three runs): CPU per frame 0.34-0.37 ms against the
-// naive counter's 0.29-0.32 ms (p50 wall ratio 0.99-1.12x), so the engine costs about what the bare loop
-// over 12 800 track-rule pairs costs there. Recount, two runs at load average 6 on the 2 cores (the second
-// with the zones' bounding-box fast path in engine.ts): from the track log typical 56-68 ms wall (CPU
-// 53-60 ms), busy 3.0-4.3 s wall (CPU 2.0-2.7 s: all of it the engine, 0.37-0.45 ms CPU a frame); from the
-// archived chunks typical 0.57-0.89 s (CPU 0.38-0.40 s), busy 5.3-8.4 s (CPU 3.5 s).
+// Three quiet runs on a 2-core machine (docs/analytics.md): 0.21-0.30 ms a frame p50 (naive 0.29-0.53 ms in
+// the same runs); recount from the track log typical 50-63 ms, busy 1.76-1.81 s; from the archive 371-398 ms
+// and 2.8-3.5 s.
 import { AnalyticsEngine, type AnalyticsFrame } from '../../src/video/pipeline/analytics/engine.js';
 import { cross, pointInPolygon } from '../../src/video/pipeline/analytics/geometry.js';
 import { parseAnalytics } from '../../src/video/pipeline/analytics/rules.js';
