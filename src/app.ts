@@ -5,7 +5,7 @@ import { VERSION } from './paths.js';
 import type { Config } from './config/index.js';
 import { createLogger, requestLogger, type Logger } from './log.js';
 import { openDb, type Db } from './store/db.js';
-import { migrate } from './store/migrate.js';
+import { migrate, migrationsKey } from './store/migrate.js';
 import { coreMigrations, type Migration } from './store/migrations.sql.js';
 import { Projects } from './auth/projects.js';
 import { Authenticator } from './auth/authenticator.js';
@@ -82,8 +82,9 @@ export function allMigrations(): Migration[] {
 export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
   if (config.native.addonPath) useAddonPath(config.native.addonPath);
   mkdirSync(config.dataDir, { recursive: true });
-  const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize, pgliteTemplateDir: config.pgliteTemplateDir });
-  await migrate(db, allMigrations());
+  const all = allMigrations();
+  const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize, pgliteTemplateDir: config.pgliteTemplateDir,
+    prepare: { key: migrationsKey(all), run: (d) => migrate(d, all) } });
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, { syncMs: config.models.syncMs });
   const taskModels = new TaskModels(models);

@@ -23,30 +23,55 @@ export interface Db extends Queryable {
   poolStats?(): { max: number; total: number; idle: number; waiting: number };
 }
 
-/** `pgliteTemplateDir`: where templates of an empty embedded cluster are kept (pglite-template.ts). */
-export async function openDb(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; pgliteTemplateDir?: string }): Promise<Db> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openPglite(join(opts.dataDir, 'db'), opts.pgliteTemplateDir);
+/**
+ * What runs on a database right after it opens (the migrations), and a key naming exactly that work: a fresh
+ * embedded database can then start from a template that already had it done (pglite-template.ts).
+ */
+export interface DbPrepare {
+  key: string;
+  run(db: Db): Promise<unknown>;
 }
 
-async function openPglite(dir: string, templateDir: string | undefined): Promise<Db> {
+/**
+ * `pgliteTemplateDir`: where templates of fresh embedded clusters are kept (pglite-template.ts); `prepare`
+ * runs once the database is open, on either engine.
+ */
+export async function openDb(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; pgliteTemplateDir?: string; prepare?: DbPrepare }): Promise<Db> {
+  const db = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : await openPglite(join(opts.dataDir, 'db'), opts.pgliteTemplateDir, opts.prepare);
+  if (opts.databaseUrl && opts.prepare) await opts.prepare.run(db);
+  return db;
+}
+
+async function openPglite(dir: string, templateDir: string | undefined, prepare: DbPrepare | undefined): Promise<Db> {
   mkdirSync(dir, { recursive: true });
   const { PGlite } = await import('@electric-sql/pglite');
   const fresh = !existsSync(join(dir, 'PG_VERSION'));
-  const template = fresh && templateDir ? readTemplate(templateDir) : null;
-  let pg: InstanceType<typeof PGlite> | null = null;
-  if (template) {
-    // A damaged template must not keep the service from starting: the directory is emptied and initdb runs.
-    pg = await PGlite.create(dir, { loadDataDir: template }).catch(() => {
-      rmSync(dir, { recursive: true, force: true });
-      mkdirSync(dir, { recursive: true });
-      return null;
-    });
-  }
+  type Pg = InstanceType<typeof PGlite>;
+  // A damaged template must not keep the service from starting: the directory is emptied, the next way tried.
+  const load = (template: Blob | null): Promise<Pg | null> => (template === null ? Promise.resolve(null) : PGlite.create(dir, { loadDataDir: template }).catch(() => {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    return null;
+  }));
+  // Fresh: from the template with `prepare` done (nothing left for it to do), else from the empty cluster's
+  // template, else initdb (which then becomes the empty cluster's template).
+  let pg: Pg | null = fresh && templateDir && prepare ? await load(readTemplate(templateDir, prepare.key)) : null;
+  const prepared = pg !== null;
+  if (!pg && fresh && templateDir) pg = await load(readTemplate(templateDir));
   if (!pg) {
     pg = await PGlite.create(dir);
-    // No template yet, or a damaged one: this fresh cluster becomes the template.
     if (fresh && templateDir) await saveTemplate(pg, templateDir);
   }
+  const db = pgliteDb(pg);
+  if (prepare) {
+    await prepare.run(db);
+    // A fresh cluster just prepared, nothing else in it yet: the template for the next one.
+    if (fresh && templateDir && !prepared) await saveTemplate(pg, templateDir, prepare.key);
+  }
+  return db;
+}
+
+function pgliteDb(pg: import('@electric-sql/pglite').PGlite): Db {
   const conn = pg;
   let closed = false;
   return {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Db } from './db.js';
 import { sql, type Migration } from './migrations.sql.js';
 
@@ -24,4 +25,10 @@ export async function migrate(db: Db, all: Migration[]): Promise<number[]> {
     }
     return applied;
   });
+}
+
+/** Names a set of migrations exactly (versions, names and SQL): the key of a migrated template (db.ts). */
+export function migrationsKey(all: readonly Migration[]): string {
+  const sorted = [...all].sort((a, b) => a.version - b.version).map((m) => [m.version, m.name, m.sql]);
+  return `schema-${createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 16)}`;
 }
