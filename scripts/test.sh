@@ -8,6 +8,19 @@ cd "$(dirname "$0")/.."
 export SIGHTFLOW_ROOT="$PWD"
 # Every test app, CLI run and bench makes its fresh embedded database from one template (docs/configuration.md).
 export SIGHTFLOW_PGLITE_TEMPLATE_DIR="${SIGHTFLOW_PGLITE_TEMPLATE_DIR:-$PWD/.tmp/pglite-templates}"
+# Temporary files (every test's data dir, fresh embedded databases, the throwaway PostgreSQL cluster) go to
+# a directory of this run in memory when /dev/shm has room: a fresh PGlite database is about a thousand files
+# written and removed again, and on a disk mounted with `discard` that made a test app's start 3.1-3.8 s
+# against 1.3-2.4 s in memory. Removed when the suite ends; SIGHTFLOW_TEST_TMPDIR chooses another parent.
+tmp_parent="${SIGHTFLOW_TEST_TMPDIR:-}"
+if [ -z "$tmp_parent" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR==2 {print $4}')" -gt $((6 * 1024 * 1024)) ]; then
+  tmp_parent=/dev/shm
+fi
+if [ -n "$tmp_parent" ]; then
+  TMPDIR="$(mktemp -d "$tmp_parent/sightflow-suite.XXXXXX")"
+  export TMPDIR
+  trap 'rm -rf "$TMPDIR"' EXIT
+fi
 source scripts/lib/tap.sh
 started=$(date +%s)
 mkdir -p .tmp && rm -f .tmp/*.tap
