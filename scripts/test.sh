@@ -18,6 +18,8 @@ if [ -z "$tmp_parent" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(df -Pk /de
 fi
 if [ -n "$tmp_parent" ]; then
   TMPDIR="$(mktemp -d "$tmp_parent/sightflow-suite.XXXXXX")"
+  # As /tmp: the throwaway PostgreSQL cluster runs as the postgres user and makes its directory here.
+  chmod 1777 "$TMPDIR"
   export TMPDIR
   trap 'rm -rf "$TMPDIR"' EXIT
 fi
