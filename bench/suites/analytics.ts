@@ -161,7 +161,7 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   const peer = perFrame(frames, (f) => naive.process(f), warmup);
   console.log(`64 lines, 64 zones, 100 tracks, ${frames.length} frames: sightflow p50 ${ours.p50.toFixed(4)} ms (p90 ${ours.p90.toFixed(4)}, mean ${ours.mean.toFixed(4)}, cpu ${ours.cpu.toFixed(4)}; ${events} events)  ` +
     `naive p50 ${peer.p50.toFixed(4)} ms (mean ${peer.mean.toFixed(4)}, cpu ${peer.cpu.toFixed(4)}; ${naive.counts} counts)  sightflow/naive ${(ours.p50 / peer.p50).toFixed(2)}x`);
-  console.log(`goal: < 0.1 ms per frame: ${ours.p50 < 0.1 ? 'met' : 'NOT met'} (${ours.p50.toFixed(4)} ms p50)`);
+  console.log(`aim: < 0.1 ms per frame: ${quick ? 'judged on the full run' : ours.p50 < 0.1 ? 'met' : 'NOT met'} (${ours.p50.toFixed(4)} ms p50)`);
   const tenMinutes = quick ? 600 : 6000;
   const busyScene = scene(100, tenMinutes, 11), typicalScene = scene(20, tenMinutes, 13);
   const busyRules = big, typicalRules = rules(4, 4, 5);
@@ -169,9 +169,11 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   const typical = recount(typicalRules, { log: logged(typicalScene) });
   const busyArchive = recount(busyRules, { archive: archived(busyScene) });
   const typicalArchive = recount(typicalRules, { archive: archived(typicalScene) });
-  const goal = quick ? 200 : 2000;
+  // The goal is for a 10-minute task; --quick counts one minute, mostly before the JIT has warmed up, beside
+  // another suite in CI: it checks that the recount runs and agrees, not its speed.
+  const verdict = (ms: number) => (quick ? 'judged on the full run (6000 frames)' : ms < 2000 ? 'met' : 'NOT met');
   console.log(`recount ${tenMinutes} frames (${quick ? '1 minute' : '10 minutes'} at 10 fps) from the track log: busy (100 tracks, 64+64 rules) ${busy.ms.toFixed(0)} ms (cpu ${busy.cpuMs.toFixed(0)}; ${busy.events} events), ` +
-    `typical (20 tracks, 4+4 rules) ${typical.ms.toFixed(0)} ms (cpu ${typical.cpuMs.toFixed(0)}; ${typical.events} events); goal < ${goal} ms: ${busy.ms < goal && typical.ms < goal ? 'met' : 'NOT met'}`);
+    `typical (20 tracks, 4+4 rules) ${typical.ms.toFixed(0)} ms (cpu ${typical.cpuMs.toFixed(0)}; ${typical.events} events); goal < 2000 ms for 6000 frames: ${verdict(Math.max(busy.ms, typical.ms))}`);
   console.log(`recount from the archived chunks (no log: a task without an analytics step): busy ${busyArchive.ms.toFixed(0)} ms (cpu ${busyArchive.cpuMs.toFixed(0)}), typical ${typicalArchive.ms.toFixed(0)} ms (cpu ${typicalArchive.cpuMs.toFixed(0)})`);
   if (busy.events !== busyArchive.events || typical.events !== typicalArchive.events) throw new Error('the track log and the archive counted differently');
   if (json) {
