@@ -43,8 +43,9 @@ export function readTemplate(dir: string, key?: string): Blob | null {
 }
 
 /**
- * Saves a just-initialised (with `key`: just-migrated), still empty cluster as the template. Written to a temporary name and renamed, so
- * processes starting at once never read half a file. Best effort: a failure only costs the next start initdb.
+ * Saves a just-initialised (with `key`: just-migrated), still empty cluster as the template. Written to a
+ * temporary name and renamed, so processes starting at once never read half a file. Best effort: a failure
+ * only costs the next start the slower way.
  */
 export async function saveTemplate(pg: PGlite, dir: string, key?: string): Promise<void> {
   try {

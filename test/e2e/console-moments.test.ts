@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { makeMedia } from '../helpers/media.js';
-import { chromiumMissing, eventually, launchBrowser, screenshot } from '../helpers/browser.js';
+import { chromiumMissing, eventually, launchBrowser, recordPageProblems, screenshot } from '../helpers/browser.js';
 import { ensureConsoleBuilt } from '../helpers/console-build.js';
 import { serveFile } from '../helpers/media-server.js';
 import { chunksOf, readStream, waitStatus } from '../helpers/video-tasks.js';
@@ -44,8 +44,7 @@ before(async () => {
     sessionStorage.setItem(`sightflow.projectKey.${projectId}`, key!);
   }, [t.adminToken, t.projectId, t.key]);
   page = await context.newPage();
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) pageProblems.push(`console: ${m.text()}`); });
-  page.on('pageerror', (e) => pageProblems.push(`pageerror: ${e.message}`));
+  recordPageProblems(page, pageProblems);
 });
 after(async () => {
   await browser?.close();

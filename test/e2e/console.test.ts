@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, api, type TestApp } from '../helpers/app.js';
 import { vp9Clip } from '../helpers/media.js';
-import { chromiumMissing, eventually, launchBrowser, screenshot } from '../helpers/browser.js';
+import { chromiumMissing, eventually, launchBrowser, recordPageProblems, screenshot } from '../helpers/browser.js';
 import { ensureConsoleBuilt } from '../helpers/console-build.js';
 import { serveFile } from '../helpers/media-server.js';
 import { SyntheticProvider } from '../helpers/synthetic-provider.js';
@@ -33,10 +33,7 @@ before(async () => {
   context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: t.url });
   context.setDefaultTimeout(30_000);
   page = await context.newPage();
-  // HTTP errors the tests cause on purpose are logged by Chromium too; CSP violations and uncaught
-  // exceptions never should be.
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) pageProblems.push(`console: ${m.text()}`); });
-  page.on('pageerror', (e) => pageProblems.push(`pageerror: ${e.message}`));
+  recordPageProblems(page, pageProblems);
 });
 after(async () => {
   await browser?.close();

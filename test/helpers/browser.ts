@@ -39,3 +39,13 @@ export async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolea
   }
   return last;
 }
+
+/**
+ * Collects what a page must never show into `problems`: Content-Security-Policy violations and uncaught
+ * exceptions. HTTP errors the tests cause on purpose are logged by Chromium too, so other console lines are
+ * not collected.
+ */
+export function recordPageProblems(page: Page, problems: string[]): void {
+  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+}

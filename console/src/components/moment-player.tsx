@@ -11,6 +11,7 @@ import { fmtClock, fmtScore } from '../format';
 import { href, onLinkClick } from '../router';
 import { ErrorNotice, Loading, Notice } from './notice';
 import { TrackPlayer, videoSourceOf } from './track-player';
+import { perAnimationFrame } from '../frame-throttle';
 
 const RUNNING = new Set(['pending', 'running', 'streaming', 'cancelling']);
 
@@ -30,8 +31,7 @@ export function MomentPlayer(props: { api: ProjectApi; moment: Moment; basePath:
 
   useEffect(() => {
     if (!task) return;
-    let scheduled = 0;
-    const bump = () => { if (!scheduled) scheduled = requestAnimationFrame(() => { scheduled = 0; setVersion((v) => v + 1); }); };
+    const redraw = perAnimationFrame(() => setVersion((v) => v + 1));
     const s = followTaskStream({
       url: task.stream_url,
       key: props.api.key,
@@ -41,11 +41,11 @@ export function MomentPlayer(props: { api: ProjectApi; moment: Moment; basePath:
         // The first chunk past the moment's end: the moment is complete.
         if (t !== undefined && t > m.end_ms) { s.close(); setState({ state: 'done' }); return; }
         frames.add(c);
-        bump();
+        redraw.bump();
       },
       onState: (st, detail) => setState({ state: st, detail }),
     });
-    return () => { s.close(); if (scheduled) cancelAnimationFrame(scheduled); };
+    return () => { s.close(); redraw.cancel(); };
   }, [task?.id, m.stream_offset, m.end_ms]);
 
   const taskPath = `${props.basePath}/tasks/${encodeURIComponent(m.task_id)}`;

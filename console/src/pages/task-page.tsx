@@ -14,6 +14,7 @@ import { RulesLayer } from '../components/rules-layer';
 import type { Size } from '../analytics-rules';
 import type { V1PageProps } from './tasks-page';
 import { AnalyticsPanel, useTaskAnalytics, type TaskAnalytics } from './task-analytics';
+import { perAnimationFrame } from '../frame-throttle';
 
 const RUNNING = new Set(['pending', 'running', 'streaming', 'cancelling']);
 
@@ -42,18 +43,17 @@ export function TaskPage(props: V1PageProps & { taskId: string }) {
   // One stream per page: the archive replays from byte 0, then live chunks follow; re-render at most per frame.
   useEffect(() => {
     if (!task) return;
-    let scheduled = 0;
-    const bump = () => { if (!scheduled) scheduled = requestAnimationFrame(() => { scheduled = 0; setVersion((v) => v + 1); }); };
+    const redraw = perAnimationFrame(() => setVersion((v) => v + 1));
     const s = followTaskStream({
       url: task.stream_url,
       key: props.api.key,
-      onChunk: (c) => { frames.add(c); if (c.finish_reason) setFinish(c.finish_reason); bump(); },
+      onChunk: (c) => { frames.add(c); if (c.finish_reason) setFinish(c.finish_reason); redraw.bump(); },
       onState: (state, detail) => {
         setStreamState({ state, detail });
         if (state === 'done') void loadTask();
       },
     });
-    return () => { s.close(); if (scheduled) cancelAnimationFrame(scheduled); };
+    return () => { s.close(); redraw.cancel(); };
   }, [task?.id]);
 
   // The record (status, progress) is not on the stream: refresh it now and then while the task runs.

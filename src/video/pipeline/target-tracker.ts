@@ -128,8 +128,7 @@ export class TargetTracker {
    * gap instead of one interval. The interval is learned as the smallest gap seen, which needs no knowledge
    * of the sampling settings (fps sampling of 30 fps at 7 fps gives gaps of 4 and 5: both round to 1).
    */
-  #steps(index: number | undefined): number {
-    if (index === undefined) return 1;
+  #steps(index: number): number {
     const last = this.#lastIndex;
     this.#lastIndex = index;
     if (last === null || index <= last) return 1;
@@ -142,7 +141,7 @@ export class TargetTracker {
    * in the source, lets skipped frames count (see #steps). Returns the reported ones, in candidate order,
    * with their task-wide track id.
    */
-  assign<C extends Candidate>(candidates: readonly C[], frameIndex?: number): Array<{ candidate: C; trackId: number }> {
+  assign<C extends Candidate>(candidates: readonly C[], frameIndex: number): Array<{ candidate: C; trackId: number }> {
     const valid = candidates.filter((c) => c.box[2] > c.box[0] && c.box[3] > c.box[1]);
     const high = valid.filter((c) => c.score >= this.#feed);
     const fed = this.settings.type === 'bytetrack' ? valid.filter((c) => c.score >= this.#feed || (c.score >= BYTE_LOW && this.#continues(c, high))) : high;

@@ -48,6 +48,14 @@ type EventInit = Omit<AnalyticsEvent, 'id' | 'version' | 't_ms' | 'frame_index'>
 
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
+/** Which of `rules` count class `cls` (1) or not (0), cached per class; null when every rule counts every class. */
+function classMask(cache: Map<string, Uint8Array> | null, rules: ReadonlyArray<{ classes: ReadonlySet<string> | null }>, cls: string): Uint8Array | null {
+  if (cache === null) return null;
+  let m = cache.get(cls);
+  if (!m) cache.set(cls, (m = Uint8Array.from(rules, (r) => (r.classes === null || r.classes.has(cls) ? 1 : 0))));
+  return m;
+}
+
 export class AnalyticsEngine {
   #params: AnalyticsParameters;
   #pending: AnalyticsParameters | null = null;
@@ -129,17 +137,11 @@ export class AnalyticsEngine {
   }
 
   #maskFor(cls: string, rules: CompiledRules): Uint8Array | null {
-    if (this.#lineMasks === null) return null;
-    let m = this.#lineMasks.get(cls);
-    if (!m) this.#lineMasks.set(cls, (m = Uint8Array.from(rules.lines, (l) => (l.classes === null || l.classes.has(cls) ? 1 : 0))));
-    return m;
+    return classMask(this.#lineMasks, rules.lines, cls);
   }
 
   #zoneMaskFor(cls: string, rules: CompiledRules): Uint8Array | null {
-    if (this.#zoneMasks === null) return null;
-    let m = this.#zoneMasks.get(cls);
-    if (!m) this.#zoneMasks.set(cls, (m = Uint8Array.from(rules.zones, (z) => (z.classes === null || z.classes.has(cls) ? 1 : 0))));
-    return m;
+    return classMask(this.#zoneMasks, rules.zones, cls);
   }
 
   #emit(e: EventInit): void {
