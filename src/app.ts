@@ -79,12 +79,17 @@ export function allMigrations(): Migration[] {
   return [...coreMigrations, ...PARTS.flatMap((p) => p.migrations)];
 }
 
-export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
-  if (config.native.addonPath) useAddonPath(config.native.addonPath);
+/** The database with every migration applied (the data dir made first when embedded). */
+export async function openMigratedDb(config: Config): Promise<Db> {
   mkdirSync(config.dataDir, { recursive: true });
   const all = allMigrations();
-  const db: Db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize, pgliteTemplateDir: config.pgliteTemplateDir,
+  return openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize, pgliteTemplateDir: config.pgliteTemplateDir,
     prepare: { key: migrationsKey(all), run: (d) => migrate(d, all) } });
+}
+
+export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
+  if (config.native.addonPath) useAddonPath(config.native.addonPath);
+  const db = await openMigratedDb(config);
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, { syncMs: config.models.syncMs });
   const taskModels = new TaskModels(models);

@@ -2,8 +2,8 @@
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
 import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
 import { parseArgs, type ParsedArgs } from './cli-args.js';
-import { allMigrations, openServices, startApp, startMetrics, startTracing, stopServices, workerModules } from './app.js';
-import { createLogger } from './log.js';
+import { allMigrations, openMigratedDb, openServices, startApp, startMetrics, startTracing, stopServices, workerModules } from './app.js';
+import { Projects } from './auth/projects.js';
 import { VERSION } from './paths.js';
 import { modelsCli } from './models/models-cli.js';
 import { checkModelOnSample } from './detection/model-check.js';
@@ -103,9 +103,13 @@ async function runWorker(config: Config): Promise<void> {
   if (pending) { signals--; await shutdown(); }
 }
 
-async function withServices<T>(config: Config, fn: (s: Awaited<ReturnType<typeof openServices>>) => Promise<T>): Promise<T> {
-  const s = await openServices({ ...config, logLevel: 'warn' }, createLogger('warn'));
-  try { return await fn(s); } finally { await s.db.close(); }
+/**
+ * migrate, projects and keys touch the database alone: they open it (migrated) without the models, which
+ * `serve` loads and checks at start (seconds a command, for nothing these commands use).
+ */
+async function withProjects<T>(config: Config, fn: (projects: Projects) => Promise<T>): Promise<T> {
+  const db = await openMigratedDb(config);
+  try { return await fn(new Projects(db)); } finally { await db.close(); }
 }
 
 async function main(): Promise<void> {
@@ -126,40 +130,40 @@ async function main(): Promise<void> {
     case 'worker':
       return runWorker(config);
     case 'migrate':
-      return withServices(config, async () => { process.stdout.write('migrations applied\n'); });
+      return withProjects(config, async () => { process.stdout.write('migrations applied\n'); });
     case 'projects':
-      return withServices(config, async (s) => {
+      return withProjects(config, async (projects) => {
         if (sub === 'create') {
           const name = rest.join(' ').trim() || (typeof args.flags.name === 'string' ? args.flags.name : '');
           if (!name) fail('usage: sightflow projects create <name>');
-          const p = await s.projects.create(name);
+          const p = await projects.create(name);
           process.stdout.write(`${p.id}\t${p.name}\t${p.created_at}\n`);
         } else if (sub === 'list' || !sub) {
-          for (const p of await s.projects.list()) process.stdout.write(`${p.id}\t${p.name}\t${p.created_at}\n`);
+          for (const p of await projects.list()) process.stdout.write(`${p.id}\t${p.name}\t${p.created_at}\n`);
         } else fail(`unknown projects command ${sub}`);
       });
     case 'keys':
-      return withServices(config, async (s) => {
+      return withProjects(config, async (projects) => {
         const projectFlag = typeof args.flags.project === 'string' ? args.flags.project : undefined;
-        const project = projectFlag ? await s.projects.find(projectFlag) : null;
+        const project = projectFlag ? await projects.find(projectFlag) : null;
         if (projectFlag && !project) fail(`no project ${projectFlag}`);
         if (sub === 'create') {
           const name = typeof args.flags.name === 'string' ? args.flags.name : '';
           if (!project || !name) fail('usage: sightflow keys create --project <id|name> --name <text>');
-          const k = await s.projects.createKey(project.id, name);
+          const k = await projects.createKey(project.id, name);
           process.stdout.write(`${k.key}\n`);
           process.stderr.write(`created key ${k.id} (${k.hint}) in project ${project.name}; it is shown only this once\n`);
         } else if (sub === 'list' || !sub) {
-          for (const k of await s.projects.listKeys(project?.id)) {
+          for (const k of await projects.listKeys(project?.id)) {
             process.stdout.write(`${k.id}\t${k.project_id}\t${k.name}\t${k.hint}\t${k.disabled_at ? 'disabled' : 'active'}\t${k.created_at}\n`);
           }
         } else if (sub === 'disable') {
           const which = rest[0];
           if (!which) fail('usage: sightflow keys disable <id-or-hint>');
-          const found = (await s.projects.findKeys(which)).filter((k) => !project || k.project_id === project.id);
+          const found = (await projects.findKeys(which)).filter((k) => !project || k.project_id === project.id);
           if (found.length === 0) fail(`no key ${which}`);
           if (found.length > 1) fail(`${found.length} keys match ${which}; use the key id`);
-          const k = await s.projects.disableKey(found[0]!.project_id, found[0]!.id);
+          const k = await projects.disableKey(found[0]!.project_id, found[0]!.id);
           process.stdout.write(`disabled ${k!.id} (${k!.hint})\n`);
         } else fail(`unknown keys command ${sub}`);
       });

@@ -14,12 +14,16 @@
 //     (flat: what a stalled reader holds is bounded), whether the task time moved, and the stalled readers'
 //     bytes (an archive prefix ending on an event boundary, whether cut off or resumed).
 // Readers are raw HTTP/1.1 sockets in a child process (this file run with `client`), so the RSS sampled here
-// is the server's own and the reader side costs as little CPU as a reader can.
+// is the server's own and the reader side costs as little CPU as a reader can. They stand for clients on
+// other machines, so that process runs at the lowest CPU priority (nice 19; --reader-nice=N, 0 for the same
+// as the server): on a 2-core host it takes only what the task leaves idle, and what the task time still
+// shows is the server's own delivery work. Lag is measured at the readers, so it includes their waits. In
+// part 2 the process also hosts node B, a server, so it keeps the server's priority there.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -195,8 +199,13 @@ type Harness = typeof import('../../test/helpers/app.js');
 interface Client { child: ChildProcess; send(line: string): void; result: Promise<ClientResult> }
 interface ClientResult { eventEnds: number[]; archiveBytes: number; identical: number; live: number; stalledPrefixOk: number; stalledOnBoundary?: number; stalledComplete: number; stalled: number; times: number[][]; readerNodeRssMb: number; readerCpuS: number }
 
+/** The reader process's nice value (set by run()). */
+let readerNice = 19;
+
 async function startClient(cfg: ClientConfig): Promise<Client> {
   const child = spawn(process.execPath, ['--import', 'tsx', SELF, 'client', JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // Only a process of readers alone: one that also hosts node B is a server, at the server's priority.
+  if (readerNice !== 0 && !cfg.node && child.pid !== undefined) setPriority(child.pid, readerNice);
   const lines = createInterface({ input: child.stdout! });
   let last = '';
   let readyResolve!: () => void;
@@ -333,9 +342,14 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   // --part=same|cross|stall runs one part (while working on one).
   const part = args.find((a) => a.startsWith('--part='))?.slice(7);
   const want = (p: string) => !part || part === p;
+  const nice = args.find((a) => a.startsWith('--reader-nice='));
+  if (nice) readerNice = Math.max(0, Math.min(19, Math.trunc(Number(nice.slice(14))) || 0));
+  console.log(`readers in a child process at nice ${readerNice}${readerNice ? ' (they stand for clients on other machines; with node B in it, at the server\'s priority)' : ''}`);
   if (!hasEvalData('tracking/TUD-Stadtmitte/TUD-Stadtmitte.mp4') && skipWithoutEvalData({ json }, 'tracking/vtest_PETS09-S2L1_full/vtest.avi')) return;
   const h: Harness = await import('../../test/helpers/app.js');
-  const counts = quick ? [20] : [50, 300, 1000];
+  // --readers=a,b,c: other reader counts than 50, 300 and 1000 (20 with --quick).
+  const countsArg = args.find((a) => a.startsWith('--readers='));
+  const counts = countsArg ? countsArg.slice(10).split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0) : quick ? [20] : [50, 300, 1000];
   // --frames=N: a shorter task than the sequence's 179 frames (on a loaded machine).
   const framesArg = args.find((a) => a.startsWith('--frames='));
   const { body, label } = videoBody(quick, framesArg ? Math.max(3, Number(framesArg.slice(9))) : undefined);
@@ -387,7 +401,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   if (json) {
     const slim = (rows: RunResult[] | null) => rows?.map((r) => ({ readers: r.readers, seconds: r.seconds, ratio: r.ratio, lag_p50_ms: r.lagP50, lag_p95_ms: r.lagP95, lag_max_ms: r.lagMax, server_rss_mb: r.rssMb, identical: r.identical, ...(r.readerNodeRssMb ? { reader_node_rss_mb: r.readerNodeRssMb } : {}) })) ?? null;
     console.log(JSON.stringify({
-      suite: 'fanout', video: label,
+      suite: 'fanout', video: label, reader_nice: readerNice,
       sightflow: { worst_ratio_same_node: worst(same), worst_ratio_two_nodes: worst(cross), lag_p95_ms_max_readers: same.at(-1)?.lagP95 ?? null },
       peer: { name: 'same task, no reader', seconds: same[0]?.seconds ?? null },
       ratio: worst(same),

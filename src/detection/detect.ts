@@ -10,7 +10,7 @@ import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/ru
 import type { RgbImage } from '../media/rgb-image.js';
 import { readOnnxInfo } from '../inference/onnx-metadata.js';
 import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
-import { letterboxAsync } from '../native/image.js';
+import { cropResize, letterboxAsync } from '../native/image.js';
 import { dominantColor } from '../media/colour.js';
 import { decodeYolo, unletterbox, type Letterbox, type RawBox } from './yolo.js';
 
@@ -113,8 +113,15 @@ export class Detector {
 }
 
 /**
+ * Stretched inputs shrunk by more than this on an axis go through sharp: bilinear sampling skips source
+ * pixels beyond it (aliasing), sharp's kernel averages them.
+ */
+const MAX_BILINEAR_SHRINK = 2;
+
+/**
  * Resizes the image to the model input and lays it out as float32. Letterbox runs in the addon (scale, pad and
- * normalise in one pass on the libuv pool, src/native/image.ts); stretch resizes with sharp.
+ * normalise in one pass on the libuv pool, src/native/image.ts); stretch runs in the addon too (one
+ * synchronous pass) unless it shrinks by more than MAX_BILINEAR_SHRINK, then sharp resizes.
  */
 export async function modelInput(image: RgbImage, pre: ModelInputSpec): Promise<{ tensor: Tensor; letterbox: Letterbox }> {
   const { width: W, height: H } = pre;
@@ -126,6 +133,14 @@ export async function modelInput(image: RgbImage, pre: ModelInputSpec): Promise<
     return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
   }
   const lb: Letterbox = { scale: Math.min(W / image.width, H / image.height), padX: 0, padY: 0, width: W, height: H };
+  if (image.width <= MAX_BILINEAR_SHRINK * W && image.height <= MAX_BILINEAR_SHRINK * H) {
+    // One native pass (bilinear stretch, channel order and normalisation): 640x480 to 512x512 measured 4.6-5.1
+    // ms of CPU against about 25 through sharp's resize and the loop below; COCO mAP unchanged (eval detect).
+    const r = cropResize(image, [[0, 0, image.width, image.height]], {
+      width: W, height: H, layout: pre.layout, scale: pre.scale, channelOrder: pre.channelOrder, mean: pre.mean, std: pre.std,
+    });
+    return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
+  }
   let pixels: Buffer;
   if (W === image.width && H === image.height) {
     pixels = Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength);

@@ -88,6 +88,16 @@ export class ModelQueue<I, O> {
     });
   }
 
+  /**
+   * Throws what submit() would reject with when the lane is full now: a caller checks before preparing an
+   * item (decoding an image) so that under overload a refused request costs no more than its refusal.
+   */
+  checkRoom(priority: RunPriority = 'interactive'): void {
+    if (this.pendingIn(priority) < this.opts.depth) return;
+    countRejected(this.opts.name, priority);
+    throw errors.overloaded(`${this.opts.name} inference`);
+  }
+
   private pump(): void {
     while (this.running < this.concurrency && this.pending > 0) {
       // Wait for a fuller batch only while a batch could still grow and the first item is fresh.

@@ -303,6 +303,11 @@ export class ModelHandle {
   /** Items dropped from the queue unrun because their request's signal fired. */
   get dropped(): number { return this.queue.dropped; }
 
+  /** Throws the 503 a run would get now, when this caller's lane of the queue is full (check before costly preparation). */
+  checkRoom(): void {
+    this.queue.checkRoom(runPriority.getStore() ?? 'interactive');
+  }
+
   /**
    * Runs through the model's bounded queue; a full queue rejects at once with 503 overloaded_error. The
    * signal (default: the surrounding withRequestSignal's) drops the item if it fires before the run starts.

@@ -56,6 +56,7 @@ export class VisionService {
     const input = parseImageInput(body);
     const det = await this.detector(body.model);
     det.classFilter(body.classes); // unknown class -> 400 before any fetch
+    det.handle.checkRoom(); // a full queue refuses before the image is fetched and decoded
     const img = await this.load(caller, input);
     const objects = await withRequestSignal(caller.signal, () =>
       det.detect(img, { classes: body.classes, confidence_threshold: body.confidence_threshold ?? 0.5 }));
@@ -72,6 +73,7 @@ export class VisionService {
     const input = parseImageInput(body);
     if (body.model !== undefined && !OCR_MODELS.includes(body.model)) throw errors.unknownModel('model', body.model, 'ocr', OCR_MODELS);
     await routeLanguage(body.language); // unsupported language -> 400 naming the supported ones
+    this.ocrQueue.checkRoom();
     const img = await this.load(caller, input);
     const r = await this.ocrJob(img, body.language, caller.signal);
     const usage = {

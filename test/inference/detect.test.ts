@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { COCO_CLASSES } from '../../src/detection/coco-classes.js';
-import { Detector } from '../../src/detection/detect.js';
+import { Detector, modelInput } from '../../src/detection/detect.js';
+import type { ModelInputSpec } from '../../src/detection/detector-config.js';
 import { colorName } from '../../src/media/colour.js';
 import { iou } from '../../src/detection/yolo.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
@@ -68,4 +69,25 @@ test('colour names', () => {
   assert.equal(colorName(10, 10, 12), 'black');
   assert.equal(colorName(128, 128, 128), 'gray');
   assert.equal(colorName(240, 220, 30), 'yellow');
+});
+
+test('stretched model input: one native pass at up to 2x shrink (exact at the model size), sharp beyond', async () => {
+  const spec = { inputName: 'x', width: 4, height: 2, resize: 'stretch', layout: 'nchw', scale: 1 / 255, channelOrder: 'bgr', mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] } as unknown as ModelInputSpec;
+  const px = Uint8Array.from({ length: 4 * 2 * 3 }, (_, i) => (i * 37) % 256);
+  const same = await modelInput({ data: px, width: 4, height: 2, channels: 3 }, spec);
+  assert.deepEqual(same.tensor.dims, [1, 3, 2, 4]);
+  const data = same.tensor.data as Float32Array;
+  for (let i = 0; i < 8; i++) {
+    for (let c = 0; c < 3; c++) {
+      const want = (px[3 * i + (2 - c)]! / 255 - 0.5) / 0.25;
+      assert.ok(Math.abs(data[c * 8 + i]! - want) < 1e-5, `pixel ${i} channel ${c}: ${data[c * 8 + i]} vs ${want}`);
+    }
+  }
+  // A flat image stays flat whichever path scales it (2x: native; 3x: sharp).
+  for (const k of [2, 3]) {
+    const flat = { data: new Uint8Array(4 * k * 2 * k * 3).fill(200), width: 4 * k, height: 2 * k, channels: 3 as const };
+    const out = (await modelInput(flat, spec)).tensor.data as Float32Array;
+    const want = (200 / 255 - 0.5) / 0.25;
+    assert.ok(out.every((v) => Math.abs(v - want) < 1e-5), `${k}x shrink`);
+  }
 });

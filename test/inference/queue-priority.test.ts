@@ -53,6 +53,17 @@ test('each lane has its own bound: a full camera lane does not refuse image requ
   assert.equal((await Promise.allSettled(fg)).filter((r) => r.status === 'fulfilled').length, 2);
 });
 
+test('checkRoom refuses as submit would, per lane, before anything is prepared', async () => {
+  const { q } = recordingQueue(1, 20);
+  const running = q.submit('img0'); // runs at once: the lane is empty again
+  assert.doesNotThrow(() => q.checkRoom('interactive'));
+  const waiting = q.submit('img1');
+  assert.throws(() => q.checkRoom('interactive'), (e: unknown) => e instanceof ApiError && e.status === 503);
+  assert.doesNotThrow(() => q.checkRoom('background'));
+  await Promise.all([running, waiting]);
+  assert.doesNotThrow(() => q.checkRoom());
+});
+
 test('metrics count each lane: queue waits by lane, a refusal in the lane that refused, pending per lane', async () => {
   enableMetrics({ projectLabel: false });
   const ran: string[] = [];
