@@ -66,11 +66,12 @@ export class ModelQueue<I, O> {
    */
   submit(input: I, signal?: AbortSignal, priority: RunPriority = 'interactive'): Promise<O> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const lane = priority === 'background' ? this.background : this.waiting;
-    if (lane.length >= this.opts.depth) {
-      countRejected(this.opts.name, priority);
-      return Promise.reject(errors.overloaded(`${this.opts.name} inference`));
+    try {
+      this.checkRoom(priority);
+    } catch (e) {
+      return Promise.reject(e);
     }
+    const lane = priority === 'background' ? this.background : this.waiting;
     return new Promise<O>((resolve, reject) => {
       const item: Item<I, O> = { input, lane: priority, at: Date.now(), resolve, reject, signal, scope: new AsyncResource('ModelQueueItem') };
       if (signal) {
