@@ -3,6 +3,7 @@
 // (session-worker.ts): onnxruntime-node runs a model synchronously on the calling thread for 100-400 ms,
 // which on the main thread would stall every HTTP request and SSE stream meanwhile.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
@@ -86,7 +87,7 @@ export function currentRequestSignal(): AbortSignal | undefined {
 /** A model loaded in its worker: the providers it runs on and its input/output names. */
 export interface LoadedModel extends SessionInfo {
   providers: string[];
-  /** Process RSS growth while it loaded (approximate: other work in the process counts too). */
+  /** Process RSS growth while it loaded, at least the weights' size (approximate: other work in the process counts too). */
   memoryBytes: number;
   loadedAt: number;
 }
@@ -209,10 +210,13 @@ export class InferenceRuntime {
   async createSession(id: string, source: Uint8Array | string, providers = this.providers, replica = 0, threads = this.intraOpThreads): Promise<{ worker: SessionWorker; model: LoadedModel }> {
     const load = async (eps: string[]) => {
       const worker = this.pool.workerFor(replicaKey(id, replica));
+      // The session holds at least its weights; RSS growth over the load says more (arenas, copies) but can
+      // read zero when other work in the process frees memory meanwhile.
+      const weights = typeof source === 'string' ? await stat(source).then((st) => st.size, () => 0) : source.byteLength;
       const rss0 = process.memoryUsage.rss();
       const info = await worker.call<SessionInfo>(
         { op: 'load', model: id, source, providers: eps, intraOpThreads: threads }, `loading model ${id}`);
-      return { worker, model: { ...info, providers: eps, memoryBytes: Math.max(0, process.memoryUsage.rss() - rss0), loadedAt: Date.now() } };
+      return { worker, model: { ...info, providers: eps, memoryBytes: Math.max(weights, process.memoryUsage.rss() - rss0), loadedAt: Date.now() } };
     };
     try {
       const loaded = await load(providers);

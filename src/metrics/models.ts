@@ -66,5 +66,5 @@ collected('sightflow_model_queue_pending', 'Inference items waiting in a lane of
 collected('sightflow_model_queue_capacity', 'Most items a lane of a model\'s queue holds; one more is refused with 503', 'gauge', perLane((m) => m.state.queue_depth));
 collected('sightflow_model_loaded', 'Whether a model is loaded in its worker now (1) or not (0)', 'gauge',
   perModel((m) => (m.state.state === 'loaded' ? 1 : 0)));
-collected('sightflow_model_memory_bytes', 'Process memory growth while a loaded model loaded (approximate)', 'gauge', perModel((m) => m.state.memory_bytes));
+collected('sightflow_model_memory_bytes', 'Process memory growth while a loaded model loaded, at least its weights (approximate)', 'gauge', perModel((m) => m.state.memory_bytes));
 collected('sightflow_model_unloads_total', 'Times a model was unloaded (idle unload or removal)', 'counter', perModel((m) => m.state.unloads));

@@ -10,7 +10,7 @@ import { defineRoute, type RouteDef } from '../http/route.js';
 export const ModelServingOut = z.object({
   state: z.enum(['unloaded', 'loading', 'loaded']),
   providers: z.array(z.string()).nullable().meta({ description: 'Providers the loaded session runs on' }),
-  memory_bytes: z.number().nullable().meta({ description: 'Process memory growth while it loaded (approximate)' }),
+  memory_bytes: z.number().nullable().meta({ description: 'Process memory growth while it loaded, at least the size of its weights (approximate)' }),
   loaded_at: z.string().nullable(),
   last_used_at: z.string().nullable(),
   requests: z.number().int(),

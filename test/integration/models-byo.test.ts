@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, serve } from '../helpers/cli.js';
 import { BYO_MODELS, byoModelsSkip, byoPath, type ByoModelId } from '../../eval/byo-dir.js';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { modelsDirWithBuiltins } from '../helpers/inference.js';
 import { SAMPLE_IMAGE } from '../../src/detection/model-check.js';
 
@@ -93,8 +93,9 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
   assert.equal(loaded.serving.queue_depth, 4);
   assert.equal(loaded.serving.idle_unload_s, 600);
   assert.equal(loaded.labels_count, 1);
-  assert.ok(loaded.serving.memory_bytes > 0);
-  t.diagnostic(`faces preloaded: ${Math.round(loaded.serving.memory_bytes / 1048576)} MB RSS growth while loading`);
+  // At least the weights, however the process's other memory moved while it loaded.
+  assert.ok(loaded.serving.memory_bytes >= statSync(byoModelPath('yolo11n-face-int8')).size, String(loaded.serving.memory_bytes));
+  t.diagnostic(`faces preloaded: ${Math.round(loaded.serving.memory_bytes / 1048576)} MB (RSS growth while loading, at least the weights)`);
 
   const rmr = await runCli(['models', 'remove', ids[0], '--data-dir', dir], env);
   assert.equal(rmr.code, 0, rmr.stderr);
