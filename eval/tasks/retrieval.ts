@@ -7,7 +7,7 @@
 //    one of its copies. copies_r4: share of the 4 copies among the 4 best hits other than itself.
 //  - speech/*: clips with reference transcripts. text->audio: index the clips, query with each transcript;
 //    audio->text: index the transcripts as text, query with each clip; R@1 of the matching one.
-// --quick: 10 photos, 4 clips.
+// --quick: 5 photos, 2 clips (one of each speech set).
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import sharp from 'sharp';
@@ -92,7 +92,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   if (skipWithoutEvalData({ json }, 'retrieval_coco_captions', 'speech')) return;
   const dir = evalDir('retrieval_coco_captions');
   const speechDir = evalDir('speech');
-  const files = readdirSync(join(dir, 'images')).filter((f) => /\.jpe?g$/i.test(f)).sort().slice(0, quick ? 10 : undefined);
+  const files = readdirSync(join(dir, 'images')).filter((f) => /\.jpe?g$/i.test(f)).sort().slice(0, quick ? 5 : undefined);
   const captions = readFileSync(join(dir, 'captions.tsv'), 'utf8').split('\n').slice(1).map((l) => l.split('\t'))
     .filter(([f, c]) => f && c && files.includes(f));
   const t = await startTestApp();
@@ -139,7 +139,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
 
     // speech
     let clips = speechClips(speechDir);
-    if (quick) clips = clips.filter((c) => c.path.includes('cards')).slice(0, 2).concat(clips.filter((c) => !c.path.includes('cards')).slice(0, 2));
+    if (quick) clips = clips.filter((c) => c.path.includes('cards')).slice(0, 1).concat(clips.filter((c) => !c.path.includes('cards')).slice(0, 1));
     const audioCol = await collection(t, 'clips');
     const textCol = await collection(t, 'transcripts');
     const audio = clips.map((c) => readFileSync(c.path));
