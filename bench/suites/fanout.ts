@@ -14,17 +14,21 @@
 //     (flat: what a stalled reader holds is bounded), whether the task time moved, and the stalled readers'
 //     bytes (an archive prefix ending on an event boundary, whether cut off or resumed).
 // Readers are raw HTTP/1.1 sockets in a child process (this file run with `client`), so the RSS sampled here
-// is the server's own and the reader side costs as little CPU as a reader can. --reader-nice=N runs that
+// is the server's own and the reader side costs as little CPU as a reader can: on the same node they run in
+// bench/peers/sse-readers.c (compiled with cc at the start; one epoll loop, the same checks and timings),
+// which took 2.1 s of CPU for 1000 readers of the 179-frame task where Node.js sockets took about 4.5 s
+// (--node-readers uses those; they also serve part 2's readers, which read node B in the same process).
+// --reader-nice=N runs that
 // process at a lower CPU priority (readers standing for clients on other machines; in part 2 it also hosts
 // node B, a server, so it keeps the server's priority there). Not the default: at nice 19, three quiet runs
 // gave 1000 readers 1.11-1.36x (the last run at the same priority: 1.19x) and lag p95 89-184 ms (39 ms), since the
 // lag is measured at the readers and includes their own waits for a core.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { setPriority, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
@@ -43,7 +47,7 @@ const pct = (xs: number[], p: number) => {
 // ---------------------------------------------------------------------------------------------------------
 // The reader side (child process).
 
-interface ClientConfig { port: number; key: string; n: number; stall: number; node?: { databaseUrl: string; dataDir: string } }
+interface ClientConfig { port: number; key: string; n: number; stall: number; node?: { databaseUrl: string; dataDir: string }; native?: string }
 interface ReaderOut { bytes: number; same: boolean; times: number[]; done: boolean; stalled: boolean }
 
 /**
@@ -133,6 +137,42 @@ function reader(port: number, key: string, id: string, stall: boolean, ref: Refe
   });
 }
 
+/**
+ * The live readers of one task in the compiled C reader (bench/peers/sse-readers.c): the same requests, checks
+ * and timings as reader(), at a fraction of the CPU. `over` resolves when the stalled readers may read again.
+ */
+async function nativeReaders(exe: string, port: number, key: string, id: string, n: number, stall: number, ref: Reference, over: Promise<unknown>): Promise<{ outs: ReaderOut[]; cpuS: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sightflow-fanout-ref-'));
+  try {
+    const refFile = join(dir, 'ref');
+    const child = spawn(exe, [String(port), key, id, String(n), String(stall), refFile], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const chunks: Buffer[] = [];
+    child.stdout!.on('data', (d: Buffer) => chunks.push(d));
+    const closed = new Promise<number | null>((r) => child.on('close', r));
+    if (stall > 0) void over.then(() => child.stdin!.write('over\n'));
+    const code = await closed;
+    if (code !== 0) throw new Error(`sse-readers exited with ${code}`);
+    const out = JSON.parse(Buffer.concat(chunks).toString()) as { cpu_s: number; readers: ReaderOut[] };
+    const bytes = readFileSync(refFile);
+    ref.buf = bytes;
+    ref.len = bytes.length;
+    return { outs: out.readers, cpuS: out.cpu_s };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Compiles the C reader into a temporary directory; null (the readers then run in Node.js) without a C compiler. */
+function compileNativeReaders(): { exe: string; dir: string } | null {
+  const dir = mkdtempSync(join(tmpdir(), 'sightflow-fanout-readers-'));
+  const exe = join(dir, 'sse-readers');
+  const r = spawnSync('cc', ['-O2', '-o', exe, join(dirname(SELF), '..', 'peers', 'sse-readers.c')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (r.status === 0) return { exe, dir };
+  rmSync(dir, { recursive: true, force: true });
+  console.log(`readers run in Node.js: the C reader did not compile (${r.error?.message ?? r.stderr?.toString().trim().split('\n')[0]})`);
+  return null;
+}
+
 async function clientMain(cfg: ClientConfig): Promise<void> {
   let port = cfg.port;
   let closeNode: (() => Promise<void>) | null = null;
@@ -151,7 +191,12 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
   const id = (await next()).trim();
   const paused: Array<() => void> = [];
   const shared = new Reference();
-  const outs = await (async () => {
+  let nativeCpuS = 0;
+  const outs = cfg.native && !cfg.node ? await (async () => {
+    const r = await nativeReaders(cfg.native!, port, cfg.key, id, cfg.n, cfg.stall, shared, cfg.stall > 0 ? next() : Promise.resolve());
+    nativeCpuS = r.cpuS;
+    return r.outs;
+  })() : await (async () => {
     const all = Array.from({ length: cfg.n }, (_, i) => reader(port, cfg.key, id, i < cfg.stall, shared, (resume) => paused.push(resume)));
     if (cfg.stall > 0) {
       // The parent says when the task is over; the stalled readers then read what the server still has for them.
@@ -185,7 +230,7 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
     stalledPrefixOk: stalled.filter(prefixOk).length, stalledOnBoundary: stalled.filter((o) => prefixOk(o) && onBoundary(o)).length, stalledComplete: stalled.filter((o) => o.done).length, stalled: stalled.length,
     times: live.map((o) => o.times.map((t) => Math.round(t))),
     readerNodeRssMb: mb(peak),
-    readerCpuS: round((process.cpuUsage().user + process.cpuUsage().system) / 1e6),
+    readerCpuS: round((process.cpuUsage().user + process.cpuUsage().system) / 1e6 + nativeCpuS),
   });
   await closeNode?.();
   // A large line: exit only once the pipe has taken all of it.
@@ -201,9 +246,11 @@ interface ClientResult { eventEnds: number[]; archiveBytes: number; identical: n
 
 /** The reader process's nice value (set by run()). */
 let readerNice = 0;
+/** The compiled C reader (set by run()); undefined: the readers run in Node.js. */
+let nativeExe: string | undefined;
 
 async function startClient(cfg: ClientConfig): Promise<Client> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SELF, 'client', JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', SELF, 'client', JSON.stringify({ ...cfg, native: nativeExe })], { stdio: ['pipe', 'pipe', 'inherit'] });
   // Only a process of readers alone: one that also hosts node B is a server, at the server's priority.
   if (readerNice !== 0 && !cfg.node && child.pid !== undefined) setPriority(child.pid, readerNice);
   const lines = createInterface({ input: child.stdout! });
@@ -345,6 +392,11 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const nice = args.find((a) => a.startsWith('--reader-nice='));
   if (nice) readerNice = Math.max(0, Math.min(19, Math.trunc(Number(nice.slice(14))) || 0));
   if (readerNice) console.log(`readers in a child process at nice ${readerNice} (they stand for clients on other machines; with node B in it, at the server's priority)`);
+  // --node-readers: the same-node readers as Node.js sockets instead of the C reader (to compare what they cost).
+  const compiled = args.includes('--node-readers') ? null : compileNativeReaders();
+  nativeExe = compiled?.exe;
+  if (compiled) process.once('exit', () => rmSync(compiled.dir, { recursive: true, force: true }));
+  console.log(`same-node readers: ${nativeExe ? 'the C reader (bench/peers/sse-readers.c)' : 'Node.js sockets'}`);
   if (!hasEvalData('tracking/TUD-Stadtmitte/TUD-Stadtmitte.mp4') && skipWithoutEvalData({ json }, 'tracking/vtest_PETS09-S2L1_full/vtest.avi')) return;
   const h: Harness = await import('../../test/helpers/app.js');
   // --readers=a,b,c: other reader counts than 50, 300 and 1000 (20 with --quick).
