@@ -392,12 +392,12 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const nice = args.find((a) => a.startsWith('--reader-nice='));
   if (nice) readerNice = Math.max(0, Math.min(19, Math.trunc(Number(nice.slice(14))) || 0));
   if (readerNice) console.log(`readers in a child process at nice ${readerNice} (they stand for clients on other machines; with node B in it, at the server's priority)`);
+  if (!hasEvalData('tracking/TUD-Stadtmitte/TUD-Stadtmitte.mp4') && skipWithoutEvalData({ json }, 'tracking/vtest_PETS09-S2L1_full/vtest.avi')) return;
   // --node-readers: the same-node readers as Node.js sockets instead of the C reader (to compare what they cost).
   const compiled = args.includes('--node-readers') ? null : compileNativeReaders();
   nativeExe = compiled?.exe;
   if (compiled) process.once('exit', () => rmSync(compiled.dir, { recursive: true, force: true }));
   console.log(`same-node readers: ${nativeExe ? 'the C reader (bench/peers/sse-readers.c)' : 'Node.js sockets'}`);
-  if (!hasEvalData('tracking/TUD-Stadtmitte/TUD-Stadtmitte.mp4') && skipWithoutEvalData({ json }, 'tracking/vtest_PETS09-S2L1_full/vtest.avi')) return;
   const h: Harness = await import('../../test/helpers/app.js');
   // --readers=a,b,c: other reader counts than 50, 300 and 1000 (20 with --quick).
   const countsArg = args.find((a) => a.startsWith('--readers='));
