@@ -8,6 +8,8 @@
 //  - Both at score >= 0.001, the graph output as is (its max-pool peak picking is the NMS); the API path
 //    (same-class NMS at IoU 0.7) is printed too.
 //  - ms_p50: median per image of our detect path (resize from decoded pixels + model + decode).
+//  - --upscale F: every photo enlarged F times (sharp, lanczos) before detection, as a camera's large frames
+//    (the input then shrinks more than 2x, the path 720p and larger frames take); the labels scale with it.
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { evalDir, skipWithoutEvalData } from '../dir.js';
@@ -34,6 +36,8 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8').split('\n').map((s) => s.trim()).filter(Boolean);
   const files = readdirSync(join(dir, 'images')).filter((f) => f.endsWith('.jpg')).sort();
   const images = quick ? files.slice(0, 8) : files;
+  const upscale = Number(argValue(args, 'upscale') ?? 1);
+  if (!(upscale >= 1 && upscale <= 8)) throw new Error(`--upscale takes a factor from 1 to 8, not ${argValue(args, 'upscale')}`);
 
   const dataDir = process.env.SIGHTFLOW_DATA_DIR ?? './data';
   const registry = await ModelRegistry.open(dataDir, process.env.SIGHTFLOW_MODELS_DIR ? { modelsDir: process.env.SIGHTFLOW_MODELS_DIR } : {});
@@ -50,7 +54,11 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const ms: number[] = [];
   const refMs: number[] = [];
   for (const f of images) {
-    const { data, info } = await sharp(join(dir, 'images', f)).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+    let { data, info } = await sharp(join(dir, 'images', f)).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+    if (upscale !== 1) {
+      ({ data, info } = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
+        .resize(Math.round(info.width * upscale), Math.round(info.height * upscale), { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true }));
+    }
     const img: RgbImage = { data, width: info.width, height: info.height, channels: 3 };
     gts.push(...readLabels(join(dir, 'labels', f.replace(/\.jpg$/, '.txt')), f, img.width, img.height));
 
@@ -83,7 +91,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const a = meanAp(api, gts);
   const r = meanAp(refs, gts);
   const p50 = median(ms);
-  console.log(`detect eval on ${images.length} images (${gts.length} labelled boxes, ${new Set(gts.map((g) => g.classId)).size} classes present)`);
+  console.log(`detect eval on ${images.length} images${upscale !== 1 ? ` enlarged ${upscale}x` : ''} (${gts.length} labelled boxes, ${new Set(gts.map((g) => g.classId)).size} classes present)`);
   console.log(`  sightflow (ONNX Runtime, graph output)   mAP@0.5 ${m.map50.toFixed(3)}  mAP@0.5:0.95 ${m.map50_95.toFixed(3)}  ${p50.toFixed(1)} ms/image p50`);
   console.log(`  sightflow API path (class NMS 0.7)       mAP@0.5 ${a.map50.toFixed(3)}  mAP@0.5:0.95 ${a.map50_95.toFixed(3)}`);
   console.log(`  reference (TFJS wasm, same tensors)      mAP@0.5 ${r.map50.toFixed(3)}  mAP@0.5:0.95 ${r.map50_95.toFixed(3)}  ${median(refMs).toFixed(1)} ms/image p50 (model only)`);

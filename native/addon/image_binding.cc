@@ -171,6 +171,20 @@ Napi::Value ResizeSync(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// shrink(src, width, height, stride, fx, fy, out: Uint8Array) -> undefined
+Napi::Value ShrinkSync(const Napi::CallbackInfo& info) {
+  const ArgReader args(info.Env(), "IMAGE");
+  const RgbView view = ReadSource(args, info);
+  const int fx = static_cast<int>(args.Integer(info[4], "fx", 1, kMaxSide));
+  const int fy = static_cast<int>(args.Integer(info[5], "fy", 1, kMaxSide));
+  const size_t need = static_cast<size_t>(view.width / fx) * static_cast<size_t>(view.height / fy) * 3;
+  Napi::Uint8Array out = args.Typed<Napi::Uint8Array>(info[6], "out", napi_uint8_array, "Uint8Array",
+                                                      "of at least " + std::to_string(need) + " bytes", [need](size_t n) { return n >= need; });
+  const std::string err = image::ShrinkRgb(view, fx, fy, out.Data());
+  if (!err.empty()) args.Fail("failed", err);
+  return info.Env().Undefined();
+}
+
 }  // namespace
 
 void InitImage(Napi::Env env, Napi::Object exports) {
@@ -178,6 +192,7 @@ void InitImage(Napi::Env env, Napi::Object exports) {
   exports.Set("imageLetterboxAsync", Napi::Function::New(env, LetterboxAsync, "imageLetterboxAsync"));
   exports.Set("imageCropResize", Napi::Function::New(env, CropResizeSync, "imageCropResize"));
   exports.Set("imageResize", Napi::Function::New(env, ResizeSync, "imageResize"));
+  exports.Set("imageShrink", Napi::Function::New(env, ShrinkSync, "imageShrink"));
 }
 
 }  // namespace sightflow

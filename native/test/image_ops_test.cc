@@ -146,3 +146,25 @@ TEST_CASE("resize RGB24 keeps solid colours and halves a checker to its mean") {
   REQUIRE(ResizeRgb(cs, 2, 2, half.data()).empty());
   CHECK(half[0] == 100);
 }
+
+TEST_CASE("box shrink averages whole blocks and drops the partial last ones") {
+  // 5x2, shrunk 2x1 (the pair path) and 2x2 (the general path).
+  std::vector<uint8_t> px(5 * 2 * 3);
+  for (int i = 0; i < 10; ++i) for (int c = 0; c < 3; ++c) px[static_cast<size_t>(3 * i + c)] = static_cast<uint8_t>(i * 10 + c);
+  RgbView src{px.data(), 5, 2, 15};
+  std::vector<uint8_t> pairs(2 * 2 * 3);
+  REQUIRE(ShrinkRgb(src, 2, 1, pairs.data()).empty());
+  // Row 0: pixels 0,1 -> 5 (rounded up from 5.0), pixels 2,3 -> 25; row 1: pixels 5,6 -> 55, 7,8 -> 75.
+  CHECK(pairs[0] == 5);
+  CHECK(pairs[3] == 25);
+  CHECK(pairs[6] == 55);
+  CHECK(pairs[9] == 75);
+  CHECK(pairs[1] == 6);
+  std::vector<uint8_t> blocks(2 * 1 * 3);
+  REQUIRE(ShrinkRgb(src, 2, 2, blocks.data()).empty());
+  CHECK(blocks[0] == 30);  // (0 + 10 + 50 + 60) / 4
+  CHECK(blocks[3] == 50);  // (20 + 30 + 70 + 80) / 4
+  CHECK_FALSE(ShrinkRgb(src, 0, 1, blocks.data()).empty());
+  CHECK_FALSE(ShrinkRgb(src, 6, 1, blocks.data()).empty());
+}
+

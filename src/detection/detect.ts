@@ -3,14 +3,13 @@
 // same class, configured from its own metadata and the manifest (detector-config.ts). detectRaw() is the
 // model-output path the video pipeline runs on frames.
 import { readFile } from 'node:fs/promises';
-import sharp from 'sharp';
 import { errors } from '../errors.js';
 import type { ModelRegistry } from '../inference/registry.js';
 import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/runtime.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { readOnnxInfo } from '../inference/onnx-metadata.js';
 import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
-import { cropResize, letterboxAsync } from '../native/image.js';
+import { cropResize, letterboxAsync, shrink } from '../native/image.js';
 import { dominantColor } from '../media/colour.js';
 import { decodeYolo, unletterbox, type Letterbox, type RawBox } from './yolo.js';
 
@@ -113,15 +112,15 @@ export class Detector {
 }
 
 /**
- * Stretched inputs shrunk by more than this on an axis go through sharp: bilinear sampling skips source
- * pixels beyond it (aliasing), sharp's kernel averages them.
+ * Bilinear sampling reads every source pixel only up to this shrink; beyond it, source pixels would be
+ * skipped (aliasing), so a larger image is first box-shrunk by whole factors on the axes that need it.
  */
 const MAX_BILINEAR_SHRINK = 2;
 
 /**
  * Resizes the image to the model input and lays it out as float32. Letterbox runs in the addon (scale, pad and
  * normalise in one pass on the libuv pool, src/native/image.ts); stretch runs in the addon too (one
- * synchronous pass), after a resize by sharp when it shrinks by more than MAX_BILINEAR_SHRINK.
+ * synchronous pass), after a box shrink by whole factors when it shrinks by more than MAX_BILINEAR_SHRINK.
  */
 export async function modelInput(image: RgbImage, pre: ModelInputSpec): Promise<{ tensor: Tensor; letterbox: Letterbox }> {
   const { width: W, height: H } = pre;
@@ -133,11 +132,14 @@ export async function modelInput(image: RgbImage, pre: ModelInputSpec): Promise<
     return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
   }
   const lb: Letterbox = { scale: Math.min(W / image.width, H / image.height), padX: 0, padY: 0, width: W, height: H };
-  // Beyond the shrink bilinear sampling handles, sharp resizes first; the native pass then only lays out
-  // and normalises (exact at the model size).
-  const source: RgbImage = image.width <= MAX_BILINEAR_SHRINK * W && image.height <= MAX_BILINEAR_SHRINK * H
-    ? image
-    : { data: await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } }).resize(W, H, { fit: 'fill' }).raw().toBuffer(), width: W, height: H, channels: 3 };
+  // Beyond the shrink bilinear sampling handles, a box shrink by the largest whole factor that keeps the axis
+  // at least the input's size (each axis on its own: a 720p frame to 512x512 halves its width only) averages
+  // every pixel first. 1280x720 to 512x512 measured 5.6-6.3 ms of CPU this way against 11.6-15.5 through
+  // sharp's resize and the pass; COCO mAP@0.5 / @0.5:0.95 with the photos enlarged 2.5x 0.509 / 0.325 through
+  // sharp, 0.516 / 0.329 this way, enlarged 4x 0.514 / 0.327 and 0.510 / 0.328 (eval detect --upscale).
+  const fx = image.width > MAX_BILINEAR_SHRINK * W ? Math.floor(image.width / W) : 1;
+  const fy = image.height > MAX_BILINEAR_SHRINK * H ? Math.floor(image.height / H) : 1;
+  const source: RgbImage = fx > 1 || fy > 1 ? shrink(image, fx, fy) : image;
   // One native pass (bilinear stretch, channel order and normalisation): 640x480 to 512x512 measured 4.6-5.1
   // ms of CPU against about 25 through sharp's resize and a JavaScript loop; COCO mAP unchanged (eval detect).
   const r = cropResize(source, [[0, 0, source.width, source.height]], {

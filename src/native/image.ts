@@ -66,6 +66,7 @@ interface ImageAddon {
   imageLetterboxAsync(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): Promise<NativeLetterbox>;
   imageCropResize(src: Uint8Array, w: number, h: number, stride: number, rois: Float32Array, opts: object, out: Float32Array): undefined;
   imageResize(src: Uint8Array, w: number, h: number, stride: number, dw: number, dh: number, out: Uint8Array): undefined;
+  imageShrink(src: Uint8Array, w: number, h: number, stride: number, fx: number, fy: number, out: Uint8Array): undefined;
 }
 
 const MAX_SIDE = 32768;
@@ -207,5 +208,21 @@ export function resize(img: Pixels, width: number, height: number, out?: Uint8Ar
   }
   const data = out === undefined ? new Uint8Array(size) : out.subarray(0, size);
   loadAddon<ImageAddon>().imageResize(img.data, img.width, img.height, stride, width, height, data);
+  return { data, width, height, channels: 3 };
+}
+
+/**
+ * Box shrink of RGB24 by whole factors: each output pixel is the mean of an fx x fy block (the last partial
+ * column or row of blocks is dropped), so a large frame comes within bilinear sampling's range without
+ * skipping pixels. Output packed, (width / fx) x (height / fy).
+ */
+export function shrink(img: Pixels, fx: number, fy: number): RgbImage {
+  const stride = checkImage(img);
+  for (const [name, f, side] of [['fx', fx, img.width], ['fy', fy, img.height]] as const) {
+    if (!Number.isInteger(f) || f < 1 || f > side) throw errors.invalidParam(name, `Expected a whole shrink factor from 1 to ${side} for ${name}`);
+  }
+  const width = Math.floor(img.width / fx), height = Math.floor(img.height / fy);
+  const data = new Uint8Array(width * height * 3);
+  loadAddon<ImageAddon>().imageShrink(img.data, img.width, img.height, stride, fx, fy, data);
   return { data, width, height, channels: 3 };
 }

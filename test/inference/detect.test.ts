@@ -11,6 +11,7 @@ import { Detector, modelInput } from '../../src/detection/detect.js';
 import type { ModelInputSpec } from '../../src/detection/detector-config.js';
 import { colorName } from '../../src/media/colour.js';
 import { iou } from '../../src/detection/yolo.js';
+import { shrink } from '../../src/native/image.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 
@@ -71,7 +72,7 @@ test('colour names', () => {
   assert.equal(colorName(240, 220, 30), 'yellow');
 });
 
-test('stretched model input: one native pass at up to 2x shrink (exact at the model size), sharp beyond', async () => {
+test('stretched model input: one native pass at up to 2x shrink (exact at the model size), a box shrink first beyond', async () => {
   const spec = { inputName: 'x', width: 4, height: 2, resize: 'stretch', layout: 'nchw', scale: 1 / 255, channelOrder: 'bgr', mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] } as unknown as ModelInputSpec;
   const px = Uint8Array.from({ length: 4 * 2 * 3 }, (_, i) => (i * 37) % 256);
   const same = await modelInput({ data: px, width: 4, height: 2, channels: 3 }, spec);
@@ -83,11 +84,34 @@ test('stretched model input: one native pass at up to 2x shrink (exact at the mo
       assert.ok(Math.abs(data[c * 8 + i]! - want) < 1e-5, `pixel ${i} channel ${c}: ${data[c * 8 + i]} vs ${want}`);
     }
   }
-  // A flat image stays flat whichever path scales it (2x: native; 3x: sharp).
-  for (const k of [2, 3]) {
+  // A flat image stays flat whichever path scales it (2x: the pass alone; 3x and 5x: a box shrink first).
+  for (const k of [2, 3, 5]) {
     const flat = { data: new Uint8Array(4 * k * 2 * k * 3).fill(200), width: 4 * k, height: 2 * k, channels: 3 as const };
     const out = (await modelInput(flat, spec)).tensor.data as Float32Array;
     const want = (200 / 255 - 0.5) / 0.25;
     assert.ok(out.every((v) => Math.abs(v - want) < 1e-5), `${k}x shrink`);
+  }
+  // Beyond 2x every source pixel counts: a 3x-wide checker of black and white columns averages to grey
+  // (bilinear sampling alone would read only some columns).
+  const wide = { data: new Uint8Array(12 * 2 * 3), width: 12, height: 2, channels: 3 as const };
+  for (let y = 0; y < 2; y++) for (let x = 0; x < 12; x++) if (x % 3 === 0) wide.data.fill(255, (y * 12 + x) * 3, (y * 12 + x) * 3 + 3);
+  const grey = (await modelInput(wide, spec)).tensor.data as Float32Array;
+  const want = (85 / 255 - 0.5) / 0.25;
+  assert.ok(grey.every((v) => Math.abs(v - want) < 0.02), `checker: ${[...grey].map((v) => v.toFixed(3)).join(' ')}`);
+});
+
+test('box shrink: means of whole blocks, the last partial ones dropped; bad factors are a 400', () => {
+  const px = Uint8Array.from([0, 10, 20, 2, 12, 22, 100, 100, 100, 50, 50, 50, 7, 7, 7]);
+  // 5x1 by 2x1: two blocks (the fifth pixel dropped), each the rounded mean of its pair.
+  const out = shrink({ data: px, width: 5, height: 1, channels: 3 }, 2, 1);
+  assert.equal(out.width, 2);
+  assert.equal(out.height, 1);
+  assert.deepEqual([...out.data], [1, 11, 21, 75, 75, 75]);
+  // 2x2 blocks through the general path.
+  const sq = Uint8Array.from({ length: 4 * 2 * 3 }, (_, i) => (Math.floor(i / 3) % 4 < 2 ? 10 : 30) + (i >= 12 ? 20 : 0));
+  const q = shrink({ data: sq, width: 4, height: 2, channels: 3 }, 2, 2);
+  assert.deepEqual([...q.data], [20, 20, 20, 40, 40, 40]);
+  for (const [fx, fy] of [[0, 1], [1, 1.5], [6, 1], [1, 2]] as const) {
+    assert.throws(() => shrink({ data: px, width: 5, height: 1, channels: 3 }, fx, fy), (e: unknown) => (e as { status?: number }).status === 400, `${fx} x ${fy}`);
   }
 });
