@@ -14,10 +14,10 @@
 //     (flat: what a stalled reader holds is bounded), whether the task time moved, and the stalled readers'
 //     bytes (an archive prefix ending on an event boundary, whether cut off or resumed).
 // Readers are raw HTTP/1.1 sockets in a child process (this file run with `client`), so the RSS sampled here
-// is the server's own and the reader side costs as little CPU as a reader can: on the same node they run in
+// is the server's own and the reader side costs as little CPU as a reader can: they run in
 // bench/peers/sse-readers.c (compiled with cc at the start; one epoll loop, the same checks and timings),
 // which took 2.1 s of CPU for 1000 readers of the 179-frame task where Node.js sockets took about 4.5 s
-// (--node-readers uses those; they also serve part 2's readers, which read node B in the same process).
+// (--node-readers uses those). In part 2 the child process hosts node B and the C readers read it.
 // --reader-nice=N runs that
 // process at a lower CPU priority (readers standing for clients on other machines; in part 2 it also hosts
 // node B, a server, so it keeps the server's priority there). Not the default: at nice 19, three quiet runs
@@ -192,7 +192,7 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
   const paused: Array<() => void> = [];
   const shared = new Reference();
   let nativeCpuS = 0;
-  const outs = cfg.native && !cfg.node ? await (async () => {
+  const outs = cfg.native ? await (async () => {
     const r = await nativeReaders(cfg.native!, port, cfg.key, id, cfg.n, cfg.stall, shared, cfg.stall > 0 ? next() : Promise.resolve());
     nativeCpuS = r.cpuS;
     return r.outs;
@@ -393,11 +393,11 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   if (nice) readerNice = Math.max(0, Math.min(19, Math.trunc(Number(nice.slice(14))) || 0));
   if (readerNice) console.log(`readers in a child process at nice ${readerNice} (they stand for clients on other machines; with node B in it, at the server's priority)`);
   if (!hasEvalData('tracking/TUD-Stadtmitte/TUD-Stadtmitte.mp4') && skipWithoutEvalData({ json }, 'tracking/vtest_PETS09-S2L1_full/vtest.avi')) return;
-  // --node-readers: the same-node readers as Node.js sockets instead of the C reader (to compare what they cost).
+  // --node-readers: the readers as Node.js sockets instead of the C reader (to compare what they cost).
   const compiled = args.includes('--node-readers') ? null : compileNativeReaders();
   nativeExe = compiled?.exe;
   if (compiled) process.once('exit', () => rmSync(compiled.dir, { recursive: true, force: true }));
-  console.log(`same-node readers: ${nativeExe ? 'the C reader (bench/peers/sse-readers.c)' : 'Node.js sockets'}`);
+  console.log(`readers: ${nativeExe ? 'the C reader (bench/peers/sse-readers.c)' : 'Node.js sockets'}`);
   const h: Harness = await import('../../test/helpers/app.js');
   // --readers=a,b,c: other reader counts than 50, 300 and 1000 (20 with --quick).
   const countsArg = args.find((a) => a.startsWith('--readers='));
