@@ -18,11 +18,11 @@
 // bench/peers/sse-readers.c (compiled with cc at the start; one epoll loop, the same checks and timings),
 // which took 2.1 s of CPU for 1000 readers of the 179-frame task where Node.js sockets took about 4.5 s
 // (--node-readers uses those). In part 2 the child process hosts node B and the C readers read it.
-// --reader-nice=N runs that
-// process at a lower CPU priority (readers standing for clients on other machines; in part 2 it also hosts
-// node B, a server, so it keeps the server's priority there). Not the default: at nice 19, three quiet runs
-// gave 1000 readers 1.11-1.36x (the last run at the same priority: 1.19x) and lag p95 89-184 ms (39 ms), since the
-// lag is measured at the readers and includes their own waits for a core.
+// --reader-nice=N runs the reader process at a lower CPU priority (readers standing for clients on other
+// machines; in part 2 it also hosts node B, a server, so it keeps the server's priority there). Not the
+// default: at nice 19, three quiet runs with Node.js readers gave 1000 readers 1.11-1.36x (the last run at the
+// same priority: 1.19x) and lag p95 89-184 ms (39 ms), since the lag is measured at the readers and includes
+// their own waits for a core.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
