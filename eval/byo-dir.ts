@@ -6,7 +6,7 @@
 // of this file, so the run without the data (scripts/test.d/85-no-eval-data.sh) covers them too.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../src/paths.js';
 
 /** The skip reason, word for word what the test summary groups by and what CI refuses. */
 export const BYO_MODELS_MISSING = 'bring-your-own model exports not found (set SIGHTFLOW_BYO_MODELS_DIR)';
@@ -25,7 +25,7 @@ export const CLIP_TOKENIZER = 'clip-vit-b32-tokenizer/tokenizer.json';
 /** The root of the exports, whether or not it is there. */
 export function byoRoot(): string {
   const env = process.env.SIGHTFLOW_BYO_MODELS_DIR;
-  return env ? resolve(env) : resolve(fileURLToPath(new URL('..', import.meta.url)), '..', 'shared', 'byo-models');
+  return env ? resolve(env) : resolve(projectRoot, '..', 'shared', 'byo-models');
 }
 
 export function isByoModelId(id: string): id is ByoModelId {

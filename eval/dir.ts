@@ -5,7 +5,7 @@
 // of this file, so a reader that builds the path itself would escape that check: it refuses them.
 import { existsSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../src/paths.js';
 
 /** The skip reason, word for word what the test summary groups by and what CI refuses. */
 export const EVAL_DATA_MISSING = 'evaluation data not found (set SIGHTFLOW_EVAL_DIR)';
@@ -13,7 +13,7 @@ export const EVAL_DATA_MISSING = 'evaluation data not found (set SIGHTFLOW_EVAL_
 /** The root of the evaluation data, whether or not it is there. */
 export function evalRoot(): string {
   const env = process.env.SIGHTFLOW_EVAL_DIR;
-  return env ? resolve(env) : resolve(fileURLToPath(new URL('..', import.meta.url)), '..', 'shared', 'eval');
+  return env ? resolve(env) : resolve(projectRoot, '..', 'shared', 'eval');
 }
 
 /** Whether every part (a path under the root) is there; with no part, whether the root holds anything. */

@@ -10,5 +10,7 @@ export SIGHTFLOW_SETUP="${1:-test}"
 case "$SIGHTFLOW_SETUP" in serve|test) ;; *) echo "usage: scripts/setup.sh [serve|test]" >&2; exit 2 ;; esac
 for part in scripts/setup.d/*.sh; do
   echo "== setup: ${part##*/}"
+  t0=$SECONDS
   bash "$part"
+  echo "== setup: ${part##*/} took $((SECONDS - t0)) s"
 done

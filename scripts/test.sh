@@ -25,6 +25,9 @@ if [ -n "$tmp_parent" ]; then
 fi
 source scripts/lib/tap.sh
 started=$(date +%s)
+# Built anew once for every part below (each part run on its own builds its own).
+export SIGHTFLOW_TEST_TREE="$PWD/.tmp/js"
+node --import tsx scripts/test-tree.ts "$SIGHTFLOW_TEST_TREE" || exit 1
 mkdir -p .tmp && rm -f .tmp/*.tap
 status=0
 failed_parts=()

@@ -1,8 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The project root (where package.json is), from src/ under tsx or dist/src/ when built. */
+/**
+ * The project root (where package.json is), from src/ under tsx, dist/src/ when built, or the suite's compiled
+ * tree (scripts/test-tree.ts), whose package.json is a link to the real one: the root is that file's folder.
+ */
 export const projectRoot: string = (() => {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json'))) {
@@ -10,7 +13,7 @@ export const projectRoot: string = (() => {
     if (up === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url));
     dir = up;
   }
-  return dir;
+  return dirname(realpathSync(join(dir, 'package.json')));
 })();
 
 export const VERSION: string = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;

@@ -107,7 +107,7 @@ while :; do
   sleep 2
 done
 setup_s=$(( $(date +%s) - t1 ))
-grep -E '^== setup: ' "$log" | tr '\n' ' '; echo
+echo "fresh root: setup parts: $(grep -E '^== setup: .* took ' "$log" | sed 's/^== setup: //' | paste -sd ',' - | sed 's/,/, /g')"
 key_line=$(grep -E '^sightflow: created project "default" with API key sk_sf_' "$log" | head -1 || true)
 admin_line=$(grep -E '^sightflow: console at http://[^ ]+/console, admin token sf_admin_' "$log" | head -1 || true)
 [ -n "$key_line" ] || fail "no API key line printed"

@@ -4,6 +4,8 @@
 set -uo pipefail
 cd "${SIGHTFLOW_ROOT:-$(dirname "$0")/../..}"
 source scripts/lib/tap.sh
+source scripts/lib/test-tree.sh
+ensure_test_tree || exit 1
 mkdir -p .tmp
 suites=()
 for kind in bench eval; do

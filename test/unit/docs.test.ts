@@ -6,8 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { projectRoot } from '../../src/paths.js';
 
-const root = join(import.meta.dirname, '..', '..');
+const root = projectRoot;
 
 /** Markdown without its fenced code blocks and inline code spans, so a `# comment` in a shell block is no heading. */
 function prose(md: string): string {

@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCatalogue, errors, taskErrors, DecodeError, toolCancelledBody } from '../../src/errors.js';
+import { projectRoot } from '../../src/paths.js';
 
-const root = join(import.meta.dirname, '..', '..');
+const root = projectRoot;
 
 interface DocRow { status: number | null; type: string | null; code: string }
 

@@ -8,10 +8,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative, posix } from 'node:path';
+import { projectRoot } from '../../src/paths.js';
 
 export interface SourceFile { path: string; text: string }
 
-const srcRoot = join(import.meta.dirname, '..', '..', 'src');
+const srcRoot = join(projectRoot, 'src');
 
 function loadTree(): SourceFile[] {
   return readdirSync(srcRoot, { withFileTypes: true, recursive: true })

@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { BYO_MODELS, byoModelsSkip } from '../../eval/byo-dir.js';
 import { cocoSkip } from '../helpers/eval-data.js';
+import { projectRoot } from '../../src/paths.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = projectRoot;
 const skip = byoModelsSkip(BYO_MODELS['yolov8n-int8'], BYO_MODELS['yolo11n-int8-320']) || cocoSkip;
 
 function evalDetect(model: string): { lines: string[]; result: { model: string; images: number; sightflow: { map50: number; map50_95: number } } } {
