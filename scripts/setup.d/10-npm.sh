@@ -10,6 +10,10 @@ export ONNXRUNTIME_NODE_INSTALL=skip
 # node-gyp (run by npm ci for binding.gyp) builds against the local headers, never downloaded ones.
 npm_config_nodedir="$(node_headers_dir)"
 export npm_config_nodedir
+# ...with a compiler per core (node-gyp reads JOBS; npm ci's rebuild runs make serially otherwise): the
+# addon's 16 files took 27 s instead of 43 on two cores.
+JOBS="$(nproc 2>/dev/null || echo 2)"
+export JOBS
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   flock /tmp/npm.lock npm ci --no-audit --no-fund
 fi
