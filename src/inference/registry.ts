@@ -186,12 +186,16 @@ export class ModelRegistry {
   /** Models being added in this process whose manifest is not written yet (reload leaves them alone). */
   readonly pending = new Set<string>();
 
+  /** Counts put() and delete() calls, so that reload() can tell one happened while it read the folder. */
+  private edits = 0;
+
   /** Registers a bring-your-own model in memory (its manifest file is written by the caller). */
   put(r: RegisteredModel): void {
     const prev = this.byId.get(r.manifest.id);
     if (prev?.builtin) throw new Error(`model ${r.manifest.id} is built in`);
     this.byId.set(r.manifest.id, r);
     this.prepareFailures.delete(r.manifest.id);
+    this.edits++;
   }
 
   /** Forgets a bring-your-own model (in memory only). */
@@ -199,6 +203,7 @@ export class ModelRegistry {
     if (this.byId.get(id)?.builtin) throw new Error(`model ${id} is built in`);
     this.byId.delete(id);
     this.prepareFailures.delete(id);
+    this.edits++;
   }
 
   /**
@@ -206,7 +211,14 @@ export class ModelRegistry {
    * Built-in manifests do not change while running.
    */
   async reload(): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
-    const set = await readManifestDir(join(this.dataDir, 'manifests'), false);
+    let set: ManifestSet;
+    for (;;) {
+      const edits = this.edits;
+      set = await readManifestDir(join(this.dataDir, 'manifests'), false);
+      // A model removed here while the folder was read would come back from a listing taken before its
+      // manifest was deleted (and one added would vanish): read again, the listing is then newer than the edit.
+      if (edits === this.edits) break;
+    }
     const next = new Map<string, RegisteredModel>();
     for (const m of set.models) {
       const builtin = this.byId.get(m.manifest.id)?.builtin;

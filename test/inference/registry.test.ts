@@ -3,6 +3,7 @@
 // and `sightflow models list|prepare|verify` reports all of it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modelsCli } from '../../src/models/models-cli.js';
@@ -121,4 +122,27 @@ test('a source that does not match its checksum is refused; bring-your-own manif
   // A bring-your-own manifest reusing a taken id is skipped too.
   await writeFile(join(manifests, 'broken.json'), JSON.stringify({ ...manifest, id: 'ppocr-cls', source: { file: 'my-cls.onnx' } }));
   assert.match((await ModelRegistry.open(dataDir)).problems[0].message, /broken\.json skipped: model id ppocr-cls is defined twice/);
+});
+
+test('a re-read of the manifests that overlaps a removal here does not bring the model back', async (t) => {
+  const dataDir = await tempDataDir(t);
+  const manifests = join(dataDir, 'manifests');
+  await mkdir(manifests, { recursive: true });
+  const manifest = JSON.parse(await readFile(join(builtinManifestDir(), 'ppocr-cls.json'), 'utf8'));
+  const write = (id: string) => writeFile(join(manifests, `${id}.json`), JSON.stringify({ ...manifest, id, source: { file: 'x.onnx' } }));
+  // Many manifests make a re-read long enough to remove one while it is in flight; the one removed is read first.
+  for (let i = 0; i < 300; i++) await write(`z${String(i).padStart(3, '0')}`);
+  const registry = await ModelRegistry.open(dataDir);
+  for (let round = 0; round < 5; round++) {
+    await write('a-gone');
+    await registry.reload();
+    assert.equal(registry.has('a-gone'), true);
+    // Removed as the admin API does (manifest deleted, then forgotten) after the re-read listed and read it.
+    const reading = registry.reload();
+    await new Promise((r) => setTimeout(r, 2));
+    rmSync(join(manifests, 'a-gone.json'));
+    registry.delete('a-gone');
+    await reading;
+    assert.equal(registry.has('a-gone'), false, `round ${round}: the removed model came back`);
+  }
 });
