@@ -24,10 +24,11 @@ if [ -n "$tmp_parent" ]; then
   trap 'rm -rf "$TMPDIR"' EXIT
 fi
 source scripts/lib/tap.sh
+source scripts/lib/test-tree.sh
 started=$(date +%s)
 # Built anew once for every part below (each part run on its own builds its own).
-export SIGHTFLOW_TEST_TREE="$PWD/.tmp/js"
-node --import tsx scripts/test-tree.ts "$SIGHTFLOW_TEST_TREE" || exit 1
+unset SIGHTFLOW_TEST_TREE
+ensure_test_tree || exit 1
 mkdir -p .tmp && rm -f .tmp/*.tap
 status=0
 failed_parts=()

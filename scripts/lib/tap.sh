@@ -16,9 +16,10 @@ byo_models_reason() {
 # detections; from the suite's compiled tree when SIGHTFLOW_TEST_TREE names it), SIGHTFLOW_SUITE_JOBS at a
 # time (default 3: most quick runs wait on servers, sources that play in real time and process starts more
 # than they compute; two at once took about 60% of one after the other, and three at once 230 s against 271 s
-# for two, the two cores then 95% busy; quick runs assert that every part works, not how fast). One passes when it exits 0 and its last stdout line is a JSON object; that object
-# being {"skipped": true, "reason": R} makes it skipped with reason R. Writes a TAP line per run (in the order
-# given) and the totals to TAP; returns 1 when any failed.
+# for two, the two cores then 95% busy; quick runs assert that every part works, not how fast). One passes
+# when it exits 0 and its last stdout line is a JSON object; that object being {"skipped": true, "reason": R}
+# makes it skipped with reason R. Writes a TAP line per run (in the order given) and the totals to TAP;
+# returns 1 when any failed.
 run_suites() {
   local tap=$1; shift
   local jobs=${SIGHTFLOW_SUITE_JOBS:-3} spec kind name out rc last reason i n=0 pass=0 fail=0 skipped=0 status=0 running=0

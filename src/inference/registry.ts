@@ -184,10 +184,21 @@ export class ModelRegistry {
   has(id: string): boolean { return this.byId.has(id); }
 
   /** Models being added in this process whose manifest is not written yet (reload leaves them alone). */
-  readonly pending = new Set<string>();
+  private readonly pending = new Set<string>();
 
-  /** Counts put() and delete() calls, so that reload() can tell one happened while it read the folder. */
+  /** Counts put(), delete() and settle(): reload() reads the folder again when one happened meanwhile. */
   private edits = 0;
+
+  /** A model added here whose manifest is not written yet: reload() does not take it for removed. */
+  hold(id: string): void { this.pending.add(id); }
+
+  /** Its manifest is written (or the addition given up): reload() goes by the folder again. */
+  settle(id: string): void {
+    this.pending.delete(id);
+    this.edits++;
+  }
+
+  isPending(id: string): boolean { return this.pending.has(id); }
 
   /** Registers a bring-your-own model in memory (its manifest file is written by the caller). */
   put(r: RegisteredModel): void {
@@ -216,7 +227,8 @@ export class ModelRegistry {
       const edits = this.edits;
       set = await readManifestDir(join(this.dataDir, 'manifests'), false);
       // A model removed here while the folder was read would come back from a listing taken before its
-      // manifest was deleted (and one added would vanish): read again, the listing is then newer than the edit.
+      // manifest was deleted, and one added would vanish from a listing taken before its manifest was
+      // written: read again, the listing is then newer than the edit.
       if (edits === this.edits) break;
     }
     const next = new Map<string, RegisteredModel>();

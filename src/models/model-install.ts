@@ -127,7 +127,7 @@ export async function addModel(input: AddModelInput, deps: AddModelDeps): Promis
   const manifestPath = registry.manifestPathFor(id);
   registry.put({ manifest, manifestPath, builtin: false });
   // (Until its manifest is written, a reload of the folder must not take the model for removed.)
-  registry.pending.add(id);
+  registry.hold(id);
 
   // 3. Load it and run it on the sample image. The manifest stays bare: a detector reads its input size,
   // layout and class names from the file itself.
@@ -139,7 +139,7 @@ export async function addModel(input: AddModelInput, deps: AddModelDeps): Promis
   } catch (e) {
     await deps.runtime.unregister(id).catch(() => {});
     registry.delete(id);
-    registry.pending.delete(id);
+    registry.settle(id);
     await rm(dir, { recursive: true, force: true });
     throw errors.invalidModel((e as Error).message);
   }
@@ -148,7 +148,7 @@ export async function addModel(input: AddModelInput, deps: AddModelDeps): Promis
   try {
     await writeManifest(manifestPath, manifest);
   } finally {
-    registry.pending.delete(id);
+    registry.settle(id);
   }
   progress({ phase: 'done', id, detail: check.summary });
   return { manifest, path: prepared, sha256: sha, bytes: (await stat(prepared)).size, resumes, check };

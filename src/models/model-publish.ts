@@ -59,7 +59,7 @@ export async function pullModels(db: Db, registry: ModelRegistry, log: Logger): 
   let changed = 0;
   for (const row of rows) {
     const local = registry.has(row.id) ? registry.get(row.id) : undefined;
-    if (registry.pending.has(row.id)) continue;
+    if (registry.isPending(row.id)) continue;
     const ownedHere = local && !local.builtin && dirname(local.manifestPath) === manifestsDir;
     if (row.removed_at) {
       if (ownedHere && sourceSha(local.manifest) === row.sha256) {

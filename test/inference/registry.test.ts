@@ -124,7 +124,7 @@ test('a source that does not match its checksum is refused; bring-your-own manif
   assert.match((await ModelRegistry.open(dataDir)).problems[0].message, /broken\.json skipped: model id ppocr-cls is defined twice/);
 });
 
-test('a re-read of the manifests that overlaps a removal here does not bring the model back', async (t) => {
+test('a re-read of the manifests that overlaps a removal or an addition here does not undo it', async (t) => {
   const dataDir = await tempDataDir(t);
   const manifests = join(dataDir, 'manifests');
   await mkdir(manifests, { recursive: true });
@@ -144,5 +144,18 @@ test('a re-read of the manifests that overlaps a removal here does not bring the
     registry.delete('a-gone');
     await reading;
     assert.equal(registry.has('a-gone'), false, `round ${round}: the removed model came back`);
+    // Added as the admin API does (registered and held, manifest written, then settled) while a re-read that
+    // listed the folder before the manifest existed is in flight.
+    const spec = { manifest: { ...manifest, id: 'a-new', source: { file: 'x.onnx' } }, manifestPath: join(manifests, 'a-new.json'), builtin: false };
+    registry.put(spec);
+    registry.hold('a-new');
+    const listing = registry.reload();
+    await new Promise((r) => setTimeout(r, 2));
+    await write('a-new');
+    registry.settle('a-new');
+    await listing;
+    assert.equal(registry.has('a-new'), true, `round ${round}: the added model vanished`);
+    rmSync(join(manifests, 'a-new.json'));
+    registry.delete('a-new');
   }
 });
