@@ -106,7 +106,7 @@ export const CONFIG_SECTIONS = {
   inference: {
     SIGHTFLOW_EXECUTION_PROVIDERS: str('cpu'),
     SIGHTFLOW_INTRA_OP_THREADS: int(1),
-    SIGHTFLOW_INFERENCE_SESSIONS: int(1, 1),
+    SIGHTFLOW_INFERENCE_SESSIONS: int(1),
     SIGHTFLOW_INFERENCE_QUEUE_DEPTH: int(1, 32),
     SIGHTFLOW_INFERENCE_WORKERS: oneOf(['per-model', 'shared'], 'per-model'),
     SIGHTFLOW_MODEL_IDLE_UNLOAD_S: num(0, 0),
@@ -166,7 +166,7 @@ export interface InferenceConfig {
   providers: string[];
   /** Intra-op threads per session; unset: the number of cores. */
   intraOpThreads?: number;
-  /** Most sessions of one model that run at once (further ones load as load needs them); default 1. */
+  /** Most sessions of one model that run at once (further ones load as load needs them); default by cores. */
   sessions?: number;
   /** Waiting-item bound of each model queue (also used by task-level queues such as OCR's). */
   queueDepth: number;
@@ -301,6 +301,17 @@ export interface MetricsSettings {
 export interface CliFlags { port?: number; host?: string; dataDir?: string; noWorker?: boolean }
 
 /** Blank values count as unset, as they always have for the string variables. */
+/**
+ * Sessions of one model that may run at once when the operator sets none. One on small hosts: on 2 cores a
+ * second session showed no gain and costs the model's memory again. From 4 cores, half the cores (at most
+ * 8): one session's intra-op threads stop scaling there, and on a 16-core host 8 sessions of the built-in
+ * detector made 2.7x the images/s of one (docs/capacity.md). Further sessions load only under load, so one
+ * client's latency stays that of the first, full session.
+ */
+export function defaultInferenceSessions(cores: number): number {
+  return cores < 4 ? 1 : Math.min(8, Math.floor(cores / 2));
+}
+
 function withoutBlanks(env: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && v.trim() !== '') out[k] = v;
@@ -456,7 +467,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
     inference: {
       providers: requestedProviders(e.SIGHTFLOW_EXECUTION_PROVIDERS),
       intraOpThreads: e.SIGHTFLOW_INTRA_OP_THREADS,
-      sessions: e.SIGHTFLOW_INFERENCE_SESSIONS,
+      sessions: e.SIGHTFLOW_INFERENCE_SESSIONS ?? defaultInferenceSessions(cpus().length),
       queueDepth: e.SIGHTFLOW_INFERENCE_QUEUE_DEPTH,
       workers: e.SIGHTFLOW_INFERENCE_WORKERS,
       idleUnloadMs: Math.round(e.SIGHTFLOW_MODEL_IDLE_UNLOAD_S * 1000),

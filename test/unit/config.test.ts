@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, CONFIG_VARIABLES, loadConfig } from '../../src/config/index.js';
+import { cpus } from 'node:os';
+import { ConfigError, CONFIG_VARIABLES, defaultInferenceSessions, loadConfig } from '../../src/config/index.js';
 import { projectRoot } from '../../src/paths.js';
 
 // One variable per routing hint, read beside the schema's fixed names.
@@ -103,6 +104,13 @@ test('the tree: derived defaults, flags over variables, frozen, one line for sev
   assert.throws(() => loadConfig({ SIGHTFLOW_PORT: 'x', SIGHTFLOW_MCP_KEEPALIVE_MS: 'y' }), (e: Error) =>
     !e.message.includes('\n') && /SIGHTFLOW_PORT must be/.test(e.message) && /SIGHTFLOW_MCP_KEEPALIVE_MS must be/.test(e.message));
   assert.throws(() => loadConfig({ SIGHTFLOW_VLM_URL: 'not a url', SIGHTFLOW_VLM_MODEL: 'm' }), /SIGHTFLOW_VLM_URL must be an http\(s\) URL/);
+});
+
+test('sessions per model: one below 4 cores, half the cores up to 8 above, the variable over both', () => {
+  assert.deepEqual([1, 2, 3, 4, 6, 16, 64].map(defaultInferenceSessions), [1, 1, 1, 2, 3, 8, 8]);
+  assert.equal(loadConfig({}).inference.sessions, defaultInferenceSessions(cpus().length));
+  assert.equal(loadConfig({ SIGHTFLOW_INFERENCE_SESSIONS: '3' }).inference.sessions, 3);
+  assert.throws(() => loadConfig({ SIGHTFLOW_INFERENCE_SESSIONS: '0' }), /SIGHTFLOW_INFERENCE_SESSIONS must be an integer >= 1/);
 });
 
 test('OTLP span export: off unless an endpoint is set; /v1/traces appended to the base endpoint, the traces endpoint as it is', () => {

@@ -1,0 +1,114 @@
+// What the inference runtime does on the host it runs on: which execution providers load, whether a GPU
+// provider's outputs match the CPU's, and images/s of the built-in detectors by intra-op threads and
+// sessions. For hosts other than the development machine (a GPU server, a many-core box): it needs only
+// the built runtime and the prepared models, not the server, so it travels as a small bundle
+// (scripts/device-bundle.sh). Prints a table; --json ends with one JSON line.
+//   node bench/device/providers.js --models data/models [--seconds 3] [--json]
+import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { availableProviders } from '../../src/inference/execution-providers.js';
+import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
+
+interface Args { models: string; seconds: number; json: boolean }
+
+function parseArgs(argv: string[]): Args {
+  const out: Args = { models: 'data/models', seconds: 3, json: false };
+  for (const a of argv) {
+    const [k, v] = a.replace(/^--/, '').split('=');
+    if (k === 'models' && v) out.models = v;
+    else if (k === 'seconds' && v) out.seconds = Number(v);
+    else if (k === 'json') out.json = true;
+  }
+  return out;
+}
+
+const log = {
+  info: (o: object, msg: string) => console.error(`info: ${msg} ${JSON.stringify(o)}`),
+  warn: (o: object, msg: string) => console.error(`warn: ${msg} ${JSON.stringify(o)}`),
+};
+
+/** A deterministic input in [0, 1) (random-looking, never zeros: zeros can run faster than real data). */
+function input(dims: number[]): Float32Array {
+  const n = dims.reduce((a, b) => a * b, 1);
+  const out = new Float32Array(n);
+  let s = 12345;
+  for (let i = 0; i < n; i++) { s = (s * 1103515245 + 12345) >>> 0; out[i] = (s >>> 8) / 16777216; }
+  return out;
+}
+
+interface Row { model: string; providers: string; threads: number; sessions: number; clients: number; images_per_s: number; p50_ms: number }
+
+async function measure(model: string, file: string, providers: string[], threads: number, sessions: number, clients: number, seconds: number): Promise<{ row: Row; first: Float32Array; ran: string[] }> {
+  const rt = new InferenceRuntime({ providers, intraOpThreads: threads, sessions, log, available: availableProviders() });
+  try {
+    const h = rt.register({ id: model, load: async () => file });
+    const loaded = await h.session();
+    const meta = loaded.inputMetadata?.[0];
+    if (!meta) throw new Error(`${model}: no input metadata`);
+    const dims = (meta.shape ?? []).map((d) => (typeof d === 'number' ? d : 1));
+    const data = input(dims);
+    const feeds = () => ({ [meta.name]: new Tensor('float32', data.slice(), dims) });
+    const first = (await h.run(feeds()))[loaded.outputNames[0]].data as Float32Array;
+    for (let i = 0; i < 2; i++) await h.run(feeds()); // warm-up
+    const lat: number[] = [];
+    let done = 0;
+    const until = performance.now() + seconds * 1000;
+    const started = performance.now();
+    await Promise.all(Array.from({ length: clients }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        await h.run(feeds());
+        lat.push(performance.now() - t0);
+        done++;
+      }
+    }));
+    const wall = (performance.now() - started) / 1000;
+    lat.sort((a, b) => a - b);
+    return {
+      row: { model, providers: loaded.providers.join(','), threads, sessions, clients, images_per_s: +(done / wall).toFixed(2), p50_ms: +lat[Math.floor(lat.length / 2)].toFixed(1) },
+      first, ran: loaded.providers,
+    };
+  } finally {
+    await rt.release();
+  }
+}
+
+function maxRelDiff(a: Float32Array, b: Float32Array): number {
+  let num = 0, den = 0;
+  for (let i = 0; i < a.length; i++) { num += (a[i] - b[i]) ** 2; den += b[i] ** 2; }
+  return Math.sqrt(num / (den || 1));
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const cores = availableParallelism();
+  const available = availableProviders();
+  console.log(`cores ${cores}; providers this host can load: ${available.join(', ')}`);
+  const rows: Row[] = [];
+  const checks: { model: string; provider: string; rel_l2: number }[] = [];
+  for (const model of ['centernet-coco', 'yolov8n-int8']) {
+    const dir = join(args.models, model);
+    const onnx = readdirSync(dir).find((f) => f.endsWith('.onnx'));
+    if (!onnx) throw new Error(`no .onnx in ${dir}`);
+    const file = join(dir, onnx);
+    const cpu = await measure(model, file, ['cpu'], cores, 1, 1, args.seconds);
+    rows.push(cpu.row);
+    for (const gpu of ['cuda', 'tensorrt'].filter((p) => available.includes(p))) {
+      const g = await measure(model, file, [gpu, 'cpu'], cores, 1, 1, args.seconds);
+      rows.push(g.row);
+      checks.push({ model, provider: g.ran.join(','), rel_l2: +maxRelDiff(g.first, cpu.first).toExponential(2) });
+      rows.push((await measure(model, file, [gpu, 'cpu'], cores, 1, 8, args.seconds)).row);
+    }
+    for (const t of [1, 2, 4, 8].filter((t) => t < cores)) rows.push((await measure(model, file, ['cpu'], t, 1, 1, args.seconds)).row);
+    for (const s of [2, 4, 8].filter((s) => s <= cores)) rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds)).row);
+  }
+  console.log('model            providers        threads sessions clients images/s p50_ms');
+  for (const r of rows) {
+    console.log(`${r.model.padEnd(16)} ${r.providers.padEnd(16)} ${String(r.threads).padStart(7)} ${String(r.sessions).padStart(8)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${r.p50_ms.toFixed(1).padStart(6)}`);
+  }
+  for (const c of checks) console.log(`${c.model} on ${c.provider}: output relative L2 distance to cpu ${c.rel_l2}`);
+  if (args.json) console.log(JSON.stringify({ cores, available, rows, checks }));
+}
+
+await main();
