@@ -10,9 +10,9 @@
         "<!@(node -p \"require('node-addon-api').include\")",
         "<!(node native/usearch/patch-headers.mjs build/usearch-include)",
         "native/core",
-        "<!@(pkg-config --cflags-only-I libavformat libavcodec libswscale libavutil | sed 's/-I//g')"
+        "<!@(pkg-config --cflags-only-I libavformat libavcodec libswscale libavutil libjpeg | sed 's/-I//g')"
       ],
-      "libraries": ["<!@(pkg-config --libs libavformat libavcodec libswscale libavutil)"],
+      "libraries": ["<!@(pkg-config --libs libavformat libavcodec libswscale libavutil libjpeg)"],
       "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_CPP_EXCEPTIONS_ALL"],
       "cflags!": ["-fno-exceptions", "-O2", "-O0"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-O2", "-O0"],

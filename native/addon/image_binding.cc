@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "image/crop_resize.h"
+#include "image/jpeg_decode.h"
 #include "image/letterbox.h"
 #include "image/resize.h"
 #include "options.h"
@@ -185,6 +186,66 @@ Napi::Value ShrinkSync(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// JPEG decoding on the libuv pool. The JS side keeps the bytes alive through the reference below and must
+// not write to them until the promise settles. Resolves { width, height, data } for a decoded image,
+// { unsupported: reason } for a well-formed file this decoder leaves to another, and rejects with
+// ERR_SIGHTFLOW_IMAGE_FAILED and the reason for a corrupt one.
+class JpegWorker : public Napi::AsyncWorker {
+ public:
+  JpegWorker(Napi::Env env, Napi::Uint8Array src, int64_t max_pixels)
+      : Napi::AsyncWorker(env, "sightflow.jpeg"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        src_ref_(Napi::Persistent(src.As<Napi::Object>())),
+        data_(src.Data()),
+        size_(src.ByteLength()),
+        max_pixels_(max_pixels) {}
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  void Execute() override { status_ = image::DecodeJpegRgb(data_, size_, max_pixels_, &image_, &reason_); }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (status_ == image::JpegStatus::kFailed) {
+      deferred_.Reject(CodedError(env, ErrorCode("IMAGE", "failed"), reason_).Value());
+      return;
+    }
+    Napi::Object r = Napi::Object::New(env);
+    if (status_ == image::JpegStatus::kUnsupported) {
+      r.Set("unsupported", reason_);
+    } else {
+      r.Set("width", image_.width);
+      r.Set("height", image_.height);
+      r.Set("data", Napi::Buffer<uint8_t>::Copy(env, image_.rgb.data(), image_.rgb.size()));
+    }
+    deferred_.Resolve(r);
+  }
+
+  void OnError(const Napi::Error& e) override { deferred_.Reject(CodedError(Env(), ErrorCode("IMAGE", "failed"), e.Message()).Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference src_ref_;
+  const uint8_t* data_;
+  size_t size_;
+  int64_t max_pixels_;
+  image::JpegImage image_;
+  image::JpegStatus status_ = image::JpegStatus::kFailed;
+  std::string reason_;
+};
+
+// jpegDecodeAsync(bytes: Uint8Array, maxPixels) -> Promise; bad arguments throw at once.
+Napi::Value JpegDecodeAsync(const Napi::CallbackInfo& info) {
+  const ArgReader args(info.Env(), "IMAGE");
+  auto src = args.Typed<Napi::Uint8Array>(info[0], "bytes", napi_uint8_array, "Uint8Array", "that is not empty",
+                                          [](size_t n) { return n > 0; });
+  const int64_t max_pixels = args.Integer(info[1], "maxPixels", 1, int64_t{1} << 40);
+  auto* worker = new JpegWorker(info.Env(), src, max_pixels);
+  Napi::Promise p = worker->Promise();
+  worker->Queue();
+  return p;
+}
+
 }  // namespace
 
 void InitImage(Napi::Env env, Napi::Object exports) {
@@ -193,6 +254,7 @@ void InitImage(Napi::Env env, Napi::Object exports) {
   exports.Set("imageCropResize", Napi::Function::New(env, CropResizeSync, "imageCropResize"));
   exports.Set("imageResize", Napi::Function::New(env, ResizeSync, "imageResize"));
   exports.Set("imageShrink", Napi::Function::New(env, ShrinkSync, "imageShrink"));
+  exports.Set("imageJpegDecodeAsync", Napi::Function::New(env, JpegDecodeAsync, "imageJpegDecodeAsync"));
 }
 
 }  // namespace sightflow

@@ -1,7 +1,12 @@
-// Bytes -> RGB24 pixels with sharp. The header is read first so a decompression bomb is refused before any
-// pixel is decoded, and so the error names the real pixel count rather than sharp's generic "exceeds limit".
-import sharp from 'sharp';
+// Bytes -> RGB24 pixels. The header is read first (sharp) so a decompression bomb is refused before any pixel
+// is decoded, and so the error names the real pixel count rather than sharp's generic "exceeds limit". Plain
+// sRGB or grey JPEGs (no EXIF rotation, no profile but the standard sRGB one: most photos) then decode with
+// libjpeg-turbo in the addon, 4.5-4.8 ms of CPU for a 640x427 photo against 18-19 ms through sharp's
+// pipeline, with identical pixels; everything else goes through sharp, which rotates and colour-manages.
+import sharp, { type Metadata } from 'sharp';
 import { errors } from '../errors.js';
+import { isNativeError } from '../native/load.js';
+import { decodeJpeg } from '../native/image.js';
 import type { AcceptedImageFormat } from './image-sniff.js';
 import type { RgbImage } from './rgb-image.js';
 
@@ -12,18 +17,26 @@ export interface DecodedImage extends RgbImage {
 
 /** Decodes an already-sniffed JPEG, PNG or WEBP. Throws imageTooManyPixels or undecodableImage. */
 export async function decodeToRgb(bytes: Buffer, format: AcceptedImageFormat, param: string, maxPixels: number): Promise<DecodedImage> {
-  let width: number;
-  let height: number;
+  let meta: Metadata;
   try {
     // limitInputPixels:false here only so that metadata reports the size of a bomb instead of refusing it.
-    const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
-    width = meta.width ?? 0;
-    height = meta.height ?? 0;
+    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
   } catch (e) {
     throw errors.undecodableImage(param, sharpDetail(e, format));
   }
+  const width = meta.width ?? 0;
+  const height = meta.height ?? 0;
   if (width <= 0 || height <= 0) throw errors.undecodableImage(param, `the ${format} header has no dimensions`);
   if (width * height > maxPixels) throw errors.imageTooManyPixels(param, width * height, maxPixels);
+  if (format === 'jpeg' && plainJpeg(meta)) {
+    try {
+      const img = await decodeJpeg(bytes, maxPixels);
+      if (img) return img;
+    } catch (e) {
+      if (isNativeError(e, 'IMAGE')) throw errors.undecodableImage(param, `jpeg: ${e.message.split('\n')[0].slice(0, 200)}`);
+      throw e;
+    }
+  }
   try {
     // failOn 'truncated': a cut-off JPEG otherwise decodes "successfully" with grey rows where data was missing.
     const { data, info } = await sharp(bytes, { limitInputPixels: maxPixels, failOn: 'truncated' })
@@ -39,8 +52,23 @@ export async function decodeToRgb(bytes: Buffer, format: AcceptedImageFormat, pa
   }
 }
 
-/** sharp/libvips messages are informative ("VipsJpeg: premature end of JPEG image"); keep them short and single-line. */
+/**
+ * Pixels need no rotation and no colour management: what libjpeg-turbo alone decodes exactly as sharp would.
+ * An embedded profile counts only when it is the standard sRGB IEC61966-2.1 one (device manufacturer "IEC ",
+ * model "sRGB" in its header), which sharp's transform leaves unchanged: identical pixels on the 19 COCO
+ * photos that carry it, where Adobe RGB and Apple profiles moved pixels by up to 138 levels.
+ */
+function plainJpeg(meta: Metadata): boolean {
+  const icc = meta.icc;
+  const srgbProfile = !icc || (icc.length >= 56 && icc.toString('latin1', 48, 52) === 'IEC ' && icc.toString('latin1', 52, 56) === 'sRGB');
+  return (meta.orientation ?? 1) === 1 && srgbProfile && (meta.space === 'srgb' || meta.space === 'b-w') && (meta.channels === 3 || meta.channels === 1);
+}
+
+/**
+ * sharp/libvips messages are informative ("VipsJpeg: premature end of JPEG image"); keep them short and
+ * single-line, without the library's name, so both decoders word the same fault alike.
+ */
 function sharpDetail(e: unknown, format: string): string {
-  const text = (e instanceof Error ? e.message : String(e)).split('\n')[0].trim().slice(0, 200);
+  const text = (e instanceof Error ? e.message : String(e)).split('\n')[0].trim().replace(/^vips[a-z]*: /i, '').slice(0, 200);
   return text ? `${format}: ${text}` : `the ${format} data is corrupt`;
 }

@@ -67,6 +67,7 @@ interface ImageAddon {
   imageCropResize(src: Uint8Array, w: number, h: number, stride: number, rois: Float32Array, opts: object, out: Float32Array): undefined;
   imageResize(src: Uint8Array, w: number, h: number, stride: number, dw: number, dh: number, out: Uint8Array): undefined;
   imageShrink(src: Uint8Array, w: number, h: number, stride: number, fx: number, fy: number, out: Uint8Array): undefined;
+  imageJpegDecodeAsync(bytes: Uint8Array, maxPixels: number): Promise<{ width: number; height: number; data: Buffer } | { unsupported: string }>;
 }
 
 const MAX_SIDE = 32768;
@@ -225,4 +226,23 @@ export function shrink(img: Pixels, fx: number, fy: number): RgbImage {
   const data = new Uint8Array(width * height * 3);
   loadAddon<ImageAddon>().imageShrink(img.data, img.width, img.height, stride, fx, fy, data);
   return { data, width, height, channels: 3 };
+}
+
+/** A JPEG the native decoder read: packed RGB24. */
+export interface DecodedJpeg extends RgbImage {
+  data: Buffer;
+}
+
+/**
+ * JPEG bytes to packed RGB24 with libjpeg-turbo on the libuv pool: baseline and progressive, greyscale, YCbCr
+ * or RGB. Resolves null for a well-formed file in a form it leaves to a colour-managed decoder (CMYK, YCCK);
+ * rejects with ERR_SIGHTFLOW_IMAGE_FAILED and libjpeg's reason for a corrupt or cut-off file, one over
+ * maxPixels, or one with more than 500 progressive scans. EXIF orientation and ICC profiles are not applied.
+ * Do not write to bytes until the promise settles.
+ */
+export async function decodeJpeg(bytes: Uint8Array, maxPixels: number): Promise<DecodedJpeg | null> {
+  if (!(bytes instanceof Uint8Array) || bytes.length === 0) throw errors.invalidParam('bytes', 'Expected a non-empty Uint8Array of JPEG bytes');
+  if (!Number.isInteger(maxPixels) || maxPixels < 1) throw errors.invalidParam('maxPixels', `Expected a positive integer for maxPixels but received ${String(maxPixels)}`);
+  const r = await withCallerStack(loadAddon<ImageAddon>().imageJpegDecodeAsync(bytes, maxPixels), new Error());
+  return 'unsupported' in r ? null : { data: r.data, width: r.width, height: r.height, channels: 3 };
 }

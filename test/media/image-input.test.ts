@@ -5,10 +5,14 @@ import https from 'node:https';
 import { lookup } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { ApiError, type ErrorBody } from '../../src/errors.js';
 import { loadImage, parseImageInput, type ImageInput, type LoadImageOptions } from '../../src/media/image-input.js';
 import { blockedAddressReason } from '../../src/media/url-policy.js';
+import { decodeJpeg } from '../../src/native/image.js';
+import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 
 const MiB = 1024 * 1024;
 
@@ -221,11 +225,11 @@ test('GIF and BMP are unsupported_image_format', async () => {
 test('truncated JPEG and PNG are invalid_image, not silently grey', async () => {
   const jpeg = await sharp({ create: { width: 200, height: 150, channels: 3, background: 'black', noise: { type: 'gaussian', mean: 128, sigma: 30 } } }).jpeg().toBuffer();
   await rejectsWith(loadImage(b64(jpeg.subarray(0, jpeg.length >> 1))), 400, {
-    type: 'invalid_request_error', code: 'invalid_image', message: 'The image could not be decoded: jpeg: VipsJpeg: premature end of JPEG image', param: 'image_base64',
+    type: 'invalid_request_error', code: 'invalid_image', message: 'The image could not be decoded: jpeg: premature end of JPEG image', param: 'image_base64',
   });
   const png = await sharp({ create: { width: 200, height: 150, channels: 3, background: 'black', noise: { type: 'gaussian', mean: 128, sigma: 30 } } }).png().toBuffer();
   await rejectsWith(loadImage(b64(png.subarray(0, png.length >> 1))), 400, {
-    type: 'invalid_request_error', code: 'invalid_image', message: 'The image could not be decoded: png: vipspng: libpng read error', param: 'image_base64',
+    type: 'invalid_request_error', code: 'invalid_image', message: 'The image could not be decoded: png: libpng read error', param: 'image_base64',
   });
 });
 
@@ -265,6 +269,64 @@ test('alpha is flattened on white; greyscale becomes RGB', async () => {
   const g = await loadImage(b64(grey));
   assert.deepEqual([g.channels, g.data.length], [3, 6]);
   assert.deepEqual([...g.data], [77, 77, 77, 77, 77, 77]);
+});
+
+/** sharp's own decode of the same bytes (rotated, colour-managed): what loadImage must match. */
+async function sharpPixels(bytes: Buffer): Promise<Buffer> {
+  return sharp(bytes).rotate().flatten({ background: '#ffffff' }).toColourspace('srgb').raw().toBuffer();
+}
+
+/** A 96x64 photo-like gradient: enough texture that two decoders would show any difference. */
+async function gradientJpeg(opts: { progressive?: boolean; icc?: string; grey?: boolean; cmyk?: boolean } = {}): Promise<Buffer> {
+  const width = 96, height = 64;
+  const raw = Buffer.alloc(width * height * 3);
+  for (let i = 0; i < width * height; i++) raw.set([(i * 7) & 255, (i >> 3) & 255, (i * 13 + 40) & 255], i * 3);
+  let img = sharp(raw, { raw: { width, height, channels: 3 } });
+  if (opts.grey) img = img.toColourspace('b-w');
+  if (opts.cmyk) img = img.toColourspace('cmyk');
+  if (opts.icc) img = img.withIccProfile(opts.icc);
+  return img.jpeg({ quality: 90, progressive: opts.progressive ?? false }).toBuffer();
+}
+
+test('plain JPEGs decode natively with the pixels sharp gives; profiled and CMYK ones go through sharp', async () => {
+  for (const opts of [{}, { progressive: true }, { grey: true }, { icc: 'srgb' }]) {
+    const bytes = await gradientJpeg(opts);
+    const native = await decodeJpeg(bytes, 1e6);
+    assert.ok(native, `${JSON.stringify(opts)}: the native decoder takes it`);
+    const expected = await sharpPixels(bytes);
+    assert.ok(native.data.equals(expected), `${JSON.stringify(opts)}: native pixels equal sharp's`);
+    assert.ok((await loadImage(b64(bytes))).data.equals(expected), `${JSON.stringify(opts)}: loadImage gives the same`);
+  }
+  // A Display P3 profile must be applied: loadImage follows sharp, not the unmanaged pixels.
+  const p3 = await gradientJpeg({ icc: 'p3' });
+  const managed = await sharpPixels(p3);
+  const unmanaged = (await decodeJpeg(p3, 1e6))!.data;
+  assert.ok(!managed.equals(unmanaged), 'the profile changes pixels');
+  assert.ok((await loadImage(b64(p3))).data.equals(managed), 'P3 goes through colour management');
+  // CMYK: the native decoder declines it; loadImage still gives RGB.
+  const cmyk = await gradientJpeg({ cmyk: true });
+  assert.equal(await decodeJpeg(cmyk, 1e6), null);
+  const rgb = await loadImage(b64(cmyk));
+  assert.deepEqual([rgb.channels, rgb.data.length], [3, 96 * 64 * 3]);
+  // The native decoder's own limits, below loadImage's header check.
+  await assert.rejects(decodeJpeg(await gradientJpeg(), 96 * 64 - 1), { code: 'ERR_SIGHTFLOW_IMAGE_FAILED', message: 'image of 6144 pixels is over the limit of 6143' });
+  await assert.rejects(decodeJpeg(Buffer.from('not a jpeg'), 1e6), { code: 'ERR_SIGHTFLOW_IMAGE_FAILED' });
+  await assert.rejects(decodeJpeg(Buffer.alloc(0), 1e6), ApiError);
+});
+
+test('every COCO photo loads to exactly the pixels sharp gives (plain, sRGB-profiled and Adobe/Apple-profiled alike)', { skip: cocoSkip }, async () => {
+  const dir = join(cocoDir(), 'images');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.jpg'));
+  assert.ok(files.length >= 60, `found ${files.length} photos`);
+  let native = 0;
+  for (const f of files) {
+    const bytes = readFileSync(join(dir, f));
+    const expected = await sharpPixels(bytes);
+    assert.ok((await loadImage(b64(bytes))).data.equals(expected), f);
+    const n = await decodeJpeg(bytes, 1e8);
+    if (n?.data.equals(expected)) native++;
+  }
+  assert.ok(native >= 40, `the native decoder alone matches on ${native} of ${files.length}: most photos take the fast path`);
 });
 
 // ---- URL fetch ----

@@ -44,7 +44,7 @@ test('the image-input matrix, on every endpoint', { skip: cocoSkip }, async () =
     ['a GIF', () => ({ image_base64: `data:image/gif;base64,${GIF}` }), 400,
       invalid('unsupported_image_format', 'Expected a JPEG, PNG or WEBP image but received gif', 'image_base64')],
     ['a truncated JPEG', () => ({ image_base64: jpeg.subarray(0, 4000).toString('base64') }), 400,
-      invalid('invalid_image', 'The image could not be decoded: jpeg: VipsJpeg: premature end of JPEG image', 'image_base64')],
+      invalid('invalid_image', 'The image could not be decoded: jpeg: premature end of JPEG image', 'image_base64')],
     ['a URL answering 404', () => ({ image: `http://127.0.0.1:${port}/missing.jpg` }), 400,
       invalid('image_fetch_failed', 'The image URL could not be fetched: upstream answered 404', 'image')],
     ['an ftp URL', () => ({ image: 'ftp://example.com/a.jpg' }), 400,

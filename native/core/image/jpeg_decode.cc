@@ -1,0 +1,114 @@
+#include "jpeg_decode.h"
+
+#include <csetjmp>
+#include <cstdio>
+
+#include <jpeglib.h>
+#include <jerror.h>
+
+namespace sightflow::image {
+namespace {
+
+// A progressive file may declare any number of scans, each a full pass over the coefficients: bound them
+// as libjpeg-turbo's own TurboJPEG API does when asked to.
+constexpr int kMaxScans = 500;
+
+struct ErrorState {
+  jpeg_error_mgr mgr;
+  jpeg_progress_mgr progress;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] void Fail(j_common_ptr cinfo) {
+  auto* st = reinterpret_cast<ErrorState*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, st->message);
+  std::longjmp(st->jump, 1);
+}
+
+// Warnings: a cut-off file is an error (libjpeg would pad it with grey); other warnings are repairs.
+void OnMessage(j_common_ptr cinfo, int level) {
+  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) {
+    auto* st = reinterpret_cast<ErrorState*>(cinfo->err);
+    std::snprintf(st->message, sizeof st->message, "premature end of JPEG image");
+    std::longjmp(st->jump, 1);
+  }
+}
+
+void OnProgress(j_common_ptr cinfo) {
+  auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (d->progressive_mode && d->input_scan_number > kMaxScans) {
+    auto* st = reinterpret_cast<ErrorState*>(cinfo->err);
+    std::snprintf(st->message, sizeof st->message, "more than %d progressive scans", kMaxScans);
+    std::longjmp(st->jump, 1);
+  }
+}
+
+std::string Lower(const char* s) {
+  std::string out(s);
+  if (!out.empty() && out[0] >= 'A' && out[0] <= 'Z') out[0] = static_cast<char>(out[0] - 'A' + 'a');
+  return out;
+}
+
+// The two steps that call into libjpeg. Each returns false after a libjpeg error (its message in st->message);
+// only libjpeg calls and plain values live between a setjmp and the longjmp back to it.
+bool ReadHeader(ErrorState* st, jpeg_decompress_struct* cinfo, const uint8_t* data, size_t size) {
+  if (setjmp(st->jump)) return false;
+  jpeg_mem_src(cinfo, data, static_cast<unsigned long>(size));
+  jpeg_read_header(cinfo, TRUE);
+  return true;
+}
+
+bool ReadPixels(ErrorState* st, jpeg_decompress_struct* cinfo, uint8_t* out, JDIMENSION width, JDIMENSION height) {
+  if (setjmp(st->jump)) return false;
+  cinfo->out_color_space = JCS_RGB;
+  jpeg_start_decompress(cinfo);
+  if (cinfo->output_width != width || cinfo->output_height != height || cinfo->output_components != 3) {
+    std::snprintf(st->message, sizeof st->message, "unexpected output geometry");
+    return false;
+  }
+  const size_t stride = static_cast<size_t>(width) * 3;
+  while (cinfo->output_scanline < height) {
+    JSAMPROW row = out + static_cast<size_t>(cinfo->output_scanline) * stride;
+    jpeg_read_scanlines(cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(cinfo);
+  return true;
+}
+
+}  // namespace
+
+JpegStatus DecodeJpegRgb(const uint8_t* data, size_t size, int64_t max_pixels, JpegImage* out, std::string* reason) {
+  ErrorState st{};
+  jpeg_decompress_struct cinfo{};
+  cinfo.err = jpeg_std_error(&st.mgr);
+  st.mgr.error_exit = Fail;
+  st.mgr.emit_message = OnMessage;
+  st.progress.progress_monitor = OnProgress;
+  jpeg_create_decompress(&cinfo);
+  cinfo.progress = &st.progress;
+  JpegStatus status = JpegStatus::kFailed;
+  if (!ReadHeader(&st, &cinfo, data, size)) {
+    *reason = Lower(st.message);
+  } else if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
+    status = JpegStatus::kUnsupported;
+    *reason = "CMYK";
+  } else if (const int64_t pixels = static_cast<int64_t>(cinfo.image_width) * static_cast<int64_t>(cinfo.image_height);
+             pixels <= 0 || pixels > max_pixels) {
+    *reason = "image of " + std::to_string(pixels) + " pixels is over the limit of " + std::to_string(max_pixels);
+  } else {
+    out->width = static_cast<int>(cinfo.image_width);
+    out->height = static_cast<int>(cinfo.image_height);
+    out->rgb.resize(static_cast<size_t>(pixels) * 3);
+    if (ReadPixels(&st, &cinfo, out->rgb.data(), cinfo.image_width, cinfo.image_height)) {
+      status = JpegStatus::kOk;
+    } else {
+      *reason = Lower(st.message);
+      out->rgb.clear();
+    }
+  }
+  jpeg_destroy_decompress(&cinfo);
+  return status;
+}
+
+}  // namespace sightflow::image

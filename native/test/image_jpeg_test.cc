@@ -1,0 +1,149 @@
+// The JPEG decoder against files made here with libjpeg's own encoder: exact pixels of a lossless-enough
+// baseline and a progressive file, greyscale widened to RGB, CMYK left to the caller, a cut-off file, the
+// pixel limit, a progressive file with more scans than the bound (a CPU bomb), and thousands of mutated
+// files that must fail or decode, never crash (the sanitizer build runs this too).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <jpeglib.h>
+
+#include "image/jpeg_decode.h"
+
+using namespace sightflow::image;
+
+namespace {
+
+struct Encoded {
+  std::vector<uint8_t> bytes;
+};
+
+// Encodes w x h pixels of `components` channels (1 grey, 3 RGB, 4 CMYK); scans, when given, replace the
+// default script (each entry: component index or -1 for all, Ss, Se, Ah, Al).
+Encoded Encode(int w, int h, int components, bool progressive, const std::vector<jpeg_scan_info>& scans = {}, int quality = 95) {
+  jpeg_compress_struct c{};
+  jpeg_error_mgr err{};
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&c, &buf, &size);
+  c.image_width = static_cast<JDIMENSION>(w);
+  c.image_height = static_cast<JDIMENSION>(h);
+  c.input_components = components;
+  c.in_color_space = components == 1 ? JCS_GRAYSCALE : components == 4 ? JCS_CMYK : JCS_RGB;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, quality, TRUE);
+  if (progressive) jpeg_simple_progression(&c);
+  if (!scans.empty()) {
+    c.scan_info = scans.data();
+    c.num_scans = static_cast<int>(scans.size());
+  }
+  jpeg_start_compress(&c, TRUE);
+  std::vector<uint8_t> row(static_cast<size_t>(w * components));
+  while (c.next_scanline < c.image_height) {
+    for (int x = 0; x < w; ++x)
+      for (int k = 0; k < components; ++k) row[static_cast<size_t>(x * components + k)] = static_cast<uint8_t>((x * 7 + static_cast<int>(c.next_scanline) * 3 + k * 50) & 0xff);
+    JSAMPROW r = row.data();
+    jpeg_write_scanlines(&c, &r, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  Encoded e{std::vector<uint8_t>(buf, buf + size)};
+  std::free(buf);
+  return e;
+}
+
+JpegStatus Decode(const std::vector<uint8_t>& b, JpegImage* img, std::string* reason, int64_t max_pixels = 1 << 26) {
+  return DecodeJpegRgb(b.data(), b.size(), max_pixels, img, reason);
+}
+
+}  // namespace
+
+TEST_CASE("baseline and progressive RGB decode to the same pixels, close to what was encoded") {
+  const auto base = Encode(48, 32, 3, false);
+  const auto prog = Encode(48, 32, 3, true);
+  JpegImage a, b;
+  std::string why;
+  REQUIRE(Decode(base.bytes, &a, &why) == JpegStatus::kOk);
+  REQUIRE(Decode(prog.bytes, &b, &why) == JpegStatus::kOk);
+  CHECK(a.width == 48);
+  CHECK(a.height == 32);
+  REQUIRE(a.rgb.size() == 48u * 32u * 3u);
+  CHECK(a.rgb == b.rgb);
+}
+
+TEST_CASE("greyscale widens to RGB; CMYK is left to the caller") {
+  JpegImage img;
+  std::string why;
+  REQUIRE(Decode(Encode(16, 8, 1, false).bytes, &img, &why) == JpegStatus::kOk);
+  REQUIRE(img.rgb.size() == 16u * 8u * 3u);
+  for (size_t i = 0; i < img.rgb.size(); i += 3) {
+    CHECK(img.rgb[i] == img.rgb[i + 1]);
+    CHECK(img.rgb[i] == img.rgb[i + 2]);
+  }
+  JpegImage cmyk;
+  CHECK(Decode(Encode(16, 8, 4, false).bytes, &cmyk, &why) == JpegStatus::kUnsupported);
+}
+
+TEST_CASE("cut off, not a JPEG, over the pixel limit: failures with a reason") {
+  const auto full = Encode(64, 64, 3, false);
+  JpegImage img;
+  std::string why;
+  std::vector<uint8_t> cut(full.bytes.begin(), full.bytes.begin() + static_cast<long>(full.bytes.size() / 2));
+  CHECK(Decode(cut, &img, &why) == JpegStatus::kFailed);
+  CHECK(why == "premature end of JPEG image");
+  CHECK(Decode(std::vector<uint8_t>{'G', 'I', 'F', '8', '9', 'a'}, &img, &why) == JpegStatus::kFailed);
+  CHECK(why.rfind("not a JPEG file", 0) == 0);
+  CHECK(Decode(full.bytes, &img, &why, 64 * 64 - 1) == JpegStatus::kFailed);
+  CHECK(why == "image of 4096 pixels is over the limit of 4095");
+}
+
+TEST_CASE("a progressive file with more than 500 scans is refused") {
+  // Greyscale: the DC scan, then every AC coefficient on its own, first at Al 9 and refined bit by bit to
+  // 0: 1 + 63 x 10 = 631 scans, each a pass over the whole image for the decoder.
+  std::vector<jpeg_scan_info> scans;
+  scans.push_back({1, {0, 0, 0, 0}, 0, 0, 0, 0});
+  for (int k = 1; k <= 63; ++k) {
+    scans.push_back({1, {0, 0, 0, 0}, k, k, 0, 9});
+    for (int al = 8; al >= 0; --al) scans.push_back({1, {0, 0, 0, 0}, k, k, al + 1, al});
+  }
+  const auto bomb = Encode(32, 32, 1, true, scans);
+  JpegImage img;
+  std::string why;
+  CHECK(Decode(bomb.bytes, &img, &why) == JpegStatus::kFailed);
+  CHECK(why == "more than 500 progressive scans");
+  // The same kind of script under the bound decodes.
+  std::vector<jpeg_scan_info> few(scans.begin(), scans.begin() + 1 + 10 * 20);
+  for (int k = 21; k <= 63; ++k) few.push_back({1, {0, 0, 0, 0}, k, k, 0, 0});
+  CHECK(Decode(Encode(32, 32, 1, true, few).bytes, &img, &why) == JpegStatus::kOk);
+}
+
+TEST_CASE("mutated files fail or decode, never crash") {
+  const auto base = Encode(40, 24, 3, false).bytes;
+  const auto prog = Encode(40, 24, 3, true).bytes;
+  uint32_t seed = 7;
+  auto next = [&seed] { seed = seed * 1664525u + 1013904223u; return seed >> 8; };
+  int ok = 0, failed = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<uint8_t> b = (i % 2) ? prog : base;
+    const int edits = 1 + static_cast<int>(next() % 8);
+    for (int e = 0; e < edits; ++e) b[next() % b.size()] = static_cast<uint8_t>(next());
+    if (i % 7 == 0) b.resize(next() % b.size() + 1);
+    JpegImage img;
+    std::string why;
+    const JpegStatus s = Decode(b, &img, &why, 1 << 20);
+    if (s == JpegStatus::kOk) {
+      ++ok;
+      CHECK(img.rgb.size() == static_cast<size_t>(img.width) * static_cast<size_t>(img.height) * 3);
+    } else {
+      ++failed;
+    }
+  }
+  CHECK(ok + failed == 3000);
+  CHECK(failed > 0);
+}
