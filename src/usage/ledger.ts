@@ -10,34 +10,66 @@ export interface UsageEvent {
 
 export interface DailyUsage { day: string; requests: number; input_tokens: number; output_tokens: number; frames: number; ms: number }
 
+/**
+ * How long a row queued after a reply waits for others to share its insert. One insert costs about 1 ms of
+ * CPU on PGlite whether it carries one row or eight (0.82 ms against 0.91 ms for eight, measured alone), so
+ * under load the rows of a quarter second go in one statement instead of one each. A crash loses at most
+ * this window of rows; a clean stop and every read in this process wait for them.
+ */
+export const USAGE_BATCH_MS = 250;
+/** Most rows in one statement (PostgreSQL takes at most 65535 parameters). */
+const MAX_BATCH_ROWS = 500;
+
+const params = (e: UsageEvent): unknown[] => [e.projectId, e.keyId ?? null, e.endpoint, e.model ?? null,
+  e.inputTokens ?? 0, e.outputTokens ?? 0, e.frames ?? 0, Math.round(e.ms ?? 0)];
+
 export class UsageLedger {
-  /** Rows queued by recordAfterReply() and not yet written; reads and close() wait for them. */
-  private readonly pending = new Set<Promise<void>>();
+  /** Rows queued by recordAfterReply() and not yet written. */
+  private queued: UsageEvent[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  /** The write in flight, if any; reads and close() wait for it and for the queue. */
+  private writing: Promise<void> | undefined;
 
   constructor(private readonly db: Db, private readonly onError: (err: unknown, e: UsageEvent) => void = () => {}) {}
 
   async record(e: UsageEvent): Promise<void> {
-    await this.db.query(sql.insert, [e.projectId, e.keyId ?? null, e.endpoint, e.model ?? null,
-      e.inputTokens ?? 0, e.outputTokens ?? 0, e.frames ?? 0, Math.round(e.ms ?? 0)]);
+    await this.db.query(sql.insert, params(e));
     countUsage(e);
   }
 
   /**
-   * Writes the row once the current reply has gone out (next macrotask): a synchronous request's answer does
-   * not wait for the insert (about 1 ms on PGlite, a round trip on PostgreSQL). Reads in this process see the
-   * row (they wait for queued writes first); a failed write is reported through onError, never to the client.
+   * Writes the row after the reply, batched with the rows of the next USAGE_BATCH_MS: a synchronous request's
+   * answer never waits for the insert. It counts in the metrics at once. Reads in this process see the row
+   * (they wait for queued writes first); a failed write is reported through onError, never to the client.
    */
   recordAfterReply(e: UsageEvent): void {
-    const p: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.record(e))
-      .catch((err: unknown) => this.onError(err, e))
-      .finally(() => this.pending.delete(p));
-    this.pending.add(p);
+    countUsage(e);
+    this.queued.push(e);
+    if (!this.timer && !this.writing) this.timer = setTimeout(() => { this.timer = undefined; void this.drain(); }, USAGE_BATCH_MS);
   }
 
   /** Resolves when every queued row is written (before reads, and before the database closes). */
   async flush(): Promise<void> {
-    while (this.pending.size) await Promise.all(this.pending);
+    if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
+    while (this.writing || this.queued.length) await (this.writing ?? this.drain());
+  }
+
+  /** Writes what is queued, in statements of at most MAX_BATCH_ROWS rows, then re-arms for rows queued meanwhile. */
+  private drain(): Promise<void> {
+    if (this.writing) return this.writing;
+    this.writing = (async () => {
+      while (this.queued.length) {
+        const rows = this.queued.splice(0, MAX_BATCH_ROWS);
+        try {
+          await this.db.query(rows.length === 1 ? sql.insert : sql.insertMany(rows.length), rows.flatMap(params));
+        } catch (err) {
+          if (rows.length === 1) { this.onError(err, rows[0]!); continue; }
+          // One bad row must not cost the others theirs: each goes again on its own.
+          for (const e of rows) await this.db.query(sql.insert, params(e)).catch((one: unknown) => this.onError(one, e));
+        }
+      }
+    })().finally(() => { this.writing = undefined; });
+    return this.writing;
   }
 
   async daily(projectId: string, from: Date, to: Date): Promise<DailyUsage[]> {

@@ -172,7 +172,7 @@ test('exactly one of image and image_base64', () => {
 
 test('bad base64 is invalid_base64', async () => {
   const expected = { type: 'invalid_request_error', code: 'invalid_base64', message: 'Expected image_base64 to be a data URI or base64 string but it could not be decoded', param: 'image_base64' } as const;
-  for (const bad of ['not base64!!', 'data:image/png,iVBORw0K', 'data:image/png;base64,@@@@', 'QUJDRA=A', 'QUJDR', '', 42, 'QUJD+Q_-']) {
+  for (const bad of ['not base64!!', 'data:image/png,iVBORw0K', 'data:image/png;base64,@@@@', 'QUJDRA=A', 'QUJDRA===', '=QUJDRA=', 'QUJDR', '', 42, 'QUJD+Q_-']) {
     await rejectsWith(() => parseImageInput({ image_base64: bad }), 400, expected);
   }
 });

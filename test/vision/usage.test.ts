@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { autoDetail, billedSize, imageTokens, textTokens } from '../../src/usage/tokens.js';
+import { USAGE_BATCH_MS, UsageLedger } from '../../src/usage/ledger.js';
 
 test('image tokens: 85 at low detail; 85 + 170 per 512 tile of the scaled image at high', () => {
   assert.equal(imageTokens(4000, 3000, 'low'), 85);
@@ -82,4 +83,27 @@ test('each endpoint reports usage by the formula and the ledger has the same num
   assert.equal(admin.body.data[0].requests, calls.length);
   assert.equal(admin.body.data[0].input_tokens, sum('input_tokens'));
   assert.equal(admin.body.data[0].output_tokens, sum('output_tokens'));
+});
+
+test('rows after a reply are written together within the batch window; reads, flush and a failed write behave', async () => {
+  const db = t.app.services.db;
+  const failures: string[] = [];
+  const ledger = new UsageLedger(db, (err, e) => failures.push(`${e.endpoint}: ${(err as Error).message}`));
+  const projectId = t.projectId;
+  const count = async () => Number((await db.query('SELECT count(*)::int AS n FROM usage_events WHERE endpoint = $1', ['/test/batch']))[0]!.n);
+  for (let i = 0; i < 20; i++) ledger.recordAfterReply({ projectId, endpoint: '/test/batch', inputTokens: i });
+  assert.equal(await count(), 0, 'nothing written before the window ends');
+  await new Promise((r) => setTimeout(r, USAGE_BATCH_MS + 100));
+  assert.equal(await count(), 20, 'the window wrote every row');
+  for (let i = 20; i < 25; i++) ledger.recordAfterReply({ projectId, endpoint: '/test/batch', inputTokens: i });
+  const rows = (await ledger.events(projectId)).filter((r) => r.endpoint === '/test/batch');
+  assert.deepEqual(rows.map((r) => Number(r.input_tokens)), Array.from({ length: 25 }, (_, i) => i), 'a read waits for queued rows, in order');
+  // A row the database refuses (no project) reaches onError alone: the rows batched with it are written.
+  ledger.recordAfterReply({ projectId, endpoint: '/test/batch' });
+  ledger.recordAfterReply({ projectId: null as unknown as string, endpoint: '/test/batch' });
+  ledger.recordAfterReply({ projectId, endpoint: '/test/batch' });
+  await ledger.flush();
+  assert.equal(failures.length, 1, failures.join('; '));
+  assert.match(failures[0]!, /^\/test\/batch: .*null/);
+  assert.equal(await count(), 27);
 });

@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "rgb_image.h"
@@ -59,22 +60,14 @@ inline void StorePixel(float* out, Layout layout, int out_w, int out_h, int x, i
   }
 }
 
-// Bilinear value of the three channels at one output pixel.
-inline void Lerp3(const uint8_t* r0, const uint8_t* r1, const Tap& tx, float wy, float rgb[3]) {
-  const uint8_t* p00 = r0 + 3 * tx.i0;
-  const uint8_t* p01 = r0 + 3 * tx.i1;
-  const uint8_t* p10 = r1 + 3 * tx.i0;
-  const uint8_t* p11 = r1 + 3 * tx.i1;
-  for (int c = 0; c < 3; ++c) {
-    const float top = static_cast<float>(p00[c]) + (static_cast<float>(p01[c]) - static_cast<float>(p00[c])) * tx.w;
-    const float bot = static_cast<float>(p10[c]) + (static_cast<float>(p11[c]) - static_cast<float>(p10[c])) * tx.w;
-    rgb[c] = top + (bot - top) * wy;
-  }
-}
-
 // Samples the source region [sx, sx+sw) x [sy, sy+sh) into the output rectangle at (ox, oy) of size ow x oh
-// inside an out_w x out_h float image, normalising on the way (the "one pass"). The layout branch is hoisted
-// out of the pixel loop: this is the hot loop of every detector input.
+// inside an out_w x out_h float image, normalising on the way (the "one pass"). This is the hot loop of every
+// detector input, so it is separable: each source row it needs is interpolated horizontally once, into output
+// channel order (planar for NCHW), and kept while consecutive output rows share it; the vertical blend and the
+// normalisation then run over contiguous floats, which the compiler vectorises. The arithmetic is the
+// per-pixel formula's, in the same order (top = p0 + (p1 - p0) * wx per row, then top + (bot - top) * wy,
+// then * a + b), so values are identical to sampling each pixel on its own; 640x480 to 512x512 took about
+// half the time of that per-pixel loop.
 inline void SampleRegion(const RgbView& src, float sx, float sy, float sw, float sh, float* out, Layout layout, int out_w,
                          int out_h, int ox, int oy, int ow, int oh, const ChannelMap& m, std::vector<Tap>& xt,
                          std::vector<Tap>& yt) {
@@ -82,31 +75,65 @@ inline void SampleRegion(const RgbView& src, float sx, float sy, float sw, float
   BuildTaps(sx, sw, ow, src.width, xt);
   BuildTaps(sy, sh, oh, src.height, yt);
   const size_t plane = static_cast<size_t>(out_w) * static_cast<size_t>(out_h);
-  const int s0 = m.src[0], s1 = m.src[1], s2 = m.src[2];
-  const float a0 = m.a[0], a1 = m.a[1], a2 = m.a[2], b0 = m.b[0], b1 = m.b[1], b2 = m.b[2];
-  float rgb[3];
+  const size_t n = static_cast<size_t>(ow) * 3;
+  const bool planar = layout == Layout::kNCHW;
+  // Two interpolated rows, then the per-value scale and offset in the same order as a row's values.
+  std::vector<float> scratch(4 * n);
+  float* h0 = scratch.data();
+  float* h1 = h0 + n;
+  float* scale = h1 + n;
+  float* offset = scale + n;
+  for (size_t k = 0; k < n; ++k) {
+    const int c = planar ? static_cast<int>(k / static_cast<size_t>(ow)) : static_cast<int>(k % 3);
+    scale[k] = m.a[c];
+    offset[k] = m.b[c];
+  }
+  const Tap* taps = xt.data();
+  const auto interpolate = [&](int sy_row, float* dst) {
+    const uint8_t* r = src.data + static_cast<size_t>(sy_row) * static_cast<size_t>(src.stride);
+    for (int c = 0; c < 3; ++c) {
+      const int s = m.src[c];
+      for (int x = 0; x < ow; ++x) {
+        const Tap& t = taps[x];
+        const float p0 = static_cast<float>(r[3 * t.i0 + s]);
+        const float p1 = static_cast<float>(r[3 * t.i1 + s]);
+        dst[planar ? static_cast<size_t>(c) * static_cast<size_t>(ow) + static_cast<size_t>(x) : static_cast<size_t>(3 * x + c)] = p0 + (p1 - p0) * t.w;
+      }
+    }
+  };
+  int row0 = -1, row1 = -1;
   for (int y = 0; y < oh; ++y) {
     const Tap ty = yt[static_cast<size_t>(y)];
-    const uint8_t* r0 = src.data + static_cast<size_t>(ty.i0) * static_cast<size_t>(src.stride);
-    const uint8_t* r1 = src.data + static_cast<size_t>(ty.i1) * static_cast<size_t>(src.stride);
+    if (row0 != ty.i0) {
+      if (row1 == ty.i0) {
+        std::swap(h0, h1);
+        std::swap(row0, row1);
+      } else {
+        interpolate(ty.i0, h0);
+        row0 = ty.i0;
+      }
+    }
+    if (row1 != ty.i1) {
+      interpolate(ty.i1, h1);
+      row1 = ty.i1;
+    }
+    const float wy = ty.w;
     const size_t row = static_cast<size_t>(oy + y) * static_cast<size_t>(out_w) + static_cast<size_t>(ox);
-    if (layout == Layout::kNCHW) {
-      float* o0 = out + row;
-      float* o1 = o0 + plane;
-      float* o2 = o1 + plane;
-      for (int x = 0; x < ow; ++x) {
-        Lerp3(r0, r1, xt[static_cast<size_t>(x)], ty.w, rgb);
-        o0[x] = rgb[s0] * a0 + b0;
-        o1[x] = rgb[s1] * a1 + b1;
-        o2[x] = rgb[s2] * a2 + b2;
+    if (planar) {
+      for (int c = 0; c < 3; ++c) {
+        float* o = out + static_cast<size_t>(c) * plane + row;
+        const size_t base = static_cast<size_t>(c) * static_cast<size_t>(ow);
+        for (int x = 0; x < ow; ++x) {
+          const size_t k = base + static_cast<size_t>(x);
+          const float top = h0[k];
+          o[x] = (top + (h1[k] - top) * wy) * scale[k] + offset[k];
+        }
       }
     } else {
       float* o = out + 3 * row;
-      for (int x = 0; x < ow; ++x, o += 3) {
-        Lerp3(r0, r1, xt[static_cast<size_t>(x)], ty.w, rgb);
-        o[0] = rgb[s0] * a0 + b0;
-        o[1] = rgb[s1] * a1 + b1;
-        o[2] = rgb[s2] * a2 + b2;
+      for (size_t k = 0; k < n; ++k) {
+        const float top = h0[k];
+        o[k] = (top + (h1[k] - top) * wy) * scale[k] + offset[k];
       }
     }
   }
