@@ -23,16 +23,17 @@
 // default: at nice 19, three quiet runs with Node.js readers gave 1000 readers 1.11-1.36x (the last run at the
 // same priority: 1.19x) and lag p95 89-184 ms (39 ms), since the lag is measured at the readers and includes
 // their own waits for a core.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { setPriority, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { evalDir, hasEvalData, skipWithoutEvalData } from '../../eval/dir.js';
+import { compilePeer } from '../peers/compile.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const now = () => performance.timeOrigin + performance.now();
@@ -160,17 +161,6 @@ async function nativeReaders(exe: string, port: number, key: string, id: string,
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** Compiles the C reader into a temporary directory; null (the readers then run in Node.js) without a C compiler. */
-function compileNativeReaders(): { exe: string; dir: string } | null {
-  const dir = mkdtempSync(join(tmpdir(), 'sightflow-fanout-readers-'));
-  const exe = join(dir, 'sse-readers');
-  const r = spawnSync('cc', ['-O2', '-o', exe, join(dirname(SELF), '..', 'peers', 'sse-readers.c')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  if (r.status === 0) return { exe, dir };
-  rmSync(dir, { recursive: true, force: true });
-  console.log(`readers run in Node.js: the C reader did not compile (${r.error?.message ?? r.stderr?.toString().trim().split('\n')[0]})`);
-  return null;
 }
 
 async function clientMain(cfg: ClientConfig): Promise<void> {
@@ -394,7 +384,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   if (readerNice) console.log(`readers in a child process at nice ${readerNice} (they stand for clients on other machines; with node B in it, at the server's priority)`);
   if (!hasEvalData('tracking/TUD-Stadtmitte/TUD-Stadtmitte.mp4') && skipWithoutEvalData({ json }, 'tracking/vtest_PETS09-S2L1_full/vtest.avi')) return;
   // --node-readers: the readers as Node.js sockets instead of the C reader (to compare what they cost).
-  const compiled = args.includes('--node-readers') ? null : compileNativeReaders();
+  const compiled = args.includes('--node-readers') ? null : compilePeer('sse-readers', 'readers');
   nativeExe = compiled?.exe;
   if (compiled) process.once('exit', () => rmSync(compiled.dir, { recursive: true, force: true }));
   console.log(`readers: ${nativeExe ? 'the C reader (bench/peers/sse-readers.c)' : 'Node.js sockets'}`);

@@ -11,7 +11,11 @@
 //    to the same without cameras (ratio of p99s), and the frames the cameras processed meanwhile.
 // Server levels and ceiling configurations alternate in rounds (3, 1 with --quick) and each keeps its best
 // round: on a shared machine a load spike costs a round, not the ratio.
-import { mkdtempSync, rmSync } from 'node:fs';
+// The clients stand for callers on other machines: a C program (bench/peers/post-clients.c, one epoll loop,
+// keep-alive connections) so that they take as little of the shared cores as a client can; `--node-clients`
+// runs them with fetch in this process instead (~2 ms of the server's main thread per request).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -28,6 +32,7 @@ import { OcrEngine } from '../../src/ocr/engine.js';
 import { decodeRgb } from '../../src/ocr/resample.js';
 import { api, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { startRtspServer, synthetic720p } from '../../test/helpers/live-sources.js';
+import { compilePeer } from '../peers/compile.js';
 
 interface Level { c: number; ips: number; p50: number; p99: number; n: number; refused: number; errors: number }
 
@@ -38,8 +43,11 @@ const pct = (xs: number[], p: number) => {
 };
 const r2 = (v: number) => Math.round(v * 100) / 100;
 
-/** c clients calling fn back to back for `ms`: images/s and latency. fn returns the HTTP status. */
-async function closedLoop(fn: () => Promise<number>, c: number, ms: number): Promise<Level> {
+/**
+ * c clients calling fn back to back for `ms`: images/s and latency. fn returns the HTTP status and, for a 503,
+ * its Retry-After in seconds, which the client waits (as OpenAI's SDKs do; 50 ms without one).
+ */
+async function closedLoop(fn: () => Promise<number | { status: number; retryAfterS?: number }>, c: number, ms: number): Promise<Level> {
   const times: number[] = [];
   let refused = 0, errors = 0;
   const t0 = performance.now();
@@ -47,14 +55,26 @@ async function closedLoop(fn: () => Promise<number>, c: number, ms: number): Pro
   await Promise.all(Array.from({ length: c }, async () => {
     while (performance.now() < end) {
       const s = performance.now();
-      const status = await fn().catch(() => 0);
+      const r = await fn().catch(() => 0);
+      const { status, retryAfterS } = typeof r === 'number' ? { status: r, retryAfterS: undefined } : r;
       if (status === 200) times.push(performance.now() - s);
-      else if (status === 503) { refused++; await new Promise((r) => setTimeout(r, 50)); }
+      else if (status === 503) { refused++; await new Promise((res) => setTimeout(res, retryAfterS !== undefined ? Math.min(60, retryAfterS) * 1000 : 50)); }
       else errors++;
     }
   }));
   const wall = performance.now() - t0;
   return { c, ips: times.length / (wall / 1000), p50: pct(times, 0.5), p99: pct(times, 0.99), n: times.length, refused, errors };
+}
+
+/** The same closed loop in the C client: c connections POSTing `bodyFile` to `path` for `ms`. */
+async function nativeLoop(exe: string, url: string, path: string, key: string, bodyFile: string, c: number, ms: number): Promise<Level> {
+  const child = spawn(exe, [new URL(url).port, path, key, bodyFile, String(c), String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const chunks: Buffer[] = [];
+  child.stdout!.on('data', (d: Buffer) => chunks.push(d));
+  const code = await new Promise<number | null>((r) => child.on('close', r));
+  if (code !== 0) throw new Error(`post-clients exited with ${code}`);
+  const o = JSON.parse(Buffer.concat(chunks).toString()) as { wall_ms: number; ok: number; refused: number; errors: number; ms: number[] };
+  return { c, ips: o.ok / (o.wall_ms / 1000), p50: pct(o.ms, 0.5), p99: pct(o.ms, 0.99), n: o.ok, refused: o.refused, errors: o.errors };
 }
 
 const better = (a: Level | undefined, b: Level) => (!a || b.ips > a.ips ? b : a);
@@ -100,6 +120,8 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
 
   // The bring-your-own manifest is in the data dir before the server starts, as a user would drop it in.
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-bench-serve-'));
+  const peer = args.includes('--node-clients') ? null : compilePeer('post-clients', 'clients');
+  let bodyFiles = 0;
   const byo = !quick && hasByoModels(BYO_MODELS['yolov8n-int8']) ? 'yolov8n-int8' : undefined;
   if (byo) await writeByoManifest(dataDir, { id: byo, task: 'detect', file: byoPath(BYO_MODELS[byo]) });
   // Every camera of the mixed phase runs at once (a node runs cores / 2 video tasks by default).
@@ -109,28 +131,38 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   try {
     await t.app.services.models.ready;
     const post = (path: string, payload: string) => async () =>
-      (await fetch(`${t.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body: payload }).then(async (r) => { await r.arrayBuffer(); return r.status; }));
+      (await fetch(`${t.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body: payload }).then(async (r) => {
+        await r.arrayBuffer();
+        const ra = Number(r.headers.get('retry-after') ?? NaN);
+        return { status: r.status, retryAfterS: Number.isFinite(ra) ? ra : undefined };
+      }));
     // The registry the server serves from (its data dir, the bring-your-own manifest included).
     const registry = await ModelRegistry.open(t.dataDir, { modelsDir: join(projectRoot, 'data', 'models') });
     const rgb = await decodeRgb(jpeg);
-    const workloads: Array<{ name: string; call: () => Promise<number>; ceiling: (split: { sessions: number; threads: number } | number) => Promise<Level> }> = [];
+    // Each payload in a file for the C client; a level is c clients for ms.
+    const load = (path: string, payload: string) => {
+      const file = join(dataDir, `body-${bodyFiles++}.json`);
+      writeFileSync(file, payload);
+      return (c: number) => (peer ? nativeLoop(peer.exe, t.url, path, t.key, file, c, ms) : closedLoop(post(path, payload), c, ms));
+    };
+    const workloads: Array<{ name: string; call: () => Promise<unknown>; load: (c: number) => Promise<Level>; ceiling: (split: { sessions: number; threads: number } | number) => Promise<Level> }> = [];
     const detectWorkload = async (name: string, id: string, payload: string) => {
       if (byo === id) await registry.prepare(id);
       const probeRt = new InferenceRuntime({ providers: ['cpu'], sessions: 1, log: { info() {}, warn() {} } });
       const input = (await modelInput(rgb, (await Detector.create(probeRt, registry, id)).pre)).tensor;
       await probeRt.close();
-      workloads.push({ name, call: post('/v1/vision/detect', payload), ceiling: (s) => modelCeiling(registry, id, input, s as { sessions: number; threads: number }, ms) });
+      workloads.push({ name, call: post('/v1/vision/detect', payload), load: load('/v1/vision/detect', payload), ceiling: (s) => modelCeiling(registry, id, input, s as { sessions: number; threads: number }, ms) });
     };
     await detectWorkload('detect', 'centernet-coco', body());
     if (byo) {
-      if (await post('/v1/vision/detect', body(byo))() !== 200) throw new Error(`the server does not serve ${byo}`);
+      if ((await post('/v1/vision/detect', body(byo))()).status !== 200) throw new Error(`the server does not serve ${byo}`);
       await detectWorkload(`detect ${byo}`, byo, body(byo));
     } else console.log(quick ? 'bring-your-own YOLO row skipped in --quick' : 'bring-your-own YOLO export not found: its row is skipped');
     const { ocrImage } = OcrEngine.forDataDir(join(projectRoot, 'data'));
     await ocrImage(rgb); // the ceiling's models load before it is timed, as the server's do in its warm-up
-    workloads.push({ name: 'ocr', call: post('/v1/vision/ocr', body()), ceiling: async (c) => closedLoop(async () => { await ocrImage(rgb); return 200; }, c as number, ms) });
+    workloads.push({ name: 'ocr', call: post('/v1/vision/ocr', body()), load: load('/v1/vision/ocr', body()), ceiling: async (c) => closedLoop(async () => { await ocrImage(rgb); return 200; }, c as number, ms) });
 
-    console.log(`serve: ${cores} cores, 640x480 JPEG, ${rounds} round(s) of ${ms / 1000} s per level; images/s, latency ms`);
+    console.log(`serve: ${cores} cores, 640x480 JPEG, ${rounds} round(s) of ${ms / 1000} s per level; images/s, latency ms; clients ${peer ? 'in C (bench/peers/post-clients.c)' : 'fetch in this process'}`);
     const result: Record<string, unknown> = {};
     let detectLevels = new Map<number, Level>();
     for (const w of workloads) {
@@ -142,7 +174,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
         ? (quick ? [4] : [1, 2, 4])
         : (quick ? [{ sessions: 1, threads: cores }] : splits(cores));
       for (let r = 0; r < rounds; r++) {
-        for (const c of levels) ours.set(c, better(ours.get(c), await closedLoop(w.call, c, ms)));
+        for (const c of levels) ours.set(c, better(ours.get(c), await w.load(c)));
         for (const cfg of configs) {
           const key = typeof cfg === 'number' ? `c${cfg}` : `${cfg.sessions}x${cfg.threads}`;
           ceil.set(key, better(ceil.get(key), await w.ceiling(cfg)));
@@ -160,16 +192,17 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     }
     // --quick takes detect's own c4 level as the mixed phase's "alone" rather than measuring it again.
     const detectC4 = quick ? detectLevels.get(4) : undefined;
-    if (cameras > 0) result.mixed = await mixed(t, post('/v1/vision/detect', body()), cameras, ms, rounds, detectC4);
-    if (json) console.log(JSON.stringify({ suite: 'serve', cores, sightflow: result }));
+    if (cameras > 0) result.mixed = await mixed(t, load('/v1/vision/detect', body()), cameras, ms, rounds, detectC4);
+    if (json) console.log(JSON.stringify({ suite: 'serve', cores, clients: peer ? 'c' : 'node', sightflow: result }));
   } finally {
     await t.close();
     rmSync(dataDir, { recursive: true, force: true });
+    if (peer) rmSync(peer.dir, { recursive: true, force: true });
   }
 }
 
 /** Image detect at 4 clients with and without `n` live cameras (5 fps detect tasks) running. */
-async function mixed(t: TestApp, call: () => Promise<number>, n: number, ms: number, rounds: number, measuredAlone?: Level) {
+async function mixed(t: TestApp, level: (c: number) => Promise<Level>, n: number, ms: number, rounds: number, measuredAlone?: Level) {
   const clip = await synthetic720p(20, 25);
   const rtsp = await startRtspServer(clip);
   const ids: string[] = [];
@@ -185,7 +218,7 @@ async function mixed(t: TestApp, call: () => Promise<number>, n: number, ms: num
       return sum;
     };
     for (let r = 0; r < rounds; r++) {
-      if (!measuredAlone) alone = better(alone, await closedLoop(call, 4, ms));
+      if (!measuredAlone) alone = better(alone, await level(4));
       if (ids.length === 0) {
         for (let i = 0; i < n; i++) {
           const res = await api(t, '/v1/video/process', { method: 'POST', json: {
@@ -198,7 +231,7 @@ async function mixed(t: TestApp, call: () => Promise<number>, n: number, ms: num
       }
       const f0 = await processed();
       const s0 = performance.now();
-      const l = await closedLoop(call, 4, ms);
+      const l = await level(4);
       camFrames += (await processed()) - f0;
       camSeconds += (performance.now() - s0) / 1000;
       if (!withCams || l.p99 < withCams.p99) withCams = l;

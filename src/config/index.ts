@@ -302,14 +302,15 @@ export interface CliFlags { port?: number; host?: string; dataDir?: string; noWo
 
 /** Blank values count as unset, as they always have for the string variables. */
 /**
- * Sessions of one model that may run at once when the operator sets none. One on small hosts: on 2 cores a
- * second session showed no gain and costs the model's memory again. From 4 cores, half the cores (at most
- * 8): one session's intra-op threads stop scaling there, and on a 16-core host 8 sessions of the built-in
- * detector made 2.7x the images/s of one (docs/capacity.md). Further sessions load only under load, so one
- * client's latency stays that of the first, full session.
+ * Sessions of one model that may run at once when the operator sets none. Below 4 cores, one per core with
+ * one thread each: on 2 cores two 1-thread sessions made 24-27% more images/s than one 2-thread session
+ * (bench serve, detect and a YOLO export). From 4 cores, half the cores (at most 8): on a 16-core host 8
+ * sessions of the built-in detector made 2.7x the images/s of one (docs/capacity.md). They load only while
+ * runs overlap; a run alone takes a first, wide session with every thread, so one client's latency is that
+ * of a full session.
  */
 export function defaultInferenceSessions(cores: number): number {
-  return cores < 4 ? 1 : Math.min(8, Math.floor(cores / 2));
+  return cores < 4 ? Math.max(1, cores) : Math.min(8, Math.floor(cores / 2));
 }
 
 function withoutBlanks(env: Record<string, string | undefined>): Record<string, string> {

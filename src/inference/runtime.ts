@@ -247,6 +247,16 @@ export class InferenceRuntime {
 
 type Loaded = { worker: SessionWorker; model: LoadedModel };
 
+/**
+ * After runs of a model last overlapped, a run alone keeps to the narrow sessions this long: under steady
+ * load from a few clients the queue empties for moments between requests, and a run put on the wide
+ * session then shares the cores with the narrow ones (more threads than cores).
+ */
+const OVERLAP_HOLD_MS = 250;
+
+/** Intra-op threads of each session that runs beside others: the cores split between them. */
+const narrowThreads = (threads: number, sessions: number) => Math.max(1, Math.floor(threads / sessions));
+
 export class ModelHandle {
   private readonly replicas: SessionReplicas<Loaded>;
   private readonly queue: ModelQueue<RunItem, Outputs>;
@@ -262,8 +272,15 @@ export class ModelHandle {
   constructor(readonly spec: ModelSpec, private readonly runtime: InferenceRuntime, readonly depth: number) {
     const batch = spec.batch;
     const sessions = runtime.workers === 'shared' ? 1 : Math.max(1, spec.sessions ?? runtime.sessions);
+    // On CPU, runs that overlap go to sessions that split the cores (a wide one with every thread serves one
+    // client at a time); elsewhere threads do not split the device, so the sessions are alike.
+    const eps = spec.providers?.length ? spec.providers : runtime.providers;
+    const wide = eps.every((p) => p === 'cpu') && narrowThreads(runtime.intraOpThreads, sessions) < runtime.intraOpThreads;
     this.replicas = new SessionReplicas<Loaded>(sessions, (key) => this.loadReplica(key),
-      (e) => runtime.warn({ model: spec.id, err: (e as Error).message }, `model ${spec.id}: a further session failed to load; runs share the loaded ones`));
+      (e) => runtime.warn({ model: spec.id, err: (e as Error).message }, `model ${spec.id}: a further session failed to load; runs share the loaded ones`),
+      // Runs waiting in the queue count as overlapping before they ask for a session (those lent one or
+      // waiting for one are counted by the replicas themselves).
+      { wide, demand: () => 1 + this.queue.pending, holdMs: OVERLAP_HOLD_MS });
     // As many batches run at once as the model has sessions; each waits for one of them.
     this.queue = new ModelQueue({ name: spec.id, depth, maxBatch: batch?.maxBatch ?? 1, maxWaitMs: batch?.maxWaitMs ?? 0, concurrency: sessions },
       (items) => (items.length === 1 ? this.runNow(items[0]).then((o) => [o]) : this.runBatched(items)));
@@ -293,7 +310,7 @@ export class ModelHandle {
     const src = await this.spec.load();
     const rt = this.runtime;
     // The first session gets every intra-op thread (one client's latency); further ones share the cores.
-    const threads = key === 0 ? rt.intraOpThreads : Math.max(1, Math.floor(rt.intraOpThreads / this.replicas.max));
+    const threads = key === 0 ? rt.intraOpThreads : narrowThreads(rt.intraOpThreads, this.replicas.max);
     const l = await rt.createSession(this.spec.id, src, rt.providersFor(this.spec), key, threads);
     this.armIdleTimer();
     return l;
@@ -358,7 +375,7 @@ export class ModelHandle {
     this.stopIdleTimer();
     const had = this.replicas.loadedCount > 0 || this.replicas.loading;
     await this.release();
-    await this.runtime.retireWorker(this.spec.id, this.replicas.max);
+    await this.runtime.retireWorker(this.spec.id, this.replicas.keys);
     if (had) this.unloads++;
   }
 

@@ -106,8 +106,8 @@ test('the tree: derived defaults, flags over variables, frozen, one line for sev
   assert.throws(() => loadConfig({ SIGHTFLOW_VLM_URL: 'not a url', SIGHTFLOW_VLM_MODEL: 'm' }), /SIGHTFLOW_VLM_URL must be an http\(s\) URL/);
 });
 
-test('sessions per model: one below 4 cores, half the cores up to 8 above, the variable over both', () => {
-  assert.deepEqual([1, 2, 3, 4, 6, 16, 64].map(defaultInferenceSessions), [1, 1, 1, 2, 3, 8, 8]);
+test('sessions per model: one per core below 4 cores, half the cores up to 8 above, the variable over both', () => {
+  assert.deepEqual([1, 2, 3, 4, 6, 16, 64].map(defaultInferenceSessions), [1, 2, 3, 2, 3, 8, 8]);
   assert.equal(loadConfig({}).inference.sessions, defaultInferenceSessions(cpus().length));
   assert.equal(loadConfig({ SIGHTFLOW_INFERENCE_SESSIONS: '3' }).inference.sessions, 3);
   assert.throws(() => loadConfig({ SIGHTFLOW_INFERENCE_SESSIONS: '0' }), /SIGHTFLOW_INFERENCE_SESSIONS must be an integer >= 1/);
