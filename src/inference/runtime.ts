@@ -32,6 +32,11 @@ export interface RuntimeOptions {
    * intraOpThreads / sessions threads, so one client's latency is that of one full session.
    */
   sessions?: number;
+  /**
+   * On CPU, whether runs that overlap keep off the wide first session (default true; see ModelHandle). False
+   * lends every session alike, the wide one beside the narrow ones: for benches that compare the two.
+   */
+  splitCores?: boolean;
   /** Default waiting-item bound of each model queue; default 32. */
   queueDepth?: number;
   /**
@@ -125,6 +130,7 @@ export class InferenceRuntime {
   readonly intraOpThreads: number;
   /** Most sessions of one model that run at once. */
   readonly sessions: number;
+  readonly splitCores: boolean;
   /** How sessions are spread over worker threads. */
   readonly workers: WorkerMode;
   private readonly log: ProviderLog;
@@ -147,6 +153,7 @@ export class InferenceRuntime {
     this.workers = opts.workers ?? 'per-model';
     // One shared worker runs one session at a time: more sessions would only wait for it.
     this.sessions = this.workers === 'shared' ? 1 : Math.max(1, opts.sessions ?? 1);
+    this.splitCores = opts.splitCores ?? true;
     this.pool = new SessionPool(this.workers);
     this.log.info({ providers: this.providers, intraOpThreads: this.intraOpThreads, sessions: this.sessions, workers: this.workers },
       `inference runs on ${this.providers.join(', ')}`);
@@ -275,7 +282,7 @@ export class ModelHandle {
     // On CPU, runs that overlap go to sessions that split the cores (a wide one with every thread serves one
     // client at a time); elsewhere threads do not split the device, so the sessions are alike.
     const eps = spec.providers?.length ? spec.providers : runtime.providers;
-    const wide = eps.every((p) => p === 'cpu') && narrowThreads(runtime.intraOpThreads, sessions) < runtime.intraOpThreads;
+    const wide = runtime.splitCores && eps.every((p) => p === 'cpu') && narrowThreads(runtime.intraOpThreads, sessions) < runtime.intraOpThreads;
     this.replicas = new SessionReplicas<Loaded>(sessions, (key) => this.loadReplica(key),
       (e) => runtime.warn({ model: spec.id, err: (e as Error).message }, `model ${spec.id}: a further session failed to load; runs share the loaded ones`),
       // Runs waiting in the queue count as overlapping before they ask for a session (those lent one or
