@@ -24,6 +24,7 @@ import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import { argValue } from '../../eval/lib/model-choice.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
+import { defaultInferenceSessions } from '../../src/config/index.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime, type Tensor } from '../../src/inference/runtime.js';
 import { projectRoot } from '../../src/paths.js';
@@ -145,22 +146,34 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       writeFileSync(file, payload);
       return (c: number) => (peer ? nativeLoop(peer.exe, t.url, path, t.key, file, c, ms) : closedLoop(post(path, payload), c, ms));
     };
-    const workloads: Array<{ name: string; call: () => Promise<unknown>; load: (c: number) => Promise<Level>; ceiling: (split: { sessions: number; threads: number } | number) => Promise<Level> }> = [];
+    const workloads: Array<{ name: string; call: () => Promise<unknown>; load: (c: number) => Promise<Level>; ceiling: (split: { sessions: number; threads: number }) => Promise<Level> }> = [];
     const detectWorkload = async (name: string, id: string, payload: string) => {
       if (byo === id) await registry.prepare(id);
       const probeRt = new InferenceRuntime({ providers: ['cpu'], sessions: 1, log: { info() {}, warn() {} } });
       const input = (await modelInput(rgb, (await Detector.create(probeRt, registry, id)).pre)).tensor;
       await probeRt.close();
-      workloads.push({ name, call: post('/v1/vision/detect', payload), load: load('/v1/vision/detect', payload), ceiling: (s) => modelCeiling(registry, id, input, s as { sessions: number; threads: number }, ms) });
+      workloads.push({ name, call: post('/v1/vision/detect', payload), load: load('/v1/vision/detect', payload), ceiling: (s) => modelCeiling(registry, id, input, s, ms) });
     };
     await detectWorkload('detect', 'centernet-coco', body());
     if (byo) {
       if ((await post('/v1/vision/detect', body(byo))()).status !== 200) throw new Error(`the server does not serve ${byo}`);
       await detectWorkload(`detect ${byo}`, byo, body(byo));
     } else console.log(quick ? 'bring-your-own YOLO row skipped in --quick' : 'bring-your-own YOLO export not found: its row is skipped');
-    const { ocrImage } = OcrEngine.forDataDir(join(projectRoot, 'data'));
-    await ocrImage(rgb); // the ceiling's models load before it is timed, as the server's do in its warm-up
-    workloads.push({ name: 'ocr', call: post('/v1/vision/ocr', body()), load: load('/v1/vision/ocr', body()), ceiling: async (c) => closedLoop(async () => { await ocrImage(rgb); return 200; }, c as number, ms) });
+    // OCR's ceiling: the in-process pipeline with one session per model and with the server's default (narrow
+    // sessions under load), each at 1, 2 and 4 pages in flight.
+    const ocrSessions = [...new Set([1, defaultInferenceSessions(cores)])];
+    const ocrEngines = new Map<number, OcrEngine['ocrImage']>();
+    for (const sessions of ocrSessions) {
+      const { ocrImage } = OcrEngine.forDataDir(join(projectRoot, 'data'), { sessions });
+      // The ceiling's models (and, under load, its narrow sessions) load before it is timed, as the server's do.
+      await Promise.all([0, 1, 2, 3].map(() => ocrImage(rgb)));
+      ocrEngines.set(sessions, ocrImage);
+    }
+    workloads.push({ name: 'ocr', call: post('/v1/vision/ocr', body()), load: load('/v1/vision/ocr', body()), ceiling: async (cfg) => {
+      const { sessions, threads: c } = cfg as { sessions: number; threads: number };
+      const ocrImage = ocrEngines.get(sessions)!;
+      return closedLoop(async () => { await ocrImage(rgb); return 200; }, c, ms);
+    } });
 
     console.log(`serve: ${cores} cores, 640x480 JPEG, ${rounds} round(s) of ${ms / 1000} s per level; images/s, latency ms; clients ${peer ? 'in C (bench/peers/post-clients.c)' : 'fetch in this process'}`);
     const result: Record<string, unknown> = {};
@@ -170,18 +183,19 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       const ours = new Map<number, Level>();
       if (w.name === 'detect') detectLevels = ours;
       const ceil = new Map<string, Level>();
-      const configs: Array<{ sessions: number; threads: number } | number> = w.name === 'ocr'
-        ? (quick ? [4] : [1, 2, 4])
+      // OCR's configurations are sessions per model x pages in flight (carried in `threads`).
+      const configs: Array<{ sessions: number; threads: number }> = w.name === 'ocr'
+        ? (quick ? [{ sessions: ocrSessions.at(-1)!, threads: 4 }] : ocrSessions.flatMap((sessions) => [1, 2, 4].map((threads) => ({ sessions, threads }))))
         : (quick ? [{ sessions: 1, threads: cores }] : splits(cores));
       for (let r = 0; r < rounds; r++) {
         for (const c of levels) ours.set(c, better(ours.get(c), await w.load(c)));
         for (const cfg of configs) {
-          const key = typeof cfg === 'number' ? `c${cfg}` : `${cfg.sessions}x${cfg.threads}`;
+          const key = w.name === 'ocr' ? `s${cfg.sessions}c${cfg.threads}` : `${cfg.sessions}x${cfg.threads}`;
           ceil.set(key, better(ceil.get(key), await w.ceiling(cfg)));
         }
       }
       const [bestKey, best] = [...ceil.entries()].sort((a, b) => b[1].ips - a[1].ips)[0]!;
-      console.log(`  ${w.name}: ceiling ${best.ips.toFixed(2)} images/s (${w.name === 'ocr' ? `in-process pipeline, ${bestKey} in flight` : `${bestKey.replace('x', ' sessions x ')} threads`}); tried ${[...ceil.entries()].map(([k, v]) => `${k} ${v.ips.toFixed(2)}`).join(', ')}`);
+      console.log(`  ${w.name}: ceiling ${best.ips.toFixed(2)} images/s (${w.name === 'ocr' ? `in-process pipeline, ${bestKey.replace(/^s(\d+)c(\d+)$/, '$1 session(s) per model, $2 pages in flight')}` : `${bestKey.replace('x', ' sessions x ')} threads`}); tried ${[...ceil.entries()].map(([k, v]) => `${k} ${v.ips.toFixed(2)}`).join(', ')}`);
       for (const l of ours.values()) {
         console.log(`    c${String(l.c).padEnd(3)} ${l.ips.toFixed(2)} images/s (${(l.ips / best.ips).toFixed(2)} of ceiling) p50 ${l.p50.toFixed(0)} p99 ${l.p99.toFixed(0)}${l.refused ? ` 503s ${l.refused}` : ''}${l.errors ? ` errors ${l.errors}` : ''}`);
       }

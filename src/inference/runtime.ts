@@ -26,10 +26,10 @@ export interface RuntimeOptions {
   /** Intra-op threads per session; default the number of cores. */
   intraOpThreads?: number;
   /**
-   * Most sessions of one model that run at once (default 1: a further copy of every busy model costs memory,
-   * and on small CPU hosts it did not raise throughput; docs/capacity.md). The first session uses
-   * intraOpThreads; further ones load only when runs wait for a free session, each with
-   * intraOpThreads / sessions threads, so one client's latency is that of one full session.
+   * Most runs of one model at once (default 1; the server passes its configuration's, which follows the
+   * cores: docs/capacity.md). The first session uses intraOpThreads, so one client's latency is that of one
+   * full session; further ones load only when runs overlap, each with intraOpThreads / sessions threads (on
+   * CPU, overlapping runs then keep off the first: see splitCores).
    */
   sessions?: number;
   /**

@@ -8,6 +8,7 @@ import { type BBox, type LineText, type OcrBlock, lineWords, pageText, readingOr
 import { OcrModelLoader, ocrModelSourceFor, type OcrModelSource } from './ocr-models.js';
 import { recognizeLines } from './recognize-text.js';
 import type { RgbImage } from '../media/rgb-image.js';
+import type { RuntimeOptions } from '../inference/runtime.js';
 import { tesseractOcr } from './tesseract.js';
 
 export type { BBox, OcrBlock } from './layout.js';
@@ -112,8 +113,8 @@ export class OcrEngine {
   }
 
   /** An engine over `dataDir`'s registry (its OCR models prepared if missing), for scripts and tests. */
-  static forDataDir(dataDir: string): OcrEngine {
-    return new OcrEngine(() => ocrModelSourceFor(dataDir));
+  static forDataDir(dataDir: string, runtime?: RuntimeOptions): OcrEngine {
+    return new OcrEngine(() => ocrModelSourceFor(dataDir, runtime));
   }
 
   /** Reads the text of a whole image. */

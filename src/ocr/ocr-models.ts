@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ModelRegistry } from '../inference/registry.js';
-import { type Feeds, InferenceRuntime, type Outputs } from '../inference/runtime.js';
+import { type Feeds, InferenceRuntime, type Outputs, type RuntimeOptions } from '../inference/runtime.js';
 
 /** The part of a session the OCR steps use; runs go through the model's runtime queue. */
 export interface OcrSession {
@@ -91,10 +91,10 @@ export class OcrModelLoader {
 
 /**
  * For scripts and tests that run OCR without a server: the registry of `dataDir` (its OCR models prepared,
- * copied and checked, if missing) and a runtime with default options.
+ * copied and checked, if missing) and a runtime with `runtime` options (default: the runtime's defaults).
  */
-export async function ocrModelSourceFor(dataDir: string): Promise<OcrModelSource> {
+export async function ocrModelSourceFor(dataDir: string, runtime: RuntimeOptions = {}): Promise<OcrModelSource> {
   const registry = await ModelRegistry.open(dataDir);
   for (const id of Object.values(OCR_MODEL_IDS)) if (!registry.isPrepared(id)) await registry.prepare(id);
-  return { registry, runtime: new InferenceRuntime() };
+  return { registry, runtime: new InferenceRuntime(runtime) };
 }
