@@ -6,8 +6,8 @@
 // runs that overlap go to up to `max` narrow sessions (keys 1..max) that split the cores between them: once
 // they are all loaded the wide one waits while runs overlap, so the cores are never asked for more threads
 // than they have. Why: on CPU one session's threads sit idle in every operator that does not split well, and
-// two 1-thread sessions on 2 cores made 24-27% more images/s than one 2-thread session (bench serve), while
-// one client alone is fastest on the wide session.
+// two 1-thread sessions on 2 cores made 11-31% more images/s of the built-in detector than one 2-thread
+// session (yolov8n-int8: 26-44%; bench serve's ceiling), while one client alone is fastest on the wide one.
 
 /** A loaded session: the worker it lives in and what it reported. */
 export interface LoadedReplica { worker: { readonly alive: boolean } }
