@@ -9,7 +9,7 @@
 //
 // The first STALL readers stop reading after their first bytes until a line arrives on stdin. At the end the
 // reference bytes go to REF_FILE and one JSON line to stdout: {"cpu_s", "readers": [{bytes, same, done,
-// stalled, times}]} with times in milliseconds since the epoch.
+// stalled, head, times}]} with times (and head, when the response head was complete) in milliseconds since the epoch.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +35,7 @@ typedef struct {
   int skip_crlf;
   size_t bytes;
   unsigned char last_byte;
+  long long head_ms;
   long long *times;
   size_t n_times, cap_times;
 } Reader;
@@ -201,6 +202,7 @@ int main(int argc, char **argv) {
             continue;
           }
           r->header_done = 1;
+          r->head_ms = now_ms();
           size_t body_at = (size_t)(end - r->head) + 4;
           // Bytes of this read past the head (the head may have begun in an earlier read).
           size_t before = r->head_len - take;
@@ -232,8 +234,8 @@ int main(int argc, char **argv) {
   printf("{\"cpu_s\":%.3f,\"readers\":[", cpu);
   for (int i = 0; i < n; i++) {
     Reader *r = &rs[i];
-    printf("%s{\"bytes\":%zu,\"same\":%s,\"done\":%s,\"stalled\":%s,\"times\":[", i ? "," : "", r->bytes, r->same ? "true" : "false",
-      r->finished ? "true" : "false", i < stall ? "true" : "false");
+    printf("%s{\"bytes\":%zu,\"same\":%s,\"done\":%s,\"stalled\":%s,\"head\":%lld,\"times\":[", i ? "," : "", r->bytes, r->same ? "true" : "false",
+      r->finished ? "true" : "false", i < stall ? "true" : "false", r->head_ms);
     for (size_t j = 0; j < r->n_times; j++) printf("%s%lld", j ? "," : "", r->times[j]);
     printf("]}");
   }

@@ -5,7 +5,10 @@
 //     baseline is the same task with no reader, run first and last in the same run (its mean). Reported per
 //     reader count: task time (created_at -> finished_at of the task record) and its ratio to the baseline,
 //     delivery lag (the commit of a chunk in the archive to its last byte at a reader: p50/p95/max over every
-//     chunk and reader), the server's peak RSS, and whether every reader's bytes are the archive's.
+//     reader and every chunk committed after that reader's response began), joining (how long after its
+//     response began a reader held every chunk committed before it: p95/max over readers; 1000 readers
+//     connect over about a second while the task runs, and counting those chunks as lag made the lag's
+//     tail the connection phase's), the server's peak RSS, and whether every reader's bytes are the archive's.
 //  2. Two nodes over PostgreSQL (a throwaway cluster; skipped when PostgreSQL's binaries are missing): the
 //     task runs on node A, the readers read node B, a separate process (so B's work is not on A's CPU
 //     thread); the same figures, the lag measured from A's commit.
@@ -28,6 +31,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { setPriority, tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -49,7 +53,7 @@ const pct = (xs: number[], p: number) => {
 // The reader side (child process).
 
 interface ClientConfig { port: number; key: string; n: number; stall: number; node?: { databaseUrl: string; dataDir: string }; native?: string }
-interface ReaderOut { bytes: number; same: boolean; times: number[]; done: boolean; stalled: boolean }
+interface ReaderOut { bytes: number; same: boolean; times: number[]; done: boolean; stalled: boolean; /** When the response head was complete (ms since the epoch; 0: never). */ head: number }
 
 /**
  * The bytes readers have received so far, each position as the first reader to reach it got it. Every reader
@@ -83,7 +87,7 @@ function reader(port: number, key: string, id: string, stall: boolean, ref: Refe
   return new Promise((resolve) => {
     const sock: Socket = connect(port, '127.0.0.1');
     const times: number[] = [];
-    let head = Buffer.alloc(0), headerDone = false, bytes = 0, lastByte = 0, same = true;
+    let head = Buffer.alloc(0), headerDone = false, headAt = 0, bytes = 0, lastByte = 0, same = true;
     // Chunked decoding state: bytes left in the current chunk, or -1 while reading a size line.
     let left = -1, line = '', skipCrlf = 0, finished = false, stalledOnce = false;
     const payload = (b: Buffer) => {
@@ -122,6 +126,7 @@ function reader(port: number, key: string, id: string, stall: boolean, ref: Refe
         const e = head.indexOf('\r\n\r\n');
         if (e < 0) return;
         headerDone = true;
+        headAt = now();
         d = head.subarray(e + 4);
       }
       feed(d);
@@ -132,7 +137,7 @@ function reader(port: number, key: string, id: string, stall: boolean, ref: Refe
         onStalled(() => sock.resume());
       }
     });
-    const end = () => resolve({ bytes, same, times, done: finished, stalled: stall });
+    const end = () => resolve({ bytes, same, times, done: finished, stalled: stall, head: headAt });
     sock.on('close', end);
     sock.on('error', () => {});
   });
@@ -219,6 +224,7 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
     live: live.length,
     stalledPrefixOk: stalled.filter(prefixOk).length, stalledOnBoundary: stalled.filter((o) => prefixOk(o) && onBoundary(o)).length, stalledComplete: stalled.filter((o) => o.done).length, stalled: stalled.length,
     times: live.map((o) => o.times.map((t) => Math.round(t))),
+    heads: live.map((o) => Math.round(o.head)),
     readerNodeRssMb: mb(peak),
     readerCpuS: round((process.cpuUsage().user + process.cpuUsage().system) / 1e6 + nativeCpuS),
   });
@@ -232,7 +238,7 @@ async function clientMain(cfg: ClientConfig): Promise<void> {
 
 type Harness = typeof import('../../test/helpers/app.js');
 interface Client { child: ChildProcess; send(line: string): void; result: Promise<ClientResult> }
-interface ClientResult { eventEnds: number[]; archiveBytes: number; identical: number; live: number; stalledPrefixOk: number; stalledOnBoundary?: number; stalledComplete: number; stalled: number; times: number[][]; readerNodeRssMb: number; readerCpuS: number }
+interface ClientResult { eventEnds: number[]; archiveBytes: number; identical: number; live: number; stalledPrefixOk: number; stalledOnBoundary?: number; stalledComplete: number; stalled: number; times: number[][]; heads?: number[]; readerNodeRssMb: number; readerCpuS: number }
 
 /** The reader process's nice value (set by run()). */
 let readerNice = 0;
@@ -256,7 +262,7 @@ async function startClient(cfg: ClientConfig): Promise<Client> {
   return { child, send: (l) => child.stdin!.write(`${l}\n`), result };
 }
 
-interface RunResult { readers: number; seconds: number; serverCpuS: number; readerCpuS?: number; ratio?: number; lagP50: number; lagP95: number; lagMax: number; rssMb: number; identical: boolean; readerNodeRssMb?: number }
+interface RunResult { readers: number; seconds: number; serverCpuS: number; readerCpuS?: number; ratio?: number; lagP50: number; lagP95: number; lagMax: number; joinP95?: number; joinMax?: number; loopP99?: number; loopMax?: number; rssMb: number; identical: boolean; readerNodeRssMb?: number }
 
 /**
  * One task with `n` readers; `node` puts the readers on a second API node (in the reader process).
@@ -266,6 +272,9 @@ async function oneTask(h: Harness, app: Awaited<ReturnType<Harness['startTestApp
   const { hubFor } = await import('../../src/video/stream/stream-hub.js');
   const client = n > 0 ? await startClient({ port: app.app.port, key: app.key, n, stall: opts.stall ?? 0, node: opts.node }) : null;
   const cpu0 = process.cpuUsage();
+  // How long the server's event loop was held at a time (its other requests wait that long).
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   let peak = process.memoryUsage().rss;
   const rssSeries: number[] = [];
   const sampler = setInterval(() => { const r = process.memoryUsage().rss; peak = Math.max(peak, r); rssSeries.push(r); }, 100);
@@ -287,20 +296,31 @@ async function oneTask(h: Harness, app: Awaited<ReturnType<Harness['startTestApp
   if (opts.stall) client?.send('over');
   const res = client ? await client.result : null;
   clearInterval(sampler);
+  loop.disable();
   const cpu = process.cpuUsage(cpu0);
   const seconds = (Date.parse(rec.finished_at) - Date.parse(rec.created_at)) / 1000;
-  // A reader's k-th event ends at eventEnds[k] in the archive; a commit is matched by the end it made.
+  // A reader's k-th event ends at eventEnds[k] in the archive; a commit is matched by the end it made. The
+  // delivery lag is over the chunks committed once the reader's response had begun (live delivery); what was
+  // committed before it is the reader's joining: how long after its response began it held all of that.
   const lags: number[] = [];
+  const joins: number[] = [];
   const at = new Map<number, number>();
   (res?.eventEnds ?? []).forEach((e, k) => at.set(e, k));
-  for (const times of res?.times ?? []) {
+  (res?.times ?? []).forEach((times, i) => {
+    const head = res?.heads?.[i] || -Infinity;
+    let caughtUp = head;
     for (const [end, t] of commits) {
       const k = at.get(end);
-      if (k !== undefined && times[k] !== undefined) lags.push(times[k]! - t);
+      if (k === undefined || times[k] === undefined) continue;
+      if (t >= head) lags.push(times[k]! - t);
+      else caughtUp = Math.max(caughtUp, times[k]!);
     }
-  }
+    if (Number.isFinite(head)) joins.push(caughtUp - head);
+  });
   return {
     readers: n, seconds, serverCpuS: round((cpu.user + cpu.system) / 1e6), readerCpuS: res?.readerCpuS, lagP50: round(pct(lags, 0.5), 1), lagP95: round(pct(lags, 0.95), 1), lagMax: round(lags.length ? lags.reduce((a, b) => Math.max(a, b), -Infinity) : NaN, 1),
+    joinP95: round(pct(joins, 0.95), 1), joinMax: round(joins.length ? Math.max(...joins) : NaN, 1),
+    loopP99: round(loop.percentile(99) / 1e6, 1), loopMax: round(loop.max / 1e6, 1),
     rssMb: mb(peak), identical: !res || (res.identical === res.live && res.archiveBytes > 0), readerNodeRssMb: opts.node ? res?.readerNodeRssMb : undefined, client: res, rssSeries,
   };
 }
@@ -339,7 +359,7 @@ async function sweep(h: Harness, app: Awaited<ReturnType<Harness['startTestApp']
     ...out.map((r) => ({ ...r, seconds: round(r.seconds) }))];
   for (const r of rows) {
     console.log(`  ${String(r.readers).padStart(4)} readers: task ${r.seconds.toFixed(2)} s (${r.readers === 0 ? `mean of ${base.map((b) => b.seconds.toFixed(2)).join(', ')} s` : `${r.ratio!.toFixed(3)}x the runs without readers around it`}), server CPU ${r.serverCpuS} s` +
-      (r.readers ? `, reader process CPU ${r.readerCpuS} s, lag p50 ${r.lagP50} p95 ${r.lagP95} max ${r.lagMax} ms, server RSS ${r.rssMb} MB${r.readerNodeRssMb ? ` (reader node ${r.readerNodeRssMb} MB)` : ''}, bytes ${r.identical ? 'identical to the archive' : 'DIFFER'}` : ''));
+      (r.readers ? `, reader process CPU ${r.readerCpuS} s, lag p50 ${r.lagP50} p95 ${r.lagP95} max ${r.lagMax} ms (live chunks), joining: all earlier chunks p95 ${r.joinP95} max ${r.joinMax} ms after the response began, event loop delay p99 ${r.loopP99} max ${r.loopMax} ms, server RSS ${r.rssMb} MB${r.readerNodeRssMb ? ` (reader node ${r.readerNodeRssMb} MB)` : ''}, bytes ${r.identical ? 'identical to the archive' : 'DIFFER'}` : ''));
   }
   return rows;
 }
@@ -441,7 +461,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const worst = (rows: RunResult[] | null) => (rows ? Math.max(...rows.map((r) => r.ratio ?? 1)) : null);
   console.log(`worst task time ratio with readers: same node ${worst(same.length ? same : null)}x${cross ? `, two nodes ${worst(cross)}x` : ''}`);
   if (json) {
-    const slim = (rows: RunResult[] | null) => rows?.map((r) => ({ readers: r.readers, seconds: r.seconds, ratio: r.ratio, lag_p50_ms: r.lagP50, lag_p95_ms: r.lagP95, lag_max_ms: r.lagMax, server_rss_mb: r.rssMb, identical: r.identical, ...(r.readerNodeRssMb ? { reader_node_rss_mb: r.readerNodeRssMb } : {}) })) ?? null;
+    const slim = (rows: RunResult[] | null) => rows?.map((r) => ({ readers: r.readers, seconds: r.seconds, ratio: r.ratio, lag_p50_ms: r.lagP50, lag_p95_ms: r.lagP95, lag_max_ms: r.lagMax, join_p95_ms: r.joinP95, join_max_ms: r.joinMax, loop_delay_p99_ms: r.loopP99, loop_delay_max_ms: r.loopMax, server_rss_mb: r.rssMb, identical: r.identical, ...(r.readerNodeRssMb ? { reader_node_rss_mb: r.readerNodeRssMb } : {}) })) ?? null;
     console.log(JSON.stringify({
       suite: 'fanout', video: label, reader_nice: readerNice,
       sightflow: { worst_ratio_same_node: worst(same), worst_ratio_two_nodes: worst(cross), lag_p95_ms_max_readers: same.at(-1)?.lagP95 ?? null },

@@ -1,11 +1,14 @@
-// `npm run bench -- serve [--concurrency 1,4,16,64] [--cameras 4] [--quick] [--json]`: many clients on one
+// `npm run bench -- serve [--concurrency 1,4,16,64] [--cameras 4] [--only detect,byo,ocr,embedding] [--quick] [--json]`: many clients on one
 // model, through the real server, next to the ceiling.
 //  - Requests per model: POST /v1/vision/detect (the built-in detector and a bring-your-own YOLO, from
 //    eval/byo-dir.ts) and /v1/vision/ocr with a 640x480 JPEG, c clients each sending its next request when
-//    the last answers: images/s, p50/p99, 503s.
+//    the last answers: images/s, p50/p99, 503s. Embedding: POST /v1/vectors/collections/:id/search with the
+//    same JPEG as the query (the built-in multimodal model: detector, colour and layout; OCR as the server is
+//    configured) in a small collection.
 //  - Ceiling (the peer): the same model's ONNX session alone, in-process, on the input tensor the server would
 //    make, with the best split this machine allows of sessions (each in its own thread) x intra-op threads,
-//    found here by trying each; OCR's ceiling is the in-process pipeline at its best concurrency. The ratio
+//    found here by trying each; OCR's and embedding's ceilings are the in-process pipeline (OcrEngine, the
+//    multimodal embedder on its own runtime) at its best sessions per model and images in flight. The ratio
 //    is the server's images/s over that ceiling.
 //  - Mixed load: detect p50/p99 at 4 clients with N live 720p cameras at 5 fps running detect tasks, next
 //    to the same without cameras (ratio of p99s), and the frames the cameras processed meanwhile.
@@ -30,6 +33,10 @@ import { InferenceRuntime, type Tensor } from '../../src/inference/runtime.js';
 import { projectRoot } from '../../src/paths.js';
 import { Detector, modelInput } from '../../src/detection/detect.js';
 import { OcrEngine } from '../../src/ocr/engine.js';
+import { TaskModels } from '../../src/task-models.js';
+import { MultimodalEmbedder } from '../../src/vectors/embedders/multimodal.js';
+import { decodeToRgb } from '../../src/media/image-decode.js';
+import { createLogger } from '../../src/log.js';
 import { decodeRgb } from '../../src/ocr/resample.js';
 import { api, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { startRtspServer, synthetic720p } from '../../test/helpers/live-sources.js';
@@ -110,6 +117,9 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   if (skipWithoutEvalData({ json }, 'detection_coco128/images/000000000094.jpg')) return;
   const levels = (argValue(args, 'concurrency') ?? (quick ? '1,4' : '1,4,16,64')).split(',').map(Number).filter((n) => n >= 1);
   const cameras = Number(argValue(args, 'cameras') ?? (quick ? 1 : 4));
+  // --only detect,byo,ocr,embedding: just those rows (the mixed phase runs with detect).
+  const only = argValue(args, 'only')?.split(',');
+  const want = (name: string) => !only || only.includes(name);
   const rounds = quick ? 1 : 3;
   // --quick (CI runs it) only shows that every part works: 1 s levels, one ceiling configuration, one
   // camera, no second detector; its ratios are not figures to quote.
@@ -129,6 +139,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const t = await startTestApp({
     SIGHTFLOW_LOG_LEVEL: 'silent', SIGHTFLOW_MODELS_DIR: join(projectRoot, 'data', 'models'), SIGHTFLOW_WORKER_CONCURRENCY: String(Math.max(1, cameras)),
   }, { dataDir });
+  const embedRuntimes: InferenceRuntime[] = [];
   try {
     await t.app.services.models.ready;
     const post = (path: string, payload: string) => async () =>
@@ -146,7 +157,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       writeFileSync(file, payload);
       return (c: number) => (peer ? nativeLoop(peer.exe, t.url, path, t.key, file, c, ms) : closedLoop(post(path, payload), c, ms));
     };
-    const workloads: Array<{ name: string; call: () => Promise<unknown>; load: (c: number) => Promise<Level>; ceiling: (split: { sessions: number; threads: number }) => Promise<Level> }> = [];
+    const workloads: Array<{ name: string; pipeline?: boolean; call: () => Promise<unknown>; load: (c: number) => Promise<Level>; ceiling: (split: { sessions: number; threads: number }) => Promise<Level> }> = [];
     const detectWorkload = async (name: string, id: string, payload: string) => {
       if (byo === id) await registry.prepare(id);
       const probeRt = new InferenceRuntime({ providers: ['cpu'], sessions: 1, log: { info() {}, warn() {} } });
@@ -154,26 +165,57 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       await probeRt.close();
       workloads.push({ name, call: post('/v1/vision/detect', payload), load: load('/v1/vision/detect', payload), ceiling: (s) => modelCeiling(registry, id, input, s, ms) });
     };
-    await detectWorkload('detect', 'centernet-coco', body());
-    if (byo) {
+    if (want('detect')) await detectWorkload('detect', 'centernet-coco', body());
+    if (byo && want('byo')) {
       if ((await post('/v1/vision/detect', body(byo))()).status !== 200) throw new Error(`the server does not serve ${byo}`);
       await detectWorkload(`detect ${byo}`, byo, body(byo));
-    } else console.log(quick ? 'bring-your-own YOLO row skipped in --quick' : 'bring-your-own YOLO export not found: its row is skipped');
-    // OCR's ceiling: the in-process pipeline with one session per model and with the server's default (narrow
-    // sessions under load), each at 1, 2 and 4 pages in flight.
+    } else if (want('byo')) console.log(quick ? 'bring-your-own YOLO row skipped in --quick' : 'bring-your-own YOLO export not found: its row is skipped');
     const ocrSessions = [...new Set([1, defaultInferenceSessions(cores)])];
-    const ocrEngines = new Map<number, OcrEngine['ocrImage']>();
-    for (const sessions of ocrSessions) {
-      const { ocrImage } = OcrEngine.forDataDir(join(projectRoot, 'data'), { sessions });
-      // The ceiling's models (and, under load, its narrow sessions) load before it is timed, as the server's do.
-      await Promise.all([0, 1, 2, 3].map(() => ocrImage(rgb)));
-      ocrEngines.set(sessions, ocrImage);
+    if (want('ocr')) {
+      // OCR's ceiling: the in-process pipeline with one session per model and with the server's default (narrow
+      // sessions under load), each at 1, 2 and 4 pages in flight.
+      const ocrEngines = new Map<number, OcrEngine['ocrImage']>();
+      for (const sessions of ocrSessions) {
+        const { ocrImage } = OcrEngine.forDataDir(join(projectRoot, 'data'), { sessions });
+        // The ceiling's models (and, under load, its narrow sessions) load before it is timed, as the server's do.
+        await Promise.all([0, 1, 2, 3].map(() => ocrImage(rgb)));
+        ocrEngines.set(sessions, ocrImage);
+      }
+      workloads.push({ name: 'ocr', pipeline: true, call: post('/v1/vision/ocr', body()), load: load('/v1/vision/ocr', body()), ceiling: async (cfg) => {
+        const { sessions, threads: c } = cfg as { sessions: number; threads: number };
+        const ocrImage = ocrEngines.get(sessions)!;
+        return closedLoop(async () => { await ocrImage(rgb); return 200; }, c, ms);
+      } });
     }
-    workloads.push({ name: 'ocr', call: post('/v1/vision/ocr', body()), load: load('/v1/vision/ocr', body()), ceiling: async (cfg) => {
-      const { sessions, threads: c } = cfg as { sessions: number; threads: number };
-      const ocrImage = ocrEngines.get(sessions)!;
-      return closedLoop(async () => { await ocrImage(rgb); return 200; }, c, ms);
-    } });
+    if (want('embedding')) {
+      // Embedding: an image query of a small collection (built-in model). Its ceiling is the multimodal embedder
+      // on a runtime of its own (one session per model, and the server's default), with OCR as the server
+      // has it, on the decoded image, at 1, 2 and 4 images in flight.
+      const created = await api(t, '/v1/vectors/collections', { method: 'POST', json: { name: 'bench-serve' } });
+      if (created.status !== 201) throw new Error(`collection: ${created.text}`);
+      const searchPath = `/v1/vectors/collections/${created.body.id as string}/search`;
+      const indexed = await api(t, `/v1/vectors/collections/${created.body.id as string}/index`, { method: 'POST', json: {
+        items: ['a man riding a horse', 'a red truck at a gate', 'a plate of food', 'people crossing a street'].map((text) => ({ text })),
+      } });
+      if (indexed.status !== 200) throw new Error(`index: ${indexed.text}`);
+      const searchBody = JSON.stringify({ image_base64: `data:image/jpeg;base64,${jpeg.toString('base64')}`, top_k: 4 });
+      const loaded = { ...(await decodeToRgb(jpeg, 'jpeg', 'image_base64', 50_000_000)), format: 'jpeg' as const, bytes: jpeg };
+      const embedders = new Map<number, MultimodalEmbedder>();
+      for (const sessions of ocrSessions) {
+        const runtime = new InferenceRuntime({ providers: ['cpu'], sessions, log: { info() {}, warn() {} } });
+        embedRuntimes.push(runtime);
+        const taskModels = new TaskModels({ registry, runtime, ready: Promise.resolve(), isReady: () => true });
+        const e = new MultimodalEmbedder({
+          modelsDir: join(projectRoot, 'data', 'models'), runtime, taskModels, log: createLogger('silent'), ocr: t.app.services.config.vectors.ocr,
+        });
+        await Promise.all([0, 1, 2, 3].map(() => e.embed({ kind: 'image', image: loaded })));
+        embedders.set(sessions, e);
+      }
+      workloads.push({ name: 'embedding', pipeline: true, call: post(searchPath, searchBody), load: load(searchPath, searchBody), ceiling: async (cfg) => {
+        const e = embedders.get(cfg.sessions)!;
+        return closedLoop(async () => { await e.embed({ kind: 'image', image: loaded }); return 200; }, cfg.threads, ms);
+      } });
+    }
 
     console.log(`serve: ${cores} cores, 640x480 JPEG, ${rounds} round(s) of ${ms / 1000} s per level; images/s, latency ms; clients ${peer ? 'in C (bench/peers/post-clients.c)' : 'fetch in this process'}`);
     const result: Record<string, unknown> = {};
@@ -183,19 +225,19 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       const ours = new Map<number, Level>();
       if (w.name === 'detect') detectLevels = ours;
       const ceil = new Map<string, Level>();
-      // OCR's configurations are sessions per model x pages in flight (carried in `threads`).
-      const configs: Array<{ sessions: number; threads: number }> = w.name === 'ocr'
+      // A pipeline's (OCR's, embedding's) configurations are sessions per model x images in flight (carried in `threads`).
+      const configs: Array<{ sessions: number; threads: number }> = w.pipeline
         ? (quick ? [{ sessions: ocrSessions.at(-1)!, threads: 4 }] : ocrSessions.flatMap((sessions) => [1, 2, 4].map((threads) => ({ sessions, threads }))))
         : (quick ? [{ sessions: 1, threads: cores }] : splits(cores));
       for (let r = 0; r < rounds; r++) {
         for (const c of levels) ours.set(c, better(ours.get(c), await w.load(c)));
         for (const cfg of configs) {
-          const key = w.name === 'ocr' ? `s${cfg.sessions}c${cfg.threads}` : `${cfg.sessions}x${cfg.threads}`;
+          const key = w.pipeline ? `s${cfg.sessions}c${cfg.threads}` : `${cfg.sessions}x${cfg.threads}`;
           ceil.set(key, better(ceil.get(key), await w.ceiling(cfg)));
         }
       }
       const [bestKey, best] = [...ceil.entries()].sort((a, b) => b[1].ips - a[1].ips)[0]!;
-      console.log(`  ${w.name}: ceiling ${best.ips.toFixed(2)} images/s (${w.name === 'ocr' ? `in-process pipeline, ${bestKey.replace(/^s(\d+)c(\d+)$/, '$1 session(s) per model, $2 pages in flight')}` : `${bestKey.replace('x', ' sessions x ')} threads`}); tried ${[...ceil.entries()].map(([k, v]) => `${k} ${v.ips.toFixed(2)}`).join(', ')}`);
+      console.log(`  ${w.name}: ceiling ${best.ips.toFixed(2)} images/s (${w.pipeline ? `in-process pipeline, ${bestKey.replace(/^s(\d+)c(\d+)$/, '$1 session(s) per model, $2 images in flight')}` : `${bestKey.replace('x', ' sessions x ')} threads`}); tried ${[...ceil.entries()].map(([k, v]) => `${k} ${v.ips.toFixed(2)}`).join(', ')}`);
       for (const l of ours.values()) {
         console.log(`    c${String(l.c).padEnd(3)} ${l.ips.toFixed(2)} images/s (${(l.ips / best.ips).toFixed(2)} of ceiling) p50 ${l.p50.toFixed(0)} p99 ${l.p99.toFixed(0)}${l.refused ? ` 503s ${l.refused}` : ''}${l.errors ? ` errors ${l.errors}` : ''}`);
       }
@@ -206,9 +248,10 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     }
     // --quick takes detect's own c4 level as the mixed phase's "alone" rather than measuring it again.
     const detectC4 = quick ? detectLevels.get(4) : undefined;
-    if (cameras > 0) result.mixed = await mixed(t, load('/v1/vision/detect', body()), cameras, ms, rounds, detectC4);
+    if (cameras > 0 && want('detect')) result.mixed = await mixed(t, load('/v1/vision/detect', body()), cameras, ms, rounds, detectC4);
     if (json) console.log(JSON.stringify({ suite: 'serve', cores, clients: peer ? 'c' : 'node', sightflow: result }));
   } finally {
+    await Promise.all(embedRuntimes.map((rt) => rt.close()));
     await t.close();
     rmSync(dataDir, { recursive: true, force: true });
     if (peer) rmSync(peer.dir, { recursive: true, force: true });

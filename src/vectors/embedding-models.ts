@@ -16,7 +16,7 @@ export class EmbeddingModels {
   constructor(s: Services) {
     const log = s.log.child({ component: 'embedding' });
     const mm = new MultimodalEmbedder({
-      modelsDir: s.config.modelsDir, models: s.models, taskModels: s.taskModels, log,
+      modelsDir: s.config.modelsDir, runtime: s.models.runtime, taskModels: s.taskModels, log,
       // PP-OCR on every image doubles indexing time and did not help on photos (eval retrieval); opt in.
       ocr: s.config.vectors.ocr,
     });

@@ -98,6 +98,7 @@ export class VectorsService {
     const c = await this.collection(caller, collectionId);
     const e = await this.embedderOf(c);
     parsed.forEach((p, i) => checkModality(e, p.content, `items[${i}].`));
+    if (parsed.some((p) => p.content.kind === 'image')) await e.checkRoom?.('image'); // before any image is fetched
     const policy = s.config.urlPolicy;
     const loaded = await mapLimit(parsed, EMBED_CONCURRENCY, async (p) => {
       const content = await loadContent(p.content, { ...policy, signal: caller.signal });
@@ -208,6 +209,7 @@ export class VectorsService {
     if (body.merge_gap_ms !== undefined && body.group_by === undefined) throw errors.invalidParam('merge_gap_ms', 'Expected group_by "video" with merge_gap_ms');
     // Grouping needs more than top_k items: the moments of top_k videos, and the segments that merge into them.
     const k = body.group_by ? groupedCandidates(topK) : topK;
+    await e.checkRoom?.(content.kind); // a full queue refuses before the image is fetched and decoded
     const loaded = await loadContent(content, { ...s.config.urlPolicy, signal: caller.signal });
     const q = await embed(caller, e, loaded);
     const idx = await index.current(c.id, c.dimensions, c.change_seq);

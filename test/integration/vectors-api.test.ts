@@ -204,3 +204,28 @@ test('bad input: documented 4xx with whole bodies', async () => {
   assert.equal((r.body as { error: { param: string } }).error.param, 'items[0].audio');
   assert.equal((await api(t, `/v1/vectors/collections/${id}`)).body.item_count, 0, 'nothing indexed by failed requests');
 });
+
+test('beyond the detector queue bound: image search and index get 503 overloaded_error with Retry-After; the rest answer, nothing half-indexed', async () => {
+  const small = await startTestApp({ SIGHTFLOW_INFERENCE_QUEUE_DEPTH: '1' });
+  try {
+    const created = await api(small, '/v1/vectors/collections', { method: 'POST', json: { name: 'busy' } });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id as string;
+    const image_base64 = await png(200, 40, 40, 320, 240);
+    // The first search loads the models.
+    assert.equal((await api(small, `/v1/vectors/collections/${id}/search`, { method: 'POST', json: { image_base64 } })).status, 200);
+    const rs = await Promise.all([
+      ...Array.from({ length: 10 }, () => api(small, `/v1/vectors/collections/${id}/search`, { method: 'POST', json: { image_base64 } })),
+      ...Array.from({ length: 4 }, (_, i) => api(small, `/v1/vectors/collections/${id}/index`, { method: 'POST', json: { items: [{ id: `img-${i}`, image_base64 }] } })),
+    ]);
+    const over = rs.filter((r) => r.status === 503);
+    assert.ok(over.length >= 1, `statuses ${rs.map((r) => r.status)}`);
+    assert.ok(rs.every((r) => r.status === 200 || r.status === 503), `statuses ${rs.map((r) => r.status)}`);
+    for (const r of over) {
+      assert.equal(r.headers.get('retry-after'), '1');
+      assert.deepEqual(r.body, { error: { type: 'overloaded_error', code: 'overloaded', message: 'The centernet-coco inference queue is full; retry after 1 s', param: null } });
+    }
+    const indexed = rs.slice(10).filter((r) => r.status === 200).length;
+    assert.equal((await api(small, `/v1/vectors/collections/${id}`)).body.item_count, indexed, 'a refused index request stores nothing');
+  } finally { await small.close(); }
+});

@@ -93,6 +93,10 @@ export class ClipEmbedder implements Embedder {
     this.dims = dv;
   }
 
+  async checkRoom(kind: 'image' | 'text' | 'audio'): Promise<void> {
+    if (kind === 'image') this.vision.checkRoom();
+  }
+
   async embed(input: EmbedInput, signal?: AbortSignal): Promise<Embedding> {
     await this.whenReady();
     if (input.kind === 'text') {

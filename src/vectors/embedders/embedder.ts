@@ -29,6 +29,11 @@ export interface EmbeddingModelInfo {
 export interface Embedder {
   readonly info: EmbeddingModelInfo;
   embed(input: EmbedInput, signal?: AbortSignal): Promise<Embedding>;
+  /**
+   * Throws the 503 an image's embedding would get now because a model queue it needs is full: called before
+   * the image is fetched and decoded, so a refused request costs no decoding.
+   */
+  checkRoom?(kind: Modality): Promise<void>;
 }
 
 /** In place; an all-zero vector stays zero. */

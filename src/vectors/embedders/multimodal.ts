@@ -8,7 +8,7 @@
 // photos by meaning alone (the constant factor between them changes no ranking); images share semantics
 // and look, so near-duplicates match.
 import type { Logger } from '../../log.js';
-import type { ModelsService } from '../../models/models-service.js';
+import type { InferenceRuntime } from '../../inference/runtime.js';
 import { ModelQueue } from '../../inference/model-queue.js';
 import type { RgbImage } from '../../media/rgb-image.js';
 import type { Detector } from '../../detection/detect.js';
@@ -43,7 +43,8 @@ const AUDIO_TOKENS_PER_S = 10;
 
 export interface MultimodalOptions {
   modelsDir: string;
-  models: ModelsService;
+  /** The runtime the models run on: its queue depth bounds the OCR queue, its sessions how many images it reads at once. */
+  runtime: Pick<InferenceRuntime, 'queueDepth' | 'sessions'>;
   /** The detector and OCR. */
   taskModels: TaskModels;
   log: Logger;
@@ -57,7 +58,9 @@ export class MultimodalEmbedder implements Embedder {
   private readonly ocrQueue: ModelQueue<RgbImage, string>;
 
   constructor(private readonly opts: MultimodalOptions) {
-    this.ocrQueue = new ModelQueue({ name: 'embedding ocr', depth: opts.models.runtime.queueDepth },
+    // As many images at once as a model has sessions (as the OCR endpoint): one image's runs alone leave
+    // the narrow sessions idle.
+    this.ocrQueue = new ModelQueue({ name: 'embedding ocr', depth: opts.runtime.queueDepth, concurrency: opts.runtime.sessions },
       async ([img]) => [(await opts.taskModels.ocrImage(img!)).text]);
   }
 
@@ -69,6 +72,12 @@ export class MultimodalEmbedder implements Embedder {
 
   private detector(): Promise<Detector> {
     return this.opts.taskModels.readyDetector(MODELS_READY_WAIT_MS);
+  }
+
+  async checkRoom(kind: 'image' | 'text' | 'audio'): Promise<void> {
+    if (kind !== 'image') return;
+    (await this.detector()).handle.checkRoom();
+    if (this.opts.ocr !== false) this.ocrQueue.checkRoom();
   }
 
   async embed(input: EmbedInput, signal?: AbortSignal): Promise<Embedding> {
