@@ -1,12 +1,14 @@
 // POST /v1/vision/ocr through the real server: a page the test renders (DejaVu Sans, known words at known
 // places) reads back exactly, in reading order, with blocks around the words; SROIE receipts give their
-// total line; the language hint; usage and the ledger.
+// total line; the language hint; usage and the ledger; two pages sent together are read at once (as many as a
+// model has sessions).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
+import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
 import { evalDataSkip, evalDir } from '../../eval/dir.js';
 import { supportedLanguages } from '../../src/ocr/languages.js';
 import { autoDetail, imageTokens, textTokens } from '../../src/usage/tokens.js';
@@ -101,4 +103,30 @@ test('an image without text: empty text and no blocks, still billed', async () =
   const r = await ocr({ image_base64: png.toString('base64') });
   assert.equal(r.status, 200);
   assert.deepEqual(r.body, { text: '', blocks: [], model: 'pp-ocrv4', usage: { input_tokens: 85, output_tokens: 0 } });
+});
+
+test('two pages sent together with two sessions per model: both start at once, neither waits for the other', async () => {
+  const two = await startTestApp({ SIGHTFLOW_METRICS_PORT: '0', SIGHTFLOW_INFERENCE_SESSIONS: '2' });
+  try {
+    const image_base64 = (await sharp(svg(WORDS)).png().toBuffer()).toString('base64');
+    const ocr = async () => {
+      const started = performance.now();
+      const r = await api(two, '/v1/vision/ocr', { method: 'POST', json: { image_base64 } });
+      assert.equal(r.status, 200, r.text);
+      return performance.now() - started;
+    };
+    await ocr(); // the models load
+    // The pages' queue ("ocr"): how long its items waited before they started, in all.
+    const waits = async () => {
+      const m = parseExposition((await scrape(two.app.metricsPort!)).text);
+      return { s: sampleSum(m, 'sightflow_model_queue_wait_seconds_sum', { model: 'ocr' }), n: sampleSum(m, 'sightflow_model_queue_wait_seconds_count', { model: 'ocr' }) };
+    };
+    const before = await waits();
+    const took = await Promise.all([ocr(), ocr()]);
+    const after = await waits();
+    assert.equal(after.n - before.n, 2);
+    // One page at a time, the second would have waited about the first one's whole read.
+    const waitedMs = (after.s - before.s) * 1000;
+    assert.ok(waitedMs < 0.5 * Math.min(...took), `the two pages waited ${waitedMs.toFixed(0)} ms in all; they took ${took.map((x) => x.toFixed(0))} ms`);
+  } finally { await two.close(); }
 });
