@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { startTestApp, admin, api, fetchChecked, type TestApp } from '../helpers/app.js';
+import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
 import { mediaDir } from '../helpers/media.js';
 
 let t: TestApp;
@@ -228,4 +229,33 @@ test('beyond the detector queue bound: image search and index get 503 overloaded
     const indexed = rs.slice(10).filter((r) => r.status === 200).length;
     assert.equal((await api(small, `/v1/vectors/collections/${id}`)).body.item_count, indexed, 'a refused index request stores nothing');
   } finally { await small.close(); }
+});
+
+test('with OCR on (SIGHTFLOW_VECTORS_OCR): two image searches sent together read their text at once, neither waits for the other', async () => {
+  const two = await startTestApp({ SIGHTFLOW_METRICS_PORT: '0', SIGHTFLOW_INFERENCE_SESSIONS: '2', SIGHTFLOW_VECTORS_OCR: 'true' });
+  try {
+    const created = await api(two, '/v1/vectors/collections', { method: 'POST', json: { name: 'signs' } });
+    assert.equal(created.status, 201, created.text);
+    const page = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="900" height="320"><rect width="100%" height="100%" fill="#fff"/>${
+      ['Harbour Street 17', 'Opening hours daily', 'Closed Sunday'].map((l, i) => `<text x="40" y="${80 + 90 * i}" font-family="DejaVu Sans" font-size="40" fill="#111">${l}</text>`).join('')}</svg>`);
+    const image_base64 = (await sharp(page).png().toBuffer()).toString('base64');
+    const search = async () => {
+      const started = performance.now();
+      const r = await api(two, `/v1/vectors/collections/${created.body.id as string}/search`, { method: 'POST', json: { image_base64 } });
+      assert.equal(r.status, 200, r.text);
+      return performance.now() - started;
+    };
+    await search(); // the models load
+    // The embedder's OCR queue: how long its images waited before their reading started, in all.
+    const waits = async () => {
+      const m = parseExposition((await scrape(two.app.metricsPort!)).text);
+      return { s: sampleSum(m, 'sightflow_model_queue_wait_seconds_sum', { model: 'embedding ocr' }), n: sampleSum(m, 'sightflow_model_queue_wait_seconds_count', { model: 'embedding ocr' }) };
+    };
+    const before = await waits();
+    const took = await Promise.all([search(), search()]);
+    const after = await waits();
+    assert.equal(after.n - before.n, 2);
+    const waitedMs = (after.s - before.s) * 1000;
+    assert.ok(waitedMs < 0.5 * Math.min(...took), `the two images waited ${waitedMs.toFixed(0)} ms in all; the searches took ${took.map((x) => x.toFixed(0))} ms`);
+  } finally { await two.close(); }
 });
