@@ -43,3 +43,18 @@ export function histogramQuantile(q: number, buckets: Array<{ le: number; count:
   }
   return prevLe;
 }
+
+/**
+ * Sends two requests together (`call` resolves with one request's time in ms) and reads, from the queue-wait
+ * histogram of `queue`, how many items that queue started meanwhile and how long they waited in all (ms).
+ */
+export async function waitedTogether(port: number, queue: string, call: () => Promise<number>): Promise<{ items: number; waitedMs: number; took: number[] }> {
+  const waits = async () => {
+    const m = parseExposition((await scrape(port)).text);
+    return { s: sampleSum(m, 'sightflow_model_queue_wait_seconds_sum', { model: queue }), n: sampleSum(m, 'sightflow_model_queue_wait_seconds_count', { model: queue }) };
+  };
+  const before = await waits();
+  const took = await Promise.all([call(), call()]);
+  const after = await waits();
+  return { items: after.n - before.n, waitedMs: (after.s - before.s) * 1000, took };
+}

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { startTestApp, admin, api, fetchChecked, type TestApp } from '../helpers/app.js';
-import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
+import { waitedTogether } from '../helpers/metrics-text.js';
 import { mediaDir } from '../helpers/media.js';
 
 let t: TestApp;
@@ -246,16 +246,9 @@ test('with OCR on (SIGHTFLOW_VECTORS_OCR): two image searches sent together read
       return performance.now() - started;
     };
     await search(); // the models load
-    // The embedder's OCR queue: how long its images waited before their reading started, in all.
-    const waits = async () => {
-      const m = parseExposition((await scrape(two.app.metricsPort!)).text);
-      return { s: sampleSum(m, 'sightflow_model_queue_wait_seconds_sum', { model: 'embedding ocr' }), n: sampleSum(m, 'sightflow_model_queue_wait_seconds_count', { model: 'embedding ocr' }) };
-    };
-    const before = await waits();
-    const took = await Promise.all([search(), search()]);
-    const after = await waits();
-    assert.equal(after.n - before.n, 2);
-    const waitedMs = (after.s - before.s) * 1000;
+    // The embedder's OCR queue; one image at a time, the second would have waited about the first one's reading.
+    const { items, waitedMs, took } = await waitedTogether(two.app.metricsPort!, 'embedding ocr', search);
+    assert.equal(items, 2);
     assert.ok(waitedMs < 0.5 * Math.min(...took), `the two images waited ${waitedMs.toFixed(0)} ms in all; the searches took ${took.map((x) => x.toFixed(0))} ms`);
   } finally { await two.close(); }
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
+import { waitedTogether } from '../helpers/metrics-text.js';
 import { evalDataSkip, evalDir } from '../../eval/dir.js';
 import { supportedLanguages } from '../../src/ocr/languages.js';
 import { autoDetail, imageTokens, textTokens } from '../../src/usage/tokens.js';
@@ -116,17 +116,9 @@ test('two pages sent together with two sessions per model: both start at once, n
       return performance.now() - started;
     };
     await ocr(); // the models load
-    // The pages' queue ("ocr"): how long its items waited before they started, in all.
-    const waits = async () => {
-      const m = parseExposition((await scrape(two.app.metricsPort!)).text);
-      return { s: sampleSum(m, 'sightflow_model_queue_wait_seconds_sum', { model: 'ocr' }), n: sampleSum(m, 'sightflow_model_queue_wait_seconds_count', { model: 'ocr' }) };
-    };
-    const before = await waits();
-    const took = await Promise.all([ocr(), ocr()]);
-    const after = await waits();
-    assert.equal(after.n - before.n, 2);
-    // One page at a time, the second would have waited about the first one's whole read.
-    const waitedMs = (after.s - before.s) * 1000;
+    // The pages' queue is "ocr". One page at a time, the second would have waited about the first one's whole read.
+    const { items, waitedMs, took } = await waitedTogether(two.app.metricsPort!, 'ocr', ocr);
+    assert.equal(items, 2);
     assert.ok(waitedMs < 0.5 * Math.min(...took), `the two pages waited ${waitedMs.toFixed(0)} ms in all; they took ${took.map((x) => x.toFixed(0))} ms`);
   } finally { await two.close(); }
 });
