@@ -7,7 +7,7 @@
 //     delivery lag (the commit of a chunk in the archive to its last byte at a reader: p50/p95/max over every
 //     reader and every chunk committed after that reader's response began), joining (how long after its
 //     response began a reader held every chunk committed before it: p95/max over readers; 1000 readers
-//     connect over about a second while the task runs, and counting those chunks as lag made the lag's
+//     connect over up to ~0.4 s while the task runs, and counting those chunks as lag made the lag's
 //     tail the connection phase's), the server's peak RSS, and whether every reader's bytes are the archive's.
 //  2. Two nodes over PostgreSQL (a throwaway cluster; skipped when PostgreSQL's binaries are missing): the
 //     task runs on node A, the readers read node B, a separate process (so B's work is not on A's CPU

@@ -93,7 +93,7 @@ export class ClipEmbedder implements Embedder {
     this.dims = dv;
   }
 
-  async checkRoom(kind: 'image' | 'text' | 'audio'): Promise<void> {
+  async checkRoom(kind: Modality): Promise<void> {
     if (kind === 'image') this.vision.checkRoom();
   }
 

@@ -16,7 +16,7 @@ import { dominantColor } from '../../media/colour.js';
 import type { TaskModels } from '../../task-models.js';
 import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
 import type { LoadedImage } from '../../media/image-input.js';
-import { normalize, place, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo } from './embedder.js';
+import { normalize, place, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo, type Modality } from './embedder.js';
 import { imageSemantics } from './image-semantics.js';
 import { PHONETIC_DIMS, phoneVector, wordsToPhones } from './phonetic.js';
 import { transcribe } from './speech.js';
@@ -74,7 +74,7 @@ export class MultimodalEmbedder implements Embedder {
     return this.opts.taskModels.readyDetector(MODELS_READY_WAIT_MS);
   }
 
-  async checkRoom(kind: 'image' | 'text' | 'audio'): Promise<void> {
+  async checkRoom(kind: Modality): Promise<void> {
     if (kind !== 'image') return;
     (await this.detector()).handle.checkRoom();
     if (this.opts.ocr !== false) this.ocrQueue.checkRoom();
