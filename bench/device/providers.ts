@@ -3,22 +3,24 @@
 // sessions. For hosts other than the development machine (a GPU server, a many-core box): it needs only
 // the built runtime and the prepared models, not the server, so it travels as a small bundle
 // (scripts/device-bundle.sh). Prints a table; --json ends with one JSON line.
-//   node bench/device/providers.js --models data/models [--seconds 3] [--json]
-import { readdirSync } from 'node:fs';
+//   node bench/device/providers.js --models data/models [--seconds 3] [--gpu-only] [--json]
+// --gpu-only keeps the CPU row the GPU's outputs are checked against and skips the CPU threads/sessions sweep.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { availableProviders } from '../../src/inference/execution-providers.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 
-interface Args { models: string; seconds: number; json: boolean }
+interface Args { models: string; seconds: number; json: boolean; gpuOnly: boolean }
 
 function parseArgs(argv: string[]): Args {
-  const out: Args = { models: 'data/models', seconds: 3, json: false };
+  const out: Args = { models: 'data/models', seconds: 3, json: false, gpuOnly: false };
   for (const a of argv) {
     const [k, v] = a.replace(/^--/, '').split('=');
     if (k === 'models' && v) out.models = v;
     else if (k === 'seconds' && v) out.seconds = Number(v);
     else if (k === 'json') out.json = true;
+    else if (k === 'gpu-only') out.gpuOnly = true;
   }
   return out;
 }
@@ -39,8 +41,18 @@ function input(dims: number[]): Float32Array {
 
 interface Row { model: string; providers: string; threads: number; sessions: number; clients: number; images_per_s: number; p50_ms: number; split: boolean }
 
+/** A real photo's input tensor written beside the model by bench/device/inputs.ts, when the bundle has one. */
+function photoInput(file: string, dims: number[]): Float32Array | undefined {
+  const dir = dirname(file);
+  if (!existsSync(join(dir, 'input.f32'))) return undefined;
+  const want = JSON.parse(readFileSync(join(dir, 'input.json'), 'utf8')) as { dims: number[] };
+  if (want.dims.join() !== dims.join()) throw new Error(`${dir}/input.f32 is [${want.dims}], the model takes [${dims}]`);
+  const b = readFileSync(join(dir, 'input.f32'));
+  return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+}
+
 /** split: overlapping runs keep off the wide session (the runtime's default); false lends every session alike. */
-async function measure(model: string, file: string, providers: string[], threads: number, sessions: number, clients: number, seconds: number, split = true): Promise<{ row: Row; first: Float32Array; ran: string[] }> {
+async function measure(model: string, file: string, providers: string[], threads: number, sessions: number, clients: number, seconds: number, split = true): Promise<{ row: Row; first: Float32Array; dims: readonly number[]; ran: string[] }> {
   const rt = new InferenceRuntime({ providers, intraOpThreads: threads, sessions, log, available: availableProviders(), splitCores: split });
   try {
     const h = rt.register({ id: model, load: async () => file });
@@ -48,9 +60,10 @@ async function measure(model: string, file: string, providers: string[], threads
     const meta = loaded.inputMetadata?.[0];
     if (!meta) throw new Error(`${model}: no input metadata`);
     const dims = (meta.shape ?? []).map((d) => (typeof d === 'number' ? d : 1));
-    const data = input(dims);
+    const data = photoInput(file, dims) ?? input(dims);
     const feeds = () => ({ [meta.name]: new Tensor('float32', data.slice(), dims) });
-    const first = (await h.run(feeds()))[loaded.outputNames[0]].data as Float32Array;
+    const out0 = (await h.run(feeds()))[loaded.outputNames[0]];
+    const first = out0.data as Float32Array;
     for (let i = 0; i < 2; i++) await h.run(feeds()); // warm-up
     // With several sessions, the clients' load first (untimed) until the runs that overlap have loaded theirs.
     for (let i = 0; i < 20 && sessions > 1 && h.loadedSessions < (split ? sessions + 1 : sessions); i++) {
@@ -72,11 +85,37 @@ async function measure(model: string, file: string, providers: string[], threads
     lat.sort((a, b) => a - b);
     return {
       row: { model, providers: loaded.providers.join(','), threads, sessions, clients, images_per_s: +(done / wall).toFixed(2), p50_ms: +lat[Math.floor(lat.length / 2)].toFixed(1), split },
-      first, ran: loaded.providers,
+      first, dims: out0.dims, ran: loaded.providers,
     };
   } finally {
     await rt.release();
   }
+}
+
+/**
+ * A detections list ([1, N, 6]: x1, y1, x2, y2, score, class, sorted by score) compared as a set: rows whose
+ * scores differ in the last bits may swap places, so an element-wise distance says nothing there. For each
+ * CPU detection scoring at least 0.3, the same-class GPU detection that overlaps it most.
+ */
+function compareDetections(gpu: Float32Array, cpu: Float32Array): { detections: number; matched: number; min_iou: number; max_score_diff: number } {
+  const rows = (d: Float32Array) => Array.from({ length: d.length / 6 }, (_, i) => d.subarray(i * 6, i * 6 + 6));
+  const iou = (a: Float32Array, b: Float32Array) => {
+    const w = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0]));
+    const h = Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+    const inter = w * h;
+    const union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+    return union > 0 ? inter / union : 0;
+  };
+  const g = rows(gpu);
+  let detections = 0, matched = 0, minIou = 1, maxScoreDiff = 0;
+  for (const c of rows(cpu).filter((r) => r[4] >= 0.3)) {
+    detections++;
+    let best: Float32Array | undefined, bestIou = 0;
+    for (const r of g) if (r[5] === c[5] && iou(r, c) > bestIou) { best = r; bestIou = iou(r, c); }
+    minIou = Math.min(minIou, bestIou);
+    if (best && bestIou >= 0.9) { matched++; maxScoreDiff = Math.max(maxScoreDiff, Math.abs(best[4] - c[4])); }
+  }
+  return { detections, matched, min_iou: +minIou.toFixed(4), max_score_diff: +maxScoreDiff.toExponential(2) };
 }
 
 function maxRelDiff(a: Float32Array, b: Float32Array): number {
@@ -91,7 +130,7 @@ async function main(): Promise<void> {
   const available = availableProviders();
   console.log(`cores ${cores}; providers this host can load: ${available.join(', ')}`);
   const rows: Row[] = [];
-  const checks: { model: string; provider: string; rel_l2: number }[] = [];
+  const checks: Array<{ model: string; provider: string; rel_l2: number; detections?: ReturnType<typeof compareDetections> }> = [];
   for (const model of ['centernet-coco', 'yolov8n-int8']) {
     const dir = join(args.models, model);
     const onnx = readdirSync(dir).find((f) => f.endsWith('.onnx'));
@@ -102,9 +141,14 @@ async function main(): Promise<void> {
     for (const gpu of ['cuda', 'tensorrt'].filter((p) => available.includes(p))) {
       const g = await measure(model, file, [gpu, 'cpu'], cores, 1, 1, args.seconds);
       rows.push(g.row);
-      checks.push({ model, provider: g.ran.join(','), rel_l2: +maxRelDiff(g.first, cpu.first).toExponential(2) });
+      const list = g.dims.length === 3 && g.dims[2] === 6 ? compareDetections(g.first, cpu.first) : undefined;
+      checks.push({ model, provider: g.ran.join(','), rel_l2: +maxRelDiff(g.first, cpu.first).toExponential(2), ...(list ? { detections: list } : {}) });
       rows.push((await measure(model, file, [gpu, 'cpu'], cores, 1, 8, args.seconds)).row);
+      // More sessions on one GPU: whether their runs overlap one run's host work (CPU-placed nodes, copies)
+      // with another's kernels.
+      for (const s of [2, 4]) rows.push((await measure(model, file, [gpu, 'cpu'], cores, s, s * 4, args.seconds, false)).row);
     }
+    if (args.gpuOnly) continue;
     for (const t of [1, 2, 4, 8].filter((t) => t < cores)) rows.push((await measure(model, file, ['cpu'], t, 1, 1, args.seconds)).row);
     for (const s of [2, 4, 8].filter((s) => s <= cores)) {
       // Each sessions count both ways, alternating: the wide session kept off overlapping runs, and beside them.
@@ -117,7 +161,11 @@ async function main(): Promise<void> {
     const wide = r.sessions < 2 ? '' : r.split ? 'alone only' : 'beside';
     console.log(`${r.model.padEnd(16)} ${r.providers.padEnd(16)} ${String(r.threads).padStart(7)} ${String(r.sessions).padStart(8)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${r.p50_ms.toFixed(1).padStart(6)} ${wide}`);
   }
-  for (const c of checks) console.log(`${c.model} on ${c.provider}: output relative L2 distance to cpu ${c.rel_l2}`);
+  for (const c of checks) {
+    const d = c.detections;
+    const sets = d ? `; as a set: ${d.matched}/${d.detections} cpu detections (score >= 0.3) matched (same class, IoU >= 0.9; least IoU ${d.min_iou}, score within ${d.max_score_diff})` : '';
+    console.log(`${c.model} on ${c.provider}: output relative L2 distance to cpu ${c.rel_l2}${sets}`);
+  }
   if (args.json) console.log(JSON.stringify({ cores, available, rows, checks }));
 }
 

@@ -1,0 +1,41 @@
+// Writes each built-in detector's input tensor for a real photo (a COCO image with 24 labelled objects from
+// the evaluation data, else assets/astronaut.jpg; decoded and letterboxed as the server does it) into `<models>/<id>/input.f32` + `input.json`, for
+// bench/device/providers.ts to run on a host that has no addon: a GPU provider's detections are compared
+// with the CPU's on a real image, where random input gives near-equal scores whose order any rounding flips.
+//   npx tsx bench/device/inputs.ts <out-models-dir>
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Detector, modelInput } from '../../src/detection/detect.js';
+import { ModelRegistry } from '../../src/inference/registry.js';
+import { InferenceRuntime } from '../../src/inference/runtime.js';
+import { decodeToRgb } from '../../src/media/image-decode.js';
+import { projectRoot } from '../../src/paths.js';
+import { writeByoManifest } from '../../src/models/byo-manifest.js';
+import { BYO_MODELS, byoPath } from '../../eval/byo-dir.js';
+import { evalDir } from '../../eval/dir.js';
+
+const DEVICE_MODELS = ['centernet-coco', 'yolov8n-int8'];
+
+const out = process.argv[2];
+if (!out) throw new Error('usage: inputs.ts <out-models-dir>');
+const dataDir = mkdtempSync(join(tmpdir(), 'sf-inputs-'));
+const rt = new InferenceRuntime({ providers: ['cpu'], sessions: 1, log: { info() {}, warn() {} } });
+try {
+  // yolov8n-int8 is a bring-your-own export (../shared/byo-models), registered as a user would.
+  await writeByoManifest(dataDir, { id: 'yolov8n-int8', task: 'detect', file: byoPath(BYO_MODELS['yolov8n-int8']) });
+  const registry = await ModelRegistry.open(dataDir, { modelsDir: join(projectRoot, 'data', 'models') });
+  const coco = (() => { try { return join(evalDir(), 'detection_coco128', 'images', '000000000110.jpg'); } catch { return ''; } })();
+  const source = coco && existsSync(coco) ? coco : join(projectRoot, 'assets', 'astronaut.jpg');
+  const rgb = await decodeToRgb(readFileSync(source), 'jpeg', 'image', 50_000_000);
+  for (const id of DEVICE_MODELS) {
+    await registry.prepare(id);
+    const { tensor } = await modelInput(rgb, (await Detector.create(rt, registry, id)).pre);
+    const data = tensor.data as Float32Array;
+    writeFileSync(join(out, id, 'input.f32'), Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    writeFileSync(join(out, id, 'input.json'), JSON.stringify({ dims: tensor.dims, source: source.split('/').slice(-2).join('/') }));
+  }
+} finally {
+  await rt.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
