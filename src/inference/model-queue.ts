@@ -15,7 +15,7 @@ export type RunPriority = 'interactive' | 'background';
 /** While both lanes wait, at least one batch in this many is the background lane's. */
 const BACKGROUND_EVERY = 4;
 
-export interface ModelQueueOptions {
+export interface ModelQueueOptions<I = unknown> {
   /** Name used in the 503 message. */
   name: string;
   /** Most items that may wait (not counting the batch that is running). */
@@ -26,6 +26,13 @@ export interface ModelQueueOptions {
   maxWaitMs?: number;
   /** Batches run at the same time (ONNX Runtime already uses every intra-op thread, so 1 by default). */
   concurrency?: number;
+  /**
+   * Interactive inputs made when their batch starts (`deferred` says which) may start this many beyond
+   * `concurrency`: such a batch makes its input while the running ones finish, so a session does not wait
+   * for it. Background batches never start ahead: an interactive run arriving meanwhile would wait behind one.
+   */
+  ahead?: number;
+  deferred?: (input: I) => boolean;
 }
 
 interface Item<I, O> {
@@ -44,11 +51,13 @@ export class ModelQueue<I, O> {
   private readonly maxBatch: number;
   private readonly maxWaitMs: number;
   private readonly concurrency: number;
+  private readonly ahead: number;
 
-  constructor(private readonly opts: ModelQueueOptions, private readonly runBatch: (inputs: I[]) => Promise<O[]>) {
+  constructor(private readonly opts: ModelQueueOptions<I>, private readonly runBatch: (inputs: I[]) => Promise<O[]>) {
     this.maxBatch = Math.max(1, opts.maxBatch ?? 1);
     this.maxWaitMs = Math.max(0, opts.maxWaitMs ?? 0);
     this.concurrency = Math.max(1, opts.concurrency ?? 1);
+    this.ahead = opts.deferred ? Math.max(0, opts.ahead ?? 0) : 0;
   }
 
   /** Items waiting to start. */
@@ -99,8 +108,23 @@ export class ModelQueue<I, O> {
     throw errors.overloaded(`${this.opts.name} inference`);
   }
 
+  /** Whether another batch may start now: a free slot, or one of the slots ahead for an input made at start. */
+  private canStart(): boolean {
+    if (this.pending === 0) return false;
+    if (this.running < this.concurrency) return true;
+    if (this.running >= this.concurrency + this.ahead) return false;
+    const [a, , backgroundTurn] = this.nextLanes();
+    return !backgroundTurn && this.opts.deferred!(a[0]!.input);
+  }
+
+  /** The lane the next batch comes from, then the one that fills it. */
+  private nextLanes(): [Item<I, O>[], Item<I, O>[], boolean] {
+    const backgroundTurn = this.background.length > 0 && (this.waiting.length === 0 || this.skippedBackground >= BACKGROUND_EVERY - 1);
+    return backgroundTurn ? [this.background, this.waiting, true] : [this.waiting, this.background, false];
+  }
+
   private pump(): void {
-    while (this.running < this.concurrency && this.pending > 0) {
+    while (this.canStart()) {
       // Wait for a fuller batch only while a batch could still grow and the first item is fresh.
       const first = Math.min(this.waiting[0]?.at ?? Infinity, this.background[0]?.at ?? Infinity);
       const waited = Date.now() - first;
@@ -114,9 +138,8 @@ export class ModelQueue<I, O> {
 
   private dispatch(): void {
     if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
-    if (this.running >= this.concurrency || this.pending === 0) return;
-    const backgroundTurn = this.background.length > 0 && (this.waiting.length === 0 || this.skippedBackground >= BACKGROUND_EVERY - 1);
-    const [a, b] = backgroundTurn ? [this.background, this.waiting] : [this.waiting, this.background];
+    if (!this.canStart()) return;
+    const [a, b, backgroundTurn] = this.nextLanes();
     const batch = a.splice(0, this.maxBatch);
     const filled = b.splice(0, this.maxBatch - batch.length);
     batch.push(...filled);

@@ -18,6 +18,12 @@ import { packTensors, type SessionInfo, type WireTensor } from './session-wire.j
 export type Tensor = ort.Tensor;
 export const Tensor = ort.Tensor;
 export type Feeds = Record<string, ort.Tensor>;
+/**
+ * Feeds made when the run starts rather than when it is queued. A detector's 3 MB input waiting in a busy
+ * queue outlives the young generation's collections and is freed only by full ones, which then come
+ * every few frames (see ModelHandle.run).
+ */
+export type DeferredFeeds = () => Feeds | Promise<Feeds>;
 export type Outputs = Record<string, ort.Tensor>;
 
 export interface RuntimeOptions {
@@ -123,7 +129,13 @@ export interface RunOptions {
   transfer?: boolean;
 }
 
-interface RunItem { feeds: Feeds; outputs?: string[]; transfer?: boolean }
+interface RunItem { feeds: Feeds | DeferredFeeds; outputs?: string[]; transfer?: boolean }
+interface ReadyItem extends RunItem { feeds: Feeds }
+
+/** An item's feeds, made now when they were deferred. */
+async function ready(item: RunItem): Promise<ReadyItem> {
+  return typeof item.feeds === 'function' ? { ...item, feeds: await item.feeds() } : (item as ReadyItem);
+}
 
 export class InferenceRuntime {
   readonly providers: string[];
@@ -288,9 +300,16 @@ export class ModelHandle {
       // Runs waiting in the queue count as overlapping before they ask for a session (those lent one or
       // waiting for one are counted by the replicas themselves).
       { wide, demand: () => 1 + this.queue.pending, holdMs: OVERLAP_HOLD_MS });
-    // As many batches run at once as the model has sessions; each waits for one of them.
-    this.queue = new ModelQueue({ name: spec.id, depth, maxBatch: batch?.maxBatch ?? 1, maxWaitMs: batch?.maxWaitMs ?? 0, concurrency: sessions },
-      (items) => (items.length === 1 ? this.runNow(items[0]).then((o) => [o]) : this.runBatched(items)));
+    // As many batches run at once as the model has sessions; each waits for one of them. One more (an
+    // interactive one whose feeds are made at its start) may start early, making them while the running ones
+    // finish.
+    this.queue = new ModelQueue<RunItem, Outputs>({
+      name: spec.id, depth, maxBatch: batch?.maxBatch ?? 1, maxWaitMs: batch?.maxWaitMs ?? 0, concurrency: sessions,
+      ahead: 1, deferred: (item) => typeof item.feeds === 'function',
+    }, async (items) => {
+      const made = await Promise.all(items.map(ready));
+      return made.length === 1 ? [await this.runNow(made[0])] : this.runBatched(made);
+    });
   }
 
   get id(): string { return this.spec.id; }
@@ -339,8 +358,10 @@ export class ModelHandle {
   /**
    * Runs through the model's bounded queue; a full queue rejects at once with 503 overloaded_error. The
    * signal (default: the surrounding withRequestSignal's) drops the item if it fires before the run starts.
+   * Feeds may be deferred (a function): they are made when the run starts, so a large input is not held
+   * while the run waits; a dropped item's are never made. Whatever they read must stay as it is until then.
    */
-  run(feeds: Feeds, outputs?: string[], signal: AbortSignal | undefined = currentRequestSignal(), opts: RunOptions = {}): Promise<Outputs> {
+  run(feeds: Feeds | DeferredFeeds, outputs?: string[], signal: AbortSignal | undefined = currentRequestSignal(), opts: RunOptions = {}): Promise<Outputs> {
     const t0 = performance.now();
     this.requests++;
     this.stopIdleTimer();
@@ -409,7 +430,7 @@ export class ModelHandle {
   /** Session runs and the inputs they carried (runs < items when micro-batching merged some). */
   readonly stats = { runs: 0, items: 0 };
 
-  private async runNow(item: RunItem, items = 1): Promise<Outputs> {
+  private async runNow(item: ReadyItem, items = 1): Promise<Outputs> {
     // Compute time starts once a session is lent: waiting for one (or for a further one to load) is not compute.
     const replica = await this.replicas.acquire();
     let out: Record<string, WireTensor>;
@@ -435,8 +456,8 @@ export class ModelHandle {
    * other dimensions differ (e.g. text crops of different widths) cannot share a tensor: each shape group
    * runs as its own call.
    */
-  private async runBatched(items: RunItem[]): Promise<Outputs[]> {
-    const key = (it: RunItem) =>
+  private async runBatched(items: ReadyItem[]): Promise<Outputs[]> {
+    const key = (it: ReadyItem) =>
       JSON.stringify([Object.entries(it.feeds).map(([k, t]) => [k, t.type, t.dims.slice(1)]), it.outputs ?? null]);
     const groups = new Map<string, number[]>();
     items.forEach((it, i) => { const k = key(it); groups.set(k, [...(groups.get(k) ?? []), i]); });
@@ -451,7 +472,7 @@ export class ModelHandle {
     return this.runGroup(items);
   }
 
-  private async runGroup(items: RunItem[]): Promise<Outputs[]> {
+  private async runGroup(items: ReadyItem[]): Promise<Outputs[]> {
     if (items.length === 1) return [await this.runNow(items[0])];
     const names = Object.keys(items[0].feeds);
     const feeds: Feeds = {};

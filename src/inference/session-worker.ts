@@ -3,12 +3,14 @@
 // Every message is answered once, by its call number; a failure is sent back as text, never thrown.
 import { parentPort } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
-import { type FromWorker, packTensors, type SessionInfo, type ToWorker } from './session-wire.js';
+import { type FromWorker, packTensors, sharedInput, type SessionInfo, type ToWorker } from './session-wire.js';
 
 const port = parentPort;
 if (!port) throw new Error('session-worker.ts is a worker_threads entry, not a module to import');
 
 const sessions = new Map<string, ort.InferenceSession>();
+/** Per model and input, the memory a shared input is copied into (runs of one model here come one at a time). */
+const scratch = new Map<string, { buf?: ArrayBufferView; busy: boolean }>();
 
 async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
   switch (m.op) {
@@ -44,14 +46,27 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
       const session = sessions.get(m.model);
       if (!session) throw new Error(`model ${m.model} is not loaded in this worker`);
       const feeds: Record<string, ort.Tensor> = {};
-      for (const [k, t] of Object.entries(m.feeds)) feeds[k] = new ort.Tensor(t.type, t.data as never, t.dims);
-      const out = m.outputs ? await session.run(feeds, m.outputs) : await session.run(feeds);
+      const releases: Array<() => void> = [];
+      for (const [k, t] of Object.entries(m.feeds)) {
+        const key = `${m.model}\u0000${k}`;
+        if (!scratch.has(key)) scratch.set(key, { busy: false });
+        const { data, release } = sharedInput(t.data, scratch.get(key)!);
+        releases.push(release);
+        feeds[k] = new ort.Tensor(t.type, data as never, t.dims);
+      }
+      let out: ort.InferenceSession.ReturnType;
+      try {
+        out = m.outputs ? await session.run(feeds, m.outputs) : await session.run(feeds);
+      } finally {
+        for (const r of releases) r();
+      }
       // Outputs are ours alone: their buffers move to the main thread.
       return packTensors(out, true, transfer);
     }
     case 'release': {
       const s = sessions.get(m.model);
       sessions.delete(m.model);
+      for (const k of scratch.keys()) if (k.startsWith(`${m.model}\u0000`)) scratch.delete(k);
       await s?.release();
       return null;
     }

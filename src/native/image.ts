@@ -215,15 +215,19 @@ export function resize(img: Pixels, width: number, height: number, out?: Uint8Ar
 /**
  * Box shrink of RGB24 by whole factors: each output pixel is the mean of an fx x fy block (the last partial
  * column or row of blocks is dropped), so a large frame comes within bilinear sampling's range without
- * skipping pixels. Output packed, (width / fx) x (height / fy).
+ * skipping pixels. Output packed, (width / fx) x (height / fy), into `out` when given (a scratch buffer).
  */
-export function shrink(img: Pixels, fx: number, fy: number): RgbImage {
+export function shrink(img: Pixels, fx: number, fy: number, out?: Uint8Array): RgbImage {
   const stride = checkImage(img);
   for (const [name, f, side] of [['fx', fx, img.width], ['fy', fy, img.height]] as const) {
     if (!Number.isInteger(f) || f < 1 || f > side) throw errors.invalidParam(name, `Expected a whole shrink factor from 1 to ${side} for ${name}`);
   }
   const width = Math.floor(img.width / fx), height = Math.floor(img.height / fy);
-  const data = new Uint8Array(width * height * 3);
+  const size = width * height * 3;
+  if (out !== undefined && (!(out instanceof Uint8Array) || out.length < size)) {
+    throw errors.invalidParam('out', `Expected a Uint8Array of at least ${size} bytes for out`);
+  }
+  const data = out === undefined ? new Uint8Array(size) : out.subarray(0, size);
   loadAddon<ImageAddon>().imageShrink(img.data, img.width, img.height, stride, fx, fy, data);
   return { data, width, height, channels: 3 };
 }

@@ -79,6 +79,47 @@ test('the queue forms batches of at most maxBatch, or what arrived within maxWai
   assert.deepEqual(rs.map((r) => r.status), ['rejected', 'rejected']);
 });
 
+test('ahead: an interactive item whose input is made at its start may start one beyond the concurrency; a ready or background one waits', async () => {
+  const started: string[] = [];
+  const gates = new Map<string, () => void>();
+  const q = new ModelQueue<string, string>({ name: 'ahead', depth: 10, concurrency: 1, ahead: 1, deferred: (x) => x.startsWith('deferred') }, async ([x]) => {
+    started.push(x!);
+    await new Promise<void>((r) => gates.set(x!, r));
+    return [x!];
+  });
+  const a = q.submit('ready-a');
+  const b = q.submit('deferred-b');
+  const c = q.submit('deferred-c');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(started, ['ready-a', 'deferred-b'], 'one deferred item starts beside the running one, not two');
+  gates.get('ready-a')!();
+  await a;
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(started, ['ready-a', 'deferred-b', 'deferred-c']);
+  const d = q.submit('ready-d');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(started, ['ready-a', 'deferred-b', 'deferred-c'], 'a ready item never takes the slot ahead');
+  gates.get('deferred-b')!();
+  gates.get('deferred-c')!();
+  await Promise.all([b, c]);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(started, ['ready-a', 'deferred-b', 'deferred-c', 'ready-d']);
+  gates.get('ready-d')!();
+  assert.equal(await d, 'ready-d');
+  // A background (camera) item never starts ahead: an image request arriving meanwhile would wait behind it.
+  started.length = 0;
+  const e = q.submit('ready-e');
+  const f = q.submit('deferred-f', undefined, 'background');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(started, ['ready-e']);
+  gates.get('ready-e')!();
+  await e;
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(started, ['ready-e', 'deferred-f']);
+  gates.get('deferred-f')!();
+  assert.equal(await f, 'deferred-f');
+});
+
 test("a queued job runs in its own submitter's context: it sees its own request signal, not the one that freed the queue", async () => {
   const seen: (AbortSignal | undefined)[] = [];
   const q = new ModelQueue<string, string>({ name: 'jobs', depth: 10 }, async ([x]) => {

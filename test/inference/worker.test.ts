@@ -132,6 +132,50 @@ test('transfer: handed-over feed buffers move to the worker; views of larger buf
   assert.deepEqual([...pooled], [7, 8, 9]);
 });
 
+test('shared memory: a feed over a SharedArrayBuffer is read by the worker (which copies it) and stays the caller\'s', async (t) => {
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog() });
+  t.after(() => runtime.close());
+  const model = runtime.register({ id: 'doubler-shared', load: async () => doubler() });
+  const shared = new Float32Array(new SharedArrayBuffer(16));
+  for (const [k, vals] of [[0, [1, 2, 3, 4]], [1, [5, 6, 7, 8]], [2, [-1, 0, 0.5, 9]]] as const) {
+    shared.set(vals);
+    const out = await model.run({ x: new Tensor('float32', shared, [1, 4]) });
+    assert.deepEqual(Array.from(out.y.data as Float32Array), vals.map((v) => v * 2), `run ${k} read what was written before it`);
+    assert.equal(shared.length, 4, 'shared memory is never detached');
+  }
+  // Two at once over different shared buffers (the second cannot use the worker's scratch copy while the
+  // first holds it): each gets its own answer.
+  const a = Float32Array.from([1, 1, 1, 1]), b = Float32Array.from([3, 3, 3, 3]);
+  const sa = new Float32Array(new SharedArrayBuffer(16)), sb = new Float32Array(new SharedArrayBuffer(16));
+  sa.set(a); sb.set(b);
+  const [oa, ob] = await Promise.all([model.run({ x: new Tensor('float32', sa, [1, 4]) }), model.run({ x: new Tensor('float32', sb, [1, 4]) })]);
+  assert.deepEqual(Array.from(oa.y.data as Float32Array), [2, 2, 2, 2]);
+  assert.deepEqual(Array.from(ob.y.data as Float32Array), [6, 6, 6, 6]);
+});
+
+test('deferred feeds are made when the run starts, after the runs before it; a dropped run never makes them', async (t) => {
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, sessions: 1, log: collectingLog() });
+  t.after(() => runtime.close());
+  const model = runtime.register({ id: 'doubler-deferred', load: async () => doubler() });
+  await model.session();
+  const order: string[] = [];
+  const feeds = (name: string, v: number) => () => { order.push(`make ${name}`); return { x: new Tensor('float32', Float32Array.from([v, v, v, v]), [1, 4]) }; };
+  const first = model.run(feeds('first', 1)).then((o) => { order.push('done first'); return o; });
+  const second = model.run(feeds('second', 2)).then((o) => { order.push('done second'); return o; });
+  const abort = new AbortController();
+  const third = model.run(feeds('third', 3), undefined, abort.signal);
+  const fourth = model.run(feeds('fourth', 4)).then((o) => { order.push('done fourth'); return o; });
+  abort.abort(new Error('client gone'));
+  await assert.rejects(third, /client gone/);
+  const outs = await Promise.all([first, second, fourth]);
+  assert.deepEqual(outs.map((o) => (o.y.data as Float32Array)[0]), [2, 4, 8]);
+  assert.ok(!order.includes('make third'), 'the dropped run made nothing');
+  // One session: the second's feeds may be made while the first runs (one started ahead), the fourth's only
+  // once the first is done.
+  assert.ok(order.indexOf('make fourth') > order.indexOf('done first'), order.join(', '));
+  assert.ok(order.indexOf('make second') < order.indexOf('done second'), order.join(', '));
+});
+
 // A thread killed inside an onnxruntime call takes the process down with it (the binding throws during
 // teardown), so the crash is simulated between runs; rejection of in-flight runs is handled by the same exit path.
 test('a worker that dies leaves other models alone and restarts on next use', { skip: cocoSkip }, async (t) => {
