@@ -146,7 +146,7 @@ async function main(): Promise<void> {
       rows.push((await measure(model, file, [gpu, 'cpu'], cores, 1, 8, args.seconds)).row);
       // More sessions on one GPU: whether their runs overlap one run's host work (CPU-placed nodes, copies)
       // with another's kernels.
-      for (const s of [2, 4]) rows.push((await measure(model, file, [gpu, 'cpu'], cores, s, s * 4, args.seconds, false)).row);
+      for (const s of [2, 4, 8]) rows.push((await measure(model, file, [gpu, 'cpu'], cores, s, s * 4, args.seconds, false)).row);
     }
     if (args.gpuOnly) continue;
     for (const t of [1, 2, 4, 8].filter((t) => t < cores)) rows.push((await measure(model, file, ['cpu'], t, 1, 1, args.seconds)).row);
