@@ -62,6 +62,36 @@ test('CenterNet finds the labelled objects in COCO photos', { skip: cocoSkip }, 
   await assert.rejects(det.detect(img, { confidence_threshold: 2 }), (e: unknown) => (e as { status: number }).status === 400);
 });
 
+test('runs that overlap on one detector (its inputs reused from earlier runs) each answer for their own image', { skip: cocoSkip }, async (t) => {
+  const dataDir = await tempDataDir(t);
+  const registry = await ModelRegistry.open(dataDir);
+  await registry.prepare('centernet-coco');
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 2, sessions: 2, log: collectingLog() });
+  t.after(() => runtime.release());
+  const det = await Detector.create(runtime, registry);
+  const imgs = await Promise.all(['000000000025', '000000000034', '000000000081'].map((n) => loadRgb(join(cocoDir(), 'images', `${n}.jpg`))));
+  type Raw = Awaited<ReturnType<Detector['detectRaw']>>;
+  const alone: Raw[] = [];
+  for (const img of imgs) alone.push(await det.detectRaw(img, 0.3));
+  // Each detection of one answer at or above 0.4 is in the other (same class, the same box, score within
+  // 1e-3): the sessions split threads differently, so scores may differ in the last bits, never the objects.
+  const within = (a: Raw, b: Raw, what: string) => {
+    for (const d of a.filter((x) => x.score >= 0.4)) {
+      assert.ok(b.some((e) => e.classId === d.classId && Math.abs(e.score - d.score) < 1e-3 && iou(e.box, d.box) > 0.99), `${what}: ${JSON.stringify(d)}`);
+    }
+  };
+  assert.ok(alone.every((a) => a.some((d) => d.score >= 0.4)), 'each photo has a confident detection');
+  // Three rounds of all three at once: more runs in flight than the sessions, so inputs are made ahead and
+  // reused from finished runs; every answer must be the one its image gets alone.
+  for (let round = 0; round < 3; round++) {
+    const together = await Promise.all(imgs.map((img) => det.detectRaw(img, 0.3)));
+    together.forEach((got, i) => {
+      within(alone[i]!, got, `round ${round}, image ${i}, alone in together`);
+      within(got, alone[i]!, `round ${round}, image ${i}, together in alone`);
+    });
+  }
+});
+
 test('colour names', () => {
   assert.equal(colorName(250, 20, 20), 'red');
   assert.equal(colorName(20, 200, 40), 'green');
@@ -100,7 +130,7 @@ test('stretched model input: one native pass at up to 2x shrink (exact at the mo
   assert.ok(grey.every((v) => Math.abs(v - want) < 0.02), `checker: ${[...grey].map((v) => v.toFixed(3)).join(' ')}`);
 });
 
-test('box shrink: means of whole blocks, the last partial ones dropped; bad factors are a 400', () => {
+test('box shrink: means of whole blocks, the last partial ones dropped; into a scratch buffer; bad factors or a short buffer are a 400', () => {
   const px = Uint8Array.from([0, 10, 20, 2, 12, 22, 100, 100, 100, 50, 50, 50, 7, 7, 7]);
   // 5x1 by 2x1: two blocks (the fifth pixel dropped), each the rounded mean of its pair.
   const out = shrink({ data: px, width: 5, height: 1, channels: 3 }, 2, 1);
@@ -114,4 +144,10 @@ test('box shrink: means of whole blocks, the last partial ones dropped; bad fact
   for (const [fx, fy] of [[0, 1], [1, 1.5], [6, 1], [1, 2]] as const) {
     assert.throws(() => shrink({ data: px, width: 5, height: 1, channels: 3 }, fx, fy), (e: unknown) => (e as { status?: number }).status === 400, `${fx} x ${fy}`);
   }
+  // Into a scratch buffer: a larger one is used from its start (the same values), a smaller one is a 400.
+  const scratch = new Uint8Array(32).fill(255);
+  const into = shrink({ data: px, width: 5, height: 1, channels: 3 }, 2, 1, scratch);
+  assert.equal(into.data.buffer, scratch.buffer);
+  assert.deepEqual([...into.data], [1, 11, 21, 75, 75, 75]);
+  assert.throws(() => shrink({ data: px, width: 5, height: 1, channels: 3 }, 2, 1, new Uint8Array(5)), (e: unknown) => (e as { status?: number }).status === 400);
 });
