@@ -12,7 +12,7 @@ import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { decodeToRgb } from '../../src/media/image-decode.js';
 import { projectRoot } from '../../src/paths.js';
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
-import { BYO_MODELS, byoPath } from '../../eval/byo-dir.js';
+import { BYO_MODELS, byoPath, hasByoModels } from '../../eval/byo-dir.js';
 import { evalDir } from '../../eval/dir.js';
 
 const DEVICE_MODELS = ['centernet-coco', 'yolov8n-int8'];
@@ -22,13 +22,15 @@ if (!out) throw new Error('usage: inputs.ts <out-models-dir>');
 const dataDir = mkdtempSync(join(tmpdir(), 'sf-inputs-'));
 const rt = new InferenceRuntime({ providers: ['cpu'], sessions: 1, log: { info() {}, warn() {} } });
 try {
-  // yolov8n-int8 is a bring-your-own export (../shared/byo-models), registered as a user would.
-  await writeByoManifest(dataDir, { id: 'yolov8n-int8', task: 'detect', file: byoPath(BYO_MODELS['yolov8n-int8']) });
+  // yolov8n-int8 is a bring-your-own export (../shared/byo-models), registered as a user would; without the
+  // exports here its bundle keeps no photo input and providers.ts feeds it a random one.
+  const byo = hasByoModels(BYO_MODELS['yolov8n-int8']);
+  if (byo) await writeByoManifest(dataDir, { id: 'yolov8n-int8', task: 'detect', file: byoPath(BYO_MODELS['yolov8n-int8']) });
   const registry = await ModelRegistry.open(dataDir, { modelsDir: join(projectRoot, 'data', 'models') });
   const coco = (() => { try { return join(evalDir(), 'detection_coco128', 'images', '000000000110.jpg'); } catch { return ''; } })();
   const source = coco && existsSync(coco) ? coco : join(projectRoot, 'assets', 'astronaut.jpg');
   const rgb = await decodeToRgb(readFileSync(source), 'jpeg', 'image', 50_000_000);
-  for (const id of DEVICE_MODELS) {
+  for (const id of DEVICE_MODELS.filter((m) => byo || m !== 'yolov8n-int8')) {
     await registry.prepare(id);
     const { tensor } = await modelInput(rgb, (await Detector.create(rt, registry, id)).pre);
     const data = tensor.data as Float32Array;

@@ -68,12 +68,15 @@ function isWholeShared(v: Viewish): boolean {
 export function sharedInput<T extends ort.Tensor.DataType>(data: T, scratch: { buf?: ArrayBufferView; busy: boolean }): { data: T; release: () => void } {
   const v = data as unknown as Viewish & ArrayBufferView;
   if (!ArrayBuffer.isView(data) || !isWholeShared(v)) return { data, release: () => {} };
-  const Ctor = (data as unknown as { constructor: new (n: number) => ArrayBufferView & { set(a: unknown): void } }).constructor;
-  const fits = !scratch.busy && scratch.buf?.constructor === Ctor && scratch.buf.byteLength === v.byteLength;
-  const copy = (fits ? scratch.buf : new Ctor((v.byteLength / (data as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT))) as ArrayBufferView & { set(a: unknown): void };
-  copy.set(data);
-  if (!fits && !scratch.busy) scratch.buf = copy;
-  const mine = copy === scratch.buf;
-  if (mine) scratch.busy = true;
-  return { data: copy as unknown as T, release: () => { if (mine) scratch.busy = false; } };
+  type Typed = ArrayBufferView & { length: number; set(a: unknown): void };
+  const src = data as unknown as Typed;
+  const free = !scratch.busy;
+  const reuse = free && scratch.buf?.constructor === src.constructor && scratch.buf.byteLength === src.byteLength;
+  const copy = (reuse ? scratch.buf : new (src.constructor as new (n: number) => Typed)(src.length)) as Typed;
+  copy.set(src);
+  // The scratch is held by a run already (one more at once): this copy is the run's own.
+  if (!free) return { data: copy as unknown as T, release: () => {} };
+  scratch.buf = copy;
+  scratch.busy = true;
+  return { data: copy as unknown as T, release: () => { scratch.busy = false; } };
 }

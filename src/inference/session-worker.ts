@@ -9,7 +9,7 @@ const port = parentPort;
 if (!port) throw new Error('session-worker.ts is a worker_threads entry, not a module to import');
 
 const sessions = new Map<string, ort.InferenceSession>();
-/** Per model and input, the memory a shared input is copied into (runs of one model here come one at a time). */
+/** Per model and input, the memory a shared input is copied into (a run that finds it held copies into its own). */
 const scratch = new Map<string, { buf?: ArrayBufferView; busy: boolean }>();
 
 async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {

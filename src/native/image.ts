@@ -123,6 +123,15 @@ function format(f: TensorFormat): NativeFormat {
   };
 }
 
+/** RGB24 output: new memory, or the first `size` bytes of the caller's buffer (a 400 when it is short). */
+function outPixels(out: Uint8Array | undefined, size: number): Uint8Array {
+  if (out === undefined) return new Uint8Array(size);
+  if (!(out instanceof Uint8Array) || out.length < size) {
+    throw errors.invalidParam('out', `Expected a Uint8Array of at least ${size} bytes for out`);
+  }
+  return out.subarray(0, size);
+}
+
 function outTensor(out: Float32Array | undefined, size: number): Float32Array {
   if (out === undefined) return new Float32Array(size);
   if (!(out instanceof Float32Array) || out.length < size) {
@@ -203,11 +212,7 @@ export function resize(img: Pixels, width: number, height: number, out?: Uint8Ar
   const stride = checkImage(img);
   side('width', width);
   side('height', height);
-  const size = width * height * 3;
-  if (out !== undefined && (!(out instanceof Uint8Array) || out.length < size)) {
-    throw errors.invalidParam('out', `Expected a Uint8Array of at least ${size} bytes for out`);
-  }
-  const data = out === undefined ? new Uint8Array(size) : out.subarray(0, size);
+  const data = outPixels(out, width * height * 3);
   loadAddon<ImageAddon>().imageResize(img.data, img.width, img.height, stride, width, height, data);
   return { data, width, height, channels: 3 };
 }
@@ -223,11 +228,7 @@ export function shrink(img: Pixels, fx: number, fy: number, out?: Uint8Array): R
     if (!Number.isInteger(f) || f < 1 || f > side) throw errors.invalidParam(name, `Expected a whole shrink factor from 1 to ${side} for ${name}`);
   }
   const width = Math.floor(img.width / fx), height = Math.floor(img.height / fy);
-  const size = width * height * 3;
-  if (out !== undefined && (!(out instanceof Uint8Array) || out.length < size)) {
-    throw errors.invalidParam('out', `Expected a Uint8Array of at least ${size} bytes for out`);
-  }
-  const data = out === undefined ? new Uint8Array(size) : out.subarray(0, size);
+  const data = outPixels(out, width * height * 3);
   loadAddon<ImageAddon>().imageShrink(img.data, img.width, img.height, stride, fx, fy, data);
   return { data, width, height, channels: 3 };
 }

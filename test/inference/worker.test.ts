@@ -143,8 +143,7 @@ test('shared memory: a feed over a SharedArrayBuffer is read by the worker (whic
     assert.deepEqual(Array.from(out.y.data as Float32Array), vals.map((v) => v * 2), `run ${k} read what was written before it`);
     assert.equal(shared.length, 4, 'shared memory is never detached');
   }
-  // Two at once over different shared buffers (the second cannot use the worker's scratch copy while the
-  // first holds it): each gets its own answer.
+  // Two sent together over different shared buffers: each gets its own answer.
   const a = Float32Array.from([1, 1, 1, 1]), b = Float32Array.from([3, 3, 3, 3]);
   const sa = new Float32Array(new SharedArrayBuffer(16)), sb = new Float32Array(new SharedArrayBuffer(16));
   sa.set(a); sb.set(b);
