@@ -141,7 +141,7 @@ Napi::Value LetterboxAsync(const Napi::CallbackInfo& info) {
   return p;
 }
 
-// cropResize(src, width, height, stride, rois: Float32Array (4 per roi), opts {width, height, ...format}, out)
+// cropResize(src, width, height, stride, rois: Float32Array (4 per roi), opts {width, height, halveWidth, ...format}, out)
 Napi::Value CropResizeSync(const Napi::CallbackInfo& info) {
   const ArgReader args(info.Env(), "IMAGE");
   const RgbView view = ReadSource(args, info);
@@ -153,9 +153,15 @@ Napi::Value CropResizeSync(const Napi::CallbackInfo& info) {
   const TensorFormat format = ReadFormat(o);
   const int count = static_cast<int>(rois.ElementLength() / 4);
   Napi::Float32Array out = ReadFloatOut(args, info[6], TensorSize(count, w, h));
+  RgbView source = view;
+  if (o.Boolean("halveWidth", false)) {
+    if (view.width < 2) args.Fail("failed", "halveWidth needs an image at least 2 pixels wide");
+    source.pairs = true;
+    source.width = view.width / 2;
+  }
   // BoxF is four packed floats, the same layout as the Float32Array.
   static_assert(sizeof(BoxF) == 4 * sizeof(float), "BoxF must be 4 packed floats");
-  const std::string err = image::CropResize(view, reinterpret_cast<const BoxF*>(rois.Data()), count, w, h, format, out.Data());
+  const std::string err = image::CropResize(source, reinterpret_cast<const BoxF*>(rois.Data()), count, w, h, format, out.Data());
   if (!err.empty()) args.Fail("failed", err);
   return info.Env().Undefined();
 }

@@ -71,6 +71,36 @@ TEST_CASE("separable sampling equals the per-pixel formula exactly, up and down,
       }
 }
 
+TEST_CASE("a pairs view samples the 2x1 box shrink exactly, reading nothing past the last stored byte") {
+  uint32_t seed = 7;
+  auto next = [&seed] { seed = seed * 1664525u + 1013904223u; return seed >> 8; };
+  // Odd stored width (the shrink drops the last column), rows packed: the last row ends the buffer, so a
+  // read past it is AddressSanitizer's to catch.
+  const int w = 99, h = 23;
+  std::vector<uint8_t> px(static_cast<size_t>(3 * w * h));
+  for (auto& v : px) v = static_cast<uint8_t>(next());
+  const RgbView stored{px.data(), w, h, 3 * w};
+  std::vector<uint8_t> shrunk(static_cast<size_t>(3 * (w / 2) * h));
+  REQUIRE(ShrinkRgb(stored, 2, 1, shrunk.data()).empty());
+  const RgbView copy{shrunk.data(), w / 2, h, 3 * (w / 2)};
+  RgbView pairs = stored;
+  pairs.pairs = true;
+  pairs.width = w / 2;
+  const BoxF rois[] = {{0, 0, 49, 23}, {3.5f, 2.25f, 40.0f, 20.0f}, {-6, -3, 60, 30}};
+  const int sizes[][2] = {{32, 32}, {120, 50}, {7, 3}};
+  for (const BoxF& roi : rois)
+    for (const auto& sz : sizes)
+      for (int variant = 0; variant < 4; ++variant) {
+        TensorFormat f;
+        f.layout = (variant & 1) ? Layout::kNHWC : Layout::kNCHW;
+        f.bgr = (variant & 2) != 0;
+        std::vector<float> want(static_cast<size_t>(3 * sz[0] * sz[1])), got(want.size(), -7.0f);
+        REQUIRE(CropResize(copy, &roi, 1, sz[0], sz[1], f, want.data()).empty());
+        REQUIRE(CropResize(pairs, &roi, 1, sz[0], sz[1], f, got.data()).empty());
+        CHECK(got == want);
+      }
+}
+
 TEST_CASE("letterbox of a wide frame pads top and bottom and normalises") {
   auto px = Solid(40, 20, 255, 0, 51);
   RgbView src{px.data(), 40, 20, 40 * 3};

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RgbImage } from '../../src/media/rgb-image.js';
-import { cropResize, letterbox, letterboxAsync, resize, unletterboxBox } from '../../src/native/image.js';
+import { cropResize, letterbox, letterboxAsync, resize, shrink, unletterboxBox } from '../../src/native/image.js';
 import { ApiError } from '../../src/errors.js';
 
 function solid(width: number, height: number, rgb: [number, number, number]): RgbImage {
@@ -95,6 +95,22 @@ test('cropResize: one batch tensor, one slot per roi, clamped at the frame edge'
   assert.deepEqual(nhwc.dims, [1, 4, 4, 3]);
   assert.deepEqual(Array.from(nhwc.tensor.slice(0, 3)), [255, 0, 0]);
   assert.deepEqual(cropResize(img, [], { width: 4, height: 4 }).dims, [0, 3, 4, 4]);
+});
+
+test('cropResize with halveWidth gives the tensor of shrink(2, 1) then cropResize, without the copy', () => {
+  const w = 131, h = 37;
+  const data = new Uint8Array(w * h * 3);
+  for (let i = 0; i < data.length; i++) data[i] = (i * 7919 + (i >> 5)) & 255;
+  const img = { data, width: w, height: h, channels: 3 as const };
+  const half = shrink(img, 2, 1);
+  for (const opts of [{ width: 64, height: 48 }, { width: 20, height: 90, layout: 'nhwc' as const, channelOrder: 'bgr' as const }]) {
+    const roi = [[0, 0, half.width, h], [5.5, 3, 40, 30]];
+    const want = cropResize(half, roi, opts).tensor;
+    const got = cropResize(img, roi, { ...opts, halveWidth: true }).tensor;
+    assert.deepEqual(got, want);
+  }
+  assert.throws(() => cropResize(solid(1, 4, [1, 2, 3]), [[0, 0, 1, 4]], { width: 2, height: 2, halveWidth: true }),
+    (e: unknown) => e instanceof ApiError && e.status === 400 && /halveWidth/.test(e.message));
 });
 
 test('resize keeps a solid colour and the layout of halves', () => {

@@ -3,8 +3,14 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "rgb_image.h"
 
@@ -89,15 +95,57 @@ inline void SampleRegion(const RgbView& src, float sx, float sy, float sw, float
     offset[k] = m.b[c];
   }
   const Tap* taps = xt.data();
+  // Where a pixel's value lands in an interpolated row: output channel c of x reads source channel src[c].
+  const auto slot = [&](int c, int x) {
+    return planar ? static_cast<size_t>(c) * static_cast<size_t>(ow) + static_cast<size_t>(x) : static_cast<size_t>(3 * x + c);
+  };
+  // The outputs [0, fast) whose right tap lies two or more pixels from the row's end: there a pixel's three
+  // bytes and the next one can be read as one 32-bit word without reading past the row (taps only grow).
+  // With pairs, a pixel is two stored ones and the second word starts a stored pixel later.
+  const int px = src.pairs ? 6 : 3;
+  const int row_bytes = src.pairs ? 6 * src.width : 3 * src.width;
+  int fast = 0;
+#if defined(__SSE2__)
+  while (fast < ow && px * taps[fast].i1 + (src.pairs ? 7 : 4) <= row_bytes) ++fast;
+#endif
   const auto interpolate = [&](int sy_row, float* dst) {
     const uint8_t* r = src.data + static_cast<size_t>(sy_row) * static_cast<size_t>(src.stride);
+#if defined(__SSE2__)
+    // The three channels of a pixel in one 4-lane register (the fourth lane, the next pixel's red, unused):
+    // the same lerp per lane as the scalar loop below, so the values are identical; about twice as fast.
+    const __m128i zero = _mm_setzero_si128();
+    const auto word = [](const uint8_t* p) {
+      int32_t w;
+      std::memcpy(&w, p, 4);
+      return _mm_cvtsi32_si128(w);
+    };
+    const auto lanes = [&](const uint8_t* p) {
+      // _mm_avg_epu8 is (a + b + 1) >> 1 per byte: the shrink's rounding.
+      const __m128i b = src.pairs ? _mm_avg_epu8(word(p), word(p + 3)) : word(p);
+      return _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_unpacklo_epi8(b, zero), zero));
+    };
+    for (int x = 0; x < fast; ++x) {
+      const Tap& t = taps[x];
+      const __m128 p0 = lanes(r + px * t.i0);
+      const __m128 p1 = lanes(r + px * t.i1);
+      alignas(16) float v[4];
+      _mm_store_ps(v, _mm_add_ps(p0, _mm_mul_ps(_mm_sub_ps(p1, p0), _mm_set1_ps(t.w))));
+      dst[slot(0, x)] = v[m.src[0]];
+      dst[slot(1, x)] = v[m.src[1]];
+      dst[slot(2, x)] = v[m.src[2]];
+    }
+#endif
     for (int c = 0; c < 3; ++c) {
       const int s = m.src[c];
-      for (int x = 0; x < ow; ++x) {
+      const auto at = [&](int i) {
+        const uint8_t* p = r + px * i + s;
+        return static_cast<float>(src.pairs ? (p[0] + p[3] + 1) >> 1 : p[0]);
+      };
+      for (int x = fast; x < ow; ++x) {
         const Tap& t = taps[x];
-        const float p0 = static_cast<float>(r[3 * t.i0 + s]);
-        const float p1 = static_cast<float>(r[3 * t.i1 + s]);
-        dst[planar ? static_cast<size_t>(c) * static_cast<size_t>(ow) + static_cast<size_t>(x) : static_cast<size_t>(3 * x + c)] = p0 + (p1 - p0) * t.w;
+        const float p0 = at(t.i0);
+        const float p1 = at(t.i1);
+        dst[slot(c, x)] = p0 + (p1 - p0) * t.w;
       }
     }
   };

@@ -11,6 +11,10 @@ struct RgbView {
   int width = 0;
   int height = 0;
   int stride = 0;
+  // Read as the 2x1 box shrink of the stored frame: pixel x is the rounded mean of stored pixels 2x and 2x + 1
+  // (ShrinkRgb's values), and width is the shrunk width (stored width / 2). Only the bilinear sampling
+  // (SampleRegion) reads views like this: it saves a pass over the frame and the shrunk copy.
+  bool pairs = false;
 };
 
 enum class Layout { kNCHW, kNHWC };
