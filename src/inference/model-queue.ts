@@ -9,6 +9,14 @@ import { AsyncResource } from 'node:async_hooks';
 import { errors } from '../errors.js';
 import { countRejected, observeQueueWait } from '../metrics/models.js';
 
+/**
+ * A batch result for one item that failed on its own (its input could not be made): that caller gets the
+ * error, the rest of the batch their outputs.
+ */
+export class ItemFailed {
+  constructor(readonly error: unknown) {}
+}
+
 /** Who waits for a run: a client's request, or a background task such as a video camera. */
 export type RunPriority = 'interactive' | 'background';
 
@@ -53,7 +61,7 @@ export class ModelQueue<I, O> {
   private readonly concurrency: number;
   private readonly ahead: number;
 
-  constructor(private readonly opts: ModelQueueOptions<I>, private readonly runBatch: (inputs: I[]) => Promise<O[]>) {
+  constructor(private readonly opts: ModelQueueOptions<I>, private readonly runBatch: (inputs: I[]) => Promise<Array<O | ItemFailed>>) {
     this.maxBatch = Math.max(1, opts.maxBatch ?? 1);
     this.maxWaitMs = Math.max(0, opts.maxWaitMs ?? 0);
     this.concurrency = Math.max(1, opts.concurrency ?? 1);
@@ -151,7 +159,11 @@ export class ModelQueue<I, O> {
     // A batch runs in its (first) submitter's async context, not in that of whoever freed the queue: work
     // queued by task code (an OCR job) must see its own request's signal, never another request's.
     batch[0].scope.runInAsyncScope(() => this.runBatch(batch.map((b) => b.input))).then(
-      (outs) => batch.forEach((b, i) => b.resolve(outs[i])),
+      (outs) => batch.forEach((b, i) => {
+        const o = outs[i];
+        if (o instanceof ItemFailed) b.reject(o.error);
+        else b.resolve(o as O);
+      }),
       (e) => batch.forEach((b) => b.reject(e)),
     ).finally(() => {
       this.running--;

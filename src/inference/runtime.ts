@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
 import { createLogger } from '../log.js';
 import { availableProviders, chooseProviders, type ProviderLog } from './execution-providers.js';
-import { ModelQueue, type RunPriority } from './model-queue.js';
+import { ItemFailed, ModelQueue, type RunPriority } from './model-queue.js';
 import { observeExecution } from '../metrics/models.js';
 import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool.js';
 import { SessionReplicas } from './session-replicas.js';
@@ -307,8 +307,19 @@ export class ModelHandle {
       name: spec.id, depth, maxBatch: batch?.maxBatch ?? 1, maxWaitMs: batch?.maxWaitMs ?? 0, concurrency: sessions,
       ahead: 1, deferred: (item) => typeof item.feeds === 'function',
     }, async (items) => {
-      const made = await Promise.all(items.map(ready));
-      return made.length === 1 ? [await this.runNow(made[0])] : this.runBatched(made);
+      // An item whose input cannot be made (a deferred feed that throws) fails alone; the others still run.
+      const made = await Promise.allSettled(items.map(ready));
+      const out = new Array<Outputs | ItemFailed>(items.length);
+      made.forEach((m, i) => { if (m.status === 'rejected') out[i] = new ItemFailed(m.reason); });
+      const ok = made.flatMap((m, i) => (m.status === 'fulfilled' ? [{ i, item: m.value }] : []));
+      if (ok.length === 0) return out;
+      try {
+        const res = ok.length === 1 ? [await this.runNow(ok[0].item)] : await this.runBatched(ok.map((o) => o.item));
+        ok.forEach((o, j) => { out[o.i] = res[j]; });
+      } catch (e) {
+        for (const o of ok) out[o.i] = new ItemFailed(e);
+      }
+      return out;
     });
   }
 

@@ -2,7 +2,7 @@
 // sessions, and a GPU provider requested on this CPU-only host falling back to CPU with a warning.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError } from '../../src/errors.js';
+import { ApiError, errors } from '../../src/errors.js';
 import { availableProviders, chooseProviders, requestedProviders } from '../../src/inference/execution-providers.js';
 import { ModelQueue } from '../../src/inference/model-queue.js';
 import { currentRequestSignal, InferenceRuntime, Tensor, withRequestSignal } from '../../src/inference/runtime.js';
@@ -59,6 +59,23 @@ test('micro-batching: concurrent single inputs run as one batch and each gets it
     assert.deepEqual(o.y.dims, [1, 4]);
     assert.deepEqual(Array.from(o.y.data as Float32Array), [0, 1, 2, 3].map((k) => (i * 10 + k) * 2 + 1));
   });
+});
+
+test('micro-batching: an item whose input cannot be made fails alone; the rest of its batch runs', async (t) => {
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog() });
+  t.after(() => runtime.release());
+  const model = runtime.register({ id: 'affine-batched', load: async () => affineModel(), batch: { maxBatch: 4, maxWaitMs: 20 } });
+  await model.session();
+  const bad = () => { throw errors.invalidParam('image', 'this image cannot be read'); };
+  const rs = await Promise.allSettled([model.run(row(0)), model.run(bad), model.run(async () => row(20)), model.run(row(30))]);
+  assert.deepEqual(rs.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+  assert.ok((rs[1] as PromiseRejectedResult).reason instanceof ApiError && (rs[1] as PromiseRejectedResult).reason.status === 400, 'the failed item gets its own error');
+  assert.deepEqual(Array.from((rs[2] as PromiseFulfilledResult<Record<string, Tensor>>).value.y.data as Float32Array), [41, 43, 45, 47]);
+  assert.deepEqual(model.stats, { runs: 1, items: 3 }, 'the three good items ran as one batch');
+  // Every input failing: each caller gets its error, and no run happens.
+  const all = await Promise.allSettled([model.run(bad), model.run(bad)]);
+  assert.deepEqual(all.map((r) => r.status), ['rejected', 'rejected']);
+  assert.deepEqual(model.stats, { runs: 1, items: 3 });
 });
 
 test('the queue forms batches of at most maxBatch, or what arrived within maxWaitMs', async () => {
