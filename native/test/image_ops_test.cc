@@ -45,23 +45,36 @@ void ReferenceCrop(const RgbView& src, const BoxF& r, int ow, int oh, const Tens
     }
 }
 
+// Bytes from a fixed-seed linear congruential generator, so a failure reproduces.
+std::vector<uint8_t> Noise(size_t n, uint32_t seed) {
+  std::vector<uint8_t> px(n);
+  for (auto& v : px) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<uint8_t>(seed >> 8);
+  }
+  return px;
+}
+
+// Variant 0-3: each layout with each channel order.
+TensorFormat Variant(int variant) {
+  TensorFormat f;
+  f.layout = (variant & 1) ? Layout::kNHWC : Layout::kNCHW;
+  f.bgr = (variant & 2) != 0;
+  return f;
+}
+
 }  // namespace
 
 TEST_CASE("separable sampling equals the per-pixel formula exactly, up and down, any layout and channel order") {
-  uint32_t seed = 1;
-  auto next = [&seed] { seed = seed * 1664525u + 1013904223u; return seed >> 8; };
   const int w = 97, h = 61, stride = 3 * w + 5;
-  std::vector<uint8_t> px(static_cast<size_t>(stride * h));
-  for (auto& v : px) v = static_cast<uint8_t>(next());
+  const std::vector<uint8_t> px = Noise(static_cast<size_t>(stride * h), 1);
   const RgbView src{px.data(), w, h, stride};
   const BoxF rois[] = {{0, 0, 97, 61}, {10.5f, 3.25f, 60.0f, 40.0f}, {-8, -4, 120, 70}, {50, 30, 51, 31}};
   const int sizes[][2] = {{64, 48}, {200, 150}, {33, 97}, {1, 1}};
   for (const BoxF& roi : rois)
     for (const auto& sz : sizes)
       for (int variant = 0; variant < 4; ++variant) {
-        TensorFormat f;
-        f.layout = (variant & 1) ? Layout::kNHWC : Layout::kNCHW;
-        f.bgr = (variant & 2) != 0;
+        TensorFormat f = Variant(variant);
         f.mean[0] = 0.485f; f.mean[1] = 0.456f; f.mean[2] = 0.406f;
         f.std[0] = 0.229f; f.std[1] = 0.224f; f.std[2] = 0.225f;
         std::vector<float> want, got(static_cast<size_t>(3 * sz[0] * sz[1]), -7.0f);
@@ -72,13 +85,10 @@ TEST_CASE("separable sampling equals the per-pixel formula exactly, up and down,
 }
 
 TEST_CASE("a pairs view samples the 2x1 box shrink exactly, reading nothing past the last stored byte") {
-  uint32_t seed = 7;
-  auto next = [&seed] { seed = seed * 1664525u + 1013904223u; return seed >> 8; };
   // Odd stored width (the shrink drops the last column), rows packed: the last row ends the buffer, so a
   // read past it is AddressSanitizer's to catch.
   const int w = 99, h = 23;
-  std::vector<uint8_t> px(static_cast<size_t>(3 * w * h));
-  for (auto& v : px) v = static_cast<uint8_t>(next());
+  const std::vector<uint8_t> px = Noise(static_cast<size_t>(3 * w * h), 7);
   const RgbView stored{px.data(), w, h, 3 * w};
   std::vector<uint8_t> shrunk(static_cast<size_t>(3 * (w / 2) * h));
   REQUIRE(ShrinkRgb(stored, 2, 1, shrunk.data()).empty());
@@ -91,9 +101,7 @@ TEST_CASE("a pairs view samples the 2x1 box shrink exactly, reading nothing past
   for (const BoxF& roi : rois)
     for (const auto& sz : sizes)
       for (int variant = 0; variant < 4; ++variant) {
-        TensorFormat f;
-        f.layout = (variant & 1) ? Layout::kNHWC : Layout::kNCHW;
-        f.bgr = (variant & 2) != 0;
+        const TensorFormat f = Variant(variant);
         std::vector<float> want(static_cast<size_t>(3 * sz[0] * sz[1])), got(want.size(), -7.0f);
         REQUIRE(CropResize(copy, &roi, 1, sz[0], sz[1], f, want.data()).empty());
         REQUIRE(CropResize(pairs, &roi, 1, sz[0], sz[1], f, got.data()).empty());
