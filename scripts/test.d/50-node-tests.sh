@@ -4,6 +4,7 @@
 set -uo pipefail
 cd "${SIGHTFLOW_ROOT:-$(dirname "$0")/../..}"
 source scripts/lib/test-tree.sh
+source scripts/lib/node-tests.sh
 ensure_test_tree || exit 1
 files=$(find test -name '*.test.ts' -not -path '*/e2e/*' | sort)
 integration=$(find test/integration -name '*.test.ts' | sort)
@@ -12,9 +13,11 @@ export SIGHTFLOW_TEST_DB=pglite
 # CLI tests run the built dist/ (setup built it), as the README's commands do.
 export SIGHTFLOW_TEST_DIST=1
 echo "== node tests (PGlite)"
-node --enable-source-maps --test --test-concurrency=2 $(compiled $files) 2>&1 | tee .tmp/test-pglite.tap | grep -E '^(not ok|# (tests|pass|fail|skipped))' ; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+run_node_tests .tmp/test-pglite.tap 2 $(compiled $files) || status=1
 echo "== integration tests (PostgreSQL)"
-eval "$(node --import tsx test/helpers/pg-cluster.ts start)"
-trap 'node --import tsx test/helpers/pg-cluster.ts stop' EXIT
-SIGHTFLOW_TEST_DB=postgres node --enable-source-maps --test --test-concurrency=2 $(compiled $integration) 2>&1 | tee .tmp/test-postgres.tap | grep -E '^(not ok|# (tests|pass|fail|skipped))' ; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+# Bounded like the tests: starting or stopping the cluster takes seconds (pg_ctl itself waits at most 60 s).
+cluster=$(timeout 180 node --import tsx test/helpers/pg-cluster.ts start) || { echo "the PostgreSQL cluster did not start"; exit 1; }
+eval "$cluster"
+trap 'timeout 180 node --import tsx test/helpers/pg-cluster.ts stop' EXIT
+SIGHTFLOW_TEST_DB=postgres run_node_tests .tmp/test-postgres.tap 2 $(compiled $integration) || status=1
 exit $status

@@ -9,6 +9,7 @@ set -uo pipefail
 cd "${SIGHTFLOW_ROOT:-$(dirname "$0")/../..}"
 source scripts/lib/tap.sh
 source scripts/lib/test-tree.sh
+source scripts/lib/node-tests.sh
 ensure_test_tree || exit 1
 mkdir -p .tmp
 result=.tmp/no-eval-data.tap
@@ -37,7 +38,7 @@ fi
 
 if [ ${#tests[@]} -gt 0 ]; then
   SIGHTFLOW_EVAL_DIR="$empty" SIGHTFLOW_BYO_MODELS_DIR="$empty" SIGHTFLOW_TEST_DB=pglite SIGHTFLOW_TEST_DIST=1 \
-    node --enable-source-maps --test --test-concurrency=2 $(compiled "${tests[@]}") > "$work/tests.tap" 2>&1 || problems+=("the test files exited non-zero")
+    run_node_tests "$work/tests.tap" 2 $(compiled "${tests[@]}") > /dev/null || problems+=("the test files exited non-zero")
 fi
 if [ ${#suites[@]} -gt 0 ]; then
   SIGHTFLOW_EVAL_DIR="$empty" SIGHTFLOW_BYO_MODELS_DIR="$empty" run_suites "$work/suites.tap" "${suites[@]}" > "$work/suites.log" 2>&1 ||
