@@ -67,7 +67,7 @@ export interface StreamRead { status: number; headers: Headers; bytes: Buffer }
  * Reads a task stream. With `stopAfter`, disconnects once that many bytes arrived and returns exactly that
  * many (a client that dropped mid-event); otherwise reads to the end.
  */
-export async function readStream(t: TestApp, id: string, opts: { offset?: number; via?: 'header' | 'query'; stopAfter?: number; key?: string } = {}): Promise<StreamRead> {
+export async function readStream(t: TestApp, id: string, opts: { offset?: number; via?: 'header' | 'query'; stopAfter?: number; key?: string; timeoutMs?: number } = {}): Promise<StreamRead> {
   const headers: Record<string, string> = { authorization: `Bearer ${opts.key ?? t.key}` };
   let path = `/v1/video/tasks/${id}/stream`;
   if (opts.offset !== undefined) {
@@ -75,26 +75,38 @@ export async function readStream(t: TestApp, id: string, opts: { offset?: number
     else headers['last-event-id'] = String(opts.offset);
   }
   const ac = new AbortController();
-  const res = await fetch(t.url + path, { headers, signal: ac.signal });
+  // A stream that never ends fails the test by name instead of holding it (and the suite) forever.
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  let timedOut = false;
+  const timer = setTimeout(() => { timedOut = true; ac.abort(); }, timeoutMs);
   const parts: Buffer[] = [];
   let n = 0;
-  if (res.body) {
-    const reader = res.body.getReader();
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        parts.push(Buffer.from(value));
-        n += value.length;
-        if (opts.stopAfter !== undefined && n >= opts.stopAfter) { ac.abort(); break; }
+  let res: Response;
+  try {
+    res = await fetch(t.url + path, { headers, signal: ac.signal });
+    if (res.body) {
+      const reader = res.body.getReader();
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          parts.push(Buffer.from(value));
+          n += value.length;
+          if (opts.stopAfter !== undefined && n >= opts.stopAfter) { ac.abort(); break; }
+        }
+      } catch (e) {
+        if (!ac.signal.aborted) throw e;
       }
-    } catch (e) {
-      if (!ac.signal.aborted) throw e;
     }
+  } catch (e) {
+    if (!timedOut) throw e;
+  } finally {
+    clearTimeout(timer);
   }
+  if (timedOut) throw new Error(`the stream of ${id} did not end within ${timeoutMs} ms (${n} bytes read): ${Buffer.concat(parts).toString('utf8').slice(-300)}`);
   let bytes = Buffer.concat(parts);
   if (opts.stopAfter !== undefined) bytes = bytes.subarray(0, opts.stopAfter);
-  return { status: res.status, headers: res.headers, bytes };
+  return { status: res!.status, headers: res!.headers, bytes };
 }
 
 /** Splits SSE bytes into events: chunk objects, 'DONE', and heartbeat comments. */
