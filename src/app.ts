@@ -40,6 +40,7 @@ import { listenMetrics, type MetricsListener } from './metrics/server.js';
 import { openOtlpRecorder } from './tracing/otlp.js';
 import { startSpanExport, stopSpanExport } from './tracing/spans.js';
 import { spanningRequests } from './tracing/request-spans.js';
+import type { ShutdownProgress } from './shutdown-deadline.js';
 
 export interface App {
   services: Services;
@@ -53,7 +54,8 @@ export interface App {
   metricsPort: number | null;
   /** Set when this start generated the admin token and wrote it to `path`; like bootstrapKey, shown once. */
   createdAdminToken: { token: string; path: string } | null;
-  stop(): Promise<void>;
+  /** Stops serving, then everything else; `progress` says which step it is in (for a deadline's log line). */
+  stop(progress?: ShutdownProgress): Promise<void>;
 }
 
 /**
@@ -174,10 +176,16 @@ export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef
  * The one shutdown sequence after the HTTP server (if any) has stopped, for `serve` and `worker` alike:
  * modules in reverse order, the models, queued usage rows (so no billed work is lost), then the database.
  */
-export async function stopServices(services: Services, mods: Module[]): Promise<void> {
-  for (const m of [...mods].reverse()) await m.stop?.();
+export async function stopServices(services: Services, mods: Module[], progress: ShutdownProgress = { step: '' }): Promise<void> {
+  for (const m of [...mods].reverse()) {
+    progress.step = `stopping the ${m.name} part`;
+    await m.stop?.();
+  }
+  progress.step = 'closing the models';
   await services.models.close();
+  progress.step = 'writing queued usage rows';
   await services.usage.flush();
+  progress.step = 'closing the database';
   await services.db.close();
 }
 
@@ -209,12 +217,15 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
   return {
     services, server, port, bootstrapKey: bootstrap?.key ?? null, adminToken, metricsPort: metrics?.port ?? null,
     createdAdminToken: adminFile?.created ? { token: adminFile.value, path: adminFile.path } : null,
-    stop: () => (stopping ??= (async () => {
+    stop: (progress: ShutdownProgress = { step: '' }) => (stopping ??= (async () => {
+      progress.step = 'finishing in-flight requests';
       await server.stop(config.shutdownTimeoutMs);
-      await stopServices(services, mods);
+      await stopServices(services, mods, progress);
       unwatchInFlight();
+      progress.step = 'closing the metrics endpoint';
       await metrics?.close();
       // Last: the spans of requests and tasks that ended while stopping go too.
+      progress.step = 'sending the last spans';
       await tracing?.close();
     })()),
   };

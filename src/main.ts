@@ -8,6 +8,7 @@ import { VERSION } from './paths.js';
 import { modelsCli } from './models/models-cli.js';
 import { checkModelOnSample } from './detection/model-check.js';
 import { sharedModelStore } from './models/model-publish.js';
+import { armShutdownDeadline, SHUTDOWN_GRACE_MS, type ShutdownProgress } from './shutdown-deadline.js';
 
 const USAGE = `sightflow ${VERSION}
 usage: sightflow <command> [options]
@@ -45,7 +46,9 @@ async function serve(config: Config): Promise<void> {
     if (!app) { pending = sig; return; }
     const { log } = app.services;
     log.info({ signal: sig }, 'shutting down: finishing in-flight requests');
-    app.stop().then(() => { log.info('stopped'); log.flush(); process.exit(0); }, (e) => { log.error({ err: e }, 'shutdown failed'); log.flush(); process.exit(1); });
+    const progress: ShutdownProgress = { step: '' };
+    armShutdownDeadline(log, config.shutdownTimeoutMs + SHUTDOWN_GRACE_MS, progress);
+    app.stop(progress).then(() => { log.info('stopped'); log.flush(); process.exit(0); }, (e) => { log.error({ err: e }, 'shutdown failed'); log.flush(); process.exit(1); });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -84,8 +87,13 @@ async function runWorker(config: Config): Promise<void> {
     if (++signals > 1) process.exit(1);
     if (!started) { pending = true; return; }
     const { services, mods, metrics, tracing } = started;
-    await stopServices(services, mods);
+    const progress: ShutdownProgress = { step: '' };
+    // No HTTP to drain: the steps alone are bounded.
+    armShutdownDeadline(services.log, SHUTDOWN_GRACE_MS, progress);
+    await stopServices(services, mods, progress);
+    progress.step = 'closing the metrics endpoint';
     await metrics?.close();
+    progress.step = 'sending the last spans';
     await tracing?.close();
     services.log.flush();
     process.exit(0);

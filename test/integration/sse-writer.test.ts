@@ -8,12 +8,14 @@ import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { EVENTS, event } from '../helpers/sse-slow-server.js';
 
-test('a slow SSE reader gets every byte in order; server RSS stays bounded', { timeout: 240_000 }, async () => {
+test('a slow SSE reader gets every byte in order; server RSS stays bounded', { timeout: 240_000 }, async (t) => {
   const expected = createHash('sha256');
   let expectedBytes = 0;
   for (let i = 0; i < EVENTS; i++) { const e = event(i); expected.update(e); expectedBytes += Buffer.byteLength(e); }
 
   const child = spawn(process.execPath, ['--import', 'tsx', new URL('../helpers/sse-slow-server.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // Killed however the test ends: a server left running would hold this file's process open.
+  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const port = Number(String((await lines.next()).value).replace('port ', ''));
 
