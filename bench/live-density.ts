@@ -112,7 +112,10 @@ export async function runStreams({ quick, json, streams }: { quick: boolean; jso
   console.log(`live density: detector alone ${alone.ips.toFixed(2)} 720p frames/s (${alone.split}) -> bound ${bound.toFixed(1)} cameras at ${FPS} fps`);
   // A camera is a video task: by default a node runs cores / 2 of them at once and queues the rest, so the
   // node is told to run them all (as an operator running N cameras must).
-  const t = await startTestApp({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true', SIGHTFLOW_LOG_LEVEL: 'silent', SIGHTFLOW_WORKER_CONCURRENCY: String(Math.max(...streams)) });
+  // SIGHTFLOW_HEAP_GROWING_PERCENT in the bench's environment reaches the server (an A/B of V8's heap growth).
+  const heap = process.env.SIGHTFLOW_HEAP_GROWING_PERCENT;
+  const t = await startTestApp({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true', SIGHTFLOW_LOG_LEVEL: 'silent', SIGHTFLOW_WORKER_CONCURRENCY: String(Math.max(...streams)),
+    ...(heap ? { SIGHTFLOW_HEAP_GROWING_PERCENT: heap } : {}) });
   const rtsp = await startRtspServer(await synthetic720p(10));
   const rows = [];
   try {

@@ -41,6 +41,7 @@ import { openOtlpRecorder } from './tracing/otlp.js';
 import { startSpanExport, stopSpanExport } from './tracing/spans.js';
 import { spanningRequests } from './tracing/request-spans.js';
 import type { ShutdownProgress } from './shutdown-deadline.js';
+import { tuneHeap } from './heap-tuning.js';
 
 export interface App {
   services: Services;
@@ -91,6 +92,7 @@ export async function openMigratedDb(config: Config): Promise<Db> {
 
 export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
   if (config.native.addonPath) useAddonPath(config.native.addonPath);
+  tuneHeap(config.heapGrowingPercent);
   const db = await openMigratedDb(config);
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, { syncMs: config.models.syncMs });

@@ -136,8 +136,11 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const byo = !quick && hasByoModels(BYO_MODELS['yolov8n-int8']) ? 'yolov8n-int8' : undefined;
   if (byo) await writeByoManifest(dataDir, { id: byo, task: 'detect', file: byoPath(BYO_MODELS[byo]) });
   // Every camera of the mixed phase runs at once (a node runs cores / 2 video tasks by default).
+  // SIGHTFLOW_HEAP_GROWING_PERCENT in the bench's environment reaches the server (an A/B of V8's heap growth).
+  const heap = process.env.SIGHTFLOW_HEAP_GROWING_PERCENT;
   const t = await startTestApp({
     SIGHTFLOW_LOG_LEVEL: 'silent', SIGHTFLOW_MODELS_DIR: join(projectRoot, 'data', 'models'), SIGHTFLOW_WORKER_CONCURRENCY: String(Math.max(1, cameras)),
+    ...(heap ? { SIGHTFLOW_HEAP_GROWING_PERCENT: heap } : {}),
   }, { dataDir });
   const embedRuntimes: InferenceRuntime[] = [];
   try {

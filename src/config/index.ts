@@ -64,6 +64,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_BODY_TIMEOUT_MS: int(0, 30_000),
     SIGHTFLOW_MAX_JSON_BYTES: int(0, 30 * 1024 * 1024),
     SIGHTFLOW_SHUTDOWN_TIMEOUT_MS: int(0, 10_000),
+    SIGHTFLOW_HEAP_GROWING_PERCENT: int(0, 100, 1000),
   },
   store: {
     SIGHTFLOW_DATA_DIR: str('./data'),
@@ -270,6 +271,8 @@ export interface Config {
   maxJsonBytes: number;
   pgPoolSize: number;
   shutdownTimeoutMs: number;
+  /** V8's old-generation growing factor, as (1 + percent / 100); 0 leaves V8's own (src/heap-tuning.ts). */
+  heapGrowingPercent: number;
   workerConcurrency: number;
   /** Run video workers inside `serve` (off with --no-worker / SIGHTFLOW_NO_WORKER=true). */
   inProcessWorker: boolean;
@@ -446,6 +449,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
     maxJsonBytes: e.SIGHTFLOW_MAX_JSON_BYTES,
     pgPoolSize: e.SIGHTFLOW_PG_POOL_SIZE,
     shutdownTimeoutMs: e.SIGHTFLOW_SHUTDOWN_TIMEOUT_MS,
+    heapGrowingPercent: e.SIGHTFLOW_HEAP_GROWING_PERCENT,
     workerConcurrency: e.SIGHTFLOW_WORKER_CONCURRENCY ?? Math.max(1, Math.floor(cpus().length / 2)),
     inProcessWorker: !(flags.noWorker ?? e.SIGHTFLOW_NO_WORKER),
     video: {
