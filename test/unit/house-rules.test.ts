@@ -201,7 +201,7 @@ test('the import graph reader sees the src/ tree\'s imports', () => {
 export const FLOORS: ReadonlyArray<{ floor: string; parts: readonly string[] }> = [
   // What every part builds on: errors, logging, ids, the addon's faces, media input, the database and blob
   // store, keys and usage, the HTTP framework, the Module contract, metrics and trace context.
-  { floor: 'base', parts: ['errors.ts', 'log.ts', 'log-sink.ts', 'request-log-line.ts', 'paths.ts', 'ids.ts', 'loop-slice.ts', 'cli-args.ts', 'deep-freeze.ts', 'module.ts', 'native', 'media', 'store', 'auth', 'usage', 'http', 'metrics', 'tracing'] },
+  { floor: 'base', parts: ['errors.ts', 'log.ts', 'log-sink.ts', 'request-log-line.ts', 'paths.ts', 'ids.ts', 'loop-slice.ts', 'cli-args.ts', 'deep-freeze.ts', 'module.ts', 'shutdown-deadline.ts', 'heap-tuning.ts', 'native', 'media', 'store', 'auth', 'usage', 'http', 'metrics', 'tracing'] },
   // The model runtime and the task engines on it, with the one object that hands them to the parts.
   { floor: 'engines', parts: ['inference', 'detection', 'ocr', 'task-models.ts'] },
   // Settings parsed into the options the engines and parts take.
