@@ -1,6 +1,6 @@
 # Sourced by the test.d parts (after test-tree.sh): every node:test run of the suite goes through run_node_tests,
 # so that no test can hold the suite forever. A test file may run at most SIGHTFLOW_TEST_FILE_TIMEOUT_S
-# seconds (default 600; the slowest file takes well under a minute alone): past it the runner ends the file
+# seconds (default 600; the slowest single test takes under 20 s, a whole PGlite run about 8 minutes): past it the runner ends the file
 # and reports it `not ok` by name, and the suite goes on. Each test process loads test/helpers/hang-report.ts,
 # which names a test that has run for minutes and what a process still holds open after its last test.
 # The filtered lines are printed as they come (grep --line-buffered), so a log cut off by an outer limit still

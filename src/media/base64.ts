@@ -27,8 +27,8 @@ export function decodeBase64(value: unknown, param: string, maxBytes: number, me
     payload = value.slice(prefix[0].length);
   }
   // Clients that wrap at 76 columns (MIME) are common; any other stray character is an error. Only a string
-  // that fails both alphabets is searched for whitespace: the common unwrapped one is scanned once.
-  // The common clean string is scanned once (a 60 KB image's second scan was ~0.08 ms of the main thread).
+  // that fails both alphabets is searched for whitespace and scanned again: the common unwrapped one is
+  // scanned once (a second scan of a 60 KB image was ~0.08 ms of the main thread).
   const foreign = (v: string) => NOT_STANDARD.test(v) && NOT_URL_SAFE.test(v);
   if (foreign(payload)) {
     if (/\s/.test(payload)) payload = payload.replace(/[\r\n\t ]+/g, '');
