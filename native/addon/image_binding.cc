@@ -197,20 +197,26 @@ Napi::Value ShrinkSync(const Napi::CallbackInfo& info) {
 // JPEG decoding on the libuv pool. The JS side keeps the bytes alive through the reference below and must
 // not write to them until the promise settles. Resolves { width, height, data } for a decoded image,
 // { unsupported: reason } for a well-formed file this decoder leaves to another, and rejects with
-// ERR_SIGHTFLOW_IMAGE_FAILED and the reason for a corrupt one.
+// ERR_SIGHTFLOW_IMAGE_FAILED and the reason for a corrupt one. With `into` large enough the pixels are written
+// there and the result is { width, height, into: true } (no data).
 class JpegWorker : public Napi::AsyncWorker {
  public:
-  JpegWorker(Napi::Env env, Napi::Uint8Array src, int64_t max_pixels)
+  JpegWorker(Napi::Env env, Napi::Uint8Array src, int64_t max_pixels, Napi::Uint8Array into)
       : Napi::AsyncWorker(env, "sightflow.jpeg"),
         deferred_(Napi::Promise::Deferred::New(env)),
         src_ref_(Napi::Persistent(src.As<Napi::Object>())),
         data_(src.Data()),
         size_(src.ByteLength()),
-        max_pixels_(max_pixels) {}
+        max_pixels_(max_pixels) {
+    if (!into.IsEmpty()) {
+      into_ref_ = Napi::Persistent(into.As<Napi::Object>());
+      target_ = {into.Data(), into.ByteLength()};
+    }
+  }
 
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
-  void Execute() override { status_ = image::DecodeJpegRgb(data_, size_, max_pixels_, &image_, &reason_); }
+  void Execute() override { status_ = image::DecodeJpegRgb(data_, size_, max_pixels_, &image_, &reason_, target_); }
 
   void OnOK() override {
     Napi::Env env = Env();
@@ -224,6 +230,11 @@ class JpegWorker : public Napi::AsyncWorker {
     } else {
       r.Set("width", image_.width);
       r.Set("height", image_.height);
+      if (image_.in_target) {
+        r.Set("into", true);
+        deferred_.Resolve(r);
+        return;
+      }
       // The decoded pixels become the Buffer's memory as they are (no copy of a megabyte per photo).
       auto* pixels = new std::vector<uint8_t>(std::move(image_.rgb));
       r.Set("data", Napi::Buffer<uint8_t>::New(env, pixels->data(), pixels->size(),
@@ -237,6 +248,8 @@ class JpegWorker : public Napi::AsyncWorker {
  private:
   Napi::Promise::Deferred deferred_;
   Napi::ObjectReference src_ref_;
+  Napi::ObjectReference into_ref_;
+  image::JpegTarget target_;
   const uint8_t* data_;
   size_t size_;
   int64_t max_pixels_;
@@ -245,13 +258,20 @@ class JpegWorker : public Napi::AsyncWorker {
   std::string reason_;
 };
 
-// jpegDecodeAsync(bytes: Uint8Array, maxPixels) -> Promise; bad arguments throw at once.
+// jpegDecodeAsync(bytes: Uint8Array, maxPixels, into?: Uint8Array) -> Promise; bad arguments throw at once.
 Napi::Value JpegDecodeAsync(const Napi::CallbackInfo& info) {
   const ArgReader args(info.Env(), "IMAGE");
   auto src = args.Typed<Napi::Uint8Array>(info[0], "bytes", napi_uint8_array, "Uint8Array", "that is not empty",
                                           [](size_t n) { return n > 0; });
   const int64_t max_pixels = args.Integer(info[1], "maxPixels", 1, int64_t{1} << 40);
-  auto* worker = new JpegWorker(info.Env(), src, max_pixels);
+  // Optional memory to decode into (used when it holds the whole image); the JS side must not touch it, nor
+  // give it to another decode, until the promise settles.
+  Napi::Uint8Array into;
+  if (info.Length() > 2 && !info[2].IsUndefined()) {
+    into = args.Typed<Napi::Uint8Array>(info[2], "into", napi_uint8_array, "Uint8Array", "that is not empty",
+                                        [](size_t n) { return n > 0; });
+  }
+  auto* worker = new JpegWorker(info.Env(), src, max_pixels, into);
   Napi::Promise p = worker->Promise();
   worker->Queue();
   return p;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <algorithm>
 #include <vector>
 
 #include <jpeglib.h>
@@ -75,6 +76,29 @@ TEST_CASE("baseline and progressive RGB decode to the same pixels, close to what
   CHECK(a.height == 32);
   REQUIRE(a.rgb.size() == 48u * 32u * 3u);
   CHECK(a.rgb == b.rgb);
+}
+
+TEST_CASE("a target that holds the image gets the pixels; a smaller one is left alone") {
+  const auto e = Encode(48, 32, 3, true);
+  JpegImage own, into, small;
+  std::string why;
+  REQUIRE(Decode(e.bytes, &own, &why) == JpegStatus::kOk);
+  std::vector<uint8_t> target(48u * 32u * 3u + 16u, 0xAB);
+  REQUIRE(DecodeJpegRgb(e.bytes.data(), e.bytes.size(), 1 << 26, &into, &why, JpegTarget{target.data(), target.size()}) == JpegStatus::kOk);
+  CHECK(into.in_target);
+  CHECK(into.rgb.empty());
+  CHECK(std::equal(own.rgb.begin(), own.rgb.end(), target.begin()));
+  CHECK(target[48u * 32u * 3u] == 0xAB);  // nothing written past the image
+  std::vector<uint8_t> tiny(100, 0xAB);
+  REQUIRE(DecodeJpegRgb(e.bytes.data(), e.bytes.size(), 1 << 26, &small, &why, JpegTarget{tiny.data(), tiny.size()}) == JpegStatus::kOk);
+  CHECK(!small.in_target);
+  CHECK(small.rgb == own.rgb);
+  CHECK(tiny == std::vector<uint8_t>(100, 0xAB));
+  // A file that fails part-way reports no target use.
+  std::vector<uint8_t> cut(e.bytes.begin(), e.bytes.begin() + static_cast<long>(e.bytes.size() / 2));
+  JpegImage failed;
+  CHECK(DecodeJpegRgb(cut.data(), cut.size(), 1 << 26, &failed, &why, JpegTarget{target.data(), target.size()}) == JpegStatus::kFailed);
+  CHECK(!failed.in_target);
 }
 
 TEST_CASE("greyscale widens to RGB; CMYK is left to the caller") {

@@ -8,15 +8,24 @@ import { errors } from '../errors.js';
 import { isNativeError } from '../native/load.js';
 import { decodeJpeg } from '../native/image.js';
 import type { AcceptedImageFormat } from './image-sniff.js';
+import type { PixelPool } from './pixel-pool.js';
 import type { RgbImage } from './rgb-image.js';
 
 /** Packed RGB24, width * height * 3 bytes, EXIF orientation applied, alpha flattened on white. */
 export interface DecodedImage extends RgbImage {
   data: Buffer;
+  /**
+   * Set when the pixels are a pool's memory: call it once nothing reads them any more (the pool reuses them).
+   * Not calling it is safe (the memory is collected).
+   */
+  release?: () => void;
 }
 
-/** Decodes an already-sniffed JPEG, PNG or WEBP. Throws imageTooManyPixels or undecodableImage. */
-export async function decodeToRgb(bytes: Buffer, format: AcceptedImageFormat, param: string, maxPixels: number): Promise<DecodedImage> {
+/**
+ * Decodes an already-sniffed JPEG, PNG or WEBP. Throws imageTooManyPixels or undecodableImage. With `pool`,
+ * a JPEG the native decoder reads goes into the pool's memory (see DecodedImage.release).
+ */
+export async function decodeToRgb(bytes: Buffer, format: AcceptedImageFormat, param: string, maxPixels: number, pool?: PixelPool): Promise<DecodedImage> {
   let meta: Metadata;
   try {
     // limitInputPixels:false here only so that metadata reports the size of a bomb instead of refusing it.
@@ -29,13 +38,21 @@ export async function decodeToRgb(bytes: Buffer, format: AcceptedImageFormat, pa
   if (width <= 0 || height <= 0) throw errors.undecodableImage(param, `the ${format} header has no dimensions`);
   if (width * height > maxPixels) throw errors.imageTooManyPixels(param, width * height, maxPixels);
   if (format === 'jpeg' && plainJpeg(meta)) {
+    const into = pool?.take(width * height * 3);
+    let img: Awaited<ReturnType<typeof decodeJpeg>>;
     try {
-      const img = await decodeJpeg(bytes, maxPixels);
-      if (img) return img;
+      img = await decodeJpeg(bytes, maxPixels, into);
     } catch (e) {
+      if (into) pool!.give(into);
       if (isNativeError(e, 'IMAGE')) throw errors.undecodableImage(param, `jpeg: ${e.message.split('\n')[0].slice(0, 200)}`);
       throw e;
     }
+    if (img && into && img.data.buffer === into.buffer) {
+      let given = false;
+      return { ...img, release: () => { if (!given) { given = true; pool!.give(into); } } };
+    }
+    if (into) pool!.give(into);
+    if (img) return img;
   }
   try {
     // failOn 'truncated': a cut-off JPEG otherwise decodes "successfully" with grey rows where data was missing.

@@ -4,6 +4,7 @@ import { errors } from '../errors.js';
 import { decodeBase64 } from './base64.js';
 import { decodeToRgb, type DecodedImage } from './image-decode.js';
 import { fetchMediaBytes } from './fetch.js';
+import type { PixelPool } from './pixel-pool.js';
 import type { Resolver, UrlPolicy } from './url-policy.js';
 import { sniffImageFormat, type AcceptedImageFormat } from './image-sniff.js';
 
@@ -37,6 +38,8 @@ export interface LoadImageOptions {
   resolve?: Resolver;
   maxBytes?: number;
   maxPixels?: number;
+  /** Decode into this pool's memory where possible; the caller then calls the image's release() when done. */
+  pixels?: PixelPool;
   timeoutMs?: number;
   maxRedirects?: number;
 }
@@ -96,6 +99,6 @@ export async function loadImage(input: ImageInput, opts: LoadImageOptions = {}):
   const sniffed = sniffImageFormat(bytes);
   if (!sniffed.accepted) throw errors.unsupportedImageFormat(input.param, sniffed.name);
   opts.signal?.throwIfAborted();
-  const decoded = await decodeToRgb(bytes, sniffed.format, input.param, opts.maxPixels ?? IMAGE_MAX_PIXELS);
+  const decoded = await decodeToRgb(bytes, sniffed.format, input.param, opts.maxPixels ?? IMAGE_MAX_PIXELS, opts.pixels);
   return { ...decoded, format: sniffed.format, bytes };
 }

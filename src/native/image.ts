@@ -72,7 +72,7 @@ interface ImageAddon {
   imageCropResize(src: Uint8Array, w: number, h: number, stride: number, rois: Float32Array, opts: object, out: Float32Array): undefined;
   imageResize(src: Uint8Array, w: number, h: number, stride: number, dw: number, dh: number, out: Uint8Array): undefined;
   imageShrink(src: Uint8Array, w: number, h: number, stride: number, fx: number, fy: number, out: Uint8Array): undefined;
-  imageJpegDecodeAsync(bytes: Uint8Array, maxPixels: number): Promise<{ width: number; height: number; data: Buffer } | { unsupported: string }>;
+  imageJpegDecodeAsync(bytes: Uint8Array, maxPixels: number, into?: Uint8Array): Promise<{ width: number; height: number; data?: Buffer; into?: true } | { unsupported: string }>;
 }
 
 const MAX_SIDE = 32768;
@@ -250,11 +250,15 @@ export interface DecodedJpeg extends RgbImage {
  * or RGB. Resolves null for a well-formed file in a form it leaves to a colour-managed decoder (CMYK, YCCK);
  * rejects with ERR_SIGHTFLOW_IMAGE_FAILED and libjpeg's reason for a corrupt or cut-off file, one over
  * maxPixels, or one with more than 500 progressive scans. EXIF orientation and ICC profiles are not applied.
- * Do not write to bytes until the promise settles.
+ * With `into` that holds the whole image the pixels are written there and `data` is its first width * height * 3
+ * bytes (else new memory). Do not write to bytes, nor touch `into`, until the promise settles.
  */
-export async function decodeJpeg(bytes: Uint8Array, maxPixels: number): Promise<DecodedJpeg | null> {
+export async function decodeJpeg(bytes: Uint8Array, maxPixels: number, into?: Buffer): Promise<DecodedJpeg | null> {
   if (!(bytes instanceof Uint8Array) || bytes.length === 0) throw errors.invalidParam('bytes', 'Expected a non-empty Uint8Array of JPEG bytes');
   if (!Number.isInteger(maxPixels) || maxPixels < 1) throw errors.invalidParam('maxPixels', `Expected a positive integer for maxPixels but received ${String(maxPixels)}`);
-  const r = await withCallerStack(loadAddon<ImageAddon>().imageJpegDecodeAsync(bytes, maxPixels), new Error());
-  return 'unsupported' in r ? null : { data: r.data, width: r.width, height: r.height, channels: 3 };
+  if (into !== undefined && (!Buffer.isBuffer(into) || into.length === 0)) throw errors.invalidParam('into', 'Expected a non-empty Buffer to decode into');
+  const r = await withCallerStack(loadAddon<ImageAddon>().imageJpegDecodeAsync(bytes, maxPixels, into), new Error());
+  if ('unsupported' in r) return null;
+  const data = r.into ? into!.subarray(0, r.width * r.height * 3) : r.data!;
+  return { data, width: r.width, height: r.height, channels: 3 };
 }

@@ -8,6 +8,7 @@ import { type ApiError, errors } from '../errors.js';
 import { ModelQueue } from '../inference/model-queue.js';
 import { withRequestSignal } from '../inference/runtime.js';
 import { loadImage, parseImageInput, type LoadedImage } from '../media/image-input.js';
+import { releaseAfter, requestPixels, type PixelPool } from '../media/pixel-pool.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { bill, type Caller } from '../usage/billing.js';
 import { DEFAULT_DETECT_MODEL, type Detector } from '../detection/detect.js';
@@ -59,9 +60,9 @@ export class VisionService {
     const det = await this.detector(body.model);
     det.classFilter(body.classes); // unknown class -> 400 before any fetch
     det.handle.checkRoom(); // a full queue refuses before the image is fetched and decoded
-    const img = await this.load(caller, input);
+    const img = await this.load(caller, input, requestPixels);
     const objects = await withRequestSignal(caller.signal, () =>
-      det.detect(img, { classes: body.classes, confidence_threshold: body.confidence_threshold ?? 0.5 }));
+      releaseAfter(img, det.detect(img, { classes: body.classes, confidence_threshold: body.confidence_threshold ?? 0.5 })));
     const usage = {
       input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
       output_tokens: textTokens(JSON.stringify(objects)),
@@ -76,8 +77,8 @@ export class VisionService {
     if (body.model !== undefined && !OCR_MODELS.includes(body.model)) throw errors.unknownModel('model', body.model, 'ocr', OCR_MODELS);
     await routeLanguage(body.language); // unsupported language -> 400 naming the supported ones
     this.ocrQueue.checkRoom();
-    const img = await this.load(caller, input);
-    const r = await this.ocrJob(img, body.language, caller.signal);
+    const img = await this.load(caller, input, requestPixels);
+    const r = await releaseAfter(img, this.ocrJob(img, body.language, caller.signal));
     const usage = {
       input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
       output_tokens: textTokens(r.text),
@@ -179,8 +180,8 @@ export class VisionService {
     };
   }
 
-  private load(caller: Caller, input: ReturnType<typeof parseImageInput>): Promise<LoadedImage> {
-    return loadImage(input, { ...this.s.config.urlPolicy, signal: caller.signal });
+  private load(caller: Caller, input: ReturnType<typeof parseImageInput>, pixels?: PixelPool): Promise<LoadedImage> {
+    return loadImage(input, { ...this.s.config.urlPolicy, signal: caller.signal, pixels });
   }
 
   /** One ledger row per answered call (none when the caller went away before the answer), written after the reply. */

@@ -12,6 +12,7 @@ import { ApiError, type ErrorBody } from '../../src/errors.js';
 import { loadImage, parseImageInput, type ImageInput, type LoadImageOptions } from '../../src/media/image-input.js';
 import { blockedAddressReason } from '../../src/media/url-policy.js';
 import { decodeJpeg } from '../../src/native/image.js';
+import { PixelPool } from '../../src/media/pixel-pool.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 
 const MiB = 1024 * 1024;
@@ -312,6 +313,50 @@ test('plain JPEGs decode natively with the pixels sharp gives; profiled and CMYK
   await assert.rejects(decodeJpeg(await gradientJpeg(), 96 * 64 - 1), { code: 'ERR_SIGHTFLOW_IMAGE_FAILED', message: 'image of 6144 pixels is over the limit of 6143' });
   await assert.rejects(decodeJpeg(Buffer.from('not a jpeg'), 1e6), { code: 'ERR_SIGHTFLOW_IMAGE_FAILED' });
   await assert.rejects(decodeJpeg(Buffer.alloc(0), 1e6), ApiError);
+});
+
+test('a JPEG decodes into memory it is given when that holds the image, else into its own', async () => {
+  const bytes = await gradientJpeg();
+  const expected = await sharpPixels(bytes);
+  const big = Buffer.alloc(96 * 64 * 3 + 100, 7);
+  const into = (await decodeJpeg(bytes, 1e6, big))!;
+  assert.equal(into.data.buffer, big.buffer, 'written where it was asked');
+  assert.equal(into.data.length, 96 * 64 * 3);
+  assert.ok(into.data.equals(expected));
+  assert.equal(big[96 * 64 * 3], 7, 'nothing past the image is touched');
+  const small = Buffer.alloc(100);
+  const own = (await decodeJpeg(bytes, 1e6, small))!;
+  assert.notEqual(own.data.buffer, small.buffer, 'too small: the decoder takes memory of its own');
+  assert.ok(own.data.equals(expected));
+  await assert.rejects(decodeJpeg(bytes.subarray(0, bytes.length / 2), 1e6, big), { code: 'ERR_SIGHTFLOW_IMAGE_FAILED', message: /premature end/ });
+  await assert.rejects(decodeJpeg(bytes, 1e6, Buffer.alloc(0)), ApiError);
+  await assert.rejects(decodeJpeg(bytes, 1e6, 'memory' as never), ApiError);
+});
+
+test('loadImage with a pool: pixels in pooled memory, given back once, reused; failures give it back', async () => {
+  const pool = new PixelPool(1 << 20, 4 << 20);
+  const bytes = await gradientJpeg();
+  const expected = await sharpPixels(bytes);
+  const a = await loadImage(b64(bytes), { pixels: pool });
+  assert.ok(a.data.equals(expected));
+  assert.equal(typeof a.release, 'function');
+  assert.deepEqual(pool.idle, { buffers: 0, bytes: 0 }, 'lent out while the image is in use');
+  a.release!();
+  a.release!();
+  assert.deepEqual(pool.idle, { buffers: 1, bytes: 96 * 64 * 3 });
+  const b = await loadImage(b64(bytes), { pixels: pool });
+  assert.equal(b.data.buffer, a.data.buffer, 'the next image reuses the memory');
+  b.release!();
+  // What the native decoder does not take (CMYK, a profile to apply, PNG) gets memory of its own, and the pool
+  // keeps what it lent for it; so does a corrupt JPEG, which is still the documented 400.
+  for (const other of [await gradientJpeg({ cmyk: true }), await gradientJpeg({ icc: 'p3' }), await twoTone('png')]) {
+    const img = await loadImage(b64(other), { pixels: pool });
+    assert.equal(img.release, undefined);
+    assert.deepEqual(pool.idle, { buffers: 1, bytes: 96 * 64 * 3 });
+  }
+  const cut = bytes.subarray(0, bytes.length - 200);
+  await assert.rejects(loadImage(b64(cut), { pixels: pool }), (e: ApiError) => e.status === 400 && e.code === 'invalid_image');
+  assert.deepEqual(pool.idle, { buffers: 1, bytes: 96 * 64 * 3 });
 });
 
 test('every COCO photo loads to exactly the pixels sharp gives (plain, sRGB-profiled and Adobe/Apple-profiled alike)', { skip: cocoSkip }, async () => {

@@ -13,6 +13,7 @@ import { modelInput } from '../../src/detection/detect.js';
 import { withRequestSignal } from '../../src/inference/runtime.js';
 import { COCO_CLASSES } from '../../src/detection/coco-classes.js';
 import { iou } from '../../src/detection/yolo.js';
+import { requestPixels } from '../../src/media/pixel-pool.js';
 import { autoDetail, imageTokens, textTokens } from '../../src/usage/tokens.js';
 
 let t: TestApp;
@@ -130,6 +131,23 @@ test('the ledger holds one row per answered request with the numbers of the resp
   assert.equal(Number(row.output_tokens), r.body.usage.output_tokens);
   assert.ok(Number(row.ms) >= 0);
   assert.ok(row.key_id, 'the key is recorded');
+});
+
+test('concurrent requests on different photos each get their own answer (pixel memory is reused between requests)', { skip: cocoSkip }, async () => {
+  const names = ['000000000025', '000000000094', '000000000322'];
+  const alone = new Map<string, unknown>();
+  for (const n of names) {
+    const r = await detect({ image_base64: dataUri(n) });
+    assert.equal(r.status, 200);
+    alone.set(n, r.body.objects);
+  }
+  const order = Array.from({ length: 12 }, (_, i) => names[i % names.length]!);
+  const answers = await Promise.all(order.map((n) => detect({ image_base64: dataUri(n) })));
+  answers.forEach((r, i) => {
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.objects, alone.get(order[i]!), `request ${i} (${order[i]})`);
+  });
+  assert.ok(requestPixels.idle.buffers >= 1, 'the decoded pixels went back to the pool');
 });
 
 test('a gone client cancels its queued model runs (the request signal reaches the queue)', { skip: cocoSkip }, async () => {

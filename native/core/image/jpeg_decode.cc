@@ -78,7 +78,8 @@ bool ReadPixels(ErrorState* st, jpeg_decompress_struct* cinfo, uint8_t* out, JDI
 
 }  // namespace
 
-JpegStatus DecodeJpegRgb(const uint8_t* data, size_t size, int64_t max_pixels, JpegImage* out, std::string* reason) {
+JpegStatus DecodeJpegRgb(const uint8_t* data, size_t size, int64_t max_pixels, JpegImage* out, std::string* reason,
+                         JpegTarget target) {
   ErrorState st{};
   jpeg_decompress_struct cinfo{};
   cinfo.err = jpeg_std_error(&st.mgr);
@@ -99,12 +100,15 @@ JpegStatus DecodeJpegRgb(const uint8_t* data, size_t size, int64_t max_pixels, J
   } else {
     out->width = static_cast<int>(cinfo.image_width);
     out->height = static_cast<int>(cinfo.image_height);
-    out->rgb.resize(static_cast<size_t>(pixels) * 3);
-    if (ReadPixels(&st, &cinfo, out->rgb.data(), cinfo.image_width, cinfo.image_height)) {
+    const size_t bytes = static_cast<size_t>(pixels) * 3;
+    out->in_target = target.data != nullptr && target.size >= bytes;
+    if (!out->in_target) out->rgb.resize(bytes);
+    if (ReadPixels(&st, &cinfo, out->in_target ? target.data : out->rgb.data(), cinfo.image_width, cinfo.image_height)) {
       status = JpegStatus::kOk;
     } else {
       *reason = Lower(st.message);
       out->rgb.clear();
+      out->in_target = false;
     }
   }
   jpeg_destroy_decompress(&cinfo);

@@ -20,12 +20,22 @@ enum class JpegStatus {
 struct JpegImage {
   int width = 0;
   int height = 0;
-  std::vector<uint8_t> rgb;  // width * height * 3 bytes, no row padding
+  std::vector<uint8_t> rgb;  // width * height * 3 bytes, no row padding; empty when decoded into a target
+  bool in_target = false;    // the pixels went to the caller's memory (JpegTarget), not to rgb
+};
+
+// Caller-owned memory to decode into, used when it holds width * height * 3 bytes (else rgb is allocated).
+// Why: a fresh megabyte per photo is memory the JavaScript heap accounts as external, and under load that
+// alone set off its collections; the server reuses such buffers.
+struct JpegTarget {
+  uint8_t* data = nullptr;
+  size_t size = 0;
 };
 
 // Decodes baseline and progressive JPEG (greyscale, YCbCr or RGB) to RGB24. A file cut off before its end
 // fails rather than decoding with grey rows; other recoverable damage libjpeg warns about is decoded as
 // libjpeg repairs it. EXIF orientation and ICC profiles are NOT applied: callers route such files elsewhere.
-JpegStatus DecodeJpegRgb(const uint8_t* data, size_t size, int64_t max_pixels, JpegImage* out, std::string* reason);
+JpegStatus DecodeJpegRgb(const uint8_t* data, size_t size, int64_t max_pixels, JpegImage* out, std::string* reason,
+                         JpegTarget target = {});
 
 }  // namespace sightflow::image
