@@ -1,12 +1,14 @@
-// Bytes -> RGB24 pixels. The header is read first (sharp) so a decompression bomb is refused before any pixel
-// is decoded, and so the error names the real pixel count rather than sharp's generic "exceeds limit". Plain
-// sRGB or grey JPEGs (no EXIF rotation, no profile but the standard sRGB one: most photos) then decode with
-// libjpeg-turbo in the addon, 4.5-4.8 ms of CPU for a 640x427 photo against 18-19 ms through sharp's
-// pipeline, with identical pixels; everything else goes through sharp, which rotates and colour-manages.
+// Bytes -> RGB24 pixels. The header is read first (a JPEG's by jpeg-header.ts where it can, else sharp) so a
+// decompression bomb is refused before any pixel is decoded, and so the error names the real pixel count
+// rather than sharp's generic "exceeds limit". Plain sRGB or grey JPEGs (no EXIF rotation, no profile but the
+// standard sRGB one: most photos) then decode with libjpeg-turbo in the addon, 4.5-4.8 ms of CPU for a
+// 640x427 photo against 18-19 ms through sharp's pipeline, with identical pixels; everything else goes
+// through sharp, which rotates and colour-manages.
 import sharp, { type Metadata } from 'sharp';
 import { errors } from '../errors.js';
 import { isNativeError } from '../native/load.js';
 import { decodeJpeg } from '../native/image.js';
+import { isPlainJpeg, readJpegHeader } from './jpeg-header.js';
 import type { AcceptedImageFormat } from './image-sniff.js';
 import type { PixelPool } from './pixel-pool.js';
 import type { RgbImage } from './rgb-image.js';
@@ -26,18 +28,27 @@ export interface DecodedImage extends RgbImage {
  * a JPEG the native decoder reads goes into the pool's memory (see DecodedImage.release).
  */
 export async function decodeToRgb(bytes: Buffer, format: AcceptedImageFormat, param: string, maxPixels: number, pool?: PixelPool): Promise<DecodedImage> {
-  let meta: Metadata;
-  try {
-    // limitInputPixels:false here only so that metadata reports the size of a bomb instead of refusing it.
-    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
-  } catch (e) {
-    throw errors.undecodableImage(param, sharpDetail(e, format));
+  // A JPEG's own header where it is plain to read (most photos); else sharp's reading of it.
+  const header = format === 'jpeg' ? readJpegHeader(bytes) : null;
+  let width: number, height: number, plain: boolean;
+  if (header) {
+    ({ width, height } = header);
+    plain = isPlainJpeg(header);
+  } else {
+    let meta: Metadata;
+    try {
+      // limitInputPixels:false here only so that metadata reports the size of a bomb instead of refusing it.
+      meta = await sharp(bytes, { limitInputPixels: false }).metadata();
+    } catch (e) {
+      throw errors.undecodableImage(param, sharpDetail(e, format));
+    }
+    width = meta.width ?? 0;
+    height = meta.height ?? 0;
+    plain = format === 'jpeg' && plainJpeg(meta);
   }
-  const width = meta.width ?? 0;
-  const height = meta.height ?? 0;
   if (width <= 0 || height <= 0) throw errors.undecodableImage(param, `the ${format} header has no dimensions`);
   if (width * height > maxPixels) throw errors.imageTooManyPixels(param, width * height, maxPixels);
-  if (format === 'jpeg' && plainJpeg(meta)) {
+  if (plain) {
     const into = pool?.take(width * height * 3);
     let img: Awaited<ReturnType<typeof decodeJpeg>>;
     try {
