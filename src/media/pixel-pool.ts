@@ -75,3 +75,15 @@ export function releaseAfter<T>(image: { release?: () => void }, work: Promise<T
   if (image.release) work.then(image.release, image.release);
   return work;
 }
+
+/**
+ * Promise.all that settles only when every branch has: the first failure (in order) or all values. For work
+ * whose branches read the same pooled pixels, so that its promise (what releaseAfter waits on) never settles
+ * while one branch still reads them.
+ */
+export async function allSettled<T extends readonly unknown[]>(work: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}

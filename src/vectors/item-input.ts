@@ -1,6 +1,7 @@
 // One item or search query: exactly one of image, image_base64, text, audio. parseContent checks the fields
 // (and decodes base64) before any work, so a bad item 400s the request without fetching or embedding;
 // loadContent fetches/decodes what embedding needs and the bytes the blob store keeps.
+import type { PixelPool } from '../media/pixel-pool.js';
 import { errors } from '../errors.js';
 import { decodeBase64 } from '../media/base64.js';
 import { fetchMediaBytes } from '../media/fetch.js';
@@ -57,8 +58,11 @@ export function parseContent(body: Partial<Record<(typeof FIELDS)[number], strin
 
 const AUDIO_MIME = { wav: 'audio/wav', mp3: 'audio/mpeg', flac: 'audio/flac', ogg: 'audio/ogg' } as const;
 
-/** `opts`: the URL policy of image and audio URLs (the server's configuration) and the client's abort signal. */
-export async function loadContent(c: ParsedContent, opts: UrlPolicy & { signal?: AbortSignal; resolve?: Resolver }): Promise<LoadedContent> {
+/**
+ * `opts`: the URL policy of image and audio URLs (the server's configuration) and the client's abort signal;
+ * `pixels`, a pool an image's pixels may be decoded into (the caller gives them back: see releaseAfter).
+ */
+export async function loadContent(c: ParsedContent, opts: UrlPolicy & { signal?: AbortSignal; resolve?: Resolver; pixels?: PixelPool }): Promise<LoadedContent> {
   if (c.kind === 'text') return { embed: { kind: 'text', text: c.text }, content_type: 'text', text: c.text };
   if (c.kind === 'image') {
     const image = await loadImage(c.input, opts);

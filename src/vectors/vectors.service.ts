@@ -11,6 +11,7 @@ import type { CollectionStore, Collection, StoredItem } from './collection-store
 import type { IndexManager } from './index-manager.js';
 import { rescore } from './rescore.js';
 import { DEFAULT_EMBEDDING_MODEL, type EmbeddingModels } from './embedding-models.js';
+import { releaseAfter, requestPixels } from '../media/pixel-pool.js';
 import { loadContent, parseContent, type LoadedContent, type ParsedContent } from './item-input.js';
 import type { CreateCollectionBody, DeleteItemsBody, IndexBody, ItemsQuery, PatchItemBody, SearchBody } from './schemas.js';
 import { matchesFilter, parseFilter } from './filter.js';
@@ -210,8 +211,9 @@ export class VectorsService {
     // Grouping needs more than top_k items: the moments of top_k videos, and the segments that merge into them.
     const k = body.group_by ? groupedCandidates(topK) : topK;
     await e.checkRoom?.(content.kind); // a full queue refuses before the image is fetched and decoded
-    const loaded = await loadContent(content, { ...s.config.urlPolicy, signal: caller.signal });
-    const q = await embed(caller, e, loaded);
+    // A query image is read only by its embedding: its pixels go back to the pool when that has settled.
+    const loaded = await loadContent(content, { ...s.config.urlPolicy, signal: caller.signal, pixels: requestPixels });
+    const q = await (loaded.embed.kind === 'image' ? releaseAfter(loaded.embed.image, embed(caller, e, loaded)) : embed(caller, e, loaded));
     const idx = await index.current(c.id, c.dimensions, c.change_seq);
     // The 8-bit index proposes candidates; their exact cosine over the stored float32 vectors ranks them. A
     // key without a row was deleted (on this node after the lookup, or on another): never returned.

@@ -10,6 +10,8 @@ import sharp from 'sharp';
 import { startTestApp, admin, api, fetchChecked, type TestApp } from '../helpers/app.js';
 import { waitedTogether } from '../helpers/metrics-text.js';
 import { mediaDir } from '../helpers/media.js';
+import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
+import { requestPixels } from '../../src/media/pixel-pool.js';
 
 let t: TestApp;
 before(async () => { t = await startTestApp(); });
@@ -122,6 +124,24 @@ test('image and audio items: presigned content_url serves the original bytes; im
   const del = await api(t, `/v1/vectors/collections/${id}`, { method: 'DELETE' });
   assert.equal(del.status, 200);
   assert.equal((await fetchChecked(t, list.body.data[0].content_url)).status, 404, 'blobs go with the collection');
+});
+
+test('concurrent image searches on different photos each get their own ranking (pixel memory is reused between requests)', { skip: cocoSkip }, async () => {
+  const id = await collection('concurrent-photos');
+  const items = ['a man riding a horse', 'a red truck at a gate', 'a plate of food', 'people crossing a street', 'a cat on a sofa'].map((text) => ({ text }));
+  assert.equal((await api(t, `/v1/vectors/collections/${id}/index`, { method: 'POST', json: { items } })).status, 200);
+  const photos = ['000000000025', '000000000094', '000000000322'].map((n) => readFileSync(join(cocoDir(), 'images', `${n}.jpg`)).toString('base64'));
+  const search = (image_base64: string) => api(t, `/v1/vectors/collections/${id}/search`, { method: 'POST', json: { image_base64, top_k: 5 } });
+  const ranking = (r: Awaited<ReturnType<typeof search>>) => {
+    assert.equal(r.status, 200, r.text);
+    return (r.body.results as Array<{ id: string; score: number }>).map((h) => `${h.id}:${h.score}`);
+  };
+  const alone: string[][] = [];
+  for (const p of photos) alone.push(ranking(await search(p)));
+  const order = Array.from({ length: 9 }, (_, i) => i % photos.length);
+  const together = await Promise.all(order.map((k) => search(photos[k]!)));
+  together.forEach((r, i) => assert.deepEqual(ranking(r), alone[order[i]!], `request ${i}`));
+  assert.ok(requestPixels.idle.buffers >= 1, 'the decoded pixels went back to the pool');
 });
 
 test('isolation: project B cannot see, search, index or delete project A collections', async () => {

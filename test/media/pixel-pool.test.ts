@@ -2,7 +2,7 @@
 // takes back only what it lent, once; releaseAfter gives pixels back only when the work on them has settled.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PixelPool, releaseAfter } from '../../src/media/pixel-pool.js';
+import { allSettled, PixelPool, releaseAfter } from '../../src/media/pixel-pool.js';
 
 test('take gives exactly the bytes asked for and reuses the smallest idle buffer that holds them', () => {
   const pool = new PixelPool(1000, 4000);
@@ -71,4 +71,12 @@ test('releaseAfter gives the pixels back when the work settles, resolved or reje
   }
   // An image that is not the pool's: nothing to give back.
   assert.equal(await releaseAfter({}, Promise.resolve(3)), 3);
+});
+
+test('allSettled waits for every branch, then gives the first failure in order or every value', async () => {
+  assert.deepEqual(await allSettled([Promise.resolve(1), Promise.resolve('two')] as const), [1, 'two']);
+  let slowDone = false;
+  const slow = new Promise<number>((r) => setTimeout(() => { slowDone = true; r(1); }, 30));
+  await assert.rejects(allSettled([slow, Promise.reject(new Error('first')), Promise.reject(new Error('second'))] as const), /first/);
+  assert.ok(slowDone, 'the failure came only after the slow branch ended');
 });

@@ -16,6 +16,7 @@ import { dominantColor } from '../../media/colour.js';
 import type { TaskModels } from '../../task-models.js';
 import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
 import type { LoadedImage } from '../../media/image-input.js';
+import { allSettled } from '../../media/pixel-pool.js';
 import { normalize, place, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo, type Modality } from './embedder.js';
 import { imageSemantics } from './image-semantics.js';
 import { PHONETIC_DIMS, phoneVector, wordsToPhones } from './phonetic.js';
@@ -102,7 +103,8 @@ export class MultimodalEmbedder implements Embedder {
       return { vector: normalize(out), usage: { input_tokens: Math.max(1, Math.ceil(t.seconds * AUDIO_TOKENS_PER_S)) }, transcript };
     }
     const img = input.image;
-    const [seen, look] = await Promise.all([this.see(img, signal), visualDescriptor(img)]);
+    // Every branch ends before this settles: the pixels may be a pool's, given back when it has.
+    const [seen, look] = await allSettled([this.see(img, signal), visualDescriptor(img)] as const);
     place(out, SEM, imageSemantics(sem, seen), Math.sqrt(IMAGE_SHARES.sem));
     place(out, LOOK, look, Math.sqrt(IMAGE_SHARES.look));
     return { vector: normalize(out), usage: { input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)) } };
@@ -111,10 +113,10 @@ export class MultimodalEmbedder implements Embedder {
   private async see(img: LoadedImage, signal?: AbortSignal) {
     const rgb: RgbImage = { data: img.data, width: img.width, height: img.height, channels: 3 };
     const det = await this.detector();
-    const [objects, ocrText] = await Promise.all([
+    const [objects, ocrText] = await allSettled([
       det.detect(rgb, { confidence_threshold: MIN_CONFIDENCE }),
       this.opts.ocr === false ? Promise.resolve('') : this.ocrQueue.submit(rgb, signal),
-    ]);
+    ] as const);
     const m = 0.15;
     const colour = dominantColor(rgb, [img.width * m, img.height * m, img.width * (1 - m), img.height * (1 - m)]);
     return { objects, width: img.width, height: img.height, colour, ocrText };
