@@ -42,6 +42,7 @@ export class PixelPool {
     if (!this.lent.has(view.buffer)) return;
     this.lent.delete(view.buffer);
     const whole = Buffer.from(view.buffer, 0, view.buffer.byteLength);
+    if (whole.length > this.maxIdleBytes) return;
     // Over the bound the smallest idle buffers go first: the new one is kept only if it is not smaller than all.
     while (this.freeBytes + whole.length > this.maxIdleBytes && this.free.length > 0) {
       let smallest = 0;
@@ -49,7 +50,6 @@ export class PixelPool {
       if (this.free[smallest]!.length > whole.length) return;
       this.freeBytes -= this.free.splice(smallest, 1)[0]!.length;
     }
-    if (whole.length > this.maxIdleBytes) return;
     this.free.push(whole);
     this.freeBytes += whole.length;
   }
