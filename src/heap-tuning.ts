@@ -6,8 +6,8 @@
 // wants: under that load a full collection every ~1.6 s (over a whole 30 s run 22-23 against 45-52), the
 // heap's size the same (~100 MB). A `sightflow serve` process with 4 C clients on detect (two A/B pairs,
 // 2 x 10 s each): 37.2-37.7 images/s against 34.3-36.3 with V8's factor. A process with a larger live heap
-// (the serve bench, which also holds its ceiling's runtimes) has the room anyway and shows no difference. The flag is read at each collection, so setting it when the
-// services open is in time.
+// (the serve bench, which also holds its ceiling's runtimes) has the room anyway and shows no difference.
+// The flag is read at each collection, so setting it when the services open is in time.
 import { setFlagsFromString } from 'node:v8';
 
 let applied: number | null = null;

@@ -8,7 +8,7 @@ import sharp, { type Metadata } from 'sharp';
 import { errors } from '../errors.js';
 import { isNativeError } from '../native/load.js';
 import { decodeJpeg } from '../native/image.js';
-import { isPlainJpeg, readJpegHeader } from './jpeg-header.js';
+import { iccKind, isPlainJpeg, readJpegHeader } from './jpeg-header.js';
 import type { AcceptedImageFormat } from './image-sniff.js';
 import type { PixelPool } from './pixel-pool.js';
 import type { RgbImage } from './rgb-image.js';
@@ -80,16 +80,10 @@ export async function decodeToRgb(bytes: Buffer, format: AcceptedImageFormat, pa
   }
 }
 
-/**
- * Pixels need no rotation and no colour management: what libjpeg-turbo alone decodes exactly as sharp would.
- * An embedded profile counts only when it is the standard sRGB IEC61966-2.1 one (device manufacturer "IEC ",
- * model "sRGB" in its header), which sharp's transform leaves unchanged: identical pixels on the 19 COCO
- * photos that carry it, where Adobe RGB and Apple profiles moved pixels by up to 138 levels.
- */
+/** The plain-JPEG rule (jpeg-header.ts) on sharp's reading of a header; a colour space other than sRGB or grey is not plain. */
 function plainJpeg(meta: Metadata): boolean {
-  const icc = meta.icc;
-  const srgbProfile = !icc || (icc.length >= 56 && icc.toString('latin1', 48, 52) === 'IEC ' && icc.toString('latin1', 52, 56) === 'sRGB');
-  return (meta.orientation ?? 1) === 1 && srgbProfile && (meta.space === 'srgb' || meta.space === 'b-w') && (meta.channels === 3 || meta.channels === 1);
+  return (meta.space === 'srgb' || meta.space === 'b-w')
+    && isPlainJpeg({ orientation: meta.orientation ?? 1, icc: iccKind(meta.icc), components: meta.channels as 1 | 3 | 4 });
 }
 
 /**

@@ -54,7 +54,7 @@ export class PixelPool {
     this.freeBytes += whole.length;
   }
 
-  /** Idle buffers and their bytes (for tests and metrics). */
+  /** Idle buffers and their bytes (tests read it). */
   get idle(): { buffers: number; bytes: number } {
     return { buffers: this.free.length, bytes: this.freeBytes };
   }
