@@ -52,7 +52,13 @@ export class StreamHub {
 
   /** Inside the writing transaction: other processes hear about it once it commits (with the new end after appends). */
   async notifyIn(q: Queryable, taskId: string, end?: number): Promise<void> {
-    if (this.s.db.kind === 'postgres') await q.query(sql.notify, [CHANNEL, end === undefined ? taskId : `${taskId} ${end}`]);
+    const args = this.notifyArgs(taskId, end);
+    if (args) await q.query(sql.notify, args);
+  }
+
+  /** pg_notify's channel and payload for a change to a task (null on PGlite: no other process to tell). */
+  notifyArgs(taskId: string, end?: number): [string, string] | null {
+    return this.s.db.kind === 'postgres' ? [CHANNEL, end === undefined ? taskId : `${taskId} ${end}`] : null;
   }
 
   /** After the commit: this process's subscribers, with the bytes when the commit appended some. */

@@ -5,6 +5,14 @@
 const RECORD = `id, project_id, key_id, status, model, created_at, started_at, finished_at, progress, usage, error,
   stream_bytes, chunk_count, attempts`;
 
+/**
+ * What a frame chunk's append moves on its task ($2 the chunk's bytes, $3 its stream_info, $4 the lease in
+ * ms): under the row lock (appendedFrame) and in the archive's one-statement append (stream.sql.ts).
+ */
+export const FRAME_APPENDED = `status = CASE WHEN status = 'running' THEN 'streaming' ELSE status END,
+  stream_bytes = stream_bytes + $2, chunk_count = chunk_count + 1, progress = $3::jsonb,
+  lease_expires_at = now() + $4::int * interval '1 millisecond'`;
+
 export const sql = {
   // $8: the bytes the archive starts with (the opening comment, stored in the same transaction).
   insert: `INSERT INTO video_tasks (id, project_id, key_id, status, model, request, job, max_attempts, stream_bytes)
@@ -48,11 +56,7 @@ export const sql = {
               WHERE id = $1 AND lease_owner = $2 RETURNING status, chunk_count, stream_bytes`,
 
   /** After an append of a frame chunk (under the row lock). */
-  appendedFrame: `UPDATE video_tasks
-                  SET status = CASE WHEN status = 'running' THEN 'streaming' ELSE status END,
-                      stream_bytes = stream_bytes + $2, chunk_count = chunk_count + 1, progress = $3::jsonb,
-                      lease_expires_at = now() + $4::int * interval '1 millisecond'
-                  WHERE id = $1`,
+  appendedFrame: `UPDATE video_tasks SET ${FRAME_APPENDED} WHERE id = $1`,
   /** After an append of a heartbeat comment. */
   appendedBytes: `UPDATE video_tasks SET stream_bytes = stream_bytes + $2 WHERE id = $1`,
 

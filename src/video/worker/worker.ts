@@ -255,6 +255,7 @@ class TaskRun {
     } finally {
       clearInterval(timer);
       await this.chain;
+      this.archive.forget(this.task.id);
       this.steps?.close();
       if (this.span) this.recordSpan();
     }

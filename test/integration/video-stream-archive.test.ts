@@ -1,0 +1,142 @@
+// The stream archive's frame appends: after a task's first frame a worker appends each next one in one
+// statement that expects the row as it left it, and falls back to the row lock whenever the row moved (a
+// heartbeat, a cancel, another process finishing the task). The bytes must stay contiguous, the chunk ids
+// consecutive and the task's counters equal to the archive, whichever path wrote them. On PGlite and
+// PostgreSQL (where the one statement also tells other processes at commit).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { api, backend, type TestApp } from '../helpers/app.js';
+import { chunksOf, createTask, parseEvents, startVideoApp, waitFor } from '../helpers/video-tasks.js';
+import { TaskQueue } from '../../src/video/worker/queue.js';
+import { StreamArchive } from '../../src/video/stream/stream-archive.js';
+import { StreamHub, hubFor } from '../../src/video/stream/stream-hub.js';
+
+let t: TestApp;
+let queue: TaskQueue;
+before(async () => {
+  // No worker in the app (startVideoApp) and its reaper idle: these tests are the only writers of their tasks.
+  t = await startVideoApp({ SIGHTFLOW_VIDEO_REAPER_MS: '3600000' });
+  queue = new TaskQueue(t.app.services);
+});
+after(async () => { await t?.close(); });
+
+const LEASE = 60_000;
+const frame = (i: number) => ({
+  stream_info: { frame_index: i, total_frames: null, decoded_frames: i + 1, dropped_frames: 0, fps: 5, elapsed_ms: 200 * i },
+  delta: { results: [{ index: 0, targets: [{ track_id: 1, class: 'person', confidence: 0.9, roi: { left: i, top: 0, width: 5, height: 5 } }] }] },
+});
+
+/** A claimed task and an archive of this "process" writing it. */
+async function claimed(owner: string): Promise<{ id: string; archive: StreamArchive }> {
+  const id = await createTask(t);
+  const c = await queue.claim(owner, LEASE);
+  assert.equal(c?.id, id);
+  return { id, archive: new StreamArchive(t.app.services, hubFor(t.app.services)) };
+}
+
+/** The archive's bytes, and the task row's view of them. */
+async function stored(archive: StreamArchive, id: string) {
+  const { bytes } = await archive.read(id, 0, 100_000);
+  const [row] = await t.app.services.db.query('SELECT stream_bytes, chunk_count, status, progress FROM video_tasks WHERE id = $1', [id]);
+  return { bytes, row: row! };
+}
+
+test('consecutive frames: the first under the row lock, the rest in one statement each; bytes contiguous, ids consecutive', async () => {
+  const { id, archive } = await claimed('w1');
+  for (let i = 0; i < 6; i++) assert.equal(await archive.appendFrame(id, 'w1', frame(i), LEASE), 'appended');
+  assert.deepEqual(archive.frameAppends, { oneStatement: 5, locked: 1 });
+  const { bytes, row } = await stored(archive, id);
+  assert.equal(Number(row.stream_bytes), bytes.length, 'the task row ends where the archive does');
+  assert.equal(Number(row.chunk_count), 6);
+  assert.equal(row.status, 'streaming');
+  assert.equal((row.progress as { frame_index: number }).frame_index, 5);
+  const chunks = chunksOf(bytes);
+  assert.deepEqual(chunks.map((c) => c.id), [...Array(6).keys()].map((i) => `${id}.${i}`));
+  assert.equal(chunks[0].model, 'detect');
+  assert.ok(chunks.slice(1).every((c) => c.model === undefined));
+  assert.deepEqual(chunks.map((c) => c.delta.results[0].targets[0].roi.left), [0, 1, 2, 3, 4, 5]);
+  // Every row starts where the previous one ended: reading from any row's offset gives the rest exactly.
+  const rows = await t.app.services.db.query<{ byte_offset: string; bytes: Uint8Array }>('SELECT byte_offset, bytes FROM video_stream_bytes WHERE task_id = $1 ORDER BY byte_offset', [id]);
+  let end = 0;
+  for (const r of rows) {
+    assert.equal(Number(r.byte_offset), end);
+    end += r.bytes.length;
+  }
+  assert.equal(end, bytes.length);
+  await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
+});
+
+test('a heartbeat between frames moves the row: the next frame takes the row lock and lands after it', async () => {
+  const { id, archive } = await claimed('w2');
+  await archive.appendFrame(id, 'w2', frame(0), LEASE);
+  await archive.appendFrame(id, 'w2', frame(1), LEASE);
+  assert.equal(await archive.appendHeartbeat(id, 'w2'), true);
+  await archive.appendFrame(id, 'w2', frame(2), LEASE);
+  await archive.appendFrame(id, 'w2', frame(3), LEASE);
+  assert.deepEqual(archive.frameAppends, { oneStatement: 2, locked: 2 });
+  const { bytes, row } = await stored(archive, id);
+  assert.equal(Number(row.stream_bytes), bytes.length);
+  assert.deepEqual(parseEvents(bytes).map((e) => (e.kind === 'chunk' ? e.chunk.id : e.kind)),
+    ['comment', `${id}.0`, `${id}.1`, 'comment', `${id}.2`, `${id}.3`]);
+  await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
+});
+
+test('a cancel between frames: the next frame writes nothing and says cancelling', async () => {
+  const { id, archive } = await claimed('w3');
+  await archive.appendFrame(id, 'w3', frame(0), LEASE);
+  await archive.appendFrame(id, 'w3', frame(1), LEASE);
+  const before = await stored(archive, id);
+  assert.equal((await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' })).body.status, 'cancelling');
+  assert.equal(await archive.appendFrame(id, 'w3', frame(2), LEASE), 'cancelling');
+  const after = await stored(archive, id);
+  assert.ok(after.bytes.equals(before.bytes));
+  assert.equal(Number(after.row.chunk_count), 2);
+  // Finishing it (the worker's answer to 'cancelling') ends the archive at a chunk boundary.
+  const state = await archive.withTask(id, (task, q, append) => archive.finishIn(q, task, append, {
+    status: 'succeeded', reason: 'stop', usage: { processed_frames: 2, processing_time_ms: 1, decoded_frames: 2, dropped_frames: 0 },
+  }));
+  assert.equal(state, 'cancelled');
+  assert.deepEqual(chunksOf((await stored(archive, id)).bytes).map((c) => c.finish_reason), [null, null, 'cancelled']);
+});
+
+test('another process finished the task: the old owner\'s next frame is lost and the archive stays as it was', async () => {
+  const { id, archive } = await claimed('w4');
+  await archive.appendFrame(id, 'w4', frame(0), LEASE);
+  await archive.appendFrame(id, 'w4', frame(1), LEASE);
+  // Another process (its own archive, as the reaper of another node) fails the task.
+  const other = new StreamArchive(t.app.services, hubFor(t.app.services));
+  await other.withTask(id, (task, q, append) => other.finishIn(q, task, append, {
+    status: 'failed', reason: 'error', error: { code: 'worker_lost', message: 'gone' },
+    usage: { processed_frames: 2, processing_time_ms: 1, decoded_frames: 2, dropped_frames: 0 },
+  }));
+  const done = await stored(archive, id);
+  assert.equal(done.row.status, 'failed');
+  assert.equal(await archive.appendFrame(id, 'w4', frame(2), LEASE), 'lost');
+  const after = await stored(archive, id);
+  assert.ok(after.bytes.equals(done.bytes));
+  assert.equal(Number(after.row.stream_bytes), after.bytes.length);
+  assert.equal(parseEvents(after.bytes).at(-1)!.kind, 'done');
+});
+
+test('one-statement appends tell other processes the new end at commit', { skip: backend === 'postgres' ? false : 'PostgreSQL only (PGlite has one process)' }, async () => {
+  const { id, archive } = await claimed('w5');
+  const elsewhere = new StreamHub(t.app.services);
+  const ends: (number | null)[] = [];
+  const off = elsewhere.onTask(id, (end) => ends.push(end));
+  try {
+    // The LISTEN connection is up once a notification of a write made after subscribing arrives.
+    await waitFor('the other process to listen', async () => {
+      await archive.appendHeartbeat(id, 'w5');
+      await new Promise((r) => setTimeout(r, 50));
+      return ends.length > 0;
+    });
+    for (let i = 0; i < 4; i++) await archive.appendFrame(id, 'w5', frame(i), LEASE);
+    assert.equal(archive.frameAppends.oneStatement, 3);
+    const { bytes } = await stored(archive, id);
+    await waitFor('the last end to arrive', async () => ends.includes(bytes.length));
+  } finally {
+    off();
+    await elsewhere.close();
+  }
+  await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
+});
