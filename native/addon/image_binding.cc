@@ -1,7 +1,7 @@
-// N-API surface of native/core/image: letterbox (sync and on the libuv pool), batched ROI crops and plain RGB
-// resize. Every argument is read with the shared reader (options.h): a bad one throws
-// ERR_SIGHTFLOW_IMAGE_INVALID_ARG, so the core never sees a buffer smaller than the geometry says. A failure
-// the core reports throws (or, for the async letterbox, rejects with) ERR_SIGHTFLOW_IMAGE_FAILED.
+// N-API surface of native/core/image: letterbox and a model's stretched input (both also on the libuv pool),
+// batched ROI crops and plain RGB resize. Every argument is read with the shared reader (options.h): a bad
+// one throws ERR_SIGHTFLOW_IMAGE_INVALID_ARG, so the core never sees a buffer smaller than the geometry says.
+// A failure the core reports throws (or, for the async calls, rejects with) ERR_SIGHTFLOW_IMAGE_FAILED.
 // src/native/image.ts types these functions and checks their inputs first.
 #include <string>
 #include <utility>
@@ -90,27 +90,29 @@ Napi::Value LetterboxSync(const Napi::CallbackInfo& info) {
   return LetterboxResult(info.Env(), li);
 }
 
-// Full frames take milliseconds: run them on the libuv pool. The JS side keeps src and out alive through
-// the references below and must not write to src until the promise settles.
-class LetterboxWorker : public Napi::AsyncWorker {
+// Full frames take milliseconds: such work runs on the libuv pool and settles a promise. The JS side keeps
+// src and out alive through the references held here and must not write to src until it settles. Execute()
+// of a subclass sets error_ on a failure the core reports; Result() is the value it resolves with.
+class TensorJob : public Napi::AsyncWorker {
  public:
-  LetterboxWorker(Napi::Env env, const Napi::Value& src, Napi::Float32Array out, RgbView view, image::LetterboxOptions opts)
-      : Napi::AsyncWorker(env, "sightflow.letterbox"),
+  TensorJob(Napi::Env env, const char* name, const Napi::Value& src, Napi::Float32Array out)
+      : Napi::AsyncWorker(env, name),
         deferred_(Napi::Promise::Deferred::New(env)),
         src_ref_(Napi::Persistent(src.As<Napi::Object>())),
         out_ref_(Napi::Persistent(out.As<Napi::Object>())),
-        view_(view),
-        opts_(opts),
         out_(out.Data()) {}
 
-  Napi::Promise Promise() const { return deferred_.Promise(); }
-
-  void Execute() override { error_ = image::Letterbox(view_, opts_, out_, &info_); }
+  // Queues the job; its promise.
+  Napi::Promise Start() {
+    Napi::Promise p = deferred_.Promise();
+    Queue();
+    return p;
+  }
 
   void OnOK() override {
     Napi::Env env = Env();
     if (error_.empty()) {
-      deferred_.Resolve(LetterboxResult(env, info_));
+      deferred_.Resolve(Result(env));
     } else {
       deferred_.Reject(CodedError(env, ErrorCode("IMAGE", "failed"), error_).Value());
     }
@@ -122,11 +124,27 @@ class LetterboxWorker : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   Napi::ObjectReference src_ref_;
   Napi::ObjectReference out_ref_;
+
+ protected:
+  virtual Napi::Value Result(Napi::Env env) = 0;
+  float* out_;
+  std::string error_;
+};
+
+class LetterboxWorker : public TensorJob {
+ public:
+  LetterboxWorker(Napi::Env env, const Napi::Value& src, Napi::Float32Array out, RgbView view, image::LetterboxOptions opts)
+      : TensorJob(env, "sightflow.letterbox", src, out), view_(view), opts_(opts) {}
+
+  void Execute() override { error_ = image::Letterbox(view_, opts_, out_, &info_); }
+
+ protected:
+  Napi::Value Result(Napi::Env env) override { return LetterboxResult(env, info_); }
+
+ private:
   RgbView view_;
   image::LetterboxOptions opts_;
-  float* out_;
   image::LetterboxInfo info_;
-  std::string error_;
 };
 
 // letterboxAsync(src, width, height, stride, opts, out) -> Promise<info>; bad arguments throw at once.
@@ -135,10 +153,7 @@ Napi::Value LetterboxAsync(const Napi::CallbackInfo& info) {
   const RgbView view = ReadSource(args, info);
   const image::LetterboxOptions opts = ReadLetterbox(args, info[4]);
   Napi::Float32Array out = ReadFloatOut(args, info[5], TensorSize(1, opts.dst_width, opts.dst_height));
-  auto* worker = new LetterboxWorker(info.Env(), info[0], out, view, opts);
-  Napi::Promise p = worker->Promise();
-  worker->Queue();
-  return p;
+  return (new LetterboxWorker(info.Env(), info[0], out, view, opts))->Start();
 }
 
 // cropResize(src, width, height, stride, rois: Float32Array (4 per roi), opts {width, height, halveWidth, ...format}, out)
@@ -164,6 +179,57 @@ Napi::Value CropResizeSync(const Napi::CallbackInfo& info) {
   const std::string err = image::CropResize(source, reinterpret_cast<const BoxF*>(rois.Data()), count, w, h, format, out.Data());
   if (!err.empty()) args.Fail("failed", err);
   return info.Env().Undefined();
+}
+
+// A model's stretched input from a whole frame, on the libuv pool (a 720p frame took 1.1-1.6 ms of the main
+// thread when it ran there): an optional box shrink by whole factors (2x1 read on the fly, as halveWidth
+// above; any other into a scratch of the pool thread's own), then the bilinear pass over the whole image.
+class StretchWorker : public TensorJob {
+ public:
+  StretchWorker(Napi::Env env, const Napi::Value& src, Napi::Float32Array out, RgbView view, int fx, int fy, int w, int h, TensorFormat format)
+      : TensorJob(env, "sightflow.stretch", src, out), view_(view), fx_(fx), fy_(fy), w_(w), h_(h), format_(format) {}
+
+  void Execute() override {
+    // Kept per pool thread: a 1080p frame's shrink is ~1 MB, which a fresh allocation per frame would fault in.
+    thread_local std::vector<uint8_t> scratch;
+    RgbView source = view_;
+    if (fx_ == 2 && fy_ == 1) {
+      source.pairs = true;
+      source.width = view_.width / 2;
+    } else if (fx_ > 1 || fy_ > 1) {
+      const int sw = view_.width / fx_;
+      const int sh = view_.height / fy_;
+      scratch.resize(static_cast<size_t>(sw) * static_cast<size_t>(sh) * 3);
+      error_ = image::ShrinkRgb(view_, fx_, fy_, scratch.data());
+      if (!error_.empty()) return;
+      source = RgbView{scratch.data(), sw, sh, 3 * sw, false};
+    }
+    const BoxF whole{0, 0, static_cast<float>(source.width), static_cast<float>(source.height)};
+    error_ = image::CropResize(source, &whole, 1, w_, h_, format_, out_);
+  }
+
+ protected:
+  Napi::Value Result(Napi::Env env) override { return env.Undefined(); }
+
+ private:
+  RgbView view_;
+  int fx_, fy_, w_, h_;
+  TensorFormat format_;
+};
+
+// stretchAsync(src, width, height, stride, opts {width, height, shrinkX, shrinkY, ...format}, out) -> Promise<undefined>;
+// bad arguments throw at once.
+Napi::Value StretchAsync(const Napi::CallbackInfo& info) {
+  const ArgReader args(info.Env(), "IMAGE");
+  const RgbView view = ReadSource(args, info);
+  const OptionsReader o(args, info[4], "options");
+  const int w = static_cast<int>(o.Integer("width", std::nullopt, 1, kMaxSide));
+  const int h = static_cast<int>(o.Integer("height", std::nullopt, 1, kMaxSide));
+  const int fx = static_cast<int>(o.Integer("shrinkX", 1, 1, view.width));
+  const int fy = static_cast<int>(o.Integer("shrinkY", 1, 1, view.height));
+  const TensorFormat format = ReadFormat(o);
+  Napi::Float32Array out = ReadFloatOut(args, info[5], TensorSize(1, w, h));
+  return (new StretchWorker(info.Env(), info[0], out, view, fx, fy, w, h, format))->Start();
 }
 
 // resize(src, width, height, stride, dstWidth, dstHeight, out: Uint8Array) -> undefined
@@ -283,6 +349,7 @@ void InitImage(Napi::Env env, Napi::Object exports) {
   exports.Set("imageLetterbox", Napi::Function::New(env, LetterboxSync, "imageLetterbox"));
   exports.Set("imageLetterboxAsync", Napi::Function::New(env, LetterboxAsync, "imageLetterboxAsync"));
   exports.Set("imageCropResize", Napi::Function::New(env, CropResizeSync, "imageCropResize"));
+  exports.Set("imageStretchAsync", Napi::Function::New(env, StretchAsync, "imageStretchAsync"));
   exports.Set("imageResize", Napi::Function::New(env, ResizeSync, "imageResize"));
   exports.Set("imageShrink", Napi::Function::New(env, ShrinkSync, "imageShrink"));
   exports.Set("imageJpegDecodeAsync", Napi::Function::New(env, JpegDecodeAsync, "imageJpegDecodeAsync"));

@@ -9,7 +9,7 @@ import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/ru
 import type { RgbImage } from '../media/rgb-image.js';
 import { readOnnxInfo } from '../inference/onnx-metadata.js';
 import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
-import { cropResize, letterboxAsync, shrink } from '../native/image.js';
+import { letterboxAsync, stretchAsync } from '../native/image.js';
 import { dominantColor } from '../media/colour.js';
 import { decodeYolo, unletterbox, type Letterbox, type RawBox } from './yolo.js';
 
@@ -140,8 +140,8 @@ const MAX_BILINEAR_SHRINK = 2;
 
 /**
  * Resizes the image to the model input and lays it out as float32. Letterbox runs in the addon (scale, pad and
- * normalise in one pass on the libuv pool, src/native/image.ts); stretch runs in the addon too (one
- * synchronous pass), after a box shrink by whole factors when it shrinks by more than MAX_BILINEAR_SHRINK.
+ * normalise in one pass on the libuv pool, src/native/image.ts); stretch too (one pass on the pool), after a
+ * box shrink by whole factors when it shrinks by more than MAX_BILINEAR_SHRINK.
  */
 export async function modelInput(image: RgbImage, pre: ModelInputSpec, out?: Float32Array): Promise<{ tensor: Tensor; letterbox: Letterbox }> {
   const { width: W, height: H } = pre;
@@ -164,25 +164,14 @@ export async function modelInput(image: RgbImage, pre: ModelInputSpec, out?: Flo
   const fy = image.height > MAX_BILINEAR_SHRINK * H ? Math.floor(image.height / H) : 1;
   // The 2x1 shrink (a 720p frame to a 512-wide input) is read on the fly by the resize pass itself: the same
   // values, 1280x720 to 512x512 in 1.12-1.21 ms of CPU against 1.56-1.69 as a shrink pass and a resize pass.
-  const halveWidth = fx === 2 && fy === 1;
-  const source: RgbImage = halveWidth || (fx === 1 && fy === 1) ? image : shrink(image, fx, fy, shrinkScratch(Math.floor(image.width / fx) * Math.floor(image.height / fy) * 3));
-  const sw = halveWidth ? Math.floor(image.width / 2) : source.width;
   // One native pass (bilinear stretch, channel order and normalisation): 640x480 to 512x512 measured 4.6-5.1
   // ms of CPU against about 25 through sharp's resize and a JavaScript loop; COCO mAP unchanged (eval detect).
-  const r = cropResize(source, [[0, 0, sw, source.height]], {
-    out, width: W, height: H, layout: pre.layout, scale: pre.scale, channelOrder: pre.channelOrder, mean: pre.mean, std: pre.std, halveWidth,
+  // It runs on the libuv pool, as the letterbox does: on the main thread it was ~1 ms of every photo and
+  // 1.1-1.6 ms of every 720p camera frame that the event loop could not spend on requests.
+  const r = await stretchAsync(image, {
+    out, width: W, height: H, layout: pre.layout, scale: pre.scale, channelOrder: pre.channelOrder, mean: pre.mean, std: pre.std, shrinkX: fx, shrinkY: fy,
   });
   return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
-}
-
-/**
- * The box shrink's output, used only until the synchronous resize after it returns: one buffer, kept, rather
- * than a new one (1.4 MB for a 720p frame) per frame.
- */
-let shrunk = new Uint8Array(0);
-function shrinkScratch(bytes: number): Uint8Array {
-  if (shrunk.length < bytes) shrunk = new Uint8Array(bytes);
-  return shrunk;
 }
 
 /** A class name's index in labels (case and surrounding spaces ignored), or -1. */

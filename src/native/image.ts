@@ -70,6 +70,7 @@ interface ImageAddon {
   imageLetterbox(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): NativeLetterbox;
   imageLetterboxAsync(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): Promise<NativeLetterbox>;
   imageCropResize(src: Uint8Array, w: number, h: number, stride: number, rois: Float32Array, opts: object, out: Float32Array): undefined;
+  imageStretchAsync(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): Promise<undefined>;
   imageResize(src: Uint8Array, w: number, h: number, stride: number, dw: number, dh: number, out: Uint8Array): undefined;
   imageShrink(src: Uint8Array, w: number, h: number, stride: number, fx: number, fy: number, out: Uint8Array): undefined;
   imageJpegDecodeAsync(bytes: Uint8Array, maxPixels: number, into?: Uint8Array): Promise<{ width: number; height: number; data?: Buffer; into?: true } | { unsupported: string }>;
@@ -211,6 +212,39 @@ export function cropResize(img: Pixels, rois: readonly Box[], opts: CropResizeOp
   const halveWidth = opts.halveWidth === true;
   if (halveWidth && img.width < 2) throw errors.invalidParam('halveWidth', 'Expected an image at least 2 pixels wide for halveWidth');
   loadAddon<ImageAddon>().imageCropResize(img.data, img.width, img.height, stride, flat, { width, height, halveWidth, ...fmt }, tensor);
+  return { tensor, dims };
+}
+
+export interface StretchOptions extends TensorFormat {
+  width: number;
+  height: number;
+  out?: Float32Array;
+  /**
+   * Box-shrink the image by these whole factors first (default 1): each output pixel of the shrink is the
+   * rounded mean of shrinkX x shrinkY pixels (shrink()'s values); 2 x 1 is read on the fly (halveWidth's way).
+   */
+  shrinkX?: number;
+  shrinkY?: number;
+}
+
+/**
+ * The whole image (after the optional box shrink) stretched to width x height and normalised into one tensor
+ * [1, 3, h, w] (or [1, h, w, 3]): cropResize's values for the image's full box, computed on the libuv pool so
+ * a full frame never blocks the event loop. Do not write to img.data or opts.out until the promise settles.
+ */
+export async function stretchAsync(img: Pixels, opts: StretchOptions): Promise<{ tensor: Float32Array; dims: [number, number, number, number] }> {
+  const stride = checkImage(img);
+  const width = side('width', opts.width);
+  const height = side('height', opts.height);
+  const fmt = format(opts);
+  const shrinkX = opts.shrinkX ?? 1;
+  const shrinkY = opts.shrinkY ?? 1;
+  for (const [name, f, s] of [['shrinkX', shrinkX, img.width], ['shrinkY', shrinkY, img.height]] as const) {
+    if (!Number.isInteger(f) || f < 1 || f > s) throw errors.invalidParam(name, `Expected a whole shrink factor from 1 to ${s} for ${name}`);
+  }
+  const tensor = outTensor(opts.out, 3 * width * height);
+  const dims: [number, number, number, number] = fmt.nhwc ? [1, height, width, 3] : [1, 3, height, width];
+  await withCallerStack(loadAddon<ImageAddon>().imageStretchAsync(img.data, img.width, img.height, stride, { width, height, shrinkX, shrinkY, ...fmt }, tensor), new Error());
   return { tensor, dims };
 }
 

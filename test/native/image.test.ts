@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RgbImage } from '../../src/media/rgb-image.js';
-import { cropResize, letterbox, letterboxAsync, resize, shrink, unletterboxBox } from '../../src/native/image.js';
+import { cropResize, letterbox, letterboxAsync, resize, shrink, stretchAsync, unletterboxBox } from '../../src/native/image.js';
 import { ApiError } from '../../src/errors.js';
 
 function solid(width: number, height: number, rgb: [number, number, number]): RgbImage {
@@ -111,6 +111,43 @@ test('cropResize with halveWidth gives the tensor of shrink(2, 1) then cropResiz
   }
   assert.throws(() => cropResize(solid(1, 4, [1, 2, 3]), [[0, 0, 1, 4]], { width: 2, height: 2, halveWidth: true }),
     (e: unknown) => e instanceof ApiError && e.status === 400 && /halveWidth/.test(e.message));
+});
+
+test('stretchAsync on the libuv pool gives cropResize\'s tensor of the whole (shrunk) image, into the caller\'s tensor', async () => {
+  const w = 131, h = 97;
+  const data = new Uint8Array(w * h * 3);
+  for (let i = 0; i < data.length; i++) data[i] = (i * 7919 + (i >> 5)) & 255;
+  const img = { data, width: w, height: h, channels: 3 as const };
+  const before = Uint8Array.from(data);
+  const formats = [{ width: 40, height: 30 }, { width: 20, height: 50, layout: 'nhwc' as const, channelOrder: 'bgr' as const, mean: [0.4, 0.5, 0.6] as [number, number, number], std: [0.2, 0.3, 0.25] as [number, number, number] }];
+  for (const opts of formats) {
+    for (const [fx, fy] of [[1, 1], [2, 1], [3, 2], [1, 4]] as const) {
+      const shrunk = fx === 1 && fy === 1 ? img : shrink(img, fx, fy);
+      const want = cropResize(shrunk, [[0, 0, shrunk.width, shrunk.height]], opts);
+      const out = new Float32Array(3 * opts.width * opts.height + 5).fill(-7);
+      const got = await stretchAsync(img, { ...opts, shrinkX: fx, shrinkY: fy, out });
+      assert.deepEqual(got.dims, want.dims.map((d, i) => (i === 0 ? 1 : d)));
+      assert.deepEqual(got.tensor, want.tensor, `${fx}x${fy} ${JSON.stringify(opts)}`);
+      assert.equal(got.tensor.buffer, out.buffer, 'written into the caller\'s tensor');
+      assert.equal(out[out.length - 1], -7, 'nothing past the tensor is touched');
+    }
+  }
+  assert.deepEqual(data, before, 'the source is only read');
+  // Several at once (the pool's threads, each with its own shrink scratch) give the same values.
+  const want = (await stretchAsync(img, { width: 32, height: 32, shrinkX: 3, shrinkY: 2 })).tensor;
+  const many = await Promise.all(Array.from({ length: 8 }, () => stretchAsync(img, { width: 32, height: 32, shrinkX: 3, shrinkY: 2 })));
+  for (const m of many) assert.deepEqual(m.tensor, want);
+});
+
+test('stretchAsync refuses bad factors and a short tensor with a 400 before any work', async () => {
+  const img = solid(8, 6, [1, 2, 3]);
+  const bad = (e: unknown, re: RegExp) => e instanceof ApiError && e.status === 400 && re.test(e.message);
+  for (const [k, v] of [['shrinkX', 0], ['shrinkX', 9], ['shrinkY', 1.5], ['shrinkY', 7]] as const) {
+    await assert.rejects(stretchAsync(img, { width: 4, height: 4, [k]: v }), (e) => bad(e, new RegExp(k)));
+  }
+  await assert.rejects(stretchAsync(img, { width: 4, height: 4, out: new Float32Array(47) }), (e) => bad(e, /out/));
+  await assert.rejects(stretchAsync(img, { width: 0, height: 4 }), (e) => bad(e, /width/));
+  await assert.rejects(stretchAsync({ ...img, data: new Uint8Array(10) }, { width: 4, height: 4 }), (e) => bad(e, /RGB24 image/));
 });
 
 test('resize keeps a solid colour and the layout of halves', () => {
