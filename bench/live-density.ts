@@ -1,9 +1,10 @@
-// `npm run bench -- live --streams N[,M...]`: N live 720p cameras (one loopback RTSP server, N clients) at
-// 5 fps, each a detect task with tracking through the real server, for a while; per camera the frames it
-// processed (its real rate), dropped, and its lag (a frame's arrival at the decoder to its chunk at an SSE
-// subscriber). A camera count "holds" when every camera keeps >= 90% of 5 fps and the p95 lag over all is
-// under 1 s. The bound (the peer) is what the detector alone processes per second on this machine (a 720p
-// frame's tensor, in-process, best of one session with every thread or one per core) divided by 5.
+// `npm run bench -- live --streams N[,M...] [--source-fps F]`: N live 720p cameras (one loopback RTSP server,
+// N clients; each sends F frames a second, default 25) sampled at 5 fps, each a detect task with tracking
+// through the real server, for a while; per camera the frames it processed (its real rate), dropped, and
+// its lag (a frame's arrival at the decoder to its chunk at an SSE subscriber). A camera count "holds" when
+// every camera keeps >= 90% of 5 fps and the p95 lag over all is under 1 s. The bound (the peer) is what the
+// detector alone processes per second on this machine (a 720p frame's tensor, in-process, best of one
+// session with every thread or one per core) divided by 5.
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -101,22 +102,28 @@ async function cameras(t: TestApp, url: string, n: number, seconds: number) {
     dropped_min: Math.min(...cams.map((c) => c.dropped)), dropped_max: Math.max(...cams.map((c) => c.dropped)),
     lag_p50_ms: Math.round(pct(all, 0.5)), lag_p95_ms: Math.round(pct(all, 0.95)), rss_half_mb: mb(rssHalf), rss_end_mb: mb(rssEnd),
     states: reported.map((b) => b.status as string),
+    // Each camera's rate as GET /v1/video/tasks/:id gives it (processed frames over the task's whole run,
+    // its connecting seconds included, so a little under the rate counted above).
+    reported_fps: reported.map((b) => (b.progress as { processed_fps?: number } | undefined)?.processed_fps ?? null),
     holds: rates.every((r) => r >= 0.9 * FPS) && pct(all, 0.95) < 1000,
   };
 }
 
-export async function runStreams({ quick, json, streams }: { quick: boolean; json: boolean; streams: number[] }): Promise<void> {
+export interface DensityResult { seconds: number; source_fps: number; detector_alone_fps: number; bound: number; held: number; ratio: number; rows: Awaited<ReturnType<typeof cameras>>[] }
+
+/** Prints each camera count's row and returns the summary (also as the JSON line with `json`). */
+export async function runStreams({ quick, json, streams, sourceFps = 25 }: { quick: boolean; json: boolean; streams: number[]; sourceFps?: number }): Promise<DensityResult> {
   const seconds = quick ? 8 : 30;
   const alone = await detectorAlone(quick ? 2000 : 5000);
   const bound = alone.ips / FPS;
-  console.log(`live density: detector alone ${alone.ips.toFixed(2)} 720p frames/s (${alone.split}) -> bound ${bound.toFixed(1)} cameras at ${FPS} fps`);
+  console.log(`live density: detector alone ${alone.ips.toFixed(2)} 720p frames/s (${alone.split}) -> bound ${bound.toFixed(1)} cameras at ${FPS} fps; sources at ${sourceFps} fps`);
   // A camera is a video task: by default a node runs cores / 2 of them at once and queues the rest, so the
   // node is told to run them all (as an operator running N cameras must).
   // SIGHTFLOW_HEAP_GROWING_PERCENT in the bench's environment reaches the server (an A/B of V8's heap growth).
   const heap = process.env.SIGHTFLOW_HEAP_GROWING_PERCENT;
   const t = await startTestApp({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true', SIGHTFLOW_LOG_LEVEL: 'silent', SIGHTFLOW_WORKER_CONCURRENCY: String(Math.max(...streams)),
     ...(heap ? { SIGHTFLOW_HEAP_GROWING_PERCENT: heap } : {}) });
-  const rtsp = await startRtspServer(await synthetic720p(10));
+  const rtsp = await startRtspServer(await synthetic720p(10, sourceFps));
   const rows = [];
   try {
     for (const n of streams) {
@@ -128,7 +135,9 @@ export async function runStreams({ quick, json, streams }: { quick: boolean; jso
     }
     const held = Math.max(0, ...rows.filter((r) => r.holds).map((r) => r.streams));
     console.log(`most cameras held: ${held} of the bound ${bound.toFixed(1)} (ratio ${(held / bound).toFixed(2)})`);
-    if (json) console.log(JSON.stringify({ suite: 'live', mode: 'streams', seconds, detector_alone_fps: Math.round(alone.ips * 100) / 100, bound: Math.round(bound * 10) / 10, held, ratio: Math.round((held / bound) * 100) / 100, rows }));
+    const result = { seconds, source_fps: sourceFps, detector_alone_fps: Math.round(alone.ips * 100) / 100, bound: Math.round(bound * 10) / 10, held, ratio: Math.round((held / bound) * 100) / 100, rows };
+    if (json) console.log(JSON.stringify({ suite: 'live', mode: 'streams', ...result }));
+    return result;
   } finally {
     await rtsp.close();
     await t.close();

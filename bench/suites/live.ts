@@ -89,10 +89,18 @@ async function peer(url: string, fps: number, seconds: number, costMs: number): 
 }
 
 export async function run({ quick, json, args }: { quick: boolean; json: boolean; args: string[] }): Promise<void> {
-  // --streams N[,M...]: cameras per machine (bench/live-density.ts) instead of the one-camera runs below.
+  // --streams N[,M...]: cameras per machine (bench/live-density.ts) instead of the one-camera runs below;
+  // --source-fps F: the cameras send F frames a second (default 25; 5 is a camera's substream set to the rate
+  // the detector samples).
   const streams = argValue(args, 'streams');
-  if (streams !== undefined) return runStreams({ quick, json, streams: streams.split(',').map(Number).filter((n) => n >= 1) });
+  if (streams !== undefined) {
+    const sourceFps = Number(argValue(args, 'source-fps') ?? 25);
+    if (!Number.isInteger(sourceFps) || sourceFps < 5 || sourceFps > 60) throw new Error(`--source-fps: expected a whole number from 5 to 60, got ${argValue(args, 'source-fps')}`);
+    await runStreams({ quick, json, streams: streams.split(',').map(Number).filter((n) => n >= 1), sourceFps });
+    return;
+  }
   const seconds = quick ? 10 : 60;
+  let summary: Record<string, unknown> = {};
   const t = await startTestApp({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true' });
   const rtsp = await startRtspServer(await synthetic720p(10));
   let fast: Awaited<ReturnType<typeof startRtspServer>> | undefined;
@@ -117,13 +125,15 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
     const ratio = p.p95 / runs[1].p95;
     console.log(`peer (ffmpeg CLI, every frame in order, ${costMs.toFixed(0)} ms each) at ${runs[1].label}: ${p.processed} processed, delay p50 ${p.p50} ms p95 ${p.p95} ms; ` +
       `p95 delay ratio peer/sightflow ${ratio.toFixed(1)}x`);
-    if (json) {
-      console.log(JSON.stringify({ suite: 'live', seconds, follow_fps: Math.round(follow * 100) / 100, runs: runs.map((r) => ({ ...r, rss10_mb: mb(r.rss10), rss_end_mb: mb(r.rssEnd) })),
-        peer: { name: 'ffmpeg-in-order', ...p }, ratio: Math.round(ratio * 100) / 100 }));
-    }
+    summary = { suite: 'live', seconds, follow_fps: Math.round(follow * 100) / 100, runs: runs.map((r) => ({ ...r, rss10_mb: mb(r.rss10), rss_end_mb: mb(r.rssEnd) })),
+      peer: { name: 'ffmpeg-in-order', ...p }, ratio: Math.round(ratio * 100) / 100 };
   } finally {
     await fast?.close();
     await rtsp.close();
     await t.close();
   }
+  // --quick also runs the cameras-per-machine part briefly (two 5 fps cameras), so it cannot rot between the
+  // full runs that measure density (`--streams`).
+  const density = quick ? await runStreams({ quick, json: false, streams: [2], sourceFps: 5 }) : undefined;
+  if (json) console.log(JSON.stringify({ ...summary, ...(density ? { density } : {}) }));
 }

@@ -102,7 +102,7 @@ class TensorJob : public Napi::AsyncWorker {
         out_ref_(Napi::Persistent(out.As<Napi::Object>())),
         out_(out.Data()) {}
 
-  // Queues the job; its promise.
+  // Queues the job and gives its promise (N-API deletes the job once it has settled it).
   Napi::Promise Start() {
     Napi::Promise p = deferred_.Promise();
     Queue();

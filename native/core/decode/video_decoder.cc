@@ -248,13 +248,13 @@ bool VideoDecoder::open(const Options& options) {
     range_start_s_ = opts_.has_start ? opts_.start : 0;
     range_end_s_ = opts_.has_end ? opts_.end : std::numeric_limits<double>::infinity();
     // Seconds ranges anchor the sample times at the range start; frame ranges at the first frame in it.
-    sampler_ = Sampler(opts_.mode, opts_.value);
+    sampler_ = Sampler(opts_.mode, opts_.value, live_source_fps());
     sampler_.set_origin(range_start_s_);
     origin_set_ = true;
   } else {
     range_start_f_ = opts_.has_start ? clamp_i64(std::ceil(opts_.start)) : 0;
     range_end_f_ = opts_.has_end ? clamp_i64(std::ceil(opts_.end)) : std::numeric_limits<int64_t>::max();
-    sampler_ = Sampler(opts_.mode, opts_.value);
+    sampler_ = Sampler(opts_.mode, opts_.value, live_source_fps());
   }
   seek_to_range_start();
   disarm_deadline();
@@ -517,6 +517,11 @@ void VideoDecoder::plan_skip() {
   if (skip) skip_pending_.insert(pts);
 }
 
+// A live source's frame times come from its clock as it sends and jitter by milliseconds, so its sampler
+// allows half a frame (see Sampler); a file's times are exact, and its sampler takes the first frame at or
+// after each sample time, as documented.
+double VideoDecoder::live_source_fps() const { return info_.live ? info_.fps : 0; }
+
 // True unless the frame at t (the previous shown frame at t_prev) is certainly neither sampled nor the
 // frame that ends the range or anchors the sampler. Errs towards true.
 bool VideoDecoder::may_be_sampled(double t_prev, double t) const {
@@ -531,11 +536,13 @@ bool VideoDecoder::may_be_sampled(double t_prev, double t) const {
   if (!origin_set_) return true;
   const double step = sampler_.step();
   if (!(step > 0)) return true;
-  const double rel = t + kEpsilon - sampler_.origin();
+  const double tol = sampler_.tolerance();
+  const double rel = t + tol - sampler_.origin();
   if (rel < 0) return false;
-  // The last sample time at or before t; the sampler takes this frame only if it lies after t_prev.
+  // The last sample time at or before t (shifted as the sampler shifts it); the sampler takes this frame
+  // only if that lies after t_prev, shifted alike.
   const double last = std::floor(rel / step) * step;
-  return last > t_prev - sampler_.origin() - 1e-3;
+  return last > t_prev + tol - sampler_.origin() - 1e-3;
 }
 
 // Counts frames the codec skipped (pts below pts_limit) exactly as handle_frame counts a decoded frame

@@ -89,6 +89,7 @@ class VideoDecoder {
   bool convert(uint8_t* dst);
   void plan_skip();
   bool may_be_sampled(double t_prev, double t) const;
+  double live_source_fps() const;
   void account_skipped_before(int64_t pts_limit);
   double frame_seconds(int64_t pts) const;
 

@@ -18,6 +18,9 @@
 //   never taken twice and a gap in a variable-rate stream gives one frame, not a burst. The origin is the
 //   range start (seconds) or the first frame in the range (frames), 0 without a range. Example: a 10 s
 //   25 fps clip at 1 fps gives indices 0, 25, ..., 225; interval 2 gives 0, 50, 100, 150, 200.
+//   Live sources' frame times come from the sender's clock and jitter by milliseconds, so there a frame up
+//   to half a source frame early reaches its sample time (the nearest frame is taken): a 5 fps camera
+//   sampled at 5 fps keeps every frame instead of skipping the ones that came 2 ms early.
 // - keyframe mode decodes only key packets; the others are never decoded.
 // - `range` is half-open, [start, end), in seconds or frame indices; the decoder seeks to the nearest key
 //   frame at or before the start and decodes forward (those pre-roll frames are not counted anywhere).
