@@ -138,9 +138,10 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   // Every camera of the mixed phase runs at once (a node runs cores / 2 video tasks by default).
   // SIGHTFLOW_HEAP_GROWING_PERCENT in the bench's environment reaches the server (an A/B of V8's heap growth).
   const heap = process.env.SIGHTFLOW_HEAP_GROWING_PERCENT;
+  const depth = process.env.SIGHTFLOW_INFERENCE_QUEUE_DEPTH;
   const t = await startTestApp({
     SIGHTFLOW_LOG_LEVEL: 'silent', SIGHTFLOW_MODELS_DIR: join(projectRoot, 'data', 'models'), SIGHTFLOW_WORKER_CONCURRENCY: String(Math.max(1, cameras)),
-    ...(heap ? { SIGHTFLOW_HEAP_GROWING_PERCENT: heap } : {}),
+    ...(heap ? { SIGHTFLOW_HEAP_GROWING_PERCENT: heap } : {}), ...(depth ? { SIGHTFLOW_INFERENCE_QUEUE_DEPTH: depth } : {}),
   }, { dataDir });
   const embedRuntimes: InferenceRuntime[] = [];
   try {

@@ -12,7 +12,7 @@ import { releaseAfter, requestPixels, type PixelPool } from '../media/pixel-pool
 import type { RgbImage } from '../media/rgb-image.js';
 import { bill, type Caller } from '../usage/billing.js';
 import { DEFAULT_DETECT_MODEL, type Detector } from '../detection/detect.js';
-import { PP_OCR_MODEL, type OcrResult } from '../ocr/engine.js';
+import { ocrPagesInFlight, PP_OCR_MODEL, type OcrResult } from '../ocr/engine.js';
 import type { ServedModel } from '../models/model-catalogue.js';
 import { routeLanguage } from '../ocr/languages.js';
 import { BUILTIN_DESCRIBE_MODEL, DESCRIBE_LANGUAGES, describeImage, describeLanguage } from './describe/describer.js';
@@ -47,9 +47,9 @@ export class VisionService {
     this.vlm = vlmConfig ? new VlmProvider(vlmConfig) : null;
     if (this.vlm) s.log.info({ url: vlmConfig!.url, model: this.vlm.model, fallback: vlmConfig!.fallback }, `describe uses the VLM ${this.vlm.model}`);
     this.ocrQueue = new ModelQueue<{ image: RgbImage; language?: string }, OcrResult>(
-      // As many pages at once as a model has sessions: one page's runs alone leave narrow sessions idle (at 4
-      // clients on 2 cores, two pages at once made 6.5-6.7 pages/s against 4.6-5.0 one at a time).
-      { name: 'ocr', depth: s.models.runtime.queueDepth, concurrency: s.models.runtime.sessions },
+      // Several pages at once (ocrPagesInFlight): one page's runs alone leave narrow sessions idle (at 4 clients
+      // on 2 cores, two pages at once made 6.5-6.7 pages/s against 4.6-5.0 one at a time).
+      { name: 'ocr', depth: s.models.runtime.queueDepth, concurrency: ocrPagesInFlight(s.models.runtime.sessions) },
       async ([job]) => [await s.taskModels.ocrImage(job!.image, { language: job!.language })],
     );
   }

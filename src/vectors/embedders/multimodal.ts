@@ -14,6 +14,7 @@ import type { RgbImage } from '../../media/rgb-image.js';
 import type { Detector } from '../../detection/detect.js';
 import { dominantColor } from '../../media/colour.js';
 import type { TaskModels } from '../../task-models.js';
+import { ocrPagesInFlight } from '../../ocr/engine.js';
 import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
 import type { LoadedImage } from '../../media/image-input.js';
 import { allSettled } from '../../media/pixel-pool.js';
@@ -61,7 +62,7 @@ export class MultimodalEmbedder implements Embedder {
   constructor(private readonly opts: MultimodalOptions) {
     // As many images at once as a model has sessions (as the OCR endpoint): one image's runs alone leave
     // the narrow sessions idle.
-    this.ocrQueue = new ModelQueue({ name: 'embedding ocr', depth: opts.runtime.queueDepth, concurrency: opts.runtime.sessions },
+    this.ocrQueue = new ModelQueue({ name: 'embedding ocr', depth: opts.runtime.queueDepth, concurrency: ocrPagesInFlight(opts.runtime.sessions) },
       async ([img]) => [(await opts.taskModels.ocrImage(img!)).text]);
   }
 
