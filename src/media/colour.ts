@@ -5,19 +5,8 @@ import type { RgbImage } from './rgb-image.js';
 
 const clampTo = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
-const NAMED: { name: string; test: (h: number, s: number, v: number) => boolean }[] = [
-  { name: 'black', test: (_h, _s, v) => v < 0.18 },
-  { name: 'white', test: (_h, s, v) => s < 0.15 && v > 0.8 },
-  { name: 'gray', test: (_h, s) => s < 0.18 },
-  { name: 'brown', test: (h, s, v) => h >= 10 && h < 45 && v < 0.55 && s > 0.25 },
-  { name: 'red', test: (h) => h < 12 || h >= 340 },
-  { name: 'orange', test: (h) => h < 40 },
-  { name: 'yellow', test: (h) => h < 68 },
-  { name: 'green', test: (h) => h < 165 },
-  { name: 'blue', test: (h) => h < 255 },
-  { name: 'purple', test: (h) => h < 295 },
-  { name: 'pink', test: () => true },
-];
+// The names in the order their rules are tried (colourIndex): the first rule a pixel meets names it.
+const NAMES = ['black', 'white', 'gray', 'brown', 'red', 'orange', 'yellow', 'green', 'blue', 'purple', 'pink'] as const;
 
 /**
  * The most common named colour in the central part of a box (the middle 60% of each side, which is
@@ -33,33 +22,52 @@ export function dominantColor(image: RgbImage, box: readonly number[]): string |
   const ay = Math.floor(clampTo(y1 + 0.2 * h, 0, image.height - 1));
   const by = Math.ceil(clampTo(y2 - 0.2 * h, ay + 1, image.height));
   const step = Math.max(1, Math.floor(Math.sqrt(((bx - ax) * (by - ay)) / 1600)));
-  const votes = new Map<string, number>();
+  // Votes per name, and the order names were first seen: a tie goes to the name seen first. Counting in a
+  // small array instead of a Map of strings keeps this off a detect or image search's main-thread bill
+  // (each box samples up to ~1600 pixels).
+  const votes = new Int32Array(NAMES.length);
+  const seen: number[] = [];
   const d = image.data;
   for (let y = ay; y < by; y += step) {
     for (let x = ax; x < bx; x += step) {
       const o = (y * image.width + x) * 3;
-      const name = colorName(d[o], d[o + 1], d[o + 2]);
-      votes.set(name, (votes.get(name) ?? 0) + 1);
+      const k = colourIndex(d[o]!, d[o + 1]!, d[o + 2]!);
+      if (votes[k]++ === 0) seen.push(k);
     }
   }
   let best: string | undefined;
   let most = 0;
-  for (const [k, v] of votes) if (v > most) { most = v; best = k; }
+  for (const k of seen) if (votes[k]! > most) { most = votes[k]!; best = NAMES[k]; }
   return best;
 }
 
 export function colorName(r: number, g: number, b: number): string {
+  return NAMES[colourIndex(r, g, b)];
+}
+
+/** Hue, saturation and value rules, tried in NAMES' order. */
+function colourIndex(r: number, g: number, b: number): number {
   const max = Math.max(r, g, b) / 255;
   const min = Math.min(r, g, b) / 255;
   const v = max;
   const s = max === 0 ? 0 : (max - min) / max;
   let h = 0;
   if (max !== min) {
-    const [rn, gn, bn, dlt] = [r / 255, g / 255, b / 255, max - min];
+    const rn = r / 255, gn = g / 255, bn = b / 255, dlt = max - min;
     if (max === rn) h = 60 * (((gn - bn) / dlt) % 6);
     else if (max === gn) h = 60 * ((bn - rn) / dlt + 2);
     else h = 60 * ((rn - gn) / dlt + 4);
     if (h < 0) h += 360;
   }
-  return NAMED.find((c) => c.test(h, s, v))!.name;
+  if (v < 0.18) return 0; // black
+  if (s < 0.15 && v > 0.8) return 1; // white
+  if (s < 0.18) return 2; // gray
+  if (h >= 10 && h < 45 && v < 0.55 && s > 0.25) return 3; // brown
+  if (h < 12 || h >= 340) return 4; // red
+  if (h < 40) return 5; // orange
+  if (h < 68) return 6; // yellow
+  if (h < 165) return 7; // green
+  if (h < 255) return 8; // blue
+  if (h < 295) return 9; // purple
+  return 10; // pink
 }
