@@ -12,6 +12,11 @@
 #   cp libonnxruntime_providers_*.so /tmp/sf/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/
 # and the CUDA libraries they need (cuBLAS, cuDNN, the CUDA runtime of the provider's major version) must be
 # on LD_LIBRARY_PATH there.
+# The CUDA provider of ONNX Runtime 1.29 (CUDA 13) is on the npm registry in a Unity package
+# (com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9, Plugins/Linux/x64; pack onnxruntime-node@1.29.0 and
+# onnxruntime-common@1.29.0 for ORT_NODE_TGZ / ORT_COMMON_TGZ). To fit a 64 MiB transfer, keep only the target
+# GPU's kernels (scripts/fatbin-keep-arch.ts, sm_90 for an H100/H200: xz then makes ~38 MB of it) and send it
+# in its own call before the bundle (~44 MB), unpacking both outside the work tree on the same warm machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.dev/stage
