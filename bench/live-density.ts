@@ -25,10 +25,13 @@ const pct = (xs: number[], p: number) => {
 };
 const mb = (b: number) => Math.round(b / 1048576);
 
+/** The evaluation photo the detector-alone bound is timed on (stretched to 720p): without it, no density run. */
+export const DENSITY_PHOTO = 'detection_coco128/images/000000000094.jpg';
+
 /** Images/s of the detector alone on a 720p frame: the better of 1 session x all threads and 1 per core. */
 export async function detectorAlone(ms: number): Promise<{ ips: number; split: string }> {
   const registry = await ModelRegistry.open('./data', { modelsDir: join(projectRoot, 'data', 'models') });
-  const photo = join(evalDir('detection_coco128'), 'images', '000000000094.jpg');
+  const photo = join(evalDir(), DENSITY_PHOTO);
   const { data, info } = await sharp(photo).resize(1280, 720, { fit: 'fill' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   const cores = availableParallelism();
   let best = { ips: 0, split: '' };

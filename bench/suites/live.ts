@@ -12,7 +12,8 @@ import { spawn } from 'node:child_process';
 import { api, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { startRtspServer, synthetic720p } from '../../test/helpers/live-sources.js';
 import { argValue } from '../../eval/lib/model-choice.js';
-import { runStreams } from '../live-density.js';
+import { EVAL_DATA_MISSING, hasEvalData, skipWithoutEvalData } from '../../eval/dir.js';
+import { DENSITY_PHOTO, runStreams } from '../live-density.js';
 import { sseReads } from '../sse-reads.js';
 
 interface RunResult { label: string; samplingFps: number; processed: number; dropped: number; p50: number; p95: number; rss10: number; rssEnd: number }
@@ -96,6 +97,7 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
   if (streams !== undefined) {
     const sourceFps = Number(argValue(args, 'source-fps') ?? 25);
     if (!Number.isInteger(sourceFps) || sourceFps < 5 || sourceFps > 60) throw new Error(`--source-fps: expected a whole number from 5 to 60, got ${argValue(args, 'source-fps')}`);
+    if (skipWithoutEvalData({ json }, DENSITY_PHOTO)) return;
     await runStreams({ quick, json, streams: streams.split(',').map(Number).filter((n) => n >= 1), sourceFps });
     return;
   }
@@ -133,7 +135,9 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
     await t.close();
   }
   // --quick also runs the cameras-per-machine part briefly (two 5 fps cameras), so it cannot rot between the
-  // full runs that measure density (`--streams`).
-  const density = quick ? await runStreams({ quick, json: false, streams: [2], sourceFps: 5 }) : undefined;
+  // full runs that measure density (`--streams`); its bound is timed on an evaluation photo, so not without it.
+  const densityData = hasEvalData(DENSITY_PHOTO);
+  if (quick && !densityData) console.log(`live density: skipped: ${EVAL_DATA_MISSING}`);
+  const density = quick && densityData ? await runStreams({ quick, json: false, streams: [2], sourceFps: 5 }) : undefined;
   if (json) console.log(JSON.stringify({ ...summary, ...(density ? { density } : {}) }));
 }
