@@ -20,7 +20,7 @@ export const TERMINAL_STATES: readonly TaskState[] = ['succeeded', 'failed', 'ca
 const positive = (field: string) => z.number(expected('a number greater than 0', field)).gt(0, expected('a number greater than 0', field));
 
 const Sampling = z.discriminatedUnion('mode', [
-  z.strictObject({ mode: z.literal('fps'), value: positive('sampling.value').meta({ description: 'Frames per second of video time' }) }),
+  z.strictObject({ mode: z.literal('fps'), value: positive('sampling.value').meta({ description: 'Frames per second of video time. On a live source, a frame up to half a source frame before a sample time counts as reaching it (camera timestamps jitter), so a camera sampled at its own rate keeps every frame; files take the first frame at or after each sample time' }) }),
   z.strictObject({ mode: z.literal('interval'), value: positive('sampling.value').meta({ description: 'One frame every value seconds' }) }),
   z.strictObject({ mode: z.literal('keyframe') }),
 ], expected('one of "fps", "interval", "keyframe"', 'sampling.mode')).meta({ description: 'Default: 1 frame per second ({mode: "fps", value: 1})' });

@@ -60,8 +60,8 @@ export class MultimodalEmbedder implements Embedder {
   private readonly ocrQueue: ModelQueue<RgbImage, string>;
 
   constructor(private readonly opts: MultimodalOptions) {
-    // As many images at once as a model has sessions (as the OCR endpoint): one image's runs alone leave
-    // the narrow sessions idle.
+    // Two images a session at once (ocrPagesInFlight, as the OCR endpoint): one image's runs alone leave the
+    // narrow sessions idle.
     this.ocrQueue = new ModelQueue({ name: 'embedding ocr', depth: opts.runtime.queueDepth, concurrency: ocrPagesInFlight(opts.runtime.sessions) },
       async ([img]) => [(await opts.taskModels.ocrImage(img!)).text]);
   }
