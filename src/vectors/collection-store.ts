@@ -41,8 +41,30 @@ function toItem(r: Row): StoredItem {
   };
 }
 
+/** Collections whose rows the embedded database's store keeps in memory; past it the oldest is dropped. */
+const CACHED_ROWS_MAX = 10_000;
+
 export class CollectionStore {
-  constructor(private readonly db: Db) {}
+  /**
+   * The embedded database (PGlite) belongs to this process alone, so every change to a collection's row goes
+   * through this store: the rows it read stay exact until it writes them, and a search reads its collection
+   * from memory (a PGlite query costs the event loop ~1 ms: a third of what a search request adds to its
+   * embedding). PostgreSQL is shared with other nodes: there every read goes to the database.
+   */
+  private readonly rows: Map<string, { projectId: string; c: Collection }> | null;
+  /** Per collection id, bumped by each write: a read that a write overtook does not fill the cache. */
+  private readonly writes = new Map<string, number>();
+
+  constructor(private readonly db: Db) {
+    this.rows = db.kind === 'pglite' ? new Map() : null;
+  }
+
+  private async writing<T>(id: string, write: () => Promise<T>): Promise<T> {
+    if (!this.rows) return write();
+    const forget = () => { this.rows!.delete(id); this.writes.set(id, (this.writes.get(id) ?? 0) + 1); };
+    forget();
+    try { return await write(); } finally { forget(); }
+  }
 
   /** null when the project already has a collection of that name. */
   async create(projectId: string, c: { name: string; description: string | null; model_id: string; dimensions: number; metric: string }): Promise<Collection | null> {
@@ -56,8 +78,16 @@ export class CollectionStore {
 
   /** The project's collection, or null (another project's collection is null too). */
   async get(projectId: string, id: string): Promise<Collection | null> {
+    const cached = this.rows?.get(id);
+    if (cached && cached.projectId === projectId) return { ...cached.c };
+    const seen = this.writes.get(id);
     const rows = await this.db.query(sql.getCollection, [id, projectId]);
-    return rows[0] ? toCollection(rows[0]) : null;
+    const c = rows[0] ? toCollection(rows[0]) : null;
+    if (c && this.rows && this.writes.get(id) === seen) {
+      if (this.rows.size >= CACHED_ROWS_MAX) this.rows.delete(this.rows.keys().next().value!);
+      this.rows.set(id, { projectId, c: { ...c } });
+    }
+    return c;
   }
 
   async all(): Promise<Collection[]> {
@@ -65,7 +95,7 @@ export class CollectionStore {
   }
 
   async delete(projectId: string, id: string): Promise<boolean> {
-    return (await this.db.query(sql.deleteCollection, [id, projectId])).length > 0;
+    return this.writing(id, async () => (await this.db.query(sql.deleteCollection, [id, projectId])).length > 0);
   }
 
   /** One transaction: allocate keys and a change number (locking the collection row), delete the items these
@@ -73,7 +103,7 @@ export class CollectionStore {
    * removes their keys before it adds the new ones), insert the items. Ids are unique within the batch. Writers
    * of one collection serialise on its row, so concurrent upserts of one id leave exactly one item. */
   async addItems(projectId: string, collectionId: string, items: NewItem[]): Promise<{ changeSeq: number; keys: bigint[]; replaced: Array<{ id: string; key: bigint; blob_key: string | null }> } | null> {
-    return this.db.tx(async (q: Queryable) => {
+    return this.writing(collectionId, () => this.db.tx(async (q: Queryable) => {
       const head = await q.query(sql.beginWrite, [collectionId, items.length, items.length, projectId]);
       if (!head[0]) return null;
       const first = BigInt(String(head[0].first_key));
@@ -87,19 +117,19 @@ export class CollectionStore {
         JSON.stringify(it.metadata), vectorToBytes(it.vector)));
       await q.query(sql.insertItems(items.length), params);
       return { changeSeq, keys, replaced };
-    });
+    }));
   }
 
   /** One transaction: a change number, then the deletions; unknown ids are reported back. */
   async deleteItems(projectId: string, collectionId: string, ids: string[]): Promise<{ changeSeq: number; deleted: Array<{ id: string; key: bigint; blob_key: string | null }> } | null> {
-    return this.db.tx(async (q: Queryable) => {
+    return this.writing(collectionId, () => this.db.tx(async (q: Queryable) => {
       const head = await q.query(sql.beginWrite, [collectionId, 0, 0, projectId]);
       if (!head[0]) return null;
       const changeSeq = Number(head[0].change_seq);
       const rows = await q.query(sql.deleteItems, [collectionId, ids, changeSeq]);
       if (rows.length) await q.query(sql.adjustCount, [collectionId, -rows.length]);
       return { changeSeq, deleted: rows.map((r) => ({ id: String(r.id), key: BigInt(String(r.key)), blob_key: (r.blob_key as string | null) ?? null })) };
-    });
+    }));
   }
 
   /** One item of the collection, or null. */
@@ -114,7 +144,7 @@ export class CollectionStore {
   async updateMetadata(projectId: string, collectionId: string, id: string, update: (old: Record<string, unknown>) => Record<string, unknown>): Promise<{ changeSeq: number; item: StoredItem } | 'missing' | null> {
     const missing = new Error('missing item');
     try {
-      return await this.db.tx(async (q: Queryable) => {
+      return await this.writing(collectionId, () => this.db.tx(async (q: Queryable) => {
         const head = await q.query(sql.beginWrite, [collectionId, 0, 0, projectId]);
         if (!head[0]) return null;
         const changeSeq = Number(head[0].change_seq);
@@ -123,7 +153,7 @@ export class CollectionStore {
         const next = update(toItem(rows[0]).metadata);
         const updated = await q.query(sql.updateMetadata, [collectionId, id, JSON.stringify(next), changeSeq]);
         return { changeSeq, item: toItem(updated[0]!) };
-      });
+      }));
     } catch (e) {
       if (e === missing) return 'missing';
       throw e;

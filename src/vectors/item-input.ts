@@ -28,6 +28,14 @@ export interface LoadedContent {
 
 const present = (v: unknown) => v !== undefined && v !== null;
 
+/** The kind of content a body carries when it carries exactly one, without decoding or checking it (null
+ * otherwise: parseContent then says what is wrong). */
+export function contentKind(body: Partial<Record<(typeof FIELDS)[number], string | null>>): ParsedContent['kind'] | null {
+  const given = FIELDS.filter((f) => present(body[f]));
+  if (given.length !== 1) return null;
+  return given[0] === 'text' ? 'text' : given[0] === 'audio' ? 'audio' : 'image';
+}
+
 /** `prefix` is '' for a search body and 'items[3].' for an item. */
 export function parseContent(body: Partial<Record<(typeof FIELDS)[number], string | null>>, prefix: string): ParsedContent {
   const given = FIELDS.filter((f) => present(body[f]));

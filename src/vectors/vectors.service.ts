@@ -12,12 +12,15 @@ import type { IndexManager } from './index-manager.js';
 import { rescore } from './rescore.js';
 import { DEFAULT_EMBEDDING_MODEL, type EmbeddingModels } from './embedding-models.js';
 import { releaseAfter, requestPixels } from '../media/pixel-pool.js';
-import { loadContent, parseContent, type LoadedContent, type ParsedContent } from './item-input.js';
+import { contentKind, loadContent, parseContent, type LoadedContent, type ParsedContent } from './item-input.js';
 import type { CreateCollectionBody, DeleteItemsBody, IndexBody, ItemsQuery, PatchItemBody, SearchBody } from './schemas.js';
 import { matchesFilter, parseFilter } from './filter.js';
 import { mergePatch } from './merge-patch.js';
 import { idsMatching } from './items-by-filter.js';
 import { DEFAULT_MERGE_GAP_MS, groupByVideo, groupedCandidates, momentOf } from './moment-search.js';
+
+/** Collections whose model a search remembers (refuseIfFull); past it the oldest is forgotten. */
+const KNOWN_MODELS_MAX = 10_000;
 
 /** Items embedded at once per call (detector and recogniser queues batch across them). */
 const EMBED_CONCURRENCY = 4;
@@ -46,6 +49,10 @@ export class VectorsService {
   private readonly store: CollectionStore;
   private readonly index: IndexManager;
   private readonly models: EmbeddingModels;
+  /** Each collection's owner and model as last read (neither ever changes): a search refuses on a full queue
+   * before the query is decoded or the collection is read again (overloaded, a refusal is what most requests
+   * get: it must cost next to nothing). */
+  private readonly modelOf = new Map<string, { projectId: string; modelId: string }>();
 
   constructor(d: VectorsDeps) {
     this.s = d.s; this.store = d.store; this.index = d.index; this.models = d.models;
@@ -77,6 +84,7 @@ export class VectorsService {
   async deleteCollection(caller: Owner, id: string) {
     const gone = await this.index.lock.run(id, async () => {
       if (!(await this.store.delete(caller.projectId, id))) return false;
+      this.modelOf.delete(id);
       await this.index.drop(id);
       return true;
     });
@@ -200,6 +208,7 @@ export class VectorsService {
   private async searchItems(caller: Caller, collectionId: string, body: SearchBody, links: boolean) {
     const started = performance.now();
     const { s, store, index } = this;
+    await this.refuseIfFull(caller, collectionId, contentKind(body));
     const content = parseContent(body, '');
     const filter = body.filter === undefined ? null : parseFilter(body.filter);
     const c = await this.collection(caller, collectionId);
@@ -246,8 +255,25 @@ export class VectorsService {
 
   private async collection(caller: Owner, id: string): Promise<Collection> {
     const c = await this.store.get(caller.projectId, id);
-    if (!c) throw errors.notFound('collection', id);
+    if (!c) {
+      this.modelOf.delete(id);
+      throw errors.notFound('collection', id);
+    }
+    if (!this.modelOf.has(id)) {
+      if (this.modelOf.size >= KNOWN_MODELS_MAX) this.modelOf.delete(this.modelOf.keys().next().value!);
+      this.modelOf.set(id, { projectId: caller.projectId, modelId: c.model_id });
+    }
     return c;
+  }
+
+  /** A 503 when the queue of a known collection's model for this kind is full, before anything else is
+   * checked: a malformed query, or a collection deleted since (on another node), may get this 503 where its
+   * next try gets the 400 or 404. */
+  private async refuseIfFull(caller: Owner, id: string, kind: ParsedContent['kind'] | null): Promise<void> {
+    const known = this.modelOf.get(id);
+    if (!known || known.projectId !== caller.projectId || !kind || kind === 'text') return;
+    const e = await this.models.get(known.modelId);
+    if (e?.info.types.includes(kind)) await e.checkRoom?.(kind);
   }
 
   private async embedderOf(c: Collection): Promise<Embedder> {
