@@ -11,7 +11,7 @@ import { readOnnxInfo } from '../inference/onnx-metadata.js';
 import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
 import { letterboxAsync, stretchAsync } from '../native/image.js';
 import { dominantColor } from '../media/colour.js';
-import { decodeYolo, unletterbox, type Letterbox, type RawBox } from './yolo.js';
+import { DECODED_BOXES, decodeYolo, unletterbox, unpackBoxes, type DecodeOptions, type Letterbox, type RawBox } from './yolo.js';
 
 export interface DetectOptions {
   classes?: string[];
@@ -78,17 +78,20 @@ export class Detector {
     let letterbox: Letterbox | undefined;
     let buffer: Float32Array | undefined;
     try {
+      const options: DecodeOptions = {
+        layout: this.post.layout, numClasses: this.labels.length, minScore, iouThreshold: nmsIou,
+        input: { width: this.pre.width, height: this.pre.height }, strides: this.post.strides, scores: this.post.scores,
+      };
+      // The session's worker decodes the output (its boxes cross to this thread, not the raw tensor).
       const out = await this.handle.run(async () => {
         buffer = this.spareInputs.pop() ?? new Float32Array(new SharedArrayBuffer(3 * this.pre.width * this.pre.height * 4));
         const input = await modelInput(image, this.pre, buffer);
         letterbox = input.letterbox;
         return { [this.pre.inputName]: input.tensor };
-      });
+      }, undefined, undefined, { decode: { output: this.post.output, options } });
+      const decoded = out[DECODED_BOXES];
       const t = (this.post.output ? out[this.post.output] : undefined) ?? Object.values(out)[0];
-      const boxes = decodeYolo(t.data as Float32Array, t.dims, {
-        layout: this.post.layout, numClasses: this.labels.length, minScore, iouThreshold: nmsIou,
-        input: { width: this.pre.width, height: this.pre.height }, strides: this.post.strides, scores: this.post.scores,
-      });
+      const boxes = decoded ? unpackBoxes(decoded.data as Float64Array) : decodeYolo(t.data as Float32Array, t.dims, options);
       return boxes.map((b) => ({ ...b, box: unletterbox(b.box, letterbox!, image.width, image.height) }));
     } finally {
       if (buffer) this.spareInputs.push(buffer);

@@ -87,6 +87,22 @@ export function impliedClassCount(dims: readonly (number | string | null)[], inp
   return b > 4 ? b - 4 : undefined;
 }
 
+/** The tensor a session worker answers with when it decoded the output itself (decodeInWorker): one row of
+ * x1, y1, x2, y2, score, class id per box, as float64 so every value is the one decodeYolo computed. */
+export const DECODED_BOXES = 'sightflow:decoded-boxes';
+
+export function packBoxes(boxes: RawBox[]): Float64Array {
+  const out = new Float64Array(boxes.length * 6);
+  boxes.forEach((b, i) => { out.set(b.box, i * 6); out[i * 6 + 4] = b.score; out[i * 6 + 5] = b.classId; });
+  return out;
+}
+
+export function unpackBoxes(data: Float64Array): RawBox[] {
+  const out: RawBox[] = [];
+  for (let o = 0; o + 6 <= data.length; o += 6) out.push({ box: [data[o]!, data[o + 1]!, data[o + 2]!, data[o + 3]!], score: data[o + 4]!, classId: data[o + 5]! });
+  return out;
+}
+
 export interface DecodeOptions {
   layout: YoloLayout | 'auto';
   numClasses: number;

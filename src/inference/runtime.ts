@@ -13,7 +13,7 @@ import { ItemFailed, ModelQueue, type RunPriority } from './model-queue.js';
 import { observeExecution } from '../metrics/models.js';
 import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool.js';
 import { SessionReplicas } from './session-replicas.js';
-import { packTensors, type SessionInfo, type WireTensor } from './session-wire.js';
+import { packTensors, type SessionInfo, type WireTensor, type WorkerDecode } from './session-wire.js';
 
 export type Tensor = ort.Tensor;
 export const Tensor = ort.Tensor;
@@ -127,9 +127,14 @@ export interface RunOptions {
    * unusable (detached) afterwards. Leave unset when the same feeds are run again.
    */
   transfer?: boolean;
+  /**
+   * A detector's output decoded in the session's worker: the run answers one DECODED_BOXES tensor instead of
+   * its outputs. A run micro-batched with others answers its outputs as usual (the caller decodes them).
+   */
+  decode?: WorkerDecode;
 }
 
-interface RunItem { feeds: Feeds | DeferredFeeds; outputs?: string[]; transfer?: boolean }
+interface RunItem { feeds: Feeds | DeferredFeeds; outputs?: string[]; transfer?: boolean; decode?: WorkerDecode }
 interface ReadyItem extends RunItem { feeds: Feeds }
 
 /** An item's feeds, made now when they were deferred. */
@@ -376,7 +381,7 @@ export class ModelHandle {
     const t0 = performance.now();
     this.requests++;
     this.stopIdleTimer();
-    const done = this.queue.submit({ feeds, outputs, transfer: opts.transfer }, signal, runPriority.getStore() ?? 'interactive');
+    const done = this.queue.submit({ feeds, outputs, transfer: opts.transfer, decode: opts.decode }, signal, runPriority.getStore() ?? 'interactive');
     done.then(() => this.record(performance.now() - t0), () => { this.errors++; }).finally(() => {
       this.lastUsedAt = Date.now();
       this.armIdleTimer();
@@ -452,7 +457,7 @@ export class ModelHandle {
       const feeds = packTensors(item.feeds, item.transfer ?? false, transfer);
       const t0 = performance.now();
       out = await replica.loaded!.worker.call<Record<string, WireTensor>>(
-        { op: 'run', model: this.spec.id, feeds, outputs: item.outputs }, `model ${this.spec.id} run`, transfer);
+        { op: 'run', model: this.spec.id, feeds, outputs: item.outputs, ...(items === 1 && item.decode ? { decode: item.decode } : {}) }, `model ${this.spec.id} run`, transfer);
       observeExecution(this.spec.id, items, performance.now() - t0);
     } finally {
       this.replicas.release(replica);

@@ -1,6 +1,11 @@
 // The messages between the runtime (main thread) and its session workers, and how tensors cross: as
 // {type, dims, data}, with the data's ArrayBuffer moved (transferred) rather than copied where allowed.
 import type ort from 'onnxruntime-node';
+import type { DecodeOptions } from '../detection/yolo.js';
+
+/** A detector's output decoded where the session ran (its boxes come back, not its raw tensor): `output`
+ * names the tensor (default the first). */
+export interface WorkerDecode { output?: string; options: DecodeOptions }
 
 export interface WireTensor { type: ort.Tensor.Type; dims: readonly number[]; data: ort.Tensor.DataType }
 
@@ -15,7 +20,7 @@ export interface SessionInfo {
 
 export type ToWorker =
   | { op: 'load'; call: number; model: string; source: string | Uint8Array; providers: string[]; intraOpThreads: number }
-  | { op: 'run'; call: number; model: string; feeds: Record<string, WireTensor>; outputs?: string[] }
+  | { op: 'run'; call: number; model: string; feeds: Record<string, WireTensor>; outputs?: string[]; decode?: WorkerDecode }
   | { op: 'release'; call: number; model: string };
 
 export type FromWorker = { call: number; ok: true; value: unknown } | { call: number; ok: false; message: string };

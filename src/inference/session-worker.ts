@@ -4,6 +4,7 @@
 import { parentPort } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import { type FromWorker, packTensors, sharedInput, type SessionInfo, type ToWorker } from './session-wire.js';
+import { DECODED_BOXES, decodeYolo, packBoxes } from '../detection/yolo.js';
 
 const port = parentPort;
 if (!port) throw new Error('session-worker.ts is a worker_threads entry, not a module to import');
@@ -59,6 +60,14 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         out = m.outputs ? await session.run(feeds, m.outputs) : await session.run(feeds);
       } finally {
         for (const r of releases) r();
+      }
+      if (m.decode) {
+        // A detector's raw output (a YOLOv8's is 2.7 MB a run) is decoded here and only its boxes cross: a new
+        // large buffer on the main thread each run made V8 run a full collection of the main heap about
+        // every second under load.
+        const t = (m.decode.output ? out[m.decode.output] : undefined) ?? Object.values(out)[0]!;
+        const boxes = packBoxes(decodeYolo(t.data as Float32Array, t.dims, m.decode.options));
+        return packTensors({ [DECODED_BOXES]: { type: 'float64', dims: [boxes.length / 6, 6], data: boxes } }, true, transfer);
       }
       // Outputs are ours alone: their buffers move to the main thread.
       return packTensors(out, true, transfer);
