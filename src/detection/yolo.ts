@@ -87,7 +87,7 @@ export function impliedClassCount(dims: readonly (number | string | null)[], inp
   return b > 4 ? b - 4 : undefined;
 }
 
-/** The tensor a session worker answers with when it decoded the output itself (decodeInWorker): one row of
+/** The tensor a session worker answers with when it decoded the output itself (RunOptions.decode): one row of
  * x1, y1, x2, y2, score, class id per box, as float64 so every value is the one decodeYolo computed. */
 export const DECODED_BOXES = 'sightflow:decoded-boxes';
 

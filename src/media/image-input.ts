@@ -80,25 +80,31 @@ export function parseImageUrl(value: unknown, param: string): URL {
 /** Fetches (for a URL), sniffs and decodes the image. Every failure is an ApiError of the catalogue. */
 export async function loadImage(input: ImageInput, opts: LoadImageOptions = {}): Promise<LoadedImage> {
   const maxBytes = opts.maxBytes ?? IMAGE_MAX_BYTES;
-  const bytes =
-    input.kind === 'url'
-      ? await fetchMediaBytes(input.url, {
-          param: input.param,
-          maxBytes,
-          timeoutMs: opts.timeoutMs ?? IMAGE_FETCH_TIMEOUT_MS,
-          maxRedirects: opts.maxRedirects ?? IMAGE_MAX_REDIRECTS,
-          allowPrivate: opts.allowPrivate ?? false,
-          allowAddresses: opts.allowAddresses,
-          allow: opts.allow,
-          deny: opts.deny,
-          resolve: opts.resolve,
-          signal: opts.signal,
-        })
-      : input.bytes;
+  const { bytes } = await fetchImageInput(input, opts);
   if (bytes.length > maxBytes) throw errors.payloadTooLarge('image', maxBytes);
   const sniffed = sniffImageFormat(bytes);
   if (!sniffed.accepted) throw errors.unsupportedImageFormat(input.param, sniffed.name);
   opts.signal?.throwIfAborted();
   const decoded = await decodeToRgb(bytes, sniffed.format, input.param, opts.maxPixels ?? IMAGE_MAX_PIXELS, opts.pixels);
   return { ...decoded, format: sniffed.format, bytes };
+}
+
+/** The input with its bytes: a URL's fetched now (a caller that waits its turn to decode fetches before it
+ * waits, so a slow server does not hold a turn), given bytes as they are. */
+export async function fetchImageInput(input: ImageInput, opts: LoadImageOptions = {}): Promise<Extract<ImageInput, { kind: 'base64' }>> {
+  if (input.kind !== 'url') return input;
+  const maxBytes = opts.maxBytes ?? IMAGE_MAX_BYTES;
+  const bytes = await fetchMediaBytes(input.url, {
+    param: input.param,
+    maxBytes,
+    timeoutMs: opts.timeoutMs ?? IMAGE_FETCH_TIMEOUT_MS,
+    maxRedirects: opts.maxRedirects ?? IMAGE_MAX_REDIRECTS,
+    allowPrivate: opts.allowPrivate ?? false,
+    allowAddresses: opts.allowAddresses,
+    allow: opts.allow,
+    deny: opts.deny,
+    resolve: opts.resolve,
+    signal: opts.signal,
+  });
+  return { kind: 'base64', bytes, param: input.param };
 }

@@ -12,6 +12,7 @@ import type { IndexManager } from './index-manager.js';
 import { rescore } from './rescore.js';
 import { DEFAULT_EMBEDDING_MODEL, type EmbeddingModels } from './embedding-models.js';
 import { releaseAfter, requestPixels } from '../media/pixel-pool.js';
+import { fetchImageInput, type LoadImageOptions } from '../media/image-input.js';
 import { contentKind, loadContent, parseContent, type LoadedContent, type ParsedContent } from './item-input.js';
 import type { CreateCollectionBody, DeleteItemsBody, IndexBody, ItemsQuery, PatchItemBody, SearchBody } from './schemas.js';
 import { matchesFilter, parseFilter } from './filter.js';
@@ -108,11 +109,11 @@ export class VectorsService {
     const e = await this.embedderOf(c);
     parsed.forEach((p, i) => checkModality(e, p.content, `items[${i}].`));
     if (parsed.some((p) => p.content.kind === 'image')) await e.checkRoom?.('image'); // before any image is fetched
-    const policy = s.config.urlPolicy;
-    const loaded = await mapLimit(parsed, EMBED_CONCURRENCY, async (p) => {
-      const content = await loadContent(p.content, { ...policy, signal: caller.signal });
+    const load = { ...s.config.urlPolicy, signal: caller.signal };
+    const loaded = await mapLimit(parsed, EMBED_CONCURRENCY, (p) => inTurn(e, p.content, load, async (fetched) => {
+      const content = await loadContent(fetched, load);
       return { content, embedding: await embed(caller, e, content) };
-    });
+    }));
     const ids = body.items.map((it) => it.id ?? newId('item'));
     // A client's id may name an item that already has a file: every write gets a file of its own, and the
     // replaced item's file is deleted once the database no longer points at it.
@@ -221,8 +222,11 @@ export class VectorsService {
     const k = body.group_by ? groupedCandidates(topK) : topK;
     await e.checkRoom?.(content.kind); // a full queue refuses before the image is fetched and decoded
     // A query image is read only by its embedding: its pixels go back to the pool when that has settled.
-    const loaded = await loadContent(content, { ...s.config.urlPolicy, signal: caller.signal, pixels: requestPixels });
-    const q = await (loaded.embed.kind === 'image' ? releaseAfter(loaded.embed.image, embed(caller, e, loaded)) : embed(caller, e, loaded));
+    const load = { ...s.config.urlPolicy, signal: caller.signal, pixels: requestPixels };
+    const q = await inTurn(e, content, load, async (fetched) => {
+      const loaded = await loadContent(fetched, load);
+      return loaded.embed.kind === 'image' ? releaseAfter(loaded.embed.image, embed(caller, e, loaded)) : embed(caller, e, loaded);
+    });
     const idx = await index.current(c.id, c.dimensions, c.change_seq);
     // The 8-bit index proposes candidates; their exact cosine over the stored float32 vectors ranks them. A
     // key without a row was deleted (on this node after the lookup, or on another): never returned.
@@ -303,6 +307,16 @@ function checkModality(e: Embedder, c: ParsedContent, prefix: string): void {
 
 function publicCollection({ change_seq: _, ...c }: Collection) {
   return c;
+}
+
+/**
+ * `work` (loading and embedding the content) in the model's turn for its kind (Embedder.admit), so content
+ * waiting its turn holds no pixels. An image given by URL is fetched before it waits: a slow server holds no
+ * turn.
+ */
+async function inTurn<T>(e: Embedder, content: ParsedContent, load: LoadImageOptions, work: (fetched: ParsedContent) => Promise<T>): Promise<T> {
+  const fetched: ParsedContent = content.kind === 'image' ? { kind: 'image', input: await fetchImageInput(content.input, load) } : content;
+  return e.admit ? e.admit(content.kind, () => work(fetched), load.signal) : work(fetched);
 }
 
 async function embed(caller: Caller, e: Embedder, c: LoadedContent): Promise<Embedding> {

@@ -34,6 +34,11 @@ export interface Embedder {
    * the image is fetched and decoded, so a refused request costs no decoding.
    */
   checkRoom?(kind: Modality): Promise<void>;
+  /**
+   * Runs `work` (the query's fetch, decode and embedding) once the model has room for one more image of this
+   * kind, so a request waiting its turn holds no pixels; a full wait rejects with the 503 at once.
+   */
+  admit?<T>(kind: Modality, work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
 }
 
 /** In place; an all-zero vector stays zero. */

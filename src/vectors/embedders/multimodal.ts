@@ -58,12 +58,20 @@ export class MultimodalEmbedder implements Embedder {
   readonly info: EmbeddingModelInfo = { id: MULTIMODAL_ID, name: 'Multimodal embedding v1 (GloVe words, COCO detector, PP-OCR, pocketsphinx)', types: ['image', 'text', 'audio'], dimensions: MULTIMODAL_DIMS, metric: 'COSINE' };
   private semantics: Promise<TextSemantics> | null = null;
   private readonly ocrQueue: ModelQueue<RgbImage, string>;
+  /** Query images being fetched, decoded and embedded (admit): two a session, as the in-process ceiling's best. */
+  private readonly images: ModelQueue<() => Promise<unknown>, unknown>;
 
   constructor(private readonly opts: MultimodalOptions) {
     // Two images a session at once (ocrPagesInFlight, as the OCR endpoint): one image's runs alone leave the
     // narrow sessions idle.
     this.ocrQueue = new ModelQueue({ name: 'embedding ocr', depth: opts.runtime.queueDepth, concurrency: ocrPagesInFlight(opts.runtime.sessions) },
       async ([img]) => [(await opts.taskModels.ocrImage(img!)).text]);
+    this.images = new ModelQueue({ name: 'embedding image', depth: opts.runtime.queueDepth, concurrency: 2 * opts.runtime.sessions },
+      async ([work]) => [await work!()]);
+  }
+
+  admit<T>(kind: Modality, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return kind === 'image' ? this.images.submit(work, signal) as Promise<T> : work();
   }
 
   private text(): Promise<TextSemantics> {
@@ -78,6 +86,7 @@ export class MultimodalEmbedder implements Embedder {
 
   async checkRoom(kind: Modality): Promise<void> {
     if (kind !== 'image') return;
+    this.images.checkRoom();
     (await this.detector()).handle.checkRoom();
     if (this.opts.ocr !== false) this.ocrQueue.checkRoom();
   }
