@@ -35,8 +35,8 @@ export interface Embedder {
    */
   checkRoom?(kind: Modality): Promise<void>;
   /**
-   * Runs `work` (the query's fetch, decode and embedding) once the model has room for one more image of this
-   * kind, so a request waiting its turn holds no pixels; a full wait rejects with the 503 at once.
+   * Runs `work` (decoding and embedding content whose bytes are in hand) once the model has room for one
+   * more of this kind, so content waiting its turn holds no pixels; a full wait rejects with the 503 at once.
    */
   admit?<T>(kind: Modality, work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
 }

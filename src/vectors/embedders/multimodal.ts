@@ -58,7 +58,8 @@ export class MultimodalEmbedder implements Embedder {
   readonly info: EmbeddingModelInfo = { id: MULTIMODAL_ID, name: 'Multimodal embedding v1 (GloVe words, COCO detector, PP-OCR, pocketsphinx)', types: ['image', 'text', 'audio'], dimensions: MULTIMODAL_DIMS, metric: 'COSINE' };
   private semantics: Promise<TextSemantics> | null = null;
   private readonly ocrQueue: ModelQueue<RgbImage, string>;
-  /** Query images being fetched, decoded and embedded (admit): two a session, as the in-process ceiling's best. */
+  /** Images being decoded and embedded (admit; a search's query or an index request's item): two a session,
+   * the in-process pipeline's best. */
   private readonly images: ModelQueue<() => Promise<unknown>, unknown>;
 
   constructor(private readonly opts: MultimodalOptions) {
