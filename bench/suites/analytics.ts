@@ -9,11 +9,11 @@
 // Three quiet runs on a 2-core machine (docs/analytics.md): 0.21-0.30 ms a frame p50 (naive 0.29-0.53 ms in
 // the same runs); recount from the track log typical 50-63 ms, busy 1.76-1.81 s; from the archive 371-398 ms
 // and 2.8-3.5 s.
-import { AnalyticsEngine, type AnalyticsFrame } from '../../src/video/pipeline/analytics/engine.js';
-import { cross, pointInPolygon } from '../../src/video/pipeline/analytics/geometry.js';
-import { parseAnalytics } from '../../src/video/pipeline/analytics/rules.js';
-import { analyticsFrame } from '../../src/video/pipeline/analytics/task-analytics.js';
-import { readTrackBlock, TrackLogWriter, type TrackBlock } from '../../src/video/pipeline/analytics/track-log.js';
+import { AnalyticsEngine, type AnalyticsFrame } from '../../src/video/analytics/engine.js';
+import { cross, pointInPolygon } from '../../src/video/analytics/geometry.js';
+import { parseAnalytics } from '../../src/video/analytics/rules.js';
+import { analyticsFrame } from '../../src/video/analytics/task-analytics.js';
+import { readTrackBlock, TrackLogWriter, type TrackBlock } from '../../src/video/analytics/track-log.js';
 
 const W = 1920, H = 1080;
 

@@ -21,7 +21,7 @@ import { Detector } from '../../src/detection/detect.js';
 import { OcrEngine } from '../../src/ocr/engine.js';
 import { projectRoot } from '../../src/paths.js';
 import { LocalProvider } from '../../src/video/worker/local-provider.js';
-import type { VideoTaskRequest } from '../../src/video/worker/provider.js';
+import type { VideoTaskRequest } from '../../src/video/task-contract.js';
 import { makeMedia } from '../../test/helpers/media.js';
 
 const exec = promisify(execFile);

@@ -18,9 +18,9 @@ import { evalDir, skipWithoutEvalData } from '../dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { parseMotFile } from '../lib/mot-metrics.js';
 import { apiRunner, probeWidth, seqInfo, sequences } from './video-track.js';
-import { AnalyticsEngine, type AnalyticsFrame, type AnalyticsSummary } from '../../src/video/pipeline/analytics/engine.js';
-import { parseAnalytics } from '../../src/video/pipeline/analytics/rules.js';
-import type { VideoTaskRequest } from '../../src/video/worker/provider.js';
+import { AnalyticsEngine, type AnalyticsFrame, type AnalyticsSummary } from '../../src/video/analytics/engine.js';
+import { parseAnalytics } from '../../src/video/analytics/rules.js';
+import type { VideoTaskRequest } from '../../src/video/task-contract.js';
 
 /** Relative rules over the whole view: people walk across all of these in PETS09-S2L1 and TUD-Campus. */
 export const RULES = {

@@ -30,7 +30,7 @@ import { OcrEngine } from '../../src/ocr/engine.js';
 import { projectRoot } from '../../src/paths.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../lib/mot-metrics.js';
 import { LocalProvider } from '../../src/video/worker/local-provider.js';
-import type { FrameOutput, VideoTaskRequest } from '../../src/video/worker/provider.js';
+import type { FrameOutput, VideoTaskRequest } from '../../src/video/task-contract.js';
 
 // OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
 const { ocrImage, ocrRegion } = OcrEngine.forDataDir(join(projectRoot, 'data'));

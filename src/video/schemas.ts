@@ -3,9 +3,9 @@
 // or step parameter is a 400 naming it. Messages follow "Expected X for field but received Y".
 import { z } from 'zod';
 import { expected, received, unit } from './pipeline/step-schema.js';
-import { STEP_MODELS, stepSchemas } from './pipeline/steps.js';
-import { EVENT_TYPES } from './pipeline/analytics/events.js';
-import { IndexCounts } from './pipeline/index/index-step.js';
+import { STEP_MODELS, stepSchemas } from './steps/step-list.js';
+import { EVENT_TYPES } from './analytics/events.js';
+import { IndexCounts } from './moments/index-step.js';
 
 export { STEP_MODELS };
 

@@ -2,7 +2,7 @@
 // FOR UPDATE SKIP LOCKED, leases renewed by heartbeats) and the stream archive (the exact SSE bytes of
 // each task, one row per append, keyed by the byte offset where the row starts).
 import type { Migration } from '../store/migrations.sql.js';
-import { indexMigrations } from './pipeline/index/index.sql.js';
+import { indexMigrations } from './moments/moments.sql.js';
 
 export const videoMigrations: Migration[] = [
   {

@@ -15,13 +15,13 @@ import { TaskQueue } from './worker/queue.js';
 import { VideoWorker, type ProviderSource, type WorkerRooms } from './worker/worker.js';
 import { createProviders } from './worker/provider-lists.js';
 import { fanoutFor } from './stream/stream-fanout.js';
-import type { VideoProvider } from './worker/provider.js';
+import type { VideoProvider } from './task-contract.js';
 import { videoRoutes } from './video.routes.js';
 import { TasksService } from './tasks/tasks.service.js';
 import { WebhookDispatcher } from './tasks/webhooks.js';
 import type { VideoSettings } from '../config/index.js';
 import { watchVideoGauges } from './video-metrics.js';
-import { AnalyticsService } from './pipeline/analytics/analytics.service.js';
+import { AnalyticsService } from './analytics/analytics.service.js';
 
 export interface VideoModuleOptions {
   worker: boolean;

@@ -14,8 +14,8 @@ import type { StreamHub } from './stream/stream-hub.js';
 import type { FinishedArchiveCache } from './stream/archive-cache.js';
 import type { StreamFanout } from './stream/stream-fanout.js';
 import { idempotent } from '../http/idempotency.js';
-import type { AnalyticsService } from './pipeline/analytics/analytics.service.js';
-import { AnalyticsRecountBody, AnalyticsRecountSchema, AnalyticsRulesBody, AnalyticsViewSchema, HeatmapPng, HeatmapQuery } from './pipeline/analytics/analytics.schemas.js';
+import type { AnalyticsService } from './analytics/analytics.service.js';
+import { AnalyticsRecountBody, AnalyticsRecountSchema, AnalyticsRulesBody, AnalyticsViewSchema, HeatmapPng, HeatmapQuery } from './analytics/analytics.schemas.js';
 
 export interface VideoRouteDeps { tasks: TasksService; analytics: AnalyticsService; store: TaskStore; archive: StreamArchive; subs: Subscriptions; cache: FinishedArchiveCache; fanout: StreamFanout }
 

@@ -6,7 +6,7 @@
 // (defaults 10, 20, 0, 1; T targets per frame make chunks of about 120 T bytes); &walkers=W instead: W people
 // (track ids 1..W, 20 x 40 boxes) walk right to left from x = 600 at 20 px a frame, at y = 100 + 50 w (the
 // analytics tests count them on lines and zones).
-import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/worker/provider.js';
+import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/task-contract.js';
 
 export interface SyntheticOptions {
   name?: string;

@@ -14,7 +14,7 @@ import { checkUrl, type Resolver, type UrlPolicy, type UrlVerdict } from '../../
 import type { Services } from '../../src/services.js';
 import { loadContent, parseContent } from '../../src/vectors/item-input.js';
 import { checkVideoUrl } from '../../src/video/source/video-source.js';
-import { ProviderError } from '../../src/video/worker/provider.js';
+import { ProviderError } from '../../src/video/task-contract.js';
 import type { ProcessBody } from '../../src/video/schemas.js';
 import { stageInput } from '../../src/video/tasks/task-input.js';
 

@@ -6,10 +6,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { checkSteps } from '../../src/video/pipeline/plan.js';
+import { checkSteps } from '../../src/video/steps/plan.js';
 import type { StepRun } from '../../src/video/pipeline/step.js';
 import { trackerSettings, TrackIds } from '../../src/video/pipeline/target-tracker.js';
-import type { FrameOutput, VideoTaskRequest } from '../../src/video/worker/provider.js';
+import type { FrameOutput, VideoTaskRequest } from '../../src/video/task-contract.js';
 
 let t: TestApp;
 before(async () => { t = await startTestApp(); });

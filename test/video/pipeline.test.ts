@@ -15,7 +15,7 @@ import { Detector } from '../../src/detection/detect.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../../eval/lib/mot-metrics.js';
 import { LocalProvider } from '../../src/video/worker/local-provider.js';
 import { OcrEngine } from '../../src/ocr/engine.js';
-import type { FrameOutput, ProviderResult, VideoTaskRequest } from '../../src/video/worker/provider.js';
+import type { FrameOutput, ProviderResult, VideoTaskRequest } from '../../src/video/task-contract.js';
 import { corruptClip, garbageFile, h264Clip, longClip, stillClip, textClip } from '../helpers/videos.js';
 import { carPhoto, evalData, TUD_CAMPUS } from '../helpers/eval-data.js';
 import { EVAL_DATA_MISSING } from '../../eval/dir.js';

@@ -6,7 +6,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RemoteProvider } from '../../src/video/worker/remote-provider.js';
-import { ProviderError, type FrameOutput, type VideoTaskRequest } from '../../src/video/worker/provider.js';
+import { ProviderError, type FrameOutput, type VideoTaskRequest } from '../../src/video/task-contract.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { h264Clip } from '../helpers/videos.js';
 

@@ -13,7 +13,7 @@ import { createProviders } from '../../src/video/worker/provider-lists.js';
 import { hintVariable, parseProviderList } from '../../src/config/providers.js';
 import { LocalProvider } from '../../src/video/worker/local-provider.js';
 import { RemoteProvider } from '../../src/video/worker/remote-provider.js';
-import { ProviderError, type FrameOutput, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/worker/provider.js';
+import { ProviderError, type FrameOutput, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/task-contract.js';
 import { mediaDir } from '../helpers/media.js';
 
 const KEY = 'sk_sf_remote_test_key';

@@ -13,7 +13,7 @@ import type { RgbImage } from '../../media/rgb-image.js';
 import type { TaskModels } from '../../task-models.js';
 import type { Services } from '../../services.js';
 import type { Queryable } from '../../store/db.js';
-import type { FrameOutput, StreamTarget, VideoTaskRequest } from '../worker/provider.js';
+import type { FrameOutput, StreamTarget, VideoTaskRequest } from '../task-contract.js';
 import type { TrackerSettings, TrackIds } from './target-tracker.js';
 
 /** A step as a request names it (a remote node's or a test's request may not have passed the schema). */

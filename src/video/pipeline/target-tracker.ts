@@ -19,7 +19,7 @@
 //    during the first min_hits frames of a task every track counts). Ids are fixed when a track starts
 //    (report 'all'), so a target keeps the id it got in its first frame; 0 and 1 report at once.
 import { errors } from '../../errors.js';
-import type { VideoTaskRequest } from '../worker/provider.js';
+import type { VideoTaskRequest } from '../task-contract.js';
 import { Tracker } from '../../native/track.js';
 
 export interface TrackerSettings {

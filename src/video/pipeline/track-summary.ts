@@ -1,6 +1,6 @@
 // A task's per-track results, folded from the targets a provider emits. Unlike the worker's fold
 // from archived chunks, this one sees feature vectors, so it can give the digest of each track's mean vector.
-import type { TrackSummary } from '../worker/provider.js';
+import type { TrackSummary } from '../task-contract.js';
 import { featureDigest } from './feature/colour-layout.js';
 
 interface Acc {

@@ -12,7 +12,7 @@
 //  - range and max_frames hold for the whole task: the reopened decoder gets the remaining frame budget, the
 //    range is applied here in stream time (seconds) or index (frames).
 import { DecodeError, type DecodedFrame, type VideoDecoder } from './decoder.js';
-import { ProviderError } from '../worker/provider.js';
+import { ProviderError } from '../task-contract.js';
 
 export interface ReconnectPolicy {
   maxAttempts: number;

@@ -8,7 +8,7 @@ import { errors } from '../../errors.js';
 import type { GuardedSourceOptions } from '../../media/guarded-source.js';
 import { startRtspRelay } from '../../media/rtsp-relay.js';
 import { checkUrl, resolveHost, resolveOnce, type Resolver, type UrlPolicy } from '../../media/url-policy.js';
-import { ProviderError } from '../worker/provider.js';
+import { ProviderError } from '../task-contract.js';
 import { VideoDecoder, type DecoderOptions } from './decoder.js';
 import { VIDEO_URL_SCHEMES } from '../schemas.js';
 

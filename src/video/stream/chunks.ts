@@ -1,7 +1,7 @@
 // The SSE wire format of a task stream (docs/video.md, "The stream"): each event is `data: <chunk JSON>\n\n`; the terminal
 // chunk carries finish_reason and usage and is followed by `data: [DONE]\n\n`. These strings are what the
 // archive stores, so every subscriber receives exactly these bytes.
-import type { FrameOutput, StreamInfo } from '../worker/provider.js';
+import type { FrameOutput, StreamInfo } from '../task-contract.js';
 
 export type FinishReason = 'stop' | 'max_frames' | 'error' | 'cancelled';
 

@@ -4,8 +4,8 @@
 // the bytes always agree (a terminal state implies its terminal chunk is stored).
 import type { Services } from '../../services.js';
 import type { Queryable, Row } from '../../store/db.js';
-import type { FrameOutput, StreamInfo } from '../worker/provider.js';
-import { sql as tsql } from '../tasks/tasks.sql.js';
+import type { FrameOutput, StreamInfo } from '../task-contract.js';
+import { sql as tsql } from '../tasks.sql.js';
 import { sql } from './stream.sql.js';
 import { EMPTY_STREAM_INFO, HEARTBEAT_EVENT, frameEvent, terminalEvents, type FinishReason, type TerminalUsage } from './chunks.js';
 import type { StreamHub } from './stream-hub.js';

@@ -13,7 +13,7 @@
 import type { SseWriter } from '../../http/sse.js';
 import type { Services } from '../../services.js';
 import type { Logger } from '../../log.js';
-import { sql } from '../tasks/tasks.sql.js';
+import { sql } from '../tasks.sql.js';
 import { TERMINAL_STATES, type TaskState } from '../schemas.js';
 import { DONE_EVENT } from './chunks.js';
 import { StreamArchive } from './stream-archive.js';

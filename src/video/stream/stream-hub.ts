@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type pg from 'pg';
 import type { Services } from '../../services.js';
-import { sql } from '../tasks/tasks.sql.js';
+import { sql } from '../tasks.sql.js';
 import { sql as streamSql } from './stream.sql.js';
 import type { Queryable } from '../../store/db.js';
 

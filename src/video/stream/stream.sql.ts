@@ -1,7 +1,7 @@
 // The stream archive: rows of SSE bytes keyed by the offset where each starts. Appends happen under the
 // task's row lock (tasks.sql.ts `lock`), or in one statement that changes nothing unless the task's row still
 // ends where its writer last left it, so offsets are contiguous and never overlap.
-import { FRAME_APPENDED } from '../tasks/tasks.sql.js';
+import { FRAME_APPENDED } from '../tasks.sql.js';
 
 /**
  * A frame chunk in one statement, for the worker that made the task's last append: the task moves on

@@ -9,7 +9,7 @@ import { errors } from '../../errors.js';
 import type { RequestContext } from '../../http/route.js';
 import type { SseWriter } from '../../http/sse.js';
 import type { Services } from '../../services.js';
-import { sql } from '../tasks/tasks.sql.js';
+import { sql } from '../tasks.sql.js';
 import { TERMINAL_STATES, type TaskState } from '../schemas.js';
 import type { StreamArchive } from './stream-archive.js';
 import type { StreamHub } from './stream-hub.js';

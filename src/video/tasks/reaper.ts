@@ -6,7 +6,7 @@
 // two reapers racing both see the same, single outcome.
 import type { Services } from '../../services.js';
 import { taskErrors } from '../../errors.js';
-import { sql } from './tasks.sql.js';
+import { sql } from '../tasks.sql.js';
 import type { StreamArchive } from '../stream/stream-archive.js';
 
 export class Reaper {

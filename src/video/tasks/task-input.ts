@@ -6,7 +6,7 @@ import { errors } from '../../errors.js';
 import { decodeBase64 } from '../../media/base64.js';
 import { checkUrl, urlDenied } from '../../media/url-policy.js';
 import type { Services } from '../../services.js';
-import type { VideoTaskRequest } from '../worker/provider.js';
+import type { VideoTaskRequest } from '../task-contract.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES, type ProcessBody } from '../schemas.js';
 import type { NewTask, TaskJob } from './task-store.js';
 

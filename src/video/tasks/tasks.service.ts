@@ -7,15 +7,15 @@
 import { errors } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { Caller } from '../../usage/billing.js';
-import { checkSteps } from '../pipeline/plan.js';
+import { checkSteps } from '../steps/plan.js';
 import { trackerSettings } from '../pipeline/target-tracker.js';
 import type { ProcessBody } from '../schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
 import { stageInput } from './task-input.js';
 import { newId } from '../../ids.js';
-import { indexSummary } from '../pipeline/index/task-index.js';
+import { indexSummary } from '../moments/task-record.js';
 import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
-import { workerStepsCreated } from '../pipeline/worker-steps.js';
+import { workerStepsCreated } from '../steps/worker-steps.js';
 
 const INCLUDES = ['request', 'webhook_deliveries'] as const;
 

@@ -14,9 +14,9 @@
 import { isApiError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { DecodeError, type FrameBatch, type VideoDecoder } from '../source/decoder.js';
-import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from './provider.js';
+import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from '../task-contract.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } from '../schemas.js';
-import { FramePipeline, type FrameModels } from '../pipeline/frame-pipeline.js';
+import { FramePipeline, type FrameModels } from '../steps/frame-pipeline.js';
 import type { StepServices } from '../pipeline/step.js';
 import { withRunPriority } from '../../inference/runtime.js';
 import { LiveReader, SourceLostError } from '../source/live-reader.js';

@@ -7,7 +7,7 @@ import { hintVariable, type ProviderSpec } from '../../config/providers.js';
 import type { ProvidersConfig } from '../../config/index.js';
 import { LocalProvider } from './local-provider.js';
 import { RemoteProvider } from './remote-provider.js';
-import type { VideoProvider } from './provider.js';
+import type { VideoProvider } from '../task-contract.js';
 import type { StepServices } from '../pipeline/step.js';
 
 export function createProviders(s: Pick<Services, 'config' | 'taskModels'> & StepServices, lists: ProvidersConfig = s.config.providers): { forModel(model?: string): VideoProvider[] } {

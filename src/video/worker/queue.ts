@@ -2,7 +2,7 @@
 // (FOR UPDATE SKIP LOCKED, so concurrent workers never claim the same row and never wait on each other) and
 // holds it by a lease that heartbeats renew. Attempts are counted per claim and bounded (tasks/reaper.ts).
 import type { Services } from '../../services.js';
-import { sql } from '../tasks/tasks.sql.js';
+import { sql } from '../tasks.sql.js';
 import type { TaskJob } from '../tasks/task-store.js';
 import type { TaskState } from '../schemas.js';
 

@@ -9,7 +9,7 @@
 // The request goes out without its `model` hint: the remote routes it with its own default list, which
 // avoids loops between nodes that list each other. A staged upload (source.path) is sent as video_base64.
 import { readFile } from 'node:fs/promises';
-import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type StreamInfo, type TrackSummary, type VideoProvider, type VideoTaskRequest } from './provider.js';
+import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type StreamInfo, type TrackSummary, type VideoProvider, type VideoTaskRequest } from '../task-contract.js';
 import { sseEvents } from './sse-reader.js';
 import { callTraceparent } from '../../tracing/traceparent.js';
 

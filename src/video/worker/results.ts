@@ -3,7 +3,7 @@
 // summary is folded from the frames the worker archived, so every provider gets a result.
 import type { Services } from '../../services.js';
 import { bill } from '../../usage/billing.js';
-import type { FrameOutput, ProviderResult, TrackSummary } from './provider.js';
+import type { FrameOutput, ProviderResult, TrackSummary } from '../task-contract.js';
 
 export class TrackFold {
   private readonly tracks = new Map<number, TrackSummary>();

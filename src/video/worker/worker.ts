@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { isApiError, taskErrors } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { ProviderError, type FrameOutput, type ProviderResult, type StreamInfo, type VideoProvider } from './provider.js';
+import { ProviderError, type FrameOutput, type ProviderResult, type StreamInfo, type VideoProvider } from '../task-contract.js';
 import type { TaskQueue, ClaimedTask } from './queue.js';
 import type { StreamArchive, Finish } from '../stream/stream-archive.js';
 import type { StreamHub } from '../stream/stream-hub.js';
@@ -17,7 +17,7 @@ import { EMPTY_STREAM_INFO } from '../stream/chunks.js';
 import { observeChunk, observeTaskEnd } from '../../metrics/video.js';
 import { spanTraceparent, spanUnder, traceIdOf, type SpanIds } from '../../tracing/traceparent.js';
 import { recordSpan, spansOn } from '../../tracing/spans.js';
-import { WorkerSteps } from '../pipeline/worker-steps.js';
+import { WorkerSteps } from '../steps/worker-steps.js';
 
 /** The ordered providers for a request's `model` hint. */
 export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;

@@ -3,7 +3,7 @@
 // makes a recount exact).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseAnalytics } from '../../../src/video/pipeline/analytics/rules.js';
+import { parseAnalytics } from '../../../src/video/analytics/rules.js';
 import { engineFor, framesOf, runAll, type Path } from './helpers.js';
 
 const stay = (p: [number, number], n: number): Path => Array(n).fill(p);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   cross, crossingParam, distanceToBoundary, homography, pointInPolygon, polygonProblem, project, segmentsIntersect, type Point,
-} from '../../../src/video/pipeline/analytics/geometry.js';
+} from '../../../src/video/analytics/geometry.js';
 
 const flat = (pts: Point[]) => pts.flat();
 

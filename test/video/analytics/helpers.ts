@@ -1,7 +1,7 @@
 // Synthetic tracks for the analytics tests: a seeded generator and a driver that feeds anchor paths
 // (bottom-centre points) to an engine as boxes.
-import { AnalyticsEngine, type AnalyticsEvent, type AnalyticsFrame } from '../../../src/video/pipeline/analytics/engine.js';
-import { parseAnalytics } from '../../../src/video/pipeline/analytics/rules.js';
+import { AnalyticsEngine, type AnalyticsEvent, type AnalyticsFrame } from '../../../src/video/analytics/engine.js';
+import { parseAnalytics } from '../../../src/video/analytics/rules.js';
 
 export function rng(seed: number): () => number {
   let a = seed >>> 0;

@@ -5,8 +5,8 @@
 // engine gives when it checks every rule at every sighting.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AnalyticsEngine, type AnalyticsFrame } from '../../../src/video/pipeline/analytics/engine.js';
-import { parseAnalytics } from '../../../src/video/pipeline/analytics/rules.js';
+import { AnalyticsEngine, type AnalyticsFrame } from '../../../src/video/analytics/engine.js';
+import { parseAnalytics } from '../../../src/video/analytics/rules.js';
 import { rng } from './helpers.js';
 
 const W = 640, H = 480;

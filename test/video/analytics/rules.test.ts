@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../../src/errors.js';
-import { parseAnalytics } from '../../../src/video/pipeline/analytics/rules.js';
+import { parseAnalytics } from '../../../src/video/analytics/rules.js';
 
 const P = 'steps[1].parameters';
 const line = (id: string, points: unknown = [[0, 0], [10, 10]]) => ({ id, points });

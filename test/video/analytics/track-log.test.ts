@@ -4,9 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import type { AnalyticsFrame } from '../../../src/video/pipeline/analytics/engine.js';
-import { BLOCK_FRAMES, readTrackBlock, TrackLogWriter } from '../../../src/video/pipeline/analytics/track-log.js';
-import { HeatmapGrid, heatmapSize } from '../../../src/video/pipeline/analytics/heatmap.js';
+import type { AnalyticsFrame } from '../../../src/video/analytics/engine.js';
+import { BLOCK_FRAMES, readTrackBlock, TrackLogWriter } from '../../../src/video/analytics/track-log.js';
+import { HeatmapGrid, heatmapSize } from '../../../src/video/analytics/heatmap.js';
 import { engineFor, rng } from './helpers.js';
 
 test('the track log gives back every frame exactly, in blocks; counting from it equals counting the frames', () => {

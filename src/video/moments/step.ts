@@ -2,9 +2,9 @@
 // the targets (it adds none). Checking it looks the collection up (a missing one is refused when the task is
 // created); at run time it sees each whole chunk before it is archived (moment-indexer.ts cuts segments and
 // follows tracks there) and writes what is still open when the task ends, or within a grace time on cancel.
-import { defineStep } from '../step.js';
-import type { CollectionWriter } from '../../../collections-port.js';
-import { ProviderError } from '../../worker/provider.js';
+import { defineStep } from '../pipeline/step.js';
+import type { CollectionWriter } from '../../collections-port.js';
+import { ProviderError } from '../task-contract.js';
 import { INDEX_STEP_PARAMS, IndexStepSchema, indexSettings } from './index-step.js';
 import { MomentIndexer } from './moment-indexer.js';
 

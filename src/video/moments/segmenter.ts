@@ -2,7 +2,7 @@
 // frame's coarse colour layout (8 x 8 cells, mean RGB) differs from the previous sampled frame's by more
 // than SCENE_CUT mean absolute difference, so a segment holds one shot and its bounds fall on the cuts.
 // Measured on `npm run eval -- moments` (docs/moments.md): scene cuts lift Recall@1 at temporal IoU >= 0.5.
-import type { RgbImage } from '../../../media/rgb-image.js';
+import type { RgbImage } from '../../media/rgb-image.js';
 
 const GRID = 8;
 /** Sample points per cell side (16 pixels a cell): enough to average out noise and compression. */

@@ -1,7 +1,7 @@
 // The index step seen from the task API: the task record shows what the step has written so far. (A task
 // naming a collection that does not exist is refused when it is created: the step's prepare, step.ts.)
-import type { Services } from '../../../services.js';
-import { sql } from './index.sql.js';
+import type { Services } from '../../services.js';
+import { sql } from './moments.sql.js';
 
 /** `index` of the task record: {collection, items_added, segments, tracks}, or nothing without an index step. */
 export async function indexSummary(s: Pick<Services, 'db'>, taskId: string): Promise<Record<string, unknown>> {

@@ -5,17 +5,17 @@
 // task's result stream. Embedding and writing run behind the pipeline (EMBED_CONCURRENCY items at once,
 // then the pipeline waits), so indexing costs little more than the embeddings themselves.
 import sharp from 'sharp';
-import type { CollectionWriter } from '../../../collections-port.js';
-import type { Logger } from '../../../log.js';
-import type { Db } from '../../../store/db.js';
-import { resize } from '../../../native/image.js';
-import { dominantColor } from '../../../media/colour.js';
-import type { RgbImage } from '../../../media/rgb-image.js';
-import type { FrameOutput, StreamTarget } from '../../worker/provider.js';
-import type { StepFrame, StepTask } from '../step.js';
+import type { CollectionWriter } from '../../collections-port.js';
+import type { Logger } from '../../log.js';
+import type { Db } from '../../store/db.js';
+import { resize } from '../../native/image.js';
+import { dominantColor } from '../../media/colour.js';
+import type { RgbImage } from '../../media/rgb-image.js';
+import type { FrameOutput, StreamTarget } from '../task-contract.js';
+import type { StepFrame, StepTask } from '../pipeline/step.js';
 import type { IndexSettings } from './index-step.js';
 import { layoutSignature, Segmenter } from './segmenter.js';
-import { sql } from './index.sql.js';
+import { sql } from './moments.sql.js';
 import { analyticsOf, applyRules, ruleKeys } from './analytics-events.js';
 
 export interface MomentIndexDeps {

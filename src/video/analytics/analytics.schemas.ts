@@ -1,7 +1,7 @@
 // The analytics endpoints' bodies, queries and answers (GET/PUT /v1/video/tasks/:id/analytics, POST
 // .../recount, GET .../heatmap.png in video.routes.ts; docs/analytics.md).
 import { z } from 'zod';
-import { expected } from '../step-schema.js';
+import { expected } from '../pipeline/step-schema.js';
 import { ANCHORS, AnalyticsParameters } from './rules.schema.js';
 import { HEATMAP_DEFAULT_WIDTH, HEATMAP_MAX_WIDTH } from './heatmap.js';
 

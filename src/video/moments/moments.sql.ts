@@ -1,6 +1,6 @@
 // The index step's statements: where a task's archive ends (the byte offset the next chunk starts at, a
 // moment's stream_offset) and the per-task count of items written (shown in the task record).
-import type { Migration } from '../../../store/migrations.sql.js';
+import type { Migration } from '../../store/migrations.sql.js';
 
 export const sql = {
   streamEnd: `SELECT stream_bytes FROM video_tasks WHERE id = $1`,

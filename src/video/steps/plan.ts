@@ -4,9 +4,9 @@
 // a test's), and each step's descriptor (steps.ts) checks what only it knows, e.g. detector class names.
 // Every problem is an ApiError.
 import { errors } from '../../errors.js';
-import type { VideoTaskRequest } from '../worker/provider.js';
-import { parseWhen, type FrameModels, type PlannedStep, type StepScope } from './step.js';
-import { STEP_MODELS, stepNamed } from './steps.js';
+import type { VideoTaskRequest } from '../task-contract.js';
+import { parseWhen, type FrameModels, type PlannedStep, type StepScope } from '../pipeline/step.js';
+import { STEP_MODELS, stepNamed } from './step-list.js';
 
 /**
  * Loads what each step needs to be checked (detect: its detector), step by step in order, by step index

@@ -5,14 +5,14 @@
 // chunk, chunk(), and finishes at the task's end, finish()/close()). A target a step's `when` does not
 // select passes that step unchanged. roi is {left, top, width, height} in source pixels (the decoder hands
 // frames at source size).
-import type { FrameOutput, StreamTarget, TrackSummary, VideoTaskRequest } from '../worker/provider.js';
+import type { FrameOutput, StreamTarget, TrackSummary, VideoTaskRequest } from '../task-contract.js';
 import { checkSteps } from './plan.js';
-import type { FrameModels, FrameRun, PlannedStep, StepFrame, StepRun, StepTask, WorkTarget } from './step.js';
-import { STEPS } from './steps.js';
-import { trackerSettings, TrackIds } from './target-tracker.js';
-import { TrackSummaries } from './track-summary.js';
+import type { FrameModels, FrameRun, PlannedStep, StepFrame, StepRun, StepTask, WorkTarget } from '../pipeline/step.js';
+import { STEPS } from './step-list.js';
+import { trackerSettings, TrackIds } from '../pipeline/target-tracker.js';
+import { TrackSummaries } from '../pipeline/track-summary.js';
 
-export type { FrameModels } from './step.js';
+export type { FrameModels } from '../pipeline/step.js';
 
 /** A decoded RGB24 frame (packed rows) at source size. */
 export interface PipelineFrame {

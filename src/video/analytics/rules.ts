@@ -1,8 +1,8 @@
 // Parameters -> the compiled rules the engine runs: coordinates in source pixels (relative ones scaled by
 // the frame size), flat polygons with bounding boxes, anti-flicker settings resolved per rule. Also the one
 // place that turns a bad parameter into the catalogue's 400 with `param` naming the rule.
-import { errors } from '../../../errors.js';
-import { paramPath } from '../../../http/validation.js';
+import { errors } from '../../errors.js';
+import { paramPath } from '../../http/validation.js';
 import { homography, type Homography } from './geometry.js';
 import {
   ANCHORS, AnalyticsParameters, DEFAULT_INTERVAL_MS, DEFAULT_LOST_SAMPLES, DEFAULT_SPEED_WINDOW_MS, FLICKER_DEFAULTS, type Anchor,

@@ -4,9 +4,9 @@
 // this process are kept by task id, so an API call answered here reaches its step's state at once.
 import type { Services } from '../../services.js';
 import type { Queryable } from '../../store/db.js';
-import type { FrameOutput, VideoTaskRequest } from '../worker/provider.js';
-import type { WorkerHooks, WorkerStepEnd, WorkerStepRun } from './step.js';
-import { stepNamed } from './steps.js';
+import type { FrameOutput, VideoTaskRequest } from '../task-contract.js';
+import type { WorkerHooks, WorkerStepEnd, WorkerStepRun } from '../pipeline/step.js';
+import { stepNamed } from './step-list.js';
 
 /** Runs in this process, by task id, then step name. */
 const live = new Map<string, Map<string, WorkerStepRun>>();

@@ -1,13 +1,13 @@
 // The analytics endpoints' use cases (routes in video.routes.ts): totals so far, a rule change on a running
 // task, a recount of a finished task from its stored tracks (no decoding), and the heatmap of where the
 // tracks were. Project-scoped like every video call: another project's task id is a 404.
-import { errors } from '../../../errors.js';
-import type { Services } from '../../../services.js';
-import type { VideoTaskRequest } from '../../worker/provider.js';
-import type { StreamArchive } from '../../stream/stream-archive.js';
-import { TERMINAL_STATES, type TaskState } from '../../schemas.js';
-import { checkSteps } from '../plan.js';
-import { liveWorkerStep } from '../worker-steps.js';
+import { errors } from '../../errors.js';
+import type { Services } from '../../services.js';
+import type { VideoTaskRequest } from '../task-contract.js';
+import type { StreamArchive } from '../stream/stream-archive.js';
+import { TERMINAL_STATES, type TaskState } from '../schemas.js';
+import { checkSteps } from '../steps/plan.js';
+import { liveWorkerStep } from '../steps/worker-steps.js';
 import { sql } from './analytics.sql.js';
 import { AnalyticsEngine, type AnalyticsSummary } from './engine.js';
 import { parseAnalytics } from './rules.js';

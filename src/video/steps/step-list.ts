@@ -1,12 +1,12 @@
 // Every pipeline step, in the order the request schema lists them. Adding a step is a folder under pipeline/
 // exporting its descriptor (step.ts: schema, checks and plan, what it does per frame, what it adds to
 // chunks) and one line here.
-import { detectStep } from './detect/step.js';
-import { ocrStep } from './ocr/step.js';
-import { featureStep } from './feature/step.js';
-import { analyticsStep } from './analytics/step.js';
-import { indexStep } from './index/step.js';
-import type { StepDescriptor } from './step.js';
+import { detectStep } from '../pipeline/detect/step.js';
+import { ocrStep } from '../pipeline/ocr/step.js';
+import { featureStep } from '../pipeline/feature/step.js';
+import { analyticsStep } from '../analytics/step.js';
+import { indexStep } from '../moments/step.js';
+import type { StepDescriptor } from '../pipeline/step.js';
 
 export const STEPS = [
   detectStep,

@@ -2,9 +2,9 @@
 // settings the indexer runs with. Like plan.ts, indexSettings re-checks what the schema already did, since a
 // provider may be handed a request that never passed it.
 import { z } from 'zod';
-import { errors } from '../../../errors.js';
-import type { PlannedStep } from '../step.js';
-import { expected } from '../step-schema.js';
+import { errors } from '../../errors.js';
+import type { PlannedStep } from '../pipeline/step.js';
+import { expected } from '../pipeline/step-schema.js';
 
 export const INDEX_STEP_PARAMS = ['collection', 'per', 'segment_ms', 'segmenting', 'video_id'] as const;
 export const INDEX_PER = ['segment', 'track'] as const;

@@ -2,8 +2,8 @@
 // a finished task with an analytics step (track-log.ts) when it is whole, else its archived frame chunks
 // (the terminal chunk has no targets of its own). Read by the recount and the heatmap, for a finished task
 // or a running one (up to the chunks archived so far).
-import type { Queryable } from '../../../store/db.js';
-import type { StreamArchive } from '../../stream/stream-archive.js';
+import type { Queryable } from '../../store/db.js';
+import type { StreamArchive } from '../stream/stream-archive.js';
 import { sql } from './analytics.sql.js';
 import type { AnalyticsFrame } from './engine.js';
 import { analyticsFrame } from './task-analytics.js';

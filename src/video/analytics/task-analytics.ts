@@ -5,10 +5,10 @@
 // the task's analytics row, which the worker reads at every heartbeat (refresh). Totals are saved to that row about once a second and at the end, so GET
 // /v1/video/tasks/:id/analytics answers without reading the stream. The boxes of every archived frame also go
 // into the task's compact track log (track-log.ts), which a recount of the finished task reads.
-import type { Services } from '../../../services.js';
-import type { FrameOutput, VideoTaskRequest } from '../../worker/provider.js';
-import { countAnalyticsEvents } from '../../../metrics/video.js';
-import type { WorkerStepEnd, WorkerStepRun } from '../step.js';
+import type { Services } from '../../services.js';
+import type { FrameOutput, VideoTaskRequest } from '../task-contract.js';
+import { countAnalyticsEvents } from '../../metrics/video.js';
+import type { WorkerStepEnd, WorkerStepRun } from '../pipeline/step.js';
 import { sql } from './analytics.sql.js';
 import { AnalyticsEngine, type AnalyticsFrame, type AnalyticsSummary } from './engine.js';
 import type { AnalyticsEvent, EventType } from './events.js';
