@@ -1,4 +1,4 @@
-// The suite's compiled tree: every TypeScript file of src/, test/, bench/, eval/, scripts/ and console/
+// The suite's compiled tree: every TypeScript file of src/, test/, bench/, eval/, scripts/, console/ and clients/
 // compiled once to JavaScript (esbuild, as tsx would, with inline source maps so that stacks name the .ts
 // lines), at the same relative path under one folder, with everything else there as a link to the real file:
 // fixtures, the .ts sources themselves (helpers that a test spawns through tsx), node_modules, and every other
@@ -13,7 +13,7 @@ import { mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { projectRoot } from '../src/paths.js';
 
-const COMPILED = new Set(['src', 'test', 'bench', 'eval', 'scripts', 'console']);
+const COMPILED = new Set(['src', 'test', 'bench', 'eval', 'scripts', 'console', 'clients']);
 /** Top-level entries left out: the repository's own metadata and the working folder the tree lives in. */
 const SKIPPED = new Set(['.git', '.tmp']);
 

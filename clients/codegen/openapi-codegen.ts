@@ -89,6 +89,13 @@ function tsType(s: Json | undefined, indent: string): string {
   }
 }
 
+/** A query parameter's type: its schema's, and numbers and booleans too (they are sent as text). */
+function queryType(schema: Json): string {
+  const t = tsType(schema, '      ');
+  if (t.includes('{')) return t;
+  return [...new Set([...t.split(' | '), 'number', 'boolean'])].join(' | ');
+}
+
 export function typescriptModule(doc: Json): string {
   const ops = operationsOf(doc);
   const schemas = Object.entries<Json>(doc.components?.schemas ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
@@ -106,7 +113,7 @@ export function typescriptModule(doc: Json): string {
   for (const op of ops) {
     const path = op.pathParams.length ? `{ ${op.pathParams.map((p) => `${tsKey(p)}: string`).join('; ')} }` : 'Record<string, never>';
     const query = op.queryParams.length
-      ? `{\n${op.queryParams.map((q) => `      ${tsKey(q.name)}${q.required ? '' : '?'}: ${tsType(q.schema, '      ')} | number | boolean;`).join('\n')}\n    }`
+      ? `{\n${op.queryParams.map((q) => `      ${tsKey(q.name)}${q.required ? '' : '?'}: ${queryType(q.schema)};`).join('\n')}\n    }`
       : 'Record<string, never>';
     out.push(`  /** ${op.method} ${op.path}: ${op.summary.replace(/\*\//g, '* /')} */`);
     out.push(`  ${tsKey(op.id)}: {`);

@@ -863,11 +863,11 @@ export interface Operations {
       audio?: string | null | number | boolean;
       filter?: {
         [key: string]: unknown;
-      } | number | boolean;
-      top_k?: number | number | boolean;
-      threshold?: number | number | boolean;
+      };
+      top_k?: number | boolean;
+      threshold?: number | boolean;
       group_by?: "video" | number | boolean;
-      merge_gap_ms?: number | number | boolean;
+      merge_gap_ms?: number | boolean;
     };
     body: {
       image?: string | null;
@@ -1248,7 +1248,7 @@ export interface Operations {
     query: {
       model?: string | number | boolean;
       classes?: Array<string> | number | boolean;
-      confidence_threshold?: number | number | boolean;
+      confidence_threshold?: number | boolean;
     };
     body: {
       image?: string | null;
