@@ -25,6 +25,10 @@ import { useAddonPath } from './native/load.js';
 import { visionModule, visionPart } from './vision/vision.module.js';
 import { TaskModels } from './task-models.js';
 import { videoModule, videoPart } from './video/video.module.js';
+import { analyticsModule, analyticsPart } from './video/analytics/analytics.module.js';
+import { momentsModule, momentsPart } from './video/moments/moments.module.js';
+import type { Router } from './http/router.js';
+import type { CollectionsPort } from './collections-port.js';
 import type { ProviderSource } from './video/worker/worker.js';
 import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
 import type { Module, ModulePart } from './module.js';
@@ -55,27 +59,20 @@ export interface App {
   metricsPort: number | null;
   /** Set when this start generated the admin token and wrote it to `path`; like bootstrapKey, shown once. */
   createdAdminToken: { token: string; path: string } | null;
+  /** The vectors part's collections as other parts write them (benches write moments' items through it). */
+  collections?: CollectionsPort;
   /** Stops serving, then everything else; `progress` says which step it is in (for a deadline's log line). */
   stop(progress?: ShutdownProgress): Promise<void>;
 }
 
 /**
- * Every part in order, as one list: its static half (name and tables, known before any service exists) and
- * how it is built. PARTS and modules() both read it, so they cannot drift apart.
+ * Every part in order: its name and tables, known before any service exists (migrated before anything is
+ * built). modules() builds the same parts and answers them in this order, which is also the order of the
+ * routes in the API description and of starting (stopping: reversed).
  */
-const PART_LIST: ReadonlyArray<{ part: ModulePart; build(s: Services, opts: { worker: boolean } & AppOptions): Module }> = [
-  { part: projectsPart, build: (s) => projectsModule(s) },
-  { part: filesPart, build: (s) => filesModule(s) },
-  { part: visionPart, build: (s) => visionModule(s) },
-  { part: videoPart, build: (s, opts) => videoModule(s, { worker: opts.worker, providers: opts.videoProviders }) },
-  { part: vectorsPart, build: (s) => vectorsModule(s) },
-  { part: mcpPart, build: (s) => mcpModule(s) },
-  { part: consolePart, build: (s) => consoleModule(s) },
-  { part: modelsPart, build: (s) => modelsModule(s) },
+export const PARTS: readonly ModulePart[] = [
+  projectsPart, filesPart, visionPart, videoPart, analyticsPart, momentsPart, vectorsPart, mcpPart, consolePart, modelsPart,
 ];
-
-/** Every part built by modules(), in the same order: their tables are migrated before any part is built. */
-export const PARTS: readonly ModulePart[] = PART_LIST.map((p) => p.part);
 
 /** The core tables plus every part's, as one list for migrate(). */
 export function allMigrations(): Migration[] {
@@ -98,12 +95,12 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, { syncMs: config.models.syncMs });
   const taskModels = new TaskModels(models);
   models.onChange((c) => taskModels.modelsChanged([...c.removed, ...c.changed]));
-  return {
+  return Object.freeze({
     config, log, db, projects: new Projects(db), usage: new UsageLedger(db, (err, e) => log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed')), version: VERSION,
     readiness: new Map([['models', () => models.isReady()]]), models, taskModels,
     blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
-    presign: (key, expiresInS) => presign(key, { secret: signingSecret, expiresInS }),
-  };
+    presign: (key: string, expiresInS?: number) => presign(key, { secret: signingSecret, expiresInS }),
+  });
 }
 
 /**
@@ -151,9 +148,27 @@ export interface AppOptions {
   adminTokenFromDataDir?: boolean;
 }
 
-/** The parts that run beside the routes; `worker` decides whether this process runs video workers. */
-export function modules(s: Services, opts: { worker: boolean } & AppOptions): Module[] {
-  return PART_LIST.map((p) => p.build(s, opts));
+/**
+ * The parts that run beside the routes; `worker` decides whether this process runs video workers. The ports
+ * one part hands another are wired here, in the order they flow: the vectors part's collections into the video
+ * part (its index step writes moments), the video part's ports into its rooms with an API of their own, the
+ * route table into MCP. Vision is built before vectors, as the model catalogue lists their models in that order.
+ */
+export function modules(s: Services, opts: { worker: boolean; router?: Router } & AppOptions): Module[] {
+  const projects = projectsModule(s);
+  const files = filesModule(s);
+  const vision = visionModule(s);
+  const vectors = vectorsModule(s);
+  const video = videoModule(s, { worker: opts.worker, providers: opts.videoProviders, collections: vectors.collections });
+  const built: Record<string, Module> = {
+    projects, files, vision, video, vectors,
+    analytics: analyticsModule(s, video.ports),
+    moments: momentsModule(),
+    mcp: mcpModule(s, { router: () => opts.router }),
+    console: consoleModule(s),
+    models: modelsModule(s),
+  };
+  return PARTS.map((p) => built[p.name]!);
 }
 
 /**
@@ -209,9 +224,8 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
     maxJsonBytes: config.maxJsonBytes,
     bodyTimeoutMs: config.bodyTimeoutMs,
   });
-  services.router = server.router;
   const unwatchInFlight = metrics ? watchInFlight(() => server.requestsInFlight) : () => {};
-  const mods = modules(services, { worker: config.inProcessWorker, ...opts });
+  const mods = modules(services, { worker: config.inProcessWorker, router: server.router, ...opts });
   for (const r of allRouteModules(services, mods, () => server.router.all())) server.route(r);
   for (const m of mods) await m.start?.();
   const port = await server.listen(config.host, config.port);
@@ -219,6 +233,7 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
   return {
     services, server, port, bootstrapKey: bootstrap?.key ?? null, adminToken, metricsPort: metrics?.port ?? null,
     createdAdminToken: adminFile?.created ? { token: adminFile.value, path: adminFile.path } : null,
+    collections: (mods.find((m) => m.name === 'vectors') as { collections?: CollectionsPort } | undefined)?.collections,
     stop: (progress: ShutdownProgress = { step: '' }) => (stopping ??= (async () => {
       progress.step = 'finishing in-flight requests';
       await server.stop(config.shutdownTimeoutMs);

@@ -1,6 +1,6 @@
 // What one feature part may ask of vector collections without importing the vectors part: the video index
 // step embeds frames and writes items through this interface, which the vectors part implements and hands
-// over in the services object (Services.collections). Absent on a process that runs no vectors part.
+// over where the parts are wired (app.ts). Absent on a process that runs no vectors part.
 import type { RgbImage } from './media/rgb-image.js';
 
 export interface CollectionItemWrite {

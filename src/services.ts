@@ -1,4 +1,5 @@
-// Everything a route module may use, built once at start by app.ts.
+// Everything a part may use, built once at start by app.ts and read-only after (openServices freezes it): what
+// one part hands another (the vectors part's collections, the route table) is wired in app.ts instead.
 import type { Config } from './config/index.js';
 import type { Logger } from './log.js';
 import type { Db } from './store/db.js';
@@ -6,9 +7,7 @@ import type { Projects } from './auth/projects.js';
 import type { UsageLedger } from './usage/ledger.js';
 import type { BlobStore } from './store/blobs.js';
 import type { ModelsService } from './models/models-service.js';
-import type { Router } from './http/router.js';
 import type { TaskModels } from './task-models.js';
-import type { CollectionsPort } from './collections-port.js';
 
 export interface Services {
   config: Config;
@@ -20,15 +19,11 @@ export interface Services {
   models: ModelsService;
   /** The detectors and OCR, for every part that runs them (vision, video steps, embeddings, the add check). */
   taskModels: TaskModels;
-  /** Vector collections as other parts write them (set by the vectors part; absent where it does not run). */
-  collections?: CollectionsPort;
   /** HMAC secret of presigned /v1/files links (shared by every node: env or <data-dir>/signing-secret). */
   signingSecret: string;
   /** A presigned link to a blob, valid for an hour by default. */
   presign(key: string, expiresInS?: number): string;
   version: string;
-  /** The HTTP route table, set once the server is built (MCP tools dispatch through it). */
-  router?: Router;
   /** Readiness checks beyond the database (e.g. models prepared); all must be true for /readyz. */
   readiness: Map<string, () => boolean>;
 }

@@ -68,7 +68,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
     console.log(`indexing a ${seconds} s clip of changing shots at 1 fps: ${ours.toFixed(1)}x real time (per-frame peer ${peer.toFixed(1)}x; ${(ours / peer).toFixed(1)}x faster)`);
 
     const col = await collection(t, 'big');
-    const writer = await t.app.services.collections!.writer(t.projectId, col, 'collection');
+    const writer = await t.app.collections!.writer(t.projectId, col, 'collection');
     const dims = writer.dimensions;
     let seed = 1;
     const rand = () => { seed = (seed * 16807) % 2147483647; return seed / 2147483647 - 0.5; };

@@ -6,14 +6,15 @@ import type { McpSettings } from '../config/index.js';
 import { McpSessions } from './session-opener.js';
 import { mcpRoutes } from './mcp.routes.js';
 import { RouteTools } from './route-tools.js';
+import type { Router } from '../http/router.js';
 
 /** MCP keeps its sessions in memory: no tables. */
 export const mcpPart: ModulePart = { name: 'mcp', migrations: [] };
 
-export function mcpModule(s: Services, settings: Partial<McpSettings> = {}): Module {
+export function mcpModule(s: Services, ports: { router: () => Router | undefined }, settings: Partial<McpSettings> = {}): Module {
   const log = s.log.child({ module: 'mcp' });
-  // The route table is set on the services once the server is built, after modules are created.
-  const tools = new RouteTools(() => s.router);
+  // The server's route table (app.ts hands it over; absent where no HTTP server runs).
+  const tools = new RouteTools(ports.router);
   const sessions = new McpSessions(
     { tools, version: s.version, log, maxJsonBytes: s.config.maxJsonBytes },
     { ...s.config.mcp, ...settings },

@@ -1,4 +1,4 @@
-// The vectors part's side of Services.collections (collections-port.ts): another part (the video index step)
+// The vectors part's collections port (collections-port.ts): another part (the video index step)
 // embeds with a collection's model and writes items the way POST .../index does, database first, then the
 // index under the collection's lock, thumbnails to the blob store before the rows that point at them.
 import type { Services } from '../services.js';

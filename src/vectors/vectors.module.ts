@@ -12,11 +12,12 @@ import { VectorsService } from './vectors.service.js';
 import { metricsOn } from '../metrics/registry.js';
 import { watchVectors } from '../metrics/vectors.js';
 import { collectionsPort } from './collection-writer.js';
+import type { CollectionsPort } from '../collections-port.js';
 
 /** Vectors' name and tables (versions 200-299). */
 export const vectorsPart: ModulePart = { name: 'vectors', migrations: vectorMigrations };
 
-export function vectorsModule(s: Services): Module & { service: VectorsService } {
+export function vectorsModule(s: Services): Module & { service: VectorsService; collections: CollectionsPort } {
   const store = new CollectionStore(s.db);
   const index = new IndexManager(s.db, join(s.config.dataDir, 'indexes'), s.log.child({ component: 'vectors' }));
   const models = new EmbeddingModels(s);
@@ -29,12 +30,12 @@ export function vectorsModule(s: Services): Module & { service: VectorsService }
     })),
   });
   const service = new VectorsService({ s, store, index, models });
-  // The video index step writes moments through this (it may not import this part).
-  s.collections = collectionsPort(s, store, index, models);
   let unwatch = () => {};
   return {
     ...vectorsPart,
     service,
+    // The video index step writes moments through this port (it may not import this part); app.ts hands it over.
+    collections: collectionsPort(s, store, index, models),
     routes: vectorsRoutes(service, s.db),
     async start() {
       unwatch = metricsOn ? watchVectors({ stats: () => index.lagStats() }) : () => {};

@@ -3,19 +3,16 @@
 // or step parameter is a 400 naming it. Messages follow "Expected X for field but received Y".
 import { z } from 'zod';
 import { expected, received, unit } from './pipeline/step-schema.js';
-import { STEP_MODELS, stepSchemas } from './steps/step-list.js';
-import { EVENT_TYPES } from './analytics/events.js';
-import { IndexCounts } from './moments/index-step.js';
+import { STEP_MODELS, stepApiFields, stepSchemas, WEBHOOK_EVENTS } from './steps/step-list.js';
+import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS, TASK_STATES, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES } from './task-contract.js';
 
 export { STEP_MODELS };
 
-/** Decoded size limit of a video_base64 input: 20 MB fits (as ~26.7 MB of base64) in the 30 MB JSON body limit. */
-export const VIDEO_BASE64_MAX_BYTES = 20 * 1024 * 1024;
-export const DEFAULT_MAX_FRAMES = 3000;
-export const DEFAULT_SAMPLING = { mode: 'fps', value: 1 } as const;
-export const TASK_STATES = ['pending', 'running', 'streaming', 'succeeded', 'failed', 'cancelling', 'cancelled'] as const;
-export type TaskState = (typeof TASK_STATES)[number];
-export const TERMINAL_STATES: readonly TaskState[] = ['succeeded', 'failed', 'cancelled'];
+// The steps' own answers and webhook events, from the step list (each step's descriptor says them).
+const EVENT_TYPES = [...WEBHOOK_EVENTS.keys()] as [string, ...string[]];
+const EVENT_OWNERS = [...new Set(WEBHOOK_EVENTS.values())].join(' or ');
+
+
 
 const positive = (field: string) => z.number(expected('a number greater than 0', field)).gt(0, expected('a number greater than 0', field));
 
@@ -35,10 +32,7 @@ const Range = z.strictObject({
   }
 }).meta({ description: 'Default: the whole video. unit seconds (default) or frames; end is exclusive' });
 
-/** Schemes a video_url may use: files and live streams over http(s), live cameras over RTSP. */
-export const VIDEO_URL_SCHEMES = ['http:', 'https:', 'rtsp:', 'rtsps:'] as const;
-export const DEFAULT_RECONNECT = { max_attempts: 5, max_seconds: 60 } as const;
-export const DEFAULT_STALL_TIMEOUT_SECONDS = 15;
+
 
 const Reconnect = z.strictObject({
   max_attempts: z.number(expected('an integer between 0 and 100', 'reconnect.max_attempts')).int(expected('an integer between 0 and 100', 'reconnect.max_attempts'))
@@ -106,7 +100,7 @@ export const ProcessBody = z.strictObject({
       .meta({ description: 'Receives a POST on the task\'s terminal state (checked against the URL policy at every attempt)' }),
     secret: z.string(expected('a whsec_ secret', 'webhook.secret')).max(200, expected('a whsec_ secret', 'webhook.secret')).optional()
       .meta({ description: '"whsec_" + base64 of 16-64 bytes (Standard Webhooks); generated and returned once in the 202 when omitted' }),
-    events: z.array(z.enum(EVENT_TYPES, expected(`one of ${EVENT_TYPES.join(', ')}`, 'webhook.events')), expected('an array of analytics event types', 'webhook.events'))
+    events: z.array(z.enum(EVENT_TYPES, expected(`one of ${EVENT_TYPES.join(', ')}`, 'webhook.events')), expected(`an array of ${EVENT_OWNERS} event types`, 'webhook.events'))
       .max(EVENT_TYPES.length).optional()
       .meta({ description: 'Analytics events to deliver besides the terminal ones, each as {type, timestamp, data: <the event as in the stream>} with webhook-id = the event id' }),
   }, expected('an object {url, secret?}', 'webhook')).optional()
@@ -142,7 +136,7 @@ export const TaskRecord = z.object({
   }),
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }).nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  index: IndexCounts.optional(),
+  ...stepApiFields('record'),
   request: z.record(z.string(), z.unknown()).optional()
     .meta({ description: 'With include=request: the body as posted; video_base64 data replaced by {elided: true, bytes: <decoded length>}, webhook.secret left out' }),
   webhook_deliveries: z.array(z.object({
@@ -190,7 +184,7 @@ export const TaskResults = z.object({
   model: z.string(),
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }),
   tracks: z.array(TrackSummary),
-  analytics: z.record(z.string(), z.unknown()).optional().meta({ description: 'With an analytics step: {version, lines, zones, transitions} (docs/analytics.md)' }),
+  ...stepApiFields('results'),
 });
 
 export const StreamChunk = z.object({
@@ -207,8 +201,7 @@ export const StreamChunk = z.object({
     reconnects: z.number().int().optional().meta({ description: 'Live: times the source was reopened so far' }),
   }),
   delta: z.object({ results: z.array(z.object({ index: z.number().int(), targets: z.array(z.record(z.string(), z.unknown())) })) }),
-  analytics: z.object({ events: z.array(z.record(z.string(), z.unknown())), totals: z.record(z.string(), z.unknown()) }).optional()
-    .meta({ description: 'With an analytics step: this frame\'s events and the running totals; the terminal chunk carries the full summary' }),
+  ...stepApiFields('chunk'),
   finish_reason: z.enum(['stop', 'max_frames', 'error', 'cancelled']).nullable(),
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int(), decoded_frames: z.number().int(), dropped_frames: z.number().int() }).optional(),
 }).meta({ description: 'Each SSE event is "data: <chunk JSON>\\n\\n"; after the terminal chunk "data: [DONE]\\n\\n". Comments ": hb" keep idle streams open. Resume with Last-Event-ID or ?offset= (bytes).' });

@@ -1,7 +1,27 @@
-// The seam between the task machinery (tasks/, worker/, stream/) and what
-// processes a video (source/ and pipeline/). A worker runs a task through an ordered list of
+// The video task contract, which every room of the video part imports and none owns: the task's states and
+// request limits, the job a worker runs, what a provider emits per frame (the chunk's fields) and the provider
+// interface between the task machinery (tasks/, worker/, stream/) and what processes a video (source/, steps/). A worker runs a task through an ordered list of
 // providers; before the first frame is emitted a provider error moves on to the next provider (up to 2
 // retries), after it the task fails.
+
+/** Decoded size limit of a video_base64 input: 20 MB fits (as ~26.7 MB of base64) in the 30 MB JSON body limit. */
+export const VIDEO_BASE64_MAX_BYTES = 20 * 1024 * 1024;
+export const DEFAULT_MAX_FRAMES = 3000;
+export const DEFAULT_SAMPLING = { mode: 'fps', value: 1 } as const;
+export const TASK_STATES = ['pending', 'running', 'streaming', 'succeeded', 'failed', 'cancelling', 'cancelled'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+export const TERMINAL_STATES: readonly TaskState[] = ['succeeded', 'failed', 'cancelled'];
+/** Schemes a video_url may use: files and live streams over http(s), live cameras over RTSP. */
+export const VIDEO_URL_SCHEMES = ['http:', 'https:', 'rtsp:', 'rtsps:'] as const;
+export const DEFAULT_RECONNECT = { max_attempts: 5, max_seconds: 60 } as const;
+export const DEFAULT_STALL_TIMEOUT_SECONDS = 15;
+/** What the worker needs: the normalised request (defaults filled in) and where the video is. */
+export interface TaskJob {
+  request: VideoTaskRequest;
+  source: { url?: string; blob_key?: string };
+  /** The W3C traceparent of the request that queued it: the worker's calls and log lines join that trace. */
+  traceparent?: string;
+}
 
 /** A target of a stream chunk. `text` (ocr) and `feature_digest` (feature) are added by later steps. */
 export interface StreamTarget {
@@ -36,7 +56,7 @@ export interface StreamInfo {
 export interface FrameOutput {
   stream_info: StreamInfo;
   delta: { results: Array<{ index: number; targets: StreamTarget[] }> };
-  /** Set by the worker with an analytics step (pipeline/analytics/task-analytics.ts). */
+  /** Set by the worker with an analytics step (analytics/task-analytics.ts). */
   analytics?: { events: unknown[]; totals: Record<string, unknown> };
   /** The source frame size, when the provider knows it (relative analytics rules need it); not archived. */
   frame_size?: { width: number; height: number };
@@ -71,7 +91,7 @@ export interface ProviderContext {
   /** Appends one frame's output to the archive; resolves once stored. Returns false when the task was cancelled. */
   emit(frame: FrameOutput): Promise<boolean>;
   /**
-   * Runs the worker's steps (pipeline/worker-steps.ts: analytics) over a frame's output, in frame order, and
+   * Runs the worker's steps (steps/worker-steps.ts: analytics) over a frame's output, in frame order, and
    * returns it as it will be archived: a provider in the worker's process calls it before its own steps' chunk
    * hooks so that they see what those add (index: the analytics events); emit then does not run them again.
    */

@@ -1,5 +1,5 @@
 // Statements the metrics endpoint runs at scrape time: tasks by non-terminal state and the webhook outbox.
-import { TERMINAL_STATES } from './schemas.js';
+import { TERMINAL_STATES } from './task-contract.js';
 
 const TERMINAL = TERMINAL_STATES.map((st) => `'${st}'`).join(', ');
 

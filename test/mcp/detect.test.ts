@@ -49,7 +49,7 @@ function sameObjects(got: Obj[], want: Obj[], what: string): void {
 }
 
 test('detect_objects answers the objects of POST /v1/vision/detect (URL and base64, both transports)', { skip: noData }, async (tt) => {
-  if (t.app.services.router!.match('POST', '/v1/vision/detect').kind !== 'found') {
+  if (t.app.server.router.match('POST', '/v1/vision/detect').kind !== 'found') {
     tt.skip('POST /v1/vision/detect is not registered yet; re-run once the vision routes land');
     return;
   }

@@ -59,7 +59,7 @@ for (const kind of KINDS) {
       const c = await connect(t, kind);
       try {
         const { tools } = await c.client.listTools();
-        const routes = t.app.services.router!.all();
+        const routes = t.app.server.router.all();
         const expected = TOOL_CATALOGUE.filter((s) => routes.some((r) => r.method === s.method && r.path === s.path)).map((s) => s.name);
         assert.deepEqual(tools.map((x) => x.name).sort(), expected.sort());
         assert.ok(expected.includes('get_project') && expected.includes('detect_objects'));

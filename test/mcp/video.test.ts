@@ -12,7 +12,7 @@ let t: TestApp;
 let worker: VideoWorker | null = null;
 before(async () => {
   t = await startTestApp({ SIGHTFLOW_NO_WORKER: 'true' });
-  if (t.app.services.router!.match('POST', '/v1/video/process').kind === 'found') {
+  if (t.app.server.router.match('POST', '/v1/video/process').kind === 'found') {
     const provider = new SyntheticProvider({ frames: 6, frameMs: 5 });
     worker = startWorker(t, () => [provider]);
   }

@@ -378,3 +378,80 @@ test('rule 7: the OpenTelemetry packages are loaded only by import() in tracing/
     'tracing/otlp.ts: imports @opentelemetry/api statically (only import() and import type)',
   ]);
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// 8. The video part's rooms (CONTRIBUTING.md, "The video part's rooms"). Inside src/video/ each top-level file or
+//    folder is one room on one floor, lowest first; a room imports its own files and rooms on lower floors
+//    only, never a room on its own floor (analytics/ and moments/ are separate rich steps; tasks/ and worker/
+//    meet only through the contract). The files of a floor marked `together` (the contract at the root, the
+//    shell) are one room. A new room fails until it is placed here.
+
+export const VIDEO_ROOMS: ReadonlyArray<{ floor: string; rooms: readonly string[]; together?: boolean }> = [
+  // The task contract every room imports: states and limits, the job, the chunk's fields, the provider
+  // interface, and the task table's statements.
+  { floor: 'contract', rooms: ['task-contract.ts', 'tasks.sql.ts'], together: true },
+  // Opening and decoding a video; the archive of each task's stream and its delivery.
+  { floor: 'media', rooms: ['source', 'stream'] },
+  // What a step is (frame side, worker side, the descriptor) and the steps that need no room of their own.
+  { floor: 'step contract', rooms: ['pipeline'] },
+  // Rich steps: their own tables, routes, services and step descriptor.
+  { floor: 'rich steps', rooms: ['analytics', 'moments'] },
+  // What delivers the rich steps' findings elsewhere (MQTT).
+  { floor: 'delivery', rooms: ['mqtt'] },
+  // The step list, checking and planning a request's steps, the frame pipeline and the worker hooks' runner.
+  { floor: 'steps', rooms: ['steps'] },
+  // The request and answer shapes of /v1/video/*, from the contract and the step list.
+  { floor: 'api shapes', rooms: ['schemas.ts'] },
+  // The task machinery: the API side (store, use cases, webhooks, reaper) and the worker (queue, providers).
+  { floor: 'tasks', rooms: ['tasks', 'worker'] },
+  // The shell: the module, its routes, its tables and its gauges.
+  { floor: 'shell', rooms: ['video.module.ts', 'video.routes.ts', 'video.migrations.sql.ts', 'video-metrics.ts', 'video-metrics.sql.ts'], together: true },
+];
+
+/** A src/video/ path's room and that room's floor (-1: not in VIDEO_ROOMS); null outside src/video/. */
+export function roomOf(path: string): { room: string; floor: number } | null {
+  const parts = path.split('/');
+  if (parts[0] !== 'video' || parts.length < 2) return null;
+  const floor = VIDEO_ROOMS.findIndex((f) => f.rooms.includes(parts[1]!));
+  return { room: floor >= 0 && VIDEO_ROOMS[floor]!.together ? VIDEO_ROOMS[floor]!.floor : parts[1]!, floor };
+}
+
+export function roomViolations(es: ImportEdge[]): string[] {
+  const out = new Set<string>();
+  for (const e of es) {
+    const from = roomOf(e.from);
+    const to = roomOf(e.to);
+    if (!from || !to || from.room === to.room) continue;
+    const key = `${e.from} -> ${e.to}`;
+    if (from.floor < 0) out.add(`${key}: video/${from.room} is in no video room (place it in VIDEO_ROOMS)`);
+    else if (to.floor < 0) out.add(`${key}: video/${to.room} is in no video room (place it in VIDEO_ROOMS)`);
+    else if (to.floor > from.floor) out.add(`${key}: the ${VIDEO_ROOMS[from.floor]!.floor} floor imports the ${VIDEO_ROOMS[to.floor]!.floor} floor above it`);
+    else if (to.floor === from.floor) out.add(`${key}: video/${from.room} imports video/${to.room} on its own floor`);
+  }
+  return [...out];
+}
+
+test('rule 8: every video room on its floor; a room imports only the rooms below it', () => {
+  assert.deepEqual(roomViolations(edges), [], 'move the shared piece down (to the contract, or a port handed over in app.ts)');
+  const unplaced = [...new Set(tree.map((f) => roomOf(f.path)).filter((r) => r && r.floor < 0).map((r) => r!.room))];
+  assert.deepEqual(unplaced, [], 'place these video rooms in VIDEO_ROOMS');
+  const planted: ImportEdge[] = [
+    { from: 'video/analytics/analytics.service.ts', to: 'video/steps/plan.ts', kind: 'runtime' },
+    { from: 'video/analytics/step.ts', to: 'video/moments/step.ts', kind: 'type' },
+    { from: 'video/stream/stream.ts', to: 'video/tasks/task-store.ts', kind: 'type' },
+    { from: 'video/worker/queue.ts', to: 'video/tasks/task-store.ts', kind: 'type' },
+    { from: 'video/faces/step.ts', to: 'video/pipeline/step.ts', kind: 'runtime' },
+    { from: 'video/tasks/tasks.service.ts', to: 'video/steps/plan.ts', kind: 'runtime' },
+    { from: 'video/pipeline/detect/step.ts', to: 'video/pipeline/step.ts', kind: 'runtime' },
+    { from: 'video/steps/plan.ts', to: 'video/task-contract.ts', kind: 'type' },
+    { from: 'video/video.module.ts', to: 'video/video.routes.ts', kind: 'runtime' },
+    { from: 'vision/a.ts', to: 'video/b.ts', kind: 'runtime' },
+  ];
+  assert.deepEqual(roomViolations(planted), [
+    'video/analytics/analytics.service.ts -> video/steps/plan.ts: the rich steps floor imports the steps floor above it',
+    'video/analytics/step.ts -> video/moments/step.ts: video/analytics imports video/moments on its own floor',
+    'video/stream/stream.ts -> video/tasks/task-store.ts: the media floor imports the tasks floor above it',
+    'video/worker/queue.ts -> video/tasks/task-store.ts: video/worker imports video/tasks on its own floor',
+    'video/faces/step.ts -> video/pipeline/step.ts: video/faces is in no video room (place it in VIDEO_ROOMS)',
+  ]);
+});

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { checkSteps } from '../../src/video/steps/plan.js';
-import type { StepRun } from '../../src/video/pipeline/step.js';
+import type { StepRun } from '../../src/video/pipeline/frame-step.js';
 import { trackerSettings, TrackIds } from '../../src/video/pipeline/target-tracker.js';
 import type { FrameOutput, VideoTaskRequest } from '../../src/video/task-contract.js';
 

@@ -1,13 +1,14 @@
-// The analytics endpoints' use cases (routes in video.routes.ts): totals so far, a rule change on a running
-// task, a recount of a finished task from its stored tracks (no decoding), and the heatmap of where the
-// tracks were. Project-scoped like every video call: another project's task id is a 404.
+// The analytics endpoints' use cases (analytics.routes.ts): totals so far, a rule change on a running task, a
+// recount of a finished task from its stored tracks (no decoding), and the heatmap of where the tracks were.
+// Project-scoped like every video call: another project's task id is a 404. What it needs of the video part
+// comes in as ports (AnalyticsPorts), handed over where the parts are wired.
 import { errors } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { VideoTaskRequest } from '../task-contract.js';
 import type { StreamArchive } from '../stream/stream-archive.js';
-import { TERMINAL_STATES, type TaskState } from '../schemas.js';
-import { checkSteps } from '../steps/plan.js';
-import { liveWorkerStep } from '../steps/worker-steps.js';
+import { TERMINAL_STATES, type TaskState } from '../task-contract.js';
+import type { LiveSteps } from '../pipeline/worker-step.js';
+import type { PlannedStep } from '../pipeline/frame-step.js';
 import { sql } from './analytics.sql.js';
 import { AnalyticsEngine, type AnalyticsSummary } from './engine.js';
 import { parseAnalytics } from './rules.js';
@@ -42,8 +43,22 @@ export interface Heatmap {
 
 const sizeOf = (w: unknown, h: unknown) => (Number(w) > 0 && Number(h) > 0 ? { width: Number(w), height: Number(h) } : null);
 
+/** What the analytics endpoints need of the video part. */
+export interface AnalyticsPorts {
+  /** The stream archive (a recount or heatmap of a task without a track log reads its chunks). */
+  archive: StreamArchive;
+  /** The worker-side runs of the tasks this process runs (none where it runs no worker). */
+  live: LiveSteps;
+  /** Checks and plans a request's steps (the analytics step's classes are the labels of the detect step before it). */
+  planSteps(request: VideoTaskRequest): Promise<readonly PlannedStep[]>;
+}
+
 export class AnalyticsService {
-  constructor(private readonly s: Services, private readonly archive: StreamArchive) {}
+  private readonly archive: StreamArchive;
+
+  constructor(private readonly s: Pick<Services, 'db'>, private readonly ports: AnalyticsPorts) {
+    this.archive = ports.archive;
+  }
 
   async #task(projectId: string, id: string): Promise<{ status: TaskState; request: VideoTaskRequest }> {
     const [row] = await this.s.db.query(sql.task, [id, projectId]);
@@ -53,14 +68,14 @@ export class AnalyticsService {
 
   /** Class names the analytics step may name: the labels of the detect step before it. */
   async #labels(request: VideoTaskRequest): Promise<readonly string[]> {
-    const plan = await checkSteps(request, this.s.taskModels);
+    const plan = await this.ports.planSteps(request);
     const at = plan.findIndex((p) => p.kind === 'analytics');
     return plan.slice(0, at < 0 ? plan.length : at).findLast((p) => p.labels !== undefined)?.labels ?? [];
   }
 
   /** The task's analytics run when it runs in this process. */
   #running(id: string): TaskAnalytics | undefined {
-    const run = liveWorkerStep(id, 'analytics');
+    const run = this.ports.live.get(id, 'analytics');
     return run instanceof TaskAnalytics ? run : undefined;
   }
 

@@ -10,6 +10,7 @@ import { sql } from './analytics.sql.js';
 import { parseAnalytics } from './rules.js';
 import { AnalyticsParameters } from './rules.schema.js';
 import { TaskAnalytics } from './task-analytics.js';
+import { EVENT_TYPES } from './events.js';
 
 export const analyticsStep = defineStep({
   name: 'analytics',
@@ -26,6 +27,16 @@ export const analyticsStep = defineStep({
     if (before.some((p) => p.kind === 'analytics')) throw errors.invalidParam(`steps[${index}].model`, 'Expected at most one analytics step');
     parseAnalytics(params, `steps[${index}].parameters`, source.labels);
     return { kind: 'analytics', index, produces: false, open: () => ({}) };
+  },
+  api: {
+    webhookEvents: EVENT_TYPES,
+    results: {
+      analytics: z.record(z.string(), z.unknown()).optional().meta({ description: 'With an analytics step: {version, lines, zones, transitions} (docs/analytics.md)' }),
+    },
+    chunk: {
+      analytics: z.object({ events: z.array(z.record(z.string(), z.unknown())), totals: z.record(z.string(), z.unknown()) }).optional()
+        .meta({ description: 'With an analytics step: this frame\'s events and the running totals; the terminal chunk carries the full summary' }),
+    },
   },
   worker: {
     async created(q, taskId, index, body) {

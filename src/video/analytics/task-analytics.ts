@@ -8,7 +8,7 @@
 import type { Services } from '../../services.js';
 import type { FrameOutput, VideoTaskRequest } from '../task-contract.js';
 import { countAnalyticsEvents } from '../../metrics/video.js';
-import type { WorkerStepEnd, WorkerStepRun } from '../pipeline/step.js';
+import type { WorkerStepEnd, WorkerStepRun } from '../pipeline/worker-step.js';
 import { sql } from './analytics.sql.js';
 import { AnalyticsEngine, type AnalyticsFrame, type AnalyticsSummary } from './engine.js';
 import type { AnalyticsEvent, EventType } from './events.js';

@@ -3,7 +3,7 @@
 // provider may be handed a request that never passed it.
 import { z } from 'zod';
 import { errors } from '../../errors.js';
-import type { PlannedStep } from '../pipeline/step.js';
+import type { PlannedStep } from '../pipeline/frame-step.js';
 import { expected } from '../pipeline/step-schema.js';
 
 export const INDEX_STEP_PARAMS = ['collection', 'per', 'segment_ms', 'segmenting', 'video_id'] as const;

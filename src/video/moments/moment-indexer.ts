@@ -12,7 +12,7 @@ import { resize } from '../../native/image.js';
 import { dominantColor } from '../../media/colour.js';
 import type { RgbImage } from '../../media/rgb-image.js';
 import type { FrameOutput, StreamTarget } from '../task-contract.js';
-import type { StepFrame, StepTask } from '../pipeline/step.js';
+import type { StepFrame, StepTask } from '../pipeline/frame-step.js';
 import type { IndexSettings } from './index-step.js';
 import { layoutSignature, Segmenter } from './segmenter.js';
 import { sql } from './moments.sql.js';

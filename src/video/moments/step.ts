@@ -5,7 +5,8 @@
 import { defineStep } from '../pipeline/step.js';
 import type { CollectionWriter } from '../../collections-port.js';
 import { ProviderError } from '../task-contract.js';
-import { INDEX_STEP_PARAMS, IndexStepSchema, indexSettings } from './index-step.js';
+import { INDEX_STEP_PARAMS, IndexCounts, IndexStepSchema, indexSettings } from './index-step.js';
+import { indexSummary } from './task-record.js';
 import { MomentIndexer } from './moment-indexer.js';
 
 export const indexStep = defineStep({
@@ -17,6 +18,10 @@ export const indexStep = defineStep({
     const collection = params?.collection;
     if (typeof collection !== 'string' || collection.length === 0 || !scope?.services.collections) return undefined;
     return scope.services.collections.writer(scope.projectId, collection, `steps[${i}].parameters.collection`);
+  },
+  api: {
+    record: { index: IndexCounts.optional() },
+    recordOf: indexSummary,
   },
   plan({ index, params, before, prepared: writer }) {
     const settings = indexSettings(index, params, before);

@@ -10,7 +10,7 @@ import { startRtspRelay } from '../../media/rtsp-relay.js';
 import { checkUrl, resolveHost, resolveOnce, type Resolver, type UrlPolicy } from '../../media/url-policy.js';
 import { ProviderError } from '../task-contract.js';
 import { VideoDecoder, type DecoderOptions } from './decoder.js';
-import { VIDEO_URL_SCHEMES } from '../schemas.js';
+import { VIDEO_URL_SCHEMES } from '../task-contract.js';
 
 const PARAM = 'input[0].url';
 const SCHEMES: readonly string[] = VIDEO_URL_SCHEMES;

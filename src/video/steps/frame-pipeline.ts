@@ -7,12 +7,12 @@
 // frames at source size).
 import type { FrameOutput, StreamTarget, TrackSummary, VideoTaskRequest } from '../task-contract.js';
 import { checkSteps } from './plan.js';
-import type { FrameModels, FrameRun, PlannedStep, StepFrame, StepRun, StepTask, WorkTarget } from '../pipeline/step.js';
+import type { FrameModels, FrameRun, PlannedStep, StepFrame, StepRun, StepTask, WorkTarget } from '../pipeline/frame-step.js';
 import { STEPS } from './step-list.js';
 import { trackerSettings, TrackIds } from '../pipeline/target-tracker.js';
 import { TrackSummaries } from '../pipeline/track-summary.js';
 
-export type { FrameModels } from '../pipeline/step.js';
+export type { FrameModels } from '../pipeline/frame-step.js';
 
 /** A decoded RGB24 frame (packed rows) at source size. */
 export interface PipelineFrame {

@@ -5,7 +5,7 @@
 // Every problem is an ApiError.
 import { errors } from '../../errors.js';
 import type { VideoTaskRequest } from '../task-contract.js';
-import { parseWhen, type FrameModels, type PlannedStep, type StepScope } from '../pipeline/step.js';
+import { parseWhen, type FrameModels, type PlannedStep, type StepScope } from '../pipeline/frame-step.js';
 import { STEP_MODELS, stepNamed } from './step-list.js';
 
 /**

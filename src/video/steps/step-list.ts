@@ -1,12 +1,16 @@
-// Every pipeline step, in the order the request schema lists them. Adding a step is a folder under pipeline/
-// exporting its descriptor (step.ts: schema, checks and plan, what it does per frame, what it adds to
-// chunks) and one line here.
+// Every pipeline step, in the order the request schema lists them. Adding a step is its descriptor
+// (pipeline/step.ts: schema, checks and plan, what it does per frame and in the worker, what it adds to the API's
+// answers) in a folder of pipeline/, or in a room of its own beside it when it has tables or routes (analytics/,
+// moments/), and one line here. What the steps add to the API is gathered here, so the video part's shell
+// (schemas.ts, tasks/) names none of them.
 import { detectStep } from '../pipeline/detect/step.js';
 import { ocrStep } from '../pipeline/ocr/step.js';
 import { featureStep } from '../pipeline/feature/step.js';
 import { analyticsStep } from '../analytics/step.js';
 import { indexStep } from '../moments/step.js';
-import type { StepDescriptor } from '../pipeline/step.js';
+import type { z } from 'zod';
+import type { Queryable } from '../../store/db.js';
+import type { StepApi, StepDescriptor } from '../pipeline/step.js';
 
 export const STEPS = [
   detectStep,
@@ -31,4 +35,19 @@ type Schemas<T extends readonly unknown[]> = { -readonly [K in keyof T]: T[K] ex
 /** The steps' request schemas as a tuple, for the request body's discriminated union. */
 export function stepSchemas(): Schemas<typeof STEPS> {
   return STEPS.map((s) => s.schema) as unknown as Schemas<typeof STEPS>;
+}
+
+/** Every step's fields of one kind of answer (the task record, the results, a chunk), in registry order. */
+export function stepApiFields(kind: 'record' | 'results' | 'chunk'): z.ZodRawShape {
+  return Object.assign({}, ...STEPS.map((s) => (s.api as StepApi | undefined)?.[kind] ?? {}));
+}
+
+/** The event types a task's webhook may ask for (`webhook.events`), with the step that emits each. */
+export const WEBHOOK_EVENTS: ReadonlyMap<string, string> = new Map(STEPS.flatMap((s) => ((s.api as StepApi | undefined)?.webhookEvents ?? []).map((e) => [e, s.name] as const)));
+
+/** What every step adds to one task's record (GET /v1/video/tasks/:id). */
+export async function stepRecordFields(q: Queryable, taskId: string): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const s of STEPS) Object.assign(out, await (s.api as StepApi | undefined)?.recordOf?.(q, taskId));
+  return out;
 }

@@ -1,19 +1,29 @@
 // The steps with worker hooks (step.ts, WorkerHooks) of one task, as the worker and the task API run them: opened
 // when a worker starts the task, in step order; each frame goes through them after the provider's steps and
 // before it is archived; their endings are merged into the results and the terminal chunk. Runs of tasks in
-// this process are kept by task id, so an API call answered here reaches its step's state at once.
+// this process are kept by task id in the worker's LiveStepRuns, which the worker hands to the parts that read
+// a running task's state (an API call answered here reaches its step's state at once).
 import type { Services } from '../../services.js';
 import type { Queryable } from '../../store/db.js';
 import type { FrameOutput, VideoTaskRequest } from '../task-contract.js';
-import type { WorkerHooks, WorkerStepEnd, WorkerStepRun } from '../pipeline/step.js';
+import type { LiveSteps, WorkerHooks, WorkerStepEnd, WorkerStepRun } from '../pipeline/worker-step.js';
 import { stepNamed } from './step-list.js';
 
-/** Runs in this process, by task id, then step name. */
-const live = new Map<string, Map<string, WorkerStepRun>>();
+/** The runs of the tasks one worker runs, by task id, then step name (the worker owns one). */
+export class LiveStepRuns implements LiveSteps {
+  private readonly runs = new Map<string, Map<string, WorkerStepRun>>();
 
-/** The run of a task's step (by its name) when the task runs in this process. */
-export function liveWorkerStep(taskId: string, name: string): WorkerStepRun | undefined {
-  return live.get(taskId)?.get(name);
+  get(taskId: string, name: string): WorkerStepRun | undefined {
+    return this.runs.get(taskId)?.get(name);
+  }
+
+  set(taskId: string, named: Map<string, WorkerStepRun>): void {
+    this.runs.set(taskId, named);
+  }
+
+  delete(taskId: string): void {
+    this.runs.delete(taskId);
+  }
 }
 
 function hooked(request: Pick<VideoTaskRequest, 'steps'>): Array<{ index: number; name: string; hooks: WorkerHooks }> {
@@ -30,10 +40,10 @@ export async function workerStepsCreated(q: Queryable, taskId: string, body: Par
 }
 
 export class WorkerSteps {
-  private constructor(private readonly taskId: string, private readonly runs: WorkerStepRun[]) {}
+  private constructor(private readonly taskId: string, private readonly runs: WorkerStepRun[], private readonly live: LiveStepRuns) {}
 
-  /** Opens the task's steps with worker hooks (none: an empty run, which passes frames unchanged). */
-  static async open(s: Services, taskId: string, request: VideoTaskRequest): Promise<WorkerSteps> {
+  /** Opens the task's steps with worker hooks (none: an empty run, which passes frames unchanged), kept in `live` while it runs. */
+  static async open(s: Services, taskId: string, request: VideoTaskRequest, live: LiveStepRuns): Promise<WorkerSteps> {
     const runs: WorkerStepRun[] = [];
     const named = new Map<string, WorkerStepRun>();
     try {
@@ -47,7 +57,7 @@ export class WorkerSteps {
       throw e;
     }
     if (named.size > 0) live.set(taskId, named);
-    return new WorkerSteps(taskId, runs);
+    return new WorkerSteps(taskId, runs, live);
   }
 
   get empty(): boolean {
@@ -80,7 +90,7 @@ export class WorkerSteps {
   }
 
   close(): void {
-    live.delete(this.taskId);
+    this.live.delete(this.taskId);
     for (const r of this.runs) r.close?.();
   }
 }

@@ -9,7 +9,7 @@ import { sql as tsql } from '../tasks.sql.js';
 import { sql } from './stream.sql.js';
 import { EMPTY_STREAM_INFO, HEARTBEAT_EVENT, frameEvent, terminalEvents, type FinishReason, type TerminalUsage } from './chunks.js';
 import type { StreamHub } from './stream-hub.js';
-import type { TaskState } from '../schemas.js';
+import type { TaskState } from '../task-contract.js';
 
 export interface LockedTask {
   id: string;

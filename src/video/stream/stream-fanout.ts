@@ -14,7 +14,7 @@ import type { SseWriter } from '../../http/sse.js';
 import type { Services } from '../../services.js';
 import type { Logger } from '../../log.js';
 import { sql } from '../tasks.sql.js';
-import { TERMINAL_STATES, type TaskState } from '../schemas.js';
+import { TERMINAL_STATES, type TaskState } from '../task-contract.js';
 import { DONE_EVENT } from './chunks.js';
 import { StreamArchive } from './stream-archive.js';
 import { hubFor, type Appended } from './stream-hub.js';

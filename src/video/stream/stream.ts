@@ -10,10 +10,9 @@ import type { RequestContext } from '../../http/route.js';
 import type { SseWriter } from '../../http/sse.js';
 import type { Services } from '../../services.js';
 import { sql } from '../tasks.sql.js';
-import { TERMINAL_STATES, type TaskState } from '../schemas.js';
+import { TERMINAL_STATES, type TaskState } from '../task-contract.js';
 import type { StreamArchive } from './stream-archive.js';
 import type { StreamHub } from './stream-hub.js';
-import type { TaskStore } from '../tasks/task-store.js';
 import { WRITE_SLICE, type StreamFanout } from './stream-fanout.js';
 import type { FinishedArchiveCache } from './archive-cache.js';
 import { EventIdWriter } from './event-ids.js';
@@ -51,7 +50,13 @@ export class Subscriptions {
   }
 }
 
-export interface StreamDeps { s: Services; store: TaskStore; archive: StreamArchive; subs: Subscriptions; cache: FinishedArchiveCache; fanout: StreamFanout }
+/** Where the stream route reads a task's state (the task store, tasks/task-store.ts, handed over by the shell). */
+export interface TaskStates {
+  /** The task's state and archive size; a 404 ApiError for another project's or an unknown task. */
+  state(projectId: string, id: string): Promise<{ status: TaskState; streamBytes: number }>;
+}
+
+export interface StreamDeps { s: Services; store: TaskStates; archive: StreamArchive; subs: Subscriptions; cache: FinishedArchiveCache; fanout: StreamFanout }
 
 export async function streamTask(ctx: RequestContext, deps: StreamDeps): Promise<void> {
   const id = ctx.params.id!;

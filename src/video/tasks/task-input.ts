@@ -7,8 +7,10 @@ import { decodeBase64 } from '../../media/base64.js';
 import { checkUrl, urlDenied } from '../../media/url-policy.js';
 import type { Services } from '../../services.js';
 import type { VideoTaskRequest } from '../task-contract.js';
-import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES, type ProcessBody } from '../schemas.js';
-import type { NewTask, TaskJob } from './task-store.js';
+import { type ProcessBody } from '../schemas.js';
+import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES } from '../task-contract.js';
+import type { NewTask } from './task-store.js';
+import type { TaskJob } from '../task-contract.js';
 
 /** `webhook`: checked, with its secret decided (webhooks.ts); only its url is echoed. */
 export async function stageInput(s: Pick<Services, 'config' | 'blobs'>, task: { id: string; projectId: string; keyId: string | null },

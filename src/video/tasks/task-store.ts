@@ -5,8 +5,8 @@ import { errors } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { Queryable, Row } from '../../store/db.js';
 import { isoTime } from '../../store/timestamps.js';
-import type { VideoTaskRequest } from '../task-contract.js';
-import { TASK_STATES, type TaskState } from '../schemas.js';
+import type { TaskJob, VideoTaskRequest } from '../task-contract.js';
+import { TASK_STATES, type TaskState } from '../task-contract.js';
 import { sql } from '../tasks.sql.js';
 import { sql as streamSql } from '../stream/stream.sql.js';
 import { HEARTBEAT_EVENT } from '../stream/chunks.js';
@@ -16,14 +16,6 @@ import { sql as webhookSql } from './webhooks.sql.js';
 
 /** Claims of one task (first run + re-queues after a worker died before its first chunk). */
 export const MAX_ATTEMPTS = 3;
-
-/** What the worker needs: the normalised request (defaults filled in) and where the video is. */
-export interface TaskJob {
-  request: VideoTaskRequest;
-  source: { url?: string; blob_key?: string };
-  /** The W3C traceparent of the request that queued it: the worker's calls and log lines join that trace. */
-  traceparent?: string;
-}
 
 /** A task ready to be stored: its id, owner, the job the worker runs and the request as the API echoes it. */
 export interface NewTask {

@@ -13,30 +13,40 @@ import type { ProcessBody } from '../schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
 import { stageInput } from './task-input.js';
 import { newId } from '../../ids.js';
-import { indexSummary } from '../moments/task-record.js';
+import { stepRecordFields, WEBHOOK_EVENTS } from '../steps/step-list.js';
 import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
 import { workerStepsCreated } from '../steps/worker-steps.js';
+import type { StepServices } from '../pipeline/frame-step.js';
 
 const INCLUDES = ['request', 'webhook_deliveries'] as const;
+
+/** The events a webhook asks for are some step's: that step must be among the task's steps. */
+function checkWebhookEvents(body: ProcessBody): void {
+  for (const e of body.webhook?.events ?? []) {
+    const owner = WEBHOOK_EVENTS.get(e);
+    if (owner !== undefined && !body.steps.some((st) => st.model === owner)) {
+      const a = /^[aeiou]/.test(owner) ? 'an' : 'a';
+      throw errors.invalidParam('webhook.events', `Expected ${a} ${owner} step in steps for webhook.events (they are its events)`);
+    }
+  }
+}
 
 /** Who a read runs for: the project owns the task. */
 type Owner = Pick<Caller, 'projectId'>;
 
 export class TasksService {
-  constructor(private readonly s: Services, private readonly store: TaskStore) {}
+  constructor(private readonly s: Services, private readonly store: TaskStore, private readonly steps: StepServices) {}
 
   /**
    * Enqueues a task for the caller's key; answers {id, status, stream_url}, plus {webhook: {url, secret}} when
    * the request asked for a webhook without a secret (the generated one is shown only here).
    */
   async create(caller: Pick<Caller, 'projectId' | 'keyId' | 'traceparent'>, body: ProcessBody) {
-    await checkSteps(body, this.s.taskModels, { projectId: caller.projectId, services: this.s });
+    await checkSteps(body, this.s.taskModels, { projectId: caller.projectId, services: this.steps });
     trackerSettings(body.tracker);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
-    if (w?.events?.length && !body.steps.some((st) => st.model === 'analytics')) {
-      throw errors.invalidParam('webhook.events', 'Expected an analytics step in steps for webhook.events (they are its events)');
-    }
+    checkWebhookEvents(body);
     const task = await stageInput(this.s, { id: newId('vt'), projectId: caller.projectId, keyId: caller.keyId }, body, webhook);
     if (caller.traceparent) task.job.traceparent = caller.traceparent;
     const rec = await this.store.insert(task, webhook, (q) => workerStepsCreated(q, task.id, body));
@@ -56,7 +66,7 @@ export class TasksService {
     if (wanted.some((x) => !(INCLUDES as readonly string[]).includes(x))) {
       throw errors.invalidParam('include', `Expected a comma list of ${INCLUDES.map((x) => `"${x}"`).join(', ')} for include but received ${JSON.stringify(include)}`);
     }
-    const rec = { ...(await this.store.get(caller.projectId, id, wanted.includes('request'))), ...(await indexSummary(this.s, id)) };
+    const rec = { ...(await this.store.get(caller.projectId, id, wanted.includes('request'))), ...(await stepRecordFields(this.s.db, id)) };
     return wanted.includes('webhook_deliveries') ? { ...rec, webhook_deliveries: await deliveriesOf(this.s, id) } : rec;
   }
 

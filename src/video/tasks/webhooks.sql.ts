@@ -1,7 +1,7 @@
 // Statements of video task webhooks (webhooks.ts): setting a task's webhook, queuing a delivery when a task
 // reaches its terminal state, claiming due deliveries (FOR UPDATE SKIP LOCKED, so one node sends each
 // attempt), recording attempts, and listing a task's deliveries. Times use the database clock.
-import { TERMINAL_STATES } from '../schemas.js';
+import { TERMINAL_STATES } from '../task-contract.js';
 
 const TERMINAL = TERMINAL_STATES.map((st) => `'${st}'`).join(', ');
 

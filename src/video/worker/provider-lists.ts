@@ -8,7 +8,7 @@ import type { ProvidersConfig } from '../../config/index.js';
 import { LocalProvider } from './local-provider.js';
 import { RemoteProvider } from './remote-provider.js';
 import type { VideoProvider } from '../task-contract.js';
-import type { StepServices } from '../pipeline/step.js';
+import type { StepServices } from '../pipeline/frame-step.js';
 
 export function createProviders(s: Pick<Services, 'config' | 'taskModels'> & StepServices, lists: ProvidersConfig = s.config.providers): { forModel(model?: string): VideoProvider[] } {
   const local = LocalProvider.fromServices(s);

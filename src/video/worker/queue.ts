@@ -3,8 +3,8 @@
 // holds it by a lease that heartbeats renew. Attempts are counted per claim and bounded (tasks/reaper.ts).
 import type { Services } from '../../services.js';
 import { sql } from '../tasks.sql.js';
-import type { TaskJob } from '../tasks/task-store.js';
-import type { TaskState } from '../schemas.js';
+import type { TaskJob } from '../task-contract.js';
+import type { TaskState } from '../task-contract.js';
 
 export interface ClaimedTask {
   id: string;

@@ -17,7 +17,7 @@ import { EMPTY_STREAM_INFO } from '../stream/chunks.js';
 import { observeChunk, observeTaskEnd } from '../../metrics/video.js';
 import { spanTraceparent, spanUnder, traceIdOf, type SpanIds } from '../../tracing/traceparent.js';
 import { recordSpan, spansOn } from '../../tracing/spans.js';
-import { WorkerSteps } from '../steps/worker-steps.js';
+import { LiveStepRuns, WorkerSteps } from '../steps/worker-steps.js';
 
 /** The ordered providers for a request's `model` hint. */
 export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;
@@ -45,6 +45,8 @@ export interface WorkerOptions extends WorkerRooms {
 
 export class VideoWorker {
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** The worker-side step runs of the tasks this worker runs (the analytics API reads a running task's totals there). */
+  readonly live = new LiveStepRuns();
   private readonly queue: TaskQueue;
   private readonly archive: StreamArchive;
   private readonly hub: StreamHub;
@@ -113,7 +115,7 @@ export class VideoWorker {
         break;
       }
       if (!task) { await this.sleep(this.settings.pollMs); continue; }
-      const run = new TaskRun(this.s, task, this.owner, this.archive, this.queue, this.settings, this.opts.providers);
+      const run = new TaskRun(this.s, task, this.owner, this.archive, this.queue, this.settings, this.opts.providers, this.live);
       this.active.set(task.id, run);
       void run.done.finally(() => { this.active.delete(task!.id); this.poke(); });
     }
@@ -149,7 +151,7 @@ class TaskRun {
 
   constructor(private readonly s: Services, private readonly task: ClaimedTask, private readonly owner: string,
     private readonly archive: StreamArchive, private readonly queue: TaskQueue, private readonly settings: VideoSettings,
-    private readonly providers: ProviderSource) {
+    private readonly providers: ProviderSource, private readonly live: LiveStepRuns) {
     this.span = spansOn ? spanUnder(task.job.traceparent) : null;
     this.done = this.run().catch((e) => { this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed'); });
   }
@@ -247,7 +249,7 @@ class TaskRun {
       this.beat().catch((e) => this.s.log.warn({ err: e, taskId: this.task.id }, 'video task heartbeat failed')).finally(() => { beating = false; });
     }, this.settings.heartbeatMs);
     try {
-      this.steps = await WorkerSteps.open(this.s, this.task.id, this.task.job.request);
+      this.steps = await WorkerSteps.open(this.s, this.task.id, this.task.job.request, this.live);
       await this.runProviders();
     } catch (e) {
       // A bad step never gets here (checked at submit); a database failure of a worker step fails the task.

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { errors } from '../../../errors.js';
 import type { Detector } from '../../../detection/detect.js';
 import { expected, names, unit, When } from '../step-schema.js';
-import { clampBox, defineStep, unitNumber } from '../step.js';
+import { defineStep } from '../step.js';
+import { clampBox, unitNumber } from '../frame-step.js';
 import { candidateFloor, TargetTracker, type Candidate } from '../target-tracker.js';
 
 /** Default detect confidence_threshold, as for POST /v1/vision/detect. */

@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { errors } from '../../../errors.js';
 import { expected, When } from '../step-schema.js';
-import { defineStep, selects } from '../step.js';
+import { defineStep } from '../step.js';
+import { selects } from '../frame-step.js';
 import { DESCRIPTOR_MODEL, describeRegions, featureDigest } from './colour-layout.js';
 
 /**

@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { errors } from '../../../errors.js';
 import { expected, When } from '../step-schema.js';
-import { clampBox, defineStep, selects } from '../step.js';
+import { defineStep } from '../step.js';
+import { clampBox, selects } from '../frame-step.js';
 import { TargetTracker } from '../target-tracker.js';
 
 /** OCR models an ocr step may name (as POST /v1/vision/ocr's `model`). */
