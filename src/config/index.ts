@@ -41,8 +41,10 @@ const int = (min: number, def?: number, max?: number): Field => {
     expect: max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`,
   };
 };
-const num = (min: number, def: number): Field =>
-  ({ schema: z.coerce.number().min(min).default(def), kind: 'number', default: def, expect: `a number >= ${min}` });
+const num = (min: number, def?: number): Field => {
+  const n = z.coerce.number().min(min);
+  return { schema: def === undefined ? n.optional() : n.default(def), kind: 'number', default: def, expect: `a number >= ${min}` };
+};
 const bool = (def: boolean): Field => ({
   schema: z.string().trim().toLowerCase().pipe(z.enum(['true', 'false', '1', '0'])).transform((v) => v === 'true' || v === '1').default(def),
   kind: 'bool', default: def, expect: 'one of true, false, 1, 0',
@@ -111,6 +113,8 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_INFERENCE_QUEUE_DEPTH: int(1, 32),
     SIGHTFLOW_INFERENCE_WORKERS: oneOf(['per-model', 'shared'], 'per-model'),
     SIGHTFLOW_MODEL_IDLE_UNLOAD_S: num(0, 0),
+    SIGHTFLOW_BATCH_MAX_SIZE: int(1),
+    SIGHTFLOW_BATCH_MAX_DELAY_MS: num(0),
   },
   models: {
     SIGHTFLOW_MODEL_HUB_URL: str('https://huggingface.co'),
@@ -134,6 +138,13 @@ export const CONFIG_SECTIONS = {
   },
   vectors: {
     SIGHTFLOW_VECTORS_OCR: bool(false),
+  },
+  mqtt: {
+    SIGHTFLOW_MQTT_URL: str(),
+    SIGHTFLOW_MQTT_TOPIC_PREFIX: str('sightflow'),
+    SIGHTFLOW_MQTT_HA_DISCOVERY: bool(true),
+    SIGHTFLOW_MQTT_HA_PREFIX: str('homeassistant'),
+    SIGHTFLOW_MQTT_QUEUE_MESSAGES: int(1, 10_000),
   },
   native: {
     SIGHTFLOW_ADDON_PATH: str(),
@@ -175,6 +186,8 @@ export interface InferenceConfig {
   workers: WorkerMode;
   /** A loaded model unused for this long is unloaded (0: never); a manifest's runtime.idleUnloadS overrides it. */
   idleUnloadMs: number;
+  /** Dynamic batching of detectors: most images a call and longest wait for company; unset: the provider's default. */
+  batch: { maxBatch?: number; maxWaitMs?: number };
 }
 
 /** Bring-your-own models: where hub references download from, and how often a node looks for added ones. */
@@ -288,6 +301,8 @@ export interface Config {
   /** addonPath: a built addon elsewhere than the default build/Release (src/native/load.ts owns the default). */
   native: { addonPath?: string };
   metrics: MetricsSettings;
+  /** MQTT publishing of tasks that ask for it (docs/mqtt.md); null when SIGHTFLOW_MQTT_URL is unset. */
+  mqtt: MqttSettings | null;
   /** Span export over OTLP; null when no endpoint is set (the OpenTelemetry packages are then never loaded). */
   otlp: OtlpSettings | null;
 }
@@ -299,6 +314,23 @@ export interface MetricsSettings {
   host: string;
   /** Usage counters carry the project id as a label (off for installations with very many projects). */
   projectLabel: boolean;
+}
+
+export interface MqttSettings {
+  /** The broker, mqtt:// or mqtts://, without its credentials and client id. */
+  url: string;
+  username?: string;
+  password?: string;
+  /** The `client_id` query parameter of SIGHTFLOW_MQTT_URL; unset: one is made per process. */
+  clientId?: string;
+  /** First level of every topic sightflow publishes. */
+  topicPrefix: string;
+  /** Publish Home Assistant discovery configs (and republish them when Home Assistant comes online). */
+  haDiscovery: boolean;
+  /** Home Assistant's discovery prefix (its status topic is `<prefix>/status`). */
+  haPrefix: string;
+  /** Messages kept while the broker cannot be reached; past it the oldest are dropped (and counted). */
+  queueMessages: number;
 }
 
 export interface CliFlags { port?: number; host?: string; dataDir?: string; noWorker?: boolean }
@@ -370,6 +402,37 @@ function otlpHeaders(text: string | undefined, variable: string, into: Record<st
     into[name] = value;
   }
   return into;
+}
+
+/** A topic level path that is publishable: no wildcards, no empty level, not a `$` system topic. */
+function topicPath(text: string, variable: string): string {
+  const t = text.trim();
+  if (!t || /[+#\u0000]/.test(t) || t.split('/').some((l) => l === '') || t.startsWith('$')) {
+    throw new ConfigError(variable, `${variable} must be MQTT topic levels separated by / without wildcards, empty levels or a leading $ (got ${JSON.stringify(text)})`);
+  }
+  return t;
+}
+
+function mqttSettings(e: Record<string, any>): MqttSettings | null {
+  const prefix = topicPath(e.SIGHTFLOW_MQTT_TOPIC_PREFIX, 'SIGHTFLOW_MQTT_TOPIC_PREFIX');
+  const haPrefix = topicPath(e.SIGHTFLOW_MQTT_HA_PREFIX, 'SIGHTFLOW_MQTT_HA_PREFIX');
+  const text = (e.SIGHTFLOW_MQTT_URL as string | undefined)?.trim();
+  if (!text) return null;
+  let u: URL | null = null;
+  try {
+    u = new URL(text);
+  } catch { /* reported below */ }
+  // The URL may carry a password: the message never repeats it.
+  if (!u || (u.protocol !== 'mqtt:' && u.protocol !== 'mqtts:') || !u.hostname) {
+    throw new ConfigError('SIGHTFLOW_MQTT_URL', 'SIGHTFLOW_MQTT_URL must be an mqtt:// or mqtts:// URL with a host ([user[:password]@]host[:port][?client_id=...])');
+  }
+  const username = u.username ? decodeURIComponent(u.username) : undefined;
+  const password = u.password ? decodeURIComponent(u.password) : undefined;
+  const clientId = u.searchParams.get('client_id')?.trim() || undefined;
+  return {
+    url: `${u.protocol}//${u.host}`, username, password, clientId, topicPrefix: prefix,
+    haDiscovery: e.SIGHTFLOW_MQTT_HA_DISCOVERY, haPrefix, queueMessages: e.SIGHTFLOW_MQTT_QUEUE_MESSAGES,
+  };
 }
 
 function cidrs(text: string | undefined, variable: string): Cidr[] {
@@ -476,6 +539,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       queueDepth: e.SIGHTFLOW_INFERENCE_QUEUE_DEPTH,
       workers: e.SIGHTFLOW_INFERENCE_WORKERS,
       idleUnloadMs: Math.round(e.SIGHTFLOW_MODEL_IDLE_UNLOAD_S * 1000),
+      batch: { maxBatch: e.SIGHTFLOW_BATCH_MAX_SIZE, maxWaitMs: e.SIGHTFLOW_BATCH_MAX_DELAY_MS },
     },
     models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },
     vlm: vlmUrl ? {
@@ -500,6 +564,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       host: (e.SIGHTFLOW_METRICS_HOST as string | undefined)?.trim() || (flags.host ?? e.SIGHTFLOW_HOST),
       projectLabel: e.SIGHTFLOW_METRICS_PROJECT_LABEL,
     },
+    mqtt: mqttSettings(e),
     otlp: otlpSettings(e),
   });
 }
