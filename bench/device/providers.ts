@@ -3,24 +3,35 @@
 // sessions. For hosts other than the development machine (a GPU server, a many-core box): it needs only
 // the built runtime and the prepared models, not the server, so it travels as a small bundle
 // (scripts/device-bundle.sh). Prints a table; --json ends with one JSON line.
-//   node bench/device/providers.js --models data/models [--seconds 3] [--gpu-only] [--json]
+//   node bench/device/providers.js --models data/models [--seconds 3] [--gpu-only] [--batch 1,8,32] [--json]
 // --gpu-only keeps the CPU row the GPU's outputs are checked against and skips the CPU threads/sessions sweep.
+// --batch replaces the sweep with the in-process ceiling under dynamic batching at each maximum batch size, on
+// every provider the host loads (--gpu-only: the GPU ones): clients submit one image each, as requests do, and
+// the model's queue joins them; each row also checks that a batched run answers what a run alone does.
+// --models-only=a,b limits the models; --sessions=N the sessions of the batch rows (default 1 on a GPU, the
+// cores' default split on the CPU).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { availableProviders } from '../../src/inference/execution-providers.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 
-interface Args { models: string; seconds: number; json: boolean; gpuOnly: boolean }
+interface Args { models: string; seconds: number; json: boolean; gpuOnly: boolean; batch?: number[]; only?: string[]; sessions?: number; waitMs: number }
 
 function parseArgs(argv: string[]): Args {
-  const out: Args = { models: 'data/models', seconds: 3, json: false, gpuOnly: false };
-  for (const a of argv) {
-    const [k, v] = a.replace(/^--/, '').split('=');
+  const out: Args = { models: 'data/models', seconds: 3, json: false, gpuOnly: false, waitMs: 2 };
+  for (let i = 0; i < argv.length; i++) {
+    let [k, v] = argv[i]!.replace(/^--/, '').split('=');
+    // `--flag value` as well as `--flag=value`
+    if (v === undefined && ['models', 'seconds', 'batch', 'models-only', 'sessions', 'wait-ms'].includes(k!) && argv[i + 1] && !argv[i + 1]!.startsWith('--')) v = argv[++i];
     if (k === 'models' && v) out.models = v;
     else if (k === 'seconds' && v) out.seconds = Number(v);
     else if (k === 'json') out.json = true;
     else if (k === 'gpu-only') out.gpuOnly = true;
+    else if (k === 'batch' && v) out.batch = v.split(',').map(Number).filter((n) => n >= 1);
+    else if (k === 'models-only' && v) out.only = v.split(',');
+    else if (k === 'sessions' && v) out.sessions = Number(v);
+    else if (k === 'wait-ms' && v) out.waitMs = Number(v);
   }
   return out;
 }
@@ -39,7 +50,10 @@ function input(dims: number[]): Float32Array {
   return out;
 }
 
-interface Row { model: string; providers: string; threads: number; sessions: number; clients: number; images_per_s: number; p50_ms: number; split: boolean }
+interface Row { model: string; providers: string; threads: number; sessions: number; clients: number; images_per_s: number; p50_ms: number; split: boolean; batch?: number; p99_ms?: number; images_per_call?: number }
+
+/** One in-process ceiling row under dynamic batching, and whether the batched answers equal runs alone. */
+interface BatchRow extends Row { batch: number; same_as_alone: boolean | null; refused?: string }
 
 /** A real photo's input tensor written beside the model by bench/device/inputs.ts, when the bundle has one. */
 function photoInput(file: string, dims: number[]): Float32Array | undefined {
@@ -93,6 +107,61 @@ async function measure(model: string, file: string, providers: string[], threads
 }
 
 /**
+ * The in-process ceiling with dynamic batching at most `batch` images a call: `sessions * batch * 2` clients
+ * each submit one image at a time (as requests do) and the model's queue joins them. Before timing, the
+ * first image run alone and inside a full batch must answer the same (within float tolerance).
+ */
+async function measureBatch(model: string, file: string, providers: string[], threads: number, sessions: number, batch: number, waitMs: number, seconds: number): Promise<BatchRow> {
+  const rt = new InferenceRuntime({ providers, intraOpThreads: threads, sessions, log, available: availableProviders(), batch: { maxBatch: batch, maxWaitMs: waitMs } });
+  try {
+    const h = rt.register({ id: model, load: async () => file, dynamicBatch: true });
+    const loaded = await h.session();
+    const meta = loaded.inputMetadata?.[0];
+    if (!meta) throw new Error(`${model}: no input metadata`);
+    const dims = (meta.shape ?? []).map((d) => (typeof d === 'number' ? d : 1));
+    const photo = photoInput(file, dims);
+    const data = photo ?? input(dims);
+    const other = input(dims);
+    const feeds = (d = data) => ({ [meta.name]: new Tensor('float32', d.slice(), dims) });
+    const name = loaded.outputNames[0]!;
+    const alone = (await h.run(feeds()))[name]!.data as Float32Array;
+    let same: boolean | null = null;
+    if (h.batchInForce.maxBatch > 1) {
+      const outs = await Promise.all(Array.from({ length: batch }, (_, i) => h.run(feeds(i % 2 ? other : data))));
+      const first = outs[0]![name]!.data as Float32Array;
+      same = first.length === alone.length && (outs[0]![name]!.dims.at(-1) === 6 && first.length % 6 === 0
+        ? compareDetections(first, alone).matched === compareDetections(first, alone).detections
+        : maxRelDiff(first, alone) < 1e-4);
+    }
+    const clients = Math.max(1, sessions * batch * 2);
+    for (let i = 0; i < 2; i++) await Promise.all(Array.from({ length: clients }, () => h.run(feeds()))); // warm-up, further sessions load
+    const lat: number[] = [];
+    let done = 0;
+    const runs0 = h.stats.runs;
+    const until = performance.now() + seconds * 1000;
+    const started = performance.now();
+    await Promise.all(Array.from({ length: clients }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        await h.run(feeds());
+        lat.push(performance.now() - t0);
+        done++;
+      }
+    }));
+    const wall = (performance.now() - started) / 1000;
+    lat.sort((a, b) => a - b);
+    return {
+      model, providers: loaded.providers.join(','), threads, sessions, clients, split: true, batch,
+      images_per_s: +(done / wall).toFixed(2), p50_ms: +lat[Math.floor(lat.length / 2)]!.toFixed(1), p99_ms: +lat[Math.floor(lat.length * 0.99)]!.toFixed(1),
+      images_per_call: +(done / Math.max(1, h.stats.runs - runs0)).toFixed(2), same_as_alone: same,
+      ...(h.batchRefused ? { refused: h.batchRefused } : {}),
+    };
+  } finally {
+    await rt.release();
+  }
+}
+
+/**
  * A detections list ([1, N, 6]: x1, y1, x2, y2, score, class, sorted by score) compared as a set: rows whose
  * scores differ in the last bits may swap places, so an element-wise distance says nothing there. For each
  * CPU detection scoring at least 0.3, the same-class GPU detection that overlaps it most.
@@ -130,12 +199,25 @@ async function main(): Promise<void> {
   const available = availableProviders();
   console.log(`cores ${cores}; providers this host can load: ${available.join(', ')}`);
   const rows: Row[] = [];
+  const batchRows: BatchRow[] = [];
   const checks: Array<{ model: string; provider: string; rel_l2: number; detections?: ReturnType<typeof compareDetections> }> = [];
-  for (const model of ['centernet-coco', 'yolov8n-int8']) {
+  for (const model of ['centernet-coco', 'yolov8n-int8'].filter((m) => !args.only || args.only.includes(m))) {
     const dir = join(args.models, model);
+    if (!existsSync(dir)) { console.log(`${model}: not in ${args.models}, skipped`); continue; }
     const onnx = readdirSync(dir).find((f) => f.endsWith('.onnx'));
     if (!onnx) throw new Error(`no .onnx in ${dir}`);
     const file = join(dir, onnx);
+    if (args.batch) {
+      const gpus = ['tensorrt', 'cuda'].filter((p) => available.includes(p));
+      const lists = [...(args.gpuOnly && gpus.length ? [] : [['cpu']]), ...gpus.map((g) => [g, 'cpu'])];
+      for (const eps of lists) {
+        const onCpu = eps[0] === 'cpu';
+        // On the CPU the sessions split the cores, one thread each (the runtime's default on a small host).
+        const sessions = args.sessions ?? (onCpu ? Math.min(cores, 2) : 1);
+        for (const b of args.batch) batchRows.push(await measureBatch(model, file, eps, cores, sessions, b, b > 1 ? args.waitMs : 0, args.seconds));
+      }
+      continue;
+    }
     const cpu = await measure(model, file, ['cpu'], cores, 1, 1, args.seconds);
     rows.push(cpu.row);
     for (const gpu of ['cuda', 'tensorrt'].filter((p) => available.includes(p))) {
@@ -155,6 +237,14 @@ async function main(): Promise<void> {
       rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds)).row);
       rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds, false)).row);
     }
+  }
+  if (args.batch) {
+    console.log('model            providers        sessions batch clients images/s images/call p50_ms p99_ms batched=alone');
+    for (const r of batchRows) {
+      console.log(`${r.model.padEnd(16)} ${r.providers.padEnd(16)} ${String(r.sessions).padStart(8)} ${String(r.batch).padStart(5)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${String(r.images_per_call).padStart(11)} ${r.p50_ms.toFixed(1).padStart(6)} ${String(r.p99_ms).padStart(6)} ${r.same_as_alone === null ? (r.refused ? 'one a call: ' + r.refused : '-') : r.same_as_alone}`);
+    }
+    if (args.json) console.log(JSON.stringify({ cores, available, batch_rows: batchRows }));
+    return;
   }
   console.log('model            providers        threads sessions clients images/s p50_ms wide session');
   for (const r of rows) {

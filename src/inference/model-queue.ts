@@ -56,8 +56,8 @@ export class ModelQueue<I, O> {
   private skippedBackground = 0;
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
-  private readonly maxBatch: number;
-  private readonly maxWaitMs: number;
+  private maxBatch: number;
+  private maxWaitMs: number;
   private readonly concurrency: number;
   private readonly ahead: number;
 
@@ -67,6 +67,16 @@ export class ModelQueue<I, O> {
     this.concurrency = Math.max(1, opts.concurrency ?? 1);
     this.ahead = opts.deferred ? Math.max(0, opts.ahead ?? 0) : 0;
   }
+
+  /** Most items in one call and the longest a first item waits for company, from now on. */
+  setBatch(maxBatch: number, maxWaitMs: number): void {
+    this.maxBatch = Math.max(1, maxBatch);
+    this.maxWaitMs = Math.max(0, maxWaitMs);
+    this.pump();
+  }
+
+  /** The batching in force: most items in one call, longest wait for company. */
+  get batch(): { maxBatch: number; maxWaitMs: number } { return { maxBatch: this.maxBatch, maxWaitMs: this.maxWaitMs }; }
 
   /** Items waiting to start. */
   get pending(): number { return this.waiting.length + this.background.length; }

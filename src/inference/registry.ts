@@ -173,7 +173,7 @@ export class ModelRegistry {
     const m = this.get(id).manifest;
     const r = m.runtime;
     return {
-      id, load: () => this.onnxPath(id), batch: m.batch,
+      id, load: () => this.onnxPath(id), batch: m.batch, dynamicBatch: m.task === 'detect',
       providers: r?.providers, queueDepth: r?.queueDepth, idleUnloadMs: r?.idleUnloadS === undefined ? undefined : r.idleUnloadS * 1000,
     };
   }

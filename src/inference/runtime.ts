@@ -3,7 +3,7 @@
 // (session-worker.ts): onnxruntime-node runs a model synchronously on the calling thread for 100-400 ms,
 // which on the main thread would stall every HTTP request and SSE stream meanwhile.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
@@ -14,6 +14,8 @@ import { observeExecution } from '../metrics/models.js';
 import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool.js';
 import { SessionReplicas } from './session-replicas.js';
 import { packTensors, type SessionInfo, type WireTensor, type WorkerDecode } from './session-wire.js';
+import { batchFor, type BatchSettings } from './dynamic-batch.js';
+import { withBatchAxis } from './batch-axis.js';
 
 export type Tensor = ort.Tensor;
 export const Tensor = ort.Tensor;
@@ -54,6 +56,11 @@ export interface RuntimeOptions {
   idleUnloadMs?: number;
   /** For tests: what the host offers (default: probed). */
   available?: string[];
+  /**
+   * Dynamic batching of the models that take it (ModelSpec.dynamicBatch: the detectors); unset fields take
+   * the default of the provider the model runs on (dynamic-batch.ts).
+   */
+  batch?: Partial<BatchSettings>;
 }
 
 export interface ModelSpec {
@@ -63,6 +70,11 @@ export interface ModelSpec {
   queueDepth?: number;
   /** Micro-batching for models whose first input axis is a free batch axis. */
   batch?: { maxBatch: number; maxWaitMs: number };
+  /**
+   * Takes the runtime's dynamic batching (when `batch` is unset): a graph with a fixed first axis of 1 is
+   * given a free one when it loads (batch-axis.ts); one the rewrite refuses runs one image a call.
+   */
+  dynamicBatch?: boolean;
   /** Execution providers for this model, in order (default: the runtime's). */
   providers?: string[];
   /** Unload after this long without a run (0: never; default: the runtime's). */
@@ -129,7 +141,7 @@ export interface RunOptions {
   transfer?: boolean;
   /**
    * A detector's output decoded in the session's worker: the run answers one DECODED_BOXES tensor instead of
-   * its outputs. A run micro-batched with others answers its outputs as usual (the caller decodes them).
+   * its outputs, batched with others or not (the worker decodes each run's own rows).
    */
   decode?: WorkerDecode;
 }
@@ -158,6 +170,8 @@ export class InferenceRuntime {
   private readonly available: string[];
   /** Default idle unload (0: never). */
   readonly idleUnloadMs: number;
+  /** Dynamic batching as configured (unset fields: the provider's default). */
+  readonly batch: Partial<BatchSettings>;
 
   /** Unset options take their defaults; the server passes its configuration's inference section. */
   constructor(opts: RuntimeOptions = {}) {
@@ -171,6 +185,7 @@ export class InferenceRuntime {
     // One shared worker runs one session at a time: more sessions would only wait for it.
     this.sessions = this.workers === 'shared' ? 1 : Math.max(1, opts.sessions ?? 1);
     this.splitCores = opts.splitCores ?? true;
+    this.batch = opts.batch ?? {};
     this.pool = new SessionPool(this.workers);
     this.log.info({ providers: this.providers, intraOpThreads: this.intraOpThreads, sessions: this.sessions, workers: this.workers },
       `inference runs on ${this.providers.join(', ')}`);
@@ -293,8 +308,17 @@ export class ModelHandle {
   private readonly latencies: number[] = [];
   private latencyAt = 0;
 
+  /** The batching this model is meant to run with (its queue takes it once the graph is known to allow it). */
+  readonly batching: BatchSettings;
+  /** Why the model runs one image a call though batching was asked for (its graph could not take a batch axis). */
+  batchRefused: string | undefined;
+  /** The graph as sessions load it: the prepared file, or its bytes with a batch axis. Made once. */
+  private source: Promise<Uint8Array | string> | undefined;
+
   constructor(readonly spec: ModelSpec, private readonly runtime: InferenceRuntime, readonly depth: number) {
-    const batch = spec.batch;
+    this.batching = spec.batch ?? (spec.dynamicBatch ? batchFor(runtime.providersFor(spec), runtime.batch) : { maxBatch: 1, maxWaitMs: 0 });
+    // A detector's graph gets its batch axis when it loads: until then (and if refused) one image a call.
+    const batch = spec.batch ?? { maxBatch: 1, maxWaitMs: 0 };
     const sessions = runtime.workers === 'shared' ? 1 : Math.max(1, spec.sessions ?? runtime.sessions);
     // On CPU, runs that overlap go to sessions that split the cores (a wide one with every thread serves one
     // client at a time); elsewhere threads do not split the device, so the sessions are alike.
@@ -348,8 +372,36 @@ export class ModelHandle {
   /** Sessions loaded now. */
   get loadedSessions(): number { return this.replicas.loadedCount; }
 
+  /** The batching in force now (a detector's rises to `batching` once its graph took a batch axis). */
+  get batchInForce(): BatchSettings { return this.queue.batch; }
+
+  /**
+   * What sessions load: the prepared file as it is, or, for a model that takes dynamic batching at more than
+   * one image a call, its graph with a free first axis. A graph the rewrite refuses (or whose rows would
+   * influence each other in a batch) keeps one image a call, with a warning that says why.
+   */
+  private graph(): Promise<Uint8Array | string> {
+    this.source ??= (async () => {
+      const src = await this.spec.load();
+      if (this.spec.batch || !this.spec.dynamicBatch || this.batching.maxBatch <= 1) return src;
+      const bytes = typeof src === 'string' ? new Uint8Array(await readFile(src)) : src;
+      const r = withBatchAxis(bytes);
+      const why = !r.ok ? r.reason : r.coupled;
+      if (why) {
+        this.batchRefused = why;
+        this.runtime.warn({ model: this.spec.id, reason: why }, `model ${this.spec.id} runs one image a call: ${why}`);
+        return src;
+      }
+      this.queue.setBatch(this.batching.maxBatch, this.batching.maxWaitMs);
+      return r.ok ? r.bytes : src;
+    })();
+    // A failed read is tried again by the next load.
+    this.source.catch(() => { this.source = undefined; });
+    return this.source;
+  }
+
   private async loadReplica(key: number): Promise<Loaded> {
-    const src = await this.spec.load();
+    const src = await this.graph();
     const rt = this.runtime;
     // The first session gets every intra-op thread (one client's latency); further ones share the cores.
     const threads = key === 0 ? rt.intraOpThreads : narrowThreads(rt.intraOpThreads, this.replicas.max);
@@ -488,17 +540,32 @@ export class ModelHandle {
     return this.runGroup(items);
   }
 
+  /**
+   * One session call for the group: each item's feeds cross as they are (shared memory stays shared, an
+   * item's own buffers move when it hands them over) and the worker joins them along axis 0, so the main
+   * thread copies nothing; each item gets its own rows of every output back, or a detector its decoded boxes.
+   */
   private async runGroup(items: ReadyItem[]): Promise<Outputs[]> {
     if (items.length === 1) return [await this.runNow(items[0])];
-    const names = Object.keys(items[0].feeds);
-    const feeds: Feeds = {};
-    for (const n of names) feeds[n] = concatBatch(items.map((it) => it.feeds[n]));
-    // The concatenated feeds are the runtime's own: they move to the worker.
-    const out = await this.runNow({ feeds, outputs: items[0].outputs, transfer: true }, items.length);
-    const sizes = items.map((it) => it.feeds[names[0]].dims[0]);
-    const split: Outputs[] = items.map(() => ({}));
-    for (const [k, t] of Object.entries(out)) splitBatch(t, sizes).forEach((part, i) => { split[i][k] = part; });
-    return split;
+    const replica = await this.replicas.acquire();
+    let out: Array<Record<string, WireTensor>>;
+    try {
+      this.stats.runs++;
+      this.stats.items += items.length;
+      const transfer: ArrayBuffer[] = [];
+      const wire = items.map((it) => ({ feeds: packTensors(it.feeds, it.transfer ?? false, transfer), ...(it.decode ? { decode: it.decode } : {}) }));
+      const t0 = performance.now();
+      out = await replica.loaded!.worker.call<Array<Record<string, WireTensor>>>(
+        { op: 'runBatch', model: this.spec.id, items: wire, outputs: items[0].outputs }, `model ${this.spec.id} run`, transfer);
+      observeExecution(this.spec.id, items.length, performance.now() - t0);
+    } finally {
+      this.replicas.release(replica);
+    }
+    return out.map((o) => {
+      const outputs: Outputs = {};
+      for (const [k, t] of Object.entries(o)) outputs[k] = new ort.Tensor(t.type, t.data as never, t.dims);
+      return outputs;
+    });
   }
 
   /** Releases this model's session in its worker (it loads again on the next run). */
@@ -507,35 +574,6 @@ export class ModelHandle {
       if (l?.worker.alive) await l.worker.call({ op: 'release', model: this.spec.id }, `releasing model ${this.spec.id}`);
     }
   }
-}
-
-type NumericData = Float32Array | Int32Array | BigInt64Array | Uint8Array | Int8Array | Float64Array;
-
-function concatBatch(ts: ort.Tensor[]): ort.Tensor {
-  if (ts.length === 1) return ts[0];
-  const first = ts[0];
-  const total = ts.reduce((s, t) => s + t.dims[0], 0);
-  const len = ts.reduce((s, t) => s + (t.data as NumericData).length, 0);
-  const Ctor = (first.data as NumericData).constructor as new (n: number) => NumericData;
-  const data = new Ctor(len);
-  let off = 0;
-  for (const t of ts) {
-    const d = t.data as NumericData;
-    (data as Float32Array).set(d as Float32Array, off);
-    off += d.length;
-  }
-  return new ort.Tensor(first.type as 'float32', data as Float32Array, [total, ...first.dims.slice(1)]);
-}
-
-function splitBatch(t: ort.Tensor, sizes: number[]): ort.Tensor[] {
-  const d = t.data as NumericData;
-  const per = d.length / t.dims[0];
-  let row = 0;
-  return sizes.map((n) => {
-    const part = d.slice(row * per, (row + n) * per);
-    row += n;
-    return new ort.Tensor(t.type as 'float32', part as Float32Array, [n, ...t.dims.slice(1)]);
-  });
 }
 
 /** Worker key of a model's k-th session: the first keeps the model's id (one worker per model as before). */

@@ -21,7 +21,15 @@ export interface SessionInfo {
 export type ToWorker =
   | { op: 'load'; call: number; model: string; source: string | Uint8Array; providers: string[]; intraOpThreads: number }
   | { op: 'run'; call: number; model: string; feeds: Record<string, WireTensor>; outputs?: string[]; decode?: WorkerDecode }
-  | { op: 'release'; call: number; model: string };
+  | { op: 'release'; call: number; model: string }
+  /**
+   * Several runs' feeds as one batch: the worker joins each input along axis 0 (one copy, in this thread),
+   * runs once and answers each item its own outputs, split along axis 0 (or its decoded boxes).
+   */
+  | { op: 'runBatch'; call: number; model: string; items: BatchItem[]; outputs?: string[] };
+
+/** One run of a batch: its feeds (first axis its own rows) and, for a detector, how to decode its rows. */
+export interface BatchItem { feeds: Record<string, WireTensor>; decode?: WorkerDecode }
 
 export type FromWorker = { call: number; ok: true; value: unknown } | { call: number; ok: false; message: string };
 

@@ -3,7 +3,7 @@
 // Every message is answered once, by its call number; a failure is sent back as text, never thrown.
 import { parentPort } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
-import { type FromWorker, packTensors, sharedInput, type SessionInfo, type ToWorker } from './session-wire.js';
+import { type FromWorker, packTensors, sharedInput, type SessionInfo, type ToWorker, type WireTensor, type WorkerDecode } from './session-wire.js';
 import { DECODED_BOXES, decodeYolo, packBoxes } from '../detection/yolo.js';
 
 const port = parentPort;
@@ -61,26 +61,87 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
       } finally {
         for (const r of releases) r();
       }
-      if (m.decode) {
-        // A detector's raw output (a YOLOv8's is 2.7 MB a run) is decoded here and only its boxes cross: a new
-        // large buffer on the main thread each run made V8 run a full collection of the main heap about
-        // every second under load.
-        const t = (m.decode.output ? out[m.decode.output] : undefined) ?? Object.values(out)[0]!;
-        const boxes = packBoxes(decodeYolo(t.data as Float32Array, t.dims, m.decode.options));
-        return packTensors({ [DECODED_BOXES]: { type: 'float64', dims: [boxes.length / 6, 6], data: boxes } }, true, transfer);
-      }
+      // A detector's raw output (a YOLOv8's runs to megabytes) is decoded here and only its boxes cross: a new
+      // large buffer on the main thread each run made V8 run a full collection of the main heap about
+      // every second under load.
+      if (m.decode) return decoded(out, m.decode, 0, 1, transfer);
       // Outputs are ours alone: their buffers move to the main thread.
       return packTensors(out, true, transfer);
+    }
+    case 'runBatch': {
+      const session = sessions.get(m.model);
+      if (!session) throw new Error(`model ${m.model} is not loaded in this worker`);
+      const rows = m.items.map((it) => Object.values(it.feeds)[0]!.dims[0]!);
+      const total = rows.reduce((a, b) => a + b, 0);
+      const feeds: Record<string, ort.Tensor> = {};
+      const releases: Array<() => void> = [];
+      let out: ort.InferenceSession.ReturnType;
+      try {
+        for (const name of Object.keys(m.items[0]!.feeds)) feeds[name] = joined(m.model, name, m.items.map((it) => it.feeds[name]!), total, releases);
+        out = m.outputs ? await session.run(feeds, m.outputs) : await session.run(feeds);
+      } finally {
+        for (const r of releases) r();
+      }
+      for (const [k, t] of Object.entries(out)) {
+        if (t.dims[0] !== total) throw new Error(`model ${m.model}: output ${k} has ${t.dims[0]} rows for a batch of ${total}`);
+      }
+      let row = 0;
+      return m.items.map((it, i) => {
+        const first = row;
+        row += rows[i]!;
+        if (it.decode) return decoded(out, it.decode, first, rows[i]!, transfer);
+        const own: Record<string, WireTensor> = {};
+        for (const [k, t] of Object.entries(out)) {
+          const per = (t.data as Float32Array).length / total;
+          own[k] = { type: t.type, dims: [rows[i]!, ...t.dims.slice(1)], data: (t.data as Float32Array).slice(first * per, row * per) };
+        }
+        return packTensors(own, true, transfer);
+      });
     }
     case 'release': {
       const s = sessions.get(m.model);
       sessions.delete(m.model);
       for (const k of scratch.keys()) if (k.startsWith(`${m.model}\u0000`)) scratch.delete(k);
+      for (const k of joinedScratch.keys()) if (k.startsWith(`${m.model}\u0000`)) joinedScratch.delete(k);
       await s?.release();
       return null;
     }
   }
 }
+
+/** A detector's boxes for rows [first, first + n) of its output (n is 1: a detector run is one image). */
+function decoded(out: ort.InferenceSession.ReturnType, decode: WorkerDecode, first: number, n: number, transfer: ArrayBuffer[]): Record<string, WireTensor> {
+  const t = (decode.output ? out[decode.output] : undefined) ?? Object.values(out)[0]!;
+  const data = t.data as Float32Array;
+  const per = data.length / t.dims[0]!;
+  const rows = first === 0 && n === t.dims[0] ? data : data.subarray(first * per, (first + n) * per);
+  const boxes = packBoxes(decodeYolo(rows, [n, ...t.dims.slice(1)], decode.options));
+  return packTensors({ [DECODED_BOXES]: { type: 'float64', dims: [boxes.length / 6, 6], data: boxes } }, true, transfer);
+}
+
+/**
+ * One input of a batch: the items' rows joined along axis 0 into memory this worker keeps per model, input
+ * and size (reused by the next batch of that size; a run that finds it held joins into memory of its own).
+ */
+function joined(model: string, name: string, parts: WireTensor[], total: number, releases: Array<() => void>): ort.Tensor {
+  const first = parts[0]!;
+  type Typed = ArrayBufferView & { length: number; set(a: ArrayLike<number>, offset?: number): void };
+  const src = parts.map((p) => p.data as unknown as Typed);
+  const len = src.reduce((a, d) => a + d.length, 0);
+  const key = `${model}\u0000${name}\u0000batch`;
+  const held = joinedScratch.get(key);
+  const reuse = held && !held.busy && held.buf.length === len && held.buf.constructor === src[0]!.constructor;
+  const buf = reuse ? held.buf : new (src[0]!.constructor as new (n: number) => Typed)(len);
+  if (!held || !held.busy) {
+    const slot = { buf, busy: true };
+    joinedScratch.set(key, slot);
+    releases.push(() => { slot.busy = false; });
+  }
+  let off = 0;
+  for (const d of src) { buf.set(d as unknown as ArrayLike<number>, off); off += d.length; }
+  return new ort.Tensor(first.type, buf as never, [total, ...first.dims.slice(1)]);
+}
+const joinedScratch = new Map<string, { buf: ArrayBufferView & { length: number; set(a: ArrayLike<number>, offset?: number): void }; busy: boolean }>();
 
 port.on('message', (m: ToWorker) => {
   const transfer: ArrayBuffer[] = [];

@@ -1,0 +1,144 @@
+// Dynamic batching of detectors: images from concurrent callers run as one session call (up to a maximum
+// batch, after at most a maximum queue delay), and each gets what a run of its own would have answered. The
+// built-in CenterNet is exported for one image ([1, 512, 512, 3]); its graph gets a batch axis when it loads.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import ort from 'onnxruntime-node';
+import { BYO_MODELS, byoModelsSkip, byoPath } from '../../eval/byo-dir.js';
+import { writeByoManifest } from '../../src/models/byo-manifest.js';
+import { ModelRegistry } from '../../src/inference/registry.js';
+import { InferenceRuntime } from '../../src/inference/runtime.js';
+import { ModelQueue } from '../../src/inference/model-queue.js';
+import { withBatchAxis } from '../../src/inference/batch-axis.js';
+import { batchFor } from '../../src/inference/dynamic-batch.js';
+import { Detector, type RawDetection } from '../../src/detection/detect.js';
+import { iou } from '../../src/detection/yolo.js';
+import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
+import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
+
+const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081', '000000000094'];
+
+/** The same detections as a set: each box of one list has its twin in the other (class, IoU, score). */
+function assertSameBoxes(batched: RawDetection[], alone: RawDetection[], what: string): void {
+  assert.equal(batched.length, alone.length, `${what}: ${batched.length} boxes batched, ${alone.length} alone`);
+  const left = [...alone];
+  for (const b of batched) {
+    const k = left.findIndex((a) => a.classId === b.classId && Math.abs(a.score - b.score) <= 1e-4 && iou(a.box, b.box) >= 0.999);
+    assert.ok(k >= 0, `${what}: no twin for ${JSON.stringify(b)} among ${JSON.stringify(left)}`);
+    left.splice(k, 1);
+  }
+}
+
+async function detectorWith(t: Parameters<typeof tempDataDir>[0], batch: { maxBatch: number; maxWaitMs: number }, id = 'centernet-coco', file?: string) {
+  const dataDir = await tempDataDir(t);
+  if (file) await writeByoManifest(dataDir, { id, task: 'detect', file });
+  const registry = await ModelRegistry.open(dataDir);
+  await registry.prepare(id);
+  const log = collectingLog();
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 2, sessions: 1, batch, log });
+  t.after(() => runtime.release());
+  return { det: await Detector.create(runtime, registry, id), log, registry };
+}
+
+test('the defaults: one image a call on the CPU, batches on a GPU provider; the configuration wins', () => {
+  assert.deepEqual(batchFor(['cpu']), { maxBatch: 1, maxWaitMs: 0 });
+  assert.deepEqual(batchFor(['cuda', 'cpu']), { maxBatch: 8, maxWaitMs: 2 });
+  assert.deepEqual(batchFor(['cpu'], { maxBatch: 4 }), { maxBatch: 4, maxWaitMs: 0 });
+});
+
+test('the built-in detector batched: concurrent photos run in one call and each gets the boxes of a run alone', { skip: cocoSkip }, async (t) => {
+  const images = await Promise.all(PHOTOS.map((p) => loadRgb(join(cocoDir(), 'images', `${p}.jpg`))));
+  const alone = await detectorWith(t, { maxBatch: 1, maxWaitMs: 0 });
+  const one: RawDetection[][] = [];
+  for (const img of images) one.push(await alone.det.detectRaw(img, 0.05));
+  assert.equal(alone.det.handle.stats.runs, PHOTOS.length);
+
+  const batched = await detectorWith(t, { maxBatch: 8, maxWaitMs: 200 });
+  await batched.det.handle.session(); // the graph takes its batch axis as it loads
+  assert.equal(batched.det.handle.batchRefused, undefined);
+  assert.deepEqual(batched.det.handle.batchInForce, { maxBatch: 8, maxWaitMs: 200 });
+  const together = await Promise.all(images.map((img) => batched.det.detectRaw(img, 0.05)));
+  assert.equal(batched.det.handle.stats.items, PHOTOS.length);
+  assert.ok(batched.det.handle.stats.runs < PHOTOS.length, `${batched.det.handle.stats.runs} calls for ${PHOTOS.length} photos: they were not batched`);
+  PHOTOS.forEach((p, i) => {
+    assert.ok(one[i]!.length >= 1, `${p}: something found`);
+    assertSameBoxes(together[i]!, one[i]!, p);
+  });
+});
+
+test('the built-in graph with a batch axis: three images in one call answer each one\'s rows of the original graph', { skip: cocoSkip }, async (t) => {
+  const dataDir = await tempDataDir(t);
+  const registry = await ModelRegistry.open(dataDir);
+  await registry.prepare('centernet-coco');
+  const bytes = new Uint8Array(await readFile(await registry.onnxPath('centernet-coco')));
+  const r = withBatchAxis(bytes);
+  assert.ok(r.ok && r.changed && !r.coupled, JSON.stringify(r.ok ? r.notes : r.reason));
+  const original = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 2 });
+  const rewritten = await ort.InferenceSession.create(r.bytes, { intraOpNumThreads: 2 });
+  t.after(async () => { await original.release(); await rewritten.release(); });
+  const det = await detectorWith(t, { maxBatch: 1, maxWaitMs: 0 });
+  const { modelInput } = await import('../../src/detection/detect.js');
+  const inputs = await Promise.all(PHOTOS.slice(0, 3).map(async (p) => (await modelInput(await loadRgb(join(cocoDir(), 'images', `${p}.jpg`)), det.det.pre)).tensor));
+  const per = inputs[0]!.data.length;
+  const joined = new Float32Array(per * 3);
+  inputs.forEach((x, i) => joined.set(x.data as Float32Array, i * per));
+  const out = (await rewritten.run({ images: new ort.Tensor('float32', joined, [3, 512, 512, 3]) })).detections!;
+  assert.deepEqual(out.dims, [3, 100, 6]);
+  for (let i = 0; i < 3; i++) {
+    const own = (await original.run({ images: inputs[i]! })).detections!;
+    const rows = (out.data as Float32Array).subarray(i * 600, (i + 1) * 600);
+    // Top-100 rows whose scores tie may swap places: compare the rows that score above the noise, as sets.
+    const key = (d: Float32Array, o: number) => [d[o + 4]!, d[o + 5]!, d[o]!, d[o + 1]!, d[o + 2]!, d[o + 3]!];
+    const a = [...Array(100).keys()].map((k) => key(own.data as Float32Array, k * 6)).filter((x) => x[0]! > 0.05);
+    const b = [...Array(100).keys()].map((k) => key(rows, k * 6)).filter((x) => x[0]! > 0.05);
+    assert.equal(b.length, a.length, `image ${i}`);
+    for (const x of b) assert.ok(a.some((y) => y[1] === x[1] && Math.abs(y[0]! - x[0]!) < 1e-4 && iou(y.slice(2), x.slice(2)) > 0.999), `image ${i}: ${x}`);
+  }
+});
+
+test('yolov8n-int8 (per-tensor dynamic int8): its graph takes a batch axis, but its images would share one quantisation range, so it runs one image a call and says why', { skip: byoModelsSkip(BYO_MODELS['yolov8n-int8']) || cocoSkip }, async (t) => {
+  const file = byoPath(BYO_MODELS['yolov8n-int8']);
+  const r = withBatchAxis(new Uint8Array(await readFile(file)));
+  assert.ok(r.ok && r.changed);
+  assert.match(r.coupled ?? '', /DynamicQuantizeLinear/);
+
+  const images = await Promise.all(PHOTOS.slice(0, 3).map((p) => loadRgb(join(cocoDir(), 'images', `${p}.jpg`))));
+  const alone = await detectorWith(t, { maxBatch: 1, maxWaitMs: 0 }, 'yolov8n-int8', file);
+  const one: RawDetection[][] = [];
+  for (const img of images) one.push(await alone.det.detectRaw(img, 0.25));
+  const asked = await detectorWith(t, { maxBatch: 8, maxWaitMs: 100 }, 'yolov8n-int8', file);
+  await asked.det.handle.session();
+  assert.match(asked.det.handle.batchRefused ?? '', /DynamicQuantizeLinear/);
+  assert.deepEqual(asked.det.handle.batchInForce, { maxBatch: 1, maxWaitMs: 0 });
+  assert.ok(asked.log.lines.some((l) => l.level === 'warn' && /runs one image a call/.test(l.msg)));
+  const together = await Promise.all(images.map((img) => asked.det.detectRaw(img, 0.25)));
+  assert.equal(asked.det.handle.stats.runs, images.length);
+  images.forEach((_, i) => assert.deepEqual(together[i], one[i]));
+});
+
+test('the queue delay bound: a lone item waits its max delay for company and no longer, counted from the first item; a full batch does not wait', async () => {
+  const started: { at: number; size: number }[] = [];
+  const q = new ModelQueue<number, number>({ name: 'bound', depth: 32, maxBatch: 4, maxWaitMs: 300 }, async (items) => {
+    started.push({ at: performance.now(), size: items.length });
+    return items;
+  });
+  const t0 = performance.now();
+  const first = q.submit(1);
+  await new Promise((r) => setTimeout(r, 150));
+  const second = q.submit(2);
+  assert.deepEqual(await Promise.all([first, second]), [1, 2]);
+  assert.equal(started.length, 1);
+  assert.equal(started[0]!.size, 2);
+  const waited = started[0]!.at - t0;
+  // Not before the first item's delay, and before the second item's own delay would have run out.
+  assert.ok(waited >= 299, `dispatched after ${waited} ms, before the 300 ms delay`);
+  assert.ok(waited < 450, `dispatched after ${waited} ms: the delay counts from the first item`);
+
+  const t1 = performance.now();
+  const full = await Promise.all([5, 6, 7, 8].map((n) => q.submit(n)));
+  assert.deepEqual(full, [5, 6, 7, 8]);
+  assert.equal(started[1]!.size, 4);
+  assert.ok(started[1]!.at - t1 < 150, `a full batch waited ${started[1]!.at - t1} ms`);
+});
