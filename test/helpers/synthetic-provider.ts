@@ -1,7 +1,7 @@
 // A video provider for tests and the video bench: emits synthetic frames without decoding anything, so the
 // task machinery (queue, leases, failover, cancel, archive, multi-process streaming) can be tested
 // deterministically. Tests hand it to a worker directly (startWorker in ./video-tasks.ts), to a test app
-// (startTestApp's `videoProviders`), or to a worker process (../integration/synthetic-worker.ts); the
+// (startTestApp's `videoProviders`), or to a worker process (../video/synthetic-worker.ts); the
 // product never loads it. The source URL's query may shape a run: ?frames=N&frame_ms=M&start_ms=S&targets=T
 // (defaults 10, 20, 0, 1; T targets per frame make chunks of about 120 T bytes); &walkers=W instead: W people
 // (track ids 1..W, 20 x 40 boxes) walk right to left from x = 600 at 20 px a frame, at y = 100 + 50 w (the

@@ -1,4 +1,4 @@
-// downloadModel and parseModelSource on their own (the CLI path is in test/integration/models-add.test.ts):
+// downloadModel and parseModelSource on their own (the CLI path is in test/models/models-add.both-db.test.ts):
 // how sources are read, a cut connection resumed more than once, a silent server given up on, and a Range
 // the server cannot honour (416) starting over.
 import { test } from 'node:test';

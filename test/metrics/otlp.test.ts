@@ -3,7 +3,7 @@
 // receiver and notes each call's traceparent. Checked: a request's SERVER span joins the caller's trace under
 // the caller's span, with its route and status; an unsampled caller's trace is not sent; the calls a request
 // makes and the worker's span of its video task hang under the request's span, so the exported trace has no
-// gaps. (That nothing of OpenTelemetry loads without an endpoint is rule 7 of test/unit/house-rules.test.ts.)
+// gaps. (That nothing of OpenTelemetry loads without an endpoint is rule 7 of test/repo/house-rules.test.ts.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';

@@ -1,6 +1,6 @@
 // The reaper and leases, in-process: a "worker" that claims a task and then goes silent (no heartbeats) is
 // simulated with the queue and archive directly, so every case is deterministic. The real-process SIGKILL
-// cases are in test/integration/video-multiprocess.test.ts (PostgreSQL).
+// cases are in test/video/video-multiprocess.both-db.test.ts (PostgreSQL).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../helpers/app.js';

@@ -1,5 +1,5 @@
 // Filtered search, items by id and upsert by a client's id (docs/vectors.md, "Filtered search", "Items by id") on a real
-// server and database (PGlite here, PostgreSQL in the integration run): a filter returns only matching items,
+// server and database (PGlite here, PostgreSQL in the both-database run): a filter returns only matching items,
 // top_k of them whenever that many match, through both search plans (exact over a few matches, the graph search
 // over many); GET/PATCH an item (JSON merge patch, seen by later filters); the same id indexed again replaces
 // the item, also under concurrent requests; bad filters are 400s naming the offending part.

@@ -455,3 +455,83 @@ test('rule 8: every video room on its floor; a room imports only the rooms below
     'video/faces/step.ts -> video/pipeline/step.ts: video/faces is in no video room (place it in VIDEO_ROOMS)',
   ]);
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// 9. The services object is read-only once built (app.ts freezes it): what one part hands another (the vectors
+//    part's collections, the route table) is wired in app.ts and handed to the parts that use it, so the order
+//    parts are built in is no hidden contract. No file assigns a field of it.
+
+/** The fields of the Services interface, read from services.ts. */
+export function servicesFields(servicesTs: string): string[] {
+  const body = /export interface Services \{([\s\S]*?)\n\}/.exec(stripComments(servicesTs))?.[1] ?? '';
+  return [...body.matchAll(/^\s*(?:readonly\s+)?(\w+)\??\s*[:(]/gm)].map((m) => m[1]!);
+}
+
+export function servicesWrites(files: SourceFile[], fields: readonly string[]): string[] {
+  const re = new RegExp(String.raw`\b(?:s|services|this\.s|this\.services|app\.services)\.(${fields.join('|')})\s*(?:=|\?\?=|\|\|=)(?!=)`, 'g');
+  const out: string[] = [];
+  for (const f of files) for (const m of stripComments(f.text).matchAll(re)) out.push(`${f.path}: assigns services.${m[1]}`);
+  return out;
+}
+
+test('rule 9: nothing assigns a field of the services object (it is frozen once built)', () => {
+  const servicesTs = tree.find((f) => f.path === 'services.ts')!.text;
+  const fields = servicesFields(servicesTs);
+  assert.ok(fields.includes('db') && fields.includes('taskModels') && !fields.includes('collections'), `fields read: ${fields.join(', ')}`);
+  assert.deepEqual(servicesWrites(tree, fields), []);
+  assert.match(tree.find((f) => f.path === 'app.ts')!.text, /return Object\.freeze\(\{/, 'openServices freezes what it builds');
+  const planted = [
+    { path: 'vectors/vectors.module.ts', text: 's.collections = collectionsPort(s, store);\nconst n = s.db === other;' },
+    { path: 'app.ts', text: '  services.router = server.router;\n  // services.log = x;' },
+    { path: 'video/x.ts', text: 'this.s.readiness ??= new Map();\nsummary.first_frame = 1;' },
+  ];
+  assert.deepEqual(servicesWrites(planted, [...fields, 'collections', 'router']), [
+    'vectors/vectors.module.ts: assigns services.collections',
+    'app.ts: assigns services.router',
+    'video/x.ts: assigns services.readiness',
+  ]);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// 10. Figures live in docs, not in comments: a measured figure in a comment goes stale with the next run (several
+//     commits did nothing but correct them). A comment says why and cites the docs page and heading that hold the
+//     figures; specifications (a default, a limit, a bound the code enforces) stay.
+
+const NUM = String.raw`\d+(?:\.\d+)?`;
+const UNIT = String.raw`(?:ms|us|µs|ns|s|MB|GB|kB|KB|MiB|GiB|KiB|%|x)`;
+const RATE = String.raw`(?:images|frames|pages|requests|searches|lines|rows|items|photos|queries|tasks|cameras)\/s`;
+/** What a measurement looks like in prose: a throughput, a measured range, an approximation, a ratio, an A/B. */
+export const MEASURED = [
+  new RegExp(String.raw`${NUM}\s?${RATE}`),
+  new RegExp(String.raw`${NUM}\s?[-–]\s?${NUM}\s?(?:${UNIT}|${RATE})(?![\w/])`),
+  new RegExp(String.raw`(?:~|\babout |\baround )${NUM}\s?${UNIT}(?![\w/])`),
+  new RegExp(String.raw`${NUM}\s?(?:x|%) (?:faster|slower|more|less|fewer|the)\b`),
+  new RegExp(String.raw`${NUM}\s?${UNIT}(?![\w/])[^.;]*\b(?:against|instead of)\s+~?${NUM}`),
+];
+
+export function measuredFiguresInComments(files: SourceFile[]): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    f.text.split('\n').forEach((line, i) => {
+      const comment = /^\s*(?:\/\/|\*|\/\*\*?)(.*)$/.exec(line)?.[1] ?? /\s\/\/(.*)$/.exec(line)?.[1];
+      if (comment !== undefined && MEASURED.some((p) => p.test(comment))) out.push(`${f.path}:${i + 1}: ${line.trim().slice(0, 120)}`);
+    });
+  }
+  return out;
+}
+
+test('rule 10: no comment quotes a measured figure (the docs hold them; a comment cites the heading)', () => {
+  assert.deepEqual(measuredFiguresInComments(tree), [], 'say why in the comment and move the figures to docs (cite the heading)');
+  const planted = [
+    { path: 'a.ts', text: '// two sessions made 11-31% more images/s than one (see the capacity page)' },
+    { path: 'b.ts', text: '  /** A copy is ~0.13 ms for 3 MB. */\nconst x = 1; // took 27 s instead of 43' },
+    { path: 'c.ts', text: '// 1.5x faster than sharp\n/** Default 30 s; at most 64 MB idle (see the capacity page). */' },
+    { path: 'd.ts', text: "const limit = 20 * 1024 * 1024; // 20 MB, the documented limit\nconst s = '12 images/s';" },
+  ];
+  assert.deepEqual(measuredFiguresInComments(planted), [
+    'a.ts:1: // two sessions made 11-31% more images/s than one (see the capacity page)',
+    'b.ts:1: /** A copy is ~0.13 ms for 3 MB. */',
+    'b.ts:2: const x = 1; // took 27 s instead of 43',
+    'c.ts:1: // 1.5x faster than sharp',
+  ]);
+});

@@ -136,7 +136,7 @@ test('Range: 206 with Content-Range, suffix and open ranges, 416 when unsatisfia
   assert.equal(parseRange('bytes=0-', 0), 'unsatisfiable');
 });
 
-// Over HTTP against the real server: test/integration/files.test.ts.
+// Over HTTP against the real server: test/files/files.both-db.test.ts.
 
 test('the signing secret is created once, persisted with mode 0600, and agreed on by racing callers', async () => {
   const dir = join(dataDir, 'secret-test');

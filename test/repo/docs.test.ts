@@ -115,7 +115,7 @@ test('comments cite pages and headings that exist', () => {
   const files = ['src', 'test', 'bench', 'eval', 'scripts', 'console/src', 'models', 'docs']
     .flatMap((d) => sourceFiles(join(root, d)))
     .concat(['README.md', 'CONTRIBUTING.md'].map((f) => join(root, f)))
-    .filter((p) => !p.endsWith('test/unit/docs.test.ts'))
+    .filter((p) => !p.endsWith('test/repo/docs.test.ts'))
     .map((p) => ({ path: relative(root, p), text: readFileSync(p, 'utf8') }));
   assert.ok(files.length > 100, `read ${files.length} files`);
   assert.deepEqual(badCitations(files, readRel), []);
