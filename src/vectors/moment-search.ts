@@ -4,6 +4,7 @@
 // each video into moments: the best matching segment grows by the adjacent segments (at most merge_gap_ms
 // apart) of the same task that match about as well, so one shot cut into several segments is one hit.
 import { z } from 'zod';
+import { momentMetadataOf } from '../moment-metadata.js';
 
 /** Candidates searched per requested video group: moments need the runner-up segments to merge them. */
 export function groupedCandidates(topK: number): number {
@@ -40,9 +41,8 @@ export function momentOf(it: ScoredItem): MomentOut | null {
 }
 
 function candidateOf(it: ScoredItem, withShot: boolean): Candidate | null {
-  const m = it.metadata;
-  if (typeof m.task_id !== 'string' || typeof m.video !== 'string' || (m.kind !== 'segment' && m.kind !== 'track')
-    || !num(m.start_ms) || !num(m.end_ms) || !num(m.stream_offset)) return null;
+  const m = momentMetadataOf(it.metadata);
+  if (!m) return null;
   return {
     task_id: m.task_id, video: m.video, kind: m.kind, start_ms: m.start_ms, end_ms: m.end_ms, score: it.score,
     thumbnail_url: it.url, stream_offset: m.stream_offset, item_ids: [it.id],

@@ -210,7 +210,7 @@ export const FLOORS: ReadonlyArray<{ floor: string; parts: readonly string[] }> 
   { floor: 'models', parts: ['models'] },
   // What a feature is handed: the services object, and the collections port one feature writes through (the
   // vectors part implements it, the video index step uses it).
-  { floor: 'services', parts: ['services.ts', 'collections-port.ts'] },
+  { floor: 'services', parts: ['services.ts', 'collections-port.ts', 'moment-metadata.ts'] },
   { floor: 'features', parts: ['system', 'vision', 'video', 'vectors', 'mcp', 'console', 'projects', 'files'] },
 ];
 const COMPOSITION_ROOT = new Set(['app.ts', 'main.ts']);

@@ -31,7 +31,8 @@ test('track and segment items carry class, colour, lines and zones, and filters 
     steps: [{ model: 'detect' }, { model: 'index', parameters: { collection: col, per: ['segment', 'track'], segment_ms: 2000 } }],
   };
   const s = t.app.services;
-  const stepTask = { id: task.body.id, projectId: t.projectId, request, services: s };
+  // The step services the video part hands its steps: the vectors part's collections among them.
+  const stepTask = { id: task.body.id, projectId: t.projectId, request, services: { db: s.db, log: s.log, collections: t.app.collections } };
   const plan = await checkSteps(request, s.taskModels, stepTask);
   const run = plan.find((p) => p.kind === 'index')!.open({ models: s.taskModels, tracking: trackerSettings(undefined), ids: new TrackIds(), task: stepTask }) as StepRun;
   for (let i = 0; i < 8; i++) {

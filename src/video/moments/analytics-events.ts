@@ -3,6 +3,8 @@
 // any other shape is ignored. Stored on items twice: as arrays (`lines`, `zones`) to show, and as one
 // boolean key per rule (`line:<rule>`, `zone:<rule>`) so the collection's filters select them.
 
+import type { MomentMetadata } from '../../moment-metadata.js';
+
 export interface RuleEvent { type: string; rule: string; track_id?: number }
 
 export function analyticsOf(out: object): RuleEvent[] {
@@ -20,8 +22,8 @@ export function applyRules(events: RuleEvent[], lines: Set<string>, zones: Set<s
   }
 }
 
-export function ruleKeys(lines: Set<string>, zones: Set<string>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+export function ruleKeys(lines: Set<string>, zones: Set<string>): Pick<MomentMetadata, 'lines' | 'zones' | `line:${string}` | `zone:${string}`> {
+  const out: Pick<MomentMetadata, 'lines' | 'zones' | `line:${string}` | `zone:${string}`> = {};
   if (lines.size) out.lines = [...lines].sort();
   if (zones.size) out.zones = [...zones].sort();
   for (const l of lines) out[`line:${l}`] = true;

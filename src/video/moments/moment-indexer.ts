@@ -6,6 +6,7 @@
 // then the pipeline waits), so indexing costs little more than the embeddings themselves.
 import sharp from 'sharp';
 import type { CollectionWriter } from '../../collections-port.js';
+import type { MomentMetadata } from '../../moment-metadata.js';
 import type { Logger } from '../../log.js';
 import type { Db } from '../../store/db.js';
 import { resize } from '../../native/image.js';
@@ -207,7 +208,7 @@ export class MomentIndexer {
     this.#running.add(p);
   }
 
-  #base(kind: 'segment' | 'track', startMs: number, endMs: number, offset: number, wallMs: number | undefined): Record<string, unknown> {
+  #base(kind: 'segment' | 'track', startMs: number, endMs: number, offset: number, wallMs: number | undefined): MomentMetadata {
     return {
       task_id: this.task.id, video: this.#video, kind, start_ms: Math.round(startMs), end_ms: Math.round(endMs), stream_offset: offset,
       ...(wallMs !== undefined ? { wall_start_ms: wallMs } : {}),
@@ -228,7 +229,7 @@ export class MomentIndexer {
         for (let i = 0; i < vector.length; i++) vector[i]! += TEXT_WEIGHT * tv[i]!;
         vector = normalize(vector);
       }
-      const metadata = {
+      const metadata: MomentMetadata = {
         ...this.#base('segment', s.startMs, endMs, s.offset!, s.wallMs),
         shot: s.shot, first_frame: s.firstFrame, last_frame: s.lastFrame, classes: [...s.classes].sort(),
         ...(text ? { text } : {}), ...ruleKeys(s.lines, s.zones),
@@ -242,7 +243,7 @@ export class MomentIndexer {
     return async () => {
       if (!tr.crop) return;
       const vector = normalize(Float32Array.from(await this.writer.embedImage(tr.crop)));
-      const metadata = {
+      const metadata: MomentMetadata = {
         ...this.#base('track', tr.startMs, tr.lastMs + this.#frameGapMs, tr.offset, tr.wallMs),
         track_id: tr.trackId, class: tr.cls, ...(tr.colour ? { colour: tr.colour } : {}), first_frame: tr.firstFrame,
         ...ruleKeys(tr.lines, tr.zones),
