@@ -1,9 +1,9 @@
 // Where log lines go: stdout, through one buffer. Lines are copied into a preallocated buffer and written
 // with one write(2) when it fills or FLUSH_MS after the first unwritten line, whichever comes first, and
 // synchronously at exit. pino's own sonic-boom destination re-measures its whole pending string on every
-// write (about 2 us a line at 30k lines/s, more than the rest of a small request) and, with a minimum
-// length, holds an idle server's lines indefinitely; this sink costs ~0.4 us a line and is never more than
-// FLUSH_MS behind.
+// write (more CPU than the rest of a small request) and, with a minimum length, holds an idle server's lines
+// indefinitely; this sink copies each line once and is never more than FLUSH_MS behind
+// (docs/capacity.md, "A small request's CPU").
 import { writeSync } from 'node:fs';
 
 const FLUSH_MS = 100;

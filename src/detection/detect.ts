@@ -71,10 +71,10 @@ export class Detector {
    * after same-class NMS (set nmsIou to 0 to get the graph output as is). For the video pipeline.
    */
   async detectRaw(image: RgbImage, minScore = 0, nmsIou = this.post.nmsIou): Promise<RawDetection[]> {
-    // The input is made when the run starts, into shared memory an earlier run used. Why: a new 3 MB input per
-    // image, held while the run waited its turn, outlived the young generation's collections; with six
-    // cameras V8 then fell, in about half the runs, into a full collection every ~0.3 s (45-53 in 15 s, ~1 s
-    // of pauses; 22-27 frames/s instead of 29-31).
+    // The input is made when the run starts, into shared memory an earlier run used. Why: a new input buffer
+    // per image, held while the run waited its turn, outlived the young generation's collections; with several
+    // cameras V8 then fell, in about half the runs, into back-to-back full collections and the frame rate
+    // dropped (docs/capacity.md, "The detector's input").
     let letterbox: Letterbox | undefined;
     let buffer: Float32Array | undefined;
     try {
@@ -158,19 +158,18 @@ export async function modelInput(image: RgbImage, pre: ModelInputSpec, out?: Flo
   const lb: Letterbox = { scale: Math.min(W / image.width, H / image.height), padX: 0, padY: 0, width: W, height: H };
   // Beyond the shrink bilinear sampling handles, a box shrink by the largest whole factor that keeps the axis
   // at least the input's size (each axis on its own: a 720p frame to 512x512 halves its width only) averages
-  // every pixel first. 1280x720 to 512x512 measured 5.6-6.3 ms of CPU this way against 11.6-15.5 through
-  // sharp's resize and the pass; COCO mAP@0.5 / @0.5:0.95 with the photos enlarged 2.5x 0.509 / 0.325 through
-  // sharp, 0.516 / 0.329 this way, enlarged 4x 0.514 / 0.327 and 0.510 / 0.328 (eval detect --upscale).
+  // every pixel first: about half the CPU of sharp's resize and the pass, with COCO mAP as good on photos
+  // enlarged to such factors (eval detect --upscale; docs/capacity.md, "The detector's input resize").
   // The shrink drops the last fx - 1 columns (fy - 1 rows) at most; boxes are still mapped back with the
   // whole image's scale, an error under 0.2% of the side at the factors a frame meets.
   const fx = image.width > MAX_BILINEAR_SHRINK * W ? Math.floor(image.width / W) : 1;
   const fy = image.height > MAX_BILINEAR_SHRINK * H ? Math.floor(image.height / H) : 1;
   // The 2x1 shrink (a 720p frame to a 512-wide input) is read on the fly by the resize pass itself: the same
-  // values, 1280x720 to 512x512 in 1.12-1.21 ms of CPU against 1.56-1.69 as a shrink pass and a resize pass.
-  // One native pass (bilinear stretch, channel order and normalisation): 640x480 to 512x512 measured 4.6-5.1
-  // ms of CPU against about 25 through sharp's resize and a JavaScript loop; COCO mAP unchanged (eval detect).
-  // It runs on the libuv pool, as the letterbox does: on the main thread it was ~1 ms of every photo and
-  // 1.1-1.6 ms of every 720p camera frame that the event loop could not spend on requests.
+  // values in less CPU than a shrink pass and a resize pass. One native pass (bilinear stretch, channel order
+  // and normalisation) does what sharp's resize and a JavaScript loop did in a fraction of their CPU, COCO mAP
+  // unchanged (eval detect). It runs on the libuv pool, as the letterbox does: on the main thread it was time
+  // of every photo and camera frame that the event loop could not spend on requests
+  // (docs/capacity.md, "The detector's input resize").
   const r = await stretchAsync(image, {
     out, width: W, height: H, layout: pre.layout, scale: pre.scale, channelOrder: pre.channelOrder, mean: pre.mean, std: pre.std, shrinkX: fx, shrinkY: fy,
   });

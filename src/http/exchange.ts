@@ -1,7 +1,8 @@
 // One HTTP request from the uWS callback to its log line: request id, authentication (/v1 by API key,
 // /admin/v1 by admin token), routing, body, handler, reply, log. Every failure becomes the catalogue's wire
 // shape. A class with methods rather than a function with a closure per step: the closures of the common
-// small request were most of what it allocated (about 1 KB a request, and the collections that follow).
+// small request were most of what it allocated, and so of the collections that follow
+// (docs/capacity.md, "A small request's CPU").
 // Steps return a value when they can finish at once and a promise only where they must wait (a key not in
 // the cache, a body still arriving, a handler doing I/O): a request answered inside the uWS callback makes no
 // promise and attaches no abort handler.

@@ -1,7 +1,8 @@
 // ONNX Runtime for every model: sessions created on first use and cached, execution providers chosen once
 // per runtime, one bounded (optionally micro-batching) queue per model. Sessions live in worker threads
-// (session-worker.ts): onnxruntime-node runs a model synchronously on the calling thread for 100-400 ms,
-// which on the main thread would stall every HTTP request and SSE stream meanwhile.
+// (session-worker.ts): onnxruntime-node runs a model synchronously on the calling thread for the whole run,
+// which on the main thread would stall every HTTP request and SSE stream meanwhile
+// (docs/capacity.md, "Sessions in worker threads").
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFile, stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';

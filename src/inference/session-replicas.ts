@@ -5,9 +5,10 @@
 // With `wide`, the first session (key 0, every intra-op thread) serves runs that come one at a time, and
 // runs that overlap go to up to `max` narrow sessions (keys 1..max) that split the cores between them: once
 // they are all loaded the wide one waits while runs overlap, so the cores are never asked for more threads
-// than they have. Why: on CPU one session's threads sit idle in every operator that does not split well, and
-// two 1-thread sessions on 2 cores made 11-31% more images/s of the built-in detector than one 2-thread
-// session (yolov8n-int8: 26-44%; bench serve's ceiling), while one client alone is fastest on the wide one.
+// than they have. Why: on CPU one session's threads sit idle in every operator that does not split well, so
+// two 1-thread sessions on 2 cores made more images/s of the built-in detector and of yolov8n-int8 than one
+// 2-thread session (bench serve's ceiling), while one client alone is fastest on the wide one
+// (docs/capacity.md, "Sessions by cores").
 
 /** A loaded session: the worker it lives in and what it reported. */
 export interface LoadedReplica { worker: { readonly alive: boolean } }

@@ -75,8 +75,9 @@ function isWholeShared(v: Viewish): boolean {
 
 /**
  * A wire tensor's data as ONNX Runtime takes it: onnxruntime-node refuses typed arrays over shared memory, so
- * shared data is copied into `scratch` (reused when it is free and the same size; a copy is ~0.13 ms for 3 MB
- * against ~0.5 ms into new memory), or into new memory. `release` gives the scratch back after the run.
+ * shared data is copied into `scratch` (reused when it is free and the same size: a copy into reused memory
+ * costs a fraction of one into new memory; docs/capacity.md, "The detector's input"), or into new memory.
+ * `release` gives the scratch back after the run.
  */
 export function sharedInput<T extends ort.Tensor.DataType>(data: T, scratch: { buf?: ArrayBufferView; busy: boolean }): { data: T; release: () => void } {
   const v = data as unknown as Viewish & ArrayBufferView;

@@ -4,8 +4,8 @@ import { errors, type FetchedMedia } from '../errors.js';
 
 // A data URI with optional media type and parameters, base64-encoded. A data URI without ";base64" is refused.
 const DATA_URI_PREFIX = /^data:(?:[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+)?(?:;[a-z0-9!#$&^_.+-]+=[^;,]*)*;base64,/i;
-// Any character outside an alphabet (padding included). A negated class finds one in a 80 KB image about
-// 6x faster than matching the whole string against an anchored pattern (79 us against 455).
+// Any character outside an alphabet (padding included). A negated class finds one several times faster
+// than matching the whole string against an anchored pattern (docs/capacity.md, "A small request's CPU").
 const NOT_STANDARD = /[^A-Za-z0-9+/=]/;
 const NOT_URL_SAFE = /[^A-Za-z0-9_=-]/;
 
@@ -28,7 +28,7 @@ export function decodeBase64(value: unknown, param: string, maxBytes: number, me
   }
   // Clients that wrap at 76 columns (MIME) are common; any other stray character is an error. Only a string
   // that fails both alphabets is searched for whitespace and scanned again: the common unwrapped one is
-  // scanned once (a second scan of a 60 KB image was ~0.08 ms of the main thread).
+  // scanned once (a second scan would cost the main thread that time again for every image).
   const foreign = (v: string) => NOT_STANDARD.test(v) && NOT_URL_SAFE.test(v);
   if (foreign(payload)) {
     if (/\s/.test(payload)) payload = payload.replace(/[\r\n\t ]+/g, '');

@@ -1,8 +1,8 @@
 // Bytes -> RGB24 pixels. The header is read first (a JPEG's by jpeg-header.ts where it can, else sharp) so a
 // decompression bomb is refused before any pixel is decoded, and so the error names the real pixel count
 // rather than sharp's generic "exceeds limit". Plain sRGB or grey JPEGs (no EXIF rotation, no profile but the
-// standard sRGB one: most photos) then decode with libjpeg-turbo in the addon, 4.5-4.8 ms of CPU for a
-// 640x427 photo against 18-19 ms through sharp's pipeline, with identical pixels; everything else goes
+// standard sRGB one: most photos) then decode with libjpeg-turbo in the addon, at about a quarter of the CPU
+// of sharp's pipeline, with identical pixels (docs/capacity.md, "JPEG decoding"); everything else goes
 // through sharp, which rotates and colour-manages.
 import sharp, { type Metadata } from 'sharp';
 import { errors } from '../errors.js';

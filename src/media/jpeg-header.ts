@@ -1,7 +1,7 @@
 // What a JPEG's header says, read from its markers before the first scan: size, components, EXIF
 // orientation and whether an ICC profile is the standard sRGB one. Why not sharp's metadata(): on a loaded
-// server that call cost ~0.5 ms of the main thread and ~0.2 ms of the libuv pool per photo (its options
-// object crosses into native code whole), about 1% of a detect request's CPU, for four facts. Anything this
+// server that call cost the main thread and the libuv pool a measurable share of a detect request's CPU
+// (its options object crosses into native code whole) for four facts (docs/capacity.md, "JPEG decoding"). Anything this
 // reader is not sure of (a process other than baseline, extended or progressive Huffman, a second frame
 // header, EXIF or ICC data it cannot follow, a marker out of place) returns null and the caller asks sharp,
 // so its answers are sharp's or none.

@@ -1,7 +1,7 @@
 // Reused memory for decoded pixels. Every photo a request decodes needs width * height * 3 bytes (0.9 MB for
 // 640x480); new memory each time is memory V8 counts as external, and under load that count alone set off its
-// collections: with 4 clients on detect a young collection every ~0.5 s and a full one every ~1.5 s, all
-// "external memory pressure". A caller that knows when it is done with the pixels takes them from here and
+// young and full collections, all "external memory pressure" (docs/capacity.md, "Photo memory"). A caller
+// that knows when it is done with the pixels takes them from here and
 // gives them back; anything not given back is simply collected.
 export class PixelPool {
   private readonly free: Buffer[] = [];

@@ -220,7 +220,8 @@ export class NativeDecoder {
     return this.#native.close();
   }
 
-  /** Stops at once (a read blocked on the network fails with 'aborted' within ~100 ms), then frees like close(). */
+  /** Stops at once (a read blocked on the network fails with 'aborted' as soon as FFmpeg next polls its interrupt
+   * check: docs/video.md, "Live sources"), then frees like close(). */
   abort(): Promise<void> {
     return this.#native.abort();
   }

@@ -18,8 +18,8 @@ export const PP_OCR_MODEL = 'pp-ocrv4';
 /**
  * Pages an OCR queue works on at once, given the sessions each model has: two a session, so that while the
  * sessions run one page's models the main thread prepares or finishes another's (crops, box geometry, CTC
- * decoding). One a session left a session idle between its page's runs: at 4 clients on 2 cores the
- * in-process pipeline made 8.8-9.2 pages/s with 2 pages in flight and 10.0-10.4 with 4 (six runs).
+ * decoding). One a session left a session idle between its page's runs, and the in-process pipeline made
+ * fewer pages a second (docs/capacity.md, "OCR pages and batches").
  */
 export const ocrPagesInFlight = (sessions: number) => 2 * Math.max(1, sessions);
 

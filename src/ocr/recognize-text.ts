@@ -20,8 +20,8 @@ const REC_MAX_WIDTH = 3200;
 const REC_BATCH = 8;
 /**
  * Most input columns (strips x padded width) in one recognition run. The recogniser's CPU time per column
- * grows with the batch's size: ~100 us a column up to ~1300 columns, ~170 us at 2500 (its attention and
- * activations outgrow the caches), so wide strips run in small batches and a long line alone.
+ * grows with the batch's size once its attention and activations outgrow the caches, so wide strips run in
+ * small batches and a long line alone (docs/capacity.md, "OCR pages and batches").
  */
 const REC_BATCH_COLUMNS = 1024;
 /** Recognition runs of one page in flight at once (the runtime runs them on separate sessions). */
@@ -192,8 +192,8 @@ export async function recognizeLines(
   lines: { corners: Point[]; score: number }[],
   opts: RecognizeOptions,
 ): Promise<RecognizedLine[]> {
-  // Rectifying every line of a page in one go held the event loop for up to ~100 ms on a receipt; other
-  // requests get a turn every SLICE_MS.
+  // Rectifying every line of a page in one go held the event loop for a long stretch on a receipt
+  // (docs/capacity.md, "OCR pages and batches"); other requests get a turn every SLICE_MS.
   const strips: Strip[] = [];
   const slice = new LoopSlice();
   for (const l of lines) {

@@ -1,9 +1,9 @@
-// A new embedded database starts from a template of an empty PGlite cluster instead of running initdb: on
-// this project's 2-core machines initdb is about 4.5 s of CPU and loading the template about 1 s (the test
+// A new embedded database starts from a template of an empty PGlite cluster instead of running initdb, which
+// costs several times the CPU of loading the template (docs/operations.md, "Where data lives"; the test
 // suite makes a few hundred fresh databases; a user making a second data dir also gains). Templates live in
 // a directory of their own (SIGHTFLOW_PGLITE_TEMPLATE_DIR), one file per PGlite version, made by the first
 // fresh start that finds none; a template of another version is never loaded. A second kind has the
-// migrations applied too (0.2-0.8 s more per fresh database otherwise), one file per version and set of
+// migrations applied too (sparing every fresh database their run), one file per version and set of
 // migrations (a hash of their versions, names and SQL), so a changed migration never meets an old template.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -11,8 +11,8 @@ export interface UsageEvent {
 export interface DailyUsage { day: string; requests: number; input_tokens: number; output_tokens: number; frames: number; ms: number }
 
 /**
- * How long a row queued after a reply waits for others to share its insert. One insert costs about 1 ms of
- * CPU on PGlite whether it carries one row or eight (0.82 ms against 0.91 ms for eight, measured alone), so
+ * How long a row queued after a reply waits for others to share its insert. One insert costs PGlite about the
+ * same CPU whether it carries one row or eight (docs/capacity.md, "The embedded database's cost"), so
  * under load the rows of a quarter second go in one statement instead of one each. A crash loses at most
  * this window of rows; a clean stop and every read in this process wait for them.
  */

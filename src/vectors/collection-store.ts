@@ -48,8 +48,9 @@ export class CollectionStore {
   /**
    * The embedded database (PGlite) belongs to this process alone, so every change to a collection's row goes
    * through this store: the rows it read stay exact until it writes them, and a search reads its collection
-   * from memory (a PGlite query costs the event loop ~1 ms: a third of what a search request adds to its
-   * embedding). PostgreSQL is shared with other nodes: there every read goes to the database.
+   * from memory (a PGlite query is a sizeable share of the event loop's time for a search request beside
+   * its embedding: docs/vectors.md, "Why it is built this way"). PostgreSQL is shared with other nodes: there
+   * every read goes to the database.
    */
   private readonly rows: Map<string, { projectId: string; c: Collection }> | null;
   /** Per collection id, bumped by each write: a read that a write overtook does not fill the cache. */

@@ -31,11 +31,12 @@ import { observeVectorSearch } from '../metrics/vectors.js';
 
 /** Rows read from the database per page during catch-up / rebuild. */
 const CHUNK = 512;
-/** Vectors inserted per synchronous USearch call (~1 ms each on a busy 2-core machine at 20k x 64-d). */
+/** Vectors inserted per synchronous USearch call: each call blocks the loop, so a call is kept short
+ * (docs/vectors.md, "Why it is built this way"). */
 const ADD_CHUNK = 64;
 const SAVE_DELAY_MS = 500;
 /** A save blocks the loop (the binding has no async save): wait at least this many times its last duration
- * before the next one, so under steady writes saving a big index costs at most ~5% of the loop. Safe because
+ * before the next one, so under steady writes saving a big index costs at most 1 / SAVE_SPACING of the loop. Safe because
  * an index that is behind its checkpoint is caught up from the database at open. */
 const SAVE_SPACING = 20;
 /** 2: float32 vectors; 3: 8-bit vectors (INDEX_SETTINGS). A checkpoint of another format is rebuilt at open. */
@@ -64,11 +65,10 @@ export function searchCandidates(index: VectorIndex, query: Float32Array, k: num
 /** Filtered search plans: an exact search over the matching items' 8-bit vectors (searchKeys) when at most
  * this many of an index's `size` items match, else the graph search with the filter inside. The graph walk only
  * stops once it holds ef matching nodes, so it visits about (unfiltered visits) / (matching share) nodes: its
- * cost g / s grows as the share s shrinks (on 100k x 512-d: 0.3 ms at 50%, 2.6 ms at 10%, 9 ms at 5%, 13 ms at
- * 1%). Exact search costs c per matching item, c * s * size, whatever the share (0.07-0.25 us an item, more
- * once the vectors fall out of cache). They cross where s * size = sqrt(size * g / c): measured near 10-15k
- * matches at 100k items, near 3k at 10k; sqrt(1500 * size) follows both (12k and 3.9k). Below it the exact
- * plan is also exact (recall 1 before rescoring). */
+ * cost g / s grows as the share s shrinks. Exact search costs c per matching item, c * s * size, whatever the
+ * share (more once the vectors fall out of cache). They cross where s * size = sqrt(size * g / c), and
+ * sqrt(1500 * size) follows the crossings measured at 10k and 100k items (docs/vectors.md, "Why it is built this way").
+ * Below it the exact plan is also exact (recall 1 before rescoring). */
 export function exactSearchMaxMatches(size: number): number {
   return Math.floor(Math.sqrt(1500 * size));
 }

@@ -1,8 +1,8 @@
 // A collection's item metadata in memory, column by column, to evaluate a search filter over every item at
 // once: the answer is a bitmap over index keys (key k allowed when bit k % 32 of word k / 32 is set), which the
 // vector index takes as its search filter. Keys are allocated densely per collection (1, 2, 3, ...), so a column
-// is a typed array indexed by key (Column). Scanning one is a branch-free loop (100k items: ~150 us a
-// condition, npm run bench -- vectors prints it), far cheaper than asking the database for the matching keys
+// is a typed array indexed by key (Column). Scanning one is a branch-free loop (npm run bench -- vectors prints
+// its cost a condition; docs/vectors.md, "Why it is built this way"), far cheaper than asking the database for the matching keys
 // on every search; and the answer for a filter is cached until the collection's next change, so a filter
 // repeated between writes costs a lookup. The index manager keeps it in step with the database
 // (adds, deletes, metadata patches, catch-up) and loads it on a collection's first filtered search.
@@ -200,8 +200,8 @@ export class MetadataColumns {
 // Each builds 32 items' bits in a register (a fixed 32-step inner loop, the tail after) and ORs the word into
 // `out` once: the comparison's boolean becomes the bit without a branch (`+(a < b)`), which V8 compiles to a
 // set-on-condition. A branch per item mispredicts on uncorrelated metadata (half of the time at 50%) and
-// measured 3-4x slower there: 100k items ~100-150 us a condition branch-free, ~480 us with the branch (which
-// wins only slightly, ~130 us, when almost nothing or almost everything matches).
+// measured several times slower there, winning only slightly when almost nothing or almost everything
+// matches (docs/vectors.md, "Why it is built this way").
 function fillGt(out: Uint32Array, col: Float64Array, v: number, n: number): void {
   const full = n >>> 5;
   for (let w = 0; w < full; w++) {

@@ -19,8 +19,9 @@ function cosineScalar(q: Float32Array, qInv: number, v: Float32Array): number {
 }
 
 /**
- * The same in WebAssembly SIMD (about 3x the scalar loop: the rescoring is a measurable part of a search), from
- * this listing rather than a binary blob. One function, `cos(q, v, bytes) -> f64`: q and v are byte offsets of
+ * The same in WebAssembly SIMD (several times the scalar loop's speed, and the rescoring is a measurable part of
+ * a search: docs/vectors.md, "Why it is built this way"), from this listing rather than a binary blob. One
+ * function, `cos(q, v, bytes) -> f64`: q and v are byte offsets of
  * float32 vectors in its memory, bytes a positive multiple of 16; products are float32 (as exact as float32
  * inputs allow), sums float64, so scores agree with the scalar loop to ~1e-9. Null where WebAssembly SIMD is
  * missing (the scalar loop serves).

