@@ -168,9 +168,13 @@ export class AnalyticsEngine {
     const interval = rules.intervalMs;
     const { lines, zones, anchors, speed } = rules;
     const speeds = speed ? new Map<number, number>() : null;
+    let here: Set<number> | null = null;
     for (const trk of frame.tracks) {
       let st = this.#tracks.get(trk.track_id);
-      if (!st) this.#tracks.set(trk.track_id, (st = new TrackState(trk.track_id, rules)));
+      if (!st) {
+        this.#tracks.set(trk.track_id, (st = new TrackState(trk.track_id, rules)));
+        if (rules.joinSamples > 0 && lines.length > 0) this.#join(st, trk, sample, (here ??= new Set(frame.tracks.map((t) => t.track_id))));
+      }
       if (st.seenAt === sample) continue; // a duplicate id in one frame: the first box wins
       st.hasPrev = st.seenAt >= 0;
       const swap = st.prev; st.prev = st.cur; st.cur = swap;
@@ -222,6 +226,29 @@ export class AnalyticsEngine {
       }
     }
     return { events: this.#events, speeds };
+  }
+
+  /**
+   * A new track id first seen within half a box height (the larger of the two) of where a track of its class
+   * not in this frame was last seen, at most join_samples sampled frames before, continues that track's line
+   * state: its sides, where it stepped across each line and its last position, so the step between the two
+   * sightings is checked like any other.
+   * Trackers switch ids when people cross or hide each other, and a person behind someone on a line came out
+   * as a new id that took its first side after crossing (or counted a crossing the old id had already made).
+   * The nearest such track is taken, once. Zones keep their own state (a new id enters): joining zone
+   * visits measured no better.
+   */
+  #join(st: TrackState, trk: AnalyticsTrack, sample: number, here: ReadonlySet<number>): void {
+    const [x1, y1, x2, y2] = trk.box;
+    const cx = (x1 + x2) / 2, h = y2 - y1, within = this.#rules!.joinSamples;
+    let best: TrackState | null = null, bestD = Infinity;
+    for (const o of this.#tracks.values()) {
+      if (o === st || o.joined || o.seenAt < 0 || sample - o.seenAt > within || o.cls !== trk.class || here.has(o.id)) continue;
+      const b = o.box;
+      const d = Math.hypot((b[0] + b[2]) / 2 - cx, b[3] - y2);
+      if (d <= 0.5 * Math.max(h, b[3] - b[1]) && d < bestD) { best = o; bestD = d; }
+    }
+    if (best) st.continueLines(best);
   }
 
   /** One sighting against every zone; notes when the track can next change anything (see process). */

@@ -2,8 +2,13 @@
 //
 // The rule (defaults in rules.schema.ts, FLICKER_DEFAULTS; each overridable per line):
 //  - margin: the anchor's signed distance d to the line is compared to a dead band of
-//    max(margin_px, margin_box x box height) pixels (default max(4, 0.1 h)). Inside the band a track has no
-//    new side; a track's first side is the first one it is seen on beyond the band.
+//    max(margin_px, min(margin_box x box height, margin_max_px)) pixels (default max(4, min(0.1 h, 12))).
+//    Inside the band a track has no new side.
+//  - first side: the first side a track is seen on beyond the band; a track first seen inside the band takes
+//    the side it was first seen on provisionally (d's sign; on the line itself, none): beyond the band on
+//    that side confirms it, min_samples beyond the band on the other side count a crossing. A track born in
+//    the band (a person coming out from behind another, a new id after a switch) used to take as its first
+//    side the side it reached after crossing, and its crossing was lost.
 //  - consecutive samples: the side flips only after min_samples (default 2) consecutive sampled frames
 //    beyond the band on the other side; a sample back in the band restarts the run, one back on the old side
 //    forgets the attempt.
@@ -12,22 +17,30 @@
 //    at a low sampling rate still counts: it needs one sighting beyond the band on the old side and
 //    min_samples on the new side, not any sighting near the line.
 //  - once: a flip counts one crossing; crossing back is a crossing the other way. The state lives with the
-//    track id, so an id lost and found again on the same side has not flipped and counts nothing.
-// Why these numbers (test/video/analytics/flicker.test.ts, eval `counting`): detector jitter of a standing
-// person's foot point is a few percent of the box height per frame, so a band of 0.1 h absorbs it; the
-// 4 px floor covers small far-away boxes. min_samples 2 discards one-frame box glitches (an occlusion
-// that cuts a box's bottom for one frame moves its foot point by half a box). The price: a track must stay
-// visible for 2 samples past the band after crossing, e.g. 0.2 s at 10 fps sampling.
+//    track id, so an id lost and found again on the same side has not flipped and counts nothing; a new id
+//    born where another one was lost a moment before takes over its state (engine.ts, join_samples).
+// Why these numbers (test/video/analytics/line-counter.test.ts, eval `counting`, docs/analytics.md,
+// "Counting right by default"): detector jitter of a standing person's foot point is a few percent of the
+// box height per frame, so a band of 0.1 h absorbs it on far-away people; the 4 px floor covers small
+// boxes. For close people (120-250 px tall) 0.1 h is 12-25 px: crossings of tracks born in it were lost and
+// the band let nothing through that a smaller one would not, so it stops growing at 12 px, where two
+// consecutive samples beyond it are still rare for a standing person. min_samples 2 discards one-frame box
+// glitches (an occlusion that cuts a box's bottom for one frame moves its foot point by half a box). The
+// price: a track must stay visible for 2 samples past the band after crossing, e.g. 0.2 s at 10 fps
+// sampling.
 import { crossingParam } from './geometry.js';
 import type { CompiledLine } from './rules.js';
 import type { TrackState } from './track-state.js';
 
-/** Per line, packed for the per-frame loop: ax, ay, bx, by, 1/|AB|, margin_px, margin_box, min_samples. */
-export const LINE_STRIDE = 8;
+/** lineSide of a track first seen inside the band, on the side where d > 0 (negated: d < 0); not yet confirmed. */
+export const PROVISIONAL = 2;
+
+/** Per line, packed for the per-frame loop: ax, ay, bx, by, 1/|AB|, margin_px, margin_box, min_samples, margin_max_px. */
+export const LINE_STRIDE = 9;
 
 export function packLines(lines: readonly CompiledLine[]): { packed: Float64Array; anchorOffset: Int32Array } {
   const packed = new Float64Array(lines.length * LINE_STRIDE);
-  lines.forEach((l, i) => packed.set([l.ax, l.ay, l.bx, l.by, l.invLen, l.marginPx, l.marginBox, l.minSamples], i * LINE_STRIDE));
+  lines.forEach((l, i) => packed.set([l.ax, l.ay, l.bx, l.by, l.invLen, l.marginPx, l.marginBox, l.minSamples, l.marginMaxPx], i * LINE_STRIDE));
   return { packed, anchorOffset: Int32Array.from(lines, (l) => l.anchor * 2) };
 }
 
@@ -65,14 +78,21 @@ export function stepLines(packed: Float64Array, anchorOffset: Int32Array, mask: 
       if (t === t) lineCrossT[i] = t;
     }
     const d = c * packed[b + 4];
-    const mb = packed[b + 6] * h;
+    let mb = packed[b + 6] * h;
+    if (mb > packed[b + 8]) mb = packed[b + 8];
     const margin = mb > packed[b + 5] ? mb : packed[b + 5];
     const beyond = d >= margin ? 1 : d <= -margin ? -1 : 0;
-    const side = lineSide[i];
+    let side = lineSide[i];
     if (side === 0) {
-      if (beyond !== 0) { lineSide[i] = beyond; linePend[i] = 0; lineCrossT[i] = NaN; }
       nearest = 0;
+      if (beyond !== 0) { lineSide[i] = beyond; linePend[i] = 0; lineCrossT[i] = NaN; }
+      // First seen inside the band: the side it is on, provisionally (PROVISIONAL, see the header).
+      else if (d !== 0) { lineSide[i] = d > 0 ? PROVISIONAL : -PROVISIONAL; linePend[i] = 0; lineCrossT[i] = NaN; }
       continue;
+    }
+    if (side === PROVISIONAL || side === -PROVISIONAL) {
+      side = side > 0 ? 1 : -1;
+      if (beyond === side) { lineSide[i] = side; linePend[i] = 0; lineCrossT[i] = NaN; nearest = 0; continue; }
     }
     if (beyond === side) {
       if (linePend[i] !== 0) linePend[i] = 0;

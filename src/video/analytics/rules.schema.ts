@@ -17,7 +17,9 @@ export const MAX_POLYGON_POINTS = 64;
  * inside/outside state changes only after `min_samples` consecutive sampled frames beyond the margin, the
  * margin being max(margin_px, margin_box x box height).
  */
-export const FLICKER_DEFAULTS = { min_samples: 2, margin_px: 4, margin_box: 0.1 } as const;
+export const FLICKER_DEFAULTS = { min_samples: 2, margin_px: 4, margin_box: 0.1, margin_max_px: 12 } as const;
+/** A new track id takes over the state of one lost at most this many sampled frames before (engine.ts). */
+export const DEFAULT_JOIN_SAMPLES = 5;
 export const DEFAULT_INTERVAL_MS = 60_000;
 export const DEFAULT_SPEED_WINDOW_MS = 1000;
 /** A track missing from this many consecutive sampled frames has left (its zones get zone.exited). */
@@ -50,7 +52,12 @@ const flickerFields = {
     .meta({ description: `Dead band around a line or zone edge, in source pixels; default ${FLICKER_DEFAULTS.margin_px}. The band is max(margin_px, margin_box x box height)` }),
   margin_box: numIn('margin_box', 0, 10).optional()
     .meta({ description: `Dead band as a fraction of the track's box height; default ${FLICKER_DEFAULTS.margin_box}` }),
+  margin_max_px: numIn('margin_max_px', 0, 10_000).optional()
+    .meta({ description: `Lines: margin_box x box height stops growing at this many pixels (close people); default ${FLICKER_DEFAULTS.margin_max_px}` }),
 };
+
+/** Zones take the band settings but margin_max_px (lines only: a capped band let box jitter step in and out of zones). */
+const { margin_max_px: _lineOnly, ...zoneFlickerFields } = flickerFields;
 
 export const LineRule = z.strictObject({
   id: RuleId,
@@ -70,7 +77,7 @@ export const ZoneRule = z.strictObject({
   dwell_ms: intIn('dwell_ms', 1, 86_400_000).optional().meta({ description: 'zone.dwell once per visit when a track stays longer than this' }),
   max_occupancy: intIn('max_occupancy', 0, 10_000).optional().meta({ description: 'zone.crowded when more tracks than this are inside for crowd_ms' }),
   crowd_ms: intIn('crowd_ms', 0, 86_400_000).optional().meta({ description: 'How long occupancy must stay above max_occupancy; default 0 (the first sampled frame above it)' }),
-  ...flickerFields,
+  ...zoneFlickerFields,
 });
 
 export const SpeedCalibration = z.strictObject({
@@ -91,6 +98,8 @@ export const AnalyticsParameters = z.strictObject({
   speed: SpeedCalibration.optional(),
   lost_samples: intIn('lost_samples', 1, 1000).optional()
     .meta({ description: `A track missing from this many consecutive sampled frames has left its zones; default ${DEFAULT_LOST_SAMPLES}` }),
+  join_samples: intIn('join_samples', 0, 1000).optional()
+    .meta({ description: `Lines: a new track id first seen within half a box height of where a track of its class was last seen, at most this many sampled frames before, continues that track's sides (an id switch loses or doubles no crossing); 0: never; default ${DEFAULT_JOIN_SAMPLES}` }),
   ...flickerFields,
 }).superRefine((p, ctx) => {
   const relative = p.units === 'relative';

@@ -5,10 +5,10 @@ import { errors } from '../../errors.js';
 import { paramPath } from '../../http/validation.js';
 import { homography, type Homography } from './geometry.js';
 import {
-  ANCHORS, AnalyticsParameters, DEFAULT_INTERVAL_MS, DEFAULT_LOST_SAMPLES, DEFAULT_SPEED_WINDOW_MS, FLICKER_DEFAULTS, type Anchor,
+  ANCHORS, AnalyticsParameters, DEFAULT_INTERVAL_MS, DEFAULT_JOIN_SAMPLES, DEFAULT_LOST_SAMPLES, DEFAULT_SPEED_WINDOW_MS, FLICKER_DEFAULTS, type Anchor,
 } from './rules.schema.js';
 
-export interface Flicker { minSamples: number; marginPx: number; marginBox: number }
+export interface Flicker { minSamples: number; marginPx: number; marginBox: number; marginMaxPx: number }
 
 export interface CompiledLine extends Flicker {
   id: string;
@@ -40,6 +40,7 @@ export interface CompiledRules {
   anchors: number[];
   intervalMs: number;
   lostSamples: number;
+  joinSamples: number;
   speed: { h: Homography; windowMs: number } | null;
 }
 
@@ -75,11 +76,12 @@ export function parseAnalytics(input: unknown, prefix: string, labels?: readonly
 
 const anchorIndex = (a: Anchor | undefined, fallback: Anchor) => ANCHORS.indexOf(a ?? fallback);
 
-function flicker(rule: { min_samples?: number; margin_px?: number; margin_box?: number }, p: AnalyticsParameters): Flicker {
+function flicker(rule: { min_samples?: number; margin_px?: number; margin_box?: number; margin_max_px?: number }, p: AnalyticsParameters): Flicker {
   return {
     minSamples: rule.min_samples ?? p.min_samples ?? FLICKER_DEFAULTS.min_samples,
     marginPx: rule.margin_px ?? p.margin_px ?? FLICKER_DEFAULTS.margin_px,
     marginBox: rule.margin_box ?? p.margin_box ?? FLICKER_DEFAULTS.margin_box,
+    marginMaxPx: rule.margin_max_px ?? p.margin_max_px ?? FLICKER_DEFAULTS.margin_max_px,
   };
 }
 
@@ -121,7 +123,7 @@ export function compileRules(p: AnalyticsParameters, width: number, height: numb
     if (h) speed = { h, windowMs: p.speed.window_ms ?? DEFAULT_SPEED_WINDOW_MS };
   }
   const anchors = [...new Set([...lines.map((l) => l.anchor), ...zones.map((z) => z.anchor), ...(speed ? [ANCHORS.indexOf('bottom_center')] : [])])];
-  return { lines, zones, anchors, intervalMs: p.interval_ms ?? DEFAULT_INTERVAL_MS, lostSamples: p.lost_samples ?? DEFAULT_LOST_SAMPLES, speed };
+  return { lines, zones, anchors, intervalMs: p.interval_ms ?? DEFAULT_INTERVAL_MS, lostSamples: p.lost_samples ?? DEFAULT_LOST_SAMPLES, joinSamples: p.join_samples ?? DEFAULT_JOIN_SAMPLES, speed };
 }
 
 /** Writes anchor `kind` of box [x1, y1, x2, y2] into out[o], out[o + 1]. */

@@ -12,6 +12,8 @@ export class TrackState {
   lastT = 0;
   boxHeight = 0;
   hasPrev = false;
+  /** Another track id continued this one's line state (continueLines): it is not continued again. */
+  joined = false;
   /** The last sighting's box, and how far (an upper bound, in pixels) any anchor has moved over the track's
    * life: the sum over sightings of max |dx| + max |dy| of the box edges. An anchor's distance to a line or
    * a polygon edge changes by no more than that, which is what lets the engine skip rules a track is far
@@ -59,6 +61,17 @@ export class TrackState {
     this.zonePend = new Uint8Array(rules.zones.length);
     this.zoneEnterT = new Float64Array(rules.zones.length);
     this.zoneDwell = new Uint8Array(rules.zones.length);
+  }
+
+  /** Takes over `from`'s line state as if its last sighting were this track's (engine.ts, #join); once per track. */
+  continueLines(from: TrackState): void {
+    from.joined = true;
+    this.lineSide.set(from.lineSide);
+    this.lineCrossT.set(from.lineCrossT);
+    this.lineD.set(from.lineD);
+    this.cur.set(from.cur);
+    this.box.set(from.box);
+    this.seenAt = from.seenAt;
   }
 
   /** Takes a sighting's box: adds the bound on how far any anchor moved since the last one to `travel`. */

@@ -48,7 +48,7 @@ test('a one-sample glitch across the line and back counts nothing (naive counts 
 
 /** The naive counter (every change of side through the segment counts): no band, one sample. */
 function naiveCount(params: { lines: Array<Record<string, unknown>> }, path: Path): number {
-  const c = count({ lines: params.lines.map((l) => ({ ...l, min_samples: 1, margin_px: 0, margin_box: 0 })) }, [path]);
+  const c = count({ lines: params.lines.map((l) => ({ ...l, min_samples: 1, margin_px: 0, margin_box: 0 })), join_samples: 0 }, [path]);
   return Object.values(c).reduce((s, v) => s + v.in + v.out, 0);
 }
 
@@ -125,4 +125,61 @@ test('per-rule overrides: min_samples 1 and margin 0 count a one-sample crossing
   // A wide band per rule: a 15 px excursion no longer counts.
   const wiggle: Path = [...straight([430, 240], [385, 240], 5), ...straight([385, 240], [430, 240], 5)];
   assert.deepEqual(count({ lines: [{ id: 'door', points: [[400, 0], [400, 480]], margin_px: 20 }] }, [wiggle]), { door: { in: 0, out: 0 } });
+});
+
+test('a track first seen inside the band takes the side it is on: crossing from there counts once, walking away counts nothing', () => {
+  // A close person (200 px tall): the band is min(0.1 x 200, 12) = 12 px. Born 6 px right of the line.
+  const born = straight([406, 300], [300, 300], 20);
+  assert.deepEqual(count(VERTICAL, [born], 200), { door: { in: 1, out: 0 } });
+  assert.deepEqual(count(VERTICAL, [straight([406, 300], [500, 300], 20)], 200), { door: { in: 0, out: 0 } });
+  // Born on the line itself: no side until it leaves the band, as before.
+  assert.deepEqual(count(VERTICAL, [straight([400, 300], [300, 300], 20)], 200), { door: { in: 0, out: 0 } });
+});
+
+test('the band stops growing at margin_max_px (default 12): a close person stepping 16 px past the line for two samples counts', () => {
+  const step: Path = [...straight([430, 300], [430, 300], 5), [384, 300], [384, 300], ...straight([430, 300], [430, 300], 5)];
+  assert.deepEqual(count(VERTICAL, [step], 250), { door: { in: 1, out: 1 } });
+  // With the band allowed to grow to 0.1 x 250 = 25 px, it stays inside.
+  assert.deepEqual(count({ ...VERTICAL, margin_max_px: 30 }, [step], 250), { door: { in: 0, out: 0 } });
+});
+
+test('a new id born near where another ended a moment before continues its sides: a crossing across the switch counts once', () => {
+  // Track 1 walks to 5 px right of the line and is lost; track 2 appears 2 samples later 20 px left of it.
+  const before: Path = straight([480, 300], [405, 300], 10);
+  const after: Path = [...Array(12).fill(null), ...straight([380, 300], [300, 300], 10)];
+  assert.deepEqual(count(VERTICAL, [before, after], 200), { door: { in: 1, out: 0 } });
+  assert.deepEqual(count({ ...VERTICAL, join_samples: 0 }, [before, after], 200), { door: { in: 0, out: 0 } });
+  // Track 1 crossed (counted) before it was lost: the new id on the same side counts nothing more.
+  const crossed: Path = straight([480, 300], [370, 300], 12);
+  const further: Path = [...Array(14).fill(null), ...straight([360, 300], [300, 300], 10)];
+  assert.deepEqual(count(VERTICAL, [crossed, further], 200), { door: { in: 1, out: 0 } });
+  // Too far (more than half a box height) or too late (after join_samples): a person of its own.
+  const far: Path = [...Array(12).fill(null), ...straight([380, 420], [300, 420], 10)];
+  assert.deepEqual(count(VERTICAL, [before, far], 200), { door: { in: 0, out: 0 } });
+  const late: Path = [...Array(17).fill(null), ...straight([380, 300], [300, 300], 10)];
+  assert.deepEqual(count(VERTICAL, [before, late], 200), { door: { in: 0, out: 0 } });
+});
+
+test('flicker suite, close people: 1000 tracks 120-250 px tall hovering within 10 px of a line count nothing', () => {
+  const r = rng(45);
+  let naive = 0;
+  for (let k = 0; k < 1000; k++) {
+    const L = randomLine(r);
+    const along = (r() - 0.5) * 1.6 * L.half;
+    const h = 120 + r() * 130;
+    const n = 50 + Math.floor(r() * 250);
+    let off = (r() - 0.5) * 6;
+    const path: Path = [];
+    for (let i = 0; i < n; i++) {
+      off = Math.max(-8, Math.min(8, off + (r() - 0.5) * 4));
+      const d = Math.max(-10, Math.min(10, off + (r() - 0.5) * 4));
+      const s = along + Math.sin(i / 20) * 20;
+      if (r() < 0.05) { path.push(null); continue; }
+      path.push([L.cx + L.ux * s + L.nx * d, L.cy + L.uy * s + L.ny * d]);
+    }
+    const params = { lines: [{ id: 'l', points: [L.A, L.B] }] };
+    assert.deepEqual(count(params, [path], h), { l: { in: 0, out: 0 } }, `trajectory ${k}`);
+    naive += naiveCount(params, path);
+  }
+  assert.ok(naive > 1000, `the same trajectories give the naive counter ${naive} crossings`);
 });
