@@ -3,8 +3,9 @@
 // the young generation V8 compares it with, so V8 started the next full marking at once, its marking on
 // every core and its CPU taken from the model's threads. A factor of 2 leaves the room that comparison
 // wants: under image load full collections come several times less often, the heap's size the same, and a
-// `sightflow serve` process on detect made more images/s (docs/capacity.md, "Heap growing factor"). A process with a larger live heap
-// (the serve bench, which also holds its ceiling's runtimes) has the room anyway and shows no difference.
+// `sightflow serve` process on detect made more images/s (docs/capacity.md, "Heap growing factor"). A process
+// with a larger live heap (the serve bench, which also holds its ceiling's runtimes) has the room anyway and
+// shows no difference.
 // The flag is read at each collection, so setting it when the services open is in time.
 import { setFlagsFromString } from 'node:v8';
 

@@ -340,9 +340,9 @@ export interface CliFlags { port?: number; host?: string; dataDir?: string; noWo
  * Sessions of one model that may run at once when the operator sets none. Below 4 cores, one per core with
  * one thread each: on 2 cores two 1-thread sessions made more images/s than one 2-thread session (bench
  * serve, detect and a YOLO export). From 4 cores, half the cores (at most 8): on a 16-core host 8 sessions
- * of the built-in detector made several times the images/s of one (docs/capacity.md, "Sessions by cores"). They load only while
- * runs overlap; a run alone takes a first, wide session with every thread, so one client's latency is that
- * of a full session.
+ * of the built-in detector made several times the images/s of one (docs/capacity.md, "Sessions by cores").
+ * They load only while runs overlap; a run alone takes a first, wide session with every thread, so one
+ * client's latency is that of a full session.
  */
 export function defaultInferenceSessions(cores: number): number {
   return cores < 4 ? Math.max(1, cores) : Math.min(8, Math.floor(cores / 2));

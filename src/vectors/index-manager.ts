@@ -36,8 +36,8 @@ const CHUNK = 512;
 const ADD_CHUNK = 64;
 const SAVE_DELAY_MS = 500;
 /** A save blocks the loop (the binding has no async save): wait at least this many times its last duration
- * before the next one, so under steady writes saving a big index costs at most 1 / SAVE_SPACING of the loop. Safe because
- * an index that is behind its checkpoint is caught up from the database at open. */
+ * before the next one, so under steady writes saving a big index costs at most 1 / SAVE_SPACING of the loop.
+ * Safe because an index that is behind its checkpoint is caught up from the database at open. */
 const SAVE_SPACING = 20;
 /** 2: float32 vectors; 3: 8-bit vectors (INDEX_SETTINGS). A checkpoint of another format is rebuilt at open. */
 const FORMAT = 3;

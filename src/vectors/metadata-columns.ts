@@ -2,10 +2,10 @@
 // once: the answer is a bitmap over index keys (key k allowed when bit k % 32 of word k / 32 is set), which the
 // vector index takes as its search filter. Keys are allocated densely per collection (1, 2, 3, ...), so a column
 // is a typed array indexed by key (Column). Scanning one is a branch-free loop (npm run bench -- vectors prints
-// its cost a condition; docs/vectors.md, "Why it is built this way"), far cheaper than asking the database for the matching keys
-// on every search; and the answer for a filter is cached until the collection's next change, so a filter
-// repeated between writes costs a lookup. The index manager keeps it in step with the database
-// (adds, deletes, metadata patches, catch-up) and loads it on a collection's first filtered search.
+// its cost a condition; docs/vectors.md, "Why it is built this way"), far cheaper than asking the database
+// for the matching keys on every search; and the answer for a filter is cached until the collection's next
+// change, so a filter repeated between writes costs a lookup. The index manager keeps it in step with the
+// database (adds, deletes, metadata patches, catch-up) and loads it on a collection's first filtered search.
 import type { FilterNode } from './filter.js';
 
 const MIN_CAPACITY = 1024;

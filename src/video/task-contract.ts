@@ -4,7 +4,8 @@
 // providers; before the first frame is emitted a provider error moves on to the next provider (up to 2
 // retries), after it the task fails.
 
-/** Decoded size limit of a video_base64 input: 20 MB fits, as base64 (4 characters for 3 bytes), in the 30 MB JSON body limit. */
+/** Decoded size limit of a video_base64 input: 20 MB fits, as base64 (4 characters for 3 bytes), in the 30 MB
+ * JSON body limit. */
 export const VIDEO_BASE64_MAX_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_MAX_FRAMES = 3000;
 export const DEFAULT_SAMPLING = { mode: 'fps', value: 1 } as const;
