@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { expected, received, unit } from './pipeline/step-schema.js';
 import { STEP_MODELS, stepApiFields, stepSchemas, WEBHOOK_EVENTS } from './steps/step-list.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS, TASK_STATES, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES } from './task-contract.js';
+import { Publish } from './mqtt/publish.schema.js';
 
 export { STEP_MODELS };
 
@@ -95,6 +96,7 @@ export const ProcessBody = z.strictObject({
   steps: z.array(Step, expected('an array of steps', 'steps')).min(1, expected('at least one step', 'steps')).max(16, expected('at most 16 steps', 'steps')),
   model: z.string(expected('a string', 'model')).min(1).max(200).optional().meta({ description: 'Provider routing hint; echoed in the first stream chunk' }),
   tracker: Tracker.optional(),
+  publish: Publish.optional(),
   webhook: z.strictObject({
     url: z.string(expected('an http(s) URL', 'webhook.url')).min(1, expected('an http(s) URL', 'webhook.url')).max(2048, expected('a URL of at most 2048 characters', 'webhook.url'))
       .meta({ description: 'Receives a POST on the task\'s terminal state (checked against the URL policy at every attempt)' }),

@@ -117,6 +117,8 @@ export interface VideoTaskRequest {
   steps: Array<{ model: string; parameters?: Record<string, unknown>; when?: { class_is?: string[]; min_confidence?: number } }>;
   model?: string;
   tracker?: { type?: 'sort' | 'bytetrack'; max_age?: number; min_hits?: number; iou_threshold?: number };
+  /** Where the worker also publishes the task's analytics (mqtt/: the MQTT broker, for a camera). */
+  publish?: { mqtt?: { camera: string } };
 }
 
 export interface VideoProvider {

@@ -28,6 +28,7 @@ import type { LiveSteps } from './pipeline/worker-step.js';
 import type { PlannedStep, StepServices } from './pipeline/frame-step.js';
 import type { VideoProvider, VideoTaskRequest } from './task-contract.js';
 import { checkSteps } from './steps/plan.js';
+import { MqttPublisher } from './mqtt/mqtt-publisher.js';
 
 export interface VideoModuleOptions {
   worker: boolean;
@@ -85,7 +86,9 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
   const reaper = new Reaper(s, archive, settings.reaperMs);
   const steps: StepServices = { db: s.db, log: s.log, collections: opts.collections };
   const fallback = opts.worker && !opts.providers ? defaultProviders({ config: s.config, taskModels: s.taskModels, ...steps }) : null;
-  const worker = opts.worker ? new VideoWorker(s, { ...rooms, providers: opts.providers ?? fallback!, settings }) : null;
+  // The worker publishes the tasks that ask for MQTT (docs/mqtt.md); a process without one never connects.
+  const mqtt = opts.worker && s.config.mqtt ? new MqttPublisher(s.config.mqtt, s.log) : null;
+  const worker = opts.worker ? new VideoWorker(s, { ...rooms, providers: opts.providers ?? fallback!, settings, mqtt }) : null;
   const tasks = new TasksService(s, store, steps);
   const webhooks = new WebhookDispatcher(s, { pollMs: settings.webhookPollMs, retryMs: settings.webhookRetryMs });
   let unwatch = () => {};
@@ -100,12 +103,14 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
       reaper.start();
       webhooks.start();
       unwatch = watchVideoGauges(s, () => worker?.activeTasks ?? 0, () => subs.count);
+      mqtt?.start();
       worker?.start();
     },
     async stop() {
       unwatch();
       reaper.stop();
       await worker?.stop();
+      await mqtt?.close();
       await webhooks.stop();
       subs.closeAll();
       fanout.close();

@@ -20,8 +20,8 @@ export interface CameraRunOptions {
   camera: string;
   /** sightflow's version (discovery's device and origin). */
   version: string;
-  /** The analytics rules in effect now (they may change while the task runs); null without an analytics step. */
-  rules(): AnalyticsParameters | null;
+  /** The analytics rules in effect now and their version (they may change while the task runs); null without an analytics step. */
+  rules(): { params: AnalyticsParameters; version: number } | null;
 }
 
 /** What a chunk's frame says where it is: the byte offset of its chunk in the task's stream. */
@@ -48,7 +48,8 @@ export class CameraPublisher {
     this.#t = pub.topics.camera(opts.camera);
     this.#scope = { prefix: pub.settings.topicPrefix, haPrefix: pub.settings.haPrefix, camera: opts.camera, version: opts.version };
     this.#release = pub.holdCamera(opts.camera);
-    this.#setRules(opts.rules(), 1, true);
+    const rules = opts.rules();
+    this.#setRules(rules?.params ?? null, rules?.version ?? 1, true);
   }
 
   /** One archived chunk's frame: its events, then the state it leaves. */
@@ -57,7 +58,7 @@ export class CameraPublisher {
     const a = frame.analytics;
     if (a) {
       const totals = countTotals(a.totals);
-      if (totals.version !== this.#rulesVersion) this.#setRules(this.opts.rules(), totals.version, false);
+      if (totals.version !== this.#rulesVersion) this.#setRules(this.opts.rules()?.params ?? null, totals.version, false);
       this.#events(a.events as AnalyticsEvent[], totals, at, frame.stream_info.received_at_ms);
       this.#state(totals);
     }

@@ -31,7 +31,7 @@ interface Queued { topic: string; payload: string }
 
 export class MqttPublisher {
   readonly topics: Topics;
-  readonly #client: MqttClient;
+  #client: MqttClient | null = null;
   readonly #state = new Map<string, Retained>();
   /** Retained topics whose latest payload is not handed to the client yet, in the order they changed. */
   readonly #dirty = new Set<string>();
@@ -39,7 +39,7 @@ export class MqttPublisher {
   #inFlight = 0;
   #closed = false;
   #loggedAt = 0;
-  readonly #unwatch: () => void;
+  #unwatch: () => void = () => {};
   /** Tasks publishing for each camera now. */
   readonly #holders = new Map<string, number>();
 
@@ -47,6 +47,12 @@ export class MqttPublisher {
     this.topics = topics(settings.topicPrefix);
     this.#events = new DropOldestQueue(settings.queueMessages);
     this.#state.set(this.topics.available, { payload: 'online', kind: 'state' });
+  }
+
+  /** Connects (and keeps reconnecting until close); returns this. */
+  start(): this {
+    if (this.#client || this.#closed) return this;
+    const settings = this.settings;
     this.#client = mqtt.connect(settings.url, {
       clientId: settings.clientId ?? `sightflow_${randomBytes(6).toString('hex')}`,
       username: settings.username,
@@ -64,9 +70,10 @@ export class MqttPublisher {
       if (topic === this.#haStatusTopic && payload.toString().trim() === 'online') this.#republish();
     });
     this.#unwatch = watchMqtt(() => this.connected);
+    return this;
   }
 
-  get connected(): boolean { return this.#client.connected; }
+  get connected(): boolean { return this.#client?.connected ?? false; }
 
   /** Events waiting for the broker (not counting the ones in flight). */
   get queued(): number { return this.#events.size; }
@@ -132,12 +139,12 @@ export class MqttPublisher {
     }
     this.#closed = true;
     this.#unwatch();
-    await this.#client.endAsync(!this.connected).catch(() => {});
+    await this.#client?.endAsync(!this.connected).catch(() => {});
   }
 
   #onConnect(): void {
     if (this.settings.haDiscovery) {
-      this.#client.subscribe(this.#haStatusTopic, { qos: 1 }, (e) => { if (e) this.#warn(e, 'MQTT subscription to Home Assistant\'s status failed'); });
+      this.#client!.subscribe(this.#haStatusTopic, { qos: 1 }, (e) => { if (e) this.#warn(e, 'MQTT subscription to Home Assistant\'s status failed'); });
     }
     this.#markAll();
     this.#pump();
@@ -157,7 +164,8 @@ export class MqttPublisher {
   }
 
   #pump(): void {
-    while (!this.#closed && this.#client.connected && this.#inFlight < WINDOW) {
+    const client = this.#client;
+    while (!this.#closed && client?.connected && this.#inFlight < WINDOW) {
       const ev = this.#events.shift();
       if (ev) {
         this.#send(ev.topic, ev.payload, false, 'event');
@@ -173,7 +181,7 @@ export class MqttPublisher {
 
   #send(topic: string, payload: string, retain: boolean, kind: MqttMessageKind): void {
     this.#inFlight++;
-    this.#client.publish(topic, payload, { qos: 1, retain }, (e) => {
+    this.#client!.publish(topic, payload, { qos: 1, retain }, (e) => {
       this.#inFlight--;
       if (!e) countMqttPublished(kind);
       // The client keeps an unacknowledged message across reconnects; an error means it was given up

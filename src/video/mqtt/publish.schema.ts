@@ -1,6 +1,8 @@
 // The task request's `publish` field (docs/mqtt.md, "A task that publishes"): where a task's analytics go
 // besides its stream. Only MQTT so far; the object leaves room for other sinks.
 import { z } from 'zod';
+import type { MqttSettings } from '../../config/index.js';
+import { errors } from '../../errors.js';
 import { expected } from '../pipeline/step-schema.js';
 import { CAMERA_NAME } from './mqtt-topics.js';
 
@@ -12,7 +14,14 @@ export const PublishMqtt = z.strictObject({
 
 export const Publish = z.strictObject({
   mqtt: PublishMqtt.optional().meta({
-    description: 'Publish the task\'s analytics events, counts and totals to the MQTT broker of SIGHTFLOW_MQTT_URL, with Home Assistant discovery (docs/mqtt.md). 400 when the server has no broker configured',
+    description: 'Publish the task\'s analytics events, counts and totals to the MQTT broker of SIGHTFLOW_MQTT_URL, with Home Assistant discovery (docs/mqtt.md). 400 invalid_parameter when the server has no broker configured',
   }),
 }, expected('an object {mqtt}', 'publish')).meta({ description: 'Where the task\'s analytics are published besides its stream' });
 export type Publish = z.infer<typeof Publish>;
+
+/** A task may ask for MQTT only where a broker is configured (the workers share the API nodes' settings). */
+export function checkPublish(publish: Publish | undefined, mqtt: MqttSettings | null): void {
+  if (publish?.mqtt && !mqtt) {
+    throw errors.invalidParam('publish.mqtt', 'Expected no publish.mqtt: this server has no MQTT broker configured (SIGHTFLOW_MQTT_URL)');
+  }
+}

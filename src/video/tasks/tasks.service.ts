@@ -17,6 +17,7 @@ import { stepRecordFields, WEBHOOK_EVENTS } from '../steps/step-list.js';
 import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
 import { workerStepsCreated } from '../steps/worker-steps.js';
 import type { StepServices } from '../pipeline/frame-step.js';
+import { checkPublish } from '../mqtt/publish.schema.js';
 
 const INCLUDES = ['request', 'webhook_deliveries'] as const;
 
@@ -44,6 +45,7 @@ export class TasksService {
   async create(caller: Pick<Caller, 'projectId' | 'keyId' | 'traceparent'>, body: ProcessBody) {
     await checkSteps(body, this.s.taskModels, { projectId: caller.projectId, services: this.steps });
     trackerSettings(body.tracker);
+    checkPublish(body.publish, this.s.config.mqtt);
     const w = body.webhook;
     const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
     checkWebhookEvents(body);

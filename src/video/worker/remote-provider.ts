@@ -89,7 +89,8 @@ export class RemoteProvider implements VideoProvider {
   }
 
   async #body(request: VideoTaskRequest, source: { path?: string; url?: string }): Promise<unknown> {
-    const { model: _hint, ...rest } = request;
+    // This worker publishes the task's analytics (it archives the chunks): the remote node must not as well.
+    const { model: _hint, publish: _publish, ...rest } = request;
     const { url: _u, data: _d, ...el } = request.input[0] ?? { type: 'video_url' as const };
     const input = source.path
       ? { ...el, type: 'video_base64', data: (await readFile(source.path)).toString('base64') }

@@ -18,6 +18,8 @@ import { observeChunk, observeTaskEnd } from '../../metrics/video.js';
 import { spanTraceparent, spanUnder, traceIdOf, type SpanIds } from '../../tracing/traceparent.js';
 import { recordSpan, spansOn } from '../../tracing/spans.js';
 import { LiveStepRuns, WorkerSteps } from '../steps/worker-steps.js';
+import type { MqttPublisher } from '../mqtt/mqtt-publisher.js';
+import { TaskMqtt } from '../mqtt/task-mqtt.js';
 
 /** The ordered providers for a request's `model` hint. */
 export type ProviderSource = (model: string | undefined) => VideoProvider[] | Promise<VideoProvider[]>;
@@ -41,6 +43,8 @@ export interface WorkerOptions extends WorkerRooms {
   providers: ProviderSource;
   concurrency?: number;
   settings?: Partial<VideoSettings>;
+  /** This process's MQTT connection, where tasks that ask for it publish (docs/mqtt.md); null: none configured. */
+  mqtt?: MqttPublisher | null;
 }
 
 export class VideoWorker {
@@ -115,7 +119,8 @@ export class VideoWorker {
         break;
       }
       if (!task) { await this.sleep(this.settings.pollMs); continue; }
-      const run = new TaskRun(this.s, task, this.owner, this.archive, this.queue, this.settings, this.opts.providers, this.live);
+      const mqtt = () => TaskMqtt.open(this.opts.mqtt ?? null, { taskId: task!.id, request: task!.job.request, hub: this.hub, live: this.live, version: this.s.version });
+      const run = new TaskRun(this.s, task, this.owner, this.archive, this.queue, this.settings, this.opts.providers, this.live, mqtt);
       this.active.set(task.id, run);
       void run.done.finally(() => { this.active.delete(task!.id); this.poke(); });
     }
@@ -138,6 +143,8 @@ class TaskRun {
   private stopping = false;
   /** The request's steps with worker hooks (analytics): every frame goes through them before it is archived. */
   private steps: WorkerSteps | null = null;
+  /** Where the task's analytics are published besides its stream (docs/mqtt.md). */
+  private mqtt: TaskMqtt | null = null;
   /** Frames the provider already ran through the worker's steps (ProviderContext.complete). */
   private readonly completed = new WeakSet<FrameOutput>();
   /**
@@ -151,7 +158,9 @@ class TaskRun {
 
   constructor(private readonly s: Services, private readonly task: ClaimedTask, private readonly owner: string,
     private readonly archive: StreamArchive, private readonly queue: TaskQueue, private readonly settings: VideoSettings,
-    private readonly providers: ProviderSource, private readonly live: LiveStepRuns) {
+    private readonly providers: ProviderSource, private readonly live: LiveStepRuns,
+    /** Opens the task's MQTT publishing (null: it did not ask, or this process has no broker), after its steps. */
+    private readonly openMqtt: () => TaskMqtt | null) {
     this.span = spansOn ? spanUnder(task.job.traceparent) : null;
     this.done = this.run().catch((e) => { this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed'); });
   }
@@ -218,6 +227,8 @@ class TaskRun {
         this.lastInfo = frame.stream_info;
         this.lastAppendAt = Date.now();
         this.fold.add(frame);
+        // Before anything else is appended to the task: the publisher reads where this chunk starts.
+        this.mqtt?.archived(out);
         await this.steps?.archived(out);
       }
       return o;
@@ -250,6 +261,7 @@ class TaskRun {
     }, this.settings.heartbeatMs);
     try {
       this.steps = await WorkerSteps.open(this.s, this.task.id, this.task.job.request, this.live);
+      this.mqtt = this.openMqtt();
       await this.runProviders();
     } catch (e) {
       // A bad step never gets here (checked at submit); a database failure of a worker step fails the task.
@@ -259,6 +271,7 @@ class TaskRun {
       await this.chain;
       this.archive.forget(this.task.id);
       this.steps?.close();
+      this.mqtt?.close();
       if (this.span) this.recordSpan();
     }
   }
@@ -319,6 +332,7 @@ class TaskRun {
       const usage = { ...result.usage, processed_frames: this.emitted, processing_time_ms: Math.round(result.usage.processing_time_ms) };
       const results: Record<string, unknown> = { ...buildResults(this.task.id, this.task.model, this.emitted, result, this.fold) };
       const end = this.steps && !this.steps.empty ? await this.steps.finish() : undefined;
+      this.mqtt?.finish(end?.chunk);
       Object.assign(results, end?.results);
       return this.finish({ status: 'succeeded', reason: result.finish_reason, info: result.stream_info, usage, results, chunk: end?.chunk });
     }

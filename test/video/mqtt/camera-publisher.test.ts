@@ -104,7 +104,7 @@ const latest = (msgs: Received[], topic: string) => msgs.filter((m) => m.topic =
 test('12 in and 9 out: the events one for one with their counts; retained totals equal the engine\'s; a late subscriber reads them', { skip }, async () => {
   const broker = await startBroker();
   const s = settings(broker.url);
-  const pub = new MqttPublisher(s, log);
+  const pub = new MqttPublisher(s, log).start();
   try {
     await connected(pub);
     const rules = {
@@ -113,7 +113,7 @@ test('12 in and 9 out: the events one for one with their counts; retained totals
     };
     const engine = engineFor(rules);
     const sub = await subscribe(broker.url, [`${s.topicPrefix}/#`]);
-    const cam = new CameraPublisher(pub, { taskId: 'vt_test', camera: 'front', version: '0.0.0', rules: () => parseAnalytics(rules, 'parameters') });
+    const cam = new CameraPublisher(pub, { taskId: 'vt_test', camera: 'front', version: '0.0.0', rules: () => ({ params: parseAnalytics(rules, 'parameters'), version: engine.version }) });
     const paths = crossings(12, 9);
     const n = Math.max(...paths.map((p) => p.length));
     const frames: AnalyticsFrame[] = Array.from({ length: n }, (_, f) => ({
@@ -168,7 +168,7 @@ test('12 in and 9 out: the events one for one with their counts; retained totals
 test('discovery: documented keys only; a rule change clears the removed rule\'s configs; `online` restores them within 2 s', { skip }, async () => {
   const broker = await startBroker();
   const s = settings(broker.url);
-  const pub = new MqttPublisher(s, log);
+  const pub = new MqttPublisher(s, log).start();
   try {
     await connected(pub);
     let rules = parseAnalytics({
@@ -176,7 +176,7 @@ test('discovery: documented keys only; a rule change clears the removed rule\'s 
       zones: [{ id: 'hall', polygon: [[0, 200], [300, 200], [300, 400], [0, 400]], classes: ['person'] }],
     }, 'parameters');
     const engine = engineFor(rules);
-    const cam = new CameraPublisher(pub, { taskId: 'vt_d', camera: 'yard', version: '1.2.3', rules: () => rules });
+    const cam = new CameraPublisher(pub, { taskId: 'vt_d', camera: 'yard', version: '1.2.3', rules: () => ({ params: rules, version: engine.version }) });
     const ha = await subscribe(broker.url, ['homeassistant/#']);
     const node = `${s.topicPrefix}_yard`;
     const want = ['objects_all', 'line_door_in', 'line_door_out', 'line_gate_in', 'line_gate_out', 'zone_hall_all', 'zone_hall_person']

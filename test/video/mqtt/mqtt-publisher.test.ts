@@ -83,7 +83,7 @@ test('SIGHTFLOW_MQTT_*: URL credentials and client id, defaults, and bad values 
 test('availability is retained with a last will; a camera is online while a task holds it', { skip }, async () => {
   const broker = await startBroker();
   const s = settings(broker.url);
-  const pub = new MqttPublisher(s, log);
+  const pub = new MqttPublisher(s, log).start();
   try {
     await connected(pub);
     const release = pub.holdCamera('door');
@@ -129,7 +129,7 @@ test('broker restarted mid-stream: no event lost under the bound (after de-dupli
   enableMetrics({ projectLabel: true });
   const broker = await startBroker({ persistent: true });
   const s = settings(broker.url);
-  const pub = new MqttPublisher(s, log);
+  const pub = new MqttPublisher(s, log).start();
   // A persistent session: the broker keeps it (and queues for it) across its own restart.
   const sub = await subscribe(broker.url, [`${s.topicPrefix}/events`], { clientId: `sub_${s.topicPrefix}`, persistent: true });
   try {
@@ -163,7 +163,7 @@ test('past the bound the oldest events are dropped and counted; a fresh broker g
   enableMetrics({ projectLabel: true });
   const broker = await startBroker();
   const s = settings(broker.url, { queueMessages: 50 });
-  const pub = new MqttPublisher(s, log);
+  const pub = new MqttPublisher(s, log).start();
   try {
     await connected(pub);
     pub.retain(`${s.topicPrefix}/cam/zones/z1/all`, '3');
@@ -192,7 +192,7 @@ test('past the bound the oldest events are dropped and counted; a fresh broker g
 test('Home Assistant announcing online gets every discovery config again within 2 s; a cleared config stays cleared', { skip }, async () => {
   const broker = await startBroker();
   const s = settings(broker.url);
-  const pub = new MqttPublisher(s, log);
+  const pub = new MqttPublisher(s, log).start();
   try {
     await connected(pub);
     const topics = Array.from({ length: 20 }, (_, i) => `homeassistant/sensor/${s.topicPrefix}_cam/x${i}/config`);
