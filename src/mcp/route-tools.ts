@@ -21,7 +21,27 @@ type JsonSchema = Record<string, unknown> & { properties?: Record<string, unknow
 function jsonSchema(schema: ZodType, io: 'input' | 'output'): JsonSchema {
   const out = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' }) as JsonSchema;
   delete out.$schema;
-  return out;
+  return inlineDefinitions(out);
+}
+
+/**
+ * Named schemas (`.meta({ id })`, which name the OpenAPI document's components) come out as `definitions`
+ * and refs; a tool's schema is offered with them inlined, so that it stands alone and an object answer
+ * still says `type: "object"` at its top.
+ */
+function inlineDefinitions(out: JsonSchema): JsonSchema {
+  const defs = out.definitions as Record<string, unknown> | undefined;
+  if (!defs) return out;
+  delete out.definitions;
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (!node || typeof node !== 'object') return node;
+    const { $ref, ...rest } = node as Record<string, unknown>;
+    const inlined = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, walk(v)]));
+    if (typeof $ref === 'string' && $ref.startsWith('#/definitions/')) return { ...(walk(defs[$ref.slice('#/definitions/'.length)]) as object), ...inlined };
+    return $ref === undefined ? inlined : { $ref, ...inlined };
+  };
+  return walk(out) as JsonSchema;
 }
 
 /** Responses may gain fields over time; a client must not reject a result for a field it does not know. */

@@ -49,7 +49,7 @@ export const ServedModelOut = z.looseObject({
   sha256: z.string().nullable().optional(),
   origin: z.string().nullable().optional().meta({ description: 'Added models: the URL, hub reference or file it came from' }),
   added_at: z.string().nullable().optional(),
-}).meta({ description: 'A served model; runtime state fields may follow' });
+}).meta({ id: 'Model', description: 'A served model; runtime state fields may follow' });
 
 export function modelsRoutes(catalogue: ModelCatalogue): RouteDef[] {
   const tags = ['models'];

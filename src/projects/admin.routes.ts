@@ -5,11 +5,11 @@ import type { Services } from '../services.js';
 import { errors } from '../errors.js';
 
 const Name = z.string().trim().min(1).max(100);
-const ProjectOut = z.object({ id: z.string(), name: z.string(), created_at: z.string() });
+const ProjectOut = z.object({ id: z.string(), name: z.string(), created_at: z.string() }).meta({ id: 'AdminProject' });
 const KeyOut = z.object({
   id: z.string(), name: z.string(), hint: z.string(), created_at: z.string(),
   last_used_at: z.string().nullable(), disabled_at: z.string().nullable(), status: z.enum(['active', 'disabled']),
-});
+}).meta({ id: 'Key' });
 const DateParam = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'Expected an ISO 8601 date such as 2026-01-31');
 const UsageQuery = z.strictObject({ from: DateParam.optional(), to: DateParam.optional() });
 const DAY = 86_400_000;

@@ -5,7 +5,8 @@ import type { Services } from '../services.js';
 import { errors } from '../errors.js';
 import { deepFreeze } from '../deep-freeze.js';
 
-export const ProjectSchema = z.object({ id: z.string(), object: z.literal('project'), name: z.string(), created_at: z.string() });
+export const ProjectSchema = z.object({ id: z.string(), object: z.literal('project'), name: z.string(), created_at: z.string() })
+  .meta({ id: 'Project' });
 
 type ProjectRow = NonNullable<Awaited<ReturnType<Services['projects']['get']>>>;
 const projectJson = (p: ProjectRow) => ({ id: p.id, object: 'project', name: p.name, created_at: p.created_at });

@@ -24,7 +24,7 @@ export const MomentOut = z.object({
   stream_offset: z.number().int().meta({ description: "Byte offset in the task's result stream where the moment's chunks begin: GET /v1/video/tasks/<task_id>/stream?offset=<stream_offset> replays it" }),
   item_ids: z.array(z.string()).meta({ description: 'The items the moment was merged from, best first' }),
   track_id: z.number().int().optional(), class: z.string().optional(),
-});
+}).meta({ id: 'Moment' });
 export type MomentOut = z.infer<typeof MomentOut>;
 
 export const VideoGroupOut = z.object({ video: z.string(), score: z.number(), moments: z.array(MomentOut) });

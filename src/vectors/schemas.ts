@@ -106,18 +106,19 @@ export const ItemsQuery = z.strictObject({
 });
 export type ItemsQuery = z.infer<typeof ItemsQuery>;
 
-export const ModelOut = z.object({ id: z.string(), name: z.string(), types: z.array(z.string()), dimensions: z.number(), metric: z.string() });
+export const ModelOut = z.object({ id: z.string(), name: z.string(), types: z.array(z.string()), dimensions: z.number(), metric: z.string() })
+  .meta({ id: 'EmbeddingModel' });
 export const CollectionOut = z.object({
   id: z.string(), object: z.literal('vectors.collection'), name: z.string(), description: z.string().nullable(), model_id: z.string(),
   dimensions: z.number(), metric: z.string(), item_count: z.number(), created_at: z.string(),
-});
+}).meta({ id: 'Collection' });
 export const ItemOut = z.object({
   id: z.string(), content_type: z.enum(['image', 'text', 'audio']), text: z.string().optional(), metadata: z.record(z.string(), z.unknown()),
   content_url: z.string().nullable(), created_at: z.string(),
-});
+}).meta({ id: 'Item' });
 export const SearchResultOut = z.object({
   id: z.string(), score: z.number(), content_type: z.enum(['image', 'text', 'audio']), text: z.string().optional(),
   metadata: z.record(z.string(), z.unknown()), content_url: z.string().nullable(),
   moment: MomentOut.optional().meta({ description: 'For an item a video index step wrote: where it is in the video and in the task\'s result stream' }),
-});
+}).meta({ id: 'SearchResult' });
 export const UsageOut = z.object({ input_tokens: z.number() });

@@ -80,7 +80,7 @@ test('tasks lists NDJSON; add and search a collection; call reaches any operatio
   const search = await cli(['search', col.id, '--text', 'car', '--top-k', '1']);
   assert.equal(search.code, 0, search.stderr);
   assert.equal(lines(search.stdout)[0]!.results.length, 1);
-  const call = await cli(['call', 'get_v1_vectors_collections_id', '--path', `id=${col.id}`]);
+  const call = await cli(['call', 'vectors.collections.get', '--path', `id=${col.id}`]);
   assert.equal(call.code, 0, call.stderr);
   assert.equal(lines(call.stdout)[0]!.id, col.id);
 });

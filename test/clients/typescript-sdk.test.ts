@@ -61,8 +61,8 @@ test('retries_bounded: three 503s spend the two default retries and raise Overlo
 
 test('idempotent_create_after_cut: a create cut after the server answered leaves exactly one task', async () => {
   // A project of its own, so that counting its tasks counts only this case's.
-  const project = await client.call('post_admin_v1_projects', { body: { name: 'idempotency-case' } });
-  const { key } = await client.call('post_admin_v1_projects_id_keys', { path: { id: project.id }, body: { name: 'k' } });
+  const project = await client.call('admin.projects.create', { body: { name: 'idempotency-case' } });
+  const { key } = await client.call('admin.projects.keys.create', { path: { id: project.id }, body: { name: 'k' } });
   const own = new Sightflow({ baseURL: c.url, apiKey: key });
   c.proxy.arm({ kind: 'cut_after_upstream', method: 'POST', path: '/v1/video/process' });
   const created = await own.tasks.create({ input: [{ type: 'video_url', url: video() }], steps: [{ model: 'detect' }] });
@@ -100,8 +100,8 @@ test('stream_resume_cuts: a stream cut 5 times mid-event yields every chunk once
 });
 
 test('list_45_by_20: 45 tasks listed 20 at a time iterate as 45 unique ids', async () => {
-  const project = await client.call('post_admin_v1_projects', { body: { name: 'list-case' } });
-  const { key } = await client.call('post_admin_v1_projects_id_keys', { path: { id: project.id }, body: { name: 'k' } });
+  const project = await client.call('admin.projects.create', { body: { name: 'list-case' } });
+  const { key } = await client.call('admin.projects.keys.create', { path: { id: project.id }, body: { name: 'k' } });
   const own = new Sightflow({ baseURL: c.url, apiKey: key });
   const created = new Set<string>();
   for (let i = 0; i < 45; i++) created.add((await own.tasks.create({ input: [{ type: 'video_url', url: video('frames=1&frame_ms=0') }], steps: [{ model: 'detect' }] })).id);

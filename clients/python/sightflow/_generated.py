@@ -5,62 +5,170 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 
+class AdminProject(TypedDict):
+    id: str
+    name: str
+    created_at: str
+
+
+class Collection(TypedDict):
+    id: str
+    object: Literal["vectors.collection"]
+    name: str
+    description: str | None
+    model_id: str
+    dimensions: float
+    metric: str
+    item_count: float
+    created_at: str
+
+
+class EmbeddingModel(TypedDict):
+    id: str
+    name: str
+    types: list[str]
+    dimensions: float
+    metric: str
+
+
 class Error(TypedDict):
     error: dict[str, Any]
+
+
+class Item(TypedDict):
+    id: str
+    content_type: Literal["image", "text", "audio"]
+    text: NotRequired[str]
+    metadata: dict[str, Any]
+    content_url: str | None
+    created_at: str
+
+
+class Key(TypedDict):
+    id: str
+    name: str
+    hint: str
+    created_at: str
+    last_used_at: str | None
+    disabled_at: str | None
+    status: Literal["active", "disabled"]
+
+
+class Model(TypedDict):
+    """A served model; runtime state fields may follow"""
+    id: str
+    object: Literal["model"]
+    task: Literal["detect", "ocr", "describe", "embed"]
+    default: bool
+    source: Literal["builtin", "bring-your-own", "external"]
+    description: NotRequired[str]
+    types: NotRequired[list[str]]
+    labels_count: NotRequired[int]
+    labels: NotRequired[list[str]]
+    input_size: NotRequired[list[Any]]
+    layout: NotRequired[str]
+    error: NotRequired[str]
+    serving: NotRequired[dict[str, Any]]
+    settings: NotRequired[dict[str, Any]]
+    prepared: NotRequired[bool]
+    sha256: NotRequired[str | None]
+    origin: NotRequired[str | None]
+    added_at: NotRequired[str | None]
+
+
+Moment = TypedDict("Moment", {
+    "task_id": str,
+    "video": str,
+    "kind": Literal["segment", "track"],
+    "start_ms": float,
+    "end_ms": float,
+    "score": float,
+    "thumbnail_url": str | None,
+    "stream_offset": int,
+    "item_ids": list[str],
+    "track_id": NotRequired[int],
+    "class": NotRequired[str],
+})
+
+
+class Project(TypedDict):
+    id: str
+    object: Literal["project"]
+    name: str
+    created_at: str
+
+
+class SearchResult(TypedDict):
+    id: str
+    score: float
+    content_type: Literal["image", "text", "audio"]
+    text: NotRequired[str]
+    metadata: dict[str, Any]
+    content_url: str | None
+    moment: NotRequired["Moment"]
 
 
 # Every operation of the document: method, path, path parameters, whether it takes Idempotency-Key,
 # the credential it needs and the content type of its 2xx answer.
 OPERATIONS: dict[str, dict[str, Any]] = {
-    "delete_admin_v1_models_id": {"method": "DELETE", "path": "/admin/v1/models/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
-    "delete_mcp": {"method": "DELETE", "path": "/mcp", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "text/plain"},
-    "delete_v1_vectors_collections_id": {"method": "DELETE", "path": "/v1/vectors/collections/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "delete_v1_vectors_collections_id_items": {"method": "DELETE", "path": "/v1/vectors/collections/{id}/items", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_admin_v1_models": {"method": "GET", "path": "/admin/v1/models", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
-    "get_admin_v1_projects": {"method": "GET", "path": "/admin/v1/projects", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
-    "get_admin_v1_projects_id_keys": {"method": "GET", "path": "/admin/v1/projects/{id}/keys", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
-    "get_admin_v1_projects_id_usage": {"method": "GET", "path": "/admin/v1/projects/{id}/usage", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
-    "get_console": {"method": "GET", "path": "/console", "path_params": (), "idempotency_key": False, "auth": "none", "response_type": "text/html"},
-    "get_console_path": {"method": "GET", "path": "/console/{path}", "path_params": ("path",), "idempotency_key": False, "auth": "none", "response_type": "text/html"},
-    "get_healthz": {"method": "GET", "path": "/healthz", "path_params": (), "idempotency_key": False, "auth": "none", "response_type": "application/json"},
-    "get_mcp": {"method": "GET", "path": "/mcp", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "text/event-stream"},
-    "get_openapi_json": {"method": "GET", "path": "/openapi.json", "path_params": (), "idempotency_key": False, "auth": "none", "response_type": "application/json"},
-    "get_readyz": {"method": "GET", "path": "/readyz", "path_params": (), "idempotency_key": False, "auth": "none", "response_type": "application/json"},
-    "get_v1_files_path": {"method": "GET", "path": "/v1/files/{path}", "path_params": ("path",), "idempotency_key": False, "auth": "none", "response_type": None},
-    "get_v1_models": {"method": "GET", "path": "/v1/models", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_models_id": {"method": "GET", "path": "/v1/models/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_project": {"method": "GET", "path": "/v1/project", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_projects_id": {"method": "GET", "path": "/v1/projects/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_vectors_collections": {"method": "GET", "path": "/v1/vectors/collections", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_vectors_collections_id": {"method": "GET", "path": "/v1/vectors/collections/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_vectors_collections_id_items": {"method": "GET", "path": "/v1/vectors/collections/{id}/items", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_vectors_collections_id_items_item_id": {"method": "GET", "path": "/v1/vectors/collections/{id}/items/{item_id}", "path_params": ("id", "item_id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_vectors_models": {"method": "GET", "path": "/v1/vectors/models", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_video_tasks": {"method": "GET", "path": "/v1/video/tasks", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_video_tasks_id": {"method": "GET", "path": "/v1/video/tasks/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_video_tasks_id_analytics": {"method": "GET", "path": "/v1/video/tasks/{id}/analytics", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_video_tasks_id_heatmap_png": {"method": "GET", "path": "/v1/video/tasks/{id}/heatmap.png", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "image/png"},
-    "get_v1_video_tasks_id_results": {"method": "GET", "path": "/v1/video/tasks/{id}/results", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "get_v1_video_tasks_id_stream": {"method": "GET", "path": "/v1/video/tasks/{id}/stream", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "text/event-stream"},
-    "patch_v1_vectors_collections_id_items_item_id": {"method": "PATCH", "path": "/v1/vectors/collections/{id}/items/{item_id}", "path_params": ("id", "item_id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "post_admin_v1_models": {"method": "POST", "path": "/admin/v1/models", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
-    "post_admin_v1_projects": {"method": "POST", "path": "/admin/v1/projects", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
-    "post_admin_v1_projects_id_keys": {"method": "POST", "path": "/admin/v1/projects/{id}/keys", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
-    "post_admin_v1_projects_id_keys_key_id_disable": {"method": "POST", "path": "/admin/v1/projects/{id}/keys/{key_id}/disable", "path_params": ("id", "key_id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
-    "post_mcp": {"method": "POST", "path": "/mcp", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "text/event-stream"},
-    "post_mcp_messages": {"method": "POST", "path": "/mcp/messages", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "text/plain"},
-    "post_v1_vectors_collections": {"method": "POST", "path": "/v1/vectors/collections", "path_params": (), "idempotency_key": True, "auth": "key", "response_type": "application/json"},
-    "post_v1_vectors_collections_id_index": {"method": "POST", "path": "/v1/vectors/collections/{id}/index", "path_params": ("id",), "idempotency_key": True, "auth": "key", "response_type": "application/json"},
-    "post_v1_vectors_collections_id_search": {"method": "POST", "path": "/v1/vectors/collections/{id}/search", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "post_v1_video_process": {"method": "POST", "path": "/v1/video/process", "path_params": (), "idempotency_key": True, "auth": "key", "response_type": "application/json"},
-    "post_v1_video_tasks_id_analytics_recount": {"method": "POST", "path": "/v1/video/tasks/{id}/analytics/recount", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "post_v1_video_tasks_id_cancel": {"method": "POST", "path": "/v1/video/tasks/{id}/cancel", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "post_v1_vision_describe": {"method": "POST", "path": "/v1/vision/describe", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "post_v1_vision_detect": {"method": "POST", "path": "/v1/vision/detect", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "post_v1_vision_ocr": {"method": "POST", "path": "/v1/vision/ocr", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
-    "put_v1_video_tasks_id_analytics": {"method": "PUT", "path": "/v1/video/tasks/{id}/analytics", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "admin.models.create": {"method": "POST", "path": "/admin/v1/models", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.models.delete": {"method": "DELETE", "path": "/admin/v1/models/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.models.list": {"method": "GET", "path": "/admin/v1/models", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.projects.create": {"method": "POST", "path": "/admin/v1/projects", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.projects.keys.create": {"method": "POST", "path": "/admin/v1/projects/{id}/keys", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.projects.keys.disable": {"method": "POST", "path": "/admin/v1/projects/{id}/keys/{key_id}/disable", "path_params": ("id", "key_id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.projects.keys.list": {"method": "GET", "path": "/admin/v1/projects/{id}/keys", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.projects.list": {"method": "GET", "path": "/admin/v1/projects", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.projects.usage.list": {"method": "GET", "path": "/admin/v1/projects/{id}/usage", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "console.files.get": {"method": "GET", "path": "/console/{path}", "path_params": ("path",), "idempotency_key": False, "auth": "none", "response_type": "text/html"},
+    "console.get": {"method": "GET", "path": "/console", "path_params": (), "idempotency_key": False, "auth": "none", "response_type": "text/html"},
+    "files.get": {"method": "GET", "path": "/v1/files/{path}", "path_params": ("path",), "idempotency_key": False, "auth": "none", "response_type": None},
+    "mcp.delete": {"method": "DELETE", "path": "/mcp", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "text/plain"},
+    "mcp.messages.post": {"method": "POST", "path": "/mcp/messages", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "text/plain"},
+    "mcp.post": {"method": "POST", "path": "/mcp", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "text/event-stream"},
+    "mcp.stream": {"method": "GET", "path": "/mcp", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "text/event-stream"},
+    "models.get": {"method": "GET", "path": "/v1/models/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "models.list": {"method": "GET", "path": "/v1/models", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "project.get": {"method": "GET", "path": "/v1/project", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "projects.get": {"method": "GET", "path": "/v1/projects/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "system.health": {"method": "GET", "path": "/healthz", "path_params": (), "idempotency_key": False, "auth": "none", "response_type": "application/json"},
+    "system.openapi": {"method": "GET", "path": "/openapi.json", "path_params": (), "idempotency_key": False, "auth": "none", "response_type": "application/json"},
+    "system.ready": {"method": "GET", "path": "/readyz", "path_params": (), "idempotency_key": False, "auth": "none", "response_type": "application/json"},
+    "vectors.collections.create": {"method": "POST", "path": "/v1/vectors/collections", "path_params": (), "idempotency_key": True, "auth": "key", "response_type": "application/json"},
+    "vectors.collections.delete": {"method": "DELETE", "path": "/v1/vectors/collections/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "vectors.collections.get": {"method": "GET", "path": "/v1/vectors/collections/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "vectors.collections.index": {"method": "POST", "path": "/v1/vectors/collections/{id}/index", "path_params": ("id",), "idempotency_key": True, "auth": "key", "response_type": "application/json"},
+    "vectors.collections.items.delete": {"method": "DELETE", "path": "/v1/vectors/collections/{id}/items", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "vectors.collections.items.get": {"method": "GET", "path": "/v1/vectors/collections/{id}/items/{item_id}", "path_params": ("id", "item_id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "vectors.collections.items.list": {"method": "GET", "path": "/v1/vectors/collections/{id}/items", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "vectors.collections.items.update": {"method": "PATCH", "path": "/v1/vectors/collections/{id}/items/{item_id}", "path_params": ("id", "item_id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "vectors.collections.list": {"method": "GET", "path": "/v1/vectors/collections", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "vectors.collections.search": {"method": "POST", "path": "/v1/vectors/collections/{id}/search", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "vectors.models.list": {"method": "GET", "path": "/v1/vectors/models", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "video.process": {"method": "POST", "path": "/v1/video/process", "path_params": (), "idempotency_key": True, "auth": "key", "response_type": "application/json"},
+    "video.tasks.analytics.get": {"method": "GET", "path": "/v1/video/tasks/{id}/analytics", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "video.tasks.analytics.recount": {"method": "POST", "path": "/v1/video/tasks/{id}/analytics/recount", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "video.tasks.analytics.update": {"method": "PUT", "path": "/v1/video/tasks/{id}/analytics", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "video.tasks.cancel": {"method": "POST", "path": "/v1/video/tasks/{id}/cancel", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "video.tasks.get": {"method": "GET", "path": "/v1/video/tasks/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "video.tasks.heatmap.get": {"method": "GET", "path": "/v1/video/tasks/{id}/heatmap.png", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "image/png"},
+    "video.tasks.list": {"method": "GET", "path": "/v1/video/tasks", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "video.tasks.results.get": {"method": "GET", "path": "/v1/video/tasks/{id}/results", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "video.tasks.stream": {"method": "GET", "path": "/v1/video/tasks/{id}/stream", "path_params": ("id",), "idempotency_key": False, "auth": "key", "response_type": "text/event-stream"},
+    "vision.describe": {"method": "POST", "path": "/v1/vision/describe", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "vision.detect": {"method": "POST", "path": "/v1/vision/detect", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
+    "vision.ocr": {"method": "POST", "path": "/v1/vision/ocr", "path_params": (), "idempotency_key": False, "auth": "key", "response_type": "application/json"},
 }
 
 # The named schema each operation answers, where its 2xx answer is one.
 RESPONSE_SCHEMAS: dict[str, str] = {
+    "admin.projects.create": "AdminProject",
+    "admin.projects.keys.disable": "Key",
+    "models.get": "Model",
+    "project.get": "Project",
+    "projects.get": "Project",
+    "vectors.collections.create": "Collection",
+    "vectors.collections.get": "Collection",
+    "vectors.collections.items.get": "Item",
+    "vectors.collections.items.update": "Item",
 }

@@ -30,8 +30,8 @@ def client(c: Conformance, key: str | None = None) -> Client:
 def own_project(c: Conformance, name: str) -> str:
     """A key of a new project, so that counting its tasks counts only this case's."""
     with client(c) as admin:
-        project = admin.call("post_admin_v1_projects", body={"name": name})
-        return admin.call("post_admin_v1_projects_id_keys", path={"id": project["id"]}, body={"name": "k"})["key"]
+        project = admin.call("admin.projects.create", body={"name": name})
+        return admin.call("admin.projects.keys.create", path={"id": project["id"]}, body={"name": "k"})["key"]
 
 
 def test_retry_after_503(c: Conformance) -> None:

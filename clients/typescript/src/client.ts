@@ -3,7 +3,9 @@
 // the resources are the same operations with the helpers a caller wants: uploads, lists to `for await`
 // over, a resuming stream, waiting for a task, replaying a moment, verifying a webhook.
 import { Transport, type ClientOptions, type QueryValue, type RequestOptions } from './core.js';
-import { OPERATIONS, type OperationId, type Operations } from './generated/api.js';
+import {
+  OPERATIONS, type Collection, type Item, type Model, type OperationId, type Operations, type Project,
+} from './generated/api.js';
 import { cursorPages, offsetPages, PagePromise, type Page } from './pagination.js';
 import { TaskStream, type StreamOptions, type TaskChunk } from './stream.js';
 import { imageRequest, videoInput, type Uploadable } from './uploads.js';
@@ -11,28 +13,24 @@ import { verifyWebhook, type HeaderSource, type VerifyOptions, type WebhookEvent
 import { APIUserAbortError, WaitTimeoutError } from './errors.js';
 
 type Op<K extends OperationId> = Operations[K];
-export type DetectParams = Omit<Op<'post_v1_vision_detect'>['body'], 'image' | 'image_base64'>;
-export type DetectResult = Op<'post_v1_vision_detect'>['response'];
-export type OcrParams = Omit<Op<'post_v1_vision_ocr'>['body'], 'image' | 'image_base64'>;
-export type OcrResult = Op<'post_v1_vision_ocr'>['response'];
-export type DescribeParams = Omit<Op<'post_v1_vision_describe'>['body'], 'image' | 'image_base64'>;
-export type DescribeResult = Op<'post_v1_vision_describe'>['response'];
-export type Task = Op<'get_v1_video_tasks_id'>['response'];
-export type TaskCreateParams = Op<'post_v1_video_process'>['body'];
-export type TaskCreated = Op<'post_v1_video_process'>['response'];
-export type TaskListParams = Omit<Op<'get_v1_video_tasks'>['query'], 'cursor'>;
-export type TaskList = Op<'get_v1_video_tasks'>['response'];
-export type TaskResults = Op<'get_v1_video_tasks_id_results'>['response'];
-export type Collection = Op<'get_v1_vectors_collections_id'>['response'];
-export type CollectionCreateParams = Op<'post_v1_vectors_collections'>['body'];
-export type IndexParams = Op<'post_v1_vectors_collections_id_index'>['body'];
-export type IndexResult = Op<'post_v1_vectors_collections_id_index'>['response'];
-export type SearchParams = Omit<Op<'post_v1_vectors_collections_id_search'>['body'], 'image' | 'image_base64'>;
-export type SearchResult = Op<'post_v1_vectors_collections_id_search'>['response'];
-export type ItemList = Op<'get_v1_vectors_collections_id_items'>['response'];
-export type Item = ItemList['data'][number];
-export type Model = Op<'get_v1_models_id'>['response'];
-export type Project = Op<'get_v1_project'>['response'];
+export type DetectParams = Omit<Op<'vision.detect'>['body'], 'image' | 'image_base64'>;
+export type DetectResult = Op<'vision.detect'>['response'];
+export type OcrParams = Omit<Op<'vision.ocr'>['body'], 'image' | 'image_base64'>;
+export type OcrResult = Op<'vision.ocr'>['response'];
+export type DescribeParams = Omit<Op<'vision.describe'>['body'], 'image' | 'image_base64'>;
+export type DescribeResult = Op<'vision.describe'>['response'];
+export type Task = Op<'video.tasks.get'>['response'];
+export type TaskCreateParams = Op<'video.process'>['body'];
+export type TaskCreated = Op<'video.process'>['response'];
+export type TaskListParams = Omit<Op<'video.tasks.list'>['query'], 'cursor'>;
+export type TaskList = Op<'video.tasks.list'>['response'];
+export type TaskResults = Op<'video.tasks.results.get'>['response'];
+export type CollectionCreateParams = Op<'vectors.collections.create'>['body'];
+export type IndexParams = Op<'vectors.collections.index'>['body'];
+export type IndexResult = Op<'vectors.collections.index'>['response'];
+export type SearchParams = Omit<Op<'vectors.collections.search'>['body'], 'image' | 'image_base64'>;
+export type SearchResponse = Op<'vectors.collections.search'>['response'];
+export type ItemList = Op<'vectors.collections.items.list'>['response'];
 
 export const TERMINAL_STATES = ['succeeded', 'failed', 'cancelled'] as const;
 
@@ -194,7 +192,7 @@ class Collections {
   }
 
   /** Searches by text, audio, or an image (URL, data URI, file path, bytes, Blob or stream). */
-  async search(id: string, params: SearchParams & { image?: Uploadable }, opts?: RequestOptions): Promise<SearchResult> {
+  async search(id: string, params: SearchParams & { image?: Uploadable }, opts?: RequestOptions): Promise<SearchResponse> {
     const { image, ...rest } = params;
     const req = image === undefined ? { json: rest } : await imageRequest(image, rest);
     return this.t.request({ method: 'POST', path: '/v1/vectors/collections/{id}/search', pathParams: { id }, ...('json' in req ? { json: req.json } : { body: req.body }) }, opts);
