@@ -2,8 +2,9 @@
 // PTX) in its .nv_fatbin section that is not for the given SM architecture, leaving every header in place, so
 // the file compresses to a fraction of its size and still loads on that GPU (the runtime picks the entry for
 // its architecture and never reads the others). For the device check only (scripts/device-bundle.sh): ONNX
-// Runtime's CUDA provider is ~230 MB, ~166 MB of it kernels for six architectures, and the link to a lent GPU
-// machine carries 64 MiB. Never for a library that ships: on another GPU it would find no kernel.
+// Runtime's CUDA provider, most of it kernels for six architectures, is several times the 64 MiB the link to a
+// lent GPU machine carries (docs/capacity.md, "Per GPU-class accelerator"). Never for a library that ships: on
+// another GPU it would find no kernel.
 //   npx tsx scripts/fatbin-keep-arch.ts IN OUT [ARCH=90]
 import { readFileSync, writeFileSync } from 'node:fs';
 

@@ -3,9 +3,9 @@
 // lines), at the same relative path under one folder, with everything else there as a link to the real file:
 // fixtures, the .ts sources themselves (helpers that a test spawns through tsx), node_modules, and every other
 // top-level entry (package.json, models, build, dist, docs...). Tests then run as plain JavaScript: a test
-// process that loads the app through tsx spends about 1.7 s more CPU than one that loads compiled code (tsx's
-// module hooks run on a thread of their own, and each inference worker registers them again), and the suite
-// starts some 200 of them; the same test files took 15-20% less time. File-relative paths hold because the
+// process that loads the app through tsx spends more CPU than one that loads compiled code (tsx's module hooks
+// run on a thread of their own, and each inference worker registers them again), and the suite starts some 200
+// of them (docs/benchmarks.md, "The test suite's compiled JavaScript"). File-relative paths hold because the
 // layout is the same; the project root (src/paths.ts) resolves to the real one through the package.json link.
 // Usage: node --import tsx scripts/test-tree.ts [out-dir] (default .tmp/js; made anew each run).
 import { build } from 'esbuild';

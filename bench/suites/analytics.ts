@@ -6,9 +6,9 @@
 // from its archived chunks (JSON parsing included: what a task without a log costs), for a busy scene (100
 // tracks, 64 + 64 rules) and a typical one (20 tracks, 4 lines, 4 zones). Times are wall time per frame and,
 // beside it, CPU time per frame (steadier on a shared machine).
-// Three quiet runs on a 2-core machine (docs/analytics.md): 0.21-0.30 ms a frame p50 (naive 0.29-0.53 ms in
-// the same runs); recount from the track log typical 50-63 ms, busy 1.76-1.81 s; from the archive 371-398 ms
-// and 2.8-3.5 s.
+// The figures of three quiet runs on a 2-core machine (the step against the naive counter of the same runs; the
+// recounts from the track log against those from the archive): (docs/analytics.md, "Endpoints") and the
+// analytics row of (docs/benchmarks.md, "Figures").
 import { AnalyticsEngine, type AnalyticsFrame } from '../../src/video/analytics/engine.js';
 import { cross, pointInPolygon } from '../../src/video/analytics/geometry.js';
 import { parseAnalytics } from '../../src/video/analytics/rules.js';

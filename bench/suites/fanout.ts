@@ -7,25 +7,25 @@
 //     delivery lag (the commit of a chunk in the archive to its last byte at a reader: p50/p95/max over every
 //     reader and every chunk committed after that reader's response began), joining (how long after its
 //     response began a reader held every chunk committed before it: p95/max over readers; 1000 readers
-//     connect over up to ~0.4 s while the task runs, and counting those chunks as lag made the lag's
-//     tail the connection phase's), the server's peak RSS, and whether every reader's bytes are the archive's.
+//     take a while to connect while the task runs, and counting those chunks as lag made the lag's tail the
+//     connection phase's), the server's peak RSS, and whether every reader's bytes are the archive's.
 //  2. Two nodes over PostgreSQL (a throwaway cluster; skipped when PostgreSQL's binaries are missing): the
 //     task runs on node A, the readers read node B, a separate process (so B's work is not on A's CPU
 //     thread); the same figures, the lag measured from A's commit.
-//  3. Stalled readers: a synthetic task of large chunks (about 6 MB of stream; --quick 1 MB) with 200 readers
+//  3. Stalled readers: a synthetic task of large chunks (1200 frames of 40 targets; --quick 200) with 200 readers
 //     (--quick 20), half of which stop reading after their first bytes: the server's RSS over the task
 //     (flat: what a stalled reader holds is bounded), whether the task time moved, and the stalled readers'
 //     bytes (an archive prefix ending on an event boundary, whether cut off or resumed).
 // Readers are raw HTTP/1.1 sockets in a child process (this file run with `client`), so the RSS sampled here
 // is the server's own and the reader side costs as little CPU as a reader can: they run in
 // bench/peers/sse-readers.c (compiled with cc at the start; one epoll loop, the same checks and timings),
-// which took 2.1 s of CPU for 1000 readers of the 179-frame task where Node.js sockets took about 4.5 s
-// (--node-readers uses those). In part 2 the child process hosts node B and the C readers read it.
+// which take far less CPU than Node.js sockets for the same readers (--node-readers uses those). In part 2
+// the child process hosts node B and the C readers read it.
 // --reader-nice=N runs the reader process at a lower CPU priority (readers standing for clients on other
 // machines; in part 2 it also hosts node B, a server, so it keeps the server's priority there). Not the
-// default: at nice 19, three quiet runs with Node.js readers gave 1000 readers 1.11-1.36x (the last run at the
-// same priority: 1.19x) and lag p95 89-184 ms (39 ms), since the lag is measured at the readers and includes
-// their own waits for a core.
+// default: at nice 19 the task time with 1000 readers was no better and the lag p95 several times that at the
+// same priority, since the lag is measured at the readers and includes their own waits for a core. The figures
+// behind these choices: (docs/benchmarks.md, "Why the benches are built this way").
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -339,9 +339,10 @@ function videoBody(quick: boolean, framesArg?: number): { body: unknown; label: 
 
 /**
  * Reader counts in order, each between two runs without readers: a count's ratio is to the mean of the two
- * baselines around it. Back-to-back runs of the same task on this machine differ by up to ~20% (the first
- * after a warm-up, a checkpoint, the previous run's readers still closing), more than the effect measured, so
- * each count is compared with its neighbours rather than with a baseline minutes away.
+ * baselines around it. Back-to-back runs of the same task on this machine differ (the first after a warm-up, a
+ * checkpoint, the previous run's readers still closing) by more than the effect measured, so each count is
+ * compared with its neighbours rather than with a baseline minutes away
+ * (docs/benchmarks.md, "Why the benches are built this way").
  */
 async function sweep(h: Harness, app: Awaited<ReturnType<Harness['startTestApp']>>, body: unknown, counts: number[], node?: ClientConfig['node']): Promise<RunResult[]> {
   const base: RunResult[] = [await oneTask(h, app, body, 0, { node })];

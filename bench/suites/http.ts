@@ -3,13 +3,14 @@
 // when wrk is missing) with 50 connections on loopback; rounds alternate between the servers and each one's
 // best round counts. sightflow runs twice, with metrics off and on (SIGHTFLOW_METRICS_PORT set: every request
 // counted by route and status, its duration and bytes), and the cost of metrics is the ratio of the two.
-// That ratio moves by 10-20% between rounds on a virtual machine (the kernel's share of a loopback request
-// drifts for seconds at a time; two identical servers measured one after the other differ as much, and so do
-// two loaded side by side, tried and dropped), far more than a 2% goal. So the cost is also measured
-// directly: what metrics add to a request is one call, observeRequest (src/metrics/http.ts, the counting
-// wrapper around the access log), timed here over a million records of this route, set against the server
-// CPU a request takes with metrics off; and what they add per second whatever the traffic (prom-client's
-// event-loop and GC monitors) is the difference in CPU between the two servers while idle.
+// That ratio moves between rounds on a virtual machine (the kernel's share of a loopback request drifts for
+// seconds at a time; two identical servers measured one after the other differ as much, and so do two loaded
+// side by side, tried and dropped) by far more than a 2% goal
+// (docs/benchmarks.md, "Why the benches are built this way"). So the cost is also measured directly: what
+// metrics add to a request is one call, observeRequest (src/metrics/http.ts, the counting wrapper around the
+// access log), timed here over a million records of this route, set against the server CPU a request takes
+// with metrics off; and what they add per second whatever the traffic (prom-client's event-loop and GC
+// monitors) is the difference in CPU between the two servers while idle.
 // @ts-expect-error autocannon ships no types
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -122,9 +123,9 @@ export async function run(opts: SuiteOptions): Promise<void> {
   const seconds = opts.quick ? 2 : 6;
   // Rounds alternate between the servers (all started, one loaded at a time) and each side's best round
   // counts: load from other processes on a shared machine then hits all alike instead of one run. On a
-  // virtual machine the kernel's share of a request (most of it, on loopback) drifts by 10-20% for seconds at
-  // a time; five short rounds give each server more chances of a quiet stretch than three long ones did
-  // (runs of three 10 s rounds put the same build anywhere in 1.77-2.2x).
+  // virtual machine the kernel's share of a request (most of it, on loopback) drifts for seconds at a time;
+  // five short rounds give each server more chances of a quiet stretch than three long ones did, which put the
+  // same build anywhere in a wide band of ratios (docs/benchmarks.md, "Why the benches are built this way").
   const rounds = opts.quick ? 1 : 5;
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-bench-http-'));
   // sightflow as deployed: one JSON log line per request (the Fastify peer logs nothing, which favours it).

@@ -1,5 +1,5 @@
 // `npm run bench -- moments [--quick] [--json]`: the moment index (docs/moments.md), through the real API.
-//  - Indexing speed: a clip of changing synthetic shots (lavfi sources, 640x480, 3-9 s each) indexed by a video
+//  - Indexing speed: a clip of changing synthetic shots (lavfi sources, 640x480, 3 s each) indexed by a video
 //    task with an index step at 1 fps sampling, as a multiple of real time (video seconds / wall seconds from
 //    POST to succeeded). Peer in the same run: per-frame indexing (every sampled frame its own item, the
 //    baseline of `npm run eval -- moments`), which embeds every frame instead of one per segment.

@@ -16,7 +16,8 @@
 // round: on a shared machine a load spike costs a round, not the ratio.
 // The clients stand for callers on other machines: a C program (bench/peers/post-clients.c, one epoll loop,
 // keep-alive connections) so that they take as little of the shared cores as a client can; `--node-clients`
-// runs them with fetch in this process instead (~2 ms of the server's main thread per request).
+// runs them with fetch in this process instead, which costs the server's main thread far more per request
+// (docs/capacity.md, "Measuring your machine").
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';

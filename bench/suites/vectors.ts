@@ -36,8 +36,9 @@ const EF_ADD = INDEX_SETTINGS.expansionAdd;
 /** One grid for both sides, fine where the 0.95 crossing lies, so neither overshoots the target by much. */
 const EFS = [10, 12, 14, 16, 18, 20, 22, 24, 28, 32, 40, 48, 64, 96, 128, 192, 256];
 /** Rounds of the query set, ours and the peer alternating, so load from other processes hits both alike; best round
- * counts. A round of 1000 queries lasts ~0.15 s, so a burst of load on the shared host can spoil several in a row:
- * 15 rounds give each side a fair chance of quiet ones. The median-round ratio is printed too. */
+ * counts. A round of 1000 queries lasts a fraction of a second, so a burst of load on the shared host can spoil
+ * several in a row: 15 rounds give each side a fair chance of quiet ones
+ * (docs/benchmarks.md, "Why the benches are built this way"). The median-round ratio is printed too. */
 const ROUNDS = 15;
 const TARGET_RECALL = 0.95;
 
@@ -225,7 +226,7 @@ async function compare(n: number, nq: number, withPeer: boolean, tmp: string, th
     const h = new HierarchicalNSW('cosine', DIMS);
     h.initIndex(n, M, EF_ADD, 100);
     // Its binding takes plain arrays: converted a chunk at a time outside the timing (all at once, they would
-    // hold ~4 KB of heap per vector through the timed searches, a garbage-collector load on both sides).
+    // hold an array of DIMS numbers per vector through the timed searches, a garbage-collector load on both sides).
     let hBuild = 0;
     for (let i = 0; i < n; i += 1024) {
       const rows = Array.from({ length: Math.min(1024, n - i) }, (_, j) => Array.from(row(data, i + j)));

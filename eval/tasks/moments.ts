@@ -1,5 +1,5 @@
 // `npm run eval -- moments [--quick] [--json]`: finding the moment (docs/moments.md). A video is composed
-// from the photos of retrieval_coco_captions, each shown for 2-7 s (seeded, so the intervals are known and
+// from the photos of retrieval_coco_captions, each shown for 2 to 7 s (seeded, so the intervals are known and
 // fall off any fixed grid), and indexed through the real API by a video task with an index step; every
 // caption is a query. A query is right at rank k when one of its k best moments overlaps the photo's interval
 // at temporal IoU >= 0.5. Printed side by side:
@@ -27,7 +27,7 @@ const iou = (a: Interval, b: Interval) => {
   return inter / (Math.max(a.end, b.end) - Math.min(a.start, b.start));
 };
 
-/** Seeded durations of 2-7 s (whole half-seconds), so no fixed grid lines up with the photos. */
+/** Seeded durations from 2 to 7 s (whole half-seconds), so no fixed grid lines up with the photos. */
 function durations(n: number): number[] {
   let x = 12345;
   return Array.from({ length: n }, () => { x = (x * 1103515245 + 12345) % 2 ** 31; return 2 + (x % 11) / 2; });
