@@ -493,8 +493,8 @@ test('rule 9: nothing assigns a field of the services object (it is frozen once 
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// 10. Figures live in docs, not in comments: a measured figure in a comment goes stale with the next run (several
-//     commits did nothing but correct them). A comment says why and cites the docs page and heading that hold the
+// 10. Figures live in docs, not in comments (src/, and the benches, evaluations and scripts that measure them): a
+//     measured figure in a comment goes stale with the next run (several commits did nothing but correct them). A comment says why and cites the docs page and heading that hold the
 //     figures; specifications (a default, a limit, a bound the code enforces) stay.
 
 const NUM = String.raw`\d+(?:\.\d+)?`;
@@ -520,8 +520,19 @@ export function measuredFiguresInComments(files: SourceFile[]): string[] {
   return out;
 }
 
+/** The benches', evaluations' and scripts' TypeScript, with paths from the project root (their own packages left out). */
+function loadScripts(): SourceFile[] {
+  return ['bench', 'eval', 'scripts'].flatMap((dir) => readdirSync(join(projectRoot, dir), { withFileTypes: true, recursive: true })
+    .filter((d) => d.isFile() && d.name.endsWith('.ts') && !join(d.parentPath, d.name).includes('node_modules'))
+    .map((d) => join(d.parentPath, d.name))
+    .map((p) => ({ path: relative(projectRoot, p).split('\\').join('/'), text: readFileSync(p, 'utf8') })));
+}
+
 test('rule 10: no comment quotes a measured figure (the docs hold them; a comment cites the heading)', () => {
   assert.deepEqual(measuredFiguresInComments(tree), [], 'say why in the comment and move the figures to docs (cite the heading)');
+  const scripts = loadScripts();
+  assert.ok(scripts.some((f) => f.path === 'bench/run.ts') && scripts.some((f) => f.path === 'eval/run.ts'), 'reads bench/ and eval/');
+  assert.deepEqual(measuredFiguresInComments(scripts), [], 'the benches, evaluations and scripts too: their figures go in docs/benchmarks.md');
   const planted = [
     { path: 'a.ts', text: '// two sessions made 11-31% more images/s than one (see the capacity page)' },
     { path: 'b.ts', text: '  /** A copy is ~0.13 ms for 3 MB. */\nconst x = 1; // took 27 s instead of 43' },
