@@ -1,11 +1,13 @@
 // The Python SDK's tests (clients/python/tests: pytest, the conformance cases against a real server) run on
 // Debian's python3 with Debian's python3-httpx and python3-pytest (scripts/system-packages.txt). pytest
 // exits 0 only when tests ran and passed (5 means none were collected), and the count of passed tests is
-// checked too, so a suite that silently collects nothing fails here.
+// checked too, so a suite that silently collects nothing fails here. And `pip install ./clients/python` works
+// offline with Debian's setuptools (--no-build-isolation: no PyPI here).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../src/paths.js';
@@ -25,4 +27,21 @@ test('the Python SDK passes its conformance tests (pytest)', { timeout: 300_000 
   const passed = Number(/(\d+) passed/.exec(out.stdout)?.[1] ?? 0);
   assert.ok(passed >= 11, `only ${passed} tests passed:\n${report}`);
   assert.doesNotMatch(out.stdout, /\d+ (failed|error)/, report);
+});
+
+test('pip installs the package (offline, Debian\'s setuptools) into a virtual environment, and it imports', { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sightflow-pip-'));
+  try {
+    // A copy, so that the build's leftovers (build/, *.egg-info) stay out of the repository.
+    cpSync(join(projectRoot, 'clients', 'python'), join(dir, 'src'), { recursive: true, filter: (p) => !p.includes('__pycache__') && !p.endsWith('/tests') });
+    await run(PYTHON, ['-m', 'venv', '--system-site-packages', join(dir, 'venv')]);
+    await run(join(dir, 'venv', 'bin', 'pip'), ['install', '--no-build-isolation', '--no-index', '--quiet', join(dir, 'src')], { maxBuffer: 16 << 20 });
+    const probe = await run(join(dir, 'venv', 'bin', 'python'), ['-c', 'import sightflow, json; print(json.dumps({"file": sightflow.__file__, "ops": len(sightflow.OPERATIONS), "clients": [sightflow.Client.__name__, sightflow.AsyncClient.__name__]}))'], { cwd: dir });
+    const got = JSON.parse(probe.stdout) as { file: string; ops: number; clients: string[] };
+    assert.ok(got.file.startsWith(join(dir, 'venv')), `imported from the environment: ${got.file}`);
+    assert.ok(got.ops > 40);
+    assert.deepEqual(got.clients, ['Client', 'AsyncClient']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
