@@ -95,6 +95,10 @@ async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | 
   await new Promise((r) => setTimeout(r, until - Date.now() + 1500));
   ac.abort();
   await Promise.allSettled(readers);
+  if (processed.every((n) => n === 0)) {
+    const states = await Promise.all(ids.map(async (id) => (await api(t, `/v1/video/tasks/${id}`)).body));
+    throw new Error(`no camera processed a frame: ${states.map((b) => `${b.status} ${JSON.stringify(b.error)}`).join('; ')}`);
+  }
   for (const id of ids) await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
   const got = (sub?.messages ?? []).map((m) => ({ m, e: JSON.parse(m.payload) })).filter(({ e }) => e.received_at_ms >= from && e.received_at_ms < until);
   const mqttDelays = got.map(({ m, e }) => m.at - e.received_at_ms);

@@ -126,11 +126,12 @@ test('mosquitto restarted mid-task: after de-duplication by id no event is lost'
   // A persistent session on a persistent broker: what is published while this subscriber is away waits for it.
   const sub = await subscribe(broker.url, [`${PREFIX}/back/events`], { clientId: 'sf_restart_sub', persistent: true });
   try {
-    const id = await post(task('back', 'ins=12&outs=9&frame_ms=25'));
+    const id = await post(task('back', 'ins=12&outs=9&frame_ms=40'));
     await sub.until((m) => m.length >= 3, 20_000, 'the first events');
     await broker.stop();
     await new Promise((r) => setTimeout(r, 700));
     await broker.start();
+    assert.equal((await api(t, `/v1/video/tasks/${id}`)).body.status, 'streaming', 'the broker was back before the task ended');
     await waitStatus(t, id, ['succeeded']);
     const stream = await streamEvents(id);
     const want = new Set(stream.map((e) => e.id));
