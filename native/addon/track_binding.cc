@@ -23,7 +23,8 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
   explicit TrackerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TrackerWrap>(info), tracker_(Read(info)) {}
 
  private:
-  // new Tracker({maxAge, minHits, iouThreshold, byte, highThresh, lowThresh, secondIouThreshold, reportAll}),
+  // new Tracker({maxAge, minHits, iouThreshold, byte, highThresh, lowThresh, secondIouThreshold, reportAll, buffer,
+  // bufferMaxLost, appearanceDim, appearanceWeight}),
   // every key optional.
   static track::TrackerOptions Read(const Napi::CallbackInfo& info) {
     const ArgReader args(info.Env(), "TRACK");
@@ -38,10 +39,15 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
     t.low_thresh = static_cast<float>(o.Number("lowThresh", t.low_thresh, 0, high));
     t.second_iou_threshold = static_cast<float>(o.Number("secondIouThreshold", t.second_iou_threshold, 0.01, 1));
     t.report_all = o.Boolean("reportAll", t.report_all);
+    t.buffer = static_cast<float>(o.Number("buffer", t.buffer, 0, 10));
+    t.buffer_max_lost = static_cast<int>(o.Integer("bufferMaxLost", t.buffer_max_lost, 1, 100000));
+    t.appearance_dim = static_cast<int>(o.Integer("appearanceDim", t.appearance_dim, 0, 4096));
+    t.appearance_weight = static_cast<float>(o.Number("appearanceWeight", t.appearance_weight, 0, 1));
     return t;
   }
 
-  // update(boxes: Float32Array [x1,y1,x2,y2]*n, scores: Float32Array n, classes: Int32Array n, steps?: integer)
+  // update(boxes: Float32Array [x1,y1,x2,y2]*n, scores: Float32Array n, classes: Int32Array n, steps?: integer,
+  //        signatures?: Float32Array appearanceDim*n)
   //   -> Int32Array of 2n: track ids (0 = not reported) then confirmed flags
   Napi::Value Update(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -60,6 +66,14 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
       dets_[i] = track::Detection{track::Box{b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]}, scores[i], classes[i]};
     int steps = 1;
     if (info.Length() > 3 && !info[3].IsUndefined()) steps = static_cast<int>(args.Integer(info[3], "steps", 1, 1000000));
+    const size_t dim = static_cast<size_t>(tracker_.AppearanceDim());
+    if (info.Length() > 4 && !info[4].IsUndefined() && dim > 0) {
+      Napi::Float32Array sig = args.Typed<Napi::Float32Array>(info[4], "signatures", napi_float32_array, "Float32Array",
+                                                              "of " + std::to_string(dim * n) + " values (appearanceDim per score)",
+                                                              [n, dim](size_t len) { return len == dim * n; });
+      signatures_.assign(sig.Data(), sig.Data() + dim * n);
+      for (size_t i = 0; i < n; ++i) dets_[i].signature = signatures_.data() + dim * i;
+    }
     tracker_.Update(dets_.data(), static_cast<int>(n), ids_, confirmed_, steps);
     Napi::Int32Array out = Napi::Int32Array::New(env, 2 * n);
     for (size_t i = 0; i < n; ++i) {
@@ -76,6 +90,7 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
 
   track::Tracker tracker_;
   std::vector<track::Detection> dets_;
+  std::vector<float> signatures_;
   std::vector<int32_t> ids_;
   std::vector<uint8_t> confirmed_;
 };

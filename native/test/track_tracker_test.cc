@@ -1,5 +1,5 @@
 // Unit tests of the tracker core: assignment optimality, Kalman motion, id lifecycle, class awareness,
-// ByteTrack's low-score pass.
+// ByteTrack's low-score pass, appearance and the buffered pass.
 #include <doctest/doctest.h>
 
 #include <set>
@@ -183,4 +183,60 @@ TEST_CASE("many separate objects: every one keeps its id") {
     }
     CHECK(ids == first);
   }
+}
+
+TEST_CASE("appearance keeps two overlapping people apart where IoU alone swaps them") {
+  // Two people side by side (heavy overlap) for five frames, then a little apart the other way round.
+  std::vector<float> red(8, 0.0f), blue(8, 0.0f);
+  red[0] = 1.0f;
+  blue[7] = 1.0f;
+  auto run = [&](TrackerOptions o) {
+    Run r(o);
+    std::vector<int32_t> first;
+    for (int f = 0; f < 5; ++f) {
+      Detection a = Det(100, 100), b = Det(110, 100);
+      a.signature = red.data();
+      b.signature = blue.data();
+      first = r.Step({a, b});
+    }
+    Detection a = Det(108, 100), b = Det(102, 100);  // red now right of blue
+    a.signature = red.data();
+    b.signature = blue.data();
+    const auto now = r.Step({a, b});
+    return std::make_pair(first, now);
+  };
+  TrackerOptions plain;
+  plain.report_all = true;
+  auto [p0, p1] = run(plain);
+  CHECK(p1[0] == p0[1]);  // IoU alone: each box goes to the track whose prediction it overlaps most
+  CHECK(p1[1] == p0[0]);
+  TrackerOptions looks = plain;
+  looks.appearance_dim = 8;
+  looks.appearance_weight = 0.8f;
+  auto [a0, a1] = run(looks);
+  CHECK(a1[0] == a0[0]);
+  CHECK(a1[1] == a0[1]);
+}
+
+TEST_CASE("the buffered pass finds a track its prediction no longer overlaps, only if it was seen recently") {
+  auto run = [](TrackerOptions o, int gap) {
+    Run r(o);
+    int32_t id = 0;
+    for (int f = 0; f < 5; ++f) id = r.Step({Det(100, 100)})[0];
+    for (int f = 0; f < gap; ++f) r.Step({});
+    return std::make_pair(id, r.Step({Det(135, 100)})[0]);  // IoU with the prediction ~0.07
+  };
+  TrackerOptions plain;
+  plain.report_all = true;
+  auto [p0, p1] = run(plain, 0);
+  CHECK(p1 != p0);
+  TrackerOptions buffered = plain;
+  buffered.buffer = 1.0f;
+  buffered.buffer_max_lost = 10;
+  auto [b0, b1] = run(buffered, 0);
+  CHECK(b1 == b0);
+  auto [c0, c1] = run(buffered, 5);  // lost 6 intervals: still within 10
+  CHECK(c1 == c0);
+  auto [d0, d1] = run(buffered, 12);  // lost 13 intervals: a new person
+  CHECK(d1 != d0);
 }

@@ -1,5 +1,5 @@
 // TypeScript face of native/core/track (native/addon/track_binding.cc): the multi-object tracker, SORT with
-// ByteTrack's low-score pass as an option. Options and detections are checked here (catalogue errors, as
+// ByteTrack's low-score pass, appearance (colour signatures) and a buffered pass as options. Options and detections are checked here (catalogue errors, as
 // the video API's tracker settings reach it); the addon's own errors follow src/native/load.ts.
 //
 // Contract (as SORT's): call update() exactly once per frame, in frame order, ALSO for frames with no
@@ -13,12 +13,12 @@ import { loadAddon } from './load.js';
 
 /** The slice of the addon this file calls. */
 interface NativeTracker {
-  update(boxes: Float32Array, scores: Float32Array, classes: Int32Array, steps?: number): Int32Array;
+  update(boxes: Float32Array, scores: Float32Array, classes: Int32Array, steps?: number, signatures?: Float32Array): Int32Array;
   liveTracks(): number;
   frameCount(): number;
 }
 interface TrackAddon {
-  Tracker: new (opts: Record<string, number | boolean>) => NativeTracker;
+  Tracker: new (opts: Record<string, number | boolean | undefined>) => NativeTracker;
 }
 
 export interface ByteTrackOptions {
@@ -47,6 +47,19 @@ export interface TrackerOptions {
    * leaves its id unused afterwards.
    */
   report?: 'confirmed' | 'all';
+  /**
+   * The buffered pass (C-BIoU): tracks left unmatched and seen within `maxLost` frame intervals (default 10)
+   * are matched once more against detections left unmatched, on boxes grown by `buffer` of their width and
+   * height on each side. Default off.
+   */
+  buffered?: { buffer: number; maxLost?: number };
+  /**
+   * Appearance: detections carry a `signature` of `dim` non-negative values summing to 1 (a colour
+   * histogram, src/media/colour-signature.ts); a pair's weight in the assignment becomes
+   * (1 - weight) x IoU + weight x the histograms' intersection with the track's running mean (gating stays
+   * on IoU). Default off.
+   */
+  appearance?: { dim: number; weight?: number };
 }
 
 export interface TrackerDetection {
@@ -56,6 +69,8 @@ export interface TrackerDetection {
   score?: number;
   /** Detections of different classes never match. Default: one class for all. */
   class?: string | number;
+  /** With `appearance`: the detection's signature (`appearance.dim` values); without one it matches on IoU alone. */
+  signature?: ArrayLike<number>;
 }
 
 export interface TrackedDetection {
@@ -83,12 +98,17 @@ function numberIn(name: string, v: unknown, min: number, max: number): number {
 }
 
 export class Tracker {
-  readonly options: Readonly<Required<Omit<TrackerOptions, 'byteTrack'>> & { byteTrack: Required<ByteTrackOptions> | null }>;
+  readonly options: Readonly<Required<Omit<TrackerOptions, 'byteTrack' | 'appearance' | 'buffered'>> & {
+    byteTrack: Required<ByteTrackOptions> | null;
+    buffered: Required<NonNullable<TrackerOptions['buffered']>> | null;
+    appearance: Required<NonNullable<TrackerOptions['appearance']>> | null;
+  }>;
   readonly #native: NativeTracker;
   readonly #classIds = new Map<string | number, number>();
   #boxes = new Float32Array(0);
   #scores = new Float32Array(0);
   #classes = new Int32Array(0);
+  #signatures = new Float32Array(0);
 
   constructor(opts: TrackerOptions = {}) {
     const maxAge = integerIn('maxAge', opts.maxAge ?? DEFAULTS.maxAge, 0, 100_000);
@@ -106,10 +126,20 @@ export class Tracker {
       const secondIouThreshold = numberIn('byteTrack.secondIouThreshold', b.secondIouThreshold ?? DEFAULTS.secondIouThreshold, 0.01, 1);
       byteTrack = { highThresh, lowThresh, secondIouThreshold };
     }
-    this.options = Object.freeze({ maxAge, minHits, iouThreshold, report, byteTrack });
+    let buffered: Required<NonNullable<TrackerOptions['buffered']>> | null = null;
+    if (opts.buffered) {
+      buffered = { buffer: numberIn('buffered.buffer', opts.buffered.buffer, 0, 10), maxLost: integerIn('buffered.maxLost', opts.buffered.maxLost ?? 10, 1, 100_000) };
+    }
+    let appearance: Required<NonNullable<TrackerOptions['appearance']>> | null = null;
+    if (opts.appearance) {
+      appearance = { dim: integerIn('appearance.dim', opts.appearance.dim, 1, 4096), weight: numberIn('appearance.weight', opts.appearance.weight ?? 0.5, 0, 1) };
+    }
+    this.options = Object.freeze({ maxAge, minHits, iouThreshold, report, byteTrack, buffered, appearance });
     const { Tracker: NativeClass } = loadAddon<TrackAddon>();
     this.#native = new NativeClass({
       maxAge, minHits, iouThreshold, reportAll: report === 'all', byte: byteTrack !== null,
+      ...(buffered ? { buffer: buffered.buffer, bufferMaxLost: buffered.maxLost } : {}),
+      ...(appearance ? { appearanceDim: appearance.dim, appearanceWeight: appearance.weight } : {}),
       ...(byteTrack ?? {}),
     });
   }
@@ -157,7 +187,19 @@ export class Tracker {
       this.#scores[i] = score;
       this.#classes[i] = this.#classId(d.class);
     }
-    const res = this.updateArrays(this.#boxes.subarray(0, 4 * n), this.#scores.subarray(0, n), this.#classes.subarray(0, n), steps);
+    const dim = this.options.appearance?.dim ?? 0;
+    let signatures: Float32Array | undefined;
+    if (dim > 0 && detections.some((d) => d.signature !== undefined)) {
+      if (this.#signatures.length < dim * n) this.#signatures = new Float32Array(dim * Math.max(n, 2 * (this.#signatures.length / dim), 16));
+      signatures = this.#signatures.subarray(0, dim * n);
+      for (let i = 0; i < n; i++) {
+        const sig = detections[i].signature;
+        if (sig === undefined) { signatures.fill(1 / dim, i * dim, (i + 1) * dim); continue; }
+        if (sig.length !== dim) throw errors.invalidParam(`detections[${i}].signature`, `Expected ${dim} values for detections[${i}].signature but received ${sig.length}`);
+        for (let k = 0; k < dim; k++) signatures[i * dim + k] = sig[k];
+      }
+    }
+    const res = this.updateArrays(this.#boxes.subarray(0, 4 * n), this.#scores.subarray(0, n), this.#classes.subarray(0, n), steps, signatures);
     const out: TrackedDetection[] = [];
     for (let i = 0; i < n; i++) {
       if (res[i] !== 0) out.push({ index: i, trackId: res[i], confirmed: res[n + i] === 1 });
@@ -170,8 +212,8 @@ export class Tracker {
    * box; only their types and lengths are checked (by the addon: ERR_SIGHTFLOW_TRACK_INVALID_ARG). Returns 2n
    * numbers: track ids (0 = not reported), then confirmed flags.
    */
-  updateArrays(boxes: Float32Array, scores: Float32Array, classes: Int32Array, steps = 1): Int32Array {
-    return this.#native.update(boxes, scores, classes, steps);
+  updateArrays(boxes: Float32Array, scores: Float32Array, classes: Int32Array, steps = 1, signatures?: Float32Array): Int32Array {
+    return this.#native.update(boxes, scores, classes, steps, signatures);
   }
 
   #classId(c: string | number | undefined): number {

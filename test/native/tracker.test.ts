@@ -143,3 +143,47 @@ test('options and detections are validated with catalogue errors', () => {
   assert.deepEqual(t.update([]), []);
   assert.equal(t.frames, 1);
 });
+
+test('appearance: two people side by side who swap places keep their ids when their colours differ', () => {
+  const red = Float32Array.from({ length: 8 }, (_, i) => (i === 0 ? 1 : 0));
+  const blue = Float32Array.from({ length: 8 }, (_, i) => (i === 7 ? 1 : 0));
+  const run = (opts: ConstructorParameters<typeof Tracker>[0]) => {
+    const t = new Tracker({ report: 'all', ...opts });
+    let before: Array<number | undefined> = [];
+    for (let f = 0; f < 5; f++) before = ids(t, [person(100, 100, { signature: red }), person(110, 100, { signature: blue })]);
+    // Red is now right of blue, each box nearer the other's track.
+    return { before, after: ids(t, [person(108, 100, { signature: red }), person(102, 100, { signature: blue })]) };
+  };
+  const plain = run({});
+  assert.deepEqual(plain.after, [plain.before[1], plain.before[0]]);
+  const looks = run({ appearance: { dim: 8, weight: 0.8 } });
+  assert.deepEqual(looks.after, looks.before);
+  // A detection without a signature among ones with: it matches on IoU alone.
+  const t = new Tracker({ report: 'all', appearance: { dim: 8 } });
+  assert.equal(t.update([person(0, 0), person(300, 0, { signature: red })]).length, 2);
+});
+
+test('the buffered pass: a person off the prediction keeps the id if seen within maxLost intervals', () => {
+  const run = (opts: ConstructorParameters<typeof Tracker>[0], gap: number) => {
+    const t = new Tracker({ report: 'all', ...opts });
+    let id: number | undefined;
+    for (let f = 0; f < 5; f++) [id] = ids(t, [person(100, 100)]);
+    for (let f = 0; f < gap; f++) t.update([]);
+    return [id, ids(t, [person(135, 100)])[0]];
+  };
+  const [a, b] = run({}, 0);
+  assert.notEqual(a, b);
+  const [c, d] = run({ buffered: { buffer: 1 } }, 3);
+  assert.equal(c, d);
+  const [e, f] = run({ buffered: { buffer: 1, maxLost: 2 } }, 3);
+  assert.notEqual(e, f);
+});
+
+test('appearance and buffered options and signatures are validated with catalogue errors', () => {
+  assert.throws(() => new Tracker({ appearance: { dim: 0 } }), (e: unknown) => e instanceof ApiError && e.param === 'appearance.dim');
+  assert.throws(() => new Tracker({ appearance: { dim: 8, weight: 2 } }), (e: unknown) => e instanceof ApiError && e.param === 'appearance.weight');
+  assert.throws(() => new Tracker({ buffered: { buffer: -1 } }), (e: unknown) => e instanceof ApiError && e.param === 'buffered.buffer');
+  assert.throws(() => new Tracker({ buffered: { buffer: 1, maxLost: 0 } }), (e: unknown) => e instanceof ApiError && e.param === 'buffered.maxLost');
+  const t = new Tracker({ appearance: { dim: 8 } });
+  assert.throws(() => t.update([person(0, 0, { signature: new Float32Array(3) })]), (e: unknown) => e instanceof ApiError && e.param === 'detections[0].signature');
+});

@@ -7,7 +7,17 @@ namespace sightflow::track {
 
 Tracker::Tracker(const TrackerOptions& opts) : opts_(opts) {}
 
-void Tracker::Associate(const Detection* dets, const std::vector<int>& det_idx, const std::vector<int>& trk_idx, float threshold) {
+namespace {
+// b grown by `buffer` of its width and height on each side (C-BIoU's buffered box).
+Box Widen(const Box& b, float buffer) {
+  if (buffer <= 0.0f) return b;
+  const float dx = (b.x2 - b.x1) * buffer, dy = (b.y2 - b.y1) * buffer;
+  return Box{b.x1 - dx, b.y1 - dy, b.x2 + dx, b.y2 + dy};
+}
+}  // namespace
+
+void Tracker::Associate(const Detection* dets, const std::vector<int>& det_idx, const std::vector<int>& trk_idx, float threshold,
+                        float buffer) {
   const int rows = static_cast<int>(trk_idx.size()), cols = static_cast<int>(det_idx.size());
   if (rows == 0 || cols == 0) return;
   // Detections sorted by left edge: each track only visits boxes that can overlap it horizontally, so the
@@ -17,20 +27,24 @@ void Tracker::Associate(const Detection* dets, const std::vector<int>& det_idx, 
   for (int c = 0; c < cols; ++c) {
     by_x1_[static_cast<size_t>(c)] = c;
     const Box& b = dets[det_idx[static_cast<size_t>(c)]].box;
-    max_w = std::max(max_w, b.x2 - b.x1);
+    max_w = std::max(max_w, (b.x2 - b.x1) * (1.0f + 2.0f * buffer));
   }
   auto x1_of = [&](int c) { return dets[det_idx[static_cast<size_t>(c)]].box.x1; };
   std::sort(by_x1_.begin(), by_x1_.end(), [&](int a, int b) { return x1_of(a) < x1_of(b); });
   edges_.clear();
   for (int r = 0; r < rows; ++r) {
     const Track& t = tracks_[static_cast<size_t>(trk_idx[static_cast<size_t>(r)])];
-    const Box& p = t.predicted;
+    const Box p = Widen(t.predicted, buffer);
     auto it = std::lower_bound(by_x1_.begin(), by_x1_.end(), p.x1 - max_w, [&](int c, float v) { return x1_of(c) < v; });
-    for (; it != by_x1_.end() && x1_of(*it) < p.x2; ++it) {
+    for (; it != by_x1_.end() && x1_of(*it) - (buffer > 0.0f ? max_w : 0.0f) < p.x2; ++it) {
       const Detection& d = dets[det_idx[static_cast<size_t>(*it)]];
       if (d.cls != t.cls) continue;  // class-aware: other classes never match
-      const float v = Iou(p, d.box);
-      if (v >= threshold) edges_.push_back(Edge{r, *it, v});
+      const float v = buffer > 0.0f ? Iou(p, Widen(d.box, buffer)) : Iou(p, d.box);
+      if (v < threshold) continue;
+      // Among the pairs IoU admits, appearance weighs in (the assigner maximises the sum of weights).
+      const float sim = Similarity(t, d);
+      const float a = opts_.appearance_weight;
+      edges_.push_back(Edge{r, *it, sim >= 0.0f ? (1.0f - a) * v + a * sim : v});
     }
   }
   for (const auto& [r, c] : assigner_.Solve(edges_, rows, cols)) {
@@ -40,7 +54,24 @@ void Tracker::Associate(const Detection* dets, const std::vector<int>& det_idx, 
   }
 }
 
-void Tracker::Hit(Track& t, const Box& box) {
+float Tracker::Similarity(const Track& t, const Detection& d) const {
+  if (opts_.appearance_dim <= 0 || d.signature == nullptr || t.signature.empty()) return -1.0f;
+  float s = 0.0f;
+  for (int i = 0; i < opts_.appearance_dim; ++i) s += std::min(t.signature[static_cast<size_t>(i)], d.signature[i]);
+  return s;
+}
+
+void Tracker::Hit(Track& t, const Detection& d) {
+  const Box& box = d.box;
+  if (opts_.appearance_dim > 0 && d.signature != nullptr) {
+    const size_t n = static_cast<size_t>(opts_.appearance_dim);
+    if (t.signature.empty()) {
+      t.signature.assign(d.signature, d.signature + n);
+    } else {
+      // A running mean that follows slow changes (light, pose) but not one occluded box.
+      for (size_t i = 0; i < n; ++i) t.signature[i] = 0.9f * t.signature[i] + 0.1f * d.signature[i];
+    }
+  }
   t.kf.Update(box);
   t.time_since_update = 0;
   ++t.hit_streak;
@@ -87,11 +118,24 @@ void Tracker::Update(const Detection* dets, int n, std::vector<int32_t>& track_i
     Associate(dets, second_, pool_, opts_.second_iou_threshold);
   }
 
+  if (opts_.buffer > 0.0f) {
+    // Buffered pass: tracks still unmatched and seen within buffer_max_lost intervals, against detections
+    // still unmatched, on boxes grown by `buffer` (a person walking faster than the filter's velocity, or
+    // coming out from behind someone where the coasting box no longer overlaps them).
+    pool_.clear();
+    for (size_t i = 0; i < tracks_.size(); ++i)
+      if (!trk_matched_[i] && tracks_[i].time_since_update <= opts_.buffer_max_lost) pool_.push_back(static_cast<int>(i));
+    rest_.clear();
+    for (const int i : first_)
+      if (det_match_[static_cast<size_t>(i)] < 0) rest_.push_back(i);
+    Associate(dets, rest_, pool_, opts_.iou_threshold, opts_.buffer);
+  }
+
   track_ids.assign(static_cast<size_t>(n), 0);
   confirmed.assign(static_cast<size_t>(n), 0);
   for (int i = 0; i < n; ++i) {
     const int ti = det_match_[static_cast<size_t>(i)];
-    if (ti >= 0) Hit(tracks_[static_cast<size_t>(ti)], dets[i].box);
+    if (ti >= 0) Hit(tracks_[static_cast<size_t>(ti)], dets[i]);
   }
   // New tracks: unmatched first-pass detections; with report_all also every other unmatched detection,
   // because each must carry an id.
@@ -99,7 +143,9 @@ void Tracker::Update(const Detection* dets, int n, std::vector<int32_t>& track_i
     if (det_match_[static_cast<size_t>(i)] >= 0) continue;
     const bool starts = !opts_.byte || dets[i].score >= opts_.high_thresh || opts_.report_all;
     if (!starts) continue;
-    tracks_.push_back(Track{KalmanBox(dets[i].box), dets[i].box, 0, dets[i].cls, 0, 0, false});
+    tracks_.push_back(Track{KalmanBox(dets[i].box), dets[i].box, {}, 0, dets[i].cls, 0, 0, false});
+    if (opts_.appearance_dim > 0 && dets[i].signature != nullptr)
+      tracks_.back().signature.assign(dets[i].signature, dets[i].signature + opts_.appearance_dim);
     det_match_[static_cast<size_t>(i)] = static_cast<int>(tracks_.size() - 1);
     Track& t = tracks_.back();
     ++t.hit_streak;

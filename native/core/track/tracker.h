@@ -1,5 +1,10 @@
 // Multi-object tracker: SORT (Kalman + IoU + optimal assignment) with ByteTrack's second association of
-// low-score detections as an option, and class-aware matching.
+// low-score detections as an option, class-aware matching, and two options for crowds (both on in the video
+// pipeline, src/video/pipeline/target-tracker.ts):
+//  - appearance: detections carry a small colour signature and a pair's weight mixes IoU with how alike
+//    the detection looks to the track's running mean, so where two people's boxes overlap each keeps its own;
+//  - a buffered pass (C-BIoU): what is left unmatched is matched once more on boxes grown by a share of their
+//    size, for tracks seen recently: a person walking off the filter's prediction or out from behind someone.
 //
 // Contract: call Update() exactly once per frame, in frame order, also for frames with no detections; that
 // call is what ages tracks. `steps` is how many frame intervals passed since the previous call (1 unless
@@ -28,12 +33,20 @@ struct TrackerOptions {
   // false (SORT): only confirmed tracks are reported. true: every detection gets a track id; unmatched ones
   // start tentative tracks whose id is fixed at creation, so a track keeps one id from its first frame.
   bool report_all = false;
+  float buffer = 0.0f;           // > 0: the buffered pass, boxes grown by this share of their size on each side
+  int buffer_max_lost = 10;      // buffered pass: tracks unmatched for at most this many intervals
+  // Appearance: each detection may carry a signature of appearance_dim non-negative values summing to 1 (a
+  // colour histogram); a pair's weight in the assignment is then (1 - appearance_weight) x IoU +
+  // appearance_weight x the histograms' intersection with the track's running mean. Gating stays on IoU.
+  int appearance_dim = 0;
+  float appearance_weight = 0.5f;
 };
 
 struct Detection {
   Box box;
   float score = 1.0f;
   int32_t cls = 0;  // detections of different classes never match
+  const float* signature = nullptr;  // appearance_dim values, or null
 };
 
 class Tracker {
@@ -46,12 +59,14 @@ class Tracker {
   void Update(const Detection* dets, int n, std::vector<int32_t>& track_ids, std::vector<uint8_t>& confirmed, int steps = 1);
 
   int LiveTracks() const { return static_cast<int>(tracks_.size()); }
+  int AppearanceDim() const { return opts_.appearance_dim; }
   int64_t FrameCount() const { return frame_; }
 
  private:
   struct Track {
     KalmanBox kf;
     Box predicted;
+    std::vector<float> signature;  // running mean of its detections' signatures (empty: none yet)
     int32_t id;  // 0 until an id is given (at confirmation, or at creation with report_all)
     int32_t cls;
     int hit_streak;
@@ -60,8 +75,11 @@ class Tracker {
   };
 
   // Matches `det_idx` detections against tracks `trk_idx`; fills det_match (detection -> track index).
-  void Associate(const Detection* dets, const std::vector<int>& det_idx, const std::vector<int>& trk_idx, float threshold);
-  void Hit(Track& t, const Box& box);
+  // `buffer` > 0: on boxes grown by that share of their size.
+  void Associate(const Detection* dets, const std::vector<int>& det_idx, const std::vector<int>& trk_idx, float threshold,
+                 float buffer = 0.0f);
+  void Hit(Track& t, const Detection& d);
+  float Similarity(const Track& t, const Detection& d) const;
 
   TrackerOptions opts_;
   std::vector<Track> tracks_;
@@ -72,7 +90,7 @@ class Tracker {
   std::vector<Edge> edges_;
   std::vector<int> by_x1_;
   std::vector<int> det_match_, trk_matched_;
-  std::vector<int> first_, second_, pool_;
+  std::vector<int> first_, second_, pool_, rest_;
 };
 
 }  // namespace sightflow::track

@@ -10,6 +10,7 @@ import { expected, names, unit, When } from '../step-schema.js';
 import { defineStep } from '../step.js';
 import { clampBox, unitNumber } from '../frame-step.js';
 import { candidateFloor, TargetTracker, type Candidate } from '../target-tracker.js';
+import { colourSignature, SIGNATURE_DIM } from '../../../media/colour-signature.js';
 
 /** Default detect confidence_threshold, as for POST /v1/vision/detect. */
 export const DEFAULT_CONFIDENCE = 0.5;
@@ -68,7 +69,13 @@ export const detectStep = defineStep({
           const raw = await detector.detectRaw(frame.image, floor);
           const candidates: Array<Candidate & { classId: number }> = raw
             .filter((d) => !wanted || wanted.has(d.classId))
-            .map((d) => ({ box: clampBox(d.box, frame.width, frame.height), score: d.score, cls: detector.labels[d.classId] ?? String(d.classId), classId: d.classId }));
+            .map((d) => {
+              const box = clampBox(d.box, frame.width, frame.height);
+              // The tracker tells overlapping people apart by their colours (target-tracker.ts, CROWD).
+              const signature = new Float32Array(SIGNATURE_DIM);
+              colourSignature(frame.image, box, signature);
+              return { box, score: d.score, cls: detector.labels[d.classId] ?? String(d.classId), classId: d.classId, signature };
+            });
           for (const { candidate, trackId } of tracker.assign(candidates, frame.index)) {
             targets.push({ trackId, class: candidate.cls, confidence: candidate.score, box: [...candidate.box] });
           }
