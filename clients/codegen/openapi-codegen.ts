@@ -138,24 +138,39 @@ export function typescriptModule(doc: Json): string {
 
 // ---- Python ----
 
-const PY_KEYWORDS = new Set(['from', 'class', 'def', 'return', 'import', 'in', 'is', 'not', 'and', 'or', 'global', 'lambda', 'pass', 'with', 'yield', 'as', 'if', 'else', 'elif', 'for', 'while', 'try', 'except', 'finally', 'raise', 'del', 'assert', 'break', 'continue', 'None', 'True', 'False', 'type']);
+const PY_KEYWORDS = new Set(['from', 'class', 'def', 'return', 'import', 'in', 'is', 'not', 'and', 'or', 'global', 'lambda', 'pass', 'with', 'yield', 'as', 'if', 'else', 'elif', 'for', 'while', 'try', 'except', 'finally', 'raise', 'del', 'assert', 'break', 'continue', 'None', 'True', 'False']);
 
-function pyType(s: Json | undefined, named: Set<string>): string {
+/**
+ * Python types of a schema. An object with properties inside a named schema becomes a TypedDict of its own,
+ * named after the path to it (`Task` -> `TaskProgress`), emitted before the class that uses it (`hoist`).
+ */
+interface PyContext { hoist: string[][]; taken: Set<string> }
+
+const pascal = (k: string) => k.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+
+function pyType(s: Json | undefined, name: string, ctx: PyContext): string {
   if (!s || typeof s !== 'object' || Object.keys(s).filter((k) => k !== 'description').length === 0) return 'Any';
   if (s.$ref) return `"${refName(s.$ref)}"`;
   if ('const' in s) return `Literal[${pyLiteral(s.const)}]`;
   if (s.enum) return `Literal[${s.enum.map(pyLiteral).join(', ')}]`;
   const union = s.anyOf ?? s.oneOf;
-  if (union) return [...new Set<string>(union.map((u: Json) => pyType(u, named)))].join(' | ');
-  if (Array.isArray(s.type)) return s.type.map((t: string) => pyType({ ...s, type: t }, named)).join(' | ');
+  if (union) return [...new Set<string>(union.map((u: Json) => pyType(u, name, ctx)))].join(' | ');
+  if (Array.isArray(s.type)) return s.type.map((t: string) => pyType({ ...s, type: t }, name, ctx)).join(' | ');
   switch (s.type) {
     case 'string': return 'str';
     case 'integer': return 'int';
     case 'number': return 'float';
     case 'boolean': return 'bool';
     case 'null': return 'None';
-    case 'array': return `list[${s.items ? pyType(s.items, named) : 'Any'}]`;
-    case 'object': return 'dict[str, Any]';
+    case 'array': return `list[${s.items ? pyType(s.items, name, ctx) : 'Any'}]`;
+    case 'object': {
+      if (!Object.keys(s.properties ?? {}).length) return 'dict[str, Any]';
+      let n = name;
+      for (let i = 2; ctx.taken.has(n); i++) n = `${name}${i}`;
+      ctx.taken.add(n);
+      ctx.hoist.push(pyTypedDict(n, s, ctx));
+      return `"${n}"`;
+    }
     default: return 'Any';
   }
 }
@@ -166,18 +181,21 @@ function pyLiteral(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** A TypedDict per named schema (its object properties; nested objects are plain dicts). */
-function pyTypedDict(name: string, s: Json, named: Set<string>): string[] {
+/** A TypedDict of an object schema; a name that is not an identifier makes it the functional form. */
+function pyTypedDict(name: string, s: Json, ctx: PyContext): string[] {
   const props = Object.entries<Json>(s.properties ?? {});
   const required = new Set<string>(s.required ?? []);
+  if (s.type !== 'object' || props.length === 0) return [`${name} = ${pyType(s, name, ctx).replace(/"/g, '')}`];
   const bad = props.some(([k]) => PY_KEYWORDS.has(k) || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
-  if (s.type !== 'object' || props.length === 0) return [`${name} = ${pyType(s, named).replace(/"/g, '')}`];
-  const field = (k: string, v: Json) => (required.has(k) ? pyType(v, named) : `NotRequired[${pyType(v, named)}]`);
+  const field = (k: string, v: Json) => {
+    const t = pyType(v, `${name}${pascal(k)}`, ctx);
+    return required.has(k) ? t : `NotRequired[${t}]`;
+  };
   if (bad) {
     return [`${name} = TypedDict(${JSON.stringify(name)}, {`, ...props.map(([k, v]) => `    ${JSON.stringify(k)}: ${field(k, v)},`), '})'];
   }
   const lines = [`class ${name}(TypedDict):`];
-  if (s.description) lines.push(`    """${String(s.description).replace(/"""/g, "'''")}"""`);
+  if (s.description) lines.push(`    """${String(s.description).replace(/"""/g, "\'\'\'").replace(/\\/g, '\\\\')}"""`);
   for (const [k, v] of props) lines.push(`    ${k}: ${field(k, v)}`);
   return lines;
 }
@@ -185,7 +203,7 @@ function pyTypedDict(name: string, s: Json, named: Set<string>): string[] {
 export function pythonModule(doc: Json): string {
   const ops = operationsOf(doc);
   const schemas = Object.entries<Json>(doc.components?.schemas ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
-  const named = new Set(schemas.map(([n]) => n));
+  const ctx: PyContext = { hoist: [], taken: new Set(schemas.map(([n]) => n)) };
   const out: string[] = [
     '# Generated from the sightflow OpenAPI document by clients/codegen/generate.ts: do not edit by hand.',
     `# Document version ${doc.info?.version ?? '?'}; regenerate with \`node --import tsx clients/codegen/generate.ts\`.`,
@@ -195,7 +213,12 @@ export function pythonModule(doc: Json): string {
     '',
     '',
   ];
-  for (const [name, s] of schemas) out.push(...pyTypedDict(name, s, named), '', '');
+  for (const [name, s] of schemas) {
+    const cls = pyTypedDict(name, s, ctx);
+    for (const h of ctx.hoist.splice(0)) out.push(...h, '', '');
+    out.push(...cls, '', '');
+  }
+  out.push(`__all__ = [${[...ctx.taken].sort().map((n) => JSON.stringify(n)).join(', ')}, "OPERATIONS", "RESPONSE_SCHEMAS"]`, '');
   out.push('# Every operation of the document: method, path, path parameters, whether it takes Idempotency-Key,');
   out.push('# the credential it needs and the content type of its 2xx answer.');
   out.push('OPERATIONS: dict[str, dict[str, Any]] = {');

@@ -31,8 +31,15 @@ class EmbeddingModel(TypedDict):
     metric: str
 
 
+class ErrorError(TypedDict):
+    type: str
+    code: str
+    message: str
+    param: str | None
+
+
 class Error(TypedDict):
-    error: dict[str, Any]
+    error: "ErrorError"
 
 
 class Item(TypedDict):
@@ -54,6 +61,29 @@ class Key(TypedDict):
     status: Literal["active", "disabled"]
 
 
+class ModelServing(TypedDict):
+    """Registered models: loaded or not, memory, requests, p50 latency"""
+    state: Literal["unloaded", "loading", "loaded"]
+    providers: list[str] | None
+    memory_bytes: float | None
+    loaded_at: str | None
+    last_used_at: str | None
+    requests: int
+    errors: int
+    p50_ms: float | None
+    queue_depth: int
+    pending: int
+    idle_unload_s: float
+    unloads: int
+
+
+class ModelSettings(TypedDict):
+    preload: bool
+    idle_unload_s: float | None
+    providers: list[str] | None
+    queue_depth: float | None
+
+
 class Model(TypedDict):
     """A served model; runtime state fields may follow"""
     id: str
@@ -68,8 +98,8 @@ class Model(TypedDict):
     input_size: NotRequired[list[Any]]
     layout: NotRequired[str]
     error: NotRequired[str]
-    serving: NotRequired[dict[str, Any]]
-    settings: NotRequired[dict[str, Any]]
+    serving: NotRequired["ModelServing"]
+    settings: NotRequired["ModelSettings"]
     prepared: NotRequired[bool]
     sha256: NotRequired[str | None]
     origin: NotRequired[str | None]
@@ -107,6 +137,8 @@ class SearchResult(TypedDict):
     content_url: str | None
     moment: NotRequired["Moment"]
 
+
+__all__ = ["AdminProject", "Collection", "EmbeddingModel", "Error", "ErrorError", "Item", "Key", "Model", "ModelServing", "ModelSettings", "Moment", "Project", "SearchResult", "OPERATIONS", "RESPONSE_SCHEMAS"]
 
 # Every operation of the document: method, path, path parameters, whether it takes Idempotency-Key,
 # the credential it needs and the content type of its 2xx answer.
