@@ -110,6 +110,8 @@ decode::Options ParseOptions(const Napi::Value& value) {
   opts.open_timeout_ms = o.Integer("openTimeoutMs", 15000, 1, 3600000);
   opts.probe_timeout_ms = o.Integer("probeTimeoutMs", 0, 0, 3600000);
   opts.read_timeout_ms = o.Integer("readTimeoutMs", 15000, 1, 3600000);
+  const std::string hw = o.OneOf("hwaccel", "none", {"none", "auto", "cuda"});
+  opts.hwaccel = hw == "auto" ? decode::HwAccel::Auto : hw == "cuda" ? decode::HwAccel::Cuda : decode::HwAccel::None;
   return opts;
 }
 
@@ -203,6 +205,8 @@ class OpenWorker : public PromiseWorker {
     r.Set("seekable", info_.seekable);
     r.Set("codec", info_.codec);
     r.Set("format", info_.format);
+    r.Set("hwaccel", info_.hwaccel);
+    r.Set("hwaccelFallback", info_.hwaccel_fallback.empty() ? env.Null() : Napi::String::New(env, info_.hwaccel_fallback));
     r.Set("finalUrl", info_.final_url);
     r.Set("live", info_.live);
     deferred_.Resolve(r);

@@ -101,6 +101,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_VIDEO_STREAM_POLL_MS: int(20, 2000),
     SIGHTFLOW_VIDEO_STREAM_BUFFER_BYTES: int(65_536, 4 * 1024 * 1024),
     SIGHTFLOW_VIDEO_STREAM_STALL_MS: int(100, 30_000),
+    SIGHTFLOW_VIDEO_HWACCEL: oneOf(['none', 'auto', 'cuda'], 'none'),
     SIGHTFLOW_VIDEO_WEBHOOK_POLL_MS: int(20, 1000),
     SIGHTFLOW_VIDEO_WEBHOOK_RETRY_MS: int(10, 5000),
     SIGHTFLOW_PROVIDERS: str('local'),
@@ -228,6 +229,8 @@ export interface VideoSettings {
   streamBufferBytes: number;
   /** A live reader whose connection takes no byte for this long is cut off. */
   streamStallMs: number;
+  /** The NVIDIA decoder for video tasks: none, auto or cuda (both fall back to software without a CUDA device). */
+  hwaccel: 'none' | 'auto' | 'cuda';
   /** How often a process looks for webhook deliveries to queue or send. */
   webhookPollMs: number;
   /** The pause after a webhook delivery's first failed attempt; it doubles with each further one. */
@@ -524,6 +527,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       streamPollMs: e.SIGHTFLOW_VIDEO_STREAM_POLL_MS,
       streamBufferBytes: e.SIGHTFLOW_VIDEO_STREAM_BUFFER_BYTES,
       streamStallMs: e.SIGHTFLOW_VIDEO_STREAM_STALL_MS,
+      hwaccel: e.SIGHTFLOW_VIDEO_HWACCEL,
       webhookPollMs: e.SIGHTFLOW_VIDEO_WEBHOOK_POLL_MS,
       webhookRetryMs: e.SIGHTFLOW_VIDEO_WEBHOOK_RETRY_MS,
     },

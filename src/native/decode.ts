@@ -38,6 +38,12 @@ export interface DecodeOptions {
   probeTimeoutMs?: number;
   /** Limit for each blocked read (default 15000); for a live input also the longest gap between two frames. */
   readTimeoutMs?: number;
+  /**
+   * The NVIDIA decoder (NVDEC, through FFmpeg's cuda hwaccel): 'none' (default) never asks; 'auto' and 'cuda'
+   * ask when the codec has one and fall back to software when the host has no CUDA device. VideoInfo.hwaccel
+   * says which path was taken (SIGHTFLOW_VIDEO_HWACCEL).
+   */
+  hwaccel?: 'auto' | 'none' | 'cuda';
 }
 
 export interface VideoInfo {
@@ -65,6 +71,10 @@ export interface VideoInfo {
    * ahead of its time (a burst: an HLS segment) waits instead, while the reader is under a second behind.
    */
   live: boolean;
+  /** Where frames are decoded: 'cuda' (the NVIDIA decoder) or 'software'. */
+  hwaccel: 'cuda' | 'software';
+  /** With the NVIDIA decoder asked for and software taken: why (no CUDA device, a codec without it, ...). */
+  hwaccelFallback: string | null;
 }
 
 export interface NativeDecodeStats {
@@ -168,6 +178,11 @@ export function nativeOptions(input: string, o: DecodeOptions): Record<string, u
   out.openTimeoutMs = positive('openTimeoutMs', o.openTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
   if (o.probeTimeoutMs !== undefined) out.probeTimeoutMs = positive('probeTimeoutMs', o.probeTimeoutMs, { integer: true, max: 3_600_000 });
   out.readTimeoutMs = positive('readTimeoutMs', o.readTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
+  const hw = o.hwaccel ?? 'none';
+  if (hw !== 'none' && hw !== 'auto' && hw !== 'cuda') {
+    throw errors.invalidParam('hwaccel', `Expected one of auto, none, cuda for hwaccel but received ${String(hw)}`);
+  }
+  out.hwaccel = hw;
   return out;
 }
 

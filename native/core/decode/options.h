@@ -8,6 +8,9 @@ namespace sightflow::decode {
 
 enum class SampleMode { Fps, Interval, Keyframe };
 enum class RangeUnit { Seconds, Frames };
+// The NVIDIA decoder (NVDEC through FFmpeg's cuda hwaccel): None never asks; Auto and Cuda ask when the codec
+// has one, and both fall back to software when the host has no CUDA device (Info says which path was taken).
+enum class HwAccel { None, Auto, Cuda };
 
 struct Options {
   std::string input;                   // file path or any URL FFmpeg's protocols open (http, https, rtsp, rtsps, pipe:)
@@ -28,6 +31,7 @@ struct Options {
   // Let the codec skip decoding frames that no sample needs and no other frame references (non-reference
   // B-frames); they are still counted as if decoded and dropped, so counts and indices do not change.
   bool skip_unsampled = true;
+  HwAccel hwaccel = HwAccel::None;
 };
 
 struct Info {
@@ -43,6 +47,10 @@ struct Info {
   // A source without an end known in advance: rtsp(s), or a network input with no length or duration (a
   // live HLS playlist, an endless MPEG-TS or FLV response). It is read in the background (see next()).
   bool live = false;
+  // Where the frames are decoded: "cuda" (the NVIDIA decoder) or "software"; with hwaccel asked for and
+  // software taken, hwaccel_fallback says why (no CUDA device, the codec has no NVIDIA decoder, ...).
+  std::string hwaccel = "software";
+  std::string hwaccel_fallback;
 };
 
 struct FrameMeta {

@@ -10,11 +10,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <string>
 
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
@@ -293,6 +295,89 @@ bool VideoDecoder::select_stream() {
   return true;
 }
 
+namespace {
+
+// One CUDA device context for the process, made on first use and shared by every decoder (each would
+// otherwise create a CUDA context of its own, costly in time and device memory); a failure is remembered,
+// so a host without a GPU tries once.
+std::mutex g_cuda_mu;
+AVBufferRef* g_cuda_device = nullptr;
+bool g_cuda_tried = false;
+std::string g_cuda_error;
+
+AVBufferRef* cuda_device(std::string* why) {
+  std::lock_guard<std::mutex> lock(g_cuda_mu);
+  if (!g_cuda_tried) {
+    g_cuda_tried = true;
+    const int r = av_hwdevice_ctx_create(&g_cuda_device, AV_HWDEVICE_TYPE_CUDA, nullptr, nullptr, 0);
+    if (r < 0) {
+      char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
+      av_strerror(r, buf, sizeof buf);
+      g_cuda_error = std::string("no CUDA device (") + buf + ")";
+      g_cuda_device = nullptr;
+    }
+  }
+  if (!g_cuda_device) {
+    *why = g_cuda_error;
+    return nullptr;
+  }
+  return av_buffer_ref(g_cuda_device);
+}
+
+AVPixelFormat get_format(AVCodecContext* ctx, const AVPixelFormat* formats) {
+  static_assert(sizeof(AVPixelFormat) == sizeof(int), "AVPixelFormat is an int");
+  return static_cast<AVPixelFormat>(VideoDecoder::pick_format(ctx, reinterpret_cast<const int*>(formats)));
+}
+
+}  // namespace
+
+// The hardware path when the decoder offers it, else the software format FFmpeg listed first (so a stream
+// the NVIDIA decoder turns down mid-way, say a profile it lacks, goes on in software).
+int VideoDecoder::pick_format(AVCodecContext* ctx, const int* formats) {
+  auto* self = static_cast<VideoDecoder*>(ctx->opaque);
+  for (const int* f = formats; *f != AV_PIX_FMT_NONE; ++f) {
+    if (*f == AV_PIX_FMT_CUDA) return *f;
+  }
+  for (const int* f = formats; *f != AV_PIX_FMT_NONE; ++f) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(*f));
+    if (d && !(d->flags & AV_PIX_FMT_FLAG_HWACCEL)) {
+      if (self && self->hw_) {
+        self->hw_ = false;
+        self->info_.hwaccel = "software";
+        self->info_.hwaccel_fallback = "the NVIDIA decoder does not take this stream";
+      }
+      return *f;
+    }
+  }
+  return AV_PIX_FMT_NONE;
+}
+
+void VideoDecoder::ask_hwaccel(const AVCodec* codec) {
+  bool offered = false;
+  for (int i = 0;; ++i) {
+    const AVCodecHWConfig* c = avcodec_get_hw_config(codec, i);
+    if (!c) break;
+    if ((c->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) && c->device_type == AV_HWDEVICE_TYPE_CUDA) offered = true;
+  }
+  if (!offered) {
+    info_.hwaccel_fallback = std::string("the ") + codec->name + " decoder has no NVIDIA path";
+    return;
+  }
+  std::string why;
+  AVBufferRef* device = cuda_device(&why);
+  if (!device) {
+    info_.hwaccel_fallback = why;
+    return;
+  }
+  codec_->hw_device_ctx = device;
+  codec_->opaque = this;
+  codec_->get_format = get_format;
+  // The hardware decodes one frame at a time in order; frame threads would only hold surfaces.
+  codec_->thread_count = 1;
+  hw_ = true;
+  info_.hwaccel = "cuda";
+}
+
 bool VideoDecoder::open_codec() {
   AVStream* st = fmt_->streams[stream_index_];
   const AVCodec* codec = avcodec_find_decoder(st->codecpar->codec_id);
@@ -310,9 +395,31 @@ bool VideoDecoder::open_codec() {
   codec_->pkt_timebase = st->time_base;
   codec_->thread_count = opts_.threads > 0 ? opts_.threads : 0;
   codec_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  info_.hwaccel = "software";
+  info_.hwaccel_fallback.clear();
+  if (opts_.hwaccel != HwAccel::None) ask_hwaccel(codec);
   ret = avcodec_open2(codec_, codec, nullptr);
+  if (ret < 0 && hw_) {
+    // The hardware path would not open: the same codec in software.
+    char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
+    av_strerror(ret, buf, sizeof buf);
+    avcodec_free_context(&codec_);
+    hw_ = false;
+    codec_ = avcodec_alloc_context3(codec);
+    if (!codec_) return fail("out_of_memory", "Could not allocate the decoder");
+    ret = avcodec_parameters_to_context(codec_, st->codecpar);
+    if (ret < 0) return fail_av("invalid_video", "reading its codec parameters", ret);
+    codec_->pkt_timebase = st->time_base;
+    codec_->thread_count = opts_.threads > 0 ? opts_.threads : 0;
+    codec_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+    info_.hwaccel = "software";
+    info_.hwaccel_fallback = std::string("the NVIDIA decoder would not open (") + buf + ")";
+    ret = avcodec_open2(codec_, codec, nullptr);
+  }
   if (ret < 0) return fail_av("unsupported_codec", "opening the decoder", ret);
   frame_ = av_frame_alloc();
+  sw_frame_ = av_frame_alloc();
+  if (!sw_frame_) return fail("out_of_memory", "Could not allocate frames");
   packet_ = av_packet_alloc();
   if (!frame_ || !packet_) return fail("out_of_memory", "Could not allocate frames");
   return true;
@@ -568,6 +675,19 @@ void VideoDecoder::account_skipped_before(int64_t pts_limit) {
 }
 
 bool VideoDecoder::convert(uint8_t* dst) {
+  // A frame the NVIDIA decoder left on the GPU: its pixels (NV12 or P010) come to memory first.
+  AVFrame* frame = frame_;
+  if (frame_->format == AV_PIX_FMT_CUDA) {
+    av_frame_unref(sw_frame_);
+    if (av_hwframe_transfer_data(sw_frame_, frame_, 0) < 0) return false;
+    sw_frame_->colorspace = frame_->colorspace;
+    sw_frame_->color_range = frame_->color_range;
+    frame = sw_frame_;
+  }
+  return convert_frame(frame, dst);
+}
+
+bool VideoDecoder::convert_frame(AVFrame* frame_, uint8_t* dst) {
   if (frame_->width <= 0 || frame_->height <= 0 || frame_->format < 0) return false;
   if (static_cast<int64_t>(frame_->width) * frame_->height > kMaxPixels) return false;
   const auto src_fmt = static_cast<AVPixelFormat>(frame_->format);
@@ -836,6 +956,8 @@ void VideoDecoder::free_av() {
   sws_ = nullptr;
   sws_key_ = -1;
   av_frame_free(&frame_);
+  av_frame_free(&sw_frame_);
+  hw_ = false;
   av_packet_free(&packet_);
   avcodec_free_context(&codec_);
   if (fmt_) avformat_close_input(&fmt_);

@@ -23,6 +23,7 @@
 struct AVFormatContext;
 struct AVIOContext;
 struct AVDictionary;
+struct AVCodec;
 struct AVCodecContext;
 struct AVFrame;
 struct AVPacket;
@@ -63,6 +64,8 @@ class VideoDecoder {
   void set_io(std::shared_ptr<GuardedIo> io) { io_ = std::move(io); }
 
   const Info& info() const { return info_; }
+  // FFmpeg's get_format for the NVIDIA path (formats: the AVPixelFormat list the codec offers).
+  static int pick_format(AVCodecContext* ctx, const int* formats);
   const Stats& stats() const { return live_ ? out_stats_ : stats_; }
   const Error& error() const { return live_ ? out_error_ : error_; }
   size_t frame_bytes() const { return static_cast<size_t>(info_.out_width) * info_.out_height * 3; }
@@ -82,11 +85,13 @@ class VideoDecoder {
   bool fail_av(const char* fallback_code, const char* what, int averr);
   bool select_stream();
   bool open_codec();
+  void ask_hwaccel(const AVCodec* codec);
   void compute_info();
   void seek_to_range_start();
   // Returns 1 when the frame was emitted, 0 when skipped, -1 when decoding must stop (end_ set).
   int handle_frame(uint8_t* dst, FrameMeta* meta);
   bool convert(uint8_t* dst);
+  bool convert_frame(AVFrame* frame, uint8_t* dst);
   void plan_skip();
   bool may_be_sampled(double t_prev, double t) const;
   double live_source_fps() const;
@@ -102,6 +107,8 @@ class VideoDecoder {
   AVFormatContext* fmt_ = nullptr;
   AVCodecContext* codec_ = nullptr;
   AVFrame* frame_ = nullptr;
+  AVFrame* sw_frame_ = nullptr;   // a hardware frame's pixels copied to memory (the NVIDIA decoder)
+  bool hw_ = false;               // the codec was opened with the NVIDIA decoder
   AVPacket* packet_ = nullptr;
   SwsContext* sws_ = nullptr;
   int64_t sws_key_ = -1;          // source size/format/colour the swscale colour details were set for

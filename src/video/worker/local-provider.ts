@@ -38,6 +38,8 @@ export interface LocalProviderDeps {
   /** What steps reach beyond the models (index: the database, the log, vector collections); the services
    * object itself, read when a task runs. */
   services?: StepServices;
+  /** SIGHTFLOW_VIDEO_HWACCEL: whether the decoder asks for the NVIDIA decoder (default none). */
+  hwaccel?: 'none' | 'auto' | 'cuda';
 }
 
 /** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
@@ -53,7 +55,7 @@ export class LocalProvider implements VideoProvider {
   constructor(private readonly deps: LocalProviderDeps) {}
 
   static fromServices(s: Pick<Services, 'config' | 'taskModels'> & StepServices): LocalProvider {
-    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, models: s.taskModels, services: s });
+    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, models: s.taskModels, services: s, hwaccel: s.config.video.hwaccel });
   }
 
   async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
@@ -71,7 +73,7 @@ export class LocalProvider implements VideoProvider {
       // timeoutMs: the probe's limit; a reconnect passes less when its budget is nearly spent.
       const open = (maxFrames: number | undefined, timeoutMs: number, range = input.range) => openVideo(source, network, {
         sampling: input.sampling, range, maxFrames, signal, openTimeoutMs: Math.min(stallMs, timeoutMs), probeTimeoutMs: timeoutMs,
-        readTimeoutMs: stallMs,
+        readTimeoutMs: stallMs, hwaccel: this.deps.hwaccel,
       });
       const openMs = Math.max(stallMs, MIN_PROBE_TIMEOUT_MS);
       decoder = await open(input.max_frames, openMs);
