@@ -2,8 +2,8 @@
 // free port, optionally with persistence in a temporary directory (so a restart keeps retained messages and
 // persistent sessions, as a production broker would), stoppable and restartable on the same port; and a
 // subscriber that records every message it receives.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,8 @@ import mqtt, { type MqttClient } from 'mqtt';
 export interface Broker {
   url: string;
   port: number;
+  /** With `tls`: the broker's self-signed certificate (PEM), the CA a client must trust. */
+  cert?: string;
   /** Stops the broker (SIGTERM: a persistent one saves its state first). */
   stop(): Promise<void>;
   /** Starts it again on the same port; `fresh`: without what a persistent broker saved. */
@@ -42,12 +44,36 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
-export async function startBroker(opts: { persistent?: boolean } = {}): Promise<Broker> {
+/**
+ * `users`: only these may connect (name -> password); `tls`: mqtts with a self-signed certificate for
+ * 127.0.0.1 (openssl), which `cert` returns.
+ */
+export async function startBroker(opts: { persistent?: boolean; users?: Record<string, string>; tls?: boolean } = {}): Promise<Broker> {
   const dir = mkdtempSync(join(tmpdir(), 'sightflow-mosquitto-'));
+  // Mosquitto started as root reads its files as the `mosquitto` user.
+  chmodSync(dir, 0o755);
   const port = await freePort();
   const config = join(dir, 'mosquitto.conf');
+  const auth = opts.users ? [`password_file ${join(dir, 'passwd')}`, 'allow_anonymous false'] : ['allow_anonymous true'];
+  if (opts.users) {
+    let first = true;
+    for (const [user, password] of Object.entries(opts.users)) {
+      execFileSync('mosquitto_passwd', [...(first ? ['-c'] : []), '-b', join(dir, 'passwd'), user, password], { stdio: 'ignore' });
+      first = false;
+    }
+    chmodSync(join(dir, 'passwd'), 0o644);
+  }
+  let cert: string | undefined;
+  const tls: string[] = [];
+  if (opts.tls) {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    chmodSync(join(dir, 'key.pem'), 0o644);
+    cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    tls.push(`certfile ${join(dir, 'cert.pem')}`, `keyfile ${join(dir, 'key.pem')}`);
+  }
   writeFileSync(config, [
-    `listener ${port} 127.0.0.1`, 'allow_anonymous true', 'log_dest none',
+    `listener ${port} 127.0.0.1`, ...tls, ...auth, 'log_dest none',
     // Queued QoS 1 messages for an offline persistent subscriber: the tests' restarts queue a few hundred.
     'max_queued_messages 100000',
     ...(opts.persistent ? ['persistence true', `persistence_location ${dir}/`, 'autosave_interval 0'] : ['persistence false']),
@@ -80,7 +106,7 @@ export async function startBroker(opts: { persistent?: boolean } = {}): Promise<
   };
   await start();
   return {
-    url: `mqtt://127.0.0.1:${port}`, port, start, stop,
+    url: `${opts.tls ? 'mqtts' : 'mqtt'}://127.0.0.1:${port}`, port, cert, start, stop,
     async close() {
       await stop();
       rmSync(dir, { recursive: true, force: true });
@@ -104,10 +130,11 @@ export interface Subscriber {
  * A subscriber to `filters` (QoS 1). `clientId` with `persistent`: a session the broker keeps while it is
  * away, so QoS 1 messages published meanwhile reach it when it is back.
  */
-export async function subscribe(url: string, filters: string[], opts: { clientId?: string; persistent?: boolean } = {}): Promise<Subscriber> {
+export async function subscribe(url: string, filters: string[], opts: { clientId?: string; persistent?: boolean; username?: string; password?: string; ca?: string } = {}): Promise<Subscriber> {
   const client = mqtt.connect(url, {
     clientId: opts.clientId ?? `test_${Math.random().toString(16).slice(2)}`,
     clean: !opts.persistent, reconnectPeriod: 200, connectTimeout: 5000,
+    username: opts.username, password: opts.password, ...(opts.ca ? { ca: opts.ca } : {}),
   });
   client.on('error', () => {});
   const messages: Received[] = [];

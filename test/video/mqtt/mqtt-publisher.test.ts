@@ -5,6 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, ConfigError, type MqttSettings } from '../../../src/config/index.js';
 import { createLogger } from '../../../src/log.js';
@@ -121,6 +124,47 @@ test('a process that dies leaves `offline` on its availability topic (the last w
     await Promise.all([sub.close(), late.close()]);
   } finally {
     child.kill('SIGKILL');
+    await broker.close();
+  }
+});
+
+test('credentials and client id from SIGHTFLOW_MQTT_URL reach a broker that requires them; a wrong password never connects', { skip }, async () => {
+  const broker = await startBroker({ users: { cam: 'p@ss:w0rd' } });
+  const url = new URL(broker.url);
+  const good = loadConfig({ SIGHTFLOW_MQTT_URL: `mqtt://cam:${encodeURIComponent('p@ss:w0rd')}@${url.host}?client_id=sightflow-node-7`, SIGHTFLOW_MQTT_TOPIC_PREFIX: 'authed' }).mqtt!;
+  const bad = loadConfig({ SIGHTFLOW_MQTT_URL: `mqtt://cam:wrong@${url.host}`, SIGHTFLOW_MQTT_TOPIC_PREFIX: 'refused' }).mqtt!;
+  const pubs = [new MqttPublisher(good, log).start(), new MqttPublisher(bad, log).start()];
+  try {
+    await connected(pubs[0]!);
+    const sub = await subscribe(broker.url, ['#'], { username: 'cam', password: 'p@ss:w0rd' });
+    await sub.until((m) => m.some((x) => x.topic === 'authed/available' && x.payload === 'online'), 5000, 'the authenticated publisher');
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(pubs[1]!.connected, false);
+    assert.ok(!sub.messages.some((x) => x.topic.startsWith('refused/')));
+    await sub.close();
+  } finally {
+    await Promise.all(pubs.map((p) => p.close()));
+    await broker.close();
+  }
+});
+
+test('mqtts: the broker\'s certificate is checked (trusted through NODE_EXTRA_CA_CERTS: connects; unknown: never)', { skip }, async () => {
+  const broker = await startBroker({ tls: true });
+  const dir = mkdtempSync(join(tmpdir(), 'sightflow-mqtts-'));
+  const ca = join(dir, 'ca.pem');
+  writeFileSync(ca, broker.cert!);
+  const fixture = fileURLToPath(new URL('./fixtures/publisher-process.ts', import.meta.url));
+  const ready = (env: NodeJS.ProcessEnv, waitMs: number) => new Promise<boolean>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, broker.url, 'tls'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(false); }, waitMs);
+    child.stdout!.on('data', (b: Buffer) => { if (b.toString().includes('ready')) { clearTimeout(timer); child.kill('SIGKILL'); resolve(true); } });
+  });
+  try {
+    const { NODE_EXTRA_CA_CERTS: _, ...env } = process.env;
+    assert.equal(await ready({ ...env, NODE_EXTRA_CA_CERTS: ca }, 30_000), true, 'connected with the CA trusted');
+    assert.equal(await ready(env, 4000), false, 'an unknown certificate is refused');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
     await broker.close();
   }
 });
