@@ -1,44 +1,83 @@
 #!/usr/bin/env bash
-# Packs what bench/device/providers.ts needs on another x86-64 Linux host that has no Node.js, no npm
-# access and none of this checkout's build: this Node.js binary, onnxruntime-node for linux-x64 only, the
-# bench compiled into one file (its session worker beside it) and the two built-in detectors. Out:
-# .dev/bundle.tar.xz (git-ignored). On the host:
-#   tar -xJf bundle.tar.xz -C /tmp/sf && cd /tmp/sf && ./node providers.js --models models
-# A GPU provider: onnxruntime-node does not ship one (its install script downloads it), and its library must
-# come from the same ONNX Runtime release as the core it loads into. ORT_NODE_TGZ / ORT_COMMON_TGZ name
-# `npm pack` tarballs of another onnxruntime-node / onnxruntime-common release to pack instead of the
-# installed ones (the release a provider was built for); the provider libraries themselves (a CUDA one is
-# ~230 MB) travel apart and are copied next to the binding on the host:
-#   cp libonnxruntime_providers_*.so /tmp/sf/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/
-# and the CUDA libraries they need (cuBLAS, cuDNN, the CUDA runtime of the provider's major version) must be
-# on LD_LIBRARY_PATH there.
-# The CUDA provider of ONNX Runtime 1.29 (CUDA 13) is on the npm registry in a Unity package
-# (com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9, Plugins/Linux/x64; pack onnxruntime-node@1.29.0 and
-# onnxruntime-common@1.29.0 for ORT_NODE_TGZ / ORT_COMMON_TGZ). To fit a 64 MiB transfer, keep only the target
-# GPU's kernels (scripts/fatbin-keep-arch.ts, sm_90 for an H100/H200: xz then makes ~38 MB of it) and send it
-# in its own call before the bundle (~44 MB), unpacking both outside the work tree on the same warm machine.
+# Packs what scripts/gpu-check.sh and bench/device/providers.ts need on another x86-64 Linux host that has no
+# Node.js, no npm access and none of this checkout's build: this Node.js binary (stripped), onnxruntime-node
+# for linux-x64 only, the bench and the check compiled into single files (the session worker beside them),
+# the reference script, gpu-check.sh itself and the two built-in detectors (each with a real photo's input).
+#   bash scripts/device-bundle.sh [--gpu] [--stage DIR]
+# Out: .dev/bundle.tar.xz (git-ignored). On the host:
+#   tar -xJf bundle.tar.xz -C /tmp/sf && /tmp/sf/gpu-check.sh --out "$OUT"        (or ./node providers.js --models models)
+# --stage DIR: only lay the bundle out in DIR, no archive (gpu-check.sh --dry-run runs the check from there).
+# --gpu: the CUDA provider too, as .dev/provider.tar.xz, packed apart: onnxruntime-node does not ship one (its
+# install script downloads it), its library must come from the same ONNX Runtime release as the core it loads
+# into, and with it the whole no longer fits one 64 MiB transfer (docs/capacity.md, "The GPU check"). The
+# provider of ONNX Runtime 1.29 (CUDA 13) is on the npm registry in a Unity package
+# (com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9, Plugins/Linux/x64); --gpu packs onnxruntime-node@1.29.0
+# and onnxruntime-common@1.29.0 to match it, and keeps only the target GPU's kernels in the provider
+# (scripts/fatbin-keep-arch.ts, GPU_ARCH, default 90: an H100/H200). On the host, before the check:
+#   tar -xJf provider.tar.xz -C /tmp/sf-provider && /tmp/sf/gpu-check.sh --provider-dir /tmp/sf-provider --out "$OUT"
+# The CUDA libraries the provider needs (cuBLAS, cuDNN, the CUDA 13 runtime) are found there at run time
+# (LD_LIBRARY_PATH, the host's Python nvidia packages, /usr/local/cuda). ORT_NODE_TGZ / ORT_COMMON_TGZ name
+# `npm pack` tarballs of another onnxruntime-node / onnxruntime-common release to pack instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=.dev/stage
-rm -rf .dev && mkdir -p "$out/node_modules/onnxruntime-node/bin/napi-v6/linux" "$out/models"
+gpu=0
+stage=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --gpu) gpu=1 ;;
+    --stage) stage="$2"; shift ;;
+    *) echo "usage: device-bundle.sh [--gpu] [--stage DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
+out=${stage:-.dev/stage}
+work=.dev/work
+rm -rf "$work" && mkdir -p "$work"
+[[ -z "$stage" ]] && rm -rf "$out"
+mkdir -p "$out/node_modules/onnxruntime-node/bin/napi-v6/linux" "$out/models"
 cp "$(readlink -f "$(command -v node)")" "$out/node"
+# Its symbol table only serves debuggers; without it the binary is ~13% smaller.
+if command -v strip >/dev/null; then strip "$out/node"; fi
 ort=node_modules/onnxruntime-node
 common=node_modules/onnxruntime-common
+if [[ $gpu == 1 && -z "${ORT_NODE_TGZ:-}" ]]; then
+  (cd "$work" && npm pack --silent --prefer-offline onnxruntime-node@1.29.0 onnxruntime-common@1.29.0 \
+    com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9 >/dev/null)
+  ORT_NODE_TGZ=$work/onnxruntime-node-1.29.0.tgz
+  ORT_COMMON_TGZ=$work/onnxruntime-common-1.29.0.tgz
+fi
 if [[ -n "${ORT_NODE_TGZ:-}" ]]; then
-  mkdir -p .dev/ort-node .dev/ort-common
-  tar -xzf "$ORT_NODE_TGZ" -C .dev/ort-node && ort=.dev/ort-node/package
-  tar -xzf "${ORT_COMMON_TGZ:?with ORT_NODE_TGZ, name the matching onnxruntime-common tarball}" -C .dev/ort-common
-  common=.dev/ort-common/package
+  mkdir -p "$work/ort-node" "$work/ort-common"
+  tar -xzf "$ORT_NODE_TGZ" -C "$work/ort-node" && ort=$work/ort-node/package
+  tar -xzf "${ORT_COMMON_TGZ:?with ORT_NODE_TGZ, name the matching onnxruntime-common tarball}" -C "$work/ort-common"
+  common=$work/ort-common/package
 fi
 cp -r "$ort/package.json" "$ort/dist" "$out/node_modules/onnxruntime-node/"
 cp -r "$ort/bin/napi-v6/linux/x64" "$out/node_modules/onnxruntime-node/bin/napi-v6/linux/"
 mkdir -p "$out/node_modules/onnxruntime-common" && cp -r "$common/." "$out/node_modules/onnxruntime-common/"
-for m in centernet-coco yolov8n-int8; do cp -r "data/models/$m" "$out/models/"; done
+cp -r data/models/centernet-coco "$out/models/"
+# yolov8n-int8 is a bring-your-own export (../shared/byo-models); without it the bundle has the built-in only.
+byo=$(npx tsx -e "import { byoPath, BYO_MODELS, hasByoModels } from './eval/byo-dir.ts'; console.log(hasByoModels(BYO_MODELS['yolov8n-int8']) ? byoPath(BYO_MODELS['yolov8n-int8']) : '')" 2>/dev/null | tail -1)
+if [[ -n "$byo" ]]; then mkdir -p "$out/models/yolov8n-int8" && cp "$byo" "$out/models/yolov8n-int8/"; fi
 npx tsx bench/device/inputs.ts "$out/models"
 esb=(npx esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning --external:onnxruntime-node
   "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);")
 "${esb[@]}" bench/device/providers.ts --outfile="$out/providers.js"
+"${esb[@]}" bench/device/gpu-check.ts --outfile="$out/gpu-check.js"
 "${esb[@]}" src/inference/session-worker.ts --outfile="$out/session-worker.js"
-tar -C "$out" -cf - . | xz -T0 -6 > .dev/bundle.tar.xz
-rm -rf "$out" .dev/ort-node .dev/ort-common
-ls -la .dev/bundle.tar.xz
+cp scripts/gpu-check.sh bench/device/reference.py "$out/"
+if [[ $gpu == 1 ]]; then
+  mkdir -p "$work/gpu" "$work/provider"
+  tar -xzf "$work"/com.github.asus4.onnxruntime.linux-x64-gpu-0.4.9.tgz -C "$work/gpu"
+  lib=$work/gpu/package/Plugins/Linux/x64
+  npx tsx scripts/fatbin-keep-arch.ts "$lib/libonnxruntime_providers_cuda.so" "$work/provider/libonnxruntime_providers_cuda.so" "${GPU_ARCH:-90}"
+  cp "$lib/libonnxruntime_providers_shared.so" "$lib/libonnxruntime_providers_tensorrt.so" "$work/provider/"
+  tar -C "$work/provider" -cf - . | xz -T0 -6 > .dev/provider.tar.xz
+  ls -la .dev/provider.tar.xz
+fi
+if [[ -z "$stage" ]]; then
+  tar -C "$out" -cf - . | xz -T0 -6 > .dev/bundle.tar.xz
+  rm -rf "$out"
+  ls -la .dev/bundle.tar.xz
+fi
+rm -rf "$work"

@@ -1,0 +1,148 @@
+// The Node half of scripts/gpu-check.sh, bundled beside it (scripts/device-bundle.sh): what the host has, the
+// reference on the same ONNX models, and the report. Runs on a host with nothing but the bundle.
+//   node gpu-check.js probe OUT.json
+//   node gpu-check.js batch-graph IN.onnx OUT.onnx        (the graph with a free batch axis, for the reference)
+//   node gpu-check.js trtexec TRTEXEC MODEL.onnx BATCHES SECONDS WORKDIR OUT.json
+//   node gpu-check.js report WORKDIR OUTDIR              (gpu-check.json and gpu-check.md)
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { withBatchAxis } from '../../src/inference/batch-axis.js';
+import { readOnnxInfo } from '../../src/inference/onnx-metadata.js';
+
+/** A command's standard output, or null when it is missing, fails or takes too long. */
+function run(cmd: string, args: string[], timeoutMs = 20_000): string | null {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+const py = (code: string) => run('python3', ['-c', code], 60_000);
+
+/** What the host offers: the driver and GPU, CUDA, TensorRT, ONNX Runtime and PyTorch, each present or not. */
+function probe(): Record<string, unknown> {
+  const smi = run('nvidia-smi', ['--query-gpu=name,driver_version,memory.total,compute_cap', '--format=csv,noheader']);
+  const smiHeader = run('nvidia-smi', []);
+  const ldconfig = run('ldconfig', ['-p']) ?? '';
+  const lib = (name: string) => ldconfig.split('\n').filter((l) => l.includes(name)).map((l) => l.trim().split(' => ')[1]).filter(Boolean);
+  const trtexec = ['trtexec', '/usr/src/tensorrt/bin/trtexec', '/usr/local/tensorrt/bin/trtexec'].find((p) => run(p, ['--help'], 10_000) !== null || existsSync(p)) ?? null;
+  const gpus = smi ? smi.split('\n').map((l) => {
+    const [name, driver, memory, cc] = l.split(',').map((s) => s.trim());
+    return { name, driver, memory, compute_capability: cc };
+  }) : [];
+  return {
+    date: new Date().toISOString(),
+    cpu: { model: cpus()[0]?.model ?? null, cores: cpus().length },
+    driver: gpus.length ? { gpus, cuda_driver_api: /CUDA Version: ([\d.]+)/.exec(smiHeader ?? '')?.[1] ?? null } : null,
+    cuda: {
+      nvcc: /release ([\d.]+)/.exec(run('nvcc', ['--version']) ?? '')?.[1] ?? null,
+      libcudart: lib('libcudart.so'),
+      python_runtime: py('import nvidia.cuda_runtime, os; print(os.path.dirname(nvidia.cuda_runtime.__file__))'),
+    },
+    tensorrt: {
+      trtexec,
+      python: py('import tensorrt; print(tensorrt.__version__)'),
+      libnvinfer: lib('libnvinfer.so'),
+    },
+    onnxruntime: (() => {
+      const out = py('import onnxruntime as o; print(o.__version__); print(",".join(o.get_available_providers()))');
+      if (!out) return null;
+      const [version, providers] = out.split('\n');
+      return { python: version, providers: providers?.split(',') ?? [] };
+    })(),
+    pytorch: (() => {
+      const out = py('import torch; print(torch.__version__); print(torch.version.cuda); print(torch.cuda.is_available())');
+      if (!out) return null;
+      const [version, cuda, available] = out.split('\n');
+      return { version, cuda, cuda_available: available === 'True' };
+    })(),
+  };
+}
+
+/** The model's first input: name and dims with the batch axis first. */
+function inputOf(file: string): { name: string; dims: number[] } {
+  const info = readOnnxInfo(new Uint8Array(readFileSync(file)));
+  const i = info.inputs[0]!;
+  return { name: i.name, dims: i.shape.map((d) => (typeof d === 'number' ? d : 1)) };
+}
+
+/**
+ * TensorRT's own tool as the reference: one FP16 engine with a profile from batch 1 to the largest asked,
+ * timed at each batch with CUDA graphs; images/s is its queries/s times the batch.
+ */
+function trtexec(tool: string, model: string, batches: number[], seconds: number, work: string): Record<string, unknown> {
+  const { name, dims } = inputOf(model);
+  const shape = (b: number) => `${name}:${[b, ...dims.slice(1)].join('x')}`;
+  const max = Math.max(...batches);
+  const engine = join(work, `${model.split('/').pop()}.plan`);
+  const t0 = Date.now();
+  const build = run(tool, [`--onnx=${model}`, '--fp16', `--minShapes=${shape(1)}`, `--optShapes=${shape(Math.min(8, max))}`, `--maxShapes=${shape(max)}`, `--saveEngine=${engine}`, '--skipInference'], 600_000);
+  if (build === null) return { engine: 'trtexec', error: 'the engine build failed' };
+  const rows = batches.map((b) => {
+    const out = run(tool, [`--loadEngine=${engine}`, `--shapes=${shape(b)}`, `--duration=${seconds}`, '--useCudaGraph', '--noDataTransfers'], 300_000) ?? '';
+    const qps = Number(/Throughput: ([\d.]+) qps/.exec(out)?.[1] ?? NaN);
+    const median = Number(/Latency: .*?median = ([\d.]+) ms/.exec(out)?.[1] ?? NaN);
+    return { batch: b, images_per_s: +(qps * b).toFixed(1), p50_ms: median };
+  });
+  return { engine: 'trtexec', precision: 'fp16', build_s: (Date.now() - t0) / 1000, rows };
+}
+
+/** The report: one JSON file with everything and a Markdown table, sightflow and the reference side by side. */
+function report(work: string, outDir: string): void {
+  const read = (f: string) => (existsSync(join(work, f)) ? JSON.parse(readFileSync(join(work, f), 'utf8')) : null);
+  const probeJson = read('probe.json');
+  const sightflow = read('sightflow.json');
+  const references: Record<string, unknown> = {};
+  for (const f of readdirSync(work).filter((n) => n.startsWith('reference-') && n.endsWith('.json'))) {
+    references[f.slice('reference-'.length, -'.json'.length)] = read(f);
+  }
+  const meta = read('meta.json') ?? {};
+  const notMeasured = {
+    http: 'the server over HTTP with the C clients at 1/16/64 connections: not in the bundle yet',
+    cameras: 'cameras per GPU with NVDEC: not in the bundle yet',
+  };
+  const result = { ...meta, probe: probeJson, sightflow, reference: references, not_measured: notMeasured };
+  writeFileSync(join(outDir, 'gpu-check.json'), JSON.stringify(result, null, 2) + '\n');
+
+  const gpu = probeJson?.driver?.gpus?.[0];
+  const lines = [
+    `# gpu-check ${meta.dry_run ? '(dry run on the CPU)' : ''}`.trim(),
+    '',
+    `${probeJson?.date ?? ''}; ${gpu ? `${gpu.name}, driver ${gpu.driver}` : 'no NVIDIA driver'}; ${probeJson?.cpu?.cores ?? '?'} cores`,
+    `CUDA ${probeJson?.cuda?.nvcc ?? probeJson?.driver?.cuda_driver_api ?? 'none'}; TensorRT ${probeJson?.tensorrt?.python ?? (probeJson?.tensorrt?.trtexec ? 'trtexec' : 'none')}; ONNX Runtime (Python) ${probeJson?.onnxruntime ? `${probeJson.onnxruntime.python} [${probeJson.onnxruntime.providers.join(', ')}]` : 'none'}; PyTorch ${probeJson?.pytorch ? `${probeJson.pytorch.version}${probeJson.pytorch.cuda_available ? ' (CUDA)' : ''}` : 'none'}`,
+    '',
+    '| model | providers | batch | sightflow images/s | p50 ms | p99 ms | images/call | batched = alone | reference | reference images/s | ratio |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of (sightflow?.batch_rows ?? []) as Array<Record<string, any>>) {
+    const ref = references[r.model] as Record<string, any> | null | undefined;
+    const refRow = (ref?.rows as Array<Record<string, any>> | undefined)?.find((x) => x.batch === r.batch);
+    const ratio = refRow && refRow.images_per_s > 0 ? (r.images_per_s / refRow.images_per_s).toFixed(2) : '-';
+    lines.push(`| ${r.model} | ${r.providers} | ${r.batch} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.images_per_call} | ${r.same_as_alone ?? (r.refused ? 'one a call' : '-')} | ${ref?.engine ?? 'none'}${ref?.precision ? ` ${ref.precision}` : ''} | ${refRow?.images_per_s ?? (ref?.error ?? ref?.reason ?? '-')} | ${ratio} |`);
+  }
+  lines.push('', ...Object.values(notMeasured).map((s) => `- not measured: ${s}`), '');
+  writeFileSync(join(outDir, 'gpu-check.md'), lines.join('\n'));
+  process.stdout.write(lines.join('\n'));
+}
+
+const [cmd, ...rest] = process.argv.slice(2);
+if (cmd === 'probe') {
+  writeFileSync(rest[0]!, JSON.stringify(probe(), null, 2) + '\n');
+} else if (cmd === 'batch-graph') {
+  const r = withBatchAxis(new Uint8Array(readFileSync(rest[0]!)));
+  if (!r.ok) { console.error(`no batch axis: ${r.reason}`); process.exit(3); }
+  writeFileSync(rest[1]!, r.bytes);
+  const i = inputOf(rest[1]!);
+  console.log(JSON.stringify({ input: i.name, dims: i.dims, ...(r.coupled ? { coupled: r.coupled } : {}) }));
+} else if (cmd === 'trtexec') {
+  const [tool, model, batches, seconds, work, out] = rest;
+  writeFileSync(out!, JSON.stringify(trtexec(tool!, model!, batches!.split(',').map(Number), Number(seconds), work!), null, 2) + '\n');
+} else if (cmd === 'report') {
+  report(rest[0]!, rest[1]!);
+} else {
+  console.error('usage: gpu-check.js probe OUT | batch-graph IN OUT | trtexec TOOL MODEL BATCHES SECONDS WORK OUT | report WORK OUTDIR');
+  process.exit(2);
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The one-shot GPU check (issue 46): what the host has (driver, CUDA, TensorRT, ONNX Runtime, PyTorch), the
+# reference on the same ONNX models (a TensorRT FP16 engine through trtexec or the host's TensorRT package,
+# else the host's ONNX Runtime CUDA in FP16 with IO binding, else none, and why), and sightflow's in-process
+# ceiling under dynamic batching at batch 1, 8 and 32 (bench/device/providers.ts), with a check that a batch
+# answers what a run alone does. Writes gpu-check.json (everything) and gpu-check.md (the table) into --out.
+# It runs from the bundle (scripts/device-bundle.sh --gpu) on a host with an NVIDIA driver and maybe nothing
+# else (no Node.js, no network):
+#   /tmp/sf/gpu-check.sh --provider-dir /tmp/sf-provider --out "$OUT" [--seconds 5] [--batch 1,8,32]
+# Here, on the CPU, --dry-run lays the bundle out in a temporary folder and runs the same check from it, on the
+# CPU provider with shorter rows (batch 1,2; 1 s), so none of it rots (test/device/gpu-check.test.ts):
+#   bash scripts/gpu-check.sh --dry-run [--out DIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+dry=0
+out=""
+provider_dir=""
+seconds=""
+batches=""
+pass=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --dry-run) dry=1 ;;
+    --out) out="$2"; pass+=("$1" "$2"); shift ;;
+    --provider-dir) provider_dir="$2"; shift ;;
+    --seconds) seconds="$2"; pass+=("$1" "$2"); shift ;;
+    --batch) batches="$2"; pass+=("$1" "$2"); shift ;;
+    *) echo "usage: gpu-check.sh [--dry-run] [--out DIR] [--provider-dir DIR] [--seconds N] [--batch 1,8,32]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [[ ! -x "$here/node" ]]; then
+  # In the checkout: lay the bundle out and run the check from it.
+  [[ $dry == 1 ]] || { echo "gpu-check.sh runs from the bundle (scripts/device-bundle.sh); here, only --dry-run" >&2; exit 2; }
+  stage=$(mktemp -d /tmp/sf-gpu-check.XXXXXX)
+  trap 'rm -rf "$stage"' EXIT
+  bash "$here/device-bundle.sh" --stage "$stage" >&2
+  bash "$stage/gpu-check.sh" --dry-run "${pass[@]}"
+  exit $?
+fi
+
+cd "$here"
+out=${out:-${OUT:-$here/out}}
+mkdir -p "$out"
+work=$(mktemp -d /tmp/sf-gpu-work.XXXXXX)
+t0=$(date +%s)
+log() { echo "gpu-check [$(( $(date +%s) - t0 )) s] $*" >&2; }
+if [[ $dry == 1 ]]; then
+  seconds=${seconds:-1}; batches=${batches:-1,2}
+else
+  seconds=${seconds:-5}; batches=${batches:-1,8,32}
+fi
+
+# The GPU provider's libraries beside the binding, and the CUDA libraries they load from wherever the host has
+# them: its own LD_LIBRARY_PATH, /usr/local/cuda, or the lib folders of its Python nvidia packages.
+bin=node_modules/onnxruntime-node/bin/napi-v6/linux/x64
+if [[ -n "$provider_dir" ]]; then
+  cp "$provider_dir"/libonnxruntime_providers_cuda.so "$provider_dir"/libonnxruntime_providers_shared.so "$bin/"
+  # The TensorRT provider loads only where TensorRT is installed; offered without it, the model would fall back to cpu.
+  if ldconfig -p 2>/dev/null | grep -q 'libnvinfer.so'; then cp "$provider_dir"/libonnxruntime_providers_tensorrt.so "$bin/"; fi
+fi
+libs=""
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do [[ -d $d ]] && libs="$libs:$d"; done
+if command -v python3 >/dev/null; then
+  nv=$(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]) if hasattr(nvidia, "__path__") else "")' 2>/dev/null || true)
+  if [[ -n "$nv" ]]; then
+    for d in "$nv"/nvidia/*/lib "$nv"/nvidia/cu13/lib; do [[ -d $d ]] && libs="$libs:$d"; done
+  fi
+fi
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}${libs}"
+
+log "probing the host"
+./node gpu-check.js probe "$work/probe.json"
+gpu=$(./node -e "const p=require('$work/probe.json'); console.log(p.driver ? 'yes' : '')")
+printf '{"dry_run": %s, "seconds": %s, "batches": [%s], "bundle": "%s"}\n' "$([[ $dry == 1 ]] && echo true || echo false)" "$seconds" "$batches" "$here" > "$work/meta.json"
+
+# The reference, per model, on the graph with a free batch axis.
+trt=$(./node -e "const p=require('$work/probe.json'); console.log(p.tensorrt.trtexec || '')")
+engine="none: no NVIDIA driver"
+if [[ -n "$gpu" ]]; then
+  if [[ -n "$trt" ]]; then engine=trtexec
+  elif command -v python3 >/dev/null; then engine=$(python3 reference.py --which)
+  else engine="none: no trtexec and no python3"
+  fi
+elif [[ $dry == 1 ]] && command -v python3 >/dev/null; then
+  # The dry run still runs the reference script's own checks on this host's Python.
+  engine="none: dry run on the CPU ($(python3 reference.py --which))"
+fi
+for dir in models/*/; do
+  id=$(basename "$dir")
+  onnx=$(ls "$dir"*.onnx | head -1)
+  if ! shape=$(./node gpu-check.js batch-graph "$onnx" "$work/$id.batched.onnx"); then
+    echo "{\"engine\": \"none\", \"reason\": \"the graph takes no batch axis\"}" > "$work/reference-$id.json"; continue
+  fi
+  name=$(./node -e "console.log(JSON.parse(process.argv[1]).input)" "$shape")
+  dims=$(./node -e "console.log(JSON.parse(process.argv[1]).dims.join(','))" "$shape")
+  log "reference for $id: $engine"
+  case "$engine" in
+    trtexec) ./node gpu-check.js trtexec "$trt" "$work/$id.batched.onnx" "$batches" "$seconds" "$work" "$work/reference-$id.json" ;;
+    tensorrt|ort-cuda) python3 reference.py --model "$work/$id.batched.onnx" --input "$name" --dims "$dims" --batch "$batches" --seconds "$seconds" --out "$work/reference-$id.json" >/dev/null ;;
+    *) ./node -e "console.log(JSON.stringify({engine: 'none', reason: process.argv[1].replace(/^none: /, '')}))" "$engine" > "$work/reference-$id.json" ;;
+  esac
+done
+
+log "sightflow's in-process ceiling at batch $batches"
+only=()
+[[ -n "$gpu" ]] && only=(--gpu-only)
+./node providers.js --models models --batch "$batches" --seconds "$seconds" "${only[@]}" --json > "$work/sightflow.log" 2> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
+tail -1 "$work/sightflow.log" > "$work/sightflow.json"
+
+log "report"
+./node gpu-check.js report "$work" "$out"
+echo
+cp "$work/sightflow.err" "$out/gpu-check.log"
+rm -rf "$work"
+log "done: $out/gpu-check.json, $out/gpu-check.md"

@@ -1,0 +1,42 @@
+// scripts/gpu-check.sh --dry-run: the whole GPU check on the CPU, from the bundle laid out as it travels (the
+// stripped Node binary, the bundled bench and check, the models with a real photo's input), so none of it rots
+// before a GPU host runs it: the probe, the reference step (none here, and why), sightflow's in-process
+// ceiling under dynamic batching with its batched = alone check, and the report's JSON and table.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { projectRoot } from '../../src/paths.js';
+import { BYO_MODELS, hasByoModels } from '../../eval/byo-dir.js';
+
+test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON and table', { timeout: 600_000 }, async (t) => {
+  const out = await mkdtemp(join(tmpdir(), 'sf-gpu-check-test-'));
+  t.after(() => rm(out, { recursive: true, force: true }));
+  await promisify(execFile)('bash', [join(projectRoot, 'scripts', 'gpu-check.sh'), '--dry-run', '--out', out], { cwd: projectRoot, maxBuffer: 64 * 1024 * 1024 });
+  const r = JSON.parse(await readFile(join(out, 'gpu-check.json'), 'utf8'));
+  assert.equal(r.dry_run, true);
+  assert.deepEqual(r.batches, [1, 2]);
+  for (const k of ['driver', 'cuda', 'tensorrt', 'onnxruntime', 'pytorch']) assert.ok(k in r.probe, `the probe reports ${k}`);
+  assert.equal(r.probe.driver, null, 'no NVIDIA driver here');
+
+  const models = ['centernet-coco', ...(hasByoModels(BYO_MODELS['yolov8n-int8']) ? ['yolov8n-int8'] : [])];
+  for (const m of models) {
+    assert.equal(r.reference[m].engine, 'none');
+    assert.match(r.reference[m].reason, /dry run on the CPU/);
+  }
+  const rows = r.sightflow.batch_rows as Array<Record<string, any>>;
+  assert.deepEqual(rows.map((x) => `${x.model} ${x.providers} ${x.batch}`), models.flatMap((m) => [`${m} cpu 1`, `${m} cpu 2`]));
+  for (const x of rows) assert.ok(x.images_per_s > 0 && x.p50_ms > 0, JSON.stringify(x));
+  const centernet2 = rows.find((x) => x.model === 'centernet-coco' && x.batch === 2)!;
+  assert.equal(centernet2.same_as_alone, true, 'a batch of the built-in detector answers what a run alone does');
+  assert.ok(centernet2.images_per_call > 1, 'its calls carried more than one image');
+  const yolo2 = rows.find((x) => x.model === 'yolov8n-int8' && x.batch === 2);
+  if (yolo2) assert.match(yolo2.refused, /DynamicQuantizeLinear/);
+
+  const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
+  assert.match(table, /\| centernet-coco \| cpu \| 2 \|/);
+  assert.match(table, /not measured: the server over HTTP/);
+});
