@@ -174,3 +174,17 @@ test('upload_bytes: detect takes a path, bytes and a stream as well as a URL, wi
   const withParams = await client.vision.detect(readFileSync(SAMPLE_IMAGE), { confidence_threshold: 0.99, classes: ['person'] });
   assert.ok(withParams.objects.every((o) => o.class === 'person' && o.confidence >= 0.99));
 });
+
+test('paginate_any_list: any list operation pages through paginate()', async () => {
+  const col = await client.collections.create({ name: 'paginate-case' } as never);
+  const texts = ['one', 'two', 'three', 'four', 'five'];
+  await client.collections.index(col.id, { items: texts.map((text) => ({ text })) } as never);
+  c.proxy.reset();
+  const ids: string[] = [];
+  for await (const item of client.paginate<'vectors.collections.items.list', { id: string }>('vectors.collections.items.list', { path: { id: col.id }, query: { limit: 2 } })) ids.push(item.id);
+  assert.equal(ids.length, 5);
+  assert.equal(new Set(ids).size, 5);
+  assert.equal(c.proxy.count('GET', `/v1/vectors/collections/${col.id}/items`), 3);
+  const projects = await client.paginate('admin.projects.list').toArray();
+  assert.ok(projects.length >= 1);
+});

@@ -52,6 +52,20 @@ class _Base:
         return self._request(Request(spec["method"], spec["path"], dict(path or {}), query=query, json=body,
                                      idempotency_key=spec["idempotency_key"], auth=spec["auth"], raw=raw), **opts)
 
+    def paginate(self, operation_id: str, *, path: Mapping[str, str] | None = None, query: Mapping[str, Any] | None = None,
+                 **opts: Any) -> Any:
+        """Any list operation of the document (``admin.projects.list``, ...) as a list to iterate: the next page
+        is asked for by ``cursor`` when the answer has ``next_cursor``, by ``offset`` when it has ``total``."""
+        spec = OPERATIONS.get(operation_id)
+        if spec is None:
+            raise KeyError(f"Unknown operation {operation_id}")
+        q = dict(query or {})
+
+        def factory(key: Any) -> Request:
+            extra = {} if key is None else {key[0]: key[1]}
+            return Request(spec["method"], spec["path"], dict(path or {}), query={**q, **extra}, auth=spec["auth"])
+        return self._pager(factory, "auto", opts)
+
     @staticmethod
     def _next_key(page: Mapping[str, Any], mode: str | None, previous_key: Any) -> Any:
         """The next page's cursor or offset, or None after the last page."""
@@ -59,6 +73,12 @@ class _Base:
             return None
         if mode == "cursor":
             return page.get("next_cursor")
+        if mode == "auto":
+            if page.get("next_cursor"):
+                return ("cursor", page["next_cursor"])
+            if "total" in page:
+                return ("offset", int(page.get("offset", 0)) + len(page["data"]))
+            return None
         return int(page.get("offset", previous_key or 0)) + len(page["data"])
 
 

@@ -249,3 +249,16 @@ def test_upload_bytes_numpy_and_pil(c: Conformance) -> None:
     # from them only by its decoder, so the classes found are the same.
     assert by_pil["objects"] == by_array["objects"]
     assert {o["class"] for o in by_pil["objects"]} >= {"person"}
+
+
+def test_paginate_any_list(c: Conformance) -> None:
+    with client(c) as sf:
+        col = sf.collections.create("paginate-case-py")
+        sf.collections.index(col["id"], [{"text": t} for t in ("one", "two", "three", "four", "five")])
+        c.reset()
+        ids = [item["id"] for item in sf.paginate("vectors.collections.items.list", path={"id": col["id"]}, query={"limit": 2})]
+        assert len(ids) == 5 and len(set(ids)) == 5
+        assert c.count("GET", f"/v1/vectors/collections/{col['id']}/items") == 3
+        assert len(list(sf.paginate("admin.projects.list"))) >= 1
+        # The offset pages of items() say the same.
+        assert sorted(item["id"] for item in sf.collections.items(col["id"], limit=2)) == sorted(ids)

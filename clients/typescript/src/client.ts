@@ -68,6 +68,24 @@ export class Sightflow {
   }
 
   /**
+   * Any list operation of the document (`admin.projects.list`, `vectors.collections.items.list`, ...) as a
+   * list to `for await` over: the next page is asked for by `cursor` when the answer has `next_cursor`, by
+   * `offset` when it has `total`, and not at all otherwise (the answer is the whole list).
+   */
+  paginate<K extends OperationId, T = unknown>(operationId: K, args: CallArgs<K> = {}, opts?: RequestOptions): PagePromise<T> {
+    const query = (args.query ?? {}) as Record<string, QueryValue>;
+    return new PagePromise<T>((prev) => {
+      if (!prev) return this.call(operationId, args, opts) as Promise<Page<T>>;
+      if (prev.next_cursor) return this.call(operationId, { ...args, query: { ...query, cursor: prev.next_cursor } as never }, opts) as Promise<Page<T>>;
+      if (typeof prev.total === 'number') {
+        const offset = (prev.offset ?? Number(query.offset ?? 0)) + prev.data.length;
+        return offset < prev.total ? this.call(operationId, { ...args, query: { ...query, offset } as never }, opts) as Promise<Page<T>> : null;
+      }
+      return null;
+    });
+  }
+
+  /**
    * Any operation of the OpenAPI document by its operationId, with the document's path parameters, query
    * and JSON body; the same retries, Idempotency-Key and errors as every resource method. Operations that
    * answer something other than JSON (streams, images, files) answer the Response.
