@@ -1,4 +1,4 @@
-// `npm run eval -- counting [--quick] [--json]`: line and zone counts (the analytics
+// `npm run eval -- counting [--quick] [--json] [--model <byo id>]`: line and zone counts (the analytics
 // step) on every scene of eval/lib/counting-scenes.ts (the tracking sequences and close-range crowded crops
 // of PETS09-S2L1), each against the true counts of its ground-truth tracks.
 //  - truth: every crossing a person really makes, read off the ground-truth tracks (every annotated person,
@@ -17,6 +17,7 @@
 // zone. Scenes print worst first (the API's error above the naive counter's, then the API's error).
 // Acceptance (exit 1 otherwise): on every scene the API's total error <= the naive counter's, and over all
 // scenes (full run) the API's sum <= 0.6 of the naive counter's. `--quick`: the first 40 frames of TUD-Campus.
+// `--model yolov8n-int8` (any id of eval/byo-dir.ts): the detect step runs that real export instead.
 import { execFile } from 'node:child_process';
 import { isDeepStrictEqual, promisify } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +28,8 @@ import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { countingScenes } from '../lib/counting-scenes.js';
 import type { MotRow } from '../lib/mot-metrics.js';
 import { apiRunner } from './video-track.js';
+import { argValue } from '../lib/model-choice.js';
+import { BYO_MODELS, isByoModelId, skipWithoutByoModels } from '../byo-dir.js';
 import { AnalyticsEngine, type AnalyticsFrame, type AnalyticsSummary } from '../../src/video/analytics/engine.js';
 import { parseAnalytics } from '../../src/video/analytics/rules.js';
 import type { VideoTaskRequest } from '../../src/video/task-contract.js';
@@ -174,14 +177,20 @@ interface SceneResult {
   per_rule: Record<string, { sightflow: number; naive: number; on_gt: number }>;
 }
 
-export async function run({ quick, json }: SuiteOptions): Promise<void> {
+export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
+  const model = argValue(args, 'model');
+  if (model !== undefined && !isByoModelId(model)) {
+    console.error(`--model ${model}: expected one of the bring-your-own exports (${Object.keys(BYO_MODELS).join(', ')})`);
+    process.exit(2);
+  }
   if (skipWithoutEvalData({ json }, 'tracking')) return;
+  if (model !== undefined && skipWithoutByoModels({ json }, BYO_MODELS[model])) return;
   const root = evalDir('tracking');
   const tmp = mkdtempSync(join(tmpdir(), 'sightflow-counting-'));
-  const runner = await apiRunner();
+  const runner = await apiRunner({ byo: model });
   const out: Record<string, SceneResult> = {};
   try {
-    console.log(`truth: every crossing of the gt tracks (the naive counter on gt); sightflow: POST /v1/video/process detect person ${THRESHOLD} + tracking + analytics with defaults, every frame; ` +
+    console.log(`truth: every crossing of the gt tracks (the naive counter on gt); sightflow: POST /v1/video/process detect (${model ?? 'the built-in detector'}) person ${THRESHOLD} + tracking + analytics with defaults, every frame; ` +
       'naive: every side change counts, on the same tracks; on gt: the defaults on the gt tracks');
     const all = countingScenes(root, tmp);
     for (const scene of quick ? all.filter((s) => s.name === 'TUD-Campus') : all) {
@@ -195,7 +204,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
       const request: VideoTaskRequest = {
         input: [{ type: 'video_url', sampling: { mode: 'fps', value: 1000 }, max_frames: lastFrame }],
         steps: [
-          { model: 'detect', parameters: { classes: ['person'], confidence_threshold: THRESHOLD } },
+          { model: 'detect', parameters: { classes: ['person'], confidence_threshold: THRESHOLD, ...(model ? { model } : {}) } },
           { model: 'analytics', parameters: { ...rules } },
         ],
       };
@@ -253,7 +262,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
     console.log(`\nsummary (worst first): ${names.map((n) => `${n} ${out[n].error.sightflow}/${out[n].error.naive}`).join(', ')}`);
     console.log(`all scenes: sightflow ${total.sightflow}, naive ${total.naive} (ratio ${ratio.toFixed(3)}, must be <= 0.6${quick ? ' in a full run' : ''}), on gt ${total.on_gt}; ` +
       `every scene at or under the naive counter: ${everyScene ? 'yes' : 'NO'}`);
-    if (json) console.log(JSON.stringify({ task: 'counting', quick, order: names, scenes: out, total, ratio: Math.round(ratio * 1000) / 1000, ok }));
+    if (json) console.log(JSON.stringify({ task: 'counting', quick, ...(model ? { model } : {}), order: names, scenes: out, total, ratio: Math.round(ratio * 1000) / 1000, ok }));
     if (!ok) process.exitCode = 1;
   } finally {
     await runner.close();

@@ -1,4 +1,4 @@
-// `npm run eval -- video-track [--quick] [--json] [--threshold T] [--tracker sort|bytetrack]`: the video
+// `npm run eval -- video-track [--quick] [--json] [--threshold T] [--tracker sort|bytetrack] [--model <byo id>]`: the video
 // pipeline's detect (class person) + tracker path over EVERY frame of each SIGHTFLOW_EVAL_DIR/tracking/*
 // sequence that has a video (or JPEG frames) and ground truth; MOTA, IDF1 and ID switches (eval/lib/mot-metrics.ts).
 //  - TUD-Campus: its mp4 and gt/gt.txt.
@@ -13,7 +13,8 @@
 // hypotheses are the streamed targets (track_id, roi). `--direct` calls LocalProvider.run instead (the same
 // provider call the worker makes, no HTTP, queue or archive). confidence_threshold 0.4 and the tracker
 // defaults were tuned on TUD-Campus and PETS09-S2L1 frames 1-300. `--quick`: the first 30 frames of
-// TUD-Campus only.
+// TUD-Campus only. `--model yolov8n-int8` (any id of eval/byo-dir.ts): the detect step runs that real export,
+// registered in the server's data dir by a bare manifest.
 import { execFile } from 'node:child_process';
 import { createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -30,6 +31,8 @@ import { OcrEngine } from '../../src/ocr/engine.js';
 import { projectRoot } from '../../src/paths.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../lib/mot-metrics.js';
 import { LocalProvider } from '../../src/video/worker/local-provider.js';
+import { writeByoManifest } from '../../src/models/byo-manifest.js';
+import { BYO_MODELS, byoPath, isByoModelId, skipWithoutByoModels, type ByoModelId } from '../byo-dir.js';
 import type { FrameOutput, VideoTaskRequest } from '../../src/video/task-contract.js';
 
 // OCR over the models setup prepared in data/ (the server hands the engine its own registry and runtime).
@@ -127,9 +130,15 @@ function fileServer(files: Map<string, string>): Promise<{ server: Server; url: 
   }));
 }
 
-export async function apiRunner(): Promise<{ run: Runner; close(): Promise<void> }> {
+/**
+ * `byo`: one of the real exports of eval/byo-dir.ts, dropped into the server's data dir as a bare manifest
+ * before it starts (as a user would), so a detect step can name it.
+ */
+export async function apiRunner(opts: { byo?: ByoModelId } = {}): Promise<{ run: Runner; close(): Promise<void> }> {
   const { startTestApp, api } = await import('../../test/helpers/app.js');
-  const app = await startTestApp({ SIGHTFLOW_LOG_LEVEL: 'silent' });
+  const dataDir = opts.byo ? mkdtempSync(join(tmpdir(), 'sightflow-eval-byo-')) : undefined;
+  if (opts.byo) await writeByoManifest(dataDir!, { id: opts.byo, task: 'detect', file: byoPath(BYO_MODELS[opts.byo]) });
+  const app = await startTestApp({ SIGHTFLOW_LOG_LEVEL: 'silent' }, dataDir ? { dataDir } : {});
   const files = new Map<string, string>();
   const fs = await fileServer(files);
   return {
@@ -155,6 +164,7 @@ export async function apiRunner(): Promise<{ run: Runner; close(): Promise<void>
     async close() {
       fs.server.close();
       await app.close();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -164,7 +174,13 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const threshold = Number(arg('--threshold') ?? DEFAULT_THRESHOLD);
   const trackerType = (arg('--tracker') ?? 'sort') as 'sort' | 'bytetrack';
   const direct = args.includes('--direct');
+  const model = arg('--model');
+  if (model !== undefined && (!isByoModelId(model) || direct)) {
+    console.error(`--model ${model}: expected one of the bring-your-own exports (${Object.keys(BYO_MODELS).join(', ')}), without --direct`);
+    process.exit(2);
+  }
   if (skipWithoutEvalData({ json }, 'tracking')) return;
+  if (model !== undefined && skipWithoutByoModels({ json }, BYO_MODELS[model])) return;
   const root = evalDir('tracking');
   const tmp = mkdtempSync(join(tmpdir(), 'sightflow-video-track-'));
   let closeRunner = async () => {};
@@ -177,12 +193,12 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
       runner = directRunner(await Detector.create(runtime, registry, 'centernet-coco'));
     } else {
-      const r = await apiRunner();
+      const r = await apiRunner({ byo: model });
       runner = r.run;
       closeRunner = r.close;
     }
     console.log(`path: ${direct ? 'LocalProvider.run (the worker\'s provider call; no HTTP, queue or archive)' : 'task API (POST /v1/video/process video_url -> worker -> SSE stream -> results)'}; ` +
-      `detect person, confidence_threshold ${threshold}, tracker ${trackerType}; every frame`);
+      `detect ${model ?? 'the built-in detector'} person, confidence_threshold ${threshold}, tracker ${trackerType}; every frame`);
 
     const results: Record<string, { mota: number; idf1: number; id_switches: number }> = {};
     const all = sequences(root, tmp);
@@ -196,7 +212,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       }
       const request: VideoTaskRequest = {
         input: [{ type: 'video_url', sampling: { mode: 'fps', value: 1000 }, max_frames: quick ? 30 : 100_000 }],
-        steps: [{ model: 'detect', parameters: { classes: ['person'], confidence_threshold: threshold } }],
+        steps: [{ model: 'detect', parameters: { classes: ['person'], confidence_threshold: threshold, ...(model ? { model } : {}) } }],
         tracker: { type: trackerType },
       };
       const started = performance.now();
@@ -220,7 +236,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     };
     console.log(`mean                     MOTA ${mean.mota.toFixed(4)}  IDF1 ${mean.idf1.toFixed(4)}${quick ? '  (quick: first 30 frames of TUD-Campus)' : ''}`);
     console.log('reference: SORT on CenterNet person boxes (score >= 0.3) on TUD-Campus: MOTA 0.33-0.37, IDF1 0.53');
-    if (json) console.log(JSON.stringify({ task: 'video-track', sequences: results, mean }));
+    if (json) console.log(JSON.stringify({ task: 'video-track', ...(model ? { model } : {}), sequences: results, mean }));
   } finally {
     await closeRunner();
     rmSync(tmp, { recursive: true, force: true });
