@@ -188,3 +188,33 @@ test('paginate_any_list: any list operation pages through paginate()', async () 
   const projects = await client.paginate('admin.projects.list').toArray();
   assert.ok(projects.length >= 1);
 });
+
+test('stream_live: the stream of a running task, cut twice mid-event, yields every chunk once to [DONE]', async () => {
+  const task = await client.tasks.create({ input: [{ type: 'video_url', url: video('frames=20&frame_ms=60') }], steps: [{ model: 'detect' }] });
+  c.proxy.arm({ kind: 'cut_stream', method: 'GET', path: `/v1/video/tasks/${task.id}/stream`, cuts: ['second', 'second'] });
+  const got: string[] = [];
+  let last: string | null = null;
+  for await (const chunk of client.tasks.stream(task.id)) { got.push(chunk.id); last = chunk.finish_reason; }
+  assert.equal((await client.tasks.get(task.id)).status, 'succeeded');
+  assert.deepEqual(got, Array.from({ length: 21 }, (_, i) => `${task.id}.${i}`), 'twenty frames and the terminal chunk');
+  assert.equal(last, 'stop');
+  assert.equal(c.proxy.cuts.length, 2);
+});
+
+test('moment_replay: a moment replays the chunks from its offset up to its end', async () => {
+  const task = await client.tasks.create({ input: [{ type: 'video_url', url: video('frames=12&frame_ms=1&walkers=1') }], steps: [{ model: 'detect' }] });
+  await client.tasks.wait(task.id, { pollInterval: 50, timeout: 30_000 });
+  const archive = Buffer.from(await (await fetch(`${c.upstream}/v1/video/tasks/${task.id}/stream`, { headers: { authorization: `Bearer ${c.key}` } })).arrayBuffer()).toString('utf8');
+  // Where chunk 4 begins, and the stream time of chunk 8: a moment of chunks 4-8.
+  let offset = 0;
+  const starts: number[] = [];
+  const times: number[] = [];
+  for (const e of archive.split('\n\n').slice(0, -1)) {
+    if (e.startsWith('data: {')) { starts.push(offset); times.push((JSON.parse(e.slice(6)) as { stream_info: { stream_time_ms: number } }).stream_info.stream_time_ms); }
+    offset += Buffer.byteLength(e) + 2;
+  }
+  const moment = { task_id: task.id, stream_offset: starts[4]!, end_ms: times[8]! };
+  const got: string[] = [];
+  for await (const chunk of client.moments.replay({ moment })) got.push(chunk.id);
+  assert.deepEqual(got, [4, 5, 6, 7, 8].map((i) => `${task.id}.${i}`));
+});

@@ -151,7 +151,7 @@ class Client(_Base):
 
     def _replay(self, task_id: str, offset: int, end_ms: Any, max_retries: int | None) -> Iterator[dict[str, Any]]:
         for chunk in TaskStream(self, task_id, offset, max_retries):
-            if end_ms is not None and chunk["stream_info"]["stream_time_ms"] > end_ms:
+            if _past(chunk, end_ms):
                 return
             yield chunk
 
@@ -241,6 +241,12 @@ class TaskStream:
                 time.sleep(_delay(failures))
 
 
+def _past(chunk: Mapping[str, Any], end_ms: Any) -> bool:
+    """Whether a replayed chunk lies past the moment's end (a chunk without a stream time, the terminal one, does not)."""
+    t = (chunk.get("stream_info") or {}).get("stream_time_ms")
+    return end_ms is not None and t is not None and t > end_ms
+
+
 def _delay(failures: int) -> float:
     return retry_delay(failures - 1, None)
 
@@ -310,7 +316,7 @@ class AsyncClient(_Base):
 
     async def _replay(self, task_id: str, offset: int, end_ms: Any, max_retries: int | None) -> AsyncIterator[dict[str, Any]]:
         async for chunk in AsyncTaskStream(self, task_id, offset, max_retries):
-            if end_ms is not None and chunk["stream_info"]["stream_time_ms"] > end_ms:
+            if _past(chunk, end_ms):
                 return
             yield chunk
 

@@ -262,3 +262,35 @@ def test_paginate_any_list(c: Conformance) -> None:
         assert len(list(sf.paginate("admin.projects.list"))) >= 1
         # The offset pages of items() say the same.
         assert sorted(item["id"] for item in sf.collections.items(col["id"], limit=2)) == sorted(ids)
+
+
+def test_stream_live(c: Conformance) -> None:
+    with client(c) as sf:
+        task = sf.tasks.create(input=[{"type": "video_url", "url": video("frames=20&frame_ms=60")}], steps=[{"model": "detect"}])
+        c.arm({"kind": "cut_stream", "method": "GET", "path": f"/v1/video/tasks/{task['id']}/stream", "cuts": ["second", "second"]})
+        chunks = list(sf.tasks.stream(task["id"]))
+        assert sf.tasks.get(task["id"])["status"] == "succeeded"
+    assert [ch["id"] for ch in chunks] == [f"{task['id']}.{i}" for i in range(21)]
+    assert chunks[-1]["finish_reason"] == "stop"
+    assert len(c.cuts()) == 2
+
+
+def test_moment_replay(c: Conformance) -> None:
+    with client(c) as sf:
+        task = sf.tasks.create(input=[{"type": "video_url", "url": video("frames=12&frame_ms=1&walkers=1")}], steps=[{"model": "detect"}])
+        sf.tasks.wait(task["id"], poll_interval=0.05, timeout=30)
+        raw = httpx.get(f"{c.upstream}/v1/video/tasks/{task['id']}/stream", headers={"authorization": f"Bearer {c.key}"}).content
+        offset, starts, times = 0, [], []
+        for e in raw.split(b"\n\n")[:-1]:
+            if e.startswith(b"data: {"):
+                starts.append(offset)
+                times.append(json.loads(e[6:])["stream_info"].get("stream_time_ms"))
+            offset += len(e) + 2
+        hit = {"moment": {"task_id": task["id"], "stream_offset": starts[4], "end_ms": times[8]}}
+        assert [ch["id"] for ch in sf.moments.replay(hit)] == [f"{task['id']}.{i}" for i in range(4, 9)]
+
+    async def run() -> list[str]:
+        async with AsyncClient(c.key, base_url=c.url) as a:
+            return [ch["id"] async for ch in a.moments.replay(hit)]
+
+    assert asyncio.run(run()) == [f"{task['id']}.{i}" for i in range(4, 9)]

@@ -238,7 +238,8 @@ class Moments {
   async *replay(hit: MomentRef | { moment: MomentRef }, opts: Omit<StreamOptions, 'offset'> = {}): AsyncGenerator<TaskChunk> {
     const m = 'moment' in hit ? hit.moment : hit;
     for await (const chunk of new TaskStream(this.t, m.task_id, { ...opts, offset: m.stream_offset })) {
-      if (m.end_ms !== undefined && chunk.stream_info.stream_time_ms > m.end_ms) return;
+      // A chunk without a stream time (the terminal one) is not past the moment.
+      if (m.end_ms !== undefined && chunk.stream_info?.stream_time_ms > m.end_ms) return;
       yield chunk;
     }
   }
