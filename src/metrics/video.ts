@@ -25,6 +25,7 @@ collected('sightflow_video_live_lag_seconds', 'Live sources: time from a frame\'
   return out;
 });
 const resumes = new ValueFamily('sightflow_video_stream_resumes_total', 'Task stream subscriptions that resumed from a byte offset (?offset= or Last-Event-ID above 0)');
+const taskResumes = new ValueFamily('sightflow_video_task_resumes_total', 'Video tasks handed to another worker after their worker died (docs/video.md, "When a worker dies"), by stage: queued (the reaper put it back with its checkpoint), continued (a worker took it up)');
 const analyticsEvents = new ValueFamily('sightflow_video_analytics_events_total', 'Analytics events of the video tasks this process ran, by type (line.crossed, zone.entered, ...)');
 const webhooks = new ValueFamily('sightflow_video_webhook_attempts_total', 'Webhook delivery attempts by result: delivered (2xx), refused (another status), error (no answer, or the URL not allowed)');
 
@@ -54,6 +55,11 @@ function countDeltas(info: FrameInfo, prev: FrameInfo): void {
 
 export function countResume(): void {
   if (metricsOn) resumes.add({});
+}
+
+/** A task whose worker died was queued to continue elsewhere, or a worker took one up. */
+export function countTaskResume(stage: 'queued' | 'continued'): void {
+  if (metricsOn) taskResumes.add({ stage });
 }
 
 /** Analytics events a running task produced (a recount's are not counted: they are the same events again). */

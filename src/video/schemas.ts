@@ -138,6 +138,8 @@ export const TaskRecord = z.object({
   }),
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }).nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  attempts: z.number().int().meta({ description: 'Times a worker claimed the task (a retry before the first chunk, or a takeover after its worker died, adds one)' }),
+  resumes: z.number().int().meta({ description: 'Times the task was handed to another worker after its worker died mid-stream (live sources, at most 3; docs/video.md, "When a worker dies"); while it waits for one its status stays running/streaming' }),
   ...stepApiFields('record'),
   request: z.record(z.string(), z.unknown()).optional()
     .meta({ description: 'With include=request: the body as posted; video_base64 data replaced by {elided: true, bytes: <decoded length>}, webhook.secret left out' }),
@@ -201,6 +203,7 @@ export const StreamChunk = z.object({
     received_at_ms: z.number().int().optional().meta({ description: 'When the decoder received the frame (unix epoch ms). A live client\'s lag is its clock minus this; the chunk was archived about elapsed processing later' }),
     live: z.boolean().optional().meta({ description: 'true for a live source (no end known in advance)' }),
     reconnects: z.number().int().optional().meta({ description: 'Live: times the source was reopened so far' }),
+    gap_ms: z.number().int().optional().meta({ description: 'Live, on the first chunk after another worker took the task over (its worker died): wall-clock ms since the frame before it' }),
   }),
   delta: z.object({ results: z.array(z.object({ index: z.number().int(), targets: z.array(z.record(z.string(), z.unknown())) })) }),
   ...stepApiFields('chunk'),

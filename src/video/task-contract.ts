@@ -51,6 +51,43 @@ export interface StreamInfo {
   live?: boolean;
   /** Live: how often the source was reopened so far. */
   reconnects?: number;
+  /** Live, on the first chunk after another worker took the task over: wall-clock ms since the last frame before it. */
+  gap_ms?: number;
+}
+
+/**
+ * What continuing a task after its last archived chunk needs (docs/video.md, "When a worker dies"), stored by
+ * the fenced append of that chunk. Version 1 resumes live sources only: a live source continues from its live
+ * edge, so the decoder's and the tracker's native state are not needed; `decoder` and `tracker` are where
+ * later versions keep them (file tasks), and a reader that finds a version it does not know does not resume.
+ */
+export interface TaskCheckpoint {
+  v: 1;
+  /** Frame chunks archived up to and including this one. */
+  frames: number;
+  frame_index: number;
+  stream_time_ms: number;
+  /** The wall clock (unix ms) when the last frame was received: the gap is measured from it. */
+  received_at_ms: number;
+  decoded_frames: number;
+  dropped_frames: number;
+  reconnects: number;
+  elapsed_ms: number;
+  /** Above every track id the task handed out so far: the next worker starts its ids here. */
+  next_track_id: number;
+  live: true;
+  decoder?: unknown;
+  tracker?: unknown;
+}
+
+export const CHECKPOINT_VERSION = 1;
+
+/** A stored checkpoint this version can continue from, or null. */
+export function readCheckpoint(v: unknown): TaskCheckpoint | null {
+  const c = (typeof v === 'string' ? JSON.parse(v) : v) as Partial<TaskCheckpoint> | null;
+  if (!c || typeof c !== 'object' || c.v !== CHECKPOINT_VERSION || c.live !== true) return null;
+  const nums = [c.frames, c.frame_index, c.stream_time_ms, c.received_at_ms, c.decoded_frames, c.dropped_frames, c.reconnects, c.elapsed_ms, c.next_track_id];
+  return nums.every((n) => typeof n === 'number' && Number.isFinite(n)) ? (c as TaskCheckpoint) : null;
 }
 
 /** What a provider emits per processed frame; the worker wraps it into an mm.pipeline.chunk. */
@@ -61,6 +98,9 @@ export interface FrameOutput {
   analytics?: { events: unknown[]; totals: Record<string, unknown> };
   /** The source frame size, when the provider knows it (relative analytics rules need it); not archived. */
   frame_size?: { width: number; height: number };
+  /** Set by a provider that can continue the task elsewhere (a local, live one): the task's next track id. The
+   * worker then stores a checkpoint with the chunk (TaskCheckpoint); not archived. */
+  resumable?: { next_track_id: number };
 }
 
 export interface TrackSummary {
@@ -97,6 +137,11 @@ export interface ProviderContext {
    * hooks so that they see what those add (index: the analytics events); emit then does not run them again.
    */
   complete?(frame: FrameOutput): FrameOutput;
+  /**
+   * Set when this run continues a task another worker began (its worker died): the checkpoint of the last
+   * archived chunk. A provider that cannot continue from it throws a ProviderError (the task then fails).
+   */
+  resume?: TaskCheckpoint;
 }
 
 /**

@@ -3,15 +3,17 @@
 // so nodes with skewed clocks agree on leases.
 
 const RECORD = `id, project_id, key_id, status, model, created_at, started_at, finished_at, progress, usage, error,
-  stream_bytes, chunk_count, attempts`;
+  stream_bytes, chunk_count, attempts, resumes`;
 
 /**
  * What a frame chunk's append moves on its task ($2 the chunk's bytes, $3 its stream_info, $4 the lease in
- * ms): under the row lock (appendedFrame) and in the archive's one-statement append (stream.sql.ts).
+ * ms, $5 the task's checkpoint after this chunk or null: docs/video.md, "When a worker dies"): under the row
+ * lock (appendedFrame) and in the archive's one-statement append (stream.sql.ts). This is the only place a
+ * checkpoint is written, so it always describes the archive's last chunk.
  */
 export const FRAME_APPENDED = `status = CASE WHEN status = 'running' THEN 'streaming' ELSE status END,
   stream_bytes = stream_bytes + $2, chunk_count = chunk_count + 1, progress = $3::jsonb,
-  lease_expires_at = now() + $4::int * interval '1 millisecond'`;
+  lease_expires_at = now() + $4::int * interval '1 millisecond', checkpoint = $5::jsonb`;
 
 export const sql = {
   // $8: the bytes the archive starts with (the opening comment, stored in the same transaction).
@@ -36,20 +38,24 @@ export const sql = {
          LIMIT $7`,
 
   /** Row lock for every change that appends to the archive or moves the state (one writer at a time). */
-  lock: `SELECT ${RECORD}, lease_owner, (lease_expires_at < now()) AS lease_expired
+  lock: `SELECT ${RECORD}, lease_owner, (lease_expires_at < now()) AS lease_expired, (checkpoint IS NOT NULL) AS resumable
          FROM video_tasks WHERE id = $1 FOR UPDATE`,
   lockInProject: `SELECT ${RECORD} FROM video_tasks WHERE id = $1 AND project_id = $2 FOR UPDATE`,
 
   setCancelling: `UPDATE video_tasks SET status = 'cancelling' WHERE id = $1`,
 
-  // The whole claim in one statement: the oldest pending task nobody else is claiming right now.
+  // The whole claim in one statement, nobody else claiming it right now: a task waiting to resume (its
+  // worker died; it keeps its running state and its checkpoint) before the oldest pending one, since a live
+  // camera's gap grows while it waits.
   claim: `UPDATE video_tasks
-          SET status = 'running', attempts = attempts + 1, lease_owner = $1,
+          SET status = CASE WHEN status = 'pending' THEN 'running' ELSE status END, attempts = attempts + 1, lease_owner = $1,
               lease_expires_at = now() + $2::int * interval '1 millisecond',
               started_at = coalesce(started_at, now())
-          WHERE id = (SELECT id FROM video_tasks WHERE status = 'pending'
-                      ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)
-          RETURNING id, project_id, key_id, model, job, attempts, max_attempts`,
+          WHERE id = (SELECT id FROM video_tasks
+                      WHERE status = 'pending' OR (lease_owner IS NULL AND status IN ('running', 'streaming'))
+                      ORDER BY status = 'pending', created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)
+          RETURNING id, project_id, key_id, model, job, attempts, max_attempts, resumes, chunk_count,
+                    CASE WHEN chunk_count > 0 THEN checkpoint END AS checkpoint, progress`,
 
   /** Renews the lease while we still own it; no row means the reaper took the task away. */
   heartbeat: `UPDATE video_tasks SET lease_expires_at = now() + $3::int * interval '1 millisecond'
@@ -66,6 +72,12 @@ export const sql = {
                stream_bytes = stream_bytes + $3, usage = $4::jsonb, error = $5::jsonb, results = $6::jsonb,
                progress = coalesce($7::jsonb, progress)
            WHERE id = $1`,
+
+  /**
+   * A live task whose worker died goes back to the queue with its checkpoint (reaper.ts): no owner, its state
+   * unchanged (running/streaming for readers), one resume more.
+   */
+  awaitResume: `UPDATE video_tasks SET lease_owner = NULL, lease_expires_at = NULL, resumes = resumes + 1 WHERE id = $1 RETURNING resumes`,
 
   /** Gives a task back to the queue (failover exhausted its attempt, or its worker died before chunk 1). */
   release: `UPDATE video_tasks SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE id = $1`,

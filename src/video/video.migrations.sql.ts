@@ -75,4 +75,17 @@ export const videoMigrations: Migration[] = [
       CREATE INDEX video_webhook_deliveries_due ON video_webhook_deliveries (next_attempt_at) WHERE status = 'pending';
     `,
   },
+  {
+    version: 104,
+    name: 'video task checkpoints',
+    // A live task's checkpoint, written by the fenced append of each frame chunk (stream/stream.sql.ts), is
+    // what another worker continues from after its worker died (docs/video.md, "When a worker dies"); NULL
+    // for tasks that cannot resume. `resumes` counts how often the reaper handed the task on.
+    sql: `
+      ALTER TABLE video_tasks ADD COLUMN checkpoint jsonb;
+      ALTER TABLE video_tasks ADD COLUMN resumes integer NOT NULL DEFAULT 0;
+      CREATE INDEX video_tasks_resumable ON video_tasks (created_at, id)
+        WHERE lease_owner IS NULL AND status IN ('running', 'streaming');
+    `,
+  },
 ];

@@ -83,7 +83,7 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
   const store = new TaskStore(s, archive, hub);
   const subs = new Subscriptions();
   const fanout = fanoutFor(s, { bufferBytes: settings.streamBufferBytes, stallMs: settings.streamStallMs, pollMs: settings.streamPollMs });
-  const reaper = new Reaper(s, archive, settings.reaperMs);
+  const reaper = new Reaper(s, archive, settings.reaperMs, hub);
   const steps: StepServices = { db: s.db, log: s.log, collections: opts.collections };
   const fallback = opts.worker && !opts.providers ? defaultProviders({ config: s.config, taskModels: s.taskModels, ...steps }) : null;
   // The worker publishes the tasks that ask for MQTT (docs/mqtt.md); a process without one never connects.

@@ -27,7 +27,7 @@ test('POST /v1/video/process -> 202 {id, status, stream_url}; the record; includ
   assert.deepEqual(rest, {
     id: r.body.id, object: 'video.task', status: 'pending', started_at: null, finished_at: null, model: 'edge',
     stream_url: r.body.stream_url, progress: { frame_index: null, decoded_frames: 0, dropped_frames: 0, total_frames: null, processed_frames: 0, processed_fps: null },
-    usage: null, error: null,
+    usage: null, error: null, attempts: 0, resumes: 0,
   });
   const withReq = await api(t, `/v1/video/tasks/${r.body.id}?include=request`);
   assert.deepEqual(withReq.body.request, body('http://127.0.0.1:9/clip.mp4', { model: 'edge', tracker: { type: 'sort', max_age: 10 } }));

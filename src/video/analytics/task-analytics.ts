@@ -4,7 +4,10 @@
 // the engine directly when the task runs in this process (update, through worker-steps.ts's runs), or through
 // the task's analytics row, which the worker reads at every heartbeat (refresh). Totals are saved to that row about once a second and at the end, so GET
 // /v1/video/tasks/:id/analytics answers without reading the stream. The boxes of every archived frame also go
-// into the task's compact track log (track-log.ts), which a recount of the finished task reads.
+// into the task's compact track log (track-log.ts), which a recount of the finished task reads. A task that
+// another worker continues (its worker died) starts its log afresh too and replays its archived frames through
+// the engine and into the log before its first new frame, so totals carry over and never go backwards
+// (docs/video.md, "When a worker dies").
 import type { Services } from '../../services.js';
 import type { FrameOutput, VideoTaskRequest } from '../task-contract.js';
 import { countAnalyticsEvents } from '../../metrics/video.js';
@@ -63,6 +66,8 @@ export class TaskAnalytics implements WorkerStepRun {
     const [row] = await s.db.query(sql.get, [taskId]);
     const params = row ? parseAnalytics(row.parameters, 'parameters') : fromStep;
     const t = new TaskAnalytics(s, taskId, params, row ? Number(row.version) : 1);
+    // The size an earlier run saw: a continued task's replayed frames need it before a new frame brings it.
+    if (row?.frame_width && row?.frame_height) { t.#width = Number(row.frame_width); t.#height = Number(row.frame_height); }
     t.#webhookEvents = new Set(Array.isArray(row?.webhook_events) ? (row.webhook_events as EventType[]) : []);
     if (t.#webhookEvents.size > 0) t.#hasWebhook = (await s.db.query(sql.hasWebhook, [taskId]))[0]?.has === true;
     return t;
@@ -83,6 +88,14 @@ export class TaskAnalytics implements WorkerStepRun {
       delta = { results: delta.results.map((r) => ({ ...r, targets: r.targets.map((t) => (speeds.has(t.track_id) ? { ...t, speed_kmh: speeds.get(t.track_id)! } : t)) })) };
     }
     return { ...frame, delta, analytics: { events, totals: this.engine.counts() } };
+  }
+
+  /** An archived frame of a continued task: through the engine (its events already went out) and into the log. */
+  async replay(frame: Pick<FrameOutput, 'stream_info' | 'delta'>): Promise<void> {
+    const f = analyticsFrame(frame, this.#width, this.#height);
+    this.engine.process(f);
+    this.#log.add(f);
+    if (this.#log.full) await this.#writeLog();
   }
 
   /** After a chunk was archived: log its boxes, queue its webhook events, save the totals now and then. */

@@ -31,6 +31,12 @@ export interface WorkerStepRun {
    * targets, before its chunk is archived: returns the frame as it is archived (with what the step adds).
    */
   frame(frame: FrameOutput): FrameOutput;
+  /**
+   * A task another worker began (its worker died: docs/video.md, "When a worker dies"): each frame chunk it
+   * archived, in order, before the first new frame; the step rebuilds what is a function of them (its
+   * events went out when the frames were first archived and are not delivered again).
+   */
+  replay?(frame: Pick<FrameOutput, 'stream_info' | 'delta' | 'analytics'>): Promise<void>;
   /** After that chunk was archived (deliveries, saving state now and then). */
   archived?(frame: FrameOutput): Promise<void>;
   /** At every heartbeat: settings changed by another process (see `update`). */

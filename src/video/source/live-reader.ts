@@ -11,6 +11,9 @@
 //    the wall clock, and the frames the source sent meanwhile (gap * fps) count as dropped.
 //  - range and max_frames hold for the whole task: the reopened decoder gets the remaining frame budget, the
 //    range is applied here in stream time (seconds) or index (frames).
+//  - A task that another worker continues after its worker died (opts.resume: the stored checkpoint) is read
+//    as after a reconnect: its first frame comes as late after the stored last frame as the wall clock says,
+//    the frames in between count as dropped, and that frame carries the gap (gapMs) for its chunk.
 import { DecodeError, type DecodedFrame, type VideoDecoder } from './decoder.js';
 import { ProviderError } from '../task-contract.js';
 
@@ -23,6 +26,20 @@ export interface LiveFrame extends DecodedFrame {
   /** Index in the whole live stream (gaps included). */
   streamIndex: number;
   streamTimeMs: number;
+  /** The first frame after a resume: wall-clock ms since the stored last frame. */
+  gapMs?: number;
+}
+
+/** Where a resumed task's stream stood at its last archived frame (its checkpoint). */
+export interface LiveResume {
+  index: number;
+  timeMs: number;
+  wallMs: number;
+  decodedFrames: number;
+  droppedFrames: number;
+  reconnects: number;
+  /** Frames of the task already processed (max_frames counts them). */
+  taken: number;
 }
 
 export interface LiveCounters {
@@ -57,11 +74,26 @@ export class LiveReader {
    * reopens and stalls again spends the same budget rather than getting a new one. */
   #drop: { at: number; attempts: number; delay: number; reason: string } | null = null;
   #offset = { index: 0, timeMs: 0 };
+  /** Continuing a task from its checkpoint: the range is applied here (the first decoder opened without it),
+   * and the first frame reports its gap. */
+  readonly #resumed: boolean;
+  #reportGap = false;
 
   constructor(first: VideoDecoder, private readonly reopen: Reopen, private readonly policy: ReconnectPolicy,
-    private readonly opts: { maxFrames: number; openTimeoutMs: number; range?: { start?: number; end?: number; unit?: 'seconds' | 'frames' }; signal: AbortSignal }) {
+    private readonly opts: { maxFrames: number; openTimeoutMs: number; range?: { start?: number; end?: number; unit?: 'seconds' | 'frames' }; signal: AbortSignal; resume?: LiveResume }) {
     this.#decoder = first;
     this.#buffer = new Uint8Array(first.frameBytes);
+    const r = opts.resume;
+    this.#resumed = r !== undefined;
+    if (r) {
+      this.#last = { index: r.index, timeMs: r.timeMs, wallMs: r.wallMs };
+      this.#rebase = { dropAtWall: r.wallMs };
+      this.#decodedBase = r.decodedFrames;
+      this.#droppedBase = r.droppedFrames;
+      this.#reconnects = r.reconnects;
+      this.#taken = r.taken;
+      this.#reportGap = true;
+    }
   }
 
   get decoder(): VideoDecoder {
@@ -105,11 +137,14 @@ export class LiveReader {
 
   /** Maps a decoder frame onto the stream; 'before'/'after' when the range leaves it out. */
   #place(frame: DecodedFrame): LiveFrame | 'before' | 'after' {
+    let gap: number | undefined;
     if (this.#rebase) {
       const last = this.#last;
       const fps = this.#decoder.info.fps;
       if (last) {
         const gapMs = Math.max(0, frame.wallMs - last.wallMs);
+        if (this.#reportGap) gap = Math.round(gapMs);
+        this.#reportGap = false;
         const lost = fps > 0 ? Math.max(0, Math.round((gapMs / 1000) * fps) - 1) : 0;
         this.#droppedBase += lost;
         this.#offset = { index: last.index + 1 + lost - frame.index, timeMs: last.timeMs + gapMs - frame.ptsMs };
@@ -123,12 +158,12 @@ export class LiveReader {
     this.#last = { index: streamIndex, timeMs: streamTimeMs, wallMs: frame.wallMs };
     // The first decoder applies the range itself; reopened ones run without it (their times restart at 0).
     const r = this.opts.range;
-    if (r && this.#reconnects > 0) {
+    if (r && (this.#reconnects > 0 || this.#resumed)) {
       const pos = r.unit === 'frames' ? streamIndex : streamTimeMs / 1000;
       if (r.end !== undefined && pos >= r.end) return 'after';
       if (r.start !== undefined && pos < r.start) return 'before';
     }
-    return { ...frame, streamIndex, streamTimeMs };
+    return gap === undefined ? { ...frame, streamIndex, streamTimeMs } : { ...frame, streamIndex, streamTimeMs, gapMs: gap };
   }
 
   /** Reopens the source; false when it came back as a finished video (a playlist that got #EXT-X-ENDLIST). */

@@ -9,7 +9,8 @@ import type { FrameOutput, StreamTarget, TrackSummary, VideoTaskRequest } from '
 import { checkSteps } from './plan.js';
 import type { FrameModels, FrameRun, PlannedStep, StepFrame, StepRun, StepTask, WorkTarget } from '../pipeline/frame-step.js';
 import { STEPS } from './step-list.js';
-import { trackerSettings, TrackIds } from '../pipeline/target-tracker.js';
+import { trackerSettings } from '../pipeline/target-tracker.js';
+import { ContinuedTrackIds } from '../pipeline/continued-track-ids.js';
 import { TrackSummaries } from '../pipeline/track-summary.js';
 
 export type { FrameModels } from '../pipeline/frame-step.js';
@@ -36,9 +37,11 @@ export class FramePipeline {
   readonly #frameRuns: FrameRun[];
   /** The frame last processed: the one the next chunk is of. */
   #last: StepFrame | null = null;
+  readonly #ids: ContinuedTrackIds;
 
-  private constructor(readonly plan: PlannedStep[], models: FrameModels, request: VideoTaskRequest, task?: StepTask) {
-    const ctx = { models, tracking: trackerSettings(request.tracker), ids: new TrackIds(), task };
+  private constructor(readonly plan: PlannedStep[], models: FrameModels, request: VideoTaskRequest, task?: StepTask, firstTrackId = 1) {
+    this.#ids = new ContinuedTrackIds(firstTrackId);
+    const ctx = { models, tracking: trackerSettings(request.tracker), ids: this.#ids, task };
     this.#runs = plan.map((step) => {
       const r = step.open(ctx);
       return typeof r === 'function' ? { frame: r } : r;
@@ -50,10 +53,16 @@ export class FramePipeline {
    * Checks the request (ApiError on a bad step, model, class or tracker option) and prepares each step's
    * state (its tracker). Each detect step's detector (parameters.model, default the built-in) is loaded only
    * when a step names it; its labels check that step's `classes`. `task`: the task it runs for (steps that
-   * write beyond the chunk, such as index, need it).
+   * write beyond the chunk, such as index, need it). `firstTrackId`: where the track ids start (above every id
+   * of the task so far, when it continues after its worker died).
    */
-  static async create(request: VideoTaskRequest, models: FrameModels, task?: StepTask): Promise<FramePipeline> {
-    return new FramePipeline(await checkSteps(request, models, task), models, request, task);
+  static async create(request: VideoTaskRequest, models: FrameModels, task?: StepTask, firstTrackId = 1): Promise<FramePipeline> {
+    return new FramePipeline(await checkSteps(request, models, task), models, request, task, firstTrackId);
+  }
+
+  /** Above every track id handed out so far (a checkpoint's next_track_id). */
+  get nextTrackId(): number {
+    return this.#ids.next;
   }
 
   /** Runs every step on one frame (call once per sampled frame, in order) and returns its targets. */

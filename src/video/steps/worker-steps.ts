@@ -70,6 +70,11 @@ export class WorkerSteps {
     return out;
   }
 
+  /** A continued task's archived frames, in order, before its first new one (WorkerStepRun.replay). */
+  async replay(frame: Pick<FrameOutput, 'stream_info' | 'delta' | 'analytics'>): Promise<void> {
+    for (const r of this.runs) await r.replay?.(frame);
+  }
+
   async archived(frame: FrameOutput): Promise<void> {
     for (const r of this.runs) await r.archived?.(frame);
   }

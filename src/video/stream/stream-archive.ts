@@ -4,7 +4,7 @@
 // the bytes always agree (a terminal state implies its terminal chunk is stored).
 import type { Services } from '../../services.js';
 import type { Queryable, Row } from '../../store/db.js';
-import type { FrameOutput, StreamInfo } from '../task-contract.js';
+import type { FrameOutput, StreamInfo, TaskCheckpoint } from '../task-contract.js';
 import { sql as tsql } from '../tasks.sql.js';
 import { sql } from './stream.sql.js';
 import { EMPTY_STREAM_INFO, HEARTBEAT_EVENT, frameEvent, terminalEvents, type FinishReason, type TerminalUsage } from './chunks.js';
@@ -18,6 +18,10 @@ export interface LockedTask {
   streamBytes: number;
   chunkCount: number;
   attempts: number;
+  /** How often the task was handed to another worker after its worker died. */
+  resumes: number;
+  /** A checkpoint is stored: another worker may continue the task (docs/video.md, "When a worker dies"). */
+  resumable: boolean;
   leaseOwner: string | null;
   leaseExpired: boolean;
   /** The last frame's stream_info (progress column). */
@@ -44,11 +48,15 @@ function locked(r: Row): LockedTask {
   return {
     id: String(r.id), status: r.status as TaskState, model: String(r.model),
     streamBytes: Number(r.stream_bytes), chunkCount: Number(r.chunk_count), attempts: Number(r.attempts),
+    resumes: Number(r.resumes ?? 0), resumable: r.resumable === true,
     leaseOwner: (r.lease_owner as string | null) ?? null, leaseExpired: r.lease_expired === true,
     lastInfo: { ...EMPTY_STREAM_INFO, ...((r.progress as Partial<StreamInfo> | null) ?? {}) },
     startedAt: r.started_at ? new Date(r.started_at as string) : null,
   };
 }
+
+/** Archive rows read per query when a task's frames are replayed. */
+const REPLAY_ROWS = 2048;
 
 /** Where this process's last frame append left a task's archive: the next one-statement append's expectation. */
 interface Tail { end: number; chunks: number; model: string }
@@ -96,19 +104,21 @@ export class StreamArchive {
    * expects the row as the last append left it (sql.appendFrame), and only when the row moved since (a
    * heartbeat, a cancel, another owner) does it take the row lock. The one statement costs PGlite about half
    * the main thread's time of a transaction of four, and a live camera makes one a frame
-   * (docs/capacity.md, "The embedded database's cost").
+   * (docs/capacity.md, "The embedded database's cost"). `checkpoint`: the task's checkpoint after this chunk,
+   * stored by the same statement (null for a task that cannot resume).
    */
-  async appendFrame(taskId: string, owner: string, frame: FrameOutput, leaseMs: number): Promise<AppendOutcome> {
+  async appendFrame(taskId: string, owner: string, frame: FrameOutput, leaseMs: number, checkpoint: TaskCheckpoint | null = null): Promise<AppendOutcome> {
     const tail = this.tails.get(taskId);
     this.tails.delete(taskId);
-    if (tail && (await this.appendAtTail(taskId, owner, frame, leaseMs, tail))) return 'appended';
+    const cp = checkpoint ? JSON.stringify(checkpoint) : null;
+    if (tail && (await this.appendAtTail(taskId, owner, frame, leaseMs, cp, tail))) return 'appended';
     let next: Tail | null = null;
     const r = await this.withTask(taskId, async (task, q, append) => {
       if (task.leaseOwner !== owner) return 'lost' as const;
       if (task.status === 'cancelling') return 'cancelling' as const;
       if (task.status !== 'running' && task.status !== 'streaming') return 'lost' as const;
       const n = await append(frameEvent(taskId, task.chunkCount, frame, task.model));
-      await q.query(tsql.appendedFrame, [taskId, n, JSON.stringify(frame.stream_info), leaseMs]);
+      await q.query(tsql.appendedFrame, [taskId, n, JSON.stringify(frame.stream_info), leaseMs, cp]);
       next = { end: task.streamBytes + n, chunks: task.chunkCount + 1, model: task.model };
       return 'appended' as const;
     });
@@ -125,10 +135,10 @@ export class StreamArchive {
   }
 
   /** The one-statement append at `tail`; false when the row is no longer as it says (nothing was written). */
-  private async appendAtTail(taskId: string, owner: string, frame: FrameOutput, leaseMs: number, tail: Tail): Promise<boolean> {
+  private async appendAtTail(taskId: string, owner: string, frame: FrameOutput, leaseMs: number, checkpoint: string | null, tail: Tail): Promise<boolean> {
     const bytes = Buffer.from(frameEvent(taskId, tail.chunks, frame, tail.model), 'utf8');
     const end = tail.end + bytes.length;
-    const params = [taskId, bytes.length, JSON.stringify(frame.stream_info), leaseMs, tail.end, owner, bytes, tail.chunks];
+    const params = [taskId, bytes.length, JSON.stringify(frame.stream_info), leaseMs, checkpoint, tail.end, owner, bytes, tail.chunks];
     const notify = this.hub.notifyArgs(taskId, end);
     const rows = await this.s.db.query(notify ? sql.appendFrameNotify : sql.appendFrame, notify ? [...params, ...notify] : params);
     if (rows.length !== 1) return false;
@@ -184,6 +194,25 @@ export class StreamArchive {
       await q.query(tsql.release, [taskId]);
       return 'released' as const;
     }).then((r) => r ?? 'gone');
+  }
+
+  /**
+   * Calls `fn` with every frame chunk archived so far, in order (what a worker that continues a task rebuilds
+   * its state from: docs/video.md, "When a worker dies"). Returns how many there were.
+   */
+  async forEachFrame(taskId: string, fn: (frame: Pick<FrameOutput, 'stream_info' | 'delta' | 'analytics'>) => void | Promise<void>): Promise<number> {
+    let frames = 0, offset = 0;
+    for (;;) {
+      // Every row is whole events, so a read of whole rows ends on an event boundary.
+      const { bytes } = await this.read(taskId, offset, REPLAY_ROWS);
+      if (bytes.length === 0) return frames;
+      offset += bytes.length;
+      for (const ev of bytes.toString('utf8').split('\n\n')) {
+        if (!ev.startsWith('data: {') || !ev.includes('"finish_reason":null')) continue;
+        await fn(JSON.parse(ev.slice(6)));
+        frames++;
+      }
+    }
   }
 
   /** Reads the archive from byte `from`: at most `maxRows` rows, concatenated (the first row sliced to start at `from`). */

@@ -5,20 +5,22 @@ import { FRAME_APPENDED } from '../tasks.sql.js';
 
 /**
  * A frame chunk in one statement, for the worker that made the task's last append: the task moves on
- * (FRAME_APPENDED: $2 bytes, $3 stream_info, $4 lease ms) and the bytes $7 land at offset $5 only while the
- * row is as that worker left it (owner $6, a running state, the archive ending at $5 after $8 chunks); else
- * nothing changes and no row comes back, and the caller takes the row lock to find out why.
+ * (FRAME_APPENDED: $2 bytes, $3 stream_info, $4 lease ms, $5 checkpoint) and the bytes $8 land at offset $6
+ * only while the row is as that worker left it (owner $7, a running state, the archive ending at $6 after $9
+ * chunks); else nothing changes and no row comes back, and the caller takes the row lock to find out why.
+ * The owner check is the fence: a worker frozen past its lease, whose task another worker took over, matches
+ * no row when it wakes.
  */
 const FRAME_IN_ONE = `WITH moved AS (
     UPDATE video_tasks SET ${FRAME_APPENDED}
-    WHERE id = $1 AND lease_owner = $6 AND status IN ('running', 'streaming') AND stream_bytes = $5 AND chunk_count = $8
+    WHERE id = $1 AND lease_owner = $7 AND status IN ('running', 'streaming') AND stream_bytes = $6 AND chunk_count = $9
     RETURNING id),
-  stored AS (INSERT INTO video_stream_bytes (task_id, byte_offset, bytes) SELECT id, $5, $7 FROM moved RETURNING task_id)`;
+  stored AS (INSERT INTO video_stream_bytes (task_id, byte_offset, bytes) SELECT id, $6, $8 FROM moved RETURNING task_id)`;
 
 export const sql = {
   appendFrame: `${FRAME_IN_ONE} SELECT task_id FROM stored`,
-  /** The same on PostgreSQL, telling other processes at commit (pg_notify($9, $10), as stream-hub.ts). */
-  appendFrameNotify: `${FRAME_IN_ONE} SELECT pg_notify($9, $10) FROM stored`,
+  /** The same on PostgreSQL, telling other processes at commit (pg_notify($10, $11), as stream-hub.ts). */
+  appendFrameNotify: `${FRAME_IN_ONE} SELECT pg_notify($10, $11) FROM stored`,
   append: `INSERT INTO video_stream_bytes (task_id, byte_offset, bytes) VALUES ($1, $2, $3)`,
   // Rows from the one containing byte $2 onwards (the caller slices the first), in order, at most $3.
   readFrom: `SELECT byte_offset, bytes FROM video_stream_bytes

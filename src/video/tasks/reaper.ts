@@ -1,19 +1,27 @@
 // Expired leases: the worker holding the task stopped heartbeating (crashed, killed, partitioned). A task with
-// no chunk yet goes back to pending while it has attempts left (else failed); one mid-stream fails with a
-// terminal `error` chunk (its partial archive stays replayable; tasks never resume); a cancelling one
-// is cancelled. Runs in every process with the video module, so tasks never stay running forever even when
+// no chunk yet goes back to pending while it has attempts left (else failed); one mid-stream with a
+// checkpoint (a live source: docs/video.md, "When a worker dies") goes back to the queue to continue on
+// another worker, at most MAX_RESUMES times, keeping its running state; any other one mid-stream fails with
+// a terminal `error` chunk (its partial archive stays replayable); a cancelling one is cancelled. Runs in every process with the video module, so tasks never stay running forever even when
 // every worker is gone. Each task is re-checked under its row lock, so a worker that was merely slow and
 // two reapers racing both see the same, single outcome.
 import type { Services } from '../../services.js';
 import { taskErrors } from '../../errors.js';
 import { sql } from '../tasks.sql.js';
 import type { StreamArchive } from '../stream/stream-archive.js';
+import type { StreamHub } from '../stream/stream-hub.js';
+import { countTaskResume } from '../../metrics/video.js';
+
+/** How often a task may be handed to another worker after its worker died; after that it fails worker_lost. */
+export const MAX_RESUMES = 3;
 
 export class Reaper {
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
 
-  constructor(private readonly s: Services, private readonly archive: StreamArchive, private readonly intervalMs: number) {}
+  /** `hub`: wakes idle workers when a task is queued to continue. */
+  constructor(private readonly s: Services, private readonly archive: StreamArchive, private readonly intervalMs: number,
+    private readonly hub?: Pick<StreamHub, 'announceNewTask'>) {}
 
   start(): void {
     if (this.timer) return;
@@ -42,6 +50,7 @@ export class Reaper {
   async reapOnce(): Promise<number> {
     const rows = await this.s.db.query(sql.expiredLeases, [50]);
     let moved = 0;
+    let queued = 0;
     for (const r of rows) {
       const id = String(r.id);
       const did = await this.archive.withTask(id, async (task, q, append) => {
@@ -57,17 +66,26 @@ export class Reaper {
             await this.archive.finishIn(q, task, append, { status: 'failed', reason: 'error', usage,
               error: taskErrors.workerLostBeforeFirstChunk(task.attempts) });
           }
+        } else if ((task.status === 'running' || task.status === 'streaming') && task.resumable && task.resumes < MAX_RESUMES) {
+          await q.query(sql.awaitResume, [id]);
+          return 'queued' as const;
         } else if (task.status === 'running' || task.status === 'streaming') {
           await this.archive.finishIn(q, task, append, { status: 'failed', reason: 'error', usage,
             error: taskErrors.workerLostMidStream(task.chunkCount) });
         } else return false;
         return true;
       });
-      if (did) {
+      if (did === 'queued') {
+        moved++;
+        queued++;
+        countTaskResume('queued');
+        this.s.log.warn({ taskId: id }, 'video task lease expired; queued to continue on another worker');
+      } else if (did) {
         moved++;
         this.s.log.warn({ taskId: id }, 'video task lease expired; reaped');
       }
     }
+    if (queued > 0) await this.hub?.announceNewTask().catch(() => {});
     return moved;
   }
 }

@@ -57,6 +57,8 @@ export function taskRecord(r: Row, withRequest = false): Record<string, unknown>
     },
     usage: r.usage ?? null,
     error: r.error ?? null,
+    attempts: Number(r.attempts ?? 0),
+    resumes: Number(r.resumes ?? 0),
     ...(withRequest ? { request: r.request } : {}),
   };
 }
@@ -163,8 +165,9 @@ export class TaskStore {
 
   /**
    * Pending: cancelled at once (with a terminal `cancelled` chunk so the stream is complete). Running or
-   * streaming: `cancelling`; the worker finishes it at its next chunk boundary. Cancelled/cancelling: the
-   * same answer again. Succeeded/failed: 409.
+   * streaming: `cancelling`; the worker finishes it at its next chunk boundary. Running or streaming with no
+   * worker (its worker died and it waits for another to continue it): cancelled at once, like a pending one.
+   * Cancelled/cancelling: the same answer again. Succeeded/failed: 409.
    */
   async cancel(projectId: string, id: string): Promise<Record<string, unknown>> {
     const [own] = await this.s.db.query(sql.byId, [id, projectId]);
@@ -177,6 +180,12 @@ export class TaskStore {
         await this.archive.finishIn(q, task, append, {
           status: 'cancelled', reason: 'cancelled',
           usage: { processed_frames: 0, processing_time_ms: 0, decoded_frames: 0, dropped_frames: 0 },
+        });
+      } else if ((task.status === 'running' || task.status === 'streaming') && task.leaseOwner === null) {
+        const info = task.lastInfo;
+        await this.archive.finishIn(q, task, append, {
+          status: 'cancelled', reason: 'cancelled',
+          usage: { processed_frames: task.chunkCount, processing_time_ms: info.elapsed_ms, decoded_frames: info.decoded_frames, dropped_frames: info.dropped_frames },
         });
       } else if (task.status === 'running' || task.status === 'streaming') {
         await q.query(sql.setCancelling, [id]);

@@ -11,6 +11,9 @@
 // A live source (decoder info.live) is read through LiveReader instead: no read-ahead (the newest frame
 // wins), reconnects within input[].reconnect, and a source that does not come back is a ProviderError with
 // code source_lost (after the first chunk the task fails with it; before, the next provider is tried).
+// Its frames say the task can continue elsewhere (FrameOutput.resumable), and a run handed a checkpoint
+// (ctx.resume: its worker died) continues from the live edge with the ids and counters after it
+// (docs/video.md, "When a worker dies"); a source that is no longer live cannot be continued.
 import { isApiError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { DecodeError, type FrameBatch, type VideoDecoder } from '../source/decoder.js';
@@ -19,7 +22,7 @@ import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } 
 import { FramePipeline, type FrameModels } from '../steps/frame-pipeline.js';
 import type { StepServices } from '../pipeline/frame-step.js';
 import { withRunPriority } from '../../inference/runtime.js';
-import { LiveReader, SourceLostError } from '../source/live-reader.js';
+import { LiveReader, SourceLostError, type LiveResume } from '../source/live-reader.js';
 import { openVideo } from '../source/video-source.js';
 import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
 
@@ -76,13 +79,23 @@ export class LocalProvider implements VideoProvider {
         readTimeoutMs: stallMs, hwaccel: this.deps.hwaccel,
       });
       const openMs = Math.max(stallMs, MIN_PROBE_TIMEOUT_MS);
-      decoder = await open(input.max_frames, openMs);
+      const cp = ctx.resume;
+      const maxFrames = input.max_frames ?? DEFAULT_MAX_FRAMES;
+      // The worker died after archiving the last frame the task may have: only the terminal chunk is missing.
+      if (cp && cp.frames >= maxFrames) return this.#resumedAtEnd(cp, pipeline, started);
+      // A resumed live source applies the range itself (LiveReader), its decoder gets the frames left.
+      decoder = cp ? await open(maxFrames - cp.frames, openMs, undefined) : await open(input.max_frames, openMs);
       const { info } = decoder;
+      if (cp && !info.live) throw new ProviderError(this.name, 'The task cannot continue: its source is no longer a live stream');
       if (info.live) {
+        const resume: LiveResume | undefined = cp && {
+          index: cp.frame_index, timeMs: cp.stream_time_ms, wallMs: cp.received_at_ms, decodedFrames: cp.decoded_frames,
+          droppedFrames: cp.dropped_frames, reconnects: cp.reconnects, taken: cp.frames,
+        };
         const live = new LiveReader(decoder, (maxFrames, timeoutMs) => open(maxFrames, timeoutMs, undefined), {
           maxAttempts: input.reconnect?.max_attempts ?? DEFAULT_RECONNECT.max_attempts,
           maxSeconds: input.reconnect?.max_seconds ?? DEFAULT_RECONNECT.max_seconds,
-        }, { maxFrames: input.max_frames ?? DEFAULT_MAX_FRAMES, openTimeoutMs: openMs, range: input.range, signal });
+        }, { maxFrames, openTimeoutMs: openMs, range: input.range, signal, resume });
         try {
           return await this.#runLive(live, pipeline, ctx, started, () => { emitted = true; });
         } finally {
@@ -151,10 +164,26 @@ export class LocalProvider implements VideoProvider {
     }
   }
 
+  /** A resumed task whose frames are all archived: it ends as its last frame left it. */
+  async #resumedAtEnd(cp: NonNullable<ProviderContext['resume']>, pipeline: FramePipeline, started: number): Promise<ProviderResult> {
+    await pipeline.finish();
+    const last: StreamInfo = {
+      frame_index: cp.frame_index, total_frames: null, decoded_frames: cp.decoded_frames, dropped_frames: cp.dropped_frames, fps: 0,
+      elapsed_ms: cp.elapsed_ms, stream_time_ms: cp.stream_time_ms, received_at_ms: cp.received_at_ms, live: true, reconnects: cp.reconnects,
+    };
+    return {
+      finish_reason: 'max_frames', stream_info: last, tracks: [],
+      usage: { processed_frames: 0, processing_time_ms: Math.round(performance.now() - started), decoded_frames: cp.decoded_frames, dropped_frames: cp.dropped_frames },
+    };
+  }
+
   /** The live loop: take the newest frame, process it, emit; until max_frames, the source's end or a cancel. */
   async #runLive(live: LiveReader, pipeline: FramePipeline, ctx: ProviderContext, started: number, onEmit: () => void): Promise<ProviderResult> {
     const { signal } = ctx;
     const info = () => live.decoder.info;
+    // A resumed task's elapsed time goes on from its checkpoint's, the outage included.
+    const cp = ctx.resume;
+    const elapsedBase = cp ? cp.elapsed_ms + Math.max(0, Date.now() - cp.received_at_ms) : 0;
     let last: StreamInfo = { frame_index: 0, total_frames: null, decoded_frames: 0, dropped_frames: 0, fps: info().fps, elapsed_ms: 0, live: true, reconnects: 0 };
     let processed = 0;
     let refused = 0;
@@ -183,10 +212,14 @@ export class LocalProvider implements VideoProvider {
       const c = live.counters();
       last = {
         frame_index: frame.streamIndex, total_frames: null, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused,
-        fps: info().fps, elapsed_ms: Math.round(performance.now() - started),
+        fps: info().fps, elapsed_ms: Math.round(elapsedBase + performance.now() - started),
         stream_time_ms: Math.round(frame.streamTimeMs), received_at_ms: frame.wallMs, live: true, reconnects: c.reconnects,
+        ...(frame.gapMs !== undefined ? { gap_ms: frame.gapMs } : {}),
       };
-      const made: FrameOutput = { stream_info: last, delta: { results: [{ index: 0, targets }] }, frame_size: { width: frame.width, height: frame.height } };
+      const made: FrameOutput = {
+        stream_info: last, delta: { results: [{ index: 0, targets }] }, frame_size: { width: frame.width, height: frame.height },
+        resumable: { next_track_id: pipeline.nextTrackId },
+      };
       // The worker's steps (analytics) first, so this pipeline's chunk hooks (index) see what they add.
       const out = ctx.complete ? ctx.complete(made) : made;
       await pipeline.chunk(out);
@@ -197,7 +230,8 @@ export class LocalProvider implements VideoProvider {
     }
     await pipeline.finish();
     const c = live.counters();
-    last = { ...last, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused, elapsed_ms: Math.round(performance.now() - started) };
+    const { gap_ms: _gap, ...lastInfo } = last;
+    last = { ...lastInfo, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused, elapsed_ms: Math.round(elapsedBase + performance.now() - started) };
     return {
       finish_reason: finish,
       stream_info: last,
@@ -209,7 +243,7 @@ export class LocalProvider implements VideoProvider {
   async #pipeline(request: VideoTaskRequest, ctx: ProviderContext): Promise<FramePipeline> {
     try {
       const task = { id: ctx.taskId, projectId: ctx.projectId, request, services: this.deps.services ?? {} };
-      return await FramePipeline.create(request, this.deps.models, task);
+      return await FramePipeline.create(request, this.deps.models, task, ctx.resume?.next_track_id);
     } catch (e) {
       if (isApiError(e) || e instanceof ProviderError) throw e;
       throw new ProviderError(this.name, `The pipeline's models could not be loaded: ${(e as Error).message}`);

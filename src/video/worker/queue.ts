@@ -1,9 +1,11 @@
 // The task queue is the video_tasks table: a worker claims the oldest pending task in one statement
 // (FOR UPDATE SKIP LOCKED, so concurrent workers never claim the same row and never wait on each other) and
 // holds it by a lease that heartbeats renew. Attempts are counted per claim and bounded (tasks/reaper.ts).
+// A task whose worker died with a checkpoint stored is claimed first, and comes with that checkpoint
+// (docs/video.md, "When a worker dies").
 import type { Services } from '../../services.js';
 import { sql } from '../tasks.sql.js';
-import type { TaskJob } from '../task-contract.js';
+import { readCheckpoint, type StreamInfo, type TaskCheckpoint, type TaskJob } from '../task-contract.js';
 import type { TaskState } from '../task-contract.js';
 
 export interface ClaimedTask {
@@ -14,6 +16,14 @@ export interface ClaimedTask {
   job: TaskJob;
   attempts: number;
   maxAttempts: number;
+  /** How often the task was handed on after its worker died. */
+  resumes: number;
+  /** Frame chunks already archived (0 for a task's first run). */
+  chunkCount: number;
+  /** The checkpoint to continue from: a task another worker began; null for a fresh start. */
+  checkpoint: TaskCheckpoint | null;
+  /** The last archived frame's stream_info, when chunks were archived. */
+  lastInfo: StreamInfo | null;
 }
 
 export class TaskQueue {
@@ -25,7 +35,9 @@ export class TaskQueue {
     return {
       id: String(r.id), projectId: String(r.project_id), keyId: (r.key_id as string | null) ?? null, model: String(r.model),
       job: (typeof r.job === 'string' ? JSON.parse(r.job) : r.job) as TaskJob,
-      attempts: Number(r.attempts), maxAttempts: Number(r.max_attempts),
+      attempts: Number(r.attempts), maxAttempts: Number(r.max_attempts), resumes: Number(r.resumes ?? 0),
+      chunkCount: Number(r.chunk_count ?? 0), checkpoint: r.checkpoint ? readCheckpoint(r.checkpoint) : null,
+      lastInfo: r.progress ? ((typeof r.progress === 'string' ? JSON.parse(r.progress) : r.progress) as StreamInfo) : null,
     };
   }
 

@@ -3,18 +3,22 @@
 // the first frame a provider failure moves on to the next provider (at most 2 retries, and nothing was
 // archived, so nothing is duplicated); after it the task fails with a terminal `error` chunk. A bad input
 // (ApiError) fails at once. Cancel is honoured at every chunk boundary and aborts the provider's signal.
+// A live task's chunks carry its checkpoint (TaskCheckpoint, stored by the same fenced append), and a task
+// claimed with one continues where its dead worker left it: the archive is replayed into the results fold and
+// the worker steps (analytics totals carry over), chunk ids and counters go on, and the provider continues
+// from the live edge (docs/video.md, "When a worker dies").
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { isApiError, taskErrors } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { ProviderError, type FrameOutput, type ProviderResult, type StreamInfo, type VideoProvider } from '../task-contract.js';
+import { ProviderError, type FrameOutput, type ProviderResult, type StreamInfo, type TaskCheckpoint, type VideoProvider } from '../task-contract.js';
 import type { TaskQueue, ClaimedTask } from './queue.js';
 import type { StreamArchive, Finish } from '../stream/stream-archive.js';
 import type { StreamHub } from '../stream/stream-hub.js';
 import { buildResults, recordUsage, TrackFold } from './results.js';
 import type { VideoSettings } from '../../config/index.js';
 import { EMPTY_STREAM_INFO } from '../stream/chunks.js';
-import { observeChunk, observeTaskEnd } from '../../metrics/video.js';
+import { countTaskResume, observeChunk, observeTaskEnd } from '../../metrics/video.js';
 import { spanTraceparent, spanUnder, traceIdOf, type SpanIds } from '../../tracing/traceparent.js';
 import { recordSpan, spansOn } from '../../tracing/spans.js';
 import { LiveStepRuns, WorkerSteps } from '../steps/worker-steps.js';
@@ -162,6 +166,9 @@ class TaskRun {
     /** Opens the task's MQTT publishing (null: it did not ask, or this process has no broker), after its steps. */
     private readonly openMqtt: () => TaskMqtt | null) {
     this.span = spansOn ? spanUnder(task.job.traceparent) : null;
+    // A continued task: its frames so far count (usage bills each frame once, at the end, by whoever ends it).
+    this.emitted = task.chunkCount;
+    if (task.lastInfo) this.lastInfo = { ...EMPTY_STREAM_INFO, ...task.lastInfo };
     this.done = this.run().catch((e) => { this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed'); });
   }
 
@@ -220,7 +227,7 @@ class TaskRun {
     const outcome = await this.serial(async () => {
       if (this.over) return 'lost' as const;
       const out = this.steps && !this.completed.has(frame) ? this.steps.frame(frame) : frame;
-      const o = await this.archive.appendFrame(this.task.id, this.owner, out, this.settings.leaseMs);
+      const o = await this.archive.appendFrame(this.task.id, this.owner, out, this.settings.leaseMs, this.checkpoint(out));
       if (o === 'appended') {
         observeChunk(frame.stream_info, this.lastInfo);
         this.emitted++;
@@ -237,6 +244,38 @@ class TaskRun {
     if (outcome === 'lost') { this.lost(); return false; }
     return true;
   };
+
+  /** The checkpoint stored with a frame's chunk: for a live frame of a provider that can continue it, else none. */
+  private checkpoint(out: FrameOutput): TaskCheckpoint | null {
+    const info = out.stream_info;
+    if (!out.resumable || info.live !== true) return null;
+    let next = out.resumable.next_track_id;
+    for (const r of out.delta.results) for (const t of r.targets) next = Math.max(next, t.track_id + 1);
+    return {
+      v: 1, frames: this.emitted + 1, frame_index: info.frame_index, stream_time_ms: info.stream_time_ms ?? 0,
+      received_at_ms: info.received_at_ms ?? Date.now(), decoded_frames: info.decoded_frames, dropped_frames: info.dropped_frames,
+      reconnects: info.reconnects ?? 0, elapsed_ms: info.elapsed_ms, next_track_id: next, live: true,
+    };
+  }
+
+  /**
+   * A task another worker began: its archived frames go through the results fold and the worker steps
+   * before the first new one. False when it cannot continue (no checkpoint this version reads): it fails.
+   */
+  private async resume(): Promise<boolean> {
+    if (this.task.chunkCount === 0) return true;
+    if (!this.task.checkpoint) {
+      await this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.workerLostMidStream(this.task.chunkCount) });
+      return false;
+    }
+    await this.archive.forEachFrame(this.task.id, async (f) => {
+      this.fold.add(f as FrameOutput);
+      await this.steps?.replay(f);
+    });
+    countTaskResume('continued');
+    this.s.log.info({ taskId: this.task.id, resumes: this.task.resumes, frames: this.task.chunkCount }, 'video task continues after its worker died');
+    return true;
+  }
 
   private async beat(): Promise<void> {
     if (this.over) return;
@@ -261,6 +300,7 @@ class TaskRun {
     }, this.settings.heartbeatMs);
     try {
       this.steps = await WorkerSteps.open(this.s, this.task.id, this.task.job.request, this.live);
+      if (!(await this.resume())) return;
       this.mqtt = this.openMqtt();
       await this.runProviders();
     } catch (e) {
@@ -306,7 +346,10 @@ class TaskRun {
     const tried: string[] = [];
     // While spans are exported the providers' calls hang under this run's span.
     const traceparent = this.span ? spanTraceparent(this.span, this.span.spanId) : this.task.job.traceparent;
-    const ctx = { taskId: this.task.id, projectId: this.task.projectId, traceparent, signal: this.controller.signal, emit: this.emit, complete: this.complete };
+    const ctx = {
+      taskId: this.task.id, projectId: this.task.projectId, traceparent, signal: this.controller.signal, emit: this.emit, complete: this.complete,
+      ...(this.task.checkpoint && this.task.chunkCount > 0 ? { resume: this.task.checkpoint } : {}),
+    };
     for (const provider of providers.slice(0, MAX_PROVIDER_TRIES)) {
       let result: ProviderResult;
       try {
@@ -330,7 +373,9 @@ class TaskRun {
       if (this.over) return;
       if (this.stopping) return this.shutdownEnd();
       const usage = { ...result.usage, processed_frames: this.emitted, processing_time_ms: Math.round(result.usage.processing_time_ms) };
-      const results: Record<string, unknown> = { ...buildResults(this.task.id, this.task.model, this.emitted, result, this.fold) };
+      // A continued task's provider saw only its own frames: the fold over the whole archive summarises its tracks.
+      const whole = this.task.chunkCount > 0 ? { ...result, tracks: [] } : result;
+      const results: Record<string, unknown> = { ...buildResults(this.task.id, this.task.model, this.emitted, whole, this.fold) };
       const end = this.steps && !this.steps.empty ? await this.steps.finish() : undefined;
       this.mqtt?.finish(end?.chunk);
       Object.assign(results, end?.results);

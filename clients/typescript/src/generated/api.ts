@@ -1066,6 +1066,8 @@ export interface Operations {
         code: string;
         message: string;
       } | null;
+      attempts: number;
+      resumes: number;
       index?: {
         collection: string;
         items_added: number;
@@ -1121,6 +1123,8 @@ export interface Operations {
         code: string;
         message: string;
       } | null;
+      attempts: number;
+      resumes: number;
       index?: {
         collection: string;
         items_added: number;
@@ -1195,6 +1199,8 @@ export interface Operations {
           code: string;
           message: string;
         } | null;
+        attempts: number;
+        resumes: number;
         index?: {
           collection: string;
           items_added: number;

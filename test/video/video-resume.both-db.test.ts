@@ -1,0 +1,245 @@
+// A task outlives its worker (docs/video.md, "When a worker dies"), on one real PostgreSQL
+// (SIGHTFLOW_TEST_DB=postgres only; skipped on PGlite, which one process owns): an API node in this process
+// (its reaper looks often) and separate worker processes (./live-worker.ts: `sightflow worker` with the real
+// LocalProvider and models) on a real RTSP camera (test/helpers/rtsp_server.py looping TUD-Campus). A live
+// task survives three SIGKILLs of its worker, each restarted: status never terminal in between, each gap
+// marked, track ids never reused, line totals never going backwards, chunk ids contiguous and one terminal
+// chunk and [DONE] at the end; a worker frozen (SIGSTOP) past its lease appends nothing once it wakes, and the
+// fourth expiry fails worker_lost; a file task still fails worker_lost as before.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { api, backend, freshDatabaseUrl, type TestApp } from '../helpers/app.js';
+import { projectRoot } from '../../src/paths.js';
+import { evalDataSkip } from '../../eval/dir.js';
+import { TUD_CAMPUS } from '../helpers/eval-data.js';
+import { liveClip, startRtspServer, type RtspSource } from '../helpers/live-sources.js';
+import { serveFile } from '../helpers/media-server.js';
+import { chunksOf, createTask, parseEvents, readStream, startVideoApp, waitFor, waitStatus } from '../helpers/video-tasks.js';
+
+const skip = backend !== 'postgres' ? 'PostgreSQL only (SIGHTFLOW_TEST_DB=postgres)' : evalDataSkip('tracking/TUD-Campus/TUD-Campus.mp4');
+// Long enough that loading the models on two busy cores never outlasts a lease; short enough for a test.
+const LEASE_MS = 5000;
+const WORKER = fileURLToPath(new URL('./live-worker.ts', import.meta.url));
+/** Waits on the loaded 2-core machine: generous, always bounded. */
+const WAIT_MS = 90_000;
+
+let a: TestApp;
+let rtsp: RtspSource;
+let dataDir: string;
+let databaseUrl: string;
+const workers = new Set<ChildProcess>();
+
+function startWorker(): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+      env: {
+        ...process.env, DATABASE_URL: databaseUrl, SIGHTFLOW_DATA_DIR: dataDir, SIGHTFLOW_LOG_LEVEL: 'info',
+        SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
+        SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true', SIGHTFLOW_NO_WORKER: 'false',
+        SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS), SIGHTFLOW_VIDEO_HEARTBEAT_MS: '250',
+        SIGHTFLOW_VIDEO_POLL_MS: '200', SIGHTFLOW_WORKER_CONCURRENCY: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    workers.add(child);
+    let stderr = '';
+    child.stderr!.on('data', (d) => { stderr = (stderr + d).slice(-4000); });
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.includes('"sightflow worker running"')) resolve(child);
+    });
+    child.on('close', (code, signal) => {
+      workers.delete(child);
+      reject(new Error(`worker exited (${code ?? signal}) before it ran: ${stderr}`));
+    });
+  });
+}
+
+function kill(w: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (signal !== 'SIGKILL') { w.kill(signal); return Promise.resolve(); }
+  if (w.exitCode !== null || w.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => { w.once('exit', () => resolve()); w.kill('SIGKILL'); });
+}
+
+const record = async (id: string) => (await api(a, `/v1/video/tasks/${id}`)).body;
+const processed = async (id: string) => Number((await record(id)).progress.processed_frames);
+
+/** Waits until the task archived `n` frames (a chunk more than it had, at least). */
+const framesReach = (id: string, n: number) => waitFor(`task ${id} to reach ${n} frames`, async () => (await processed(id)) >= n, WAIT_MS);
+
+/** Every status the task record shows while `run` runs (polled), for "never terminal in between". */
+async function statusesDuring<T>(id: string, run: () => Promise<T>): Promise<{ result: T; seen: Set<string> }> {
+  const seen = new Set<string>();
+  let on = true;
+  const poll = (async () => {
+    while (on) {
+      seen.add(String((await record(id)).status));
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  })();
+  try {
+    return { result: await run(), seen };
+  } finally {
+    on = false;
+    await poll;
+  }
+}
+
+// People walk across TUD-Campus (640x480) from side to side: a line down the middle is crossed.
+const liveTask = (maxFrames: number) => ({
+  input: [{ type: 'video_url', url: rtsp.url, sampling: { mode: 'fps', value: 2 }, max_frames: maxFrames }],
+  steps: [
+    { model: 'detect', parameters: { classes: ['person'] } },
+    { model: 'analytics', parameters: { lines: [{ id: 'middle', points: [[320, 0], [320, 480]] }] } },
+  ],
+});
+
+/** The archive's frame chunks split where a worker took over (the chunk that carries gap_ms starts a part). */
+function parts(frames: any[]): any[][] {
+  const out: any[][] = [[]];
+  for (const c of frames) {
+    if (c.stream_info.gap_ms !== undefined) out.push([]);
+    out.at(-1)!.push(c);
+  }
+  return out;
+}
+
+/** The checks every continued task's archive passes, whatever its end. */
+function assertContinued(id: string, bytes: Buffer, gaps: number): any[] {
+  const chunks = chunksOf(bytes);
+  assert.deepEqual(chunks.map((c) => c.id), chunks.map((_, i) => `${id}.${i}`), 'chunk ids 0..N-1, each once');
+  assert.equal(chunks.filter((c) => c.finish_reason !== null).length, 1, 'one terminal chunk');
+  assert.notEqual(chunks.at(-1).finish_reason, null, 'the terminal chunk is the last');
+  assert.equal(parseEvents(bytes).at(-1)!.kind, 'done');
+  const frames = chunks.slice(0, -1);
+  const split = parts(frames);
+  assert.equal(split.length, gaps + 1, `${gaps} gaps marked: ${JSON.stringify(frames.map((c) => c.stream_info.gap_ms ?? null))}`);
+  for (const c of frames.filter((f) => f.stream_info.gap_ms !== undefined)) assert.ok(c.stream_info.gap_ms >= 0);
+  for (let i = 1; i < frames.length; i++) {
+    assert.ok(frames[i].stream_info.frame_index > frames[i - 1].stream_info.frame_index, 'frame indices continue after the stored one');
+    assert.ok(frames[i].stream_info.stream_time_ms > frames[i - 1].stream_info.stream_time_ms, 'stream time goes on');
+  }
+  // Track ids: each worker's ids start above every id before it.
+  let highest = 0;
+  for (const part of split) {
+    const ids = part.flatMap((c) => c.delta.results[0].targets.map((t: any) => t.track_id as number));
+    if (ids.length > 0) assert.ok(Math.min(...ids) > highest, `ids ${[...new Set(ids)]} after ${highest}: no id reused`);
+    highest = Math.max(highest, ...ids);
+  }
+  // Line totals never go backwards.
+  let last = { in: 0, out: 0 };
+  for (const c of frames) {
+    const now = c.analytics.totals.lines.middle;
+    assert.ok(now.in >= last.in && now.out >= last.out, `totals ${JSON.stringify(now)} after ${JSON.stringify(last)}`);
+    last = now;
+  }
+  return frames;
+}
+
+before(async () => {
+  if (skip) return;
+  dataDir = mkdtempSync(join(tmpdir(), 'sightflow-video-resume-'));
+  databaseUrl = (await freshDatabaseUrl())!;
+  // Its reaper looks often, so a dead worker's task moves on soon after its lease.
+  a = await startVideoApp({ SIGHTFLOW_VIDEO_REAPER_MS: '250', SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS) }, { dataDir, databaseUrl });
+  rtsp = await startRtspServer(await liveClip(TUD_CAMPUS()));
+});
+
+after(async () => {
+  for (const w of workers) await kill(w);
+  await rtsp?.close();
+  await a?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('a live RTSP task survives three SIGKILLs of its worker: gaps marked, ids never reused, totals carried over', { skip, timeout: 420_000 }, async () => {
+  let w = await startWorker();
+  const id = await createTask(a, liveTask(16));
+  // A subscriber that stays connected through every takeover receives exactly the archive.
+  const watching = readStream(a, id, { timeoutMs: 6 * WAIT_MS });
+  const { seen } = await statusesDuring(id, async () => {
+    for (const at of [3, 7, 11]) {
+      await framesReach(id, at);
+      await kill(w);
+      w = await startWorker();
+    }
+    await framesReach(id, 16);
+  });
+  const done = await waitStatus(a, id, ['succeeded', 'failed', 'cancelled'], WAIT_MS);
+  assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  assert.ok([...seen].every((s) => ['running', 'streaming', 'succeeded'].includes(s)), `statuses seen: ${[...seen]}`);
+  assert.equal(done.resumes, 3);
+  assert.equal(done.attempts, 4);
+  const bytes = (await watching).bytes;
+  assert.ok(bytes.equals((await readStream(a, id)).bytes), 'the connected subscriber got exactly the archive');
+  const frames = assertContinued(id, bytes, 3);
+  assert.equal(frames.length, 16);
+  const end = chunksOf(bytes).at(-1);
+  assert.equal(end.finish_reason, 'max_frames');
+  // Usage bills every frame once, and the results cover every worker's frames.
+  assert.equal(done.usage.processed_frames, 16);
+  const results = (await api(a, `/v1/video/tasks/${id}/results`)).body;
+  const targets = frames.reduce((n, c) => n + c.delta.results[0].targets.length, 0);
+  assert.equal(results.tracks.reduce((n: number, t: any) => n + t.frames_seen, 0), targets);
+  // The analytics summary carries the whole task: its line totals are the last chunk's or more.
+  const lastTotals = frames.at(-1).analytics.totals.lines.middle;
+  assert.ok(end.analytics.totals.lines.middle.in >= lastTotals.in && end.analytics.totals.lines.middle.out >= lastTotals.out);
+});
+
+test('a worker frozen past its lease appends nothing after it wakes; the fourth expiry fails worker_lost', { skip, timeout: 420_000 }, async () => {
+  let w = [...workers][0] ?? (await startWorker());
+  const id = await createTask(a, liveTask(100_000));
+  await framesReach(id, 2);
+  // Frozen: its lease runs out and another worker continues the task.
+  kill(w, 'SIGSTOP');
+  const frozen = w;
+  w = await startWorker();
+  await waitFor('another worker to continue the task', async () => (await record(id)).resumes === 1, WAIT_MS);
+  const before = await processed(id);
+  await framesReach(id, before + 2);
+  kill(frozen, 'SIGCONT');
+  // Woken: its next append and heartbeat find the task taken, so it appends nothing; the task goes on.
+  const woke = await processed(id);
+  await framesReach(id, woke + 3);
+  await kill(frozen);
+  for (let n = 2; n <= 3; n++) {
+    await kill(w);
+    w = await startWorker();
+    await waitFor(`takeover ${n}`, async () => (await record(id)).resumes === n, WAIT_MS);
+    const at = await processed(id);
+    await framesReach(id, at + 1);
+  }
+  await kill(w);
+  const failed = await waitStatus(a, id, ['failed', 'succeeded', 'cancelled'], WAIT_MS);
+  assert.equal(failed.status, 'failed');
+  assert.equal(failed.error.code, 'worker_lost');
+  assert.equal(failed.resumes, 3);
+  const bytes = (await readStream(a, id)).bytes;
+  assert.equal(chunksOf(bytes).at(-1).finish_reason, 'error');
+  // Had the woken worker appended, its chunk would repeat a frame index or break the ids: none did.
+  assertContinued(id, bytes, 3);
+});
+
+test('a file task writes no checkpoint: its worker dying mid-stream still fails it worker_lost', { skip, timeout: 240_000 }, async () => {
+  const file = await serveFile(TUD_CAMPUS(), 'video/mp4');
+  try {
+    const w = await startWorker();
+    const id = await createTask(a, { input: [{ type: 'video_url', url: `${file.url}/tud.mp4`, sampling: { mode: 'fps', value: 10 } }], steps: [{ model: 'detect', parameters: { classes: ['person'] } }] });
+    await framesReach(id, 2);
+    await kill(w);
+    const killedAt = Date.now();
+    const rec = await waitStatus(a, id, ['failed', 'succeeded'], WAIT_MS);
+    assert.equal(rec.status, 'failed');
+    assert.equal(rec.error.code, 'worker_lost');
+    assert.equal(rec.resumes, 0);
+    assert.ok(Date.now() - killedAt < LEASE_MS + 15_000);
+    assert.equal(chunksOf((await readStream(a, id)).bytes).at(-1).finish_reason, 'error');
+  } finally {
+    await file.close();
+  }
+});
