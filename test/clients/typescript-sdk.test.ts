@@ -173,6 +173,11 @@ test('upload_bytes: detect takes a path, bytes and a stream as well as a URL, wi
   for (const r of [byPath, byBytes, byBlob, byStream]) assert.deepEqual(r.objects, byUrl.objects);
   const withParams = await client.vision.detect(readFileSync(SAMPLE_IMAGE), { confidence_threshold: 0.99, classes: ['person'] });
   assert.ok(withParams.objects.every((o) => o.class === 'person' && o.confidence >= 0.99));
+  // An item's image from a file, and a search by an image from bytes: the photo finds itself first.
+  const col = await client.collections.create({ name: 'upload-case' } as never);
+  const indexed = await client.collections.index(col.id, { items: [{ image: SAMPLE_IMAGE, metadata: { from: 'path' } }, { text: 'a bowl of soup' }] });
+  const found = await client.collections.search(col.id, { image: readFileSync(SAMPLE_IMAGE), top_k: 1 });
+  assert.equal(found.results?.[0]?.id, indexed.ids[0]);
 });
 
 test('paginate_any_list: any list operation pages through paginate()', async () => {

@@ -3,9 +3,10 @@ client, which sends it (and answers a value, or a coroutine on AsyncClient). Lis
 replays differ between the two and live in the clients."""
 from __future__ import annotations
 
+import base64
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ._core import Request, image_request, verify_webhook, video_input
+from ._core import Request, image_bytes, image_request, verify_webhook, video_input
 
 if TYPE_CHECKING:
     from ._client import _Base
@@ -17,6 +18,15 @@ OPTION_NAMES = ("idempotency_key", "timeout", "max_retries", "extra_headers")
 def _split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     opts = {k: kwargs.pop(k) for k in OPTION_NAMES if k in kwargs}
     return kwargs, opts
+
+
+def _index_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    image = item.get("image")
+    upload = None if image is None else image_bytes(image)
+    if upload is None:
+        return dict(item)
+    rest = {k: v for k, v in item.items() if k != "image"}
+    return {**rest, "image_base64": base64.b64encode(upload[1]).decode("ascii")}
 
 
 class _Resource:
@@ -96,10 +106,12 @@ class Collections(_Resource):
         return self._c._request(Request("DELETE", "/v1/vectors/collections/{id}", {"id": collection_id}), **opts)
 
     def index(self, collection_id: str, items: list[Mapping[str, Any]], **params: Any) -> Any:
-        """Adds items ({text} / {image} / {image_base64} / {audio}, with id and metadata); one Idempotency-Key across retries."""
+        """Adds items ({text} / {image} / {image_base64} / {audio}, with id and metadata); one Idempotency-Key
+        across retries. An item's ``image`` may be anything an image upload takes (a path, bytes, a file object,
+        a NumPy array, a PIL image): it is sent as ``image_base64``."""
         fields, opts = _split(params)
         return self._c._request(Request("POST", "/v1/vectors/collections/{id}/index", {"id": collection_id},
-                                        json={"items": list(items), **fields}, idempotency_key=True), **opts)
+                                        json={"items": [_index_item(i) for i in items], **fields}, idempotency_key=True), **opts)
 
     def search(self, collection_id: str, *, image: Any = None, **params: Any) -> Any:
         """Search by ``text``, ``audio`` or ``image`` (any image input), with filter, top_k, threshold, group_by."""

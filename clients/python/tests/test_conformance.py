@@ -235,6 +235,11 @@ def test_upload_bytes(c: Conformance) -> None:
             assert sf.vision.detect(image)["objects"] == by_url["objects"]
         strict = sf.vision.detect(data, confidence_threshold=0.99, classes=["person"])
         assert all(o["class"] == "person" and o["confidence"] >= 0.99 for o in strict["objects"])
+        # An item's image from a file, and a search by an image from bytes: the photo finds itself first.
+        col = sf.collections.create("upload-case-py")
+        indexed = sf.collections.index(col["id"], [{"image": Path(c.image_path), "metadata": {"from": "path"}}, {"text": "a bowl of soup"}])
+        found = sf.collections.search(col["id"], image=data, top_k=1)
+        assert found["results"][0]["id"] == indexed["ids"][0]
 
 
 def test_upload_bytes_numpy_and_pil(c: Conformance) -> None:

@@ -24,7 +24,7 @@ const USAGE = `usage: sightflow-client <command> [options]
   cancel <task_id>          cancel a task
   collections               the project's collections as NDJSON
   search <collection_id>    --text t | --image path-or-url [--top-k n] [--filter json] [--group-by video]
-  add <collection_id>       add items: --text t (repeatable) | --image url (repeatable) [--metadata json]
+  add <collection_id>       add items: --text t | --image path-or-url (each repeatable) [--metadata json]
   models                    the models as NDJSON
   call <operation_id>       any operation [--path k=v]... [--query k=v]... [--body json]
 

@@ -8,7 +8,7 @@ import {
 } from './generated/api.js';
 import { cursorPages, offsetPages, PagePromise, type Page } from './pagination.js';
 import { TaskStream, type StreamOptions, type TaskChunk } from './stream.js';
-import { imageRequest, videoInput, type Uploadable } from './uploads.js';
+import { base64Of, imageRequest, isDataUri, isUrl, toBlob, videoInput, type Uploadable } from './uploads.js';
 import { verifyWebhook, type HeaderSource, type VerifyOptions, type WebhookEvent } from './webhooks.js';
 import { APIUserAbortError, WaitTimeoutError } from './errors.js';
 
@@ -204,9 +204,18 @@ class Collections {
     return this.t.request({ method: 'DELETE', path: '/v1/vectors/collections/{id}', pathParams: { id } }, opts);
   }
 
-  /** Adds items (text, image URL or base64, audio); one Idempotency-Key across retries. */
-  index(id: string, body: IndexParams, opts?: RequestOptions): Promise<IndexResult> {
-    return this.t.request({ method: 'POST', path: '/v1/vectors/collections/{id}/index', pathParams: { id }, json: body, idempotencyKey: true }, opts);
+  /**
+   * Adds items (text, an image, audio); one Idempotency-Key across retries. An item's `image` may be anything
+   * an image upload takes (a path, bytes, a Blob, a stream): it is sent as `image_base64`.
+   */
+  async index(id: string, body: Omit<IndexParams, 'items'> & { items: Array<IndexParams['items'][number] | (Omit<IndexParams['items'][number], 'image'> & { image?: Uploadable })> }, opts?: RequestOptions): Promise<IndexResult> {
+    const items = await Promise.all(body.items.map(async (item) => {
+      const image = (item as { image?: Uploadable }).image;
+      if (image === undefined || image === null || (typeof image === 'string' && (isUrl(image) || isDataUri(image)))) return item;
+      const { image: _, ...rest } = item as Record<string, unknown>;
+      return { ...rest, image_base64: base64Of(new Uint8Array(await (await toBlob(image as Exclude<Uploadable, string> | string)).arrayBuffer())) };
+    }));
+    return this.t.request({ method: 'POST', path: '/v1/vectors/collections/{id}/index', pathParams: { id }, json: { ...body, items }, idempotencyKey: true }, opts);
   }
 
   /** Searches by text, audio, or an image (URL, data URI, file path, bytes, Blob or stream). */
