@@ -5,13 +5,23 @@
 // without, alternated (off, on; the full run adds on, off). Reported per run: frames processed per camera per
 // second, the lag from a frame's arrival at the decoder (stream_info.received_at_ms) to its chunk at an SSE
 // subscriber, and with MQTT the delay from the same arrival to each of its events at the MQTT subscriber.
-// Peer: the same server and cameras with MQTT off, in the same run; the ratios are on over off.
+// Peer: the same server and cameras with MQTT off, in the same run; the ratios are on over off. Beside
+// that end-to-end comparison (which other load on the machine moves a lot), the main thread's own cost:
+// the time a task's publishing takes per frame and per event, over frames of synthetic crossings through
+// the real analytics engine, with the publisher connected.
 import { join } from 'node:path';
 import { api, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { liveClip, startRtspServer } from '../../test/helpers/live-sources.js';
 import { mosquittoMissing, startBroker, subscribe } from '../../test/helpers/mosquitto.js';
 import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import { sseReads } from '../sse-reads.js';
+import { createLogger } from '../../src/log.js';
+import { AnalyticsEngine } from '../../src/video/analytics/engine.js';
+import { parseAnalytics } from '../../src/video/analytics/rules.js';
+import { CameraPublisher } from '../../src/video/mqtt/camera-publisher.js';
+import { MqttPublisher } from '../../src/video/mqtt/mqtt-publisher.js';
+import type { FrameOutput } from '../../src/video/task-contract.js';
+import { crossingFrames, walkersAt } from '../../test/helpers/crossing-provider.js';
 
 const CAMERAS = 4;
 const FPS = 2;
@@ -117,6 +127,49 @@ async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | 
   };
 }
 
+/** Main-thread time of CameraPublisher.frame per frame and per event (the engine's own time excluded). */
+async function publishCost(url: string, rounds: number): Promise<{ frames: number; events: number; us_per_frame: number; us_per_quiet_frame: number; us_per_event: number }> {
+  const pub = new MqttPublisher({ url, topicPrefix: `${PREFIX}_cost`, haDiscovery: true, haPrefix: 'homeassistant', queueMessages: 10_000 }, createLogger('silent')).start();
+  const end = Date.now() + 10_000;
+  while (!pub.connected && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  const rules = parseAnalytics({ lines: [{ id: 'door', points: [[320, 0], [320, 480]] }], zones: [{ id: 'hall', polygon: [[0, 200], [300, 200], [300, 400], [0, 400]] }] }, 'parameters');
+  let ns = 0n, quietNs = 0n, frames = 0, quiet = 0, events = 0;
+  try {
+    for (let r = 0; r < rounds; r++) {
+      const engine = new AnalyticsEngine(rules, { idPrefix: `cost${r}.ae_` });
+      const cam = new CameraPublisher(pub, { taskId: `cost${r}`, camera: 'cost', version: '0', rules: () => ({ params: rules, version: engine.version }) });
+      const n = crossingFrames(12, 9);
+      for (let i = 0; i < n; i++) {
+        const walkers = walkersAt(i, 12, 9);
+        const { events: evs } = engine.process({ t_ms: i * 100, frame_index: i, width: 640, height: 480, tracks: walkers.map(([id, cls, x]) => ({ track_id: id, class: cls, box: [x - 10, 260, x + 10, 300] as const })) });
+        const out: FrameOutput = {
+          stream_info: { frame_index: i, total_frames: null, decoded_frames: i + 1, dropped_frames: 0, fps: 10, elapsed_ms: i * 100, received_at_ms: Date.now() },
+          delta: { results: [{ index: 0, targets: walkers.map(([id, cls, x]) => ({ track_id: id, class: cls, confidence: 0.9, roi: { left: x - 10, top: 260, width: 20, height: 40 } })) }] },
+          analytics: { events: evs, totals: engine.counts() },
+        };
+        const t0 = process.hrtime.bigint();
+        cam.frame(out, { offset: i * 1000 });
+        const took = process.hrtime.bigint() - t0;
+        ns += took;
+        if (evs.length === 0) { quietNs += took; quiet++; }
+        frames++;
+        events += evs.length;
+        // Let the client write and take acknowledgements as a running server's event loop would.
+        if (i % 16 === 0) await new Promise((r) => setImmediate(r));
+      }
+      cam.close();
+    }
+  } finally {
+    await pub.close();
+  }
+  const us = Number(ns) / 1000, quietUs = Number(quietNs) / 1000;
+  // An event's own cost: what frames with events took beyond a frame without any, shared by their events.
+  const perQuiet = quietUs / Math.max(1, quiet);
+  const perEvent = (us - quietUs - perQuiet * (frames - quiet)) / Math.max(1, events);
+  const r1 = (x: number) => Math.round(x * 10) / 10;
+  return { frames, events, us_per_frame: r1(us / frames), us_per_quiet_frame: r1(perQuiet), us_per_event: r1(perEvent) };
+}
+
 export async function run({ quick, json }: { quick: boolean; json: boolean; args: string[] }): Promise<void> {
   const missing = mosquittoMissing();
   if (missing) {
@@ -133,7 +186,11 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   });
   const rtsp = await startRtspServer(await liveClip(join(evalDir('tracking/vtest_PETS09-S2L1_full'), 'vtest.avi'), { fps: 10 }));
   const rows: RunRow[] = [];
+  let cost: Awaited<ReturnType<typeof publishCost>>;
   try {
+    cost = await publishCost(broker.url, quick ? 20 : 200);
+    console.log(`publishing on the main thread: ${cost.us_per_frame} us a frame on average over ${cost.frames} frames with ${cost.events} events: ` +
+      `${cost.us_per_quiet_frame} us a frame without events, ${cost.us_per_event} us more an event`);
     const order = quick ? [false, true] : [false, true, true, false];
     for (const [round, on] of order.entries()) {
       const r = await cameras(t, rtsp.url, seconds, on ? broker.url : null, round);
@@ -158,6 +215,6 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   console.log(`on / off: frames per camera ${fpsRatio.toFixed(3)}x, lag p95 ${lagRatio.toFixed(2)}x; MQTT p95 minus the event chunks' lag p95 at most ${overLag} ms (bound: 50 ms)`);
   if (json) {
     console.log(JSON.stringify({ suite: 'mqtt', cameras: CAMERAS, fps: FPS, seconds, runs: rows, peer: 'the same cameras with MQTT off',
-      ratio: Math.round(fpsRatio * 1000) / 1000, lag_p95_ratio: Math.round(lagRatio * 100) / 100, mqtt_p95_over_lag_ms: overLag }));
+      ratio: Math.round(fpsRatio * 1000) / 1000, lag_p95_ratio: Math.round(lagRatio * 100) / 100, mqtt_p95_over_lag_ms: overLag, publish_cost: cost! }));
   }
 }
