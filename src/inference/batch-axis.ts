@@ -6,7 +6,8 @@
 // batch-carrying tensors a Reshape's constant leading 1 becomes -1 (or 0, copy dim 0, when -1 is taken), a
 // Slice of [0, 1) on axis 0 keeps the whole axis, a Resize's constant `sizes` take dim 0 from the input, and a
 // TFJS-style batch gather (flatten to [H*W, C], Gather axis 0 on [K] indices, Reshape to [1, K, C]) becomes
-// GatherND with batch_dims 1. At batch 1 every change computes exactly what the original graph did.
+// GatherND with batch_dims 1, and per-tensor dynamic int8 quantisation is made per image (see
+// perImageQuantisation). At batch 1 every change computes exactly what the original graph did.
 import onnxProto from 'onnx-proto';
 
 const { onnx } = onnxProto;
@@ -96,8 +97,6 @@ export function withBatchAxis(bytes: Uint8Array): BatchAxisResult {
   for (const n of g.node ?? []) {
     if (n.opType === 'Constant' && attr(n, 'value')?.t) consts.set(n.output![0]!, attr(n, 'value')!.t!);
   }
-  const producer = new Map<string, Node>();
-  for (const n of g.node ?? []) for (const o of n.output ?? []) producer.set(o, n);
   const carries = new Set(inputs.map((i) => i.name!));
   const notes: string[] = [];
   let coupled: string | undefined;
@@ -106,15 +105,25 @@ export function withBatchAxis(bytes: Uint8Array): BatchAxisResult {
   const newNodes = new Map<Node, Node[]>(); // nodes to insert before a node
   /** Shapes this rewrite made (already batch-free: visited again, they are left alone). */
   const ours = new Set<string>();
-  const addConst = (stem: string, values: bigint[]) => {
+  const addInit = (stem: string, t: TensorProto) => {
     const name = `${stem}__batch${fresh++}`;
-    const t = int64Tensor(name, values);
-    newInits.push(t);
-    consts.set(name, t);
+    newInits.push({ ...t, name });
+    consts.set(name, { ...t, name });
     ours.add(name);
     return name;
   };
+  const addConst = (stem: string, values: bigint[]) => addInit(stem, int64Tensor(stem, values));
   const replacements = new Map<Node, Node>();
+
+  const opset = Number(String(model.opsetImport?.find((o) => !o.domain)?.version ?? 0));
+  const perImage = perImageQuantisation(g, consts, opset, addInit, addConst);
+  if (typeof perImage === 'string') {
+    if ((g.node ?? []).some((n) => n.opType === 'DynamicQuantizeLinear')) notes.push(`dynamic quantisation kept per tensor: ${perImage}`);
+  } else if (perImage > 0) {
+    notes.push(`${perImage} DynamicQuantizeLinear quantise each image with its own range`);
+  }
+  const producer = new Map<string, Node>();
+  for (const n of g.node ?? []) for (const o of n.output ?? []) producer.set(o, n);
 
   for (const n of g.node ?? []) {
     const ins = n.input ?? [];
@@ -258,6 +267,111 @@ export function withBatchAxis(bytes: Uint8Array): BatchAxisResult {
   g.valueInfo = [];
   const out = onnx.ModelProto.encode(model).finish();
   return { ok: true, bytes: out, changed: true, notes, ...(coupled ? { coupled } : {}) };
+}
+
+const INT = onnx.AttributeProto.AttributeType.INT;
+const FLOAT = 1, UINT8 = 2, INT32 = 6;
+
+/**
+ * Per-tensor dynamic int8 (ONNX Runtime's quantize_dynamic: DynamicQuantizeLinear -> ConvInteger -> Cast ->
+ * Mul by x_scale * w_scale) made per image, so the images of a batch do not change each other's results:
+ * each image's range (ReduceMin / ReduceMax over its own axes) gives its scale and zero point exactly as
+ * DynamicQuantizeLinear computes them, QuantizeLinear quantises along axis 0 with them, and ConvInteger runs
+ * with zero point 0 less zp * ConvInteger(ones): the same integers as with the image's zero point, padding
+ * included (padding reads as the zero point there and as 0 here, and `ones` is 0 in the padding too). The
+ * `ones` have a constant shape where the graph's value_info gives it, so ONNX Runtime folds that convolution
+ * when the session loads. Answers how many it rewrote, or why none (then the graph is left as it was).
+ */
+function perImageQuantisation(g: import('onnx-proto').onnx.IGraphProto, consts: Map<string, TensorProto>, opset: number,
+  addInit: (stem: string, t: TensorProto) => string, addConst: (stem: string, v: bigint[]) => string): number | string {
+  const nodes = g.node ?? [];
+  const dqls = nodes.filter((n) => n.opType === 'DynamicQuantizeLinear');
+  if (dqls.length === 0) return 0;
+  if (opset < 13) return `opset ${opset} has no per-axis QuantizeLinear`;
+  const users = (name: string) => nodes.filter((n) => n.input?.includes(name));
+  const shapes = new Map<string, number[]>();
+  for (const vi of g.valueInfo ?? []) {
+    const dims = vi.type?.tensorType?.shape?.dim;
+    if (dims?.every((d) => d.dimValue !== undefined && d.dimValue !== null && !d.dimParam)) shapes.set(vi.name!, dims.map((d) => Number(String(d.dimValue))));
+  }
+  const isScalar = (t?: TensorProto) => !!t && (t.dims ?? []).reduce((a: number, b) => a * Number(String(b)), 1) === 1;
+  // Check every one first: all or none.
+  for (const q of dqls) {
+    const [y, scale, zp] = q.output!;
+    const convs = users(y!);
+    if (convs.length === 0 || convs.some((c) => c.opType !== 'ConvInteger' || c.input![0] !== y || c.input![2] !== zp || !consts.has(c.input![1]!))) return `${q.name}: its output feeds something other than ConvInteger's input`;
+    if (users(zp!).some((c) => !convs.includes(c))) return `${q.name}: its zero point is read elsewhere`;
+    for (const m of users(scale!)) {
+      const other = m.input!.find((i) => i !== scale);
+      if (m.opType !== 'Mul' || !isScalar(consts.get(other ?? ''))) return `${q.name}: its scale is read other than times a constant scalar`;
+    }
+  }
+  const f32 = (v: number): TensorProto => ({ dims: [], dataType: FLOAT, rawData: new Uint8Array(Float32Array.of(v).buffer) });
+  const zero = addInit('dq_zero', f32(0)), one = addInit('dq_one', f32(1)), q255 = addInit('dq_255', f32(255));
+  const after = new Map<Node, Node[]>();
+  const before = new Map<Node, Node[]>();
+  for (const q of dqls) {
+    const [y, scale, zp] = q.output!;
+    const x = q.input![0]!;
+    const convs = users(y!);
+    const rank = (consts.get(convs[0]!.input![1]!)!.dims ?? []).length;
+    const axes = Array.from({ length: rank - 1 }, (_, i) => BigInt(i + 1));
+    const id = `${q.name || y}__per_image`;
+    const reduce = (op: string, out: string): Node => opset >= 18
+      ? { opType: op, name: `${out}_node`, input: [x, addConst('dq_axes', axes)], output: [out], attribute: [{ name: 'keepdims', type: INT, i: 1 }] }
+      : { opType: op, name: `${out}_node`, input: [x], output: [out], attribute: [{ name: 'axes', type: onnx.AttributeProto.AttributeType.INTS, ints: axes.map(Number) }, { name: 'keepdims', type: INT, i: 1 }] };
+    const n = (opType: string, input: string[], out: string, attribute: Node['attribute'] = []): Node => ({ opType, name: `${out}_node`, input, output: [out], attribute });
+    const cast = (to: number) => [{ name: 'to', type: INT, i: to }];
+    const scale4 = `${id}_scale4`, zpf = `${id}_zpf`, zp4 = `${id}_zp_i32`;
+    const made: Node[] = [
+      reduce('ReduceMin', `${id}_min`), reduce('ReduceMax', `${id}_max`),
+      n('Min', [`${id}_min`, zero], `${id}_min0`), n('Max', [`${id}_max`, zero], `${id}_max0`),
+      n('Sub', [`${id}_max0`, `${id}_min0`], `${id}_range`), n('Div', [`${id}_range`, q255], `${id}_rscale`),
+      n('Equal', [`${id}_max0`, `${id}_min0`], `${id}_flat`), n('Where', [`${id}_flat`, one, `${id}_rscale`], scale4),
+      n('Div', [`${id}_min0`, scale4], `${id}_mins`), n('Sub', [zero, `${id}_mins`], `${id}_zp0`),
+      n('Clip', [`${id}_zp0`, zero, q255], `${id}_zpc`), n('Round', [`${id}_zpc`], zpf),
+      n('Reshape', [scale4, addConst('dq_flat', [-1n])], `${id}_scale1`),
+      n('Cast', [zpf], `${id}_zpu8_4`, cast(UINT8)), n('Reshape', [`${id}_zpu8_4`, addConst('dq_flat', [-1n])], `${id}_zp1`),
+      n('QuantizeLinear', [x, `${id}_scale1`, `${id}_zp1`], y!, [{ name: 'axis', type: INT, i: 0 }]),
+      n('Cast', [zpf], zp4, cast(INT32)),
+    ];
+    before.set(q, made);
+    for (const m of users(scale!)) m.input = m.input!.map((i) => (i === scale ? scale4 : i));
+    const xShape = shapes.get(x);
+    for (const c of convs) {
+      const out = c.output![0]!;
+      const raw = `${out}__raw`;
+      const w = c.input![1]!, wzp = c.input![3] ?? '';
+      let onesShape: string;
+      const extra: Node[] = [];
+      if (xShape && xShape.length === rank) {
+        onesShape = addConst('dq_ones_shape', [1n, ...xShape.slice(1).map(BigInt)]);
+      } else {
+        // The shape from the input itself: [1, the rest of x's shape].
+        onesShape = `${out}__ones_shape`;
+        extra.push(n('Shape', [x], `${out}__xshape`),
+          n('Slice', [`${out}__xshape`, addConst('dq_s', [1n]), addConst('dq_e', [BigInt(rank)]), addConst('dq_a', [0n])], `${out}__rest`),
+          n('Concat', [addConst('dq_one_dim', [1n]), `${out}__rest`], onesShape, [{ name: 'axis', type: INT, i: 0 }]));
+      }
+      const onesValue: TensorProto = { dims: [1], dataType: UINT8, rawData: Uint8Array.of(1) };
+      extra.push(
+        { opType: 'ConstantOfShape', name: `${out}__ones_node`, input: [onesShape], output: [`${out}__ones`], attribute: [{ name: 'value', type: onnx.AttributeProto.AttributeType.TENSOR, t: onesValue }] },
+        { opType: 'ConvInteger', name: `${out}__count_node`, input: [`${out}__ones`, w, '', ...(wzp ? [wzp] : [])], output: [`${out}__count`], attribute: c.attribute },
+        n('Mul', [`${out}__count`, zp4], `${out}__offset`),
+        n('Sub', [raw, `${out}__offset`], out),
+      );
+      c.input = [c.input![0]!, w, '', ...(wzp ? [wzp] : [])];
+      c.output = [raw];
+      after.set(c, extra);
+    }
+  }
+  const next: Node[] = [];
+  for (const node of nodes) {
+    if (before.has(node)) { next.push(...before.get(node)!); continue; } // the DynamicQuantizeLinear itself goes
+    next.push(node, ...(after.get(node) ?? []));
+  }
+  g.node = next;
+  return dqls.length;
 }
 
 /**
