@@ -30,7 +30,9 @@ async function readAll(stream: ReadableStream<Uint8Array> | AsyncIterable<Uint8A
 /** The bytes of anything but a URL or data URI, as a Blob (a path is read from disk). */
 export async function toBlob(x: Exclude<Uploadable, string> | string): Promise<Blob> {
   if (typeof x === 'string') {
-    const { readFile } = await import('node:fs/promises');
+    // A specifier in a variable: bundlers for browsers leave it alone (a path is a Node-only input).
+    const fsModule = 'node:fs/promises';
+    const { readFile } = await import(fsModule) as typeof import('node:fs/promises');
     return new Blob([await readFile(x) as Uint8Array<ArrayBuffer>]);
   }
   if (x instanceof Blob) return x;
