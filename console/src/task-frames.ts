@@ -1,15 +1,21 @@
 // The frames of a task as they arrive on the stream, kept sorted by frame index, with the lookups the player
 // needs: which frame is showing at a video time, and the size of the box space when no video is available.
-import type { StreamChunk, Target, TrackSummary } from './api/types';
+import type { AnalyticsEvent, StreamChunk, Target, TrackSummary } from './api/types';
+
+/** The events a person checks a count by: each line crossing, zone entry and exit, at its stream time. */
+const COUNTED = new Set(['line.crossed', 'zone.entered', 'zone.exited']);
 
 export interface Frame { index: number; time: number; targets: Target[] }
 
 export class TaskFrames {
   readonly frames: Frame[] = [];
+  /** Counted events (COUNTED) in stream order, the terminal chunk's closing exits included. */
+  readonly events: AnalyticsEvent[] = [];
   fps = 0;
 
   add(chunk: StreamChunk): void {
     const info = chunk.stream_info;
+    for (const e of chunk.analytics?.events ?? []) if (COUNTED.has(e.type)) this.events.push(e);
     if (info.fps > 0) this.fps = info.fps;
     const targets = chunk.delta.results.flatMap((r) => r.targets ?? []);
     // A terminal chunk may repeat the last frame's info without results: nothing to draw.

@@ -83,3 +83,28 @@ test('a line and a zone placed by clicking on a finished task, recounted: the co
   await screenshot(page, '20-task-counting');
   assert.deepEqual(pageProblems, []);
 });
+
+test('a task that counted: each crossing is listed with its time, and a click shows the frame at that time', { skip, timeout: 60_000 }, async () => {
+  const created = await api(t, '/v1/video/process', { method: 'POST', json: {
+    input: [{ type: 'video_url', url: 'http://127.0.0.1:9/clip.mp4?frames=40&frame_ms=1&walkers=3' }],
+    steps: [{ model: 'detect', parameters: { classes: ['person'] } }, { model: 'analytics', parameters: { lines: [{ id: 'door', points: [[400, 0], [400, 480]] }] } }],
+  } });
+  assert.equal(created.status, 202, created.text);
+  const id = created.body.id as string;
+  await waitStatus(t, id, ['succeeded']);
+
+  await page.goto(`/console/projects/${encodeURIComponent(t.projectId)}/tasks/${id}`);
+  await page.getByTestId('task-status').filter({ hasText: 'succeeded' }).waitFor();
+  // The walkers' feet (x = 600 - 20 i at 100 ms a frame) pass x = 400 at frame 10; two frames past the 4 px
+  // band, at frame 12 (1.2 s), each crossing counts.
+  const list = page.getByRole('list', { name: /Events \(3\)/ });
+  await list.waitFor();
+  const items = list.locator('li[data-event="line.crossed"]');
+  assert.equal(await items.count(), 3);
+  assert.match(await items.first().innerText(), /^0:01\.2 line door in, track \d+$/);
+  const info = page.getByTestId('frame-info');
+  assert.match(await info.innerText(), /^frame 39 /);
+  await items.nth(1).getByRole('button').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="frame-info"]')?.textContent?.startsWith('frame 12 · 1.20 s'));
+  assert.deepEqual(pageProblems, []);
+});

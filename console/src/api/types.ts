@@ -38,8 +38,15 @@ export interface StreamChunk {
     stream_time_ms?: number;
   };
   delta: { results: Array<{ index: number; targets: Target[] }> };
+  /** With an analytics step: the frame's events (docs/analytics.md, "Output"). */
+  analytics?: { events?: AnalyticsEvent[] };
   finish_reason: 'stop' | 'max_frames' | 'error' | 'cancelled' | null;
   usage?: { processed_frames: number; processing_time_ms: number; decoded_frames: number; dropped_frames: number };
+}
+
+export interface AnalyticsEvent {
+  id: string; type: string; rule: string; track_id: number | null; class?: string | null; direction?: 'in' | 'out';
+  t_ms: number; frame_index: number;
 }
 
 export interface TrackSummary {

@@ -22,13 +22,17 @@ export function videoSourceOf(t: VideoTask): { url: string | null; note: string 
 export interface PlayerRange { startMs: number; endMs: number }
 export interface FrameSpace { width: number; height: number }
 
+/** A request to show the frame at `ms` of stream time; `n` changes with every request (the same time again). */
+export interface SeekRequest { ms: number; n: number }
+
 /**
  * `frameSize`: the source frame's size when the server recorded it (used without a playable video);
+ * `seekTo`: go to that time, paused (the task page's event list);
  * `onSpace` hears the pixel space boxes are drawn in; `layer` draws more over the frame in that space (the
  * task page's counting lines and zones).
  */
 export function TrackPlayer(props: {
-  url: string | null; frames: TaskFrames; live: boolean; range?: PlayerRange;
+  url: string | null; frames: TaskFrames; live: boolean; range?: PlayerRange; seekTo?: SeekRequest | null;
   frameSize?: FrameSpace | null; onSpace?(s: FrameSpace): void; layer?(space: FrameSpace): ComponentChildren;
 }) {
   const video = useRef<HTMLVideoElement>(null);
@@ -72,6 +76,15 @@ export function TrackPlayer(props: {
   };
   // A new moment in the same player: go to its start.
   useEffect(() => { if (dims) playRange(); }, [range?.startMs, range?.endMs]);
+
+  // An event clicked in the list: its frame, and the video paused there.
+  useEffect(() => {
+    const s = props.seekTo;
+    if (!s) return;
+    setPos(props.frames.positionAt(s.ms / 1000));
+    const v = video.current;
+    if (v && usable) { v.pause(); v.currentTime = s.ms / 1000 + 1e-3; }
+  }, [props.seekTo?.n]);
 
   const shown = pos === null ? frames.length - 1 : pos;
   const frame = shown >= 0 ? frames[shown] : undefined;

@@ -1,14 +1,16 @@
 // Counting on a task (docs/analytics.md): lines and zones placed by clicking on the frame, sent to a running
 // task (PUT .../analytics: they apply from its next sampled frame), recounted on a finished one (POST
 // .../analytics/recount, no decoding) or started as a new task on the same video; the counts (GET
-// .../analytics, refreshed while the task runs) and the heatmap of where the tracks were.
+// .../analytics, refreshed while the task runs), the heatmap of where the tracks were, and each crossing, entry
+// and exit the task counted with its time (a click shows the video there, to check a count by eye).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ProjectApi } from '../api/project-api';
 import { HttpError } from '../api/http';
-import type { AnalyticsRecount, AnalyticsTotals, AnalyticsView, Point, VideoTask } from '../api/types';
+import type { AnalyticsEvent, AnalyticsRecount, AnalyticsTotals, AnalyticsView, Point, VideoTask } from '../api/types';
 import { EMPTY_DRAWING, addPoint, closeZone, drawingOf, removeRule, rulesOf, type Drawing, type Size, type Tool } from '../analytics-rules';
 import { Notice, errorMessage } from '../components/notice';
 import { navigate } from '../router';
+import { fmtClock } from '../format';
 
 const ACTIVE = new Set(['pending', 'running', 'streaming']);
 const REFRESH_MS = 1000;
@@ -127,7 +129,8 @@ export function useTaskAnalytics(api: ProjectApi, task: VideoTask | null, space:
 
 type PanelState = ReturnType<typeof useTaskAnalytics>['panel'];
 
-export function AnalyticsPanel(props: { state: PanelState; basePath: string }) {
+/** `events`: the task's counted events as streamed; `onEvent` shows the video at an event's time. */
+export function AnalyticsPanel(props: { state: PanelState; basePath: string; events?: readonly AnalyticsEvent[]; onEvent?(ms: number): void }) {
   const s = props.state;
   const d = s.drawing;
   const totals: AnalyticsTotals | null = s.recount?.totals ?? s.view?.totals ?? null;
@@ -165,6 +168,7 @@ export function AnalyticsPanel(props: { state: PanelState; basePath: string }) {
       </div>
       {s.message && <Notice kind={s.message.kind}>{s.message.text}</Notice>}
       {totals ? <Counts totals={totals} source={s.recount ? 'recount' : s.active ? 'live' : 'final'} /> : s.hasStep && <p class="muted">No counts yet.</p>}
+      {props.events && props.events.length > 0 && <EventList events={props.events} onEvent={props.onEvent} />}
     </section>
   );
 }
@@ -181,5 +185,29 @@ function Counts(props: { totals: AnalyticsTotals; source: 'recount' | 'live' | '
         {zones.map(([id, z]) => <tr key={id} data-rule={id} class={z.active === false ? 'muted' : undefined}><th scope="row">zone {id}</th><td data-count="entered">{z.entered}</td><td data-count="exited">{z.exited}</td><td>{z.occupancy}{z.max_occupancy !== undefined ? ` (${z.max_occupancy})` : ''}</td></tr>)}
       </tbody>
     </table>
+  );
+}
+
+/** Shown at most: a long task's list ends with how many more there are (the counts hold them all). */
+const MAX_EVENTS = 500;
+
+/** Each crossing, entry and exit the task counted, with its time: a click shows the video there. */
+function EventList(props: { events: readonly AnalyticsEvent[]; onEvent?(ms: number): void }) {
+  const shown = props.events.slice(0, MAX_EVENTS);
+  const what = (e: AnalyticsEvent) =>
+    e.type === 'line.crossed' ? `line ${e.rule} ${e.direction}` : `zone ${e.rule} ${e.type === 'zone.entered' ? 'entered' : 'exited'}`;
+  return (
+    <>
+      <h4 id="events-title">Events ({props.events.length})</h4>
+      <ol class="events" aria-labelledby="events-title">
+        {shown.map((e) => (
+          <li key={e.id} data-event={e.type} data-rule={e.rule}>
+            <button type="button" class="link" data-t-ms={e.t_ms} onClick={() => props.onEvent?.(e.t_ms)}>{fmtClock(e.t_ms)}</button>
+            {` ${what(e)}${e.track_id !== null ? `, track ${e.track_id}` : ''}`}
+          </li>
+        ))}
+      </ol>
+      {props.events.length > shown.length && <p class="muted">and {props.events.length - shown.length} more.</p>}
+    </>
   );
 }

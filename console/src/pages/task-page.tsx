@@ -9,7 +9,7 @@ import { fmtDateTime, fmtMs, fmtNumber } from '../format';
 import { href, onLinkClick } from '../router';
 import { trackColour } from '../track-colours';
 import { ErrorNotice, Loading, Notice, Unavailable, isRouteMissing } from '../components/notice';
-import { TrackPlayer, videoSourceOf } from '../components/track-player';
+import { TrackPlayer, videoSourceOf, type SeekRequest } from '../components/track-player';
 import { RulesLayer } from '../components/rules-layer';
 import type { Size } from '../analytics-rules';
 import type { V1PageProps } from './tasks-page';
@@ -27,6 +27,7 @@ export function TaskPage(props: V1PageProps & { taskId: string }) {
   const [, setVersion] = useState(0);
   const frames = useMemo(() => new TaskFrames(), [props.taskId]);
   const [space, setSpace] = useState<Size>({ width: 1, height: 1 });
+  const [seekTo, setSeekTo] = useState<SeekRequest | null>(null);
   const analytics = useTaskAnalytics(props.api, task, space, props.keyRejected);
 
   const loadTask = async () => {
@@ -79,12 +80,13 @@ export function TaskPage(props: V1PageProps & { taskId: string }) {
       }} />
       {src.note && <Notice kind="info">{src.note}</Notice>}
       <TrackPlayer url={src.url} frames={frames} live={RUNNING.has(task.status) && streamState.state !== 'done'}
-        frameSize={frameSize} onSpace={setSpace}
+        frameSize={frameSize} onSpace={setSpace} seekTo={seekTo}
         layer={(space) => (
           <RulesLayer space={space} drawing={analytics.layer.drawing} onPoint={analytics.layer.onPoint}
             heatmap={analytics.layer.heatmap ? { url: analytics.layer.heatmap, frame: frameSize ?? frames.boxExtent() } : null} />
         )} />
-      <AnalyticsPanel state={analytics.panel} basePath={props.basePath} />
+      <AnalyticsPanel state={analytics.panel} basePath={props.basePath} events={frames.events}
+        onEvent={(ms) => setSeekTo((s) => ({ ms, n: (s?.n ?? 0) + 1 }))} />
       <h3>Tracks</h3>
       <TrackTable tracks={results?.tracks.length ? results.tracks : frames.summary()} final={results !== null && results.tracks.length > 0} />
     </>
