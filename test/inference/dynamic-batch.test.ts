@@ -15,6 +15,8 @@ import { withBatchAxis } from '../../src/inference/batch-axis.js';
 import { batchFor } from '../../src/inference/dynamic-batch.js';
 import { Detector, type RawDetection } from '../../src/detection/detect.js';
 import { iou } from '../../src/detection/yolo.js';
+import { OnnxGraphBuilder, DataType } from '../../src/inference/tfjs-import/onnx-builder.js';
+import { Tensor } from '../../src/inference/runtime.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 
@@ -138,6 +140,26 @@ test('yolov8n-int8 (per-tensor dynamic int8) batched: each image keeps its own q
     assert.ok(one[i]!.length >= 1, `photo ${i}: something found`);
     assertSameBoxes(together[i]!, one[i]!, `photo ${i}`);
   });
+});
+
+test('a graph the rewrite cannot vouch for runs one image a call, and its log says which node', async (t) => {
+  // [1, 3, 2, 2] -> Transpose(perm 1, 0, 2, 3): its first axis moves, so at batch N the rows would mix.
+  const b = new OnnxGraphBuilder();
+  b.node('Transpose', ['x'], ['y'], { perm: [1, 0, 2, 3] }, 'swap');
+  const bytes = b.encode({ name: 'swap', inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: [1, 3, 2, 2] }], outputs: [{ name: 'y', elemType: DataType.FLOAT, shape: [3, 1, 2, 2] }] });
+  const r = withBatchAxis(bytes);
+  assert.ok(!r.ok && /Transpose node swap: it moves the first axis/.test(r.reason), JSON.stringify(r));
+  const log = collectingLog();
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, sessions: 1, batch: { maxBatch: 4, maxWaitMs: 50 }, log });
+  t.after(() => runtime.release());
+  const h = runtime.register({ id: 'swap', load: async () => bytes, dynamicBatch: true });
+  await h.session();
+  assert.match(h.batchRefused ?? '', /Transpose node swap/);
+  assert.deepEqual(h.batchInForce, { maxBatch: 1, maxWaitMs: 0 });
+  assert.ok(log.lines.some((l) => l.level === 'warn' && /runs one image a call: Transpose node swap/.test(l.msg)));
+  const outs = await Promise.all([0, 1, 2].map((k) => h.run({ x: new Tensor('float32', Float32Array.from({ length: 12 }, (_, i) => i + 100 * k), [1, 3, 2, 2]) })));
+  assert.equal(h.stats.runs, 3);
+  outs.forEach((o, k) => assert.deepEqual([...(o.y!.data as Float32Array)], Array.from({ length: 12 }, (_, i) => i + 100 * k)));
 });
 
 test('the queue delay bound: a lone item waits its max delay for company and no longer, counted from the first item; a full batch does not wait', async () => {
