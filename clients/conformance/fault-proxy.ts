@@ -12,12 +12,13 @@ export type Fault =
   | { kind: 'cut_after_upstream'; method: string; path: string; times?: number }
   /**
    * Cuts successive matching stream responses: `first` in the middle of the response's first event (right
-   * after a resume when the client resumed), `second` in the middle of its second event.
+   * after a resume when the client resumed), `second` in the middle of its second event; `stall` stops in
+   * the middle of the second event and keeps the connection open, sending nothing more (a dead peer).
    */
-  | { kind: 'cut_stream'; method: string; path: string; cuts: Array<'first' | 'second'> };
+  | { kind: 'cut_stream'; method: string; path: string; cuts: Array<'first' | 'second' | 'stall'> };
 
 export interface Seen { method: string; path: string; query: string; forwarded: boolean; status: number | null; fault: string | null }
-export interface StreamCut { startOffset: number; cutAt: number; midEvent: boolean; mode: 'first' | 'second' }
+export interface StreamCut { startOffset: number; cutAt: number; midEvent: boolean; mode: 'first' | 'second' | 'stall' }
 
 interface Armed { fault: Fault; left: number }
 
@@ -115,7 +116,7 @@ export class FaultProxy {
   }
 
   /** Passes the stream on, holding bytes until it knows where the chosen event lies, then cuts inside it. */
-  private cutStream(ur: IncomingMessage, res: ServerResponse, mode: 'first' | 'second', startOffset: number): void {
+  private cutStream(ur: IncomingMessage, res: ServerResponse, mode: 'first' | 'second' | 'stall', startOffset: number): void {
     res.writeHead(200, ur.headers);
     res.flushHeaders();
     let buf = Buffer.alloc(0);
@@ -127,7 +128,7 @@ export class FaultProxy {
       if (e1 < 0) return;
       let from = 0;
       let to = e1 + 2;
-      if (mode === 'second') {
+      if (mode !== 'first') {
         const e2 = buf.indexOf('\n\n', e1 + 2);
         if (e2 < 0) return;
         from = e1 + 2;
@@ -136,6 +137,7 @@ export class FaultProxy {
       const cutAt = from + Math.max(1, Math.floor((to - from) / 2));
       done = true;
       this.cuts.push({ startOffset, cutAt: startOffset + cutAt, midEvent: true, mode });
+      if (mode === 'stall') { res.write(buf.subarray(0, cutAt)); ur.destroy(); return; }
       res.write(buf.subarray(0, cutAt), () => setTimeout(() => { res.socket?.destroy(); ur.destroy(); }, 20));
     });
     ur.on('end', () => { if (!done) res.end(buf); });

@@ -223,3 +223,17 @@ test('moment_replay: a moment replays the chunks from its offset up to its end',
   for await (const chunk of client.moments.replay({ moment })) got.push(chunk.id);
   assert.deepEqual(got, [4, 5, 6, 7, 8].map((i) => `${task.id}.${i}`));
 });
+
+test('stream_stall: a stream that goes silent mid-event is dropped after the timeout and resumed', async () => {
+  const task = await client.tasks.create({ input: [{ type: 'video_url', url: video('frames=6&frame_ms=1') }], steps: [{ model: 'detect' }] });
+  await client.tasks.wait(task.id, { pollInterval: 50, timeout: 30_000 });
+  c.proxy.arm({ kind: 'cut_stream', method: 'GET', path: `/v1/video/tasks/${task.id}/stream`, cuts: ['stall'] });
+  const impatient = new Sightflow({ baseURL: c.url, apiKey: c.key, timeout: 1000 });
+  const started = performance.now();
+  const got: string[] = [];
+  const stream = impatient.tasks.stream(task.id);
+  for await (const chunk of stream) got.push(chunk.id);
+  assert.deepEqual(got, Array.from({ length: 7 }, (_, i) => `${task.id}.${i}`));
+  assert.equal(stream.resumes, 1);
+  assert.ok(performance.now() - started >= 1000, 'it waited out the silence');
+});

@@ -299,3 +299,17 @@ def test_moment_replay(c: Conformance) -> None:
             return [ch["id"] async for ch in a.moments.replay(hit)]
 
     assert asyncio.run(run()) == [f"{task['id']}.{i}" for i in range(4, 9)]
+
+
+def test_stream_stall(c: Conformance) -> None:
+    with client(c) as sf:
+        task = sf.tasks.create(input=[{"type": "video_url", "url": video("frames=6&frame_ms=1")}], steps=[{"model": "detect"}])
+        sf.tasks.wait(task["id"], poll_interval=0.05, timeout=30)
+    c.arm({"kind": "cut_stream", "method": "GET", "path": f"/v1/video/tasks/{task['id']}/stream", "cuts": ["stall"]})
+    with Client(c.key, base_url=c.url, timeout=1.0) as impatient:
+        started = time.monotonic()
+        stream = impatient.tasks.stream(task["id"])
+        got = [ch["id"] for ch in stream]
+    assert got == [f"{task['id']}.{i}" for i in range(7)]
+    assert stream.resumes == 1
+    assert time.monotonic() - started >= 1.0

@@ -98,6 +98,9 @@ export class TaskStream implements AsyncIterable<TaskChunk> {
       const reader = res.body!.getReader();
       let buf: Uint8Array = new Uint8Array(0);
       let scanned = 0;
+      // A connection that delivers nothing for the client's timeout is dead (idle streams get heartbeat
+      // comments well within it): drop it and resume.
+      let idle = setTimeout(() => conn.abort(), this.transport.timeout);
       try {
         for (;;) {
           let r: ReadableStreamReadResult<Uint8Array>;
@@ -107,6 +110,8 @@ export class TaskStream implements AsyncIterable<TaskChunk> {
             if (this.opts.signal?.aborted) throw new APIUserAbortError('Stream was aborted', { cause: err });
             break;
           }
+          clearTimeout(idle);
+          idle = setTimeout(() => conn.abort(), this.transport.timeout);
           if (r.done) break;
           buf = concat(buf, r.value);
           for (;;) {
@@ -124,6 +129,7 @@ export class TaskStream implements AsyncIterable<TaskChunk> {
           }
         }
       } finally {
+        clearTimeout(idle);
         conn.abort();
         reader.releaseLock();
       }
