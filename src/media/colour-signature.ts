@@ -14,7 +14,8 @@ export function colourSignature(image: RgbImage, box: readonly number[], out: Fl
   out.fill(0, offset, offset + SIGNATURE_DIM);
   const [x1, y1, x2, y2] = box;
   const w = x2 - x1, h = y2 - y1;
-  // The middle 60% of the width (less background); upper body 10-50% of the height, legs 50-90%.
+  // The middle three fifths of the width (less background); the upper body from a tenth of the height to
+  // half of it, the legs from half to nine tenths.
   const ax = Math.max(0, x1 + 0.2 * w), bx = Math.min(image.width, x2 - 0.2 * w);
   const parts = [[y1 + 0.1 * h, y1 + 0.5 * h], [y1 + 0.5 * h, y1 + 0.9 * h]] as const;
   const d = image.data, iw = image.width;

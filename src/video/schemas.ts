@@ -140,6 +140,8 @@ export const TaskRecord = z.object({
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   attempts: z.number().int().meta({ description: 'Times a worker claimed the task (a retry before the first chunk, or a takeover after its worker died, adds one)' }),
   resumes: z.number().int().meta({ description: 'Times the task was handed to another worker after its worker died mid-stream (live sources, at most 3; docs/video.md, "When a worker dies"); while it waits for one its status stays running/streaming' }),
+  input_url: z.string().optional()
+    .meta({ description: 'A video_base64 upload: a presigned /v1/files link to the staged video (valid for an hour, byte ranges), to play what the task counted' }),
   ...stepApiFields('record'),
   request: z.record(z.string(), z.unknown()).optional()
     .meta({ description: 'With include=request: the body as posted; video_base64 data replaced by {elided: true, bytes: <decoded length>}, webhook.secret left out' }),

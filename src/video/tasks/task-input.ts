@@ -12,6 +12,11 @@ import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, VIDEO_BASE64_MAX_BYTES, VIDEO_URL
 import type { NewTask } from './task-store.js';
 import type { TaskJob } from '../task-contract.js';
 
+/** Where a task's uploaded video is staged (kept with the task: the record links to it, input_url). */
+export function stagedInputKey(projectId: string, taskId: string): string {
+  return `video-inputs/${projectId}/${taskId}`;
+}
+
 /** `webhook`: checked, with its secret decided (webhooks.ts); only its url is echoed. */
 export async function stageInput(s: Pick<Services, 'config' | 'blobs'>, task: { id: string; projectId: string; keyId: string | null },
   posted: ProcessBody, webhook?: { url: string }): Promise<NewTask> {
@@ -28,7 +33,7 @@ export async function stageInput(s: Pick<Services, 'config' | 'blobs'>, task: { 
   } else {
     const bytes = decodeBase64(el.data, 'input[0].data', Number.MAX_SAFE_INTEGER, 'video');
     if (bytes.length > VIDEO_BASE64_MAX_BYTES) throw errors.payloadTooLarge('video', VIDEO_BASE64_MAX_BYTES);
-    const key = `video-inputs/${projectId}/${id}`;
+    const key = stagedInputKey(projectId, id);
     await s.blobs.put(key, bytes, 'application/octet-stream');
     source.blob_key = key;
     echo.input[0]!.data = { elided: true, bytes: bytes.length };

@@ -11,7 +11,7 @@ import { checkSteps } from '../steps/plan.js';
 import { trackerSettings } from '../pipeline/target-tracker.js';
 import type { ProcessBody } from '../schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
-import { stageInput } from './task-input.js';
+import { stageInput, stagedInputKey } from './task-input.js';
 import { newId } from '../../ids.js';
 import { stepRecordFields, WEBHOOK_EVENTS } from '../steps/step-list.js';
 import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
@@ -69,6 +69,9 @@ export class TasksService {
       throw errors.invalidParam('include', `Expected a comma list of ${INCLUDES.map((x) => `"${x}"`).join(', ')} for include but received ${JSON.stringify(include)}`);
     }
     const rec = { ...(await this.store.get(caller.projectId, id, wanted.includes('request'))), ...(await stepRecordFields(this.s.db, id)) };
+    // An uploaded video: a presigned link to the staged file (byte ranges), so a viewer can play what was counted.
+    const staged = stagedInputKey(caller.projectId, id);
+    if (await this.s.blobs.stat(staged)) rec.input_url = this.s.presign(staged);
     return wanted.includes('webhook_deliveries') ? { ...rec, webhook_deliveries: await deliveriesOf(this.s, id) } : rec;
   }
 
