@@ -6,7 +6,7 @@
 # answers what a run alone does. Writes gpu-check.json (everything) and gpu-check.md (the table) into --out.
 # It runs from the bundle (scripts/device-bundle.sh --gpu) on a host with an NVIDIA driver and maybe nothing
 # else (no Node.js, no network):
-#   /tmp/sf/gpu-check.sh --provider-dir /tmp/sf-provider --out "$OUT" [--seconds 5] [--batch 1,8,32]
+#   /tmp/sf/gpu-check.sh --provider-dir /tmp/sf-provider --out "$OUT" [--seconds 5] [--batch 1,8,32] [--sessions 1,4]
 # Here, on the CPU, --dry-run lays the bundle out in a temporary folder and runs the same check from it, on the
 # CPU provider with shorter rows (batch 1,2; 1 s), so none of it rots (test/device/gpu-check.test.ts):
 #   bash scripts/gpu-check.sh --dry-run [--out DIR]
@@ -17,6 +17,7 @@ out=""
 provider_dir=""
 seconds=""
 batches=""
+sessions=""
 pass=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -25,7 +26,8 @@ while [[ $# -gt 0 ]]; do
     --provider-dir) provider_dir="$2"; shift ;;
     --seconds) seconds="$2"; pass+=("$1" "$2"); shift ;;
     --batch) batches="$2"; pass+=("$1" "$2"); shift ;;
-    *) echo "usage: gpu-check.sh [--dry-run] [--out DIR] [--provider-dir DIR] [--seconds N] [--batch 1,8,32]" >&2; exit 2 ;;
+    --sessions) sessions="$2"; pass+=("$1" "$2"); shift ;;
+    *) echo "usage: gpu-check.sh [--dry-run] [--out DIR] [--provider-dir DIR] [--seconds N] [--batch 1,8,32] [--sessions 1,4]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -104,8 +106,9 @@ for dir in models/*/; do
 done
 
 log "sightflow's in-process ceiling at batch $batches"
+# On a GPU: one session, and four beside each other (runs overlap one another's host work with kernels).
 only=()
-[[ -n "$gpu" ]] && only=(--gpu-only)
+[[ -n "$gpu" ]] && only=(--gpu-only --sessions "${sessions:-1,4}")
 ./node providers.js --models models --batch "$batches" --seconds "$seconds" "${only[@]}" --json > "$work/sightflow.log" 2> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
 tail -1 "$work/sightflow.log" > "$work/sightflow.json"
 

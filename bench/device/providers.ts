@@ -8,15 +8,15 @@
 // --batch replaces the sweep with the in-process ceiling under dynamic batching at each maximum batch size, on
 // every provider the host loads (--gpu-only: the GPU ones): clients submit one image each, as requests do, and
 // the model's queue joins them; each row also checks that a batched run answers what a run alone does.
-// --models-only=a,b limits the models; --sessions=N the sessions of the batch rows (default 1 on a GPU, the
-// cores' default split on the CPU).
+// --models-only=a,b limits the models; --sessions=1,4 the sessions of the batch rows, each (default 1 on a
+// GPU, the cores' default split on the CPU).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { availableProviders } from '../../src/inference/execution-providers.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 
-interface Args { models: string; seconds: number; json: boolean; gpuOnly: boolean; batch?: number[]; only?: string[]; sessions?: number; waitMs: number }
+interface Args { models: string; seconds: number; json: boolean; gpuOnly: boolean; batch?: number[]; only?: string[]; sessions?: number[]; waitMs: number }
 
 function parseArgs(argv: string[]): Args {
   const out: Args = { models: 'data/models', seconds: 3, json: false, gpuOnly: false, waitMs: 2 };
@@ -30,7 +30,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === 'gpu-only') out.gpuOnly = true;
     else if (k === 'batch' && v) out.batch = v.split(',').map(Number).filter((n) => n >= 1);
     else if (k === 'models-only' && v) out.only = v.split(',');
-    else if (k === 'sessions' && v) out.sessions = Number(v);
+    else if (k === 'sessions' && v) out.sessions = v.split(',').map(Number).filter((n) => n >= 1);
     else if (k === 'wait-ms' && v) out.waitMs = Number(v);
   }
   return out;
@@ -219,8 +219,9 @@ async function main(): Promise<void> {
       for (const eps of lists) {
         const onCpu = eps[0] === 'cpu';
         // On the CPU the sessions split the cores, one thread each (the runtime's default on a small host).
-        const sessions = args.sessions ?? (onCpu ? Math.min(cores, 2) : 1);
-        for (const b of args.batch) batchRows.push(await measureBatch(model, file, eps, cores, sessions, b, b > 1 ? args.waitMs : 0, args.seconds));
+        for (const sessions of args.sessions ?? [onCpu ? Math.min(cores, 2) : 1]) {
+          for (const b of args.batch) batchRows.push(await measureBatch(model, file, eps, cores, sessions, b, b > 1 ? args.waitMs : 0, args.seconds));
+        }
       }
       continue;
     }

@@ -37,6 +37,8 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   if (yolo2) assert.equal(yolo2.same_as_alone, true, 'the int8 export batched answers what a run alone does');
 
   const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
-  assert.match(table, /\| centernet-coco \| cpu \| 2 \|/);
+  assert.match(table, /\| centernet-coco \| cpu \| 2 \| 2 \|/, 'two sessions, batch 2');
+  assert.match(table, /centernet-coco: in-process ceiling [\d.]+ images\/s \(cpu, 2 session\(s\), batch [12]\), no reference/);
+  assert.ok(r.ceilings['centernet-coco'].sightflow.images_per_s > 0);
   assert.match(table, /not measured: the server over HTTP/);
 });
