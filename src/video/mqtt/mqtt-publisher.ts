@@ -90,11 +90,6 @@ export class MqttPublisher {
     this.#pump();
   }
 
-  /** The retained payload a topic was last given here, if any. */
-  retained(topic: string): string | undefined {
-    return this.#state.get(topic)?.payload;
-  }
-
   /** One event message (QoS 1, not retained) to each topic. */
   event(topicList: readonly string[], payload: string): void {
     if (this.#closed) return;
