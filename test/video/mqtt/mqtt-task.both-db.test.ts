@@ -1,4 +1,5 @@
-// A task that asks for `publish.mqtt`, through the real API and worker into a real mosquitto on loopback:
+// A task that asks for `publish.mqtt`, through the real API and worker into a real mosquitto on loopback (on
+// PGlite and on PostgreSQL):
 // tracks cross a line 12 times in and 9 out; the broker's events are exactly the stream's (same ids, the
 // stream offset of each one's chunk) and the retained totals equal GET .../analytics, also for a subscriber
 // that connects late; a broker restart mid-task loses no event (after de-duplication by id); an outage past
