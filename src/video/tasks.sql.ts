@@ -79,6 +79,9 @@ export const sql = {
    */
   awaitResume: `UPDATE video_tasks SET lease_owner = NULL, lease_expires_at = NULL, resumes = resumes + 1 WHERE id = $1 RETURNING resumes`,
 
+  /** A worker shutting down hands a live task with a checkpoint on (stream-archive.ts): as awaitResume, not counted. */
+  handOver: `UPDATE video_tasks SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1`,
+
   /** Gives a task back to the queue (failover exhausted its attempt, or its worker died before chunk 1). */
   release: `UPDATE video_tasks SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE id = $1`,
 

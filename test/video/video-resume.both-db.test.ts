@@ -5,7 +5,8 @@
 // task survives three SIGKILLs of its worker, each restarted: status never terminal in between, each gap
 // marked, track ids never reused, line totals never going backwards, chunk ids contiguous and one terminal
 // chunk and [DONE] at the end; a worker frozen (SIGSTOP) past its lease appends nothing once it wakes, and the
-// fourth expiry fails worker_lost; a file task still fails worker_lost as before.
+// fourth expiry fails worker_lost; a worker shut down cleanly hands its live task on without a resume; a file
+// task still fails worker_lost as before.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,7 +19,7 @@ import { api, backend, freshDatabaseUrl, type TestApp } from '../helpers/app.js'
 import { projectRoot } from '../../src/paths.js';
 import { evalDataSkip } from '../../eval/dir.js';
 import { TUD_CAMPUS } from '../helpers/eval-data.js';
-import { liveClip, startRtspServer, type RtspSource } from '../helpers/live-sources.js';
+import { liveClip, startRtspServer, synthetic720p, type RtspSource } from '../helpers/live-sources.js';
 import { serveFile } from '../helpers/media-server.js';
 import { chunksOf, createTask, parseEvents, readStream, startVideoApp, waitFor, waitStatus } from '../helpers/video-tasks.js';
 
@@ -157,19 +158,26 @@ after(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-test('a live RTSP task survives three SIGKILLs of its worker: gaps marked, ids never reused, totals carried over', { skip, timeout: 420_000 }, async () => {
+test('a live RTSP task survives three SIGKILLs of its worker: gaps marked, ids never reused, totals carried over', { skip, timeout: 420_000 }, async (t) => {
   let w = await startWorker();
   const id = await createTask(a, liveTask(16));
   // A subscriber that stays connected through every takeover receives exactly the archive.
   const watching = readStream(a, id, { timeoutMs: 6 * WAIT_MS });
+  const outage: number[] = [];
   const { seen } = await statusesDuring(id, async () => {
     for (const at of [3, 7, 11]) {
       await framesReach(id, at);
       await kill(w);
+      const killedAt = Date.now();
+      const left = await processed(id);
       w = await startWorker();
+      await framesReach(id, left + 1);
+      outage.push(Date.now() - killedAt);
     }
     await framesReach(id, 16);
   });
+  // For docs/video.md: from the kill to the next archived chunk (the lease, the reaper, a cold worker's start).
+  t.diagnostic(`kill -> next chunk (lease ${LEASE_MS} ms, worker restarted cold): ${outage.join(', ')} ms`);
   const done = await waitStatus(a, id, ['succeeded', 'failed', 'cancelled'], WAIT_MS);
   assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
   assert.ok([...seen].every((s) => ['running', 'streaming', 'succeeded'].includes(s)), `statuses seen: ${[...seen]}`);
@@ -225,12 +233,39 @@ test('a worker frozen past its lease appends nothing after it wakes; the fourth 
   assertContinued(id, bytes, 3);
 });
 
+test('a worker shut down cleanly (SIGTERM, a drained node) hands its live task on at once, no resume counted', { skip, timeout: 300_000 }, async () => {
+  for (const w of workers) await kill(w);
+  const w1 = await startWorker();
+  const id = await createTask(a, liveTask(30));
+  await framesReach(id, 3);
+  const w2 = await startWorker();
+  const { seen } = await statusesDuring(id, async () => {
+    const stopped = new Promise((resolve) => w1.once('exit', resolve));
+    kill(w1, 'SIGTERM');
+    await stopped;
+    const handedAt = Date.now();
+    const at = await processed(id);
+    await framesReach(id, at + 2);
+    // No lease to wait out: the next worker takes it as soon as it is told.
+    assert.ok(Date.now() - handedAt < LEASE_MS + 30_000);
+  });
+  const done = await waitStatus(a, id, ['succeeded', 'failed', 'cancelled'], WAIT_MS);
+  assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  assert.ok([...seen].every((s) => ['running', 'streaming', 'succeeded'].includes(s)), `statuses seen: ${[...seen]}`);
+  assert.equal(done.resumes, 0);
+  assert.equal(done.attempts, 2);
+  assert.equal(assertContinued(id, (await readStream(a, id)).bytes, 1).length, 30);
+  await kill(w2);
+});
+
 test('a file task writes no checkpoint: its worker dying mid-stream still fails it worker_lost', { skip, timeout: 240_000 }, async () => {
-  const file = await serveFile(TUD_CAMPUS(), 'video/mp4');
+  // Long enough (every frame of a 720p clip) that the worker is always killed mid-file.
+  const file = await serveFile(await synthetic720p(30), 'video/mp4');
   try {
+    for (const w of workers) await kill(w);
     const w = await startWorker();
-    const id = await createTask(a, { input: [{ type: 'video_url', url: `${file.url}/tud.mp4`, sampling: { mode: 'fps', value: 10 } }], steps: [{ model: 'detect', parameters: { classes: ['person'] } }] });
-    await framesReach(id, 2);
+    const id = await createTask(a, { input: [{ type: 'video_url', url: `${file.url}/clip.mp4`, sampling: { mode: 'fps', value: 25 } }], steps: [{ model: 'detect' }] });
+    await framesReach(id, 1);
     await kill(w);
     const killedAt = Date.now();
     const rec = await waitStatus(a, id, ['failed', 'succeeded'], WAIT_MS);

@@ -215,6 +215,21 @@ export class StreamArchive {
     }
   }
 
+  /**
+   * A worker shutting down hands a live task on (docs/video.md, "When a worker dies"): one with a checkpoint
+   * goes back to the queue keeping its state, for the next worker to continue (a clean handover is no resume:
+   * `resumes` stays). 'cancelling' when a cancel must be finished instead; 'kept' when it cannot continue.
+   */
+  handOverOwned(taskId: string, owner: string): Promise<'handed' | 'cancelling' | 'kept' | 'gone'> {
+    return this.withTask(taskId, async (task, q) => {
+      if (task.leaseOwner !== owner) return 'gone' as const;
+      if (task.status === 'cancelling') return 'cancelling' as const;
+      if ((task.status !== 'running' && task.status !== 'streaming') || !task.resumable || task.chunkCount === 0) return 'kept' as const;
+      await q.query(tsql.handOver, [taskId]);
+      return 'handed' as const;
+    }).then((r) => r ?? 'gone');
+  }
+
   /** Reads the archive from byte `from`: at most `maxRows` rows, concatenated (the first row sliced to start at `from`). */
   async read(taskId: string, from: number, maxRows = 1024): Promise<{ bytes: Buffer; rows: number }> {
     const parts = await this.readRows(taskId, from, maxRows);

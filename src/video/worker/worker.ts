@@ -84,15 +84,19 @@ export class VideoWorker {
   /** Tasks running here now. */
   get activeTasks(): number { return this.active.size; }
 
-  /** Stops claiming; running tasks are ended (back to pending before their first chunk, else failed). */
+  /** Stops claiming; running tasks are ended (back to pending before their first chunk, live ones with a
+   * checkpoint handed on, else failed). */
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
     this.offNew?.();
     this.poke();
-    for (const run of this.active.values()) run.shutdown();
+    const runs = [...this.active.values()];
+    for (const run of runs) run.shutdown();
     await this.loopDone;
-    await Promise.all([...this.active.values()].map((r) => r.done));
+    await Promise.all(runs.map((r) => r.done));
+    // Live tasks handed on (TaskRun.shutdownEnd) are taken up by the other workers at once.
+    if (runs.length > 0) await this.hub.announceNewTask().catch(() => {});
   }
 
   private poke(): void {
@@ -397,7 +401,10 @@ class TaskRun {
     });
   }
 
-  /** Shutdown: a task without chunks goes back to the queue; one mid-stream fails (no resume mid-stream). */
+  /**
+   * Shutdown: a task without chunks goes back to the queue; a live one with a checkpoint is handed on to the
+   * next worker (docs/video.md, "When a worker dies"); any other one mid-stream fails.
+   */
   private async shutdownEnd(): Promise<void> {
     if (this.emitted === 0) {
       const released = await this.serial(async () => (this.over ? 'gone' : this.archive.releaseOwned(this.task.id, this.owner)));
@@ -405,6 +412,12 @@ class TaskRun {
       else this.over = true;
       return;
     }
+    const handed = await this.serial(async () => (this.over ? 'gone' : this.archive.handOverOwned(this.task.id, this.owner)));
+    if (handed === 'handed' || handed === 'gone') {
+      this.over = true;
+      return;
+    }
+    if (handed === 'cancelling') return this.cancelNow();
     await this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.workerShutdown() });
   }
 }
