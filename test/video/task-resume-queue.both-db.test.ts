@@ -1,0 +1,144 @@
+// The resume path's database side, in-process and deterministic on both databases (docs/video.md, "When a
+// worker dies"): workers that claim a task and then go silent are played with the queue and archive directly.
+// The fenced append stores the checkpoint with its chunk; on expiry a task with one goes back to the queue
+// (status kept, resumes counted, claimed before pending tasks, handed over with its checkpoint) at most 3
+// times; the previous owner's appends and heartbeats then change nothing; a cancel while it waits ends it at
+// once; a task without a checkpoint fails worker_lost as before. The real-process cases (SIGKILL, SIGSTOP, a
+// real RTSP camera) are in video-resume.both-db.test.ts.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { api, type TestApp } from '../helpers/app.js';
+import { chunksOf, createTask, parseEvents, readStream, startVideoApp } from '../helpers/video-tasks.js';
+import { TaskQueue } from '../../src/video/worker/queue.js';
+import { StreamArchive } from '../../src/video/stream/stream-archive.js';
+import { hubFor } from '../../src/video/stream/stream-hub.js';
+import { MAX_RESUMES, Reaper } from '../../src/video/tasks/reaper.js';
+import type { FrameOutput, TaskCheckpoint } from '../../src/video/task-contract.js';
+
+let t: TestApp;
+let queue: TaskQueue;
+let archive: StreamArchive;
+let reaper: Reaper;
+before(async () => {
+  // Only this file's reaper passes move tasks: the app's own reaper waits an hour.
+  t = await startVideoApp({ SIGHTFLOW_VIDEO_REAPER_MS: '3600000' });
+  queue = new TaskQueue(t.app.services);
+  archive = new StreamArchive(t.app.services, hubFor(t.app.services));
+  reaper = new Reaper(t.app.services, archive, 60_000);
+});
+after(async () => { await t?.close(); });
+
+const LEASE = 150;
+const expire = () => new Promise((r) => setTimeout(r, LEASE + 100));
+const liveFrame = (i: number, trackId: number): FrameOutput => ({
+  stream_info: { frame_index: i, total_frames: null, decoded_frames: i + 1, dropped_frames: 0, fps: 5, elapsed_ms: 200 * i, stream_time_ms: 200 * i, received_at_ms: 1_800_000_000_000 + 200 * i, live: true, reconnects: 0 },
+  delta: { results: [{ index: 0, targets: [{ track_id: trackId, class: 'person', confidence: 0.9, roi: { left: 0, top: 0, width: 5, height: 5 } }] }] },
+});
+const checkpoint = (frames: number, f: FrameOutput, next: number): TaskCheckpoint => ({
+  v: 1, frames, frame_index: f.stream_info.frame_index, stream_time_ms: f.stream_info.stream_time_ms!, received_at_ms: f.stream_info.received_at_ms!,
+  decoded_frames: f.stream_info.decoded_frames, dropped_frames: 0, reconnects: 0, elapsed_ms: f.stream_info.elapsed_ms, next_track_id: next, live: true,
+});
+const record = async (id: string) => (await api(t, `/v1/video/tasks/${id}`)).body;
+
+/** Claims until `id` comes (other tests' leftovers are left claimed by nobody that matters). */
+async function claimTask(id: string, owner: string) {
+  for (let i = 0; i < 20; i++) {
+    const c = await queue.claim(owner, LEASE);
+    if (!c || c.id === id) return c;
+  }
+  return null;
+}
+
+test('the append stores the checkpoint; on expiry the task waits for another worker, which gets it; the old owner is fenced off', async () => {
+  const id = await createTask(t);
+  assert.equal((await claimTask(id, 'w1'))?.chunkCount, 0);
+  const f0 = liveFrame(0, 1);
+  const f1 = liveFrame(1, 2);
+  assert.equal(await archive.appendFrame(id, 'w1', f0, LEASE, checkpoint(1, f0, 2)), 'appended');
+  // The second append goes through the one-statement path (the tail of the first).
+  assert.equal(await archive.appendFrame(id, 'w1', f1, LEASE, checkpoint(2, f1, 3)), 'appended');
+  await expire();
+  assert.equal(await reaper.reapOnce(), 1);
+  const waiting = await record(id);
+  assert.equal(waiting.status, 'streaming', 'readers see it running while it waits');
+  assert.equal(waiting.resumes, 1);
+  // A pending task created meanwhile comes after it.
+  const other = await createTask(t);
+  const c = await queue.claim('w2', LEASE);
+  assert.equal(c?.id, id);
+  assert.equal(c?.chunkCount, 2);
+  assert.deepEqual(c?.checkpoint, checkpoint(2, f1, 3));
+  assert.equal(c?.lastInfo?.frame_index, 1);
+  // The frozen first worker wakes: nothing it does lands.
+  archive.forget(id);
+  assert.equal(await archive.appendFrame(id, 'w1', liveFrame(2, 2), LEASE, null), 'lost');
+  assert.equal(await queue.heartbeat(id, 'w1', LEASE), null);
+  assert.equal(await archive.finishOwned(id, 'w1', { status: 'succeeded', reason: 'stop', usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 3, dropped_frames: 0 } }), null);
+  // The second goes on with chunk 2.
+  const f2 = { ...liveFrame(5, 3), stream_info: { ...liveFrame(5, 3).stream_info, gap_ms: 800 } };
+  assert.equal(await archive.appendFrame(id, 'w2', f2, LEASE, checkpoint(3, f2, 4)), 'appended');
+  assert.equal(await archive.finishOwned(id, 'w2', { status: 'succeeded', reason: 'max_frames', usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 6, dropped_frames: 0 } }), 'succeeded');
+  const bytes = (await readStream(t, id)).bytes;
+  const chunks = chunksOf(bytes);
+  assert.deepEqual(chunks.map((x) => x.id), [0, 1, 2, 3].map((i) => `${id}.${i}`));
+  assert.deepEqual(chunks.map((x) => x.stream_info.frame_index), [0, 1, 5, 5]);
+  assert.equal(chunks[2].stream_info.gap_ms, 800);
+  assert.equal(parseEvents(bytes).at(-1)!.kind, 'done');
+  const done = await record(id);
+  assert.equal(done.attempts, 2);
+  assert.equal(done.resumes, 1);
+  await api(t, `/v1/video/tasks/${other}/cancel`, { method: 'POST' });
+});
+
+test(`a task is handed on at most ${MAX_RESUMES} times; the next expiry fails it worker_lost`, async () => {
+  const id = await createTask(t);
+  let owner = 'x0';
+  await claimTask(id, owner);
+  for (let n = 0; n <= MAX_RESUMES; n++) {
+    const f = liveFrame(n, n + 1);
+    assert.equal(await archive.appendFrame(id, owner, f, LEASE, checkpoint(n + 1, f, n + 2)), 'appended');
+    await expire();
+    assert.equal(await reaper.reapOnce(), 1);
+    const r = await record(id);
+    if (n < MAX_RESUMES) {
+      assert.equal(r.status, 'streaming');
+      assert.equal(r.resumes, n + 1);
+      owner = `x${n + 1}`;
+      assert.equal((await queue.claim(owner, LEASE))?.id, id);
+    } else {
+      assert.equal(r.status, 'failed');
+      assert.equal(r.error.code, 'worker_lost');
+      assert.equal(r.resumes, MAX_RESUMES);
+    }
+  }
+  assert.equal(chunksOf((await readStream(t, id)).bytes).at(-1).finish_reason, 'error');
+});
+
+test('a cancel while the task waits for a worker ends it cancelled at once', async () => {
+  const id = await createTask(t);
+  await claimTask(id, 'c1');
+  const f = liveFrame(0, 1);
+  await archive.appendFrame(id, 'c1', f, LEASE, checkpoint(1, f, 2));
+  await expire();
+  await reaper.reapOnce();
+  assert.equal((await record(id)).status, 'streaming');
+  const r = await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
+  assert.equal(r.body.status, 'cancelled');
+  const bytes = (await readStream(t, id)).bytes;
+  assert.equal(chunksOf(bytes).at(-1).finish_reason, 'cancelled');
+  assert.equal(parseEvents(bytes).at(-1)!.kind, 'done');
+  assert.equal(await queue.claim('c2', LEASE), null, 'nothing left to claim');
+});
+
+test('a task without a checkpoint (a file) still fails worker_lost mid-stream', async () => {
+  const id = await createTask(t);
+  await claimTask(id, 'f1');
+  const f = { ...liveFrame(0, 1), stream_info: { ...liveFrame(0, 1).stream_info, live: false, total_frames: 10 } };
+  assert.equal(await archive.appendFrame(id, 'f1', f, LEASE), 'appended');
+  await expire();
+  assert.equal(await reaper.reapOnce(), 1);
+  const r = await record(id);
+  assert.equal(r.status, 'failed');
+  assert.equal(r.error.code, 'worker_lost');
+  assert.equal(r.resumes, 0);
+});
