@@ -60,3 +60,13 @@ test('ids, classes, limits and unknown fields', () => {
   bad({ zones: [{ id: 'z', polygon: square, max_occupancy: -1 }] }, `${P}.zones[0].max_occupancy`);
   bad('lines', P);
 });
+
+test('the crowd settings: margin_max_px on lines and the step, join_samples on the step; each checked', () => {
+  const p = parseAnalytics({ lines: [{ ...line('door'), margin_max_px: 20 }], margin_max_px: 8, join_samples: 0 }, P);
+  assert.equal(p.lines![0].margin_max_px, 20);
+  assert.equal(p.join_samples, 0);
+  bad({ lines: [{ ...line('door'), margin_max_px: -1 }] }, `${P}.lines[0].margin_max_px`, /between 0 and 10000/);
+  bad({ lines: [line('door')], join_samples: 1.5 }, `${P}.join_samples`, /integer between 0 and 1000/);
+  // Zones have no cap (a capped band let box jitter step in and out of zones).
+  bad({ zones: [{ id: 'z', polygon: square, margin_max_px: 10 }] }, `${P}.zones[0].margin_max_px`, /Unknown field/);
+});
