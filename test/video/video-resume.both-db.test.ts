@@ -21,6 +21,7 @@ import { evalDataSkip } from '../../eval/dir.js';
 import { TUD_CAMPUS } from '../helpers/eval-data.js';
 import { liveClip, startRtspServer, synthetic720p, type RtspSource } from '../helpers/live-sources.js';
 import { serveFile } from '../helpers/media-server.js';
+import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
 import { chunksOf, createTask, parseEvents, readStream, startVideoApp, waitFor, waitStatus } from '../helpers/video-tasks.js';
 
 const skip = backend !== 'postgres' ? 'PostgreSQL only (SIGHTFLOW_TEST_DB=postgres)' : evalDataSkip('tracking/TUD-Campus/TUD-Campus.mp4');
@@ -147,7 +148,7 @@ before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'sightflow-video-resume-'));
   databaseUrl = (await freshDatabaseUrl())!;
   // Its reaper looks often, so a dead worker's task moves on soon after its lease.
-  a = await startVideoApp({ SIGHTFLOW_VIDEO_REAPER_MS: '250', SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS) }, { dataDir, databaseUrl });
+  a = await startVideoApp({ SIGHTFLOW_VIDEO_REAPER_MS: '250', SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS), SIGHTFLOW_METRICS_PORT: '0' }, { dataDir, databaseUrl });
   rtsp = await startRtspServer(await liveClip(TUD_CAMPUS()));
 });
 
@@ -183,14 +184,20 @@ test('a live RTSP task survives three SIGKILLs of its worker: gaps marked, ids n
   assert.ok([...seen].every((s) => ['running', 'streaming', 'succeeded'].includes(s)), `statuses seen: ${[...seen]}`);
   assert.equal(done.resumes, 3);
   assert.equal(done.attempts, 4);
+  // This process's reaper queued each takeover.
+  const samples = parseExposition((await scrape(a.app.metricsPort!)).text);
+  assert.equal(sampleSum(samples, 'sightflow_video_task_resumes_total', { stage: 'queued' }), 3);
   const bytes = (await watching).bytes;
   assert.ok(bytes.equals((await readStream(a, id)).bytes), 'the connected subscriber got exactly the archive');
   const frames = assertContinued(id, bytes, 3);
   assert.equal(frames.length, 16);
   const end = chunksOf(bytes).at(-1);
   assert.equal(end.finish_reason, 'max_frames');
-  // Usage bills every frame once, and the results cover every worker's frames.
+  // Usage bills every frame once (one ledger row, by the worker that ended it), and the results cover every
+  // worker's frames.
   assert.equal(done.usage.processed_frames, 16);
+  const billed = (await a.app.services.usage.events(a.projectId)).filter((e) => e.endpoint === '/v1/video/process');
+  assert.deepEqual(billed.map((e) => e.frames), [16]);
   const results = (await api(a, `/v1/video/tasks/${id}/results`)).body;
   const targets = frames.reduce((n, c) => n + c.delta.results[0].targets.length, 0);
   assert.equal(results.tracks.reduce((n: number, t: any) => n + t.frames_seen, 0), targets);
