@@ -3,8 +3,9 @@
 // tracks cross a line 12 times in and 9 out; the broker's events are exactly the stream's (same ids, the
 // stream offset of each one's chunk) and the retained totals equal GET .../analytics, also for a subscriber
 // that connects late; a broker restart mid-task loses no event (after de-duplication by id); an outage past
-// the queue's bound drops events, counts them, and the retained state is right again after the reconnect; a
-// bad `publish` is a 400 naming the field, and a server without a broker refuses publish.mqtt.
+// the queue's bound drops events, counts them, and the retained state is right again after the reconnect;
+// rules changed by PUT while it runs change the camera's Home Assistant sensors; a bad `publish` is a 400
+// naming the field, and a server without a broker refuses publish.mqtt.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../../helpers/app.js';
@@ -168,6 +169,32 @@ test('an outage past the queue\'s bound: drops counted; retained totals right ag
     assert.equal(latest(late, `${PREFIX}/side/available`), 'offline');
     await late.close();
   } finally {
+    await w.stop();
+  }
+});
+
+test('rules changed by PUT while the task runs: the removed line\'s Home Assistant configs are cleared, the new line\'s appear', { skip }, async () => {
+  const w = await startPublishingWorker();
+  const node = `homeassistant/sensor/${PREFIX}_gatecam`;
+  const ha = await subscribe(broker.url, [`${node}/#`]);
+  try {
+    const id = await post(task('gatecam', 'ins=12&outs=9&frame_ms=40'));
+    await ha.until((m) => m.some((x) => x.topic === `${node}/line_door_in/config` && x.payload.length > 0), 20_000, 'the door line\'s config');
+    const rules = { lines: [{ id: 'gate', points: [[200, 0], [200, 480]] }], zones: RULES.zones };
+    const put = await api(t, `/v1/video/tasks/${id}/analytics`, { method: 'PUT', json: { parameters: rules } });
+    assert.equal(put.status, 200, put.text);
+    for (const gone of ['line_door_in', 'line_door_out']) {
+      await ha.until((m) => m.filter((x) => x.topic === `${node}/${gone}/config`).at(-1)?.payload === '', 20_000, `${gone} cleared`);
+    }
+    for (const added of ['line_gate_in', 'line_gate_out']) {
+      await ha.until((m) => (m.filter((x) => x.topic === `${node}/${added}/config`).at(-1)?.payload ?? '').length > 0, 20_000, `${added} published`);
+    }
+    assert.equal((await api(t, `/v1/video/tasks/${id}`)).body.status, 'streaming', 'changed while the task ran');
+    // The zone kept its sensor.
+    assert.ok(!ha.messages.some((x) => x.topic === `${node}/zone_hall_all/config` && x.payload === ''));
+    await waitStatus(t, id, ['succeeded']);
+  } finally {
+    await ha.close();
     await w.stop();
   }
 });
