@@ -169,6 +169,8 @@ export interface VideoTaskRequest {
 export interface VideoProvider {
   /** Shown in task errors and logs: "local", "remote:https://gpu-2:8080". */
   readonly name: string;
+  /** It continues a task from ProviderContext.resume; a task that continues runs on no other provider. */
+  readonly resumes?: boolean;
   /**
    * Processes the task, calling ctx.emit once per processed frame in order. Throws ProviderError for a
    * provider failure (retryable before the first emit) or an ApiError for a bad input (never retried).

@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../helpers/app.js';
-import { chunksOf, createTask, parseEvents, readStream, startVideoApp } from '../helpers/video-tasks.js';
+import { SyntheticProvider, chunksOf, createTask, parseEvents, readStream, startVideoApp, startWorker, waitStatus } from '../helpers/video-tasks.js';
 import { TaskQueue } from '../../src/video/worker/queue.js';
 import { StreamArchive } from '../../src/video/stream/stream-archive.js';
 import { hubFor } from '../../src/video/stream/stream-hub.js';
@@ -141,4 +141,24 @@ test('a task without a checkpoint (a file) still fails worker_lost mid-stream', 
   assert.equal(r.status, 'failed');
   assert.equal(r.error.code, 'worker_lost');
   assert.equal(r.resumes, 0);
+});
+
+test('a task that continues never starts again from its first frame on a provider that cannot continue it', async () => {
+  const id = await createTask(t);
+  await claimTask(id, 'g1');
+  const f = liveFrame(0, 1);
+  await archive.appendFrame(id, 'g1', f, LEASE, checkpoint(1, f, 2));
+  await expire();
+  await reaper.reapOnce();
+  // The synthetic provider (as a remote node) would run the whole video again: the worker fails the task instead.
+  const w = startWorker(t, () => [new SyntheticProvider()]);
+  try {
+    const r = await waitStatus(t, id, ['failed', 'succeeded', 'cancelled']);
+    assert.equal(r.status, 'failed');
+    assert.equal(r.error.code, 'worker_lost');
+    const chunks = chunksOf((await readStream(t, id)).bytes);
+    assert.deepEqual(chunks.map((c) => c.finish_reason), [null, 'error']);
+  } finally {
+    await w.stop();
+  }
 });

@@ -54,6 +54,7 @@ const MIN_PROBE_TIMEOUT_MS = 10_000;
 
 export class LocalProvider implements VideoProvider {
   readonly name = 'local';
+  readonly resumes = true;
 
   constructor(private readonly deps: LocalProviderDeps) {}
 

@@ -347,6 +347,13 @@ class TaskRun {
       return this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
         error: taskErrors.noProvider(request.model ?? this.task.model) });
     }
+    // A task that continues never starts again from its first frame on a provider that cannot continue it.
+    if (this.task.chunkCount > 0) {
+      providers = providers.filter((p) => p.resumes === true);
+      if (providers.length === 0) {
+        return this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.workerLostMidStream(this.task.chunkCount) });
+      }
+    }
     const tried: string[] = [];
     // While spans are exported the providers' calls hang under this run's span.
     const traceparent = this.span ? spanTraceparent(this.span, this.span.spanId) : this.task.job.traceparent;
