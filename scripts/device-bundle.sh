@@ -30,10 +30,11 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-out=${stage:-.dev/stage}
-work=.dev/work
-rm -rf "$work" && mkdir -p "$work"
-[[ -z "$stage" ]] && rm -rf "$out"
+mkdir -p .dev
+# Each run works in a folder of its own (the dry run of a test may build beside a bundle being made).
+work=$(mktemp -d "${TMPDIR:-/tmp}/sf-bundle-work.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+if [[ -n "$stage" ]]; then out=$stage; else out=$work/stage; fi
 mkdir -p "$out/node_modules/onnxruntime-node/bin/napi-v6/linux" "$out/models"
 cp "$(readlink -f "$(command -v node)")" "$out/node"
 # Its symbol table only serves debuggers; without it the binary is ~13% smaller.
@@ -72,12 +73,10 @@ if [[ $gpu == 1 ]]; then
   lib=$work/gpu/package/Plugins/Linux/x64
   npx tsx scripts/fatbin-keep-arch.ts "$lib/libonnxruntime_providers_cuda.so" "$work/provider/libonnxruntime_providers_cuda.so" "${GPU_ARCH:-90}"
   cp "$lib/libonnxruntime_providers_shared.so" "$lib/libonnxruntime_providers_tensorrt.so" "$work/provider/"
-  tar -C "$work/provider" -cf - . | xz -T0 -6 > .dev/provider.tar.xz
+  tar -C "$work/provider" -cf - . | xz -T0 -6 > .dev/provider.tar.xz.part && mv .dev/provider.tar.xz.part .dev/provider.tar.xz
   ls -la .dev/provider.tar.xz
 fi
 if [[ -z "$stage" ]]; then
-  tar -C "$out" -cf - . | xz -T0 -6 > .dev/bundle.tar.xz
-  rm -rf "$out"
+  tar -C "$out" -cf - . | xz -T0 -6 > .dev/bundle.tar.xz.part && mv .dev/bundle.tar.xz.part .dev/bundle.tar.xz
   ls -la .dev/bundle.tar.xz
 fi
-rm -rf "$work"

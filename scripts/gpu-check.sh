@@ -11,6 +11,7 @@
 # CPU provider with shorter rows (batch 1,2; 1 s), so none of it rots (test/device/gpu-check.test.ts):
 #   bash scripts/gpu-check.sh --dry-run [--out DIR]
 set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"
 here=$(cd "$(dirname "$0")" && pwd)
 dry=0
 out=""
