@@ -113,6 +113,10 @@ only=()
 ./node providers.js --models models --batch "$batches" --seconds "$seconds" "${only[@]}" --json > "$work/sightflow.log" 2> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
 tail -1 "$work/sightflow.log" > "$work/sightflow.json"
 
+log "the GPU's outputs against the CPU's, and sessions without batching"
+./node providers.js --models models --gpu-only --seconds "$seconds" --json > "$work/sweep.log" 2>> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
+tail -1 "$work/sweep.log" > "$work/sweep.json"
+
 log "report"
 ./node gpu-check.js report "$work" "$out"
 echo

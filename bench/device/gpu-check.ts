@@ -104,7 +104,8 @@ function report(work: string, outDir: string): void {
     http: 'the server over HTTP with the C clients at 1/16/64 connections: not in the bundle yet',
     cameras: 'cameras per GPU with NVDEC: not in the bundle yet',
   };
-  const result: Record<string, unknown> = { ...meta, probe: probeJson, sightflow, reference: references, not_measured: notMeasured };
+  const sweep = read('sweep.json');
+  const result: Record<string, unknown> = { ...meta, probe: probeJson, sightflow, sweep, reference: references, not_measured: notMeasured };
   writeFileSync(join(outDir, 'gpu-check.json'), JSON.stringify(result, null, 2) + '\n');
 
   const gpu = probeJson?.driver?.gpus?.[0];
@@ -136,6 +137,14 @@ function report(work: string, outDir: string): void {
     lines.push(`- ${model}: in-process ceiling ${best.images_per_s} images/s (${best.providers}, ${best.sessions} session(s), batch ${best.batch})${refBest ? `, reference ${refBest.images_per_s} at batch ${refBest.batch}: ${ratio} of it` : ', no reference'}`);
   }
   result.ceilings = ceilings;
+  // Unbatched, one to eight sessions, and whether the GPU's outputs match the CPU's (detections as a set).
+  for (const r of (sweep?.rows ?? []) as Array<Record<string, any>>) {
+    lines.push(`- unbatched: ${r.model} on ${r.providers}, ${r.sessions} session(s), ${r.clients} client(s): ${r.images_per_s} images/s, p50 ${r.p50_ms} ms`);
+  }
+  for (const c of (sweep?.checks ?? []) as Array<Record<string, any>>) {
+    const d = c.detections;
+    lines.push(`- ${c.model} on ${c.provider} against cpu: output relative L2 ${c.rel_l2}${d ? `; detections as a set ${d.matched}/${d.detections} (least IoU ${d.min_iou}, scores within ${d.max_score_diff})` : ''}`);
+  }
   writeFileSync(join(outDir, 'gpu-check.json'), JSON.stringify(result, null, 2) + '\n');
   lines.push('', ...Object.values(notMeasured).map((s) => `- not measured: ${s}`), '');
   writeFileSync(join(outDir, 'gpu-check.md'), lines.join('\n'));

@@ -36,7 +36,10 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   const yolo2 = rows.find((x) => x.model === 'yolov8n-int8' && x.batch === 2);
   if (yolo2) assert.equal(yolo2.same_as_alone, true, 'the int8 export batched answers what a run alone does');
 
+  // The unbatched sweep ran too (on the CPU only its CPU row per model; a GPU host adds its GPU rows and checks).
+  assert.deepEqual((r.sweep.rows as Array<Record<string, any>>).map((x) => `${x.model} ${x.providers}`), models.map((m) => `${m} cpu`));
   const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
+  assert.match(table, /unbatched: centernet-coco on cpu, 1 session\(s\), 1 client\(s\)/);
   assert.match(table, /\| centernet-coco \| cpu \| 2 \| 2 \|/, 'two sessions, batch 2');
   assert.match(table, /centernet-coco: in-process ceiling [\d.]+ images\/s \(cpu, 2 session\(s\), batch [12]\), no reference/);
   assert.ok(r.ceilings['centernet-coco'].sightflow.images_per_s > 0);
