@@ -225,9 +225,10 @@ export class InferenceRuntime {
     for (let k = 0; k < sessions; k++) await this.pool.retire(replicaKey(id, k));
   }
 
-  /** The providers a model runs on: its own list (each missing one warned about) or the runtime's. */
-  providersFor(spec: ModelSpec): string[] {
+  /** The providers a model runs on: its own list (each missing one warned about, unless quiet) or the runtime's. */
+  providersFor(spec: ModelSpec, quiet = false): string[] {
     if (!spec.providers?.length) return this.providers;
+    if (quiet) return chooseProviders(spec.providers, this.available, { info() {}, warn() {} });
     const log: ProviderLog = {
       info: (o, m) => this.log.info({ ...o, model: spec.id }, `model ${spec.id}: ${m}`),
       warn: (o, m) => this.log.warn({ ...o, model: spec.id }, `model ${spec.id}: ${m}`),
@@ -317,7 +318,7 @@ export class ModelHandle {
   private source: Promise<Uint8Array | string> | undefined;
 
   constructor(readonly spec: ModelSpec, private readonly runtime: InferenceRuntime, readonly depth: number) {
-    this.batching = spec.batch ?? (spec.dynamicBatch ? batchFor(runtime.providersFor(spec), runtime.batch) : { maxBatch: 1, maxWaitMs: 0 });
+    this.batching = spec.batch ?? (spec.dynamicBatch ? batchFor(runtime.providersFor(spec, true), runtime.batch) : { maxBatch: 1, maxWaitMs: 0 });
     // A detector's graph gets its batch axis when it loads: until then (and if refused) one image a call.
     const batch = spec.batch ?? { maxBatch: 1, maxWaitMs: 0 };
     const sessions = runtime.workers === 'shared' ? 1 : Math.max(1, spec.sessions ?? runtime.sessions);
