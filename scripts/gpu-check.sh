@@ -58,6 +58,10 @@ fi
 # The GPU provider's libraries beside the binding, and the CUDA libraries they load from wherever the host has
 # them: its own LD_LIBRARY_PATH, /usr/local/cuda, or the lib folders of its Python nvidia packages.
 bin=node_modules/onnxruntime-node/bin/napi-v6/linux/x64
+if [[ -n "$provider_dir" && ! -f "$provider_dir/libonnxruntime_providers_cuda.so" ]]; then
+  echo "gpu-check: no libonnxruntime_providers_cuda.so in $provider_dir (unpack provider.tar.xz there first)" >&2
+  exit 3
+fi
 if [[ -n "$provider_dir" ]]; then
   cp "$provider_dir"/libonnxruntime_providers_cuda.so "$provider_dir"/libonnxruntime_providers_shared.so "$bin/"
   # The TensorRT provider loads only where TensorRT is installed; offered without it, the model would fall back to cpu.
