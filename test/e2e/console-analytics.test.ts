@@ -1,15 +1,19 @@
 // Counting in the console (headless Debian Chromium, the real server): on a finished task's page a line is
 // placed with two clicks and a zone with four and a close, Recount sends them (POST .../analytics/recount)
 // and the counts come back into the table; the heatmap image shows over the frame. The synthetic provider's
-// three walkers cross x = 400 right to left: a line drawn downwards there counts them `in`.
+// three walkers cross x = 400 right to left: a line drawn downwards there counts them `in`. A task that counted
+// lists its crossings with their times (a click shows that frame); an uploaded video plays from the record's
+// presigned link.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, api, type TestApp } from '../helpers/app.js';
 import { chromiumMissing, launchBrowser, screenshot } from '../helpers/browser.js';
 import { ensureConsoleBuilt } from '../helpers/console-build.js';
 import { SyntheticProvider } from '../helpers/synthetic-provider.js';
 import { waitStatus } from '../helpers/video-tasks.js';
+import { vp9Clip } from '../helpers/media.js';
 
 const skip = chromiumMissing();
 let t: TestApp;
@@ -106,5 +110,23 @@ test('a task that counted: each crossing is listed with its time, and a click sh
   assert.match(await info.innerText(), /^frame 39 /);
   await items.nth(1).getByRole('button').click();
   await page.waitForFunction(() => document.querySelector('[data-testid="frame-info"]')?.textContent?.startsWith('frame 12 · 1.20 s'));
+  assert.deepEqual(pageProblems, []);
+});
+
+test('an uploaded video plays on the task page from the record\'s presigned link (no blank frame)', { skip, timeout: 60_000 }, async () => {
+  const created = await api(t, '/v1/video/process', { method: 'POST', json: {
+    input: [{ type: 'video_base64', data: readFileSync(await vp9Clip()).toString('base64') }],
+    steps: [{ model: 'detect', parameters: { classes: ['person'] } }],
+  } });
+  assert.equal(created.status, 202, created.text);
+  const id = created.body.id as string;
+  await waitStatus(t, id, ['succeeded']);
+  await page.goto(`/console/projects/${encodeURIComponent(t.projectId)}/tasks/${id}`);
+  await page.getByTestId('task-status').filter({ hasText: 'succeeded' }).waitFor();
+  const video = page.locator('.player video');
+  await video.waitFor();
+  assert.match((await video.getAttribute('src'))!, /^\/v1\/files\/video-inputs\//);
+  await page.waitForFunction(() => { const v = document.querySelector('.player video') as HTMLVideoElement | null; return v !== null && v.readyState >= 1 && v.videoWidth === 160; });
+  assert.equal(await page.getByText('the server offers no link to it').count(), 0);
   assert.deepEqual(pageProblems, []);
 });
