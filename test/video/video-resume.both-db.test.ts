@@ -5,8 +5,8 @@
 // task survives three SIGKILLs of its worker, each restarted: status never terminal in between, each gap
 // marked, track ids never reused, line totals never going backwards, chunk ids contiguous and one terminal
 // chunk and [DONE] at the end; a worker frozen (SIGSTOP) past its lease appends nothing once it wakes, and the
-// fourth expiry fails worker_lost; a worker shut down cleanly hands its live task on without a resume; a file
-// task still fails worker_lost as before.
+// fourth expiry fails worker_lost; a worker shut down cleanly hands its live task on without a resume; a camera
+// down at the takeover is waited for within the reconnect policy; a file task still fails worker_lost as before.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -165,6 +165,8 @@ test('a live RTSP task survives three SIGKILLs of its worker: gaps marked, ids n
   // A subscriber that stays connected through every takeover receives exactly the archive.
   const watching = readStream(a, id, { timeoutMs: 6 * WAIT_MS });
   const outage: number[] = [];
+  // From its first chunk on (before it, pending is right).
+  await framesReach(id, 1);
   const { seen } = await statusesDuring(id, async () => {
     for (const at of [3, 7, 11]) {
       await framesReach(id, at);
@@ -262,6 +264,25 @@ test('a worker shut down cleanly (SIGTERM, a drained node) hands its live task o
   assert.equal(done.resumes, 0);
   assert.equal(done.attempts, 2);
   assert.equal(assertContinued(id, (await readStream(a, id)).bytes, 1).length, 30);
+  await kill(w2);
+});
+
+test('a camera that is down when its task is taken over gets the reconnect policy: the task goes on once it is back', { skip, timeout: 300_000 }, async () => {
+  for (const w of workers) await kill(w);
+  const w1 = await startWorker();
+  const id = await createTask(a, liveTask(12));
+  await framesReach(id, 3);
+  await kill(w1);
+  await rtsp.kill();
+  const w2 = await startWorker();
+  // Taken over (a second claim) while the camera is down: its first opens fail and are retried.
+  await waitFor('another worker to take the task over', async () => (await record(id)).attempts === 2, WAIT_MS);
+  await new Promise((r) => setTimeout(r, 1500));
+  await rtsp.restart();
+  const done = await waitStatus(a, id, ['succeeded', 'failed', 'cancelled'], WAIT_MS);
+  assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  assert.equal(done.resumes, 1);
+  assert.equal(assertContinued(id, (await readStream(a, id)).bytes, 1).length, 12);
   await kill(w2);
 });
 

@@ -57,6 +57,11 @@ const MAX_BACKOFF_MS = 8000;
 /** Decoder failures that mean the connection went away, not that the input is not a video. */
 const DROPS = new Set(['fetch_failed', 'timeout', 'decode_failed', 'invalid_video', 'no_video_stream']);
 
+/** Whether a failure to read or open a live source means it went away (worth opening again). */
+export function isSourceDrop(e: unknown): boolean {
+  return e instanceof DecodeError && DROPS.has(e.code);
+}
+
 export class LiveReader {
   #decoder: VideoDecoder;
   #buffer: Uint8Array;

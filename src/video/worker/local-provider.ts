@@ -22,7 +22,8 @@ import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } 
 import { FramePipeline, type FrameModels } from '../steps/frame-pipeline.js';
 import type { StepServices } from '../pipeline/frame-step.js';
 import { withRunPriority } from '../../inference/runtime.js';
-import { LiveReader, SourceLostError, type LiveResume } from '../source/live-reader.js';
+import { isSourceDrop, LiveReader, SourceLostError, type LiveResume } from '../source/live-reader.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { openVideo } from '../source/video-source.js';
 import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
 
@@ -84,8 +85,10 @@ export class LocalProvider implements VideoProvider {
       const maxFrames = input.max_frames ?? DEFAULT_MAX_FRAMES;
       // The worker died after archiving the last frame the task may have: only the terminal chunk is missing.
       if (cp && cp.frames >= maxFrames) return this.#resumedAtEnd(cp, pipeline, started);
-      // A resumed live source applies the range itself (LiveReader), its decoder gets the frames left.
-      decoder = cp ? await open(maxFrames - cp.frames, openMs, undefined) : await open(input.max_frames, openMs);
+      // A resumed live source applies the range itself (LiveReader), its decoder gets the frames left; a
+      // camera down when the task is taken over gets the reconnect policy, as if it dropped.
+      decoder = cp ? await this.#openResumed(() => open(maxFrames - cp.frames, openMs, undefined), input.reconnect, signal)
+        : await open(input.max_frames, openMs);
       const { info } = decoder;
       if (cp && !info.live) throw new ProviderError(this.name, 'The task cannot continue: its source is no longer a live stream');
       if (info.live) {
@@ -162,6 +165,29 @@ export class LocalProvider implements VideoProvider {
       throw this.#classify(e, emitted);
     } finally {
       await decoder?.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Opens a resumed task's source, retried within input.reconnect (backoff 0.5 s doubling to 8 s, as
+   * LiveReader's) while it fails as a source that went away; then source_lost.
+   */
+  async #openResumed(open: () => Promise<VideoDecoder>, reconnect: { max_attempts?: number; max_seconds?: number } | undefined, signal: AbortSignal): Promise<VideoDecoder> {
+    const maxAttempts = reconnect?.max_attempts ?? DEFAULT_RECONNECT.max_attempts;
+    const deadline = Date.now() + (reconnect?.max_seconds ?? DEFAULT_RECONNECT.max_seconds) * 1000;
+    let delay = 500;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await open();
+      } catch (e) {
+        signal.throwIfAborted();
+        if (!isSourceDrop(e) && !(e instanceof ProviderError)) throw e;
+        if (attempt >= maxAttempts || Date.now() + delay > deadline) {
+          throw new ProviderError(this.name, `The live source did not come back when the task was taken over: ${(e as Error).message}`, undefined, 'source_lost');
+        }
+      }
+      await sleep(delay, undefined, { signal });
+      delay = Math.min(delay * 2, 8000);
     }
   }
 
