@@ -94,7 +94,7 @@ test('the tree: derived defaults, flags over variables, frozen, one line for sev
   const c = loadConfig({ SIGHTFLOW_VIDEO_LEASE_MS: '900', SIGHTFLOW_PORT: '9000' }, { port: 0, dataDir: '/tmp/sf-config-test' });
   assert.equal(c.port, 0);
   assert.equal(c.modelsDir, '/tmp/sf-config-test/models');
-  assert.deepEqual(c.video, { leaseMs: 900, heartbeatMs: 300, pollMs: 1000, reaperMs: 900, sseHeartbeatMs: 15000, streamPollMs: 2000, streamBufferBytes: 4194304, streamStallMs: 30000, webhookPollMs: 1000, webhookRetryMs: 5000 });
+  assert.deepEqual(c.video, { leaseMs: 900, heartbeatMs: 300, pollMs: 1000, reaperMs: 900, sseHeartbeatMs: 15000, streamPollMs: 2000, streamBufferBytes: 4194304, streamStallMs: 30000, webhookPollMs: 1000, webhookRetryMs: 5000, hwaccel: 'none' });
   assert.deepEqual(c.providers.default, [{ type: 'local' }]);
   assert.equal(c.vlm, null);
   assert.ok(Object.isFrozen(c) && Object.isFrozen(c.video) && Object.isFrozen(c.providers.default));
