@@ -90,9 +90,11 @@ if [[ -n "$gpu" ]]; then
   elif command -v python3 >/dev/null; then engine=$(python3 reference.py --which)
   else engine="none: no trtexec and no python3"
   fi
-elif [[ $dry == 1 ]] && command -v python3 >/dev/null; then
-  # The dry run still runs the reference script's own checks on this host's Python.
-  engine="none: dry run on the CPU ($(python3 reference.py --which))"
+elif [[ $dry == 1 ]]; then
+  # The dry run still runs the reference script's own checks on this host's Python, where there is one.
+  if command -v python3 >/dev/null; then engine="none: dry run on the CPU ($(python3 reference.py --which))"
+  else engine="none: dry run on the CPU (no python3)"
+  fi
 fi
 for dir in models/*/; do
   id=$(basename "$dir")
