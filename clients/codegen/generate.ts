@@ -18,7 +18,9 @@ async function servedDocument(): Promise<Record<string, unknown>> {
   const t = await startTestApp();
   try {
     const r = await fetch(`${t.url}/openapi.json`);
-    return await r.json() as Record<string, unknown>;
+    const doc = await r.json() as Record<string, unknown>;
+    if (!r.ok || typeof doc.openapi !== 'string') throw new Error(`/openapi.json answered ${r.status}: ${JSON.stringify(doc).slice(0, 500)}`);
+    return doc;
   } finally {
     await t.close();
   }

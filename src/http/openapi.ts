@@ -30,15 +30,12 @@ function schemaOf(s: ZodType, io: 'input' | 'output', components: Components): R
   const defs = out.$defs as Record<string, unknown> | undefined;
   delete out.$defs;
   if (!defs) return out;
-  const names = new Map<string, string>();
-  for (const [id, body] of Object.entries(defs)) {
-    let name = id;
-    const same = (n: string) => components[n] === undefined || JSON.stringify(components[n]) === JSON.stringify(body);
-    if (!same(name) && io === 'input') name = `${id}Input`;
-    if (!same(name)) throw new Error(`OpenAPI: two different schemas are named ${id}`);
-    names.set(id, name);
-  }
+  const names = new Map<string, string>(Object.keys(defs).map((id) => [id, id]));
   const relink = (x: unknown) => JSON.parse(JSON.stringify(x).replace(/"#\/\$defs\/([^"]+)"/g, (_, id: string) => JSON.stringify(`#/components/schemas/${names.get(id) ?? id}`)));
+  // Bodies are compared as they will be stored: with their refs pointing at the components.
+  const clash = (id: string) => components[names.get(id)!] !== undefined && JSON.stringify(components[names.get(id)!]) !== JSON.stringify(relink(defs[id]));
+  if (io === 'input') for (const id of Object.keys(defs)) if (clash(id)) names.set(id, `${id}Input`);
+  for (const id of Object.keys(defs)) if (clash(id)) throw new Error(`OpenAPI: two different schemas are named ${names.get(id)}`);
   for (const [id, body] of Object.entries(defs)) components[names.get(id)!] = relink(body);
   return relink(out) as Record<string, unknown>;
 }

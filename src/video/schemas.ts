@@ -120,7 +120,7 @@ export const TaskCreated = z.object({
   stream_url: z.string().meta({ description: '/v1/video/tasks/<id>/stream' }),
   webhook: z.object({ url: z.string(), secret: z.string() }).optional()
     .meta({ description: 'With a webhook but no secret in the request: the generated signing secret, shown only here' }),
-});
+}).meta({ id: 'TaskCreated' });
 
 export const TaskRecord = z.object({
   id: z.string(),
@@ -155,7 +155,7 @@ export const TaskRecord = z.object({
     created_at: isoTime, last_attempt_at: isoTime.nullable(), delivered_at: isoTime.nullable(),
     next_attempt_at: isoTime.nullable().meta({ description: 'When a pending delivery is tried next' }),
   })).optional().meta({ description: 'With include=webhook_deliveries: the task\'s webhook deliveries (empty until it reaches a terminal state)' }),
-});
+}).meta({ id: 'Task' });
 
 export const TaskList = z.object({
   object: z.literal('list'),
@@ -191,7 +191,7 @@ export const TaskResults = z.object({
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }),
   tracks: z.array(TrackSummary),
   ...stepApiFields('results'),
-});
+}).meta({ id: 'TaskResults' });
 
 export const StreamChunk = z.object({
   id: z.string(),
@@ -211,4 +211,4 @@ export const StreamChunk = z.object({
   ...stepApiFields('chunk'),
   finish_reason: z.enum(['stop', 'max_frames', 'error', 'cancelled']).nullable(),
   usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int(), decoded_frames: z.number().int(), dropped_frames: z.number().int() }).optional(),
-}).meta({ description: 'Each SSE event is "data: <chunk JSON>\\n\\n"; after the terminal chunk "data: [DONE]\\n\\n". Comments ": hb" keep idle streams open. Resume with Last-Event-ID or ?offset= (bytes).' });
+}).meta({ id: 'Chunk', description: 'Each SSE event is "data: <chunk JSON>\\n\\n"; after the terminal chunk "data: [DONE]\\n\\n". Comments ": hb" keep idle streams open. Resume with Last-Event-ID or ?offset= (bytes).' });

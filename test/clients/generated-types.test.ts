@@ -13,7 +13,9 @@ let t: TestApp;
 let doc: Record<string, any>;
 before(async () => {
   t = await startTestApp();
-  doc = await (await fetch(`${t.url}/openapi.json`)).json() as Record<string, any>;
+  const r = await fetch(`${t.url}/openapi.json`);
+  doc = await r.json() as Record<string, any>;
+  assert.equal(r.status, 200, JSON.stringify(doc).slice(0, 500));
 });
 after(async () => { await t?.close(); });
 

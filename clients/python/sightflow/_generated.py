@@ -11,6 +11,122 @@ class AdminProject(TypedDict):
     created_at: str
 
 
+class AnalyticsParametersLines(TypedDict):
+    id: str
+    points: list[Any]
+    classes: NotRequired[list[str]]
+    anchor: NotRequired[Literal["bottom_center", "center", "top_center", "top_left", "top_right", "bottom_left", "bottom_right"]]
+    min_samples: NotRequired[int]
+    margin_px: NotRequired[float]
+    margin_box: NotRequired[float]
+    margin_max_px: NotRequired[float]
+
+
+class AnalyticsParametersZones(TypedDict):
+    id: str
+    polygon: list[list[Any]]
+    classes: NotRequired[list[str]]
+    anchor: NotRequired[Literal["bottom_center", "center", "top_center", "top_left", "top_right", "bottom_left", "bottom_right"]]
+    dwell_ms: NotRequired[int]
+    max_occupancy: NotRequired[int]
+    crowd_ms: NotRequired[int]
+    min_samples: NotRequired[int]
+    margin_px: NotRequired[float]
+    margin_box: NotRequired[float]
+
+
+class AnalyticsParametersSpeed(TypedDict):
+    image: list[list[Any]]
+    ground: list[list[Any]]
+    window_ms: NotRequired[int]
+
+
+class AnalyticsParameters(TypedDict):
+    """Parameters of an analytics step: counting lines, zones, dwell, crowding and speed on the tracks of the detect step before it"""
+    lines: NotRequired[list["AnalyticsParametersLines"]]
+    zones: NotRequired[list["AnalyticsParametersZones"]]
+    anchor: NotRequired[Literal["bottom_center", "center", "top_center", "top_left", "top_right", "bottom_left", "bottom_right"]]
+    units: NotRequired[Literal["pixels", "relative"]]
+    interval_ms: NotRequired[int]
+    speed: NotRequired["AnalyticsParametersSpeed"]
+    lost_samples: NotRequired[int]
+    join_samples: NotRequired[int]
+    min_samples: NotRequired[int]
+    margin_px: NotRequired[float]
+    margin_box: NotRequired[float]
+    margin_max_px: NotRequired[float]
+
+
+class AnalyticsFrameSize(TypedDict):
+    width: int
+    height: int
+
+
+class Analytics(TypedDict):
+    object: Literal["video.analytics"]
+    task_id: str
+    status: str
+    version: int
+    parameters: "AnalyticsParameters"
+    totals: "AnalyticsTotals" | None
+    frame_size: "AnalyticsFrameSize" | None
+
+
+class AnalyticsTotals(TypedDict):
+    version: int
+    lines: dict[str, Any]
+    zones: dict[str, Any]
+    transitions: dict[str, Any]
+
+
+class ChunkStreamInfo(TypedDict):
+    frame_index: int
+    total_frames: int | None
+    decoded_frames: int
+    dropped_frames: int
+    fps: float
+    elapsed_ms: int
+    stream_time_ms: NotRequired[int]
+    received_at_ms: NotRequired[int]
+    live: NotRequired[bool]
+    reconnects: NotRequired[int]
+    gap_ms: NotRequired[int]
+
+
+class ChunkDeltaResults(TypedDict):
+    index: int
+    targets: list[dict[str, Any]]
+
+
+class ChunkDelta(TypedDict):
+    results: list["ChunkDeltaResults"]
+
+
+class ChunkAnalytics(TypedDict):
+    """With an analytics step: this frame's events and the running totals; the terminal chunk carries the full summary"""
+    events: list[dict[str, Any]]
+    totals: dict[str, Any]
+
+
+class ChunkUsage(TypedDict):
+    processed_frames: int
+    processing_time_ms: int
+    decoded_frames: int
+    dropped_frames: int
+
+
+class Chunk(TypedDict):
+    """Each SSE event is "data: <chunk JSON>\\n\\n"; after the terminal chunk "data: [DONE]\\n\\n". Comments ": hb" keep idle streams open. Resume with Last-Event-ID or ?offset= (bytes)."""
+    id: str
+    object: Literal["mm.pipeline.chunk"]
+    model: NotRequired[str]
+    stream_info: "ChunkStreamInfo"
+    delta: "ChunkDelta"
+    analytics: NotRequired["ChunkAnalytics"]
+    finish_reason: Literal["stop", "max_frames", "error", "cancelled"] | None
+    usage: NotRequired["ChunkUsage"]
+
+
 class Collection(TypedDict):
     id: str
     object: Literal["vectors.collection"]
@@ -138,7 +254,105 @@ class SearchResult(TypedDict):
     moment: NotRequired["Moment"]
 
 
-__all__ = ["AdminProject", "Collection", "EmbeddingModel", "Error", "ErrorError", "Item", "Key", "Model", "ModelServing", "ModelSettings", "Moment", "Project", "SearchResult", "OPERATIONS", "RESPONSE_SCHEMAS"]
+class TaskProgress(TypedDict):
+    frame_index: int | None
+    decoded_frames: int
+    dropped_frames: int
+    total_frames: int | None
+    processed_frames: int
+    processed_fps: float | None
+
+
+class TaskUsage(TypedDict):
+    processed_frames: int
+    processing_time_ms: int
+
+
+class TaskError(TypedDict):
+    code: str
+    message: str
+
+
+class TaskIndex(TypedDict):
+    """With an index step: the items it has written so far (segments and tracks)"""
+    collection: str
+    items_added: int
+    segments: int
+    tracks: int
+
+
+class TaskWebhookDeliveries(TypedDict):
+    id: str
+    event: str
+    status: Literal["pending", "delivered", "failed"]
+    attempts: int
+    last_status_code: int | None
+    last_error: str | None
+    created_at: str
+    last_attempt_at: str | None
+    delivered_at: str | None
+    next_attempt_at: str | None
+
+
+class Task(TypedDict):
+    id: str
+    object: Literal["video.task"]
+    status: Literal["pending", "running", "streaming", "succeeded", "failed", "cancelling", "cancelled"]
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    model: str
+    stream_url: str
+    progress: "TaskProgress"
+    usage: "TaskUsage" | None
+    error: "TaskError" | None
+    attempts: int
+    resumes: int
+    input_url: NotRequired[str]
+    index: NotRequired["TaskIndex"]
+    request: NotRequired[dict[str, Any]]
+    webhook_deliveries: NotRequired[list["TaskWebhookDeliveries"]]
+
+
+class TaskCreatedWebhook(TypedDict):
+    """With a webhook but no secret in the request: the generated signing secret, shown only here"""
+    url: str
+    secret: str
+
+
+class TaskCreated(TypedDict):
+    id: str
+    status: Literal["pending", "running", "streaming", "succeeded", "failed", "cancelling", "cancelled"]
+    stream_url: str
+    webhook: NotRequired["TaskCreatedWebhook"]
+
+
+class TaskResultsUsage(TypedDict):
+    processed_frames: int
+    processing_time_ms: int
+
+
+TaskResultsTracks = TypedDict("TaskResultsTracks", {
+    "track_id": int,
+    "class": str,
+    "first_frame": int,
+    "last_frame": int,
+    "frames_seen": int,
+    "best_confidence": float,
+    "feature_digest": NotRequired[str],
+})
+
+
+class TaskResults(TypedDict):
+    id: str
+    object: Literal["mm.pipeline.result"]
+    model: str
+    usage: "TaskResultsUsage"
+    tracks: list["TaskResultsTracks"]
+    analytics: NotRequired[dict[str, Any]]
+
+
+__all__ = ["AdminProject", "Analytics", "AnalyticsFrameSize", "AnalyticsParameters", "AnalyticsParametersLines", "AnalyticsParametersSpeed", "AnalyticsParametersZones", "AnalyticsTotals", "Chunk", "ChunkAnalytics", "ChunkDelta", "ChunkDeltaResults", "ChunkStreamInfo", "ChunkUsage", "Collection", "EmbeddingModel", "Error", "ErrorError", "Item", "Key", "Model", "ModelServing", "ModelSettings", "Moment", "Project", "SearchResult", "Task", "TaskCreated", "TaskCreatedWebhook", "TaskError", "TaskIndex", "TaskProgress", "TaskResults", "TaskResultsTracks", "TaskResultsUsage", "TaskUsage", "TaskWebhookDeliveries", "OPERATIONS", "RESPONSE_SCHEMAS"]
 
 # Every operation of the document: method, path, path parameters, whether it takes Idempotency-Key,
 # the credential it needs and the content type of its 2xx answer.
@@ -203,4 +417,10 @@ RESPONSE_SCHEMAS: dict[str, str] = {
     "vectors.collections.get": "Collection",
     "vectors.collections.items.get": "Item",
     "vectors.collections.items.update": "Item",
+    "video.process": "TaskCreated",
+    "video.tasks.analytics.get": "Analytics",
+    "video.tasks.analytics.update": "Analytics",
+    "video.tasks.cancel": "Task",
+    "video.tasks.get": "Task",
+    "video.tasks.results.get": "TaskResults",
 }

@@ -3,9 +3,9 @@
 // stdout (lists and streams as NDJSON, one object a line); progress and errors go to stderr, so the output
 // pipes into jq or a file. SIGHTFLOW_API_KEY and SIGHTFLOW_BASE_URL configure it (or --api-key, --base-url).
 import { parseArgs } from 'node:util';
-import { Sightflow, type Task } from './client.js';
+import { Sightflow } from './client.js';
 import { APIError, SightflowError } from './errors.js';
-import { OPERATIONS, type OperationId } from './generated/api.js';
+import { OPERATIONS, type OperationId, type Task } from './generated/api.js';
 
 const USAGE = `usage: sightflow-client <command> [options]
 

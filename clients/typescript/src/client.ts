@@ -4,7 +4,8 @@
 // over, a resuming stream, waiting for a task, replaying a moment, verifying a webhook.
 import { Transport, type ClientOptions, type QueryValue, type RequestOptions } from './core.js';
 import {
-  OPERATIONS, type Collection, type Item, type Model, type OperationId, type Operations, type Project,
+  OPERATIONS, type Collection, type Item, type Model, type OperationId, type Operations, type Project, type Task,
+  type TaskCreated, type TaskResults,
 } from './generated/api.js';
 import { cursorPages, offsetPages, PagePromise, type Page } from './pagination.js';
 import { TaskStream, type StreamOptions, type TaskChunk } from './stream.js';
@@ -19,12 +20,9 @@ export type OcrParams = Omit<Op<'vision.ocr'>['body'], 'image' | 'image_base64'>
 export type OcrResult = Op<'vision.ocr'>['response'];
 export type DescribeParams = Omit<Op<'vision.describe'>['body'], 'image' | 'image_base64'>;
 export type DescribeResult = Op<'vision.describe'>['response'];
-export type Task = Op<'video.tasks.get'>['response'];
 export type TaskCreateParams = Op<'video.process'>['body'];
-export type TaskCreated = Op<'video.process'>['response'];
 export type TaskListParams = Omit<Op<'video.tasks.list'>['query'], 'cursor'>;
 export type TaskList = Op<'video.tasks.list'>['response'];
-export type TaskResults = Op<'video.tasks.results.get'>['response'];
 export type CollectionCreateParams = Op<'vectors.collections.create'>['body'];
 export type IndexParams = Op<'vectors.collections.index'>['body'];
 export type IndexResult = Op<'vectors.collections.index'>['response'];
@@ -248,7 +246,8 @@ class Moments {
     const m = 'moment' in hit ? hit.moment : hit;
     for await (const chunk of new TaskStream(this.t, m.task_id, { ...opts, offset: m.stream_offset })) {
       // A chunk without a stream time (the terminal one) is not past the moment.
-      if (m.end_ms !== undefined && chunk.stream_info?.stream_time_ms > m.end_ms) return;
+      const t = chunk.stream_info?.stream_time_ms;
+      if (m.end_ms !== undefined && t !== undefined && t > m.end_ms) return;
       yield chunk;
     }
   }

@@ -6,23 +6,10 @@
 // waits the usual backoff, and `maxRetries` failures in a row end the stream with a StreamError.
 import { retryDelayMs, type Transport } from './core.js';
 import { APIUserAbortError, StreamError } from './errors.js';
+import type { Chunk } from './generated/api.js';
 
-/** One archived chunk of a task's stream (`object: "mm.pipeline.chunk"`). */
-export interface TaskChunk {
-  id: string;
-  object: 'mm.pipeline.chunk';
-  model?: string;
-  stream_info: {
-    frame_index: number; total_frames: number | null; decoded_frames: number; dropped_frames: number;
-    fps: number | null; elapsed_ms: number; stream_time_ms: number; received_at_ms?: number;
-    live?: boolean; reconnects?: number; [k: string]: unknown;
-  };
-  delta: { results: Array<{ index: number; targets: Array<Record<string, unknown>> }> };
-  finish_reason: 'stop' | 'max_frames' | 'error' | 'cancelled' | null;
-  usage?: { processed_frames: number; processing_time_ms: number; decoded_frames: number; dropped_frames: number };
-  error?: { code: string; message: string };
-  [k: string]: unknown;
-}
+/** One archived chunk of a task's stream (`object: "mm.pipeline.chunk"`): the document's Chunk schema. */
+export type TaskChunk = Chunk;
 
 export interface StreamOptions {
   /** Archive byte offset to start at (default 0: the whole stream). */

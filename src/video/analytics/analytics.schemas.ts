@@ -15,7 +15,7 @@ export const AnalyticsSummarySchema = z.object({
   lines: z.record(z.string(), z.record(z.string(), z.unknown())).meta({ description: '{in, out, active, by_class: {<class>: {in, out}}, buckets: [{start_ms, in, out}], speed_kmh?}' }),
   zones: z.record(z.string(), z.record(z.string(), z.unknown())).meta({ description: '{entered, exited, occupancy, max_occupancy, active, dwell_ms: {count, p50, p95, max, mean}, by_class, buckets}' }),
   transitions: z.record(z.string(), z.record(z.string(), z.number().int())).meta({ description: 'transitions[from][to]: tracks last in zone `from` that then entered `to`' }),
-});
+}).meta({ id: 'AnalyticsTotals' });
 
 export const AnalyticsViewSchema = z.object({
   object: z.literal('video.analytics'),
@@ -26,7 +26,7 @@ export const AnalyticsViewSchema = z.object({
   totals: AnalyticsSummarySchema.nullable().meta({ description: 'null until the worker saved its first totals (about once a second)' }),
   frame_size: z.object({ width: z.number().int(), height: z.number().int() }).nullable()
     .meta({ description: 'The source frame size once the worker saw a frame (pixels rules and boxes are in it); null before, or when the provider does not say' }),
-});
+}).meta({ id: 'Analytics' });
 
 export const AnalyticsRecountSchema = z.object({
   object: z.literal('video.analytics.recount'),

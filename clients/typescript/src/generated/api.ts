@@ -8,6 +8,118 @@ export type AdminProject = {
   created_at: string;
 };
 
+export type Analytics = {
+  object: "video.analytics";
+  task_id: string;
+  status: string;
+  version: number;
+  parameters: {
+    lines?: Array<{
+      id: string;
+      points: [[number, number], [number, number]];
+      classes?: Array<string>;
+      anchor?: "bottom_center" | "center" | "top_center" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
+      min_samples?: number;
+      margin_px?: number;
+      margin_box?: number;
+      margin_max_px?: number;
+    }>;
+    zones?: Array<{
+      id: string;
+      polygon: Array<[number, number]>;
+      classes?: Array<string>;
+      anchor?: "bottom_center" | "center" | "top_center" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
+      dwell_ms?: number;
+      max_occupancy?: number;
+      crowd_ms?: number;
+      min_samples?: number;
+      margin_px?: number;
+      margin_box?: number;
+    }>;
+    anchor?: "bottom_center" | "center" | "top_center" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
+    units?: "pixels" | "relative";
+    interval_ms?: number;
+    speed?: {
+      image: Array<[number, number]>;
+      ground: Array<[number, number]>;
+      window_ms?: number;
+    };
+    lost_samples?: number;
+    join_samples?: number;
+    min_samples?: number;
+    margin_px?: number;
+    margin_box?: number;
+    margin_max_px?: number;
+  };
+  totals: AnalyticsTotals | null;
+  frame_size: {
+    width: number;
+    height: number;
+  } | null;
+};
+
+export type AnalyticsTotals = {
+  version: number;
+  lines: {
+    [key: string]: {
+      [key: string]: unknown;
+    };
+  };
+  zones: {
+    [key: string]: {
+      [key: string]: unknown;
+    };
+  };
+  transitions: {
+    [key: string]: {
+      [key: string]: number;
+    };
+  };
+};
+
+/** Each SSE event is "data: <chunk JSON>\n\n"; after the terminal chunk "data: [DONE]\n\n". Comments ": hb" keep idle streams open. Resume with Last-Event-ID or ?offset= (bytes). */
+export type Chunk = {
+  id: string;
+  object: "mm.pipeline.chunk";
+  model?: string;
+  stream_info: {
+    frame_index: number;
+    total_frames: number | null;
+    decoded_frames: number;
+    dropped_frames: number;
+    fps: number;
+    elapsed_ms: number;
+    stream_time_ms?: number;
+    received_at_ms?: number;
+    live?: boolean;
+    reconnects?: number;
+    gap_ms?: number;
+  };
+  delta: {
+    results: Array<{
+      index: number;
+      targets: Array<{
+        [key: string]: unknown;
+      }>;
+    }>;
+  };
+  analytics?: {
+    events: Array<{
+      [key: string]: unknown;
+    }>;
+    totals: {
+      [key: string]: unknown;
+    };
+  };
+  finish_reason: "stop" | "max_frames" | "error" | "cancelled" | null;
+  usage?: {
+    processed_frames: number;
+    processing_time_ms: number;
+    decoded_frames: number;
+    dropped_frames: number;
+  };
+};
+
 export type Collection = {
   id: string;
   object: "vectors.collection";
@@ -130,6 +242,89 @@ export type SearchResult = {
   };
   content_url: string | null;
   moment?: Moment;
+};
+
+export type Task = {
+  id: string;
+  object: "video.task";
+  status: "pending" | "running" | "streaming" | "succeeded" | "failed" | "cancelling" | "cancelled";
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  model: string;
+  stream_url: string;
+  progress: {
+    frame_index: number | null;
+    decoded_frames: number;
+    dropped_frames: number;
+    total_frames: number | null;
+    processed_frames: number;
+    processed_fps: number | null;
+  };
+  usage: {
+    processed_frames: number;
+    processing_time_ms: number;
+  } | null;
+  error: {
+    code: string;
+    message: string;
+  } | null;
+  attempts: number;
+  resumes: number;
+  input_url?: string;
+  index?: {
+    collection: string;
+    items_added: number;
+    segments: number;
+    tracks: number;
+  };
+  request?: {
+    [key: string]: unknown;
+  };
+  webhook_deliveries?: Array<{
+    id: string;
+    event: string;
+    status: "pending" | "delivered" | "failed";
+    attempts: number;
+    last_status_code: number | null;
+    last_error: string | null;
+    created_at: string;
+    last_attempt_at: string | null;
+    delivered_at: string | null;
+    next_attempt_at: string | null;
+  }>;
+};
+
+export type TaskCreated = {
+  id: string;
+  status: "pending" | "running" | "streaming" | "succeeded" | "failed" | "cancelling" | "cancelled";
+  stream_url: string;
+  webhook?: {
+    url: string;
+    secret: string;
+  };
+};
+
+export type TaskResults = {
+  id: string;
+  object: "mm.pipeline.result";
+  model: string;
+  usage: {
+    processed_frames: number;
+    processing_time_ms: number;
+  };
+  tracks: Array<{
+    track_id: number;
+    class: string;
+    first_frame: number;
+    last_frame: number;
+    frames_seen: number;
+    best_confidence: number;
+    feature_digest?: string;
+  }>;
+  analytics?: {
+    [key: string]: unknown;
+  };
 };
 
 /** Each operation's path parameters, query, JSON body and 2xx JSON answer. */
@@ -734,87 +929,14 @@ export interface Operations {
         events?: Array<"line.crossed" | "zone.entered" | "zone.exited" | "zone.dwell" | "zone.crowded">;
       };
     };
-    response: {
-      id: string;
-      status: "pending" | "running" | "streaming" | "succeeded" | "failed" | "cancelling" | "cancelled";
-      stream_url: string;
-      webhook?: {
-        url: string;
-        secret: string;
-      };
-    };
+    response: TaskCreated;
   };
   /** GET /v1/video/tasks/{id}/analytics: A task's analytics totals so far (running tasks too), without reading its stream */
   "video.tasks.analytics.get": {
     path: { id: string };
     query: Record<string, never>;
     body: never;
-    response: {
-      object: "video.analytics";
-      task_id: string;
-      status: string;
-      version: number;
-      parameters: {
-        lines?: Array<{
-          id: string;
-          points: [[number, number], [number, number]];
-          classes?: Array<string>;
-          anchor?: "bottom_center" | "center" | "top_center" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
-          min_samples?: number;
-          margin_px?: number;
-          margin_box?: number;
-          margin_max_px?: number;
-        }>;
-        zones?: Array<{
-          id: string;
-          polygon: Array<[number, number]>;
-          classes?: Array<string>;
-          anchor?: "bottom_center" | "center" | "top_center" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
-          dwell_ms?: number;
-          max_occupancy?: number;
-          crowd_ms?: number;
-          min_samples?: number;
-          margin_px?: number;
-          margin_box?: number;
-        }>;
-        anchor?: "bottom_center" | "center" | "top_center" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
-        units?: "pixels" | "relative";
-        interval_ms?: number;
-        speed?: {
-          image: Array<[number, number]>;
-          ground: Array<[number, number]>;
-          window_ms?: number;
-        };
-        lost_samples?: number;
-        join_samples?: number;
-        min_samples?: number;
-        margin_px?: number;
-        margin_box?: number;
-        margin_max_px?: number;
-      };
-      totals: {
-        version: number;
-        lines: {
-          [key: string]: {
-            [key: string]: unknown;
-          };
-        };
-        zones: {
-          [key: string]: {
-            [key: string]: unknown;
-          };
-        };
-        transitions: {
-          [key: string]: {
-            [key: string]: number;
-          };
-        };
-      } | null;
-      frame_size: {
-        width: number;
-        height: number;
-      } | null;
-    };
+    response: Analytics;
   };
   /** POST /v1/video/tasks/{id}/analytics/recount: Count a finished task's stored tracks again (no decoding), with new rules or its own */
   "video.tasks.analytics.recount": {
@@ -903,24 +1025,7 @@ export interface Operations {
       };
       frames: number;
       events: number;
-      totals: {
-        version: number;
-        lines: {
-          [key: string]: {
-            [key: string]: unknown;
-          };
-        };
-        zones: {
-          [key: string]: {
-            [key: string]: unknown;
-          };
-        };
-        transitions: {
-          [key: string]: {
-            [key: string]: number;
-          };
-        };
-      };
+      totals: AnalyticsTotals;
       recount_ms: number;
       source: "track_log" | "archive";
     };
@@ -969,127 +1074,14 @@ export interface Operations {
         margin_max_px?: number;
       };
     };
-    response: {
-      object: "video.analytics";
-      task_id: string;
-      status: string;
-      version: number;
-      parameters: {
-        lines?: Array<{
-          id: string;
-          points: [[number, number], [number, number]];
-          classes?: Array<string>;
-          anchor?: "bottom_center" | "center" | "top_center" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
-          min_samples?: number;
-          margin_px?: number;
-          margin_box?: number;
-          margin_max_px?: number;
-        }>;
-        zones?: Array<{
-          id: string;
-          polygon: Array<[number, number]>;
-          classes?: Array<string>;
-          anchor?: "bottom_center" | "center" | "top_center" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
-          dwell_ms?: number;
-          max_occupancy?: number;
-          crowd_ms?: number;
-          min_samples?: number;
-          margin_px?: number;
-          margin_box?: number;
-        }>;
-        anchor?: "bottom_center" | "center" | "top_center" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
-        units?: "pixels" | "relative";
-        interval_ms?: number;
-        speed?: {
-          image: Array<[number, number]>;
-          ground: Array<[number, number]>;
-          window_ms?: number;
-        };
-        lost_samples?: number;
-        join_samples?: number;
-        min_samples?: number;
-        margin_px?: number;
-        margin_box?: number;
-        margin_max_px?: number;
-      };
-      totals: {
-        version: number;
-        lines: {
-          [key: string]: {
-            [key: string]: unknown;
-          };
-        };
-        zones: {
-          [key: string]: {
-            [key: string]: unknown;
-          };
-        };
-        transitions: {
-          [key: string]: {
-            [key: string]: number;
-          };
-        };
-      } | null;
-      frame_size: {
-        width: number;
-        height: number;
-      } | null;
-    };
+    response: Analytics;
   };
   /** POST /v1/video/tasks/{id}/cancel: Cancel: pending -> cancelled at once; running/streaming -> cancelling, cancelled at the next chunk boundary */
   "video.tasks.cancel": {
     path: { id: string };
     query: Record<string, never>;
     body: never;
-    response: {
-      id: string;
-      object: "video.task";
-      status: "pending" | "running" | "streaming" | "succeeded" | "failed" | "cancelling" | "cancelled";
-      created_at: string;
-      started_at: string | null;
-      finished_at: string | null;
-      model: string;
-      stream_url: string;
-      progress: {
-        frame_index: number | null;
-        decoded_frames: number;
-        dropped_frames: number;
-        total_frames: number | null;
-        processed_frames: number;
-        processed_fps: number | null;
-      };
-      usage: {
-        processed_frames: number;
-        processing_time_ms: number;
-      } | null;
-      error: {
-        code: string;
-        message: string;
-      } | null;
-      attempts: number;
-      resumes: number;
-      index?: {
-        collection: string;
-        items_added: number;
-        segments: number;
-        tracks: number;
-      };
-      request?: {
-        [key: string]: unknown;
-      };
-      webhook_deliveries?: Array<{
-        id: string;
-        event: string;
-        status: "pending" | "delivered" | "failed";
-        attempts: number;
-        last_status_code: number | null;
-        last_error: string | null;
-        created_at: string;
-        last_attempt_at: string | null;
-        delivered_at: string | null;
-        next_attempt_at: string | null;
-      }>;
-    };
+    response: Task;
   };
   /** GET /v1/video/tasks/{id}: A video task's status record (include=request echoes the body, include=webhook_deliveries lists webhook deliveries) */
   "video.tasks.get": {
@@ -1098,55 +1090,7 @@ export interface Operations {
       include?: string | number | boolean;
     };
     body: never;
-    response: {
-      id: string;
-      object: "video.task";
-      status: "pending" | "running" | "streaming" | "succeeded" | "failed" | "cancelling" | "cancelled";
-      created_at: string;
-      started_at: string | null;
-      finished_at: string | null;
-      model: string;
-      stream_url: string;
-      progress: {
-        frame_index: number | null;
-        decoded_frames: number;
-        dropped_frames: number;
-        total_frames: number | null;
-        processed_frames: number;
-        processed_fps: number | null;
-      };
-      usage: {
-        processed_frames: number;
-        processing_time_ms: number;
-      } | null;
-      error: {
-        code: string;
-        message: string;
-      } | null;
-      attempts: number;
-      resumes: number;
-      index?: {
-        collection: string;
-        items_added: number;
-        segments: number;
-        tracks: number;
-      };
-      request?: {
-        [key: string]: unknown;
-      };
-      webhook_deliveries?: Array<{
-        id: string;
-        event: string;
-        status: "pending" | "delivered" | "failed";
-        attempts: number;
-        last_status_code: number | null;
-        last_error: string | null;
-        created_at: string;
-        last_attempt_at: string | null;
-        delivered_at: string | null;
-        next_attempt_at: string | null;
-      }>;
-    };
+    response: Task;
   };
   /** GET /v1/video/tasks/{id}/heatmap.png: A PNG heatmap of where the task's tracks were (their anchors, one point per track and sampled frame), for a running task too */
   "video.tasks.heatmap.get": {
@@ -1174,55 +1118,7 @@ export interface Operations {
     body: never;
     response: {
       object: "list";
-      data: Array<{
-        id: string;
-        object: "video.task";
-        status: "pending" | "running" | "streaming" | "succeeded" | "failed" | "cancelling" | "cancelled";
-        created_at: string;
-        started_at: string | null;
-        finished_at: string | null;
-        model: string;
-        stream_url: string;
-        progress: {
-          frame_index: number | null;
-          decoded_frames: number;
-          dropped_frames: number;
-          total_frames: number | null;
-          processed_frames: number;
-          processed_fps: number | null;
-        };
-        usage: {
-          processed_frames: number;
-          processing_time_ms: number;
-        } | null;
-        error: {
-          code: string;
-          message: string;
-        } | null;
-        attempts: number;
-        resumes: number;
-        index?: {
-          collection: string;
-          items_added: number;
-          segments: number;
-          tracks: number;
-        };
-        request?: {
-          [key: string]: unknown;
-        };
-        webhook_deliveries?: Array<{
-          id: string;
-          event: string;
-          status: "pending" | "delivered" | "failed";
-          attempts: number;
-          last_status_code: number | null;
-          last_error: string | null;
-          created_at: string;
-          last_attempt_at: string | null;
-          delivered_at: string | null;
-          next_attempt_at: string | null;
-        }>;
-      }>;
+      data: Array<Task>;
       has_more: boolean;
       next_cursor: string | null;
     };
@@ -1232,27 +1128,7 @@ export interface Operations {
     path: { id: string };
     query: Record<string, never>;
     body: never;
-    response: {
-      id: string;
-      object: "mm.pipeline.result";
-      model: string;
-      usage: {
-        processed_frames: number;
-        processing_time_ms: number;
-      };
-      tracks: Array<{
-        track_id: number;
-        class: string;
-        first_frame: number;
-        last_frame: number;
-        frames_seen: number;
-        best_confidence: number;
-        feature_digest?: string;
-      }>;
-      analytics?: {
-        [key: string]: unknown;
-      };
-    };
+    response: TaskResults;
   };
   /** GET /v1/video/tasks/{id}/stream: Server-sent events: archived chunks from a byte offset (Last-Event-ID or ?offset=), then live ones */
   "video.tasks.stream": {
