@@ -11,7 +11,7 @@ import sharp from 'sharp';
 import { evalDir } from '../eval/dir.js';
 import { ModelRegistry } from '../src/inference/registry.js';
 import { InferenceRuntime } from '../src/inference/runtime.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/base/paths.js';
 import { Detector, modelInput } from '../src/detection/detect.js';
 import { api, startTestApp, type TestApp } from '../test/helpers/app.js';
 import { startRtspServer, synthetic720p } from '../test/helpers/live-sources.js';

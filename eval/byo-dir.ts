@@ -6,7 +6,7 @@
 // of this file, so the run without the data (scripts/test.d/85-no-eval-data.sh) covers them too.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/base/paths.js';
 
 /** The skip reason, word for word what the test summary groups by and what CI refuses. */
 export const BYO_MODELS_MISSING = 'bring-your-own model exports not found (set SIGHTFLOW_BYO_MODELS_DIR)';

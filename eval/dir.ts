@@ -5,7 +5,7 @@
 // of this file, so a reader that builds the path itself would escape that check: it refuses them.
 import { existsSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/base/paths.js';
 
 /** The skip reason, word for word what the test summary groups by and what CI refuses. */
 export const EVAL_DATA_MISSING = 'evaluation data not found (set SIGHTFLOW_EVAL_DIR)';

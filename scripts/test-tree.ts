@@ -6,12 +6,12 @@
 // process that loads the app through tsx spends more CPU than one that loads compiled code (tsx's module hooks
 // run on a thread of their own, and each inference worker registers them again), and the suite starts some 200
 // of them (docs/benchmarks.md, "The test suite's compiled JavaScript"). File-relative paths hold because the
-// layout is the same; the project root (src/paths.ts) resolves to the real one through the package.json link.
+// layout is the same; the project root (src/base/paths.ts) resolves to the real one through the package.json link.
 // Usage: node --import tsx scripts/test-tree.ts [out-dir] (default .tmp/js; made anew each run).
 import { build } from 'esbuild';
 import { mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/base/paths.js';
 
 const COMPILED = new Set(['src', 'test', 'bench', 'eval', 'scripts', 'console', 'clients']);
 /** Top-level entries left out: the repository's own metadata and the working folder the tree lives in. */

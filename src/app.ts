@@ -1,9 +1,9 @@
 // Builds a running sightflow from a config: database (migrated), services, routes, HTTP server.
 // Used by `sightflow serve` and by the tests (port 0), so both run the same thing.
 import { mkdirSync } from 'node:fs';
-import { VERSION } from './paths.js';
+import { VERSION } from './base/paths.js';
 import type { Config } from './config/index.js';
-import { createLogger, requestLogger, type Logger } from './log.js';
+import { createLogger, requestLogger, type Logger } from './base/log.js';
 import { openDb, type Db } from './store/db.js';
 import { migrate, migrationsKey } from './store/migrate.js';
 import { coreMigrations, type Migration } from './store/migrations.sql.js';
@@ -15,7 +15,7 @@ import { HttpServer } from './http/server.js';
 import { systemRoutes } from './system/system.routes.js';
 import { modelsRoutes } from './models/models.routes.js';
 import { projectsModule, projectsPart } from './projects/projects.module.js';
-import type { Services } from './services.js';
+import type { Services } from './services/services.js';
 import { BlobStore } from './store/blobs.js';
 import { loadOrCreateSigningSecret, presign } from './store/presign.js';
 import { loadOrCreateAdminToken } from './store/secret-file.js';
@@ -23,15 +23,15 @@ import { filesModule, filesPart } from './files/files.module.js';
 import { ModelsService } from './models/models-service.js';
 import { useAddonPath } from './native/load.js';
 import { visionModule, visionPart } from './vision/vision.module.js';
-import { TaskModels } from './task-models.js';
+import { TaskModels } from './task-models/task-models.js';
 import { videoModule, videoPart } from './video/video.module.js';
 import { analyticsModule, analyticsPart } from './video/analytics/analytics.module.js';
 import { momentsModule, momentsPart } from './video/moments/moments.module.js';
 import type { Router } from './http/router.js';
-import type { CollectionsPort } from './collections-port.js';
+import type { CollectionsPort } from './services/collections-port.js';
 import type { ProviderSource } from './video/worker/worker.js';
 import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
-import type { Module, ModulePart } from './module.js';
+import type { Module, ModulePart } from './base/module.js';
 import { mcpModule, mcpPart } from './mcp/mcp.module.js';
 import { consoleModule, consolePart } from './console/console.module.js';
 import { modelsModule, modelsPart } from './models/models.module.js';
@@ -44,8 +44,8 @@ import { listenMetrics, type MetricsListener } from './metrics/server.js';
 import { openOtlpRecorder } from './tracing/otlp.js';
 import { startSpanExport, stopSpanExport } from './tracing/spans.js';
 import { spanningRequests } from './tracing/request-spans.js';
-import type { ShutdownProgress } from './shutdown-deadline.js';
-import { tuneHeap } from './heap-tuning.js';
+import type { ShutdownProgress } from './base/shutdown-deadline.js';
+import { tuneHeap } from './base/heap-tuning.js';
 
 export interface App {
   services: Services;

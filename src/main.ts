@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
 import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
-import { parseArgs, type ParsedArgs } from './cli-args.js';
+import { parseArgs, type ParsedArgs } from './base/cli-args.js';
 import { allMigrations, openMigratedDb, openServices, startApp, startMetrics, startTracing, stopServices, workerModules } from './app.js';
 import { Projects } from './auth/projects.js';
-import { VERSION } from './paths.js';
+import { VERSION } from './base/paths.js';
 import { modelsCli } from './models/models-cli.js';
 import { checkModelOnSample } from './detection/model-check.js';
 import { sharedModelStore } from './models/model-publish.js';
-import { armShutdownDeadline, SHUTDOWN_GRACE_MS, type ShutdownProgress } from './shutdown-deadline.js';
+import { armShutdownDeadline, SHUTDOWN_GRACE_MS, type ShutdownProgress } from './base/shutdown-deadline.js';
 
 const USAGE = `sightflow ${VERSION}
 usage: sightflow <command> [options]

@@ -10,7 +10,7 @@ import { Detector, modelInput } from '../../src/detection/detect.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { decodeToRgb } from '../../src/media/image-decode.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { BYO_MODELS, byoPath, hasByoModels } from '../../eval/byo-dir.js';
 import { evalDir } from '../../eval/dir.js';

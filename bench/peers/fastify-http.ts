@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/index.js';
 import { openServices } from '../../src/app.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/base/log.js';
 import { Authenticator } from '../../src/auth/authenticator.js';
-import { isApiError } from '../../src/errors.js';
+import { isApiError } from '../../src/base/errors.js';
 
 const config = loadConfig({ SIGHTFLOW_LOG_LEVEL: 'warn' }, { dataDir: mkdtempSync(join(tmpdir(), 'sightflow-bench-fastify-')) });
 const s = await openServices(config, createLogger('warn'));

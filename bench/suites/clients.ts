@@ -22,8 +22,8 @@ import sharp from 'sharp';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/log.js';
-import { projectRoot } from '../../src/paths.js';
+import { createLogger } from '../../src/base/log.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { Sightflow } from '../../clients/typescript/src/index.js';
 import { compilePeer } from '../peers/compile.js';
 

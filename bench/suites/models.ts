@@ -20,7 +20,7 @@ import { runInNewContext } from 'node:vm';
 import ort from 'onnxruntime-node';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { BYO_MODELS, byoPath } from '../../eval/byo-dir.js';
 import { tinyYoloOnnx } from '../../test/helpers/inference.js';
 

@@ -15,7 +15,7 @@ import { liveClip, startRtspServer } from '../../test/helpers/live-sources.js';
 import { mosquittoMissing, startBroker, subscribe } from '../../test/helpers/mosquitto.js';
 import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import { sseReads } from '../sse-reads.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/base/log.js';
 import { AnalyticsEngine } from '../../src/video/analytics/engine.js';
 import { parseAnalytics } from '../../src/video/analytics/rules.js';
 import { CameraPublisher } from '../../src/video/mqtt/camera-publisher.js';

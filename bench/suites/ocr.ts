@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { OcrEngine } from '../../src/ocr/engine.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { decodeRgb } from '../../src/ocr/resample.js';
 import { tesseractFileWords } from '../../src/ocr/tesseract.js';
 

@@ -19,7 +19,7 @@ import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { Detector } from '../../src/detection/detect.js';
 import { OcrEngine } from '../../src/ocr/engine.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { LocalProvider } from '../../src/video/worker/local-provider.js';
 import type { VideoTaskRequest } from '../../src/video/task-contract.js';
 import { makeMedia } from '../../test/helpers/media.js';

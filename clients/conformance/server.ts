@@ -9,7 +9,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { SyntheticProvider } from '../../test/helpers/synthetic-provider.js';
 import { FaultProxy, type Fault } from './fault-proxy.js';

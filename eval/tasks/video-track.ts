@@ -28,7 +28,7 @@ import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { Detector } from '../../src/detection/detect.js';
 import { OcrEngine } from '../../src/ocr/engine.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../lib/mot-metrics.js';
 import { LocalProvider } from '../../src/video/worker/local-provider.js';
 import { writeByoManifest } from '../../src/models/byo-manifest.js';

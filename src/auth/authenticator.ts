@@ -2,7 +2,7 @@
 // disabled key stops working within SIGHTFLOW_KEY_CACHE_MS (default 2 s, under the 5 s promise) on every node.
 // Times are performance.now() milliseconds: monotonic (a clock step neither extends nor ends a TTL), and the
 // server passes the one it took when the request arrived, so the hot path reads no clock of its own.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { hashKey, isWellFormedKey, sameDigest } from './api-key.js';
 import type { Projects } from './projects.js';
 

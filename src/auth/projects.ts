@@ -1,8 +1,8 @@
 // Projects and their API keys: the repository the CLI, the admin API and the auth hook share.
 import type { Db } from '../store/db.js';
 import { isoTime } from '../store/timestamps.js';
-import { errors } from '../errors.js';
-import { newId } from '../ids.js';
+import { errors } from '../base/errors.js';
+import { newId } from '../base/ids.js';
 import { generateKey, hashKey, keyHint } from './api-key.js';
 import { sql } from './projects.sql.js';
 

@@ -1,5 +1,5 @@
 // Per-key token bucket (off when rps is 0). Answers 429 with Retry-After in whole seconds.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();

@@ -2,7 +2,7 @@
 // into a frozen Config, one section per part. Parts receive their slice as a parameter and never read the
 // environment themselves, so a bad value of any variable stops the start with one line naming it instead of
 // being silently replaced later. docs/configuration.md's table lists every variable here (a unit test checks).
-import { deepFreeze } from '../deep-freeze.js';
+import { deepFreeze } from '../base/deep-freeze.js';
 import { resolve } from 'node:path';
 import { cpus } from 'node:os';
 import { z } from 'zod';
@@ -287,7 +287,7 @@ export interface Config {
   maxJsonBytes: number;
   pgPoolSize: number;
   shutdownTimeoutMs: number;
-  /** V8's old-generation growing factor, as (1 + percent / 100); 0 leaves V8's own (src/heap-tuning.ts). */
+  /** V8's old-generation growing factor, as (1 + percent / 100); 0 leaves V8's own (src/base/heap-tuning.ts). */
   heapGrowingPercent: number;
   workerConcurrency: number;
   /** Run video workers inside `serve` (off with --no-worker / SIGHTFLOW_NO_WORKER=true). */

@@ -2,11 +2,11 @@
 // page is public; everything it shows comes from /admin/v1 and /v1, which need the admin token or a key.
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Module, ModulePart } from '../module.js';
-import type { Services } from '../services.js';
+import type { Module, ModulePart } from '../base/module.js';
+import type { Services } from '../services/services.js';
 import { defineRoute, type Reply, type RequestContext, type RouteDef } from '../http/route.js';
-import { projectRoot } from '../paths.js';
-import { errors } from '../errors.js';
+import { projectRoot } from '../base/paths.js';
+import { errors } from '../base/errors.js';
 import { resolveConsoleFile } from './static-files.js';
 import { notBuiltJson, notBuiltPage } from './not-built-page.js';
 

@@ -1,6 +1,6 @@
 // What /console answers when setup has not built the front end yet: a short HTML page for browsers, the usual
 // error JSON for everything else, both 503 so monitoring sees it is not a working console.
-import { errors, type ErrorBody } from '../errors.js';
+import { errors, type ErrorBody } from '../base/errors.js';
 
 export const NOT_BUILT_MESSAGE = 'The web console has not been built. Run scripts/setup.sh (or: npx vite build --config console/vite.config.ts) and reload.';
 

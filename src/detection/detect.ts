@@ -3,7 +3,7 @@
 // same class, configured from its own metadata and the manifest (detector-config.ts). detectRaw() is the
 // model-output path the video pipeline runs on frames.
 import { readFile } from 'node:fs/promises';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import type { ModelRegistry } from '../inference/registry.js';
 import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/runtime.js';
 import type { RgbImage } from '../media/rgb-image.js';

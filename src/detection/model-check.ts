@@ -4,7 +4,7 @@
 // (which already checks the file) and their inputs and outputs reported.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { projectRoot } from '../paths.js';
+import { projectRoot } from '../base/paths.js';
 import type { ModelRegistry } from '../inference/registry.js';
 import type { InferenceRuntime } from '../inference/runtime.js';
 import { decodeToRgb } from '../media/image-decode.js';

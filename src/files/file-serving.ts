@@ -1,6 +1,6 @@
 // GET /v1/files/<key>?expires=&sig=: everything but the byte streaming. Signature first (403), then the blob
 // (404), then the Range header (206/416), so the HTTP layer only streams `path` from `start` to `end`.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { isValidBlobKey, type BlobStore } from '../store/blobs.js';
 import { verify } from '../store/presign.js';
 

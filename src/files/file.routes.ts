@@ -1,8 +1,8 @@
 // GET /v1/files/<key>?expires=&sig=: presigned blob links. The signature is the credential (no API key),
 // Range requests are honoured so video players can seek.
 import { defineRoute, type RouteDef } from '../http/route.js';
-import { errors } from '../errors.js';
-import type { Services } from '../services.js';
+import { errors } from '../base/errors.js';
+import type { Services } from '../services/services.js';
 import { resolveFileRequest } from './file-serving.js';
 
 export function fileRoutes(s: Services): RouteDef[] {

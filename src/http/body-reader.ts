@@ -1,7 +1,7 @@
 // The one body reader: enforces the route's byte limit (413 as soon as Content-Length or the bytes read
 // pass it), a deadline for slow bodies (408), and copies uWS chunks (their ArrayBuffers are only valid
 // inside the callback). Rejects when the client goes away mid-body.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import type { HttpResponse } from './uws.js';
 import type { ResState } from './send.js';
 

@@ -21,8 +21,8 @@ import { HttpRequestContext, type RequestLink } from './request-context.js';
 import { nextRequestId } from './request-id.js';
 import { parseTraceparent, startedTraceId, STARTED_FLAGS } from '../tracing/traceparent.js';
 import { nextSpanId, spansOn } from '../tracing/spans.js';
-import { errors, isApiError } from '../errors.js';
-import type { Logger, RequestRecord } from '../log.js';
+import { errors, isApiError } from '../base/errors.js';
+import type { Logger, RequestRecord } from '../base/log.js';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
 import type { RateLimiter } from '../auth/rate-limit.js';
 

@@ -7,7 +7,7 @@
 // Requests that arrive while the first is still running wait for its response. Only successful (2xx)
 // JSON responses are kept: an error releases the key, so the retry runs the work again.
 import { createHash, randomUUID } from 'node:crypto';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import type { Db } from '../store/db.js';
 import type { Reply, RequestContext, RouteDef } from './route.js';
 import { sql } from './idempotency.sql.js';

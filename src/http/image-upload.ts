@@ -8,7 +8,7 @@
 // field (a search's `filter`) whose text is not JSON is a 400 saying so, rather than the schema's "received a
 // string", which would hide the syntax error.
 import { z, type ZodType } from 'zod';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { IMAGE_MAX_BYTES } from '../media/image-input.js';
 import { multipartBoundary, parseMultipart } from './multipart.js';
 

@@ -3,7 +3,7 @@
 // a Content-Disposition of form-data with a name, headers and parts are bounded, and a body that does not end
 // with the closing delimiter is refused. Any problem is a 400 (or a 413 for an over-size part) from the
 // catalogue, never a partial result.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 
 export interface Part {
   name: string;

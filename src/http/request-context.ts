@@ -2,7 +2,7 @@
 // built by defining each accessor at run time, which turns every request's context into a dictionary-mode
 // object (measured at several percent of a small request's CPU); a class shares its accessors on the prototype.
 import type { Principal } from '../auth/authenticator.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { Method, RequestContext } from './route.js';
 import type { ResState } from './send.js';
 import { SseWriter } from './sse.js';

@@ -1,7 +1,7 @@
 // What a route is: method + path pattern + auth + zod schemas (validation and the OpenAPI document come
 // from the same schemas) + a handler returning a Reply.
 import type { ZodType } from 'zod';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { HttpResponse } from './uws.js';
 import type { SseWriter } from './sse.js';

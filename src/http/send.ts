@@ -82,7 +82,7 @@ function writeJsonReply(res: HttpResponse, status: number, requestId: string, ex
 /**
  * JSON text of a reply. A frozen object cannot change, so its UTF-8 bytes are kept (weakly) and a handler that
  * hands out the same frozen record on every call (a cached project) serializes and encodes it once. Only the
- * top level is checked: handlers freeze such records deeply (src/deep-freeze.ts).
+ * top level is checked: handlers freeze such records deeply (src/base/deep-freeze.ts).
  */
 const frozenBytes = new WeakMap<object, Buffer>();
 function serialized(value: unknown): string | Buffer {

@@ -5,7 +5,7 @@
 // validated (validation.ts for bodies and queries, the exchange for path and query parameters) so that every
 // route, present and future, gets it. Nesting is bounded too: deeper values would overflow the stack of the
 // recursive code that reads them (merge patches, JSON.stringify).
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 
 /** Deepest nesting of arrays and objects accepted in a body or tool arguments. */
 export const MAX_DEPTH = 64;

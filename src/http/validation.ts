@@ -1,6 +1,6 @@
 // zod issues -> the catalogue's 400 with `param` naming the field ("steps[0].model").
 import type { ZodError, ZodType } from 'zod';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { findUnstorable, printable } from './storable-text.js';
 
 export function paramPath(path: ReadonlyArray<PropertyKey>): string | null {

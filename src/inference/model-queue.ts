@@ -6,7 +6,7 @@
 // camera's frames) get at least every BACKGROUND_EVERY-th batch while both wait, so a camera's backlog never
 // delays an image request and a flood of image requests never stalls a camera.
 import { AsyncResource } from 'node:async_hooks';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { countRejected, observeQueueWait } from '../metrics/models.js';
 
 /**

@@ -8,7 +8,7 @@ import { readFile, stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
-import { createLogger } from '../log.js';
+import { createLogger } from '../base/log.js';
 import { availableProviders, chooseProviders, type ProviderLog } from './execution-providers.js';
 import { ItemFailed, ModelQueue, type RunPriority } from './model-queue.js';
 import { observeExecution } from '../metrics/models.js';

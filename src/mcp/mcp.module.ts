@@ -1,7 +1,7 @@
 // MCP endpoint at /mcp (docs/mcp.md, "Transports"): legacy HTTP+SSE and Streamable HTTP transports on the one uWS
 // server, offering sightflow's REST routes as tools (tool-catalogue.ts) that dispatch in-process.
-import type { Module, ModulePart } from '../module.js';
-import type { Services } from '../services.js';
+import type { Module, ModulePart } from '../base/module.js';
+import type { Services } from '../services/services.js';
 import type { McpSettings } from '../config/index.js';
 import { McpSessions } from './session-opener.js';
 import { mcpRoutes } from './mcp.routes.js';

@@ -8,9 +8,9 @@
 import { z } from 'zod';
 import { isInitializeRequest, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { defineRoute, type RequestContext, type Reply, type RouteDef } from '../http/route.js';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { ErrorSchema } from '../http/openapi.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { fromWebResponse, toWebRequest } from './web-bridge.js';
 import { MESSAGES_PATH, type McpSessions, type Session } from './session-opener.js';
 

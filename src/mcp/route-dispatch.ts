@@ -8,9 +8,9 @@ import type { HttpResponse } from '../http/uws.js';
 import type { SseWriter } from '../http/sse.js';
 import { validate } from '../http/validation.js';
 import { checkPathParams } from '../http/storable-text.js';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import type { Principal } from '../auth/authenticator.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 
 export interface RouteCall {
   def: RouteDef;

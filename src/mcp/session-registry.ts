@@ -2,9 +2,9 @@
 // how to end it. A session id presented with another key answers exactly like an unknown one (404), so ids
 // reveal nothing across keys; sessions idle past the limit are closed by a sweep; a key holds a bounded
 // number of sessions (429 beyond it), counting ones still being set up so concurrent opens cannot overshoot.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import type { Principal } from '../auth/authenticator.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 
 export type TransportKind = 'streamable-http' | 'sse';
 

@@ -5,8 +5,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/authenticator.js';
-import type { Logger } from '../log.js';
-import { errors, isApiError, toolCancelledBody } from '../errors.js';
+import type { Logger } from '../base/log.js';
+import { errors, isApiError, toolCancelledBody } from '../base/errors.js';
 import { callRoute } from './route-dispatch.js';
 import type { RouteTools } from './route-tools.js';
 

@@ -1,6 +1,6 @@
 // Base64 media input (image_base64, base64 audio items, video_base64): a data URI or bare base64, decoded
 // strictly so a malformed string is a 400 naming the field, and size-checked before any byte is decoded.
-import { errors, type FetchedMedia } from '../errors.js';
+import { errors, type FetchedMedia } from '../base/errors.js';
 
 // A data URI with optional media type and parameters, base64-encoded. A data URI without ";base64" is refused.
 const DATA_URI_PREFIX = /^data:(?:[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+)?(?:;[a-z0-9!#$&^_.+-]+=[^;,]*)*;base64,/i;

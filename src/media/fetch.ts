@@ -4,7 +4,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
-import { ApiError, errors, type FetchedMedia } from '../errors.js';
+import { ApiError, errors, type FetchedMedia } from '../base/errors.js';
 import { addressRefusal, checkUrl, urlDenied, type Resolver, type UrlPolicy } from './url-policy.js';
 
 export interface FetchMediaOptions extends UrlPolicy {

@@ -10,7 +10,7 @@
 // asks to be reloaded without pause), fail the decode with source_limit_exceeded; a refused URL fails it with
 // url_not_allowed. Both stop the decoder at once rather than letting the HLS demuxer skip to the next entry.
 import type { IncomingMessage } from 'node:http';
-import { ApiError, DecodeError, errors } from '../errors.js';
+import { ApiError, DecodeError, errors } from '../base/errors.js';
 import { openMediaResponse } from './fetch.js';
 import { resolveOnce, type Resolver, type UrlPolicy } from './url-policy.js';
 

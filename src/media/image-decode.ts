@@ -5,7 +5,7 @@
 // of sharp's pipeline, with identical pixels (docs/capacity.md, "JPEG decoding"); everything else goes
 // through sharp, which rotates and colour-manages.
 import sharp, { type Metadata } from 'sharp';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { isNativeError } from '../native/load.js';
 import { decodeJpeg } from '../native/image.js';
 import { iccKind, isPlainJpeg, readJpegHeader } from './jpeg-header.js';

@@ -1,6 +1,6 @@
 // The one image input path of every vision and vector endpoint: `image` (http(s) URL) or `image_base64`
 // (data URI or bare base64), exactly one, turned into RGB24 pixels or a documented 400/413.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { decodeBase64 } from './base64.js';
 import { decodeToRgb, type DecodedImage } from './image-decode.js';
 import { fetchMediaBytes } from './fetch.js';

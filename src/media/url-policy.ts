@@ -6,7 +6,7 @@
 // checkUrl vetted, so a second DNS answer cannot slip a private address in between.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { errors, type ApiError, type FetchedMedia } from '../errors.js';
+import { errors, type ApiError, type FetchedMedia } from '../base/errors.js';
 
 type Range4 = readonly [base: number, bits: number, label: string];
 

@@ -8,7 +8,7 @@
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import { ApiError, errors } from '../errors.js';
+import { ApiError, errors } from '../base/errors.js';
 import { openMediaResponse } from '../media/fetch.js';
 import type { UrlPolicy } from '../media/url-policy.js';
 import { sha256File } from '../inference/registry.js';

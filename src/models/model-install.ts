@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { basename, join } from 'node:path';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import type { UrlPolicy } from '../media/url-policy.js';
 import { downloadModel, parseModelSource, type DownloadProgress } from './model-download.js';
 import { ManifestSchema, MODEL_ID, MODEL_ID_RULE, type ModelManifest, type ModelRuntimeSettings } from '../inference/manifest.js';

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { openDb, type Db } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import type { Migration } from '../store/migrations.sql.js';

@@ -2,11 +2,11 @@
 // URL or hub reference (download, sample check, files into the data dir, and on PostgreSQL into the shared
 // store for the other nodes), remove one. The task models' check runs the model on the sample image.
 import type { Config } from '../config/index.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { Db } from '../store/db.js';
-import type { TaskModels } from '../task-models.js';
+import type { TaskModels } from '../task-models/task-models.js';
 import type { ModelsService } from './models-service.js';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { addModel, removeModel, type AddedModel } from './model-install.js';
 import type { RegisteredModel } from '../inference/registry.js';
 import type { ModelState } from '../inference/runtime.js';

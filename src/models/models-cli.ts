@@ -2,7 +2,7 @@
 // process exit code. prepare and add show a progress bar on a terminal and one line per step otherwise
 // (logs, CI). A CLIP model's id stands for its two encoders. Skipped bring-your-own manifests are reported
 // on stderr by every command (and fail verify).
-import { ApiError } from '../errors.js';
+import { ApiError } from '../base/errors.js';
 import { ModelRegistry, type PrepareProgress } from '../inference/registry.js';
 import { InferenceRuntime } from '../inference/runtime.js';
 import { addModel, removeModel, type AddModelDeps, type AddProgress, type ModelCheck, type ModelTask } from './model-install.js';

@@ -4,7 +4,7 @@
 // Models added or removed while serving (`sightflow models add` on the same data dir, the admin API, another
 // node through the shared database) are picked up by re-reading <data-dir>/manifests every syncMs: a removed
 // or replaced model's session is released and listeners (the parts' caches of task objects) are told.
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { ModelCatalogue } from './model-catalogue.js';
 import { ModelRegistry } from '../inference/registry.js';
 import { InferenceRuntime, type RuntimeOptions } from '../inference/runtime.js';

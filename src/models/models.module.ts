@@ -1,6 +1,6 @@
 // Model management as a part: the admin routes, the serving state in GET /v1/models(/:id), and on PostgreSQL the loop that pulls
 // models added or removed on other nodes into this node's data dir (every SIGHTFLOW_MODELS_SYNC_MS).
-import type { Module, ModulePart } from '../module.js';
+import type { Module, ModulePart } from '../base/module.js';
 import { modelMigrations } from './models.migrations.sql.js';
 import { ModelsAdminService, type ModelsDeps } from './models-admin.service.js';
 import { modelsAdminRoutes } from './models-admin.routes.js';

@@ -2,7 +2,7 @@
 // OpenAI list shape, gathered from the parts that run them (model-catalogue.ts). GET
 // /v1/vectors/models keeps its own shape beside it.
 import { z } from 'zod';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import type { ModelCatalogue } from './model-catalogue.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 

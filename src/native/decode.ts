@@ -4,7 +4,7 @@
 // would hold), so decoding never blocks the event loop nor starves sharp, fs or DNS. Failures reject with the addon's
 // coded errors (src/native/load.ts): ERR_SIGHTFLOW_DECODE_<reason>, where reason is one of DECODE_FAILURES;
 // src/video/source/decoder.ts, the decoder the pipeline uses, turns those into client errors.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { isNativeError, loadAddon, withCallerStack, type NativeError } from './load.js';
 
 export type Sampling = { mode: 'fps'; value: number } | { mode: 'interval'; value: number } | { mode: 'keyframe' };

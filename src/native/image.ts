@@ -2,7 +2,7 @@
 // letterbox + normalise into a float tensor in one pass (on the libuv pool for full frames), batched ROI
 // crops into one tensor, and plain RGB resize. Every parameter is checked here (catalogue errors); the addon
 // checks them again, and its own errors follow src/native/load.ts.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { loadAddon, withCallerStack } from './load.js';
 

@@ -7,11 +7,11 @@
 // bad argument or option (message "Expected <type> <constraint> for <name> but received <value>"), the
 // decoder's own reason for its failures (ERR_SIGHTFLOW_DECODE_TIMEOUT, ..._INPUT_NOT_FOUND), or FAILED with
 // the core's message. The faces check their inputs first and throw the catalogue's invalid_parameter error
-// (src/errors.ts) in the same words, so INVALID_ARG only comes from a call that went around them. A feature
+// (src/base/errors.ts) in the same words, so INVALID_ARG only comes from a call that went around them. A feature
 // that shows native failures to clients maps the codes to client codes itself (src/video/source/decoder.ts).
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { projectRoot } from '../paths.js';
+import { projectRoot } from '../base/paths.js';
 
 let cached: unknown;
 let addonPath = resolve(projectRoot, 'build/Release/sightflow.node');

@@ -8,7 +8,7 @@
 // reader was behind) are passed as `steps`: the frame intervals since the previous call, over which motion
 // is predicted and tracks age. State belongs to the instance: ids start at 1, are never reused, and die
 // with it.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { loadAddon } from './load.js';
 
 /** The slice of the addon this file calls. */

@@ -4,7 +4,7 @@
 // version. Every method runs on the JS thread and throws the addon's coded errors (src/native/load.ts):
 // ERR_SIGHTFLOW_VECTORS_INVALID_ARG for a bad argument, ERR_SIGHTFLOW_VECTORS_FAILED for what the index
 // refuses (a key already present, an unreadable or foreign file, out of memory).
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { loadAddon } from './load.js';
 
 export interface VectorIndex {

@@ -2,7 +2,7 @@
 // each connected region, score its min-area box on the map, grow ("unclip") the box back to the full text
 // extent (the model is trained to predict a shrunk kernel), and keep a rotated rectangle.
 import { type Point, type RotatedRect, insideConvex, minAreaRect, rectCorners } from './geometry.js';
-import { LoopSlice } from '../loop-slice.js';
+import { LoopSlice } from '../base/loop-slice.js';
 
 export interface DbParams {
   /** Probability above which a pixel is text. */

@@ -6,7 +6,7 @@ import type { Point } from './geometry.js';
 import type { OcrSession } from './ocr-models.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { resizeRgb } from './resample.js';
-import { LoopSlice } from '../loop-slice.js';
+import { LoopSlice } from '../base/loop-slice.js';
 
 export interface DetectedLine {
   /** tl, tr, br, bl in source pixels. */

@@ -1,6 +1,6 @@
 // The `language` hint: auto/en/zh are read by PP-OCRv4 (its Chinese+English model); other codes go to
 // Tesseract when its traineddata for them is installed; anything else is a 400 naming what is supported.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { tesseractInfo } from './tesseract.js';
 
 export type OcrRoute = { engine: 'pp-ocrv4'; hint: 'auto' | 'en' | 'zh' } | { engine: 'tesseract'; lang: string; model: string };

@@ -8,7 +8,7 @@ import type { OcrSession } from './ocr-models.js';
 import { type StripInk, stripInk } from './ink-gaps.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { rotate180, warpQuad } from './resample.js';
-import { LoopSlice } from '../loop-slice.js';
+import { LoopSlice } from '../base/loop-slice.js';
 
 export const REC_HEIGHT = 48;
 /**

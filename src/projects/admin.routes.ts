@@ -1,8 +1,8 @@
 // Admin API behind SIGHTFLOW_ADMIN_TOKEN (the console and tools rely on these exact routes).
 import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../http/route.js';
-import type { Services } from '../services.js';
-import { errors } from '../errors.js';
+import type { Services } from '../services/services.js';
+import { errors } from '../base/errors.js';
 
 const Name = z.string().trim().min(1).max(100);
 const ProjectOut = z.object({ id: z.string(), name: z.string(), created_at: z.string() }).meta({ id: 'AdminProject' });

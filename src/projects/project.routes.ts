@@ -1,9 +1,9 @@
 // The key's own project: the smallest project-scoped resource (and what a client checks its key with).
 import { z } from 'zod';
 import { defineRoute, type Reply, type RouteDef } from '../http/route.js';
-import type { Services } from '../services.js';
-import { errors } from '../errors.js';
-import { deepFreeze } from '../deep-freeze.js';
+import type { Services } from '../services/services.js';
+import { errors } from '../base/errors.js';
+import { deepFreeze } from '../base/deep-freeze.js';
 
 export const ProjectSchema = z.object({ id: z.string(), object: z.literal('project'), name: z.string(), created_at: z.string() })
   .meta({ id: 'Project' });

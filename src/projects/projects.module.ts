@@ -2,8 +2,8 @@
 // projects, keys, usage). The store they manage (auth/projects.ts) stays a lower layer, because every
 // request's authentication reads it; so do its tables, which the first core migration creates together with
 // the usage ledger.
-import type { Module, ModulePart } from '../module.js';
-import type { Services } from '../services.js';
+import type { Module, ModulePart } from '../base/module.js';
+import type { Services } from '../services/services.js';
 import { adminRoutes } from './admin.routes.js';
 import { projectRoutes } from './project.routes.js';
 

@@ -7,7 +7,7 @@ import { mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeF
 import { dirname, join, sep } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 
 export interface BlobInfo {
   key: string;

@@ -1,7 +1,7 @@
 // Unauthenticated probes and the API description.
 import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../http/route.js';
-import type { Services } from '../services.js';
+import type { Services } from '../services/services.js';
 import { buildOpenApi } from '../http/openapi.js';
 
 /** The top of an OpenAPI 3.1 document; what lies under `paths` is the linter's business. */

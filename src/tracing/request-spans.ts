@@ -1,7 +1,7 @@
 // One SERVER span per HTTP request, made from the access-log record every request already makes (log.ts
 // RequestRecord), the way the HTTP metrics are counted: app.ts wraps the access-log writer with it only while
 // spans are exported, so a server without an OTLP endpoint runs none of this.
-import { lineTraceId, type RequestLine } from '../request-log-line.js';
+import { lineTraceId, type RequestLine } from '../base/request-log-line.js';
 import { nextSpanId, recordSpan, type SpanRecord } from './spans.js';
 import { startedTraceId, STARTED_FLAGS } from './traceparent.js';
 

@@ -2,7 +2,7 @@
 // after the reply (the answer does not wait for the insert) and not at all when the caller went away before
 // the answer; background work (video tasks) bills with an awaited write. Every feature's services call this
 // so the row's shape (project, key, endpoint, model, tokens, frames, ms) is decided in one place.
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { UsageLedger } from './ledger.js';
 
 /** Who a use case runs for, and the request's lifetime: the signal aborts when the caller goes away. */

@@ -2,7 +2,7 @@
 // here; the routes turn these into replies.
 import type { Db, Queryable, Row } from '../store/db.js';
 import { isoTime } from '../store/timestamps.js';
-import { newId } from '../ids.js';
+import { newId } from '../base/ids.js';
 import { sql } from './collections.sql.js';
 import { vectorFromBase64, vectorToBytes } from './index-manager.js';
 

@@ -1,9 +1,9 @@
 // The vectors part's collections port (collections-port.ts): another part (the video index step)
 // embeds with a collection's model and writes items the way POST .../index does, database first, then the
 // index under the collection's lock, thumbnails to the blob store before the rows that point at them.
-import type { Services } from '../services.js';
-import { errors } from '../errors.js';
-import type { CollectionItemWrite, CollectionsPort, CollectionWriter } from '../collections-port.js';
+import type { Services } from '../services/services.js';
+import { errors } from '../base/errors.js';
+import type { CollectionItemWrite, CollectionsPort, CollectionWriter } from '../services/collections-port.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import type { CollectionStore } from './collection-store.js';
 import type { IndexManager } from './index-manager.js';

@@ -2,7 +2,7 @@
 // plus every bring-your-own CLIP manifest. Collections embed with the model chosen at creation; an id that
 // is not here, or whose model failed to load, is a 400 at creation. A CLIP model is listed once it has
 // loaded (its dimensions come from the model); /readyz waits for that.
-import type { Services } from '../services.js';
+import type { Services } from '../services/services.js';
 import type { Embedder } from './embedders/embedder.js';
 import { ClipEmbedder } from './embedders/clip.js';
 import { MULTIMODAL_ID, MultimodalEmbedder } from './embedders/multimodal.js';

@@ -14,7 +14,7 @@
 // not equal "1" or true, and a key the item lacks (or that holds an object, array or null) equals nothing.
 // Range operators match numbers only. $and/$or nest at most MAX_DEPTH deep; one filter holds at most
 // MAX_CONDITIONS conditions.
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 
 export type Scalar = string | number | boolean;
 export type Cmp = 'gt' | 'gte' | 'lt' | 'lte';

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Db } from '../store/db.js';
 import { sha256File } from '../inference/registry.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { sql } from './collections.sql.js';
 import { KeyedLock } from './keyed-lock.js';
 import { newIndex, type VectorIndex } from './vector-index.js';

@@ -2,7 +2,7 @@
 // (and decodes base64) before any work, so a bad item 400s the request without fetching or embedding;
 // loadContent fetches/decodes what embedding needs and the bytes the blob store keeps.
 import type { PixelPool } from '../media/pixel-pool.js';
-import { errors } from '../errors.js';
+import { errors } from '../base/errors.js';
 import { decodeBase64 } from '../media/base64.js';
 import { fetchMediaBytes } from '../media/fetch.js';
 import type { Resolver, UrlPolicy } from '../media/url-policy.js';

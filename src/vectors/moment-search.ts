@@ -4,7 +4,7 @@
 // each video into moments: the best matching segment grows by the adjacent segments (at most merge_gap_ms
 // apart) of the same task that match about as well, so one shot cut into several segments is one hit.
 import { z } from 'zod';
-import { momentMetadataOf } from '../moment-metadata.js';
+import { momentMetadataOf } from '../services/moment-metadata.js';
 
 /** Candidates searched per requested video group: moments need the runner-up segments to merge them. */
 export function groupedCandidates(topK: number): number {

@@ -1,9 +1,9 @@
 // Vector collections: routes over one VectorsService, plus the index manager that opens, catches up or rebuilds every
 // collection's USearch index at start and saves pending writes at stop.
 import { join } from 'node:path';
-import type { Module, ModulePart } from '../module.js';
+import type { Module, ModulePart } from '../base/module.js';
 import { vectorMigrations } from './vectors.migrations.sql.js';
-import type { Services } from '../services.js';
+import type { Services } from '../services/services.js';
 import { CollectionStore } from './collection-store.js';
 import { DEFAULT_EMBEDDING_MODEL, EmbeddingModels } from './embedding-models.js';
 import { IndexManager } from './index-manager.js';
@@ -12,7 +12,7 @@ import { VectorsService } from './vectors.service.js';
 import { metricsOn } from '../metrics/registry.js';
 import { watchVectors } from '../metrics/vectors.js';
 import { collectionsPort } from './collection-writer.js';
-import type { CollectionsPort } from '../collections-port.js';
+import type { CollectionsPort } from '../services/collections-port.js';
 
 /** Vectors' name and tables (versions 200-299). */
 export const vectorsPart: ModulePart = { name: 'vectors', migrations: vectorMigrations };

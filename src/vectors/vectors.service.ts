@@ -2,9 +2,9 @@
 // models: validated input in, the answer's JSON shape out, no HTTP. Writes go to the database first, then the
 // index, inside the collection's lock; media bytes go to the blob store before the database row that points
 // at them. Indexing and search bill one usage-ledger row each (usage/billing.ts).
-import type { Services } from '../services.js';
-import { errors } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Services } from '../services/services.js';
+import { errors } from '../base/errors.js';
+import { newId } from '../base/ids.js';
 import { bill, type Caller } from '../usage/billing.js';
 import type { Embedder, Embedding } from './embedders/embedder.js';
 import type { CollectionStore, Collection, StoredItem } from './collection-store.js';

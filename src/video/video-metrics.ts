@@ -1,6 +1,6 @@
 // The video part's gauges for the metrics endpoint (metrics/video.ts): read from the database and from this
 // process's worker and subscriptions when scraped. Registered only while metrics are on.
-import type { Services } from '../services.js';
+import type { Services } from '../services/services.js';
 import { metricsOn } from '../metrics/registry.js';
 import { watchVideo } from '../metrics/video.js';
 import { sql } from './video-metrics.sql.js';

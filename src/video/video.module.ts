@@ -5,9 +5,9 @@
 // analytics/ and moments/ (rich steps with their own tables and API); steps/ (the step list, planning, the
 // runners); tasks/ (the API side) and worker/ (queue, worker, providers); this shell. Rooms with an API of
 // their own are built beside this module from its ports (VideoPorts).
-import type { Module, ModulePart } from '../module.js';
+import type { Module, ModulePart } from '../base/module.js';
 import { videoMigrations } from './video.migrations.sql.js';
-import type { Services } from '../services.js';
+import type { Services } from '../services/services.js';
 import { StreamArchive } from './stream/stream-archive.js';
 import { hubFor } from './stream/stream-hub.js';
 import { TaskStore } from './tasks/task-store.js';
@@ -23,7 +23,7 @@ import { TasksService } from './tasks/tasks.service.js';
 import { WebhookDispatcher } from './tasks/webhooks.js';
 import type { VideoSettings } from '../config/index.js';
 import { watchVideoGauges } from './video-metrics.js';
-import type { CollectionsPort } from '../collections-port.js';
+import type { CollectionsPort } from '../services/collections-port.js';
 import type { LiveSteps } from './pipeline/worker-step.js';
 import type { PlannedStep, StepServices } from './pipeline/frame-step.js';
 import type { VideoProvider, VideoTaskRequest } from './task-contract.js';

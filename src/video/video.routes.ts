@@ -3,7 +3,7 @@
 // route is project-scoped: another project's task id answers 404. POST /process honours Idempotency-Key
 // (http/idempotency.ts): a retried request gets the first task back instead of a second one.
 import { defineRoute, type RequestContext, type RouteDef } from '../http/route.js';
-import type { Services } from '../services.js';
+import type { Services } from '../services/services.js';
 import { GetQuery, ListQuery, ProcessBody, StreamChunk, StreamQuery, TaskCreated, TaskList, TaskRecord, TaskResults } from './schemas.js';
 import type { TaskStore, ListFilters } from './tasks/task-store.js';
 import type { TasksService } from './tasks/tasks.service.js';

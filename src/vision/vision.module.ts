@@ -1,8 +1,8 @@
 // Vision: the detect/OCR/describe routes over one VisionService, which owns the OCR job queue and the VLM
 // provider. The detector and OCR engines it runs are the task models (detection/, ocr/) the composition root
 // builds once per process; the model files themselves are prepared by the model registry (inference/).
-import type { Module, ModulePart } from '../module.js';
-import type { Services } from '../services.js';
+import type { Module, ModulePart } from '../base/module.js';
+import type { Services } from '../services/services.js';
 import { VisionService } from './vision.service.js';
 import { visionRoutes } from './vision.routes.js';
 

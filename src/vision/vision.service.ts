@@ -3,8 +3,8 @@
 // caller's signal (queued model work is dropped when the caller goes away), bills one usage-ledger row and
 // returns {..., model, usage}. Usage follows the one formula of usage/tokens.ts. No HTTP here: the routes
 // (and through them MCP) adapt requests to these calls.
-import type { Services } from '../services.js';
-import { type ApiError, errors } from '../errors.js';
+import type { Services } from '../services/services.js';
+import { type ApiError, errors } from '../base/errors.js';
 import { ModelQueue } from '../inference/model-queue.js';
 import { withRequestSignal } from '../inference/runtime.js';
 import { loadImage, parseImageInput, type LoadedImage } from '../media/image-input.js';

@@ -3,7 +3,7 @@
 // `image_url` content part beside the prompt; the reply may be plain JSON or a server-sent-event stream
 // (servers differ in what they honour), and both are read. Failures become a 502 unless
 // SIGHTFLOW_VLM_FALLBACK=true sends the request to the built-in describer instead.
-import { errors, type ApiError } from '../errors.js';
+import { errors, type ApiError } from '../base/errors.js';
 import type { VlmConfig } from '../config/index.js';
 
 export interface VlmRequest {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 const cases = (JSON.parse(readFileSync(join(projectRoot, 'clients', 'conformance', 'cases.json'), 'utf8')) as { cases: Array<{ id: string }> }).cases;
 const SUITES = {

@@ -10,7 +10,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 const run = promisify(execFile);
 /** Debian's interpreter, where the apt packages are; a python3 earlier on PATH may be another one. */

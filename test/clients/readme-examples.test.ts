@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startConformance, SAMPLE_IMAGE, type Conformance } from '../../clients/conformance/server.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 const run = promisify(execFile);
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { createHmac, randomBytes } from 'node:crypto';
 import { runInNewContext } from 'node:vm';
 import { build } from 'esbuild';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 const run = promisify(execFile);
 const pkgDir = join(projectRoot, 'clients', 'typescript');

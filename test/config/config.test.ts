@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus } from 'node:os';
 import { ConfigError, CONFIG_VARIABLES, defaultInferenceSessions, loadConfig } from '../../src/config/index.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 // One variable per routing hint, read beside the schema's fixed names.
 const PATTERN_ROWS = new Set(['SIGHTFLOW_PROVIDERS_<NAME>']);

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { BYO_MODELS, hasByoModels } from '../../eval/byo-dir.js';
 
 test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON and table', { timeout: 600_000 }, async (t) => {

@@ -13,7 +13,7 @@ import { chromiumMissing, eventually, launchBrowser, recordPageProblems, screens
 import { ensureConsoleBuilt } from '../helpers/console-build.js';
 import { serveFile } from '../helpers/media-server.js';
 import { chunksOf, readStream, waitStatus } from '../helpers/video-tasks.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 const skip = chromiumMissing();
 let t: TestApp;

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { openServices, startApp, type App, type AppOptions } from '../../src/app.js';
-import type { Services } from '../../src/services.js';
+import type { Services } from '../../src/services/services.js';
 import type { Caller } from '../../src/usage/billing.js';
-import { createLogger, type Logger } from '../../src/log.js';
-import { projectRoot } from '../../src/paths.js';
+import { createLogger, type Logger } from '../../src/base/log.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { checkResponse } from './contract.js';
 
 export const backend: 'pglite' | 'postgres' = process.env.SIGHTFLOW_TEST_DB === 'postgres' ? 'postgres' : 'pglite';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 export const CHROMIUM = process.env.SIGHTFLOW_CHROMIUM ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(projectRoot, 'test-artifacts', 'console');

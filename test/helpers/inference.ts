@@ -102,7 +102,7 @@ export function fixedOutputOnnx(values: Float32Array, outDims: [number, number],
  */
 export async function modelsDirWithBuiltins(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const { existsSync, symlinkSync } = await import('node:fs');
-  const { projectRoot } = await import('../../src/paths.js');
+  const { projectRoot } = await import('../../src/base/paths.js');
   const shared = process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models');
   const dir = await tempDataDir(t);
   for (const m of ['centernet-coco', 'ppocr-det', 'ppocr-rec', 'ppocr-cls', 'multimodal-embedding-v1']) {

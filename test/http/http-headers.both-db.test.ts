@@ -5,7 +5,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { HttpServer } from '../../src/http/server.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/base/log.js';
 import { RateLimiter } from '../../src/auth/rate-limit.js';
 import type { Authenticator } from '../../src/auth/authenticator.js';
 import type { RequestContext } from '../../src/http/route.js';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 let t: TestApp;
 before(async () => { t = await startTestApp(); });

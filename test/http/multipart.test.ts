@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { multipartBoundary, parseMultipart } from '../../src/http/multipart.js';
 import { readImageUpload } from '../../src/http/image-upload.js';
 import { DetectBody } from '../../src/vision/schemas.js';
-import { isApiError } from '../../src/errors.js';
+import { isApiError } from '../../src/base/errors.js';
 
 const B = 'XyZ-boundary';
 const CT = `multipart/form-data; boundary=${B}`;

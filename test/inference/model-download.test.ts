@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { downloadModel, parseModelSource } from '../../src/models/model-download.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 import { startModelHub } from '../helpers/model-hub.js';
 import { tempDataDir } from '../helpers/inference.js';
 

@@ -6,11 +6,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { availableProviders } from '../../src/inference/execution-providers.js';
 import { ModelsService } from '../../src/models/models-service.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/base/log.js';
 import { collectingLog, modelsDirWithBuiltins, tempDataDir, tinyYoloOnnx } from '../helpers/inference.js';
 
 const bytes = tinyYoloOnnx('yolov8', [{ cx: 10, cy: 10, w: 4, h: 4, cls: 0, score: 0.9 }], 2, 32);

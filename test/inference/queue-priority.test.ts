@@ -2,7 +2,7 @@
 // requests never stalls a camera (at least one batch in four is the camera's), and each lane has its own bound.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 import { ModelQueue, type RunPriority } from '../../src/inference/model-queue.js';
 import { enableMetrics, renderMetrics } from '../../src/metrics/registry.js';
 import { parseExposition, sampleSum } from '../helpers/metrics-text.js';

@@ -2,7 +2,7 @@
 // sessions, and a GPU provider requested on this CPU-only host falling back to CPU with a warning.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError, errors } from '../../src/errors.js';
+import { ApiError, errors } from '../../src/base/errors.js';
 import { availableProviders, chooseProviders, requestedProviders } from '../../src/inference/execution-providers.js';
 import { ModelQueue } from '../../src/inference/model-queue.js';
 import { currentRequestSignal, InferenceRuntime, Tensor, withRequestSignal } from '../../src/inference/runtime.js';

@@ -5,7 +5,7 @@
 // session, overlapping runs the narrow ones, and the wide one serves only while a narrow one is missing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { SessionReplicas, type Replica } from '../../src/inference/session-replicas.js';
 import { collectingLog, tinyYoloOnnx } from '../helpers/inference.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import { ModelRegistry } from '../../src/inference/registry.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { loadConfig } from '../../src/config/index.js';
 import { Detector, modelInput } from '../../src/detection/detect.js';

@@ -8,8 +8,8 @@ import { RouteTools } from '../../src/mcp/route-tools.js';
 import { callRoute } from '../../src/mcp/route-dispatch.js';
 import { Router } from '../../src/http/router.js';
 import { defineRoute } from '../../src/http/route.js';
-import { ApiError } from '../../src/errors.js';
-import { createLogger } from '../../src/log.js';
+import { ApiError } from '../../src/base/errors.js';
+import { createLogger } from '../../src/base/log.js';
 
 const log = createLogger('silent');
 const A = { projectId: 'proj_a', keyId: 'key_a' };

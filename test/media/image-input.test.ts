@@ -8,7 +8,7 @@ import zlib from 'node:zlib';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { ApiError, type ErrorBody } from '../../src/errors.js';
+import { ApiError, type ErrorBody } from '../../src/base/errors.js';
 import { loadImage, parseImageInput, type ImageInput, type LoadImageOptions } from '../../src/media/image-input.js';
 import { blockedAddressReason } from '../../src/media/url-policy.js';
 import { decodeJpeg } from '../../src/native/image.js';

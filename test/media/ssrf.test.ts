@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { h264Clip, h264Ts } from '../helpers/media.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 import { loadImage, parseImageInput } from '../../src/media/image-input.js';
 import type { Resolver } from '../../src/media/url-policy.js';
 import { loadContent, parseContent } from '../../src/vectors/item-input.js';

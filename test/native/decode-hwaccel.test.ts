@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { VideoDecoder, type DecoderOptions } from '../../src/video/source/decoder.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 import { h264BFrames, h264Clip, vp9Clip } from '../helpers/media.js';
 
 const hasGpu = existsSync('/dev/nvidia0');

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VideoDecoder, DecodeError, type DecoderOptions, type DecodedFrame } from '../../src/video/source/decoder.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 import { audioOnly, emptyFile, h264Avi, h264BFrames, h264Clip, h264WithAudio, vfrClip, vp9Clip } from '../helpers/media.js';
 
 interface Decoded {

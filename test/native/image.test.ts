@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RgbImage } from '../../src/media/rgb-image.js';
 import { cropResize, letterbox, letterboxAsync, resize, shrink, stretchAsync, unletterboxBox } from '../../src/native/image.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 
 function solid(width: number, height: number, rgb: [number, number, number]): RgbImage {
   const data = new Uint8Array(width * height * 3);

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Tracker, type TrackerDetection } from '../../src/native/track.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 import { TargetTracker, TrackIds, TRACKER_DEFAULTS } from '../../src/video/pipeline/target-tracker.js';
 
 const person = (x: number, y: number, extra: Partial<TrackerDetection> = {}): TrackerDetection => ({ box: [x, y, x + 40, y + 100], ...extra });

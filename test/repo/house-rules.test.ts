@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative, posix } from 'node:path';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 export interface SourceFile { path: string; text: string }
 
@@ -99,16 +99,16 @@ test('rule 2: the addon is loaded only in src/native/', () => {
 
 export function apiErrorOutsideCatalogue(files: SourceFile[]): string[] {
   return files
-    .filter((f) => f.path !== 'errors.ts')
+    .filter((f) => f.path !== 'base/errors.ts')
     .filter((f) => /\bnew\s+ApiError\s*\(/.test(stripComments(f.text)))
-    .map((f) => `${f.path}: new ApiError( outside src/errors.ts`);
+    .map((f) => `${f.path}: new ApiError( outside src/base/errors.ts`);
 }
 
-test('rule 3: no new ApiError( outside src/errors.ts', () => {
+test('rule 3: no new ApiError( outside src/base/errors.ts', () => {
   assert.deepEqual(apiErrorOutsideCatalogue(tree), []);
   const planted = [
     { path: 'video/bad.ts', text: "throw new ApiError(400, 'invalid_request_error', 'oops', 'm');" },
-    { path: 'errors.ts', text: "return new ApiError(400, 'invalid_request_error', code, m);" },
+    { path: 'base/errors.ts', text: "return new ApiError(400, 'invalid_request_error', code, m);" },
     { path: 'vision/fine.ts', text: '// never write new ApiError( here\nthrow errors.internal();' },
   ];
   assert.deepEqual(apiErrorOutsideCatalogue(planted).map((v) => v.split(':')[0]), ['video/bad.ts']);
@@ -199,18 +199,20 @@ test('the import graph reader sees the src/ tree\'s imports', () => {
 //    folder is placed on purpose. Exceptions would be listed with their reason; there are none.
 
 export const FLOORS: ReadonlyArray<{ floor: string; parts: readonly string[] }> = [
-  // What every part builds on: errors, logging, ids, the addon's faces, media input, the database and blob
-  // store, keys and usage, the HTTP framework, the Module contract, metrics and trace context.
-  { floor: 'base', parts: ['errors.ts', 'log.ts', 'log-sink.ts', 'request-log-line.ts', 'paths.ts', 'ids.ts', 'loop-slice.ts', 'cli-args.ts', 'deep-freeze.ts', 'module.ts', 'shutdown-deadline.ts', 'heap-tuning.ts', 'native', 'media', 'store', 'auth', 'usage', 'http', 'metrics', 'tracing'] },
+  // What every part builds on: base/ (the error catalogue, logging, ids, paths, process tuning and shutdown), the
+  // addon's faces, media input, the database and blob store, keys and usage, the HTTP framework, metrics and
+  // trace context.
+  { floor: 'base', parts: ['base', 'native', 'media', 'store', 'auth', 'usage', 'http', 'metrics', 'tracing'] },
   // The model runtime and the task engines on it, with the one object that hands them to the parts.
-  { floor: 'engines', parts: ['inference', 'detection', 'ocr', 'task-models.ts'] },
+  { floor: 'engines', parts: ['inference', 'detection', 'ocr', 'task-models'] },
   // Settings parsed into the options the engines and parts take.
   { floor: 'config', parts: ['config'] },
   // One home for models: catalogue (GET /v1/models), lifecycle, import, the CLI, the admin routes, the shared store.
   { floor: 'models', parts: ['models'] },
-  // What a feature is handed: the services object, and the collections port one feature writes through (the
-  // vectors part implements it, the video index step uses it).
-  { floor: 'services', parts: ['services.ts', 'collections-port.ts', 'moment-metadata.ts'] },
+  // What a feature is handed (the services object), what it hands back (the Module contract), and the ports one
+  // feature offers another without importing it: the collections port and the moment metadata (the vectors part
+  // implements and reads them, the video index step writes through them).
+  { floor: 'services', parts: ['services'] },
   { floor: 'features', parts: ['system', 'vision', 'video', 'vectors', 'mcp', 'console', 'projects', 'files'] },
 ];
 const COMPOSITION_ROOT = new Set(['app.ts', 'main.ts']);
@@ -475,7 +477,7 @@ export function servicesWrites(files: SourceFile[], fields: readonly string[]): 
 }
 
 test('rule 9: nothing assigns a field of the services object (it is frozen once built)', () => {
-  const servicesTs = tree.find((f) => f.path === 'services.ts')!.text;
+  const servicesTs = tree.find((f) => f.path === 'services/services.ts')!.text;
   const fields = servicesFields(servicesTs);
   assert.ok(fields.includes('db') && fields.includes('taskModels') && !fields.includes('collections'), `fields read: ${fields.join(', ')}`);
   assert.deepEqual(servicesWrites(tree, fields), []);

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 import { BlobStore, isValidBlobKey } from '../../src/store/blobs.js';
 
 let dataDir: string;

@@ -6,7 +6,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { ApiError, type ErrorBody } from '../../src/errors.js';
+import { ApiError, type ErrorBody } from '../../src/base/errors.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { resolveFileRequest, parseRange, type FileResponse } from '../../src/files/file-serving.js';
 import { loadOrCreateSigningSecret, presign, verify } from '../../src/store/presign.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestApp, api, type TestApp } from '../helpers/app.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 const run = promisify(execFile);
 let t: TestApp;

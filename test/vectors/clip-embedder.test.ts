@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import sharp from 'sharp';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { modelsCli } from '../../src/models/models-cli.js';
 import { CLIP_MEAN, CLIP_STD } from '../../src/inference/clip-manifest.js';
 import { ClipEmbedder } from '../../src/vectors/embedders/clip.js';

@@ -13,7 +13,7 @@ import { CollectionStore } from '../../src/vectors/collection-store.js';
 import { IndexManager, candidateCount, searchCandidates } from '../../src/vectors/index-manager.js';
 import { newIndex } from '../../src/vectors/vector-index.js';
 import { rescore } from '../../src/vectors/rescore.js';
-import { newId } from '../../src/ids.js';
+import { newId } from '../../src/base/ids.js';
 import { parseFilter } from '../../src/vectors/filter.js';
 
 let t: TestApp;

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError, type ErrorBody } from '../../src/errors.js';
+import { ApiError, type ErrorBody } from '../../src/base/errors.js';
 import { loadContent, parseContent } from '../../src/vectors/item-input.js';
 import { AUDIO_MAX_BYTES } from '../../src/vectors/embedders/speech.js';
 

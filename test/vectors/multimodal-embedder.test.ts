@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { loadWordVectors, WordVectors } from '../../src/vectors/embedders/word-vectors.js';
 import { TextSemantics, tokenize } from '../../src/vectors/embedders/text-semantics.js';
 import { phoneVector, wordsToPhones } from '../../src/vectors/embedders/phonetic.js';

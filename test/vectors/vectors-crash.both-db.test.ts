@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabaseUrl } from '../helpers/app.js';
 import { serve, type Served } from '../helpers/cli.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 const NOUNS = ('apple river mountain guitar window engine garden castle rocket pencil island forest camera bridge harbor desert ' +
   'violin tiger coffee ladder candle planet museum tractor blanket orchard lantern glacier compass pillow ' +

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { openTestServices, type TestServices } from '../helpers/app.js';
 import { vectorsModule } from '../../src/vectors/vectors.module.js';
 import type { VectorsService } from '../../src/vectors/vectors.service.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 
 let t: TestServices;
 let vectors: VectorsService;

@@ -7,7 +7,7 @@ import { openTestServices, type TestServices } from '../helpers/app.js';
 import { SyntheticProvider } from '../helpers/synthetic-provider.js';
 import { FAST } from '../helpers/video-tasks.js';
 import { videoModule, type VideoModule } from '../../src/video/video.module.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 
 let t: TestServices;
 let video: VideoModule;

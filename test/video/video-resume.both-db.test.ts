@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { api, backend, freshDatabaseUrl, type TestApp } from '../helpers/app.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 import { evalDataSkip } from '../../eval/dir.js';
 import { TUD_CAMPUS } from '../helpers/eval-data.js';
 import { liveClip, startRtspServer, synthetic720p, type RtspSource } from '../helpers/live-sources.js';

@@ -250,7 +250,7 @@ test('a provider failing after the first chunk -> failed, finish_reason error, p
 });
 
 test('a bad input (ApiError from the provider) fails at once and is never retried', async () => {
-  const { ApiError } = await import('../../src/errors.js');
+  const { ApiError } = await import('../../src/base/errors.js');
   let runs = 0;
   const corrupt = { name: 'local', async run(): Promise<never> { runs++; throw new ApiError(400, 'invalid_request_error', 'invalid_video', 'The video could not be decoded: moov atom not found'); } };
   const spare = new SyntheticProvider({ name: 'spare' });

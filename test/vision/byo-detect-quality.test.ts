@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { BYO_MODELS, byoModelsSkip } from '../../eval/byo-dir.js';
 import { cocoSkip } from '../helpers/eval-data.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 const root = projectRoot;
 const skip = byoModelsSkip(BYO_MODELS['yolov8n-int8'], BYO_MODELS['yolo11n-int8-320']) || cocoSkip;

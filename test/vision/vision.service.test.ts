@@ -7,7 +7,7 @@ import sharp from 'sharp';
 import { openTestServices, type TestServices } from '../helpers/app.js';
 import { VisionService } from '../../src/vision/vision.service.js';
 import { imageTokens, textTokens } from '../../src/usage/tokens.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/base/errors.js';
 
 let t: TestServices;
 let vision: VisionService;

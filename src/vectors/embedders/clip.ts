@@ -2,11 +2,11 @@
 // encoder, text through the BPE tokenizer and the text encoder; both projections are L2-normalised, so
 // cosine compares them in CLIP's shared space. Both encoders run once at start (probe) on a blank image and
 // an empty text: that checks names, types and feeding, and gives the dimensions from the real output.
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import type { ModelsService } from '../../models/models-service.js';
 import type { ClipModel } from '../../inference/clip-manifest.js';
 import { Tensor, type ModelHandle, type Outputs } from '../../inference/runtime.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
 import { normalize, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo, type Modality } from './embedder.js';
 import { clipPixels, type ClipImageOptions } from './clip-preprocess.js';

@@ -7,13 +7,13 @@
 // Text and audio share semantics and sound; text and images share only semantics, so a caption ranks
 // photos by meaning alone (the constant factor between them changes no ranking); images share semantics
 // and look, so near-duplicates match.
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import type { InferenceRuntime } from '../../inference/runtime.js';
 import { ModelQueue } from '../../inference/model-queue.js';
 import type { RgbImage } from '../../media/rgb-image.js';
 import type { Detector } from '../../detection/detect.js';
 import { dominantColor } from '../../media/colour.js';
-import type { TaskModels } from '../../task-models.js';
+import type { TaskModels } from '../../task-models/task-models.js';
 import { ocrPagesInFlight } from '../../ocr/engine.js';
 import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
 import type { LoadedImage } from '../../media/image-input.js';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 
 const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 const DECODE_TIMEOUT_MS = 120_000;

@@ -2,8 +2,8 @@
 // recount of a finished task from its stored tracks (no decoding), and the heatmap of where the tracks were.
 // Project-scoped like every video call: another project's task id is a 404. What it needs of the video part
 // comes in as ports (AnalyticsPorts), handed over where the parts are wired.
-import { errors } from '../../errors.js';
-import type { Services } from '../../services.js';
+import { errors } from '../../base/errors.js';
+import type { Services } from '../../services/services.js';
 import type { VideoTaskRequest } from '../task-contract.js';
 import type { StreamArchive } from '../stream/stream-archive.js';
 import { TERMINAL_STATES, type TaskState } from '../task-contract.js';

@@ -1,7 +1,7 @@
 // Parameters -> the compiled rules the engine runs: coordinates in source pixels (relative ones scaled by
 // the frame size), flat polygons with bounding boxes, anti-flicker settings resolved per rule. Also the one
 // place that turns a bad parameter into the catalogue's 400 with `param` naming the rule.
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import { paramPath } from '../../http/validation.js';
 import { homography, type Homography } from './geometry.js';
 import {

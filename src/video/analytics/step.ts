@@ -4,7 +4,7 @@
 // remote node's frames are counted the same), keep the task's rules and totals in its analytics row, take
 // rule changes while the task runs and add the summary to the results and the terminal chunk.
 import { z } from 'zod';
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import { defineStep } from '../pipeline/step.js';
 import { sql } from './analytics.sql.js';
 import { parseAnalytics } from './rules.js';

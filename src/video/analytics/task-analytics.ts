@@ -8,7 +8,7 @@
 // another worker continues (its worker died) starts its log afresh too and replays its archived frames through
 // the engine and into the log before its first new frame, so totals carry over and never go backwards
 // (docs/video.md, "When a worker dies").
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import type { FrameOutput, VideoTaskRequest } from '../task-contract.js';
 import { countAnalyticsEvents } from '../../metrics/video.js';
 import type { WorkerStepEnd, WorkerStepRun } from '../pipeline/worker-step.js';

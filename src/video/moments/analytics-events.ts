@@ -3,7 +3,7 @@
 // any other shape is ignored. Stored on items twice: as arrays (`lines`, `zones`) to show, and as one
 // boolean key per rule (`line:<rule>`, `zone:<rule>`) so the collection's filters select them.
 
-import type { MomentMetadata } from '../../moment-metadata.js';
+import type { MomentMetadata } from '../../services/moment-metadata.js';
 
 export interface RuleEvent { type: string; rule: string; track_id?: number }
 

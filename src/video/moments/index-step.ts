@@ -2,7 +2,7 @@
 // settings the indexer runs with. Like plan.ts, indexSettings re-checks what the schema already did, since a
 // provider may be handed a request that never passed it.
 import { z } from 'zod';
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import type { PlannedStep } from '../pipeline/frame-step.js';
 import { expected } from '../pipeline/step-schema.js';
 

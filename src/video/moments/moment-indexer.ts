@@ -5,9 +5,9 @@
 // task's result stream. Embedding and writing run behind the pipeline (EMBED_CONCURRENCY items at once,
 // then the pipeline waits), so indexing costs little more than the embeddings themselves.
 import sharp from 'sharp';
-import type { CollectionWriter } from '../../collections-port.js';
-import type { MomentMetadata } from '../../moment-metadata.js';
-import type { Logger } from '../../log.js';
+import type { CollectionWriter } from '../../services/collections-port.js';
+import type { MomentMetadata } from '../../services/moment-metadata.js';
+import type { Logger } from '../../base/log.js';
 import type { Db } from '../../store/db.js';
 import { resize } from '../../native/image.js';
 import { dominantColor } from '../../media/colour.js';

@@ -3,7 +3,7 @@
 // created); at run time it sees each whole chunk before it is archived (moment-indexer.ts cuts segments and
 // follows tracks there) and writes what is still open when the task ends, or within a grace time on cancel.
 import { defineStep } from '../pipeline/step.js';
-import type { CollectionWriter } from '../../collections-port.js';
+import type { CollectionWriter } from '../../services/collections-port.js';
 import { ProviderError } from '../task-contract.js';
 import { INDEX_STEP_PARAMS, IndexCounts, IndexStepSchema, indexSettings } from './index-step.js';
 import { indexSummary } from './task-record.js';

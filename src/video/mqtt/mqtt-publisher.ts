@@ -12,7 +12,7 @@
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes } from 'node:crypto';
 import type { MqttSettings } from '../../config/index.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { countMqttDropped, countMqttPublished, watchMqtt, type MqttMessageKind } from '../../metrics/mqtt.js';
 import { DropOldestQueue } from './drop-oldest-queue.js';
 import { topics, type Topics } from './mqtt-topics.js';

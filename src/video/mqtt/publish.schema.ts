@@ -2,7 +2,7 @@
 // besides its stream. Only MQTT so far; the object leaves room for other sinks.
 import { z } from 'zod';
 import type { MqttSettings } from '../../config/index.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import { expected } from '../pipeline/step-schema.js';
 import { CAMERA_NAME } from './mqtt-topics.js';
 

@@ -2,11 +2,11 @@
 // targets, how a request's steps are checked and planned (PlannedStep), and the per-task run that works on each
 // frame, and, for a step that works beside the targets, on each whole chunk and at the task's end (StepRun).
 // The provider that makes the frames (steps/frame-pipeline.ts) runs this side; the worker side is worker-step.ts.
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import type { RgbImage } from '../../media/rgb-image.js';
-import type { TaskModels } from '../../task-models.js';
-import type { CollectionsPort } from '../../collections-port.js';
-import type { Logger } from '../../log.js';
+import type { TaskModels } from '../../task-models/task-models.js';
+import type { CollectionsPort } from '../../services/collections-port.js';
+import type { Logger } from '../../base/log.js';
 import type { Db } from '../../store/db.js';
 import type { FrameOutput, VideoTaskRequest } from '../task-contract.js';
 import type { TrackerSettings, TrackIds } from './target-tracker.js';

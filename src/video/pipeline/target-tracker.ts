@@ -21,7 +21,7 @@
 //  - crowds (CROWD below): candidates that carry a colour signature are matched on appearance too, and what
 //    is left unmatched gets a buffered pass, so where people cross or hide each other their ids stay with
 //    them (docs/video.md, "Tracking in crowds").
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import type { VideoTaskRequest } from '../task-contract.js';
 import { Tracker } from '../../native/track.js';
 import { SIGNATURE_DIM } from '../../media/colour-signature.js';

@@ -3,7 +3,7 @@
 // with the task, per-task state over each frame's whole output before it is archived, settings changed while
 // the task runs, and what it adds to the results when the task succeeds. The runs of tasks in one process are
 // kept in a LiveSteps registry that the worker owns and hands to the parts that read a running task's state.
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import type { Queryable } from '../../store/db.js';
 import type { FrameOutput, VideoTaskRequest } from '../task-contract.js';
 

@@ -38,7 +38,7 @@
 //   for it while it is under a second behind), and sampled frames a slow reader missed count in
 //   droppedFrames (and lateDrops). Times count from the first frame received; `wallMs` is when the decoder
 //   received the frame (unix epoch ms), so now - wallMs is how far behind the reader is.
-import { DecodeError } from '../../errors.js';
+import { DecodeError } from '../../base/errors.js';
 import { GuardedSource, type GuardedSourceOptions } from '../../media/guarded-source.js';
 import { checkRead, decodeFailure, NativeDecoder, type DecodeNativeError, type DecodeOptions, type NativeFrameBatch, type VideoInfo } from '../../native/decode.js';
 

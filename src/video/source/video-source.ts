@@ -4,7 +4,7 @@
 // which checks each URL and connects only to the addresses it checked. An rtsp input is resolved and checked
 // here, once, and FFmpeg reaches it only through a loopback relay bound to that address
 // (src/media/rtsp-relay.ts), which refuses the server's redirects.
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import type { GuardedSourceOptions } from '../../media/guarded-source.js';
 import { startRtspRelay } from '../../media/rtsp-relay.js';
 import { checkUrl, resolveHost, resolveOnce, type Resolver, type UrlPolicy } from '../../media/url-policy.js';

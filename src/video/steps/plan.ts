@@ -3,7 +3,7 @@
 // pipeline relies on (a provider may be handed a request that never passed the schema: a remote node's,
 // a test's), and each step's descriptor (steps.ts) checks what only it knows, e.g. detector class names.
 // Every problem is an ApiError.
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import type { VideoTaskRequest } from '../task-contract.js';
 import { parseWhen, type FrameModels, type PlannedStep, type StepScope } from '../pipeline/frame-step.js';
 import { STEP_MODELS, stepNamed } from './step-list.js';

@@ -3,7 +3,7 @@
 // before it is archived; their endings are merged into the results and the terminal chunk. Runs of tasks in
 // this process are kept by task id in the worker's LiveStepRuns, which the worker hands to the parts that read
 // a running task's state (an API call answered here reaches its step's state at once).
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import type { Queryable } from '../../store/db.js';
 import type { FrameOutput, VideoTaskRequest } from '../task-contract.js';
 import type { LiveSteps, WorkerHooks, WorkerStepEnd, WorkerStepRun } from '../pipeline/worker-step.js';

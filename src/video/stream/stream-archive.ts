@@ -2,7 +2,7 @@
 // byte offset. Every append is one transaction that locks the task row, writes the bytes at the current end,
 // moves the task's counters/state and notifies subscribers, so a reader never sees a gap and the state and
 // the bytes always agree (a terminal state implies its terminal chunk is stored).
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import type { Queryable, Row } from '../../store/db.js';
 import type { FrameOutput, StreamInfo, TaskCheckpoint } from '../task-contract.js';
 import { sql as tsql } from '../tasks.sql.js';

@@ -11,8 +11,8 @@
 // Bounds per reader: one pending write (at most one slice of WRITE_SLICE or one append) beyond the kernel's
 // socket buffer, plus, while it catches up and its socket takes bytes, one archive read (CATCH_UP_ROWS rows). docs/video.md, "Live readers", says what clients see.
 import type { SseWriter } from '../../http/sse.js';
-import type { Services } from '../../services.js';
-import type { Logger } from '../../log.js';
+import type { Services } from '../../services/services.js';
+import type { Logger } from '../../base/log.js';
 import { sql } from '../tasks.sql.js';
 import { TERMINAL_STATES, type TaskState } from '../task-contract.js';
 import { DONE_EVENT } from './chunks.js';

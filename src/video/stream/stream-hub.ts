@@ -5,7 +5,7 @@
 // notification only says "look again": a lost one costs a poll interval, never bytes.
 import { EventEmitter } from 'node:events';
 import type pg from 'pg';
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import { sql } from '../tasks.sql.js';
 import { sql as streamSql } from './stream.sql.js';
 import type { Queryable } from '../../store/db.js';

@@ -5,10 +5,10 @@
 // its readers, and which cuts off a reader whose socket takes nothing for the stall limit. With
 // `?event_ids=true` every event also carries `id: <offset after it>` (event-ids.ts) and the response opens
 // with a `retry:` block, so a standard EventSource resumes exactly; offsets keep counting archive bytes.
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import type { RequestContext } from '../../http/route.js';
 import type { SseWriter } from '../../http/sse.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import { sql } from '../tasks.sql.js';
 import { TERMINAL_STATES, type TaskState } from '../task-contract.js';
 import type { StreamArchive } from './stream-archive.js';

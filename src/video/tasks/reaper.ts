@@ -5,8 +5,8 @@
 // a terminal `error` chunk (its partial archive stays replayable); a cancelling one is cancelled. Runs in every process with the video module, so tasks never stay running forever even when
 // every worker is gone. Each task is re-checked under its row lock, so a worker that was merely slow and
 // two reapers racing both see the same, single outcome.
-import type { Services } from '../../services.js';
-import { taskErrors } from '../../errors.js';
+import type { Services } from '../../services/services.js';
+import { taskErrors } from '../../base/errors.js';
 import { sql } from '../tasks.sql.js';
 import type { StreamArchive } from '../stream/stream-archive.js';
 import type { StreamHub } from '../stream/stream-hub.js';

@@ -2,10 +2,10 @@
 // URL policy (the worker checks again before FFmpeg opens it), a video_base64 upload is decoded and staged to
 // the blob store (so no worker can claim a task whose input is not there yet). Gives the job the worker runs
 // (defaults filled in, the data replaced by where it is) and the request as the API echoes it.
-import { errors } from '../../errors.js';
+import { errors } from '../../base/errors.js';
 import { decodeBase64 } from '../../media/base64.js';
 import { checkUrl, urlDenied } from '../../media/url-policy.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import type { VideoTaskRequest } from '../task-contract.js';
 import { type ProcessBody } from '../schemas.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLING, VIDEO_BASE64_MAX_BYTES, VIDEO_URL_SCHEMES } from '../task-contract.js';

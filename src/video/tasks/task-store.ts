@@ -1,8 +1,8 @@
 // The video tasks repository: insert a checked task (enqueue), read, list with a keyset cursor, cancel.
 // Checking the request and staging its input is the use case's (tasks.service.ts, task-input.ts).
 // Everything is project-scoped: another project's id is a 404.
-import { errors } from '../../errors.js';
-import type { Services } from '../../services.js';
+import { errors } from '../../base/errors.js';
+import type { Services } from '../../services/services.js';
 import type { Queryable, Row } from '../../store/db.js';
 import { isoTime } from '../../store/timestamps.js';
 import type { TaskJob, VideoTaskRequest } from '../task-contract.js';

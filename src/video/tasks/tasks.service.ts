@@ -4,15 +4,15 @@
 // results and cancel. Every call is project-scoped: another project's task id is a 404 ApiError. No HTTP
 // here; streaming a task's chunks is the route's (stream/stream.ts), as it writes the response itself. Tasks are
 // billed by the worker when they finish (worker/results.ts).
-import { errors } from '../../errors.js';
-import type { Services } from '../../services.js';
+import { errors } from '../../base/errors.js';
+import type { Services } from '../../services/services.js';
 import type { Caller } from '../../usage/billing.js';
 import { checkSteps } from '../steps/plan.js';
 import { trackerSettings } from '../pipeline/target-tracker.js';
 import type { ProcessBody } from '../schemas.js';
 import type { TaskStore, ListFilters } from './task-store.js';
 import { stageInput, stagedInputKey } from './task-input.js';
-import { newId } from '../../ids.js';
+import { newId } from '../../base/ids.js';
 import { stepRecordFields, WEBHOOK_EVENTS } from '../steps/step-list.js';
 import { checkWebhookSecret, checkWebhookUrl, deliveriesOf, newWebhookSecret } from './webhooks.js';
 import { workerStepsCreated } from '../steps/worker-steps.js';

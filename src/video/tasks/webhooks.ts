@@ -11,10 +11,10 @@
 // (checked at every attempt, as DNS may change) is retried with exponential backoff until 24 hours after
 // the delivery was queued; then the delivery is marked failed.
 import { createHmac, randomBytes } from 'node:crypto';
-import { errors } from '../../errors.js';
-import { newId } from '../../ids.js';
+import { errors } from '../../base/errors.js';
+import { newId } from '../../base/ids.js';
 import { checkUrl } from '../../media/url-policy.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import type { Row } from '../../store/db.js';
 import { isoTime } from '../../store/timestamps.js';
 import { taskRecord } from './task-store.js';

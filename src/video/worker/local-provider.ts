@@ -14,8 +14,8 @@
 // Its frames say the task can continue elsewhere (FrameOutput.resumable), and a run handed a checkpoint
 // (ctx.resume: its worker died) continues from the live edge with the ids and counters after it
 // (docs/video.md, "When a worker dies"); a source that is no longer live cannot be continued.
-import { isApiError } from '../../errors.js';
-import type { Services } from '../../services.js';
+import { isApiError } from '../../base/errors.js';
+import type { Services } from '../../services/services.js';
 import { DecodeError, type FrameBatch, type VideoDecoder } from '../source/decoder.js';
 import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from '../task-contract.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } from '../task-contract.js';

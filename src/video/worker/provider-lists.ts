@@ -2,7 +2,7 @@
 // on to the next provider, up to 2 retries), built from the parsed lists of the configuration (the default
 // list, one per routing hint, and the remote first-frame timeout). "local" runs in this process
 // (LocalProvider); a URL is another sightflow node (RemoteProvider).
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import { hintVariable, type ProviderSpec } from '../../config/providers.js';
 import type { ProvidersConfig } from '../../config/index.js';
 import { LocalProvider } from './local-provider.js';

@@ -3,7 +3,7 @@
 // holds it by a lease that heartbeats renew. Attempts are counted per claim and bounded (tasks/reaper.ts).
 // A task whose worker died with a checkpoint stored is claimed first, and comes with that checkpoint
 // (docs/video.md, "When a worker dies").
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import { sql } from '../tasks.sql.js';
 import { readCheckpoint, type StreamInfo, type TaskCheckpoint, type TaskJob } from '../task-contract.js';
 import type { TaskState } from '../task-contract.js';

@@ -1,7 +1,7 @@
 // The aggregated result of a succeeded task, stored with the task at success, and its usage row.
 // The provider's per-track summary is used when it has one (it alone sees feature vectors); otherwise the
 // summary is folded from the frames the worker archived, so every provider gets a result.
-import type { Services } from '../../services.js';
+import type { Services } from '../../services/services.js';
 import { bill } from '../../usage/billing.js';
 import type { FrameOutput, ProviderResult, TrackSummary } from '../task-contract.js';
 

@@ -9,8 +9,8 @@
 // from the live edge (docs/video.md, "When a worker dies").
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isApiError, taskErrors } from '../../errors.js';
-import type { Services } from '../../services.js';
+import { isApiError, taskErrors } from '../../base/errors.js';
+import type { Services } from '../../services/services.js';
 import { ProviderError, type FrameOutput, type ProviderResult, type StreamInfo, type TaskCheckpoint, type VideoProvider } from '../task-contract.js';
 import type { TaskQueue, ClaimedTask } from './queue.js';
 import type { StreamArchive, Finish } from '../stream/stream-archive.js';

@@ -9,7 +9,7 @@ import type { TestApp } from '../app.js';
 import { describeRequest, generate, operations, type Fixtures, type FuzzRequest, type Operation } from './requests.js';
 import type { Schema } from './schema-sample.js';
 import { sql } from './stored-state.sql.js';
-import { errorCatalogue, type CatalogueEntry } from '../../../src/errors.js';
+import { errorCatalogue, type CatalogueEntry } from '../../../src/base/errors.js';
 
 export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'failed';
 

@@ -2,7 +2,7 @@
 // parameters would be named in a task request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError } from '../../../src/errors.js';
+import { ApiError } from '../../../src/base/errors.js';
 import { parseAnalytics } from '../../../src/video/analytics/rules.js';
 
 const P = 'steps[1].parameters';

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MqttSettings } from '../../../src/config/index.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/base/log.js';
 import type { AnalyticsEngine, AnalyticsFrame } from '../../../src/video/analytics/engine.js';
 import { parseAnalytics } from '../../../src/video/analytics/rules.js';
 import type { FrameOutput } from '../../../src/video/task-contract.js';

@@ -4,7 +4,7 @@
 // ignored. The detector (parameters.model, default the built-in) is loaded before the request is checked, so
 // its labels check `classes`.
 import { z } from 'zod';
-import { errors } from '../../../errors.js';
+import { errors } from '../../../base/errors.js';
 import type { Detector } from '../../../detection/detect.js';
 import { expected, names, unit, When } from '../step-schema.js';
 import { defineStep } from '../step.js';

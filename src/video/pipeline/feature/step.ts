@@ -1,7 +1,7 @@
 // The feature step: sets an appearance vector on each target its `when` selects (colour-layout.ts), shown as
 // `feature_digest` on the chunk's target and folded into the track's mean vector (track-summary.ts).
 import { z } from 'zod';
-import { errors } from '../../../errors.js';
+import { errors } from '../../../base/errors.js';
 import { expected, When } from '../step-schema.js';
 import { defineStep } from '../step.js';
 import { selects } from '../frame-step.js';

@@ -3,7 +3,7 @@
 // too; that is decided by the order of steps, not per frame, so a frame where an earlier detect found nothing
 // gets no OCR at all.
 import { z } from 'zod';
-import { errors } from '../../../errors.js';
+import { errors } from '../../../base/errors.js';
 import { expected, When } from '../step-schema.js';
 import { defineStep } from '../step.js';
 import { clampBox, selects } from '../frame-step.js';

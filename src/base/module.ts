@@ -2,8 +2,8 @@
 // range), its routes, and what it runs beside them (workers, index managers), started after the database is
 // ready and stopped before it closes. The static half (ModulePart) is known before any service exists, so
 // the composition root can migrate every part's tables before it builds the parts.
-import type { RouteDef } from './http/route.js';
-import type { Migration } from './store/migrations.sql.js';
+import type { RouteDef } from '../http/route.js';
+import type { Migration } from '../store/migrations.sql.js';
 
 export interface ModulePart {
   name: string;

@@ -3,13 +3,13 @@
 // queues). The engines live in detection/ and ocr/, below every feature; the composition root builds one
 // TaskModels per process and hands it to the parts through the services object (vision's routes, the video
 // pipeline's detect/ocr steps, the multimodal embedder, the models part's add check).
-import type { ModelRegistry } from './inference/registry.js';
-import type { InferenceRuntime } from './inference/runtime.js';
-import type { RgbImage } from './media/rgb-image.js';
-import { errors } from './errors.js';
-import { DEFAULT_DETECT_MODEL, Detector } from './detection/detect.js';
-import { checkModelOnSample, type ModelCheck } from './detection/model-check.js';
-import { OcrEngine, type BBox, type OcrOptions, type OcrResult } from './ocr/engine.js';
+import type { ModelRegistry } from '../inference/registry.js';
+import type { InferenceRuntime } from '../inference/runtime.js';
+import type { RgbImage } from '../media/rgb-image.js';
+import { errors } from '../base/errors.js';
+import { DEFAULT_DETECT_MODEL, Detector } from '../detection/detect.js';
+import { checkModelOnSample, type ModelCheck } from '../detection/model-check.js';
+import { OcrEngine, type BBox, type OcrOptions, type OcrResult } from '../ocr/engine.js';
 
 /** What the task models run on: the registry (with its background preparation) and the runtime. */
 export interface TaskModelSource {

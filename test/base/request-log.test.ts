@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const logModule = fileURLToPath(new URL('../../src/log.ts', import.meta.url));
+const logModule = fileURLToPath(new URL('../../src/base/log.ts', import.meta.url));
 
 test('request lines are JSON, with user-given text escaped and repeated values identical', () => {
   const script = `

@@ -1,13 +1,13 @@
 // Everything a part may use, built once at start by app.ts and read-only after (openServices freezes it): what
 // one part hands another (the vectors part's collections, the route table) is wired in app.ts instead.
-import type { Config } from './config/index.js';
-import type { Logger } from './log.js';
-import type { Db } from './store/db.js';
-import type { Projects } from './auth/projects.js';
-import type { UsageLedger } from './usage/ledger.js';
-import type { BlobStore } from './store/blobs.js';
-import type { ModelsService } from './models/models-service.js';
-import type { TaskModels } from './task-models.js';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../base/log.js';
+import type { Db } from '../store/db.js';
+import type { Projects } from '../auth/projects.js';
+import type { UsageLedger } from '../usage/ledger.js';
+import type { BlobStore } from '../store/blobs.js';
+import type { ModelsService } from '../models/models-service.js';
+import type { TaskModels } from '../task-models/task-models.js';
 
 export interface Services {
   config: Config;

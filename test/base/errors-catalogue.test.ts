@@ -1,12 +1,12 @@
-// Holds the error catalogue (src/errors.ts) and the code table of docs/errors.md to each other: every
+// Holds the error catalogue (src/base/errors.ts) and the code table of docs/errors.md to each other: every
 // catalogued code is documented with its status and type, every documented code exists, and no code is
 // coined outside the catalogue. Clients read docs/errors.md to handle errors, so a code missing there is a bug.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { errorCatalogue, errors, taskErrors, DecodeError, toolCancelledBody } from '../../src/errors.js';
-import { projectRoot } from '../../src/paths.js';
+import { errorCatalogue, errors, taskErrors, DecodeError, toolCancelledBody } from '../../src/base/errors.js';
+import { projectRoot } from '../../src/base/paths.js';
 
 const root = projectRoot;
 
@@ -31,7 +31,7 @@ const documented = documentedCodes(readFileSync(join(root, 'docs', 'errors.md'),
 test('docs/errors.md lists every catalogued code with its status and type', () => {
   const byCode = new Map(documented.map((r) => [r.code, r]));
   const missing = Object.keys(catalogue).filter((c) => !byCode.has(c));
-  assert.deepEqual(missing, [], `codes in src/errors.ts but not in docs/errors.md: ${missing.join(', ')}`);
+  assert.deepEqual(missing, [], `codes in src/base/errors.ts but not in docs/errors.md: ${missing.join(', ')}`);
   for (const [code, e] of Object.entries(catalogue)) {
     const row = byCode.get(code)!;
     assert.deepEqual({ status: row.status, type: row.type }, { status: e.status, type: e.type }, `docs/errors.md row for ${code}`);
@@ -40,7 +40,7 @@ test('docs/errors.md lists every catalogued code with its status and type', () =
 
 test('every code in docs/errors.md exists in the catalogue, once', () => {
   const unknown = documented.map((r) => r.code).filter((c) => !(c in catalogue));
-  assert.deepEqual(unknown, [], `codes in docs/errors.md but not in src/errors.ts: ${unknown.join(', ')}`);
+  assert.deepEqual(unknown, [], `codes in docs/errors.md but not in src/base/errors.ts: ${unknown.join(', ')}`);
   const seen = new Set<string>();
   const twice = documented.map((r) => r.code).filter((c) => (seen.has(c) ? true : (seen.add(c), false)));
   assert.deepEqual(twice, [], 'codes listed twice in docs/errors.md');
@@ -85,7 +85,7 @@ function sourceFiles(dir: string): string[] {
 export function coinedCodes(files: { path: string; text: string }[]): string[] {
   const found: string[] = [];
   for (const f of files) {
-    if (f.path.endsWith('/src/errors.ts')) continue;
+    if (f.path.endsWith('/src/base/errors.ts')) continue;
     for (const m of f.text.matchAll(/\bcode: *['"`]([a-z][a-z0-9_]*)['"`]/g)) {
       if (m[1] !== 'custom') found.push(`${f.path}: ${m[1]}`);
     }
@@ -93,7 +93,7 @@ export function coinedCodes(files: { path: string; text: string }[]): string[] {
   return found;
 }
 
-test('no error code is coined outside src/errors.ts', () => {
+test('no error code is coined outside src/base/errors.ts', () => {
   const files = sourceFiles(join(root, 'src')).map((path) => ({ path, text: readFileSync(path, 'utf8') }));
   assert.deepEqual(coinedCodes(files), []);
   assert.deepEqual(coinedCodes([{ path: '/r/src/video/x.ts', text: "error: { code: 'worker_lost', message: 'm' }" }]),

@@ -4,8 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { armShutdownDeadline, type ShutdownProgress } from '../../src/shutdown-deadline.js';
-import type { Logger } from '../../src/log.js';
+import { armShutdownDeadline, type ShutdownProgress } from '../../src/base/shutdown-deadline.js';
+import type { Logger } from '../../src/base/log.js';
 import { startTestApp } from '../helpers/app.js';
 
 function capture(): { log: Logger; lines: Array<Record<string, unknown>> } {

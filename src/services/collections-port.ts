@@ -1,7 +1,7 @@
 // What one feature part may ask of vector collections without importing the vectors part: the video index
 // step embeds frames and writes items through this interface, which the vectors part implements and hands
 // over where the parts are wired (app.ts). Absent on a process that runs no vectors part.
-import type { RgbImage } from './media/rgb-image.js';
+import type { RgbImage } from '../media/rgb-image.js';
 
 export interface CollectionItemWrite {
   /** The item id (unique within the collection; an existing id is replaced). */
