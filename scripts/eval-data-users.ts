@@ -49,30 +49,42 @@ function readsEvalData(file: string, path: Set<string> = new Set()): boolean {
 }
 
 // Code (not comments) that locates the data on its own.
-const LOCATES = /SIGHTFLOW_EVAL_DIR|SIGHTFLOW_BYO_MODELS_DIR|shared\/eval|shared\/byo-models|['"]shared['"]\s*,\s*['"](?:eval|byo-models)['"]/;
+const LOCATES =
+  /SIGHTFLOW_EVAL_DIR|SIGHTFLOW_BYO_MODELS_DIR|shared\/eval|shared\/byo-models|['"]shared['"]\s*,\s*['"](?:eval|byo-models)['"]/;
 const bypass: string[] = [];
 for (const file of ['src', 'test', 'bench', 'eval', 'scripts'].flatMap((d) => tsFiles(join(root, d)))) {
   if (file === DIR_MODULE || file === BYO_MODULE || file === SELF) continue;
-  readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-    const code = line.trimStart();
-    if (code.startsWith('//') || code.startsWith('*') || code.startsWith('/*')) return;
-    if (LOCATES.test(code)) bypass.push(`${relative(root, file)}:${i + 1}: ${code.trim()}`);
-  });
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      const code = line.trimStart();
+      if (code.startsWith('//') || code.startsWith('*') || code.startsWith('/*')) return;
+      if (LOCATES.test(code)) bypass.push(`${relative(root, file)}:${i + 1}: ${code.trim()}`);
+    });
 }
 if (bypass.length > 0) {
-  console.error('these lines locate the evaluation data or the model exports themselves; use eval/dir.ts (evalDir, evalDataSkip,\n' +
-    'skipWithoutEvalData) or eval/byo-dir.ts (byoPath, byoModelsSkip, skipWithoutByoModels)\n' +
-    'so the run without the data covers them:');
+  console.error(
+    'these lines locate the evaluation data or the model exports themselves; use eval/dir.ts (evalDir, evalDataSkip,\n' +
+      'skipWithoutEvalData) or eval/byo-dir.ts (byoPath, byoModelsSkip, skipWithoutByoModels)\n' +
+      'so the run without the data covers them:',
+  );
   for (const b of bypass) console.error(`  ${b}`);
   process.exit(1);
 }
 
 const lines: string[] = [];
-for (const file of tsFiles(join(root, 'test')).filter((f) => f.endsWith('.test.ts')).sort()) {
+for (const file of tsFiles(join(root, 'test'))
+  .filter((f) => f.endsWith('.test.ts'))
+  .sort()) {
   if (readsEvalData(file)) lines.push(`test ${relative(root, file)}`);
 }
-for (const [kind, dir] of [['bench', 'bench/suites'], ['eval', 'eval/tasks']] as const) {
-  for (const f of readdirSync(join(root, dir)).filter((n) => n.endsWith('.ts')).sort()) {
+for (const [kind, dir] of [
+  ['bench', 'bench/suites'],
+  ['eval', 'eval/tasks'],
+] as const) {
+  for (const f of readdirSync(join(root, dir))
+    .filter((n) => n.endsWith('.ts'))
+    .sort()) {
     if (readsEvalData(join(root, dir, f))) lines.push(`${kind} ${f.slice(0, -3)}`);
   }
 }

@@ -12,7 +12,8 @@ const FATBIN_MAGIC = 0xba55ed50;
 
 /** Offset and size of a section of a 64-bit little-endian ELF file, or null. */
 function elfSection(elf: Buffer, name: string): { offset: number; size: number } | null {
-  if (elf.readUInt32BE(0) !== 0x7f454c46 || elf[4] !== 2 || elf[5] !== 1) throw new Error('not a 64-bit little-endian ELF file');
+  if (elf.readUInt32BE(0) !== 0x7f454c46 || elf[4] !== 2 || elf[5] !== 1)
+    throw new Error('not a 64-bit little-endian ELF file');
   const shoff = Number(elf.readBigUInt64LE(0x28));
   const shentsize = elf.readUInt16LE(0x3a);
   const shnum = elf.readUInt16LE(0x3c);
@@ -23,7 +24,8 @@ function elfSection(elf: Buffer, name: string): { offset: number; size: number }
     const h = header(i);
     const at = strOffset + elf.readUInt32LE(h);
     const end = elf.indexOf(0, at);
-    if (elf.toString('latin1', at, end) === name) return { offset: Number(elf.readBigUInt64LE(h + 0x18)), size: Number(elf.readBigUInt64LE(h + 0x20)) };
+    if (elf.toString('latin1', at, end) === name)
+      return { offset: Number(elf.readBigUInt64LE(h + 0x18)), size: Number(elf.readBigUInt64LE(h + 0x20)) };
   }
   return null;
 }
@@ -39,7 +41,10 @@ function keepArch(buf: Buffer, offset: number, size: number, arch: number): Reco
   const end = offset + size;
   let p = offset;
   while (p + 16 <= end) {
-    if (buf.readUInt32LE(p) !== FATBIN_MAGIC) { p += 8; continue; } // containers are 8-byte aligned
+    if (buf.readUInt32LE(p) !== FATBIN_MAGIC) {
+      p += 8;
+      continue;
+    } // containers are 8-byte aligned
     const containerEnd = p + buf.readUInt16LE(p + 6) + Number(buf.readBigUInt64LE(p + 8));
     let q = p + buf.readUInt16LE(p + 6);
     while (q + 64 <= containerEnd) {
@@ -58,10 +63,16 @@ function keepArch(buf: Buffer, offset: number, size: number, arch: number): Reco
 }
 
 const [input, output, archText = '90'] = process.argv.slice(2);
-if (!input || !output) { console.error('usage: fatbin-keep-arch.ts IN OUT [ARCH=90]'); process.exit(2); }
+if (!input || !output) {
+  console.error('usage: fatbin-keep-arch.ts IN OUT [ARCH=90]');
+  process.exit(2);
+}
 const lib = readFileSync(input);
 const section = elfSection(lib, '.nv_fatbin');
-if (!section) { console.error(`${input} has no .nv_fatbin section`); process.exit(1); }
+if (!section) {
+  console.error(`${input} has no .nv_fatbin section`);
+  process.exit(1);
+}
 const counts = keepArch(lib, section.offset, section.size, Number(archText));
 writeFileSync(output, lib);
 for (const [k, v] of Object.entries(counts).sort()) console.log(`${k}: ${(v / 1048576).toFixed(1)} MB`);

@@ -5,11 +5,18 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-export interface SuiteOptions { quick: boolean; json: boolean; args: string[] }
+export interface SuiteOptions {
+  quick: boolean;
+  json: boolean;
+  args: string[];
+}
 
 export async function runSuite(dir: string, usage: string): Promise<never> {
   const ext = import.meta.url.endsWith('.js') ? '.js' : '.ts';
-  const names = readdirSync(dir).filter((f) => f.endsWith(ext) && !f.endsWith('.d.ts')).map((f) => f.slice(0, -3)).sort();
+  const names = readdirSync(dir)
+    .filter((f) => f.endsWith(ext) && !f.endsWith('.d.ts'))
+    .map((f) => f.slice(0, -3))
+    .sort();
   const argv = process.argv.slice(2);
   const name = argv.find((a) => !a.startsWith('--'));
   if (!name || !names.includes(name)) {

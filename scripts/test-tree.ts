@@ -33,7 +33,8 @@ function isSource(name: string): boolean {
 }
 function hasSources(dir: string): boolean {
   return readdirSync(dir, { withFileTypes: true }).some((d) =>
-    d.isDirectory() ? d.name !== 'node_modules' && hasSources(join(dir, d.name)) : d.isFile() && isSource(d.name));
+    d.isDirectory() ? d.name !== 'node_modules' && hasSources(join(dir, d.name)) : d.isFile() && isSource(d.name),
+  );
 }
 function mirror(dir: string): void {
   mkdirSync(join(out, relative(projectRoot, dir)), { recursive: true });

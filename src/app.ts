@@ -71,7 +71,16 @@ export interface App {
  * routes in the API description and of starting (stopping: reversed).
  */
 export const PARTS: readonly ModulePart[] = [
-  projectsPart, filesPart, visionPart, videoPart, analyticsPart, momentsPart, vectorsPart, mcpPart, consolePart, modelsPart,
+  projectsPart,
+  filesPart,
+  visionPart,
+  videoPart,
+  analyticsPart,
+  momentsPart,
+  vectorsPart,
+  mcpPart,
+  consolePart,
+  modelsPart,
 ];
 
 /** The core tables plus every part's, as one list for migrate(). */
@@ -83,8 +92,13 @@ export function allMigrations(): Migration[] {
 export async function openMigratedDb(config: Config): Promise<Db> {
   mkdirSync(config.dataDir, { recursive: true });
   const all = allMigrations();
-  return openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.pgPoolSize, pgliteTemplateDir: config.pgliteTemplateDir,
-    prepare: { key: migrationsKey(all), run: (d) => migrate(d, all) } });
+  return openDb({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.pgPoolSize,
+    pgliteTemplateDir: config.pgliteTemplateDir,
+    prepare: { key: migrationsKey(all), run: (d) => migrate(d, all) },
+  });
 }
 
 export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
@@ -92,13 +106,25 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   tuneHeap(config.heapGrowingPercent);
   const db = await openMigratedDb(config);
   const signingSecret = config.signingSecret ?? (await loadOrCreateSigningSecret(config.dataDir));
-  const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, { syncMs: config.models.syncMs });
+  const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, {
+    syncMs: config.models.syncMs,
+  });
   const taskModels = new TaskModels(models);
   models.onChange((c) => taskModels.modelsChanged([...c.removed, ...c.changed]));
   return Object.freeze({
-    config, log, db, projects: new Projects(db), usage: new UsageLedger(db, (err, e) => log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed')), version: VERSION,
-    readiness: new Map([['models', () => models.isReady()]]), models, taskModels,
-    blobs: BlobStore.forDataDir(config.dataDir), signingSecret,
+    config,
+    log,
+    db,
+    projects: new Projects(db),
+    usage: new UsageLedger(db, (err, e) =>
+      log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed'),
+    ),
+    version: VERSION,
+    readiness: new Map([['models', () => models.isReady()]]),
+    models,
+    taskModels,
+    blobs: BlobStore.forDataDir(config.dataDir),
+    signingSecret,
     presign: (key: string, expiresInS?: number) => presign(key, { secret: signingSecret, expiresInS }),
   });
 }
@@ -111,12 +137,21 @@ export async function startMetrics(s: Services): Promise<MetricsListener | null>
   const m = s.config.metrics;
   if (m.port === undefined) return null;
   enableMetrics({ projectLabel: m.projectLabel });
-  const unwatchModels = watchModels(() => s.models.runtime.handles().map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state(), lanes: h.lanes })));
+  const unwatchModels = watchModels(() =>
+    s.models.runtime.handles().map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state(), lanes: h.lanes })),
+  );
   const unwatchDb = watchDbPool(() => s.db.poolStats?.() ?? null);
   const l = await listenMetrics(m.host, m.port, (err) => s.log.error({ err }, 'metrics collection failed'));
   // Not `port`: scripts that wait for the API's port read the first `"port"` of the log.
   s.log.info({ metricsPort: l.port, host: m.host }, 'metrics listening');
-  return { port: l.port, close: async () => { unwatchModels(); unwatchDb(); await l.close(); } };
+  return {
+    port: l.port,
+    close: async () => {
+      unwatchModels();
+      unwatchDb();
+      await l.close();
+    },
+  };
 }
 
 /**
@@ -129,8 +164,9 @@ export async function startTracing(s: Services): Promise<{ close(): Promise<void
   // The URL without a query or credentials in it: the log is no place for a collector's secret.
   const u = new URL(o.url);
   const endpoint = `${u.origin}${u.pathname}`;
-  const recorder = await openOtlpRecorder(o, s.version, s.config.shutdownTimeoutMs,
-    (err, droppedSpans) => s.log.warn({ err, droppedSpans, endpoint }, 'span export failed; spans were dropped'));
+  const recorder = await openOtlpRecorder(o, s.version, s.config.shutdownTimeoutMs, (err, droppedSpans) =>
+    s.log.warn({ err, droppedSpans, endpoint }, 'span export failed; spans were dropped'),
+  );
   startSpanExport(recorder);
   s.log.info({ endpoint, serviceName: o.serviceName }, 'exporting spans over OTLP');
   return { close: () => stopSpanExport(recorder) };
@@ -159,9 +195,17 @@ export function modules(s: Services, opts: { worker: boolean; router?: Router } 
   const files = filesModule(s);
   const vision = visionModule(s);
   const vectors = vectorsModule(s);
-  const video = videoModule(s, { worker: opts.worker, providers: opts.videoProviders, collections: vectors.collections });
+  const video = videoModule(s, {
+    worker: opts.worker,
+    providers: opts.videoProviders,
+    collections: vectors.collections,
+  });
   const built: Record<string, Module> = {
-    projects, files, vision, video, vectors,
+    projects,
+    files,
+    vision,
+    video,
+    vectors,
     analytics: analyticsModule(s, video.ports),
     moments: momentsModule(),
     mcp: mcpModule(s, { router: () => opts.router }),
@@ -193,7 +237,11 @@ export function allRouteModules(s: Services, mods: Module[], all: () => RouteDef
  * The one shutdown sequence after the HTTP server (if any) has stopped, for `serve` and `worker` alike:
  * modules in reverse order, the models, queued usage rows (so no billed work is lost), then the database.
  */
-export async function stopServices(services: Services, mods: Module[], progress: ShutdownProgress = { step: '' }): Promise<void> {
+export async function stopServices(
+  services: Services,
+  mods: Module[],
+  progress: ShutdownProgress = { step: '' },
+): Promise<void> {
   for (const m of [...mods].reverse()) {
     progress.step = `stopping the ${m.name} part`;
     await m.stop?.();
@@ -209,7 +257,8 @@ export async function stopServices(services: Services, mods: Module[], progress:
 export async function startApp(config: Config, log?: Logger, opts: AppOptions = {}): Promise<App> {
   const services = await openServices(config, log);
   const bootstrap = await services.projects.bootstrap();
-  const adminFile = !config.adminToken && opts.adminTokenFromDataDir ? await loadOrCreateAdminToken(config.dataDir) : null;
+  const adminFile =
+    !config.adminToken && opts.adminTokenFromDataDir ? await loadOrCreateAdminToken(config.dataDir) : null;
   const adminToken = config.adminToken ?? adminFile?.value ?? null;
   const metrics = await startMetrics(services);
   const tracing = await startTracing(services);
@@ -231,19 +280,25 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
   const port = await server.listen(config.host, config.port);
   let stopping: Promise<void> | null = null;
   return {
-    services, server, port, bootstrapKey: bootstrap?.key ?? null, adminToken, metricsPort: metrics?.port ?? null,
+    services,
+    server,
+    port,
+    bootstrapKey: bootstrap?.key ?? null,
+    adminToken,
+    metricsPort: metrics?.port ?? null,
     createdAdminToken: adminFile?.created ? { token: adminFile.value, path: adminFile.path } : null,
     collections: (mods.find((m) => m.name === 'vectors') as { collections?: CollectionsPort } | undefined)?.collections,
-    stop: (progress: ShutdownProgress = { step: '' }) => (stopping ??= (async () => {
-      progress.step = 'finishing in-flight requests';
-      await server.stop(config.shutdownTimeoutMs);
-      await stopServices(services, mods, progress);
-      unwatchInFlight();
-      progress.step = 'closing the metrics endpoint';
-      await metrics?.close();
-      // Last: the spans of requests and tasks that ended while stopping go too.
-      progress.step = 'sending the last spans';
-      await tracing?.close();
-    })()),
+    stop: (progress: ShutdownProgress = { step: '' }) =>
+      (stopping ??= (async () => {
+        progress.step = 'finishing in-flight requests';
+        await server.stop(config.shutdownTimeoutMs);
+        await stopServices(services, mods, progress);
+        unwatchInFlight();
+        progress.step = 'closing the metrics endpoint';
+        await metrics?.close();
+        // Last: the spans of requests and tasks that ended while stopping go too.
+        progress.step = 'sending the last spans';
+        await tracing?.close();
+      })()),
   };
 }

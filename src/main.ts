@@ -2,7 +2,16 @@
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
 import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
 import { parseArgs, type ParsedArgs } from './base/cli-args.js';
-import { allMigrations, openMigratedDb, openServices, startApp, startMetrics, startTracing, stopServices, workerModules } from './app.js';
+import {
+  allMigrations,
+  openMigratedDb,
+  openServices,
+  startApp,
+  startMetrics,
+  startTracing,
+  stopServices,
+  workerModules,
+} from './app.js';
 import { Projects } from './auth/projects.js';
 import { VERSION } from './base/paths.js';
 import { modelsCli } from './models/models-cli.js';
@@ -22,7 +31,8 @@ Environment: SIGHTFLOW_PORT, SIGHTFLOW_HOST, SIGHTFLOW_DATA_DIR, DATABASE_URL, S
 
 function flagsOf(a: ParsedArgs): CliFlags {
   const port = a.flags.port;
-  if (port !== undefined && (port === true || !/^\d+$/.test(port))) fail(`--port expects a number, got ${String(port)}`);
+  if (port !== undefined && (port === true || !/^\d+$/.test(port)))
+    fail(`--port expects a number, got ${String(port)}`);
   return {
     port: port === undefined ? undefined : Number(port),
     host: typeof a.flags.host === 'string' ? a.flags.host : undefined,
@@ -43,12 +53,26 @@ async function serve(config: Config): Promise<void> {
   let pending: string | null = null;
   const shutdown = (sig: string) => {
     if (++signals > 1) process.exit(1);
-    if (!app) { pending = sig; return; }
+    if (!app) {
+      pending = sig;
+      return;
+    }
     const { log } = app.services;
     log.info({ signal: sig }, 'shutting down: finishing in-flight requests');
     const progress: ShutdownProgress = { step: '' };
     armShutdownDeadline(log, config.shutdownTimeoutMs + SHUTDOWN_GRACE_MS, progress);
-    app.stop(progress).then(() => { log.info('stopped'); log.flush(); process.exit(0); }, (e) => { log.error({ err: e }, 'shutdown failed'); log.flush(); process.exit(1); });
+    app.stop(progress).then(
+      () => {
+        log.info('stopped');
+        log.flush();
+        process.exit(0);
+      },
+      (e) => {
+        log.error({ err: e }, 'shutdown failed');
+        log.flush();
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -56,18 +80,28 @@ async function serve(config: Config): Promise<void> {
   const { log } = app.services;
   if (app.bootstrapKey) {
     // The one line a newcomer needs; printed to stdout once, on the first start of an empty database.
-    process.stdout.write(`sightflow: created project "default" with API key ${app.bootstrapKey} (shown once; keep it)\n`);
+    process.stdout.write(
+      `sightflow: created project "default" with API key ${app.bootstrapKey} (shown once; keep it)\n`,
+    );
   }
   if (app.createdAdminToken) {
     // Printed only when this start generated the token; later starts leave it in the file. Scripts parse
     // this line, so its shape stays fixed.
     const { token, path } = app.createdAdminToken;
-    process.stdout.write(`sightflow: console at ${consoleUrl(config.host, app.port)}, admin token ${token} (kept in ${path})\n`);
+    process.stdout.write(
+      `sightflow: console at ${consoleUrl(config.host, app.port)}, admin token ${token} (kept in ${path})\n`,
+    );
   }
-  log.info({ port: app.port, host: config.host, db: app.services.db.kind, dataDir: config.dataDir }, 'sightflow listening');
+  log.info(
+    { port: app.port, host: config.host, db: app.services.db.kind, dataDir: config.dataDir },
+    'sightflow listening',
+  );
   // Supervisors and tests wait for this line; do not leave it in the log buffer.
   log.flush();
-  if (pending) { signals--; shutdown(pending); }
+  if (pending) {
+    signals--;
+    shutdown(pending);
+  }
 }
 
 /** Where a browser on this machine reaches the console: a wildcard listen address reads as localhost. */
@@ -80,12 +114,19 @@ function consoleUrl(host: string, port: number): string {
 async function runWorker(config: Config): Promise<void> {
   // As in serve: handlers before start-up, so an early signal still shuts down cleanly.
   let signals = 0;
-  let started: { services: Awaited<ReturnType<typeof openServices>>; mods: ReturnType<typeof workerModules>; metrics: Awaited<ReturnType<typeof startMetrics>>;
-    tracing: Awaited<ReturnType<typeof startTracing>> } | null = null;
+  let started: {
+    services: Awaited<ReturnType<typeof openServices>>;
+    mods: ReturnType<typeof workerModules>;
+    metrics: Awaited<ReturnType<typeof startMetrics>>;
+    tracing: Awaited<ReturnType<typeof startTracing>>;
+  } | null = null;
   let pending = false;
   const shutdown = async () => {
     if (++signals > 1) process.exit(1);
-    if (!started) { pending = true; return; }
+    if (!started) {
+      pending = true;
+      return;
+    }
     const { services, mods, metrics, tracing } = started;
     const progress: ShutdownProgress = { step: '' };
     // No HTTP to drain: the steps alone are bounded.
@@ -108,7 +149,10 @@ async function runWorker(config: Config): Promise<void> {
   started = { services, mods, metrics, tracing };
   services.log.info({ db: services.db.kind }, 'sightflow worker running');
   services.log.flush();
-  if (pending) { signals--; await shutdown(); }
+  if (pending) {
+    signals--;
+    await shutdown();
+  }
 }
 
 /**
@@ -117,13 +161,20 @@ async function runWorker(config: Config): Promise<void> {
  */
 async function withProjects<T>(config: Config, fn: (projects: Projects) => Promise<T>): Promise<T> {
   const db = await openMigratedDb(config);
-  try { return await fn(new Projects(db)); } finally { await db.close(); }
+  try {
+    return await fn(new Projects(db));
+  } finally {
+    await db.close();
+  }
 }
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const [cmd, sub, ...rest] = args.positionals;
-  if (!cmd || args.flags.help || cmd === 'help') { process.stdout.write(USAGE + '\n'); return; }
+  if (!cmd || args.flags.help || cmd === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return;
+  }
   let config: Config;
   try {
     config = loadProcessConfig(flagsOf(args));
@@ -138,7 +189,9 @@ async function main(): Promise<void> {
     case 'worker':
       return runWorker(config);
     case 'migrate':
-      return withProjects(config, async () => { process.stdout.write('migrations applied\n'); });
+      return withProjects(config, async () => {
+        process.stdout.write('migrations applied\n');
+      });
     case 'projects':
       return withProjects(config, async (projects) => {
         if (sub === 'create') {
@@ -160,10 +213,14 @@ async function main(): Promise<void> {
           if (!project || !name) fail('usage: sightflow keys create --project <id|name> --name <text>');
           const k = await projects.createKey(project.id, name);
           process.stdout.write(`${k.key}\n`);
-          process.stderr.write(`created key ${k.id} (${k.hint}) in project ${project.name}; it is shown only this once\n`);
+          process.stderr.write(
+            `created key ${k.id} (${k.hint}) in project ${project.name}; it is shown only this once\n`,
+          );
         } else if (sub === 'list' || !sub) {
           for (const k of await projects.listKeys(project?.id)) {
-            process.stdout.write(`${k.id}\t${k.project_id}\t${k.name}\t${k.hint}\t${k.disabled_at ? 'disabled' : 'active'}\t${k.created_at}\n`);
+            process.stdout.write(
+              `${k.id}\t${k.project_id}\t${k.name}\t${k.hint}\t${k.disabled_at ? 'disabled' : 'active'}\t${k.created_at}\n`,
+            );
           }
         } else if (sub === 'disable') {
           const which = rest[0];
@@ -176,12 +233,18 @@ async function main(): Promise<void> {
         } else fail(`unknown keys command ${sub}`);
       });
     case 'models': {
-      process.exitCode = await modelsCli([sub ?? 'list', ...rest, ...(args.flags.json ? ['--json'] : []), ...(args.flags.force ? ['--force'] : [])], {
-        dataDir: config.dataDir, modelsDir: config.modelsDir, flags: args.flags, hubUrl: config.models.hubUrl,
-        policy: { allowPrivate: config.allowPrivateUrls },
-        check: checkModelOnSample,
-        ...(config.databaseUrl ? sharedModelStore(config.databaseUrl, config.dataDir, allMigrations()) : {}),
-      });
+      process.exitCode = await modelsCli(
+        [sub ?? 'list', ...rest, ...(args.flags.json ? ['--json'] : []), ...(args.flags.force ? ['--force'] : [])],
+        {
+          dataDir: config.dataDir,
+          modelsDir: config.modelsDir,
+          flags: args.flags,
+          hubUrl: config.models.hubUrl,
+          policy: { allowPrivate: config.allowPrivateUrls },
+          check: checkModelOnSample,
+          ...(config.databaseUrl ? sharedModelStore(config.databaseUrl, config.dataDir, allMigrations()) : {}),
+        },
+      );
       return;
     }
     default:

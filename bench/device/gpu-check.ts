@@ -27,12 +27,22 @@ function probe(): Record<string, unknown> {
   const smi = run('nvidia-smi', ['--query-gpu=name,driver_version,memory.total,compute_cap', '--format=csv,noheader']);
   const smiHeader = run('nvidia-smi', []);
   const ldconfig = run('ldconfig', ['-p']) ?? '';
-  const lib = (name: string) => ldconfig.split('\n').filter((l) => l.includes(name)).map((l) => l.trim().split(' => ')[1]).filter(Boolean);
-  const trtexec = ['trtexec', '/usr/src/tensorrt/bin/trtexec', '/usr/local/tensorrt/bin/trtexec'].find((p) => run(p, ['--help'], 10_000) !== null || existsSync(p)) ?? null;
-  const gpus = smi ? smi.split('\n').map((l) => {
-    const [name, driver, memory, cc] = l.split(',').map((s) => s.trim());
-    return { name, driver, memory, compute_capability: cc };
-  }) : [];
+  const lib = (name: string) =>
+    ldconfig
+      .split('\n')
+      .filter((l) => l.includes(name))
+      .map((l) => l.trim().split(' => ')[1])
+      .filter(Boolean);
+  const trtexec =
+    ['trtexec', '/usr/src/tensorrt/bin/trtexec', '/usr/local/tensorrt/bin/trtexec'].find(
+      (p) => run(p, ['--help'], 10_000) !== null || existsSync(p),
+    ) ?? null;
+  const gpus = smi
+    ? smi.split('\n').map((l) => {
+        const [name, driver, memory, cc] = l.split(',').map((s) => s.trim());
+        return { name, driver, memory, compute_capability: cc };
+      })
+    : [];
   return {
     date: new Date().toISOString(),
     cpu: { model: cpus()[0]?.model ?? null, cores: cpus().length },
@@ -54,7 +64,9 @@ function probe(): Record<string, unknown> {
       return { python: version, providers: providers?.split(',') ?? [] };
     })(),
     pytorch: (() => {
-      const out = py('import torch; print(torch.__version__); print(torch.version.cuda); print(torch.cuda.is_available())');
+      const out = py(
+        'import torch; print(torch.__version__); print(torch.version.cuda); print(torch.cuda.is_available())',
+      );
       if (!out) return null;
       const [version, cuda, available] = out.split('\n');
       return { version, cuda, cuda_available: available === 'True' };
@@ -73,16 +85,45 @@ function inputOf(file: string): { name: string; dims: number[] } {
  * TensorRT's own tool as the reference: one FP16 engine with a profile from batch 1 to the largest asked,
  * timed at each batch with CUDA graphs; images/s is its queries/s times the batch.
  */
-function trtexec(tool: string, model: string, batches: number[], seconds: number, work: string): Record<string, unknown> {
+function trtexec(
+  tool: string,
+  model: string,
+  batches: number[],
+  seconds: number,
+  work: string,
+): Record<string, unknown> {
   const { name, dims } = inputOf(model);
   const shape = (b: number) => `${name}:${[b, ...dims.slice(1)].join('x')}`;
   const max = Math.max(...batches);
   const engine = join(work, `${model.split('/').pop()}.plan`);
   const t0 = Date.now();
-  const build = run(tool, [`--onnx=${model}`, '--fp16', `--minShapes=${shape(1)}`, `--optShapes=${shape(Math.min(8, max))}`, `--maxShapes=${shape(max)}`, `--saveEngine=${engine}`, '--skipInference'], 600_000);
+  const build = run(
+    tool,
+    [
+      `--onnx=${model}`,
+      '--fp16',
+      `--minShapes=${shape(1)}`,
+      `--optShapes=${shape(Math.min(8, max))}`,
+      `--maxShapes=${shape(max)}`,
+      `--saveEngine=${engine}`,
+      '--skipInference',
+    ],
+    600_000,
+  );
   if (build === null) return { engine: 'trtexec', error: 'the engine build failed' };
   const rows = batches.map((b) => {
-    const out = run(tool, [`--loadEngine=${engine}`, `--shapes=${shape(b)}`, `--duration=${seconds}`, '--useCudaGraph', '--noDataTransfers'], 300_000) ?? '';
+    const out =
+      run(
+        tool,
+        [
+          `--loadEngine=${engine}`,
+          `--shapes=${shape(b)}`,
+          `--duration=${seconds}`,
+          '--useCudaGraph',
+          '--noDataTransfers',
+        ],
+        300_000,
+      ) ?? '';
     const qps = Number(/Throughput: ([\d.]+) qps/.exec(out)?.[1] ?? NaN);
     const median = Number(/Latency: .*?median = ([\d.]+) ms/.exec(out)?.[1] ?? NaN);
     return { batch: b, images_per_s: +(qps * b).toFixed(1), p50_ms: median };
@@ -105,7 +146,14 @@ function report(work: string, outDir: string): void {
     cameras: 'cameras per GPU with NVDEC: not in the bundle yet',
   };
   const sweep = read('sweep.json');
-  const result: Record<string, unknown> = { ...meta, probe: probeJson, sightflow, sweep, reference: references, not_measured: notMeasured };
+  const result: Record<string, unknown> = {
+    ...meta,
+    probe: probeJson,
+    sightflow,
+    sweep,
+    reference: references,
+    not_measured: notMeasured,
+  };
   writeFileSync(join(outDir, 'gpu-check.json'), JSON.stringify(result, null, 2) + '\n');
 
   const gpu = probeJson?.driver?.gpus?.[0];
@@ -122,28 +170,50 @@ function report(work: string, outDir: string): void {
     const ref = references[r.model] as Record<string, any> | null | undefined;
     const refRow = (ref?.rows as Array<Record<string, any>> | undefined)?.find((x) => x.batch === r.batch);
     const ratio = refRow && refRow.images_per_s > 0 ? (r.images_per_s / refRow.images_per_s).toFixed(2) : '-';
-    lines.push(`| ${r.model} | ${r.providers} | ${r.sessions} | ${r.batch} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.images_per_call} | ${r.same_as_alone ?? (r.refused ? 'one a call' : '-')} | ${ref?.engine ?? 'none'}${ref?.precision ? ` ${ref.precision}` : ''} | ${refRow?.images_per_s ?? (ref?.error ?? ref?.reason ?? '-')} | ${ratio} |`);
+    lines.push(
+      `| ${r.model} | ${r.providers} | ${r.sessions} | ${r.batch} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.images_per_call} | ${r.same_as_alone ?? (r.refused ? 'one a call' : '-')} | ${ref?.engine ?? 'none'}${ref?.precision ? ` ${ref.precision}` : ''} | ${refRow?.images_per_s ?? ref?.error ?? ref?.reason ?? '-'} | ${ratio} |`,
+    );
   }
   // The in-process ceiling (the best row) against the reference's best, per model: the issue's goal is 0.7.
   const ceilings: Record<string, unknown> = {};
   lines.push('');
-  for (const model of [...new Set(((sightflow?.batch_rows ?? []) as Array<Record<string, any>>).map((r) => r.model as string))]) {
+  for (const model of [
+    ...new Set(((sightflow?.batch_rows ?? []) as Array<Record<string, any>>).map((r) => r.model as string)),
+  ]) {
     const rows = (sightflow.batch_rows as Array<Record<string, any>>).filter((r) => r.model === model);
     const best = rows.reduce((a, b) => (b.images_per_s > a.images_per_s ? b : a));
     const ref = references[model] as Record<string, any> | null | undefined;
-    const refBest = ((ref?.rows ?? []) as Array<Record<string, any>>).reduce((a: Record<string, any> | null, b) => (!a || b.images_per_s > a.images_per_s ? b : a), null);
+    const refBest = ((ref?.rows ?? []) as Array<Record<string, any>>).reduce(
+      (a: Record<string, any> | null, b) => (!a || b.images_per_s > a.images_per_s ? b : a),
+      null,
+    );
     const ratio = refBest && refBest.images_per_s > 0 ? +(best.images_per_s / refBest.images_per_s).toFixed(2) : null;
-    ceilings[model] = { sightflow: { images_per_s: best.images_per_s, sessions: best.sessions, batch: best.batch, providers: best.providers }, reference: refBest, ratio };
-    lines.push(`- ${model}: in-process ceiling ${best.images_per_s} images/s (${best.providers}, ${best.sessions} session(s), batch ${best.batch})${refBest ? `, reference ${refBest.images_per_s} at batch ${refBest.batch}: ${ratio} of it` : ', no reference'}`);
+    ceilings[model] = {
+      sightflow: {
+        images_per_s: best.images_per_s,
+        sessions: best.sessions,
+        batch: best.batch,
+        providers: best.providers,
+      },
+      reference: refBest,
+      ratio,
+    };
+    lines.push(
+      `- ${model}: in-process ceiling ${best.images_per_s} images/s (${best.providers}, ${best.sessions} session(s), batch ${best.batch})${refBest ? `, reference ${refBest.images_per_s} at batch ${refBest.batch}: ${ratio} of it` : ', no reference'}`,
+    );
   }
   result.ceilings = ceilings;
   // Unbatched, one to eight sessions, and whether the GPU's outputs match the CPU's (detections as a set).
   for (const r of (sweep?.rows ?? []) as Array<Record<string, any>>) {
-    lines.push(`- unbatched: ${r.model} on ${r.providers}, ${r.sessions} session(s), ${r.clients} client(s): ${r.images_per_s} images/s, p50 ${r.p50_ms} ms`);
+    lines.push(
+      `- unbatched: ${r.model} on ${r.providers}, ${r.sessions} session(s), ${r.clients} client(s): ${r.images_per_s} images/s, p50 ${r.p50_ms} ms`,
+    );
   }
   for (const c of (sweep?.checks ?? []) as Array<Record<string, any>>) {
     const d = c.detections;
-    lines.push(`- ${c.model} on ${c.provider} against cpu: output relative L2 ${c.rel_l2}${d ? `; detections as a set ${d.matched}/${d.detections} (least IoU ${d.min_iou}, scores within ${d.max_score_diff})` : ''}`);
+    lines.push(
+      `- ${c.model} on ${c.provider} against cpu: output relative L2 ${c.rel_l2}${d ? `; detections as a set ${d.matched}/${d.detections} (least IoU ${d.min_iou}, scores within ${d.max_score_diff})` : ''}`,
+    );
   }
   writeFileSync(join(outDir, 'gpu-check.json'), JSON.stringify(result, null, 2) + '\n');
   lines.push('', ...Object.values(notMeasured).map((s) => `- not measured: ${s}`), '');
@@ -156,16 +226,24 @@ if (cmd === 'probe') {
   writeFileSync(rest[0]!, JSON.stringify(probe(), null, 2) + '\n');
 } else if (cmd === 'batch-graph') {
   const r = withBatchAxis(new Uint8Array(readFileSync(rest[0]!)));
-  if (!r.ok) { console.error(`no batch axis: ${r.reason}`); process.exit(3); }
+  if (!r.ok) {
+    console.error(`no batch axis: ${r.reason}`);
+    process.exit(3);
+  }
   writeFileSync(rest[1]!, r.bytes);
   const i = inputOf(rest[1]!);
   console.log(JSON.stringify({ input: i.name, dims: i.dims, ...(r.coupled ? { coupled: r.coupled } : {}) }));
 } else if (cmd === 'trtexec') {
   const [tool, model, batches, seconds, work, out] = rest;
-  writeFileSync(out!, JSON.stringify(trtexec(tool!, model!, batches!.split(',').map(Number), Number(seconds), work!), null, 2) + '\n');
+  writeFileSync(
+    out!,
+    JSON.stringify(trtexec(tool!, model!, batches!.split(',').map(Number), Number(seconds), work!), null, 2) + '\n',
+  );
 } else if (cmd === 'report') {
   report(rest[0]!, rest[1]!);
 } else {
-  console.error('usage: gpu-check.js probe OUT | batch-graph IN OUT | trtexec TOOL MODEL BATCHES SECONDS WORK OUT | report WORK OUTDIR');
+  console.error(
+    'usage: gpu-check.js probe OUT | batch-graph IN OUT | trtexec TOOL MODEL BATCHES SECONDS WORK OUT | report WORK OUTDIR',
+  );
   process.exit(2);
 }

@@ -25,9 +25,16 @@ try {
   // yolov8n-int8 is a bring-your-own export (../shared/byo-models), registered as a user would; without the
   // exports here its bundle keeps no photo input and providers.ts feeds it a random one.
   const byo = hasByoModels(BYO_MODELS['yolov8n-int8']);
-  if (byo) await writeByoManifest(dataDir, { id: 'yolov8n-int8', task: 'detect', file: byoPath(BYO_MODELS['yolov8n-int8']) });
+  if (byo)
+    await writeByoManifest(dataDir, { id: 'yolov8n-int8', task: 'detect', file: byoPath(BYO_MODELS['yolov8n-int8']) });
   const registry = await ModelRegistry.open(dataDir, { modelsDir: join(projectRoot, 'data', 'models') });
-  const coco = (() => { try { return join(evalDir(), 'detection_coco128', 'images', '000000000110.jpg'); } catch { return ''; } })();
+  const coco = (() => {
+    try {
+      return join(evalDir(), 'detection_coco128', 'images', '000000000110.jpg');
+    } catch {
+      return '';
+    }
+  })();
   const source = coco && existsSync(coco) ? coco : join(projectRoot, 'assets', 'astronaut.jpg');
   const rgb = await decodeToRgb(readFileSync(source), 'jpeg', 'image', 50_000_000);
   for (const id of DEVICE_MODELS.filter((m) => byo || m !== 'yolov8n-int8')) {
@@ -35,7 +42,10 @@ try {
     const { tensor } = await modelInput(rgb, (await Detector.create(rt, registry, id)).pre);
     const data = tensor.data as Float32Array;
     writeFileSync(join(out, id, 'input.f32'), Buffer.from(data.buffer, data.byteOffset, data.byteLength));
-    writeFileSync(join(out, id, 'input.json'), JSON.stringify({ dims: tensor.dims, source: source.split('/').slice(-2).join('/') }));
+    writeFileSync(
+      join(out, id, 'input.json'),
+      JSON.stringify({ dims: tensor.dims, source: source.split('/').slice(-2).join('/') }),
+    );
   }
 } finally {
   await rt.close();

@@ -16,21 +16,44 @@ import { dirname, join } from 'node:path';
 import { availableProviders } from '../../src/inference/execution-providers.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 
-interface Args { models: string; seconds: number; json: boolean; gpuOnly: boolean; batch?: number[]; only?: string[]; sessions?: number[]; waitMs: number }
+interface Args {
+  models: string;
+  seconds: number;
+  json: boolean;
+  gpuOnly: boolean;
+  batch?: number[];
+  only?: string[];
+  sessions?: number[];
+  waitMs: number;
+}
 
 function parseArgs(argv: string[]): Args {
   const out: Args = { models: 'data/models', seconds: 3, json: false, gpuOnly: false, waitMs: 2 };
   for (let i = 0; i < argv.length; i++) {
     let [k, v] = argv[i]!.replace(/^--/, '').split('=');
     // `--flag value` as well as `--flag=value`
-    if (v === undefined && ['models', 'seconds', 'batch', 'models-only', 'sessions', 'wait-ms'].includes(k!) && argv[i + 1] && !argv[i + 1]!.startsWith('--')) v = argv[++i];
+    if (
+      v === undefined &&
+      ['models', 'seconds', 'batch', 'models-only', 'sessions', 'wait-ms'].includes(k!) &&
+      argv[i + 1] &&
+      !argv[i + 1]!.startsWith('--')
+    )
+      v = argv[++i];
     if (k === 'models' && v) out.models = v;
     else if (k === 'seconds' && v) out.seconds = Number(v);
     else if (k === 'json') out.json = true;
     else if (k === 'gpu-only') out.gpuOnly = true;
-    else if (k === 'batch' && v) out.batch = v.split(',').map(Number).filter((n) => n >= 1);
+    else if (k === 'batch' && v)
+      out.batch = v
+        .split(',')
+        .map(Number)
+        .filter((n) => n >= 1);
     else if (k === 'models-only' && v) out.only = v.split(',');
-    else if (k === 'sessions' && v) out.sessions = v.split(',').map(Number).filter((n) => n >= 1);
+    else if (k === 'sessions' && v)
+      out.sessions = v
+        .split(',')
+        .map(Number)
+        .filter((n) => n >= 1);
     else if (k === 'wait-ms' && v) out.waitMs = Number(v);
   }
   return out;
@@ -46,28 +69,64 @@ function input(dims: number[]): Float32Array {
   const n = dims.reduce((a, b) => a * b, 1);
   const out = new Float32Array(n);
   let s = 12345;
-  for (let i = 0; i < n; i++) { s = (s * 1103515245 + 12345) >>> 0; out[i] = (s >>> 8) / 16777216; }
+  for (let i = 0; i < n; i++) {
+    s = (s * 1103515245 + 12345) >>> 0;
+    out[i] = (s >>> 8) / 16777216;
+  }
   return out;
 }
 
-interface Row { model: string; providers: string; threads: number; sessions: number; clients: number; images_per_s: number; p50_ms: number; split: boolean; batch?: number; p99_ms?: number; images_per_call?: number }
+interface Row {
+  model: string;
+  providers: string;
+  threads: number;
+  sessions: number;
+  clients: number;
+  images_per_s: number;
+  p50_ms: number;
+  split: boolean;
+  batch?: number;
+  p99_ms?: number;
+  images_per_call?: number;
+}
 
 /** One in-process ceiling row under dynamic batching, and whether the batched answers equal runs alone. */
-interface BatchRow extends Row { batch: number; same_as_alone: boolean | null; refused?: string }
+interface BatchRow extends Row {
+  batch: number;
+  same_as_alone: boolean | null;
+  refused?: string;
+}
 
 /** A real photo's input tensor written beside the model by bench/device/inputs.ts, when the bundle has one. */
 function photoInput(file: string, dims: number[]): Float32Array | undefined {
   const dir = dirname(file);
   if (!existsSync(join(dir, 'input.f32'))) return undefined;
   const want = JSON.parse(readFileSync(join(dir, 'input.json'), 'utf8')) as { dims: number[] };
-  if (want.dims.join() !== dims.join()) throw new Error(`${dir}/input.f32 is [${want.dims}], the model takes [${dims}]`);
+  if (want.dims.join() !== dims.join())
+    throw new Error(`${dir}/input.f32 is [${want.dims}], the model takes [${dims}]`);
   const b = readFileSync(join(dir, 'input.f32'));
   return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 }
 
 /** split: overlapping runs keep off the wide session (the runtime's default); false lends every session alike. */
-async function measure(model: string, file: string, providers: string[], threads: number, sessions: number, clients: number, seconds: number, split = true): Promise<{ row: Row; first: Float32Array; dims: readonly number[]; ran: string[] }> {
-  const rt = new InferenceRuntime({ providers, intraOpThreads: threads, sessions, log, available: availableProviders(), splitCores: split });
+async function measure(
+  model: string,
+  file: string,
+  providers: string[],
+  threads: number,
+  sessions: number,
+  clients: number,
+  seconds: number,
+  split = true,
+): Promise<{ row: Row; first: Float32Array; dims: readonly number[]; ran: string[] }> {
+  const rt = new InferenceRuntime({
+    providers,
+    intraOpThreads: threads,
+    sessions,
+    log,
+    available: availableProviders(),
+    splitCores: split,
+  });
   try {
     const h = rt.register({ id: model, load: async () => file });
     const loaded = await h.session();
@@ -87,19 +146,32 @@ async function measure(model: string, file: string, providers: string[], threads
     let done = 0;
     const until = performance.now() + seconds * 1000;
     const started = performance.now();
-    await Promise.all(Array.from({ length: clients }, async () => {
-      while (performance.now() < until) {
-        const t0 = performance.now();
-        await h.run(feeds());
-        lat.push(performance.now() - t0);
-        done++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (performance.now() < until) {
+          const t0 = performance.now();
+          await h.run(feeds());
+          lat.push(performance.now() - t0);
+          done++;
+        }
+      }),
+    );
     const wall = (performance.now() - started) / 1000;
     lat.sort((a, b) => a - b);
     return {
-      row: { model, providers: loaded.providers.join(','), threads, sessions, clients, images_per_s: +(done / wall).toFixed(2), p50_ms: +lat[Math.floor(lat.length / 2)].toFixed(1), split },
-      first, dims: out0.dims, ran: loaded.providers,
+      row: {
+        model,
+        providers: loaded.providers.join(','),
+        threads,
+        sessions,
+        clients,
+        images_per_s: +(done / wall).toFixed(2),
+        p50_ms: +lat[Math.floor(lat.length / 2)].toFixed(1),
+        split,
+      },
+      first,
+      dims: out0.dims,
+      ran: loaded.providers,
     };
   } finally {
     await rt.release();
@@ -111,8 +183,24 @@ async function measure(model: string, file: string, providers: string[], threads
  * each submit one image at a time (as requests do) and the model's queue joins them. Before timing, the
  * first image run alone and inside a full batch must answer the same (within float tolerance).
  */
-async function measureBatch(model: string, file: string, providers: string[], threads: number, sessions: number, batch: number, waitMs: number, seconds: number): Promise<BatchRow> {
-  const rt = new InferenceRuntime({ providers, intraOpThreads: threads, sessions, log, available: availableProviders(), batch: { maxBatch: batch, maxWaitMs: waitMs } });
+async function measureBatch(
+  model: string,
+  file: string,
+  providers: string[],
+  threads: number,
+  sessions: number,
+  batch: number,
+  waitMs: number,
+  seconds: number,
+): Promise<BatchRow> {
+  const rt = new InferenceRuntime({
+    providers,
+    intraOpThreads: threads,
+    sessions,
+    log,
+    available: availableProviders(),
+    batch: { maxBatch: batch, maxWaitMs: waitMs },
+  });
   try {
     const h = rt.register({ id: model, load: async () => file, dynamicBatch: true });
     const loaded = await h.session();
@@ -135,9 +223,11 @@ async function measureBatch(model: string, file: string, providers: string[], th
     if (h.batchInForce.maxBatch > 1) {
       const outs = await Promise.all(Array.from({ length: batch }, (_, i) => h.run(feeds(i % 2 ? other : data))));
       const first = outs[0]![name]!.data as Float32Array;
-      same = first.length === alone.length && (outs[0]![name]!.dims.at(-1) === 6 && first.length % 6 === 0
-        ? compareDetections(first, alone).matched === compareDetections(first, alone).detections
-        : maxRelDiff(first, alone) < 1e-4);
+      same =
+        first.length === alone.length &&
+        (outs[0]![name]!.dims.at(-1) === 6 && first.length % 6 === 0
+          ? compareDetections(first, alone).matched === compareDetections(first, alone).detections
+          : maxRelDiff(first, alone) < 1e-4);
     }
     const clients = Math.max(1, sessions * batch * 2);
     for (let i = 0; i < 2; i++) await Promise.all(Array.from({ length: clients }, () => h.run(feeds()))); // warm-up, further sessions load
@@ -146,20 +236,31 @@ async function measureBatch(model: string, file: string, providers: string[], th
     const runs0 = h.stats.runs;
     const until = performance.now() + seconds * 1000;
     const started = performance.now();
-    await Promise.all(Array.from({ length: clients }, async () => {
-      while (performance.now() < until) {
-        const t0 = performance.now();
-        await h.run(feeds());
-        lat.push(performance.now() - t0);
-        done++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (performance.now() < until) {
+          const t0 = performance.now();
+          await h.run(feeds());
+          lat.push(performance.now() - t0);
+          done++;
+        }
+      }),
+    );
     const wall = (performance.now() - started) / 1000;
     lat.sort((a, b) => a - b);
     return {
-      model, providers: loaded.providers.join(','), threads, sessions, clients, split: true, batch,
-      images_per_s: +(done / wall).toFixed(2), p50_ms: +lat[Math.floor(lat.length / 2)]!.toFixed(1), p99_ms: +lat[Math.floor(lat.length * 0.99)]!.toFixed(1),
-      images_per_call: +(done / Math.max(1, h.stats.runs - runs0)).toFixed(2), same_as_alone: same,
+      model,
+      providers: loaded.providers.join(','),
+      threads,
+      sessions,
+      clients,
+      split: true,
+      batch,
+      images_per_s: +(done / wall).toFixed(2),
+      p50_ms: +lat[Math.floor(lat.length / 2)]!.toFixed(1),
+      p99_ms: +lat[Math.floor(lat.length * 0.99)]!.toFixed(1),
+      images_per_call: +(done / Math.max(1, h.stats.runs - runs0)).toFixed(2),
+      same_as_alone: same,
       ...(h.batchRefused ? { refused: h.batchRefused } : {}),
     };
   } finally {
@@ -172,7 +273,10 @@ async function measureBatch(model: string, file: string, providers: string[], th
  * scores differ in the last bits may swap places, so an element-wise distance says nothing there. For each
  * CPU detection scoring at least 0.3, the same-class GPU detection that overlaps it most.
  */
-function compareDetections(gpu: Float32Array, cpu: Float32Array): { detections: number; matched: number; min_iou: number; max_score_diff: number } {
+function compareDetections(
+  gpu: Float32Array,
+  cpu: Float32Array,
+): { detections: number; matched: number; min_iou: number; max_score_diff: number } {
   const rows = (d: Float32Array) => Array.from({ length: d.length / 6 }, (_, i) => d.subarray(i * 6, i * 6 + 6));
   const iou = (a: Float32Array, b: Float32Array) => {
     const w = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0]));
@@ -182,20 +286,35 @@ function compareDetections(gpu: Float32Array, cpu: Float32Array): { detections: 
     return union > 0 ? inter / union : 0;
   };
   const g = rows(gpu);
-  let detections = 0, matched = 0, minIou = 1, maxScoreDiff = 0;
+  let detections = 0,
+    matched = 0,
+    minIou = 1,
+    maxScoreDiff = 0;
   for (const c of rows(cpu).filter((r) => r[4] >= 0.3)) {
     detections++;
-    let best: Float32Array | undefined, bestIou = 0;
-    for (const r of g) if (r[5] === c[5] && iou(r, c) > bestIou) { best = r; bestIou = iou(r, c); }
+    let best: Float32Array | undefined,
+      bestIou = 0;
+    for (const r of g)
+      if (r[5] === c[5] && iou(r, c) > bestIou) {
+        best = r;
+        bestIou = iou(r, c);
+      }
     minIou = Math.min(minIou, bestIou);
-    if (best && bestIou >= 0.9) { matched++; maxScoreDiff = Math.max(maxScoreDiff, Math.abs(best[4] - c[4])); }
+    if (best && bestIou >= 0.9) {
+      matched++;
+      maxScoreDiff = Math.max(maxScoreDiff, Math.abs(best[4] - c[4]));
+    }
   }
   return { detections, matched, min_iou: +minIou.toFixed(4), max_score_diff: +maxScoreDiff.toExponential(2) };
 }
 
 function maxRelDiff(a: Float32Array, b: Float32Array): number {
-  let num = 0, den = 0;
-  for (let i = 0; i < a.length; i++) { num += (a[i] - b[i]) ** 2; den += b[i] ** 2; }
+  let num = 0,
+    den = 0;
+  for (let i = 0; i < a.length; i++) {
+    num += (a[i] - b[i]) ** 2;
+    den += b[i] ** 2;
+  }
   return Math.sqrt(num / (den || 1));
 }
 
@@ -206,10 +325,18 @@ async function main(): Promise<void> {
   console.log(`cores ${cores}; providers this host can load: ${available.join(', ')}`);
   const rows: Row[] = [];
   const batchRows: BatchRow[] = [];
-  const checks: Array<{ model: string; provider: string; rel_l2: number; detections?: ReturnType<typeof compareDetections> }> = [];
+  const checks: Array<{
+    model: string;
+    provider: string;
+    rel_l2: number;
+    detections?: ReturnType<typeof compareDetections>;
+  }> = [];
   for (const model of ['centernet-coco', 'yolov8n-int8'].filter((m) => !args.only || args.only.includes(m))) {
     const dir = join(args.models, model);
-    if (!existsSync(dir)) { console.log(`${model}: not in ${args.models}, skipped`); continue; }
+    if (!existsSync(dir)) {
+      console.log(`${model}: not in ${args.models}, skipped`);
+      continue;
+    }
     const onnx = readdirSync(dir).find((f) => f.endsWith('.onnx'));
     if (!onnx) throw new Error(`no .onnx in ${dir}`);
     const file = join(dir, onnx);
@@ -220,7 +347,10 @@ async function main(): Promise<void> {
         const onCpu = eps[0] === 'cpu';
         // On the CPU the sessions split the cores, one thread each (the runtime's default on a small host).
         for (const sessions of args.sessions ?? [onCpu ? Math.min(cores, 2) : 1]) {
-          for (const b of args.batch) batchRows.push(await measureBatch(model, file, eps, cores, sessions, b, b > 1 ? args.waitMs : 0, args.seconds));
+          for (const b of args.batch)
+            batchRows.push(
+              await measureBatch(model, file, eps, cores, sessions, b, b > 1 ? args.waitMs : 0, args.seconds),
+            );
         }
       }
       continue;
@@ -231,14 +361,21 @@ async function main(): Promise<void> {
       const g = await measure(model, file, [gpu, 'cpu'], cores, 1, 1, args.seconds);
       rows.push(g.row);
       const list = g.dims.length === 3 && g.dims[2] === 6 ? compareDetections(g.first, cpu.first) : undefined;
-      checks.push({ model, provider: g.ran.join(','), rel_l2: +maxRelDiff(g.first, cpu.first).toExponential(2), ...(list ? { detections: list } : {}) });
+      checks.push({
+        model,
+        provider: g.ran.join(','),
+        rel_l2: +maxRelDiff(g.first, cpu.first).toExponential(2),
+        ...(list ? { detections: list } : {}),
+      });
       rows.push((await measure(model, file, [gpu, 'cpu'], cores, 1, 8, args.seconds)).row);
       // More sessions on one GPU: whether their runs overlap one run's host work (CPU-placed nodes, copies)
       // with another's kernels.
-      for (const s of [2, 4, 8]) rows.push((await measure(model, file, [gpu, 'cpu'], cores, s, s * 4, args.seconds, false)).row);
+      for (const s of [2, 4, 8])
+        rows.push((await measure(model, file, [gpu, 'cpu'], cores, s, s * 4, args.seconds, false)).row);
     }
     if (args.gpuOnly) continue;
-    for (const t of [1, 2, 4, 8].filter((t) => t < cores)) rows.push((await measure(model, file, ['cpu'], t, 1, 1, args.seconds)).row);
+    for (const t of [1, 2, 4, 8].filter((t) => t < cores))
+      rows.push((await measure(model, file, ['cpu'], t, 1, 1, args.seconds)).row);
     for (const s of [2, 4, 8].filter((s) => s <= cores)) {
       // Each sessions count both ways, alternating: the wide session kept off overlapping runs, and beside them.
       rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds)).row);
@@ -246,9 +383,13 @@ async function main(): Promise<void> {
     }
   }
   if (args.batch) {
-    console.log('model            providers        sessions batch clients images/s images/call p50_ms p99_ms batched=alone');
+    console.log(
+      'model            providers        sessions batch clients images/s images/call p50_ms p99_ms batched=alone',
+    );
     for (const r of batchRows) {
-      console.log(`${r.model.padEnd(16)} ${r.providers.padEnd(16)} ${String(r.sessions).padStart(8)} ${String(r.batch).padStart(5)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${String(r.images_per_call).padStart(11)} ${r.p50_ms.toFixed(1).padStart(6)} ${String(r.p99_ms).padStart(6)} ${r.same_as_alone === null ? (r.refused ? 'one a call: ' + r.refused : '-') : r.same_as_alone}`);
+      console.log(
+        `${r.model.padEnd(16)} ${r.providers.padEnd(16)} ${String(r.sessions).padStart(8)} ${String(r.batch).padStart(5)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${String(r.images_per_call).padStart(11)} ${r.p50_ms.toFixed(1).padStart(6)} ${String(r.p99_ms).padStart(6)} ${r.same_as_alone === null ? (r.refused ? 'one a call: ' + r.refused : '-') : r.same_as_alone}`,
+      );
     }
     if (args.json) console.log(JSON.stringify({ cores, available, batch_rows: batchRows }));
     return;
@@ -256,11 +397,15 @@ async function main(): Promise<void> {
   console.log('model            providers        threads sessions clients images/s p50_ms wide session');
   for (const r of rows) {
     const wide = r.sessions < 2 ? '' : r.split ? 'alone only' : 'beside';
-    console.log(`${r.model.padEnd(16)} ${r.providers.padEnd(16)} ${String(r.threads).padStart(7)} ${String(r.sessions).padStart(8)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${r.p50_ms.toFixed(1).padStart(6)} ${wide}`);
+    console.log(
+      `${r.model.padEnd(16)} ${r.providers.padEnd(16)} ${String(r.threads).padStart(7)} ${String(r.sessions).padStart(8)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${r.p50_ms.toFixed(1).padStart(6)} ${wide}`,
+    );
   }
   for (const c of checks) {
     const d = c.detections;
-    const sets = d ? `; as a set: ${d.matched}/${d.detections} cpu detections (score >= 0.3) matched (same class, IoU >= 0.9; least IoU ${d.min_iou}, score within ${d.max_score_diff})` : '';
+    const sets = d
+      ? `; as a set: ${d.matched}/${d.detections} cpu detections (score >= 0.3) matched (same class, IoU >= 0.9; least IoU ${d.min_iou}, score within ${d.max_score_diff})`
+      : '';
     console.log(`${c.model} on ${c.provider}: output relative L2 distance to cpu ${c.rel_l2}${sets}`);
   }
   if (args.json) console.log(JSON.stringify({ cores, available, rows, checks }));

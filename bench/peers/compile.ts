@@ -15,6 +15,8 @@ export function compilePeer(name: string, purpose: string): { exe: string; dir: 
   const r = spawnSync('cc', ['-O2', '-o', exe, join(HERE, `${name}.c`)], { stdio: ['ignore', 'ignore', 'pipe'] });
   if (r.status === 0) return { exe, dir };
   rmSync(dir, { recursive: true, force: true });
-  console.log(`${purpose} run in Node.js: bench/peers/${name}.c did not compile (${r.error?.message ?? r.stderr?.toString().trim().split('\n')[0]})`);
+  console.log(
+    `${purpose} run in Node.js: bench/peers/${name}.c did not compile (${r.error?.message ?? r.stderr?.toString().trim().split('\n')[0]})`,
+  );
   return null;
 }

@@ -10,7 +10,10 @@ import { createLogger } from '../../src/base/log.js';
 import { Authenticator } from '../../src/auth/authenticator.js';
 import { isApiError } from '../../src/base/errors.js';
 
-const config = loadConfig({ SIGHTFLOW_LOG_LEVEL: 'warn' }, { dataDir: mkdtempSync(join(tmpdir(), 'sightflow-bench-fastify-')) });
+const config = loadConfig(
+  { SIGHTFLOW_LOG_LEVEL: 'warn' },
+  { dataDir: mkdtempSync(join(tmpdir(), 'sightflow-bench-fastify-')) },
+);
 const s = await openServices(config, createLogger('warn'));
 const boot = await s.projects.bootstrap();
 const auth = new Authenticator(s.projects, config.keyCacheMs);
@@ -20,7 +23,11 @@ app.get('/v1/project', async (req, reply) => {
   try {
     const p = await auth.authenticate(req.headers.authorization);
     let project = cache.get(p.projectId);
-    if (!project) { const r = await s.projects.get(p.projectId); project = { id: r!.id, object: 'project', name: r!.name, created_at: r!.created_at }; cache.set(p.projectId, project); }
+    if (!project) {
+      const r = await s.projects.get(p.projectId);
+      project = { id: r!.id, object: 'project', name: r!.name, created_at: r!.created_at };
+      cache.set(p.projectId, project);
+    }
     return project;
   } catch (e) {
     if (isApiError(e)) return reply.code(e.status).send(e.toBody());

@@ -14,10 +14,27 @@ import { makeMedia } from '../../test/helpers/media.js';
 
 const exec = promisify(execFile);
 
-interface Result { file: string; frames: number; ours: number; peer: number; ratio: number }
+interface Result {
+  file: string;
+  frames: number;
+  ours: number;
+  peer: number;
+  ratio: number;
+}
 
 async function countFrames(path: string): Promise<number> {
-  const { stdout } = await exec('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-count_packets', '-show_entries', 'stream=nb_read_packets', '-of', 'csv=p=0', path]);
+  const { stdout } = await exec('ffprobe', [
+    '-v',
+    'error',
+    '-select_streams',
+    'v:0',
+    '-count_packets',
+    '-show_entries',
+    'stream=nb_read_packets',
+    '-of',
+    'csv=p=0',
+    path,
+  ]);
   return Number(stdout.trim());
 }
 
@@ -34,7 +51,22 @@ async function ours(path: string, threads: number): Promise<{ seconds: number; s
 
 async function ffmpegCli(path: string, threads: number): Promise<number> {
   const t0 = process.hrtime.bigint();
-  await exec('ffmpeg', ['-nostdin', '-v', 'error', '-threads', String(threads), '-i', path, '-vf', 'fps=1', '-pix_fmt', 'rgb24', '-f', 'null', '-']);
+  await exec('ffmpeg', [
+    '-nostdin',
+    '-v',
+    'error',
+    '-threads',
+    String(threads),
+    '-i',
+    path,
+    '-vf',
+    'fps=1',
+    '-pix_fmt',
+    'rgb24',
+    '-f',
+    'null',
+    '-',
+  ]);
   return Number(process.hrtime.bigint() - t0) / 1e9;
 }
 
@@ -46,15 +78,30 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
   const repeats = quick ? 1 : 5;
   const seconds = quick ? 4 : 20;
   const files = [
-    await makeMedia(`bench_1080p_${seconds}s.mp4`, ['-f', 'lavfi', '-i', `testsrc2=size=1920x1080:rate=25:duration=${seconds}`,
-      '-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p']),
+    await makeMedia(`bench_1080p_${seconds}s.mp4`, [
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=1920x1080:rate=25:duration=${seconds}`,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-g',
+      '50',
+      '-pix_fmt',
+      'yuv420p',
+    ]),
     join(evalDir('tracking/vtest_PETS09-S2L1_full'), 'vtest.avi'),
   ];
   const results: Result[] = [];
   for (const file of files) {
     const frames = await countFrames(file);
     await ours(file, threads); // warm the page cache and the addon
-    let best = Infinity, bestPeer = Infinity, sampled = 0, decoded = 0;
+    let best = Infinity,
+      bestPeer = Infinity,
+      sampled = 0,
+      decoded = 0;
     for (let i = 0; i < repeats; i++) {
       // Interleaved so both see the same machine load.
       const o = await ours(file, threads);
@@ -63,15 +110,32 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
       decoded = o.decoded;
       bestPeer = Math.min(bestPeer, await ffmpegCli(file, threads));
     }
-    const r: Result = { file: file.split('/').pop() ?? file, frames, ours: frames / best, peer: frames / bestPeer, ratio: bestPeer / best };
+    const r: Result = {
+      file: file.split('/').pop() ?? file,
+      frames,
+      ours: frames / best,
+      peer: frames / bestPeer,
+      ratio: bestPeer / best,
+    };
     results.push(r);
-    console.log(`${r.file}: ${frames} frames (${decoded} decoded, ${sampled} sampled at 1 fps), ${threads} threads: ` +
-      `sightflow ${r.ours.toFixed(1)} frames/s, ffmpeg ${r.peer.toFixed(1)} frames/s, ratio ${r.ratio.toFixed(2)}x`);
+    console.log(
+      `${r.file}: ${frames} frames (${decoded} decoded, ${sampled} sampled at 1 fps), ${threads} threads: ` +
+        `sightflow ${r.ours.toFixed(1)} frames/s, ffmpeg ${r.peer.toFixed(1)} frames/s, ratio ${r.ratio.toFixed(2)}x`,
+    );
   }
   const slowest = results.reduce((a, b) => (b.ratio < a.ratio ? b : a));
   console.log(`slowest ratio: ${slowest.ratio.toFixed(2)}x on ${slowest.file} (goal >= 0.9x)`);
   if (json) {
-    console.log(JSON.stringify({ suite: 'decode', sightflow: { fps: round(slowest.ours) }, peer: { name: 'ffmpeg', fps: round(slowest.peer) }, ratio: round(slowest.ratio), threads, files: results.map((r) => ({ ...r, ours: round(r.ours), peer: round(r.peer), ratio: round(r.ratio) })) }));
+    console.log(
+      JSON.stringify({
+        suite: 'decode',
+        sightflow: { fps: round(slowest.ours) },
+        peer: { name: 'ffmpeg', fps: round(slowest.peer) },
+        ratio: round(slowest.ratio),
+        threads,
+        files: results.map((r) => ({ ...r, ours: round(r.ours), peer: round(r.peer), ratio: round(r.ratio) })),
+      }),
+    );
   }
 }
 

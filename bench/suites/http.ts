@@ -22,9 +22,20 @@ import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { observeRequest } from '../../src/metrics/http.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const hasWrk = (() => { try { execFileSync('wrk', ['--version'], { stdio: 'ignore' }); return true; } catch (e) { return (e as { status?: number }).status === 1; } })();
+const hasWrk = (() => {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (e) {
+    return (e as { status?: number }).status === 1;
+  }
+})();
 
-interface Server { child: ChildProcess; port: number; key: string }
+interface Server {
+  child: ChildProcess;
+  port: number;
+  key: string;
+}
 
 /**
  * Starts a child whose stdout goes to a file (as a service's log would; reading 10k log lines/s in this
@@ -32,10 +43,16 @@ interface Server { child: ChildProcess; port: number; key: string }
  */
 async function start(args: string[], env: Record<string, string>, logFile: string): Promise<Server> {
   const out = openSync(logFile, 'w');
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', out, 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', out, 'inherit'],
+  });
   closeSync(out);
   let exited = false;
-  child.on('exit', () => { exited = true; });
+  child.on('exit', () => {
+    exited = true;
+  });
   const deadline = Date.now() + 120_000;
   for (;;) {
     if (exited) throw new Error(`server exited early; see ${logFile}`);
@@ -46,7 +63,10 @@ async function start(args: string[], env: Record<string, string>, logFile: strin
     if (key && m) {
       const port = Number(m[1]);
       // Model preparation runs in the background at start; measure only once it is done.
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (ready === 200 || ready === 404) return { child, port, key };
     }
     await new Promise((r) => setTimeout(r, 200));
@@ -62,7 +82,9 @@ function cpuMs(pid: number): number {
   try {
     const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-  } catch { return NaN; }
+  } catch {
+    return NaN;
+  }
 }
 
 async function measure(server: Server, seconds: number) {
@@ -99,7 +121,11 @@ async function idleCpu(servers: Server[], seconds: number): Promise<number[]> {
   return servers.map((s, i) => (cpuMs(s.child.pid!) - before[i]!) / seconds);
 }
 
-async function load(port: number, key: string, seconds: number): Promise<{ rps: number; p99_ms: number; errors: number }> {
+async function load(
+  port: number,
+  key: string,
+  seconds: number,
+): Promise<{ rps: number; p99_ms: number; errors: number }> {
   const url = `http://127.0.0.1:${port}/v1/project`;
   if (hasWrk) {
     const args = ['-t1', '-c50', `-d${seconds}s`, '--latency', '-H', `Authorization: Bearer ${key}`, url];
@@ -139,14 +165,27 @@ export async function run(opts: SuiteOptions): Promise<void> {
   let floor: Awaited<ReturnType<typeof measure>> | undefined;
   let idle: number[] = [];
   try {
-    const ours = await start([main, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
-      { SIGHTFLOW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SIGHTFLOW_MODELS_DIR: join(root, 'data', 'models') }, join(dataDir, 'server.log'));
+    const ours = await start(
+      [main, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+      {
+        SIGHTFLOW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+        SIGHTFLOW_MODELS_DIR: join(root, 'data', 'models'),
+      },
+      join(dataDir, 'server.log'),
+    );
     servers.push(ours);
     const metricsDir = mkdtempSync(join(tmpdir(), 'sightflow-bench-http-metrics-'));
     let metered: Server;
     try {
-      metered = await start([main, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', metricsDir],
-        { SIGHTFLOW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SIGHTFLOW_MODELS_DIR: join(root, 'data', 'models'), SIGHTFLOW_METRICS_PORT: '0' }, join(metricsDir, 'server.log'));
+      metered = await start(
+        [main, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', metricsDir],
+        {
+          SIGHTFLOW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+          SIGHTFLOW_MODELS_DIR: join(root, 'data', 'models'),
+          SIGHTFLOW_METRICS_PORT: '0',
+        },
+        join(metricsDir, 'server.log'),
+      );
     } finally {
       extraDirs.push(metricsDir);
     }
@@ -170,19 +209,31 @@ export async function run(opts: SuiteOptions): Promise<void> {
   }
   if (!sightflow || !withMetrics || !peer || !floor) throw new Error('no measurement');
   const ratio = Math.round((sightflow.rps / peer.rps) * 100) / 100;
-  console.log(`load generator: ${hasWrk ? 'wrk' : 'autocannon'}, 50 connections, ${seconds} s a round, best of ${rounds} alternating round(s) each`);
-  console.log(`http: sightflow ${sightflow.rps} req/s (p99 ${sightflow.p99_ms} ms, ${sightflow.errors} errors) | fastify ${peer.rps} req/s (p99 ${peer.p99_ms} ms, ${peer.errors} errors) | ratio ${ratio}x (goal >= 2x)`);
+  console.log(
+    `load generator: ${hasWrk ? 'wrk' : 'autocannon'}, 50 connections, ${seconds} s a round, best of ${rounds} alternating round(s) each`,
+  );
+  console.log(
+    `http: sightflow ${sightflow.rps} req/s (p99 ${sightflow.p99_ms} ms, ${sightflow.errors} errors) | fastify ${peer.rps} req/s (p99 ${peer.p99_ms} ms, ${peer.errors} errors) | ratio ${ratio}x (goal >= 2x)`,
+  );
   const efficiency = Math.round((peer.cpu_ms_per_1k / sightflow.cpu_ms_per_1k) * 100) / 100;
-  console.log(`server CPU per 1000 requests: sightflow ${sightflow.cpu_ms_per_1k} ms | fastify ${peer.cpu_ms_per_1k} ms | sightflow does the same work with ${efficiency}x less CPU`);
+  console.log(
+    `server CPU per 1000 requests: sightflow ${sightflow.cpu_ms_per_1k} ms | fastify ${peer.cpu_ms_per_1k} ms | sightflow does the same work with ${efficiency}x less CPU`,
+  );
   // The floor: the bare uWS route (bench/peers/uws-floor.ts). Its ratio to Fastify is the most any server on
   // this uWS build can reach here; sightflow's share of the floor's CPU per request is what it adds.
   const floorRatio = Math.round((floor.rps / peer.rps) * 100) / 100;
   const floorCpuRatio = Math.round((peer.cpu_ms_per_1k / floor.cpu_ms_per_1k) * 100) / 100;
-  console.log(`floor (bare uWS, same route, nothing else): ${floor.rps} req/s, CPU ${floor.cpu_ms_per_1k} ms per 1000 | ratio to fastify ${floorRatio}x req/s, ${floorCpuRatio}x CPU | sightflow reaches ${Math.round((sightflow.rps / floor.rps) * 100)}% of its req/s`);
-  console.log('(on a 2-core machine the load generator shares the CPU; when the client saturates first, req/s understates the gap and CPU per request shows it)');
+  console.log(
+    `floor (bare uWS, same route, nothing else): ${floor.rps} req/s, CPU ${floor.cpu_ms_per_1k} ms per 1000 | ratio to fastify ${floorRatio}x req/s, ${floorCpuRatio}x CPU | sightflow reaches ${Math.round((sightflow.rps / floor.rps) * 100)}% of its req/s`,
+  );
+  console.log(
+    '(on a 2-core machine the load generator shares the CPU; when the client saturates first, req/s understates the gap and CPU per request shows it)',
+  );
   const metricsRatio = Math.round((withMetrics.rps / sightflow.rps) * 1000) / 1000;
   const metricsCpu = Math.round((withMetrics.cpu_ms_per_1k / sightflow.cpu_ms_per_1k) * 1000) / 1000;
-  console.log(`metrics on (SIGHTFLOW_METRICS_PORT set): ${withMetrics.rps} req/s, CPU ${withMetrics.cpu_ms_per_1k} ms per 1000 | off: ${sightflow.rps} req/s, ${sightflow.cpu_ms_per_1k} ms | on/off ${metricsRatio}x req/s (goal >= 0.98), ${metricsCpu}x CPU per request`);
+  console.log(
+    `metrics on (SIGHTFLOW_METRICS_PORT set): ${withMetrics.rps} req/s, CPU ${withMetrics.cpu_ms_per_1k} ms per 1000 | off: ${sightflow.rps} req/s, ${sightflow.cpu_ms_per_1k} ms | on/off ${metricsRatio}x req/s (goal >= 0.98), ${metricsCpu}x CPU per request`,
+  );
   // Direct measurement: per request, the recorder's time over a request's server CPU (metrics off); per
   // second, the idle difference over what the server spends in a second of this load.
   const ns = observeNs();
@@ -191,10 +242,40 @@ export async function run(opts: SuiteOptions): Promise<void> {
   const loadedCpuMsPerS = (sightflow.rps * requestUs) / 1000;
   const perSecond = Math.max(0, idle[1]! - idle[0]!) / loadedCpuMsPerS;
   const direct = Math.round((perRequest + perSecond) * 10000) / 100;
-  console.log(`metrics on, measured directly: recording a request ${ns.toFixed(0)} ns = ${(perRequest * 100).toFixed(2)}% of the ${requestUs} µs of server CPU a request takes with metrics off; ` +
-    `idle CPU on ${idle[1]!.toFixed(2)} vs off ${idle[0]!.toFixed(2)} ms/s = ${(perSecond * 100).toFixed(2)}% of a loaded second; cost ${direct}% (goal < 2%): ${direct < 2 ? 'met' : 'NOT met'}`);
-  if (sightflow.errors || withMetrics.errors || peer.errors) console.log('warning: some requests failed; the numbers are not comparable');
+  console.log(
+    `metrics on, measured directly: recording a request ${ns.toFixed(0)} ns = ${(perRequest * 100).toFixed(2)}% of the ${requestUs} µs of server CPU a request takes with metrics off; ` +
+      `idle CPU on ${idle[1]!.toFixed(2)} vs off ${idle[0]!.toFixed(2)} ms/s = ${(perSecond * 100).toFixed(2)}% of a loaded second; cost ${direct}% (goal < 2%): ${direct < 2 ? 'met' : 'NOT met'}`,
+  );
+  if (sightflow.errors || withMetrics.errors || peer.errors)
+    console.log('warning: some requests failed; the numbers are not comparable');
   if (opts.json) {
-    console.log(JSON.stringify({ suite: 'http', sightflow: { rps: sightflow.rps, p99_ms: sightflow.p99_ms, cpu_ms_per_1k: sightflow.cpu_ms_per_1k }, peer: { name: 'fastify', rps: peer.rps, p99_ms: peer.p99_ms, cpu_ms_per_1k: peer.cpu_ms_per_1k }, ratio, cpu_efficiency_ratio: efficiency, metrics_on: { rps: withMetrics.rps, p99_ms: withMetrics.p99_ms, cpu_ms_per_1k: withMetrics.cpu_ms_per_1k, ratio_to_off: metricsRatio, cpu_ratio_to_off: metricsCpu, observe_ns: Math.round(ns), idle_cpu_ms_per_s: Math.round(idle[1]! * 100) / 100, idle_cpu_ms_per_s_off: Math.round(idle[0]! * 100) / 100, direct_cost_pct: direct }, floor: { name: 'uws-bare', rps: floor.rps, p99_ms: floor.p99_ms, cpu_ms_per_1k: floor.cpu_ms_per_1k, ratio: floorRatio, cpu_ratio: floorCpuRatio } }));
+    console.log(
+      JSON.stringify({
+        suite: 'http',
+        sightflow: { rps: sightflow.rps, p99_ms: sightflow.p99_ms, cpu_ms_per_1k: sightflow.cpu_ms_per_1k },
+        peer: { name: 'fastify', rps: peer.rps, p99_ms: peer.p99_ms, cpu_ms_per_1k: peer.cpu_ms_per_1k },
+        ratio,
+        cpu_efficiency_ratio: efficiency,
+        metrics_on: {
+          rps: withMetrics.rps,
+          p99_ms: withMetrics.p99_ms,
+          cpu_ms_per_1k: withMetrics.cpu_ms_per_1k,
+          ratio_to_off: metricsRatio,
+          cpu_ratio_to_off: metricsCpu,
+          observe_ns: Math.round(ns),
+          idle_cpu_ms_per_s: Math.round(idle[1]! * 100) / 100,
+          idle_cpu_ms_per_s_off: Math.round(idle[0]! * 100) / 100,
+          direct_cost_pct: direct,
+        },
+        floor: {
+          name: 'uws-bare',
+          rps: floor.rps,
+          p99_ms: floor.p99_ms,
+          cpu_ms_per_1k: floor.cpu_ms_per_1k,
+          ratio: floorRatio,
+          cpu_ratio: floorCpuRatio,
+        },
+      }),
+    );
   }
 }

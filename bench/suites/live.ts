@@ -16,7 +16,16 @@ import { EVAL_DATA_MISSING, hasEvalData, skipWithoutEvalData } from '../../eval/
 import { DENSITY_PHOTO, runStreams } from '../live-density.js';
 import { sseReads } from '../sse-reads.js';
 
-interface RunResult { label: string; samplingFps: number; processed: number; dropped: number; p50: number; p95: number; rss10: number; rssEnd: number }
+interface RunResult {
+  label: string;
+  samplingFps: number;
+  processed: number;
+  dropped: number;
+  p50: number;
+  p95: number;
+  rss10: number;
+  rssEnd: number;
+}
 
 const pct = (xs: number[], p: number) => {
   if (xs.length === 0) return NaN;
@@ -27,15 +36,25 @@ const mb = (b: number) => Math.round(b / 1048576);
 
 /** Runs one live task for `seconds`, subscribing to its stream; cancels it at the end. */
 async function liveTask(t: TestApp, url: string, fps: number, seconds: number): Promise<Omit<RunResult, 'label'>> {
-  const r = await api(t, '/v1/video/process', { method: 'POST', json: {
-    input: [{ type: 'video_url', url, sampling: { mode: 'fps', value: fps } }], steps: [{ model: 'detect' }],
-  } });
+  const r = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: {
+      input: [{ type: 'video_url', url, sampling: { mode: 'fps', value: fps } }],
+      steps: [{ model: 'detect' }],
+    },
+  });
   if (r.status !== 202) throw new Error(`create failed: ${r.text}`);
   const id = r.body.id as string;
   const ac = new AbortController();
-  const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, { headers: { authorization: `Bearer ${t.key}` }, signal: ac.signal });
+  const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, {
+    headers: { authorization: `Bearer ${t.key}` },
+    signal: ac.signal,
+  });
   const delays: number[] = [];
-  let processed = 0, dropped = 0, first = 0, rss10 = 0;
+  let processed = 0,
+    dropped = 0,
+    first = 0,
+    rss10 = 0;
   const end = setTimeout(() => ac.abort(), (seconds + 30) * 1000);
   try {
     for await (const { now, chunks } of sseReads(res.body!)) {
@@ -57,13 +76,47 @@ async function liveTask(t: TestApp, url: string, fps: number, seconds: number): 
   }
   const rssEnd = process.memoryUsage().rss;
   await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
-  return { samplingFps: fps, processed, dropped, p50: pct(delays, 0.5), p95: pct(delays, 0.95), rss10: rss10 || rssEnd, rssEnd };
+  return {
+    samplingFps: fps,
+    processed,
+    dropped,
+    p50: pct(delays, 0.5),
+    p95: pct(delays, 0.95),
+    rss10: rss10 || rssEnd,
+    rssEnd,
+  };
 }
 
 /** The peer: ffmpeg decodes every sampled frame to a pipe; the consumer spends `costMs` on each in order. */
-async function peer(url: string, fps: number, seconds: number, costMs: number): Promise<{ processed: number; p50: number; p95: number }> {
-  const w = 1280, h = 720, bytes = w * h * 3;
-  const ff = spawn('ffmpeg', ['-nostdin', '-v', 'error', '-rtsp_transport', 'tcp', '-i', url, '-vf', `fps=${fps}`, '-pix_fmt', 'rgb24', '-f', 'rawvideo', 'pipe:1'], { stdio: ['ignore', 'pipe', 'ignore'] });
+async function peer(
+  url: string,
+  fps: number,
+  seconds: number,
+  costMs: number,
+): Promise<{ processed: number; p50: number; p95: number }> {
+  const w = 1280,
+    h = 720,
+    bytes = w * h * 3;
+  const ff = spawn(
+    'ffmpeg',
+    [
+      '-nostdin',
+      '-v',
+      'error',
+      '-rtsp_transport',
+      'tcp',
+      '-i',
+      url,
+      '-vf',
+      `fps=${fps}`,
+      '-pix_fmt',
+      'rgb24',
+      '-f',
+      'rawvideo',
+      'pipe:1',
+    ],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   const delays: number[] = [];
   let pending = Buffer.alloc(0);
   let start = 0;
@@ -71,14 +124,20 @@ async function peer(url: string, fps: number, seconds: number, costMs: number): 
   const frames: number[] = [];
   ff.stdout.on('data', (d: Buffer) => {
     pending = Buffer.concat([pending, d]);
-    while (pending.length >= bytes) { pending = pending.subarray(bytes); frames.push(Date.now()); start ||= Date.now(); }
+    while (pending.length >= bytes) {
+      pending = pending.subarray(bytes);
+      frames.push(Date.now());
+      start ||= Date.now();
+    }
   });
   let k = 0;
   const until = Date.now() + (seconds + 5) * 1000;
   while (Date.now() < until && (!start || Date.now() - start < seconds * 1000)) {
     if (k < frames.length) {
       const t0 = Date.now();
-      while (Date.now() - t0 < costMs) { /* the model's time */ }
+      while (Date.now() - t0 < costMs) {
+        /* the model's time */
+      }
       delays.push(Date.now() - (start + (k * 1000) / fps));
       k++;
     } else {
@@ -96,9 +155,18 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
   const streams = argValue(args, 'streams');
   if (streams !== undefined) {
     const sourceFps = Number(argValue(args, 'source-fps') ?? 25);
-    if (!Number.isInteger(sourceFps) || sourceFps < 5 || sourceFps > 60) throw new Error(`--source-fps: expected a whole number from 5 to 60, got ${argValue(args, 'source-fps')}`);
+    if (!Number.isInteger(sourceFps) || sourceFps < 5 || sourceFps > 60)
+      throw new Error(`--source-fps: expected a whole number from 5 to 60, got ${argValue(args, 'source-fps')}`);
     if (skipWithoutEvalData({ json }, DENSITY_PHOTO)) return;
-    await runStreams({ quick, json, streams: streams.split(',').map(Number).filter((n) => n >= 1), sourceFps });
+    await runStreams({
+      quick,
+      json,
+      streams: streams
+        .split(',')
+        .map(Number)
+        .filter((n) => n >= 1),
+      sourceFps,
+    });
     return;
   }
   const seconds = quick ? 10 : 60;
@@ -116,19 +184,32 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
     const fastFps = Math.min(120, Math.max(1, Math.round(follow * 4)));
     fast = await startRtspServer(await synthetic720p(10, fastFps));
     const runs: RunResult[] = [];
-    for (const [source, fps] of [[rtsp, 25], [fast, fastFps]] as const) {
+    for (const [source, fps] of [
+      [rtsp, 25],
+      [fast, fastFps],
+    ] as const) {
       const label = `${fps} fps source, ${(fps / follow).toFixed(1)}x`;
       const r = { label, ...(await liveTask(t, source.url, fps, seconds)) };
       runs.push(r);
-      console.log(`${label} what the detector follows (~${follow.toFixed(1)} fps): ${r.processed} processed, ${r.dropped} dropped, ` +
-        `delay p50 ${r.p50} ms p95 ${r.p95} ms, RSS ${mb(r.rss10)} MB at ${Math.min(10, seconds / 2)} s, ${mb(r.rssEnd)} MB at the end`);
+      console.log(
+        `${label} what the detector follows (~${follow.toFixed(1)} fps): ${r.processed} processed, ${r.dropped} dropped, ` +
+          `delay p50 ${r.p50} ms p95 ${r.p95} ms, RSS ${mb(r.rss10)} MB at ${Math.min(10, seconds / 2)} s, ${mb(r.rssEnd)} MB at the end`,
+      );
     }
     const p = await peer(fast.url, runs[1].samplingFps, seconds, costMs);
     const ratio = p.p95 / runs[1].p95;
-    console.log(`peer (ffmpeg CLI, every frame in order, ${costMs.toFixed(0)} ms each) at ${runs[1].label}: ${p.processed} processed, delay p50 ${p.p50} ms p95 ${p.p95} ms; ` +
-      `p95 delay ratio peer/sightflow ${ratio.toFixed(1)}x`);
-    summary = { suite: 'live', seconds, follow_fps: Math.round(follow * 100) / 100, runs: runs.map((r) => ({ ...r, rss10_mb: mb(r.rss10), rss_end_mb: mb(r.rssEnd) })),
-      peer: { name: 'ffmpeg-in-order', ...p }, ratio: Math.round(ratio * 100) / 100 };
+    console.log(
+      `peer (ffmpeg CLI, every frame in order, ${costMs.toFixed(0)} ms each) at ${runs[1].label}: ${p.processed} processed, delay p50 ${p.p50} ms p95 ${p.p95} ms; ` +
+        `p95 delay ratio peer/sightflow ${ratio.toFixed(1)}x`,
+    );
+    summary = {
+      suite: 'live',
+      seconds,
+      follow_fps: Math.round(follow * 100) / 100,
+      runs: runs.map((r) => ({ ...r, rss10_mb: mb(r.rss10), rss_end_mb: mb(r.rssEnd) })),
+      peer: { name: 'ffmpeg-in-order', ...p },
+      ratio: Math.round(ratio * 100) / 100,
+    };
   } finally {
     await fast?.close();
     await rtsp.close();
@@ -138,6 +219,7 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
   // full runs that measure density (`--streams`); its bound is timed on an evaluation photo, so not without it.
   const densityData = hasEvalData(DENSITY_PHOTO);
   if (quick && !densityData) console.log(`live density: skipped: ${EVAL_DATA_MISSING}`);
-  const density = quick && densityData ? await runStreams({ quick, json: false, streams: [2], sourceFps: 5 }) : undefined;
+  const density =
+    quick && densityData ? await runStreams({ quick, json: false, streams: [2], sourceFps: 5 }) : undefined;
   if (json) console.log(JSON.stringify({ ...summary, ...(density ? { density } : {}) }));
 }

@@ -30,21 +30,37 @@ const MB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function settledRss(): Promise<number> {
-  for (let i = 0; i < 3; i++) { gc(); await sleep(100); }
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await sleep(100);
+  }
   return process.memoryUsage.rss();
 }
 
 async function pickModel(): Promise<{ name: string; path: string; feeds: () => Record<string, ort.Tensor> }> {
   const yolo = byoPath(BYO_MODELS['yolov8n-int8']);
   if (existsSync(yolo)) {
-    return { name: 'yolov8n-int8', path: yolo, feeds: () => ({ images: new Tensor('float32', new Float32Array(3 * 640 * 640).fill(0.5), [1, 3, 640, 640]) }) };
+    return {
+      name: 'yolov8n-int8',
+      path: yolo,
+      feeds: () => ({ images: new Tensor('float32', new Float32Array(3 * 640 * 640).fill(0.5), [1, 3, 640, 640]) }),
+    };
   }
   const registry = await ModelRegistry.open(join(projectRoot, 'data'));
-  return { name: 'centernet-coco', path: await registry.onnxPath('centernet-coco'), feeds: () => ({ images: new Tensor('float32', new Float32Array(512 * 512 * 3).fill(0.5), [1, 512, 512, 3]) }) };
+  return {
+    name: 'centernet-coco',
+    path: await registry.onnxPath('centernet-coco'),
+    feeds: () => ({ images: new Tensor('float32', new Float32Array(512 * 512 * 3).fill(0.5), [1, 512, 512, 3]) }),
+  };
 }
 
 interface Measured {
-  model: string; cold_mb: number; before_mb: number; loaded_mb: number[]; after_mb: number[]; after_over_before: number;
+  model: string;
+  cold_mb: number;
+  before_mb: number;
+  loaded_mb: number[];
+  after_mb: number[];
+  after_over_before: number;
   peer: { before_mb: number; loaded_mb: number[]; after_mb: number[]; after_over_before: number };
 }
 
@@ -55,7 +71,10 @@ async function measure(quick: boolean): Promise<Measured> {
   const runsPerCycle = quick ? 3 : 10;
   const runtime = new InferenceRuntime({ providers: ['cpu'], idleUnloadMs: IDLE_MS, log: { info() {}, warn() {} } });
   const cold = await settledRss();
-  const tiny = runtime.register({ id: 'tiny', load: async () => tinyYoloOnnx('yolov8', [{ cx: 1, cy: 1, w: 1, h: 1, cls: 0, score: 1 }], 2, 32) });
+  const tiny = runtime.register({
+    id: 'tiny',
+    load: async () => tinyYoloOnnx('yolov8', [{ cx: 1, cy: 1, w: 1, h: 1, cls: 0, score: 1 }], 2, 32),
+  });
   await tiny.run({ images: new Tensor('float32', new Float32Array(3 * 32 * 32), [1, 3, 32, 32]) });
   await tiny.unload();
   const before = await settledRss();
@@ -83,9 +102,18 @@ async function measure(quick: boolean): Promise<Measured> {
   }
   const mb = (n: number) => Math.round((n / MB) * 10) / 10;
   return {
-    model: model.name, cold_mb: mb(cold), before_mb: mb(before), loaded_mb: loaded.map(mb), after_mb: after.map(mb),
+    model: model.name,
+    cold_mb: mb(cold),
+    before_mb: mb(before),
+    loaded_mb: loaded.map(mb),
+    after_mb: after.map(mb),
     after_over_before: Math.round((Math.max(...after) / before) * 1000) / 1000,
-    peer: { before_mb: mb(peerBefore), loaded_mb: peerLoaded.map(mb), after_mb: peerAfter.map(mb), after_over_before: Math.round((Math.max(...peerAfter) / peerBefore) * 1000) / 1000 },
+    peer: {
+      before_mb: mb(peerBefore),
+      loaded_mb: peerLoaded.map(mb),
+      after_mb: peerAfter.map(mb),
+      after_over_before: Math.round((Math.max(...peerAfter) / peerBefore) * 1000) / 1000,
+    },
   };
 }
 
@@ -99,26 +127,41 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   const results: Record<string, Measured> = {};
   for (const [name, env] of Object.entries(SETTINGS)) {
     const { MALLOC_MMAP_THRESHOLD_: _unset, ...base } = process.env;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', quick ? '--quick' : ''], {
-      env: { ...base, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', quick ? '--quick' : ''],
+      {
+        env: { ...base, ...env },
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const m = JSON.parse(out.trim().split('\n').at(-1)!) as Measured;
     results[name] = m;
     const f = (n: number) => `${n.toFixed(0)} MB`;
     console.log(`${name}: model ${m.model}, idle unload after ${IDLE_MS} ms; cold start ${f(m.cold_mb)}`);
-    console.log(`  sightflow: before load ${f(m.before_mb)}, loaded ${m.loaded_mb.map(f).join(' / ')}, after idle unload ${m.after_mb.map(f).join(' / ')}: ` +
-      `${(m.after_over_before * 100).toFixed(0)}% of before (goal <= 120%)`);
-    console.log(`  peer (session.release() on the main thread): before ${f(m.peer.before_mb)}, loaded ${m.peer.loaded_mb.map(f).join(' / ')}, ` +
-      `after release ${m.peer.after_mb.map(f).join(' / ')}: ${(m.peer.after_over_before * 100).toFixed(0)}% of before`);
+    console.log(
+      `  sightflow: before load ${f(m.before_mb)}, loaded ${m.loaded_mb.map(f).join(' / ')}, after idle unload ${m.after_mb.map(f).join(' / ')}: ` +
+        `${(m.after_over_before * 100).toFixed(0)}% of before (goal <= 120%)`,
+    );
+    console.log(
+      `  peer (session.release() on the main thread): before ${f(m.peer.before_mb)}, loaded ${m.peer.loaded_mb.map(f).join(' / ')}, ` +
+        `after release ${m.peer.after_mb.map(f).join(' / ')}: ${(m.peer.after_over_before * 100).toFixed(0)}% of before`,
+    );
   }
   const tuned = results['MALLOC_MMAP_THRESHOLD_=131072']!;
   if (json) {
-    console.log(JSON.stringify({
-      suite: 'models', idle_unload_ms: IDLE_MS, settings: results,
-      sightflow: { after_over_before: tuned.after_over_before }, peer: { name: 'onnxruntime-node session.release()', after_over_before: tuned.peer.after_over_before },
-      ratio: Math.round((tuned.after_over_before / tuned.peer.after_over_before) * 1000) / 1000,
-      within_goal: tuned.after_over_before <= 1.2,
-    }));
+    console.log(
+      JSON.stringify({
+        suite: 'models',
+        idle_unload_ms: IDLE_MS,
+        settings: results,
+        sightflow: { after_over_before: tuned.after_over_before },
+        peer: { name: 'onnxruntime-node session.release()', after_over_before: tuned.peer.after_over_before },
+        ratio: Math.round((tuned.after_over_before / tuned.peer.after_over_before) * 1000) / 1000,
+        within_goal: tuned.after_over_before <= 1.2,
+      }),
+    );
   }
 }
 

@@ -31,10 +31,35 @@ const PREFIX = 'sfbench';
  * cameras make events every few seconds. */
 const RULES = {
   lines: [
-    ...[260, 300, 340, 380].map((x) => ({ id: `x${x}`, points: [[x, 0], [x, 360]] })),
-    ...[150, 180, 210].map((y) => ({ id: `y${y}`, points: [[0, y], [480, y]] })),
+    ...[260, 300, 340, 380].map((x) => ({
+      id: `x${x}`,
+      points: [
+        [x, 0],
+        [x, 360],
+      ],
+    })),
+    ...[150, 180, 210].map((y) => ({
+      id: `y${y}`,
+      points: [
+        [0, y],
+        [480, y],
+      ],
+    })),
   ],
-  zones: [[200, 100], [320, 100], [200, 180], [320, 180]].map(([x, y]) => ({ id: `z${x}_${y}`, polygon: [[x, y], [x + 120, y], [x + 120, y + 80], [x, y + 80]] })),
+  zones: [
+    [200, 100],
+    [320, 100],
+    [200, 180],
+    [320, 180],
+  ].map(([x, y]) => ({
+    id: `z${x}_${y}`,
+    polygon: [
+      [x, y],
+      [x + 120, y],
+      [x + 120, y + 80],
+      [x, y + 80],
+    ],
+  })),
 };
 
 const pct = (xs: number[], p: number) => {
@@ -65,11 +90,17 @@ async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | 
   const sub = mqtt ? await subscribe(mqtt, [`${PREFIX}/+/events`]) : null;
   const ids: string[] = [];
   for (let i = 0; i < CAMERAS; i++) {
-    const r = await api(t, '/v1/video/process', { method: 'POST', json: {
-      input: [{ type: 'video_url', url, sampling: { mode: 'fps', value: FPS } }],
-      steps: [{ model: 'detect', parameters: { classes: ['person'] } }, { model: 'analytics', parameters: RULES }],
-      ...(mqtt ? { publish: { mqtt: { camera: `cam${round}_${i}` } } } : {}),
-    } });
+    const r = await api(t, '/v1/video/process', {
+      method: 'POST',
+      json: {
+        input: [{ type: 'video_url', url, sampling: { mode: 'fps', value: FPS } }],
+        steps: [
+          { model: 'detect', parameters: { classes: ['person'] } },
+          { model: 'analytics', parameters: RULES },
+        ],
+        ...(mqtt ? { publish: { mqtt: { camera: `cam${round}_${i}` } } } : {}),
+      },
+    });
     if (r.status !== 202) throw new Error(`camera ${i}: ${r.text}`);
     ids.push(r.body.id as string);
   }
@@ -85,7 +116,10 @@ async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | 
   const sseAt = new Map<string, number>();
   const ac = new AbortController();
   const readers = ids.map(async (id, i) => {
-    const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, { headers: { authorization: `Bearer ${t.key}` }, signal: ac.signal });
+    const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, {
+      headers: { authorization: `Bearer ${t.key}` },
+      signal: ac.signal,
+    });
     try {
       for await (const { now, chunks } of sseReads(res.body!)) {
         for (const ch of chunks) {
@@ -96,7 +130,10 @@ async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | 
           const n = ch.analytics?.events?.length ?? 0;
           events += n;
           // Once per event, as the MQTT subscriber counts them.
-          for (const e of ch.analytics?.events ?? []) { sseAt.set(e.id, now); eventLags.push(now - at); }
+          for (const e of ch.analytics?.events ?? []) {
+            sseAt.set(e.id, now);
+            eventLags.push(now - at);
+          }
         }
       }
     } catch (e) {
@@ -108,10 +145,14 @@ async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | 
   await Promise.allSettled(readers);
   if (processed.every((n) => n === 0)) {
     const states = await Promise.all(ids.map(async (id) => (await api(t, `/v1/video/tasks/${id}`)).body));
-    throw new Error(`no camera processed a frame: ${states.map((b) => `${b.status} ${JSON.stringify(b.error)}`).join('; ')}`);
+    throw new Error(
+      `no camera processed a frame: ${states.map((b) => `${b.status} ${JSON.stringify(b.error)}`).join('; ')}`,
+    );
   }
   for (const id of ids) await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
-  const got = (sub?.messages ?? []).map((m) => ({ m, e: JSON.parse(m.payload) })).filter(({ e }) => e.received_at_ms >= from && e.received_at_ms < until);
+  const got = (sub?.messages ?? [])
+    .map((m) => ({ m, e: JSON.parse(m.payload) }))
+    .filter(({ e }) => e.received_at_ms >= from && e.received_at_ms < until);
   const mqttDelays = got.map(({ m, e }) => m.at - e.received_at_ms);
   const diffs = got.filter(({ e }) => sseAt.has(e.id)).map(({ m, e }) => m.at - sseAt.get(e.id)!);
   await sub?.close();
@@ -120,39 +161,115 @@ async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | 
     mqtt: mqtt !== null,
     fps_per_camera: Math.round((rates.reduce((a, b) => a + b, 0) / CAMERAS) * 100) / 100,
     fps_min: Math.round(Math.min(...rates) * 100) / 100,
-    lag_p50_ms: Math.round(pct(lags, 0.5)), lag_p95_ms: Math.round(pct(lags, 0.95)),
+    lag_p50_ms: Math.round(pct(lags, 0.5)),
+    lag_p95_ms: Math.round(pct(lags, 0.95)),
     event_chunk_lag_p95_ms: Math.round(pct(eventLags, 0.95)),
-    events, mqtt_events: mqttDelays.length,
-    mqtt_p50_ms: Math.round(pct(mqttDelays, 0.5)), mqtt_p95_ms: Math.round(pct(mqttDelays, 0.95)),
-    mqtt_minus_sse_p50_ms: Math.round(pct(diffs, 0.5)), mqtt_minus_sse_p95_ms: Math.round(pct(diffs, 0.95)),
+    events,
+    mqtt_events: mqttDelays.length,
+    mqtt_p50_ms: Math.round(pct(mqttDelays, 0.5)),
+    mqtt_p95_ms: Math.round(pct(mqttDelays, 0.95)),
+    mqtt_minus_sse_p50_ms: Math.round(pct(diffs, 0.5)),
+    mqtt_minus_sse_p95_ms: Math.round(pct(diffs, 0.95)),
   };
 }
 
 /** Main-thread time of CameraPublisher.frame per frame and per event (the engine's own time excluded). */
-async function publishCost(url: string, rounds: number): Promise<{ frames: number; events: number; us_per_frame: number; us_per_quiet_frame: number; us_per_event: number }> {
-  const pub = new MqttPublisher({ url, topicPrefix: `${PREFIX}_cost`, haDiscovery: true, haPrefix: 'homeassistant', queueMessages: 10_000 }, createLogger('silent')).start();
+async function publishCost(
+  url: string,
+  rounds: number,
+): Promise<{ frames: number; events: number; us_per_frame: number; us_per_quiet_frame: number; us_per_event: number }> {
+  const pub = new MqttPublisher(
+    { url, topicPrefix: `${PREFIX}_cost`, haDiscovery: true, haPrefix: 'homeassistant', queueMessages: 10_000 },
+    createLogger('silent'),
+  ).start();
   const end = Date.now() + 10_000;
   while (!pub.connected && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-  const rules = parseAnalytics({ lines: [{ id: 'door', points: [[320, 0], [320, 480]] }], zones: [{ id: 'hall', polygon: [[0, 200], [300, 200], [300, 400], [0, 400]] }] }, 'parameters');
-  let ns = 0n, quietNs = 0n, frames = 0, quiet = 0, events = 0;
+  const rules = parseAnalytics(
+    {
+      lines: [
+        {
+          id: 'door',
+          points: [
+            [320, 0],
+            [320, 480],
+          ],
+        },
+      ],
+      zones: [
+        {
+          id: 'hall',
+          polygon: [
+            [0, 200],
+            [300, 200],
+            [300, 400],
+            [0, 400],
+          ],
+        },
+      ],
+    },
+    'parameters',
+  );
+  let ns = 0n,
+    quietNs = 0n,
+    frames = 0,
+    quiet = 0,
+    events = 0;
   try {
     for (let r = 0; r < rounds; r++) {
       const engine = new AnalyticsEngine(rules, { idPrefix: `cost${r}.ae_` });
-      const cam = new CameraPublisher(pub, { taskId: `cost${r}`, camera: 'cost', version: '0', rules: () => ({ params: rules, version: engine.version }) });
+      const cam = new CameraPublisher(pub, {
+        taskId: `cost${r}`,
+        camera: 'cost',
+        version: '0',
+        rules: () => ({ params: rules, version: engine.version }),
+      });
       const n = crossingFrames(12, 9);
       for (let i = 0; i < n; i++) {
         const walkers = walkersAt(i, 12, 9);
-        const { events: evs } = engine.process({ t_ms: i * 100, frame_index: i, width: 640, height: 480, tracks: walkers.map(([id, cls, x]) => ({ track_id: id, class: cls, box: [x - 10, 260, x + 10, 300] as const })) });
+        const { events: evs } = engine.process({
+          t_ms: i * 100,
+          frame_index: i,
+          width: 640,
+          height: 480,
+          tracks: walkers.map(([id, cls, x]) => ({
+            track_id: id,
+            class: cls,
+            box: [x - 10, 260, x + 10, 300] as const,
+          })),
+        });
         const out: FrameOutput = {
-          stream_info: { frame_index: i, total_frames: null, decoded_frames: i + 1, dropped_frames: 0, fps: 10, elapsed_ms: i * 100, received_at_ms: Date.now() },
-          delta: { results: [{ index: 0, targets: walkers.map(([id, cls, x]) => ({ track_id: id, class: cls, confidence: 0.9, roi: { left: x - 10, top: 260, width: 20, height: 40 } })) }] },
+          stream_info: {
+            frame_index: i,
+            total_frames: null,
+            decoded_frames: i + 1,
+            dropped_frames: 0,
+            fps: 10,
+            elapsed_ms: i * 100,
+            received_at_ms: Date.now(),
+          },
+          delta: {
+            results: [
+              {
+                index: 0,
+                targets: walkers.map(([id, cls, x]) => ({
+                  track_id: id,
+                  class: cls,
+                  confidence: 0.9,
+                  roi: { left: x - 10, top: 260, width: 20, height: 40 },
+                })),
+              },
+            ],
+          },
           analytics: { events: evs, totals: engine.counts() },
         };
         const t0 = process.hrtime.bigint();
         cam.frame(out, { offset: i * 1000 });
         const took = process.hrtime.bigint() - t0;
         ns += took;
-        if (evs.length === 0) { quietNs += took; quiet++; }
+        if (evs.length === 0) {
+          quietNs += took;
+          quiet++;
+        }
         frames++;
         events += evs.length;
         // Let the client write and take acknowledgements as a running server's event loop would.
@@ -163,12 +280,19 @@ async function publishCost(url: string, rounds: number): Promise<{ frames: numbe
   } finally {
     await pub.close();
   }
-  const us = Number(ns) / 1000, quietUs = Number(quietNs) / 1000;
+  const us = Number(ns) / 1000,
+    quietUs = Number(quietNs) / 1000;
   // An event's own cost: what frames with events took beyond a frame without any, shared by their events.
   const perQuiet = quietUs / Math.max(1, quiet);
   const perEvent = (us - quietUs - perQuiet * (frames - quiet)) / Math.max(1, events);
   const r1 = (x: number) => Math.round(x * 10) / 10;
-  return { frames, events, us_per_frame: r1(us / frames), us_per_quiet_frame: r1(perQuiet), us_per_event: r1(perEvent) };
+  return {
+    frames,
+    events,
+    us_per_frame: r1(us / frames),
+    us_per_quiet_frame: r1(perQuiet),
+    us_per_event: r1(perEvent),
+  };
 }
 
 export async function run({ quick, json }: { quick: boolean; json: boolean; args: string[] }): Promise<void> {
@@ -182,24 +306,35 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   const seconds = quick ? 6 : 30;
   const broker = await startBroker();
   const t = await startTestApp({
-    SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true', SIGHTFLOW_LOG_LEVEL: 'silent', SIGHTFLOW_WORKER_CONCURRENCY: String(CAMERAS),
-    SIGHTFLOW_MQTT_URL: broker.url, SIGHTFLOW_MQTT_TOPIC_PREFIX: PREFIX,
+    SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true',
+    SIGHTFLOW_LOG_LEVEL: 'silent',
+    SIGHTFLOW_WORKER_CONCURRENCY: String(CAMERAS),
+    SIGHTFLOW_MQTT_URL: broker.url,
+    SIGHTFLOW_MQTT_TOPIC_PREFIX: PREFIX,
   });
-  const rtsp = await startRtspServer(await liveClip(join(evalDir('tracking/vtest_PETS09-S2L1_full'), 'vtest.avi'), { fps: 10 }));
+  const rtsp = await startRtspServer(
+    await liveClip(join(evalDir('tracking/vtest_PETS09-S2L1_full'), 'vtest.avi'), { fps: 10 }),
+  );
   const rows: RunRow[] = [];
   let cost: Awaited<ReturnType<typeof publishCost>>;
   try {
     cost = await publishCost(broker.url, quick ? 20 : 200);
-    console.log(`publishing on the main thread: ${cost.us_per_frame} us a frame on average over ${cost.frames} frames with ${cost.events} events: ` +
-      `${cost.us_per_quiet_frame} us a frame without events, ${cost.us_per_event} us more an event`);
+    console.log(
+      `publishing on the main thread: ${cost.us_per_frame} us a frame on average over ${cost.frames} frames with ${cost.events} events: ` +
+        `${cost.us_per_quiet_frame} us a frame without events, ${cost.us_per_event} us more an event`,
+    );
     const order = quick ? [false, true] : [false, true, true, false];
     for (const [round, on] of order.entries()) {
       const r = await cameras(t, rtsp.url, seconds, on ? broker.url : null, round);
       rows.push(r);
-      console.log(`MQTT ${on ? 'on ' : 'off'}: ${CAMERAS} cameras at ${FPS} fps, ${r.fps_per_camera.toFixed(2)} frames/s per camera (min ${r.fps_min.toFixed(2)}); ` +
-        `lag p50 ${r.lag_p50_ms} p95 ${r.lag_p95_ms} ms (per event p95 ${r.event_chunk_lag_p95_ms} ms); ${r.events} events` +
-        (on ? `; at the MQTT subscriber ${r.mqtt_events} events, frame arrival to event p50 ${r.mqtt_p50_ms} p95 ${r.mqtt_p95_ms} ms, ` +
-          `after its chunk at the SSE subscriber p50 ${r.mqtt_minus_sse_p50_ms} p95 ${r.mqtt_minus_sse_p95_ms} ms` : ''));
+      console.log(
+        `MQTT ${on ? 'on ' : 'off'}: ${CAMERAS} cameras at ${FPS} fps, ${r.fps_per_camera.toFixed(2)} frames/s per camera (min ${r.fps_min.toFixed(2)}); ` +
+          `lag p50 ${r.lag_p50_ms} p95 ${r.lag_p95_ms} ms (per event p95 ${r.event_chunk_lag_p95_ms} ms); ${r.events} events` +
+          (on
+            ? `; at the MQTT subscriber ${r.mqtt_events} events, frame arrival to event p50 ${r.mqtt_p50_ms} p95 ${r.mqtt_p95_ms} ms, ` +
+              `after its chunk at the SSE subscriber p50 ${r.mqtt_minus_sse_p50_ms} p95 ${r.mqtt_minus_sse_p95_ms} ms`
+            : ''),
+      );
     }
   } finally {
     await rtsp.close();
@@ -207,15 +342,30 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
     await broker.close();
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const on = rows.filter((r) => r.mqtt), off = rows.filter((r) => !r.mqtt);
+  const on = rows.filter((r) => r.mqtt),
+    off = rows.filter((r) => !r.mqtt);
   const fpsRatio = mean(on.map((r) => r.fps_per_camera)) / mean(off.map((r) => r.fps_per_camera));
   const lagRatio = mean(on.map((r) => r.lag_p95_ms)) / mean(off.map((r) => r.lag_p95_ms));
   // The issue's bound: a frame's events reach an MQTT subscriber within the pipeline's own lag (its chunk's
   // at an SSE subscriber, p95 over the frames that had events) plus 50 ms.
   const overLag = Math.max(...on.map((r) => r.mqtt_p95_ms - r.event_chunk_lag_p95_ms));
-  console.log(`on / off: frames per camera ${fpsRatio.toFixed(3)}x, lag p95 ${lagRatio.toFixed(2)}x; MQTT p95 minus the event chunks' lag p95 at most ${overLag} ms (bound: 50 ms)`);
+  console.log(
+    `on / off: frames per camera ${fpsRatio.toFixed(3)}x, lag p95 ${lagRatio.toFixed(2)}x; MQTT p95 minus the event chunks' lag p95 at most ${overLag} ms (bound: 50 ms)`,
+  );
   if (json) {
-    console.log(JSON.stringify({ suite: 'mqtt', cameras: CAMERAS, fps: FPS, seconds, runs: rows, peer: 'the same cameras with MQTT off',
-      ratio: Math.round(fpsRatio * 1000) / 1000, lag_p95_ratio: Math.round(lagRatio * 100) / 100, mqtt_p95_over_lag_ms: overLag, publish_cost: cost! }));
+    console.log(
+      JSON.stringify({
+        suite: 'mqtt',
+        cameras: CAMERAS,
+        fps: FPS,
+        seconds,
+        runs: rows,
+        peer: 'the same cameras with MQTT off',
+        ratio: Math.round(fpsRatio * 1000) / 1000,
+        lag_p95_ratio: Math.round(lagRatio * 100) / 100,
+        mqtt_p95_over_lag_ms: overLag,
+        publish_cost: cost!,
+      }),
+    );
   }
 }

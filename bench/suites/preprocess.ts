@@ -4,7 +4,9 @@
 import sharp from 'sharp';
 import { letterbox, letterboxAsync } from '../../src/native/image.js';
 
-const W = 1920, H = 1080, D = 640;
+const W = 1920,
+  H = 1080,
+  D = 640;
 
 /** Deterministic frame with gradients and texture, so no codec or kernel gets a trivial input. */
 function frame(): Uint8Array {
@@ -73,13 +75,15 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   console.log(`  sharp+ts         ${peerMs.toFixed(2)} ms (sharp threads: ${sharp.concurrency()})`);
   console.log(`  ratio ${ratio.toFixed(2)}x  mean |difference| ${meanDiff.toFixed(4)} (0..1 scale)`);
   if (json) {
-    console.log(JSON.stringify({
-      suite: 'preprocess',
-      sightflow: { ms: round(syncMs), async_ms: round(asyncMs) },
-      peer: { name: 'sharp+ts', ms: round(peerMs) },
-      ratio: round(ratio),
-      mean_abs_diff: round(meanDiff),
-    }));
+    console.log(
+      JSON.stringify({
+        suite: 'preprocess',
+        sightflow: { ms: round(syncMs), async_ms: round(asyncMs) },
+        peer: { name: 'sharp+ts', ms: round(peerMs) },
+        ratio: round(ratio),
+        mean_abs_diff: round(meanDiff),
+      }),
+    );
   }
 }
 

@@ -14,10 +14,17 @@ type Box4 = [number, number, number, number];
  * with 1 px jitter and 3% missed detections. */
 function scene(objects: number, frames: number, seed = 7): Box4[][] {
   let s = seed;
-  const rand = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const objs = Array.from({ length: objects }, () => {
     const w = 20 + rand() * 60;
-    return { x: rand() * (1920 - w), y: rand() * (1080 - 2.5 * w), w, h: w * (2 + rand()), vx: (rand() - 0.5) * 8, vy: (rand() - 0.5) * 3 };
+    return {
+      x: rand() * (1920 - w),
+      y: rand() * (1080 - 2.5 * w),
+      w,
+      h: w * (2 + rand()),
+      vx: (rand() - 0.5) * 8,
+      vy: (rand() - 0.5) * 3,
+    };
   });
   const out: Box4[][] = [];
   for (let f = 0; f < frames; f++) {
@@ -41,7 +48,11 @@ class TsSort {
   private tracks: Array<{ x: number[]; p: number[][]; id: number; hits: number; streak: number; since: number }> = [];
   private nextId = 1;
   private frame = 0;
-  constructor(private maxAge = 30, private minHits = 3, private iouThreshold = 0.3) {}
+  constructor(
+    private maxAge = 30,
+    private minHits = 3,
+    private iouThreshold = 0.3,
+  ) {}
 
   update(dets: Box4[]): number[] {
     this.frame++;
@@ -68,7 +79,9 @@ class TsSort {
     dets.forEach((d, j) => {
       if (matchedDet[j] >= 0) return;
       const x = [...measure(d), 0, 0, 0];
-      const p = Array.from({ length: 7 }, (_, r) => Array.from({ length: 7 }, (_, c) => (r === c ? (r < 4 ? 10 : 10000) : 0)));
+      const p = Array.from({ length: 7 }, (_, r) =>
+        Array.from({ length: 7 }, (_, c) => (r === c ? (r < 4 ? 10 : 10000) : 0)),
+      );
       this.tracks.push({ x, p, id: this.nextId++, hits: 0, streak: 0, since: 0 });
       matchedDet[j] = this.tracks.length - 1;
     });
@@ -105,7 +118,8 @@ class TsSort {
 }
 
 function measure(b: Box4): number[] {
-  const w = b[2] - b[0], h = b[3] - b[1];
+  const w = b[2] - b[0],
+    h = b[3] - b[1];
   return [b[0] + w / 2, b[1] + h / 2, w * h, w / h];
 }
 function toBox(x: number[]): Box4 {
@@ -144,7 +158,11 @@ function p50(xs: number[]): number {
 }
 
 /** Distinct track ids that the scene's objects received after warm-up; equal to the object count when no id ever changes. */
-function timeUpdates(frames: Box4[][], update: (d: Box4[]) => number[], warmup: number): { p50: number; p90: number; ids: number } {
+function timeUpdates(
+  frames: Box4[][],
+  update: (d: Box4[]) => number[],
+  warmup: number,
+): { p50: number; p90: number; ids: number } {
   const times: number[] = [];
   const ids = new Set<number>();
   frames.forEach((dets, f) => {
@@ -178,14 +196,22 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   for (const n of sizes) {
     const sc = scene(n, frames);
     const tracker = new Tracker();
-    const r = timeUpdates(sc, (dets) => {
-      const out = new Array<number>(dets.length).fill(0);
-      for (const t of tracker.update(dets.map((box) => ({ box, score: 0.9 })))) out[t.index] = t.trackId;
-      return out;
-    }, warmup);
+    const r = timeUpdates(
+      sc,
+      (dets) => {
+        const out = new Array<number>(dets.length).fill(0);
+        for (const t of tracker.update(dets.map((box) => ({ box, score: 0.9 })))) out[t.index] = t.trackId;
+        return out;
+      },
+      warmup,
+    );
     // The array form (no per-detection objects), what a hot pipeline loop would call.
     const raw = new Tracker();
-    const flat = sc.map((dets) => ({ boxes: Float32Array.from(dets.flat()), scores: new Float32Array(dets.length).fill(0.9), classes: new Int32Array(dets.length) }));
+    const flat = sc.map((dets) => ({
+      boxes: Float32Array.from(dets.flat()),
+      scores: new Float32Array(dets.length).fill(0.9),
+      classes: new Int32Array(dets.length),
+    }));
     const rawTimes: number[] = [];
     flat.forEach((f, i) => {
       const t0 = performance.now();
@@ -219,7 +245,12 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
     );
   }
   // The signatures the detect step computes for 100 boxes of a 640x480 frame.
-  const image = { data: new Uint8Array(640 * 480 * 3).map((_, i) => (i * 2654435761) >>> 24), width: 640, height: 480, channels: 3 as const };
+  const image = {
+    data: new Uint8Array(640 * 480 * 3).map((_, i) => (i * 2654435761) >>> 24),
+    width: 640,
+    height: 480,
+    channels: 3 as const,
+  };
   const boxes = scene(100, 1, 3)[0].map((b) => [b[0] / 3, b[1] / 2.25, b[2] / 3, b[3] / 2.25]);
   const out = new Float32Array(SIGNATURE_DIM * boxes.length);
   const sigTimes: number[] = [];
@@ -231,8 +262,10 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   ours.p50_ms_100_signatures = round(p50(sigTimes.slice(10)));
   console.log(`colour signatures of 100 boxes (640x480 frame): p50 ${ours.p50_ms_100_signatures.toFixed(4)} ms`);
   const ratio = round(peer.p50_ms_100 / ours.p50_ms_100);
-  console.log(`goal: 100 boxes < 0.2 ms p50: ${ours.p50_ms_100 < 0.2 ? 'met' : 'NOT met'} (${ours.p50_ms_100} ms); ` +
-    `as the pipeline runs it (crowd): ${ours.p50_ms_100_crowd < 0.2 ? 'met' : 'NOT met'} (${ours.p50_ms_100_crowd} ms)`);
+  console.log(
+    `goal: 100 boxes < 0.2 ms p50: ${ours.p50_ms_100 < 0.2 ? 'met' : 'NOT met'} (${ours.p50_ms_100} ms); ` +
+      `as the pipeline runs it (crowd): ${ours.p50_ms_100_crowd < 0.2 ? 'met' : 'NOT met'} (${ours.p50_ms_100_crowd} ms)`,
+  );
   if (json) console.log(JSON.stringify({ suite: 'track', sightflow: ours, peer: { name: 'ts-sort', ...peer }, ratio }));
 }
 

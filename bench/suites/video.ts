@@ -30,54 +30,130 @@ const exec = promisify(execFile);
 const { ocrImage, ocrRegion } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 
 async function durationS(path: string): Promise<number> {
-  const { stdout } = await exec('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'format=duration', '-of', 'csv=p=0', path]);
+  const { stdout } = await exec('ffprobe', [
+    '-v',
+    'error',
+    '-select_streams',
+    'v:0',
+    '-show_entries',
+    'format=duration',
+    '-of',
+    'csv=p=0',
+    path,
+  ]);
   return Number(stdout.trim());
 }
 
 async function ffmpegDecodeS(path: string, limitS?: number): Promise<number> {
   const t0 = performance.now();
-  await exec('ffmpeg', ['-nostdin', '-v', 'error', '-i', path, ...(limitS ? ['-t', String(limitS)] : []), '-f', 'null', '-']);
+  await exec('ffmpeg', [
+    '-nostdin',
+    '-v',
+    'error',
+    '-i',
+    path,
+    ...(limitS ? ['-t', String(limitS)] : []),
+    '-f',
+    'null',
+    '-',
+  ]);
   return (performance.now() - t0) / 1000;
 }
 
-interface FileResult { file: string; video_s: number; frames: number; seconds: number; realtime_factor: number; ffmpeg_realtime_factor: number }
+interface FileResult {
+  file: string;
+  video_s: number;
+  frames: number;
+  seconds: number;
+  realtime_factor: number;
+  ffmpeg_realtime_factor: number;
+}
 
-async function pipelineRun(provider: LocalProvider, path: string, limitS?: number): Promise<{ frames: number; seconds: number }> {
+async function pipelineRun(
+  provider: LocalProvider,
+  path: string,
+  limitS?: number,
+): Promise<{ frames: number; seconds: number }> {
   const request: VideoTaskRequest = {
-    input: [{ type: 'video_url', sampling: { mode: 'fps', value: 1 }, ...(limitS ? { range: { start: 0, end: limitS } } : {}) }],
+    input: [
+      {
+        type: 'video_url',
+        sampling: { mode: 'fps', value: 1 },
+        ...(limitS ? { range: { start: 0, end: limitS } } : {}),
+      },
+    ],
     steps: [{ model: 'detect' }],
   };
   let frames = 0;
   const t0 = performance.now();
-  await provider.run(request, { path }, { taskId: 'bench', projectId: 'bench', signal: new AbortController().signal, emit: async () => { frames++; return true; } });
+  await provider.run(
+    request,
+    { path },
+    {
+      taskId: 'bench',
+      projectId: 'bench',
+      signal: new AbortController().signal,
+      emit: async () => {
+        frames++;
+        return true;
+      },
+    },
+  );
   return { frames, seconds: (performance.now() - t0) / 1000 };
 }
 
 async function pipelineBench(quick: boolean): Promise<FileResult[]> {
   const dataDir = process.env.SIGHTFLOW_DATA_DIR ?? './data';
-  const registry = await ModelRegistry.open(dataDir, process.env.SIGHTFLOW_MODELS_DIR ? { modelsDir: process.env.SIGHTFLOW_MODELS_DIR } : {});
+  const registry = await ModelRegistry.open(
+    dataDir,
+    process.env.SIGHTFLOW_MODELS_DIR ? { modelsDir: process.env.SIGHTFLOW_MODELS_DIR } : {},
+  );
   await registry.prepare('centernet-coco');
   const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
   const detector = await Detector.create(runtime, registry, 'centernet-coco');
-  const provider = new LocalProvider({ allowPrivateUrls: false, models: { detector: async () => detector, ocrImage, ocrRegion } });
+  const provider = new LocalProvider({
+    allowPrivateUrls: false,
+    models: { detector: async () => detector, ocrImage, ocrRegion },
+  });
   const seconds = quick ? 4 : 60;
-  const clip = await makeMedia(`bench_720p_${seconds}s.mp4`, ['-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=25:duration=${seconds}`,
-    '-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p']);
+  const clip = await makeMedia(`bench_720p_${seconds}s.mp4`, [
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=1280x720:rate=25:duration=${seconds}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-g',
+    '50',
+    '-pix_fmt',
+    'yuv420p',
+  ]);
   const vtest = join(evalDir('tracking/vtest_PETS09-S2L1_full'), 'vtest.avi');
   // Warm-up: the first inference creates the ONNX session.
   await pipelineRun(provider, clip, 2);
   const out: FileResult[] = [];
-  for (const [file, limit] of [[clip, undefined], [vtest, quick ? 4 : undefined]] as const) {
+  for (const [file, limit] of [
+    [clip, undefined],
+    [vtest, quick ? 4 : undefined],
+  ] as const) {
     const video = limit ?? (await durationS(file));
     const r = await pipelineRun(provider, file, limit);
     const peer = await ffmpegDecodeS(file, limit);
     const res: FileResult = {
-      file: file.split('/').pop()!, video_s: round(video), frames: r.frames, seconds: round(r.seconds),
-      realtime_factor: round(video / r.seconds), ffmpeg_realtime_factor: round(video / peer),
+      file: file.split('/').pop()!,
+      video_s: round(video),
+      frames: r.frames,
+      seconds: round(r.seconds),
+      realtime_factor: round(video / r.seconds),
+      ffmpeg_realtime_factor: round(video / peer),
     };
     out.push(res);
-    console.log(`${res.file}: ${video.toFixed(1)} s of video, ${r.frames} frames at 1 fps, detect+track in ${r.seconds.toFixed(1)} s = ` +
-      `${res.realtime_factor}x real time; ffmpeg CLI decode (every frame) ${peer.toFixed(2)} s = ${res.ffmpeg_realtime_factor}x real time`);
+    console.log(
+      `${res.file}: ${video.toFixed(1)} s of video, ${r.frames} frames at 1 fps, detect+track in ${r.seconds.toFixed(1)} s = ` +
+        `${res.realtime_factor}x real time; ffmpeg CLI decode (every frame) ${peer.toFixed(2)} s = ${res.ffmpeg_realtime_factor}x real time`,
+    );
   }
   return out;
 }
@@ -99,7 +175,16 @@ const replays = await Promise.all(Array.from({ length: Number(n) }, async () => 
 console.log(JSON.stringify({ seconds: (performance.now() - t0) / 1000, distinct: [...new Set(replays)] }));
 `;
 
-async function sseBench(quick: boolean): Promise<{ subscribers: number; seconds: number; rssMb: number; rssBeforeMb: number; chunks: number; bytes: number } | null> {
+async function sseBench(
+  quick: boolean,
+): Promise<{
+  subscribers: number;
+  seconds: number;
+  rssMb: number;
+  rssBeforeMb: number;
+  chunks: number;
+  bytes: number;
+} | null> {
   let harness: typeof import('../../test/helpers/app.js');
   let synthetic: typeof import('../../test/helpers/synthetic-provider.js');
   try {
@@ -116,7 +201,16 @@ async function sseBench(quick: boolean): Promise<{ subscribers: number; seconds:
   try {
     const created = await harness.api(app, '/v1/video/process', {
       method: 'POST',
-      json: { input: [{ type: 'video_url', url: `http://127.0.0.1:9/bench.mp4?frames=${chunks}&frame_ms=0`, max_frames: chunks + 1 }], steps: [{ model: 'detect' }] },
+      json: {
+        input: [
+          {
+            type: 'video_url',
+            url: `http://127.0.0.1:9/bench.mp4?frames=${chunks}&frame_ms=0`,
+            max_frames: chunks + 1,
+          },
+        ],
+        steps: [{ model: 'detect' }],
+      },
     });
     if (created.status !== 202) throw new Error(`POST /v1/video/process: ${created.status} ${created.text}`);
     const id = created.body.id as string;
@@ -128,23 +222,43 @@ async function sseBench(quick: boolean): Promise<{ subscribers: number; seconds:
       await new Promise((r) => setTimeout(r, 200));
     }
     if (status !== 'succeeded') throw new Error(`the synthetic task ended ${status || 'never'}`);
-    const reference = await fetch(`${app.url}/v1/video/tasks/${id}/stream`, { headers: { authorization: `Bearer ${app.key}` } });
+    const reference = await fetch(`${app.url}/v1/video/tasks/${id}/stream`, {
+      headers: { authorization: `Bearer ${app.key}` },
+    });
     const bytes = Buffer.from(await reference.arrayBuffer());
     const expected = `${(await import('node:crypto')).createHash('sha256').update(bytes).digest('hex')}:${bytes.length}`;
     const baseline = process.memoryUsage().rss;
     let peak = baseline;
-    const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 50);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 50);
     try {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', CLIENT, `${app.url}/v1/video/tasks/${id}/stream`, app.key, String(subscribers)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(
+        process.execPath,
+        ['--input-type=module', '-e', CLIENT, `${app.url}/v1/video/tasks/${id}/stream`, app.key, String(subscribers)],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       let out = '';
-      child.stdout.on('data', (d) => { out += d; });
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
       const code = await new Promise<number | null>((r) => child.on('close', r));
       if (code !== 0) throw new Error(`the subscriber process exited with ${code}`);
       const r = JSON.parse(out.trim().split('\n').pop()!) as { seconds: number; distinct: string[] };
-      if (r.distinct.length !== 1 || r.distinct[0] !== expected) throw new Error(`replays differ: ${r.distinct.length} distinct results, expected ${expected}`);
+      if (r.distinct.length !== 1 || r.distinct[0] !== expected)
+        throw new Error(`replays differ: ${r.distinct.length} distinct results, expected ${expected}`);
       const rssMb = round(peak / 2 ** 20);
-      console.log(`sse: ${subscribers} subscribers replayed a ${chunks + 1}-chunk archive (${bytes.length} bytes each, all byte-identical) in ${r.seconds.toFixed(2)} s; server peak RSS ${rssMb} MB (${round(baseline / 2 ** 20)} MB before the subscribers)`);
-      return { subscribers, seconds: round(r.seconds), rssMb, rssBeforeMb: round(baseline / 2 ** 20), chunks: chunks + 1, bytes: bytes.length };
+      console.log(
+        `sse: ${subscribers} subscribers replayed a ${chunks + 1}-chunk archive (${bytes.length} bytes each, all byte-identical) in ${r.seconds.toFixed(2)} s; server peak RSS ${rssMb} MB (${round(baseline / 2 ** 20)} MB before the subscribers)`,
+      );
+      return {
+        subscribers,
+        seconds: round(r.seconds),
+        rssMb,
+        rssBeforeMb: round(baseline / 2 ** 20),
+        chunks: chunks + 1,
+        bytes: bytes.length,
+      };
     } finally {
       clearInterval(sampler);
     }
@@ -165,16 +279,27 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   }
   const files = await pipelineBench(quick);
   const slowest = files.reduce((a, b) => (b.realtime_factor < a.realtime_factor ? b : a));
-  console.log(`slowest: ${slowest.file} at ${slowest.realtime_factor}x real time (ffmpeg decode ${slowest.ffmpeg_realtime_factor}x)`);
+  console.log(
+    `slowest: ${slowest.file} at ${slowest.realtime_factor}x real time (ffmpeg decode ${slowest.ffmpeg_realtime_factor}x)`,
+  );
   if (json) {
-    console.log(JSON.stringify({
-      suite: 'video',
-      sightflow: { realtime_factor: slowest.realtime_factor, sse_subscribers: sse?.subscribers ?? null, sse_seconds: sse?.seconds ?? null, sse_rss_mb: sse?.rssMb ?? null },
-      peer: { name: 'ffmpeg-decode', realtime_factor: slowest.ffmpeg_realtime_factor },
-      ratio: null,
-      files,
-      ...(sse ? { sse: { chunks: sse.chunks, bytes_per_replay: sse.bytes, rss_before_subscribers_mb: sse.rssBeforeMb } } : {}),
-    }));
+    console.log(
+      JSON.stringify({
+        suite: 'video',
+        sightflow: {
+          realtime_factor: slowest.realtime_factor,
+          sse_subscribers: sse?.subscribers ?? null,
+          sse_seconds: sse?.seconds ?? null,
+          sse_rss_mb: sse?.rssMb ?? null,
+        },
+        peer: { name: 'ffmpeg-decode', realtime_factor: slowest.ffmpeg_realtime_factor },
+        ratio: null,
+        files,
+        ...(sse
+          ? { sse: { chunks: sse.chunks, bytes_per_replay: sse.bytes, rss_before_subscribers_mb: sse.rssBeforeMb } }
+          : {}),
+      }),
+    );
   }
 }
 

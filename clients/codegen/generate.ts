@@ -18,8 +18,9 @@ async function servedDocument(): Promise<Record<string, unknown>> {
   const t = await startTestApp();
   try {
     const r = await fetch(`${t.url}/openapi.json`);
-    const doc = await r.json() as Record<string, unknown>;
-    if (!r.ok || typeof doc.openapi !== 'string') throw new Error(`/openapi.json answered ${r.status}: ${JSON.stringify(doc).slice(0, 500)}`);
+    const doc = (await r.json()) as Record<string, unknown>;
+    if (!r.ok || typeof doc.openapi !== 'string')
+      throw new Error(`/openapi.json answered ${r.status}: ${JSON.stringify(doc).slice(0, 500)}`);
     return doc;
   } finally {
     await t.close();
@@ -27,7 +28,7 @@ async function servedDocument(): Promise<Record<string, unknown>> {
 }
 
 const file = process.argv[2];
-const doc = file ? JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown> : await servedDocument();
+const doc = file ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : await servedDocument();
 writeFileSync(GENERATED.typescript, typescriptModule(doc));
 writeFileSync(GENERATED.python, pythonModule(doc));
 console.log(`wrote ${GENERATED.typescript} and ${GENERATED.python}`);

@@ -31,8 +31,10 @@ export function operationsOf(doc: Json): OperationInfo[] {
   for (const [path, ops] of Object.entries<Json>(doc.paths ?? {})) {
     for (const [method, op] of Object.entries<Json>(ops)) {
       const params: Json[] = op.parameters ?? [];
-      const ok = Object.keys(op.responses ?? {}).filter((s) => /^2\d\d$/.test(s)).sort()[0];
-      const content: Json = ok ? op.responses[ok].content ?? {} : {};
+      const ok = Object.keys(op.responses ?? {})
+        .filter((s) => /^2\d\d$/.test(s))
+        .sort()[0];
+      const content: Json = ok ? (op.responses[ok].content ?? {}) : {};
       const responseType = Object.keys(content)[0] ?? null;
       const security = op.security?.[0] ? Object.keys(op.security[0])[0] : null;
       const bodyContent: Json = op.requestBody?.content ?? {};
@@ -41,14 +43,20 @@ export function operationsOf(doc: Json): OperationInfo[] {
         method: method.toUpperCase(),
         path,
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
-        queryParams: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, required: !!p.required, schema: p.schema ?? p.content?.['application/json']?.schema ?? {} })),
+        queryParams: params
+          .filter((p) => p.in === 'query')
+          .map((p) => ({
+            name: p.name,
+            required: !!p.required,
+            schema: p.schema ?? p.content?.['application/json']?.schema ?? {},
+          })),
         idempotencyKey: params.some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key'),
         auth: security === 'apiKey' ? 'key' : security === 'adminToken' ? 'admin' : 'none',
         summary: op.summary ?? '',
         body: bodyContent['application/json']?.schema ?? null,
         bodyRequired: !!op.requestBody?.required,
         bodyTypes: Object.keys(bodyContent).filter((t) => t !== 'application/json'),
-        response: responseType === 'application/json' ? content[responseType].schema ?? null : null,
+        response: responseType === 'application/json' ? (content[responseType].schema ?? null) : null,
         responseType,
       });
     }
@@ -69,10 +77,15 @@ function tsType(s: Json | undefined, indent: string): string {
   if (s.allOf) return s.allOf.map((u: Json) => tsType(u, indent)).join(' & ');
   if (Array.isArray(s.type)) return s.type.map((t: string) => tsType({ ...s, type: t }, indent)).join(' | ');
   switch (s.type) {
-    case 'string': return 'string';
-    case 'integer': case 'number': return 'number';
-    case 'boolean': return 'boolean';
-    case 'null': return 'null';
+    case 'string':
+      return 'string';
+    case 'integer':
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'null':
+      return 'null';
     case 'array':
       if (s.prefixItems) return `[${s.prefixItems.map((u: Json) => tsType(u, indent)).join(', ')}]`;
       return `Array<${tsType(s.items, indent)}>`;
@@ -80,12 +93,15 @@ function tsType(s: Json | undefined, indent: string): string {
       const props = Object.entries<Json>(s.properties ?? {});
       const extra = s.additionalProperties;
       const inner = indent + '  ';
-      const lines = props.map(([k, v]) => `${inner}${tsKey(k)}${(s.required ?? []).includes(k) ? '' : '?'}: ${tsType(v, inner)};`);
+      const lines = props.map(
+        ([k, v]) => `${inner}${tsKey(k)}${(s.required ?? []).includes(k) ? '' : '?'}: ${tsType(v, inner)};`,
+      );
       if (extra && typeof extra === 'object') lines.push(`${inner}[key: string]: ${tsType(extra, inner)};`);
       else if (extra !== false && props.length === 0) return 'Record<string, unknown>';
       return lines.length ? `{\n${lines.join('\n')}\n${indent}}` : 'Record<string, never>';
     }
-    default: return 'unknown';
+    default:
+      return 'unknown';
   }
 }
 
@@ -109,9 +125,14 @@ export function typescriptModule(doc: Json): string {
     if (s.description) out.push(`/** ${String(s.description).replace(/\*\//g, '* /')} */`);
     out.push(`export type ${name} = ${tsType(s, '')};`, '');
   }
-  out.push('/** Each operation\'s path parameters, query, JSON body and 2xx JSON answer. */', 'export interface Operations {');
+  out.push(
+    "/** Each operation's path parameters, query, JSON body and 2xx JSON answer. */",
+    'export interface Operations {',
+  );
   for (const op of ops) {
-    const path = op.pathParams.length ? `{ ${op.pathParams.map((p) => `${tsKey(p)}: string`).join('; ')} }` : 'Record<string, never>';
+    const path = op.pathParams.length
+      ? `{ ${op.pathParams.map((p) => `${tsKey(p)}: string`).join('; ')} }`
+      : 'Record<string, never>';
     const query = op.queryParams.length
       ? `{\n${op.queryParams.map((q) => `      ${tsKey(q.name)}${q.required ? '' : '?'}: ${queryType(q.schema)};`).join('\n')}\n    }`
       : 'Record<string, never>';
@@ -125,12 +146,25 @@ export function typescriptModule(doc: Json): string {
   }
   out.push('}', '');
   out.push('export type OperationId = keyof Operations;', '');
-  out.push('export interface OperationSpec {', '  method: string;', '  path: string;', '  pathParams: readonly string[];',
-    '  idempotencyKey: boolean;', '  auth: \'key\' | \'admin\' | \'none\';', '  /** Content type of the 2xx answer (null: no body). */',
-    '  responseType: string | null;', '  /** Request body types besides JSON. */', '  bodyTypes: readonly string[];', '}', '');
+  out.push(
+    'export interface OperationSpec {',
+    '  method: string;',
+    '  path: string;',
+    '  pathParams: readonly string[];',
+    '  idempotencyKey: boolean;',
+    "  auth: 'key' | 'admin' | 'none';",
+    '  /** Content type of the 2xx answer (null: no body). */',
+    '  responseType: string | null;',
+    '  /** Request body types besides JSON. */',
+    '  bodyTypes: readonly string[];',
+    '}',
+    '',
+  );
   out.push('export const OPERATIONS: { readonly [K in OperationId]: OperationSpec } = {');
   for (const op of ops) {
-    out.push(`  ${tsKey(op.id)}: { method: ${JSON.stringify(op.method)}, path: ${JSON.stringify(op.path)}, pathParams: ${JSON.stringify(op.pathParams)}, idempotencyKey: ${op.idempotencyKey}, auth: ${JSON.stringify(op.auth)}, responseType: ${JSON.stringify(op.responseType)}, bodyTypes: ${JSON.stringify(op.bodyTypes)} },`);
+    out.push(
+      `  ${tsKey(op.id)}: { method: ${JSON.stringify(op.method)}, path: ${JSON.stringify(op.path)}, pathParams: ${JSON.stringify(op.pathParams)}, idempotencyKey: ${op.idempotencyKey}, auth: ${JSON.stringify(op.auth)}, responseType: ${JSON.stringify(op.responseType)}, bodyTypes: ${JSON.stringify(op.bodyTypes)} },`,
+    );
   }
   out.push('};', '');
   return out.join('\n');
@@ -138,15 +172,56 @@ export function typescriptModule(doc: Json): string {
 
 // ---- Python ----
 
-const PY_KEYWORDS = new Set(['from', 'class', 'def', 'return', 'import', 'in', 'is', 'not', 'and', 'or', 'global', 'lambda', 'pass', 'with', 'yield', 'as', 'if', 'else', 'elif', 'for', 'while', 'try', 'except', 'finally', 'raise', 'del', 'assert', 'break', 'continue', 'None', 'True', 'False']);
+const PY_KEYWORDS = new Set([
+  'from',
+  'class',
+  'def',
+  'return',
+  'import',
+  'in',
+  'is',
+  'not',
+  'and',
+  'or',
+  'global',
+  'lambda',
+  'pass',
+  'with',
+  'yield',
+  'as',
+  'if',
+  'else',
+  'elif',
+  'for',
+  'while',
+  'try',
+  'except',
+  'finally',
+  'raise',
+  'del',
+  'assert',
+  'break',
+  'continue',
+  'None',
+  'True',
+  'False',
+]);
 
 /**
  * Python types of a schema. An object with properties inside a named schema becomes a TypedDict of its own,
  * named after the path to it (`Task` -> `TaskProgress`), emitted before the class that uses it (`hoist`).
  */
-interface PyContext { hoist: string[][]; taken: Set<string> }
+interface PyContext {
+  hoist: string[][];
+  taken: Set<string>;
+}
 
-const pascal = (k: string) => k.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+const pascal = (k: string) =>
+  k
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
 
 function pyType(s: Json | undefined, name: string, ctx: PyContext): string {
   if (!s || typeof s !== 'object' || Object.keys(s).filter((k) => k !== 'description').length === 0) return 'Any';
@@ -157,12 +232,18 @@ function pyType(s: Json | undefined, name: string, ctx: PyContext): string {
   if (union) return [...new Set<string>(union.map((u: Json) => pyType(u, name, ctx)))].join(' | ');
   if (Array.isArray(s.type)) return s.type.map((t: string) => pyType({ ...s, type: t }, name, ctx)).join(' | ');
   switch (s.type) {
-    case 'string': return 'str';
-    case 'integer': return 'int';
-    case 'number': return 'float';
-    case 'boolean': return 'bool';
-    case 'null': return 'None';
-    case 'array': return `list[${s.items ? pyType(s.items, name, ctx) : 'Any'}]`;
+    case 'string':
+      return 'str';
+    case 'integer':
+      return 'int';
+    case 'number':
+      return 'float';
+    case 'boolean':
+      return 'bool';
+    case 'null':
+      return 'None';
+    case 'array':
+      return `list[${s.items ? pyType(s.items, name, ctx) : 'Any'}]`;
     case 'object': {
       if (!Object.keys(s.properties ?? {}).length) return 'dict[str, Any]';
       let n = name;
@@ -171,7 +252,8 @@ function pyType(s: Json | undefined, name: string, ctx: PyContext): string {
       ctx.hoist.push(pyTypedDict(n, s, ctx));
       return `"${n}"`;
     }
-    default: return 'Any';
+    default:
+      return 'Any';
   }
 }
 
@@ -192,7 +274,11 @@ function pyTypedDict(name: string, s: Json, ctx: PyContext): string[] {
     return required.has(k) ? t : `NotRequired[${t}]`;
   };
   if (bad) {
-    return [`${name} = TypedDict(${JSON.stringify(name)}, {`, ...props.map(([k, v]) => `    ${JSON.stringify(k)}: ${field(k, v)},`), '})'];
+    return [
+      `${name} = TypedDict(${JSON.stringify(name)}, {`,
+      ...props.map(([k, v]) => `    ${JSON.stringify(k)}: ${field(k, v)},`),
+      '})',
+    ];
   }
   const lines = [`class ${name}(TypedDict):`];
   if (s.description) lines.push(`    """${String(s.description).replace(/"""/g, "\'\'\'").replace(/\\/g, '\\\\')}"""`);
@@ -218,18 +304,27 @@ export function pythonModule(doc: Json): string {
     for (const h of ctx.hoist.splice(0)) out.push(...h, '', '');
     out.push(...cls, '', '');
   }
-  out.push(`__all__ = [${[...ctx.taken].sort().map((n) => JSON.stringify(n)).join(', ')}, "OPERATIONS", "RESPONSE_SCHEMAS"]`, '');
+  out.push(
+    `__all__ = [${[...ctx.taken]
+      .sort()
+      .map((n) => JSON.stringify(n))
+      .join(', ')}, "OPERATIONS", "RESPONSE_SCHEMAS"]`,
+    '',
+  );
   out.push('# Every operation of the document: method, path, path parameters, whether it takes Idempotency-Key,');
   out.push('# the credential it needs and the content type of its 2xx answer.');
   out.push('OPERATIONS: dict[str, dict[str, Any]] = {');
   for (const op of ops) {
-    out.push(`    ${JSON.stringify(op.id)}: {"method": ${JSON.stringify(op.method)}, "path": ${JSON.stringify(op.path)}, "path_params": (${op.pathParams.map((p) => JSON.stringify(p) + ',').join(' ')}), "idempotency_key": ${op.idempotencyKey ? 'True' : 'False'}, "auth": ${JSON.stringify(op.auth)}, "response_type": ${op.responseType === null ? 'None' : JSON.stringify(op.responseType)}},`);
+    out.push(
+      `    ${JSON.stringify(op.id)}: {"method": ${JSON.stringify(op.method)}, "path": ${JSON.stringify(op.path)}, "path_params": (${op.pathParams.map((p) => JSON.stringify(p) + ',').join(' ')}), "idempotency_key": ${op.idempotencyKey ? 'True' : 'False'}, "auth": ${JSON.stringify(op.auth)}, "response_type": ${op.responseType === null ? 'None' : JSON.stringify(op.responseType)}},`,
+    );
   }
   out.push('}', '');
   // Response TypedDict aliases per operation would repeat the schemas; names map to the named ones instead.
   out.push('# The named schema each operation answers, where its 2xx answer is one.');
   out.push('RESPONSE_SCHEMAS: dict[str, str] = {');
-  for (const op of ops) if (op.response?.$ref) out.push(`    ${JSON.stringify(op.id)}: ${JSON.stringify(refName(op.response.$ref))},`);
+  for (const op of ops)
+    if (op.response?.$ref) out.push(`    ${JSON.stringify(op.id)}: ${JSON.stringify(refName(op.response.$ref))},`);
   out.push('}', '');
   return out.join('\n');
 }

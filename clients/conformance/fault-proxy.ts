@@ -4,11 +4,25 @@
 // It records every request it receives and every one it forwards, so a test can say "sent exactly once" or
 // "the server received it". Faults are armed per test through `arm()` (in process) or the control API of
 // ./server.ts (from another language); each fault matches a method and a path pattern and fires `times` times.
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type Fault =
-  | { kind: 'status'; method: string; path: string; status: number; headers?: Record<string, string>; body?: unknown; times?: number }
+  | {
+      kind: 'status';
+      method: string;
+      path: string;
+      status: number;
+      headers?: Record<string, string>;
+      body?: unknown;
+      times?: number;
+    }
   | { kind: 'cut_after_upstream'; method: string; path: string; times?: number }
   /**
    * Cuts successive matching stream responses: `first` in the middle of the response's first event (right
@@ -17,10 +31,25 @@ export type Fault =
    */
   | { kind: 'cut_stream'; method: string; path: string; cuts: Array<'first' | 'second' | 'stall'> };
 
-export interface Seen { method: string; path: string; query: string; forwarded: boolean; status: number | null; fault: string | null }
-export interface StreamCut { startOffset: number; cutAt: number; midEvent: boolean; mode: 'first' | 'second' | 'stall' }
+export interface Seen {
+  method: string;
+  path: string;
+  query: string;
+  forwarded: boolean;
+  status: number | null;
+  fault: string | null;
+}
+export interface StreamCut {
+  startOffset: number;
+  cutAt: number;
+  midEvent: boolean;
+  mode: 'first' | 'second' | 'stall';
+}
 
-interface Armed { fault: Fault; left: number }
+interface Armed {
+  fault: Fault;
+  left: number;
+}
 
 export class FaultProxy {
   private server: Server | null = null;
@@ -32,7 +61,9 @@ export class FaultProxy {
   constructor(private readonly upstream: string) {}
 
   async start(): Promise<string> {
-    this.server = createServer((req, res) => { void this.handle(req, res); });
+    this.server = createServer((req, res) => {
+      void this.handle(req, res);
+    });
     this.server.keepAliveTimeout = 1000;
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
@@ -45,7 +76,7 @@ export class FaultProxy {
   }
 
   arm(fault: Fault): void {
-    const left = fault.kind === 'cut_stream' ? fault.cuts.length : fault.times ?? 1;
+    const left = fault.kind === 'cut_stream' ? fault.cuts.length : (fault.times ?? 1);
     this.armed.push({ fault: structuredClone(fault), left });
   }
 
@@ -57,8 +88,12 @@ export class FaultProxy {
 
   /** Requests received with this method whose path (without query) matches. */
   count(method: string, path: string | RegExp, opts: { forwarded?: boolean } = {}): number {
-    return this.seen.filter((s) => s.method === method && (typeof path === 'string' ? s.path === path : path.test(s.path))
-      && (opts.forwarded === undefined || s.forwarded === opts.forwarded)).length;
+    return this.seen.filter(
+      (s) =>
+        s.method === method &&
+        (typeof path === 'string' ? s.path === path : path.test(s.path)) &&
+        (opts.forwarded === undefined || s.forwarded === opts.forwarded),
+    ).length;
   }
 
   private take(method: string, path: string): Armed | null {
@@ -81,8 +116,21 @@ export class FaultProxy {
       armed.left--;
       seen.fault = 'status';
       seen.status = armed.fault.status;
-      const payload = JSON.stringify(armed.fault.body ?? { error: { type: 'overloaded_error', code: 'overloaded', message: 'Injected by the conformance proxy', param: null } });
-      res.writeHead(armed.fault.status, { 'content-type': 'application/json', 'x-request-id': 'req_conformance', ...armed.fault.headers });
+      const payload = JSON.stringify(
+        armed.fault.body ?? {
+          error: {
+            type: 'overloaded_error',
+            code: 'overloaded',
+            message: 'Injected by the conformance proxy',
+            param: null,
+          },
+        },
+      );
+      res.writeHead(armed.fault.status, {
+        'content-type': 'application/json',
+        'x-request-id': 'req_conformance',
+        ...armed.fault.headers,
+      });
       res.end(payload);
       return;
     }
@@ -116,7 +164,12 @@ export class FaultProxy {
   }
 
   /** Passes the stream on, holding bytes until it knows where the chosen event lies, then cuts inside it. */
-  private cutStream(ur: IncomingMessage, res: ServerResponse, mode: 'first' | 'second' | 'stall', startOffset: number): void {
+  private cutStream(
+    ur: IncomingMessage,
+    res: ServerResponse,
+    mode: 'first' | 'second' | 'stall',
+    startOffset: number,
+  ): void {
     res.writeHead(200, ur.headers);
     res.flushHeaders();
     let buf = Buffer.alloc(0);
@@ -137,10 +190,21 @@ export class FaultProxy {
       const cutAt = from + Math.max(1, Math.floor((to - from) / 2));
       done = true;
       this.cuts.push({ startOffset, cutAt: startOffset + cutAt, midEvent: true, mode });
-      if (mode === 'stall') { res.write(buf.subarray(0, cutAt)); ur.destroy(); return; }
-      res.write(buf.subarray(0, cutAt), () => setTimeout(() => { res.socket?.destroy(); ur.destroy(); }, 20));
+      if (mode === 'stall') {
+        res.write(buf.subarray(0, cutAt));
+        ur.destroy();
+        return;
+      }
+      res.write(buf.subarray(0, cutAt), () =>
+        setTimeout(() => {
+          res.socket?.destroy();
+          ur.destroy();
+        }, 20),
+      );
     });
-    ur.on('end', () => { if (!done) res.end(buf); });
+    ur.on('end', () => {
+      if (!done) res.end(buf);
+    });
   }
 }
 

@@ -17,7 +17,10 @@ import { FaultProxy, type Fault } from './fault-proxy.js';
 /** A photo every case may upload (a JPEG of a person). */
 export const SAMPLE_IMAGE = join(projectRoot, 'assets', 'astronaut.jpg');
 
-export interface Delivery { headers: Record<string, string>; body: string }
+export interface Delivery {
+  headers: Record<string, string>;
+  body: string;
+}
 
 export interface Conformance {
   app: TestApp;
@@ -42,7 +45,10 @@ async function listen(server: Server): Promise<string> {
 }
 
 export async function startConformance(): Promise<Conformance> {
-  const app = await startTestApp({ SIGHTFLOW_VIDEO_WEBHOOK_POLL_MS: '100', SIGHTFLOW_KEY_CACHE_MS: '3600000' }, { videoProviders: () => [new SyntheticProvider()] });
+  const app = await startTestApp(
+    { SIGHTFLOW_VIDEO_WEBHOOK_POLL_MS: '100', SIGHTFLOW_KEY_CACHE_MS: '3600000' },
+    { videoProviders: () => [new SyntheticProvider()] },
+  );
   const proxy = new FaultProxy(app.url);
   const url = await proxy.start();
   const deliveries: Delivery[] = [];
@@ -63,7 +69,15 @@ export async function startConformance(): Promise<Conformance> {
   });
   const webhookUrl = await listen(sink);
   return {
-    app, url, upstream: app.url, key: app.key, adminToken: app.adminToken, proxy, webhookUrl, deliveries, imageUrl: `${webhookUrl}/astronaut.jpg`,
+    app,
+    url,
+    upstream: app.url,
+    key: app.key,
+    adminToken: app.adminToken,
+    proxy,
+    webhookUrl,
+    deliveries,
+    imageUrl: `${webhookUrl}/astronaut.jpg`,
     async close() {
       await proxy.stop();
       sink.closeAllConnections();
@@ -79,11 +93,19 @@ async function serveControl(c: Conformance): Promise<{ url: string; server: Serv
     const parts: Buffer[] = [];
     req.on('data', (b: Buffer) => parts.push(b));
     req.on('end', () => {
-      const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const send = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       try {
-        if (req.method === 'POST' && path === '/arm') { c.proxy.arm(JSON.parse(Buffer.concat(parts).toString('utf8')) as Fault); return send(200, { ok: true }); }
-        if (req.method === 'POST' && path === '/reset') { c.proxy.reset(); c.deliveries.length = 0; return send(200, { ok: true }); }
+        if (req.method === 'POST' && path === '/arm') {
+          c.proxy.arm(JSON.parse(Buffer.concat(parts).toString('utf8')) as Fault);
+          return send(200, { ok: true });
+        }
+        if (req.method === 'POST' && path === '/reset') {
+          c.proxy.reset();
+          c.deliveries.length = 0;
+          return send(200, { ok: true });
+        }
         if (path === '/seen') return send(200, c.proxy.seen);
         if (path === '/cuts') return send(200, c.proxy.cuts);
         if (path === '/webhooks') return send(200, c.deliveries);
@@ -99,7 +121,9 @@ async function serveControl(c: Conformance): Promise<{ url: string; server: Serv
 if (import.meta.url === pathToFileURL(realpathSync(process.argv[1] ?? '.')).href) {
   const c = await startConformance();
   const control = await serveControl(c);
-  process.stdout.write(`${JSON.stringify({ url: c.url, upstream: c.upstream, key: c.key, admin_token: c.adminToken, control: control.url, webhook_url: c.webhookUrl, image_url: c.imageUrl, image_path: SAMPLE_IMAGE })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ url: c.url, upstream: c.upstream, key: c.key, admin_token: c.adminToken, control: control.url, webhook_url: c.webhookUrl, image_url: c.imageUrl, image_path: SAMPLE_IMAGE })}\n`,
+  );
   let closing = false;
   const shutdown = async () => {
     if (closing) return;
@@ -109,8 +133,14 @@ if (import.meta.url === pathToFileURL(realpathSync(process.argv[1] ?? '.')).href
     await c.close();
     process.exit(0);
   };
-  process.stdin.on('end', () => { void shutdown(); });
-  process.stdin.on('close', () => { void shutdown(); });
+  process.stdin.on('end', () => {
+    void shutdown();
+  });
+  process.stdin.on('close', () => {
+    void shutdown();
+  });
   process.stdin.resume();
-  process.on('SIGTERM', () => { void shutdown(); });
+  process.on('SIGTERM', () => {
+    void shutdown();
+  });
 }

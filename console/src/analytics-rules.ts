@@ -5,7 +5,10 @@
 import type { AnalyticsRules, LineRule, Point, ZoneRule } from './api/types.js'; // .js: also imported by the Node tests (NodeNext)
 
 export type Tool = 'line' | 'zone' | null;
-export interface Size { width: number; height: number }
+export interface Size {
+  width: number;
+  height: number;
+}
 
 export interface Drawing {
   lines: LineRule[];
@@ -40,7 +43,8 @@ export function addPoint(d: Drawing, p: Point, space: Size): Drawing {
   }
   if (d.tool === 'zone') {
     const first = d.draft[0];
-    if (first && d.draft.length >= 3 && Math.hypot(first[0] - at[0], first[1] - at[1]) <= CLOSE_SHARE * space.width) return closeZone(d);
+    if (first && d.draft.length >= 3 && Math.hypot(first[0] - at[0], first[1] - at[1]) <= CLOSE_SHARE * space.width)
+      return closeZone(d);
     return { ...d, draft: [...d.draft, at] };
   }
   return d;

@@ -15,33 +15,62 @@ export function App() {
   const [signOutReason, setSignOutReason] = useState<string | null>(null);
   const path = usePath();
 
-  const ctx = useMemo<AdminSession | null>(() => token ? {
-    api: adminApi(token),
-    signOut(reason?: string) {
-      session.signOut();
-      setToken(null);
-      setSignOutReason(reason ?? null);
-    },
-  } : null, [token]);
+  const ctx = useMemo<AdminSession | null>(
+    () =>
+      token
+        ? {
+            api: adminApi(token),
+            signOut(reason?: string) {
+              session.signOut();
+              setToken(null);
+              setSignOutReason(reason ?? null);
+            },
+          }
+        : null,
+    [token],
+  );
 
   if (!ctx) {
     return (
       <SignInPage
         reason={signOutReason}
-        onSignedIn={(t) => { session.setAdminToken(t); setSignOutReason(null); setToken(t); }}
+        onSignedIn={(t) => {
+          session.setAdminToken(t);
+          setSignOutReason(null);
+          setToken(t);
+        }}
       />
     );
   }
   return (
     <SessionContext.Provider value={ctx}>
       <header class="top">
-        <a class="brand" href={href('/')} onClick={(e) => onLinkClick(e, '/')}>sightflow <span>console</span></a>
+        <a class="brand" href={href('/')} onClick={(e) => onLinkClick(e, '/')}>
+          sightflow <span>console</span>
+        </a>
         <nav aria-label="Main">
-          <a href={href('/')} onClick={(e) => onLinkClick(e, '/')} aria-current={path === '/' ? 'page' : undefined}>Projects</a>
-          <a href={href('/models')} onClick={(e) => onLinkClick(e, '/models')} aria-current={path === '/models' ? 'page' : undefined}>Models</a>
+          <a href={href('/')} onClick={(e) => onLinkClick(e, '/')} aria-current={path === '/' ? 'page' : undefined}>
+            Projects
+          </a>
+          <a
+            href={href('/models')}
+            onClick={(e) => onLinkClick(e, '/models')}
+            aria-current={path === '/models' ? 'page' : undefined}
+          >
+            Models
+          </a>
           <a href="/openapi.json">API reference</a>
         </nav>
-        <button type="button" class="link" onClick={() => { ctx.signOut(); navigate('/', true); }}>Sign out</button>
+        <button
+          type="button"
+          class="link"
+          onClick={() => {
+            ctx.signOut();
+            navigate('/', true);
+          }}
+        >
+          Sign out
+        </button>
       </header>
       <main id="main">
         <Route path={path} />
@@ -57,7 +86,11 @@ function Route(props: { path: string }) {
   if (parts[0] === 'projects' && parts[1]) return <ProjectLayout projectId={parts[1]} rest={parts.slice(2)} />;
   return (
     <Notice kind="info" title="No such page">
-      <p><a href={href('/')} onClick={(e) => onLinkClick(e, '/')}>Back to the projects</a></p>
+      <p>
+        <a href={href('/')} onClick={(e) => onLinkClick(e, '/')}>
+          Back to the projects
+        </a>
+      </p>
     </Notice>
   );
 }

@@ -5,7 +5,16 @@
 export function perAnimationFrame(fn: () => void): { bump(): void; cancel(): void } {
   let scheduled = 0;
   return {
-    bump: () => { if (!scheduled) scheduled = requestAnimationFrame(() => { scheduled = 0; fn(); }); },
-    cancel: () => { if (scheduled) cancelAnimationFrame(scheduled); scheduled = 0; },
+    bump: () => {
+      if (!scheduled)
+        scheduled = requestAnimationFrame(() => {
+          scheduled = 0;
+          fn();
+        });
+    },
+    cancel: () => {
+      if (scheduled) cancelAnimationFrame(scheduled);
+      scheduled = 0;
+    },
   };
 }

@@ -4,7 +4,10 @@ import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import type { AdminApi } from './api/admin-api';
 
-export interface AdminSession { api: AdminApi; signOut(reason?: string): void }
+export interface AdminSession {
+  api: AdminApi;
+  signOut(reason?: string): void;
+}
 
 export const SessionContext = createContext<AdminSession | null>(null);
 

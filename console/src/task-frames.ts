@@ -5,7 +5,11 @@ import type { AnalyticsEvent, StreamChunk, Target, TrackSummary } from './api/ty
 /** The events a person checks a count by: each line crossing, zone entry and exit, at its stream time. */
 const COUNTED = new Set(['line.crossed', 'zone.entered', 'zone.exited']);
 
-export interface Frame { index: number; time: number; targets: Target[] }
+export interface Frame {
+  index: number;
+  time: number;
+  targets: Target[];
+}
 
 export class TaskFrames {
   readonly frames: Frame[] = [];
@@ -21,7 +25,10 @@ export class TaskFrames {
     // A terminal chunk may repeat the last frame's info without results: nothing to draw.
     if (chunk.finish_reason !== null && targets.length === 0) return;
     const last = this.frames[this.frames.length - 1];
-    if (last && last.index === info.frame_index) { last.targets.push(...targets); return; }
+    if (last && last.index === info.frame_index) {
+      last.targets.push(...targets);
+      return;
+    }
     const fps = this.fps > 0 ? this.fps : 1;
     // The frame's own time where the server gives it (variable frame rates, a stream replayed from an offset).
     const time = info.stream_time_ms !== undefined ? info.stream_time_ms / 1000 : info.frame_index / fps;
@@ -41,7 +48,10 @@ export class TaskFrames {
     let best = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (this.frames[mid]!.time <= t + 1e-3) { best = mid; lo = mid + 1; } else hi = mid - 1;
+      if (this.frames[mid]!.time <= t + 1e-3) {
+        best = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
     return best;
   }
@@ -74,7 +84,15 @@ export class TaskFrames {
     for (const f of this.frames) {
       for (const t of f.targets) {
         const s = tracks.get(t.track_id);
-        if (!s) tracks.set(t.track_id, { track_id: t.track_id, class: t.class, first_frame: f.index, last_frame: f.index, frames_seen: 1, best_confidence: t.confidence });
+        if (!s)
+          tracks.set(t.track_id, {
+            track_id: t.track_id,
+            class: t.class,
+            first_frame: f.index,
+            last_frame: f.index,
+            frames_seen: 1,
+            best_confidence: t.confidence,
+          });
         else {
           s.last_frame = f.index;
           s.frames_seen++;

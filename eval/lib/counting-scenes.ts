@@ -47,11 +47,17 @@ function targets(path: string): MotRow[] {
 
 function fromSequence(seq: Sequence): Scene {
   return {
-    name: seq.name, video: seq.video, note: seq.note, close: seq.name === 'TUD-Campus',
+    name: seq.name,
+    video: seq.video,
+    note: seq.note,
+    close: seq.name === 'TUD-Campus',
     async gt() {
       let scale = seq.scale;
-      if (Number.isNaN(scale)) scale = (await probeWidth(await seq.video())) / Number(seqInfo(join(seq.gtPath, '..', '..')).imWidth);
-      return targets(seq.gtPath).map((r) => (scale === 1 ? r : { ...r, x: r.x * scale, y: r.y * scale, w: r.w * scale, h: r.h * scale }));
+      if (Number.isNaN(scale))
+        scale = (await probeWidth(await seq.video())) / Number(seqInfo(join(seq.gtPath, '..', '..')).imWidth);
+      return targets(seq.gtPath).map((r) =>
+        scale === 1 ? r : { ...r, x: r.x * scale, y: r.y * scale, w: r.w * scale, h: r.h * scale },
+      );
     },
   };
 }
@@ -61,14 +67,34 @@ function crop(root: string, c: (typeof CROPS)[number]): Scene {
   const dir = join(root, 'PETS09-S2L1');
   const info = seqInfo(dir);
   return {
-    name: c.name, close: true, note: `PETS09-S2L1 frames 1-300, window ${c.w}x${c.h}+${c.x}+${c.y} enlarged ${SCALE}x`,
+    name: c.name,
+    close: true,
+    note: `PETS09-S2L1 frames 1-300, window ${c.w}x${c.h}+${c.x}+${c.y} enlarged ${SCALE}x`,
     async video() {
       const path = join(cacheDir(), `${c.name}-${c.w}x${c.h}+${c.x}+${c.y}x${SCALE}.mp4`);
       if (existsSync(path)) return path;
       const part = `${path}.${process.pid}.part.mp4`;
-      await run$('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-framerate', info.frameRate ?? '7', '-i', join(dir, 'img1', `%06d${info.imExt ?? '.jpg'}`),
-        '-vf', `crop=${c.w}:${c.h}:${c.x}:${c.y},scale=${c.w * SCALE}:${c.h * SCALE}:flags=lanczos`,
-        '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '12', '-pix_fmt', 'yuv420p', part]);
+      await run$('ffmpeg', [
+        '-nostdin',
+        '-v',
+        'error',
+        '-y',
+        '-framerate',
+        info.frameRate ?? '7',
+        '-i',
+        join(dir, 'img1', `%06d${info.imExt ?? '.jpg'}`),
+        '-vf',
+        `crop=${c.w}:${c.h}:${c.x}:${c.y},scale=${c.w * SCALE}:${c.h * SCALE}:flags=lanczos`,
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-crf',
+        '12',
+        '-pix_fmt',
+        'yuv420p',
+        part,
+      ]);
       renameSync(part, path);
       return path;
     },
@@ -77,7 +103,10 @@ function crop(root: string, c: (typeof CROPS)[number]): Scene {
       const out: MotRow[] = [];
       for (const r of targets(join(dir, 'gt', 'gt.txt'))) {
         if (r.frame > frames) continue;
-        const x1 = Math.max(r.x, c.x), y1 = Math.max(r.y, c.y), x2 = Math.min(r.x + r.w, c.x + c.w), y2 = Math.min(r.y + r.h, c.y + c.h);
+        const x1 = Math.max(r.x, c.x),
+          y1 = Math.max(r.y, c.y),
+          x2 = Math.min(r.x + r.w, c.x + c.w),
+          y2 = Math.min(r.y + r.h, c.y + c.h);
         if (x2 <= x1 || y2 <= y1 || (x2 - x1) * (y2 - y1) < 0.5 * r.w * r.h) continue;
         out.push({ ...r, x: (x1 - c.x) * SCALE, y: (y1 - c.y) * SCALE, w: (x2 - x1) * SCALE, h: (y2 - y1) * SCALE });
       }

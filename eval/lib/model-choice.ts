@@ -10,7 +10,11 @@ import { BYO_MODELS, byoPath, isByoModelId, skipWithoutByoModels } from '../byo-
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 
-export interface ChosenModel { registry: ModelRegistry; id: string; cleanup(): void }
+export interface ChosenModel {
+  registry: ModelRegistry;
+  id: string;
+  cleanup(): void;
+}
 
 /** The value of `--name v` or `--name=v` in a suite's args. */
 export function argValue(args: string[], name: string): string | undefined {
@@ -28,8 +32,13 @@ export async function chooseModel(id: string, opts: { json: boolean }): Promise<
     return { registry: project, id, cleanup() {} };
   }
   if (!isByoModelId(id)) {
-    const detectors = project.list().filter((m) => m.manifest.task === 'detect').map((m) => m.manifest.id);
-    throw new Error(`unknown model ${id}; registered detectors: ${detectors.join(', ')}; bring-your-own test exports: ${Object.keys(BYO_MODELS).join(', ')}`);
+    const detectors = project
+      .list()
+      .filter((m) => m.manifest.task === 'detect')
+      .map((m) => m.manifest.id);
+    throw new Error(
+      `unknown model ${id}; registered detectors: ${detectors.join(', ')}; bring-your-own test exports: ${Object.keys(BYO_MODELS).join(', ')}`,
+    );
   }
   if (skipWithoutByoModels(opts, BYO_MODELS[id])) return null;
   const tmp = mkdtempSync(join(tmpdir(), 'sightflow-eval-model-'));

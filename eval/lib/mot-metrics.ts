@@ -29,11 +29,18 @@ export function parseMotFile(text: string, format: 'auto' | 'mot15' | 'mot17' = 
     if (line === '') continue;
     const f = line.split(/[,\s]+/).map(Number);
     if (f.length < 6 || f.slice(0, 6).some((v) => !Number.isFinite(v))) {
-      throw new Error(`MOT file line ${i + 1}: expected frame,id,x,y,w,h,... but received ${JSON.stringify(line.slice(0, 80))}`);
+      throw new Error(
+        `MOT file line ${i + 1}: expected frame,id,x,y,w,h,... but received ${JSON.stringify(line.slice(0, 80))}`,
+      );
     }
     const withClass = format === 'mot17' || (format === 'auto' && f.length === 9);
     rows.push({
-      frame: f[0], id: f[1], x: f[2], y: f[3], w: f[4], h: f[5],
+      frame: f[0],
+      id: f[1],
+      x: f[2],
+      y: f[3],
+      w: f[4],
+      h: f[5],
       conf: f.length > 6 && Number.isFinite(f[6]) ? f[6] : 1,
       cls: withClass && f.length > 7 ? f[7] : null,
       visibility: withClass && f.length > 8 ? f[8] : null,
@@ -200,7 +207,11 @@ export function evaluateMot(gtRows: MotRow[], hypRows: MotRow[], iouThreshold = 
   const hypFrames = byFrame(hyps);
   const frames = [...new Set([...gtFrames.keys(), ...hypFrames.keys()])].sort((a, b) => a - b);
 
-  let fp = 0, fn = 0, idSwitches = 0, matches = 0, iouSum = 0;
+  let fp = 0,
+    fn = 0,
+    idSwitches = 0,
+    matches = 0,
+    iouSum = 0;
   const lastMatch = new Map<number, number>(); // gt id -> hyp id it was last matched to (kept across gaps)
   // For IDF1: frames where gt id g and hyp id h overlap enough.
   const pairCounts = new Map<number, Map<number, number>>();
@@ -239,11 +250,21 @@ export function evaluateMot(gtRows: MotRow[], hypRows: MotRow[], iouThreshold = 
       iouSum += o;
     });
     // 2) Optimal matching of the rest; a gt matched to another hypothesis than its last one is a switch.
-    const gi: number[] = [], hj: number[] = [];
-    gs.forEach((_, i) => { if (!gtUsed[i]) gi.push(i); });
-    hs.forEach((_, j) => { if (!hypUsed[j]) hj.push(j); });
-    for (const [a, b] of matchFrame(gi.map((i) => gs[i]), hj.map((j) => hs[j]), iouThreshold)) {
-      const g = gs[gi[a]], h = hs[hj[b]];
+    const gi: number[] = [],
+      hj: number[] = [];
+    gs.forEach((_, i) => {
+      if (!gtUsed[i]) gi.push(i);
+    });
+    hs.forEach((_, j) => {
+      if (!hypUsed[j]) hj.push(j);
+    });
+    for (const [a, b] of matchFrame(
+      gi.map((i) => gs[i]),
+      hj.map((j) => hs[j]),
+      iouThreshold,
+    )) {
+      const g = gs[gi[a]],
+        h = hs[hj[b]];
       gtUsed[gi[a]] = 1;
       hypUsed[hj[b]] = 1;
       const prev = lastMatch.get(g.id);
@@ -272,7 +293,12 @@ export function evaluateMot(gtRows: MotRow[], hypRows: MotRow[], iouThreshold = 
   return {
     mota: gtCount === 0 ? 0 : 1 - (fn + fp + idSwitches) / gtCount,
     motp: matches === 0 ? 0 : iouSum / matches,
-    idSwitches, fp, fn, matches, gtCount, hypCount,
+    idSwitches,
+    fp,
+    fn,
+    matches,
+    gtCount,
+    hypCount,
     frames: frames.length,
     idf1: gtCount + hypCount === 0 ? 0 : (2 * idtp) / (gtCount + hypCount),
     idp: hypCount === 0 ? 0 : idtp / hypCount,

@@ -39,10 +39,17 @@ export async function loadTfjsReference(modelJsonPath: string): Promise<TfjsRefe
   for (const g of json.weightsManifest) for (const p of g.paths) buffers.push(await readFile(join(dir, p)));
   const all = Buffer.concat(buffers);
   const weightData = all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength);
-  const model = await tf.loadGraphModel(tf.io.fromMemory({
-    modelTopology: json.modelTopology, weightSpecs, weightData, format: json.format,
-    generatedBy: json.generatedBy, convertedBy: json.convertedBy, signature: json.signature,
-  }));
+  const model = await tf.loadGraphModel(
+    tf.io.fromMemory({
+      modelTopology: json.modelTopology,
+      weightSpecs,
+      weightData,
+      format: json.format,
+      generatedBy: json.generatedBy,
+      convertedBy: json.convertedBy,
+      signature: json.signature,
+    }),
+  );
   return {
     threads,
     async run(input, shape, outputs) {
@@ -55,6 +62,8 @@ export async function loadTfjsReference(modelJsonPath: string): Promise<TfjsRefe
       for (const t of list) t.dispose();
       return out;
     },
-    dispose() { model.dispose(); },
+    dispose() {
+      model.dispose();
+    },
   };
 }

@@ -25,22 +25,37 @@ import sharp from 'sharp';
 
 const MIN_SCORE = 0.001;
 type Box = [number, number, number, number];
-interface Gt { image: string; classId: number; box: Box }
-interface Det extends RawBox { image: string }
+interface Gt {
+  image: string;
+  classId: number;
+  box: Box;
+}
+interface Det extends RawBox {
+  image: string;
+}
 
 export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   if (skipWithoutEvalData({ json }, 'detection_coco128')) return;
   const model = argValue(args, 'model');
   if (model && model !== 'centernet-coco') return runModel(model, { quick, json });
   const dir = evalDir('detection_coco128');
-  const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8').split('\n').map((s) => s.trim()).filter(Boolean);
-  const files = readdirSync(join(dir, 'images')).filter((f) => f.endsWith('.jpg')).sort();
+  const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8')
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const files = readdirSync(join(dir, 'images'))
+    .filter((f) => f.endsWith('.jpg'))
+    .sort();
   const images = quick ? files.slice(0, 8) : files;
   const upscale = Number(argValue(args, 'upscale') ?? 1);
-  if (!(upscale >= 1 && upscale <= 8)) throw new Error(`--upscale takes a factor from 1 to 8, not ${argValue(args, 'upscale')}`);
+  if (!(upscale >= 1 && upscale <= 8))
+    throw new Error(`--upscale takes a factor from 1 to 8, not ${argValue(args, 'upscale')}`);
 
   const dataDir = process.env.SIGHTFLOW_DATA_DIR ?? './data';
-  const registry = await ModelRegistry.open(dataDir, process.env.SIGHTFLOW_MODELS_DIR ? { modelsDir: process.env.SIGHTFLOW_MODELS_DIR } : {});
+  const registry = await ModelRegistry.open(
+    dataDir,
+    process.env.SIGHTFLOW_MODELS_DIR ? { modelsDir: process.env.SIGHTFLOW_MODELS_DIR } : {},
+  );
   await registry.prepare('centernet-coco');
   const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
   const detector = await Detector.create(runtime, registry, 'centernet-coco');
@@ -54,10 +69,17 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const ms: number[] = [];
   const refMs: number[] = [];
   for (const f of images) {
-    let { data, info } = await sharp(join(dir, 'images', f)).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+    let { data, info } = await sharp(join(dir, 'images', f))
+      .rotate()
+      .removeAlpha()
+      .toColourspace('srgb')
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     if (upscale !== 1) {
       ({ data, info } = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
-        .resize(Math.round(info.width * upscale), Math.round(info.height * upscale), { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true }));
+        .resize(Math.round(info.width * upscale), Math.round(info.height * upscale), { fit: 'fill' })
+        .raw()
+        .toBuffer({ resolveWithObject: true }));
     }
     const img: RgbImage = { data, width: info.width, height: info.height, channels: 3 };
     gts.push(...readLabels(join(dir, 'labels', f.replace(/\.jpg$/, '.txt')), f, img.width, img.height));
@@ -79,8 +101,15 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       const r = out.subarray(i * 6, i * 6 + 6);
       if (r[4] < MIN_SCORE) continue;
       refs.push({
-        image: f, score: r[4], classId: Math.round(r[5]),
-        box: [clamp(r[0] * sx, 0, img.width), clamp(r[1] * sy, 0, img.height), clamp(r[2] * sx, 0, img.width), clamp(r[3] * sy, 0, img.height)],
+        image: f,
+        score: r[4],
+        classId: Math.round(r[5]),
+        box: [
+          clamp(r[0] * sx, 0, img.width),
+          clamp(r[1] * sy, 0, img.height),
+          clamp(r[2] * sx, 0, img.width),
+          clamp(r[3] * sy, 0, img.height),
+        ],
       });
     }
   }
@@ -91,17 +120,34 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const a = meanAp(api, gts);
   const r = meanAp(refs, gts);
   const p50 = median(ms);
-  console.log(`detect eval on ${images.length} images${upscale !== 1 ? ` enlarged ${upscale}x` : ''} (${gts.length} labelled boxes, ${new Set(gts.map((g) => g.classId)).size} classes present)`);
-  console.log(`  sightflow (ONNX Runtime, graph output)   mAP@0.5 ${m.map50.toFixed(3)}  mAP@0.5:0.95 ${m.map50_95.toFixed(3)}  ${p50.toFixed(1)} ms/image p50`);
-  console.log(`  sightflow API path (class NMS 0.7)       mAP@0.5 ${a.map50.toFixed(3)}  mAP@0.5:0.95 ${a.map50_95.toFixed(3)}`);
-  console.log(`  reference (TFJS wasm, same tensors)      mAP@0.5 ${r.map50.toFixed(3)}  mAP@0.5:0.95 ${r.map50_95.toFixed(3)}  ${median(refMs).toFixed(1)} ms/image p50 (model only)`);
+  console.log(
+    `detect eval on ${images.length} images${upscale !== 1 ? ` enlarged ${upscale}x` : ''} (${gts.length} labelled boxes, ${new Set(gts.map((g) => g.classId)).size} classes present)`,
+  );
+  console.log(
+    `  sightflow (ONNX Runtime, graph output)   mAP@0.5 ${m.map50.toFixed(3)}  mAP@0.5:0.95 ${m.map50_95.toFixed(3)}  ${p50.toFixed(1)} ms/image p50`,
+  );
+  console.log(
+    `  sightflow API path (class NMS 0.7)       mAP@0.5 ${a.map50.toFixed(3)}  mAP@0.5:0.95 ${a.map50_95.toFixed(3)}`,
+  );
+  console.log(
+    `  reference (TFJS wasm, same tensors)      mAP@0.5 ${r.map50.toFixed(3)}  mAP@0.5:0.95 ${r.map50_95.toFixed(3)}  ${median(refMs).toFixed(1)} ms/image p50 (model only)`,
+  );
   console.log(`  difference mAP@0.5 ${(m.map50 - r.map50).toFixed(4)} (acceptance: within 0.01)`);
   if (json) {
-    console.log(JSON.stringify({
-      task: 'detect', model: 'centernet-coco', images: images.length,
-      sightflow: { map50: round(m.map50), map50_95: round(m.map50_95), ms_p50: round(p50, 1) },
-      reference: { name: 'tfjs-wasm', map50: round(r.map50), map50_95: round(r.map50_95), ms_p50: round(median(refMs), 1) },
-    }));
+    console.log(
+      JSON.stringify({
+        task: 'detect',
+        model: 'centernet-coco',
+        images: images.length,
+        sightflow: { map50: round(m.map50), map50_95: round(m.map50_95), ms_p50: round(p50, 1) },
+        reference: {
+          name: 'tfjs-wasm',
+          map50: round(r.map50),
+          map50_95: round(r.map50_95),
+          ms_p50: round(median(refMs), 1),
+        },
+      }),
+    );
   }
 }
 
@@ -110,8 +156,13 @@ async function runModel(id: string, { quick, json }: { quick: boolean; json: boo
   const chosen = await chooseModel(id, { json });
   if (!chosen) return;
   const dir = evalDir('detection_coco128');
-  const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8').split('\n').map((s) => s.trim()).filter(Boolean);
-  const files = readdirSync(join(dir, 'images')).filter((f) => f.endsWith('.jpg')).sort();
+  const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8')
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const files = readdirSync(join(dir, 'images'))
+    .filter((f) => f.endsWith('.jpg'))
+    .sort();
   const images = quick ? files.slice(0, 8) : files;
   const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
   try {
@@ -121,7 +172,12 @@ async function runModel(id: string, { quick, json }: { quick: boolean; json: boo
     const dets: Det[] = [];
     const ms: number[] = [];
     for (const f of images) {
-      const { data, info } = await sharp(join(dir, 'images', f)).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+      const { data, info } = await sharp(join(dir, 'images', f))
+        .rotate()
+        .removeAlpha()
+        .toColourspace('srgb')
+        .raw()
+        .toBuffer({ resolveWithObject: true });
       const img: RgbImage = { data, width: info.width, height: info.height, channels: 3 };
       gts.push(...readLabels(join(dir, 'labels', f.replace(/\.jpg$/, '.txt')), f, img.width, img.height));
       const t0 = performance.now();
@@ -132,13 +188,21 @@ async function runModel(id: string, { quick, json }: { quick: boolean; json: boo
     const m = meanAp(dets, gts);
     const p50 = median(ms);
     const mapped = toCoco.filter((c) => c >= 0).length;
-    console.log(`detect eval of ${id} on ${images.length} images (${gts.length} labelled boxes; input ${detector.pre.width}x${detector.pre.height}, layout ${detector.layout}, ${mapped} of its ${detector.labels.length} classes are COCO's)`);
-    console.log(`  sightflow API path (its NMS)   mAP@0.5 ${m.map50.toFixed(3)}  mAP@0.5:0.95 ${m.map50_95.toFixed(3)}  ${p50.toFixed(1)} ms/image p50`);
+    console.log(
+      `detect eval of ${id} on ${images.length} images (${gts.length} labelled boxes; input ${detector.pre.width}x${detector.pre.height}, layout ${detector.layout}, ${mapped} of its ${detector.labels.length} classes are COCO's)`,
+    );
+    console.log(
+      `  sightflow API path (its NMS)   mAP@0.5 ${m.map50.toFixed(3)}  mAP@0.5:0.95 ${m.map50_95.toFixed(3)}  ${p50.toFixed(1)} ms/image p50`,
+    );
     if (json) {
-      console.log(JSON.stringify({
-        task: 'detect', model: id, images: images.length,
-        sightflow: { map50: round(m.map50), map50_95: round(m.map50_95), ms_p50: round(p50, 1) },
-      }));
+      console.log(
+        JSON.stringify({
+          task: 'detect',
+          model: id,
+          images: images.length,
+          sightflow: { map50: round(m.map50), map50_95: round(m.map50_95), ms_p50: round(p50, 1) },
+        }),
+      );
     }
   } finally {
     await runtime.release();
@@ -148,10 +212,14 @@ async function runModel(id: string, { quick, json }: { quick: boolean; json: boo
 
 function readLabels(path: string, image: string, w: number, h: number): Gt[] {
   if (!existsSync(path)) return []; // background image
-  return readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((line) => {
-    const [c, cx, cy, bw, bh] = line.trim().split(/\s+/).map(Number);
-    return { image, classId: c, box: [(cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h] };
-  });
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [c, cx, cy, bw, bh] = line.trim().split(/\s+/).map(Number);
+      return { image, classId: c, box: [(cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h] };
+    });
 }
 
 /** COCO-style mAP over the classes present in the ground truth. */
@@ -185,7 +253,10 @@ function averagePrecision(dets: Det[], gts: Gt[], threshold: number): number {
     cands.forEach((g, i) => {
       if (g.used) return;
       const v = iou(d.box, g.box);
-      if (v >= bestIou) { bestIou = v; best = i; }
+      if (v >= bestIou) {
+        bestIou = v;
+        best = i;
+      }
     });
     if (best >= 0) cands[best].used = true;
     tp.push(best >= 0 ? 1 : 0);

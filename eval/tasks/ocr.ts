@@ -18,9 +18,24 @@ import { tesseractFileWords, tesseractLayout } from '../../src/ocr/tesseract.js'
 const { ocrImage } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 
 type Box = [number, number, number, number];
-interface GtItem { text: string; box: Box }
-interface Engine { name: string; read(path: string): Promise<{ words: OcrBlock[]; text: string }> }
-interface Totals { tp: number; preds: number; gts: number; recallHits: number; recallTotal: number; editDist: number; cerChars: number; ms: number[] }
+interface GtItem {
+  text: string;
+  box: Box;
+}
+interface Engine {
+  name: string;
+  read(path: string): Promise<{ words: OcrBlock[]; text: string }>;
+}
+interface Totals {
+  tp: number;
+  preds: number;
+  gts: number;
+  recallHits: number;
+  recallTotal: number;
+  editDist: number;
+  cerChars: number;
+  ms: number[];
+}
 
 /** Case-insensitive, punctuation and symbols stripped. */
 const norm = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
@@ -28,26 +43,40 @@ const cerNorm = (s: string) => s.toUpperCase().replace(/\s+/g, ' ').trim();
 
 function readGt(path: string): GtItem[] {
   // ICDAR/SROIE: x1,y1,...,x4,y4,text (text may hold commas); UTF-8 BOM and CRLF in the ICDAR files.
-  return readFileSync(path, 'utf8').replace(/^\uFEFF/, '').split(/\r?\n/).filter((l) => l.trim() !== '').map((line) => {
-    const f = line.split(',');
-    const xs = [0, 2, 4, 6].map((i) => Number(f[i]));
-    const ys = [1, 3, 5, 7].map((i) => Number(f[i]));
-    return { text: f.slice(8).join(','), box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)] as Box };
-  });
+  return readFileSync(path, 'utf8')
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .filter((l) => l.trim() !== '')
+    .map((line) => {
+      const f = line.split(',');
+      const xs = [0, 2, 4, 6].map((i) => Number(f[i]));
+      const ys = [1, 3, 5, 7].map((i) => Number(f[i]));
+      return {
+        text: f.slice(8).join(','),
+        box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)] as Box,
+      };
+    });
 }
 
 const area = (b: Box) => Math.max(0, b[2] - b[0]) * Math.max(0, b[3] - b[1]);
 function intersection(a: Box, b: Box): number {
-  return Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) * Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+  return (
+    Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) * Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]))
+  );
 }
-const iou = (a: Box, b: Box) => { const i = intersection(a, b); return i / Math.max(1e-9, area(a) + area(b) - i); };
+const iou = (a: Box, b: Box) => {
+  const i = intersection(a, b);
+  return i / Math.max(1e-9, area(a) + area(b) - i);
+};
 
 function levenshtein(a: string, b: string): number {
-  const ca = [...a], cb = [...b];
+  const ca = [...a],
+    cb = [...b];
   let prev = Array.from({ length: cb.length + 1 }, (_, j) => j);
   for (let i = 1; i <= ca.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= cb.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca[i - 1] === cb[j - 1] ? 0 : 1));
+    for (let j = 1; j <= cb.length; j++)
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca[i - 1] === cb[j - 1] ? 0 : 1));
     prev = cur;
   }
   return prev[cb.length];
@@ -75,10 +104,16 @@ function scoreSroie(gt: GtItem[], read: { words: OcrBlock[]; text: string }, t: 
   // Word recall: how many ground-truth tokens appear among the page's tokens (each used once).
   const pool = new Map<string, number>();
   for (const tok of read.text.split(/\s+/).map(norm).filter(Boolean)) pool.set(tok, (pool.get(tok) ?? 0) + 1);
-  for (const tok of gt.flatMap((g) => g.text.split(/\s+/)).map(norm).filter(Boolean)) {
+  for (const tok of gt
+    .flatMap((g) => g.text.split(/\s+/))
+    .map(norm)
+    .filter(Boolean)) {
     t.recallTotal++;
     const n = pool.get(tok) ?? 0;
-    if (n > 0) { t.recallHits++; pool.set(tok, n - 1); }
+    if (n > 0) {
+      t.recallHits++;
+      pool.set(tok, n - 1);
+    }
   }
   // Line CER: predicted words are assigned to the ground-truth line box holding their centre.
   const taken = new Set<number>();
@@ -94,14 +129,20 @@ function scoreSroie(gt: GtItem[], read: { words: OcrBlock[]; text: string }, t: 
   }
 }
 
-const p50 = (v: number[]) => { const s = v.slice().sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)] : 0; };
+const p50 = (v: number[]) => {
+  const s = v.slice().sort((a, b) => a - b);
+  return s.length ? s[Math.floor((s.length - 1) / 2)] : 0;
+};
 const r3 = (v: number) => Math.round(v * 1000) / 1000;
 
 export async function run({ quick, json }: SuiteOptions): Promise<void> {
   if (skipWithoutEvalData({ json }, 'ocr/icdar2015_sample', 'ocr/sroie_receipts')) return;
   const icdarDir = evalDir('ocr/icdar2015_sample');
   const sroieDir = evalDir('ocr/sroie_receipts');
-  const list = (dir: string) => readdirSync(join(dir, 'images')).filter((f) => /\.(jpe?g|png)$/i.test(f)).sort();
+  const list = (dir: string) =>
+    readdirSync(join(dir, 'images'))
+      .filter((f) => /\.(jpe?g|png)$/i.test(f))
+      .sort();
   let icdar = list(icdarDir);
   let sroie = list(sroieDir);
   if (quick) {
@@ -125,7 +166,12 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
       },
     },
   ];
-  const totals = new Map<string, Totals>(engines.map((e) => [e.name, { tp: 0, preds: 0, gts: 0, recallHits: 0, recallTotal: 0, editDist: 0, cerChars: 0, ms: [] }]));
+  const totals = new Map<string, Totals>(
+    engines.map((e) => [
+      e.name,
+      { tp: 0, preds: 0, gts: 0, recallHits: 0, recallTotal: 0, editDist: 0, cerChars: 0, ms: [] },
+    ]),
+  );
   // Warm-up: model loading and the first-run allocations are not per-image costs.
   for (const e of engines) await e.read(join(icdarDir, 'images', icdar[0]));
 
@@ -155,7 +201,9 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
       const [h0, n0] = [t.recallHits, t.recallTotal];
       const r = await timed(e, join(sroieDir, 'images', f));
       scoreSroie(gt, r, t);
-      line.push(`${e.name} recall ${r3((t.recallHits - h0) / Math.max(1, t.recallTotal - n0))} ${Math.round(t.ms[t.ms.length - 1])} ms`);
+      line.push(
+        `${e.name} recall ${r3((t.recallHits - h0) / Math.max(1, t.recallTotal - n0))} ${Math.round(t.ms[t.ms.length - 1])} ms`,
+      );
     }
     console.log(`sroie ${f}: ${line.join(', ')}`);
   }
@@ -164,7 +212,9 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
     const p = t.preds ? t.tp / t.preds : 0;
     const r = t.gts ? t.tp / t.gts : 0;
     return {
-      icdar_precision: r3(p), icdar_recall: r3(r), icdar_f1: r3(p + r > 0 ? (2 * p * r) / (p + r) : 0),
+      icdar_precision: r3(p),
+      icdar_recall: r3(r),
+      icdar_f1: r3(p + r > 0 ? (2 * p * r) / (p + r) : 0),
       sroie_word_recall: r3(t.recallTotal ? t.recallHits / t.recallTotal : 0),
       sroie_cer: r3(t.cerChars ? t.editDist / t.cerChars : 0),
       ms_p50: Math.round(p50(t.ms)),
@@ -174,8 +224,16 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   const peer = summary(totals.get('tesseract')!);
   console.log(`images: icdar ${icdar.length}, sroie ${sroie.length}${quick ? ' (quick)' : ''}`);
   console.log('metric              pp-ocrv4  tesseract-5');
-  for (const k of Object.keys(ours) as (keyof typeof ours)[]) console.log(`${k.padEnd(20)}${String(ours[k]).padEnd(10)}${peer[k]}`);
-  console.log('reference (the first, simpler PP-OCRv4 pipeline vs Tesseract 5): icdar_f1 0.235 vs 0; sroie_word_recall 0.679 vs 0.792; sroie_cer 0.144 vs 0.181');
-  const pick = (s: typeof ours) => ({ icdar_f1: s.icdar_f1, sroie_word_recall: s.sroie_word_recall, sroie_cer: s.sroie_cer, ms_p50: s.ms_p50 });
+  for (const k of Object.keys(ours) as (keyof typeof ours)[])
+    console.log(`${k.padEnd(20)}${String(ours[k]).padEnd(10)}${peer[k]}`);
+  console.log(
+    'reference (the first, simpler PP-OCRv4 pipeline vs Tesseract 5): icdar_f1 0.235 vs 0; sroie_word_recall 0.679 vs 0.792; sroie_cer 0.144 vs 0.181',
+  );
+  const pick = (s: typeof ours) => ({
+    icdar_f1: s.icdar_f1,
+    sroie_word_recall: s.sroie_word_recall,
+    sroie_cer: s.sroie_cer,
+    ms_p50: s.ms_p50,
+  });
   if (json) console.log(JSON.stringify({ task: 'ocr', sightflow: pick(ours), tesseract: pick(peer) }));
 }

@@ -26,7 +26,10 @@ async function collection(t: TestApp, name: string): Promise<string> {
 async function index(t: TestApp, col: string, items: object[]): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < items.length; i += 10) {
-    const r = await api(t, `/v1/vectors/collections/${col}/index`, { method: 'POST', json: { items: items.slice(i, i + 10) } });
+    const r = await api(t, `/v1/vectors/collections/${col}/index`, {
+      method: 'POST',
+      json: { items: items.slice(i, i + 10) },
+    });
     if (r.status !== 200) throw new Error(`index: ${r.status} ${r.text}`);
     ids.push(...r.body.ids);
   }
@@ -43,18 +46,32 @@ const b64 = (b: Buffer) => b.toString('base64');
 
 async function augment(bytes: Buffer): Promise<Buffer[]> {
   const img = sharp(bytes).rotate();
-  const { width = 0, height = 0 } = await sharp(bytes).rotate().metadata().then((m) => (m.orientation && m.orientation >= 5 ? { width: m.height, height: m.width } : m));
+  const { width = 0, height = 0 } = await sharp(bytes)
+    .rotate()
+    .metadata()
+    .then((m) => (m.orientation && m.orientation >= 5 ? { width: m.height, height: m.width } : m));
   const cw = Math.round(width * 0.8);
   const ch = Math.round(height * 0.8);
   return Promise.all([
-    img.clone().extract({ left: Math.floor((width - cw) / 2), top: Math.floor((height - ch) / 2), width: cw, height: ch }).jpeg({ quality: 90 }).toBuffer(),
-    img.clone().resize(Math.round(width / 2), Math.round(height / 2)).jpeg({ quality: 90 }).toBuffer(),
+    img
+      .clone()
+      .extract({ left: Math.floor((width - cw) / 2), top: Math.floor((height - ch) / 2), width: cw, height: ch })
+      .jpeg({ quality: 90 })
+      .toBuffer(),
+    img
+      .clone()
+      .resize(Math.round(width / 2), Math.round(height / 2))
+      .jpeg({ quality: 90 })
+      .toBuffer(),
     img.clone().jpeg({ quality: 40 }).toBuffer(),
     img.clone().flop().jpeg({ quality: 90 }).toBuffer(),
   ]);
 }
 
-interface Clip { path: string; transcript: string }
+interface Clip {
+  path: string;
+  transcript: string;
+}
 
 /** Every clip under speech/* with its reference text (sphinx "<s> text </s> (id)", LibriSpeech "id TEXT", or <name>.txt). */
 function speechClips(dir: string): Clip[] {
@@ -92,8 +109,14 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
   if (skipWithoutEvalData({ json }, 'retrieval_coco_captions', 'speech')) return;
   const dir = evalDir('retrieval_coco_captions');
   const speechDir = evalDir('speech');
-  const files = readdirSync(join(dir, 'images')).filter((f) => /\.jpe?g$/i.test(f)).sort().slice(0, quick ? 5 : undefined);
-  const captions = readFileSync(join(dir, 'captions.tsv'), 'utf8').split('\n').slice(1).map((l) => l.split('\t'))
+  const files = readdirSync(join(dir, 'images'))
+    .filter((f) => /\.jpe?g$/i.test(f))
+    .sort()
+    .slice(0, quick ? 5 : undefined);
+  const captions = readFileSync(join(dir, 'captions.tsv'), 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split('\t'))
     .filter(([f, c]) => f && c && files.includes(f));
   const t = await startTestApp();
   const started = performance.now();
@@ -101,9 +124,16 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
     // text -> image
     const photos = files.map((f) => readFileSync(join(dir, 'images', f)));
     const col = await collection(t, 'photos');
-    const ids = await index(t, col, photos.map((b, i) => ({ image_base64: b64(b), metadata: { file: files[i] } })));
+    const ids = await index(
+      t,
+      col,
+      photos.map((b, i) => ({ image_base64: b64(b), metadata: { file: files[i] } })),
+    );
     const fileOf = new Map(ids.map((id, i) => [id, files[i]!]));
-    let r1 = 0, r5 = 0, r10 = 0, mrr = 0;
+    let r1 = 0,
+      r5 = 0,
+      r10 = 0,
+      mrr = 0;
     for (const [file, caption] of captions) {
       const hits = (await search(t, col, { text: caption }, Math.min(100, files.length))).map((id) => fileOf.get(id));
       const rank = hits.indexOf(file);
@@ -114,7 +144,9 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
     }
     const n = captions.length;
     const textToImage = { r1: round(r1 / n), r5: round(r5 / n), r10: round(r10 / n), mrr: round(mrr / n) };
-    console.log(`text->image: ${n} captions over ${files.length} photos: R@1 ${textToImage.r1} R@5 ${textToImage.r5} R@10 ${textToImage.r10} MRR ${textToImage.mrr}`);
+    console.log(
+      `text->image: ${n} captions over ${files.length} photos: R@1 ${textToImage.r1} R@5 ${textToImage.r5} R@10 ${textToImage.r10} MRR ${textToImage.mrr}`,
+    );
 
     // near-duplicates
     const dup = await collection(t, 'near-duplicates');
@@ -123,11 +155,15 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
     for (let i = 0; i < photos.length; i++) {
       items.push({ image_base64: b64(photos[i]!) });
       group.push(i);
-      for (const a of await augment(photos[i]!)) { items.push({ image_base64: b64(a) }); group.push(i); }
+      for (const a of await augment(photos[i]!)) {
+        items.push({ image_base64: b64(a) });
+        group.push(i);
+      }
     }
     const dupIds = await index(t, dup, items);
     const groupOf = new Map(dupIds.map((id, i) => [id, group[i]!]));
-    let nd1 = 0, copies = 0;
+    let nd1 = 0,
+      copies = 0;
     for (let i = 0; i < photos.length; i++) {
       const self = dupIds[i * 5]!;
       const hits = (await search(t, dup, { image_base64: b64(photos[i]!) }, 5)).filter((id) => id !== self);
@@ -135,17 +171,32 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
       copies += hits.slice(0, 4).filter((id) => groupOf.get(id) === i).length / 4;
     }
     const nearDuplicate = { r1: round(nd1 / photos.length), copies_r4: round(copies / photos.length) };
-    console.log(`near-duplicate: ${photos.length} originals, ${dupIds.length} items: R@1 ${nearDuplicate.r1}, copies in top 4 ${nearDuplicate.copies_r4}`);
+    console.log(
+      `near-duplicate: ${photos.length} originals, ${dupIds.length} items: R@1 ${nearDuplicate.r1}, copies in top 4 ${nearDuplicate.copies_r4}`,
+    );
 
     // speech
     let clips = speechClips(speechDir);
-    if (quick) clips = clips.filter((c) => c.path.includes('cards')).slice(0, 1).concat(clips.filter((c) => !c.path.includes('cards')).slice(0, 1));
+    if (quick)
+      clips = clips
+        .filter((c) => c.path.includes('cards'))
+        .slice(0, 1)
+        .concat(clips.filter((c) => !c.path.includes('cards')).slice(0, 1));
     const audioCol = await collection(t, 'clips');
     const textCol = await collection(t, 'transcripts');
     const audio = clips.map((c) => readFileSync(c.path));
-    const audioIds = await index(t, audioCol, audio.map((b) => ({ audio: b64(b) })));
-    const textIds = await index(t, textCol, clips.map((c) => ({ text: c.transcript })));
-    let t2a = 0, a2t = 0;
+    const audioIds = await index(
+      t,
+      audioCol,
+      audio.map((b) => ({ audio: b64(b) })),
+    );
+    const textIds = await index(
+      t,
+      textCol,
+      clips.map((c) => ({ text: c.transcript })),
+    );
+    let t2a = 0,
+      a2t = 0;
     for (let i = 0; i < clips.length; i++) {
       if ((await search(t, audioCol, { text: clips[i]!.transcript }, 1))[0] === audioIds[i]) t2a++;
       if ((await search(t, textCol, { audio: b64(audio[i]!) }, 1))[0] === textIds[i]) a2t++;
@@ -154,7 +205,16 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
     const audioToText = { r1: round(a2t / clips.length) };
     console.log(`speech: ${clips.length} clips: text->audio R@1 ${textToAudio.r1}, audio->text R@1 ${audioToText.r1}`);
     console.log(`(${Math.round((performance.now() - started) / 1000)} s through the HTTP API)`);
-    if (json) console.log(JSON.stringify({ task: 'retrieval', text_to_image: textToImage, near_duplicate: nearDuplicate, text_to_audio: textToAudio, audio_to_text: audioToText }));
+    if (json)
+      console.log(
+        JSON.stringify({
+          task: 'retrieval',
+          text_to_image: textToImage,
+          near_duplicate: nearDuplicate,
+          text_to_audio: textToAudio,
+          audio_to_text: audioToText,
+        }),
+      );
   } finally {
     await t.close();
   }

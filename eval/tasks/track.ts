@@ -19,7 +19,7 @@ export const EVAL_TRACKER: TrackerOptions = { maxAge: 30, minHits: 3, iouThresho
  */
 export function noisyDetections(rows: MotRow[], seed = 1): MotRow[] {
   let s = seed;
-  const rand = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const out: MotRow[] = [];
   let lastFrame = 0;
   for (const r of rows) {
@@ -35,7 +35,12 @@ export function noisyDetections(rows: MotRow[], seed = 1): MotRow[] {
 }
 
 /** Runs the tracker over ground-truth boxes fed as detections, frame by frame, and scores the result. */
-export function trackGroundTruth(gt: MotRow[], opts: TrackerOptions = EVAL_TRACKER, maxFrames = Infinity, noisy = false): MotMetrics {
+export function trackGroundTruth(
+  gt: MotRow[],
+  opts: TrackerOptions = EVAL_TRACKER,
+  maxFrames = Infinity,
+  noisy = false,
+): MotMetrics {
   const targets = evaluatedTargets(gt).filter((r) => r.frame <= maxFrames);
   const dets = noisy ? noisyDetections(targets) : targets;
   const gtRows = gt.filter((r) => r.frame <= maxFrames);
@@ -70,7 +75,9 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
   const i = args.indexOf('--detections');
   const source = i >= 0 ? args[i + 1] : 'gt';
   if (source !== 'gt' && source !== 'noisy') {
-    console.error(`--detections ${source}: expected "gt" (ground-truth boxes as detections) or "noisy" (gt jittered, 10% missed, false positives)`);
+    console.error(
+      `--detections ${source}: expected "gt" (ground-truth boxes as detections) or "noisy" (gt jittered, 10% missed, false positives)`,
+    );
     process.exit(2);
   }
   if (skipWithoutEvalData({ json }, 'tracking')) return;
@@ -96,7 +103,9 @@ export async function run({ quick, json, args }: { quick: boolean; json: boolean
     mota: round(vals.reduce((s, v) => s + v.mota, 0) / Math.max(1, vals.length)),
     idf1: round(vals.reduce((s, v) => s + v.idf1, 0) / Math.max(1, vals.length)),
   };
-  console.log(`mean             MOTA ${mean.mota.toFixed(4)}  IDF1 ${mean.idf1.toFixed(4)}${quick ? '  (quick: first 150 frames)' : ''}`);
+  console.log(
+    `mean             MOTA ${mean.mota.toFixed(4)}  IDF1 ${mean.idf1.toFixed(4)}${quick ? '  (quick: first 150 frames)' : ''}`,
+  );
   if (json) console.log(JSON.stringify({ task: 'track', sequences, mean }));
 }
 

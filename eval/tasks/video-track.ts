@@ -41,23 +41,47 @@ const { ocrImage, ocrRegion } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 const run$ = promisify(execFile);
 const DEFAULT_THRESHOLD = 0.4;
 
-export interface Sequence { name: string; video: () => Promise<string>; gtPath: string; scale: number; note?: string }
+export interface Sequence {
+  name: string;
+  video: () => Promise<string>;
+  gtPath: string;
+  scale: number;
+  note?: string;
+}
 
 export function seqInfo(dir: string): Record<string, string> {
   const p = join(dir, 'seqinfo.ini');
   if (!existsSync(p)) return {};
-  return Object.fromEntries(readFileSync(p, 'utf8').split(/\r?\n/).map((l) => l.split('=')).filter((kv) => kv.length === 2).map(([k, v]) => [k.trim(), v.trim()]));
+  return Object.fromEntries(
+    readFileSync(p, 'utf8')
+      .split(/\r?\n/)
+      .map((l) => l.split('='))
+      .filter((kv) => kv.length === 2)
+      .map(([k, v]) => [k.trim(), v.trim()]),
+  );
 }
 
 export async function probeWidth(path: string): Promise<number> {
-  const { stdout } = await run$('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width', '-of', 'csv=p=0', path]);
+  const { stdout } = await run$('ffprobe', [
+    '-v',
+    'error',
+    '-select_streams',
+    'v:0',
+    '-show_entries',
+    'stream=width',
+    '-of',
+    'csv=p=0',
+    path,
+  ]);
   return Number(stdout.trim());
 }
 
 /** Every tracking/* folder with a video (or frames) and applicable gt, in name order. */
 export function sequences(root: string, tmp: string): Sequence[] {
   const out: Sequence[] = [];
-  for (const d of readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const d of readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .sort((a, b) => a.name.localeCompare(b.name))) {
     const dir = join(root, d.name);
     const files = readdirSync(dir);
     const video = files.find((f) => /\.(mp4|avi|mkv|webm|mov)$/i.test(f));
@@ -68,11 +92,31 @@ export function sequences(root: string, tmp: string): Sequence[] {
       const info = seqInfo(dir);
       const rate = info.frameRate ?? '25';
       out.push({
-        name: d.name, gtPath: gt, scale: 1, note: `img1 frames assembled at ${rate} fps`,
+        name: d.name,
+        gtPath: gt,
+        scale: 1,
+        note: `img1 frames assembled at ${rate} fps`,
         video: async () => {
           const path = join(tmp, `${d.name}.mp4`);
-          await run$('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-framerate', rate, '-i', join(dir, 'img1', `%06d${info.imExt ?? '.jpg'}`),
-            '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '12', '-pix_fmt', 'yuv420p', path]);
+          await run$('ffmpeg', [
+            '-nostdin',
+            '-v',
+            'error',
+            '-y',
+            '-framerate',
+            rate,
+            '-i',
+            join(dir, 'img1', `%06d${info.imExt ?? '.jpg'}`),
+            '-c:v',
+            'libx264',
+            '-preset',
+            'veryfast',
+            '-crf',
+            '12',
+            '-pix_fmt',
+            'yuv420p',
+            path,
+          ]);
           return path;
         },
       });
@@ -82,7 +126,13 @@ export function sequences(root: string, tmp: string): Sequence[] {
       const base = m ? join(root, m[1]) : '';
       if (m && existsSync(join(base, 'gt', 'gt.txt'))) {
         const path = join(dir, video);
-        out.push({ name: d.name, gtPath: join(base, 'gt', 'gt.txt'), scale: NaN, video: async () => path, note: `gt of ${m[1]} scaled to the video` });
+        out.push({
+          name: d.name,
+          gtPath: join(base, 'gt', 'gt.txt'),
+          scale: NaN,
+          video: async () => path,
+          note: `gt of ${m[1]} scaled to the video`,
+        });
       } else {
         console.log(`${d.name}: a video but no ground truth, skipped`);
       }
@@ -94,16 +144,31 @@ export function sequences(root: string, tmp: string): Sequence[] {
 }
 
 /** Runs one task; resolves to its frames (chunks without finish_reason) and the track count. */
-export type Runner = (video: string, request: VideoTaskRequest) => Promise<{ frames: FrameOutput[]; finish: string; tracks: number; analytics?: unknown }>;
+export type Runner = (
+  video: string,
+  request: VideoTaskRequest,
+) => Promise<{ frames: FrameOutput[]; finish: string; tracks: number; analytics?: unknown }>;
 
 function directRunner(detector: Detector): Runner {
-  const provider = new LocalProvider({ allowPrivateUrls: false, models: { detector: async () => detector, ocrImage, ocrRegion } });
+  const provider = new LocalProvider({
+    allowPrivateUrls: false,
+    models: { detector: async () => detector, ocrImage, ocrRegion },
+  });
   return async (video, request) => {
     const frames: FrameOutput[] = [];
-    const result = await provider.run(request, { path: video }, {
-      taskId: 'eval', projectId: 'eval', signal: new AbortController().signal,
-      emit: async (f) => { frames.push(f); return true; },
-    });
+    const result = await provider.run(
+      request,
+      { path: video },
+      {
+        taskId: 'eval',
+        projectId: 'eval',
+        signal: new AbortController().signal,
+        emit: async (f) => {
+          frames.push(f);
+          return true;
+        },
+      },
+    );
     return { frames, finish: result.finish_reason, tracks: result.tracks.length };
   };
 }
@@ -121,13 +186,19 @@ function fileServer(files: Map<string, string>): Promise<{ server: Server; url: 
     }
     const start = Number(m[1]);
     const end = m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
-    res.writeHead(206, { 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${size}`, 'accept-ranges': 'bytes' });
+    res.writeHead(206, {
+      'content-length': end - start + 1,
+      'content-range': `bytes ${start}-${end}/${size}`,
+      'accept-ranges': 'bytes',
+    });
     createReadStream(path, { start, end }).pipe(res);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const port = (server.address() as AddressInfo).port;
-    resolve({ server, url: (p) => `http://127.0.0.1:${port}${p}` });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as AddressInfo).port;
+      resolve({ server, url: (p) => `http://127.0.0.1:${port}${p}` });
+    }),
+  );
 }
 
 /**
@@ -150,12 +221,18 @@ export async function apiRunner(opts: { byo?: ByoModelId } = {}): Promise<{ run:
       if (created.status !== 202) throw new Error(`POST /v1/video/process: HTTP ${created.status} ${created.text}`);
       // The stream waits for live bytes and ends after the terminal chunk and [DONE].
       const stream = await api(app, created.body.stream_url as string);
-      const chunks = stream.text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
+      const chunks = stream.text
+        .split('\n\n')
+        .filter((e) => e.startsWith('data: {'))
+        .map((e) => JSON.parse(e.slice(6)));
       const terminal = chunks.at(-1);
-      if (!terminal || terminal.finish_reason === 'error') throw new Error(`task ${created.body.id} failed: ${JSON.stringify(terminal?.error ?? terminal)}`);
+      if (!terminal || terminal.finish_reason === 'error')
+        throw new Error(`task ${created.body.id} failed: ${JSON.stringify(terminal?.error ?? terminal)}`);
       const results = await api(app, `/v1/video/tasks/${created.body.id}/results`);
       return {
-        frames: chunks.filter((c) => c.finish_reason === null).map((c) => ({ stream_info: c.stream_info, delta: c.delta })),
+        frames: chunks
+          .filter((c) => c.finish_reason === null)
+          .map((c) => ({ stream_info: c.stream_info, delta: c.delta })),
         finish: terminal.finish_reason,
         tracks: Array.isArray(results.body?.tracks) ? results.body.tracks.length : -1,
         analytics: results.body?.analytics,
@@ -170,13 +247,18 @@ export async function apiRunner(opts: { byo?: ByoModelId } = {}): Promise<{ run:
 }
 
 export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
-  const arg = (name: string) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
+  const arg = (name: string) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
   const threshold = Number(arg('--threshold') ?? DEFAULT_THRESHOLD);
   const trackerType = (arg('--tracker') ?? 'sort') as 'sort' | 'bytetrack';
   const direct = args.includes('--direct');
   const model = arg('--model');
   if (model !== undefined && (!isByoModelId(model) || direct)) {
-    console.error(`--model ${model}: expected one of the bring-your-own exports (${Object.keys(BYO_MODELS).join(', ')}), without --direct`);
+    console.error(
+      `--model ${model}: expected one of the bring-your-own exports (${Object.keys(BYO_MODELS).join(', ')}), without --direct`,
+    );
     process.exit(2);
   }
   if (skipWithoutEvalData({ json }, 'tracking')) return;
@@ -188,7 +270,10 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     let runner: Runner;
     if (direct) {
       const dataDir = process.env.SIGHTFLOW_DATA_DIR ?? './data';
-      const registry = await ModelRegistry.open(dataDir, process.env.SIGHTFLOW_MODELS_DIR ? { modelsDir: process.env.SIGHTFLOW_MODELS_DIR } : {});
+      const registry = await ModelRegistry.open(
+        dataDir,
+        process.env.SIGHTFLOW_MODELS_DIR ? { modelsDir: process.env.SIGHTFLOW_MODELS_DIR } : {},
+      );
       await registry.prepare('centernet-coco');
       const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
       runner = directRunner(await Detector.create(runtime, registry, 'centernet-coco'));
@@ -197,8 +282,10 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       runner = r.run;
       closeRunner = r.close;
     }
-    console.log(`path: ${direct ? 'LocalProvider.run (the worker\'s provider call; no HTTP, queue or archive)' : 'task API (POST /v1/video/process video_url -> worker -> SSE stream -> results)'}; ` +
-      `detect ${model ?? 'the built-in detector'} person, confidence_threshold ${threshold}, tracker ${trackerType}; every frame`);
+    console.log(
+      `path: ${direct ? "LocalProvider.run (the worker's provider call; no HTTP, queue or archive)" : 'task API (POST /v1/video/process video_url -> worker -> SSE stream -> results)'}; ` +
+        `detect ${model ?? 'the built-in detector'} person, confidence_threshold ${threshold}, tracker ${trackerType}; every frame`,
+    );
 
     const results: Record<string, { mota: number; idf1: number; id_switches: number }> = {};
     const all = sequences(root, tmp);
@@ -212,31 +299,54 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       }
       const request: VideoTaskRequest = {
         input: [{ type: 'video_url', sampling: { mode: 'fps', value: 1000 }, max_frames: quick ? 30 : 100_000 }],
-        steps: [{ model: 'detect', parameters: { classes: ['person'], confidence_threshold: threshold, ...(model ? { model } : {}) } }],
+        steps: [
+          {
+            model: 'detect',
+            parameters: { classes: ['person'], confidence_threshold: threshold, ...(model ? { model } : {}) },
+          },
+        ],
         tracker: { type: trackerType },
       };
       const started = performance.now();
       const { frames, finish, tracks } = await runner(video, request);
       const seconds = (performance.now() - started) / 1000;
-      const hyp: MotRow[] = frames.flatMap((f) => f.delta.results.flatMap((r) => r.targets.map((t) => ({
-        frame: f.stream_info.frame_index + 1, id: t.track_id, x: t.roi.left, y: t.roi.top, w: t.roi.width, h: t.roi.height, conf: t.confidence, cls: null, visibility: null,
-      }))));
+      const hyp: MotRow[] = frames.flatMap((f) =>
+        f.delta.results.flatMap((r) =>
+          r.targets.map((t) => ({
+            frame: f.stream_info.frame_index + 1,
+            id: t.track_id,
+            x: t.roi.left,
+            y: t.roi.top,
+            w: t.roi.width,
+            h: t.roi.height,
+            conf: t.confidence,
+            cls: null,
+            visibility: null,
+          })),
+        ),
+      );
       const lastGtFrame = frames.length;
-      const gt = parseMotFile(readFileSync(seq.gtPath, 'utf8')).filter((r) => r.frame <= lastGtFrame)
+      const gt = parseMotFile(readFileSync(seq.gtPath, 'utf8'))
+        .filter((r) => r.frame <= lastGtFrame)
         .map((r) => (scale === 1 ? r : { ...r, x: r.x * scale, y: r.y * scale, w: r.w * scale, h: r.h * scale }));
       const m = evaluateMot(gt, hyp);
       results[seq.name] = { mota: round(m.mota), idf1: round(m.idf1), id_switches: m.idSwitches };
-      console.log(`${seq.name.padEnd(24)} frames ${String(frames.length).padStart(4)} (${finish})  MOTA ${m.mota.toFixed(4)}  IDF1 ${m.idf1.toFixed(4)}  ` +
-        `IDsw ${m.idSwitches}  FP ${m.fp}  FN ${m.fn}  tracks ${tracks}  ${(frames.length / seconds).toFixed(2)} frames/s${seq.note ? `  [${seq.note}]` : ''}`);
+      console.log(
+        `${seq.name.padEnd(24)} frames ${String(frames.length).padStart(4)} (${finish})  MOTA ${m.mota.toFixed(4)}  IDF1 ${m.idf1.toFixed(4)}  ` +
+          `IDsw ${m.idSwitches}  FP ${m.fp}  FN ${m.fn}  tracks ${tracks}  ${(frames.length / seconds).toFixed(2)} frames/s${seq.note ? `  [${seq.note}]` : ''}`,
+      );
     }
     const vals = Object.values(results);
     const mean = {
       mota: round(vals.reduce((s, v) => s + v.mota, 0) / Math.max(1, vals.length)),
       idf1: round(vals.reduce((s, v) => s + v.idf1, 0) / Math.max(1, vals.length)),
     };
-    console.log(`mean                     MOTA ${mean.mota.toFixed(4)}  IDF1 ${mean.idf1.toFixed(4)}${quick ? '  (quick: first 30 frames of TUD-Campus)' : ''}`);
+    console.log(
+      `mean                     MOTA ${mean.mota.toFixed(4)}  IDF1 ${mean.idf1.toFixed(4)}${quick ? '  (quick: first 30 frames of TUD-Campus)' : ''}`,
+    );
     console.log('reference: SORT on CenterNet person boxes (score >= 0.3) on TUD-Campus: MOTA 0.33-0.37, IDF1 0.53');
-    if (json) console.log(JSON.stringify({ task: 'video-track', ...(model ? { model } : {}), sequences: results, mean }));
+    if (json)
+      console.log(JSON.stringify({ task: 'video-track', ...(model ? { model } : {}), sequences: results, mean }));
   } finally {
     await closeRunner();
     rmSync(tmp, { recursive: true, force: true });

@@ -24,12 +24,17 @@ const detect = await fetch(`${base}/v1/vision/detect`, {
 });
 const body = await detect.json();
 const people = (body.objects ?? []).filter((o) => o.class === 'person');
-check(detect.status === 200 && people.length > 0,
-  `POST /v1/vision/detect -> ${detect.status}, person found (${people.map((p) => p.confidence).join(', ') || JSON.stringify(body)}) in ${Date.now() - t} ms`);
+check(
+  detect.status === 200 && people.length > 0,
+  `POST /v1/vision/detect -> ${detect.status}, person found (${people.map((p) => p.confidence).join(', ') || JSON.stringify(body)}) in ${Date.now() - t} ms`,
+);
 
 const projects = await fetch(`${base}/admin/v1/projects`, { headers: { authorization: `Bearer ${admin}` } });
 const list = await projects.json();
-check(projects.status === 200 && JSON.stringify(list).includes('"default"'), `GET /admin/v1/projects with the printed admin token -> ${projects.status}`);
+check(
+  projects.status === 200 && JSON.stringify(list).includes('"default"'),
+  `GET /admin/v1/projects with the printed admin token -> ${projects.status}`,
+);
 const wrong = await fetch(`${base}/admin/v1/projects`, { headers: { authorization: 'Bearer sf_admin_wrong' } });
 check(wrong.status === 401, `a wrong admin token -> ${wrong.status}`);
 const consolePage = await fetch(`${base}/console`);

@@ -6,9 +6,17 @@ import { errors } from '../base/errors.js';
 import { hashKey, isWellFormedKey, sameDigest } from './api-key.js';
 import type { Projects } from './projects.js';
 
-export interface Principal { projectId: string; keyId: string }
+export interface Principal {
+  projectId: string;
+  keyId: string;
+}
 
-interface CacheEntry { principal: Principal | null; disabled: boolean; until: number; touchedAt: number }
+interface CacheEntry {
+  principal: Principal | null;
+  disabled: boolean;
+  until: number;
+  touchedAt: number;
+}
 
 const TOUCH_EVERY_MS = 60_000;
 const MAX_CACHE = 10_000;
@@ -19,7 +27,10 @@ export class Authenticator {
   private readonly byHeader = new Map<string, CacheEntry>();
   private readonly touched = new Map<string, number>();
 
-  constructor(private readonly projects: Projects, private readonly ttlMs: number) {}
+  constructor(
+    private readonly projects: Projects,
+    private readonly ttlMs: number,
+  ) {}
 
   /**
    * The principal for a header, synchronously: from the cache, or a thrown 401 for a malformed header.
@@ -58,11 +69,19 @@ export class Authenticator {
   }
 
   private keyOf(header: string | undefined): string {
-    if (!header) throw errors.authentication('missing_api_key', 'Missing Authorization header; expected "Authorization: Bearer sk_sf_..."');
+    if (!header)
+      throw errors.authentication(
+        'missing_api_key',
+        'Missing Authorization header; expected "Authorization: Bearer sk_sf_..."',
+      );
     const m = /^Bearer ([^\s]+)$/i.exec(header.trim());
     if (!m) throw errors.authentication('invalid_api_key', 'Expected Authorization scheme "Bearer <API key>"');
     const key = m[1]!;
-    if (!isWellFormedKey(key)) throw errors.authentication('invalid_api_key', 'Malformed API key; keys look like sk_sf_ followed by 43 base64url characters');
+    if (!isWellFormedKey(key))
+      throw errors.authentication(
+        'invalid_api_key',
+        'Malformed API key; keys look like sk_sf_ followed by 43 base64url characters',
+      );
     return key;
   }
 

@@ -6,16 +6,34 @@ import { newId } from '../base/ids.js';
 import { generateKey, hashKey, keyHint } from './api-key.js';
 import { sql } from './projects.sql.js';
 
-export interface Project { id: string; name: string; created_at: string }
+export interface Project {
+  id: string;
+  name: string;
+  created_at: string;
+}
 export interface KeyRecord {
-  id: string; project_id: string; name: string; hint: string;
-  created_at: string; last_used_at: string | null; disabled_at: string | null;
+  id: string;
+  project_id: string;
+  name: string;
+  hint: string;
+  created_at: string;
+  last_used_at: string | null;
+  disabled_at: string | null;
 }
 
-const toProject = (r: Record<string, unknown>): Project => ({ id: String(r.id), name: String(r.name), created_at: isoTime(r.created_at)! });
+const toProject = (r: Record<string, unknown>): Project => ({
+  id: String(r.id),
+  name: String(r.name),
+  created_at: isoTime(r.created_at)!,
+});
 const toKey = (r: Record<string, unknown>): KeyRecord => ({
-  id: String(r.id), project_id: String(r.project_id), name: String(r.name), hint: String(r.hint),
-  created_at: isoTime(r.created_at)!, last_used_at: isoTime(r.last_used_at), disabled_at: isoTime(r.disabled_at),
+  id: String(r.id),
+  project_id: String(r.project_id),
+  name: String(r.name),
+  hint: String(r.hint),
+  created_at: isoTime(r.created_at)!,
+  last_used_at: isoTime(r.last_used_at),
+  disabled_at: isoTime(r.disabled_at),
 });
 
 function isUniqueViolation(e: unknown): boolean {
@@ -70,10 +88,17 @@ export class Projects {
     return (await this.db.query(sql.keysByIdOrHint, [idOrHint])).map(toKey);
   }
 
-  async keyByHash(hash: Buffer): Promise<{ id: string; project_id: string; key_hash: Buffer; disabled: boolean } | null> {
+  async keyByHash(
+    hash: Buffer,
+  ): Promise<{ id: string; project_id: string; key_hash: Buffer; disabled: boolean } | null> {
     const [row] = await this.db.query(sql.keyByHash, [hash]);
     if (!row) return null;
-    return { id: String(row.id), project_id: String(row.project_id), key_hash: Buffer.from(row.key_hash as Uint8Array), disabled: row.disabled_at != null };
+    return {
+      id: String(row.id),
+      project_id: String(row.project_id),
+      key_hash: Buffer.from(row.key_hash as Uint8Array),
+      disabled: row.disabled_at != null,
+    };
   }
 
   async touchKey(id: string): Promise<void> {

@@ -4,9 +4,14 @@ import { errors } from '../base/errors.js';
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
-  constructor(private readonly rps: number, private readonly burst: number) {}
+  constructor(
+    private readonly rps: number,
+    private readonly burst: number,
+  ) {}
 
-  get enabled(): boolean { return this.rps > 0; }
+  get enabled(): boolean {
+    return this.rps > 0;
+  }
 
   /** `now` in milliseconds of any steady clock (the server passes the request's performance.now()). */
   take(key: string, now?: number): void {

@@ -18,7 +18,10 @@ export class LogSink {
   private used = 0;
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly fd: number, private readonly bufferMs = FLUSH_MS) {
+  constructor(
+    private readonly fd: number,
+    private readonly bufferMs = FLUSH_MS,
+  ) {
     process.on('exit', () => this.flushSync());
   }
 
@@ -36,17 +39,26 @@ export class LogSink {
 
   commit(end: number): void {
     this.used = end;
-    if (!this.timer) { this.timer = setTimeout(() => this.flushSync(), this.bufferMs); this.timer.unref(); }
+    if (!this.timer) {
+      this.timer = setTimeout(() => this.flushSync(), this.bufferMs);
+      this.timer.unref();
+    }
   }
 
   write(line: string): boolean {
     // A UTF-16 unit is at most 3 UTF-8 bytes: make room for the worst case.
     if (this.used + line.length * 3 > SIZE) {
       this.flushSync();
-      if (line.length * 3 > SIZE) { this.writeAll(Buffer.from(line)); return true; }
+      if (line.length * 3 > SIZE) {
+        this.writeAll(Buffer.from(line));
+        return true;
+      }
     }
     this.used += (this.buffer as Utf8Writable).utf8Write(line, this.used);
-    if (!this.timer) { this.timer = setTimeout(() => this.flushSync(), this.bufferMs); this.timer.unref(); }
+    if (!this.timer) {
+      this.timer = setTimeout(() => this.flushSync(), this.bufferMs);
+      this.timer.unref();
+    }
     return true;
   }
 
@@ -57,7 +69,10 @@ export class LogSink {
   }
 
   flushSync(): void {
-    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     if (this.used === 0) return;
     const n = this.used;
     this.used = 0;

@@ -11,14 +11,26 @@ let stdoutSink: LogSink | null = null;
 /** Buffered writes (log-sink.ts): one syscall per request would cost more than the request itself. */
 export function createLogger(level: string): Logger {
   const destination = (stdoutSink ??= new LogSink(1));
-  const logger = pino({
-    level,
-    base: { service: 'sightflow' },
-    redact: {
-      paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'key', '*.key', 'apiKey', '*.apiKey', 'token'],
-      censor: '[redacted]',
+  const logger = pino(
+    {
+      level,
+      base: { service: 'sightflow' },
+      redact: {
+        paths: [
+          'authorization',
+          'headers.authorization',
+          'req.headers.authorization',
+          'key',
+          '*.key',
+          'apiKey',
+          '*.apiKey',
+          'token',
+        ],
+        censor: '[redacted]',
+      },
     },
-  }, destination);
+    destination,
+  );
   destinations.set(logger, destination);
   return logger;
 }
@@ -36,7 +48,20 @@ export function requestLogger(log: Logger): (r: RequestLine) => void {
   const dest = destinations.get(log);
   const level = log.levels.values.info!;
   if (!dest) {
-    return (r) => log.info({ requestId: r.requestId, trace_id: lineTraceId(r), method: r.method, route: r.route, path: r.path, status: r.status, ms: Math.round((r.endedMs - r.startedMs) * 100) / 100, project: r.project }, 'request');
+    return (r) =>
+      log.info(
+        {
+          requestId: r.requestId,
+          trace_id: lineTraceId(r),
+          method: r.method,
+          route: r.route,
+          path: r.path,
+          status: r.status,
+          ms: Math.round((r.endedMs - r.startedMs) * 100) / 100,
+          project: r.project,
+        },
+        'request',
+      );
   }
   const writer = new RequestLineWriter(dest, level, 'sightflow');
   return (r) => {

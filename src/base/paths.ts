@@ -16,4 +16,6 @@ export const projectRoot: string = (() => {
   return dirname(realpathSync(join(dir, 'package.json')));
 })();
 
-export const VERSION: string = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+export const VERSION: string = (
+  JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }
+).version;

@@ -22,13 +22,20 @@ export interface RequestLine {
    */
   traceId?: string | null;
   /** The trace's W3C flags, the request's own span id when one was made, and its caller's span (for spans). */
-  traceFlags?: string; spanId?: string; parentSpanId?: string;
-  method: string; route: string; path: string; status: number;
+  traceFlags?: string;
+  spanId?: string;
+  parentSpanId?: string;
+  method: string;
+  route: string;
+  path: string;
+  status: number;
   /** performance.now() when the request arrived and when it was answered. */
-  startedMs: number; endedMs: number;
+  startedMs: number;
+  endedMs: number;
   project: string | undefined;
   /** Body bytes read and written (for the HTTP metrics; not in the log line). */
-  bytesIn?: number; bytesOut?: number;
+  bytesIn?: number;
+  bytesOut?: number;
 }
 
 /**
@@ -55,9 +62,16 @@ const CACHE_LIMIT = 10_000;
 const SINK_SIZE = LogSink.SIZE;
 
 /** Node's own Buffer methods, without the argument checks of buf.write() (a measurable share of a line). */
-type Utf8Writable = Buffer & { utf8Write(s: string, offset: number): number; latin1Write(s: string, offset: number): number };
+type Utf8Writable = Buffer & {
+  utf8Write(s: string, offset: number): number;
+  latin1Write(s: string, offset: number): number;
+};
 
-interface MethodRoute { method: string; bytes: Buffer; withPath: Buffer }
+interface MethodRoute {
+  method: string;
+  bytes: Buffer;
+  withPath: Buffer;
+}
 
 export class RequestLineWriter {
   /** `{"level":…,"time":` and `,"service":…,"requestId":"` around the time: one copy with the time inside. */
@@ -75,7 +89,11 @@ export class RequestLineWriter {
   /** `","status":N,"ms":` by status (an array: statuses are small integers). */
   private readonly statuses: Array<Buffer | undefined> = [];
 
-  constructor(private readonly sink: LogSink, private readonly level: number, service: string) {
+  constructor(
+    private readonly sink: LogSink,
+    private readonly level: number,
+    service: string,
+  ) {
     this.headText = [`{"level":${level},"time":`, `,"service":${JSON.stringify(service)},"requestId":"`];
   }
 
@@ -86,7 +104,14 @@ export class RequestLineWriter {
     const status = this.statusBytes(r.status);
     const tail = r.project === undefined ? TAIL : this.projectTail(r.project);
     const traceId = r.traceId;
-    const need = FIXED_BYTES + worst(r.requestId) + (traceId === undefined ? 0 : TRACE_KEY.length + 32) + worst(r.path) + mr.length + status.length + tail.length;
+    const need =
+      FIXED_BYTES +
+      worst(r.requestId) +
+      (traceId === undefined ? 0 : TRACE_KEY.length + 32) +
+      worst(r.path) +
+      mr.length +
+      status.length +
+      tail.length;
     if (need > SINK_SIZE) {
       this.sink.write(`${JSON.stringify(this.record(r))}\n`);
       return;
@@ -119,8 +144,18 @@ export class RequestLineWriter {
   /** The same line as an object, for a line too long for the buffer. */
   record(r: RequestLine): Record<string, unknown> {
     return {
-      level: this.level, time: wallMs(r.endedMs), service: 'sightflow', requestId: r.requestId, trace_id: lineTraceId(r), method: r.method, route: r.route,
-      path: r.path, status: r.status, ms: Math.round((r.endedMs - r.startedMs) * 100) / 100, project: r.project, msg: 'request',
+      level: this.level,
+      time: wallMs(r.endedMs),
+      service: 'sightflow',
+      requestId: r.requestId,
+      trace_id: lineTraceId(r),
+      method: r.method,
+      route: r.route,
+      path: r.path,
+      status: r.status,
+      ms: Math.round((r.endedMs - r.startedMs) * 100) / 100,
+      project: r.project,
+      msg: 'request',
     };
   }
 

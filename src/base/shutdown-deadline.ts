@@ -5,13 +5,20 @@
 import type { Logger } from './log.js';
 
 /** Where a shutdown is; each step sets it before it starts. */
-export interface ShutdownProgress { step: string }
+export interface ShutdownProgress {
+  step: string;
+}
 
 /** What the steps after the HTTP drain (bounded by SIGHTFLOW_SHUTDOWN_TIMEOUT_MS itself) may take in all. */
 export const SHUTDOWN_GRACE_MS = 20_000;
 
 /** Arms the deadline; the returned function disarms it (a shutdown that finished). */
-export function armShutdownDeadline(log: Logger, ms: number, progress: ShutdownProgress, exit: (code: number) => void = (c) => process.exit(c)): () => void {
+export function armShutdownDeadline(
+  log: Logger,
+  ms: number,
+  progress: ShutdownProgress,
+  exit: (code: number) => void = (c) => process.exit(c),
+): () => void {
   const timer = setTimeout(() => {
     log.error({ step: progress.step, deadlineMs: ms }, 'shutdown did not finish in time; exiting');
     log.flush();

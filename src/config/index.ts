@@ -14,7 +14,10 @@ import type { OtlpSettings } from '../tracing/otlp.js';
 
 /** A configuration value that cannot be used; the message names the variable and says what it must be. */
 export class ConfigError extends Error {
-  constructor(readonly variable: string, detail: string) {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
     super(`invalid configuration: ${detail}`);
     this.name = 'ConfigError';
   }
@@ -37,24 +40,45 @@ const int = (min: number, def?: number, max?: number): Field => {
   if (max !== undefined) n = n.max(max);
   return {
     schema: def === undefined ? n.optional() : n.default(def),
-    kind: 'int', default: def,
+    kind: 'int',
+    default: def,
     expect: max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`,
   };
 };
 const num = (min: number, def?: number): Field => {
   const n = z.coerce.number().min(min);
-  return { schema: def === undefined ? n.optional() : n.default(def), kind: 'number', default: def, expect: `a number >= ${min}` };
+  return {
+    schema: def === undefined ? n.optional() : n.default(def),
+    kind: 'number',
+    default: def,
+    expect: `a number >= ${min}`,
+  };
 };
 const bool = (def: boolean): Field => ({
-  schema: z.string().trim().toLowerCase().pipe(z.enum(['true', 'false', '1', '0'])).transform((v) => v === 'true' || v === '1').default(def),
-  kind: 'bool', default: def, expect: 'one of true, false, 1, 0',
+  schema: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(['true', 'false', '1', '0']))
+    .transform((v) => v === 'true' || v === '1')
+    .default(def),
+  kind: 'bool',
+  default: def,
+  expect: 'one of true, false, 1, 0',
 });
 const oneOf = <T extends string>(values: readonly [T, ...T[]], def: T): Field => ({
   schema: z.string().trim().toLowerCase().pipe(z.enum(values)).default(def),
-  kind: 'enum', default: def, values, expect: `one of ${values.join(', ')}`,
+  kind: 'enum',
+  default: def,
+  values,
+  expect: `one of ${values.join(', ')}`,
 });
-const str = (def?: string): Field =>
-  ({ schema: def === undefined ? z.string().optional() : z.string().default(def), kind: 'string', default: def, expect: 'a string' });
+const str = (def?: string): Field => ({
+  schema: def === undefined ? z.string().optional() : z.string().default(def),
+  kind: 'string',
+  default: def,
+  expect: 'a string',
+});
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -336,7 +360,12 @@ export interface MqttSettings {
   queueMessages: number;
 }
 
-export interface CliFlags { port?: number; host?: string; dataDir?: string; noWorker?: boolean }
+export interface CliFlags {
+  port?: number;
+  host?: string;
+  dataDir?: string;
+  noWorker?: boolean;
+}
 
 /** Blank values count as unset, as they always have for the string variables. */
 /**
@@ -361,8 +390,11 @@ function httpUrl(text: string, variable: string): URL {
   let u: URL | null = null;
   try {
     u = new URL(text);
-  } catch { /* reported below */ }
-  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) throw new ConfigError(variable, `${variable} must be an http(s) URL (got ${JSON.stringify(text)})`);
+  } catch {
+    /* reported below */
+  }
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:'))
+    throw new ConfigError(variable, `${variable} must be an http(s) URL (got ${JSON.stringify(text)})`);
   return u;
 }
 
@@ -397,10 +429,15 @@ function otlpHeaders(text: string | undefined, variable: string, into: Record<st
     let value: string | null = null;
     try {
       value = decodeURIComponent(entry.slice(eq + 1).trim());
-    } catch { /* reported below */ }
+    } catch {
+      /* reported below */
+    }
     // The values are often credentials: the message names the entry's position, never its text.
     if (!HEADER_NAME.test(name) || value === null) {
-      throw new ConfigError(variable, `${variable} must be comma-separated name=value pairs with percent-encoded values (entry ${i + 1} is not)`);
+      throw new ConfigError(
+        variable,
+        `${variable} must be comma-separated name=value pairs with percent-encoded values (entry ${i + 1} is not)`,
+      );
     }
     into[name] = value;
   }
@@ -411,7 +448,10 @@ function otlpHeaders(text: string | undefined, variable: string, into: Record<st
 function topicPath(text: string, variable: string): string {
   const t = text.trim();
   if (!t || /[+#\u0000]/.test(t) || t.split('/').some((l) => l === '') || t.startsWith('$')) {
-    throw new ConfigError(variable, `${variable} must be MQTT topic levels separated by / without wildcards, empty levels or a leading $ (got ${JSON.stringify(text)})`);
+    throw new ConfigError(
+      variable,
+      `${variable} must be MQTT topic levels separated by / without wildcards, empty levels or a leading $ (got ${JSON.stringify(text)})`,
+    );
   }
   return t;
 }
@@ -424,17 +464,28 @@ function mqttSettings(e: Record<string, any>): MqttSettings | null {
   let u: URL | null = null;
   try {
     u = new URL(text);
-  } catch { /* reported below */ }
+  } catch {
+    /* reported below */
+  }
   // The URL may carry a password: the message never repeats it.
   if (!u || (u.protocol !== 'mqtt:' && u.protocol !== 'mqtts:') || !u.hostname) {
-    throw new ConfigError('SIGHTFLOW_MQTT_URL', 'SIGHTFLOW_MQTT_URL must be an mqtt:// or mqtts:// URL with a host ([user[:password]@]host[:port][?client_id=...])');
+    throw new ConfigError(
+      'SIGHTFLOW_MQTT_URL',
+      'SIGHTFLOW_MQTT_URL must be an mqtt:// or mqtts:// URL with a host ([user[:password]@]host[:port][?client_id=...])',
+    );
   }
   const username = u.username ? decodeURIComponent(u.username) : undefined;
   const password = u.password ? decodeURIComponent(u.password) : undefined;
   const clientId = u.searchParams.get('client_id')?.trim() || undefined;
   return {
-    url: `${u.protocol}//${u.host}`, username, password, clientId, topicPrefix: prefix,
-    haDiscovery: e.SIGHTFLOW_MQTT_HA_DISCOVERY, haPrefix, queueMessages: e.SIGHTFLOW_MQTT_QUEUE_MESSAGES,
+    url: `${u.protocol}//${u.host}`,
+    username,
+    password,
+    clientId,
+    topicPrefix: prefix,
+    haDiscovery: e.SIGHTFLOW_MQTT_HA_DISCOVERY,
+    haPrefix,
+    queueMessages: e.SIGHTFLOW_MQTT_QUEUE_MESSAGES,
   };
 }
 
@@ -442,7 +493,10 @@ function cidrs(text: string | undefined, variable: string): Cidr[] {
   try {
     return parseCidrList(text);
   } catch (e) {
-    throw new ConfigError(variable, `${variable} must be a comma-separated list of CIDR blocks: ${(e as Error).message}`);
+    throw new ConfigError(
+      variable,
+      `${variable} must be a comma-separated list of CIDR blocks: ${(e as Error).message}`,
+    );
   }
 }
 
@@ -460,7 +514,12 @@ function otlpSettings(e: Record<string, any>): OtlpSettings | null {
   otlpHeaders(e.OTEL_EXPORTER_OTLP_TRACES_HEADERS, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', headers);
   const url = otlpTracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT);
   if (!url) return null;
-  return { url, headers, serviceName: (e.OTEL_SERVICE_NAME as string).trim() || 'sightflow', scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY };
+  return {
+    url,
+    headers,
+    serviceName: (e.OTEL_SERVICE_NAME as string).trim() || 'sightflow',
+    scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+  };
 }
 
 /** loadConfig of this process's environment: the CLI's one read of it. */
@@ -478,14 +537,20 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
   const parsed = EnvSchema.safeParse(raw);
   if (!parsed.success) {
     const names = [...new Set(parsed.error.issues.map((i) => String(i.path[0])))];
-    const detail = names.map((n) => `${n} must be ${CONFIG_VARIABLES[n as VarName]?.expect ?? 'valid'} (got ${JSON.stringify(raw[n])})`).join('; ');
+    const detail = names
+      .map((n) => `${n} must be ${CONFIG_VARIABLES[n as VarName]?.expect ?? 'valid'} (got ${JSON.stringify(raw[n])})`)
+      .join('; ');
     throw new ConfigError(names[0]!, detail);
   }
   const e = parsed.data as { [K in VarName]: any };
 
   const vlmUrl = (e.SIGHTFLOW_VLM_URL as string | undefined)?.trim();
   const vlmModel = (e.SIGHTFLOW_VLM_MODEL as string | undefined)?.trim();
-  if (vlmUrl && !vlmModel) throw new ConfigError('SIGHTFLOW_VLM_MODEL', 'SIGHTFLOW_VLM_URL is set but SIGHTFLOW_VLM_MODEL is not; name the model the endpoint serves');
+  if (vlmUrl && !vlmModel)
+    throw new ConfigError(
+      'SIGHTFLOW_VLM_MODEL',
+      'SIGHTFLOW_VLM_URL is set but SIGHTFLOW_VLM_MODEL is not; name the model the endpoint serves',
+    );
 
   const byHint: Record<string, ProviderSpec[]> = {};
   // Every list is parsed now, so a typo fails at start rather than on the first task that uses the hint.
@@ -546,15 +611,17 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       batch: { maxBatch: e.SIGHTFLOW_BATCH_MAX_SIZE, maxWaitMs: e.SIGHTFLOW_BATCH_MAX_DELAY_MS },
     },
     models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },
-    vlm: vlmUrl ? {
-      url: chatCompletionsUrl(vlmUrl),
-      model: vlmModel!,
-      key: (e.SIGHTFLOW_VLM_KEY as string | undefined)?.trim() || undefined,
-      timeoutMs: e.SIGHTFLOW_VLM_TIMEOUT_MS,
-      fallback: e.SIGHTFLOW_VLM_FALLBACK,
-      stream: e.SIGHTFLOW_VLM_STREAM,
-      maxTokens: e.SIGHTFLOW_VLM_MAX_TOKENS,
-    } : null,
+    vlm: vlmUrl
+      ? {
+          url: chatCompletionsUrl(vlmUrl),
+          model: vlmModel!,
+          key: (e.SIGHTFLOW_VLM_KEY as string | undefined)?.trim() || undefined,
+          timeoutMs: e.SIGHTFLOW_VLM_TIMEOUT_MS,
+          fallback: e.SIGHTFLOW_VLM_FALLBACK,
+          stream: e.SIGHTFLOW_VLM_STREAM,
+          maxTokens: e.SIGHTFLOW_VLM_MAX_TOKENS,
+        }
+      : null,
     mcp: {
       sessionIdleMs: e.SIGHTFLOW_MCP_SESSION_IDLE_MS,
       maxSessionsPerKey: e.SIGHTFLOW_MCP_MAX_SESSIONS_PER_KEY,

@@ -10,19 +10,28 @@
 // The hint's variable is the hint upper-cased, every character other than A-Z and 0-9 turned into "_"
 // ("gpu-fast" -> SIGHTFLOW_PROVIDERS_GPU_FAST); a hint with no such variable uses the default list.
 
-export type ProviderSpec = { type: 'local' } | { type: 'remote'; url: string; key: string; name?: string; timeoutMs?: number };
+export type ProviderSpec =
+  | { type: 'local' }
+  | { type: 'remote'; url: string; key: string; name?: string; timeoutMs?: number };
 
 export const PROVIDERS_HINT_PREFIX = 'SIGHTFLOW_PROVIDERS_';
 
-function remote(variable: string, url: string, key: string, extra: { name?: string; timeoutMs?: number } = {}): ProviderSpec {
+function remote(
+  variable: string,
+  url: string,
+  key: string,
+  extra: { name?: string; timeoutMs?: number } = {},
+): ProviderSpec {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
     throw new Error(`${variable}: ${JSON.stringify(url)} is neither "local" nor an http(s) URL`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${variable}: ${JSON.stringify(url)} is not an http(s) URL`);
-  if (!key) throw new Error(`${variable}: ${u.origin} has no API key (write it after "#", or as "key" in the JSON form)`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new Error(`${variable}: ${JSON.stringify(url)} is not an http(s) URL`);
+  if (!key)
+    throw new Error(`${variable}: ${u.origin} has no API key (write it after "#", or as "key" in the JSON form)`);
   return { type: 'remote', url: `${u.origin}${u.pathname.replace(/\/+$/, '')}`, key, ...extra };
 }
 
@@ -39,23 +48,32 @@ export function parseProviderList(text: string, variable = 'SIGHTFLOW_PROVIDERS'
     }
     if (!Array.isArray(raw)) throw new Error(`${variable}: expected a JSON array`);
     specs = raw.map((e, i): ProviderSpec => {
-      if (e === 'local' || (typeof e === 'object' && e !== null && (e as { type?: unknown }).type === 'local')) return { type: 'local' };
+      if (e === 'local' || (typeof e === 'object' && e !== null && (e as { type?: unknown }).type === 'local'))
+        return { type: 'local' };
       if (typeof e !== 'object' || e === null || typeof (e as { url?: unknown }).url !== 'string') {
         throw new Error(`${variable}[${i}]: expected "local" or {"url": ..., "key": ...}`);
       }
       const o = e as { url: string; key?: unknown; name?: unknown; timeout_ms?: unknown };
       const timeoutMs = o.timeout_ms === undefined ? undefined : Number(o.timeout_ms);
-      if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new Error(`${variable}[${i}].timeout_ms: expected a positive integer`);
+      if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0))
+        throw new Error(`${variable}[${i}].timeout_ms: expected a positive integer`);
       return remote(`${variable}[${i}]`, o.url, typeof o.key === 'string' ? o.key : '', {
-        ...(typeof o.name === 'string' ? { name: o.name } : {}), ...(timeoutMs ? { timeoutMs } : {}),
+        ...(typeof o.name === 'string' ? { name: o.name } : {}),
+        ...(timeoutMs ? { timeoutMs } : {}),
       });
     });
   } else {
-    specs = t.split(',').map((s) => s.trim()).filter(Boolean).map((entry): ProviderSpec => {
-      if (entry.toLowerCase() === 'local') return { type: 'local' };
-      const hash = entry.indexOf('#');
-      return hash < 0 ? remote(variable, entry, '') : remote(variable, entry.slice(0, hash), decodeURIComponent(entry.slice(hash + 1)));
-    });
+    specs = t
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((entry): ProviderSpec => {
+        if (entry.toLowerCase() === 'local') return { type: 'local' };
+        const hash = entry.indexOf('#');
+        return hash < 0
+          ? remote(variable, entry, '')
+          : remote(variable, entry.slice(0, hash), decodeURIComponent(entry.slice(hash + 1)));
+      });
   }
   if (specs.length === 0) throw new Error(`${variable}: the provider list is empty`);
   return specs;

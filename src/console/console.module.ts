@@ -25,22 +25,43 @@ export function consoleRoutes(distDir: string): RouteDef[] {
     if (r.kind === 'not_built') {
       const wantsHtml = (ctx.headers['accept'] ?? '').includes('text/html');
       return wantsHtml
-        ? { status: 503, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Retry-After': '60' }, body: notBuiltPage() }
+        ? {
+            status: 503,
+            headers: { 'Content-Type': 'text/html; charset=utf-8', 'Retry-After': '60' },
+            body: notBuiltPage(),
+          }
         : { status: 503, headers: { 'Retry-After': '60' }, json: notBuiltJson() };
     }
     if (r.kind === 'missing') throw errors.routeNotFound(ctx.method, ctx.path);
     return { status: 200, headers: r.headers, file: { path: r.path, start: 0, end: r.size - 1 } };
   };
   const common = {
-    method: 'GET' as const, auth: 'none' as const, tags: ['console'], noBody: true,
+    method: 'GET' as const,
+    auth: 'none' as const,
+    tags: ['console'],
+    noBody: true,
     responses: {
-      200: { description: 'A console page (HTML) or asset (JS, CSS, images) of the built console', schema: z.string(), contentType: 'text/html' },
+      200: {
+        description: 'A console page (HTML) or asset (JS, CSS, images) of the built console',
+        schema: z.string(),
+        contentType: 'text/html',
+      },
       404: { description: 'No such asset' },
       503: { description: 'The console was not built (console_not_built)' },
     },
   };
   return [
-    defineRoute({ ...common, path: '/console', summary: 'Web console (the page is public; its data needs the admin token)', handler: (ctx) => serve(ctx, '') }),
-    defineRoute({ ...common, path: '/console/*', summary: 'Web console assets; page paths fall back to index.html', handler: (ctx) => serve(ctx, ctx.params['*'] ?? '') }),
+    defineRoute({
+      ...common,
+      path: '/console',
+      summary: 'Web console (the page is public; its data needs the admin token)',
+      handler: (ctx) => serve(ctx, ''),
+    }),
+    defineRoute({
+      ...common,
+      path: '/console/*',
+      summary: 'Web console assets; page paths fall back to index.html',
+      handler: (ctx) => serve(ctx, ctx.params['*'] ?? ''),
+    }),
   ];
 }

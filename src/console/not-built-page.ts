@@ -2,7 +2,8 @@
 // error JSON for everything else, both 503 so monitoring sees it is not a working console.
 import { errors, type ErrorBody } from '../base/errors.js';
 
-export const NOT_BUILT_MESSAGE = 'The web console has not been built. Run scripts/setup.sh (or: npx vite build --config console/vite.config.ts) and reload.';
+export const NOT_BUILT_MESSAGE =
+  'The web console has not been built. Run scripts/setup.sh (or: npx vite build --config console/vite.config.ts) and reload.';
 
 export function notBuiltPage(): string {
   return `<!doctype html>

@@ -51,8 +51,15 @@ const SECURITY_HEADERS = {
 // The page holds the admin token: only its own scripts run. Videos may come from any http(s) URL a task was
 // created with; thumbnails are presigned links here, dropped query images are data: URIs.
 const PAGE_CSP = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self'", "connect-src 'self'",
-  "img-src 'self' data: blob:", "media-src 'self' http: https: blob:", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'",
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self' data: blob:",
+  "media-src 'self' http: https: blob:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
 ].join('; ');
 
 /**
@@ -63,7 +70,17 @@ export async function resolveConsoleFile(distDir: string, rel: string): Promise<
   const indexPath = join(distDir, 'index.html');
   const indexSize = await fileSize(indexPath);
   if (indexSize === null) return { kind: 'not_built' };
-  const index: Resolved = { kind: 'file', path: indexPath, size: indexSize, headers: { 'Content-Type': contentTypeOf(indexPath), 'Cache-Control': REVALIDATE, 'Content-Security-Policy': PAGE_CSP, ...SECURITY_HEADERS } };
+  const index: Resolved = {
+    kind: 'file',
+    path: indexPath,
+    size: indexSize,
+    headers: {
+      'Content-Type': contentTypeOf(indexPath),
+      'Cache-Control': REVALIDATE,
+      'Content-Security-Policy': PAGE_CSP,
+      ...SECURITY_HEADERS,
+    },
+  };
   const clean = normalize(rel.replace(/^\/+/, ''));
   // normalize() keeps leading '..' segments: anything that climbs out of dist is treated as unknown.
   if (clean === '.' || clean === '' || clean === 'index.html') return index;
@@ -73,7 +90,12 @@ export async function resolveConsoleFile(distDir: string, rel: string): Promise<
   const size = await fileSize(path);
   if (size !== null) {
     const cache = clean.startsWith('assets' + sep) ? IMMUTABLE : REVALIDATE;
-    return { kind: 'file', path, size, headers: { 'Content-Type': contentTypeOf(path), 'Cache-Control': cache, ...SECURITY_HEADERS } };
+    return {
+      kind: 'file',
+      path,
+      size,
+      headers: { 'Content-Type': contentTypeOf(path), 'Cache-Control': cache, ...SECURITY_HEADERS },
+    };
   }
   return extname(clean) === '' ? index : { kind: 'missing' };
 }

@@ -11,7 +11,15 @@ import { readOnnxInfo } from '../inference/onnx-metadata.js';
 import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
 import { letterboxAsync, stretchAsync } from '../native/image.js';
 import { dominantColor } from '../media/colour.js';
-import { DECODED_BOXES, decodeYolo, unletterbox, unpackBoxes, type DecodeOptions, type Letterbox, type RawBox } from './yolo.js';
+import {
+  DECODED_BOXES,
+  decodeYolo,
+  unletterbox,
+  unpackBoxes,
+  type DecodeOptions,
+  type Letterbox,
+  type RawBox,
+} from './yolo.js';
 
 export interface DetectOptions {
   classes?: string[];
@@ -55,7 +63,11 @@ export class Detector {
    * A detector for a registered model (its prepared ONNX runs through the runtime's queue). Input size,
    * layout and class names come from the ONNX file's metadata and shapes and the manifest (detector-config.ts).
    */
-  static async create(runtime: InferenceRuntime, registry: ModelRegistry, modelId = DEFAULT_DETECT_MODEL): Promise<Detector> {
+  static async create(
+    runtime: InferenceRuntime,
+    registry: ModelRegistry,
+    modelId = DEFAULT_DETECT_MODEL,
+  ): Promise<Detector> {
     const { manifest } = registry.get(modelId);
     if (manifest.task !== 'detect') throw new Error(`model ${modelId} is a ${manifest.task} model, not a detector`);
     const onnx = readOnnxInfo(await readFile(await registry.onnxPath(modelId)));
@@ -64,7 +76,9 @@ export class Detector {
   }
 
   /** The output layout, or 'auto' when the model did not declare its output shape (decided per run). */
-  get layout(): PostSpec['layout'] { return this.post.layout; }
+  get layout(): PostSpec['layout'] {
+    return this.post.layout;
+  }
 
   /**
    * Runs the model on one image and returns every candidate at or above minScore, boxes in source pixels,
@@ -79,19 +93,32 @@ export class Detector {
     let buffer: Float32Array | undefined;
     try {
       const options: DecodeOptions = {
-        layout: this.post.layout, numClasses: this.labels.length, minScore, iouThreshold: nmsIou,
-        input: { width: this.pre.width, height: this.pre.height }, strides: this.post.strides, scores: this.post.scores,
+        layout: this.post.layout,
+        numClasses: this.labels.length,
+        minScore,
+        iouThreshold: nmsIou,
+        input: { width: this.pre.width, height: this.pre.height },
+        strides: this.post.strides,
+        scores: this.post.scores,
       };
       // The session's worker decodes the output (its boxes cross to this thread, not the raw tensor).
-      const out = await this.handle.run(async () => {
-        buffer = this.spareInputs.pop() ?? new Float32Array(new SharedArrayBuffer(3 * this.pre.width * this.pre.height * 4));
-        const input = await modelInput(image, this.pre, buffer);
-        letterbox = input.letterbox;
-        return { [this.pre.inputName]: input.tensor };
-      }, undefined, undefined, { decode: { output: this.post.output, options } });
+      const out = await this.handle.run(
+        async () => {
+          buffer =
+            this.spareInputs.pop() ?? new Float32Array(new SharedArrayBuffer(3 * this.pre.width * this.pre.height * 4));
+          const input = await modelInput(image, this.pre, buffer);
+          letterbox = input.letterbox;
+          return { [this.pre.inputName]: input.tensor };
+        },
+        undefined,
+        undefined,
+        { decode: { output: this.post.output, options } },
+      );
       const decoded = out[DECODED_BOXES];
       const t = (this.post.output ? out[this.post.output] : undefined) ?? Object.values(out)[0];
-      const boxes = decoded ? unpackBoxes(decoded.data as Float64Array) : decodeYolo(t.data as Float32Array, t.dims, options);
+      const boxes = decoded
+        ? unpackBoxes(decoded.data as Float64Array)
+        : decodeYolo(t.data as Float32Array, t.dims, options);
       return boxes.map((b) => ({ ...b, box: unletterbox(b.box, letterbox!, image.width, image.height) }));
     } finally {
       if (buffer) this.spareInputs.push(buffer);
@@ -102,7 +129,10 @@ export class Detector {
   async detect(image: RgbImage, opts: DetectOptions = {}): Promise<DetectedObject[]> {
     const threshold = opts.confidence_threshold ?? 0.5;
     if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1)) {
-      throw errors.invalidParam('confidence_threshold', `Expected a number between 0 and 1 for confidence_threshold but received ${String(threshold)}`);
+      throw errors.invalidParam(
+        'confidence_threshold',
+        `Expected a number between 0 and 1 for confidence_threshold but received ${String(threshold)}`,
+      );
     }
     const wanted = this.classFilter(opts.classes);
     const raw = await this.detectRaw(image, threshold);
@@ -146,13 +176,31 @@ const MAX_BILINEAR_SHRINK = 2;
  * normalise in one pass on the libuv pool, src/native/image.ts); stretch too (one pass on the pool), after a
  * box shrink by whole factors when it shrinks by more than MAX_BILINEAR_SHRINK.
  */
-export async function modelInput(image: RgbImage, pre: ModelInputSpec, out?: Float32Array): Promise<{ tensor: Tensor; letterbox: Letterbox }> {
+export async function modelInput(
+  image: RgbImage,
+  pre: ModelInputSpec,
+  out?: Float32Array,
+): Promise<{ tensor: Tensor; letterbox: Letterbox }> {
   const { width: W, height: H } = pre;
   if (pre.resize === 'letterbox') {
     const r = await letterboxAsync(image, {
-      out, width: W, height: H, layout: pre.layout, scale: pre.scale, channelOrder: pre.channelOrder, center: pre.center, mean: pre.mean, std: pre.std,
+      out,
+      width: W,
+      height: H,
+      layout: pre.layout,
+      scale: pre.scale,
+      channelOrder: pre.channelOrder,
+      center: pre.center,
+      mean: pre.mean,
+      std: pre.std,
     });
-    const lb: Letterbox = { scale: r.scale, padX: r.padX, padY: r.padY, width: r.contentWidth, height: r.contentHeight };
+    const lb: Letterbox = {
+      scale: r.scale,
+      padX: r.padX,
+      padY: r.padY,
+      width: r.contentWidth,
+      height: r.contentHeight,
+    };
     return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
   }
   const lb: Letterbox = { scale: Math.min(W / image.width, H / image.height), padX: 0, padY: 0, width: W, height: H };
@@ -171,7 +219,16 @@ export async function modelInput(image: RgbImage, pre: ModelInputSpec, out?: Flo
   // of every photo and camera frame that the event loop could not spend on requests
   // (docs/capacity.md, "The detector's input resize").
   const r = await stretchAsync(image, {
-    out, width: W, height: H, layout: pre.layout, scale: pre.scale, channelOrder: pre.channelOrder, mean: pre.mean, std: pre.std, shrinkX: fx, shrinkY: fy,
+    out,
+    width: W,
+    height: H,
+    layout: pre.layout,
+    scale: pre.scale,
+    channelOrder: pre.channelOrder,
+    mean: pre.mean,
+    std: pre.std,
+    shrinkX: fx,
+    shrinkY: fy,
   });
   return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
 }

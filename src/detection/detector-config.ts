@@ -51,13 +51,19 @@ export interface DetectorConfig {
 /** Ultralytics tasks whose first 4 + C output channels are a detector's (the rest: mask or keypoint terms). */
 const DETECT_LIKE_TASKS = ['detect', 'segment', 'pose'];
 
-export function resolveDetectorConfig(manifest: ModelManifest, onnx: OnnxModelInfo | null, manifestLabels: string[]): DetectorConfig {
+export function resolveDetectorConfig(
+  manifest: ModelManifest,
+  onnx: OnnxModelInfo | null,
+  manifestLabels: string[],
+): DetectorConfig {
   const p = manifest.preprocess as Record<string, unknown>;
   const q = manifest.postprocess as Record<string, unknown>;
   const meta = onnx?.metadata ?? {};
   const task = meta.task?.trim();
   if (task && !DETECT_LIKE_TASKS.includes(task)) {
-    throw new Error(`model ${manifest.id} is an Ultralytics ${task} export; detect, segment and pose exports can detect`);
+    throw new Error(
+      `model ${manifest.id} is an Ultralytics ${task} export; detect, segment and pose exports can detect`,
+    );
   }
 
   // Input tensor: name, layout, size.
@@ -65,7 +71,8 @@ export function resolveDetectorConfig(manifest: ModelManifest, onnx: OnnxModelIn
   const oIn = onnx?.inputs[0];
   const inputName = mIn?.name ?? oIn?.name ?? 'images';
   const oShape = oIn?.shape ?? [];
-  const shapeLayout = oShape.length === 4 ? (oShape[1] === 3 ? 'nchw' : oShape[3] === 3 ? 'nhwc' : undefined) : undefined;
+  const shapeLayout =
+    oShape.length === 4 ? (oShape[1] === 3 ? 'nchw' : oShape[3] === 3 ? 'nhwc' : undefined) : undefined;
   const layout = (p.layout as 'nhwc' | 'nchw' | undefined) ?? mIn?.layout ?? shapeLayout ?? 'nchw';
   const [oh, ow] = layout === 'nhwc' ? [oShape[1], oShape[2]] : [oShape[2], oShape[3]];
   const mDims = mIn?.shape ?? [];
@@ -73,11 +80,22 @@ export function resolveDetectorConfig(manifest: ModelManifest, onnx: OnnxModelIn
   const imgsz = parseImgsz(meta.imgsz);
   let size: { width: number; height: number };
   let sizeOrigin: DetectorConfig['origin']['size'];
-  if (typeof ow === 'number' && typeof oh === 'number' && ow > 0 && oh > 0) { size = { width: ow, height: oh }; sizeOrigin = 'model'; }
-  else if (imgsz) { size = imgsz; sizeOrigin = 'metadata'; }
-  else if (p.width !== undefined || p.height !== undefined) { size = { width: Number(p.width ?? p.height), height: Number(p.height ?? p.width) }; sizeOrigin = 'manifest'; }
-  else if (typeof mw === 'number' && typeof mh === 'number' && mw > 0 && mh > 0) { size = { width: mw, height: mh }; sizeOrigin = 'manifest'; }
-  else { size = { width: 640, height: 640 }; sizeOrigin = 'default'; }
+  if (typeof ow === 'number' && typeof oh === 'number' && ow > 0 && oh > 0) {
+    size = { width: ow, height: oh };
+    sizeOrigin = 'model';
+  } else if (imgsz) {
+    size = imgsz;
+    sizeOrigin = 'metadata';
+  } else if (p.width !== undefined || p.height !== undefined) {
+    size = { width: Number(p.width ?? p.height), height: Number(p.height ?? p.width) };
+    sizeOrigin = 'manifest';
+  } else if (typeof mw === 'number' && typeof mh === 'number' && mw > 0 && mh > 0) {
+    size = { width: mw, height: mh };
+    sizeOrigin = 'manifest';
+  } else {
+    size = { width: 640, height: 640 };
+    sizeOrigin = 'default';
+  }
 
   // Output: which tensor, its declared shape, the strides of a grid layout.
   const output = (q.output as string | undefined) ?? onnx?.outputs[0]?.name;
@@ -88,26 +106,41 @@ export function resolveDetectorConfig(manifest: ModelManifest, onnx: OnnxModelIn
   const metaNames = parseNames(meta.names ?? meta.labels ?? meta.classes);
   let labels: string[];
   let labelsOrigin: DetectorConfig['origin']['labels'];
-  if (metaNames.length) { labels = metaNames; labelsOrigin = 'metadata'; }
-  else if (manifestLabels.length) { labels = manifestLabels; labelsOrigin = 'manifest'; }
-  else {
+  if (metaNames.length) {
+    labels = metaNames;
+    labelsOrigin = 'metadata';
+  } else if (manifestLabels.length) {
+    labels = manifestLabels;
+    labelsOrigin = 'manifest';
+  } else {
     const c = impliedClassCount(outShape, size, strides);
-    if (c === undefined || c === COCO_CLASSES.length) { labels = [...COCO_CLASSES]; labelsOrigin = 'coco'; }
-    else { labels = Array.from({ length: c }, (_, i) => String(i)); labelsOrigin = 'indices'; }
+    if (c === undefined || c === COCO_CLASSES.length) {
+      labels = [...COCO_CLASSES];
+      labelsOrigin = 'coco';
+    } else {
+      labels = Array.from({ length: c }, (_, i) => String(i));
+      labelsOrigin = 'indices';
+    }
   }
 
   const type = (q.type as 'centernet' | 'yolo' | undefined) ?? 'yolo';
   let postLayout: YoloLayout | 'auto';
   const asked = q.layout as string | undefined;
   if (asked && asked !== 'auto') {
-    if (!YOLO_LAYOUTS.includes(asked as YoloLayout)) throw new Error(`model ${manifest.id}: postprocess.layout ${asked} is not one of auto, ${YOLO_LAYOUTS.join(', ')}`);
+    if (!YOLO_LAYOUTS.includes(asked as YoloLayout))
+      throw new Error(
+        `model ${manifest.id}: postprocess.layout ${asked} is not one of auto, ${YOLO_LAYOUTS.join(', ')}`,
+      );
     postLayout = asked as YoloLayout;
   } else if (type === 'centernet' || /^true$/i.test(meta.end2end ?? '')) postLayout = 'xyxy-score-class';
   else if (outShape.length === 3 && typeof outShape[1] === 'number' && typeof outShape[2] === 'number') {
     // (The batch axis may be symbolic: only the other two matter.)
     const dims = [1, outShape[1], outShape[2]];
     // Segment and pose exports carry extra channels after the classes: channels first, like YOLOv8.
-    postLayout = task && task !== 'detect' && dims[1] > 4 + labels.length && dims[1] < dims[2] ? 'yolov8' : detectLayout(dims, labels.length, size, strides);
+    postLayout =
+      task && task !== 'detect' && dims[1] > 4 + labels.length && dims[1] < dims[2]
+        ? 'yolov8'
+        : detectLayout(dims, labels.length, size, strides);
   } else postLayout = 'auto';
 
   const family = postLayout === 'yolox' ? 'yolox' : postLayout === 'rtdetr' ? 'detr' : 'ultralytics';

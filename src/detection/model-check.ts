@@ -11,17 +11,28 @@ import { decodeToRgb } from '../media/image-decode.js';
 import { Detector } from './detect.js';
 
 /** What the sample run found, in words for the CLI and as data for the API. */
-export interface ModelCheck { summary: string; ms: number; objects?: { class: string; confidence: number; bbox: number[] }[] }
+export interface ModelCheck {
+  summary: string;
+  ms: number;
+  objects?: { class: string; confidence: number; bbox: number[] }[];
+}
 
 export const SAMPLE_IMAGE = join(projectRoot, 'assets', 'astronaut.jpg');
 
-export async function checkModelOnSample(runtime: InferenceRuntime, registry: ModelRegistry, id: string): Promise<ModelCheck> {
+export async function checkModelOnSample(
+  runtime: InferenceRuntime,
+  registry: ModelRegistry,
+  id: string,
+): Promise<ModelCheck> {
   const t0 = performance.now();
   const { manifest } = registry.get(id);
   if (manifest.task !== 'detect') {
     const info = await runtime.register(registry.spec(id)).session();
     const shape = (m: { name: string; shape?: (number | string)[] }) => `${m.name} [${(m.shape ?? []).join(', ')}]`;
-    return { ms: performance.now() - t0, summary: `loaded: inputs ${(info.inputMetadata ?? []).map(shape).join(', ')}; outputs ${info.outputMetadata.map(shape).join(', ')}` };
+    return {
+      ms: performance.now() - t0,
+      summary: `loaded: inputs ${(info.inputMetadata ?? []).map(shape).join(', ')}; outputs ${info.outputMetadata.map(shape).join(', ')}`,
+    };
   }
   const image = await decodeToRgb(await readFile(SAMPLE_IMAGE), 'jpeg', 'image', 100_000_000);
   const detector = await Detector.create(runtime, registry, id);
@@ -31,7 +42,8 @@ export async function checkModelOnSample(runtime: InferenceRuntime, registry: Mo
   for (const o of objects) counts.set(o.class, (counts.get(o.class) ?? 0) + 1);
   const found = [...counts].map(([c, n]) => `${n} ${c}`).join(', ') || 'nothing above 0.25';
   return {
-    ms, summary: `detected on astronaut.jpg: ${found} (${Math.round(ms)} ms)`,
+    ms,
+    summary: `detected on astronaut.jpg: ${found} (${Math.round(ms)} ms)`,
     objects: objects.map((o) => ({ class: o.class, confidence: o.confidence, bbox: o.bbox })),
   };
 }

@@ -13,11 +13,21 @@
 // Boxes come out in model-input pixels; unletterbox() maps them back to the source image.
 
 export type YoloLayout = 'yolov5' | 'yolov8' | 'yolov8-t' | 'xyxy-score-class' | 'yolox' | 'rtdetr';
-export const YOLO_LAYOUTS: readonly YoloLayout[] = ['yolov5', 'yolov8', 'yolov8-t', 'xyxy-score-class', 'yolox', 'rtdetr'];
+export const YOLO_LAYOUTS: readonly YoloLayout[] = [
+  'yolov5',
+  'yolov8',
+  'yolov8-t',
+  'xyxy-score-class',
+  'yolox',
+  'rtdetr',
+];
 export const DEFAULT_STRIDES: readonly number[] = [8, 16, 32];
 
 /** The model input's size, which grid layouts need to place their cells and DETR layouts to scale boxes. */
-export interface InputSize { width: number; height: number }
+export interface InputSize {
+  width: number;
+  height: number;
+}
 
 /** Cells of a feature pyramid over the input: sum over strides of (H / s) * (W / s). */
 export function gridCells(input: InputSize, strides: readonly number[] = DEFAULT_STRIDES): number {
@@ -43,12 +53,19 @@ export interface Letterbox {
 }
 
 /** Model-input box -> source-image box, clipped to the image. */
-export function unletterbox(b: [number, number, number, number], lb: Letterbox, srcW: number, srcH: number): [number, number, number, number] {
+export function unletterbox(
+  b: [number, number, number, number],
+  lb: Letterbox,
+  srcW: number,
+  srcH: number,
+): [number, number, number, number] {
   const sx = lb.width / srcW;
   const sy = lb.height / srcH;
   return [
-    clamp((b[0] - lb.padX) / sx, 0, srcW), clamp((b[1] - lb.padY) / sy, 0, srcH),
-    clamp((b[2] - lb.padX) / sx, 0, srcW), clamp((b[3] - lb.padY) / sy, 0, srcH),
+    clamp((b[0] - lb.padX) / sx, 0, srcW),
+    clamp((b[1] - lb.padY) / sy, 0, srcH),
+    clamp((b[2] - lb.padX) / sx, 0, srcW),
+    clamp((b[3] - lb.padY) / sy, 0, srcH),
   ];
 }
 
@@ -61,7 +78,12 @@ export function clamp(v: number, lo: number, hi: number): number {
  * With the input size, [1, N, 5+C] is YOLOX when N is one box per grid cell, and [1, N, 4+C] is a DETR query
  * set when N is no grid count; without it they are read as YOLOv5 and transposed YOLOv8.
  */
-export function detectLayout(dims: readonly number[], numClasses: number, input?: InputSize, strides: readonly number[] = DEFAULT_STRIDES): YoloLayout {
+export function detectLayout(
+  dims: readonly number[],
+  numClasses: number,
+  input?: InputSize,
+  strides: readonly number[] = DEFAULT_STRIDES,
+): YoloLayout {
   if (dims.length !== 3) throw new Error(`expected a [1, a, b] detector output, got [${dims.join(', ')}]`);
   const [, a, b] = dims;
   if (b === 6 && numClasses !== 2 && a !== 6) return 'xyxy-score-class';
@@ -77,7 +99,11 @@ export function detectLayout(dims: readonly number[], numClasses: number, input?
  * feature axis is the shorter, an end-to-end [1, N, 6] says nothing (undefined), rows [1, N, F] are 5+C for a
  * grid of one or three boxes per cell and 4+C otherwise.
  */
-export function impliedClassCount(dims: readonly (number | string | null)[], input?: InputSize, strides: readonly number[] = DEFAULT_STRIDES): number | undefined {
+export function impliedClassCount(
+  dims: readonly (number | string | null)[],
+  input?: InputSize,
+  strides: readonly number[] = DEFAULT_STRIDES,
+): number | undefined {
   if (dims.length !== 3 || typeof dims[1] !== 'number' || typeof dims[2] !== 'number') return undefined;
   const [, a, b] = dims as number[];
   if (a < b) return a > 4 ? a - 4 : undefined;
@@ -93,13 +119,18 @@ export const DECODED_BOXES = 'sightflow:decoded-boxes';
 
 export function packBoxes(boxes: RawBox[]): Float64Array {
   const out = new Float64Array(boxes.length * 6);
-  boxes.forEach((b, i) => { out.set(b.box, i * 6); out[i * 6 + 4] = b.score; out[i * 6 + 5] = b.classId; });
+  boxes.forEach((b, i) => {
+    out.set(b.box, i * 6);
+    out[i * 6 + 4] = b.score;
+    out[i * 6 + 5] = b.classId;
+  });
   return out;
 }
 
 export function unpackBoxes(data: Float64Array): RawBox[] {
   const out: RawBox[] = [];
-  for (let o = 0; o + 6 <= data.length; o += 6) out.push({ box: [data[o]!, data[o + 1]!, data[o + 2]!, data[o + 3]!], score: data[o + 4]!, classId: data[o + 5]! });
+  for (let o = 0; o + 6 <= data.length; o += 6)
+    out.push({ box: [data[o]!, data[o + 1]!, data[o + 2]!, data[o + 3]!], score: data[o + 4]!, classId: data[o + 5]! });
   return out;
 }
 
@@ -126,13 +157,24 @@ export function decodeYolo(data: Float32Array, dims: readonly number[], opts: De
   const layout = opts.layout === 'auto' ? detectLayout(dims, opts.numClasses, opts.input, opts.strides) : opts.layout;
   const C = opts.numClasses;
   const out: RawBox[] = [];
-  const xywh = (cx: number, cy: number, w: number, h: number): [number, number, number, number] =>
-    [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+  const xywh = (cx: number, cy: number, w: number, h: number): [number, number, number, number] => [
+    cx - w / 2,
+    cy - h / 2,
+    cx + w / 2,
+    cy + h / 2,
+  ];
   if (layout === 'yolov8') {
     const n = dims[2];
     for (let i = 0; i < n; i++) {
-      let best = -1, score = -Infinity;
-      for (let c = 0; c < C; c++) { const s = data[(4 + c) * n + i]; if (s > score) { score = s; best = c; } }
+      let best = -1,
+        score = -Infinity;
+      for (let c = 0; c < C; c++) {
+        const s = data[(4 + c) * n + i];
+        if (s > score) {
+          score = s;
+          best = c;
+        }
+      }
       if (score < opts.minScore) continue;
       out.push({ box: xywh(data[i], data[n + i], data[2 * n + i], data[3 * n + i]), score, classId: best });
     }
@@ -144,8 +186,15 @@ export function decodeYolo(data: Float32Array, dims: readonly number[], opts: De
       const o = i * stride;
       const obj = layout === 'yolov5' ? data[o + 4] : 1;
       if (obj < opts.minScore) continue;
-      let best = -1, cls = -Infinity;
-      for (let c = 0; c < C; c++) { const s = data[o + first + c]; if (s > cls) { cls = s; best = c; } }
+      let best = -1,
+        cls = -Infinity;
+      for (let c = 0; c < C; c++) {
+        const s = data[o + first + c];
+        if (s > cls) {
+          cls = s;
+          best = c;
+        }
+      }
       const score = obj * cls;
       if (score < opts.minScore) continue;
       out.push({ box: xywh(data[o], data[o + 1], data[o + 2], data[o + 3]), score, classId: best });
@@ -163,7 +212,10 @@ export function decodeYolo(data: Float32Array, dims: readonly number[], opts: De
       out.push({ box: [data[o], data[o + 1], data[o + 2], data[o + 3]], score, classId: Math.round(data[o + 5]) });
     }
   }
-  const kept = opts.iouThreshold > 0 ? nms(out, opts.iouThreshold, opts.classAgnostic ?? false) : out.sort((a, b) => b.score - a.score);
+  const kept =
+    opts.iouThreshold > 0
+      ? nms(out, opts.iouThreshold, opts.classAgnostic ?? false)
+      : out.sort((a, b) => b.score - a.score);
   return opts.maxDetections ? kept.slice(0, opts.maxDetections) : kept;
 }
 
@@ -172,7 +224,9 @@ function decodeYolox(data: Float32Array, dims: readonly number[], opts: DecodeOp
   const strides = opts.strides ?? DEFAULT_STRIDES;
   const [, n, F] = dims;
   if (n !== gridCells(opts.input, strides)) {
-    throw new Error(`yolox output has ${n} rows but a ${opts.input.width}x${opts.input.height} input at strides ${strides.join(', ')} has ${gridCells(opts.input, strides)} cells`);
+    throw new Error(
+      `yolox output has ${n} rows but a ${opts.input.width}x${opts.input.height} input at strides ${strides.join(', ')} has ${gridCells(opts.input, strides)} cells`,
+    );
   }
   const C = opts.numClasses;
   let i = 0;
@@ -184,8 +238,15 @@ function decodeYolox(data: Float32Array, dims: readonly number[], opts: DecodeOp
         const o = i * F;
         const obj = data[o + 4];
         if (obj < opts.minScore) continue;
-        let best = -1, cls = -Infinity;
-        for (let c = 0; c < C; c++) { const v = data[o + 5 + c]; if (v > cls) { cls = v; best = c; } }
+        let best = -1,
+          cls = -Infinity;
+        for (let c = 0; c < C; c++) {
+          const v = data[o + 5 + c];
+          if (v > cls) {
+            cls = v;
+            best = c;
+          }
+        }
         const score = obj * cls;
         if (score < opts.minScore) continue;
         const cx = (data[o] + gx) * s;
@@ -205,17 +266,33 @@ function decodeDetr(data: Float32Array, dims: readonly number[], opts: DecodeOpt
   let logits = opts.scores === 'logits';
   if ((opts.scores ?? 'auto') === 'auto') {
     outer: for (let i = 0; i < n; i++) {
-      for (let c = 0; c < C; c++) { const v = data[i * F + 4 + c]; if (v < 0 || v > 1) { logits = true; break outer; } }
+      for (let c = 0; c < C; c++) {
+        const v = data[i * F + 4 + c];
+        if (v < 0 || v > 1) {
+          logits = true;
+          break outer;
+        }
+      }
     }
   }
   const { width: W, height: H } = opts.input;
   for (let i = 0; i < n; i++) {
     const o = i * F;
-    let best = -1, raw = -Infinity;
-    for (let c = 0; c < C; c++) { const v = data[o + 4 + c]; if (v > raw) { raw = v; best = c; } }
+    let best = -1,
+      raw = -Infinity;
+    for (let c = 0; c < C; c++) {
+      const v = data[o + 4 + c];
+      if (v > raw) {
+        raw = v;
+        best = c;
+      }
+    }
     const score = logits ? sigmoid(raw) : raw;
     if (score < opts.minScore) continue;
-    const cx = data[o] * W, cy = data[o + 1] * H, w = data[o + 2] * W, h = data[o + 3] * H;
+    const cx = data[o] * W,
+      cy = data[o + 1] * H,
+      w = data[o + 2] * W,
+      h = data[o + 3] * H;
     out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score, classId: best });
   }
 }
@@ -234,7 +311,8 @@ export function nms<T extends RawBox>(boxes: T[], iouThreshold: number, classAgn
   const sorted = [...boxes].sort((a, b) => b.score - a.score);
   const kept: T[] = [];
   for (const b of sorted) {
-    if (kept.every((k) => (!classAgnostic && k.classId !== b.classId) || iou(k.box, b.box) <= iouThreshold)) kept.push(b);
+    if (kept.every((k) => (!classAgnostic && k.classId !== b.classId) || iou(k.box, b.box) <= iouThreshold))
+      kept.push(b);
   }
   return kept;
 }

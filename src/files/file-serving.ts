@@ -32,9 +32,12 @@ export async function resolveFileRequest(store: BlobStore, req: FileRequest): Pr
   const now = req.now ?? Date.now();
   const checked = verify(req.key, req.query.get('expires'), req.query.get('sig'), req.secret, now);
   if (!checked.ok) {
-    if (checked.reason === 'missing') throw errors.invalidSignature('The file link is missing its expires or sig parameter');
+    if (checked.reason === 'missing')
+      throw errors.invalidSignature('The file link is missing its expires or sig parameter');
     if (checked.reason === 'expired')
-      throw errors.invalidSignature(`The file link expired at ${new Date(Number(req.query.get('expires')) * 1000).toISOString()}`);
+      throw errors.invalidSignature(
+        `The file link expired at ${new Date(Number(req.query.get('expires')) * 1000).toISOString()}`,
+      );
     throw errors.invalidSignature('The file link signature does not match');
   }
   const info = isValidBlobKey(req.key) ? await store.stat(req.key) : null;
@@ -50,13 +53,32 @@ export async function resolveFileRequest(store: BlobStore, req: FileRequest): Pr
   };
   const range = req.rangeHeader === undefined ? null : parseRange(req.rangeHeader, size);
   if (range === 'unsatisfiable') {
-    return { status: 416, headers: { ...base, 'Content-Range': `bytes */${size}`, 'Content-Length': '0' }, start: 0, end: -1, path: info.path, size };
+    return {
+      status: 416,
+      headers: { ...base, 'Content-Range': `bytes */${size}`, 'Content-Length': '0' },
+      start: 0,
+      end: -1,
+      path: info.path,
+      size,
+    };
   }
   const headers = { ...base, 'Content-Type': info.contentType };
-  if (range === null) return { status: 200, headers: { ...headers, 'Content-Length': String(size) }, start: 0, end: size - 1, path: info.path, size };
+  if (range === null)
+    return {
+      status: 200,
+      headers: { ...headers, 'Content-Length': String(size) },
+      start: 0,
+      end: size - 1,
+      path: info.path,
+      size,
+    };
   return {
     status: 206,
-    headers: { ...headers, 'Content-Length': String(range.end - range.start + 1), 'Content-Range': `bytes ${range.start}-${range.end}/${size}` },
+    headers: {
+      ...headers,
+      'Content-Length': String(range.end - range.start + 1),
+      'Content-Range': `bytes ${range.start}-${range.end}/${size}`,
+    },
     start: range.start,
     end: range.end,
     path: info.path,

@@ -7,7 +7,11 @@ import type { ResState } from './send.js';
 
 export class ClientGone extends Error {}
 
-export function readBody(res: HttpResponse, st: ResState, opts: { limit: number; contentLength: number | null; timeoutMs: number }): Promise<Buffer> {
+export function readBody(
+  res: HttpResponse,
+  st: ResState,
+  opts: { limit: number; contentLength: number | null; timeoutMs: number },
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     if (opts.contentLength !== null && opts.contentLength > opts.limit) {
       reject(errors.payloadTooLarge('request body', opts.limit));
@@ -33,7 +37,10 @@ export function readBody(res: HttpResponse, st: ResState, opts: { limit: number;
       if (done) return;
       size += ab.byteLength;
       if (size > opts.limit) return finish(errors.payloadTooLarge('request body', opts.limit));
-      if (whole && size > whole.length) { chunks.push(whole.subarray(0, size - ab.byteLength)); whole = null; } // longer than declared
+      if (whole && size > whole.length) {
+        chunks.push(whole.subarray(0, size - ab.byteLength));
+        whole = null;
+      } // longer than declared
       if (whole) whole.set(new Uint8Array(ab), size - ab.byteLength);
       else chunks.push(Buffer.from(ab.slice(0)));
       if (isLast) finish(null);

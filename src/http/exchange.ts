@@ -113,7 +113,11 @@ export class Exchange implements ResState, RequestLink {
   private watching = false;
   private bodyPromise: Promise<Buffer> | null = null;
 
-  constructor(private readonly srv: ServerShared, private readonly res: HttpResponse, req: HttpRequest) {
+  constructor(
+    private readonly srv: ServerShared,
+    private readonly res: HttpResponse,
+    req: HttpRequest,
+  ) {
     this.started = performance.now();
     this.req = req;
     this.method = methodName(req.getMethod());
@@ -170,14 +174,23 @@ export class Exchange implements ResState, RequestLink {
         this.failed(e);
         return;
       }
-      if (writing) writing.then(() => this.finish(), (e: unknown) => this.failed(e));
+      if (writing)
+        writing.then(
+          () => this.finish(),
+          (e: unknown) => this.failed(e),
+        );
       else this.finish();
       return;
     }
     this.watchAbort();
     this.leaveCallback();
     // One settle handler pair rather than catch().finally(): fewer promises per request.
-    result.then((reply) => this.write(reply)).then(() => this.finish(), (e: unknown) => this.failed(e));
+    result
+      .then((reply) => this.write(reply))
+      .then(
+        () => this.finish(),
+        (e: unknown) => this.failed(e),
+      );
   }
 
   get traceId(): string {
@@ -193,7 +206,9 @@ export class Exchange implements ResState, RequestLink {
     if (this.allHeaders) return this.allHeaders;
     if (!this.req) throw new Error('request headers read after the request callback returned without being kept');
     const all: Record<string, string> = {};
-    this.req.forEach((k, v) => { all[k] = v; });
+    this.req.forEach((k, v) => {
+      all[k] = v;
+    });
     return (this.allHeaders = all);
   }
 
@@ -234,7 +249,10 @@ export class Exchange implements ResState, RequestLink {
     if (isAdmin && !this.srv.adminTokenHash) throw errors.routeNotFound(method, path);
     if (isV1 && !isPresigned) {
       const principal = this.srv.deps.authenticator.cached(this.authorization, this.started);
-      if (!principal) return this.srv.deps.authenticator.authenticate(this.authorization).then((p) => this.authenticated(p, () => this.routed()));
+      if (!principal)
+        return this.srv.deps.authenticator
+          .authenticate(this.authorization)
+          .then((p) => this.authenticated(p, () => this.routed()));
       this.principal = principal;
       this.srv.deps.rateLimiter.take(principal.keyId, this.started);
     } else if (isAdmin) {
@@ -257,13 +275,19 @@ export class Exchange implements ResState, RequestLink {
     this.routePattern = def.path;
     // Key-protected routes outside /v1 (e.g. /mcp) authenticate here, after routing.
     if (def.auth === 'key' && !this.principal) {
-      return this.srv.deps.authenticator.authenticate(this.authorization).then((p) => this.authenticated(p, () => this.withBody(def)));
+      return this.srv.deps.authenticator
+        .authenticate(this.authorization)
+        .then((p) => this.authenticated(p, () => this.withBody(def)));
     }
     return this.withBody(def);
   }
 
   private withBody(def: RouteDef): Reply | Promise<Reply> {
-    if (this.bodyPromise) return this.bodyPromise.then((buf) => { this.bytesIn = buf.length; return this.invoke(def, def.body ? parseBody(def, buf, this.headers, this.rawQuery) : undefined); });
+    if (this.bodyPromise)
+      return this.bodyPromise.then((buf) => {
+        this.bytesIn = buf.length;
+        return this.invoke(def, def.body ? parseBody(def, buf, this.headers, this.rawQuery) : undefined);
+      });
     return this.invoke(def, def.body ? validate(def.body, undefined, 'body') : undefined);
   }
 
@@ -271,10 +295,25 @@ export class Exchange implements ResState, RequestLink {
     const { rawQuery } = this;
     if (this.q) checkQuery(rawQuery);
     if (this.match.kind === 'found') checkPathParams(this.match.params);
-    const query = def.query ? validate(def.query, Object.fromEntries(rawQuery), 'query') : this.q ? Object.fromEntries(rawQuery) : {};
+    const query = def.query
+      ? validate(def.query, Object.fromEntries(rawQuery), 'query')
+      : this.q
+        ? Object.fromEntries(rawQuery)
+        : {};
     const params = this.match.kind === 'found' ? this.match.params : {};
-    const ctx = new HttpRequestContext(this.method as Method, this.path, params, query, rawQuery, this.requestId,
-      this.principal as Principal, body, this.res, this, this.srv.deps.log);
+    const ctx = new HttpRequestContext(
+      this.method as Method,
+      this.path,
+      params,
+      query,
+      rawQuery,
+      this.requestId,
+      this.principal as Principal,
+      body,
+      this.res,
+      this,
+      this.srv.deps.log,
+    );
     return def.handler(ctx);
   }
 
@@ -282,7 +321,8 @@ export class Exchange implements ResState, RequestLink {
   private write(reply: Reply, inRequestCallback = false): Promise<void> | void {
     if ('handled' in reply) return;
     const status = reply.status ?? 200;
-    if ('json' in reply) return sendJsonReply(this.res, this, status, this.requestId, reply.headers, reply.json, inRequestCallback);
+    if ('json' in reply)
+      return sendJsonReply(this.res, this, status, this.requestId, reply.headers, reply.json, inRequestCallback);
     const headers = { 'x-request-id': this.requestId, ...reply.headers };
     if ('body' in reply) sendBody(this.res, this, status, headers, reply.body);
     else return sendFile(this.res, this, status, headers, reply.file.path, reply.file.start, reply.file.end);
@@ -291,7 +331,11 @@ export class Exchange implements ResState, RequestLink {
   private fail(e: unknown): void {
     if (e instanceof ClientGone || this.aborted) return;
     const err = isApiError(e) ? e : errors.internal();
-    if (!isApiError(e)) this.srv.deps.log.error({ requestId: this.requestId, err: e, method: this.method, path: this.path }, 'unhandled error');
+    if (!isApiError(e))
+      this.srv.deps.log.error(
+        { requestId: this.requestId, err: e, method: this.method, path: this.path },
+        'unhandled error',
+      );
     // A body we did not read may still be arriving: close the connection so it is not parsed as a request.
     const close = err.status === 413 || err.status === 408;
     sendJson(this.res, this, err.status, { 'x-request-id': this.requestId, ...err.headers }, err.toBody(), close);
@@ -304,10 +348,20 @@ export class Exchange implements ResState, RequestLink {
 
   private finish(): void {
     this.srv.deps.requestLog({
-      requestId: this.requestId, traceId: this.trace, traceFlags: this.traceFlags, spanId: spansOn ? this.spanId : undefined, parentSpanId: this.parentSpan, method: this.method, route: this.routePattern, path: this.path,
+      requestId: this.requestId,
+      traceId: this.trace,
+      traceFlags: this.traceFlags,
+      spanId: spansOn ? this.spanId : undefined,
+      parentSpanId: this.parentSpan,
+      method: this.method,
+      route: this.routePattern,
+      path: this.path,
       status: this.aborted && !this.status ? 499 : this.status,
-      startedMs: this.started, endedMs: performance.now(), project: this.principal?.projectId,
-      bytesIn: this.bytesIn, bytesOut: this.bytesOut,
+      startedMs: this.started,
+      endedMs: performance.now(),
+      project: this.principal?.projectId,
+      bytesIn: this.bytesIn,
+      bytesOut: this.bytesOut,
     });
     this.srv.ended();
   }

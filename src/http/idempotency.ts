@@ -42,16 +42,24 @@ export function idempotencyKey(ctx: RequestContext): string | undefined {
   const raw = ctx.headers[IDEMPOTENCY_HEADER];
   if (raw === undefined) return undefined;
   if (raw.length > MAX_KEY_LENGTH || !KEY_PATTERN.test(raw)) {
-    throw errors.invalidParam('Idempotency-Key', `Expected an Idempotency-Key of 1-${MAX_KEY_LENGTH} printable ASCII characters but received ${raw.length > 40 ? `${raw.length} characters` : JSON.stringify(raw)}`);
+    throw errors.invalidParam(
+      'Idempotency-Key',
+      `Expected an Idempotency-Key of 1-${MAX_KEY_LENGTH} printable ASCII characters but received ${raw.length > 40 ? `${raw.length} characters` : JSON.stringify(raw)}`,
+    );
   }
   return raw;
 }
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const t = setTimeout(done, ms);
-  function done() { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); }
-  signal.addEventListener('abort', done, { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 
 /** Old records of every project are deleted at most this often per process (each claim also frees its own key). */
 const PURGE_EVERY_MS = 3600_000;
@@ -66,7 +74,13 @@ export function idempotent<B, Q>(db: Db, def: RouteDef<B, Q>): RouteDef<B, Q> {
   return {
     ...def,
     headerParams: [...(def.headerParams ?? []), IDEMPOTENCY_HEADER_DOC],
-    responses: { 409: { description: 'Idempotency-Key reused with a different request, or its first request still running (idempotency_conflict)' }, ...def.responses },
+    responses: {
+      409: {
+        description:
+          'Idempotency-Key reused with a different request, or its first request still running (idempotency_conflict)',
+      },
+      ...def.responses,
+    },
     handler: async (ctx) => {
       const key = idempotencyKey(ctx);
       if (key === undefined) return handler(ctx);
@@ -75,7 +89,9 @@ export function idempotent<B, Q>(db: Db, def: RouteDef<B, Q>): RouteDef<B, Q> {
       const now = Date.now();
       if (now - (lastPurge.get(db) ?? 0) > PURGE_EVERY_MS) {
         lastPurge.set(db, now);
-        void db.query(sql.purge, [IDEMPOTENCY_TTL_MS]).catch((e) => ctx.log.warn({ err: e }, 'idempotency key purge failed'));
+        void db
+          .query(sql.purge, [IDEMPOTENCY_TTL_MS])
+          .catch((e) => ctx.log.warn({ err: e }, 'idempotency key purge failed'));
       }
       const until = now + WAIT_MS;
       let pause = 20;
@@ -87,7 +103,11 @@ export function idempotent<B, Q>(db: Db, def: RouteDef<B, Q>): RouteDef<B, Q> {
         if (row) {
           if (row.fingerprint !== fp) throw errors.idempotencyConflict(false);
           if (row.status !== null && row.status !== undefined) {
-            return { status: Number(row.status), headers: { 'Idempotent-Replayed': 'true' }, json: JSON.parse(String(row.response)) };
+            return {
+              status: Number(row.status),
+              headers: { 'Idempotent-Replayed': 'true' },
+              json: JSON.parse(String(row.response)),
+            };
           }
         }
         // The first request is still running (or just gave the key up): wait, then look again.
@@ -104,10 +124,12 @@ export function idempotent<B, Q>(db: Db, def: RouteDef<B, Q>): RouteDef<B, Q> {
     try {
       reply = await handler(ctx);
     } catch (e) {
-      await db.query(sql.release, [project, key, claim]).catch((err) => ctx.log.warn({ err }, 'idempotency key release failed'));
+      await db
+        .query(sql.release, [project, key, claim])
+        .catch((err) => ctx.log.warn({ err }, 'idempotency key release failed'));
       throw e;
     }
-    const status = 'handled' in reply ? 0 : reply.status ?? 200;
+    const status = 'handled' in reply ? 0 : (reply.status ?? 200);
     if ('json' in reply && status >= 200 && status < 300) {
       await db.query(sql.complete, [project, key, claim, status, JSON.stringify(reply.json)]);
     } else {

@@ -28,16 +28,31 @@ function fieldKinds(schema: ZodType): Map<string, FieldKind> {
   let kinds = kindsCache.get(schema);
   if (kinds) return kinds;
   kinds = new Map();
-  const js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, JsonSchema> };
+  const js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+    properties?: Record<string, JsonSchema>;
+  };
   for (const [name, prop] of Object.entries(js.properties ?? {})) {
     const types = typesOf(prop);
-    kinds.set(name, types.has('array') ? 'array' : types.has('string') || types.size === 0 ? 'string' : types.size === 1 && types.has('object') ? 'object' : 'json');
+    kinds.set(
+      name,
+      types.has('array')
+        ? 'array'
+        : types.has('string') || types.size === 0
+          ? 'string'
+          : types.size === 1 && types.has('object')
+            ? 'object'
+            : 'json',
+    );
   }
   kindsCache.set(schema, kinds);
   return kinds;
 }
 
-interface JsonSchema { type?: string | string[]; anyOf?: JsonSchema[]; oneOf?: JsonSchema[] }
+interface JsonSchema {
+  type?: string | string[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+}
 
 function typesOf(s: JsonSchema): Set<string> {
   const out = new Set<string>();
@@ -47,14 +62,21 @@ function typesOf(s: JsonSchema): Set<string> {
 }
 
 function readJson(text: string): unknown {
-  try { return JSON.parse(text); } catch { return text; } // the schema then says what was expected
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  } // the schema then says what was expected
 }
 
 function readJsonObject(name: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw errors.invalidParam(name, `Expected a JSON object for ${name} but received text that is not JSON (${(e as Error).message.slice(0, 200)})`);
+    throw errors.invalidParam(
+      name,
+      `Expected a JSON object for ${name} but received text that is not JSON (${(e as Error).message.slice(0, 200)})`,
+    );
   }
 }
 
@@ -64,14 +86,16 @@ function typedFields(values: Map<string, string[]>, schema: ZodType): Record<str
   const out: Record<string, unknown> = {};
   // Own properties even for names such as __proto__, as JSON.parse makes them: the strict schema then
   // refuses them as unknown fields instead of the name reaching a setter.
-  const set = (name: string, value: unknown) => Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  const set = (name: string, value: unknown) =>
+    Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
   for (const [name, list] of values) {
     const kind = kinds.get(name) ?? 'string';
     if (kind === 'array') {
       set(name, list.length === 1 && list[0]!.trimStart().startsWith('[') ? readJson(list[0]!) : list);
       continue;
     }
-    if (list.length > 1) throw errors.invalidBody(`Invalid body field ${name}: given ${list.length} times, expected once`, name);
+    if (list.length > 1)
+      throw errors.invalidBody(`Invalid body field ${name}: given ${list.length} times, expected once`, name);
     set(name, kind === 'json' ? readJson(list[0]!) : kind === 'object' ? readJsonObject(name, list[0]!) : list[0]!);
   }
   return out;
@@ -93,20 +117,34 @@ export interface ImageUpload {
  * Reads a multipart or raw-image request into body fields. `contentType` is the whole header, `mediaType`
  * its lower-cased type without parameters (one of IMAGE_UPLOAD_TYPES).
  */
-export function readImageUpload(contentType: string, mediaType: string, body: Buffer, query: URLSearchParams, schema: ZodType): ImageUpload {
+export function readImageUpload(
+  contentType: string,
+  mediaType: string,
+  body: Buffer,
+  query: URLSearchParams,
+  schema: ZodType,
+): ImageUpload {
   const values = new Map<string, string[]>();
   const add = (name: string, value: string) => {
     const list = values.get(name);
-    if (list) list.push(value); else values.set(name, [value]);
+    if (list) list.push(value);
+    else values.set(name, [value]);
   };
   let image: Buffer | null = null;
   if (mediaType === 'multipart/form-data') {
-    const parts = parseMultipart(body, multipartBoundary(contentType), { maxFileBytes: IMAGE_MAX_BYTES, fileWhat: 'image' });
+    const parts = parseMultipart(body, multipartBoundary(contentType), {
+      maxFileBytes: IMAGE_MAX_BYTES,
+      fileWhat: 'image',
+    });
     for (const p of parts) {
       // The `image` part is the file unless it is a plain text part, which is then an image URL as in JSON.
       const isFile = p.filename !== null || (p.contentType !== null && p.contentType !== 'text/plain');
       if (isFile) {
-        if (p.name !== IMAGE_FIELD) throw errors.invalidBody(`Invalid multipart/form-data body: only the image part may be a file, but "${p.name.slice(0, 60)}" is one`, p.name);
+        if (p.name !== IMAGE_FIELD)
+          throw errors.invalidBody(
+            `Invalid multipart/form-data body: only the image part may be a file, but "${p.name.slice(0, 60)}" is one`,
+            p.name,
+          );
         if (image) throw errors.invalidBody('Invalid multipart/form-data body: more than one image part', IMAGE_FIELD);
         image = p.data;
       } else {

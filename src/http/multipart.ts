@@ -56,8 +56,16 @@ export function parseHeaderParams(value: string): { value: string; params: Map<s
       let closed = false;
       while (i < value.length) {
         const c = value[i]!;
-        if (c === '\\' && i + 1 < value.length) { v += value[i + 1]; i += 2; continue; }
-        if (c === '"') { closed = true; i++; break; }
+        if (c === '\\' && i + 1 < value.length) {
+          v += value[i + 1];
+          i += 2;
+          continue;
+        }
+        if (c === '"') {
+          closed = true;
+          i++;
+          break;
+        }
         v += c;
         i++;
       }
@@ -76,7 +84,8 @@ export function parseHeaderParams(value: string): { value: string; params: Map<s
 /** The boundary of a `multipart/form-data; boundary=...` Content-Type, or a 400. */
 export function multipartBoundary(contentType: string): string {
   const { value, params } = parseHeaderParams(contentType);
-  if (value !== 'multipart/form-data') throw bad(`expected Content-Type multipart/form-data but received ${value || 'none'}`);
+  if (value !== 'multipart/form-data')
+    throw bad(`expected Content-Type multipart/form-data but received ${value || 'none'}`);
   const b = params.get('boundary');
   if (b === undefined) throw bad('the Content-Type has no boundary parameter');
   if (!BOUNDARY_RE.test(b)) throw bad('the boundary must be 1 to 70 characters of the RFC 2046 boundary alphabet');
@@ -122,7 +131,11 @@ export function parseMultipart(body: Buffer, boundary: string, limits: Multipart
     if (window[0] === 0x0d && window[1] === 0x0a) throw bad('a part has no Content-Disposition header');
     const headerEnd = window.indexOf(HEADER_END);
     if (headerEnd < 0) {
-      throw bad(window.length > maxHeaderBytes ? `a part's headers are longer than ${maxHeaderBytes} bytes` : 'a part ends inside its headers');
+      throw bad(
+        window.length > maxHeaderBytes
+          ? `a part's headers are longer than ${maxHeaderBytes} bytes`
+          : 'a part ends inside its headers',
+      );
     }
     const headerText = window.subarray(0, headerEnd).toString('latin1');
     const dataStart = pos + headerEnd + HEADER_END.length;
@@ -146,7 +159,8 @@ export function parseMultipart(body: Buffer, boundary: string, limits: Multipart
     if (disposition === null) throw bad('a part has no Content-Disposition header');
     // Header values are bytes; names and filenames are UTF-8 in practice (RFC 7578 section 5.1).
     const cd = parseHeaderParams(Buffer.from(disposition, 'latin1').toString('utf8'));
-    if (cd.value !== 'form-data') throw bad(`expected Content-Disposition form-data but received ${cd.value.slice(0, 40)}`);
+    if (cd.value !== 'form-data')
+      throw bad(`expected Content-Disposition form-data but received ${cd.value.slice(0, 40)}`);
     const name = cd.params.get('name');
     if (name === undefined || name === '') throw bad('a part has no name');
     const filename = cd.params.get('filename') ?? null;
@@ -155,9 +169,16 @@ export function parseMultipart(body: Buffer, boundary: string, limits: Multipart
     const end = body.indexOf(delimiter, dataStart - CRLF.length);
     if (end < 0) throw bad(`part "${name.slice(0, 60)}" is not terminated by a boundary`);
     const data = body.subarray(dataStart, Math.max(dataStart, end));
-    if (filename !== null && data.length > maxFileBytes) throw errors.payloadTooLarge(limits.fileWhat ?? 'file', maxFileBytes);
-    if (filename === null && data.length > maxFieldBytes) throw bad(`field "${name.slice(0, 60)}" is longer than ${maxFieldBytes} bytes`);
-    parts.push({ name, filename, contentType: contentType === null ? null : parseHeaderParams(contentType).value, data });
+    if (filename !== null && data.length > maxFileBytes)
+      throw errors.payloadTooLarge(limits.fileWhat ?? 'file', maxFileBytes);
+    if (filename === null && data.length > maxFieldBytes)
+      throw bad(`field "${name.slice(0, 60)}" is longer than ${maxFieldBytes} bytes`);
+    parts.push({
+      name,
+      filename,
+      contentType: contentType === null ? null : parseHeaderParams(contentType).value,
+      data,
+    });
     pos = end + delimiter.length;
   }
 }

@@ -11,7 +11,10 @@ import { RAW_IMAGE_TYPES } from './image-upload.js';
 /** The wire shape of every error (errors.ts toBody); one component of the document. */
 export const ErrorSchema = z.object({
   error: z.object({
-    type: z.string(), code: z.string(), message: z.string(), param: z.string().nullable(),
+    type: z.string(),
+    code: z.string(),
+    message: z.string(),
+    param: z.string().nullable(),
   }),
 });
 
@@ -31,21 +34,37 @@ function schemaOf(s: ZodType, io: 'input' | 'output', components: Components): R
   delete out.$defs;
   if (!defs) return out;
   const names = new Map<string, string>(Object.keys(defs).map((id) => [id, id]));
-  const relink = (x: unknown) => JSON.parse(JSON.stringify(x).replace(/"#\/\$defs\/([^"]+)"/g, (_, id: string) => JSON.stringify(`#/components/schemas/${names.get(id) ?? id}`)));
+  const relink = (x: unknown) =>
+    JSON.parse(
+      JSON.stringify(x).replace(/"#\/\$defs\/([^"]+)"/g, (_, id: string) =>
+        JSON.stringify(`#/components/schemas/${names.get(id) ?? id}`),
+      ),
+    );
   // Bodies are compared as they will be stored: with their refs pointing at the components.
-  const clash = (id: string) => components[names.get(id)!] !== undefined && JSON.stringify(components[names.get(id)!]) !== JSON.stringify(relink(defs[id]));
+  const clash = (id: string) =>
+    components[names.get(id)!] !== undefined &&
+    JSON.stringify(components[names.get(id)!]) !== JSON.stringify(relink(defs[id]));
   if (io === 'input') for (const id of Object.keys(defs)) if (clash(id)) names.set(id, `${id}Input`);
-  for (const id of Object.keys(defs)) if (clash(id)) throw new Error(`OpenAPI: two different schemas are named ${names.get(id)}`);
+  for (const id of Object.keys(defs))
+    if (clash(id)) throw new Error(`OpenAPI: two different schemas are named ${names.get(id)}`);
   for (const [id, body] of Object.entries(defs)) components[names.get(id)!] = relink(body);
   return relink(out) as Record<string, unknown>;
 }
 
 /** Operation ids that the rules of operationIdOf would not give well: protocol and static routes. */
 const OPERATION_IDS: Record<string, string> = {
-  'GET /mcp': 'mcp.stream', 'POST /mcp': 'mcp.post', 'DELETE /mcp': 'mcp.delete', 'POST /mcp/messages': 'mcp.messages.post',
-  'GET /console': 'console.get', 'GET /console/{path}': 'console.files.get', 'GET /v1/files/{path}': 'files.get',
-  'GET /healthz': 'system.health', 'GET /readyz': 'system.ready', 'GET /openapi.json': 'system.openapi',
-  'GET /v1/vectors/models': 'vectors.models.list', 'GET /v1/video/tasks/{id}/stream': 'video.tasks.stream',
+  'GET /mcp': 'mcp.stream',
+  'POST /mcp': 'mcp.post',
+  'DELETE /mcp': 'mcp.delete',
+  'POST /mcp/messages': 'mcp.messages.post',
+  'GET /console': 'console.get',
+  'GET /console/{path}': 'console.files.get',
+  'GET /v1/files/{path}': 'files.get',
+  'GET /healthz': 'system.health',
+  'GET /readyz': 'system.ready',
+  'GET /openapi.json': 'system.openapi',
+  'GET /v1/vectors/models': 'vectors.models.list',
+  'GET /v1/video/tasks/{id}/stream': 'video.tasks.stream',
 };
 
 /**
@@ -59,15 +78,20 @@ function operationIdOf(method: string, path: string, allPaths: string[], answers
   const fixed = OPERATION_IDS[`${method} ${path}`];
   if (fixed) return fixed;
   const segments = path.split('/').filter(Boolean);
-  const words = segments.filter((x, i) => !x.startsWith('{') && !(x === 'v1' && (i === 0 || segments[i - 1] === 'admin')))
+  const words = segments
+    .filter((x, i) => !x.startsWith('{') && !(x === 'v1' && (i === 0 || segments[i - 1] === 'admin')))
     .map((x) => x.replace(/\.[a-z]+$/, '').replace(/[^A-Za-z0-9]+/g, '_'));
   const onItem = segments.at(-1)!.startsWith('{');
   const isCollection = allPaths.some((p) => p.startsWith(`${path}/{`));
   const last = words.length - 1;
   switch (method) {
-    case 'GET': return `${words.join('.')}.${onItem ? 'get' : isCollection || answersList ? 'list' : 'get'}`;
-    case 'PATCH': case 'PUT': return `${words.join('.')}.update`;
-    case 'DELETE': return `${words.join('.')}.delete`;
+    case 'GET':
+      return `${words.join('.')}.${onItem ? 'get' : isCollection || answersList ? 'list' : 'get'}`;
+    case 'PATCH':
+    case 'PUT':
+      return `${words.join('.')}.update`;
+    case 'DELETE':
+      return `${words.join('.')}.delete`;
     default:
       if (onItem) return `${words.join('.')}.${method.toLowerCase()}`;
       if (isCollection) return `${words.join('.')}.create`;
@@ -75,7 +99,10 @@ function operationIdOf(method: string, path: string, allPaths: string[], answers
   }
 }
 
-export interface ObjectSchema { properties?: Record<string, Record<string, unknown>>; [k: string]: unknown }
+export interface ObjectSchema {
+  properties?: Record<string, Record<string, unknown>>;
+  [k: string]: unknown;
+}
 
 /**
  * Request bodies: JSON always; routes that take binary images also multipart/form-data (the `image` part a
@@ -92,8 +119,10 @@ function requestBodyOf(r: RouteDef, components: Components): { body: Record<stri
       properties: {
         ...props,
         image: {
-          type: 'string', contentMediaType: 'application/octet-stream',
-          description: 'The image file (JPEG, PNG or WEBP, up to 20 MB); a plain text part instead is an http(s) URL as in JSON',
+          type: 'string',
+          contentMediaType: 'application/octet-stream',
+          description:
+            'The image file (JPEG, PNG or WEBP, up to 20 MB); a plain text part instead is an http(s) URL as in JSON',
         },
       },
     };
@@ -102,7 +131,13 @@ function requestBodyOf(r: RouteDef, components: Components): { body: Record<stri
       encoding: { image: { contentType: 'image/jpeg, image/png, image/webp, application/octet-stream, text/plain' } },
     };
     for (const type of RAW_IMAGE_TYPES) {
-      content[type] = { schema: { type: 'string', contentMediaType: type, description: 'The image itself (up to 20 MB); the other fields go in the query string' } };
+      content[type] = {
+        schema: {
+          type: 'string',
+          contentMediaType: type,
+          description: 'The image itself (up to 20 MB); the other fields go in the query string',
+        },
+      };
     }
     for (const [name, schema] of Object.entries(props)) {
       if (name === 'image' || name === 'image_base64') continue;
@@ -110,7 +145,10 @@ function requestBodyOf(r: RouteDef, components: Components): { body: Record<stri
       // (a plain `schema` would mean form-style key=value pairs).
       const isObject = schema.type === 'object';
       rawQuery.push({
-        name, in: 'query', required: false, ...(isObject ? { content: { 'application/json': { schema } } } : { schema }),
+        name,
+        in: 'query',
+        required: false,
+        ...(isObject ? { content: { 'application/json': { schema } } } : { schema }),
         description: `Only with a raw image body: the body field ${name}${schema.type === 'array' ? ' (repeat the parameter per element, or one JSON array)' : isObject ? ' as JSON text' : ''}`,
       });
     }
@@ -125,7 +163,10 @@ function toOpenApiPath(path: string): string {
 /** The request headers a route documents (Idempotency-Key), all optional. */
 function headerParamsOf(r: RouteDef): unknown[] {
   return (r.headerParams ?? []).map((h) => ({
-    name: h.name, in: 'header', required: false, description: h.description,
+    name: h.name,
+    in: 'header',
+    required: false,
+    description: h.description,
     schema: { type: 'string', ...(h.maxLength ? { maxLength: h.maxLength } : {}) },
   }));
 }
@@ -137,11 +178,19 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
   const operationIds = new Set<string>();
   for (const r of routes) {
     const p = toOpenApiPath(r.path);
-    const params: unknown[] = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const params: unknown[] = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
     if (r.path.endsWith('*')) params.push({ name: 'path', in: 'path', required: true, schema: { type: 'string' } });
     params.push(...headerParamsOf(r));
     if (r.query) {
-      const qs = schemaOf(r.query, 'input', components) as { properties?: Record<string, unknown>; required?: string[] };
+      const qs = schemaOf(r.query, 'input', components) as {
+        properties?: Record<string, unknown>;
+        required?: string[];
+      };
       for (const [name, schema] of Object.entries(qs.properties ?? {})) {
         params.push({ name, in: 'query', required: qs.required?.includes(name) ?? false, schema });
       }
@@ -150,17 +199,25 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
     if (request) params.push(...request.rawQuery);
     const responses: Record<string, unknown> = {};
     for (const [status, resp] of Object.entries(r.responses)) {
-      const content = resp.schema ? { [resp.contentType ?? 'application/json']: { schema: schemaOf(resp.schema, 'output', components) } }
-        : Number(status) >= 400 ? errorContent : undefined;
+      const content = resp.schema
+        ? { [resp.contentType ?? 'application/json']: { schema: schemaOf(resp.schema, 'output', components) } }
+        : Number(status) >= 400
+          ? errorContent
+          : undefined;
       responses[status] = { description: resp.description, ...(content ? { content } : {}) };
     }
     // Every route can answer a client error (auth, rate limit, unknown path or method, bad input).
-    if (!Object.keys(responses).some((s) => s.startsWith('4'))) responses['4XX'] = { description: 'Client error', content: errorContent };
+    if (!Object.keys(responses).some((s) => s.startsWith('4')))
+      responses['4XX'] = { description: 'Client error', content: errorContent };
     responses.default = { description: 'Error', content: errorContent };
     const ok = Object.entries(r.responses).find(([status]) => status.startsWith('2'))?.[1];
-    const answersList = !!ok?.schema && (z.toJSONSchema(ok.schema, { io: 'output', unrepresentable: 'any' }) as ObjectSchema).properties?.object?.const === 'list';
+    const answersList =
+      !!ok?.schema &&
+      (z.toJSONSchema(ok.schema, { io: 'output', unrepresentable: 'any' }) as ObjectSchema).properties?.object
+        ?.const === 'list';
     const operationId = operationIdOf(r.method, p, allPaths, answersList);
-    if (operationIds.has(operationId)) throw new Error(`OpenAPI: operation id ${operationId} of ${r.method} ${p} is taken`);
+    if (operationIds.has(operationId))
+      throw new Error(`OpenAPI: operation id ${operationId} of ${r.method} ${p} is taken`);
     operationIds.add(operationId);
     (paths[p] ??= {})[r.method.toLowerCase()] = {
       summary: r.summary,
@@ -174,7 +231,13 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'sightflow', version, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' }, description: 'Self-hosted vision, video and multimodal vector API. Errors use {error: {type, code, message, param}}.' },
+    info: {
+      title: 'sightflow',
+      version,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      description:
+        'Self-hosted vision, video and multimodal vector API. Errors use {error: {type, code, message, param}}.',
+    },
     servers: [{ url: '/' }],
     components: {
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),

@@ -12,6 +12,9 @@ let idHigh = '';
 export function nextRequestId(): string {
   const n = ++idCounter;
   const low = n % 4096;
-  if (low === 0 || idHigh === '') idHigh = `req_${ID_PREFIX}${Math.floor(n / 4096).toString(16).padStart(9, '0')}`;
+  if (low === 0 || idHigh === '')
+    idHigh = `req_${ID_PREFIX}${Math.floor(n / 4096)
+      .toString(16)
+      .padStart(9, '0')}`;
   return idHigh + ID_LOW[low]!;
 }

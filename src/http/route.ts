@@ -36,7 +36,13 @@ export interface RequestContext<B = any, Q = any> {
 
 /** The use-case view of an authenticated request: who it runs for, its lifetime and its log. */
 export function callerOf(ctx: RequestContext): Caller {
-  return { projectId: ctx.principal.projectId, keyId: ctx.principal.keyId, signal: ctx.signal, log: ctx.log, traceparent: ctx.traceparent };
+  return {
+    projectId: ctx.principal.projectId,
+    keyId: ctx.principal.keyId,
+    signal: ctx.signal,
+    log: ctx.log,
+    traceparent: ctx.traceparent,
+  };
 }
 
 export type Reply =

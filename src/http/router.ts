@@ -2,7 +2,10 @@
 // tells a missing route (404) from a wrong method on a known path (405).
 import type { Method, RouteDef } from './route.js';
 
-interface Compiled { def: RouteDef; segments: string[] }
+interface Compiled {
+  def: RouteDef;
+  segments: string[];
+}
 
 export type Match =
   | { kind: 'found'; def: RouteDef; params: Record<string, string> }
@@ -73,5 +76,9 @@ function matchSegments(pattern: string[], parts: string[]): Record<string, strin
 }
 
 function decode(s: string): string {
-  try { return decodeURIComponent(s); } catch { return s; }
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }

@@ -6,7 +6,10 @@ import type { HttpResponse } from './uws.js';
 
 /** Per-response state. The server sets the one uWS onAborted handler; others subscribe via onAbort. */
 export interface ResState {
-  aborted: boolean; done: boolean; status: number; onAbort: Array<() => void>;
+  aborted: boolean;
+  done: boolean;
+  status: number;
+  onAbort: Array<() => void>;
   /** Body bytes handed to the socket so far (headers not counted), for the HTTP byte metrics. */
   bytesOut: number;
   /** The request's AbortController, made when a handler first asks for its signal. */
@@ -14,10 +17,23 @@ export interface ResState {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 206: 'Partial Content', 400: 'Bad Request',
-  401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout',
-  409: 'Conflict', 413: 'Payload Too Large', 416: 'Range Not Satisfiable', 429: 'Too Many Requests',
-  500: 'Internal Server Error', 503: 'Service Unavailable',
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No Content',
+  206: 'Partial Content',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  416: 'Range Not Satisfiable',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 /** uWS writes Content-Length itself (end/tryEnd); a second one breaks strict clients. */
@@ -25,7 +41,9 @@ function writeHeaders(res: HttpResponse, headers: Record<string, string>): void 
   for (const k in headers) if (k !== 'Content-Length' && k !== 'content-length') res.writeHeader(k, headers[k]!);
 }
 
-const STATUS_LINES = new Map(Object.entries(STATUS_TEXT).map(([code, text]) => [Number(code), Buffer.from(`${code} ${text}`)]));
+const STATUS_LINES = new Map(
+  Object.entries(STATUS_TEXT).map(([code, text]) => [Number(code), Buffer.from(`${code} ${text}`)]),
+);
 
 export function statusLine(status: number): Buffer | string {
   return STATUS_LINES.get(status) ?? `${status} Status`;
@@ -38,7 +56,14 @@ export function statusLine(status: number): Buffer | string {
  */
 const JSON_AND_REQUEST_ID = Buffer.from('Content-Type: application/json\r\nx-request-id');
 
-export function sendBody(res: HttpResponse, st: ResState, status: number, headers: Record<string, string>, body: string | Buffer, closeConnection = false): void {
+export function sendBody(
+  res: HttpResponse,
+  st: ResState,
+  status: number,
+  headers: Record<string, string>,
+  body: string | Buffer,
+  closeConnection = false,
+): void {
   if (st.aborted || st.done) return;
   st.done = true;
   st.status = status;
@@ -50,7 +75,14 @@ export function sendBody(res: HttpResponse, st: ResState, status: number, header
   });
 }
 
-export function sendJson(res: HttpResponse, st: ResState, status: number, headers: Record<string, string>, value: unknown, closeConnection = false): void {
+export function sendJson(
+  res: HttpResponse,
+  st: ResState,
+  status: number,
+  headers: Record<string, string>,
+  value: unknown,
+  closeConnection = false,
+): void {
   headers['Content-Type'] = 'application/json';
   sendBody(res, st, status, headers, JSON.stringify(value), closeConnection);
 }
@@ -59,7 +91,15 @@ export function sendJson(res: HttpResponse, st: ResState, status: number, header
  * A handler's JSON reply: the hot path of every API call, so no headers object is built for the two headers
  * every reply has (request id, content type); `extra` are the handler's own (its Content-Type is ignored).
  */
-export function sendJsonReply(res: HttpResponse, st: ResState, status: number, requestId: string, extra: Record<string, string> | undefined, value: unknown, inRequestCallback = false): void {
+export function sendJsonReply(
+  res: HttpResponse,
+  st: ResState,
+  status: number,
+  requestId: string,
+  extra: Record<string, string> | undefined,
+  value: unknown,
+  inRequestCallback = false,
+): void {
   if (st.aborted || st.done) return;
   st.done = true;
   st.status = status;
@@ -71,7 +111,13 @@ export function sendJsonReply(res: HttpResponse, st: ResState, status: number, r
   else res.cork(() => writeJsonReply(res, status, requestId, extra, body));
 }
 
-function writeJsonReply(res: HttpResponse, status: number, requestId: string, extra: Record<string, string> | undefined, body: string | Buffer): void {
+function writeJsonReply(
+  res: HttpResponse,
+  status: number,
+  requestId: string,
+  extra: Record<string, string> | undefined,
+  body: string | Buffer,
+): void {
   // uWS writes `200 OK` itself when no status was written.
   if (status !== 200) res.writeStatus(statusLine(status));
   res.writeHeader(JSON_AND_REQUEST_ID, requestId);
@@ -95,7 +141,15 @@ function serialized(value: unknown): string | Buffer {
 const SET_BY_US = new Set(['content-length', 'content-type', 'x-request-id']);
 
 /** Streams bytes [start, end] of a file; pauses the file stream whenever uWS reports backpressure. */
-export function sendFile(res: HttpResponse, st: ResState, status: number, headers: Record<string, string>, path: string, start: number, end: number): Promise<void> {
+export function sendFile(
+  res: HttpResponse,
+  st: ResState,
+  status: number,
+  headers: Record<string, string>,
+  path: string,
+  start: number,
+  end: number,
+): Promise<void> {
   return new Promise((resolve) => {
     if (st.aborted || st.done) return resolve();
     st.done = true;
@@ -112,7 +166,10 @@ export function sendFile(res: HttpResponse, st: ResState, status: number, header
     const stream = createReadStream(path, { start, end, highWaterMark: 256 * 1024 });
     let headerSent = false;
     let pending: { buf: Buffer; offset: number } | null = null;
-    const finish = () => { stream.destroy(); resolve(); };
+    const finish = () => {
+      stream.destroy();
+      resolve();
+    };
     st.onAbort.push(finish);
     const tryWrite = (buf: Buffer): boolean => {
       let ok = false;
@@ -140,11 +197,20 @@ export function sendFile(res: HttpResponse, st: ResState, status: number, header
           if (!pending) return true;
           const rest = pending.buf.subarray(off - pending.offset);
           const ok = tryWrite(rest);
-          if (ok) { pending = null; stream.resume(); }
+          if (ok) {
+            pending = null;
+            stream.resume();
+          }
           return ok;
         });
       }
     });
-    stream.on('error', () => { if (!st.aborted) { st.aborted = true; res.cork(() => res.close()); } finish(); });
+    stream.on('error', () => {
+      if (!st.aborted) {
+        st.aborted = true;
+        res.cork(() => res.close());
+      }
+      finish();
+    });
   });
 }

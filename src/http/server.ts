@@ -23,7 +23,9 @@ export class HttpServer implements ServerShared {
     });
   }
 
-  get requestsInFlight(): number { return this.inFlight; }
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
 
   ended(): void {
     if (--this.inFlight === 0 && this.idleWaiters.length > 0) for (const w of this.idleWaiters.splice(0)) w();

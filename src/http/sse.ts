@@ -8,7 +8,10 @@ export class SseWriter {
   private started = false;
   private ended = false;
 
-  constructor(private readonly res: HttpResponse, private readonly st: ResState) {
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly st: ResState,
+  ) {
     st.done = true;
     st.status = 200;
     st.onAbort.push(() => this.release());
@@ -19,7 +22,9 @@ export class SseWriter {
     this.st.onAbort.push(fn);
   }
 
-  get closed(): boolean { return this.st.aborted || this.ended; }
+  get closed(): boolean {
+    return this.st.aborted || this.ended;
+  }
 
   /** Sends the status line and headers (text/event-stream, no caching, keep the connection). */
   open(headers: Record<string, string> = {}): void {
@@ -51,7 +56,9 @@ export class SseWriter {
     if (!this.started) this.open();
     let ok = false;
     this.st.bytesOut += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-    this.res.cork(() => { ok = this.res.write(chunk); });
+    this.res.cork(() => {
+      ok = this.res.write(chunk);
+    });
     return ok;
   }
 
@@ -60,7 +67,10 @@ export class SseWriter {
     if (this.closed) return Promise.resolve();
     return new Promise<void>((resolve) => {
       this.waiting = resolve;
-      this.res.onWritable(() => { this.release(); return true; });
+      this.res.onWritable(() => {
+        this.release();
+        return true;
+      });
     });
   }
 

@@ -33,7 +33,11 @@ export function printable(s: string): string {
 }
 
 /** `why` reads after "it contains" (or "its name contains" when `inKey`). */
-export interface Refusal { path: PropertyKey[]; why: string; inKey: boolean }
+export interface Refusal {
+  path: PropertyKey[];
+  why: string;
+  inKey: boolean;
+}
 
 function isPlain(v: object): boolean {
   const p = Object.getPrototypeOf(v);
@@ -48,7 +52,11 @@ export function findUnstorable(value: unknown): Refusal | null {
   return walk(value, 0);
 }
 
-const tooDeep = (): Refusal => ({ path: [], why: `arrays or objects nested more than ${MAX_DEPTH} levels deep`, inKey: false });
+const tooDeep = (): Refusal => ({
+  path: [],
+  why: `arrays or objects nested more than ${MAX_DEPTH} levels deep`,
+  inKey: false,
+});
 
 function walk(v: unknown, depth: number): Refusal | null {
   if (typeof v === 'string') return isBad(v) ? { path: [], why: unstorable(v)!, inKey: false } : null;
@@ -57,7 +65,10 @@ function walk(v: unknown, depth: number): Refusal | null {
     if (depth >= MAX_DEPTH) return tooDeep();
     for (let i = 0; i < v.length; i++) {
       const r = walk(v[i], depth + 1);
-      if (r) { r.path.unshift(i); return r; }
+      if (r) {
+        r.path.unshift(i);
+        return r;
+      }
     }
     return null;
   }
@@ -67,7 +78,10 @@ function walk(v: unknown, depth: number): Refusal | null {
   for (const k in o) {
     if (isBad(k)) return { path: [k], why: unstorable(k)!, inKey: true };
     const r = walk(o[k], depth + 1);
-    if (r) { r.path.unshift(k); return r; }
+    if (r) {
+      r.path.unshift(k);
+      return r;
+    }
   }
   return null;
 }
@@ -76,14 +90,22 @@ function walk(v: unknown, depth: number): Refusal | null {
 export function checkPathParams(params: Record<string, string>): void {
   for (const k in params) {
     const v = params[k]!;
-    if (isBad(v)) throw errors.invalidParam(k === '*' ? 'path' : k, `Invalid path parameter ${k === '*' ? 'path' : k}: it contains ${unstorable(v)!}`);
+    if (isBad(v))
+      throw errors.invalidParam(
+        k === '*' ? 'path' : k,
+        `Invalid path parameter ${k === '*' ? 'path' : k}: it contains ${unstorable(v)!}`,
+      );
   }
 }
 
 /** Every query parameter, names and values, whether or not the route has a query schema. */
 export function checkQuery(query: URLSearchParams): void {
   for (const [k, v] of query) {
-    if (isBad(k)) throw errors.invalidParam(printable(k), `Invalid query parameter ${JSON.stringify(printable(k))}: its name contains ${unstorable(k)!}`);
+    if (isBad(k))
+      throw errors.invalidParam(
+        printable(k),
+        `Invalid query parameter ${JSON.stringify(printable(k))}: its name contains ${unstorable(k)!}`,
+      );
     if (isBad(v)) throw errors.invalidParam(k, `Invalid query parameter ${k}: it contains ${unstorable(v)!}`);
   }
 }

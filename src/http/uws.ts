@@ -13,7 +13,9 @@ function loadNative(): typeof UwsTypes {
   try {
     return require(file) as typeof UwsTypes;
   } catch (e) {
-    throw new Error(`uWebSockets.js has no native build for this platform (${file}); refusing to run on a JS fallback: ${(e as Error).message}`);
+    throw new Error(
+      `uWebSockets.js has no native build for this platform (${file}); refusing to run on a JS fallback: ${(e as Error).message}`,
+    );
   }
 }
 

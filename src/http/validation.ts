@@ -29,7 +29,10 @@ export function validate<T>(schema: ZodType<T>, value: unknown, root: 'body' | '
   if (refused) {
     const param = paramPath(refused.path.map((p) => (typeof p === 'string' ? printable(p) : p)));
     const it = refused.inKey ? 'its name contains' : 'it contains';
-    throw errors.invalidBody(param ? `Invalid ${root} field ${param}: ${it} ${refused.why}` : `Invalid ${root}: ${it} ${refused.why}`, param);
+    throw errors.invalidBody(
+      param ? `Invalid ${root} field ${param}: ${it} ${refused.why}` : `Invalid ${root}: ${it} ${refused.why}`,
+      param,
+    );
   }
   const r = schema.safeParse(value);
   if (r.success) return r.data;

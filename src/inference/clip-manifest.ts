@@ -19,38 +19,46 @@ const Encoder = <I extends string, O extends string>(input: I, output: O) => ({
 });
 
 const rgb = (what: string, positive: boolean) =>
-  z.tuple([z.number(), z.number(), z.number()], { error: `expected three numbers (R, G, B) for ${what}` })
+  z
+    .tuple([z.number(), z.number(), z.number()], { error: `expected three numbers (R, G, B) for ${what}` })
     .refine((v) => !positive || v.every((x) => x > 0), `every ${what} value must be > 0`);
 
-export const ClipManifestSchema = z.strictObject({
-  // Room for the ".vision" suffix within the 64-character model id.
-  id: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,56}$/, 'lowercase letters, digits, ".", "_" or "-", at most 57 characters'),
-  family: z.literal('clip'),
-  /** Shown by GET /v1/vectors/models; defaults to the id. */
-  name: z.string().min(1).optional(),
-  description: z.string().default(''),
-  vision: z.strictObject(Encoder('pixel_values', 'image_embeds')),
-  text: z.strictObject({
-    ...Encoder('input_ids', 'text_embeds'),
-    /** Fed (1 for tokens, 0 for padding) only when the model has an input of this name. */
-    attention_mask: z.string().min(1).default('attention_mask'),
-    /** Element type of input_ids and the mask (HF exports use int64). */
-    dtype: z.enum(['int64', 'int32']).default('int64'),
-  }),
-  tokenizer: z.union([z.string().min(1), z.strictObject({ file: z.string().min(1), sha256: sha256.optional() })]),
-  /** Side of the square the vision encoder takes (centre crop). */
-  image_size: z.number().int().min(8).max(1024).default(224),
-  /** Shorter side after resizing, before the crop; defaults to image_size. */
-  resize: z.number().int().min(8).max(2048).optional(),
-  mean: rgb('mean', false).default([...CLIP_MEAN]),
-  std: rgb('std', true).default([...CLIP_STD]),
-  /** Tokens per text, start and end tokens included (longer texts are truncated). */
-  context_length: z.number().int().min(3).max(4096).default(77),
-  /** Padding token id; defaults to tokenizer.json's padding.pad_id, else the end-of-text token. */
-  pad_token_id: z.number().int().min(0).optional(),
-  /** Micro-batching of both encoders (their first input axis must be free). */
-  batch: z.strictObject({ maxBatch: z.number().int().min(1), maxWaitMs: z.number().min(0) }).optional(),
-}).refine((m) => (m.resize ?? m.image_size) >= m.image_size, { message: 'resize must be at least image_size', path: ['resize'] });
+export const ClipManifestSchema = z
+  .strictObject({
+    // Room for the ".vision" suffix within the 64-character model id.
+    id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,56}$/, 'lowercase letters, digits, ".", "_" or "-", at most 57 characters'),
+    family: z.literal('clip'),
+    /** Shown by GET /v1/vectors/models; defaults to the id. */
+    name: z.string().min(1).optional(),
+    description: z.string().default(''),
+    vision: z.strictObject(Encoder('pixel_values', 'image_embeds')),
+    text: z.strictObject({
+      ...Encoder('input_ids', 'text_embeds'),
+      /** Fed (1 for tokens, 0 for padding) only when the model has an input of this name. */
+      attention_mask: z.string().min(1).default('attention_mask'),
+      /** Element type of input_ids and the mask (HF exports use int64). */
+      dtype: z.enum(['int64', 'int32']).default('int64'),
+    }),
+    tokenizer: z.union([z.string().min(1), z.strictObject({ file: z.string().min(1), sha256: sha256.optional() })]),
+    /** Side of the square the vision encoder takes (centre crop). */
+    image_size: z.number().int().min(8).max(1024).default(224),
+    /** Shorter side after resizing, before the crop; defaults to image_size. */
+    resize: z.number().int().min(8).max(2048).optional(),
+    mean: rgb('mean', false).default([...CLIP_MEAN]),
+    std: rgb('std', true).default([...CLIP_STD]),
+    /** Tokens per text, start and end tokens included (longer texts are truncated). */
+    context_length: z.number().int().min(3).max(4096).default(77),
+    /** Padding token id; defaults to tokenizer.json's padding.pad_id, else the end-of-text token. */
+    pad_token_id: z.number().int().min(0).optional(),
+    /** Micro-batching of both encoders (their first input axis must be free). */
+    batch: z.strictObject({ maxBatch: z.number().int().min(1), maxWaitMs: z.number().min(0) }).optional(),
+  })
+  .refine((m) => (m.resize ?? m.image_size) >= m.image_size, {
+    message: 'resize must be at least image_size',
+    path: ['resize'],
+  });
 
 export type ClipManifest = z.infer<typeof ClipManifestSchema>;
 
@@ -70,12 +78,18 @@ export function isFamilyManifest(raw: unknown): boolean {
 }
 
 /** The two single-model manifests a CLIP manifest stands for. */
-export function clipEncoderManifests(m: ClipManifest, manifestPath: string): { clip: ClipModel; vision: ModelManifest; text: ModelManifest } {
+export function clipEncoderManifests(
+  m: ClipManifest,
+  manifestPath: string,
+): { clip: ClipModel; vision: ModelManifest; text: ModelManifest } {
   const name = m.name ?? m.id;
   const tok = typeof m.tokenizer === 'string' ? { file: m.tokenizer } : m.tokenizer;
   const s = m.image_size;
   const vision = ManifestSchema.parse({
-    id: `${m.id}.vision`, task: 'embed-image', format: 'onnx', description: `${name}: image encoder`,
+    id: `${m.id}.vision`,
+    task: 'embed-image',
+    format: 'onnx',
+    description: `${name}: image encoder`,
     source: { file: m.vision.file, sha256: m.vision.sha256 },
     inputs: [{ name: m.vision.input, shape: ['batch', 3, s, s], layout: 'nchw' }],
     outputs: [{ name: m.vision.output, shape: ['batch', 'dimensions'] }],
@@ -83,7 +97,10 @@ export function clipEncoderManifests(m: ClipManifest, manifestPath: string): { c
     batch: m.batch,
   });
   const text = ManifestSchema.parse({
-    id: `${m.id}.text`, task: 'embed-text', format: 'onnx', description: `${name}: text encoder`,
+    id: `${m.id}.text`,
+    task: 'embed-text',
+    format: 'onnx',
+    description: `${name}: text encoder`,
     // The tokenizer travels as the text encoder's extra source file: checked by prepare and verify.
     source: { file: m.text.file, sha256: m.text.sha256, files: [{ path: tok.file, sha256: tok.sha256 }] },
     inputs: [{ name: m.text.input, shape: ['batch', m.context_length], dtype: m.text.dtype }],

@@ -2,7 +2,10 @@
 // session call, and a run that finds the session free waits at most `maxWaitMs` for company. Defaults follow
 // the provider the model runs on; why each is what it is: docs/capacity.md, "Dynamic batching".
 
-export interface BatchSettings { maxBatch: number; maxWaitMs: number }
+export interface BatchSettings {
+  maxBatch: number;
+  maxWaitMs: number;
+}
 
 /**
  * Per provider. CPU: one image a call with no wait; a batch measured no faster on the sessions a CPU host

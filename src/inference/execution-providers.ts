@@ -15,7 +15,10 @@ export const KNOWN_PROVIDERS = ['tensorrt', 'cuda', 'cpu'] as const;
 
 /** Provider names parsed from the environment value ("tensorrt,cuda,cpu"); default cpu. */
 export function requestedProviders(value: string | undefined): string[] {
-  const list = (value ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const list = (value ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
   return list.length ? list : ['cpu'];
 }
 
@@ -50,7 +53,10 @@ export function chooseProviders(requested: string[], available: string[], log: P
     if (!(KNOWN_PROVIDERS as readonly string[]).includes(p)) {
       log.warn({ provider: p, known: KNOWN_PROVIDERS }, `unknown execution provider "${p}" ignored`);
     } else if (!available.includes(p)) {
-      log.warn({ provider: p, available }, `execution provider ${p} requested but not available on this host; falling back to cpu`);
+      log.warn(
+        { provider: p, available },
+        `execution provider ${p} requested but not available on this host; falling back to cpu`,
+      );
     } else if (!chosen.includes(p)) {
       chosen.push(p);
     }

@@ -47,7 +47,10 @@ export const ModelRuntimeSchema = z.object({
   /** Unload after this many idle seconds (0: never); default SIGHTFLOW_MODEL_IDLE_UNLOAD_S. */
   idleUnloadS: z.number().min(0).optional(),
   /** Execution providers in order (tensorrt, cuda, cpu); default SIGHTFLOW_EXECUTION_PROVIDERS. */
-  providers: z.array(z.enum(['tensorrt', 'cuda', 'cpu'])).min(1).optional(),
+  providers: z
+    .array(z.enum(['tensorrt', 'cuda', 'cpu']))
+    .min(1)
+    .optional(),
   /** Waiting-request bound of this model's queue; default SIGHTFLOW_INFERENCE_QUEUE_DEPTH. */
   queueDepth: z.number().int().min(1).optional(),
 });
@@ -71,20 +74,24 @@ export const ManifestSchema = z.object({
   preprocess: z.record(z.string(), z.unknown()).default({}),
   postprocess: z.record(z.string(), z.unknown()).default({}),
   /** Importer options for non-ONNX sources. */
-  convert: z.object({
-    outputs: z.array(z.string()).optional(),
-    rename: z.record(z.string(), z.string()).optional(),
-  }).optional(),
+  convert: z
+    .object({
+      outputs: z.array(z.string()).optional(),
+      rename: z.record(z.string(), z.string()).optional(),
+    })
+    .optional(),
   /** Micro-batching for models with a free batch axis. */
   batch: z.object({ maxBatch: z.number().int().min(1), maxWaitMs: z.number().min(0) }).optional(),
   /** How this model is served (defaults come from the server's configuration). */
   runtime: ModelRuntimeSchema.optional(),
   /** Where an added model came from (`sightflow models add`, POST /admin/v1/models). */
-  origin: z.object({
-    url: z.string().optional(),
-    file: z.string().optional(),
-    addedAt: z.string(),
-  }).optional(),
+  origin: z
+    .object({
+      url: z.string().optional(),
+      file: z.string().optional(),
+      addedAt: z.string(),
+    })
+    .optional(),
 });
 
 export type ModelManifest = z.infer<typeof ManifestSchema>;

@@ -44,7 +44,13 @@ export interface ModelQueueOptions<I = unknown> {
 }
 
 interface Item<I, O> {
-  input: I; lane: RunPriority; at: number; resolve: (o: O) => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void;
+  input: I;
+  lane: RunPriority;
+  at: number;
+  resolve: (o: O) => void;
+  reject: (e: unknown) => void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
   /** The submitter's async context (AsyncLocalStorage state such as the request signal). */
   scope: AsyncResource;
 }
@@ -61,7 +67,10 @@ export class ModelQueue<I, O> {
   private readonly concurrency: number;
   private readonly ahead: number;
 
-  constructor(private readonly opts: ModelQueueOptions<I>, private readonly runBatch: (inputs: I[]) => Promise<Array<O | ItemFailed>>) {
+  constructor(
+    private readonly opts: ModelQueueOptions<I>,
+    private readonly runBatch: (inputs: I[]) => Promise<Array<O | ItemFailed>>,
+  ) {
     this.maxBatch = Math.max(1, opts.maxBatch ?? 1);
     this.maxWaitMs = Math.max(0, opts.maxWaitMs ?? 0);
     this.concurrency = Math.max(1, opts.concurrency ?? 1);
@@ -76,13 +85,21 @@ export class ModelQueue<I, O> {
   }
 
   /** The batching in force: most items in one call, longest wait for company. */
-  get batch(): { maxBatch: number; maxWaitMs: number } { return { maxBatch: this.maxBatch, maxWaitMs: this.maxWaitMs }; }
+  get batch(): { maxBatch: number; maxWaitMs: number } {
+    return { maxBatch: this.maxBatch, maxWaitMs: this.maxWaitMs };
+  }
 
   /** Items waiting to start. */
-  get pending(): number { return this.waiting.length + this.background.length; }
+  get pending(): number {
+    return this.waiting.length + this.background.length;
+  }
   /** Items waiting to start in one lane (each lane is bounded by the depth on its own). */
-  pendingIn(lane: RunPriority): number { return lane === 'background' ? this.background.length : this.waiting.length; }
-  get active(): number { return this.running; }
+  pendingIn(lane: RunPriority): number {
+    return lane === 'background' ? this.background.length : this.waiting.length;
+  }
+  get active(): number {
+    return this.running;
+  }
 
   /** Items dropped before they ran because their signal fired. */
   dropped = 0;
@@ -100,7 +117,15 @@ export class ModelQueue<I, O> {
     }
     const lane = priority === 'background' ? this.background : this.waiting;
     return new Promise<O>((resolve, reject) => {
-      const item: Item<I, O> = { input, lane: priority, at: Date.now(), resolve, reject, signal, scope: new AsyncResource('ModelQueueItem') };
+      const item: Item<I, O> = {
+        input,
+        lane: priority,
+        at: Date.now(),
+        resolve,
+        reject,
+        signal,
+        scope: new AsyncResource('ModelQueueItem'),
+      };
       if (signal) {
         item.onAbort = () => {
           const i = lane.indexOf(item);
@@ -137,7 +162,8 @@ export class ModelQueue<I, O> {
 
   /** The lane the next batch comes from, then the one that fills it. */
   private nextLanes(): [Item<I, O>[], Item<I, O>[], boolean] {
-    const backgroundTurn = this.background.length > 0 && (this.waiting.length === 0 || this.skippedBackground >= BACKGROUND_EVERY - 1);
+    const backgroundTurn =
+      this.background.length > 0 && (this.waiting.length === 0 || this.skippedBackground >= BACKGROUND_EVERY - 1);
     return backgroundTurn ? [this.background, this.waiting, true] : [this.waiting, this.background, false];
   }
 
@@ -147,7 +173,10 @@ export class ModelQueue<I, O> {
       const first = Math.min(this.waiting[0]?.at ?? Infinity, this.background[0]?.at ?? Infinity);
       const waited = Date.now() - first;
       if (this.pending < this.maxBatch && waited < this.maxWaitMs) {
-        this.timer ??= setTimeout(() => { this.timer = undefined; this.dispatch(); }, this.maxWaitMs - waited);
+        this.timer ??= setTimeout(() => {
+          this.timer = undefined;
+          this.dispatch();
+        }, this.maxWaitMs - waited);
         return;
       }
       this.dispatch();
@@ -155,7 +184,10 @@ export class ModelQueue<I, O> {
   }
 
   private dispatch(): void {
-    if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     if (!this.canStart()) return;
     const [a, b, backgroundTurn] = this.nextLanes();
     const batch = a.splice(0, this.maxBatch);
@@ -168,16 +200,20 @@ export class ModelQueue<I, O> {
     this.running++;
     // A batch runs in its (first) submitter's async context, not in that of whoever freed the queue: work
     // queued by task code (an OCR job) must see its own request's signal, never another request's.
-    batch[0].scope.runInAsyncScope(() => this.runBatch(batch.map((b) => b.input))).then(
-      (outs) => batch.forEach((b, i) => {
-        const o = outs[i];
-        if (o instanceof ItemFailed) b.reject(o.error);
-        else b.resolve(o as O);
-      }),
-      (e) => batch.forEach((b) => b.reject(e)),
-    ).finally(() => {
-      this.running--;
-      this.pump();
-    });
+    batch[0].scope
+      .runInAsyncScope(() => this.runBatch(batch.map((b) => b.input)))
+      .then(
+        (outs) =>
+          batch.forEach((b, i) => {
+            const o = outs[i];
+            if (o instanceof ItemFailed) b.reject(o.error);
+            else b.resolve(o as O);
+          }),
+        (e) => batch.forEach((b) => b.reject(e)),
+      )
+      .finally(() => {
+        this.running--;
+        this.pump();
+      });
   }
 }

@@ -27,9 +27,17 @@ const I32 = 5;
 
 class Reader {
   pos: number;
-  constructor(readonly buf: Uint8Array, start = 0, readonly end = buf.length) { this.pos = start; }
+  constructor(
+    readonly buf: Uint8Array,
+    start = 0,
+    readonly end = buf.length,
+  ) {
+    this.pos = start;
+  }
 
-  get done(): boolean { return this.pos >= this.end; }
+  get done(): boolean {
+    return this.pos >= this.end;
+  }
 
   varint(): number {
     let result = 0;
@@ -81,9 +89,12 @@ export function readOnnxInfo(bytes: Uint8Array): OnnxModelInfo {
   try {
     while (!r.done) {
       const { field, wire } = r.tag();
-      if (field === 2 && wire === LEN) info.producer = r.string(); // producer_name
-      else if (field === 7 && wire === LEN) readGraph(r.sub(), info); // graph
-      else if (field === 14 && wire === LEN) { // metadata_props: StringStringEntryProto {key = 1, value = 2}
+      if (field === 2 && wire === LEN)
+        info.producer = r.string(); // producer_name
+      else if (field === 7 && wire === LEN)
+        readGraph(r.sub(), info); // graph
+      else if (field === 14 && wire === LEN) {
+        // metadata_props: StringStringEntryProto {key = 1, value = 2}
         const e = r.sub();
         let key = '';
         let value = '';
@@ -109,7 +120,8 @@ function readGraph(g: Reader, info: OnnxModelInfo): void {
     const { field, wire } = g.tag();
     if (field === 11 && wire === LEN) inputs.push(readValueInfo(g.sub()));
     else if (field === 12 && wire === LEN) info.outputs.push(readValueInfo(g.sub()));
-    else if (field === 5 && wire === LEN) { // initializer (TensorProto): only its name (field 8) matters here
+    else if (field === 5 && wire === LEN) {
+      // initializer (TensorProto): only its name (field 8) matters here
       const t = g.sub();
       while (!t.done) {
         const x = t.tag();
@@ -144,11 +156,15 @@ function readTensorType(t: Reader, out: OnnxTensorInfo): void {
   while (!t.done) {
     const { field, wire } = t.tag();
     if (field === 1 && wire === VARINT) out.elemType = t.varint();
-    else if (field === 2 && wire === LEN) { // TensorShapeProto {dim = 1 (Dimension {dim_value = 1, dim_param = 2})}
+    else if (field === 2 && wire === LEN) {
+      // TensorShapeProto {dim = 1 (Dimension {dim_value = 1, dim_param = 2})}
       const s = t.sub();
       while (!s.done) {
         const d = s.tag();
-        if (d.field !== 1 || d.wire !== LEN) { s.skip(d.wire); continue; }
+        if (d.field !== 1 || d.wire !== LEN) {
+          s.skip(d.wire);
+          continue;
+        }
         const dim = s.sub();
         let value: number | string | null = null;
         while (!dim.done) {

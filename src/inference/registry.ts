@@ -21,9 +21,25 @@ export interface RegisteredModel {
 }
 
 export type PreparePhase = 'source' | 'convert' | 'copy' | 'verify' | 'done';
-export interface PrepareProgress { id: string; phase: PreparePhase; fraction: number; detail?: string }
-export interface PrepareResult { id: string; path: string; sha256: string; action: 'cached' | 'converted' | 'copied'; ms: number }
-export interface VerifyResult { id: string; ok: boolean; status: 'ok' | 'missing' | 'mismatch' | 'source-mismatch' | 'source-missing'; detail: string }
+export interface PrepareProgress {
+  id: string;
+  phase: PreparePhase;
+  fraction: number;
+  detail?: string;
+}
+export interface PrepareResult {
+  id: string;
+  path: string;
+  sha256: string;
+  action: 'cached' | 'converted' | 'copied';
+  ms: number;
+}
+export interface VerifyResult {
+  id: string;
+  ok: boolean;
+  status: 'ok' | 'missing' | 'mismatch' | 'source-mismatch' | 'source-missing';
+  detail: string;
+}
 
 export const builtinManifestDir = (): string => join(projectRoot, 'models');
 
@@ -46,9 +62,16 @@ export async function sha256File(path: string): Promise<string> {
 }
 
 /** A bring-your-own manifest that was skipped, and why. */
-export interface ManifestProblem { path: string; message: string }
+export interface ManifestProblem {
+  path: string;
+  message: string;
+}
 
-export interface ManifestSet { models: RegisteredModel[]; clip: ClipModel[]; problems: ManifestProblem[] }
+export interface ManifestSet {
+  models: RegisteredModel[];
+  clip: ClipModel[];
+  problems: ManifestProblem[];
+}
 
 /** Every *.json in dir: single-model manifests, and CLIP manifests expanded into their two encoders. */
 export async function readManifestDir(dir: string, builtin: boolean): Promise<ManifestSet> {
@@ -66,13 +89,19 @@ export async function readManifestDir(dir: string, builtin: boolean): Promise<Ma
     const parsed = isFamilyManifest(raw) ? ClipManifestSchema.safeParse(raw) : ManifestSchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      set.problems.push({ path, message: `model manifest ${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}` });
+      set.problems.push({
+        path,
+        message: `model manifest ${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+      });
       continue;
     }
     if ('family' in parsed.data) {
       const { clip, vision, text } = clipEncoderManifests(parsed.data, path);
       set.clip.push(clip);
-      set.models.push({ manifest: vision, manifestPath: path, builtin }, { manifest: text, manifestPath: path, builtin });
+      set.models.push(
+        { manifest: vision, manifestPath: path, builtin },
+        { manifest: text, manifestPath: path, builtin },
+      );
     } else {
       set.models.push({ manifest: parsed.data, manifestPath: path, builtin });
     }
@@ -96,7 +125,11 @@ export class ModelRegistry {
   /** Bring-your-own models whose preparation failed at start, with the reason. */
   private readonly prepareFailures = new Map<string, string>();
 
-  private constructor(readonly dataDir: string, sets: ManifestSet[], private readonly modelsDirOverride?: string) {
+  private constructor(
+    readonly dataDir: string,
+    sets: ManifestSet[],
+    private readonly modelsDirOverride?: string,
+  ) {
     this.problems = sets.flatMap((s) => s.problems);
     const clip = sets.flatMap((s) => s.clip);
     const skipped = new Set<string>();
@@ -114,14 +147,18 @@ export class ModelRegistry {
     }
     // A CLIP manifest with one encoder id taken is unusable as a whole.
     for (const c of clip.filter((c) => skipped.has(c.manifestPath))) {
-      for (const id of [c.visionId, c.textId]) if (this.byId.get(id)?.manifestPath === c.manifestPath) this.byId.delete(id);
+      for (const id of [c.visionId, c.textId])
+        if (this.byId.get(id)?.manifestPath === c.manifestPath) this.byId.delete(id);
     }
     this.clip = clip.filter((c) => !skipped.has(c.manifestPath));
   }
 
   /** Built-in manifests plus <data-dir>/manifests/*.json (bring-your-own). */
   /** `modelsDir` (SIGHTFLOW_MODELS_DIR) lets several data dirs share one set of prepared models; default <dataDir>/models. */
-  static async open(dataDir: string, opts: { manifestDirs?: string[]; modelsDir?: string } = {}): Promise<ModelRegistry> {
+  static async open(
+    dataDir: string,
+    opts: { manifestDirs?: string[]; modelsDir?: string } = {},
+  ): Promise<ModelRegistry> {
     const dirs = opts.manifestDirs ?? [builtinManifestDir()];
     const sets: ManifestSet[] = [];
     for (const d of dirs) {
@@ -135,9 +172,13 @@ export class ModelRegistry {
   }
 
   /** Why a bring-your-own model could not be prepared at start (undefined when it was, or was not tried). */
-  prepareFailure(id: string): string | undefined { return this.prepareFailures.get(id); }
+  prepareFailure(id: string): string | undefined {
+    return this.prepareFailures.get(id);
+  }
 
-  list(): RegisteredModel[] { return [...this.byId.values()]; }
+  list(): RegisteredModel[] {
+    return [...this.byId.values()];
+  }
 
   get(id: string): RegisteredModel {
     const m = this.byId.get(id);
@@ -145,7 +186,9 @@ export class ModelRegistry {
     return m;
   }
 
-  get modelsDir(): string { return this.modelsDirOverride ?? join(this.dataDir, 'models'); }
+  get modelsDir(): string {
+    return this.modelsDirOverride ?? join(this.dataDir, 'models');
+  }
 
   /** Where the prepared ONNX lives (the checksum in the name makes a stale file impossible to pick up). */
   preparedPath(id: string, sha = this.expectedSha(this.get(id))): string {
@@ -173,15 +216,24 @@ export class ModelRegistry {
     const m = this.get(id).manifest;
     const r = m.runtime;
     return {
-      id, load: () => this.onnxPath(id), batch: m.batch, dynamicBatch: m.task === 'detect',
-      providers: r?.providers, queueDepth: r?.queueDepth, idleUnloadMs: r?.idleUnloadS === undefined ? undefined : r.idleUnloadS * 1000,
+      id,
+      load: () => this.onnxPath(id),
+      batch: m.batch,
+      dynamicBatch: m.task === 'detect',
+      providers: r?.providers,
+      queueDepth: r?.queueDepth,
+      idleUnloadMs: r?.idleUnloadS === undefined ? undefined : r.idleUnloadS * 1000,
     };
   }
 
   /** Where a bring-your-own model's manifest is written (`sightflow models add`). */
-  manifestPathFor(id: string): string { return join(this.dataDir, 'manifests', `${id}.json`); }
+  manifestPathFor(id: string): string {
+    return join(this.dataDir, 'manifests', `${id}.json`);
+  }
 
-  has(id: string): boolean { return this.byId.has(id); }
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
 
   /** Models being added in this process whose manifest is not written yet (reload leaves them alone). */
   private readonly pending = new Set<string>();
@@ -190,7 +242,9 @@ export class ModelRegistry {
   private edits = 0;
 
   /** A model added here whose manifest is not written yet: reload() does not take it for removed. */
-  hold(id: string): void { this.pending.add(id); }
+  hold(id: string): void {
+    this.pending.add(id);
+  }
 
   /** Its manifest is written (or the addition given up): reload() goes by the folder again. */
   settle(id: string): void {
@@ -198,7 +252,9 @@ export class ModelRegistry {
     this.edits++;
   }
 
-  isPending(id: string): boolean { return this.pending.has(id); }
+  isPending(id: string): boolean {
+    return this.pending.has(id);
+  }
 
   /** Registers a bring-your-own model in memory (its manifest file is written by the caller). */
   put(r: RegisteredModel): void {
@@ -242,7 +298,11 @@ export class ModelRegistry {
     const changed: string[] = [];
     for (const [id, r] of this.byId) {
       if (r.builtin || this.pending.has(id) || dirname(r.manifestPath) !== join(this.dataDir, 'manifests')) continue;
-      if (!next.has(id)) { removed.push(id); this.byId.delete(id); this.prepareFailures.delete(id); }
+      if (!next.has(id)) {
+        removed.push(id);
+        this.byId.delete(id);
+        this.prepareFailures.delete(id);
+      }
     }
     for (const [id, r] of next) {
       const prev = this.byId.get(id);
@@ -288,29 +348,43 @@ export class ModelRegistry {
 
   private async recordedSha(id: string): Promise<string | undefined> {
     try {
-      return (JSON.parse(await readFile(join(this.modelsDir, id, 'prepared.json'), 'utf8')) as { sha256: string }).sha256;
+      return (JSON.parse(await readFile(join(this.modelsDir, id, 'prepared.json'), 'utf8')) as { sha256: string })
+        .sha256;
     } catch {
       return undefined;
     }
   }
 
-  async prepare(id: string, opts: { force?: boolean; onProgress?: (p: PrepareProgress) => void } = {}): Promise<PrepareResult> {
+  async prepare(
+    id: string,
+    opts: { force?: boolean; onProgress?: (p: PrepareProgress) => void } = {},
+  ): Promise<PrepareResult> {
     const t0 = performance.now();
     const r = this.get(id);
     const m = r.manifest;
-    const progress = (phase: PreparePhase, fraction: number, detail?: string) => opts.onProgress?.({ id, phase, fraction, detail });
+    const progress = (phase: PreparePhase, fraction: number, detail?: string) =>
+      opts.onProgress?.({ id, phase, fraction, detail });
     const dir = join(this.modelsDir, id);
     await mkdir(dir, { recursive: true });
 
     // An unpinned bring-your-own ONNX is expected to equal its source file as it is now.
-    let expected = this.expectedSha(r)
-      ?? (m.format === 'onnx' ? await sha256File(this.sourceFiles(r)[0].path).catch(() => undefined) : await this.recordedSha(id));
+    let expected =
+      this.expectedSha(r) ??
+      (m.format === 'onnx'
+        ? await sha256File(this.sourceFiles(r)[0].path).catch(() => undefined)
+        : await this.recordedSha(id));
     if (!opts.force && expected && existsSync(this.preparedPath(id, expected))) {
       progress('verify', 0.5);
       if ((await sha256File(this.preparedPath(id, expected))) === expected) {
         await this.copyLabels(r);
         progress('done', 1, 'cached');
-        return { id, path: this.preparedPath(id, expected), sha256: expected, action: 'cached', ms: performance.now() - t0 };
+        return {
+          id,
+          path: this.preparedPath(id, expected),
+          sha256: expected,
+          action: 'cached',
+          ms: performance.now() - t0,
+        };
       }
     }
 
@@ -321,7 +395,8 @@ export class ModelRegistry {
       if (!existsSync(f.path)) throw new Error(`model ${id}: source file ${f.path} is missing`);
       if (f.sha256) {
         const got = await sha256File(f.path);
-        if (got !== f.sha256) throw new Error(`model ${id}: source ${f.path} has sha256 ${got}, manifest expects ${f.sha256}`);
+        if (got !== f.sha256)
+          throw new Error(`model ${id}: source ${f.path} has sha256 ${got}, manifest expects ${f.sha256}`);
       }
     }
 
@@ -331,7 +406,10 @@ export class ModelRegistry {
       if (m.format === 'tfjs-graph') {
         progress('convert', 0, 'TFJS graph -> ONNX');
         const { convertTfjsModel } = await import('./tfjs-import/convert.js');
-        const bytes = await convertTfjsModel(sources[0].path, { outputs: m.convert?.outputs, rename: m.convert?.rename });
+        const bytes = await convertTfjsModel(sources[0].path, {
+          outputs: m.convert?.outputs,
+          rename: m.convert?.rename,
+        });
         await writeFile(tmp, bytes);
         action = 'converted';
       } else {
@@ -342,19 +420,27 @@ export class ModelRegistry {
       progress('verify', 0.9);
       const sha = await sha256File(tmp);
       if (expected && sha !== expected && this.expectedSha(r)) {
-        throw new Error(`model ${id}: prepared file has sha256 ${sha}, manifest expects ${expected}` +
-          (m.format === 'tfjs-graph' ? ' (the importer output changed: re-pin sha256 in the manifest after checking it against the TFJS reference)' : ''));
+        throw new Error(
+          `model ${id}: prepared file has sha256 ${sha}, manifest expects ${expected}` +
+            (m.format === 'tfjs-graph'
+              ? ' (the importer output changed: re-pin sha256 in the manifest after checking it against the TFJS reference)'
+              : ''),
+        );
       }
       expected = sha;
       await rename(tmp, this.preparedPath(id, sha));
-      await writeFile(join(dir, 'prepared.json'), JSON.stringify({ id, sha256: sha, format: m.format, preparedAt: new Date().toISOString() }, null, 2) + '\n');
+      await writeFile(
+        join(dir, 'prepared.json'),
+        JSON.stringify({ id, sha256: sha, format: m.format, preparedAt: new Date().toISOString() }, null, 2) + '\n',
+      );
     } finally {
       await rm(tmp, { force: true });
     }
     // Older prepared versions of this model are dead weight.
     for (const f of await readdir(dir)) {
       // (.prepare-* files may be another process's conversion in flight.)
-      if (f.endsWith('.onnx') && !f.startsWith('.prepare-') && f !== `${expected}.onnx`) await rm(join(dir, f), { force: true });
+      if (f.endsWith('.onnx') && !f.startsWith('.prepare-') && f !== `${expected}.onnx`)
+        await rm(join(dir, f), { force: true });
     }
     await this.copyLabels(r);
     progress('done', 1, action);
@@ -373,18 +459,28 @@ export class ModelRegistry {
   async verify(id: string): Promise<VerifyResult> {
     const r = this.get(id);
     for (const f of this.sourceFiles(r)) {
-      if (!existsSync(f.path)) return { id, ok: false, status: 'source-missing', detail: `source ${f.path} is missing` };
+      if (!existsSync(f.path))
+        return { id, ok: false, status: 'source-missing', detail: `source ${f.path} is missing` };
       if (f.sha256) {
         const got = await sha256File(f.path);
-        if (got !== f.sha256) return { id, ok: false, status: 'source-mismatch', detail: `source ${f.path}: sha256 ${got}, expected ${f.sha256}` };
+        if (got !== f.sha256)
+          return {
+            id,
+            ok: false,
+            status: 'source-mismatch',
+            detail: `source ${f.path}: sha256 ${got}, expected ${f.sha256}`,
+          };
       }
     }
-    const expected = this.expectedSha(r)
-      ?? (r.manifest.format === 'onnx' ? await sha256File(this.sourceFiles(r)[0].path) : await this.recordedSha(id));
+    const expected =
+      this.expectedSha(r) ??
+      (r.manifest.format === 'onnx' ? await sha256File(this.sourceFiles(r)[0].path) : await this.recordedSha(id));
     const path = expected ? this.preparedPath(id, expected) : undefined;
-    if (!expected || !path || !existsSync(path)) return { id, ok: false, status: 'missing', detail: 'not prepared (run sightflow models prepare)' };
+    if (!expected || !path || !existsSync(path))
+      return { id, ok: false, status: 'missing', detail: 'not prepared (run sightflow models prepare)' };
     const got = await sha256File(path);
-    if (got !== expected) return { id, ok: false, status: 'mismatch', detail: `${path}: sha256 ${got}, expected ${expected}` };
+    if (got !== expected)
+      return { id, ok: false, status: 'mismatch', detail: `${path}: sha256 ${got}, expected ${expected}` };
     return { id, ok: true, status: 'ok', detail: `${path} sha256 ${got.slice(0, 12)}…` };
   }
 
@@ -392,18 +488,34 @@ export class ModelRegistry {
    * For `serve`: prepares whatever is missing, logging progress. A bring-your-own model that fails is logged
    * and left out (prepareFailure says why); a built-in one that fails rejects, after the others were tried.
    */
-  async prepareMissing(log: { info(o: object, m: string): void; error(o: object, m: string): void }): Promise<PrepareResult[]> {
+  async prepareMissing(log: {
+    info(o: object, m: string): void;
+    error(o: object, m: string): void;
+  }): Promise<PrepareResult[]> {
     const out = [];
     let builtinError: Error | undefined;
     for (const r of this.list()) {
       const id = r.manifest.id;
       try {
-        out.push(await this.prepare(id, { onProgress: (p) => { if (p.phase !== 'verify') log.info({ model: p.id, phase: p.phase, fraction: p.fraction }, `preparing model ${p.id}: ${p.phase}`); } }));
+        out.push(
+          await this.prepare(id, {
+            onProgress: (p) => {
+              if (p.phase !== 'verify')
+                log.info({ model: p.id, phase: p.phase, fraction: p.fraction }, `preparing model ${p.id}: ${p.phase}`);
+            },
+          }),
+        );
         this.prepareFailures.delete(id);
       } catch (e) {
-        if (r.builtin) { builtinError ??= e as Error; continue; }
+        if (r.builtin) {
+          builtinError ??= e as Error;
+          continue;
+        }
         this.prepareFailures.set(id, (e as Error).message);
-        log.error({ model: id, manifest: r.manifestPath, err: (e as Error).message }, `bring-your-own model ${id} could not be prepared: ${(e as Error).message}`);
+        log.error(
+          { model: id, manifest: r.manifestPath, err: (e as Error).message },
+          `bring-your-own model ${id} could not be prepared: ${(e as Error).message}`,
+        );
       }
     }
     if (builtinError) throw builtinError;

@@ -147,8 +147,15 @@ export interface RunOptions {
   decode?: WorkerDecode;
 }
 
-interface RunItem { feeds: Feeds | DeferredFeeds; outputs?: string[]; transfer?: boolean; decode?: WorkerDecode }
-interface ReadyItem extends RunItem { feeds: Feeds }
+interface RunItem {
+  feeds: Feeds | DeferredFeeds;
+  outputs?: string[];
+  transfer?: boolean;
+  decode?: WorkerDecode;
+}
+interface ReadyItem extends RunItem {
+  feeds: Feeds;
+}
 
 /** An item's feeds, made now when they were deferred. */
 async function ready(item: RunItem): Promise<ReadyItem> {
@@ -188,8 +195,15 @@ export class InferenceRuntime {
     this.splitCores = opts.splitCores ?? true;
     this.batch = opts.batch ?? {};
     this.pool = new SessionPool(this.workers);
-    this.log.info({ providers: this.providers, intraOpThreads: this.intraOpThreads, sessions: this.sessions, workers: this.workers },
-      `inference runs on ${this.providers.join(', ')}`);
+    this.log.info(
+      {
+        providers: this.providers,
+        intraOpThreads: this.intraOpThreads,
+        sessions: this.sessions,
+        workers: this.workers,
+      },
+      `inference runs on ${this.providers.join(', ')}`,
+    );
   }
 
   /** Registers a model (idempotent by id); nothing loads until its first run. */
@@ -207,7 +221,9 @@ export class InferenceRuntime {
   }
 
   /** The registered models. */
-  handles(): ModelHandle[] { return [...this.models.values()]; }
+  handles(): ModelHandle[] {
+    return [...this.models.values()];
+  }
 
   /**
    * Forgets a model (removed or replaced): its session is released and, with one worker per model, its
@@ -242,43 +258,79 @@ export class InferenceRuntime {
   }
 
   /** The running worker threads (for tests and diagnostics). */
-  get threads(): Worker[] { return this.pool.threads; }
+  get threads(): Worker[] {
+    return this.pool.threads;
+  }
 
   /**
    * Loads a model in its worker on the chosen providers; if a GPU provider fails to initialise, warns and
    * uses CPU.
    */
-  async createSession(id: string, source: Uint8Array | string, providers = this.providers, replica = 0, threads = this.intraOpThreads): Promise<{ worker: SessionWorker; model: LoadedModel }> {
+  async createSession(
+    id: string,
+    source: Uint8Array | string,
+    providers = this.providers,
+    replica = 0,
+    threads = this.intraOpThreads,
+  ): Promise<{ worker: SessionWorker; model: LoadedModel }> {
     const load = async (eps: string[]) => {
       const worker = this.pool.workerFor(replicaKey(id, replica));
       // The session holds at least its weights; RSS growth over the load says more (arenas, copies) but can
       // read zero when other work in the process frees memory meanwhile.
-      const weights = typeof source === 'string' ? await stat(source).then((st) => st.size, () => 0) : source.byteLength;
+      const weights =
+        typeof source === 'string'
+          ? await stat(source).then(
+              (st) => st.size,
+              () => 0,
+            )
+          : source.byteLength;
       const rss0 = process.memoryUsage.rss();
       const info = await worker.call<SessionInfo>(
-        { op: 'load', model: id, source, providers: eps, intraOpThreads: threads }, `loading model ${id}`);
-      return { worker, model: { ...info, providers: eps, memoryBytes: Math.max(weights, process.memoryUsage.rss() - rss0), loadedAt: Date.now() } };
+        { op: 'load', model: id, source, providers: eps, intraOpThreads: threads },
+        `loading model ${id}`,
+      );
+      return {
+        worker,
+        model: {
+          ...info,
+          providers: eps,
+          memoryBytes: Math.max(weights, process.memoryUsage.rss() - rss0),
+          loadedAt: Date.now(),
+        },
+      };
     };
     try {
       const loaded = await load(providers);
-      this.log.info({ model: id, providers, replica, threads, memoryBytes: loaded.model.memoryBytes },
-        replica === 0 ? `model ${id} loaded on ${providers[0]}` : `model ${id}: session ${replica + 1} loaded for concurrent runs`);
+      this.log.info(
+        { model: id, providers, replica, threads, memoryBytes: loaded.model.memoryBytes },
+        replica === 0
+          ? `model ${id} loaded on ${providers[0]}`
+          : `model ${id}: session ${replica + 1} loaded for concurrent runs`,
+      );
       return loaded;
     } catch (e) {
       if (providers.length === 1 && providers[0] === 'cpu') throw e;
-      this.log.warn({ model: id, providers, err: (e as Error).message }, `model ${id} could not start on ${providers.join(', ')}; falling back to cpu`);
+      this.log.warn(
+        { model: id, providers, err: (e as Error).message },
+        `model ${id} could not start on ${providers.join(', ')}; falling back to cpu`,
+      );
       return load(['cpu']);
     }
   }
 
   /** Ends every worker thread (runs in flight fail); a later run loads its model again in a fresh worker. */
   async close(): Promise<void> {
-    for (const m of this.models.values()) { m.forget(); m.stopIdleTimer(); }
+    for (const m of this.models.values()) {
+      m.forget();
+      m.stopIdleTimer();
+    }
     await this.pool.close();
   }
 
   /** A warning in the runtime's log (models report trouble that does not fail a run here). */
-  warn(o: object, msg: string): void { this.log.warn(o, msg); }
+  warn(o: object, msg: string): void {
+    this.log.warn(o, msg);
+  }
 
   /** Releases every session: the same as close(). */
   release(): Promise<void> {
@@ -317,45 +369,77 @@ export class ModelHandle {
   /** The graph as sessions load it: the prepared file, or its bytes with a batch axis. Made once. */
   private source: Promise<Uint8Array | string> | undefined;
 
-  constructor(readonly spec: ModelSpec, private readonly runtime: InferenceRuntime, readonly depth: number) {
-    this.batching = spec.batch ?? (spec.dynamicBatch ? batchFor(runtime.providersFor(spec, true), runtime.batch) : { maxBatch: 1, maxWaitMs: 0 });
+  constructor(
+    readonly spec: ModelSpec,
+    private readonly runtime: InferenceRuntime,
+    readonly depth: number,
+  ) {
+    this.batching =
+      spec.batch ??
+      (spec.dynamicBatch ? batchFor(runtime.providersFor(spec, true), runtime.batch) : { maxBatch: 1, maxWaitMs: 0 });
     // A detector's graph gets its batch axis when it loads: until then (and if refused) one image a call.
     const batch = spec.batch ?? { maxBatch: 1, maxWaitMs: 0 };
     const sessions = runtime.workers === 'shared' ? 1 : Math.max(1, spec.sessions ?? runtime.sessions);
     // On CPU, runs that overlap go to sessions that split the cores (a wide one with every thread serves one
     // client at a time); elsewhere threads do not split the device, so the sessions are alike.
     const eps = spec.providers?.length ? spec.providers : runtime.providers;
-    const wide = runtime.splitCores && eps.every((p) => p === 'cpu') && narrowThreads(runtime.intraOpThreads, sessions) < runtime.intraOpThreads;
-    this.replicas = new SessionReplicas<Loaded>(sessions, (key) => this.loadReplica(key),
-      (e) => runtime.warn({ model: spec.id, err: (e as Error).message }, `model ${spec.id}: a further session failed to load; runs share the loaded ones`),
+    const wide =
+      runtime.splitCores &&
+      eps.every((p) => p === 'cpu') &&
+      narrowThreads(runtime.intraOpThreads, sessions) < runtime.intraOpThreads;
+    this.replicas = new SessionReplicas<Loaded>(
+      sessions,
+      (key) => this.loadReplica(key),
+      (e) =>
+        runtime.warn(
+          { model: spec.id, err: (e as Error).message },
+          `model ${spec.id}: a further session failed to load; runs share the loaded ones`,
+        ),
       // Runs waiting in the queue count as overlapping before they ask for a session (those lent one or
       // waiting for one are counted by the replicas themselves).
-      { wide, demand: () => 1 + this.queue.pending, holdMs: OVERLAP_HOLD_MS });
+      { wide, demand: () => 1 + this.queue.pending, holdMs: OVERLAP_HOLD_MS },
+    );
     // As many batches run at once as the model has sessions; each waits for one of them. One more (an
     // interactive one whose feeds are made at its start) may start early, making them while the running ones
     // finish.
-    this.queue = new ModelQueue<RunItem, Outputs>({
-      name: spec.id, depth, maxBatch: batch?.maxBatch ?? 1, maxWaitMs: batch?.maxWaitMs ?? 0, concurrency: sessions,
-      ahead: 1, deferred: (item) => typeof item.feeds === 'function',
-    }, async (items) => {
-      // An item whose input cannot be made (a deferred feed that throws) fails alone; the others still run.
-      const made = await Promise.allSettled(items.map(ready));
-      const out = new Array<Outputs | ItemFailed>(items.length);
-      made.forEach((m, i) => { if (m.status === 'rejected') out[i] = new ItemFailed(m.reason); });
-      const ok = made.flatMap((m, i) => (m.status === 'fulfilled' ? [{ i, item: m.value }] : []));
-      if (ok.length === 0) return out;
-      try {
-        const res = ok.length === 1 ? [await this.runNow(ok[0].item)] : await this.runBatched(ok.map((o) => o.item));
-        ok.forEach((o, j) => { out[o.i] = res[j]; });
-      } catch (e) {
-        for (const o of ok) out[o.i] = new ItemFailed(e);
-      }
-      return out;
-    });
+    this.queue = new ModelQueue<RunItem, Outputs>(
+      {
+        name: spec.id,
+        depth,
+        maxBatch: batch?.maxBatch ?? 1,
+        maxWaitMs: batch?.maxWaitMs ?? 0,
+        concurrency: sessions,
+        ahead: 1,
+        deferred: (item) => typeof item.feeds === 'function',
+      },
+      async (items) => {
+        // An item whose input cannot be made (a deferred feed that throws) fails alone; the others still run.
+        const made = await Promise.allSettled(items.map(ready));
+        const out = new Array<Outputs | ItemFailed>(items.length);
+        made.forEach((m, i) => {
+          if (m.status === 'rejected') out[i] = new ItemFailed(m.reason);
+        });
+        const ok = made.flatMap((m, i) => (m.status === 'fulfilled' ? [{ i, item: m.value }] : []));
+        if (ok.length === 0) return out;
+        try {
+          const res = ok.length === 1 ? [await this.runNow(ok[0].item)] : await this.runBatched(ok.map((o) => o.item));
+          ok.forEach((o, j) => {
+            out[o.i] = res[j];
+          });
+        } catch (e) {
+          for (const o of ok) out[o.i] = new ItemFailed(e);
+        }
+        return out;
+      },
+    );
   }
 
-  get id(): string { return this.spec.id; }
-  get pending(): number { return this.queue.pending; }
+  get id(): string {
+    return this.spec.id;
+  }
+  get pending(): number {
+    return this.queue.pending;
+  }
   /** Items waiting now in each lane of the queue. */
   get lanes(): Record<RunPriority, number> {
     return { interactive: this.queue.pendingIn('interactive'), background: this.queue.pendingIn('background') };
@@ -370,12 +454,18 @@ export class ModelHandle {
   }
 
   /** Most sessions of this model that run at once. */
-  get maxSessions(): number { return this.replicas.max; }
+  get maxSessions(): number {
+    return this.replicas.max;
+  }
   /** Sessions loaded now. */
-  get loadedSessions(): number { return this.replicas.loadedCount; }
+  get loadedSessions(): number {
+    return this.replicas.loadedCount;
+  }
 
   /** The batching in force now (a detector's rises to `batching` once its graph took a batch axis). */
-  get batchInForce(): BatchSettings { return this.queue.batch; }
+  get batchInForce(): BatchSettings {
+    return this.queue.batch;
+  }
 
   /**
    * What sessions load: the prepared file as it is, or, for a model that takes dynamic batching at more than
@@ -398,7 +488,9 @@ export class ModelHandle {
       return r.ok ? r.bytes : src;
     })();
     // A failed read is tried again by the next load.
-    this.source.catch(() => { this.source = undefined; });
+    this.source.catch(() => {
+      this.source = undefined;
+    });
     return this.source;
   }
 
@@ -418,7 +510,9 @@ export class ModelHandle {
   }
 
   /** Items dropped from the queue unrun because their request's signal fired. */
-  get dropped(): number { return this.queue.dropped; }
+  get dropped(): number {
+    return this.queue.dropped;
+  }
 
   /** Throws the 503 a run would get now, when this caller's lane of the queue is full (check before costly preparation). */
   checkRoom(): void {
@@ -431,15 +525,31 @@ export class ModelHandle {
    * Feeds may be deferred (a function): they are made when the run starts, so a large input is not held
    * while the run waits; a dropped item's are never made. Whatever they read must stay as it is until then.
    */
-  run(feeds: Feeds | DeferredFeeds, outputs?: string[], signal: AbortSignal | undefined = currentRequestSignal(), opts: RunOptions = {}): Promise<Outputs> {
+  run(
+    feeds: Feeds | DeferredFeeds,
+    outputs?: string[],
+    signal: AbortSignal | undefined = currentRequestSignal(),
+    opts: RunOptions = {},
+  ): Promise<Outputs> {
     const t0 = performance.now();
     this.requests++;
     this.stopIdleTimer();
-    const done = this.queue.submit({ feeds, outputs, transfer: opts.transfer, decode: opts.decode }, signal, runPriority.getStore() ?? 'interactive');
-    done.then(() => this.record(performance.now() - t0), () => { this.errors++; }).finally(() => {
-      this.lastUsedAt = Date.now();
-      this.armIdleTimer();
-    });
+    const done = this.queue.submit(
+      { feeds, outputs, transfer: opts.transfer, decode: opts.decode },
+      signal,
+      runPriority.getStore() ?? 'interactive',
+    );
+    done
+      .then(
+        () => this.record(performance.now() - t0),
+        () => {
+          this.errors++;
+        },
+      )
+      .finally(() => {
+        this.lastUsedAt = Date.now();
+        this.armIdleTimer();
+      });
     return done;
   }
 
@@ -449,7 +559,9 @@ export class ModelHandle {
   }
 
   /** Idle unload after the model's (or the runtime's) idle time, counted from the last run that ended. */
-  get idleUnloadMs(): number { return this.spec.idleUnloadMs ?? this.runtime.idleUnloadMs; }
+  get idleUnloadMs(): number {
+    return this.spec.idleUnloadMs ?? this.runtime.idleUnloadMs;
+  }
 
   private armIdleTimer(): void {
     this.stopIdleTimer();
@@ -458,7 +570,9 @@ export class ModelHandle {
     this.idleTimer = setTimeout(() => {
       this.idleTimer = undefined;
       if (this.queue.pending > 0 || this.queue.active > 0) return; // a run started meanwhile re-arms it
-      void this.unload().catch(() => { /* a worker that died has nothing loaded anyway */ });
+      void this.unload().catch(() => {
+        /* a worker that died has nothing loaded anyway */
+      });
     }, ms);
     this.idleTimer.unref();
   }
@@ -511,7 +625,16 @@ export class ModelHandle {
       const feeds = packTensors(item.feeds, item.transfer ?? false, transfer);
       const t0 = performance.now();
       out = await replica.loaded!.worker.call<Record<string, WireTensor>>(
-        { op: 'run', model: this.spec.id, feeds, outputs: item.outputs, ...(items === 1 && item.decode ? { decode: item.decode } : {}) }, `model ${this.spec.id} run`, transfer);
+        {
+          op: 'run',
+          model: this.spec.id,
+          feeds,
+          outputs: item.outputs,
+          ...(items === 1 && item.decode ? { decode: item.decode } : {}),
+        },
+        `model ${this.spec.id} run`,
+        transfer,
+      );
       observeExecution(this.spec.id, items, performance.now() - t0);
     } finally {
       this.replicas.release(replica);
@@ -530,12 +653,17 @@ export class ModelHandle {
     const key = (it: ReadyItem) =>
       JSON.stringify([Object.entries(it.feeds).map(([k, t]) => [k, t.type, t.dims.slice(1)]), it.outputs ?? null]);
     const groups = new Map<string, number[]>();
-    items.forEach((it, i) => { const k = key(it); groups.set(k, [...(groups.get(k) ?? []), i]); });
+    items.forEach((it, i) => {
+      const k = key(it);
+      groups.set(k, [...(groups.get(k) ?? []), i]);
+    });
     if (groups.size > 1) {
       const out: Outputs[] = new Array(items.length);
       for (const idx of groups.values()) {
         const res = await this.runGroup(idx.map((i) => items[i]));
-        idx.forEach((i, j) => { out[i] = res[j]; });
+        idx.forEach((i, j) => {
+          out[i] = res[j];
+        });
       }
       return out;
     }
@@ -555,10 +683,16 @@ export class ModelHandle {
       this.stats.runs++;
       this.stats.items += items.length;
       const transfer: ArrayBuffer[] = [];
-      const wire = items.map((it) => ({ feeds: packTensors(it.feeds, it.transfer ?? false, transfer), ...(it.decode ? { decode: it.decode } : {}) }));
+      const wire = items.map((it) => ({
+        feeds: packTensors(it.feeds, it.transfer ?? false, transfer),
+        ...(it.decode ? { decode: it.decode } : {}),
+      }));
       const t0 = performance.now();
       out = await replica.loaded!.worker.call<Array<Record<string, WireTensor>>>(
-        { op: 'runBatch', model: this.spec.id, items: wire, outputs: items[0].outputs }, `model ${this.spec.id} run`, transfer);
+        { op: 'runBatch', model: this.spec.id, items: wire, outputs: items[0].outputs },
+        `model ${this.spec.id} run`,
+        transfer,
+      );
       observeExecution(this.spec.id, items.length, performance.now() - t0);
     } finally {
       this.replicas.release(replica);
@@ -573,7 +707,8 @@ export class ModelHandle {
   /** Releases this model's session in its worker (it loads again on the next run). */
   async release(): Promise<void> {
     for (const l of await Promise.all(this.replicas.takeAll())) {
-      if (l?.worker.alive) await l.worker.call({ op: 'release', model: this.spec.id }, `releasing model ${this.spec.id}`);
+      if (l?.worker.alive)
+        await l.worker.call({ op: 'release', model: this.spec.id }, `releasing model ${this.spec.id}`);
     }
   }
 }

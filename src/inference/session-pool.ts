@@ -31,7 +31,10 @@ export class SessionWorker {
   private closing = false;
   private exited = false;
 
-  constructor(readonly name: string, onExit: (w: SessionWorker) => void) {
+  constructor(
+    readonly name: string,
+    onExit: (w: SessionWorker) => void,
+  ) {
     const entry = workerEntry();
     this.thread = new Worker(entry.url, { execArgv: entry.execArgv, name: `sightflow-inference:${name}` });
     this.thread.unref();
@@ -44,7 +47,9 @@ export class SessionWorker {
     });
     // 'error' (an exception nobody caught in the worker) is followed by 'exit'; keep its text for the calls.
     let crash = '';
-    this.thread.on('error', (e: unknown) => { crash = `: ${e instanceof Error ? e.message : String(e)}`; });
+    this.thread.on('error', (e: unknown) => {
+      crash = `: ${e instanceof Error ? e.message : String(e)}`;
+    });
     this.thread.on('exit', (code) => {
       this.exited = true;
       const why = this.closing
@@ -59,7 +64,9 @@ export class SessionWorker {
   }
 
   /** False once the thread has exited (crashed or closed): nothing loaded in it exists any more. */
-  get alive(): boolean { return !this.exited && !this.closing; }
+  get alive(): boolean {
+    return !this.exited && !this.closing;
+  }
 
   /** One request; `transfer` lists the ArrayBuffers that move to the worker with it. */
   call<T>(msg: Message, what: string, transfer: ArrayBuffer[] = []): Promise<T> {
@@ -113,7 +120,9 @@ export class SessionPool {
     const key = this.mode === 'shared' ? 'shared' : model;
     let w = this.workers.get(key);
     if (!w || !w.alive) {
-      w = new SessionWorker(key, (dead) => { if (this.workers.get(key) === dead) this.workers.delete(key); });
+      w = new SessionWorker(key, (dead) => {
+        if (this.workers.get(key) === dead) this.workers.delete(key);
+      });
       this.workers.set(key, w);
     }
     return w;
@@ -129,7 +138,9 @@ export class SessionPool {
   }
 
   /** The running worker threads. */
-  get threads(): Worker[] { return [...this.workers.values()].filter((w) => w.alive).map((w) => w.thread); }
+  get threads(): Worker[] {
+    return [...this.workers.values()].filter((w) => w.alive).map((w) => w.thread);
+  }
 
   /** Terminates every worker; calls in flight fail, and a later call starts fresh workers. */
   async close(): Promise<void> {

@@ -11,7 +11,9 @@
 // (docs/capacity.md, "Sessions by cores").
 
 /** A loaded session: the worker it lives in and what it reported. */
-export interface LoadedReplica { worker: { readonly alive: boolean } }
+export interface LoadedReplica {
+  worker: { readonly alive: boolean };
+}
 
 /** One session slot; `key` names its worker (0 is the model's first worker). */
 export interface Replica<L extends LoadedReplica> {
@@ -51,7 +53,9 @@ export class SessionReplicas<L extends LoadedReplica> {
   }
 
   /** Worker keys this model may use (0..keys-1). */
-  get keys(): number { return this.wide ? this.max + 1 : this.max; }
+  get keys(): number {
+    return this.wide ? this.max + 1 : this.max;
+  }
 
   /** The first session (worker key 0), loaded if needed; its failure is the caller's. */
   primary(): Promise<L> {
@@ -65,9 +69,13 @@ export class SessionReplicas<L extends LoadedReplica> {
     return l?.worker.alive ? l : undefined;
   }
 
-  get loading(): boolean { return this.slots.some((s) => !s.loaded); }
+  get loading(): boolean {
+    return this.slots.some((s) => !s.loaded);
+  }
   /** Sessions loaded and alive. */
-  get loadedCount(): number { return this.slots.filter((s) => s.loaded?.worker.alive).length; }
+  get loadedCount(): number {
+    return this.slots.filter((s) => s.loaded?.worker.alive).length;
+  }
 
   /** Lends a session for one run; give it back with release(). */
   async acquire(): Promise<Replica<L>> {
@@ -120,7 +128,9 @@ export class SessionReplicas<L extends LoadedReplica> {
     return new Promise<Replica<L>>((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
 
-  private narrowCount(): number { return this.slots.filter((s) => s.key !== 0).length; }
+  private narrowCount(): number {
+    return this.slots.filter((s) => s.key !== 0).length;
+  }
 
   /** Every narrow session is loaded: overlapping runs leave the wide one alone (while one is missing, it serves). */
   private narrowComplete(): boolean {
@@ -177,20 +187,23 @@ export class SessionReplicas<L extends LoadedReplica> {
     const p = this.loadOne(key);
     const slot: Replica<L> = { key, promise: p, loaded: undefined, busy: false };
     this.slots.push(slot);
-    p.then((l) => {
-      if (!this.slots.includes(slot)) return;
-      slot.loaded = l;
-      this.handOver(slot);
-    }, (e: unknown) => {
-      if (!this.slots.includes(slot)) return;
-      this.slots = this.slots.filter((s) => s !== slot);
-      if (key > 0) this.onExtraFailure(e);
-      if (key > 0) this.extraFailed = true;
-      // Runs that waited for it take whatever is free now (the wide session, which no longer waits for it).
-      if (key > 0) for (const s of this.slots) if (s.loaded && !s.busy) this.handOver(s);
-      // Runs waiting on a first session that failed fail with it; with an extra one they wait for the rest.
-      if (key === 0 && this.slots.length === 0) for (const w of this.waiters.splice(0)) w.reject(e);
-    });
+    p.then(
+      (l) => {
+        if (!this.slots.includes(slot)) return;
+        slot.loaded = l;
+        this.handOver(slot);
+      },
+      (e: unknown) => {
+        if (!this.slots.includes(slot)) return;
+        this.slots = this.slots.filter((s) => s !== slot);
+        if (key > 0) this.onExtraFailure(e);
+        if (key > 0) this.extraFailed = true;
+        // Runs that waited for it take whatever is free now (the wide session, which no longer waits for it).
+        if (key > 0) for (const s of this.slots) if (s.loaded && !s.busy) this.handOver(s);
+        // Runs waiting on a first session that failed fail with it; with an extra one they wait for the rest.
+        if (key === 0 && this.slots.length === 0) for (const w of this.waiters.splice(0)) w.reject(e);
+      },
+    );
     return slot;
   }
 

@@ -5,9 +5,16 @@ import type { DecodeOptions } from '../detection/yolo.js';
 
 /** A detector's output decoded where the session ran (its boxes come back, not its raw tensor): `output`
  * names the tensor (default the first). */
-export interface WorkerDecode { output?: string; options: DecodeOptions }
+export interface WorkerDecode {
+  output?: string;
+  options: DecodeOptions;
+}
 
-export interface WireTensor { type: ort.Tensor.Type; dims: readonly number[]; data: ort.Tensor.DataType }
+export interface WireTensor {
+  type: ort.Tensor.Type;
+  dims: readonly number[];
+  data: ort.Tensor.DataType;
+}
 
 export interface SessionInfo {
   inputNames: string[];
@@ -19,8 +26,22 @@ export interface SessionInfo {
 }
 
 export type ToWorker =
-  | { op: 'load'; call: number; model: string; source: string | Uint8Array; providers: string[]; intraOpThreads: number }
-  | { op: 'run'; call: number; model: string; feeds: Record<string, WireTensor>; outputs?: string[]; decode?: WorkerDecode }
+  | {
+      op: 'load';
+      call: number;
+      model: string;
+      source: string | Uint8Array;
+      providers: string[];
+      intraOpThreads: number;
+    }
+  | {
+      op: 'run';
+      call: number;
+      model: string;
+      feeds: Record<string, WireTensor>;
+      outputs?: string[];
+      decode?: WorkerDecode;
+    }
   | { op: 'release'; call: number; model: string }
   /**
    * Several runs' feeds as one batch: the worker joins each input along axis 0 (one copy, in this thread),
@@ -29,7 +50,10 @@ export type ToWorker =
   | { op: 'runBatch'; call: number; model: string; items: BatchItem[]; outputs?: string[] };
 
 /** One run of a batch: its feeds (first axis its own rows) and, for a detector, how to decode its rows. */
-export interface BatchItem { feeds: Record<string, WireTensor>; decode?: WorkerDecode }
+export interface BatchItem {
+  feeds: Record<string, WireTensor>;
+  decode?: WorkerDecode;
+}
 
 export type FromWorker = { call: number; ok: true; value: unknown } | { call: number; ok: false; message: string };
 
@@ -58,7 +82,10 @@ export function packTensors(
       }
       const whole = v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.buffer instanceof ArrayBuffer;
       // (A copy through the constructor: Buffer's slice() would be a view of the same pooled memory.)
-      if (!whole) data = new (Buffer.isBuffer(data) ? Uint8Array : (data.constructor as new (a: unknown) => unknown))(data) as ort.Tensor.DataType;
+      if (!whole)
+        data = new (Buffer.isBuffer(data) ? Uint8Array : (data.constructor as new (a: unknown) => unknown))(
+          data,
+        ) as ort.Tensor.DataType;
       if ((move || !whole) && (data as unknown as Viewish).buffer instanceof ArrayBuffer) {
         const buf = (data as unknown as Viewish).buffer as ArrayBuffer;
         if (!transfer.includes(buf)) transfer.push(buf);
@@ -70,7 +97,12 @@ export function packTensors(
 }
 
 function isWholeShared(v: Viewish): boolean {
-  return typeof SharedArrayBuffer !== 'undefined' && v.buffer instanceof SharedArrayBuffer && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength;
+  return (
+    typeof SharedArrayBuffer !== 'undefined' &&
+    v.buffer instanceof SharedArrayBuffer &&
+    v.byteOffset === 0 &&
+    v.byteLength === v.buffer.byteLength
+  );
 }
 
 /**
@@ -79,7 +111,10 @@ function isWholeShared(v: Viewish): boolean {
  * costs a fraction of one into new memory; docs/capacity.md, "The detector's input"), or into new memory.
  * `release` gives the scratch back after the run.
  */
-export function sharedInput<T extends ort.Tensor.DataType>(data: T, scratch: { buf?: ArrayBufferView; busy: boolean }): { data: T; release: () => void } {
+export function sharedInput<T extends ort.Tensor.DataType>(
+  data: T,
+  scratch: { buf?: ArrayBufferView; busy: boolean },
+): { data: T; release: () => void } {
   const v = data as unknown as Viewish & ArrayBufferView;
   if (!ArrayBuffer.isView(data) || !isWholeShared(v)) return { data, release: () => {} };
   type Typed = ArrayBufferView & { length: number; set(a: unknown): void };
@@ -92,5 +127,10 @@ export function sharedInput<T extends ort.Tensor.DataType>(data: T, scratch: { b
   if (!free) return { data: copy as unknown as T, release: () => {} };
   scratch.buf = copy;
   scratch.busy = true;
-  return { data: copy as unknown as T, release: () => { scratch.busy = false; } };
+  return {
+    data: copy as unknown as T,
+    release: () => {
+      scratch.busy = false;
+    },
+  };
 }

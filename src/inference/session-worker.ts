@@ -3,7 +3,15 @@
 // Every message is answered once, by its call number; a failure is sent back as text, never thrown.
 import { parentPort } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
-import { type FromWorker, packTensors, sharedInput, type SessionInfo, type ToWorker, type WireTensor, type WorkerDecode } from './session-wire.js';
+import {
+  type FromWorker,
+  packTensors,
+  sharedInput,
+  type SessionInfo,
+  type ToWorker,
+  type WireTensor,
+  type WorkerDecode,
+} from './session-wire.js';
 import { DECODED_BOXES, decodeYolo, packBoxes } from '../detection/yolo.js';
 
 const port = parentPort;
@@ -26,19 +34,25 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         // models' workers); measured faster in wall time too on a busy 2-core host.
         extra: { session: { intra_op: { allow_spinning: '0' } } },
       };
-      const session = typeof m.source === 'string'
-        ? await ort.InferenceSession.create(m.source, options)
-        : await ort.InferenceSession.create(m.source, options);
+      const session =
+        typeof m.source === 'string'
+          ? await ort.InferenceSession.create(m.source, options)
+          : await ort.InferenceSession.create(m.source, options);
       await sessions.get(m.model)?.release();
       sessions.set(m.model, session);
       const info: SessionInfo = {
         inputNames: [...session.inputNames],
         outputNames: [...session.outputNames],
         outputMetadata: session.outputMetadata.map((o) => ({
-          name: o.name, isTensor: o.isTensor, shape: o.isTensor ? [...o.shape] : undefined,
+          name: o.name,
+          isTensor: o.isTensor,
+          shape: o.isTensor ? [...o.shape] : undefined,
         })),
         inputMetadata: session.inputMetadata.map((i) => ({
-          name: i.name, isTensor: i.isTensor, type: i.isTensor ? i.type : undefined, shape: i.isTensor ? [...i.shape] : undefined,
+          name: i.name,
+          isTensor: i.isTensor,
+          type: i.isTensor ? i.type : undefined,
+          shape: i.isTensor ? [...i.shape] : undefined,
         })),
       };
       return info;
@@ -77,13 +91,21 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
       const releases: Array<() => void> = [];
       let out: ort.InferenceSession.ReturnType;
       try {
-        for (const name of Object.keys(m.items[0]!.feeds)) feeds[name] = joined(m.model, name, m.items.map((it) => it.feeds[name]!), total, releases);
+        for (const name of Object.keys(m.items[0]!.feeds))
+          feeds[name] = joined(
+            m.model,
+            name,
+            m.items.map((it) => it.feeds[name]!),
+            total,
+            releases,
+          );
         out = m.outputs ? await session.run(feeds, m.outputs) : await session.run(feeds);
       } finally {
         for (const r of releases) r();
       }
       for (const [k, t] of Object.entries(out)) {
-        if (t.dims[0] !== total) throw new Error(`model ${m.model}: output ${k} has ${t.dims[0]} rows for a batch of ${total}`);
+        if (t.dims[0] !== total)
+          throw new Error(`model ${m.model}: output ${k} has ${t.dims[0]} rows for a batch of ${total}`);
       }
       let row = 0;
       return m.items.map((it, i) => {
@@ -93,7 +115,11 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         const own: Record<string, WireTensor> = {};
         for (const [k, t] of Object.entries(out)) {
           const per = (t.data as Float32Array).length / total;
-          own[k] = { type: t.type, dims: [rows[i]!, ...t.dims.slice(1)], data: (t.data as Float32Array).slice(first * per, row * per) };
+          own[k] = {
+            type: t.type,
+            dims: [rows[i]!, ...t.dims.slice(1)],
+            data: (t.data as Float32Array).slice(first * per, row * per),
+          };
         }
         return packTensors(own, true, transfer);
       });
@@ -110,20 +136,36 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
 }
 
 /** A detector's boxes for rows [first, first + n) of its output (n is 1: a detector run is one image). */
-function decoded(out: ort.InferenceSession.ReturnType, decode: WorkerDecode, first: number, n: number, transfer: ArrayBuffer[]): Record<string, WireTensor> {
+function decoded(
+  out: ort.InferenceSession.ReturnType,
+  decode: WorkerDecode,
+  first: number,
+  n: number,
+  transfer: ArrayBuffer[],
+): Record<string, WireTensor> {
   const t = (decode.output ? out[decode.output] : undefined) ?? Object.values(out)[0]!;
   const data = t.data as Float32Array;
   const per = data.length / t.dims[0]!;
   const rows = first === 0 && n === t.dims[0] ? data : data.subarray(first * per, (first + n) * per);
   const boxes = packBoxes(decodeYolo(rows, [n, ...t.dims.slice(1)], decode.options));
-  return packTensors({ [DECODED_BOXES]: { type: 'float64', dims: [boxes.length / 6, 6], data: boxes } }, true, transfer);
+  return packTensors(
+    { [DECODED_BOXES]: { type: 'float64', dims: [boxes.length / 6, 6], data: boxes } },
+    true,
+    transfer,
+  );
 }
 
 /**
  * One input of a batch: the items' rows joined along axis 0 into memory this worker keeps per model, input
  * and size (reused by the next batch of that size; a run that finds it held joins into memory of its own).
  */
-function joined(model: string, name: string, parts: WireTensor[], total: number, releases: Array<() => void>): ort.Tensor {
+function joined(
+  model: string,
+  name: string,
+  parts: WireTensor[],
+  total: number,
+  releases: Array<() => void>,
+): ort.Tensor {
   const first = parts[0]!;
   type Typed = ArrayBufferView & { length: number; set(a: ArrayLike<number>, offset?: number): void };
   const src = parts.map((p) => p.data as unknown as Typed);
@@ -135,18 +177,31 @@ function joined(model: string, name: string, parts: WireTensor[], total: number,
   if (!held || !held.busy) {
     const slot = { buf, busy: true };
     joinedScratch.set(key, slot);
-    releases.push(() => { slot.busy = false; });
+    releases.push(() => {
+      slot.busy = false;
+    });
   }
   let off = 0;
-  for (const d of src) { buf.set(d as unknown as ArrayLike<number>, off); off += d.length; }
+  for (const d of src) {
+    buf.set(d as unknown as ArrayLike<number>, off);
+    off += d.length;
+  }
   return new ort.Tensor(first.type, buf as never, [total, ...first.dims.slice(1)]);
 }
-const joinedScratch = new Map<string, { buf: ArrayBufferView & { length: number; set(a: ArrayLike<number>, offset?: number): void }; busy: boolean }>();
+const joinedScratch = new Map<
+  string,
+  { buf: ArrayBufferView & { length: number; set(a: ArrayLike<number>, offset?: number): void }; busy: boolean }
+>();
 
 port.on('message', (m: ToWorker) => {
   const transfer: ArrayBuffer[] = [];
   handle(m, transfer).then(
     (value) => port.postMessage({ call: m.call, ok: true, value } satisfies FromWorker, transfer),
-    (e: unknown) => port.postMessage({ call: m.call, ok: false, message: e instanceof Error ? e.message : String(e) } satisfies FromWorker),
+    (e: unknown) =>
+      port.postMessage({
+        call: m.call,
+        ok: false,
+        message: e instanceof Error ? e.message : String(e),
+      } satisfies FromWorker),
   );
 });

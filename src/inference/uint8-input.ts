@@ -19,7 +19,9 @@ export interface Uint8Preprocess {
 
 export type Uint8InputResult = { ok: true; bytes: Uint8Array; input: string } | { ok: false; reason: string };
 
-const FLOAT = 1, UINT8 = 2, INT64 = 7;
+const FLOAT = 1,
+  UINT8 = 2,
+  INT64 = 7;
 const INT = onnx.AttributeProto.AttributeType.INT;
 
 /** The graph with its one image input taken as uint8 NHWC RGB under the same name, or why not. */
@@ -33,16 +35,23 @@ export function withUint8Input(bytes: Uint8Array, pre: Uint8Preprocess): Uint8In
   const input = inputs[0]!;
   const tt = input.type?.tensorType;
   const dims = tt?.shape?.dim ?? [];
-  if (tt?.elemType !== FLOAT || dims.length !== 4) return { ok: false, reason: 'the input is not a float32 image tensor of rank 4' };
+  if (tt?.elemType !== FLOAT || dims.length !== 4)
+    return { ok: false, reason: 'the input is not a float32 image tensor of rank 4' };
   const channels = dims[pre.layout === 'nhwc' ? 3 : 1];
-  if (Number(String(channels?.dimValue ?? 0)) !== 3) return { ok: false, reason: 'the input does not have 3 channels where its layout says' };
+  if (Number(String(channels?.dimValue ?? 0)) !== 3)
+    return { ok: false, reason: 'the input does not have 3 channels where its layout says' };
   const name = input.name!;
   const raw = `${name}__float`;
   // Every reader of the input now reads the normalised tensor.
   for (const n of g.node ?? []) n.input = n.input!.map((i) => (i === name ? raw : i));
   for (const o of g.output ?? []) if (o.name === name) return { ok: false, reason: 'the input is also an output' };
   const f32 = (stem: string, values: number[], shape: number[]): string => {
-    const t: TensorProto = { name: `${name}__${stem}`, dims: shape, dataType: FLOAT, rawData: new Uint8Array(Float32Array.from(values).buffer) };
+    const t: TensorProto = {
+      name: `${name}__${stem}`,
+      dims: shape,
+      dataType: FLOAT,
+      rawData: new Uint8Array(Float32Array.from(values).buffer),
+    };
     g.initializer = [...(g.initializer ?? []), t];
     return t.name!;
   };
@@ -55,7 +64,12 @@ export function withUint8Input(bytes: Uint8Array, pre: Uint8Preprocess): Uint8In
   };
   let x = n('Cast', [name], `${name}__cast`, [{ name: 'to', type: INT, i: FLOAT }]);
   if (pre.channelOrder === 'bgr') {
-    const idx: TensorProto = { name: `${name}__bgr_index`, dims: [3], dataType: INT64, rawData: new Uint8Array(BigInt64Array.of(2n, 1n, 0n).buffer) };
+    const idx: TensorProto = {
+      name: `${name}__bgr_index`,
+      dims: [3],
+      dataType: INT64,
+      rawData: new Uint8Array(BigInt64Array.of(2n, 1n, 0n).buffer),
+    };
     g.initializer = [...(g.initializer ?? []), idx];
     x = n('Gather', [x, idx.name!], `${name}__bgr`, [{ name: 'axis', type: INT, i: 3 }]);
   }
@@ -64,7 +78,8 @@ export function withUint8Input(bytes: Uint8Array, pre: Uint8Preprocess): Uint8In
   x = n('Sub', [x, f32('mean', [...mean], [3])], `${name}__centred`);
   const last = pre.layout === 'nhwc' ? raw : `${name}__nhwc`;
   n('Div', [x, f32('std', [...std], [3])], last);
-  if (pre.layout === 'nchw') n('Transpose', [last], raw, [{ name: 'perm', type: onnx.AttributeProto.AttributeType.INTS, ints: [0, 3, 1, 2] }]);
+  if (pre.layout === 'nchw')
+    n('Transpose', [last], raw, [{ name: 'perm', type: onnx.AttributeProto.AttributeType.INTS, ints: [0, 3, 1, 2] }]);
   g.node = [...nodes, ...(g.node ?? [])];
   g.valueInfo = (g.valueInfo ?? []).filter((v) => v.name !== name && v.name !== raw);
   // The input itself: uint8, NHWC, with the model's batch axis and spatial size.

@@ -23,13 +23,17 @@ export class LegacySseTransport implements Transport {
     private readonly keepAliveMs: number,
   ) {}
 
-  get isClosed(): boolean { return this.closed || this.writer.closed; }
+  get isClosed(): boolean {
+    return this.closed || this.writer.closed;
+  }
 
   async start(): Promise<void> {
     this.writer.open();
     await this.write(`event: endpoint\ndata: ${this.endpoint}\n\n`);
     if (this.keepAliveMs > 0) {
-      this.keepAlive = setInterval(() => { void this.write(': keep-alive\n\n'); }, this.keepAliveMs);
+      this.keepAlive = setInterval(() => {
+        void this.write(': keep-alive\n\n');
+      }, this.keepAliveMs);
       this.keepAlive.unref();
     }
   }

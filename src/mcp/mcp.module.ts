@@ -11,7 +11,11 @@ import type { Router } from '../http/router.js';
 /** MCP keeps its sessions in memory: no tables. */
 export const mcpPart: ModulePart = { name: 'mcp', migrations: [] };
 
-export function mcpModule(s: Services, ports: { router: () => Router | undefined }, settings: Partial<McpSettings> = {}): Module {
+export function mcpModule(
+  s: Services,
+  ports: { router: () => Router | undefined },
+  settings: Partial<McpSettings> = {},
+): Module {
   const log = s.log.child({ module: 'mcp' });
   // The server's route table (app.ts hands it over; absent where no HTTP server runs).
   const tools = new RouteTools(ports.router);
@@ -22,7 +26,11 @@ export function mcpModule(s: Services, ports: { router: () => Router | undefined
   return {
     ...mcpPart,
     routes: mcpRoutes(sessions, log),
-    async start() { sessions.start(); },
-    async stop() { await sessions.stop(); },
+    async start() {
+      sessions.start();
+    },
+    async stop() {
+      await sessions.stop();
+    },
   };
 }

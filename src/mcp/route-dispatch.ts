@@ -23,10 +23,22 @@ export interface RouteCall {
   maxJsonBytes: number;
 }
 
-export interface RouteAnswer { status: number; json: unknown; requestId: string }
+export interface RouteAnswer {
+  status: number;
+  json: unknown;
+  requestId: string;
+}
 
 const describe = (v: unknown): string =>
-  v === undefined ? 'nothing' : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : JSON.stringify(v);
+  v === undefined
+    ? 'nothing'
+    : v === null
+      ? 'null'
+      : Array.isArray(v)
+        ? 'an array'
+        : typeof v === 'object'
+          ? 'an object'
+          : JSON.stringify(v);
 
 /** Query values arrive as JSON from a tool call; the route's query schema reads them as URL strings. */
 function toQueryString(v: unknown): string {
@@ -35,9 +47,14 @@ function toQueryString(v: unknown): string {
 }
 
 /** Internal calls have no HTTP response; a route that wants one (a stream, a file) is not a tool. */
-const NO_RESPONSE = new Proxy({}, {
-  get(_t, prop) { throw new Error(`an MCP tool call has no HTTP response (tried res.${String(prop)})`); },
-}) as HttpResponse;
+const NO_RESPONSE = new Proxy(
+  {},
+  {
+    get(_t, prop) {
+      throw new Error(`an MCP tool call has no HTTP response (tried res.${String(prop)})`);
+    },
+  },
+) as HttpResponse;
 
 export async function callRoute(c: RouteCall): Promise<RouteAnswer> {
   const { def } = c;
@@ -47,7 +64,8 @@ export async function callRoute(c: RouteCall): Promise<RouteAnswer> {
   for (const [k, v] of Object.entries(args)) if (!c.pathParams.includes(k)) rest[k] = v;
   for (const p of c.pathParams) {
     const v = args[p];
-    if (typeof v !== 'string' || v.length === 0) throw errors.invalidParam(p, `Expected a non-empty string for ${p} but received ${describe(v)}`);
+    if (typeof v !== 'string' || v.length === 0)
+      throw errors.invalidParam(p, `Expected a non-empty string for ${p} but received ${describe(v)}`);
     params[p] = v;
   }
   checkPathParams(params);
@@ -61,13 +79,22 @@ export async function callRoute(c: RouteCall): Promise<RouteAnswer> {
     if (Buffer.byteLength(JSON.stringify(rest)) > limit) throw errors.payloadTooLarge('request body', limit);
     body = validate(def.body, rest, 'body');
   } else if (def.query) {
-    rawQuery = new URLSearchParams(Object.entries(rest).filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => [k, toQueryString(v)]));
+    rawQuery = new URLSearchParams(
+      Object.entries(rest)
+        .filter(([, v]) => v !== undefined && v !== null)
+        .map(([k, v]) => [k, toQueryString(v)]),
+    );
     query = validate(def.query, Object.fromEntries(rawQuery), 'query');
   } else {
     const unknown = Object.keys(rest);
     if (unknown.length) {
-      const takes = c.pathParams.length ? `; this tool takes only ${c.pathParams.join(', ')}` : '; this tool takes no arguments';
-      throw errors.invalidParam(unknown[0]!, `Unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}${takes}`);
+      const takes = c.pathParams.length
+        ? `; this tool takes only ${c.pathParams.join(', ')}`
+        : '; this tool takes no arguments';
+      throw errors.invalidParam(
+        unknown[0]!,
+        `Unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}${takes}`,
+      );
     }
   }
 
@@ -76,11 +103,24 @@ export async function callRoute(c: RouteCall): Promise<RouteAnswer> {
   let childLog: Logger | null = null;
   const log = c.log;
   const ctx: RequestContext = {
-    method: def.method as Method, path, params, query, rawQuery, body, requestId,
+    method: def.method as Method,
+    path,
+    params,
+    query,
+    rawQuery,
+    body,
+    requestId,
     headers: { 'content-type': 'application/json', 'x-request-id': requestId },
-    principal: c.principal, signal: c.signal, res: NO_RESPONSE, remoteAddress: '',
-    get log() { return (childLog ??= log.child({ requestId })); },
-    sse: (): SseWriter => { throw new Error('an MCP tool call cannot open an event stream'); },
+    principal: c.principal,
+    signal: c.signal,
+    res: NO_RESPONSE,
+    remoteAddress: '',
+    get log() {
+      return (childLog ??= log.child({ requestId }));
+    },
+    sse: (): SseWriter => {
+      throw new Error('an MCP tool call cannot open an event stream');
+    },
   };
   const reply = await def.handler(ctx);
   if (!('json' in reply)) throw errors.notATool(def.method, def.path);

@@ -38,7 +38,8 @@ function inlineDefinitions(out: JsonSchema): JsonSchema {
     if (!node || typeof node !== 'object') return node;
     const { $ref, ...rest } = node as Record<string, unknown>;
     const inlined = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, walk(v)]));
-    if (typeof $ref === 'string' && $ref.startsWith('#/definitions/')) return { ...(walk(defs[$ref.slice('#/definitions/'.length)]) as object), ...inlined };
+    if (typeof $ref === 'string' && $ref.startsWith('#/definitions/'))
+      return { ...(walk(defs[$ref.slice('#/definitions/'.length)]) as object), ...inlined };
     return $ref === undefined ? inlined : { $ref, ...inlined };
   };
   return walk(out) as JsonSchema;
@@ -46,7 +47,10 @@ function inlineDefinitions(out: JsonSchema): JsonSchema {
 
 /** Responses may gain fields over time; a client must not reject a result for a field it does not know. */
 function openObjects(node: unknown): void {
-  if (Array.isArray(node)) { for (const n of node) openObjects(n); return; }
+  if (Array.isArray(node)) {
+    for (const n of node) openObjects(n);
+    return;
+  }
   if (!node || typeof node !== 'object') return;
   const o = node as Record<string, unknown>;
   if (o.additionalProperties === false) delete o.additionalProperties;
@@ -59,11 +63,14 @@ export function pathParamNames(path: string): string[] {
 
 function inputSchema(def: RouteDef, spec: ToolSpec, pathParams: string[]): Tool['inputSchema'] {
   const source = def.body ?? (def.method === 'GET' ? def.query : undefined);
-  const base: JsonSchema = source ? jsonSchema(source, 'input') : { type: 'object', properties: {}, additionalProperties: false };
+  const base: JsonSchema = source
+    ? jsonSchema(source, 'input')
+    : { type: 'object', properties: {}, additionalProperties: false };
   // A body that is not a plain object (a union at the top) is offered as is: the route validates it.
   if (base.type !== 'object') return { type: 'object', ...base } as Tool['inputSchema'];
   const properties: Record<string, unknown> = {};
-  for (const p of pathParams) properties[p] = { type: 'string', minLength: 1, description: spec.pathParams?.[p] ?? `Path parameter ${p}` };
+  for (const p of pathParams)
+    properties[p] = { type: 'string', minLength: 1, description: spec.pathParams?.[p] ?? `Path parameter ${p}` };
   Object.assign(properties, base.properties ?? {});
   const required = [...pathParams, ...(base.required ?? []).filter((r) => !pathParams.includes(r))];
   return { ...base, type: 'object', properties, ...(required.length ? { required } : {}) } as Tool['inputSchema'];
@@ -71,7 +78,11 @@ function inputSchema(def: RouteDef, spec: ToolSpec, pathParams: string[]): Tool[
 
 function outputSchema(def: RouteDef): Tool['outputSchema'] | undefined {
   const ok = Object.entries(def.responses)
-    .map(([status, r]) => ({ status: Number(status), schema: r.schema, json: !r.contentType || r.contentType === 'application/json' }))
+    .map(([status, r]) => ({
+      status: Number(status),
+      schema: r.schema,
+      json: !r.contentType || r.contentType === 'application/json',
+    }))
     .filter((r) => r.status >= 200 && r.status < 300 && r.json)
     .sort((a, b) => a.status - b.status)[0];
   if (!ok?.schema) return undefined;
@@ -89,7 +100,10 @@ function outputSchema(def: RouteDef): Tool['outputSchema'] | undefined {
 export class RouteTools {
   private cache: { size: number; tools: Map<string, RouteTool> } | null = null;
 
-  constructor(private readonly router: () => Router | undefined, private readonly catalogue: ToolSpec[] = TOOL_CATALOGUE) {}
+  constructor(
+    private readonly router: () => Router | undefined,
+    private readonly catalogue: ToolSpec[] = TOOL_CATALOGUE,
+  ) {}
 
   all(): Map<string, RouteTool> {
     const router = this.router();
@@ -103,9 +117,13 @@ export class RouteTools {
       const pathParams = pathParamNames(def.path);
       const output = outputSchema(def);
       tools.set(spec.name, {
-        spec, def, pathParams,
+        spec,
+        def,
+        pathParams,
         tool: {
-          name: spec.name, title: spec.title, description: spec.description,
+          name: spec.name,
+          title: spec.title,
+          description: spec.description,
           inputSchema: inputSchema(def, spec, pathParams),
           ...(output ? { outputSchema: output } : {}),
           annotations: { title: spec.title, ...spec.annotations },

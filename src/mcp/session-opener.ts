@@ -21,15 +21,23 @@ export const MESSAGES_PATH = '/mcp/messages';
 export class McpSessions {
   readonly registry: SessionRegistry<Session>;
 
-  constructor(private readonly deps: ToolServerDeps, readonly settings: McpSettings) {
-    this.registry = new SessionRegistry<Session>({ idleMs: settings.sessionIdleMs, maxPerKey: settings.maxSessionsPerKey }, deps.log);
+  constructor(
+    private readonly deps: ToolServerDeps,
+    readonly settings: McpSettings,
+  ) {
+    this.registry = new SessionRegistry<Session>(
+      { idleMs: settings.sessionIdleMs, maxPerKey: settings.maxSessionsPerKey },
+      deps.log,
+    );
   }
 
   /**
    * A Streamable HTTP session whose id exists once its initialize request is handled (the transport calls
    * back then); `abandon()` frees it when the request did not initialise it.
    */
-  async openStreamable(principal: Principal): Promise<{ session: Session & { kind: 'streamable-http' }; abandon(): Promise<void> }> {
+  async openStreamable(
+    principal: Principal,
+  ): Promise<{ session: Session & { kind: 'streamable-http' }; abandon(): Promise<void> }> {
     const id = randomUUID();
     let session!: Session & { kind: 'streamable-http' };
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -38,11 +46,21 @@ export class McpSessions {
       keepAliveMs: this.settings.keepAliveMs,
     });
     const server = this.serverFor(id, principal, () => session);
-    session = { id, kind: 'streamable-http', principal, lastActive: Date.now(), inFlight: 0, transport, close: () => server.close() };
+    session = {
+      id,
+      kind: 'streamable-http',
+      principal,
+      lastActive: Date.now(),
+      inFlight: 0,
+      transport,
+      close: () => server.close(),
+    };
     await server.connect(transport);
     return {
       session,
-      abandon: async () => { if (!this.registry.has(id)) await server.close(); },
+      abandon: async () => {
+        if (!this.registry.has(id)) await server.close();
+      },
     };
   }
 
@@ -52,7 +70,15 @@ export class McpSessions {
     const transport = new LegacySseTransport(id, writer, `${MESSAGES_PATH}?sessionId=${id}`, this.settings.keepAliveMs);
     let session!: Session & { kind: 'sse' };
     const server = this.serverFor(id, principal, () => session);
-    session = { id, kind: 'sse', principal, lastActive: Date.now(), inFlight: 0, transport, close: () => server.close() };
+    session = {
+      id,
+      kind: 'sse',
+      principal,
+      lastActive: Date.now(),
+      inFlight: 0,
+      transport,
+      close: () => server.close(),
+    };
     this.registry.add(session);
     try {
       await server.connect(transport);
@@ -68,8 +94,14 @@ export class McpSessions {
   private serverFor(id: string, principal: Principal, session: () => Session): McpServer {
     const ended = new AbortController();
     const server = createToolServer(this.deps, {
-      id, principal, signal: ended.signal,
-      busy: (d) => { const s = session(); s.inFlight += d; s.lastActive = Date.now(); },
+      id,
+      principal,
+      signal: ended.signal,
+      busy: (d) => {
+        const s = session();
+        s.inFlight += d;
+        s.lastActive = Date.now();
+      },
     });
     // Whoever ends the session (DELETE, stream gone, expiry, shutdown), the registry and tool work follow.
     server.server.onclose = () => {
@@ -79,7 +111,11 @@ export class McpSessions {
     return server;
   }
 
-  start(): void { this.registry.start(); }
+  start(): void {
+    this.registry.start();
+  }
 
-  stop(): Promise<void> { return this.registry.closeAll(); }
+  stop(): Promise<void> {
+    return this.registry.closeAll();
+  }
 }

@@ -19,16 +19,25 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
-export interface SessionLimits { idleMs: number; maxPerKey: number }
+export interface SessionLimits {
+  idleMs: number;
+  maxPerKey: number;
+}
 
 export class SessionRegistry<S extends McpSession = McpSession> {
   private readonly sessions = new Map<string, S>();
   private readonly opening = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly limits: SessionLimits, private readonly log: Logger, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly limits: SessionLimits,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  get size(): number { return this.sessions.size; }
+  get size(): number {
+    return this.sessions.size;
+  }
 
   countFor(keyId: string): number {
     let n = this.opening.get(keyId) ?? 0;
@@ -48,7 +57,8 @@ export class SessionRegistry<S extends McpSession = McpSession> {
       if (released) return;
       released = true;
       const n = (this.opening.get(principal.keyId) ?? 1) - 1;
-      if (n > 0) this.opening.set(principal.keyId, n); else this.opening.delete(principal.keyId);
+      if (n > 0) this.opening.set(principal.keyId, n);
+      else this.opening.delete(principal.keyId);
     };
   }
 
@@ -67,7 +77,9 @@ export class SessionRegistry<S extends McpSession = McpSession> {
     return s;
   }
 
-  has(id: string): boolean { return this.sessions.has(id); }
+  has(id: string): boolean {
+    return this.sessions.has(id);
+  }
 
   remove(id: string): void {
     const s = this.sessions.get(id);

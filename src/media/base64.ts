@@ -37,7 +37,8 @@ export function decodeBase64(value: unknown, param: string, maxBytes: number, me
   if (payload.length === 0) throw errors.invalidBase64(param);
   // Padding: at most two '=', and only at the end.
   const eq = payload.indexOf('=');
-  if (eq >= 0 && (eq < payload.length - 2 || payload.charCodeAt(payload.length - 1) !== 61)) throw errors.invalidBase64(param);
+  if (eq >= 0 && (eq < payload.length - 2 || payload.charCodeAt(payload.length - 1) !== 61))
+    throw errors.invalidBase64(param);
   const padding = payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0;
   if (padding > 0 ? payload.length % 4 !== 0 : payload.length % 4 === 1) throw errors.invalidBase64(param);
   const decodedLength = Math.floor((payload.length * 3) / 4) - padding;

@@ -6,7 +6,19 @@ import type { RgbImage } from './rgb-image.js';
 const clampTo = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
 // The names in the order their rules are tried (colourIndex): the first rule a pixel meets names it.
-const NAMES = ['black', 'white', 'gray', 'brown', 'red', 'orange', 'yellow', 'green', 'blue', 'purple', 'pink'] as const;
+const NAMES = [
+  'black',
+  'white',
+  'gray',
+  'brown',
+  'red',
+  'orange',
+  'yellow',
+  'green',
+  'blue',
+  'purple',
+  'pink',
+] as const;
 
 /**
  * The most common named colour in the central part of a box (the middle 60% of each side, which is
@@ -37,7 +49,11 @@ export function dominantColor(image: RgbImage, box: readonly number[]): string |
   }
   let best: string | undefined;
   let most = 0;
-  for (const k of seen) if (votes[k]! > most) { most = votes[k]!; best = NAMES[k]; }
+  for (const k of seen)
+    if (votes[k]! > most) {
+      most = votes[k]!;
+      best = NAMES[k];
+    }
   return best;
 }
 
@@ -53,7 +69,10 @@ function colourIndex(r: number, g: number, b: number): number {
   const s = max === 0 ? 0 : (max - min) / max;
   let h = 0;
   if (max !== min) {
-    const rn = r / 255, gn = g / 255, bn = b / 255, dlt = max - min;
+    const rn = r / 255,
+      gn = g / 255,
+      bn = b / 255,
+      dlt = max - min;
     if (max === rn) h = 60 * (((gn - bn) / dlt) % 6);
     else if (max === gn) h = 60 * ((bn - rn) / dlt + 2);
     else h = 60 * ((rn - gn) / dlt + 4);

@@ -45,7 +45,8 @@ export async function fetchMediaBytes(url: URL, opts: FetchMediaOptions): Promis
     return await readCapped(res, opts.maxBytes, current, opts.param, opts.media);
   } catch (e) {
     if (opts.signal?.aborted) throw opts.signal.reason;
-    if (deadline.signal.aborted) throw errors.imageFetchFailed(opts.param, `no complete answer within ${opts.timeoutMs} ms`, opts.media);
+    if (deadline.signal.aborted)
+      throw errors.imageFetchFailed(opts.param, `no complete answer within ${opts.timeoutMs} ms`, opts.media);
     throw e;
   } finally {
     clearTimeout(timer);
@@ -71,7 +72,10 @@ export interface OpenResponseOptions extends UrlPolicy {
  * Every hop is judged by checkUrl first and connects only to the addresses it vetted; a redirect is checked
  * before it is followed. The one way a server-side fetch of client-named media reaches the network.
  */
-export async function openMediaResponse(url: URL, opts: OpenResponseOptions): Promise<{ res: IncomingMessage; url: URL }> {
+export async function openMediaResponse(
+  url: URL,
+  opts: OpenResponseOptions,
+): Promise<{ res: IncomingMessage; url: URL }> {
   let current = url;
   for (let hop = 0; ; hop++) {
     const verdict = await untilAborted(checkUrl(current, opts, opts.resolve), opts.signal);
@@ -81,8 +85,14 @@ export async function openMediaResponse(url: URL, opts: OpenResponseOptions): Pr
     if (REDIRECTS.has(res.statusCode ?? 0)) {
       res.destroy();
       const location = res.headers.location;
-      if (!location) throw errors.imageFetchFailed(opts.param, `upstream answered ${res.statusCode} without a Location header`, opts.media);
-      if (hop >= opts.maxRedirects) throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`, opts.media);
+      if (!location)
+        throw errors.imageFetchFailed(
+          opts.param,
+          `upstream answered ${res.statusCode} without a Location header`,
+          opts.media,
+        );
+      if (hop >= opts.maxRedirects)
+        throw errors.imageFetchFailed(opts.param, `more than ${opts.maxRedirects} redirects`, opts.media);
       current = redirectTarget(current, location, opts.param, opts.media);
       continue;
     }
@@ -104,7 +114,12 @@ function redirectTarget(from: URL, location: string, param: string, media?: Fetc
   } catch {
     throw errors.imageFetchFailed(param, `upstream redirected to an invalid URL`, media);
   }
-  if (next.protocol !== 'http:' && next.protocol !== 'https:') throw errors.imageFetchFailed(param, `upstream redirected to an unsupported ${next.protocol.replace(/:$/, '')} URL`, media);
+  if (next.protocol !== 'http:' && next.protocol !== 'https:')
+    throw errors.imageFetchFailed(
+      param,
+      `upstream redirected to an unsupported ${next.protocol.replace(/:$/, '')} URL`,
+      media,
+    );
   return next;
 }
 
@@ -123,17 +138,29 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
  * cannot resolve to something else between the check and the connection.
  */
 function pinnedLookup(addresses: readonly string[]): LookupFunction {
-  return ((hostname: string, options: { all?: boolean; family?: number | string }, callback: (...args: unknown[]) => void) => {
+  return ((
+    hostname: string,
+    options: { all?: boolean; family?: number | string },
+    callback: (...args: unknown[]) => void,
+  ) => {
     const want = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
-    const list = addresses.map((address) => ({ address, family: isIP(address) })).filter((a) => want === 0 || a.family === want);
-    if (list.length === 0) return callback(Object.assign(new Error(`no IPv${want} address for ${hostname}`), { code: 'ENOTFOUND' }));
+    const list = addresses
+      .map((address) => ({ address, family: isIP(address) }))
+      .filter((a) => want === 0 || a.family === want);
+    if (list.length === 0)
+      return callback(Object.assign(new Error(`no IPv${want} address for ${hostname}`), { code: 'ENOTFOUND' }));
     if (options.all) callback(null, list);
     else callback(null, list[0]!.address, list[0]!.family);
   }) as LookupFunction;
 }
 
 /** Sends one GET and resolves with the response head; the body is left unread. `addresses`: where it may connect (absent: any). */
-function requestOnce(url: URL, opts: OpenResponseOptions, addresses: readonly string[] | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+function requestOnce(
+  url: URL,
+  opts: OpenResponseOptions,
+  addresses: readonly string[] | undefined,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
@@ -150,8 +177,14 @@ function requestOnce(url: URL, opts: OpenResponseOptions, addresses: readonly st
       ...(addresses ? { lookup: pinnedLookup(addresses) } : {}),
       signal,
       headers: {
-        'user-agent': 'sightflow-image-fetch/1', accept: ACCEPT[opts.media ?? 'image'], 'accept-encoding': 'identity',
-        ...(opts.range ? { range: `bytes=${opts.range.start}-${opts.range.end !== undefined && opts.range.end >= 0 ? opts.range.end - 1 : ''}` } : {}),
+        'user-agent': 'sightflow-image-fetch/1',
+        accept: ACCEPT[opts.media ?? 'image'],
+        'accept-encoding': 'identity',
+        ...(opts.range
+          ? {
+              range: `bytes=${opts.range.start}-${opts.range.end !== undefined && opts.range.end >= 0 ? opts.range.end - 1 : ''}`,
+            }
+          : {}),
       },
     });
     // Second line of defence: whatever the lookup said, the peer we are connected to must pass the policy too.
@@ -202,7 +235,13 @@ function networkError(e: unknown, url: URL, param: string, media?: FetchedMedia)
 }
 
 /** Reads the body, giving up as soon as it passes `maxBytes` so a huge image or audio file never sits in memory. */
-function readCapped(res: IncomingMessage, maxBytes: number, url: URL, param: string, media?: FetchedMedia): Promise<Buffer> {
+function readCapped(
+  res: IncomingMessage,
+  maxBytes: number,
+  url: URL,
+  param: string,
+  media?: FetchedMedia,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
@@ -218,7 +257,8 @@ function readCapped(res: IncomingMessage, maxBytes: number, url: URL, param: str
     res.once('end', () => resolve(Buffer.concat(parts, size)));
     // A reset mid-body surfaces as 'error' (ECONNRESET, "aborted") or only as an early 'close'; either way the cause
     // the client can act on is the same. A deadline or client abort is told apart by the caller.
-    const cut = () => reject(errors.imageFetchFailed(param, `${url.host} closed the connection before the body was complete`, media));
+    const cut = () =>
+      reject(errors.imageFetchFailed(param, `${url.host} closed the connection before the body was complete`, media));
     res.on('error', cut);
     res.once('close', () => {
       if (!res.complete) cut();

@@ -39,7 +39,12 @@ export interface GuardedSourceOptions {
   requestWindowMs?: number;
 }
 
-export const SOURCE_DEFAULTS = { maxRedirects: 3, maxPlaylistBytes: 1024 * 1024, maxRequests: 64, requestWindowMs: 10_000 } as const;
+export const SOURCE_DEFAULTS = {
+  maxRedirects: 3,
+  maxPlaylistBytes: 1024 * 1024,
+  maxRequests: 64,
+  requestWindowMs: 10_000,
+} as const;
 
 interface Active {
   controller: AbortController;
@@ -102,14 +107,25 @@ export class GuardedSource {
     this.#recent.push(now);
     while (this.#recent.length > 0 && this.#recent[0]! <= now - this.#opts.requestWindowMs) this.#recent.shift();
     if (this.#recent.length > this.#opts.maxRequests) {
-      return this.#fatal(id, new DecodeError('source_limit_exceeded',
-        `The video source made more than ${this.#opts.maxRequests} requests within ${this.#opts.requestWindowMs / 1000} s (a playlist that names itself or reloads without pause?)`));
+      return this.#fatal(
+        id,
+        new DecodeError(
+          'source_limit_exceeded',
+          `The video source made more than ${this.#opts.maxRequests} requests within ${this.#opts.requestWindowMs / 1000} s (a playlist that names itself or reloads without pause?)`,
+        ),
+      );
     }
     let target: URL;
     try {
       target = new URL(url);
     } catch {
-      return this.#fatal(id, errors.urlNotAllowed(this.#opts.param, `the source names ${JSON.stringify(url.slice(0, 200))}, which is not a URL`));
+      return this.#fatal(
+        id,
+        errors.urlNotAllowed(
+          this.#opts.param,
+          `the source names ${JSON.stringify(url.slice(0, 200))}, which is not a URL`,
+        ),
+      );
     }
     const controller = new AbortController();
     const active: Active = { controller };
@@ -118,8 +134,13 @@ export class GuardedSource {
     try {
       const ranged = offset > 0 || end >= 0;
       const { res, url: final } = await openMediaResponse(target, {
-        ...this.#opts.policy, param, media: 'video', maxRedirects: this.#opts.maxRedirects, signal: controller.signal,
-        resolve: this.#opts.resolve, ...(ranged ? { range: { start: offset, end } } : {}),
+        ...this.#opts.policy,
+        param,
+        media: 'video',
+        maxRedirects: this.#opts.maxRedirects,
+        signal: controller.signal,
+        resolve: this.#opts.resolve,
+        ...(ranged ? { range: { start: offset, end } } : {}),
       });
       if (this.#active.get(id) !== active) return void res.destroy();
       active.res = res;
@@ -138,7 +159,13 @@ export class GuardedSource {
     const partial = res.statusCode === 206;
     const range = /\/(\d+)\s*$/.exec(String(res.headers['content-range'] ?? ''));
     const length = Number(res.headers['content-length']);
-    const size = partial ? (range ? Number(range[1]) : -1) : Number.isFinite(length) && res.headers['content-length'] !== undefined ? length : -1;
+    const size = partial
+      ? range
+        ? Number(range[1])
+        : -1
+      : Number.isFinite(length) && res.headers['content-length'] !== undefined
+        ? length
+        : -1;
     const seekable = size >= 0 && (partial || String(res.headers['accept-ranges'] ?? '').toLowerCase() === 'bytes');
     this.#sink.head(id, size, seekable, final.toString());
     // A server that answered 200 to a range request sends the whole resource: skip to the range ourselves.
@@ -163,8 +190,13 @@ export class GuardedSource {
       total += chunk.length;
       if (playlist && total > this.#opts.maxPlaylistBytes) {
         this.#close(id);
-        return this.#fatal(id, new DecodeError('source_limit_exceeded',
-          `The HLS playlist ${final.host}${final.pathname} is larger than ${this.#opts.maxPlaylistBytes} bytes`));
+        return this.#fatal(
+          id,
+          new DecodeError(
+            'source_limit_exceeded',
+            `The HLS playlist ${final.host}${final.pathname} is larger than ${this.#opts.maxPlaylistBytes} bytes`,
+          ),
+        );
       }
       const answer = this.#sink.push(id, chunk);
       if (answer < 0) return this.#close(id);
@@ -182,7 +214,12 @@ export class GuardedSource {
     const cut = (e?: Error) => {
       if (!this.#active.has(id)) return;
       this.#active.delete(id);
-      this.#sink.fail(id, 'fetch_failed', `${final.host} closed the connection before the body was complete${e ? ` (${e.message})` : ''}`, false);
+      this.#sink.fail(
+        id,
+        'fetch_failed',
+        `${final.host} closed the connection before the body was complete${e ? ` (${e.message})` : ''}`,
+        false,
+      );
     };
     res.on('error', cut);
     res.once('close', () => {

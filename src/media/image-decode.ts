@@ -27,7 +27,13 @@ export interface DecodedImage extends RgbImage {
  * Decodes an already-sniffed JPEG, PNG or WEBP. Throws imageTooManyPixels or undecodableImage. With `pool`,
  * a JPEG the native decoder reads goes into the pool's memory (see DecodedImage.release).
  */
-export async function decodeToRgb(bytes: Buffer, format: AcceptedImageFormat, param: string, maxPixels: number, pool?: PixelPool): Promise<DecodedImage> {
+export async function decodeToRgb(
+  bytes: Buffer,
+  format: AcceptedImageFormat,
+  param: string,
+  maxPixels: number,
+  pool?: PixelPool,
+): Promise<DecodedImage> {
   // A JPEG's own header where it is plain to read (most photos); else sharp's reading of it.
   const header = format === 'jpeg' ? readJpegHeader(bytes) : null;
   let width: number, height: number, plain: boolean;
@@ -55,12 +61,21 @@ export async function decodeToRgb(bytes: Buffer, format: AcceptedImageFormat, pa
       img = await decodeJpeg(bytes, maxPixels, into);
     } catch (e) {
       if (into) pool!.give(into);
-      if (isNativeError(e, 'IMAGE')) throw errors.undecodableImage(param, `jpeg: ${e.message.split('\n')[0].slice(0, 200)}`);
+      if (isNativeError(e, 'IMAGE'))
+        throw errors.undecodableImage(param, `jpeg: ${e.message.split('\n')[0].slice(0, 200)}`);
       throw e;
     }
     if (img && into && img.data.buffer === into.buffer) {
       let given = false;
-      return { ...img, release: () => { if (!given) { given = true; pool!.give(into); } } };
+      return {
+        ...img,
+        release: () => {
+          if (!given) {
+            given = true;
+            pool!.give(into);
+          }
+        },
+      };
     }
     if (into) pool!.give(into);
     if (img) return img;
@@ -82,8 +97,10 @@ export async function decodeToRgb(bytes: Buffer, format: AcceptedImageFormat, pa
 
 /** The plain-JPEG rule (jpeg-header.ts) on sharp's reading of a header; a colour space other than sRGB or grey is not plain. */
 function plainJpeg(meta: Metadata): boolean {
-  return (meta.space === 'srgb' || meta.space === 'b-w')
-    && isPlainJpeg({ orientation: meta.orientation ?? 1, icc: iccKind(meta.icc), components: meta.channels as 1 | 3 | 4 });
+  return (
+    (meta.space === 'srgb' || meta.space === 'b-w') &&
+    isPlainJpeg({ orientation: meta.orientation ?? 1, icc: iccKind(meta.icc), components: meta.channels as 1 | 3 | 4 })
+  );
 }
 
 /**
@@ -91,6 +108,10 @@ function plainJpeg(meta: Metadata): boolean {
  * single-line, without the library's name, so both decoders word the same fault alike.
  */
 function sharpDetail(e: unknown, format: string): string {
-  const text = (e instanceof Error ? e.message : String(e)).split('\n')[0].trim().replace(/^vips[a-z]*: /i, '').slice(0, 200);
+  const text = (e instanceof Error ? e.message : String(e))
+    .split('\n')[0]
+    .trim()
+    .replace(/^vips[a-z]*: /i, '')
+    .slice(0, 200);
   return text ? `${format}: ${text}` : `the ${format} data is corrupt`;
 }

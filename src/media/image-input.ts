@@ -14,9 +14,7 @@ export const IMAGE_FETCH_TIMEOUT_MS = 10_000;
 export const IMAGE_MAX_REDIRECTS = 3;
 const MAX_URL_LENGTH = 8192;
 
-export type ImageInput =
-  | { kind: 'url'; url: URL; param: string }
-  | { kind: 'base64'; bytes: Buffer; param: string };
+export type ImageInput = { kind: 'url'; url: URL; param: string } | { kind: 'base64'; bytes: Buffer; param: string };
 
 export interface ParseImageInputOptions {
   /** Parameter names used in errors; nested inputs pass e.g. {url: 'items[2].image', base64: 'items[2].image_base64'}. */
@@ -52,27 +50,38 @@ export interface LoadedImage extends DecodedImage {
 }
 
 /** Validates the request fields synchronously; base64 is decoded here so a bad string fails before any work. */
-export function parseImageInput(body: { image?: unknown; image_base64?: unknown }, opts: ParseImageInputOptions = {}): ImageInput {
+export function parseImageInput(
+  body: { image?: unknown; image_base64?: unknown },
+  opts: ParseImageInputOptions = {},
+): ImageInput {
   const params = opts.params ?? { url: 'image', base64: 'image_base64' };
   const hasUrl = body.image !== undefined && body.image !== null;
   const hasBase64 = body.image_base64 !== undefined && body.image_base64 !== null;
   if (hasUrl && hasBase64) throw errors.imageInputCount('both');
   if (!hasUrl && !hasBase64) throw errors.imageInputCount('neither');
   if (hasUrl) return { kind: 'url', url: parseImageUrl(body.image, params.url), param: params.url };
-  return { kind: 'base64', bytes: decodeBase64(body.image_base64, params.base64, opts.maxBytes ?? IMAGE_MAX_BYTES, 'image'), param: params.base64 };
+  return {
+    kind: 'base64',
+    bytes: decodeBase64(body.image_base64, params.base64, opts.maxBytes ?? IMAGE_MAX_BYTES, 'image'),
+    param: params.base64,
+  };
 }
 
 export function parseImageUrl(value: unknown, param: string): URL {
-  if (typeof value !== 'string') throw errors.invalidImageUrl(param, `received ${value === null ? 'null' : typeof value}`);
-  if (value.length > MAX_URL_LENGTH) throw errors.invalidImageUrl(param, `the URL is longer than ${MAX_URL_LENGTH} characters`);
+  if (typeof value !== 'string')
+    throw errors.invalidImageUrl(param, `received ${value === null ? 'null' : typeof value}`);
+  if (value.length > MAX_URL_LENGTH)
+    throw errors.invalidImageUrl(param, `the URL is longer than ${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw errors.invalidImageUrl(param, 'it is not a valid absolute URL');
   }
-  if (url.protocol === 'data:') throw errors.invalidImageUrl(param, `a data URI belongs in ${param.replace(/image$/, 'image_base64')}`);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw errors.invalidImageUrl(param, `the scheme ${url.protocol.replace(/:$/, '')} is not supported`);
+  if (url.protocol === 'data:')
+    throw errors.invalidImageUrl(param, `a data URI belongs in ${param.replace(/image$/, 'image_base64')}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw errors.invalidImageUrl(param, `the scheme ${url.protocol.replace(/:$/, '')} is not supported`);
   if (!url.hostname) throw errors.invalidImageUrl(param, 'the URL has no host');
   return url;
 }
@@ -85,13 +94,22 @@ export async function loadImage(input: ImageInput, opts: LoadImageOptions = {}):
   const sniffed = sniffImageFormat(bytes);
   if (!sniffed.accepted) throw errors.unsupportedImageFormat(input.param, sniffed.name);
   opts.signal?.throwIfAborted();
-  const decoded = await decodeToRgb(bytes, sniffed.format, input.param, opts.maxPixels ?? IMAGE_MAX_PIXELS, opts.pixels);
+  const decoded = await decodeToRgb(
+    bytes,
+    sniffed.format,
+    input.param,
+    opts.maxPixels ?? IMAGE_MAX_PIXELS,
+    opts.pixels,
+  );
   return { ...decoded, format: sniffed.format, bytes };
 }
 
 /** The input with its bytes: a URL's fetched now (a caller that waits its turn to decode fetches before it
  * waits, so a slow server does not hold a turn), given bytes as they are. */
-export async function fetchImageInput(input: ImageInput, opts: LoadImageOptions = {}): Promise<Extract<ImageInput, { kind: 'base64' }>> {
+export async function fetchImageInput(
+  input: ImageInput,
+  opts: LoadImageOptions = {},
+): Promise<Extract<ImageInput, { kind: 'base64' }>> {
   if (input.kind !== 'url') return input;
   const maxBytes = opts.maxBytes ?? IMAGE_MAX_BYTES;
   const bytes = await fetchMediaBytes(input.url, {

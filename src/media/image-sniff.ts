@@ -5,7 +5,8 @@ export type AcceptedImageFormat = 'jpeg' | 'png' | 'webp';
 
 export type SniffResult = { accepted: true; format: AcceptedImageFormat } | { accepted: false; name: string };
 
-const startsWith = (b: Uint8Array, sig: readonly number[], at = 0) => b.length >= at + sig.length && sig.every((v, i) => b[at + i] === v);
+const startsWith = (b: Uint8Array, sig: readonly number[], at = 0) =>
+  b.length >= at + sig.length && sig.every((v, i) => b[at + i] === v);
 // Past the end is '' (a view may not start beyond its ArrayBuffer: an empty upload was a RangeError, a 500).
 const ascii = (b: Uint8Array, at: number, len: number) =>
   at >= b.length ? '' : Buffer.from(b.buffer, b.byteOffset + at, Math.min(len, b.length - at)).toString('latin1');

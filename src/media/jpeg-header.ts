@@ -17,7 +17,10 @@ export interface JpegHeader {
   icc: 'none' | 'srgb' | 'other';
 }
 
-const SOI = 0xd8, SOS = 0xda, APP1 = 0xe1, APP2 = 0xe2;
+const SOI = 0xd8,
+  SOS = 0xda,
+  APP1 = 0xe1,
+  APP2 = 0xe2;
 /** Frame headers libjpeg-turbo decodes as sharp would: baseline, extended sequential and progressive Huffman. */
 const HUFFMAN_FRAMES = new Set([0xc0, 0xc1, 0xc2]);
 /** Every other start-of-frame marker (lossless, hierarchical, arithmetic): left to sharp. */
@@ -41,9 +44,11 @@ export function readJpegHeader(bytes: Uint8Array): JpegHeader | null {
     const marker = b[i + 1]!;
     if (marker === SOS) break;
     // A marker without a length (RSTn, TEM, a second SOI) does not belong before the first scan.
-    if (marker === SOI || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0xd9 || marker === 0x00) return null;
+    if (marker === SOI || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0xd9 || marker === 0x00)
+      return null;
     const len = b.readUInt16BE(i + 2);
-    const start = i + 4, end = i + 2 + len;
+    const start = i + 4,
+      end = i + 2 + len;
     if (len < 2 || end > b.length) return null;
     if (HUFFMAN_FRAMES.has(marker)) {
       if (frame || len < 8) return null;
@@ -69,7 +74,13 @@ export function readJpegHeader(bytes: Uint8Array): JpegHeader | null {
   if (frame.components !== 1 && frame.components !== 3 && frame.components !== 4) return null;
   // ICC chunks without a first one: a profile the decoder would not assemble; sharp decides.
   if (iccChunks > 0 && icc === null) return null;
-  return { width: frame.width, height: frame.height, components: frame.components, orientation: orientation ?? 1, icc: icc ?? 'none' };
+  return {
+    width: frame.width,
+    height: frame.height,
+    components: frame.components,
+    orientation: orientation ?? 1,
+    icc: icc ?? 'none',
+  };
 }
 
 /**
@@ -86,7 +97,9 @@ export function isPlainJpeg(h: Pick<JpegHeader, 'orientation' | 'icc' | 'compone
 export function iccKind(profile: Uint8Array | undefined): JpegHeader['icc'] {
   if (!profile) return 'none';
   const b = Buffer.from(profile.buffer, profile.byteOffset, profile.byteLength);
-  return b.length >= 56 && b.toString('latin1', 48, 52) === 'IEC ' && b.toString('latin1', 52, 56) === 'sRGB' ? 'srgb' : 'other';
+  return b.length >= 56 && b.toString('latin1', 48, 52) === 'IEC ' && b.toString('latin1', 52, 56) === 'sRGB'
+    ? 'srgb'
+    : 'other';
 }
 
 /** IFD0's Orientation (tag 0x0112) of a TIFF structure; 1 when absent; null when the structure cannot be followed. */

@@ -13,7 +13,10 @@ export class PixelPool {
    * @param maxBufferBytes largest buffer kept (a larger image gets memory of its own)
    * @param maxIdleBytes most memory kept while unused
    */
-  constructor(readonly maxBufferBytes: number, readonly maxIdleBytes: number) {}
+  constructor(
+    readonly maxBufferBytes: number,
+    readonly maxIdleBytes: number,
+  ) {}
 
   /** Memory for `bytes` bytes (a view of exactly that length), or undefined where the pool keeps none that size. */
   take(bytes: number): Buffer | undefined {

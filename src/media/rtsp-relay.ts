@@ -23,7 +23,11 @@ const MAX_HEAD_BYTES = 64 * 1024;
  * the relay is the TLS client (certificate checked against the URL's host name), so it still reads the
  * server's answers in the clear and FFmpeg speaks plain RTSP to it on loopback.
  */
-export async function startRtspRelay(url: URL, address: string, tlsOptions: tls.ConnectionOptions = {}): Promise<RtspRelay> {
+export async function startRtspRelay(
+  url: URL,
+  address: string,
+  tlsOptions: tls.ConnectionOptions = {},
+): Promise<RtspRelay> {
   const secure = url.protocol === 'rtsps:';
   const port = url.port ? Number(url.port) : secure ? 322 : 554;
   const host = url.hostname.replace(/^\[|\]$/g, '');

@@ -64,8 +64,10 @@ function classifyV6(addr: string): string | null {
   if (zeroUpTo(8)) return 'unspecified';
   if (zeroUpTo(7) && g[7] === 1) return 'loopback';
   // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) reach the IPv4 inside.
-  if (zeroUpTo(5) && (g[5] === 0xffff || g[5] === 0)) return prefixed(classifyV4(embedded(g[6], g[7])), g[5] === 0 ? 'IPv4-compatible' : 'IPv4-mapped');
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return prefixed(classifyV4(embedded(g[6], g[7])), 'NAT64');
+  if (zeroUpTo(5) && (g[5] === 0xffff || g[5] === 0))
+    return prefixed(classifyV4(embedded(g[6], g[7])), g[5] === 0 ? 'IPv4-compatible' : 'IPv4-mapped');
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0))
+    return prefixed(classifyV4(embedded(g[6], g[7])), 'NAT64');
   if (g[0] === 0x2002) return prefixed(classifyV4(embedded(g[1], g[2])), '6to4');
   if ((g[0] & 0xfe00) === 0xfc00) return 'unique local (private)';
   if ((g[0] & 0xffc0) === 0xfe80) return 'link-local';
@@ -121,7 +123,12 @@ export function parseCidr(text: string): Cidr {
   if (family === 0) throw new Error(`${JSON.stringify(t)} is not an IP address or CIDR block`);
   const max = family === 4 ? 32 : 128;
   const prefix = slash < 0 ? max : Number(t.slice(slash + 1));
-  if (!/^\d+$/.test(slash < 0 ? String(max) : t.slice(slash + 1)) || !Number.isInteger(prefix) || prefix < 0 || prefix > max) {
+  if (
+    !/^\d+$/.test(slash < 0 ? String(max) : t.slice(slash + 1)) ||
+    !Number.isInteger(prefix) ||
+    prefix < 0 ||
+    prefix > max
+  ) {
     throw new Error(`${JSON.stringify(t)} has a prefix length outside 0-${max}`);
   }
   const bits = family === 4 ? 96 + prefix : prefix;
@@ -131,7 +138,11 @@ export function parseCidr(text: string): Cidr {
 
 /** Parses a comma-separated CIDR list (blank entries ignored). */
 export function parseCidrList(text: string | undefined): Cidr[] {
-  return (text ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '').map(parseCidr);
+  return (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map(parseCidr);
 }
 
 function inAny(address: string, blocks: readonly Cidr[] | undefined): Cidr | null {
@@ -174,7 +185,8 @@ export function addressRefusal(address: string, policy: UrlPolicy): string | nul
 /** Every address of a host name, in resolver order; rejects when the name does not resolve. */
 export type Resolver = (host: string) => Promise<readonly string[]>;
 
-export const resolveHost: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+export const resolveHost: Resolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
  * A resolver that asks `resolve` once per host and answers every later question about it the same way, so all
@@ -208,7 +220,12 @@ export interface CheckOptions {
   schemes?: readonly string[];
 }
 
-export async function checkUrl(url: URL | string, policy: UrlPolicy, resolve: Resolver = resolveHost, options: CheckOptions = {}): Promise<UrlVerdict> {
+export async function checkUrl(
+  url: URL | string,
+  policy: UrlPolicy,
+  resolve: Resolver = resolveHost,
+  options: CheckOptions = {},
+): Promise<UrlVerdict> {
   let u: URL;
   try {
     u = typeof url === 'string' ? new URL(url) : url;
@@ -217,13 +234,21 @@ export async function checkUrl(url: URL | string, policy: UrlPolicy, resolve: Re
   }
   const host = u.hostname.replace(/^\[|\]$/g, '');
   const schemes = options.schemes ?? WEB_SCHEMES;
-  if (!schemes.includes(u.protocol)) return { allowed: false, host, reason: 'refused', detail: `the scheme ${u.protocol.replace(/:$/, '')} is not allowed` };
+  if (!schemes.includes(u.protocol))
+    return {
+      allowed: false,
+      host,
+      reason: 'refused',
+      detail: `the scheme ${u.protocol.replace(/:$/, '')} is not allowed`,
+    };
   if (!host) return { allowed: false, host, reason: 'refused', detail: 'the URL has no host' };
   // Allowing everything needs no lookup, unless a deny list must still be applied to the addresses.
   if (policy.allowPrivate && !policy.deny?.length) return { allowed: true, host };
   if (isIP(host)) {
     const why = addressRefusal(host, policy);
-    return why ? { allowed: false, host, reason: 'refused', detail: `${host} is ${why}` } : { allowed: true, host, addresses: [host] };
+    return why
+      ? { allowed: false, host, reason: 'refused', detail: `${host} is ${why}` }
+      : { allowed: true, host, addresses: [host] };
   }
   let addresses: readonly string[];
   try {
@@ -231,7 +256,8 @@ export async function checkUrl(url: URL | string, policy: UrlPolicy, resolve: Re
   } catch (e) {
     return { allowed: false, host, reason: 'unresolved', detail: `could not resolve host ${host}`, cause: e };
   }
-  if (addresses.length === 0) return { allowed: false, host, reason: 'unresolved', detail: `could not resolve host ${host}` };
+  if (addresses.length === 0)
+    return { allowed: false, host, reason: 'unresolved', detail: `could not resolve host ${host}` };
   for (const a of addresses) {
     const why = addressRefusal(a, policy);
     if (why) return { allowed: false, host, reason: 'refused', detail: `${host} resolves to ${a} (${why})` };
@@ -243,6 +269,12 @@ export async function checkUrl(url: URL | string, policy: UrlPolicy, resolve: Re
  * The client error for a URL checkUrl denied, the same for every media input: url_not_allowed for a refused
  * address, image_fetch_failed ("could not resolve host") when the host did not resolve.
  */
-export function urlDenied(verdict: Extract<UrlVerdict, { allowed: false }>, param: string, media: FetchedMedia): ApiError {
-  return verdict.reason === 'unresolved' ? errors.imageFetchFailed(param, verdict.detail, media) : errors.urlNotAllowed(param, verdict.detail);
+export function urlDenied(
+  verdict: Extract<UrlVerdict, { allowed: false }>,
+  param: string,
+  media: FetchedMedia,
+): ApiError {
+  return verdict.reason === 'unresolved'
+    ? errors.imageFetchFailed(param, verdict.detail, media)
+    : errors.urlNotAllowed(param, verdict.detail);
 }

@@ -6,7 +6,15 @@
 import { collected, type Sample } from './registry.js';
 import { HistogramSeries, LATENCY_BUCKETS } from './series.js';
 
-interface Observed { method: string; route: string; status: number; startedMs: number; endedMs: number; bytesIn?: number; bytesOut?: number }
+interface Observed {
+  method: string;
+  route: string;
+  status: number;
+  startedMs: number;
+  endedMs: number;
+  bytesIn?: number;
+  bytesOut?: number;
+}
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
@@ -16,7 +24,10 @@ class RouteSeries {
   readonly duration = new HistogramSeries(LATENCY_BUCKETS);
   bytesIn = 0;
   bytesOut = 0;
-  constructor(readonly method: string, readonly route: string) {}
+  constructor(
+    readonly method: string,
+    readonly route: string,
+  ) {}
 }
 
 /** The series last made for each route pattern (most routes take one method). */
@@ -45,39 +56,66 @@ export function observeRequest(r: Observed): void {
 
 /** Wraps the access-log writer so that every logged request is also counted. */
 export function countingRequests<R extends Observed>(log: (r: R) => void): (r: R) => void {
-  return (r) => { observeRequest(r); log(r); };
+  return (r) => {
+    observeRequest(r);
+    log(r);
+  };
 }
 
-collected('sightflow_http_requests_total', 'HTTP requests answered, by route pattern, method and status code (499: the client went away first)', 'counter', () => {
-  const out: Sample[] = [];
-  for (const s of all.values()) {
-    for (let code = 0; code < 600; code++) {
-      const n = s.statuses[code]!;
-      if (n > 0) out.push({ labels: { route: s.route, method: s.method, status: String(code) }, value: n });
+collected(
+  'sightflow_http_requests_total',
+  'HTTP requests answered, by route pattern, method and status code (499: the client went away first)',
+  'counter',
+  () => {
+    const out: Sample[] = [];
+    for (const s of all.values()) {
+      for (let code = 0; code < 600; code++) {
+        const n = s.statuses[code]!;
+        if (n > 0) out.push({ labels: { route: s.route, method: s.method, status: String(code) }, value: n });
+      }
     }
-  }
-  return out;
-});
+    return out;
+  },
+);
 
-collected('sightflow_http_request_duration_seconds', 'Time from a request\'s arrival to its answer (a streamed answer: to its end), by route pattern and method', 'histogram', () => {
-  const out: Sample[] = [];
-  for (const s of all.values()) s.duration.samples('sightflow_http_request_duration_seconds', { route: s.route, method: s.method }, out);
-  return out;
-});
+collected(
+  'sightflow_http_request_duration_seconds',
+  "Time from a request's arrival to its answer (a streamed answer: to its end), by route pattern and method",
+  'histogram',
+  () => {
+    const out: Sample[] = [];
+    for (const s of all.values())
+      s.duration.samples('sightflow_http_request_duration_seconds', { route: s.route, method: s.method }, out);
+    return out;
+  },
+);
 
 const bytesCollector = (pick: (s: RouteSeries) => number) => () => {
   const out: Sample[] = [];
   for (const s of all.values()) out.push({ labels: { route: s.route, method: s.method }, value: pick(s) });
   return out;
 };
-collected('sightflow_http_request_body_bytes_total', 'Request body bytes read, by route pattern and method (counted when the request is answered)', 'counter', bytesCollector((s) => s.bytesIn));
-collected('sightflow_http_response_body_bytes_total', 'Response body bytes handed to the socket, by route pattern and method (headers not counted; a stream\'s bytes counted when it ends)', 'counter', bytesCollector((s) => s.bytesOut));
+collected(
+  'sightflow_http_request_body_bytes_total',
+  'Request body bytes read, by route pattern and method (counted when the request is answered)',
+  'counter',
+  bytesCollector((s) => s.bytesIn),
+);
+collected(
+  'sightflow_http_response_body_bytes_total',
+  "Response body bytes handed to the socket, by route pattern and method (headers not counted; a stream's bytes counted when it ends)",
+  'counter',
+  bytesCollector((s) => s.bytesOut),
+);
 
 let inFlight: Array<() => number> = [];
 /** A server's count of requests in flight, summed over this process's servers. */
 export function watchInFlight(read: () => number): () => void {
   inFlight.push(read);
-  return () => { inFlight = inFlight.filter((f) => f !== read); };
+  return () => {
+    inFlight = inFlight.filter((f) => f !== read);
+  };
 }
-collected('sightflow_http_requests_in_flight', 'HTTP requests received and not yet answered', 'gauge',
-  () => [{ value: inFlight.reduce((n, f) => n + f(), 0) }]);
+collected('sightflow_http_requests_in_flight', 'HTTP requests received and not yet answered', 'gauge', () => [
+  { value: inFlight.reduce((n, f) => n + f(), 0) },
+]);

@@ -10,7 +10,15 @@ export interface ModelGaugeSource {
   id: string;
   /** Executions so far (ModelHandle.stats.runs). */
   runs: number;
-  state: { state: 'unloaded' | 'loading' | 'loaded'; memory_bytes: number | null; requests: number; errors: number; queue_depth: number; pending: number; unloads: number };
+  state: {
+    state: 'unloaded' | 'loading' | 'loaded';
+    memory_bytes: number | null;
+    requests: number;
+    errors: number;
+    queue_depth: number;
+    pending: number;
+    unloads: number;
+  };
   /** Items waiting now in each lane of the model's queue (each lane holds up to queue_depth). */
   lanes: Record<Lane, number>;
 }
@@ -19,10 +27,25 @@ export interface ModelGaugeSource {
 export type Lane = 'interactive' | 'background';
 const LANES: readonly Lane[] = ['interactive', 'background'];
 
-const queueWait = new HistogramFamily('sightflow_model_queue_wait_seconds', 'Time an inference item waited in its model\'s queue (lane: interactive or background) before its execution started', LATENCY_BUCKETS);
-const compute = new HistogramFamily('sightflow_model_compute_seconds', 'Time of one model execution in its session worker (a batch counts once)', LATENCY_BUCKETS);
-const batchSize = new HistogramFamily('sightflow_model_batch_size', 'Items per model execution (above 1 when micro-batching merged requests)', BATCH_BUCKETS);
-const rejected = new ValueFamily('sightflow_model_rejected_total', 'Inference items refused at once because their lane of the model\'s queue was full (answered 503; a camera drops the frame)');
+const queueWait = new HistogramFamily(
+  'sightflow_model_queue_wait_seconds',
+  "Time an inference item waited in its model's queue (lane: interactive or background) before its execution started",
+  LATENCY_BUCKETS,
+);
+const compute = new HistogramFamily(
+  'sightflow_model_compute_seconds',
+  'Time of one model execution in its session worker (a batch counts once)',
+  LATENCY_BUCKETS,
+);
+const batchSize = new HistogramFamily(
+  'sightflow_model_batch_size',
+  'Items per model execution (above 1 when micro-batching merged requests)',
+  BATCH_BUCKETS,
+);
+const rejected = new ValueFamily(
+  'sightflow_model_rejected_total',
+  "Inference items refused at once because their lane of the model's queue was full (answered 503; a camera drops the frame)",
+);
 
 /** Items that waited in a queue (`at`: Date.now() when queued), as a batch starts; a batch may mix lanes. */
 export function observeQueueWait(model: string, batch: ReadonlyArray<{ at: number; lane: Lane }>): void {
@@ -45,26 +68,73 @@ let sources: Array<() => ModelGaugeSource[]> = [];
 /** A runtime's registered models, read at scrape time. */
 export function watchModels(read: () => ModelGaugeSource[]): () => void {
   sources.push(read);
-  return () => { sources = sources.filter((f) => f !== read); };
+  return () => {
+    sources = sources.filter((f) => f !== read);
+  };
 }
 
 function perModel(pick: (m: ModelGaugeSource) => number | null): () => Sample[] {
-  return () => sources.flatMap((f) => f()).flatMap((m) => {
-    const v = pick(m);
-    return v === null ? [] : [{ labels: { model: m.id }, value: v }];
-  });
+  return () =>
+    sources
+      .flatMap((f) => f())
+      .flatMap((m) => {
+        const v = pick(m);
+        return v === null ? [] : [{ labels: { model: m.id }, value: v }];
+      });
 }
 
-collected('sightflow_model_requests_total', 'Inference items submitted to a model (including rejected and failed ones)', 'counter', perModel((m) => m.state.requests));
-collected('sightflow_model_errors_total', 'Inference items that failed (rejected, cancelled or a failed execution)', 'counter', perModel((m) => m.state.errors));
-collected('sightflow_model_executions_total', 'Model executions (a micro-batch counts once)', 'counter', perModel((m) => m.runs));
+collected(
+  'sightflow_model_requests_total',
+  'Inference items submitted to a model (including rejected and failed ones)',
+  'counter',
+  perModel((m) => m.state.requests),
+);
+collected(
+  'sightflow_model_errors_total',
+  'Inference items that failed (rejected, cancelled or a failed execution)',
+  'counter',
+  perModel((m) => m.state.errors),
+);
+collected(
+  'sightflow_model_executions_total',
+  'Model executions (a micro-batch counts once)',
+  'counter',
+  perModel((m) => m.runs),
+);
 function perLane(pick: (m: ModelGaugeSource, lane: Lane) => number): () => Sample[] {
-  return () => sources.flatMap((f) => f()).flatMap((m) => LANES.map((lane) => ({ labels: { model: m.id, lane }, value: pick(m, lane) })));
+  return () =>
+    sources
+      .flatMap((f) => f())
+      .flatMap((m) => LANES.map((lane) => ({ labels: { model: m.id, lane }, value: pick(m, lane) })));
 }
 
-collected('sightflow_model_queue_pending', 'Inference items waiting in a lane of a model\'s queue now', 'gauge', perLane((m, lane) => m.lanes[lane]));
-collected('sightflow_model_queue_capacity', 'Most items a lane of a model\'s queue holds; one more is refused with 503', 'gauge', perLane((m) => m.state.queue_depth));
-collected('sightflow_model_loaded', 'Whether a model is loaded in its worker now (1) or not (0)', 'gauge',
-  perModel((m) => (m.state.state === 'loaded' ? 1 : 0)));
-collected('sightflow_model_memory_bytes', 'Process memory growth while a loaded model loaded, at least its weights (approximate)', 'gauge', perModel((m) => m.state.memory_bytes));
-collected('sightflow_model_unloads_total', 'Times a model was unloaded (idle unload or removal)', 'counter', perModel((m) => m.state.unloads));
+collected(
+  'sightflow_model_queue_pending',
+  "Inference items waiting in a lane of a model's queue now",
+  'gauge',
+  perLane((m, lane) => m.lanes[lane]),
+);
+collected(
+  'sightflow_model_queue_capacity',
+  "Most items a lane of a model's queue holds; one more is refused with 503",
+  'gauge',
+  perLane((m) => m.state.queue_depth),
+);
+collected(
+  'sightflow_model_loaded',
+  'Whether a model is loaded in its worker now (1) or not (0)',
+  'gauge',
+  perModel((m) => (m.state.state === 'loaded' ? 1 : 0)),
+);
+collected(
+  'sightflow_model_memory_bytes',
+  'Process memory growth while a loaded model loaded, at least its weights (approximate)',
+  'gauge',
+  perModel((m) => m.state.memory_bytes),
+);
+collected(
+  'sightflow_model_unloads_total',
+  'Times a model was unloaded (idle unload or removal)',
+  'counter',
+  perModel((m) => m.state.unloads),
+);

@@ -4,13 +4,23 @@
 import { collected, metricsOn } from './registry.js';
 import { ValueFamily } from './series.js';
 
-const published = new ValueFamily('sightflow_mqtt_published_total', 'MQTT messages the broker acknowledged, by kind: event (analytics events), state (retained counts and totals), discovery (Home Assistant configs)');
-const dropped = new ValueFamily('sightflow_mqtt_dropped_total', 'MQTT event messages dropped from the full queue while the broker could not be reached (the oldest first)');
+const published = new ValueFamily(
+  'sightflow_mqtt_published_total',
+  'MQTT messages the broker acknowledged, by kind: event (analytics events), state (retained counts and totals), discovery (Home Assistant configs)',
+);
+const dropped = new ValueFamily(
+  'sightflow_mqtt_dropped_total',
+  'MQTT event messages dropped from the full queue while the broker could not be reached (the oldest first)',
+);
 
 let sources = 0;
 let connected: () => number = () => 0;
-collected('sightflow_mqtt_connected', 'Whether this process\'s MQTT client is connected to the broker (1) or not (0); absent when MQTT is off', 'gauge',
-  () => (sources > 0 ? [{ value: connected() }] : []));
+collected(
+  'sightflow_mqtt_connected',
+  "Whether this process's MQTT client is connected to the broker (1) or not (0); absent when MQTT is off",
+  'gauge',
+  () => (sources > 0 ? [{ value: connected() }] : []),
+);
 
 export type MqttMessageKind = 'event' | 'state' | 'discovery';
 

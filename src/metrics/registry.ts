@@ -7,7 +7,11 @@ import client from 'prom-client';
 export const registry = new client.Registry();
 
 /** One value of a metric as prom-client renders it (`metricName` for a histogram's _bucket/_sum/_count). */
-export interface Sample { labels?: Record<string, string | number>; value: number; metricName?: string }
+export interface Sample {
+  labels?: Record<string, string | number>;
+  value: number;
+  metricName?: string;
+}
 export type MetricType = 'counter' | 'gauge' | 'histogram';
 
 /** Whether this process keeps metrics. Read by the recorders on their paths; set once at start. */
@@ -24,11 +28,14 @@ export function enableMetrics(opts: { projectLabel: boolean }): void {
   // difference); a delay is still measured in full, only sampled less often.
   client.collectDefaultMetrics({ register: registry, prefix: 'sightflow_', eventLoopMonitoringPrecision: 50 });
   // Gauges named like counters (promtool rejects them); the same numbers by type stay (nodejs_active_handles...).
-  for (const name of ['handles', 'requests', 'resources']) registry.removeSingleMetric(`sightflow_nodejs_active_${name}_total`);
+  for (const name of ['handles', 'requests', 'resources'])
+    registry.removeSingleMetric(`sightflow_nodejs_active_${name}_total`);
 }
 
 /** Usage counters label by project unless SIGHTFLOW_METRICS_PROJECT_LABEL=false. */
-export function projectLabelOn(): boolean { return usageProjectLabel; }
+export function projectLabelOn(): boolean {
+  return usageProjectLabel;
+}
 
 /**
  * A metric whose values are read from plain counters at scrape time: the recording side increments numbers
@@ -37,20 +44,35 @@ export function projectLabelOn(): boolean { return usageProjectLabel; }
  */
 export class CollectedMetric {
   readonly aggregator = 'sum';
-  constructor(readonly name: string, readonly help: string, readonly type: MetricType,
-    private readonly collect: () => Sample[] | Promise<Sample[]>) {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly type: MetricType,
+    private readonly collect: () => Sample[] | Promise<Sample[]>,
+  ) {
     registry.registerMetric(this as never);
   }
 
   async get(): Promise<{ name: string; help: string; type: MetricType; values: Sample[]; aggregator: string }> {
-    return { name: this.name, help: this.help, type: this.type, values: await this.collect(), aggregator: this.aggregator };
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      values: await this.collect(),
+      aggregator: this.aggregator,
+    };
   }
 
   reset(): void {}
 }
 
 /** Registers a metric read at scrape time; a second registration of the same name keeps the first. */
-export function collected(name: string, help: string, type: MetricType, collect: () => Sample[] | Promise<Sample[]>): void {
+export function collected(
+  name: string,
+  help: string,
+  type: MetricType,
+  collect: () => Sample[] | Promise<Sample[]>,
+): void {
   if (registry.getSingleMetric(name)) return;
   new CollectedMetric(name, help, type, collect);
 }
@@ -69,7 +91,11 @@ export async function renderMetrics(accept: string | undefined): Promise<{ conte
     for (const m of registry.getMetricsAsArray() as unknown as CollectedMetric[]) {
       const name = m.type === 'counter' ? m.name.replace(/_total$/, '') : m.name;
       om.registerMetric({
-        name, help: m.help, type: m.type, aggregator: 'sum', reset() {},
+        name,
+        help: m.help,
+        type: m.type,
+        aggregator: 'sum',
+        reset() {},
         get: async () => ({ ...(await m.get()), name }),
       } as never);
     }

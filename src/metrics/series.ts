@@ -5,7 +5,9 @@ import { collected, type Sample } from './registry.js';
 type Labels = Record<string, string>;
 
 /** Upper bounds in seconds for request and inference latencies: 1 ms to 60 s. */
-export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
+export const LATENCY_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+] as const;
 /** Items per inference execution. */
 export const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64] as const;
 
@@ -14,7 +16,9 @@ export class HistogramSeries {
   readonly counts: Float64Array;
   sum = 0;
   count = 0;
-  constructor(readonly bounds: readonly number[]) { this.counts = new Float64Array(bounds.length); }
+  constructor(readonly bounds: readonly number[]) {
+    this.counts = new Float64Array(bounds.length);
+  }
 
   observe(v: number): void {
     const b = this.bounds;
@@ -40,7 +44,11 @@ export class HistogramSeries {
 /** A histogram by label set; hold the series you record into. */
 export class HistogramFamily {
   private readonly series = new Map<string, { labels: Labels; s: HistogramSeries }>();
-  constructor(readonly name: string, help: string, private readonly bounds: readonly number[]) {
+  constructor(
+    readonly name: string,
+    help: string,
+    private readonly bounds: readonly number[],
+  ) {
     collected(name, help, 'histogram', () => {
       const out: Sample[] = [];
       for (const { labels, s } of this.series.values()) s.samples(this.name, labels, out);
@@ -59,7 +67,11 @@ export class HistogramFamily {
 /** A counter (or gauge set by hand) by label set. */
 export class ValueFamily {
   private readonly values = new Map<string, { labels: Labels; v: number }>();
-  constructor(readonly name: string, help: string, type: 'counter' | 'gauge' = 'counter') {
+  constructor(
+    readonly name: string,
+    help: string,
+    type: 'counter' | 'gauge' = 'counter',
+  ) {
     collected(name, help, type, () => [...this.values.values()].map(({ labels, v }) => ({ labels, value: v })));
   }
 

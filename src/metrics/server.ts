@@ -5,25 +5,37 @@
 import { createServer, type Server } from 'node:http';
 import { renderMetrics } from './registry.js';
 
-export interface MetricsListener { port: number; close(): Promise<void> }
+export interface MetricsListener {
+  port: number;
+  close(): Promise<void>;
+}
 
 export function listenMetrics(host: string, port: number, onError: (err: unknown) => void): Promise<MetricsListener> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: the metrics port serves GET /metrics\n');
+      res
+        .writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
+        .end('not found: the metrics port serves GET /metrics\n');
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
+      res
+        .writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' })
+        .end('method not allowed\n');
       return;
     }
-    renderMetrics(req.headers.accept).then(({ contentType, body }) => {
-      res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body);
-    }, (err: unknown) => {
-      onError(err);
-      res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics collection failed\n');
-    });
+    renderMetrics(req.headers.accept).then(
+      ({ contentType, body }) => {
+        res
+          .writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' })
+          .end(req.method === 'HEAD' ? undefined : body);
+      },
+      (err: unknown) => {
+        onError(err);
+        res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics collection failed\n');
+      },
+    );
   });
   // Prometheus keeps its connection open between scrapes; shutdown must not wait for it.
   server.keepAliveTimeout = 65_000;
@@ -34,7 +46,11 @@ export function listenMetrics(host: string, port: number, onError: (err: unknown
       const addr = server.address();
       resolve({
         port: typeof addr === 'object' && addr ? addr.port : port,
-        close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.close(() => r());
+            server.closeAllConnections();
+          }),
       });
     });
   });

@@ -5,10 +5,18 @@
 import { metricsOn, projectLabelOn } from './registry.js';
 import { ValueFamily } from './series.js';
 
-const units = new ValueFamily('sightflow_usage_units_total',
-  'Billed units written to the usage ledger, by project and kind (requests, input_tokens, output_tokens, frames, ms: the columns of the usage report)');
+const units = new ValueFamily(
+  'sightflow_usage_units_total',
+  'Billed units written to the usage ledger, by project and kind (requests, input_tokens, output_tokens, frames, ms: the columns of the usage report)',
+);
 
-export interface UsageUnits { projectId: string; inputTokens?: number; outputTokens?: number; frames?: number; ms?: number }
+export interface UsageUnits {
+  projectId: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  frames?: number;
+  ms?: number;
+}
 
 /** Called after a ledger row is written, with the values as written (the ledger's rounding). */
 export function countUsage(e: UsageUnits): void {

@@ -8,18 +8,26 @@ import { HistogramFamily, LATENCY_BUCKETS } from './series.js';
 
 export type SearchPlan = 'graph' | 'exact' | 'filtered';
 
-const searches = new HistogramFamily('sightflow_vector_index_search_seconds', 'Vector index searches by plan (graph, exact, filtered) and the time of the index search itself', LATENCY_BUCKETS);
+const searches = new HistogramFamily(
+  'sightflow_vector_index_search_seconds',
+  'Vector index searches by plan (graph, exact, filtered) and the time of the index search itself',
+  LATENCY_BUCKETS,
+);
 
 /** Records a search that started at `startedMs` (performance.now()). */
 export function observeVectorSearch(plan: SearchPlan, startedMs: number): void {
   if (metricsOn) searches.get({ plan }).observe((performance.now() - startedMs) / 1000);
 }
 
-export interface VectorGauges { stats(): Promise<{ items: number; behind: number }> }
+export interface VectorGauges {
+  stats(): Promise<{ items: number; behind: number }>;
+}
 let sources: VectorGauges[] = [];
 export function watchVectors(g: VectorGauges): () => void {
   sources.push(g);
-  return () => { sources = sources.filter((x) => x !== g); };
+  return () => {
+    sources = sources.filter((x) => x !== g);
+  };
 }
 
 async function sum(pick: 'items' | 'behind'): Promise<Sample[]> {
@@ -27,5 +35,15 @@ async function sum(pick: 'items' | 'behind'): Promise<Sample[]> {
   for (const g of sources) n += (await g.stats())[pick];
   return sources.length ? [{ value: n }] : [];
 }
-collected('sightflow_vector_items', 'Items in the vector indexes this process has loaded (all collections together)', 'gauge', () => sum('items'));
-collected('sightflow_vector_index_changes_behind', 'Collection changes (adds, deletes) the database has that this process\'s indexes have not applied yet; they catch up on the next search or write', 'gauge', () => sum('behind'));
+collected(
+  'sightflow_vector_items',
+  'Items in the vector indexes this process has loaded (all collections together)',
+  'gauge',
+  () => sum('items'),
+);
+collected(
+  'sightflow_vector_index_changes_behind',
+  "Collection changes (adds, deletes) the database has that this process's indexes have not applied yet; they catch up on the next search or write",
+  'gauge',
+  () => sum('behind'),
+);

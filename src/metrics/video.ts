@@ -7,27 +7,67 @@ import { ValueFamily } from './series.js';
 import { HistogramSeries } from './series.js';
 
 /** The cumulative counters a chunk's stream_info carries (video/provider.ts StreamInfo). */
-interface FrameInfo { decoded_frames: number; dropped_frames: number; received_at_ms?: number; reconnects?: number }
+interface FrameInfo {
+  decoded_frames: number;
+  dropped_frames: number;
+  received_at_ms?: number;
+  reconnects?: number;
+}
 
 /**
  * Lag upper bounds in seconds: every 50 ms up to 3 s (where a live pipeline that keeps up lives, so a
  * quantile read from the buckets is within 50 ms of the true one), then coarser up to 2 min.
  */
-export const LAG_BUCKETS: readonly number[] = [0.01, 0.025, ...Array.from({ length: 60 }, (_, i) => Math.round((i + 1) * 50) / 1000), 5, 10, 30, 60, 120];
+export const LAG_BUCKETS: readonly number[] = [
+  0.01,
+  0.025,
+  ...Array.from({ length: 60 }, (_, i) => Math.round((i + 1) * 50) / 1000),
+  5,
+  10,
+  30,
+  60,
+  120,
+];
 
-const frames = new ValueFamily('sightflow_video_frames_total', 'Video frames by stage: decoded, processed (archived as a chunk) and dropped (decoded, not processed: sampling, decode failures, live backlog)');
-const reconnects = new ValueFamily('sightflow_video_reconnects_total', 'Times a live source was reopened after it dropped');
-const finished = new ValueFamily('sightflow_video_tasks_finished_total', 'Video tasks this process ran that reached a terminal state, by that state');
+const frames = new ValueFamily(
+  'sightflow_video_frames_total',
+  'Video frames by stage: decoded, processed (archived as a chunk) and dropped (decoded, not processed: sampling, decode failures, live backlog)',
+);
+const reconnects = new ValueFamily(
+  'sightflow_video_reconnects_total',
+  'Times a live source was reopened after it dropped',
+);
+const finished = new ValueFamily(
+  'sightflow_video_tasks_finished_total',
+  'Video tasks this process ran that reached a terminal state, by that state',
+);
 const lag = new HistogramSeries(LAG_BUCKETS);
-collected('sightflow_video_live_lag_seconds', 'Live sources: time from a frame\'s arrival at the decoder (stream_info.received_at_ms) to its chunk being archived', 'histogram', () => {
-  const out: Sample[] = [];
-  lag.samples('sightflow_video_live_lag_seconds', {}, out);
-  return out;
-});
-const resumes = new ValueFamily('sightflow_video_stream_resumes_total', 'Task stream subscriptions that resumed from a byte offset (?offset= or Last-Event-ID above 0)');
-const taskResumes = new ValueFamily('sightflow_video_task_resumes_total', 'Video tasks handed to another worker after their worker died (docs/video.md, "When a worker dies"), by stage: queued (the reaper put it back with its checkpoint), continued (a worker took it up)');
-const analyticsEvents = new ValueFamily('sightflow_video_analytics_events_total', 'Analytics events of the video tasks this process ran, by type (line.crossed, zone.entered, ...)');
-const webhooks = new ValueFamily('sightflow_video_webhook_attempts_total', 'Webhook delivery attempts by result: delivered (2xx), refused (another status), error (no answer, or the URL not allowed)');
+collected(
+  'sightflow_video_live_lag_seconds',
+  "Live sources: time from a frame's arrival at the decoder (stream_info.received_at_ms) to its chunk being archived",
+  'histogram',
+  () => {
+    const out: Sample[] = [];
+    lag.samples('sightflow_video_live_lag_seconds', {}, out);
+    return out;
+  },
+);
+const resumes = new ValueFamily(
+  'sightflow_video_stream_resumes_total',
+  'Task stream subscriptions that resumed from a byte offset (?offset= or Last-Event-ID above 0)',
+);
+const taskResumes = new ValueFamily(
+  'sightflow_video_task_resumes_total',
+  'Video tasks handed to another worker after their worker died (docs/video.md, "When a worker dies"), by stage: queued (the reaper put it back with its checkpoint), continued (a worker took it up)',
+);
+const analyticsEvents = new ValueFamily(
+  'sightflow_video_analytics_events_total',
+  'Analytics events of the video tasks this process ran, by type (line.crossed, zone.entered, ...)',
+);
+const webhooks = new ValueFamily(
+  'sightflow_video_webhook_attempts_total',
+  'Webhook delivery attempts by result: delivered (2xx), refused (another status), error (no answer, or the URL not allowed)',
+);
 
 /** A chunk was archived (`prev`: the task's stream_info before it). */
 export function observeChunk(info: FrameInfo, prev: FrameInfo, nowMs = Date.now()): void {
@@ -38,7 +78,11 @@ export function observeChunk(info: FrameInfo, prev: FrameInfo, nowMs = Date.now(
 }
 
 /** A task ended here: its state, and the frames decoded or dropped after its last chunk. */
-export function observeTaskEnd(status: string, usage: { decoded_frames: number; dropped_frames: number }, last: FrameInfo): void {
+export function observeTaskEnd(
+  status: string,
+  usage: { decoded_frames: number; dropped_frames: number },
+  last: FrameInfo,
+): void {
   if (!metricsOn) return;
   finished.add({ status });
   countDeltas({ ...usage, reconnects: last.reconnects }, last);
@@ -87,17 +131,34 @@ export interface VideoGauges {
 let sources: VideoGauges[] = [];
 export function watchVideo(g: VideoGauges): () => void {
   sources.push(g);
-  return () => { sources = sources.filter((x) => x !== g); };
+  return () => {
+    sources = sources.filter((x) => x !== g);
+  };
 }
 
-collected('sightflow_video_tasks', 'Video tasks in the database by non-terminal state (the same on every node)', 'gauge', async () => {
-  const out: Sample[] = [];
-  for (const g of sources.slice(0, 1)) for (const [status, n] of Object.entries(await g.tasksByState())) out.push({ labels: { status }, value: n });
-  return out;
-});
-collected('sightflow_video_tasks_running', 'Video tasks this process\'s worker is running now', 'gauge',
-  () => [{ value: sources.reduce((n, g) => n + g.running(), 0) }]);
-collected('sightflow_video_stream_subscribers', 'Open task stream subscriptions (GET /v1/video/tasks/:id/stream) on this process', 'gauge',
-  () => [{ value: sources.reduce((n, g) => n + g.subscribers(), 0) }]);
-collected('sightflow_video_webhook_backlog', 'Webhook deliveries not yet delivered (pending retries, and finished tasks whose delivery is not queued yet)', 'gauge',
-  async () => (sources.length ? [{ value: await sources[0]!.webhookBacklog() }] : []));
+collected(
+  'sightflow_video_tasks',
+  'Video tasks in the database by non-terminal state (the same on every node)',
+  'gauge',
+  async () => {
+    const out: Sample[] = [];
+    for (const g of sources.slice(0, 1))
+      for (const [status, n] of Object.entries(await g.tasksByState())) out.push({ labels: { status }, value: n });
+    return out;
+  },
+);
+collected('sightflow_video_tasks_running', "Video tasks this process's worker is running now", 'gauge', () => [
+  { value: sources.reduce((n, g) => n + g.running(), 0) },
+]);
+collected(
+  'sightflow_video_stream_subscribers',
+  'Open task stream subscriptions (GET /v1/video/tasks/:id/stream) on this process',
+  'gauge',
+  () => [{ value: sources.reduce((n, g) => n + g.subscribers(), 0) }],
+);
+collected(
+  'sightflow_video_webhook_backlog',
+  'Webhook deliveries not yet delivered (pending retries, and finished tasks whose delivery is not queued yet)',
+  'gauge',
+  async () => (sources.length ? [{ value: await sources[0]!.webhookBacklog() }] : []),
+);

@@ -22,7 +22,10 @@ export async function byoManifest(m: ByoModel): Promise<ModelManifest> {
   if (!MODEL_ID.test(m.id)) throw new Error(`model id ${JSON.stringify(m.id)}: expected ${MODEL_ID_RULE}`);
   const file = resolve(m.file);
   return ManifestSchema.parse({
-    id: m.id, task: m.task, format: 'onnx', description: m.description ?? '',
+    id: m.id,
+    task: m.task,
+    format: 'onnx',
+    description: m.description ?? '',
     source: { file, sha256: await sha256File(file) },
     ...m.extra,
   });
@@ -36,6 +39,13 @@ export async function writeByoManifest(dataDir: string, m: ByoModel): Promise<st
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${m.id}.json`);
   // Only the fields given: defaults are the schema's to fill on reading.
-  await writeFile(path, JSON.stringify({ id, task, format, description, source: { file, sha256: await sha256File(file) }, ...m.extra }, null, 2) + '\n');
+  await writeFile(
+    path,
+    JSON.stringify(
+      { id, task, format, description, source: { file, sha256: await sha256File(file) }, ...m.extra },
+      null,
+      2,
+    ) + '\n',
+  );
   return path;
 }

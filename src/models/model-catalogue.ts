@@ -41,10 +41,14 @@ export class ModelCatalogue {
   private readonly sources: CatalogueSource[] = [];
   private readonly stateProviders: ModelStateProvider[] = [];
 
-  add(source: CatalogueSource): void { this.sources.push(source); }
+  add(source: CatalogueSource): void {
+    this.sources.push(source);
+  }
 
   /** Plugs in runtime state: each provider's fields are added to every entry it knows. */
-  addState(provider: ModelStateProvider): void { this.stateProviders.push(provider); }
+  addState(provider: ModelStateProvider): void {
+    this.stateProviders.push(provider);
+  }
 
   /** Every served model, task by task in the order the sources were added. */
   async list(): Promise<ServedModel[]> {

@@ -16,7 +16,7 @@ import { sha256File } from '../inference/registry.js';
 /** What `models add` was given: a local file, or where to download one from. */
 export type ModelSource =
   | { kind: 'file'; path: string }
-  | { kind: 'url'; url: URL; /** The hub reference it came from, if any. */ ref?: string; fileName: string };
+  | { kind: 'url'; url: URL /** The hub reference it came from, if any. */; ref?: string; fileName: string };
 
 const HUB_REF = /^([A-Za-z0-9][\w.-]*)\/([\w.-]+)(?:@([^:\s]+))?:(.+)$/;
 
@@ -28,7 +28,11 @@ export function parseModelSource(source: string, hubUrl: string, isFile: (p: str
   const s = source.trim();
   if (/^https?:\/\//i.test(s)) {
     let url: URL;
-    try { url = new URL(s); } catch { throw errors.invalidParam('source', `Expected source to be a valid URL but received ${JSON.stringify(s)}`); }
+    try {
+      url = new URL(s);
+    } catch {
+      throw errors.invalidParam('source', `Expected source to be a valid URL but received ${JSON.stringify(s)}`);
+    }
     return { kind: 'url', url, fileName: decodeURIComponent(url.pathname.split('/').pop() || 'model.onnx') };
   }
   if (isFile(s)) return { kind: 'file', path: s };
@@ -38,14 +42,23 @@ export function parseModelSource(source: string, hubUrl: string, isFile: (p: str
     const base = hubUrl.replace(/\/+$/, '');
     const enc = (p: string) => p.split('/').map(encodeURIComponent).join('/');
     return {
-      kind: 'url', ref: s, fileName: path.split('/').pop()!,
+      kind: 'url',
+      ref: s,
+      fileName: path.split('/').pop()!,
       url: new URL(`${base}/${enc(owner)}/${enc(repo)}/resolve/${encodeURIComponent(rev ?? 'main')}/${enc(path)}`),
     };
   }
-  throw errors.invalidParam('source', `Expected source to be an existing .onnx file, an http(s) URL or a Hugging Face reference owner/repo[@rev]:path but received ${JSON.stringify(s)}`);
+  throw errors.invalidParam(
+    'source',
+    `Expected source to be an existing .onnx file, an http(s) URL or a Hugging Face reference owner/repo[@rev]:path but received ${JSON.stringify(s)}`,
+  );
 }
 
-export interface DownloadProgress { bytes: number; total: number | null; resumedFrom: number }
+export interface DownloadProgress {
+  bytes: number;
+  total: number | null;
+  resumedFrom: number;
+}
 
 export interface DownloadOptions extends UrlPolicy {
   /** Expected sha256 (lowercase hex); without it the hub's X-Linked-Etag is used when it is one. */
@@ -61,7 +74,13 @@ export interface DownloadOptions extends UrlPolicy {
   maxBytes?: number;
 }
 
-export interface DownloadResult { path: string; sha256: string; bytes: number; resumes: number; expected: 'given' | 'hub' | 'none' }
+export interface DownloadResult {
+  path: string;
+  sha256: string;
+  bytes: number;
+  resumes: number;
+  expected: 'given' | 'hub' | 'none';
+}
 
 /** Downloads `url` to `dest` (atomically: written as `<dest>.part`, renamed when its checksum is right). */
 export async function downloadModel(url: URL, dest: string, opts: DownloadOptions): Promise<DownloadResult> {
@@ -72,7 +91,10 @@ export async function downloadModel(url: URL, dest: string, opts: DownloadOption
   let expectedFrom: DownloadResult['expected'] = expected ? 'given' : 'none';
   let resumes = 0;
   for (let attempt = 1; ; attempt++) {
-    const have = await stat(part).then((st) => st.size, () => 0);
+    const have = await stat(part).then(
+      (st) => st.size,
+      () => 0,
+    );
     const stall = new AbortController();
     const onAbort = () => stall.abort(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -82,26 +104,50 @@ export async function downloadModel(url: URL, dest: string, opts: DownloadOption
     const headTimer = setTimeout(() => stall.abort(), stallMs);
     try {
       const { res } = await openMediaResponse(url, {
-        ...opts, param: 'source', media: 'model', maxRedirects: opts.maxRedirects ?? 5, signal: stall.signal,
+        ...opts,
+        param: 'source',
+        media: 'model',
+        maxRedirects: opts.maxRedirects ?? 5,
+        signal: stall.signal,
         ...(have > 0 ? { range: { start: have } } : {}),
         onResponse: (r) => {
           // The hub answers a file of its LFS store with its sha256 as X-Linked-Etag (on the redirect).
-          const tag = String(r.headers['x-linked-etag'] ?? '').replace(/^W\//, '').replace(/"/g, '');
-          if (!expected && /^[0-9a-f]{64}$/.test(tag)) { expected = tag; expectedFrom = 'hub'; }
+          const tag = String(r.headers['x-linked-etag'] ?? '')
+            .replace(/^W\//, '')
+            .replace(/"/g, '');
+          if (!expected && /^[0-9a-f]{64}$/.test(tag)) {
+            expected = tag;
+            expectedFrom = 'hub';
+          }
         },
       });
       clearTimeout(headTimer);
-      if (res.statusCode === 416) { res.destroy(); await rm(part, { force: true }); continue; }
+      if (res.statusCode === 416) {
+        res.destroy();
+        await rm(part, { force: true });
+        continue;
+      }
       const resumed = res.statusCode === 206 && have > 0;
       if (have > 0 && resumed) resumes++;
       const start = resumed ? have : 0;
       const total = totalSize(res, start);
-      if (total !== null && total > maxBytes) { res.destroy(); throw errors.payloadTooLarge('model', maxBytes); }
-      await pipeToFile(res, part, resumed, stallMs, stall, (bytes) => {
-        gotBytes = true;
-        if (bytes > maxBytes) throw errors.payloadTooLarge('model', maxBytes);
-        opts.onProgress?.({ bytes, total, resumedFrom: start });
-      }, start);
+      if (total !== null && total > maxBytes) {
+        res.destroy();
+        throw errors.payloadTooLarge('model', maxBytes);
+      }
+      await pipeToFile(
+        res,
+        part,
+        resumed,
+        stallMs,
+        stall,
+        (bytes) => {
+          gotBytes = true;
+          if (bytes > maxBytes) throw errors.payloadTooLarge('model', maxBytes);
+          opts.onProgress?.({ bytes, total, resumedFrom: start });
+        },
+        start,
+      );
       break;
     } catch (e) {
       if (opts.signal?.aborted) throw opts.signal.reason;
@@ -109,7 +155,8 @@ export async function downloadModel(url: URL, dest: string, opts: DownloadOption
       const retry = gotBytes && attempt < attempts && !(e instanceof ApiError && e.status === 413);
       if (!retry) {
         if (e instanceof ApiError) throw e;
-        if (stall.signal.aborted && !gotBytes) throw errors.imageFetchFailed('source', `no answer within ${stallMs} ms`, 'model');
+        if (stall.signal.aborted && !gotBytes)
+          throw errors.imageFetchFailed('source', `no answer within ${stallMs} ms`, 'model');
         throw errors.imageFetchFailed('source', (e as Error).message, 'model');
       }
     } finally {
@@ -134,8 +181,15 @@ function totalSize(res: IncomingMessage, start: number): number | null {
 }
 
 /** Streams the body into `path` (appending when resuming); rejects when the connection ends early or stalls. */
-function pipeToFile(res: IncomingMessage, path: string, append: boolean, stallMs: number, stall: AbortController,
-  onBytes: (bytes: number) => void, start: number): Promise<void> {
+function pipeToFile(
+  res: IncomingMessage,
+  path: string,
+  append: boolean,
+  stallMs: number,
+  stall: AbortController,
+  onBytes: (bytes: number) => void,
+  start: number,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const out = createWriteStream(path, { flags: append ? 'a' : 'w' });
     let bytes = start;
@@ -148,13 +202,23 @@ function pipeToFile(res: IncomingMessage, path: string, append: boolean, stallMs
       res.destroy();
       out.end(() => reject(e instanceof Error ? e : new Error(String(e))));
     };
-    stall.signal.addEventListener('abort', () => fail(new Error(`the connection sent nothing for ${stallMs} ms`)), { once: true });
+    stall.signal.addEventListener('abort', () => fail(new Error(`the connection sent nothing for ${stallMs} ms`)), {
+      once: true,
+    });
     res.on('data', (chunk: Buffer) => {
       clearTimeout(timer);
       timer = setTimeout(() => stall.abort(), stallMs);
       bytes += chunk.length;
-      try { onBytes(bytes); } catch (e) { fail(e); return; }
-      if (!out.write(chunk)) { res.pause(); out.once('drain', () => res.resume()); }
+      try {
+        onBytes(bytes);
+      } catch (e) {
+        fail(e);
+        return;
+      }
+      if (!out.write(chunk)) {
+        res.pause();
+        out.once('drain', () => res.resume());
+      }
     });
     res.once('end', () => {
       if (done) return;
@@ -164,8 +228,9 @@ function pipeToFile(res: IncomingMessage, path: string, append: boolean, stallMs
       out.end((err?: Error | null) => (err ? reject(err) : resolve()));
     });
     res.once('error', () => fail(new Error('the connection was cut before the file was complete')));
-    res.once('close', () => { if (!res.complete) fail(new Error('the connection closed before the file was complete')); });
+    res.once('close', () => {
+      if (!res.complete) fail(new Error('the connection closed before the file was complete'));
+    });
     out.once('error', (e) => fail(e));
   });
 }
-

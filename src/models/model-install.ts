@@ -11,7 +11,13 @@ import { basename, join } from 'node:path';
 import { errors } from '../base/errors.js';
 import type { UrlPolicy } from '../media/url-policy.js';
 import { downloadModel, parseModelSource, type DownloadProgress } from './model-download.js';
-import { ManifestSchema, MODEL_ID, MODEL_ID_RULE, type ModelManifest, type ModelRuntimeSettings } from '../inference/manifest.js';
+import {
+  ManifestSchema,
+  MODEL_ID,
+  MODEL_ID_RULE,
+  type ModelManifest,
+  type ModelRuntimeSettings,
+} from '../inference/manifest.js';
 import { sha256File, type ModelRegistry } from '../inference/registry.js';
 import type { InferenceRuntime } from '../inference/runtime.js';
 import type { ModelCheck } from '../detection/model-check.js';
@@ -32,7 +38,6 @@ export interface AddModelInput {
   description?: string;
   runtime?: ModelRuntimeSettings;
 }
-
 
 export interface AddModelDeps {
   registry: ModelRegistry;
@@ -64,7 +69,12 @@ export interface AddedModel {
 
 /** A model id from a file name: yolov8n_int8.onnx -> yolov8n_int8. */
 export function idFromFileName(name: string): string {
-  const id = basename(name).replace(/\.onnx$/i, '').toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, '').slice(0, 64);
+  const id = basename(name)
+    .replace(/\.onnx$/i, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 64);
   return id || 'model';
 }
 
@@ -72,10 +82,17 @@ export async function addModel(input: AddModelInput, deps: AddModelDeps): Promis
   const { registry } = deps;
   const source = parseModelSource(input.source, deps.hubUrl, (p) => deps.localFiles !== false && existsSync(p));
   const id = input.id ?? idFromFileName(source.kind === 'file' ? source.path : source.fileName);
-  if (!MODEL_ID.test(id)) throw errors.invalidParam('id', `Expected id to be 1-64 characters (${MODEL_ID_RULE}) but received ${JSON.stringify(id)}`);
+  if (!MODEL_ID.test(id))
+    throw errors.invalidParam(
+      'id',
+      `Expected id to be 1-64 characters (${MODEL_ID_RULE}) but received ${JSON.stringify(id)}`,
+    );
   if (registry.has(id)) throw errors.modelExists(id);
   if (input.sha256 !== undefined && !/^[0-9a-f]{64}$/.test(input.sha256)) {
-    throw errors.invalidParam('sha256', `Expected sha256 to be 64 lowercase hex digits but received ${JSON.stringify(input.sha256)}`);
+    throw errors.invalidParam(
+      'sha256',
+      `Expected sha256 to be 64 lowercase hex digits but received ${JSON.stringify(input.sha256)}`,
+    );
   }
   const progress = deps.onProgress ?? (() => {});
 
@@ -89,12 +106,18 @@ export async function addModel(input: AddModelInput, deps: AddModelDeps): Promis
     await mkdir(dir, { recursive: true });
     const dest = join(dir, `${createHash('sha256').update(source.url.href).digest('hex').slice(0, 16)}.onnx`);
     const r = await downloadModel(source.url, dest, {
-      ...deps.policy, sha256: input.sha256, signal: deps.signal,
+      ...deps.policy,
+      sha256: input.sha256,
+      signal: deps.signal,
       onProgress: (p) => progress({ phase: 'download', id, progress: p }),
     });
-    file = r.path; sha = r.sha256; resumes = r.resumes; staged = true;
+    file = r.path;
+    sha = r.sha256;
+    resumes = r.resumes;
+    staged = true;
   } else {
-    if (!source.path.toLowerCase().endsWith('.onnx')) throw errors.invalidParam('source', `Expected an .onnx file but received ${JSON.stringify(source.path)}`);
+    if (!source.path.toLowerCase().endsWith('.onnx'))
+      throw errors.invalidParam('source', `Expected an .onnx file but received ${JSON.stringify(source.path)}`);
     progress({ phase: 'checksum', id, detail: source.path });
     file = source.path;
     sha = await sha256File(file);
@@ -114,15 +137,24 @@ export async function addModel(input: AddModelInput, deps: AddModelDeps): Promis
   } finally {
     await rm(tmp, { force: true });
   }
-  await writeFile(join(dir, 'prepared.json'), JSON.stringify({ id, sha256: sha, format: 'onnx', preparedAt: new Date().toISOString() }, null, 2) + '\n');
+  await writeFile(
+    join(dir, 'prepared.json'),
+    JSON.stringify({ id, sha256: sha, format: 'onnx', preparedAt: new Date().toISOString() }, null, 2) + '\n',
+  );
   const task = input.task ?? 'detect';
   const manifest = ManifestSchema.parse({
-    id, task, format: 'onnx',
-    description: input.description ?? `added from ${source.kind === 'url' ? (source.ref ?? source.url.href) : source.path}`,
+    id,
+    task,
+    format: 'onnx',
+    description:
+      input.description ?? `added from ${source.kind === 'url' ? (source.ref ?? source.url.href) : source.path}`,
     source: { file: prepared, sha256: sha },
     ...(input.labels?.length ? { labels: input.labels } : {}),
     ...(input.runtime && Object.keys(input.runtime).length ? { runtime: input.runtime } : {}),
-    origin: { ...(source.kind === 'url' ? { url: source.ref ?? source.url.href } : { file: source.path }), addedAt: new Date().toISOString() },
+    origin: {
+      ...(source.kind === 'url' ? { url: source.ref ?? source.url.href } : { file: source.path }),
+      addedAt: new Date().toISOString(),
+    },
   });
   const manifestPath = registry.manifestPathFor(id);
   registry.put({ manifest, manifestPath, builtin: false });

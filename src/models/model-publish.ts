@@ -47,7 +47,13 @@ export async function unpublishModel(db: Db, id: string): Promise<boolean> {
   });
 }
 
-interface Row { id: string; manifest: unknown; sha256: string; bytes: string | number; removed_at: unknown }
+interface Row {
+  id: string;
+  manifest: unknown;
+  sha256: string;
+  bytes: string | number;
+  removed_at: unknown;
+}
 
 /**
  * Brings this node's data dir in line with the shared store: writes the models it lacks (or holds in an
@@ -72,7 +78,10 @@ export async function pullModels(db: Db, registry: ModelRegistry, log: Logger): 
     }
     if (local && (!ownedHere || sourceSha(local.manifest) === row.sha256)) continue;
     const parsed = ManifestSchema.safeParse(typeof row.manifest === 'string' ? JSON.parse(row.manifest) : row.manifest);
-    if (!parsed.success) { log.error({ model: row.id }, `shared model ${row.id} has an unreadable manifest; skipped`); continue; }
+    if (!parsed.success) {
+      log.error({ model: row.id }, `shared model ${row.id} has an unreadable manifest; skipped`);
+      continue;
+    }
     try {
       const file = await fetchFile(db, registry, row.id, row.sha256, Number(row.bytes));
       const manifest: ModelManifest = { ...parsed.data, source: { file, sha256: row.sha256, files: [] } };
@@ -80,7 +89,10 @@ export async function pullModels(db: Db, registry: ModelRegistry, log: Logger): 
       log.info({ model: row.id, sha256: row.sha256 }, `model ${row.id} added on another node; installed here`);
       changed++;
     } catch (e) {
-      log.error({ model: row.id, err: (e as Error).message }, `shared model ${row.id} could not be installed: ${(e as Error).message}`);
+      log.error(
+        { model: row.id, err: (e as Error).message },
+        `shared model ${row.id} could not be installed: ${(e as Error).message}`,
+      );
     }
   }
   return changed;
@@ -114,13 +126,21 @@ async function fetchFile(db: Db, registry: ModelRegistry, id: string, sha: strin
   } finally {
     await rm(tmp, { force: true });
   }
-  await writeFile(join(dir, 'prepared.json'), JSON.stringify({ id, sha256: sha, format: 'onnx', preparedAt: new Date().toISOString() }, null, 2) + '\n');
+  await writeFile(
+    join(dir, 'prepared.json'),
+    JSON.stringify({ id, sha256: sha, format: 'onnx', preparedAt: new Date().toISOString() }, null, 2) + '\n',
+  );
   return path;
 }
 
 /** For the CLI on a shared database: publish and unpublish through a connection of its own. */
-export function sharedModelStore(databaseUrl: string, dataDir: string, migrations: Migration[]): {
-  publish: (m: ModelManifest, file: string) => Promise<void>; unpublish: (id: string) => Promise<void>;
+export function sharedModelStore(
+  databaseUrl: string,
+  dataDir: string,
+  migrations: Migration[],
+): {
+  publish: (m: ModelManifest, file: string) => Promise<void>;
+  unpublish: (id: string) => Promise<void>;
 } {
   const withDb = async <T>(fn: (db: Db) => Promise<T>): Promise<T> => {
     const db = await openDb({ databaseUrl, dataDir, poolSize: 2 });
@@ -133,6 +153,8 @@ export function sharedModelStore(databaseUrl: string, dataDir: string, migration
   };
   return {
     publish: (m, file) => withDb((db) => publishModel(db, m, file)),
-    unpublish: async (id) => { await withDb((db) => unpublishModel(db, id)); },
+    unpublish: async (id) => {
+      await withDb((db) => unpublishModel(db, id));
+    },
   };
 }

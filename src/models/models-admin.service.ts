@@ -28,7 +28,9 @@ export interface ModelsDeps {
 export class ModelsAdminService {
   constructor(private readonly s: ModelsDeps) {}
 
-  private get shared(): boolean { return this.s.db.kind === 'postgres'; }
+  private get shared(): boolean {
+    return this.s.db.kind === 'postgres';
+  }
 
   list() {
     return this.s.models.registry.list().map((r) => this.describe(r));
@@ -44,20 +46,35 @@ export class ModelsAdminService {
 
   async add(body: AddModelBody, signal: AbortSignal) {
     const { registry, runtime } = this.s.models;
-    const added: AddedModel = await addModel({
-      source: body.source, id: body.id, task: body.task, labels: body.labels, sha256: body.sha256,
-      runtime: {
-        ...(body.preload !== undefined ? { preload: body.preload } : {}),
-        ...(body.idle_unload_s !== undefined ? { idleUnloadS: body.idle_unload_s } : {}),
-        ...(body.providers ? { providers: body.providers } : {}),
-        ...(body.queue_depth !== undefined ? { queueDepth: body.queue_depth } : {}),
+    const added: AddedModel = await addModel(
+      {
+        source: body.source,
+        id: body.id,
+        task: body.task,
+        labels: body.labels,
+        sha256: body.sha256,
+        runtime: {
+          ...(body.preload !== undefined ? { preload: body.preload } : {}),
+          ...(body.idle_unload_s !== undefined ? { idleUnloadS: body.idle_unload_s } : {}),
+          ...(body.providers ? { providers: body.providers } : {}),
+          ...(body.queue_depth !== undefined ? { queueDepth: body.queue_depth } : {}),
+        },
       },
-    }, {
-      registry, runtime, hubUrl: this.s.config.models.hubUrl, policy: { allowPrivate: this.s.config.allowPrivateUrls },
-      check: (id) => this.s.taskModels.checkModel(id), signal, localFiles: false,
-    });
+      {
+        registry,
+        runtime,
+        hubUrl: this.s.config.models.hubUrl,
+        policy: { allowPrivate: this.s.config.allowPrivateUrls },
+        check: (id) => this.s.taskModels.checkModel(id),
+        signal,
+        localFiles: false,
+      },
+    );
     if (this.shared) await publishModel(this.s.db, added.manifest, added.path);
-    this.s.log.info({ model: added.manifest.id, sha256: added.sha256 }, `model ${added.manifest.id} added: ${added.check.summary}`);
+    this.s.log.info(
+      { model: added.manifest.id, sha256: added.sha256 },
+      `model ${added.manifest.id} added: ${added.check.summary}`,
+    );
     return { ...this.describe(registry.get(added.manifest.id)), check: added.check };
   }
 
@@ -76,13 +93,26 @@ export class ModelsAdminService {
     const handle = runtime.model(m.id);
     const spec = registry.spec(m.id);
     const idle: ModelState = handle?.state() ?? {
-      state: 'unloaded', providers: null, memory_bytes: null, loaded_at: null, last_used_at: null, requests: 0, errors: 0,
-      p50_ms: null, queue_depth: spec.queueDepth ?? runtime.queueDepth, pending: 0,
-      idle_unload_s: (spec.idleUnloadMs ?? runtime.idleUnloadMs) / 1000, unloads: 0,
+      state: 'unloaded',
+      providers: null,
+      memory_bytes: null,
+      loaded_at: null,
+      last_used_at: null,
+      requests: 0,
+      errors: 0,
+      p50_ms: null,
+      queue_depth: spec.queueDepth ?? runtime.queueDepth,
+      pending: 0,
+      idle_unload_s: (spec.idleUnloadMs ?? runtime.idleUnloadMs) / 1000,
+      unloads: 0,
     };
     const src = m.source;
     return {
-      id: m.id, object: 'model' as const, task: m.task, description: m.description, builtin: r.builtin,
+      id: m.id,
+      object: 'model' as const,
+      task: m.task,
+      description: m.description,
+      builtin: r.builtin,
       prepared: registry.isPrepared(m.id),
       sha256: m.sha256 ?? src.sha256 ?? null,
       origin: m.origin?.url ?? m.origin?.file ?? null,

@@ -5,7 +5,14 @@
 import { ApiError } from '../base/errors.js';
 import { ModelRegistry, type PrepareProgress } from '../inference/registry.js';
 import { InferenceRuntime } from '../inference/runtime.js';
-import { addModel, removeModel, type AddModelDeps, type AddProgress, type ModelCheck, type ModelTask } from './model-install.js';
+import {
+  addModel,
+  removeModel,
+  type AddModelDeps,
+  type AddProgress,
+  type ModelCheck,
+  type ModelTask,
+} from './model-install.js';
 import { ManifestSchema, type ModelManifest } from '../inference/manifest.js';
 import type { UrlPolicy } from '../media/url-policy.js';
 
@@ -60,18 +67,32 @@ export async function modelsCli(args: string[], context: ModelsCliContext | stri
   const selected = ids.length ? [...new Set(ids.flatMap((id) => families.get(id) ?? [id]))] : known;
 
   if (cmd === 'list') {
-    const rows = registry.list().filter((m) => selected.includes(m.manifest.id)).map((m) => ({
-      id: m.manifest.id,
-      task: m.manifest.task,
-      format: m.manifest.format,
-      source: 'package' in m.manifest.source ? `${m.manifest.source.package}/${m.manifest.source.path}` : m.manifest.source.file,
-      prepared: registry.isPrepared(m.manifest.id),
-      builtin: m.builtin,
-    }));
+    const rows = registry
+      .list()
+      .filter((m) => selected.includes(m.manifest.id))
+      .map((m) => ({
+        id: m.manifest.id,
+        task: m.manifest.task,
+        format: m.manifest.format,
+        source:
+          'package' in m.manifest.source
+            ? `${m.manifest.source.package}/${m.manifest.source.path}`
+            : m.manifest.source.file,
+        prepared: registry.isPrepared(m.manifest.id),
+        builtin: m.builtin,
+      }));
     if (json) console.log(JSON.stringify(rows));
     else {
-      console.log(table(['id', 'task', 'format', 'prepared', 'source'], rows.map((r) => [r.id, r.task, r.format, r.prepared ? 'yes' : 'no', r.source])));
-      for (const c of registry.clip) console.log(`embedding model ${c.manifest.id}: clip (${c.visionId} + ${c.textId}, tokenizer ${c.tokenizerPath})`);
+      console.log(
+        table(
+          ['id', 'task', 'format', 'prepared', 'source'],
+          rows.map((r) => [r.id, r.task, r.format, r.prepared ? 'yes' : 'no', r.source]),
+        ),
+      );
+      for (const c of registry.clip)
+        console.log(
+          `embedding model ${c.manifest.id}: clip (${c.visionId} + ${c.textId}, tokenizer ${c.tokenizerPath})`,
+        );
       console.log(`models in ${registry.modelsDir}`);
     }
     return 0;
@@ -110,7 +131,10 @@ export async function modelsCli(args: string[], context: ModelsCliContext | stri
 
 async function addCommand(ids: string[], ctx: ModelsCliContext, json: boolean): Promise<number> {
   const source = ids[0];
-  if (!source || ids.length > 1) { console.error(USAGE); return 2; }
+  if (!source || ids.length > 1) {
+    console.error(USAGE);
+    return 2;
+  }
   const f = ctx.flags ?? {};
   const check = ctx.check;
   if (!check) throw new Error('models add needs the sample check');
@@ -121,31 +145,73 @@ async function addCommand(ids: string[], ctx: ModelsCliContext, json: boolean): 
   if (labelsArg !== undefined) {
     const { existsSync, readFileSync } = await import('node:fs');
     labels = existsSync(labelsArg)
-      ? readFileSync(labelsArg, 'utf8').split(/\r?\n/).map((l) => l.trim()).filter(Boolean)
-      : labelsArg.split(',').map((l) => l.trim()).filter(Boolean);
+      ? readFileSync(labelsArg, 'utf8')
+          .split(/\r?\n/)
+          .map((l) => l.trim())
+          .filter(Boolean)
+      : labelsArg
+          .split(',')
+          .map((l) => l.trim())
+          .filter(Boolean);
   }
   const runtimeSettings = ManifestSchema.shape.runtime.parse({
     ...(f.preload === true ? { preload: true } : {}),
     ...(num('idle-unload-s') !== undefined ? { idleUnloadS: num('idle-unload-s') } : {}),
-    ...(str('providers') ? { providers: str('providers')!.split(',').map((p) => p.trim().toLowerCase()) } : {}),
+    ...(str('providers')
+      ? {
+          providers: str('providers')!
+            .split(',')
+            .map((p) => p.trim().toLowerCase()),
+        }
+      : {}),
     ...(num('queue-depth') !== undefined ? { queueDepth: num('queue-depth') } : {}),
   });
   const registry = await ModelRegistry.open(ctx.dataDir, { modelsDir: ctx.modelsDir });
-  const quiet = { info() {}, warn(o: object, m: string) { console.error(`warning: ${m}`); } };
+  const quiet = {
+    info() {},
+    warn(o: object, m: string) {
+      console.error(`warning: ${m}`);
+    },
+  };
   const runtime = new InferenceRuntime({ log: quiet, providers: ['cpu'] });
   try {
     const deps: AddModelDeps = {
-      registry, runtime, hubUrl: ctx.hubUrl ?? 'https://huggingface.co', policy: ctx.policy ?? { allowPrivate: false },
+      registry,
+      runtime,
+      hubUrl: ctx.hubUrl ?? 'https://huggingface.co',
+      policy: ctx.policy ?? { allowPrivate: false },
       check: (id) => check(runtime, registry, id),
       onProgress: json ? undefined : addProgressPrinter(),
     };
-    const added = await addModel({ source, id: str('id'), task: str('task') as ModelTask | undefined, labels, sha256: str('sha256'), runtime: runtimeSettings }, deps);
+    const added = await addModel(
+      {
+        source,
+        id: str('id'),
+        task: str('task') as ModelTask | undefined,
+        labels,
+        sha256: str('sha256'),
+        runtime: runtimeSettings,
+      },
+      deps,
+    );
     if (ctx.publish) await ctx.publish(added.manifest, added.path);
     if (json) {
-      console.log(JSON.stringify({ id: added.manifest.id, task: added.manifest.task, sha256: added.sha256, bytes: added.bytes, path: added.path, resumes: added.resumes, check: added.check }));
+      console.log(
+        JSON.stringify({
+          id: added.manifest.id,
+          task: added.manifest.task,
+          sha256: added.sha256,
+          bytes: added.bytes,
+          path: added.path,
+          resumes: added.resumes,
+          check: added.check,
+        }),
+      );
     } else {
       console.log(`${added.manifest.id}: ${added.check.summary}`);
-      console.log(`${added.manifest.id}: added (${added.manifest.task}, sha256 ${added.sha256.slice(0, 12)}…, ${added.bytes} bytes) -> ${registry.manifestPathFor(added.manifest.id)}${ctx.publish ? '; stored in the shared database' : ''}`);
+      console.log(
+        `${added.manifest.id}: added (${added.manifest.task}, sha256 ${added.sha256.slice(0, 12)}…, ${added.bytes} bytes) -> ${registry.manifestPathFor(added.manifest.id)}${ctx.publish ? '; stored in the shared database' : ''}`,
+      );
     }
     return 0;
   } finally {
@@ -154,7 +220,10 @@ async function addCommand(ids: string[], ctx: ModelsCliContext, json: boolean): 
 }
 
 async function removeCommand(ids: string[], ctx: ModelsCliContext): Promise<number> {
-  if (ids.length !== 1) { console.error(USAGE); return 2; }
+  if (ids.length !== 1) {
+    console.error(USAGE);
+    return 2;
+  }
   const registry = await ModelRegistry.open(ctx.dataDir, { modelsDir: ctx.modelsDir });
   const id = ids[0]!;
   if (!registry.has(id) && ctx.unpublish) {
@@ -181,7 +250,9 @@ function addProgressPrinter(): (p: AddProgress) => void {
       if (tty) {
         const width = 24;
         const filled = Math.round(fraction * width);
-        process.stderr.write(`\r${p.id.padEnd(16)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${mb(bytes)}${total ? ` / ${mb(total)}` : ''}${resumedFrom ? ' (resumed)' : ''}   `);
+        process.stderr.write(
+          `\r${p.id.padEnd(16)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${mb(bytes)}${total ? ` / ${mb(total)}` : ''}${resumedFrom ? ' (resumed)' : ''}   `,
+        );
         if (total && bytes >= total) process.stderr.write('\n');
         return;
       }
@@ -192,7 +263,9 @@ function addProgressPrinter(): (p: AddProgress) => void {
       const q = Math.floor(fraction * 4);
       if (q !== lastQuarter) {
         lastQuarter = q;
-        process.stderr.write(`${p.id}: download ${mb(bytes)}${total ? ` / ${mb(total)} (${Math.round(fraction * 100)}%)` : ''}\n`);
+        process.stderr.write(
+          `${p.id}: download ${mb(bytes)}${total ? ` / ${mb(total)} (${Math.round(fraction * 100)}%)` : ''}\n`,
+        );
       }
       return;
     }
@@ -208,7 +281,9 @@ function progressPrinter(quiet: boolean): (p: PrepareProgress) => void {
     if (tty) {
       const width = 24;
       const filled = Math.round(p.fraction * width);
-      process.stderr.write(`\r${p.id.padEnd(16)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${p.phase.padEnd(8)}`);
+      process.stderr.write(
+        `\r${p.id.padEnd(16)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${p.phase.padEnd(8)}`,
+      );
       if (p.phase === 'done') process.stderr.write('\n');
     } else if (`${p.id}:${p.phase}` !== last) {
       process.stderr.write(`${p.id}: ${p.phase}${p.detail ? ` (${p.detail})` : ''}\n`);
@@ -219,6 +294,10 @@ function progressPrinter(quiet: boolean): (p: PrepareProgress) => void {
 
 function table(head: string[], rows: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(head), ...rows.map(line)].join('\n');
 }

@@ -9,7 +9,11 @@ import { ModelCatalogue } from './model-catalogue.js';
 import { ModelRegistry } from '../inference/registry.js';
 import { InferenceRuntime, type RuntimeOptions } from '../inference/runtime.js';
 
-export interface ModelChanges { added: string[]; removed: string[]; changed: string[] }
+export interface ModelChanges {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
 
 export class ModelsService {
   private prepared = false;
@@ -22,36 +26,71 @@ export class ModelsService {
   /** What GET /v1/models lists: the parts that run models add their sources at start. */
   readonly catalogue = new ModelCatalogue();
 
-  private constructor(readonly registry: ModelRegistry, readonly runtime: InferenceRuntime, private readonly log: Logger, private readonly syncMs: number) {
+  private constructor(
+    readonly registry: ModelRegistry,
+    readonly runtime: InferenceRuntime,
+    private readonly log: Logger,
+    private readonly syncMs: number,
+  ) {
     for (const p of registry.problems) log.error({ manifest: p.path }, p.message);
-    this.ready = registry.prepareMissing(log).then(
-      () => { this.prepared = true; log.info('models ready'); },
-      (e: Error) => { this.prepareError = e; log.error({ err: e }, 'model preparation failed'); },
-    ).then(() => this.preload(registry.list().map((r) => r.manifest.id)));
+    this.ready = registry
+      .prepareMissing(log)
+      .then(
+        () => {
+          this.prepared = true;
+          log.info('models ready');
+        },
+        (e: Error) => {
+          this.prepareError = e;
+          log.error({ err: e }, 'model preparation failed');
+        },
+      )
+      .then(() => this.preload(registry.list().map((r) => r.manifest.id)));
     if (syncMs > 0) this.schedule();
   }
 
   /** `inference`: the configuration's inference section (providers, threads, queue depth, worker mode, idle unload). */
-  static async open(dataDir: string, modelsDir: string, log: Logger, inference: RuntimeOptions = {}, opts: { syncMs?: number } = {}): Promise<ModelsService> {
+  static async open(
+    dataDir: string,
+    modelsDir: string,
+    log: Logger,
+    inference: RuntimeOptions = {},
+    opts: { syncMs?: number } = {},
+  ): Promise<ModelsService> {
     const registry = await ModelRegistry.open(dataDir, { modelsDir });
-    return new ModelsService(registry, new InferenceRuntime({ ...inference, log: log.child({ component: 'inference' }) }), log, opts.syncMs ?? 0);
+    return new ModelsService(
+      registry,
+      new InferenceRuntime({ ...inference, log: log.child({ component: 'inference' }) }),
+      log,
+      opts.syncMs ?? 0,
+    );
   }
 
-  isReady(): boolean { return this.prepared; }
+  isReady(): boolean {
+    return this.prepared;
+  }
 
   /** Called with every change refresh() finds (after the runtime dropped removed or replaced models). */
-  onChange(fn: (c: ModelChanges) => void): void { this.listeners.push(fn); }
+  onChange(fn: (c: ModelChanges) => void): void {
+    this.listeners.push(fn);
+  }
 
   private schedule(): void {
     this.timer = setTimeout(() => {
-      this.refresh().catch((e: Error) => this.log.error({ err: e }, 'model folder re-read failed')).finally(() => { if (!this.closed) this.schedule(); });
+      this.refresh()
+        .catch((e: Error) => this.log.error({ err: e }, 'model folder re-read failed'))
+        .finally(() => {
+          if (!this.closed) this.schedule();
+        });
     }, this.syncMs);
     this.timer.unref();
   }
 
   /** Re-reads the data dir's manifests now and applies what changed (one refresh at a time). */
   refresh(): Promise<ModelChanges> {
-    this.refreshing ??= this.applyChanges().finally(() => { this.refreshing = null; });
+    this.refreshing ??= this.applyChanges().finally(() => {
+      this.refreshing = null;
+    });
     return this.refreshing;
   }
 
@@ -62,11 +101,17 @@ export class ModelsService {
       try {
         await this.registry.prepare(id);
       } catch (e) {
-        this.log.error({ model: id, err: (e as Error).message }, `bring-your-own model ${id} could not be prepared: ${(e as Error).message}`);
+        this.log.error(
+          { model: id, err: (e as Error).message },
+          `bring-your-own model ${id} could not be prepared: ${(e as Error).message}`,
+        );
       }
     }
     if (c.added.length || c.removed.length || c.changed.length) {
-      this.log.info(c, `models changed: ${[...c.added.map((i) => `+${i}`), ...c.removed.map((i) => `-${i}`), ...c.changed.map((i) => `~${i}`)].join(' ')}`);
+      this.log.info(
+        c,
+        `models changed: ${[...c.added.map((i) => `+${i}`), ...c.removed.map((i) => `-${i}`), ...c.changed.map((i) => `~${i}`)].join(' ')}`,
+      );
       for (const fn of this.listeners) fn(c);
       await this.preload([...c.added, ...c.changed]);
     }
@@ -81,7 +126,10 @@ export class ModelsService {
         await this.runtime.register(this.registry.spec(id)).session();
         this.log.info({ model: id }, `model ${id} preloaded`);
       } catch (e) {
-        this.log.error({ model: id, err: (e as Error).message }, `model ${id} could not be preloaded: ${(e as Error).message}`);
+        this.log.error(
+          { model: id, err: (e as Error).message },
+          `model ${id} could not be preloaded: ${(e as Error).message}`,
+        );
       }
     }
   }
@@ -93,5 +141,7 @@ export class ModelsService {
     await this.refreshing?.catch(() => {});
     await this.runtime.close();
   }
-  get error(): Error | null { return this.prepareError; }
+  get error(): Error | null {
+    return this.prepareError;
+  }
 }

@@ -22,10 +22,12 @@ export function modelsModule(s: ModelsDeps, opts: { routes?: boolean } = {}): Mo
   };
   const schedule = () => {
     timer = setTimeout(() => {
-      running = pull().catch((e: Error) => log.error({ err: e }, 'pulling shared models failed')).finally(() => {
-        running = null;
-        if (!stopped) schedule();
-      });
+      running = pull()
+        .catch((e: Error) => log.error({ err: e }, 'pulling shared models failed'))
+        .finally(() => {
+          running = null;
+          if (!stopped) schedule();
+        });
     }, s.config.models.syncMs);
     timer.unref();
   };

@@ -10,7 +10,10 @@ import { defineRoute, type RouteDef } from '../http/route.js';
 export const ModelServingOut = z.object({
   state: z.enum(['unloaded', 'loading', 'loaded']),
   providers: z.array(z.string()).nullable().meta({ description: 'Providers the loaded session runs on' }),
-  memory_bytes: z.number().nullable().meta({ description: 'Process memory growth while it loaded, at least the size of its weights (approximate)' }),
+  memory_bytes: z
+    .number()
+    .nullable()
+    .meta({ description: 'Process memory growth while it loaded, at least the size of its weights (approximate)' }),
   loaded_at: z.string().nullable(),
   last_used_at: z.string().nullable(),
   requests: z.number().int(),
@@ -30,38 +33,69 @@ export const ModelSettingsOut = z.object({
   queue_depth: z.number().nullable(),
 });
 
-export const ServedModelOut = z.looseObject({
-  id: z.string().meta({ description: 'What a request names in `model` (or a collection in model_id)' }),
-  object: z.literal('model'),
-  task: z.enum(['detect', 'ocr', 'describe', 'embed']).meta({ description: 'What the model answers' }),
-  default: z.boolean().meta({ description: 'Whether a request without `model` runs it' }),
-  source: z.enum(['builtin', 'bring-your-own', 'external']).meta({ description: 'Built in, a manifest under <data-dir>/manifests, or a configured VLM' }),
-  description: z.string().optional(),
-  types: z.array(z.string()).optional().meta({ description: 'Embedding models: the content types they embed' }),
-  labels_count: z.number().int().optional().meta({ description: 'Detectors: how many classes they name' }),
-  labels: z.array(z.string()).optional().meta({ description: 'Detectors: the class names `classes` accepts' }),
-  input_size: z.tuple([z.number().int(), z.number().int()]).optional().meta({ description: 'Detectors: model input [width, height]' }),
-  layout: z.string().optional().meta({ description: 'Detectors: output layout (yolov8, yolov5, yolox, rtdetr, xyxy-score-class, ...)' }),
-  error: z.string().optional().meta({ description: 'Why a bring-your-own model cannot run (absent when it can)' }),
-  serving: ModelServingOut.optional().meta({ description: 'Registered models: loaded or not, memory, requests, p50 latency' }),
-  settings: ModelSettingsOut.optional(),
-  prepared: z.boolean().optional().meta({ description: 'Registered models: whether its ONNX file is in place' }),
-  sha256: z.string().nullable().optional(),
-  origin: z.string().nullable().optional().meta({ description: 'Added models: the URL, hub reference or file it came from' }),
-  added_at: z.string().nullable().optional(),
-}).meta({ id: 'Model', description: 'A served model; runtime state fields may follow' });
+export const ServedModelOut = z
+  .looseObject({
+    id: z.string().meta({ description: 'What a request names in `model` (or a collection in model_id)' }),
+    object: z.literal('model'),
+    task: z.enum(['detect', 'ocr', 'describe', 'embed']).meta({ description: 'What the model answers' }),
+    default: z.boolean().meta({ description: 'Whether a request without `model` runs it' }),
+    source: z
+      .enum(['builtin', 'bring-your-own', 'external'])
+      .meta({ description: 'Built in, a manifest under <data-dir>/manifests, or a configured VLM' }),
+    description: z.string().optional(),
+    types: z.array(z.string()).optional().meta({ description: 'Embedding models: the content types they embed' }),
+    labels_count: z.number().int().optional().meta({ description: 'Detectors: how many classes they name' }),
+    labels: z.array(z.string()).optional().meta({ description: 'Detectors: the class names `classes` accepts' }),
+    input_size: z
+      .tuple([z.number().int(), z.number().int()])
+      .optional()
+      .meta({ description: 'Detectors: model input [width, height]' }),
+    layout: z
+      .string()
+      .optional()
+      .meta({ description: 'Detectors: output layout (yolov8, yolov5, yolox, rtdetr, xyxy-score-class, ...)' }),
+    error: z.string().optional().meta({ description: 'Why a bring-your-own model cannot run (absent when it can)' }),
+    serving: ModelServingOut.optional().meta({
+      description: 'Registered models: loaded or not, memory, requests, p50 latency',
+    }),
+    settings: ModelSettingsOut.optional(),
+    prepared: z.boolean().optional().meta({ description: 'Registered models: whether its ONNX file is in place' }),
+    sha256: z.string().nullable().optional(),
+    origin: z
+      .string()
+      .nullable()
+      .optional()
+      .meta({ description: 'Added models: the URL, hub reference or file it came from' }),
+    added_at: z.string().nullable().optional(),
+  })
+  .meta({ id: 'Model', description: 'A served model; runtime state fields may follow' });
 
 export function modelsRoutes(catalogue: ModelCatalogue): RouteDef[] {
   const tags = ['models'];
   return [
     defineRoute({
-      method: 'GET', path: '/v1/models', auth: 'key', tags, noBody: true, summary: 'List every served model (detect, ocr, describe, embed)',
-      responses: { 200: { description: 'Models', schema: z.object({ object: z.literal('list'), data: z.array(ServedModelOut) }) } },
+      method: 'GET',
+      path: '/v1/models',
+      auth: 'key',
+      tags,
+      noBody: true,
+      summary: 'List every served model (detect, ocr, describe, embed)',
+      responses: {
+        200: { description: 'Models', schema: z.object({ object: z.literal('list'), data: z.array(ServedModelOut) }) },
+      },
       handler: async () => ({ json: { object: 'list', data: await catalogue.list() } }),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/models/:id', auth: 'key', tags, noBody: true, summary: 'One served model',
-      responses: { 200: { description: 'Model', schema: ServedModelOut }, 404: { description: 'No such model (not_found_error)' } },
+      method: 'GET',
+      path: '/v1/models/:id',
+      auth: 'key',
+      tags,
+      noBody: true,
+      summary: 'One served model',
+      responses: {
+        200: { description: 'Model', schema: ServedModelOut },
+        404: { description: 'No such model (not_found_error)' },
+      },
       handler: async (ctx) => {
         const m = await catalogue.get(ctx.params.id!);
         if (!m) throw errors.notFound('model', ctx.params.id);

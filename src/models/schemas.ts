@@ -5,15 +5,31 @@ import { ModelServingOut, ModelSettingsOut } from './models.routes.js';
 const Providers = z.array(z.enum(['tensorrt', 'cuda', 'cpu'])).min(1);
 
 export const AddModelBody = z.strictObject({
-  source: z.string().min(1).max(2000)
+  source: z
+    .string()
+    .min(1)
+    .max(2000)
     .meta({ description: 'https URL of an .onnx file, or a Hugging Face reference owner/repo[@rev]:path' }),
   id: z.string().min(1).max(64).optional().meta({ description: 'Model id (default: from the file name)' }),
-  task: z.enum(['detect', 'embed-image', 'embed-text', 'other']).optional().meta({ description: 'What the model does (default detect)' }),
-  labels: z.array(z.string().min(1)).max(10_000).optional().meta({ description: 'Class names in output order (default: the COCO 80 classes)' }),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional().meta({ description: 'Expected sha256 of the file; a mismatch is refused' }),
+  task: z
+    .enum(['detect', 'embed-image', 'embed-text', 'other'])
+    .optional()
+    .meta({ description: 'What the model does (default detect)' }),
+  labels: z
+    .array(z.string().min(1))
+    .max(10_000)
+    .optional()
+    .meta({ description: 'Class names in output order (default: the COCO 80 classes)' }),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional()
+    .meta({ description: 'Expected sha256 of the file; a mismatch is refused' }),
   preload: z.boolean().optional().meta({ description: 'Load at start instead of on first use' }),
   idle_unload_s: z.number().min(0).optional().meta({ description: 'Unload after this many idle seconds (0: never)' }),
-  providers: Providers.optional().meta({ description: 'Execution providers in order; missing ones fall back to cpu with a warning' }),
+  providers: Providers.optional().meta({
+    description: 'Execution providers in order; missing ones fall back to cpu with a warning',
+  }),
   queue_depth: z.number().int().min(1).max(10_000).optional().meta({ description: 'Waiting requests before 503' }),
 });
 export type AddModelBody = z.infer<typeof AddModelBody>;
@@ -26,7 +42,10 @@ export const ModelOut = z.object({
   builtin: z.boolean(),
   prepared: z.boolean(),
   sha256: z.string().nullable(),
-  origin: z.string().nullable().meta({ description: 'Where an added model came from (URL, hub reference or file); null for built-in ones' }),
+  origin: z
+    .string()
+    .nullable()
+    .meta({ description: 'Where an added model came from (URL, hub reference or file); null for built-in ones' }),
   added_at: z.string().nullable(),
   labels: z.number().int().meta({ description: 'How many class names the manifest lists' }),
   settings: ModelSettingsOut,

@@ -103,8 +103,18 @@ export interface NativeFrameBatch {
 
 /** The decoder's failure reasons; each is the code ERR_SIGHTFLOW_DECODE_<REASON in capitals>. */
 export const DECODE_FAILURES = [
-  'input_not_found', 'empty_input', 'invalid_video', 'no_video_stream', 'unsupported_codec', 'decode_failed',
-  'fetch_failed', 'source_limit_exceeded', 'timeout', 'aborted', 'out_of_memory', 'not_open',
+  'input_not_found',
+  'empty_input',
+  'invalid_video',
+  'no_video_stream',
+  'unsupported_codec',
+  'decode_failed',
+  'fetch_failed',
+  'source_limit_exceeded',
+  'timeout',
+  'aborted',
+  'out_of_memory',
+  'not_open',
 ] as const;
 export type DecodeFailure = (typeof DECODE_FAILURES)[number];
 
@@ -121,7 +131,13 @@ export function decodeFailure(e: unknown): DecodeFailure | null {
 }
 
 /** The decoder's network requests (native/core/decode/guarded_io.h), served by src/media/guarded-source.ts. */
-export type NetRequestHandler = (kind: 'open' | 'more' | 'close', id: number, url: string, offset: number, end: number) => void;
+export type NetRequestHandler = (
+  kind: 'open' | 'more' | 'close',
+  id: number,
+  url: string,
+  offset: number,
+  end: number,
+) => void;
 
 interface AddonDecoder {
   open(opts: Record<string, unknown>): Promise<VideoInfo>;
@@ -133,11 +149,21 @@ interface AddonDecoder {
   close(): Promise<void>;
   abort(): Promise<void>;
 }
-interface DecodeAddon { Decoder: new () => AddonDecoder }
+interface DecodeAddon {
+  Decoder: new () => AddonDecoder;
+}
 
-function positive(param: string, v: unknown, opts: { integer?: boolean; allowZero?: boolean; max?: number } = {}): number {
-  const ok = typeof v === 'number' && Number.isFinite(v) && (opts.allowZero ? v >= 0 : v > 0) &&
-    (!opts.integer || Number.isInteger(v)) && (opts.max === undefined || v <= opts.max);
+function positive(
+  param: string,
+  v: unknown,
+  opts: { integer?: boolean; allowZero?: boolean; max?: number } = {},
+): number {
+  const ok =
+    typeof v === 'number' &&
+    Number.isFinite(v) &&
+    (opts.allowZero ? v >= 0 : v > 0) &&
+    (!opts.integer || Number.isInteger(v)) &&
+    (opts.max === undefined || v <= opts.max);
   if (!ok) {
     const kind = opts.integer ? 'integer' : 'number';
     const bound = opts.allowZero ? 'at least 0' : 'greater than 0';
@@ -157,18 +183,28 @@ export function nativeOptions(input: string, o: DecodeOptions): Record<string, u
   if (sampling.mode === 'fps' || sampling.mode === 'interval') {
     out.value = positive('sampling.value', sampling.value);
   } else if (sampling.mode !== 'keyframe') {
-    throw errors.invalidParam('sampling.mode', `Expected one of fps, interval, keyframe for sampling.mode but received ${String((sampling as { mode: unknown }).mode)}`);
+    throw errors.invalidParam(
+      'sampling.mode',
+      `Expected one of fps, interval, keyframe for sampling.mode but received ${String((sampling as { mode: unknown }).mode)}`,
+    );
   }
   const range = o.range ?? {};
   const unit = range.unit ?? 'seconds';
   if (unit !== 'seconds' && unit !== 'frames') {
-    throw errors.invalidParam('range.unit', `Expected one of seconds, frames for range.unit but received ${String(unit)}`);
+    throw errors.invalidParam(
+      'range.unit',
+      `Expected one of seconds, frames for range.unit but received ${String(unit)}`,
+    );
   }
   out.unit = unit;
-  if (range.start !== undefined) out.start = positive('range.start', range.start, { allowZero: true, integer: unit === 'frames' });
+  if (range.start !== undefined)
+    out.start = positive('range.start', range.start, { allowZero: true, integer: unit === 'frames' });
   if (range.end !== undefined) out.end = positive('range.end', range.end, { integer: unit === 'frames' });
   if (range.start !== undefined && range.end !== undefined && range.end <= range.start) {
-    throw errors.invalidParam('range.end', `Expected range.end greater than range.start (${range.start}) but received ${range.end}`);
+    throw errors.invalidParam(
+      'range.end',
+      `Expected range.end greater than range.start (${range.start}) but received ${range.end}`,
+    );
   }
   out.maxFrames = positive('max_frames', o.maxFrames ?? 3000, { integer: true, max: 1e9 });
   out.threads = positive('threads', o.threads ?? 0, { integer: true, allowZero: true, max: 64 });
@@ -176,7 +212,8 @@ export function nativeOptions(input: string, o: DecodeOptions): Record<string, u
   if (o.height !== undefined) out.height = positive('height', o.height, { integer: true, max: 16384 });
   out.keepAspect = o.keepAspect ?? true;
   out.openTimeoutMs = positive('openTimeoutMs', o.openTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
-  if (o.probeTimeoutMs !== undefined) out.probeTimeoutMs = positive('probeTimeoutMs', o.probeTimeoutMs, { integer: true, max: 3_600_000 });
+  if (o.probeTimeoutMs !== undefined)
+    out.probeTimeoutMs = positive('probeTimeoutMs', o.probeTimeoutMs, { integer: true, max: 3_600_000 });
   out.readTimeoutMs = positive('readTimeoutMs', o.readTimeoutMs ?? 15000, { integer: true, max: 3_600_000 });
   const hw = o.hwaccel ?? 'none';
   if (hw !== 'none' && hw !== 'auto' && hw !== 'cuda') {
@@ -208,7 +245,10 @@ export class NativeDecoder {
    */
   async open(input: string, options: DecodeOptions = {}, onNet?: NetRequestHandler): Promise<VideoInfo> {
     const caller = new Error();
-    const info = await withCallerStack(this.#native.open({ ...nativeOptions(input, options), ...(onNet ? { onNet } : {}) }), caller);
+    const info = await withCallerStack(
+      this.#native.open({ ...nativeOptions(input, options), ...(onNet ? { onNet } : {}) }),
+      caller,
+    );
     this.#frameBytes = info.outWidth * info.outHeight * 3;
     return info;
   }
@@ -224,7 +264,8 @@ export class NativeDecoder {
 
   /** The answers to onNet requests (see NetSink in src/media/guarded-source.ts). */
   readonly net = {
-    head: (id: number, size: number, seekable: boolean, finalUrl: string) => this.#native.netHead(id, size, seekable, finalUrl),
+    head: (id: number, size: number, seekable: boolean, finalUrl: string) =>
+      this.#native.netHead(id, size, seekable, finalUrl),
     push: (id: number, chunk: Uint8Array) => this.#native.netPush(id, chunk),
     end: (id: number) => this.#native.netEnd(id),
     fail: (id: number, code: string, message: string, fatal: boolean) => this.#native.netFail(id, code, message, fatal),

@@ -67,13 +67,62 @@ type NativeFormat = { scale: number; mean: Triple; std: Triple; bgr: boolean; nh
 type NativeLetterbox = { scale: number; padX: number; padY: number; contentWidth: number; contentHeight: number };
 /** The slice of the addon this file calls; each function throws (or rejects with) a coded error. */
 interface ImageAddon {
-  imageLetterbox(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): NativeLetterbox;
-  imageLetterboxAsync(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): Promise<NativeLetterbox>;
-  imageCropResize(src: Uint8Array, w: number, h: number, stride: number, rois: Float32Array, opts: object, out: Float32Array): undefined;
-  imageStretchAsync(src: Uint8Array, w: number, h: number, stride: number, opts: object, out: Float32Array): Promise<undefined>;
-  imageResize(src: Uint8Array, w: number, h: number, stride: number, dw: number, dh: number, out: Uint8Array): undefined;
-  imageShrink(src: Uint8Array, w: number, h: number, stride: number, fx: number, fy: number, out: Uint8Array): undefined;
-  imageJpegDecodeAsync(bytes: Uint8Array, maxPixels: number, into?: Uint8Array): Promise<{ width: number; height: number; data?: Buffer; into?: true } | { unsupported: string }>;
+  imageLetterbox(
+    src: Uint8Array,
+    w: number,
+    h: number,
+    stride: number,
+    opts: object,
+    out: Float32Array,
+  ): NativeLetterbox;
+  imageLetterboxAsync(
+    src: Uint8Array,
+    w: number,
+    h: number,
+    stride: number,
+    opts: object,
+    out: Float32Array,
+  ): Promise<NativeLetterbox>;
+  imageCropResize(
+    src: Uint8Array,
+    w: number,
+    h: number,
+    stride: number,
+    rois: Float32Array,
+    opts: object,
+    out: Float32Array,
+  ): undefined;
+  imageStretchAsync(
+    src: Uint8Array,
+    w: number,
+    h: number,
+    stride: number,
+    opts: object,
+    out: Float32Array,
+  ): Promise<undefined>;
+  imageResize(
+    src: Uint8Array,
+    w: number,
+    h: number,
+    stride: number,
+    dw: number,
+    dh: number,
+    out: Uint8Array,
+  ): undefined;
+  imageShrink(
+    src: Uint8Array,
+    w: number,
+    h: number,
+    stride: number,
+    fx: number,
+    fy: number,
+    out: Uint8Array,
+  ): undefined;
+  imageJpegDecodeAsync(
+    bytes: Uint8Array,
+    maxPixels: number,
+    into?: Uint8Array,
+  ): Promise<{ width: number; height: number; data?: Buffer; into?: true } | { unsupported: string }>;
 }
 
 const MAX_SIDE = 32768;
@@ -86,29 +135,44 @@ function side(name: string, v: unknown): number {
 }
 
 function finite(name: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw errors.invalidParam(name, `Expected a finite number for ${name} but received ${String(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    throw errors.invalidParam(name, `Expected a finite number for ${name} but received ${String(v)}`);
   return v;
 }
 
 function triple(name: string, v: unknown, fallback: Triple, nonZero = false): Triple {
   if (v === undefined) return fallback;
-  if (!Array.isArray(v) || v.length !== 3 || v.some((x) => typeof x !== 'number' || !Number.isFinite(x) || (nonZero && x === 0))) {
-    throw errors.invalidParam(name, `Expected 3 finite${nonZero ? ' non-zero' : ''} numbers for ${name} but received ${JSON.stringify(v)}`);
+  if (
+    !Array.isArray(v) ||
+    v.length !== 3 ||
+    v.some((x) => typeof x !== 'number' || !Number.isFinite(x) || (nonZero && x === 0))
+  ) {
+    throw errors.invalidParam(
+      name,
+      `Expected 3 finite${nonZero ? ' non-zero' : ''} numbers for ${name} but received ${JSON.stringify(v)}`,
+    );
   }
   return [v[0], v[1], v[2]];
 }
 
 function checkImage(img: Pixels): number {
-  if (!(img?.data instanceof Uint8Array)) throw errors.invalidParam('image', 'Expected a Uint8Array of RGB24 pixels for image.data');
+  if (!(img?.data instanceof Uint8Array))
+    throw errors.invalidParam('image', 'Expected a Uint8Array of RGB24 pixels for image.data');
   side('image.width', img.width);
   side('image.height', img.height);
   const stride = img.stride ?? img.width * 3;
   if (!Number.isInteger(stride) || stride < img.width * 3) {
-    throw errors.invalidParam('image.stride', `Expected integer >= ${img.width * 3} for image.stride but received ${String(stride)}`);
+    throw errors.invalidParam(
+      'image.stride',
+      `Expected integer >= ${img.width * 3} for image.stride but received ${String(stride)}`,
+    );
   }
   const need = stride * (img.height - 1) + img.width * 3;
   if (img.data.length < need) {
-    throw errors.invalidParam('image.data', `Expected at least ${need} bytes for a ${img.width}x${img.height} RGB24 image but received ${img.data.length}`);
+    throw errors.invalidParam(
+      'image.data',
+      `Expected at least ${need} bytes for a ${img.width}x${img.height} RGB24 image but received ${img.data.length}`,
+    );
   }
   return stride;
 }
@@ -118,7 +182,10 @@ function format(f: TensorFormat): NativeFormat {
     throw errors.invalidParam('layout', `Expected one of nchw, nhwc for layout but received ${String(f.layout)}`);
   }
   if (f.channelOrder !== undefined && f.channelOrder !== 'rgb' && f.channelOrder !== 'bgr') {
-    throw errors.invalidParam('channelOrder', `Expected one of rgb, bgr for channelOrder but received ${String(f.channelOrder)}`);
+    throw errors.invalidParam(
+      'channelOrder',
+      `Expected one of rgb, bgr for channelOrder but received ${String(f.channelOrder)}`,
+    );
   }
   return {
     scale: f.scale === undefined ? 1 / 255 : finite('scale', f.scale),
@@ -151,7 +218,8 @@ function letterboxArgs(img: Pixels, opts: LetterboxOptions) {
   const width = side('width', opts.width);
   const height = side('height', opts.height);
   const native = {
-    dstWidth: width, dstHeight: height,
+    dstWidth: width,
+    dstHeight: height,
     pad: triple('pad', opts.pad, [114, 114, 114]),
     center: opts.center ?? true,
     scaleUp: opts.scaleUp ?? true,
@@ -175,20 +243,37 @@ export function letterbox(img: Pixels, opts: LetterboxOptions): LetterboxResult 
  */
 export async function letterboxAsync(img: Pixels, opts: LetterboxOptions): Promise<LetterboxResult> {
   const { stride, native, tensor, dims } = letterboxArgs(img, opts);
-  const res = await withCallerStack(loadAddon<ImageAddon>().imageLetterboxAsync(img.data, img.width, img.height, stride, native, tensor), new Error());
+  const res = await withCallerStack(
+    loadAddon<ImageAddon>().imageLetterboxAsync(img.data, img.width, img.height, stride, native, tensor),
+    new Error(),
+  );
   return { tensor, dims, ...res };
 }
 
 /** Maps a box from letterboxed tensor coordinates back to the source frame (clamped to it). */
-export function unletterboxBox(box: Box, lb: Pick<LetterboxResult, 'scale' | 'padX' | 'padY'>, sourceWidth: number, sourceHeight: number): [number, number, number, number] {
+export function unletterboxBox(
+  box: Box,
+  lb: Pick<LetterboxResult, 'scale' | 'padX' | 'padY'>,
+  sourceWidth: number,
+  sourceHeight: number,
+): [number, number, number, number] {
   const fx = (x: number) => Math.min(sourceWidth, Math.max(0, (x - lb.padX) / lb.scale));
   const fy = (y: number) => Math.min(sourceHeight, Math.max(0, (y - lb.padY) / lb.scale));
   return [fx(box[0]), fy(box[1]), fx(box[2]), fy(box[3])];
 }
 
 function checkBox(name: string, b: Box): void {
-  if (!Array.isArray(b) || b.length !== 4 || b.some((v) => typeof v !== 'number' || !Number.isFinite(v)) || !(b[2] > b[0]) || !(b[3] > b[1])) {
-    throw errors.invalidParam(name, `Expected [x1, y1, x2, y2] with x2 > x1 and y2 > y1 for ${name} but received ${JSON.stringify(b)}`);
+  if (
+    !Array.isArray(b) ||
+    b.length !== 4 ||
+    b.some((v) => typeof v !== 'number' || !Number.isFinite(v)) ||
+    !(b[2] > b[0]) ||
+    !(b[3] > b[1])
+  ) {
+    throw errors.invalidParam(
+      name,
+      `Expected [x1, y1, x2, y2] with x2 > x1 and y2 > y1 for ${name} but received ${JSON.stringify(b)}`,
+    );
   }
 }
 
@@ -196,7 +281,11 @@ function checkBox(name: string, b: Box): void {
  * Crops every ROI and stretches it to width x height into ONE batch tensor [n, 3, h, w] (or [n, h, w, 3]).
  * ROIs may extend past the frame: samples there repeat the nearest edge pixel.
  */
-export function cropResize(img: Pixels, rois: readonly Box[], opts: CropResizeOptions): { tensor: Float32Array; dims: [number, number, number, number] } {
+export function cropResize(
+  img: Pixels,
+  rois: readonly Box[],
+  opts: CropResizeOptions,
+): { tensor: Float32Array; dims: [number, number, number, number] } {
   const stride = checkImage(img);
   const width = side('width', opts.width);
   const height = side('height', opts.height);
@@ -207,11 +296,22 @@ export function cropResize(img: Pixels, rois: readonly Box[], opts: CropResizeOp
     flat.set([b[0], b[1], b[2], b[3]], 4 * i);
   });
   const tensor = outTensor(opts.out, rois.length * 3 * width * height);
-  const dims: [number, number, number, number] = fmt.nhwc ? [rois.length, height, width, 3] : [rois.length, 3, height, width];
+  const dims: [number, number, number, number] = fmt.nhwc
+    ? [rois.length, height, width, 3]
+    : [rois.length, 3, height, width];
   if (rois.length === 0) return { tensor, dims };
   const halveWidth = opts.halveWidth === true;
-  if (halveWidth && img.width < 2) throw errors.invalidParam('halveWidth', 'Expected an image at least 2 pixels wide for halveWidth');
-  loadAddon<ImageAddon>().imageCropResize(img.data, img.width, img.height, stride, flat, { width, height, halveWidth, ...fmt }, tensor);
+  if (halveWidth && img.width < 2)
+    throw errors.invalidParam('halveWidth', 'Expected an image at least 2 pixels wide for halveWidth');
+  loadAddon<ImageAddon>().imageCropResize(
+    img.data,
+    img.width,
+    img.height,
+    stride,
+    flat,
+    { width, height, halveWidth, ...fmt },
+    tensor,
+  );
   return { tensor, dims };
 }
 
@@ -232,19 +332,36 @@ export interface StretchOptions extends TensorFormat {
  * [1, 3, h, w] (or [1, h, w, 3]): cropResize's values for the image's full box, computed on the libuv pool so
  * a full frame never blocks the event loop. Do not write to img.data or opts.out until the promise settles.
  */
-export async function stretchAsync(img: Pixels, opts: StretchOptions): Promise<{ tensor: Float32Array; dims: [number, number, number, number] }> {
+export async function stretchAsync(
+  img: Pixels,
+  opts: StretchOptions,
+): Promise<{ tensor: Float32Array; dims: [number, number, number, number] }> {
   const stride = checkImage(img);
   const width = side('width', opts.width);
   const height = side('height', opts.height);
   const fmt = format(opts);
   const shrinkX = opts.shrinkX ?? 1;
   const shrinkY = opts.shrinkY ?? 1;
-  for (const [name, f, s] of [['shrinkX', shrinkX, img.width], ['shrinkY', shrinkY, img.height]] as const) {
-    if (!Number.isInteger(f) || f < 1 || f > s) throw errors.invalidParam(name, `Expected a whole shrink factor from 1 to ${s} for ${name}`);
+  for (const [name, f, s] of [
+    ['shrinkX', shrinkX, img.width],
+    ['shrinkY', shrinkY, img.height],
+  ] as const) {
+    if (!Number.isInteger(f) || f < 1 || f > s)
+      throw errors.invalidParam(name, `Expected a whole shrink factor from 1 to ${s} for ${name}`);
   }
   const tensor = outTensor(opts.out, 3 * width * height);
   const dims: [number, number, number, number] = fmt.nhwc ? [1, height, width, 3] : [1, 3, height, width];
-  await withCallerStack(loadAddon<ImageAddon>().imageStretchAsync(img.data, img.width, img.height, stride, { width, height, shrinkX, shrinkY, ...fmt }, tensor), new Error());
+  await withCallerStack(
+    loadAddon<ImageAddon>().imageStretchAsync(
+      img.data,
+      img.width,
+      img.height,
+      stride,
+      { width, height, shrinkX, shrinkY, ...fmt },
+      tensor,
+    ),
+    new Error(),
+  );
   return { tensor, dims };
 }
 
@@ -265,10 +382,15 @@ export function resize(img: Pixels, width: number, height: number, out?: Uint8Ar
  */
 export function shrink(img: Pixels, fx: number, fy: number, out?: Uint8Array): RgbImage {
   const stride = checkImage(img);
-  for (const [name, f, side] of [['fx', fx, img.width], ['fy', fy, img.height]] as const) {
-    if (!Number.isInteger(f) || f < 1 || f > side) throw errors.invalidParam(name, `Expected a whole shrink factor from 1 to ${side} for ${name}`);
+  for (const [name, f, side] of [
+    ['fx', fx, img.width],
+    ['fy', fy, img.height],
+  ] as const) {
+    if (!Number.isInteger(f) || f < 1 || f > side)
+      throw errors.invalidParam(name, `Expected a whole shrink factor from 1 to ${side} for ${name}`);
   }
-  const width = Math.floor(img.width / fx), height = Math.floor(img.height / fy);
+  const width = Math.floor(img.width / fx),
+    height = Math.floor(img.height / fy);
   const data = outPixels(out, width * height * 3);
   loadAddon<ImageAddon>().imageShrink(img.data, img.width, img.height, stride, fx, fy, data);
   return { data, width, height, channels: 3 };
@@ -288,9 +410,15 @@ export interface DecodedJpeg extends RgbImage {
  * bytes (else new memory). Do not write to bytes, nor touch `into`, until the promise settles.
  */
 export async function decodeJpeg(bytes: Uint8Array, maxPixels: number, into?: Buffer): Promise<DecodedJpeg | null> {
-  if (!(bytes instanceof Uint8Array) || bytes.length === 0) throw errors.invalidParam('bytes', 'Expected a non-empty Uint8Array of JPEG bytes');
-  if (!Number.isInteger(maxPixels) || maxPixels < 1) throw errors.invalidParam('maxPixels', `Expected a positive integer for maxPixels but received ${String(maxPixels)}`);
-  if (into !== undefined && (!Buffer.isBuffer(into) || into.length === 0)) throw errors.invalidParam('into', 'Expected a non-empty Buffer to decode into');
+  if (!(bytes instanceof Uint8Array) || bytes.length === 0)
+    throw errors.invalidParam('bytes', 'Expected a non-empty Uint8Array of JPEG bytes');
+  if (!Number.isInteger(maxPixels) || maxPixels < 1)
+    throw errors.invalidParam(
+      'maxPixels',
+      `Expected a positive integer for maxPixels but received ${String(maxPixels)}`,
+    );
+  if (into !== undefined && (!Buffer.isBuffer(into) || into.length === 0))
+    throw errors.invalidParam('into', 'Expected a non-empty Buffer to decode into');
   const r = await withCallerStack(loadAddon<ImageAddon>().imageJpegDecodeAsync(bytes, maxPixels, into), new Error());
   if ('unsupported' in r) return null;
   const data = r.into ? into!.subarray(0, r.width * r.height * 3) : r.data!;

@@ -23,7 +23,8 @@ let loadedFrom: string | undefined;
  */
 export function useAddonPath(path: string): void {
   const p = resolve(path);
-  if (loadedFrom !== undefined && loadedFrom !== p) throw new Error(`sightflow native addon already loaded from ${loadedFrom}; cannot switch to ${p}`);
+  if (loadedFrom !== undefined && loadedFrom !== p)
+    throw new Error(`sightflow native addon already loaded from ${loadedFrom}; cannot switch to ${p}`);
   addonPath = p;
 }
 
@@ -36,7 +37,9 @@ export function loadAddon<T>(): T {
       cached = require(path);
       loadedFrom = path;
     } catch (e) {
-      throw new Error(`sightflow native addon not loadable at ${path} (run scripts/setup.sh, or just bash scripts/setup.d/20-native.sh): ${(e as Error).message}`);
+      throw new Error(
+        `sightflow native addon not loadable at ${path} (run scripts/setup.sh, or just bash scripts/setup.d/20-native.sh): ${(e as Error).message}`,
+      );
     }
   }
   return cached as T;
@@ -64,7 +67,8 @@ export async function withCallerStack<T>(call: Promise<T>, caller: Error): Promi
   try {
     return await call;
   } catch (e) {
-    if (e instanceof Error) e.stack = `${e.name}: ${e.message}\n${(caller.stack ?? '').split('\n').slice(1).join('\n')}`;
+    if (e instanceof Error)
+      e.stack = `${e.name}: ${e.message}\n${(caller.stack ?? '').split('\n').slice(1).join('\n')}`;
     throw e;
   }
 }

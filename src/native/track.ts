@@ -13,7 +13,13 @@ import { loadAddon } from './load.js';
 
 /** The slice of the addon this file calls. */
 interface NativeTracker {
-  update(boxes: Float32Array, scores: Float32Array, classes: Int32Array, steps?: number, signatures?: Float32Array): Int32Array;
+  update(
+    boxes: Float32Array,
+    scores: Float32Array,
+    classes: Int32Array,
+    steps?: number,
+    signatures?: Float32Array,
+  ): Int32Array;
   liveTracks(): number;
   frameCount(): number;
 }
@@ -81,7 +87,14 @@ export interface TrackedDetection {
   confirmed: boolean;
 }
 
-const DEFAULTS = { maxAge: 30, minHits: 3, iouThreshold: 0.3, highThresh: 0.5, lowThresh: 0.1, secondIouThreshold: 0.5 };
+const DEFAULTS = {
+  maxAge: 30,
+  minHits: 3,
+  iouThreshold: 0.3,
+  highThresh: 0.5,
+  lowThresh: 0.1,
+  secondIouThreshold: 0.5,
+};
 
 function integerIn(name: string, v: unknown, min: number, max: number): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
@@ -98,11 +111,13 @@ function numberIn(name: string, v: unknown, min: number, max: number): number {
 }
 
 export class Tracker {
-  readonly options: Readonly<Required<Omit<TrackerOptions, 'byteTrack' | 'appearance' | 'buffered'>> & {
-    byteTrack: Required<ByteTrackOptions> | null;
-    buffered: Required<NonNullable<TrackerOptions['buffered']>> | null;
-    appearance: Required<NonNullable<TrackerOptions['appearance']>> | null;
-  }>;
+  readonly options: Readonly<
+    Required<Omit<TrackerOptions, 'byteTrack' | 'appearance' | 'buffered'>> & {
+      byteTrack: Required<ByteTrackOptions> | null;
+      buffered: Required<NonNullable<TrackerOptions['buffered']>> | null;
+      appearance: Required<NonNullable<TrackerOptions['appearance']>> | null;
+    }
+  >;
   readonly #native: NativeTracker;
   readonly #classIds = new Map<string | number, number>();
   #boxes = new Float32Array(0);
@@ -123,21 +138,36 @@ export class Tracker {
       const b = opts.byteTrack === true ? {} : opts.byteTrack;
       const highThresh = numberIn('byteTrack.highThresh', b.highThresh ?? DEFAULTS.highThresh, 0, 1);
       const lowThresh = numberIn('byteTrack.lowThresh', b.lowThresh ?? DEFAULTS.lowThresh, 0, highThresh);
-      const secondIouThreshold = numberIn('byteTrack.secondIouThreshold', b.secondIouThreshold ?? DEFAULTS.secondIouThreshold, 0.01, 1);
+      const secondIouThreshold = numberIn(
+        'byteTrack.secondIouThreshold',
+        b.secondIouThreshold ?? DEFAULTS.secondIouThreshold,
+        0.01,
+        1,
+      );
       byteTrack = { highThresh, lowThresh, secondIouThreshold };
     }
     let buffered: Required<NonNullable<TrackerOptions['buffered']>> | null = null;
     if (opts.buffered) {
-      buffered = { buffer: numberIn('buffered.buffer', opts.buffered.buffer, 0, 10), maxLost: integerIn('buffered.maxLost', opts.buffered.maxLost ?? 10, 1, 100_000) };
+      buffered = {
+        buffer: numberIn('buffered.buffer', opts.buffered.buffer, 0, 10),
+        maxLost: integerIn('buffered.maxLost', opts.buffered.maxLost ?? 10, 1, 100_000),
+      };
     }
     let appearance: Required<NonNullable<TrackerOptions['appearance']>> | null = null;
     if (opts.appearance) {
-      appearance = { dim: integerIn('appearance.dim', opts.appearance.dim, 1, 4096), weight: numberIn('appearance.weight', opts.appearance.weight ?? 0.5, 0, 1) };
+      appearance = {
+        dim: integerIn('appearance.dim', opts.appearance.dim, 1, 4096),
+        weight: numberIn('appearance.weight', opts.appearance.weight ?? 0.5, 0, 1),
+      };
     }
     this.options = Object.freeze({ maxAge, minHits, iouThreshold, report, byteTrack, buffered, appearance });
     const { Tracker: NativeClass } = loadAddon<TrackAddon>();
     this.#native = new NativeClass({
-      maxAge, minHits, iouThreshold, reportAll: report === 'all', byte: byteTrack !== null,
+      maxAge,
+      minHits,
+      iouThreshold,
+      reportAll: report === 'all',
+      byte: byteTrack !== null,
       ...(buffered ? { buffer: buffered.buffer, bufferMaxLost: buffered.maxLost } : {}),
       ...(appearance ? { appearanceDim: appearance.dim, appearanceWeight: appearance.weight } : {}),
       ...(byteTrack ?? {}),
@@ -171,14 +201,31 @@ export class Tracker {
     for (let i = 0; i < n; i++) {
       const d = detections[i];
       const b = d.box;
-      const x1 = b[0], y1 = b[1], x2 = b[2], y2 = b[3];
+      const x1 = b[0],
+        y1 = b[1],
+        x2 = b[2],
+        y2 = b[3];
       // Negated comparisons also reject NaN.
-      if (b.length !== 4 || !(x2 > x1) || !(y2 > y1) || !Number.isFinite(x1) || !Number.isFinite(y1) || !Number.isFinite(x2) || !Number.isFinite(y2)) {
-        throw errors.invalidParam(`detections[${i}].box`, `Expected [x1, y1, x2, y2] with x2 > x1 and y2 > y1 for detections[${i}].box but received ${JSON.stringify(b)}`);
+      if (
+        b.length !== 4 ||
+        !(x2 > x1) ||
+        !(y2 > y1) ||
+        !Number.isFinite(x1) ||
+        !Number.isFinite(y1) ||
+        !Number.isFinite(x2) ||
+        !Number.isFinite(y2)
+      ) {
+        throw errors.invalidParam(
+          `detections[${i}].box`,
+          `Expected [x1, y1, x2, y2] with x2 > x1 and y2 > y1 for detections[${i}].box but received ${JSON.stringify(b)}`,
+        );
       }
       const score = d.score ?? 1;
       if (typeof score !== 'number' || !Number.isFinite(score)) {
-        throw errors.invalidParam(`detections[${i}].score`, `Expected a finite number for detections[${i}].score but received ${String(score)}`);
+        throw errors.invalidParam(
+          `detections[${i}].score`,
+          `Expected a finite number for detections[${i}].score but received ${String(score)}`,
+        );
       }
       this.#boxes[4 * i] = x1;
       this.#boxes[4 * i + 1] = y1;
@@ -190,16 +237,30 @@ export class Tracker {
     const dim = this.options.appearance?.dim ?? 0;
     let signatures: Float32Array | undefined;
     if (dim > 0 && detections.some((d) => d.signature !== undefined)) {
-      if (this.#signatures.length < dim * n) this.#signatures = new Float32Array(dim * Math.max(n, 2 * (this.#signatures.length / dim), 16));
+      if (this.#signatures.length < dim * n)
+        this.#signatures = new Float32Array(dim * Math.max(n, 2 * (this.#signatures.length / dim), 16));
       signatures = this.#signatures.subarray(0, dim * n);
       for (let i = 0; i < n; i++) {
         const sig = detections[i].signature;
-        if (sig === undefined) { signatures.fill(1 / dim, i * dim, (i + 1) * dim); continue; }
-        if (sig.length !== dim) throw errors.invalidParam(`detections[${i}].signature`, `Expected ${dim} values for detections[${i}].signature but received ${sig.length}`);
+        if (sig === undefined) {
+          signatures.fill(1 / dim, i * dim, (i + 1) * dim);
+          continue;
+        }
+        if (sig.length !== dim)
+          throw errors.invalidParam(
+            `detections[${i}].signature`,
+            `Expected ${dim} values for detections[${i}].signature but received ${sig.length}`,
+          );
         for (let k = 0; k < dim; k++) signatures[i * dim + k] = sig[k];
       }
     }
-    const res = this.updateArrays(this.#boxes.subarray(0, 4 * n), this.#scores.subarray(0, n), this.#classes.subarray(0, n), steps, signatures);
+    const res = this.updateArrays(
+      this.#boxes.subarray(0, 4 * n),
+      this.#scores.subarray(0, n),
+      this.#classes.subarray(0, n),
+      steps,
+      signatures,
+    );
     const out: TrackedDetection[] = [];
     for (let i = 0; i < n; i++) {
       if (res[i] !== 0) out.push({ index: i, trackId: res[i], confirmed: res[n + i] === 1 });
@@ -212,7 +273,13 @@ export class Tracker {
    * box; only their types and lengths are checked (by the addon: ERR_SIGHTFLOW_TRACK_INVALID_ARG). Returns 2n
    * numbers: track ids (0 = not reported), then confirmed flags.
    */
-  updateArrays(boxes: Float32Array, scores: Float32Array, classes: Int32Array, steps = 1, signatures?: Float32Array): Int32Array {
+  updateArrays(
+    boxes: Float32Array,
+    scores: Float32Array,
+    classes: Int32Array,
+    steps = 1,
+    signatures?: Float32Array,
+  ): Int32Array {
     return this.#native.update(boxes, scores, classes, steps, signatures);
   }
 

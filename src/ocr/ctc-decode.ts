@@ -13,7 +13,14 @@ export interface DecodedChar {
  * `probs` is one item's [steps, classes] softmax. `allowed` (1 = may be emitted) restricts the choice, e.g.
  * to Latin script for `en`, so a CJK look-alike gives way to the best Latin reading instead of vanishing.
  */
-export function ctcGreedy(probs: Float32Array, offset: number, steps: number, classes: number, charset: string[], allowed: Uint8Array | null): DecodedChar[] {
+export function ctcGreedy(
+  probs: Float32Array,
+  offset: number,
+  steps: number,
+  classes: number,
+  charset: string[],
+  allowed: Uint8Array | null,
+): DecodedChar[] {
   const out: DecodedChar[] = [];
   let prev = -1;
   for (let t = 0; t < steps; t++) {

@@ -16,7 +16,13 @@ export interface DbParams {
   maxCandidates: number;
 }
 
-export const DB_DEFAULTS: DbParams = { threshold: 0.3, boxThreshold: 0.6, unclipRatio: 1.5, minSize: 3, maxCandidates: 1000 };
+export const DB_DEFAULTS: DbParams = {
+  threshold: 0.3,
+  boxThreshold: 0.6,
+  unclipRatio: 1.5,
+  minSize: 3,
+  maxCandidates: 1000,
+};
 
 export interface TextQuad {
   /** tl, tr, br, bl in map pixels (continuous coordinates). */
@@ -25,7 +31,12 @@ export interface TextQuad {
 }
 
 /** Async only to give the event loop a turn between regions (a page map is ~1M pixels, tens of ms of work). */
-export async function dbPostprocess(prob: Float32Array, width: number, height: number, params: DbParams = DB_DEFAULTS): Promise<TextQuad[]> {
+export async function dbPostprocess(
+  prob: Float32Array,
+  width: number,
+  height: number,
+  params: DbParams = DB_DEFAULTS,
+): Promise<TextQuad[]> {
   const slice = new LoopSlice();
   const labels = new Int32Array(width * height);
   const stack: number[] = [];
@@ -46,13 +57,22 @@ export async function dbPostprocess(prob: Float32Array, width: number, height: n
       let edge = false;
       for (let dy = -1; dy <= 1; dy++) {
         const ny = y + dy;
-        if (ny < 0 || ny >= height) { edge = true; continue; }
+        if (ny < 0 || ny >= height) {
+          edge = true;
+          continue;
+        }
         for (let dx = -1; dx <= 1; dx++) {
           if (dx === 0 && dy === 0) continue;
           const nx = x + dx;
-          if (nx < 0 || nx >= width) { edge = true; continue; }
+          if (nx < 0 || nx >= width) {
+            edge = true;
+            continue;
+          }
           const j = ny * width + nx;
-          if (prob[j] <= params.threshold) { edge = true; continue; }
+          if (prob[j] <= params.threshold) {
+            edge = true;
+            continue;
+          }
           if (labels[j] === 0) {
             labels[j] = regions;
             stack.push(j);
@@ -67,7 +87,13 @@ export async function dbPostprocess(prob: Float32Array, width: number, height: n
   return quads;
 }
 
-function regionToQuad(boundary: Point[], prob: Float32Array, width: number, height: number, p: DbParams): TextQuad | null {
+function regionToQuad(
+  boundary: Point[],
+  prob: Float32Array,
+  width: number,
+  height: number,
+  p: DbParams,
+): TextQuad | null {
   if (boundary.length < 2) return null;
   const rect = minAreaRect(boundary);
   if (Math.min(rect.width, rect.height) < p.minSize) return null;
@@ -76,19 +102,30 @@ function regionToQuad(boundary: Point[], prob: Float32Array, width: number, heig
   if (score < p.boxThreshold) return null;
   const grown = unclip(rect, p.unclipRatio);
   if (Math.min(grown.width, grown.height) < p.minSize + 2) return null;
-  const clipped = rectCorners(grown).map(([x, y]): Point => [Math.min(Math.max(x, 0), width), Math.min(Math.max(y, 0), height)]);
+  const clipped = rectCorners(grown).map(
+    ([x, y]): Point => [Math.min(Math.max(x, 0), width), Math.min(Math.max(y, 0), height)],
+  );
   return { corners: clipped, score };
 }
 
 /** Mean probability of the pixels whose centres fall inside the box ("fast" score of PP-OCR). */
 function boxScore(prob: Float32Array, width: number, height: number, corners: Point[]): number {
-  let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
+  let x1 = Infinity,
+    y1 = Infinity,
+    x2 = -Infinity,
+    y2 = -Infinity;
   for (const [x, y] of corners) {
-    x1 = Math.min(x1, x); y1 = Math.min(y1, y); x2 = Math.max(x2, x); y2 = Math.max(y2, y);
+    x1 = Math.min(x1, x);
+    y1 = Math.min(y1, y);
+    x2 = Math.max(x2, x);
+    y2 = Math.max(y2, y);
   }
-  const xa = Math.max(0, Math.floor(x1)), xb = Math.min(width - 1, Math.ceil(x2));
-  const ya = Math.max(0, Math.floor(y1)), yb = Math.min(height - 1, Math.ceil(y2));
-  let sum = 0, n = 0;
+  const xa = Math.max(0, Math.floor(x1)),
+    xb = Math.min(width - 1, Math.ceil(x2));
+  const ya = Math.max(0, Math.floor(y1)),
+    yb = Math.min(height - 1, Math.ceil(y2));
+  let sum = 0,
+    n = 0;
   for (let y = ya; y <= yb; y++) {
     for (let x = xa; x <= xb; x++) {
       if (!insideConvex(corners, x + 0.5, y + 0.5)) continue;

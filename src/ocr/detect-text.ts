@@ -36,7 +36,11 @@ export function detectorSize(width: number, height: number, maxSide: number): { 
   return { width: round32(width * ratio), height: round32(height * ratio) };
 }
 
-export async function detectText(session: OcrSession, image: RgbImage, opts: DetectOptions = DETECT_DEFAULTS): Promise<DetectedLine[]> {
+export async function detectText(
+  session: OcrSession,
+  image: RgbImage,
+  opts: DetectOptions = DETECT_DEFAULTS,
+): Promise<DetectedLine[]> {
   const size = detectorSize(image.width, image.height, opts.maxSide);
   const resized = await resizeRgb(image, size.width, size.height);
   const plane = size.width * size.height;

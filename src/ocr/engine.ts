@@ -52,7 +52,10 @@ async function ocrImage(loader: OcrModelLoader, image: RgbImage, opts: OcrOption
     return { ...r, model: route.model };
   }
   const models = await loader.load();
-  const detected = await detectText(models.detection, image, { ...DETECT_DEFAULTS, maxSide: opts.maxSide ?? DETECT_DEFAULTS.maxSide });
+  const detected = await detectText(models.detection, image, {
+    ...DETECT_DEFAULTS,
+    maxSide: opts.maxSide ?? DETECT_DEFAULTS.maxSide,
+  });
   const recognized = await recognizeLines(models, models.charset, image, detected, {
     useAngleClassifier: opts.angleClassifier ?? true,
     allowed: allowedClasses(models.charset, route.hint),
@@ -66,9 +69,10 @@ async function ocrImage(loader: OcrModelLoader, image: RgbImage, opts: OcrOption
   if (kept.length > 0 && kept.filter((l) => l.flipped).length * 2 > kept.length) {
     rows = rows.reverse().map((r) => r.reverse());
   }
-  const blocks: OcrBlock[] = granularity === 'word'
-    ? rows.flat().flatMap((b) => b.words.map(({ text, bbox, confidence }) => ({ text, bbox, confidence })))
-    : rows.flat().map(({ text, bbox, confidence }) => ({ text, bbox, confidence }));
+  const blocks: OcrBlock[] =
+    granularity === 'word'
+      ? rows.flat().flatMap((b) => b.words.map(({ text, bbox, confidence }) => ({ text, bbox, confidence })))
+      : rows.flat().map(({ text, bbox, confidence }) => ({ text, bbox, confidence }));
   return { text: pageText(rows), blocks, model: PP_OCR_MODEL };
 }
 
@@ -76,7 +80,12 @@ async function ocrImage(loader: OcrModelLoader, image: RgbImage, opts: OcrOption
  * OCR of one region of a larger image (the video pipeline reads text inside detected objects). The region
  * gets a small margin so text touching its edge is still detected; boxes come back in the full image's pixels.
  */
-async function ocrRegion(loader: OcrModelLoader, image: RgbImage, bbox: BBox, opts: OcrOptions = {}): Promise<OcrResult> {
+async function ocrRegion(
+  loader: OcrModelLoader,
+  image: RgbImage,
+  bbox: BBox,
+  opts: OcrOptions = {},
+): Promise<OcrResult> {
   checkImage(image);
   const [x1, y1, x2, y2] = bbox;
   const margin = Math.round(Math.max(4, 0.1 * Math.min(x2 - x1, y2 - y1)));
@@ -92,21 +101,40 @@ async function ocrRegion(loader: OcrModelLoader, image: RgbImage, bbox: BBox, op
 }
 
 /** Reads an image that is already one line of text (no detection), e.g. a word crop or a plate. */
-async function readLine(loader: OcrModelLoader, image: RgbImage, opts: Pick<OcrOptions, 'language' | 'angleClassifier'> = {}): Promise<OcrBlock & { model: string }> {
+async function readLine(
+  loader: OcrModelLoader,
+  image: RgbImage,
+  opts: Pick<OcrOptions, 'language' | 'angleClassifier'> = {},
+): Promise<OcrBlock & { model: string }> {
   checkImage(image);
   const route = await routeLanguage(opts.language);
   if (route.engine === 'tesseract') {
     const r = await tesseractOcr(image, route.lang, 'line');
-    return { text: r.text.replace(/\n/g, ' '), bbox: [0, 0, image.width, image.height], confidence: r.blocks[0]?.confidence ?? 0, model: route.model };
+    return {
+      text: r.text.replace(/\n/g, ' '),
+      bbox: [0, 0, image.width, image.height],
+      confidence: r.blocks[0]?.confidence ?? 0,
+      model: route.model,
+    };
   }
   const models = await loader.load();
-  const corners: Point[] = [[0, 0], [image.width, 0], [image.width, image.height], [0, image.height]];
+  const corners: Point[] = [
+    [0, 0],
+    [image.width, 0],
+    [image.width, image.height],
+    [0, image.height],
+  ];
   const [line] = await recognizeLines(models, models.charset, image, [{ corners, score: 1 }], {
     useAngleClassifier: opts.angleClassifier ?? false,
     allowed: allowedClasses(models.charset, route.hint),
   });
   const words = lineWords(line, image.width, image.height);
-  return { text: words?.block.text ?? '', bbox: [0, 0, image.width, image.height], confidence: line.confidence, model: PP_OCR_MODEL };
+  return {
+    text: words?.block.text ?? '',
+    bbox: [0, 0, image.width, image.height],
+    confidence: line.confidence,
+    model: PP_OCR_MODEL,
+  };
 }
 
 /**
@@ -131,9 +159,13 @@ export class OcrEngine {
    * OCR of one region of a larger image (the video pipeline reads text inside detected objects). The region
    * gets a small margin so text touching its edge is still detected; boxes come back in the full image's pixels.
    */
-  readonly ocrRegion = (image: RgbImage, bbox: BBox, opts?: OcrOptions): Promise<OcrResult> => ocrRegion(this.#models, image, bbox, opts);
+  readonly ocrRegion = (image: RgbImage, bbox: BBox, opts?: OcrOptions): Promise<OcrResult> =>
+    ocrRegion(this.#models, image, bbox, opts);
   /** Reads an image that is already one line of text (no detection), e.g. a word crop or a plate. */
-  readonly readLine = (image: RgbImage, opts?: Pick<OcrOptions, 'language' | 'angleClassifier'>): Promise<OcrBlock & { model: string }> => readLine(this.#models, image, opts);
+  readonly readLine = (
+    image: RgbImage,
+    opts?: Pick<OcrOptions, 'language' | 'angleClassifier'>,
+  ): Promise<OcrBlock & { model: string }> => readLine(this.#models, image, opts);
 }
 
 function cropRgb(image: RgbImage, left: number, top: number, width: number, height: number): RgbImage {
@@ -147,7 +179,14 @@ function cropRgb(image: RgbImage, left: number, top: number, width: number, heig
 
 // Our own callers pass decoded images; a mismatch is a programming error, not a client's.
 function checkImage(image: RgbImage): void {
-  if (image.channels !== 3 || image.data.length < image.width * image.height * 3 || image.width < 1 || image.height < 1) {
-    throw new Error(`OCR expects packed RGB (${image.width}x${image.height}x3) but received ${image.data.length} bytes, ${image.channels} channels`);
+  if (
+    image.channels !== 3 ||
+    image.data.length < image.width * image.height * 3 ||
+    image.width < 1 ||
+    image.height < 1
+  ) {
+    throw new Error(
+      `OCR expects packed RGB (${image.width}x${image.height}x3) but received ${image.data.length} bytes, ${image.channels} channels`,
+    );
   }
 }

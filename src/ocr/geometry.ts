@@ -47,7 +47,10 @@ export function minAreaRect(points: Point[]): RotatedRect {
     if (len === 0) continue;
     const ux = (b[0] - a[0]) / len;
     const uy = (b[1] - a[1]) / len;
-    let minU = Infinity, maxU = -Infinity, minV = Infinity, maxV = -Infinity;
+    let minU = Infinity,
+      maxU = -Infinity,
+      minV = Infinity,
+      maxV = -Infinity;
     for (const p of hull) {
       const u = p[0] * ux + p[1] * uy;
       const v = -p[0] * uy + p[1] * ux;
@@ -61,7 +64,12 @@ export function minAreaRect(points: Point[]): RotatedRect {
       bestArea = area;
       const cu = (minU + maxU) / 2;
       const cv = (minV + maxV) / 2;
-      best = { center: [cu * ux - cv * uy, cu * uy + cv * ux], width: maxU - minU, height: maxV - minV, angle: Math.atan2(uy, ux) };
+      best = {
+        center: [cu * ux - cv * uy, cu * uy + cv * ux],
+        width: maxU - minU,
+        height: maxV - minV,
+        angle: Math.atan2(uy, ux),
+      };
     }
   }
   return best ?? { center: hull[0], width: 0, height: 0, angle: 0 };
@@ -69,8 +77,10 @@ export function minAreaRect(points: Point[]): RotatedRect {
 
 /** The four corners ordered top-left, top-right, bottom-right, bottom-left (as PP-OCR's get_mini_boxes). */
 export function rectCorners(r: RotatedRect): Point[] {
-  const c = Math.cos(r.angle), s = Math.sin(r.angle);
-  const hw = r.width / 2, hh = r.height / 2;
+  const c = Math.cos(r.angle),
+    s = Math.sin(r.angle);
+  const hw = r.width / 2,
+    hh = r.height / 2;
   const pts: Point[] = [
     [r.center[0] - hw * c + hh * s, r.center[1] - hw * s - hh * c],
     [r.center[0] + hw * c + hh * s, r.center[1] + hw * s - hh * c],
@@ -90,7 +100,10 @@ export function orderCorners(pts: Point[]): Point[] {
 
 /** Axis-aligned [x1, y1, x2, y2] around some points. */
 export function boundsOf(points: Point[]): [number, number, number, number] {
-  let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
+  let x1 = Infinity,
+    y1 = Infinity,
+    x2 = -Infinity,
+    y2 = -Infinity;
   for (const [x, y] of points) {
     if (x < x1) x1 = x;
     if (y < y1) y1 = y;

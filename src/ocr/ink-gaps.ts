@@ -37,7 +37,8 @@ export function stripInk(strip: RgbImage): StripInk {
   }
   // Rows holding a little ink (a neighbour line's descenders) do not count towards the text height.
   const rowMin = Math.max(1, 0.02 * width);
-  let top = -1, bottom = -1;
+  let top = -1,
+    bottom = -1;
   for (let y = 0; y < height; y++) {
     if (rowInk[y] >= rowMin) {
       if (top < 0) top = y;

@@ -3,19 +3,48 @@
 import { errors } from '../base/errors.js';
 import { tesseractInfo } from './tesseract.js';
 
-export type OcrRoute = { engine: 'pp-ocrv4'; hint: 'auto' | 'en' | 'zh' } | { engine: 'tesseract'; lang: string; model: string };
+export type OcrRoute =
+  | { engine: 'pp-ocrv4'; hint: 'auto' | 'en' | 'zh' }
+  | { engine: 'tesseract'; lang: string; model: string };
 
 /** ISO 639-1 codes to Tesseract traineddata names. */
 const TESSERACT_CODES: Record<string, string> = {
-  ar: 'ara', cs: 'ces', da: 'dan', de: 'deu', el: 'ell', es: 'spa', fi: 'fin', fr: 'fra', he: 'heb', hi: 'hin',
-  hu: 'hun', id: 'ind', it: 'ita', ja: 'jpn', ko: 'kor', nl: 'nld', no: 'nor', pl: 'pol', pt: 'por', ro: 'ron',
-  ru: 'rus', sv: 'swe', th: 'tha', tr: 'tur', uk: 'ukr', vi: 'vie',
+  ar: 'ara',
+  cs: 'ces',
+  da: 'dan',
+  de: 'deu',
+  el: 'ell',
+  es: 'spa',
+  fi: 'fin',
+  fr: 'fra',
+  he: 'heb',
+  hi: 'hin',
+  hu: 'hun',
+  id: 'ind',
+  it: 'ita',
+  ja: 'jpn',
+  ko: 'kor',
+  nl: 'nld',
+  no: 'nor',
+  pl: 'pol',
+  pt: 'por',
+  ro: 'ron',
+  ru: 'rus',
+  sv: 'swe',
+  th: 'tha',
+  tr: 'tur',
+  uk: 'ukr',
+  vi: 'vie',
 };
 
 /** Codes accepted right now (Tesseract's depend on what is installed). */
 export async function supportedLanguages(): Promise<string[]> {
   const tess = await tesseractInfo();
-  const extra = tess ? Object.entries(TESSERACT_CODES).filter(([, t]) => tess.languages.includes(t)).map(([c]) => c) : [];
+  const extra = tess
+    ? Object.entries(TESSERACT_CODES)
+        .filter(([, t]) => tess.languages.includes(t))
+        .map(([c]) => c)
+    : [];
   return ['auto', 'en', 'zh', ...extra];
 }
 

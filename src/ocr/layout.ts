@@ -92,8 +92,14 @@ export function lineWords(line: RecognizedLine, width: number, height: number): 
       continue;
     }
     const prev = cur[cur.length - 1];
-    if (prev !== undefined && line.ink.inkHeight > 0 && !CJK.test(c.text) && !CJK.test(prev.text)
-      && !staysJoined(chars[i - 2]?.text, prev.text, c.text) && isWordGap(gapAfter[i - 1], line.ink.inkHeight, usualGap)) {
+    if (
+      prev !== undefined &&
+      line.ink.inkHeight > 0 &&
+      !CJK.test(c.text) &&
+      !CJK.test(prev.text) &&
+      !staysJoined(chars[i - 2]?.text, prev.text, c.text) &&
+      isWordGap(gapAfter[i - 1], line.ink.inkHeight, usualGap)
+    ) {
       groups.push(cur);
       cur = [];
     }
@@ -115,7 +121,12 @@ export function lineWords(line: RecognizedLine, width: number, height: number): 
     const u1 = k === groups.length - 1 ? 1 : cuts[k][0];
     const corners = [lerp(tl, tr, u0), lerp(tl, tr, u1), lerp(bl, br, u1), lerp(bl, br, u0)];
     const text = normaliseLatin(g.map((c) => c.text).join(''));
-    return { text, corners, bbox: clampBox(corners, width, height), confidence: g.reduce((a, c) => a + c.prob, 0) / g.length };
+    return {
+      text,
+      corners,
+      bbox: clampBox(corners, width, height),
+      confidence: g.reduce((a, c) => a + c.prob, 0) / g.length,
+    };
   });
   const text = words.map((w) => w.text).join(' ');
   return { words, block: { text, bbox: clampBox(line.corners, width, height), confidence: line.confidence } };

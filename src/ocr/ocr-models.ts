@@ -47,7 +47,9 @@ export const OCR_MODEL_IDS = { detection: 'ppocr-det', recognition: 'ppocr-rec',
 
 /** ['blank', ...dictionary, ' '] as the recognition head orders its 6625 outputs. */
 export function loadCharset(path = join(assetDir(), OCR_MODEL_FILES.dictionary)): string[] {
-  const lines = readFileSync(path, 'utf8').split('\n').map((l) => l.replace(/\r$/, ''));
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''));
   if (lines[lines.length - 1] === '') lines.pop();
   return ['', ...lines, ' '];
 }
@@ -63,7 +65,9 @@ export class OcrModelLoader {
 
   load(): Promise<OcrModels> {
     this.#loading ??= this.open();
-    this.#loading.catch(() => { this.#loading = null; });
+    this.#loading.catch(() => {
+      this.#loading = null;
+    });
     return this.#loading;
   }
 
@@ -79,11 +83,14 @@ export class OcrModelLoader {
       };
     };
     const [detection, recognition, angle] = await Promise.all(
-      [OCR_MODEL_IDS.detection, OCR_MODEL_IDS.recognition, OCR_MODEL_IDS.angle].map(session));
+      [OCR_MODEL_IDS.detection, OCR_MODEL_IDS.recognition, OCR_MODEL_IDS.angle].map(session),
+    );
     const charset = ['', ...(await registry.labels(OCR_MODEL_IDS.recognition)), ' '];
     const classes = (await runtime.register(registry.spec(OCR_MODEL_IDS.recognition)).session()).outputMetadata[0];
     if (classes?.isTensor && typeof classes.shape?.[2] === 'number' && classes.shape[2] !== charset.length) {
-      throw new Error(`PP-OCRv4 recognition has ${classes.shape[2]} classes but the dictionary gives ${charset.length}`);
+      throw new Error(
+        `PP-OCRv4 recognition has ${classes.shape[2]} classes but the dictionary gives ${charset.length}`,
+      );
     }
     return { detection, recognition, angle, charset };
   }

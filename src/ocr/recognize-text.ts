@@ -111,7 +111,8 @@ async function classifyAngles(session: OcrSession, strips: Strip[]): Promise<voi
     if (w <= ANGLE_WIDTH) windows.push({ strip: i, x0: 0, width: w });
     else {
       const n = Math.min(3, Math.floor(w / ANGLE_WIDTH));
-      for (let k = 0; k < n; k++) windows.push({ strip: i, x0: Math.round(((w - ANGLE_WIDTH) * (k + 0.5)) / n), width: ANGLE_WIDTH });
+      for (let k = 0; k < n; k++)
+        windows.push({ strip: i, x0: Math.round(((w - ANGLE_WIDTH) * (k + 0.5)) / n), width: ANGLE_WIDTH });
     }
   });
   const votes = new Float32Array(strips.length);
@@ -120,7 +121,9 @@ async function classifyAngles(session: OcrSession, strips: Strip[]): Promise<voi
     const batch = windows.slice(s, s + ANGLE_BATCH);
     const input = new Float32Array(batch.length * 3 * REC_HEIGHT * ANGLE_WIDTH);
     batch.forEach((w, i) => fillSlot(input, i, ANGLE_WIDTH, strips[w.strip].image, w.x0, w.width));
-    const out = await session.run({ [session.inputNames[0]]: new Tensor('float32', input, [batch.length, 3, REC_HEIGHT, ANGLE_WIDTH]) });
+    const out = await session.run({
+      [session.inputNames[0]]: new Tensor('float32', input, [batch.length, 3, REC_HEIGHT, ANGLE_WIDTH]),
+    });
     const probs = out[session.outputNames[0]].data as Float32Array;
     batch.forEach((w, i) => {
       votes[w.strip] += probs[i * 2 + 1];
@@ -137,17 +140,27 @@ async function classifyAngles(session: OcrSession, strips: Strip[]): Promise<voi
   });
 }
 
-async function recognizeStrips(rec: OcrSession, charset: string[], strips: Strip[], allowed: Uint8Array | null): Promise<RecognizedLine[]> {
+async function recognizeStrips(
+  rec: OcrSession,
+  charset: string[],
+  strips: Strip[],
+  allowed: Uint8Array | null,
+): Promise<RecognizedLine[]> {
   // Similar aspects share a batch, so little of each batch is padding.
   const order = strips.map((_, i) => i).sort((a, b) => strips[a].image.width - strips[b].image.width);
   const results: RecognizedLine[] = new Array(strips.length);
   const batches: number[][] = [];
-  for (let s = 0; s < order.length;) {
+  for (let s = 0; s < order.length; ) {
     // A batch ends at REC_BATCH strips, where the next strip is much wider (its padding would dominate), or
     // at REC_BATCH_COLUMNS.
     let e = s + 1;
-    while (e < order.length && e - s < REC_BATCH && strips[order[e]].image.width <= REC_BATCH_SPREAD * strips[order[s]].image.width
-      && (e - s + 1) * Math.max(REC_MIN_WIDTH, strips[order[e]].image.width) <= REC_BATCH_COLUMNS) e++;
+    while (
+      e < order.length &&
+      e - s < REC_BATCH &&
+      strips[order[e]].image.width <= REC_BATCH_SPREAD * strips[order[s]].image.width &&
+      (e - s + 1) * Math.max(REC_MIN_WIDTH, strips[order[e]].image.width) <= REC_BATCH_COLUMNS
+    )
+      e++;
     batches.push(order.slice(s, e));
     s = e;
   }
@@ -157,7 +170,9 @@ async function recognizeStrips(rec: OcrSession, charset: string[], strips: Strip
     const batchW = Math.ceil(Math.max(REC_MIN_WIDTH, maxW) / 8) * 8;
     const input = new Float32Array(idx.length * 3 * REC_HEIGHT * batchW);
     idx.forEach((i, slot) => fillSlot(input, slot, batchW, strips[i].image));
-    const out = await rec.run({ [rec.inputNames[0]]: new Tensor('float32', input, [idx.length, 3, REC_HEIGHT, batchW]) });
+    const out = await rec.run({
+      [rec.inputNames[0]]: new Tensor('float32', input, [idx.length, 3, REC_HEIGHT, batchW]),
+    });
     const t = out[rec.outputNames[0]];
     const [, steps, classes] = t.dims as number[];
     const data = t.data as Float32Array;
@@ -167,21 +182,33 @@ async function recognizeStrips(rec: OcrSession, charset: string[], strips: Strip
       const decoded = ctcGreedy(data, slot * steps * classes, steps, classes, charset, allowed);
       // A time step covers batchW / steps input columns; positions are relative to the strip's own width.
       const stepW = batchW / steps;
-      const chars = decoded.map((d: DecodedChar): LineChar => ({
-        text: d.text,
-        at: Math.min(1, (((d.first + d.last) / 2 + 0.5) * stepW) / strip.image.width),
-        prob: d.prob,
-      }));
+      const chars = decoded.map(
+        (d: DecodedChar): LineChar => ({
+          text: d.text,
+          at: Math.min(1, (((d.first + d.last) / 2 + 0.5) * stepW) / strip.image.width),
+          prob: d.prob,
+        }),
+      );
       const confidence = chars.length > 0 ? chars.reduce((a, c) => a + c.prob, 0) / chars.length : 0;
-      results[i] = { corners: strip.corners, chars, aspect: strip.image.width / REC_HEIGHT, ink: stripInk(strip.image), confidence, detScore: strip.detScore, flipped: strip.flipped };
+      results[i] = {
+        corners: strip.corners,
+        chars,
+        aspect: strip.image.width / REC_HEIGHT,
+        ink: stripInk(strip.image),
+        confidence,
+        detScore: strip.detScore,
+        flipped: strip.flipped,
+      };
     });
   };
   // Widest first (the longest runs start early), REC_IN_FLIGHT at a time: the runtime runs them on as many
   // sessions side by side, and one page never fills the model's queue.
   let next = batches.length - 1;
-  await Promise.all(Array.from({ length: Math.min(REC_IN_FLIGHT, batches.length) }, async () => {
-    while (next >= 0) await runBatch(batches[next--]);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(REC_IN_FLIGHT, batches.length) }, async () => {
+      while (next >= 0) await runBatch(batches[next--]);
+    }),
+  );
   return results;
 }
 

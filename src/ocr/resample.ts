@@ -15,15 +15,24 @@ export async function resizeRgb(image: RgbImage, width: number, height: number):
 
 /** Decodes any sharp-readable file or buffer to RGB (alpha flattened on white, no EXIF rotation). */
 export async function decodeRgb(input: string | Buffer): Promise<RgbImage> {
-  const { data, info } = await sharp(input).flatten({ background: '#ffffff' }).toColourspace('srgb')
-    .removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(input)
+    .flatten({ background: '#ffffff' })
+    .toColourspace('srgb')
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height, channels: 3 };
 }
 
 /** 3x3 homography mapping the output rectangle (0,0)-(w,h) onto the quad tl, tr, br, bl. */
 function rectToQuad(w: number, h: number, q: Point[]): number[] {
   // Solve the 8 unknowns of the projective map from 4 point pairs (Gaussian elimination).
-  const src: Point[] = [[0, 0], [w, 0], [w, h], [0, h]];
+  const src: Point[] = [
+    [0, 0],
+    [w, 0],
+    [w, h],
+    [0, h],
+  ];
   const a: number[][] = [];
   for (let i = 0; i < 4; i++) {
     const [x, y] = src[i];

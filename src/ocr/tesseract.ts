@@ -16,7 +16,9 @@ let probing: Promise<TesseractInfo | null> | null = null;
 
 function run(args: string[]): Promise<string | null> {
   return new Promise((resolve) => {
-    execFile('tesseract', args, { timeout: 10_000 }, (err, stdout, stderr) => resolve(err ? null : `${stdout}\n${stderr}`));
+    execFile('tesseract', args, { timeout: 10_000 }, (err, stdout, stderr) =>
+      resolve(err ? null : `${stdout}\n${stderr}`),
+    );
   });
 }
 
@@ -27,7 +29,10 @@ export function tesseractInfo(): Promise<TesseractInfo | null> {
     const m = version?.match(/tesseract\s+v?(\d+)/i);
     if (!m) return null;
     const list = (await run(['--list-langs'])) ?? '';
-    const languages = list.split('\n').map((l) => l.trim()).filter((l) => /^[a-z_]+$/i.test(l) && l !== 'osd');
+    const languages = list
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => /^[a-z_]+$/i.test(l) && l !== 'osd');
     return { model: `tesseract-${m[1]}`, languages };
   })();
   return probing;
@@ -40,7 +45,8 @@ export interface TesseractWord extends OcrBlock {
 /** Word boxes from `tesseract stdin stdout -l <lang> tsv` (the image goes in as PNG). */
 export async function tesseractWords(image: RgbImage, lang: string): Promise<TesseractWord[]> {
   const png = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
-    .png({ compressionLevel: 1 }).toBuffer();
+    .png({ compressionLevel: 1 })
+    .toBuffer();
   return parseTsv(await runTsv('stdin', lang, png));
 }
 
@@ -61,7 +67,9 @@ function runTsv(input: string, lang: string, stdin: Buffer | null): Promise<stri
       if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
       else reject(new Error(`tesseract exited with ${code}: ${Buffer.concat(err).toString('utf8').slice(0, 300)}`));
     });
-    child.stdin.on('error', () => { /* the close handler reports the failure */ });
+    child.stdin.on('error', () => {
+      /* the close handler reports the failure */
+    });
     child.stdin.end(stdin ?? undefined);
   });
 }
@@ -82,11 +90,18 @@ function parseTsv(tsv: string): TesseractWord[] {
 }
 
 /** Tesseract's own lines as blocks; page text in reading order like the PP-OCR path. */
-export async function tesseractOcr(image: RgbImage, lang: string, granularity: 'line' | 'word'): Promise<{ text: string; blocks: OcrBlock[] }> {
+export async function tesseractOcr(
+  image: RgbImage,
+  lang: string,
+  granularity: 'line' | 'word',
+): Promise<{ text: string; blocks: OcrBlock[] }> {
   return tesseractLayout(await tesseractWords(image, lang), granularity);
 }
 
-export function tesseractLayout(words: TesseractWord[], granularity: 'line' | 'word'): { text: string; blocks: OcrBlock[] } {
+export function tesseractLayout(
+  words: TesseractWord[],
+  granularity: 'line' | 'word',
+): { text: string; blocks: OcrBlock[] } {
   const lines = new Map<string, TesseractWord[]>();
   for (const w of words) {
     const l = lines.get(w.line);
@@ -95,13 +110,20 @@ export function tesseractLayout(words: TesseractWord[], granularity: 'line' | 'w
   }
   const lineBlocks: OcrBlock[] = [...lines.values()].map((ws) => ({
     text: ws.map((w) => w.text).join(' '),
-    bbox: [Math.min(...ws.map((w) => w.bbox[0])), Math.min(...ws.map((w) => w.bbox[1])),
-      Math.max(...ws.map((w) => w.bbox[2])), Math.max(...ws.map((w) => w.bbox[3]))],
+    bbox: [
+      Math.min(...ws.map((w) => w.bbox[0])),
+      Math.min(...ws.map((w) => w.bbox[1])),
+      Math.max(...ws.map((w) => w.bbox[2])),
+      Math.max(...ws.map((w) => w.bbox[3])),
+    ],
     confidence: ws.reduce((a, w) => a + w.confidence, 0) / ws.length,
   }));
   const rows = readingOrder(lineBlocks);
-  const blocks = granularity === 'word'
-    ? readingOrder(words).flat().map(({ text, bbox, confidence }) => ({ text, bbox, confidence }))
-    : rows.flat();
+  const blocks =
+    granularity === 'word'
+      ? readingOrder(words)
+          .flat()
+          .map(({ text, bbox, confidence }) => ({ text, bbox, confidence }))
+      : rows.flat();
   return { text: pageText(rows), blocks };
 }

@@ -5,7 +5,8 @@ import type { Services } from '../services/services.js';
 import { errors } from '../base/errors.js';
 import { deepFreeze } from '../base/deep-freeze.js';
 
-export const ProjectSchema = z.object({ id: z.string(), object: z.literal('project'), name: z.string(), created_at: z.string() })
+export const ProjectSchema = z
+  .object({ id: z.string(), object: z.literal('project'), name: z.string(), created_at: z.string() })
   .meta({ id: 'Project' });
 
 type ProjectRow = NonNullable<Awaited<ReturnType<Services['projects']['get']>>>;
@@ -30,12 +31,22 @@ export function projectRoutes(s: Services): RouteDef[] {
   };
   return [
     defineRoute({
-      method: 'GET', path: '/v1/project', auth: 'key', summary: "The API key's project", tags: ['projects'], noBody: true,
+      method: 'GET',
+      path: '/v1/project',
+      auth: 'key',
+      summary: "The API key's project",
+      tags: ['projects'],
+      noBody: true,
       responses: { 200: { description: 'Project', schema: ProjectSchema } },
       handler: (ctx) => show(ctx.principal.projectId, ctx.principal.projectId),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/projects/:id', auth: 'key', summary: 'A project (only the key\'s own; others are 404)', tags: ['projects'], noBody: true,
+      method: 'GET',
+      path: '/v1/projects/:id',
+      auth: 'key',
+      summary: "A project (only the key's own; others are 404)",
+      tags: ['projects'],
+      noBody: true,
       responses: { 200: { description: 'Project', schema: ProjectSchema } },
       handler: (ctx) => show(ctx.principal.projectId, ctx.params.id!),
     }),

@@ -34,7 +34,8 @@ export type MomentMetadata = {
 /** The moment an item's metadata describes, or null when the item is not an index step's. */
 export function momentMetadataOf(m: Record<string, unknown>): MomentMetadata | null {
   const num = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-  if (typeof m.task_id !== 'string' || typeof m.video !== 'string' || (m.kind !== 'segment' && m.kind !== 'track')) return null;
+  if (typeof m.task_id !== 'string' || typeof m.video !== 'string' || (m.kind !== 'segment' && m.kind !== 'track'))
+    return null;
   if (!num(m.start_ms) || !num(m.end_ms) || !num(m.stream_offset)) return null;
   return m as unknown as MomentMetadata;
 }

@@ -32,10 +32,12 @@ export function isValidBlobKey(key: string): boolean {
 }
 
 function assertKey(key: string): void {
-  if (!isValidBlobKey(key)) throw new TypeError(`invalid blob key ${JSON.stringify(key)}: use [A-Za-z0-9/_.-], no leading dots in a segment`);
+  if (!isValidBlobKey(key))
+    throw new TypeError(`invalid blob key ${JSON.stringify(key)}: use [A-Za-z0-9/_.-], no leading dots in a segment`);
 }
 
-const isMissing = (e: unknown) => (e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR';
+const isMissing = (e: unknown) =>
+  (e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR';
 
 export class BlobStore {
   constructor(readonly root: string) {}
@@ -136,7 +138,8 @@ export class BlobStore {
    * An empty prefix is refused: wiping the store takes a deliberate rm, not a missing argument.
    */
   async deletePrefix(prefix: string): Promise<number> {
-    if (prefix.length === 0 || prefix.length > MAX_KEY_LENGTH || !PREFIX.test(prefix)) throw new TypeError(`invalid blob key prefix ${JSON.stringify(prefix)}`);
+    if (prefix.length === 0 || prefix.length > MAX_KEY_LENGTH || !PREFIX.test(prefix))
+      throw new TypeError(`invalid blob key prefix ${JSON.stringify(prefix)}`);
     const cut = prefix.lastIndexOf('/') + 1;
     const dir = join(this.root, prefix.slice(0, cut));
     const namePrefix = prefix.slice(cut);

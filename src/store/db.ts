@@ -36,8 +36,16 @@ export interface DbPrepare {
  * `pgliteTemplateDir`: where templates of fresh embedded clusters are kept (pglite-template.ts); `prepare`
  * runs once the database is open, on either engine.
  */
-export async function openDb(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; pgliteTemplateDir?: string; prepare?: DbPrepare }): Promise<Db> {
-  const db = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : await openPglite(join(opts.dataDir, 'db'), opts.pgliteTemplateDir, opts.prepare);
+export async function openDb(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  poolSize?: number;
+  pgliteTemplateDir?: string;
+  prepare?: DbPrepare;
+}): Promise<Db> {
+  const db = opts.databaseUrl
+    ? await openPostgres(opts.databaseUrl, opts.poolSize ?? 10)
+    : await openPglite(join(opts.dataDir, 'db'), opts.pgliteTemplateDir, opts.prepare);
   if (opts.databaseUrl && opts.prepare) await opts.prepare.run(db);
   return db;
 }
@@ -48,11 +56,14 @@ async function openPglite(dir: string, templateDir: string | undefined, prepare:
   const fresh = !existsSync(join(dir, 'PG_VERSION'));
   type Pg = InstanceType<typeof PGlite>;
   // A damaged template must not keep the service from starting: the directory is emptied, the next way tried.
-  const load = (template: Blob | null): Promise<Pg | null> => (template === null ? Promise.resolve(null) : PGlite.create(dir, { loadDataDir: template }).catch(() => {
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    return null;
-  }));
+  const load = (template: Blob | null): Promise<Pg | null> =>
+    template === null
+      ? Promise.resolve(null)
+      : PGlite.create(dir, { loadDataDir: template }).catch(() => {
+          rmSync(dir, { recursive: true, force: true });
+          mkdirSync(dir, { recursive: true });
+          return null;
+        });
   // Fresh: from the template with `prepare` done (nothing left for it to do), else from the empty cluster's
   // template, else initdb (which then becomes the empty cluster's template).
   let pg: Pg | null = fresh && templateDir && prepare ? await load(readTemplate(templateDir, prepare.key)) : null;
@@ -80,17 +91,31 @@ function pgliteDb(pg: import('@electric-sql/pglite').PGlite): Db {
       return (await conn.query<R>(sql, params)).rows;
     },
     async tx<T>(fn: (q: Queryable) => Promise<T>) {
-      return conn.transaction(async (t) => fn({
-        query: async <R extends Row>(sql: string, params: unknown[] = []) => (await t.query<R>(sql, params)).rows,
-        exec: async (sql: string) => { await t.exec(sql); },
-      }));
+      return conn.transaction(async (t) =>
+        fn({
+          query: async <R extends Row>(sql: string, params: unknown[] = []) => (await t.query<R>(sql, params)).rows,
+          exec: async (sql: string) => {
+            await t.exec(sql);
+          },
+        }),
+      );
     },
-    async exec(sql: string) { await conn.exec(sql); },
+    async exec(sql: string) {
+      await conn.exec(sql);
+    },
     async ping() {
-      try { await conn.query('SELECT 1'); return true; } catch { return false; }
+      try {
+        await conn.query('SELECT 1');
+        return true;
+      } catch {
+        return false;
+      }
     },
     async close() {
-      if (!closed) { closed = true; await conn.close(); }
+      if (!closed) {
+        closed = true;
+        await conn.close();
+      }
     },
   };
 }
@@ -112,8 +137,11 @@ async function openPostgres(url: string, max: number): Promise<Db> {
       try {
         await client.query('BEGIN');
         const out = await fn({
-          query: async <R extends Row>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as R[],
-          exec: async (sql: string) => { await client.query(sql); },
+          query: async <R extends Row>(sql: string, params: unknown[] = []) =>
+            (await client.query(sql, params)).rows as R[],
+          exec: async (sql: string) => {
+            await client.query(sql);
+          },
         });
         await client.query('COMMIT');
         return out;
@@ -124,12 +152,22 @@ async function openPostgres(url: string, max: number): Promise<Db> {
         client.release();
       }
     },
-    async exec(sql: string) { await pool.query(sql); },
+    async exec(sql: string) {
+      await pool.query(sql);
+    },
     async ping() {
-      try { await pool.query('SELECT 1'); return true; } catch { return false; }
+      try {
+        await pool.query('SELECT 1');
+        return true;
+      } catch {
+        return false;
+      }
     },
     async close() {
-      if (!closed) { closed = true; await pool.end(); }
+      if (!closed) {
+        closed = true;
+        await pool.end();
+      }
     },
   };
 }

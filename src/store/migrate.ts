@@ -10,7 +10,8 @@ import { sql, type Migration } from './migrations.sql.js';
 export async function migrate(db: Db, all: Migration[]): Promise<number[]> {
   const migrations = [...all].sort((a, b) => a.version - b.version);
   for (let i = 1; i < migrations.length; i++) {
-    if (migrations[i]!.version === migrations[i - 1]!.version) throw new Error(`two migrations have version ${migrations[i]!.version}`);
+    if (migrations[i]!.version === migrations[i - 1]!.version)
+      throw new Error(`two migrations have version ${migrations[i]!.version}`);
   }
   return db.tx(async (q) => {
     await q.query(sql.lock);

@@ -2,7 +2,11 @@
 // add the next version. This file holds the core tables; each part's tables come with its module, and the
 // composition root hands the whole list to migrate().
 
-export interface Migration { version: number; name: string; sql: string }
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
 
 // Core tables are versions 1-99; each part owns a range (video 100-199, vectors 200-299) in its own file.
 export const coreMigrations: Migration[] = [

@@ -25,10 +25,18 @@ export function presign(key: string, opts: PresignOptions): string {
   return `/v1/files/${path}?expires=${expires}&sig=${signature(key, expires, opts.secret)}`;
 }
 
-export type VerifyResult = { ok: true; expires: number } | { ok: false; reason: 'missing' | 'malformed' | 'expired' | 'mismatch' };
+export type VerifyResult =
+  | { ok: true; expires: number }
+  | { ok: false; reason: 'missing' | 'malformed' | 'expired' | 'mismatch' };
 
 /** Checks a link's expires and sig for `key` in constant time. Expiry is checked after the signature. */
-export function verify(key: string, expires: string | null | undefined, sig: string | null | undefined, secret: string | Buffer, now = Date.now()): VerifyResult {
+export function verify(
+  key: string,
+  expires: string | null | undefined,
+  sig: string | null | undefined,
+  secret: string | Buffer,
+  now = Date.now(),
+): VerifyResult {
   if (!expires || !sig) return { ok: false, reason: 'missing' };
   if (!/^\d{1,12}$/.test(expires) || !/^[0-9a-f]{64}$/i.test(sig)) return { ok: false, reason: 'malformed' };
   const exp = Number(expires);
@@ -41,6 +49,11 @@ export function verify(key: string, expires: string | null | undefined, sig: str
 
 /** The signing secret kept in <dataDir>/signing-secret, created (32 random bytes, hex, mode 0600) on first use. */
 export async function loadOrCreateSigningSecret(dataDir: string): Promise<string> {
-  const file = await loadOrCreateSecretFile(dataDir, SECRET_FILE, () => randomBytes(32).toString('hex'), 'SIGHTFLOW_SIGNING_SECRET');
+  const file = await loadOrCreateSecretFile(
+    dataDir,
+    SECRET_FILE,
+    () => randomBytes(32).toString('hex'),
+    'SIGHTFLOW_SIGNING_SECRET',
+  );
   return file.value;
 }

@@ -17,7 +17,12 @@ export interface SecretFile {
  * loser of a race reads the winner's secret (and reports created: false). `envVar` names the setting that
  * replaces the file, for the error about an empty one.
  */
-export async function loadOrCreateSecretFile(dataDir: string, name: string, generate: () => string, envVar: string): Promise<SecretFile> {
+export async function loadOrCreateSecretFile(
+  dataDir: string,
+  name: string,
+  generate: () => string,
+  envVar: string,
+): Promise<SecretFile> {
   const path = join(dataDir, name);
   const existing = await readSecret(path);
   if (existing) return { value: existing, path, created: false };
@@ -51,5 +56,10 @@ export const ADMIN_TOKEN_FILE = 'admin-token';
 
 /** The admin token kept in <dataDir>/admin-token: `sf_admin_` + 32 random bytes, base64url. */
 export function loadOrCreateAdminToken(dataDir: string): Promise<SecretFile> {
-  return loadOrCreateSecretFile(dataDir, ADMIN_TOKEN_FILE, () => `sf_admin_${randomBytes(32).toString('base64url')}`, 'SIGHTFLOW_ADMIN_TOKEN');
+  return loadOrCreateSecretFile(
+    dataDir,
+    ADMIN_TOKEN_FILE,
+    () => `sf_admin_${randomBytes(32).toString('base64url')}`,
+    'SIGHTFLOW_ADMIN_TOKEN',
+  );
 }

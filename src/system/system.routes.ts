@@ -16,12 +16,22 @@ export function systemRoutes(s: Services, allRoutes: () => RouteDef[]): RouteDef
   let openapi: string | null = null;
   return [
     defineRoute({
-      method: 'GET', path: '/healthz', auth: 'none', summary: 'Process is up', tags: ['system'], noBody: true,
+      method: 'GET',
+      path: '/healthz',
+      auth: 'none',
+      summary: 'Process is up',
+      tags: ['system'],
+      noBody: true,
       responses: { 200: { description: 'Up', schema: Health } },
       handler: async () => ({ json: { status: 'ok' } }),
     }),
     defineRoute({
-      method: 'GET', path: '/readyz', auth: 'none', summary: 'Database reachable and models ready', tags: ['system'], noBody: true,
+      method: 'GET',
+      path: '/readyz',
+      auth: 'none',
+      summary: 'Database reachable and models ready',
+      tags: ['system'],
+      noBody: true,
       responses: { 200: { description: 'Ready', schema: Health }, 503: { description: 'Not ready', schema: Health } },
       handler: async () => {
         const checks: Record<string, boolean> = { database: await s.db.ping() };
@@ -31,7 +41,12 @@ export function systemRoutes(s: Services, allRoutes: () => RouteDef[]): RouteDef
       },
     }),
     defineRoute({
-      method: 'GET', path: '/openapi.json', auth: 'none', summary: 'This API description (OpenAPI 3.1)', tags: ['system'], noBody: true,
+      method: 'GET',
+      path: '/openapi.json',
+      auth: 'none',
+      summary: 'This API description (OpenAPI 3.1)',
+      tags: ['system'],
+      noBody: true,
       responses: { 200: { description: 'OpenAPI document', schema: OpenApiDocument } },
       handler: async () => {
         // Routes are fixed after start, so the document is built once.

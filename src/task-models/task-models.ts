@@ -42,7 +42,10 @@ export class TaskModels {
   /** The registered detectors a request may name: every detect manifest whose file was prepared. */
   detectorIds(): string[] {
     const r = this.source.registry;
-    return r.list().filter((m) => m.manifest.task === 'detect' && !r.prepareFailure(m.manifest.id)).map((m) => m.manifest.id);
+    return r
+      .list()
+      .filter((m) => m.manifest.task === 'detect' && !r.prepareFailure(m.manifest.id))
+      .map((m) => m.manifest.id);
   }
 
   /**
@@ -50,12 +53,15 @@ export class TaskModels {
    * next call. An id that is no registered detector is a 400 unknown_model on `param`, listing the ids.
    */
   detector(id: string = DEFAULT_DETECT_MODEL, param = 'model'): Promise<Detector> {
-    if (!this.detectorIds().includes(id)) return Promise.reject(errors.unknownModel(param, id, 'detect', this.detectorIds()));
+    if (!this.detectorIds().includes(id))
+      return Promise.reject(errors.unknownModel(param, id, 'detect', this.detectorIds()));
     let p = this.detectors.get(id);
     if (!p) {
       p = Detector.create(this.source.runtime, this.source.registry, id);
       this.detectors.set(id, p);
-      p.catch(() => { if (this.detectors.get(id) === p) this.detectors.delete(id); });
+      p.catch(() => {
+        if (this.detectors.get(id) === p) this.detectors.delete(id);
+      });
     }
     return p;
   }

@@ -24,11 +24,17 @@ const WARN_EVERY_MS = 60_000;
  * A recorder that batches spans and sends them to the collector. `warn` hears of failed exports at most once
  * a minute; close() sends what is left, waiting at most `closeTimeoutMs` for a collector that does not answer.
  */
-export async function openOtlpRecorder(o: OtlpSettings, version: string, closeTimeoutMs: number,
-  warn: (err: unknown, droppedSpans: number) => void): Promise<SpanRecorder> {
+export async function openOtlpRecorder(
+  o: OtlpSettings,
+  version: string,
+  closeTimeoutMs: number,
+  warn: (err: unknown, droppedSpans: number) => void,
+): Promise<SpanRecorder> {
   const [api, sdk, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
-    import('@opentelemetry/api'), import('@opentelemetry/sdk-trace-base'),
-    import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/resources'),
+    import('@opentelemetry/api'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
   ]);
   const otlp = new OTLPTraceExporter({ url: o.url, headers: o.headers });
   let dropped = 0;
@@ -67,15 +73,27 @@ export async function openOtlpRecorder(o: OtlpSettings, version: string, closeTi
       next.spanId = s.spanId;
       // The SDK's default sampler follows the parent's sampled flag: an unsampled caller's trace is not sent.
       const parent = s.parentSpanId
-        ? api.trace.setSpanContext(api.ROOT_CONTEXT, { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: parseInt(s.flags, 16), isRemote: true })
+        ? api.trace.setSpanContext(api.ROOT_CONTEXT, {
+            traceId: s.traceId,
+            spanId: s.parentSpanId,
+            traceFlags: parseInt(s.flags, 16),
+            isRemote: true,
+          })
         : api.ROOT_CONTEXT;
-      const span = tracer.startSpan(s.name, { kind: KIND[s.kind], startTime: s.startMs, attributes: s.attributes }, parent);
+      const span = tracer.startSpan(
+        s.name,
+        { kind: KIND[s.kind], startTime: s.startMs, attributes: s.attributes },
+        parent,
+      );
       if (s.error !== undefined) span.setStatus({ code: api.SpanStatusCode.ERROR, message: s.error });
       span.end(s.endMs);
     },
     async close(): Promise<void> {
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, closeTimeoutMs); timer.unref(); });
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, closeTimeoutMs);
+        timer.unref();
+      });
       try {
         await Promise.race([provider.shutdown(), late]);
       } finally {

@@ -10,9 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { nextRequestId } from '../http/request-id.js';
 import { nextSpanId, spansOn } from './spans.js';
 
-export interface TraceContext { traceId: string; flags: string }
+export interface TraceContext {
+  traceId: string;
+  flags: string;
+}
 /** A parsed traceparent: its trace and the caller's span id (`parent-id`). */
-export interface Traceparent extends TraceContext { parentId: string }
+export interface Traceparent extends TraceContext {
+  parentId: string;
+}
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 const ZERO_TRACE = '0'.repeat(32);
@@ -25,7 +30,8 @@ const ZERO_SPAN = '0'.repeat(16);
 export function parseTraceparent(header: string | undefined): Traceparent | null {
   if (!header) return null;
   const m = TRACEPARENT.exec(header.trim());
-  if (!m || m[1] === 'ff' || m[2] === ZERO_TRACE || m[3] === ZERO_SPAN || (m[1] === '00' && m[5] !== undefined)) return null;
+  if (!m || m[1] === 'ff' || m[2] === ZERO_TRACE || m[3] === ZERO_SPAN || (m[1] === '00' && m[5] !== undefined))
+    return null;
   return { traceId: m[2]!, flags: m[4]!, parentId: m[3]! };
 }
 
@@ -63,11 +69,18 @@ export function callTraceparent(stored: string | null | undefined): Record<strin
 }
 
 /** The ids of a span of work done for a stored traceparent (a queued task): under its span, else a new trace. */
-export interface SpanIds { traceId: string; spanId: string; parentSpanId?: string; flags: string }
+export interface SpanIds {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  flags: string;
+}
 export function spanUnder(stored: string | undefined): SpanIds {
   const t = parseTraceparent(stored);
   const spanId = nextSpanId();
-  return t ? { traceId: t.traceId, spanId, parentSpanId: t.parentId, flags: t.flags } : { traceId: startedTraceId(), spanId, flags: STARTED_FLAGS };
+  return t
+    ? { traceId: t.traceId, spanId, parentSpanId: t.parentId, flags: t.flags }
+    : { traceId: startedTraceId(), spanId, flags: STARTED_FLAGS };
 }
 
 /** The trace id in a traceparent this process wrote or accepted (for a worker's log lines). */

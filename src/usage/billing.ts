@@ -37,11 +37,21 @@ export interface BillOptions {
   unlessAborted?: AbortSignal;
 }
 
-export async function bill(ledger: UsageLedger, who: { projectId: string; keyId: string | null }, c: Charge, opts: BillOptions = {}): Promise<void> {
+export async function bill(
+  ledger: UsageLedger,
+  who: { projectId: string; keyId: string | null },
+  c: Charge,
+  opts: BillOptions = {},
+): Promise<void> {
   if (opts.unlessAborted?.aborted) throw opts.unlessAborted.reason;
   const event = {
-    projectId: who.projectId, keyId: who.keyId, endpoint: c.endpoint, model: c.model,
-    inputTokens: c.inputTokens, outputTokens: c.outputTokens, frames: c.frames,
+    projectId: who.projectId,
+    keyId: who.keyId,
+    endpoint: c.endpoint,
+    model: c.model,
+    inputTokens: c.inputTokens,
+    outputTokens: c.outputTokens,
+    frames: c.frames,
     ms: c.ms ?? (c.started !== undefined ? performance.now() - c.started : 0),
   };
   if (opts.when === 'now') await ledger.record(event);

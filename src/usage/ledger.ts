@@ -4,11 +4,24 @@ import { sql } from './usage.sql.js';
 import { countUsage } from '../metrics/usage.js';
 
 export interface UsageEvent {
-  projectId: string; keyId?: string | null; endpoint: string; model?: string | null;
-  inputTokens?: number; outputTokens?: number; frames?: number; ms?: number;
+  projectId: string;
+  keyId?: string | null;
+  endpoint: string;
+  model?: string | null;
+  inputTokens?: number;
+  outputTokens?: number;
+  frames?: number;
+  ms?: number;
 }
 
-export interface DailyUsage { day: string; requests: number; input_tokens: number; output_tokens: number; frames: number; ms: number }
+export interface DailyUsage {
+  day: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  frames: number;
+  ms: number;
+}
 
 /**
  * How long a row queued after a reply waits for others to share its insert. One insert costs PGlite about the
@@ -20,8 +33,16 @@ export const USAGE_BATCH_MS = 250;
 /** Most rows in one statement (PostgreSQL takes at most 65535 parameters). */
 const MAX_BATCH_ROWS = 500;
 
-const params = (e: UsageEvent): unknown[] => [e.projectId, e.keyId ?? null, e.endpoint, e.model ?? null,
-  e.inputTokens ?? 0, e.outputTokens ?? 0, e.frames ?? 0, Math.round(e.ms ?? 0)];
+const params = (e: UsageEvent): unknown[] => [
+  e.projectId,
+  e.keyId ?? null,
+  e.endpoint,
+  e.model ?? null,
+  e.inputTokens ?? 0,
+  e.outputTokens ?? 0,
+  e.frames ?? 0,
+  Math.round(e.ms ?? 0),
+];
 
 export class UsageLedger {
   /** Rows queued by recordAfterReply() and not yet written. */
@@ -30,7 +51,10 @@ export class UsageLedger {
   /** The write in flight, if any; reads and close() wait for it and for the queue. */
   private writing: Promise<void> | undefined;
 
-  constructor(private readonly db: Db, private readonly onError: (err: unknown, e: UsageEvent) => void = () => {}) {}
+  constructor(
+    private readonly db: Db,
+    private readonly onError: (err: unknown, e: UsageEvent) => void = () => {},
+  ) {}
 
   async record(e: UsageEvent): Promise<void> {
     await this.db.query(sql.insert, params(e));
@@ -45,12 +69,19 @@ export class UsageLedger {
   recordAfterReply(e: UsageEvent): void {
     countUsage(e);
     this.queued.push(e);
-    if (!this.timer && !this.writing) this.timer = setTimeout(() => { this.timer = undefined; void this.drain(); }, USAGE_BATCH_MS);
+    if (!this.timer && !this.writing)
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.drain();
+      }, USAGE_BATCH_MS);
   }
 
   /** Resolves when every queued row is written (before reads, and before the database closes). */
   async flush(): Promise<void> {
-    if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     while (this.writing || this.queued.length) await (this.writing ?? this.drain());
   }
 
@@ -63,12 +94,18 @@ export class UsageLedger {
         try {
           await this.db.query(rows.length === 1 ? sql.insert : sql.insertMany(rows.length), rows.flatMap(params));
         } catch (err) {
-          if (rows.length === 1) { this.onError(err, rows[0]!); continue; }
+          if (rows.length === 1) {
+            this.onError(err, rows[0]!);
+            continue;
+          }
           // One bad row must not cost the others theirs: each goes again on its own.
-          for (const e of rows) await this.db.query(sql.insert, params(e)).catch((one: unknown) => this.onError(one, e));
+          for (const e of rows)
+            await this.db.query(sql.insert, params(e)).catch((one: unknown) => this.onError(one, e));
         }
       }
-    })().finally(() => { this.writing = undefined; });
+    })().finally(() => {
+      this.writing = undefined;
+    });
     return this.writing;
   }
 
@@ -76,8 +113,12 @@ export class UsageLedger {
     await this.flush();
     const rows = await this.db.query(sql.daily, [projectId, from.toISOString(), to.toISOString()]);
     return rows.map((r) => ({
-      day: String(r.day), requests: Number(r.requests), input_tokens: Number(r.input_tokens),
-      output_tokens: Number(r.output_tokens), frames: Number(r.frames), ms: Number(r.ms),
+      day: String(r.day),
+      requests: Number(r.requests),
+      input_tokens: Number(r.input_tokens),
+      output_tokens: Number(r.output_tokens),
+      frames: Number(r.frames),
+      ms: Number(r.ms),
     }));
   }
 

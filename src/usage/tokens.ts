@@ -46,4 +46,7 @@ export function textTokens(text: string): number {
   return text ? countTokens(text) : 0;
 }
 
-export interface Usage { input_tokens: number; output_tokens: number }
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}

@@ -5,8 +5,11 @@ export const sql = {
   insert: `INSERT INTO usage_events (project_id, key_id, endpoint, model, input_tokens, output_tokens, frames, ms)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
   /** n rows in one statement: parameters row by row, USAGE_COLUMNS each. */
-  insertMany: (n: number) => `INSERT INTO usage_events (project_id, key_id, endpoint, model, input_tokens, output_tokens, frames, ms) VALUES ${
-    Array.from({ length: n }, (_, r) => `(${Array.from({ length: USAGE_COLUMNS }, (_, c) => `$${r * USAGE_COLUMNS + c + 1}`).join(', ')})`).join(', ')}`,
+  insertMany: (n: number) =>
+    `INSERT INTO usage_events (project_id, key_id, endpoint, model, input_tokens, output_tokens, frames, ms) VALUES ${Array.from(
+      { length: n },
+      (_, r) => `(${Array.from({ length: USAGE_COLUMNS }, (_, c) => `$${r * USAGE_COLUMNS + c + 1}`).join(', ')})`,
+    ).join(', ')}`,
   // Daily totals in UTC, oldest first, for days with any traffic in [from, to).
   daily: `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
                  count(*)::int AS requests,

@@ -7,37 +7,63 @@ import { sql } from './collections.sql.js';
 import { vectorFromBase64, vectorToBytes } from './index-manager.js';
 
 export interface Collection {
-  id: string; object: 'vectors.collection'; name: string; description: string | null; model_id: string;
-  dimensions: number; metric: string; item_count: number; created_at: string;
+  id: string;
+  object: 'vectors.collection';
+  name: string;
+  description: string | null;
+  model_id: string;
+  dimensions: number;
+  metric: string;
+  item_count: number;
+  created_at: string;
   /** Internal: the last write's number (index catch-up), never sent. */
   change_seq: number;
 }
 
 export interface StoredItem {
-  id: string; key: bigint; content_type: 'image' | 'text' | 'audio'; text: string | null; blob_key: string | null;
-  metadata: Record<string, unknown>; created_at: string;
+  id: string;
+  key: bigint;
+  content_type: 'image' | 'text' | 'audio';
+  text: string | null;
+  blob_key: string | null;
+  metadata: Record<string, unknown>;
+  created_at: string;
 }
 
 export interface NewItem {
-  id: string; content_type: 'image' | 'text' | 'audio'; text: string | null; blob_key: string | null;
-  metadata: Record<string, unknown>; vector: Float32Array;
+  id: string;
+  content_type: 'image' | 'text' | 'audio';
+  text: string | null;
+  blob_key: string | null;
+  metadata: Record<string, unknown>;
+  vector: Float32Array;
 }
-
 
 function toCollection(r: Row): Collection {
   return {
-    id: String(r.id), object: 'vectors.collection', name: String(r.name), description: (r.description as string | null) ?? null,
-    model_id: String(r.model_id), dimensions: Number(r.dimensions), metric: String(r.metric), item_count: Number(r.item_count),
-    created_at: isoTime(r.created_at)!, change_seq: Number(r.change_seq),
+    id: String(r.id),
+    object: 'vectors.collection',
+    name: String(r.name),
+    description: (r.description as string | null) ?? null,
+    model_id: String(r.model_id),
+    dimensions: Number(r.dimensions),
+    metric: String(r.metric),
+    item_count: Number(r.item_count),
+    created_at: isoTime(r.created_at)!,
+    change_seq: Number(r.change_seq),
   };
 }
 
 function toItem(r: Row): StoredItem {
   const meta = typeof r.metadata === 'string' ? JSON.parse(r.metadata) : r.metadata;
   return {
-    id: String(r.id), key: BigInt(String(r.key)), content_type: r.content_type as StoredItem['content_type'],
-    text: (r.text as string | null) ?? null, blob_key: (r.blob_key as string | null) ?? null,
-    metadata: (meta ?? {}) as Record<string, unknown>, created_at: isoTime(r.created_at)!,
+    id: String(r.id),
+    key: BigInt(String(r.key)),
+    content_type: r.content_type as StoredItem['content_type'],
+    text: (r.text as string | null) ?? null,
+    blob_key: (r.blob_key as string | null) ?? null,
+    metadata: (meta ?? {}) as Record<string, unknown>,
+    created_at: isoTime(r.created_at)!,
   };
 }
 
@@ -62,14 +88,32 @@ export class CollectionStore {
 
   private async writing<T>(id: string, write: () => Promise<T>): Promise<T> {
     if (!this.rows) return write();
-    const forget = () => { this.rows!.delete(id); this.writes.set(id, (this.writes.get(id) ?? 0) + 1); };
+    const forget = () => {
+      this.rows!.delete(id);
+      this.writes.set(id, (this.writes.get(id) ?? 0) + 1);
+    };
     forget();
-    try { return await write(); } finally { forget(); }
+    try {
+      return await write();
+    } finally {
+      forget();
+    }
   }
 
   /** null when the project already has a collection of that name. */
-  async create(projectId: string, c: { name: string; description: string | null; model_id: string; dimensions: number; metric: string }): Promise<Collection | null> {
-    const rows = await this.db.query(sql.insertCollection, [newId('col'), projectId, c.name, c.description, c.model_id, c.dimensions, c.metric]);
+  async create(
+    projectId: string,
+    c: { name: string; description: string | null; model_id: string; dimensions: number; metric: string },
+  ): Promise<Collection | null> {
+    const rows = await this.db.query(sql.insertCollection, [
+      newId('col'),
+      projectId,
+      c.name,
+      c.description,
+      c.model_id,
+      c.dimensions,
+      c.metric,
+    ]);
     return rows[0] ? toCollection(rows[0]) : null;
   }
 
@@ -103,34 +147,72 @@ export class CollectionStore {
    * ids name already (an upsert replaces them: recorded as deletions of the same change, so an index catching up
    * removes their keys before it adds the new ones), insert the items. Ids are unique within the batch. Writers
    * of one collection serialise on its row, so concurrent upserts of one id leave exactly one item. */
-  async addItems(projectId: string, collectionId: string, items: NewItem[]): Promise<{ changeSeq: number; keys: bigint[]; replaced: Array<{ id: string; key: bigint; blob_key: string | null }> } | null> {
-    return this.writing(collectionId, () => this.db.tx(async (q: Queryable) => {
-      const head = await q.query(sql.beginWrite, [collectionId, items.length, items.length, projectId]);
-      if (!head[0]) return null;
-      const first = BigInt(String(head[0].first_key));
-      const changeSeq = Number(head[0].change_seq);
-      const keys = items.map((_, i) => first + BigInt(i));
-      const gone = await q.query(sql.deleteItems, [collectionId, items.map((it) => it.id), changeSeq]);
-      if (gone.length) await q.query(sql.adjustCount, [collectionId, -gone.length]);
-      const replaced = gone.map((r) => ({ id: String(r.id), key: BigInt(String(r.key)), blob_key: (r.blob_key as string | null) ?? null }));
-      const params: unknown[] = [];
-      items.forEach((it, i) => params.push(it.id, collectionId, keys[i]!.toString(), changeSeq, it.content_type, it.text, it.blob_key,
-        JSON.stringify(it.metadata), vectorToBytes(it.vector)));
-      await q.query(sql.insertItems(items.length), params);
-      return { changeSeq, keys, replaced };
-    }));
+  async addItems(
+    projectId: string,
+    collectionId: string,
+    items: NewItem[],
+  ): Promise<{
+    changeSeq: number;
+    keys: bigint[];
+    replaced: Array<{ id: string; key: bigint; blob_key: string | null }>;
+  } | null> {
+    return this.writing(collectionId, () =>
+      this.db.tx(async (q: Queryable) => {
+        const head = await q.query(sql.beginWrite, [collectionId, items.length, items.length, projectId]);
+        if (!head[0]) return null;
+        const first = BigInt(String(head[0].first_key));
+        const changeSeq = Number(head[0].change_seq);
+        const keys = items.map((_, i) => first + BigInt(i));
+        const gone = await q.query(sql.deleteItems, [collectionId, items.map((it) => it.id), changeSeq]);
+        if (gone.length) await q.query(sql.adjustCount, [collectionId, -gone.length]);
+        const replaced = gone.map((r) => ({
+          id: String(r.id),
+          key: BigInt(String(r.key)),
+          blob_key: (r.blob_key as string | null) ?? null,
+        }));
+        const params: unknown[] = [];
+        items.forEach((it, i) =>
+          params.push(
+            it.id,
+            collectionId,
+            keys[i]!.toString(),
+            changeSeq,
+            it.content_type,
+            it.text,
+            it.blob_key,
+            JSON.stringify(it.metadata),
+            vectorToBytes(it.vector),
+          ),
+        );
+        await q.query(sql.insertItems(items.length), params);
+        return { changeSeq, keys, replaced };
+      }),
+    );
   }
 
   /** One transaction: a change number, then the deletions; unknown ids are reported back. */
-  async deleteItems(projectId: string, collectionId: string, ids: string[]): Promise<{ changeSeq: number; deleted: Array<{ id: string; key: bigint; blob_key: string | null }> } | null> {
-    return this.writing(collectionId, () => this.db.tx(async (q: Queryable) => {
-      const head = await q.query(sql.beginWrite, [collectionId, 0, 0, projectId]);
-      if (!head[0]) return null;
-      const changeSeq = Number(head[0].change_seq);
-      const rows = await q.query(sql.deleteItems, [collectionId, ids, changeSeq]);
-      if (rows.length) await q.query(sql.adjustCount, [collectionId, -rows.length]);
-      return { changeSeq, deleted: rows.map((r) => ({ id: String(r.id), key: BigInt(String(r.key)), blob_key: (r.blob_key as string | null) ?? null })) };
-    }));
+  async deleteItems(
+    projectId: string,
+    collectionId: string,
+    ids: string[],
+  ): Promise<{ changeSeq: number; deleted: Array<{ id: string; key: bigint; blob_key: string | null }> } | null> {
+    return this.writing(collectionId, () =>
+      this.db.tx(async (q: Queryable) => {
+        const head = await q.query(sql.beginWrite, [collectionId, 0, 0, projectId]);
+        if (!head[0]) return null;
+        const changeSeq = Number(head[0].change_seq);
+        const rows = await q.query(sql.deleteItems, [collectionId, ids, changeSeq]);
+        if (rows.length) await q.query(sql.adjustCount, [collectionId, -rows.length]);
+        return {
+          changeSeq,
+          deleted: rows.map((r) => ({
+            id: String(r.id),
+            key: BigInt(String(r.key)),
+            blob_key: (r.blob_key as string | null) ?? null,
+          })),
+        };
+      }),
+    );
   }
 
   /** One item of the collection, or null. */
@@ -142,19 +224,26 @@ export class CollectionStore {
   /** One transaction: a change number (locking the collection row, as every writer does), then the item's
    * metadata becomes `update(old)` and the row records the change, so other nodes' indexes read the new metadata
    * when they catch up. null when the collection is gone, 'missing' when the item is. */
-  async updateMetadata(projectId: string, collectionId: string, id: string, update: (old: Record<string, unknown>) => Record<string, unknown>): Promise<{ changeSeq: number; item: StoredItem } | 'missing' | null> {
+  async updateMetadata(
+    projectId: string,
+    collectionId: string,
+    id: string,
+    update: (old: Record<string, unknown>) => Record<string, unknown>,
+  ): Promise<{ changeSeq: number; item: StoredItem } | 'missing' | null> {
     const missing = new Error('missing item');
     try {
-      return await this.writing(collectionId, () => this.db.tx(async (q: Queryable) => {
-        const head = await q.query(sql.beginWrite, [collectionId, 0, 0, projectId]);
-        if (!head[0]) return null;
-        const changeSeq = Number(head[0].change_seq);
-        const rows = await q.query(sql.getItem, [collectionId, id]);
-        if (!rows[0]) throw missing;  // rolls the change number back
-        const next = update(toItem(rows[0]).metadata);
-        const updated = await q.query(sql.updateMetadata, [collectionId, id, JSON.stringify(next), changeSeq]);
-        return { changeSeq, item: toItem(updated[0]!) };
-      }));
+      return await this.writing(collectionId, () =>
+        this.db.tx(async (q: Queryable) => {
+          const head = await q.query(sql.beginWrite, [collectionId, 0, 0, projectId]);
+          if (!head[0]) return null;
+          const changeSeq = Number(head[0].change_seq);
+          const rows = await q.query(sql.getItem, [collectionId, id]);
+          if (!rows[0]) throw missing; // rolls the change number back
+          const next = update(toItem(rows[0]).metadata);
+          const updated = await q.query(sql.updateMetadata, [collectionId, id, JSON.stringify(next), changeSeq]);
+          return { changeSeq, item: toItem(updated[0]!) };
+        }),
+      );
     } catch (e) {
       if (e === missing) return 'missing';
       throw e;
@@ -169,6 +258,11 @@ export class CollectionStore {
   async itemsByKeys(collectionId: string, keys: bigint[]): Promise<Map<bigint, StoredItem & { vector: Float32Array }>> {
     if (keys.length === 0) return new Map();
     const rows = await this.db.query(sql.itemsByKeys, [collectionId, keys.map(String)]);
-    return new Map(rows.map((r) => { const it = { ...toItem(r), vector: vectorFromBase64(String(r.vector_b64)) }; return [it.key, it] as const; }));
+    return new Map(
+      rows.map((r) => {
+        const it = { ...toItem(r), vector: vectorFromBase64(String(r.vector_b64)) };
+        return [it.key, it] as const;
+      }),
+    );
   }
 }

@@ -16,14 +16,20 @@ export class EmbeddingModels {
   constructor(s: Services) {
     const log = s.log.child({ component: 'embedding' });
     const mm = new MultimodalEmbedder({
-      modelsDir: s.config.modelsDir, runtime: s.models.runtime, taskModels: s.taskModels, log,
+      modelsDir: s.config.modelsDir,
+      runtime: s.models.runtime,
+      taskModels: s.taskModels,
+      log,
       // PP-OCR on every image doubles indexing time and did not help on photos (eval retrieval); opt in.
       ocr: s.config.vectors.ocr,
     });
     this.byId.set(mm.info.id, mm);
     for (const c of s.models.registry.clip) {
       if (this.byId.has(c.manifest.id)) {
-        log.error({ manifest: c.manifestPath }, `model manifest ${c.manifestPath} skipped: embedding model id ${c.manifest.id} is taken`);
+        log.error(
+          { manifest: c.manifestPath },
+          `model manifest ${c.manifestPath} skipped: embedding model id ${c.manifest.id} is taken`,
+        );
         continue;
       }
       const e = new ClipEmbedder(c, s.models, log);
@@ -42,7 +48,9 @@ export class EmbeddingModels {
   async get(id: string): Promise<Embedder | undefined> {
     const e = this.byId.get(id);
     if (e instanceof ClipEmbedder) {
-      await e.whenReady().catch((err) => { if (e.status === 'loading') throw err; });
+      await e.whenReady().catch((err) => {
+        if (e.status === 'loading') throw err;
+      });
       if (e.status !== 'ready') return undefined;
     }
     return e;

@@ -32,8 +32,10 @@ export const MAX_CONDITIONS = 64;
 const MAX_KEY_CHARS = 256;
 const OPERATORS = ['$eq', '$in', '$gt', '$gte', '$lt', '$lte'];
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isScalar = (v: unknown): v is Scalar =>
+  typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
@@ -43,7 +45,8 @@ function describe(v: unknown): string {
   return String(v);
 }
 
-const bad = (path: string, what: string, got: unknown) => errors.invalidParam(path, `Expected ${what} for ${path} but received ${describe(got)}`);
+const bad = (path: string, what: string, got: unknown) =>
+  errors.invalidParam(path, `Expected ${what} for ${path} but received ${describe(got)}`);
 
 /** The checked tree of a request's `filter`, or null when it holds no condition ({}). Throws a 400
  * (invalid_parameter, `param` the path of the offending part, e.g. filter.$or[1].price.$gt). */
@@ -59,30 +62,55 @@ function parseObject(raw: unknown, path: string, depth: number, count: { n: numb
   for (const [key, value] of Object.entries(raw)) {
     const at = `${path}.${key}`;
     if (key === '$and' || key === '$or') {
-      if (depth + 1 > MAX_DEPTH) throw errors.invalidParam(at, `Expected $and/$or nested at most ${MAX_DEPTH} deep for ${path} but received deeper nesting`);
-      if (!Array.isArray(value) || value.length < 1 || value.length > MAX_CONDITIONS) throw bad(at, `an array of 1 to ${MAX_CONDITIONS} filter objects`, value);
+      if (depth + 1 > MAX_DEPTH)
+        throw errors.invalidParam(
+          at,
+          `Expected $and/$or nested at most ${MAX_DEPTH} deep for ${path} but received deeper nesting`,
+        );
+      if (!Array.isArray(value) || value.length < 1 || value.length > MAX_CONDITIONS)
+        throw bad(at, `an array of 1 to ${MAX_CONDITIONS} filter objects`, value);
       const children = value.map((v, i) => parseObject(v, `${at}[${i}]`, depth + 1, count));
       nodes.push({ op: key === '$and' ? 'and' : 'or', nodes: children });
       continue;
     }
-    if (key.startsWith('$')) throw errors.invalidParam(at, `Expected a metadata key, $and or $or for ${at} but received the operator ${JSON.stringify(key)} (operators go inside a key's condition: {"price": {"$gt": 10}})`);
-    if (key.length > MAX_KEY_CHARS) throw errors.invalidParam(path, `Expected metadata keys of at most ${MAX_KEY_CHARS} characters for ${path} but received one of ${key.length}`);
+    if (key.startsWith('$'))
+      throw errors.invalidParam(
+        at,
+        `Expected a metadata key, $and or $or for ${at} but received the operator ${JSON.stringify(key)} (operators go inside a key's condition: {"price": {"$gt": 10}})`,
+      );
+    if (key.length > MAX_KEY_CHARS)
+      throw errors.invalidParam(
+        path,
+        `Expected metadata keys of at most ${MAX_KEY_CHARS} characters for ${path} but received one of ${key.length}`,
+      );
     if (isScalar(value)) {
       nodes.push(leaf({ op: 'eq', key, value }, at, count));
       continue;
     }
-    if (!isPlainObject(value)) throw bad(at, 'a string, finite number, boolean or an object of operators ($eq, $in, $gt, $gte, $lt, $lte)', value);
+    if (!isPlainObject(value))
+      throw bad(
+        at,
+        'a string, finite number, boolean or an object of operators ($eq, $in, $gt, $gte, $lt, $lte)',
+        value,
+      );
     const ops = Object.entries(value);
     if (ops.length === 0) throw bad(at, 'at least one operator ($eq, $in, $gt, $gte, $lt, $lte)', value);
     for (const [op, operand] of ops) {
       const opAt = `${at}.${op}`;
-      if (!OPERATORS.includes(op)) throw errors.invalidParam(opAt, `Expected one of the operators ${OPERATORS.join(', ')} for ${at} but received ${JSON.stringify(op)}`);
+      if (!OPERATORS.includes(op))
+        throw errors.invalidParam(
+          opAt,
+          `Expected one of the operators ${OPERATORS.join(', ')} for ${at} but received ${JSON.stringify(op)}`,
+        );
       if (op === '$eq') {
         if (!isScalar(operand)) throw bad(opAt, 'a string, finite number or boolean', operand);
         nodes.push(leaf({ op: 'eq', key, value: operand }, opAt, count));
       } else if (op === '$in') {
-        if (!Array.isArray(operand) || operand.length < 1 || operand.length > MAX_IN_VALUES) throw bad(opAt, `an array of 1 to ${MAX_IN_VALUES} strings, numbers or booleans`, operand);
-        operand.forEach((v, i) => { if (!isScalar(v)) throw bad(`${opAt}[${i}]`, 'a string, finite number or boolean', v); });
+        if (!Array.isArray(operand) || operand.length < 1 || operand.length > MAX_IN_VALUES)
+          throw bad(opAt, `an array of 1 to ${MAX_IN_VALUES} strings, numbers or booleans`, operand);
+        operand.forEach((v, i) => {
+          if (!isScalar(v)) throw bad(`${opAt}[${i}]`, 'a string, finite number or boolean', v);
+        });
         nodes.push(leaf({ op: 'in', key, values: new Set(operand as Scalar[]) }, opAt, count));
       } else {
         if (typeof operand !== 'number' || !Number.isFinite(operand)) throw bad(opAt, 'a finite number', operand);
@@ -94,27 +122,41 @@ function parseObject(raw: unknown, path: string, depth: number, count: { n: numb
 }
 
 function leaf(node: FilterNode, at: string, count: { n: number }): FilterNode {
-  if (++count.n > MAX_CONDITIONS) throw errors.invalidParam(at, `Expected at most ${MAX_CONDITIONS} conditions in one filter but received more`);
+  if (++count.n > MAX_CONDITIONS)
+    throw errors.invalidParam(at, `Expected at most ${MAX_CONDITIONS} conditions in one filter but received more`);
   return node;
 }
 
 export function compare(cmp: Cmp, x: number, v: number): boolean {
   switch (cmp) {
-    case 'gt': return x > v;
-    case 'gte': return x >= v;
-    case 'lt': return x < v;
-    case 'lte': return x <= v;
+    case 'gt':
+      return x > v;
+    case 'gte':
+      return x >= v;
+    case 'lt':
+      return x < v;
+    case 'lte':
+      return x <= v;
   }
 }
 
 /** Whether one item's metadata satisfies the filter. */
 export function matchesFilter(node: FilterNode, metadata: Record<string, unknown>): boolean {
   switch (node.op) {
-    case 'and': return node.nodes.every((n) => matchesFilter(n, metadata));
-    case 'or': return node.nodes.some((n) => matchesFilter(n, metadata));
-    case 'eq': return Object.hasOwn(metadata, node.key) && metadata[node.key] === node.value;
-    case 'in': { const v = Object.hasOwn(metadata, node.key) ? metadata[node.key] : undefined; return isScalar(v) && node.values.has(v); }
-    case 'cmp': { const v = Object.hasOwn(metadata, node.key) ? metadata[node.key] : undefined; return typeof v === 'number' && compare(node.cmp, v, node.value); }
+    case 'and':
+      return node.nodes.every((n) => matchesFilter(n, metadata));
+    case 'or':
+      return node.nodes.some((n) => matchesFilter(n, metadata));
+    case 'eq':
+      return Object.hasOwn(metadata, node.key) && metadata[node.key] === node.value;
+    case 'in': {
+      const v = Object.hasOwn(metadata, node.key) ? metadata[node.key] : undefined;
+      return isScalar(v) && node.values.has(v);
+    }
+    case 'cmp': {
+      const v = Object.hasOwn(metadata, node.key) ? metadata[node.key] : undefined;
+      return typeof v === 'number' && compare(node.cmp, v, node.value);
+    }
   }
 }
 
@@ -128,8 +170,14 @@ export function filterCacheKey(node: FilterNode): string {
       if (node.nodes.length === 1) return filterCacheKey(node.nodes[0]!);
       return `${node.op}(${node.nodes.map(filterCacheKey).sort().join(',')})`;
     }
-    case 'eq': return `eq(${JSON.stringify(node.key)},${JSON.stringify(node.value)})`;
-    case 'in': return `in(${JSON.stringify(node.key)},${[...node.values].map((v) => JSON.stringify(v)).sort().join(',')})`;
-    case 'cmp': return `${node.cmp}(${JSON.stringify(node.key)},${JSON.stringify(node.value)})`;
+    case 'eq':
+      return `eq(${JSON.stringify(node.key)},${JSON.stringify(node.value)})`;
+    case 'in':
+      return `in(${JSON.stringify(node.key)},${[...node.values]
+        .map((v) => JSON.stringify(v))
+        .sort()
+        .join(',')})`;
+    case 'cmp':
+      return `${node.cmp}(${JSON.stringify(node.key)},${JSON.stringify(node.value)})`;
   }
 }

@@ -77,13 +77,25 @@ export function exactSearchMaxMatches(size: number): number {
  * over the matching items when there are few (exactSearchMaxMatches), otherwise the graph search with the
  * bitmap as its filter. Either way the filter applies inside the search: candidateCount(k) matching keys come
  * back whenever that many match. */
-export function searchFilteredCandidates(index: VectorIndex, query: Float32Array, k: number, match: { bits: Uint32Array; count: number }, expansion = 0): BigUint64Array {
+export function searchFilteredCandidates(
+  index: VectorIndex,
+  query: Float32Array,
+  k: number,
+  match: { bits: Uint32Array; count: number },
+  expansion = 0,
+): BigUint64Array {
   if (match.count === 0 || index.size() === 0) return new BigUint64Array(0);
   const wanted = Math.min(candidateCount(k), match.count);
   const t = performance.now();
   const exact = match.count <= exactSearchMaxMatches(index.size());
-  const keys = exact ? index.searchKeys(query, wanted, keysOf(match.bits, match.count))
-    : index.search(query, wanted, expansion, new Uint8Array(match.bits.buffer, match.bits.byteOffset, match.bits.byteLength));
+  const keys = exact
+    ? index.searchKeys(query, wanted, keysOf(match.bits, match.count))
+    : index.search(
+        query,
+        wanted,
+        expansion,
+        new Uint8Array(match.bits.buffer, match.bits.byteOffset, match.bits.byteLength),
+      );
   observeVectorSearch(exact ? 'exact' : 'filtered', t);
   return keys;
 }
@@ -102,7 +114,14 @@ interface Loaded {
 }
 
 /** `sha256` and `bytes` of the index file: USearch's loader trusts its input (a corrupt file crashes the process), so nothing unverified reaches it. */
-interface Checkpoint { format: number; change_seq: number; size: number; dimensions: number; bytes: number; sha256: string }
+interface Checkpoint {
+  format: number;
+  change_seq: number;
+  size: number;
+  dimensions: number;
+  bytes: number;
+  sha256: string;
+}
 
 export type OpenOutcome = 'loaded' | 'caught-up' | 'rebuilt' | 'created';
 
@@ -134,7 +153,11 @@ export class IndexManager {
   /** Longest single synchronous USearch call seen, in ms (the event-loop cost; bench and logs read it). */
   maxBlockMs = 0;
 
-  constructor(private readonly db: Db, readonly dir: string, private readonly log: Logger) {}
+  constructor(
+    private readonly db: Db,
+    readonly dir: string,
+    private readonly log: Logger,
+  ) {}
 
   private files(id: string) {
     return { index: join(this.dir, `${id}.usearch`), meta: join(this.dir, `${id}.json`) };
@@ -198,15 +221,23 @@ export class IndexManager {
     if (existsSync(f.index) && existsSync(f.meta)) {
       try {
         const meta = JSON.parse(await readFile(f.meta, 'utf8')) as Checkpoint;
-        if (meta.format !== FORMAT || meta.dimensions !== dims) throw new Error('checkpoint of another format or dimensions');
-        if ((await stat(f.index)).size !== meta.bytes || (await sha256File(f.index)) !== meta.sha256) throw new Error('index file does not match its checkpoint checksum');
+        if (meta.format !== FORMAT || meta.dimensions !== dims)
+          throw new Error('checkpoint of another format or dimensions');
+        if ((await stat(f.index)).size !== meta.bytes || (await sha256File(f.index)) !== meta.sha256)
+          throw new Error('index file does not match its checkpoint checksum');
         const index = newIndex(dims);
         this.timed(() => index.load(f.index));
-        if (index.dimensions() !== dims || index.size() !== meta.size) throw new Error(`index holds ${index.size()} vectors of ${index.dimensions()} dimensions, checkpoint says ${meta.size} of ${dims}`);
+        if (index.dimensions() !== dims || index.size() !== meta.size)
+          throw new Error(
+            `index holds ${index.size()} vectors of ${index.dimensions()} dimensions, checkpoint says ${meta.size} of ${dims}`,
+          );
         this.outcomes.set(id, 'loaded');
         return { index, dims, applied: meta.change_seq };
       } catch (e) {
-        this.log.warn({ collection: id, err: (e as Error).message }, 'vector index unreadable; rebuilding from the database');
+        this.log.warn(
+          { collection: id, err: (e as Error).message },
+          'vector index unreadable; rebuilding from the database',
+        );
       }
     }
     this.outcomes.set(id, existsSync(f.index) || existsSync(f.meta) ? 'rebuilt' : 'created');
@@ -230,7 +261,10 @@ export class IndexManager {
     await this.addFromDb(id, l, l.applied);
     const count = Number((await this.db.query(sql.countItems, [id]))[0]!.n);
     if (l.index.size() !== count) {
-      this.log.warn({ collection: id, index: l.index.size(), database: count }, 'vector index disagrees with the database; rebuilding');
+      this.log.warn(
+        { collection: id, index: l.index.size(), database: count },
+        'vector index disagrees with the database; rebuilding',
+      );
       l.index = newIndex(l.dims);
       l.meta = undefined;
       await this.addFromDb(id, l, 0);
@@ -278,9 +312,20 @@ export class IndexManager {
 
   /** After the database committed change `changeSeq` adding these items, and removing the `replaced` keys
    * (items the added ones replace: an upsert by id), caller holding the lock. */
-  async applyAdd(id: string, dims: number, changeSeq: number, keys: bigint[], vectors: Float32Array[], metadata: Array<Record<string, unknown>>, replaced: bigint[] = []): Promise<void> {
+  async applyAdd(
+    id: string,
+    dims: number,
+    changeSeq: number,
+    keys: bigint[],
+    vectors: Float32Array[],
+    metadata: Array<Record<string, unknown>>,
+    replaced: bigint[] = [],
+  ): Promise<void> {
     const l = await this.ensureCurrentLocked(id, dims, changeSeq - 1);
-    if (l.applied !== changeSeq - 1) { await this.catchUp(id, l); return; }
+    if (l.applied !== changeSeq - 1) {
+      await this.catchUp(id, l);
+      return;
+    }
     if (replaced.length) this.timed(() => l.index.remove(BigUint64Array.from(replaced)));
     if (l.meta) {
       for (const k of replaced) l.meta.delete(k);
@@ -297,7 +342,10 @@ export class IndexManager {
   /** After the database committed change `changeSeq` deleting these keys (caller holds the lock). */
   async applyDelete(id: string, dims: number, changeSeq: number, keys: bigint[]): Promise<void> {
     const l = await this.ensureCurrentLocked(id, dims, changeSeq - 1);
-    if (l.applied !== changeSeq - 1) { await this.catchUp(id, l); return; }
+    if (l.applied !== changeSeq - 1) {
+      await this.catchUp(id, l);
+      return;
+    }
     if (keys.length) this.timed(() => l.index.remove(BigUint64Array.from(keys)));
     if (l.meta) for (const k of keys) l.meta.delete(k);
     l.applied = changeSeq;
@@ -307,9 +355,18 @@ export class IndexManager {
   /** After the database committed change `changeSeq` giving the item under `key` new metadata (caller holds
    * the lock). Nothing to save: the vectors are unchanged, and an index file whose checkpoint is older reads
    * the row again at its next catch-up. */
-  async applyMetadata(id: string, dims: number, changeSeq: number, key: bigint, metadata: Record<string, unknown>): Promise<void> {
+  async applyMetadata(
+    id: string,
+    dims: number,
+    changeSeq: number,
+    key: bigint,
+    metadata: Record<string, unknown>,
+  ): Promise<void> {
     const l = await this.ensureCurrentLocked(id, dims, changeSeq - 1);
-    if (l.applied !== changeSeq - 1) { await this.catchUp(id, l); return; }
+    if (l.applied !== changeSeq - 1) {
+      await this.catchUp(id, l);
+      return;
+    }
     l.meta?.set(key, metadata);
     l.applied = changeSeq;
   }
@@ -318,7 +375,13 @@ export class IndexManager {
    * loaded from the database on its first filtered search. The filter's bitmap is cached by the columns until
    * the collection's next change they see (a write here or a catch-up from another node's writes: every one
    * passes through them, and a rebuild replaces them). */
-  async filteredCandidates(id: string, l: Loaded, query: Float32Array, k: number, filter: FilterNode): Promise<bigint[]> {
+  async filteredCandidates(
+    id: string,
+    l: Loaded,
+    query: Float32Array,
+    k: number,
+    filter: FilterNode,
+  ): Promise<bigint[]> {
     if (!l.meta) {
       await this.lock.run(id, async () => {
         if (l.meta) return;
@@ -333,7 +396,11 @@ export class IndexManager {
         l.meta = meta;
       });
     }
-    return [...this.timed(() => searchFilteredCandidates(l.index, query, k, l.meta!.evaluate(filter, filterCacheKey(filter))))];
+    return [
+      ...this.timed(() =>
+        searchFilteredCandidates(l.index, query, k, l.meta!.evaluate(filter, filterCacheKey(filter))),
+      ),
+    ];
   }
 
   /** Candidate keys for the k nearest to `query` (candidateCount(k) of them): rank them with `rescore` over
@@ -344,12 +411,16 @@ export class IndexManager {
 
   private scheduleSave(id: string, l: Loaded): void {
     if (l.saveTimer) return;
-    l.saveTimer = setTimeout(() => {
-      l.saveTimer = undefined;
-      // One save at a time per index (they share the temp file name).
-      l.saving = (l.saving ?? Promise.resolve()).then(() => this.save(id, l))
-        .catch((e) => this.log.error({ collection: id, err: e }, 'saving a vector index failed'));
-    }, Math.max(SAVE_DELAY_MS, SAVE_SPACING * (l.lastSaveMs ?? 0)));
+    l.saveTimer = setTimeout(
+      () => {
+        l.saveTimer = undefined;
+        // One save at a time per index (they share the temp file name).
+        l.saving = (l.saving ?? Promise.resolve())
+          .then(() => this.save(id, l))
+          .catch((e) => this.log.error({ collection: id, err: e }, 'saving a vector index failed'));
+      },
+      Math.max(SAVE_DELAY_MS, SAVE_SPACING * (l.lastSaveMs ?? 0)),
+    );
     l.saveTimer.unref?.();
   }
 
@@ -364,7 +435,14 @@ export class IndexManager {
     const t = performance.now();
     this.timed(() => l.index.save(tmp));
     l.lastSaveMs = performance.now() - t;
-    const meta: Checkpoint = { format: FORMAT, change_seq: applied, size, dimensions: l.dims, bytes: (await stat(tmp)).size, sha256: await sha256File(tmp) };
+    const meta: Checkpoint = {
+      format: FORMAT,
+      change_seq: applied,
+      size,
+      dimensions: l.dims,
+      bytes: (await stat(tmp)).size,
+      sha256: await sha256File(tmp),
+    };
     await rename(tmp, f.index);
     const metaTmp = `${f.meta}.${process.pid}.tmp`;
     await writeFile(metaTmp, JSON.stringify(meta));

@@ -18,7 +18,10 @@ export async function idsMatching(db: Db, collectionId: string, filter: FilterNo
       const meta = (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : r.metadata) ?? {};
       if (!matchesFilter(filter, meta as Record<string, unknown>)) continue;
       current.push(String(r.id));
-      if (current.length === DELETE_CHUNK) { chunks.push(current); current = []; }
+      if (current.length === DELETE_CHUNK) {
+        chunks.push(current);
+        current = [];
+      }
     }
     after = String(rows[rows.length - 1]!.key);
   }

@@ -6,7 +6,9 @@ export class KeyedLock {
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.tails.get(key) ?? Promise.resolve();
     let release!: () => void;
-    const mine = new Promise<void>((r) => { release = r; });
+    const mine = new Promise<void>((r) => {
+      release = r;
+    });
     const tail = prev.then(() => mine);
     this.tails.set(key, tail);
     await prev;

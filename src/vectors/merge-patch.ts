@@ -7,7 +7,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function mergePatch(target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // defineProperty, not assignment: a key named "__proto__" (valid JSON) stays a plain key.
-  const put = (key: string, value: unknown) => Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  const put = (key: string, value: unknown) =>
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   for (const [key, value] of Object.entries(target)) put(key, value);
   for (const [key, value] of Object.entries(patch)) {
     const old = Object.hasOwn(out, key) ? out[key] : undefined;

@@ -111,7 +111,10 @@ export class MetadataColumns {
     if (!old) return;
     for (const name of Object.keys(old)) {
       const col = this.columns.get(name);
-      if (col) { col.num[k] = NaN; col.sym[k] = 0; }
+      if (col) {
+        col.num[k] = NaN;
+        col.sym[k] = 0;
+      }
     }
     this.rows[k] = undefined;
     this.live--;
@@ -175,16 +178,27 @@ export class MetadataColumns {
     if (node.op === 'cmp') {
       const v = node.value;
       switch (node.cmp) {
-        case 'gt': fillGt(out, col.num, v, n); break;
-        case 'gte': fillGte(out, col.num, v, n); break;
-        case 'lt': fillLt(out, col.num, v, n); break;
-        case 'lte': fillLte(out, col.num, v, n); break;
+        case 'gt':
+          fillGt(out, col.num, v, n);
+          break;
+        case 'gte':
+          fillGte(out, col.num, v, n);
+          break;
+        case 'lt':
+          fillLt(out, col.num, v, n);
+          break;
+        case 'lte':
+          fillLte(out, col.num, v, n);
+          break;
       }
       return out;
     }
     const values = node.op === 'eq' ? [node.value] : [...node.values];
     const numbers = values.filter((v): v is number => typeof v === 'number');
-    const ids = values.filter((v): v is string | boolean => typeof v !== 'number').map((v) => col.ids.get(v)).filter((id): id is number => id !== undefined);
+    const ids = values
+      .filter((v): v is string | boolean => typeof v !== 'number')
+      .map((v) => col.ids.get(v))
+      .filter((id): id is number => id !== undefined);
     for (const v of numbers) fillEq(out, col.num, v, n);
     if (ids.length === 1) fillIdEq(out, col.sym, ids[0]!, n);
     else if (ids.length > 1) {

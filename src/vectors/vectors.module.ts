@@ -23,11 +23,17 @@ export function vectorsModule(s: Services): Module & { service: VectorsService; 
   const models = new EmbeddingModels(s);
   s.models.catalogue.add({
     task: 'embed',
-    list: () => models.list().map((m) => ({
-      id: m.info.id, object: 'model' as const, task: 'embed' as const, default: m.info.id === DEFAULT_EMBEDDING_MODEL,
-      source: m.info.id === DEFAULT_EMBEDDING_MODEL ? 'builtin' as const : 'bring-your-own' as const,
-      description: m.info.name, types: [...m.info.types], dimensions: m.info.dimensions,
-    })),
+    list: () =>
+      models.list().map((m) => ({
+        id: m.info.id,
+        object: 'model' as const,
+        task: 'embed' as const,
+        default: m.info.id === DEFAULT_EMBEDDING_MODEL,
+        source: m.info.id === DEFAULT_EMBEDDING_MODEL ? ('builtin' as const) : ('bring-your-own' as const),
+        description: m.info.name,
+        types: [...m.info.types],
+        dimensions: m.info.dimensions,
+      })),
   });
   const service = new VectorsService({ s, store, index, models });
   let unwatch = () => {};
@@ -43,7 +49,15 @@ export function vectorsModule(s: Services): Module & { service: VectorsService; 
       const t = performance.now();
       await index.openAll();
       const outcomes = [...index.outcomes.values()];
-      if (outcomes.length) s.log.info({ collections: outcomes.length, rebuilt: outcomes.filter((o) => o === 'rebuilt').length, ms: Math.round(performance.now() - t) }, 'vector indexes ready');
+      if (outcomes.length)
+        s.log.info(
+          {
+            collections: outcomes.length,
+            rebuilt: outcomes.filter((o) => o === 'rebuilt').length,
+            ms: Math.round(performance.now() - t),
+          },
+          'vector indexes ready',
+        );
     },
     async stop() {
       unwatch();

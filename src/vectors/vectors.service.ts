@@ -14,7 +14,14 @@ import { DEFAULT_EMBEDDING_MODEL, type EmbeddingModels } from './embedding-model
 import { releaseAfter, requestPixels } from '../media/pixel-pool.js';
 import { fetchImageInput, type LoadImageOptions } from '../media/image-input.js';
 import { contentKind, loadContent, parseContent, type LoadedContent, type ParsedContent } from './item-input.js';
-import type { CreateCollectionBody, DeleteItemsBody, IndexBody, ItemsQuery, PatchItemBody, SearchBody } from './schemas.js';
+import type {
+  CreateCollectionBody,
+  DeleteItemsBody,
+  IndexBody,
+  ItemsQuery,
+  PatchItemBody,
+  SearchBody,
+} from './schemas.js';
 import { matchesFilter, parseFilter } from './filter.js';
 import { mergePatch } from './merge-patch.js';
 import { idsMatching } from './items-by-filter.js';
@@ -34,16 +41,23 @@ const blobPrefix = (collectionId: string) => `vectors/${collectionId}/`;
 async function mapLimit<T, R>(xs: T[], limit: number, fn: (x: T, i: number) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(xs.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, xs.length) }, async () => {
-    while (next < xs.length) {
-      const i = next++;
-      out[i] = await fn(xs[i]!, i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, xs.length) }, async () => {
+      while (next < xs.length) {
+        const i = next++;
+        out[i] = await fn(xs[i]!, i);
+      }
+    }),
+  );
   return out;
 }
 
-export interface VectorsDeps { s: Services; store: CollectionStore; index: IndexManager; models: EmbeddingModels }
+export interface VectorsDeps {
+  s: Services;
+  store: CollectionStore;
+  index: IndexManager;
+  models: EmbeddingModels;
+}
 
 export class VectorsService {
   private readonly s: Services;
@@ -56,7 +70,10 @@ export class VectorsService {
   private readonly modelOf = new Map<string, { projectId: string; modelId: string }>();
 
   constructor(d: VectorsDeps) {
-    this.s = d.s; this.store = d.store; this.index = d.index; this.models = d.models;
+    this.s = d.s;
+    this.store = d.store;
+    this.index = d.index;
+    this.models = d.models;
   }
 
   listModels() {
@@ -66,9 +83,20 @@ export class VectorsService {
   async createCollection(caller: Owner, body: CreateCollectionBody) {
     const modelId = body.model_id ?? DEFAULT_EMBEDDING_MODEL;
     const e = await this.models.get(modelId);
-    if (!e) throw errors.invalidParam('model_id', `Expected an installed embedding model id (${this.models.list().map((m) => m.info.id).join(', ')}) for model_id but received ${JSON.stringify(modelId)}`);
+    if (!e)
+      throw errors.invalidParam(
+        'model_id',
+        `Expected an installed embedding model id (${this.models
+          .list()
+          .map((m) => m.info.id)
+          .join(', ')}) for model_id but received ${JSON.stringify(modelId)}`,
+      );
     const c = await this.store.create(caller.projectId, {
-      name: body.name, description: body.description ?? null, model_id: modelId, dimensions: e.info.dimensions, metric: e.info.metric,
+      name: body.name,
+      description: body.description ?? null,
+      model_id: modelId,
+      dimensions: e.info.dimensions,
+      metric: e.info.metric,
     });
     if (!c) throw errors.collectionExists(body.name);
     return publicCollection(c);
@@ -97,12 +125,19 @@ export class VectorsService {
   async indexItems(caller: Caller, collectionId: string, body: IndexBody) {
     const started = performance.now();
     const { s, store, index } = this;
-    const parsed = body.items.map((it, i) => ({ content: parseContent(it, `items[${i}].`), metadata: it.metadata ?? {} }));
+    const parsed = body.items.map((it, i) => ({
+      content: parseContent(it, `items[${i}].`),
+      metadata: it.metadata ?? {},
+    }));
     const firstAt = new Map<string, number>();
     body.items.forEach((it, i) => {
       if (it.id === undefined) return;
       const j = firstAt.get(it.id);
-      if (j !== undefined) throw errors.invalidParam(`items[${i}].id`, `Expected ids unique within the request for items[${i}].id but received ${JSON.stringify(it.id)}, the id of items[${j}] too`);
+      if (j !== undefined)
+        throw errors.invalidParam(
+          `items[${i}].id`,
+          `Expected ids unique within the request for items[${i}].id but received ${JSON.stringify(it.id)}, the id of items[${j}] too`,
+        );
       firstAt.set(it.id, i);
     });
     const c = await this.collection(caller, collectionId);
@@ -110,31 +145,51 @@ export class VectorsService {
     parsed.forEach((p, i) => checkModality(e, p.content, `items[${i}].`));
     if (parsed.some((p) => p.content.kind === 'image')) await e.checkRoom?.('image'); // before any image is fetched
     const load = { ...s.config.urlPolicy, signal: caller.signal };
-    const loaded = await mapLimit(parsed, EMBED_CONCURRENCY, (p) => inTurn(e, p.content, load, async (fetched) => {
-      const content = await loadContent(fetched, load);
-      return { content, embedding: await embed(caller, e, content) };
-    }));
+    const loaded = await mapLimit(parsed, EMBED_CONCURRENCY, (p) =>
+      inTurn(e, p.content, load, async (fetched) => {
+        const content = await loadContent(fetched, load);
+        return { content, embedding: await embed(caller, e, content) };
+      }),
+    );
     const ids = body.items.map((it) => it.id ?? newId('item'));
     // A client's id may name an item that already has a file: every write gets a file of its own, and the
     // replaced item's file is deleted once the database no longer points at it.
-    const blobKeys = loaded.map((l, i) => (l.content.blob
-      ? `${blobPrefix(c.id)}${body.items[i]!.id === undefined ? ids[i] : newId('file')}.${l.content.blob.ext}` : null));
+    const blobKeys = loaded.map((l, i) =>
+      l.content.blob
+        ? `${blobPrefix(c.id)}${body.items[i]!.id === undefined ? ids[i] : newId('file')}.${l.content.blob.ext}`
+        : null,
+    );
     let replaced: Array<{ blob_key: string | null }> = [];
     const written: string[] = [];
     try {
-      await Promise.all(loaded.map(async (l, i) => {
-        if (!l.content.blob) return;
-        await s.blobs.put(blobKeys[i]!, l.content.blob.bytes, l.content.blob.mime);
-        written.push(blobKeys[i]!);
-      }));
+      await Promise.all(
+        loaded.map(async (l, i) => {
+          if (!l.content.blob) return;
+          await s.blobs.put(blobKeys[i]!, l.content.blob.bytes, l.content.blob.mime);
+          written.push(blobKeys[i]!);
+        }),
+      );
       const items = loaded.map((l, i) => ({
-        id: ids[i]!, content_type: l.content.content_type, text: l.content.text, blob_key: blobKeys[i]!, metadata: parsed[i]!.metadata, vector: l.embedding.vector,
+        id: ids[i]!,
+        content_type: l.content.content_type,
+        text: l.content.text,
+        blob_key: blobKeys[i]!,
+        metadata: parsed[i]!.metadata,
+        vector: l.embedding.vector,
       }));
       const ok = await index.lock.run(c.id, async () => {
         const w = await store.addItems(caller.projectId, c.id, items);
         if (!w) return false;
         replaced = w.replaced;
-        await index.applyAdd(c.id, c.dimensions, w.changeSeq, w.keys, items.map((it) => it.vector), items.map((it) => it.metadata), w.replaced.map((r) => r.key));
+        await index.applyAdd(
+          c.id,
+          c.dimensions,
+          w.changeSeq,
+          w.keys,
+          items.map((it) => it.vector),
+          items.map((it) => it.metadata),
+          w.replaced.map((r) => r.key),
+        );
         return true;
       });
       if (!ok) throw errors.notFound('collection', c.id);
@@ -144,7 +199,12 @@ export class VectorsService {
     }
     await Promise.all(replaced.filter((r) => r.blob_key).map((r) => s.blobs.delete(r.blob_key!).catch(() => false)));
     const usage = { input_tokens: loaded.reduce((n, l) => n + l.embedding.usage.input_tokens, 0) };
-    await bill(s.usage, caller, { endpoint: '/v1/vectors/collections/:id/index', model: e.info.id, inputTokens: usage.input_tokens, started });
+    await bill(s.usage, caller, {
+      endpoint: '/v1/vectors/collections/:id/index',
+      model: e.info.id,
+      inputTokens: usage.input_tokens,
+      started,
+    });
     return { indexed: ids.length, ids, model: e.info.id, usage };
   }
 
@@ -153,7 +213,14 @@ export class VectorsService {
     const limit = query.limit ?? 20;
     const offset = query.offset ?? 0;
     const items = await this.store.listItems(c.id, limit, offset);
-    return { object: 'list' as const, data: items.map((it) => this.itemOut(it)), total: c.item_count, limit, offset, has_more: offset + items.length < c.item_count };
+    return {
+      object: 'list' as const,
+      data: items.map((it) => this.itemOut(it)),
+      total: c.item_count,
+      limit,
+      offset,
+      has_more: offset + items.length < c.item_count,
+    };
   }
 
   async getItem(caller: Owner, collectionId: string, itemId: string) {
@@ -181,17 +248,28 @@ export class VectorsService {
     const { s, store, index } = this;
     if (body.filter !== undefined) {
       const filter = parseFilter(body.filter);
-      if (!filter) throw errors.invalidParam('filter', 'Expected at least one condition in filter (delete the collection to remove every item)');
+      if (!filter)
+        throw errors.invalidParam(
+          'filter',
+          'Expected at least one condition in filter (delete the collection to remove every item)',
+        );
       const c = await this.collection(caller, collectionId);
       let deleted = 0;
-      for (const chunk of await idsMatching(this.s.db, c.id, filter)) deleted += (await this.deleteItems(caller, c.id, { ids: chunk })).deleted;
+      for (const chunk of await idsMatching(this.s.db, c.id, filter))
+        deleted += (await this.deleteItems(caller, c.id, { ids: chunk })).deleted;
       return { deleted, not_found: [] as string[] };
     }
     const c = await this.collection(caller, collectionId);
     const ids = [...new Set(body.ids ?? [])];
     const r = await index.lock.run(c.id, async () => {
       const d = await store.deleteItems(caller.projectId, c.id, ids);
-      if (d) await index.applyDelete(c.id, c.dimensions, d.changeSeq, d.deleted.map((x) => x.key));
+      if (d)
+        await index.applyDelete(
+          c.id,
+          c.dimensions,
+          d.changeSeq,
+          d.deleted.map((x) => x.key),
+        );
       return d;
     });
     if (!r) throw errors.notFound('collection', c.id);
@@ -217,7 +295,8 @@ export class VectorsService {
     checkModality(e, content, '');
     const topK = body.top_k ?? 10;
     const threshold = body.threshold ?? -1;
-    if (body.merge_gap_ms !== undefined && body.group_by === undefined) throw errors.invalidParam('merge_gap_ms', 'Expected group_by "video" with merge_gap_ms');
+    if (body.merge_gap_ms !== undefined && body.group_by === undefined)
+      throw errors.invalidParam('merge_gap_ms', 'Expected group_by "video" with merge_gap_ms');
     // Grouping needs more than top_k items: the moments of top_k videos, and the segments that merge into them.
     const k = body.group_by ? groupedCandidates(topK) : topK;
     await e.checkRoom?.(content.kind); // a full queue refuses before the image is fetched and decoded
@@ -225,16 +304,28 @@ export class VectorsService {
     const load = { ...s.config.urlPolicy, signal: caller.signal, pixels: requestPixels };
     const q = await inTurn(e, content, load, async (fetched) => {
       const loaded = await loadContent(fetched, load);
-      return loaded.embed.kind === 'image' ? releaseAfter(loaded.embed.image, embed(caller, e, loaded)) : embed(caller, e, loaded);
+      return loaded.embed.kind === 'image'
+        ? releaseAfter(loaded.embed.image, embed(caller, e, loaded))
+        : embed(caller, e, loaded);
     });
     const idx = await index.current(c.id, c.dimensions, c.change_seq);
     // The 8-bit index proposes candidates; their exact cosine over the stored float32 vectors ranks them. A
     // key without a row was deleted (on this node after the lookup, or on another): never returned.
     // A filter is applied inside the index search (IndexManager.filteredCandidates); the rows are checked
     // against it again, so metadata changed on another node since this index caught up never slips through.
-    const keys = filter ? await index.filteredCandidates(c.id, idx, q.vector, k, filter) : index.candidates(idx, q.vector, k);
+    const keys = filter
+      ? await index.filteredCandidates(c.id, idx, q.vector, k, filter)
+      : index.candidates(idx, q.vector, k);
     const rows = await store.itemsByKeys(c.id, keys);
-    const hits = rescore(q.vector, keys, (k) => { const r = rows.get(k); return r && (!filter || matchesFilter(filter, r.metadata)) ? r.vector : undefined; }, k);
+    const hits = rescore(
+      q.vector,
+      keys,
+      (k) => {
+        const r = rows.get(k);
+        return r && (!filter || matchesFilter(filter, r.metadata)) ? r.vector : undefined;
+      },
+      k,
+    );
     const results = [];
     for (const h of hits) {
       const it = rows.get(h.key)!;
@@ -242,18 +333,36 @@ export class VectorsService {
       if (score < threshold) continue;
       const content_url = links ? this.contentUrl(it) : it.blob_key;
       const moment = momentOf({ id: it.id, score, metadata: it.metadata, url: content_url });
-      results.push({ id: it.id, score, content_type: it.content_type, ...(it.text !== null ? { text: it.text } : {}), metadata: it.metadata, content_url, ...(moment ? { moment } : {}) });
+      results.push({
+        id: it.id,
+        score,
+        content_type: it.content_type,
+        ...(it.text !== null ? { text: it.text } : {}),
+        metadata: it.metadata,
+        content_url,
+        ...(moment ? { moment } : {}),
+      });
       if (results.length === k) break;
     }
-    await bill(s.usage, caller, { endpoint: '/v1/vectors/collections/:id/search', model: e.info.id, inputTokens: q.usage.input_tokens, started });
+    await bill(s.usage, caller, {
+      endpoint: '/v1/vectors/collections/:id/search',
+      model: e.info.id,
+      inputTokens: q.usage.input_tokens,
+      started,
+    });
     return { results, model: e.info.id, usage: q.usage };
   }
 
   /** Search with group_by "video": the top_k videos with their merged moments (moment-search.ts). */
   async searchMoments(caller: Caller, collectionId: string, body: SearchBody) {
     const { results, model, usage } = await this.searchItems(caller, collectionId, body, false);
-    const videos = groupByVideo(results.map((r) => ({ id: r.id, score: r.score, metadata: r.metadata, url: r.content_url })), body.top_k ?? 10, body.merge_gap_ms ?? DEFAULT_MERGE_GAP_MS);
-    for (const v of videos) for (const m of v.moments) m.thumbnail_url = m.thumbnail_url ? this.s.presign(m.thumbnail_url) : null;
+    const videos = groupByVideo(
+      results.map((r) => ({ id: r.id, score: r.score, metadata: r.metadata, url: r.content_url })),
+      body.top_k ?? 10,
+      body.merge_gap_ms ?? DEFAULT_MERGE_GAP_MS,
+    );
+    for (const v of videos)
+      for (const m of v.moments) m.thumbnail_url = m.thumbnail_url ? this.s.presign(m.thumbnail_url) : null;
     return { videos, model, usage };
   }
 
@@ -282,7 +391,11 @@ export class VectorsService {
 
   private async embedderOf(c: Collection): Promise<Embedder> {
     const e = await this.models.get(c.model_id);
-    if (!e) throw errors.invalidParam('model_id', `The collection's embedding model ${c.model_id} is not installed on this server`);
+    if (!e)
+      throw errors.invalidParam(
+        'model_id',
+        `The collection's embedding model ${c.model_id} is not installed on this server`,
+      );
     return e;
   }
 
@@ -292,8 +405,12 @@ export class VectorsService {
 
   private itemOut(it: StoredItem) {
     return {
-      id: it.id, content_type: it.content_type, ...(it.text !== null ? { text: it.text } : {}), metadata: it.metadata,
-      content_url: this.contentUrl(it), created_at: it.created_at,
+      id: it.id,
+      content_type: it.content_type,
+      ...(it.text !== null ? { text: it.text } : {}),
+      metadata: it.metadata,
+      content_url: this.contentUrl(it),
+      created_at: it.created_at,
     };
   }
 }
@@ -314,8 +431,14 @@ function publicCollection({ change_seq: _, ...c }: Collection) {
  * waiting its turn holds no pixels. An image given by URL is fetched before it waits: a slow server holds no
  * turn.
  */
-async function inTurn<T>(e: Embedder, content: ParsedContent, load: LoadImageOptions, work: (fetched: ParsedContent) => Promise<T>): Promise<T> {
-  const fetched: ParsedContent = content.kind === 'image' ? { kind: 'image', input: await fetchImageInput(content.input, load) } : content;
+async function inTurn<T>(
+  e: Embedder,
+  content: ParsedContent,
+  load: LoadImageOptions,
+  work: (fetched: ParsedContent) => Promise<T>,
+): Promise<T> {
+  const fetched: ParsedContent =
+    content.kind === 'image' ? { kind: 'image', input: await fetchImageInput(content.input, load) } : content;
   return e.admit ? e.admit(content.kind, () => work(fetched), load.signal) : work(fetched);
 }
 

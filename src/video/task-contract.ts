@@ -9,7 +9,15 @@
 export const VIDEO_BASE64_MAX_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_MAX_FRAMES = 3000;
 export const DEFAULT_SAMPLING = { mode: 'fps', value: 1 } as const;
-export const TASK_STATES = ['pending', 'running', 'streaming', 'succeeded', 'failed', 'cancelling', 'cancelled'] as const;
+export const TASK_STATES = [
+  'pending',
+  'running',
+  'streaming',
+  'succeeded',
+  'failed',
+  'cancelling',
+  'cancelled',
+] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 export const TERMINAL_STATES: readonly TaskState[] = ['succeeded', 'failed', 'cancelled'];
 /** Schemes a video_url may use: files and live streams over http(s), live cameras over RTSP. */
@@ -86,7 +94,17 @@ export const CHECKPOINT_VERSION = 1;
 export function readCheckpoint(v: unknown): TaskCheckpoint | null {
   const c = (typeof v === 'string' ? JSON.parse(v) : v) as Partial<TaskCheckpoint> | null;
   if (!c || typeof c !== 'object' || c.v !== CHECKPOINT_VERSION || c.live !== true) return null;
-  const nums = [c.frames, c.frame_index, c.stream_time_ms, c.received_at_ms, c.decoded_frames, c.dropped_frames, c.reconnects, c.elapsed_ms, c.next_track_id];
+  const nums = [
+    c.frames,
+    c.frame_index,
+    c.stream_time_ms,
+    c.received_at_ms,
+    c.decoded_frames,
+    c.dropped_frames,
+    c.reconnects,
+    c.elapsed_ms,
+    c.next_track_id,
+  ];
   return nums.every((n) => typeof n === 'number' && Number.isFinite(n)) ? (c as TaskCheckpoint) : null;
 }
 
@@ -159,7 +177,11 @@ export interface VideoTaskRequest {
     reconnect?: { max_attempts?: number; max_seconds?: number };
     stall_timeout_seconds?: number;
   }>;
-  steps: Array<{ model: string; parameters?: Record<string, unknown>; when?: { class_is?: string[]; min_confidence?: number } }>;
+  steps: Array<{
+    model: string;
+    parameters?: Record<string, unknown>;
+    when?: { class_is?: string[]; min_confidence?: number };
+  }>;
   model?: string;
   tracker?: { type?: 'sort' | 'bytetrack'; max_age?: number; min_hits?: number; iou_threshold?: number };
   /** Where the worker also publishes the task's analytics (mqtt/: the MQTT broker, for a camera). */
@@ -175,14 +197,23 @@ export interface VideoProvider {
    * Processes the task, calling ctx.emit once per processed frame in order. Throws ProviderError for a
    * provider failure (retryable before the first emit) or an ApiError for a bad input (never retried).
    */
-  run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult>;
+  run(
+    request: VideoTaskRequest,
+    source: { path?: string; url?: string },
+    ctx: ProviderContext,
+  ): Promise<ProviderResult>;
 }
 
 /** A provider-side failure (HTTP 4xx/5xx of a remote node, a lost connection, a local crash of a step). */
 export class ProviderError extends Error {
   /** `code`: a catalogued task error code that says more than provider_error (e.g. source_lost); after the
    * first chunk the task fails with it and this message. */
-  constructor(readonly provider: string, message: string, readonly status?: number, readonly code?: string) {
+  constructor(
+    readonly provider: string,
+    message: string,
+    readonly status?: number,
+    readonly code?: string,
+  ) {
     super(message);
     this.name = 'ProviderError';
   }

@@ -43,11 +43,17 @@ export interface VideoModuleOptions {
  * The provider lists of the configuration (SIGHTFLOW_PROVIDERS, parsed at start), built by `load()` at start
  * before the first task.
  */
-export function defaultProviders(s: Pick<Services, 'config' | 'taskModels'> & StepServices): ProviderSource & { load(): Promise<void> } {
+export function defaultProviders(
+  s: Pick<Services, 'config' | 'taskModels'> & StepServices,
+): ProviderSource & { load(): Promise<void> } {
   let lists: ReturnType<typeof createProviders> | null = null;
   const load = () => (lists ??= createProviders(s));
   const source = async (model: string | undefined) => load().forModel(model);
-  return Object.assign(source, { load: async () => { load(); } });
+  return Object.assign(source, {
+    load: async () => {
+      load();
+    },
+  });
 }
 
 /** The task machinery one video module (or a worker beside it) runs on: the queue, the archive and its hub. */
@@ -82,13 +88,20 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
   const { hub, archive } = rooms;
   const store = new TaskStore(s, archive, hub);
   const subs = new Subscriptions();
-  const fanout = fanoutFor(s, { bufferBytes: settings.streamBufferBytes, stallMs: settings.streamStallMs, pollMs: settings.streamPollMs });
+  const fanout = fanoutFor(s, {
+    bufferBytes: settings.streamBufferBytes,
+    stallMs: settings.streamStallMs,
+    pollMs: settings.streamPollMs,
+  });
   const reaper = new Reaper(s, archive, settings.reaperMs, hub);
   const steps: StepServices = { db: s.db, log: s.log, collections: opts.collections };
-  const fallback = opts.worker && !opts.providers ? defaultProviders({ config: s.config, taskModels: s.taskModels, ...steps }) : null;
+  const fallback =
+    opts.worker && !opts.providers ? defaultProviders({ config: s.config, taskModels: s.taskModels, ...steps }) : null;
   // The worker publishes the tasks that ask for MQTT (docs/mqtt.md); a process without one never connects.
   const mqtt = opts.worker && s.config.mqtt ? new MqttPublisher(s.config.mqtt, s.log) : null;
-  const worker = opts.worker ? new VideoWorker(s, { ...rooms, providers: opts.providers ?? fallback!, settings, mqtt }) : null;
+  const worker = opts.worker
+    ? new VideoWorker(s, { ...rooms, providers: opts.providers ?? fallback!, settings, mqtt })
+    : null;
   const tasks = new TasksService(s, store, steps);
   const webhooks = new WebhookDispatcher(s, { pollMs: settings.webhookPollMs, retryMs: settings.webhookRetryMs });
   let unwatch = () => {};
@@ -102,7 +115,11 @@ export function videoModule(s: Services, opts: VideoModuleOptions): VideoModule 
       await fallback?.load();
       reaper.start();
       webhooks.start();
-      unwatch = watchVideoGauges(s, () => worker?.activeTasks ?? 0, () => subs.count);
+      unwatch = watchVideoGauges(
+        s,
+        () => worker?.activeTasks ?? 0,
+        () => subs.count,
+      );
       mqtt?.start();
       worker?.start();
     },

@@ -16,4 +16,3 @@ export function visionModule(s: Services): Module & { service: VisionService } {
   s.models.catalogue.add({ task: 'describe', list: () => service.catalogueEntries().describe });
   return { ...visionPart, service, routes: visionRoutes(service) };
 }
-

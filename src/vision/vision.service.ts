@@ -28,9 +28,22 @@ const LANGUAGE_CODE = /^[a-z]{2,3}([-_][a-z0-9]{2,8})*$/i;
 
 type Endpoint = '/v1/vision/describe' | '/v1/vision/ocr' | '/v1/vision/detect';
 
-export interface DetectOutput { objects: Awaited<ReturnType<Detector['detect']>>; model: string; usage: Usage }
-export interface OcrOutput { text: string; blocks: OcrResult['blocks']; model: string; usage: Usage }
-export interface DescribeOutput { description: string; model: string; usage: Usage }
+export interface DetectOutput {
+  objects: Awaited<ReturnType<Detector['detect']>>;
+  model: string;
+  usage: Usage;
+}
+export interface OcrOutput {
+  text: string;
+  blocks: OcrResult['blocks'];
+  model: string;
+  usage: Usage;
+}
+export interface DescribeOutput {
+  description: string;
+  model: string;
+  usage: Usage;
+}
 
 export class VisionService {
   /** The configured VLM that answers describe, or null for the built-in describer. */
@@ -45,7 +58,11 @@ export class VisionService {
   constructor(private readonly s: Services) {
     const vlmConfig = s.config.vlm;
     this.vlm = vlmConfig ? new VlmProvider(vlmConfig) : null;
-    if (this.vlm) s.log.info({ url: vlmConfig!.url, model: this.vlm.model, fallback: vlmConfig!.fallback }, `describe uses the VLM ${this.vlm.model}`);
+    if (this.vlm)
+      s.log.info(
+        { url: vlmConfig!.url, model: this.vlm.model, fallback: vlmConfig!.fallback },
+        `describe uses the VLM ${this.vlm.model}`,
+      );
     this.ocrQueue = new ModelQueue<{ image: RgbImage; language?: string }, OcrResult>(
       // Several pages at once (ocrPagesInFlight): one page's runs alone leave narrow sessions idle
       // (docs/capacity.md, "OCR pages and batches").
@@ -62,7 +79,11 @@ export class VisionService {
     det.handle.checkRoom(); // a full queue refuses before the image is fetched and decoded
     const img = await this.load(caller, input, requestPixels);
     const objects = await withRequestSignal(caller.signal, () =>
-      releaseAfter(img, det.detect(img, { classes: body.classes, confidence_threshold: body.confidence_threshold ?? 0.5 })));
+      releaseAfter(
+        img,
+        det.detect(img, { classes: body.classes, confidence_threshold: body.confidence_threshold ?? 0.5 }),
+      ),
+    );
     const usage = {
       input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
       output_tokens: textTokens(JSON.stringify(objects)),
@@ -74,7 +95,8 @@ export class VisionService {
   async ocr(caller: Caller, body: OcrBody): Promise<OcrOutput> {
     const started = performance.now();
     const input = parseImageInput(body);
-    if (body.model !== undefined && !OCR_MODELS.includes(body.model)) throw errors.unknownModel('model', body.model, 'ocr', OCR_MODELS);
+    if (body.model !== undefined && !OCR_MODELS.includes(body.model))
+      throw errors.unknownModel('model', body.model, 'ocr', OCR_MODELS);
     await routeLanguage(body.language); // unsupported language -> 400 naming the supported ones
     this.ocrQueue.checkRoom();
     const img = await this.load(caller, input, requestPixels);
@@ -90,22 +112,31 @@ export class VisionService {
   async describe(caller: Caller, body: DescribeBody): Promise<DescribeOutput> {
     const started = performance.now();
     const models = this.describeModels();
-    if (body.model !== undefined && !models.includes(body.model)) throw errors.unknownModel('model', body.model, 'describe', models);
+    if (body.model !== undefined && !models.includes(body.model))
+      throw errors.unknownModel('model', body.model, 'describe', models);
     // Naming the built-in describer skips a configured VLM.
     const vlm = body.model === BUILTIN_DESCRIBE_MODEL ? null : this.vlm;
     const input = parseImageInput(body);
     const builtinLanguage = describeLanguage(body.language);
-    if (!builtinLanguage && !(vlm && LANGUAGE_CODE.test(body.language ?? ''))) throw unsupportedLanguage(body.language, !!vlm);
+    if (!builtinLanguage && !(vlm && LANGUAGE_CODE.test(body.language ?? '')))
+      throw unsupportedLanguage(body.language, !!vlm);
     const img = await this.load(caller, input);
 
     if (vlm) {
       const detail = body.detail ?? autoDetail(img.width, img.height);
       try {
         const reply = await vlm.describe({
-          bytes: img.bytes, mime: `image/${img.format}`, prompt: body.prompt, language: body.language, detail, signal: caller.signal, traceparent: caller.traceparent,
+          bytes: img.bytes,
+          mime: `image/${img.format}`,
+          prompt: body.prompt,
+          language: body.language,
+          detail,
+          signal: caller.signal,
+          traceparent: caller.traceparent,
         });
         const usage = reply.usage ?? {
-          input_tokens: imageTokens(img.width, img.height, detail) + textTokens(vlmPromptText(body.prompt, body.language)),
+          input_tokens:
+            imageTokens(img.width, img.height, detail) + textTokens(vlmPromptText(body.prompt, body.language)),
           output_tokens: textTokens(reply.text),
         };
         await this.bill(caller, '/v1/vision/describe', reply.model, usage, started);
@@ -116,15 +147,20 @@ export class VisionService {
           caller.log.warn({ err: e.message, model: vlm.model }, 'VLM provider failed');
           throw e.toApiError();
         }
-        caller.log.warn({ err: e.message, model: vlm.model }, 'VLM provider failed; falling back to the built-in describer');
+        caller.log.warn(
+          { err: e.message, model: vlm.model },
+          'VLM provider failed; falling back to the built-in describer',
+        );
       }
     }
 
     const det = await this.detector();
-    const d = await withRequestSignal(caller.signal, () => describeImage(
-      { detector: det, ocr: (image) => this.ocrJob(image, 'auto', caller.signal) },
-      { image: img, prompt: body.prompt, language: builtinLanguage!, detail: body.detail },
-    ));
+    const d = await withRequestSignal(caller.signal, () =>
+      describeImage(
+        { detector: det, ocr: (image) => this.ocrJob(image, 'auto', caller.signal) },
+        { image: img, prompt: body.prompt, language: builtinLanguage!, detail: body.detail },
+      ),
+    );
     const usage = {
       input_tokens: imageTokens(img.width, img.height, d.detail) + textTokens(body.prompt ?? ''),
       output_tokens: textTokens(d.description),
@@ -153,15 +189,31 @@ export class VisionService {
     for (const { manifest, builtin } of r.list().filter((m) => m.manifest.task === 'detect')) {
       const id = manifest.id;
       const entry: ServedModel = {
-        id, object: 'model', task: 'detect', default: id === DEFAULT_DETECT_MODEL,
-        source: builtin ? 'builtin' : 'bring-your-own', description: manifest.description || undefined,
+        id,
+        object: 'model',
+        task: 'detect',
+        default: id === DEFAULT_DETECT_MODEL,
+        source: builtin ? 'builtin' : 'bring-your-own',
+        description: manifest.description || undefined,
       };
       const failed = r.prepareFailure(id);
-      if (failed) { out.push({ ...entry, error: failed }); continue; }
-      if (!r.isPrepared(id)) { out.push(entry); continue; }
+      if (failed) {
+        out.push({ ...entry, error: failed });
+        continue;
+      }
+      if (!r.isPrepared(id)) {
+        out.push(entry);
+        continue;
+      }
       try {
         const d = await this.s.taskModels.detector(id);
-        out.push({ ...entry, labels_count: d.labels.length, labels: d.labels, input_size: [d.pre.width, d.pre.height], layout: d.layout });
+        out.push({
+          ...entry,
+          labels_count: d.labels.length,
+          labels: d.labels,
+          input_size: [d.pre.width, d.pre.height],
+          layout: d.layout,
+        });
       } catch (e) {
         out.push({ ...entry, error: (e as Error).message });
       }
@@ -172,10 +224,36 @@ export class VisionService {
   /** GET /v1/models entries of OCR and describe. */
   catalogueEntries(): { ocr: ServedModel[]; describe: ServedModel[] } {
     return {
-      ocr: OCR_MODELS.map((id) => ({ id, object: 'model' as const, task: 'ocr' as const, default: true, source: 'builtin' as const, description: 'PP-OCRv4 detection + recognition (Chinese and English); other languages through Tesseract where installed' })),
+      ocr: OCR_MODELS.map((id) => ({
+        id,
+        object: 'model' as const,
+        task: 'ocr' as const,
+        default: true,
+        source: 'builtin' as const,
+        description:
+          'PP-OCRv4 detection + recognition (Chinese and English); other languages through Tesseract where installed',
+      })),
       describe: [
-        ...(this.vlm ? [{ id: this.vlm.model, object: 'model' as const, task: 'describe' as const, default: true, source: 'external' as const, description: 'The configured vision-language model' }] : []),
-        { id: BUILTIN_DESCRIBE_MODEL, object: 'model' as const, task: 'describe' as const, default: !this.vlm, source: 'builtin' as const, description: 'Built-in describer composed from detection, OCR and colour (en, zh)' },
+        ...(this.vlm
+          ? [
+              {
+                id: this.vlm.model,
+                object: 'model' as const,
+                task: 'describe' as const,
+                default: true,
+                source: 'external' as const,
+                description: 'The configured vision-language model',
+              },
+            ]
+          : []),
+        {
+          id: BUILTIN_DESCRIBE_MODEL,
+          object: 'model' as const,
+          task: 'describe' as const,
+          default: !this.vlm,
+          source: 'builtin' as const,
+          description: 'Built-in describer composed from detection, OCR and colour (en, zh)',
+        },
       ],
     };
   }
@@ -186,11 +264,18 @@ export class VisionService {
 
   /** One ledger row per answered call (none when the caller went away before the answer), written after the reply. */
   private bill(caller: Caller, endpoint: Endpoint, model: string, usage: Usage, started: number): Promise<void> {
-    return bill(this.s.usage, caller, { endpoint, model, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, started }, { unlessAborted: caller.signal });
+    return bill(
+      this.s.usage,
+      caller,
+      { endpoint, model, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, started },
+      { unlessAborted: caller.signal },
+    );
   }
 }
 
 function unsupportedLanguage(language: string | undefined, vlm: boolean): ApiError {
-  const supported = vlm ? `${DESCRIBE_LANGUAGES.join(', ')} or any language code such as fr, de-CH (answered by the configured VLM)` : DESCRIBE_LANGUAGES.join(', ');
+  const supported = vlm
+    ? `${DESCRIBE_LANGUAGES.join(', ')} or any language code such as fr, de-CH (answered by the configured VLM)`
+    : DESCRIBE_LANGUAGES.join(', ');
   return errors.unsupportedLanguage('describe', language, supported);
 }

@@ -27,13 +27,28 @@ export interface VlmReply {
 }
 
 const LANGUAGE_NAMES: Record<string, string> = {
-  en: 'English', zh: 'Chinese (Simplified)', ja: 'Japanese', ko: 'Korean', fr: 'French', de: 'German', es: 'Spanish',
-  it: 'Italian', pt: 'Portuguese', ru: 'Russian', ar: 'Arabic', hi: 'Hindi', nl: 'Dutch', pl: 'Polish', tr: 'Turkish',
+  en: 'English',
+  zh: 'Chinese (Simplified)',
+  ja: 'Japanese',
+  ko: 'Korean',
+  fr: 'French',
+  de: 'German',
+  es: 'Spanish',
+  it: 'Italian',
+  pt: 'Portuguese',
+  ru: 'Russian',
+  ar: 'Arabic',
+  hi: 'Hindi',
+  nl: 'Dutch',
+  pl: 'Polish',
+  tr: 'Turkish',
 };
 
 /** The user text sent with the image: the client's prompt (or a plain "describe"), and the answer language. */
 export function vlmPromptText(prompt: string | undefined, language: string | undefined): string {
-  const ask = prompt?.trim() || 'Describe this image in a few sentences: the main objects, where they are, their colours, any readable text, and the setting.';
+  const ask =
+    prompt?.trim() ||
+    'Describe this image in a few sentences: the main objects, where they are, their colours, any readable text, and the setting.';
   if (!language) return ask;
   const primary = language.toLowerCase().split(/[-_]/)[0]!;
   return `${ask}\n\nAnswer in ${LANGUAGE_NAMES[primary] ?? language}.`;
@@ -42,7 +57,9 @@ export function vlmPromptText(prompt: string | undefined, language: string | und
 export class VlmProvider {
   constructor(readonly config: VlmConfig) {}
 
-  get model(): string { return this.config.model; }
+  get model(): string {
+    return this.config.model;
+  }
 
   /** The chat-completions body we send (exported for the contract test to compare against). */
   body(req: VlmRequest): Record<string, unknown> {
@@ -50,13 +67,15 @@ export class VlmProvider {
     if (req.detail) image.detail = req.detail;
     return {
       model: this.config.model,
-      messages: [{
-        role: 'user',
-        content: [
-          { type: 'text', text: vlmPromptText(req.prompt, req.language) },
-          { type: 'image_url', image_url: image },
-        ],
-      }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: vlmPromptText(req.prompt, req.language) },
+            { type: 'image_url', image_url: image },
+          ],
+        },
+      ],
       max_tokens: this.config.maxTokens,
       stream: this.config.stream,
       ...(this.config.stream ? { stream_options: { include_usage: true } } : {}),
@@ -67,7 +86,10 @@ export class VlmProvider {
   async describe(req: VlmRequest): Promise<VlmReply> {
     const timeout = AbortSignal.timeout(this.config.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
     if (this.config.key) headers.authorization = `Bearer ${this.config.key}`;
     if (req.traceparent) headers.traceparent = req.traceparent;
     let res: Response;
@@ -75,7 +97,9 @@ export class VlmProvider {
       res = await fetch(this.config.url, { method: 'POST', headers, body: JSON.stringify(this.body(req)), signal });
     } catch (e) {
       if (req.signal?.aborted) throw req.signal.reason;
-      throw new VlmError(timeout.aborted ? `no reply within ${this.config.timeoutMs} ms` : `request failed: ${causeOf(e)}`);
+      throw new VlmError(
+        timeout.aborted ? `no reply within ${this.config.timeoutMs} ms` : `request failed: ${causeOf(e)}`,
+      );
     }
     try {
       if (!res.ok) {
@@ -89,7 +113,9 @@ export class VlmProvider {
     } catch (e) {
       if (req.signal?.aborted) throw req.signal.reason;
       if (e instanceof VlmError) throw e;
-      throw new VlmError(timeout.aborted ? `no complete reply within ${this.config.timeoutMs} ms` : `bad reply: ${causeOf(e)}`);
+      throw new VlmError(
+        timeout.aborted ? `no complete reply within ${this.config.timeoutMs} ms` : `bad reply: ${causeOf(e)}`,
+      );
     }
   }
 }
@@ -120,10 +146,18 @@ async function readStream(res: Response): Promise<Omit<VlmReply, 'model'>> {
   let buffered = '';
   const decoder = new TextDecoder();
   const onEvent = (event: string): boolean => {
-    const data = event.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+    const data = event
+      .split(/\r?\n/)
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).trimStart())
+      .join('\n');
     if (!data) return false;
     if (data === '[DONE]') return true;
-    const chunk = JSON.parse(data) as { choices?: { delta?: { content?: unknown } }[]; usage?: UsageBlock; error?: { message?: string } };
+    const chunk = JSON.parse(data) as {
+      choices?: { delta?: { content?: unknown } }[];
+      usage?: UsageBlock;
+      error?: { message?: string };
+    };
     if (chunk.error) throw new VlmError(`stream error: ${chunk.error.message ?? 'unknown'}`);
     text += contentText(chunk.choices?.[0]?.delta?.content);
     usage = usageOf(chunk.usage) ?? usage;
@@ -145,7 +179,14 @@ async function readStream(res: Response): Promise<Omit<VlmReply, 'model'>> {
 /** `content` is a string, or (some servers) an array of {type: "text", text} parts. */
 function contentText(c: unknown): string {
   if (typeof c === 'string') return c;
-  if (Array.isArray(c)) return c.map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
+  if (Array.isArray(c))
+    return c
+      .map((p) =>
+        p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string'
+          ? (p as { text: string }).text
+          : '',
+      )
+      .join('');
   return '';
 }
 

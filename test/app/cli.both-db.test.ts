@@ -11,10 +11,15 @@ import { runCli, serve, type Served } from '../helpers/cli.js';
 import { freshDatabaseUrl, backend } from '../helpers/app.js';
 import { ensureConsoleBuilt } from '../helpers/console-build.js';
 
-test('first start prints a key; /v1 works with it and is 401 without; SIGTERM drains in-flight requests', { timeout: 120_000 }, async () => {
+test('first start prints a key; /v1 works with it and is 401 without; SIGTERM drains in-flight requests', {
+  timeout: 120_000,
+}, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-cli-'));
   const databaseUrl = await freshDatabaseUrl();
-  const env: Record<string, string> = { SIGHTFLOW_ADMIN_TOKEN: 'adm', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+  const env: Record<string, string> = {
+    SIGHTFLOW_ADMIN_TOKEN: 'adm',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  };
   try {
     const s = await serve(['--data-dir', dataDir], env);
     const keyLines = s.lines.filter((l) => /sk_sf_/.test(l));
@@ -37,14 +42,21 @@ test('first start prints a key; /v1 works with it and is 401 without; SIGTERM dr
     const body = JSON.stringify({ name: 'during-shutdown' });
     let received = '';
     let firstAnswered: () => void = () => {};
-    const first = new Promise<void>((r) => { firstAnswered = r; });
-    sock.on('data', (c) => { received += c; if (/\r\n\r\n/.test(received)) firstAnswered(); });
+    const first = new Promise<void>((r) => {
+      firstAnswered = r;
+    });
+    sock.on('data', (c) => {
+      received += c;
+      if (/\r\n\r\n/.test(received)) firstAnswered();
+    });
     const response = new Promise<string>((r) => sock.on('close', () => r(received)));
     sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     await first;
     await new Promise((r) => setTimeout(r, 100));
     received = '';
-    sock.write(`POST /admin/v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer adm\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
+    sock.write(
+      `POST /admin/v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer adm\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+    );
     await new Promise((r) => setTimeout(r, 300));
     s.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
@@ -82,25 +94,39 @@ test('first start prints a key; /v1 works with it and is 401 without; SIGTERM dr
   }
 });
 
-const CONSOLE_LINE = /^sightflow: console at http:\/\/([^/]+)\/console, admin token (sf_admin_[A-Za-z0-9_-]{43}) \(kept in (.+)\)$/;
+const CONSOLE_LINE =
+  /^sightflow: console at http:\/\/([^/]+)\/console, admin token (sf_admin_[A-Za-z0-9_-]{43}) \(kept in (.+)\)$/;
 
-test('without SIGHTFLOW_ADMIN_TOKEN the first serve generates an admin token, prints it once and keeps it in the data dir', { timeout: 120_000 }, async () => {
+test('without SIGHTFLOW_ADMIN_TOKEN the first serve generates an admin token, prints it once and keeps it in the data dir', {
+  timeout: 120_000,
+}, async () => {
   ensureConsoleBuilt();
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-cli-admin-'));
   const databaseUrl = await freshDatabaseUrl();
   // '' counts as unset, so a SIGHTFLOW_ADMIN_TOKEN in the test's own environment does not leak in.
-  const env: Record<string, string> = { SIGHTFLOW_ADMIN_TOKEN: '', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
-  const admin = (port: number, token: string) => fetch(`http://127.0.0.1:${port}/admin/v1/projects`, { headers: { authorization: `Bearer ${token}` } });
+  const env: Record<string, string> = {
+    SIGHTFLOW_ADMIN_TOKEN: '',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  };
+  const admin = (port: number, token: string) =>
+    fetch(`http://127.0.0.1:${port}/admin/v1/projects`, { headers: { authorization: `Bearer ${token}` } });
   const plain = (lines: string[]) => lines.filter((l) => !l.startsWith('{'));
   // A failed assertion must not leave a server running (it would keep the test process alive).
   const started: Served[] = [];
-  const start = async (args: string[], e: Record<string, string>) => { const x = await serve(args, e); started.push(x); return x; };
+  const start = async (args: string[], e: Record<string, string>) => {
+    const x = await serve(args, e);
+    started.push(x);
+    return x;
+  };
   try {
     // Listening on every address: the printed URL says localhost, with the port actually bound.
     const s = await start(['--data-dir', dataDir, '--host', '0.0.0.0'], env);
     const printed = plain(s.lines);
     assert.equal(printed.length, 2, s.lines.join('\n'));
-    assert.match(printed[0]!, /^sightflow: created project "default" with API key sk_sf_[A-Za-z0-9_-]{43} \(shown once; keep it\)$/);
+    assert.match(
+      printed[0]!,
+      /^sightflow: created project "default" with API key sk_sf_[A-Za-z0-9_-]{43} \(shown once; keep it\)$/,
+    );
     const m = CONSOLE_LINE.exec(printed[1]!);
     assert.ok(m, `console line: ${printed[1]}`);
     const [, hostPort, token, kept] = m;
@@ -111,8 +137,14 @@ test('without SIGHTFLOW_ADMIN_TOKEN the first serve generates an admin token, pr
     assert.equal(statSync(file).mode & 0o777, 0o600);
     // Both lines come before the 'sightflow listening' log line.
     const listening = s.lines.findIndex((l) => l.includes('"msg":"sightflow listening"'));
-    assert.ok(s.lines.indexOf(printed[0]!) < s.lines.indexOf(printed[1]!) && s.lines.indexOf(printed[1]!) < listening, s.lines.join('\n'));
-    assert.ok(!s.lines.some((l) => l.startsWith('{') && l.includes(token!)), 'the token never appears in a JSON log line');
+    assert.ok(
+      s.lines.indexOf(printed[0]!) < s.lines.indexOf(printed[1]!) && s.lines.indexOf(printed[1]!) < listening,
+      s.lines.join('\n'),
+    );
+    assert.ok(
+      !s.lines.some((l) => l.startsWith('{') && l.includes(token!)),
+      'the token never appears in a JSON log line',
+    );
 
     const ok = await admin(s.port, token!);
     assert.equal(ok.status, 200);
@@ -150,11 +182,15 @@ test('without SIGHTFLOW_ADMIN_TOKEN the first serve generates an admin token, pr
   }
 });
 
-test('PGlite is the default backend', { skip: backend === 'postgres' ? 'PGlite only (the PostgreSQL run sets DATABASE_URL)' : false }, async () => {
+test('PGlite is the default backend', {
+  skip: backend === 'postgres' ? 'PGlite only (the PostgreSQL run sets DATABASE_URL)' : false,
+}, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-cli-'));
   try {
     const r = await runCli(['migrate', '--data-dir', dataDir]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /migrations applied/);
-  } finally { rmSync(dataDir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });

@@ -5,10 +5,16 @@ import { startTestApp, api, admin, type TestApp } from '../helpers/app.js';
 import { generateKey } from '../../src/auth/api-key.js';
 
 let t: TestApp;
-before(async () => { t = await startTestApp({ SIGHTFLOW_KEY_CACHE_MS: '1000' }); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startTestApp({ SIGHTFLOW_KEY_CACHE_MS: '1000' });
+});
+after(async () => {
+  await t?.close();
+});
 
-const authErr = (code: string, message: string) => ({ error: { type: 'authentication_error', code, message, param: null } });
+const authErr = (code: string, message: string) => ({
+  error: { type: 'authentication_error', code, message, param: null },
+});
 
 test('a valid key is authorised', async () => {
   const r = await api(t, '/v1/project');
@@ -22,7 +28,10 @@ test('missing header -> 401 missing_api_key with WWW-Authenticate', async () => 
   const r = await api(t, '/v1/project', { key: null });
   assert.equal(r.status, 401);
   assert.equal(r.headers.get('www-authenticate'), 'Bearer');
-  assert.deepEqual(r.body, authErr('missing_api_key', 'Missing Authorization header; expected "Authorization: Bearer sk_sf_..."'));
+  assert.deepEqual(
+    r.body,
+    authErr('missing_api_key', 'Missing Authorization header; expected "Authorization: Bearer sk_sf_..."'),
+  );
 });
 
 test('wrong scheme -> 401 invalid_api_key', async () => {
@@ -35,7 +44,10 @@ test('malformed key -> 401 invalid_api_key', async () => {
   for (const bad of ['sk_sf_short', 'sk_live_' + 'a'.repeat(43), t.key + 'x']) {
     const r = await api(t, '/v1/project', { key: bad });
     assert.equal(r.status, 401);
-    assert.deepEqual(r.body, authErr('invalid_api_key', 'Malformed API key; keys look like sk_sf_ followed by 43 base64url characters'));
+    assert.deepEqual(
+      r.body,
+      authErr('invalid_api_key', 'Malformed API key; keys look like sk_sf_ followed by 43 base64url characters'),
+    );
   }
 });
 
@@ -46,11 +58,16 @@ test('unknown key -> 401 invalid_api_key', async () => {
 });
 
 test('a disabled key stops working within 5 s', async () => {
-  const created = await admin(t, `/admin/v1/projects/${t.projectId}/keys`, { method: 'POST', json: { name: 'to-disable' } });
+  const created = await admin(t, `/admin/v1/projects/${t.projectId}/keys`, {
+    method: 'POST',
+    json: { name: 'to-disable' },
+  });
   assert.equal(created.status, 201);
   const key = created.body.key as string;
   assert.equal((await api(t, '/v1/project', { key })).status, 200);
-  const disabled = await admin(t, `/admin/v1/projects/${t.projectId}/keys/${created.body.id}/disable`, { method: 'POST' });
+  const disabled = await admin(t, `/admin/v1/projects/${t.projectId}/keys/${created.body.id}/disable`, {
+    method: 'POST',
+  });
   assert.equal(disabled.status, 200);
   assert.equal(disabled.body.status, 'disabled');
   const t0 = Date.now();
@@ -67,12 +84,17 @@ test('a disabled key stops working within 5 s', async () => {
 test("project A's key on project B's resource -> 404 as if it did not exist", async () => {
   const b = await admin(t, '/admin/v1/projects', { method: 'POST', json: { name: 'project-b' } });
   assert.equal(b.status, 201);
-  const bKey = (await admin(t, `/admin/v1/projects/${b.body.id}/keys`, { method: 'POST', json: { name: 'b' } })).body.key as string;
+  const bKey = (await admin(t, `/admin/v1/projects/${b.body.id}/keys`, { method: 'POST', json: { name: 'b' } })).body
+    .key as string;
   const cross = await api(t, `/v1/projects/${b.body.id}`);
   const unknown = await api(t, '/v1/projects/proj_doesnotexist');
   assert.equal(cross.status, 404);
-  assert.deepEqual(cross.body, { error: { type: 'not_found_error', code: 'not_found', message: `No such project: ${b.body.id}`, param: null } });
-  assert.deepEqual(unknown.body, { error: { type: 'not_found_error', code: 'not_found', message: 'No such project: proj_doesnotexist', param: null } });
+  assert.deepEqual(cross.body, {
+    error: { type: 'not_found_error', code: 'not_found', message: `No such project: ${b.body.id}`, param: null },
+  });
+  assert.deepEqual(unknown.body, {
+    error: { type: 'not_found_error', code: 'not_found', message: 'No such project: proj_doesnotexist', param: null },
+  });
   assert.equal((await api(t, `/v1/projects/${b.body.id}`, { key: bKey })).status, 200);
 });
 
@@ -81,17 +103,38 @@ test('every /v1 path checks the key first, then 404 / 405', async () => {
   assert.equal(noKey.status, 401);
   const r = await api(t, '/v1/does/not/exist');
   assert.equal(r.status, 404);
-  assert.deepEqual(r.body, { error: { type: 'not_found_error', code: 'route_not_found', message: 'No route GET /v1/does/not/exist', param: null } });
+  assert.deepEqual(r.body, {
+    error: {
+      type: 'not_found_error',
+      code: 'route_not_found',
+      message: 'No route GET /v1/does/not/exist',
+      param: null,
+    },
+  });
   const m = await api(t, '/v1/project', { method: 'DELETE' });
   assert.equal(m.status, 405);
   assert.equal(m.headers.get('allow'), 'GET');
-  assert.deepEqual(m.body, { error: { type: 'invalid_request_error', code: 'method_not_allowed', message: 'Method DELETE is not allowed on /v1/project; allowed: GET', param: null } });
+  assert.deepEqual(m.body, {
+    error: {
+      type: 'invalid_request_error',
+      code: 'method_not_allowed',
+      message: 'Method DELETE is not allowed on /v1/project; allowed: GET',
+      param: null,
+    },
+  });
 });
 
 test('admin API: wrong token -> 401; health probes need no auth', async () => {
   const r = await api(t, '/admin/v1/projects', { headers: { authorization: 'Bearer nope' } });
   assert.equal(r.status, 401);
-  assert.deepEqual(r.body, { error: { type: 'authentication_error', code: 'invalid_admin_token', message: 'Missing or invalid admin token; expected "Authorization: Bearer $SIGHTFLOW_ADMIN_TOKEN"', param: null } });
+  assert.deepEqual(r.body, {
+    error: {
+      type: 'authentication_error',
+      code: 'invalid_admin_token',
+      message: 'Missing or invalid admin token; expected "Authorization: Bearer $SIGHTFLOW_ADMIN_TOKEN"',
+      param: null,
+    },
+  });
   assert.equal((await api(t, '/healthz', { key: null })).status, 200);
   const ready = await api(t, '/readyz', { key: null });
   assert.equal(ready.status, 200);
@@ -104,7 +147,9 @@ test('admin API is disabled entirely without SIGHTFLOW_ADMIN_TOKEN', async () =>
     const r = await api(t2, '/admin/v1/projects', { headers: { authorization: 'Bearer anything' } });
     assert.equal(r.status, 404);
     assert.equal(r.body.error.type, 'not_found_error');
-  } finally { await t2.close(); }
+  } finally {
+    await t2.close();
+  }
 });
 
 test('per-key rate limit answers 429 with Retry-After', async () => {
@@ -115,6 +160,15 @@ test('per-key rate limit answers 429 with Retry-After', async () => {
     const r = await api(t3, '/v1/project');
     assert.equal(r.status, 429);
     assert.equal(r.headers.get('retry-after'), '2');
-    assert.deepEqual(r.body, { error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Rate limit exceeded; retry after 2 s', param: null } });
-  } finally { await t3.close(); }
+    assert.deepEqual(r.body, {
+      error: {
+        type: 'rate_limit_error',
+        code: 'rate_limit_exceeded',
+        message: 'Rate limit exceeded; retry after 2 s',
+        param: null,
+      },
+    });
+  } finally {
+    await t3.close();
+  }
 });

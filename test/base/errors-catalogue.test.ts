@@ -10,7 +10,11 @@ import { projectRoot } from '../../src/base/paths.js';
 
 const root = projectRoot;
 
-interface DocRow { status: number | null; type: string | null; code: string }
+interface DocRow {
+  status: number | null;
+  type: string | null;
+  code: string;
+}
 
 /** The rows of the code table in docs/errors.md's "Error codes" section (up to the next level-2 heading). */
 export function documentedCodes(page: string): DocRow[] {
@@ -34,7 +38,11 @@ test('docs/errors.md lists every catalogued code with its status and type', () =
   assert.deepEqual(missing, [], `codes in src/base/errors.ts but not in docs/errors.md: ${missing.join(', ')}`);
   for (const [code, e] of Object.entries(catalogue)) {
     const row = byCode.get(code)!;
-    assert.deepEqual({ status: row.status, type: row.type }, { status: e.status, type: e.type }, `docs/errors.md row for ${code}`);
+    assert.deepEqual(
+      { status: row.status, type: row.type },
+      { status: e.status, type: e.type },
+      `docs/errors.md row for ${code}`,
+    );
   }
 });
 
@@ -47,19 +55,28 @@ test('every code in docs/errors.md exists in the catalogue, once', () => {
 });
 
 test('the table reader finds rows and would notice a missing one', () => {
-  const planted = '# x\n\n## Error codes\n\n| status | type | code | when |\n|---|---|---|---|\n| 400 | invalid_request_error | `invalid_json` | bad |\n| — | — | `worker_lost` | lost |\n\n## Next\n| 500 | api_error | `not_here` | x |\n';
+  const planted =
+    '# x\n\n## Error codes\n\n| status | type | code | when |\n|---|---|---|---|\n| 400 | invalid_request_error | `invalid_json` | bad |\n| — | — | `worker_lost` | lost |\n\n## Next\n| 500 | api_error | `not_here` | x |\n';
   assert.deepEqual(documentedCodes(planted), [
     { status: 400, type: 'invalid_request_error', code: 'invalid_json' },
     { status: null, type: null, code: 'worker_lost' },
   ]);
 });
 
-test('constructors build catalogued codes with the catalogue\'s status and type', () => {
+test("constructors build catalogued codes with the catalogue's status and type", () => {
   const built = [
-    errors.invalidJson('x'), errors.authentication('missing_api_key', 'x'), errors.invalidSignature('x'),
-    errors.collectionExists('n'), errors.duplicateProjectName('n'), errors.taskFinished('vt_1', 'failed'),
-    errors.sessionNotFound('s', 60, null), errors.tooManySessions(1, 60, 1), errors.consoleNotBuilt('x'),
-    errors.internal(), new DecodeError('invalid_video', 'x'), new DecodeError('not_open', 'x'),
+    errors.invalidJson('x'),
+    errors.authentication('missing_api_key', 'x'),
+    errors.invalidSignature('x'),
+    errors.collectionExists('n'),
+    errors.duplicateProjectName('n'),
+    errors.taskFinished('vt_1', 'failed'),
+    errors.sessionNotFound('s', 60, null),
+    errors.tooManySessions(1, 60, 1),
+    errors.consoleNotBuilt('x'),
+    errors.internal(),
+    new DecodeError('invalid_video', 'x'),
+    new DecodeError('not_open', 'x'),
   ];
   for (const e of built) {
     const entry = catalogue[e.code];
@@ -67,8 +84,14 @@ test('constructors build catalogued codes with the catalogue\'s status and type'
     assert.equal(e.status, entry.status, e.code);
     assert.equal(e.type, entry.type, e.code);
   }
-  for (const t of [taskErrors.noProvider('m'), taskErrors.providerError('p', 1, 'x'), taskErrors.providersFailed(['a: b']),
-    taskErrors.workerShutdown(), taskErrors.workerLostBeforeFirstChunk(3), taskErrors.workerLostMidStream(2)]) {
+  for (const t of [
+    taskErrors.noProvider('m'),
+    taskErrors.providerError('p', 1, 'x'),
+    taskErrors.providersFailed(['a: b']),
+    taskErrors.workerShutdown(),
+    taskErrors.workerLostBeforeFirstChunk(3),
+    taskErrors.workerLostMidStream(2),
+  ]) {
     assert.ok(t.code in catalogue, t.code);
   }
   assert.ok(toolCancelledBody().error.code in catalogue);
@@ -96,6 +119,7 @@ export function coinedCodes(files: { path: string; text: string }[]): string[] {
 test('no error code is coined outside src/base/errors.ts', () => {
   const files = sourceFiles(join(root, 'src')).map((path) => ({ path, text: readFileSync(path, 'utf8') }));
   assert.deepEqual(coinedCodes(files), []);
-  assert.deepEqual(coinedCodes([{ path: '/r/src/video/x.ts', text: "error: { code: 'worker_lost', message: 'm' }" }]),
-    ['/r/src/video/x.ts: worker_lost']);
+  assert.deepEqual(coinedCodes([{ path: '/r/src/video/x.ts', text: "error: { code: 'worker_lost', message: 'm' }" }]), [
+    '/r/src/video/x.ts: worker_lost',
+  ]);
 });

@@ -35,6 +35,8 @@ test('an idle sink writes its lines within the flush interval, in order', async 
 test('lines still buffered when the process exits are written', () => {
   const script = `import { LogSink } from ${JSON.stringify(new URL('../../src/base/log-sink.ts', import.meta.url).href)};
     const s = new LogSink(1, 60_000); for (let i = 0; i < 3; i++) s.write('line ' + i + '\\n'); process.exit(0);`;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
   assert.equal(out, 'line 0\nline 1\nline 2\n');
 });

@@ -26,20 +26,71 @@ test('request lines are JSON, with user-given text escaped and repeated values i
   `;
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
-  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.equal(lines.length, 12);
   // A trace the request started is its request id's hex; another is written as given.
   assert.equal(lines[10]!.trace_id, '0af7651916cd43dd8448eb211c80319c');
   assert.equal(lines[11]!.trace_id, '4bf92f3577b34da6a3ce929d0e0e4736');
-  assert.deepEqual(Object.keys(lines[11]!), ['level', 'time', 'service', 'requestId', 'trace_id', 'method', 'route', 'path', 'status', 'ms', 'project', 'msg']);
+  assert.deepEqual(Object.keys(lines[11]!), [
+    'level',
+    'time',
+    'service',
+    'requestId',
+    'trace_id',
+    'method',
+    'route',
+    'path',
+    'status',
+    'ms',
+    'project',
+    'msg',
+  ]);
   lines.splice(10);
-  assert.deepEqual(lines.map((l) => l.path), ['/v1/project', '/v1/x"y\\z', '/v1/caf\u00e9/\u2028', '/v1/project', '/nope', '/p',
-    '/v1/project', '/v1/project', '/v1/"q\\\u00e9', '/v1/project/']);
-  assert.deepEqual(lines.map((l) => l.route), ['/v1/items/:id', '/v1/items/:id', '/v1/items/:id', '/v1/items/:id', '(unmatched)', '/r',
-    '/v1/project', '/v1/project', '/v1/"q\\\u00e9', '/v1/project']);
-  assert.deepEqual(lines.map((l) => l.requestId), ['req_1', 'req_1', 'req_1', 'req_1', 'req_2', 'req_3', 'req_4.a:b-C', 'req_4.a:b-C', 'req_4.a:b-C', 'req_5']);
-  assert.deepEqual(lines.map((l) => l.ms), [0.12, 0.12, 0.12, 0.12, 1, 1234.57, 0.05, 0.05, 0.05, 0]);
-  assert.deepEqual(lines.map((l) => l.status), [200, 200, 200, 200, 404, 200, 200, 200, 200, 499]);
+  assert.deepEqual(
+    lines.map((l) => l.path),
+    [
+      '/v1/project',
+      '/v1/x"y\\z',
+      '/v1/caf\u00e9/\u2028',
+      '/v1/project',
+      '/nope',
+      '/p',
+      '/v1/project',
+      '/v1/project',
+      '/v1/"q\\\u00e9',
+      '/v1/project/',
+    ],
+  );
+  assert.deepEqual(
+    lines.map((l) => l.route),
+    [
+      '/v1/items/:id',
+      '/v1/items/:id',
+      '/v1/items/:id',
+      '/v1/items/:id',
+      '(unmatched)',
+      '/r',
+      '/v1/project',
+      '/v1/project',
+      '/v1/"q\\\u00e9',
+      '/v1/project',
+    ],
+  );
+  assert.deepEqual(
+    lines.map((l) => l.requestId),
+    ['req_1', 'req_1', 'req_1', 'req_1', 'req_2', 'req_3', 'req_4.a:b-C', 'req_4.a:b-C', 'req_4.a:b-C', 'req_5'],
+  );
+  assert.deepEqual(
+    lines.map((l) => l.ms),
+    [0.12, 0.12, 0.12, 0.12, 1, 1234.57, 0.05, 0.05, 0.05, 0],
+  );
+  assert.deepEqual(
+    lines.map((l) => l.status),
+    [200, 200, 200, 200, 404, 200, 200, 200, 200, 499],
+  );
   // The time is the wall clock when the request was answered, in milliseconds, like pino's own lines.
   const wall = Number(r.stderr);
   assert.ok(Math.abs((lines[5]!.time as number) - wall) < 1000, `time ${lines[5]!.time} vs Date.now() ${wall}`);

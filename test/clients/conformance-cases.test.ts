@@ -7,10 +7,20 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/base/paths.js';
 
-const cases = (JSON.parse(readFileSync(join(projectRoot, 'clients', 'conformance', 'cases.json'), 'utf8')) as { cases: Array<{ id: string }> }).cases;
+const cases = (
+  JSON.parse(readFileSync(join(projectRoot, 'clients', 'conformance', 'cases.json'), 'utf8')) as {
+    cases: Array<{ id: string }>;
+  }
+).cases;
 const SUITES = {
-  typescript: { file: 'test/clients/typescript-sdk.test.ts', name: (id: string) => new RegExp(`^test\\('${id}: `, 'm') },
-  python: { file: 'clients/python/tests/test_conformance.py', name: (id: string) => new RegExp(`^def test_${id}(_\\w+)?\\(`, 'm') },
+  typescript: {
+    file: 'test/clients/typescript-sdk.test.ts',
+    name: (id: string) => new RegExp(`^test\\('${id}: `, 'm'),
+  },
+  python: {
+    file: 'clients/python/tests/test_conformance.py',
+    name: (id: string) => new RegExp(`^def test_${id}(_\\w+)?\\(`, 'm'),
+  },
 };
 
 test('every conformance case is a test of each SDK', () => {

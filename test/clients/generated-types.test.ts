@@ -14,16 +14,21 @@ let doc: Record<string, any>;
 before(async () => {
   t = await startTestApp();
   const r = await fetch(`${t.url}/openapi.json`);
-  doc = await r.json() as Record<string, any>;
+  doc = (await r.json()) as Record<string, any>;
   assert.equal(r.status, 200, JSON.stringify(doc).slice(0, 500));
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const REGENERATE = 'regenerate with `node --import tsx clients/codegen/generate.ts` and commit the result';
 
 test('clients/typescript/src/generated/api.ts is generated from the served document', () => {
   const committed = readFileSync(join(projectRoot, 'clients', 'typescript', 'src', 'generated', 'api.ts'), 'utf8');
-  assert.ok(committed === typescriptModule(doc), `the TypeScript SDK's types drifted from the OpenAPI document: ${REGENERATE}`);
+  assert.ok(
+    committed === typescriptModule(doc),
+    `the TypeScript SDK's types drifted from the OpenAPI document: ${REGENERATE}`,
+  );
 });
 
 test('clients/python/sightflow/_generated.py is generated from the served document', () => {
@@ -40,7 +45,9 @@ test('the generator sees every operation, each with a unique id, and every named
   for (const name of Object.keys(doc.components.schemas)) assert.match(ts, new RegExp(`^export type ${name} = `, 'm'));
   // A drifted document is caught: a renamed field or path changes the output.
   assert.notEqual(typescriptModule(JSON.parse(JSON.stringify(doc).replace('"next_cursor"', '"next_page"'))), ts);
-  const moved = JSON.parse(JSON.stringify(doc).replace('"/v1/video/tasks/{id}/results"', '"/v1/video/tasks/{id}/result"'));
+  const moved = JSON.parse(
+    JSON.stringify(doc).replace('"/v1/video/tasks/{id}/results"', '"/v1/video/tasks/{id}/result"'),
+  );
   assert.notEqual(typescriptModule(moved), ts);
   assert.notEqual(pythonModule(moved), pythonModule(doc));
 });

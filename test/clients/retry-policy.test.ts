@@ -8,16 +8,33 @@ import { isRetryableStatus, retryAfterSeconds, retryDelayMs } from '../../client
 test('backoff: min(0.5 * 2^n, 8) s, jitter takes off at most a quarter, Retry-After is the floor', () => {
   const expected = [500, 1000, 2000, 4000, 8000, 8000];
   expected.forEach((ms, n) => {
-    assert.equal(retryDelayMs(n, null, () => 0), ms);
-    assert.equal(retryDelayMs(n, null, () => 0.999999), Math.ceil(ms * (1 - 0.25 * 0.999999)));
+    assert.equal(
+      retryDelayMs(n, null, () => 0),
+      ms,
+    );
+    assert.equal(
+      retryDelayMs(n, null, () => 0.999999),
+      Math.ceil(ms * (1 - 0.25 * 0.999999)),
+    );
     for (let i = 0; i < 50; i++) {
       const d = retryDelayMs(n, null);
       assert.ok(d >= ms * 0.75 && d <= ms, `retry ${n}: ${d} ms`);
     }
   });
-  assert.equal(retryDelayMs(0, 1, () => 0), 1000, 'Retry-After: 1 waits a second, not half of one');
-  assert.equal(retryDelayMs(5, 1, () => 0), 8000, 'a longer backoff is not shortened by Retry-After');
-  assert.equal(retryDelayMs(0, 0, () => 0.5), 438);
+  assert.equal(
+    retryDelayMs(0, 1, () => 0),
+    1000,
+    'Retry-After: 1 waits a second, not half of one',
+  );
+  assert.equal(
+    retryDelayMs(5, 1, () => 0),
+    8000,
+    'a longer backoff is not shortened by Retry-After',
+  );
+  assert.equal(
+    retryDelayMs(0, 0, () => 0.5),
+    438,
+  );
 });
 
 test('retried: 408, 429 and 5xx; never another 4xx', () => {

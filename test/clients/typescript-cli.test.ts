@@ -16,39 +16,71 @@ before(async () => {
   c = await startConformance();
   client = new Sightflow({ baseURL: c.upstream, apiKey: c.key });
 });
-after(async () => { await c?.close(); });
-beforeEach(() => { c.proxy.reset(); });
+after(async () => {
+  await c?.close();
+});
+beforeEach(() => {
+  c.proxy.reset();
+});
 
 function cli(args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      env: { ...process.env, SIGHTFLOW_API_KEY: c.key, SIGHTFLOW_BASE_URL: c.url }, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SIGHTFLOW_API_KEY: c.key, SIGHTFLOW_BASE_URL: c.url },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    const timer = setTimeout(() => { stderr += '(killed: timeout)'; child.kill('SIGKILL'); }, timeoutMs);
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    const timer = setTimeout(() => {
+      stderr += '(killed: timeout)';
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
-const lines = (s: string) => s.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+const lines = (s: string) =>
+  s
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, any>);
 
 test('watch prints every chunk once, in order, as NDJSON across five mid-event cuts', { timeout: 90_000 }, async () => {
-  const task = await client.tasks.create({ input: [{ type: 'video_url', url: 'http://127.0.0.1:9/clip.mp4?frames=30&frame_ms=1&targets=3' }], steps: [{ model: 'detect' }] });
+  const task = await client.tasks.create({
+    input: [{ type: 'video_url', url: 'http://127.0.0.1:9/clip.mp4?frames=30&frame_ms=1&targets=3' }],
+    steps: [{ model: 'detect' }],
+  });
   await client.tasks.wait(task.id, { pollInterval: 50, timeout: 30_000 });
   const ids: string[] = [];
   for await (const chunk of client.tasks.stream(task.id)) ids.push(chunk.id);
-  c.proxy.arm({ kind: 'cut_stream', method: 'GET', path: `/v1/video/tasks/${task.id}/stream`, cuts: ['second', 'first', 'second', 'second', 'second'] });
+  c.proxy.arm({
+    kind: 'cut_stream',
+    method: 'GET',
+    path: `/v1/video/tasks/${task.id}/stream`,
+    cuts: ['second', 'first', 'second', 'second', 'second'],
+  });
   const r = await cli(['watch', task.id]);
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(lines(r.stdout).map((x) => x.id), ids);
+  assert.deepEqual(
+    lines(r.stdout).map((x) => x.id),
+    ids,
+  );
   assert.equal(c.proxy.cuts.length, 5);
   assert.equal((r.stderr.match(/resuming at byte/g) ?? []).length, 5);
 });
 
-test('process --wait creates a task, shows progress on stderr and prints the final record', { timeout: 90_000 }, async () => {
+test('process --wait creates a task, shows progress on stderr and prints the final record', {
+  timeout: 90_000,
+}, async () => {
   const r = await cli(['process', 'http://127.0.0.1:9/clip.mp4?frames=5&frame_ms=5', '--wait']);
   assert.equal(r.code, 0, r.stderr);
   const [record] = lines(r.stdout);

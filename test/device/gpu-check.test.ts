@@ -12,14 +12,20 @@ import { promisify } from 'node:util';
 import { projectRoot } from '../../src/base/paths.js';
 import { BYO_MODELS, hasByoModels } from '../../eval/byo-dir.js';
 
-test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON and table', { timeout: 600_000 }, async (t) => {
+test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON and table', {
+  timeout: 600_000,
+}, async (t) => {
   const out = await mkdtemp(join(tmpdir(), 'sf-gpu-check-test-'));
   t.after(() => rm(out, { recursive: true, force: true }));
-  await promisify(execFile)('bash', [join(projectRoot, 'scripts', 'gpu-check.sh'), '--dry-run', '--out', out], { cwd: projectRoot, maxBuffer: 64 * 1024 * 1024 });
+  await promisify(execFile)('bash', [join(projectRoot, 'scripts', 'gpu-check.sh'), '--dry-run', '--out', out], {
+    cwd: projectRoot,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const r = JSON.parse(await readFile(join(out, 'gpu-check.json'), 'utf8'));
   assert.equal(r.dry_run, true);
   assert.deepEqual(r.batches, [1, 2]);
-  for (const k of ['driver', 'cuda', 'tensorrt', 'onnxruntime', 'pytorch']) assert.ok(k in r.probe, `the probe reports ${k}`);
+  for (const k of ['driver', 'cuda', 'tensorrt', 'onnxruntime', 'pytorch'])
+    assert.ok(k in r.probe, `the probe reports ${k}`);
   assert.equal(r.probe.driver, null, 'no NVIDIA driver here');
 
   const models = ['centernet-coco', ...(hasByoModels(BYO_MODELS['yolov8n-int8']) ? ['yolov8n-int8'] : [])];
@@ -28,7 +34,10 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     assert.match(r.reference[m].reason, /dry run on the CPU/);
   }
   const rows = r.sightflow.batch_rows as Array<Record<string, any>>;
-  assert.deepEqual(rows.map((x) => `${x.model} ${x.providers} ${x.batch}`), models.flatMap((m) => [`${m} cpu 1`, `${m} cpu 2`]));
+  assert.deepEqual(
+    rows.map((x) => `${x.model} ${x.providers} ${x.batch}`),
+    models.flatMap((m) => [`${m} cpu 1`, `${m} cpu 2`]),
+  );
   for (const x of rows) assert.ok(x.images_per_s > 0 && x.p50_ms > 0, JSON.stringify(x));
   const centernet2 = rows.find((x) => x.model === 'centernet-coco' && x.batch === 2)!;
   assert.equal(centernet2.same_as_alone, true, 'a batch of the built-in detector answers what a run alone does');
@@ -37,11 +46,17 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   if (yolo2) assert.equal(yolo2.same_as_alone, true, 'the int8 export batched answers what a run alone does');
 
   // The unbatched sweep ran too (on the CPU only its CPU row per model; a GPU host adds its GPU rows and checks).
-  assert.deepEqual((r.sweep.rows as Array<Record<string, any>>).map((x) => `${x.model} ${x.providers}`), models.map((m) => `${m} cpu`));
+  assert.deepEqual(
+    (r.sweep.rows as Array<Record<string, any>>).map((x) => `${x.model} ${x.providers}`),
+    models.map((m) => `${m} cpu`),
+  );
   const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
   assert.match(table, /unbatched: centernet-coco on cpu, 1 session\(s\), 1 client\(s\)/);
   assert.match(table, /\| centernet-coco \| cpu \| 2 \| 2 \|/, 'two sessions, batch 2');
-  assert.match(table, /centernet-coco: in-process ceiling [\d.]+ images\/s \(cpu, 2 session\(s\), batch [12]\), no reference/);
+  assert.match(
+    table,
+    /centernet-coco: in-process ceiling [\d.]+ images\/s \(cpu, 2 session\(s\), batch [12]\), no reference/,
+  );
   assert.ok(r.ceilings['centernet-coco'].sightflow.images_per_s > 0);
   assert.match(table, /not measured: the server over HTTP/);
 });

@@ -30,10 +30,13 @@ before(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, baseURL: t.url });
   context.setDefaultTimeout(20_000);
   // Signed in with a project key already (the sign-in and key pages have their own tests).
-  await context.addInitScript(({ token, projectId, key }) => {
-    sessionStorage.setItem('sightflow.adminToken', token);
-    sessionStorage.setItem(`sightflow.projectKey.${projectId}`, key);
-  }, { token: t.adminToken, projectId: t.projectId, key: t.key });
+  await context.addInitScript(
+    ({ token, projectId, key }) => {
+      sessionStorage.setItem('sightflow.adminToken', token);
+      sessionStorage.setItem(`sightflow.projectKey.${projectId}`, key);
+    },
+    { token: t.adminToken, projectId: t.projectId, key: t.key },
+  );
   page = await context.newPage();
   page.on('pageerror', (e) => pageProblems.push(`pageerror: ${e.message}`));
 });
@@ -42,11 +45,17 @@ after(async () => {
   await t?.close();
 });
 
-test('a line and a zone placed by clicking on a finished task, recounted: the counts come back; the heatmap shows', { skip, timeout: 60_000 }, async () => {
-  const created = await api(t, '/v1/video/process', { method: 'POST', json: {
-    input: [{ type: 'video_url', url: 'http://127.0.0.1:9/clip.mp4?frames=40&frame_ms=1&walkers=3' }],
-    steps: [{ model: 'detect', parameters: { classes: ['person'] } }],
-  } });
+test('a line and a zone placed by clicking on a finished task, recounted: the counts come back; the heatmap shows', {
+  skip,
+  timeout: 60_000,
+}, async () => {
+  const created = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: {
+      input: [{ type: 'video_url', url: 'http://127.0.0.1:9/clip.mp4?frames=40&frame_ms=1&walkers=3' }],
+      steps: [{ model: 'detect', parameters: { classes: ['person'] } }],
+    },
+  });
   assert.equal(created.status, 202, created.text);
   const id = created.body.id as string;
   await waitStatus(t, id, ['succeeded']);
@@ -66,7 +75,13 @@ test('a line and a zone placed by clicking on a finished task, recounted: the co
   await at(400, 2);
   await at(400, 208);
   await page.getByRole('button', { name: 'Zone', exact: true }).click();
-  for (const [x, y] of [[20, 20], [300, 20], [300, 205], [20, 205]] as const) await at(x, y);
+  for (const [x, y] of [
+    [20, 20],
+    [300, 20],
+    [300, 205],
+    [20, 205],
+  ] as const)
+    await at(x, y);
   await page.getByRole('button', { name: 'Close zone' }).click();
   assert.equal(await layer.locator('[data-rule]').count(), 2);
 
@@ -77,22 +92,50 @@ test('a line and a zone placed by clicking on a finished task, recounted: the co
   assert.equal(await counts.locator('tr[data-rule="line1"] [data-count="in"]').innerText(), '3');
   assert.equal(await counts.locator('tr[data-rule="line1"] [data-count="out"]').innerText(), '0');
   assert.equal(await counts.locator('tr[data-rule="zone1"] [data-count="entered"]').innerText(), '3');
-  assert.match(await page.getByRole('status').filter({ hasText: 'Recounted' }).innerText(), /Recounted 40 stored frames/);
+  assert.match(
+    await page.getByRole('status').filter({ hasText: 'Recounted' }).innerText(),
+    /Recounted 40 stored frames/,
+  );
 
   await page.getByLabel('Show heatmap').check();
   const img = page.getByTestId('heatmap');
   await img.waitFor();
-  const natural = await img.evaluate(async (el: HTMLImageElement) => { await el.decode(); return el.naturalWidth; });
+  const natural = await img.evaluate(async (el: HTMLImageElement) => {
+    await el.decode();
+    return el.naturalWidth;
+  });
   assert.ok(natural > 0);
   await screenshot(page, '20-task-counting');
   assert.deepEqual(pageProblems, []);
 });
 
-test('a task that counted: each crossing is listed with its time, and a click shows the frame at that time', { skip, timeout: 60_000 }, async () => {
-  const created = await api(t, '/v1/video/process', { method: 'POST', json: {
-    input: [{ type: 'video_url', url: 'http://127.0.0.1:9/clip.mp4?frames=40&frame_ms=1&walkers=3' }],
-    steps: [{ model: 'detect', parameters: { classes: ['person'] } }, { model: 'analytics', parameters: { lines: [{ id: 'door', points: [[400, 0], [400, 480]] }] } }],
-  } });
+test('a task that counted: each crossing is listed with its time, and a click shows the frame at that time', {
+  skip,
+  timeout: 60_000,
+}, async () => {
+  const created = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: {
+      input: [{ type: 'video_url', url: 'http://127.0.0.1:9/clip.mp4?frames=40&frame_ms=1&walkers=3' }],
+      steps: [
+        { model: 'detect', parameters: { classes: ['person'] } },
+        {
+          model: 'analytics',
+          parameters: {
+            lines: [
+              {
+                id: 'door',
+                points: [
+                  [400, 0],
+                  [400, 480],
+                ],
+              },
+            ],
+          },
+        },
+      ],
+    },
+  });
   assert.equal(created.status, 202, created.text);
   const id = created.body.id as string;
   await waitStatus(t, id, ['succeeded']);
@@ -109,15 +152,23 @@ test('a task that counted: each crossing is listed with its time, and a click sh
   const info = page.getByTestId('frame-info');
   assert.match(await info.innerText(), /^frame 39 /);
   await items.nth(1).getByRole('button').click();
-  await page.waitForFunction(() => document.querySelector('[data-testid="frame-info"]')?.textContent?.startsWith('frame 12 · 1.20 s'));
+  await page.waitForFunction(() =>
+    document.querySelector('[data-testid="frame-info"]')?.textContent?.startsWith('frame 12 · 1.20 s'),
+  );
   assert.deepEqual(pageProblems, []);
 });
 
-test('an uploaded video plays on the task page from the record\'s presigned link (no blank frame)', { skip, timeout: 60_000 }, async () => {
-  const created = await api(t, '/v1/video/process', { method: 'POST', json: {
-    input: [{ type: 'video_base64', data: readFileSync(await vp9Clip()).toString('base64') }],
-    steps: [{ model: 'detect', parameters: { classes: ['person'] } }],
-  } });
+test("an uploaded video plays on the task page from the record's presigned link (no blank frame)", {
+  skip,
+  timeout: 60_000,
+}, async () => {
+  const created = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: {
+      input: [{ type: 'video_base64', data: readFileSync(await vp9Clip()).toString('base64') }],
+      steps: [{ model: 'detect', parameters: { classes: ['person'] } }],
+    },
+  });
   assert.equal(created.status, 202, created.text);
   const id = created.body.id as string;
   await waitStatus(t, id, ['succeeded']);
@@ -126,7 +177,10 @@ test('an uploaded video plays on the task page from the record\'s presigned link
   const video = page.locator('.player video');
   await video.waitFor();
   assert.match((await video.getAttribute('src'))!, /^\/v1\/files\/video-inputs\//);
-  await page.waitForFunction(() => { const v = document.querySelector('.player video') as HTMLVideoElement | null; return v !== null && v.readyState >= 1 && v.videoWidth === 160; });
+  await page.waitForFunction(() => {
+    const v = document.querySelector('.player video') as HTMLVideoElement | null;
+    return v !== null && v.readyState >= 1 && v.videoWidth === 160;
+  });
   assert.equal(await page.getByText('the server offers no link to it').count(), 0);
   assert.deepEqual(pageProblems, []);
 });

@@ -21,8 +21,19 @@ const pageProblems: string[] = [];
 before(async () => {
   if (skip) return;
   ensureConsoleBuilt();
-  hub = await startModelHub([{ owner: 'acme', repo: 'tiny', path: 'tiny.onnx', bytes: Buffer.from(tinyYoloOnnx('yolov8', [{ cx: 200, cy: 300, w: 150, h: 400, cls: 0, score: 0.9 }], 80, 320)) }]);
-  const modelsDir = await modelsDirWithBuiltins({ after: (fn) => { cleanups.push(fn); } });
+  hub = await startModelHub([
+    {
+      owner: 'acme',
+      repo: 'tiny',
+      path: 'tiny.onnx',
+      bytes: Buffer.from(tinyYoloOnnx('yolov8', [{ cx: 200, cy: 300, w: 150, h: 400, cls: 0, score: 0.9 }], 80, 320)),
+    },
+  ]);
+  const modelsDir = await modelsDirWithBuiltins({
+    after: (fn) => {
+      cleanups.push(fn);
+    },
+  });
   t = await startTestApp({ SIGHTFLOW_MODELS_DIR: modelsDir });
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: t.url });
@@ -45,7 +56,11 @@ test('Models tab: list, add by URL (checked on the sample image), remove', { ski
   await page.getByRole('heading', { name: 'Models' }).waitFor();
   const table = page.getByRole('table', { name: 'Models' });
   await table.getByRole('cell', { name: 'centernet-coco', exact: true }).waitFor();
-  assert.equal(await table.getByRole('button', { name: 'Remove centernet-coco' }).count(), 0, 'built-in models cannot be removed');
+  assert.equal(
+    await table.getByRole('button', { name: 'Remove centernet-coco' }).count(),
+    0,
+    'built-in models cannot be removed',
+  );
 
   await page.getByLabel('Model URL').fill(`${hub.url}/acme/tiny/resolve/main/tiny.onnx`);
   await page.getByLabel('Id').fill('tiny-console');

@@ -24,13 +24,26 @@ test('paths resolve to files with their types; pages fall back to index.html; tr
   try {
     const index = await resolveConsoleFile(dir, '');
     assert.equal(index.kind, 'file');
-    assert.ok(index.kind === 'file' && index.path === join(dir, 'index.html') && index.headers['Content-Type'] === 'text/html; charset=utf-8' && index.headers['Cache-Control'] === 'no-cache');
+    assert.ok(
+      index.kind === 'file' &&
+        index.path === join(dir, 'index.html') &&
+        index.headers['Content-Type'] === 'text/html; charset=utf-8' &&
+        index.headers['Cache-Control'] === 'no-cache',
+    );
     const js = await resolveConsoleFile(dir, 'assets/index-abc.js');
-    assert.ok(js.kind === 'file' && js.headers['Content-Type'] === 'text/javascript; charset=utf-8' && /immutable/.test(js.headers['Cache-Control']!));
+    assert.ok(
+      js.kind === 'file' &&
+        js.headers['Content-Type'] === 'text/javascript; charset=utf-8' &&
+        /immutable/.test(js.headers['Cache-Control']!),
+    );
     const css = await resolveConsoleFile(dir, 'assets/index-abc.css');
     assert.ok(css.kind === 'file' && css.headers['Content-Type'] === 'text/css; charset=utf-8');
     const svg = await resolveConsoleFile(dir, 'logo.svg');
-    assert.ok(svg.kind === 'file' && svg.headers['Content-Type'] === 'image/svg+xml' && svg.headers['Cache-Control'] === 'no-cache');
+    assert.ok(
+      svg.kind === 'file' &&
+        svg.headers['Content-Type'] === 'image/svg+xml' &&
+        svg.headers['Cache-Control'] === 'no-cache',
+    );
     const deep = await resolveConsoleFile(dir, 'projects/proj_1/tasks/vt_2');
     assert.ok(deep.kind === 'file' && deep.path === join(dir, 'index.html'));
     assert.equal((await resolveConsoleFile(dir, 'assets/gone.js')).kind, 'missing');
@@ -46,7 +59,8 @@ test('not built: 503 with an HTML page for browsers and the error JSON otherwise
   const dir = mkdtempSync(join(tmpdir(), 'sightflow-console-empty-'));
   try {
     const [root] = consoleRoutes(join(dir, 'dist'));
-    const ctx = (accept: string) => ({ method: 'GET', path: '/console', headers: { accept }, params: {} }) as unknown as RequestContext;
+    const ctx = (accept: string) =>
+      ({ method: 'GET', path: '/console', headers: { accept }, params: {} }) as unknown as RequestContext;
     const html = await root!.handler(ctx('text/html,application/xhtml+xml'));
     assert.ok('body' in html && html.status === 503);
     assert.match(String(html.body), /Console not built/);

@@ -47,8 +47,9 @@ async function signIn(p: Page, token = ADMIN_TOKEN): Promise<void> {
   await p.getByRole('button', { name: 'Sign in' }).click();
 }
 
-
-test('the server serves the console: index, SPA fallback, assets with content types, 404 for missing assets', { skip }, async () => {
+test('the server serves the console: index, SPA fallback, assets with content types, 404 for missing assets', {
+  skip,
+}, async () => {
   const root = await fetch(`${t.url}/console`);
   assert.equal(root.status, 200);
   assert.match(root.headers.get('content-type') ?? '', /^text\/html/);
@@ -81,7 +82,10 @@ test('a wrong admin token is refused at sign-in and no data is shown', { skip },
   await screenshot(page, '01-sign-in-error');
 });
 
-test('sign in, create a project, create a key shown once that works, gone after reload, disable it -> 401', { skip, timeout: 120_000 }, async () => {
+test('sign in, create a project, create a key shown once that works, gone after reload, disable it -> 401', {
+  skip,
+  timeout: 120_000,
+}, async () => {
   await signIn(page);
   await page.getByRole('heading', { name: 'Projects' }).waitFor();
   await page.getByRole('table', { name: 'Projects' }).getByRole('link', { name: 'default' }).waitFor();
@@ -125,9 +129,18 @@ test('sign in, create a project, create a key shown once that works, gone after 
   await dialog.waitFor();
   await screenshot(page, '05-key-disable-confirm');
   await dialog.getByRole('button', { name: 'Disable key' }).click();
-  await eventually(() => row.innerText(), (s) => /disabled/.test(s), 'the key row to say disabled');
+  await eventually(
+    () => row.innerText(),
+    (s) => /disabled/.test(s),
+    'the key row to say disabled',
+  );
   // Disabled keys stop working within 5 s on every node (key cache).
-  await eventually(async () => (await api(t, '/v1/project', { key })).status, (s) => s === 401, 'a 401 for the disabled key', 15_000);
+  await eventually(
+    async () => (await api(t, '/v1/project', { key })).status,
+    (s) => s === 401,
+    'a 401 for the disabled key',
+    15_000,
+  );
 });
 
 test('usage per day rises after a vision call (chart and table)', { skip }, async () => {
@@ -136,27 +149,65 @@ test('usage per day rises after a vision call (chart and table)', { skip }, asyn
   await total.waitFor();
   const before = Number((await total.innerText()).replace(/\D/g, ''));
   // A real vision call (billed by the server itself), and a video-sized event recorded through the ledger.
-  const image = (await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 40, g: 120, b: 200 } } }).png().toBuffer()).toString('base64');
-  const detect = await api(t, '/v1/vision/detect', { method: 'POST', json: { image_base64: `data:image/png;base64,${image}` } });
+  const image = (
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 40, g: 120, b: 200 } } })
+      .png()
+      .toBuffer()
+  ).toString('base64');
+  const detect = await api(t, '/v1/vision/detect', {
+    method: 'POST',
+    json: { image_base64: `data:image/png;base64,${image}` },
+  });
   assert.equal(detect.status, 200, detect.text);
-  await t.app.services.usage.record({ projectId: t.projectId, endpoint: '/v1/video/process', model: 'test', inputTokens: 340, outputTokens: 13, frames: 40, ms: 900 });
+  await t.app.services.usage.record({
+    projectId: t.projectId,
+    endpoint: '/v1/video/process',
+    model: 'test',
+    inputTokens: 340,
+    outputTokens: 13,
+    frames: 40,
+    ms: 900,
+  });
   await page.getByRole('button', { name: 'Refresh' }).click();
-  await eventually(async () => Number((await total.innerText()).replace(/\D/g, '')), (n) => n === before + 2, 'the request total to rise by 2');
+  await eventually(
+    async () => Number((await total.innerText()).replace(/\D/g, '')),
+    (n) => n === before + 2,
+    'the request total to rise by 2',
+  );
   const today = new Date().toISOString().slice(0, 10);
-  const cells = (await page.getByRole('row', { name: new RegExp(today) }).innerText()).split('\t').map((c) => Number(c.replace(/[^\d.]/g, '')));
-  assert.ok(cells[2]! >= 340 + detect.body.usage.input_tokens && cells[3]! >= 13 && cells[4]! >= 40, `today's row: ${cells.join(' | ')}`);
+  const cells = (await page.getByRole('row', { name: new RegExp(today) }).innerText())
+    .split('\t')
+    .map((c) => Number(c.replace(/[^\d.]/g, '')));
+  assert.ok(
+    cells[2]! >= 340 + detect.body.usage.input_tokens && cells[3]! >= 13 && cells[4]! >= 40,
+    `today's row: ${cells.join(' | ')}`,
+  );
   const bar = page.locator(`svg.chart rect[data-day="${today}"]`);
   assert.ok(Number(await bar.getAttribute('data-value')) >= 2);
   assert.ok(Number(await bar.getAttribute('height')) > 0);
   await screenshot(page, '06-usage');
 });
 
-test('a finished video task plays its video with each frame\'s boxes drawn in sync, and its track table', { skip, timeout: 120_000 }, async () => {
+test("a finished video task plays its video with each frame's boxes drawn in sync, and its track table", {
+  skip,
+  timeout: 120_000,
+}, async () => {
   // Synthetic frames: 10 at 10 fps; frame i has one box at (i, 2i) sized 10x20, track 1 on even frames, 2 on odd.
-  const created = await api(t, '/v1/video/process', { method: 'POST', json: { input: [{ type: 'video_url', url: `${media.url}/clip.webm?frames=10&frame_ms=20` }], steps: [{ model: 'detect' }] } });
+  const created = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: {
+      input: [{ type: 'video_url', url: `${media.url}/clip.webm?frames=10&frame_ms=20` }],
+      steps: [{ model: 'detect' }],
+    },
+  });
   assert.equal(created.status, 202, created.text);
   const id = created.body.id as string;
-  await eventually(async () => (await api(t, `/v1/video/tasks/${id}`)).body.status, (s) => s === 'succeeded' || s === 'failed', 'the task to finish', 60_000);
+  await eventually(
+    async () => (await api(t, `/v1/video/tasks/${id}`)).body.status,
+    (s) => s === 'succeeded' || s === 'failed',
+    'the task to finish',
+    60_000,
+  );
 
   await page.goto(`/console/projects/${encodeURIComponent(t.projectId)}/tasks`);
   await page.getByRole('heading', { name: 'A project key is needed' }).waitFor();
@@ -174,12 +225,24 @@ test('a finished video task plays its video with each frame\'s boxes drawn in sy
   await link.click();
 
   await page.getByTestId('task-status').filter({ hasText: 'succeeded' }).waitFor();
-  await eventually(() => page.getByTestId('frame-info').innerText(), (s) => /^frame \d+/.test(s), 'frames from the stream');
+  await eventually(
+    () => page.getByTestId('frame-info').innerText(),
+    (s) => /^frame \d+/.test(s),
+    'frames from the stream',
+  );
   const video = page.locator('.stage video');
-  await eventually(() => video.evaluate((v: HTMLVideoElement) => v.videoWidth), (w) => w === 160, 'the source video to load');
+  await eventually(
+    () => video.evaluate((v: HTMLVideoElement) => v.videoWidth),
+    (w) => w === 160,
+    'the source video to load',
+  );
 
   await page.locator('#frame-slider').fill('5');
-  await eventually(() => page.getByTestId('frame-info').innerText(), (s) => s.startsWith('frame 5 '), 'frame 5 to show');
+  await eventually(
+    () => page.getByTestId('frame-info').innerText(),
+    (s) => s.startsWith('frame 5 '),
+    'frame 5 to show',
+  );
   const box = page.locator('.overlay .box[data-track-id="2"]');
   await box.waitFor();
   assert.equal(await page.locator('.overlay .box').count(), 1);
@@ -193,7 +256,10 @@ test('a finished video task plays its video with each frame\'s boxes drawn in sy
   assert.ok(Math.abs(b.width - 10 * sx) < 3 && Math.abs(b.height - 20 * sy) < 3, `box size ${b.width}x${b.height}`);
   assert.match(await box.innerText(), /car #2/);
   // The video's clock drives the boxes too: frame 4 (0.4 s) is track 1.
-  await video.evaluate((v: HTMLVideoElement) => { v.pause(); v.currentTime = 0.45; });
+  await video.evaluate((v: HTMLVideoElement) => {
+    v.pause();
+    v.currentTime = 0.45;
+  });
   await page.locator('.overlay .box[data-track-id="1"]').waitFor();
   assert.match(await page.getByTestId('frame-info').innerText(), /^frame 4 /);
 
@@ -205,11 +271,18 @@ test('a finished video task plays its video with each frame\'s boxes drawn in sy
   await screenshot(page, '09-video-task');
 });
 
-test('a running task\'s page fills in live from the stream and ends complete', { skip, timeout: 120_000 }, async () => {
-  const created = await api(t, '/v1/video/process', { method: 'POST', json: { input: [{ type: 'video_url', url: `${media.url}/clip.webm?frames=40&frame_ms=250` }], steps: [{ model: 'detect' }] } });
+test("a running task's page fills in live from the stream and ends complete", { skip, timeout: 120_000 }, async () => {
+  const created = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: {
+      input: [{ type: 'video_url', url: `${media.url}/clip.webm?frames=40&frame_ms=250` }],
+      steps: [{ model: 'detect' }],
+    },
+  });
   assert.equal(created.status, 202, created.text);
   await page.goto(`/console/projects/${encodeURIComponent(t.projectId)}/tasks/${created.body.id}`);
-  const frameCount = async () => Number(/(\d+) frame\(s\)/.exec(await page.locator('.facts dd[aria-live]').innerText())?.[1] ?? -1);
+  const frameCount = async () =>
+    Number(/(\d+) frame\(s\)/.exec(await page.locator('.facts dd[aria-live]').innerText())?.[1] ?? -1);
   const early = await eventually(frameCount, (n) => n > 0, 'the first live frames');
   // The boxes follow the newest frames while the task still runs (the video sits at 0 s: frame 0's box).
   assert.ok(early < 40, `saw ${early} frames before the stream ended: not live`);
@@ -220,11 +293,22 @@ test('a running task\'s page fills in live from the stream and ends complete', {
   assert.match(await page.locator('.facts dd[aria-live]').innerText(), /^complete/);
 });
 
-test('collections: create and delete in the console, text search shows a grid with thumbnails, scores, metadata', { skip, timeout: 180_000 }, async () => {
-  const col = await api(t, '/v1/vectors/collections', { method: 'POST', json: { name: 'photos', description: 'things seen' } });
+test('collections: create and delete in the console, text search shows a grid with thumbnails, scores, metadata', {
+  skip,
+  timeout: 180_000,
+}, async () => {
+  const col = await api(t, '/v1/vectors/collections', {
+    method: 'POST',
+    json: { name: 'photos', description: 'things seen' },
+  });
   assert.equal(col.status, 201, col.text);
   const png = async (r: number, g: number, b: number) =>
-    'data:image/png;base64,' + (await sharp({ create: { width: 96, height: 64, channels: 3, background: { r, g, b } } }).png().toBuffer()).toString('base64');
+    'data:image/png;base64,' +
+    (
+      await sharp({ create: { width: 96, height: 64, channels: 3, background: { r, g, b } } })
+        .png()
+        .toBuffer()
+    ).toString('base64');
   const items = [
     { text: 'a dog playing with a ball in the park', metadata: { caption: 'dog' } },
     { text: 'a plate of pasta with tomato sauce', metadata: { caption: 'pasta' } },
@@ -246,8 +330,15 @@ test('collections: create and delete in the console, text search shows a grid wi
   await page.getByRole('button', { name: 'Delete collection scratch' }).click();
   await screenshot(page, '10-collections-delete-confirm');
   await page.getByRole('dialog').getByRole('button', { name: 'Delete collection' }).click();
-  await eventually(() => page.getByRole('button', { name: 'Delete collection scratch' }).count(), (n) => n === 0, 'the deleted collection to leave the list');
-  assert.equal((await api(t, '/v1/vectors/collections')).body.data.some((c: { name: string }) => c.name === 'scratch'), false);
+  await eventually(
+    () => page.getByRole('button', { name: 'Delete collection scratch' }).count(),
+    (n) => n === 0,
+    'the deleted collection to leave the list',
+  );
+  assert.equal(
+    (await api(t, '/v1/vectors/collections')).body.data.some((c: { name: string }) => c.name === 'scratch'),
+    false,
+  );
   await screenshot(page, '11-collections');
 
   await page.getByRole('link', { name: 'photos' }).click();
@@ -261,19 +352,31 @@ test('collections: create and delete in the console, text search shows a grid wi
   assert.match(await cards.first().innerText(), /^[\s\S]*\d\.\d{3}[\s\S]*caption[\s\S]*dog/);
   const thumbs = grid.locator('img');
   assert.ok((await thumbs.count()) >= 1, 'image items show thumbnails');
-  await eventually(() => thumbs.first().evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth), (w) => w === 96, 'a thumbnail to load from its presigned link');
+  await eventually(
+    () => thumbs.first().evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth),
+    (w) => w === 96,
+    'a thumbnail to load from its presigned link',
+  );
   await screenshot(page, '12-collection-search');
 
   // An image given to the drop zone searches by image: the indexed red square itself comes first.
   const red = Buffer.from(items[3]!.image_base64!.split(',')[1]!, 'base64');
-  await page.locator('.dropzone input[type="file"]').setInputFiles({ name: 'red.png', mimeType: 'image/png', buffer: red });
+  await page
+    .locator('.dropzone input[type="file"]')
+    .setInputFiles({ name: 'red.png', mimeType: 'image/png', buffer: red });
   await page.getByText(/result\(s\) for red\.png/).waitFor({ timeout: 60_000 });
   assert.match(await grid.getByRole('listitem').first().innerText(), /caption\s*red square/);
   await screenshot(page, '12-collection-image-search');
 });
 
 test('video and vector pages say so clearly when their API answers 404', { skip }, async () => {
-  const missing = { status: 404, contentType: 'application/json', body: JSON.stringify({ error: { type: 'not_found_error', code: 'route_not_found', message: 'No route', param: null } }) };
+  const missing = {
+    status: 404,
+    contentType: 'application/json',
+    body: JSON.stringify({
+      error: { type: 'not_found_error', code: 'route_not_found', message: 'No route', param: null },
+    }),
+  };
   await page.route('**/v1/video/tasks**', (r) => r.fulfill(missing));
   await page.route('**/v1/vectors/**', (r) => r.fulfill(missing));
   try {
@@ -293,7 +396,12 @@ test('a stored project key that gets disabled sends the page back to the key cho
   const keys = await t.app.services.projects.listKeys(t.projectId);
   const consoleKey = keys.find((k) => stored.endsWith(k.hint.slice(-4)) && k.name === 'console')!;
   await t.app.services.projects.disableKey(t.projectId, consoleKey.id);
-  await eventually(async () => (await api(t, '/v1/project', { key: stored })).status, (s) => s === 401, 'the console key to stop working', 15_000);
+  await eventually(
+    async () => (await api(t, '/v1/project', { key: stored })).status,
+    (s) => s === 401,
+    'the console key to stop working',
+    15_000,
+  );
   await page.goto(`/console/projects/${encodeURIComponent(t.projectId)}/collections`);
   await page.getByText(/stored project key stopped working/).waitFor();
   assert.equal(await page.evaluate((id) => sessionStorage.getItem(`sightflow.projectKey.${id}`), t.projectId), null);

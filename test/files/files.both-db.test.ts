@@ -11,7 +11,9 @@ before(async () => {
   t = await startTestApp();
   await t.app.services.blobs.put('videos/test/clip.mp4', bytes, 'video/mp4');
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const get = (path: string, headers: Record<string, string> = {}) => fetchChecked(t, path, { headers });
 
@@ -43,13 +45,19 @@ test('Range requests return 206 with exactly the requested bytes', async () => {
 test('tampered, expired and unsigned links are 403', async () => {
   const link = t.app.services.presign('videos/test/clip.mp4');
   const tampered = link.replace(/sig=([0-9a-f])/, (_m, c: string) => `sig=${c === '0' ? '1' : '0'}`);
-  const forbidden = (message: string) => ({ error: { type: 'permission_error', code: 'invalid_signature', message, param: null } });
+  const forbidden = (message: string) => ({
+    error: { type: 'permission_error', code: 'invalid_signature', message, param: null },
+  });
   const r1 = await get(tampered);
   assert.equal(r1.status, 403);
   assert.deepEqual(await r1.json(), forbidden('The file link signature does not match'));
   const otherKey = link.replace('clip.mp4', 'other.mp4');
   assert.equal((await get(otherKey)).status, 403);
-  const expired = presign('videos/test/clip.mp4', { secret: t.app.services.signingSecret, expiresInS: 60, now: Date.now() - 3_600_000 });
+  const expired = presign('videos/test/clip.mp4', {
+    secret: t.app.services.signingSecret,
+    expiresInS: 60,
+    now: Date.now() - 3_600_000,
+  });
   const r2 = await get(expired);
   assert.equal(r2.status, 403);
   assert.match(((await r2.json()) as { error: { message: string } }).error.message, /^The file link expired at /);

@@ -45,17 +45,21 @@ export async function freshDatabaseUrl(): Promise<string | undefined> {
  * in-process video worker's providers (e.g. `() => [new SyntheticProvider()]`, ./synthetic-provider.ts).
  */
 function testConfig(dataDir: string, databaseUrl: string | undefined, env: Record<string, string>): Config {
-  return loadConfig({
-    SIGHTFLOW_ADMIN_TOKEN: 'test-admin-token',
-    SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true',
-    SIGHTFLOW_LOG_LEVEL: process.env.SIGHTFLOW_TEST_LOG_LEVEL ?? 'silent',
-    // Models prepared once by setup (scripts/setup.d/30-models.sh), shared by every test app.
-    SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
-    // Fresh embedded databases from a template rather than initdb (seconds of CPU per test app).
-    SIGHTFLOW_PGLITE_TEMPLATE_DIR: process.env.SIGHTFLOW_PGLITE_TEMPLATE_DIR ?? join(projectRoot, '.tmp', 'pglite-templates'),
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    ...env,
-  }, { port: 0, host: '127.0.0.1', dataDir });
+  return loadConfig(
+    {
+      SIGHTFLOW_ADMIN_TOKEN: 'test-admin-token',
+      SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true',
+      SIGHTFLOW_LOG_LEVEL: process.env.SIGHTFLOW_TEST_LOG_LEVEL ?? 'silent',
+      // Models prepared once by setup (scripts/setup.d/30-models.sh), shared by every test app.
+      SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
+      // Fresh embedded databases from a template rather than initdb (seconds of CPU per test app).
+      SIGHTFLOW_PGLITE_TEMPLATE_DIR:
+        process.env.SIGHTFLOW_PGLITE_TEMPLATE_DIR ?? join(projectRoot, '.tmp', 'pglite-templates'),
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...env,
+    },
+    { port: 0, host: '127.0.0.1', dataDir },
+  );
 }
 
 export interface TestServices {
@@ -78,7 +82,9 @@ export async function openTestServices(env: Record<string, string> = {}): Promis
   const project = (await s.projects.bootstrap())?.project ?? (await s.projects.list())[0]!;
   const keyId = (await s.projects.listKeys(project.id))[0]!.id;
   return {
-    s, projectId: project.id, keyId,
+    s,
+    projectId: project.id,
+    keyId,
     caller: (signal = new AbortController().signal) => ({ projectId: project.id, keyId, signal, log: s.log }),
     async close() {
       await s.models.close();
@@ -89,18 +95,30 @@ export async function openTestServices(env: Record<string, string> = {}): Promis
   };
 }
 
-export async function startTestApp(env: Record<string, string> = {}, opts: { dataDir?: string; databaseUrl?: string; log?: Logger } & AppOptions = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  opts: { dataDir?: string; databaseUrl?: string; log?: Logger } & AppOptions = {},
+): Promise<TestApp> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sightflow-test-'));
   const databaseUrl = opts.databaseUrl ?? (await freshDatabaseUrl());
   const adminToken = 'test-admin-token';
   const config = testConfig(dataDir, databaseUrl, env);
-  const app = await startApp(config, opts.log ?? createLogger(config.logLevel), { videoProviders: opts.videoProviders });
+  const app = await startApp(config, opts.log ?? createLogger(config.logLevel), {
+    videoProviders: opts.videoProviders,
+  });
   let key = app.bootstrapKey;
   const [project] = await app.services.projects.list();
   if (!key) key = (await app.services.projects.createKey(project!.id, 'test')).key;
   const url = `http://127.0.0.1:${app.port}`;
   return {
-    app, url, key, projectId: project!.id, adminToken, dataDir, databaseUrl, config,
+    app,
+    url,
+    key,
+    projectId: project!.id,
+    adminToken,
+    dataDir,
+    databaseUrl,
+    config,
     async close() {
       await app.stop();
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
@@ -113,16 +131,35 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { dat
  * contract (./contract.ts) and a mismatch throws, failing the test; `unchecked: true` skips that for a test
  * that deliberately looks at something outside the contract.
  */
-export async function api(t: TestApp, path: string, init: RequestInit & { json?: unknown; key?: string | null; unchecked?: boolean } = {}): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+export async function api(
+  t: TestApp,
+  path: string,
+  init: RequestInit & { json?: unknown; key?: string | null; unchecked?: boolean } = {},
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
   const headers = new Headers(init.headers);
   if (init.key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${init.key ?? t.key}`);
   let body = init.body;
-  if (init.json !== undefined) { body = JSON.stringify(init.json); headers.set('content-type', 'application/json'); }
+  if (init.json !== undefined) {
+    body = JSON.stringify(init.json);
+    headers.set('content-type', 'application/json');
+  }
   const res = await fetch(t.url + path, { ...init, headers, body });
   const text = await res.text();
   let parsed: unknown = undefined;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
-  if (!init.unchecked) checkResponse(t.app.server.router, (init.method ?? 'GET').toUpperCase(), path, res.status, res.headers.get('content-type'), text);
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!init.unchecked)
+    checkResponse(
+      t.app.server.router,
+      (init.method ?? 'GET').toUpperCase(),
+      path,
+      res.status,
+      res.headers.get('content-type'),
+      text,
+    );
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
@@ -133,10 +170,24 @@ export async function api(t: TestApp, path: string, init: RequestInit & { json?:
 export async function fetchChecked(t: TestApp, path: string, init: RequestInit = {}): Promise<Response> {
   const res = await fetch(t.url + path, init);
   const buf = Buffer.from(await res.arrayBuffer());
-  checkResponse(t.app.server.router, (init.method ?? 'GET').toUpperCase(), path, res.status, res.headers.get('content-type'), buf.toString('utf8'));
-  return new Response(res.status === 204 || res.status === 304 ? null : buf, { status: res.status, statusText: res.statusText, headers: res.headers });
+  checkResponse(
+    t.app.server.router,
+    (init.method ?? 'GET').toUpperCase(),
+    path,
+    res.status,
+    res.headers.get('content-type'),
+    buf.toString('utf8'),
+  );
+  return new Response(res.status === 204 || res.status === 304 ? null : buf, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
 }
 
 export function admin(t: TestApp, path: string, init: RequestInit & { json?: unknown } = {}) {
-  return api(t, path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${t.adminToken}` } });
+  return api(t, path, {
+    ...init,
+    headers: { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${t.adminToken}` },
+  });
 }

@@ -10,12 +10,21 @@ export const CHROMIUM = process.env.SIGHTFLOW_CHROMIUM ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(projectRoot, 'test-artifacts', 'console');
 
 const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--disable-quic', '--no-first-run', '--disable-dev-shm-usage',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
 ];
 
 export function chromiumMissing(): string | false {
-  return existsSync(CHROMIUM) ? false : `${CHROMIUM} not found (apt-get install chromium; scripts/setup.d/40-console.sh does it)`;
+  return existsSync(CHROMIUM)
+    ? false
+    : `${CHROMIUM} not found (apt-get install chromium; scripts/setup.d/40-console.sh does it)`;
 }
 
 export async function launchBrowser(): Promise<Browser> {
@@ -29,7 +38,12 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 /** Polls until `read()` satisfies `ok` (the page updates asynchronously). */
-export async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  read: () => Promise<T>,
+  ok: (v: T) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let last: T = await read();
   while (!ok(last)) {
@@ -46,6 +60,8 @@ export async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolea
  * not collected.
  */
 export function recordPageProblems(page: Page, problems: string[]): void {
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) problems.push(`console: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) problems.push(`console: ${m.text()}`);
+  });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
 }

@@ -18,40 +18,76 @@ function track(child: ChildProcess): ChildProcess {
   child.on('exit', () => children.delete(child));
   return child;
 }
-after(() => { for (const c of children) c.kill('SIGKILL'); });
+after(() => {
+  for (const c of children) c.kill('SIGKILL');
+});
 
 /** A command that has not exited after `timeoutMs` is killed: code null, and stderr says so. */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 120_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = track(spawn(process.execPath, [...NODE_ARGS, MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const child = track(
+      spawn(process.execPath, [...NODE_ARGS, MAIN, ...args], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let stdout = '';
     let stderr = '';
-    const timer = setTimeout(() => { stderr += `\n(sightflow ${args.join(' ')} killed after ${timeoutMs} ms)`; child.kill('SIGKILL'); }, timeoutMs);
-    child.stdout!.on('data', (d) => { stdout += d; });
-    child.stderr!.on('data', (d) => { stderr += d; });
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    const timer = setTimeout(() => {
+      stderr += `\n(sightflow ${args.join(' ')} killed after ${timeoutMs} ms)`;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
-export interface Served { child: ChildProcess; port: number; lines: string[]; exited: Promise<number | null>; stderr(): string }
+export interface Served {
+  child: ChildProcess;
+  port: number;
+  lines: string[];
+  exited: Promise<number | null>;
+  stderr(): string;
+}
 
 /** Starts `sightflow serve` on port 0 and resolves once its JSON log says where it listens. */
 export function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
   return new Promise((resolve, reject) => {
-    const child = track(spawn(process.execPath, [...NODE_ARGS, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], {
-      env: { ...process.env, SIGHTFLOW_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-    }));
+    const child = track(
+      spawn(process.execPath, [...NODE_ARGS, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], {
+        env: { ...process.env, SIGHTFLOW_LOG_LEVEL: 'info', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     const lines: string[] = [];
     // A signal death reads as `signal:SIGINT` so assertions say what happened.
-    const exited = new Promise<number | null>((r) => child.on('close', (code, signal) => r(code ?? (`signal:${signal}` as unknown as number))));
+    const exited = new Promise<number | null>((r) =>
+      child.on('close', (code, signal) => r(code ?? (`signal:${signal}` as unknown as number))),
+    );
     let stderr = '';
-    child.stderr!.on('data', (d) => { stderr += d; });
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+    });
     createInterface({ input: child.stdout! }).on('line', (line) => {
       lines.push(line);
       try {
         const j = JSON.parse(line) as { msg?: string; port?: number };
         if (j.msg === 'sightflow listening') resolve({ child, port: j.port!, lines, exited, stderr: () => stderr });
-      } catch { /* the key line is plain text */ }
+      } catch {
+        /* the key line is plain text */
+      }
     });
     void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
   });

@@ -20,5 +20,9 @@ function newestSource(dir: string): number {
 export function ensureConsoleBuilt(): void {
   const index = join(consoleDir, 'dist', 'index.html');
   if (existsSync(index) && statSync(index).mtimeMs >= newestSource(consoleDir)) return;
-  execFileSync(join(projectRoot, 'node_modules', '.bin', 'vite'), ['build', '--config', join(consoleDir, 'vite.config.ts')], { cwd: projectRoot, stdio: 'inherit' });
+  execFileSync(
+    join(projectRoot, 'node_modules', '.bin', 'vite'),
+    ['build', '--config', join(consoleDir, 'vite.config.ts')],
+    { cwd: projectRoot, stdio: 'inherit' },
+  );
 }

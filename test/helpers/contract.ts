@@ -27,8 +27,13 @@ function extraKeys(raw: unknown, parsed: unknown, at: string, out: string[]): vo
 function check(schema: ZodType, body: unknown, what: string): void {
   const r = schema.safeParse(body);
   if (!r.success) {
-    const issues = r.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new ContractViolation(`${what}: body does not match the documented schema: ${issues}\nbody: ${JSON.stringify(body).slice(0, 600)}`);
+    const issues = r.error.issues
+      .slice(0, 5)
+      .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+      .join('; ');
+    throw new ContractViolation(
+      `${what}: body does not match the documented schema: ${issues}\nbody: ${JSON.stringify(body).slice(0, 600)}`,
+    );
   }
   const extra: string[] = [];
   extraKeys(body, r.data, '$', extra);
@@ -36,26 +41,44 @@ function check(schema: ZodType, body: unknown, what: string): void {
 }
 
 /** Throws ContractViolation when a response does not match the document. */
-export function checkResponse(router: Router, method: string, url: string, status: number, contentType: string | null, text: string): void {
+export function checkResponse(
+  router: Router,
+  method: string,
+  url: string,
+  status: number,
+  contentType: string | null,
+  text: string,
+): void {
   const path = url.split('?')[0]!;
   const what = `${method} ${path} -> ${status}`;
   const isJson = (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/json';
   const parse = () => {
-    try { return JSON.parse(text) as unknown; } catch { throw new ContractViolation(`${what}: Content-Type is application/json but the body is not JSON`); }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new ContractViolation(`${what}: Content-Type is application/json but the body is not JSON`);
+    }
   };
   const match = router.match(method === 'HEAD' ? 'GET' : method, path);
   const declared = match.kind === 'found' ? match.def.responses[status] : undefined;
   if (status >= 400 && !declared?.schema) {
-    if (!isJson) throw new ContractViolation(`${what}: an error must be the JSON error shape (got ${contentType ?? 'no Content-Type'})`);
+    if (!isJson)
+      throw new ContractViolation(
+        `${what}: an error must be the JSON error shape (got ${contentType ?? 'no Content-Type'})`,
+      );
     if (method !== 'HEAD') check(ErrorSchema, parse(), what);
     return;
   }
   if (match.kind !== 'found') throw new ContractViolation(`${what}: no such route, yet a non-error status`);
-  if (!declared) throw new ContractViolation(`${what}: status ${status} is not documented for ${match.def.method} ${match.def.path}`);
+  if (!declared)
+    throw new ContractViolation(
+      `${what}: status ${status} is not documented for ${match.def.method} ${match.def.path}`,
+    );
   if (method === 'HEAD' || status === 204 || status === 304) return;
   const docType = declared.contentType ?? 'application/json';
   if (declared.schema && docType === 'application/json') {
-    if (!isJson) throw new ContractViolation(`${what}: documented as application/json, got ${contentType ?? 'no Content-Type'}`);
+    if (!isJson)
+      throw new ContractViolation(`${what}: documented as application/json, got ${contentType ?? 'no Content-Type'}`);
     check(declared.schema, parse(), what);
   } else if (isJson && docType === 'application/json') {
     throw new ContractViolation(`${what}: a JSON body with no documented schema`);

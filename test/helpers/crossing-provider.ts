@@ -4,17 +4,30 @@
 // every third one is a dog. The source URL's query shapes a run: ?ins=I&outs=O&frame_ms=M (defaults 12, 9,
 // 10). Frames carry `received_at_ms` as a live source's do, so a subscriber can time an event's way from a
 // frame's arrival.
-import type { FrameOutput, ProviderContext, ProviderResult, VideoProvider, VideoTaskRequest } from '../../src/video/task-contract.js';
+import type {
+  FrameOutput,
+  ProviderContext,
+  ProviderResult,
+  VideoProvider,
+  VideoTaskRequest,
+} from '../../src/video/task-contract.js';
 
 const WALK = 12;
 const EVERY = 8;
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  if (ms <= 0 || signal.aborted) return resolve();
-  const onAbort = () => { clearTimeout(t); resolve(); };
-  const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-  signal.addEventListener('abort', onAbort, { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (ms <= 0 || signal.aborted) return resolve();
+    const onAbort = () => {
+      clearTimeout(t);
+      resolve();
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 
 /** The people in sampled frame `i` of a run with `ins` then `outs` crossings: [track id, class, x]. */
 export function walkersAt(i: number, ins: number, outs: number): Array<[number, string, number]> {
@@ -35,19 +48,54 @@ export function crossingFrames(ins: number, outs: number): number {
 export class CrossingProvider implements VideoProvider {
   readonly name = 'crossing';
 
-  async run(_request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
+  async run(
+    _request: VideoTaskRequest,
+    source: { path?: string; url?: string },
+    ctx: ProviderContext,
+  ): Promise<ProviderResult> {
     const q = source.url ? new URL(source.url).searchParams : new URLSearchParams();
     const n = (k: string, def: number) => (q.has(k) ? Number(q.get(k)) : def);
-    const ins = n('ins', 12), outs = n('outs', 9), frameMs = n('frame_ms', 10);
+    const ins = n('ins', 12),
+      outs = n('outs', 9),
+      frameMs = n('frame_ms', 10);
     const frames = crossingFrames(ins, outs);
     const started = Date.now();
-    let last: FrameOutput['stream_info'] = { frame_index: 0, total_frames: null, decoded_frames: 0, dropped_frames: 0, fps: 10, elapsed_ms: 0 };
+    let last: FrameOutput['stream_info'] = {
+      frame_index: 0,
+      total_frames: null,
+      decoded_frames: 0,
+      dropped_frames: 0,
+      fps: 10,
+      elapsed_ms: 0,
+    };
     let emitted = 0;
     for (let i = 0; i < frames && !ctx.signal.aborted; i++) {
-      last = { frame_index: i, total_frames: null, decoded_frames: i + 1, dropped_frames: 0, fps: 10, elapsed_ms: Date.now() - started, stream_time_ms: i * 100, received_at_ms: Date.now(), live: true };
+      last = {
+        frame_index: i,
+        total_frames: null,
+        decoded_frames: i + 1,
+        dropped_frames: 0,
+        fps: 10,
+        elapsed_ms: Date.now() - started,
+        stream_time_ms: i * 100,
+        received_at_ms: Date.now(),
+        live: true,
+      };
       const frame: FrameOutput = {
         stream_info: last,
-        delta: { results: [{ index: 0, targets: walkersAt(i, ins, outs).map(([id, cls, x]) => ({ track_id: id, class: cls, confidence: 0.9, roi: { left: x - 10, top: 260, width: 20, height: 40 } })) }] },
+        delta: {
+          results: [
+            {
+              index: 0,
+              targets: walkersAt(i, ins, outs).map(([id, cls, x]) => ({
+                track_id: id,
+                class: cls,
+                confidence: 0.9,
+                roi: { left: x - 10, top: 260, width: 20, height: 40 },
+              })),
+            },
+          ],
+        },
         frame_size: { width: 640, height: 480 },
       };
       if (!(await ctx.emit(frame))) break;
@@ -55,8 +103,14 @@ export class CrossingProvider implements VideoProvider {
       await sleep(frameMs, ctx.signal);
     }
     return {
-      finish_reason: 'stop', stream_info: last,
-      usage: { processed_frames: emitted, processing_time_ms: Date.now() - started, decoded_frames: last.decoded_frames, dropped_frames: 0 },
+      finish_reason: 'stop',
+      stream_info: last,
+      usage: {
+        processed_frames: emitted,
+        processing_time_ms: Date.now() - started,
+        decoded_frames: last.decoded_frames,
+        dropped_frames: 0,
+      },
       tracks: [],
     };
   }

@@ -14,10 +14,16 @@ async function watch(): Promise<void> {
   const lingerMs = 30_000;
   const running = new Map<object, { name: string; since: number; told: boolean }>();
   const report = (what: string) => {
-    process.stderr.write(`hang report (pid ${process.pid}): ${what}; open: ${JSON.stringify(process.getActiveResourcesInfo())}\n`);
+    process.stderr.write(
+      `hang report (pid ${process.pid}): ${what}; open: ${JSON.stringify(process.getActiveResourcesInfo())}\n`,
+    );
   };
-  beforeEach((t) => { running.set(t, { name: t.name, since: Date.now(), told: false }); });
-  afterEach((t) => { running.delete(t); });
+  beforeEach((t) => {
+    running.set(t, { name: t.name, since: Date.now(), told: false });
+  });
+  afterEach((t) => {
+    running.delete(t);
+  });
   setInterval(() => {
     const now = Date.now();
     for (const r of running.values()) {

@@ -15,7 +15,12 @@ export async function tempDataDir(t: { after: (fn: () => Promise<void>) => void 
 }
 
 export async function loadRgb(path: string): Promise<RgbImage> {
-  const { data, info } = await sharp(path).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(path)
+    .rotate()
+    .removeAlpha()
+    .toColourspace('srgb')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height, channels: 3 };
 }
 
@@ -24,12 +29,23 @@ export function collectingLog(): ProviderLog & { lines: { level: string; msg: st
   const lines: { level: string; msg: string; obj: object }[] = [];
   return {
     lines,
-    info: (obj, msg) => { lines.push({ level: 'info', msg, obj }); },
-    warn: (obj, msg) => { lines.push({ level: 'warn', msg, obj }); },
+    info: (obj, msg) => {
+      lines.push({ level: 'info', msg, obj });
+    },
+    warn: (obj, msg) => {
+      lines.push({ level: 'warn', msg, obj });
+    },
   };
 }
 
-export interface TinyBox { cx: number; cy: number; w: number; h: number; cls: number; score: number }
+export interface TinyBox {
+  cx: number;
+  cy: number;
+  w: number;
+  h: number;
+  cls: number;
+  score: number;
+}
 
 /**
  * A detector with input images [n,3,S,S] whose output is the boxes given, each with its score multiplied
@@ -37,7 +53,12 @@ export interface TinyBox { cx: number; cy: number; w: number; h: number; cls: nu
  * a black one yields nothing. Built as GlobalAveragePool -> mean over channels -> x * W + B, reshaped into
  * the requested YOLO layout, so the ONNX graph really computes from its input.
  */
-export function tinyYoloOnnx(layout: 'yolov8' | 'yolov5', boxes: TinyBox[], numClasses: number, size: number): Uint8Array {
+export function tinyYoloOnnx(
+  layout: 'yolov8' | 'yolov5',
+  boxes: TinyBox[],
+  numClasses: number,
+  size: number,
+): Uint8Array {
   const b = new OnnxGraphBuilder();
   const C = numClasses;
   const N = boxes.length;
@@ -47,7 +68,10 @@ export function tinyYoloOnnx(layout: 'yolov8' | 'yolov5', boxes: TinyBox[], numC
   const B = new Float32Array(F * N);
   const at = (f: number, i: number) => (layout === 'yolov8' ? f * N + i : i * F + f);
   boxes.forEach((bx, i) => {
-    B[at(0, i)] = bx.cx; B[at(1, i)] = bx.cy; B[at(2, i)] = bx.w; B[at(3, i)] = bx.h;
+    B[at(0, i)] = bx.cx;
+    B[at(1, i)] = bx.cy;
+    B[at(2, i)] = bx.w;
+    B[at(3, i)] = bx.h;
     if (layout === 'yolov5') {
       W[at(4, i)] = 1; // objectness = brightness
       W[at(5 + bx.cls, i)] = bx.score;
@@ -81,7 +105,12 @@ export function solidImage(width: number, height: number, rgb: [number, number, 
  * and the given metadata_props: for the decoders of layouts that need no brightness trick (YOLOX, DETR) and for
  * metadata-driven configuration. The input is [batch, 3, size, size] (or nhwc); the output ignores it.
  */
-export function fixedOutputOnnx(values: Float32Array, outDims: [number, number], inputShape: (number | string)[], metadata: Record<string, string> = {}): Uint8Array {
+export function fixedOutputOnnx(
+  values: Float32Array,
+  outDims: [number, number],
+  inputShape: (number | string)[],
+  metadata: Record<string, string> = {},
+): Uint8Array {
   const b = new OnnxGraphBuilder();
   const pooled = b.op('ReduceMean', ['images'], { axes: [1, 2, 3], keepdims: 0 }); // [n]
   const col = b.op('Unsqueeze', [pooled, b.int64Init('axes', [1], [1])]); // [n,1]

@@ -18,7 +18,9 @@ const RTSP_SCRIPT = fileURLToPath(new URL('./rtsp_server.py', import.meta.url));
 const PYTHON = '/usr/bin/python3';
 
 const children = new Set<ChildProcess>();
-process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); });
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
 
 function track(c: ChildProcess): ChildProcess {
   children.add(c);
@@ -28,7 +30,10 @@ function track(c: ChildProcess): ChildProcess {
 
 function stop(c: ChildProcess | null): Promise<void> {
   if (!c || c.exitCode !== null || c.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => { c.once('exit', () => resolve()); c.kill('SIGKILL'); });
+  return new Promise((resolve) => {
+    c.once('exit', () => resolve());
+    c.kill('SIGKILL');
+  });
 }
 
 /**
@@ -41,15 +46,49 @@ export function liveClip(src: string, opts: { fps?: number; height?: number; sec
   const scale = opts.height ? `,scale=-2:${opts.height}` : '';
   const limit = opts.seconds ? ['-t', String(opts.seconds)] : [];
   return makeMedia(`live_${basename(src).replace(/\W/g, '_')}_${fps}_${opts.height ?? 0}_${opts.seconds ?? 0}.mp4`, [
-    '-i', src, ...limit, '-filter_complex', `[0:v]split[a][b];[b]reverse[r];[a][r]concat=n=2:v=1${scale}`, '-r', String(fps), '-an', '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0',
-    '-g', String(fps), '-keyint_min', String(fps), '-sc_threshold', '0', '-pix_fmt', 'yuv420p',
+    '-i',
+    src,
+    ...limit,
+    '-filter_complex',
+    `[0:v]split[a][b];[b]reverse[r];[a][r]concat=n=2:v=1${scale}`,
+    '-r',
+    String(fps),
+    '-an',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-bf',
+    '0',
+    '-g',
+    String(fps),
+    '-keyint_min',
+    String(fps),
+    '-sc_threshold',
+    '0',
+    '-pix_fmt',
+    'yuv420p',
   ]);
 }
 
 /** A synthetic 720p clip (testsrc, 25 fps unless told) for benches without the evaluation data. */
 export const synthetic720p = (seconds = 10, fps = 25) =>
-  makeMedia(`testsrc_720p_${seconds}s_${fps}fps.mp4`, ['-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=${fps}:duration=${seconds}`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-g', String(fps), '-pix_fmt', 'yuv420p']);
+  makeMedia(`testsrc_720p_${seconds}s_${fps}fps.mp4`, [
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=1280x720:rate=${fps}:duration=${seconds}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-bf',
+    '0',
+    '-g',
+    String(fps),
+    '-pix_fmt',
+    'yuv420p',
+  ]);
 
 export interface RtspSource {
   url: string;
@@ -66,14 +105,18 @@ export interface RtspSource {
 async function spawnRtsp(clip: string, port: number): Promise<{ child: ChildProcess; port: number }> {
   const child = track(spawn(PYTHON, [RTSP_SCRIPT, clip, String(port)], { stdio: ['pipe', 'pipe', 'pipe'] }));
   let stderr = '';
-  child.stderr!.on('data', (d) => { stderr += d; });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
   const lines = createInterface({ input: child.stdout! });
   const bound = await new Promise<number>((resolve, reject) => {
     lines.on('line', (line) => {
       const m = /^READY (\d+)$/.exec(line);
       if (m) resolve(Number(m[1]));
     });
-    child.once('exit', (code) => reject(new Error(`rtsp_server.py exited (${code}) before it was ready: ${stderr.slice(-500)}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`rtsp_server.py exited (${code}) before it was ready: ${stderr.slice(-500)}`)),
+    );
     child.once('error', reject);
   });
   return { child, port: bound };
@@ -87,14 +130,20 @@ export async function startRtspServer(clip: string): Promise<RtspSource> {
     url: `rtsp://127.0.0.1:${port}/live`,
     stall: () => current?.stdin!.write('stall\n'),
     resume: () => current?.stdin!.write('resume\n'),
-    kill: async () => { await stop(current); current = null; },
+    kill: async () => {
+      await stop(current);
+      current = null;
+    },
     restart: async () => {
       await stop(current);
       // The port was ours a moment ago; another process taking it in between would make this throw.
       ({ child } = await spawnRtsp(clip, port));
       current = child;
     },
-    close: async () => { await stop(current); current = null; },
+    close: async () => {
+      await stop(current);
+      current = null;
+    },
   };
 }
 
@@ -109,7 +158,10 @@ async function listen(server: Server): Promise<number> {
 }
 
 function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+  return new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
 }
 
 /**
@@ -119,16 +171,51 @@ function closeServer(server: Server): Promise<void> {
  */
 export async function startLiveHls(clip: string): Promise<HttpLiveSource> {
   const dir = mkdtempSync(join(tmpdir(), 'sightflow-hls-'));
-  const ffmpeg = track(spawn('ffmpeg', ['-nostdin', '-v', 'error', '-re', '-stream_loop', '-1', '-i', clip, '-c', 'copy', '-f', 'hls',
-    '-hls_time', '1', '-hls_list_size', '4', '-hls_flags', 'delete_segments', join(dir, 'live.m3u8')], { stdio: 'ignore' }));
+  const ffmpeg = track(
+    spawn(
+      'ffmpeg',
+      [
+        '-nostdin',
+        '-v',
+        'error',
+        '-re',
+        '-stream_loop',
+        '-1',
+        '-i',
+        clip,
+        '-c',
+        'copy',
+        '-f',
+        'hls',
+        '-hls_time',
+        '1',
+        '-hls_list_size',
+        '4',
+        '-hls_flags',
+        'delete_segments',
+        join(dir, 'live.m3u8'),
+      ],
+      { stdio: 'ignore' },
+    ),
+  );
   const server = createServer((req, res) => {
     const name = basename(new URL(req.url ?? '/', 'http://x').pathname);
     const path = join(dir, name);
-    if (!/^[\w.-]+$/.test(name) || !existsSync(path)) { res.writeHead(404); res.end(); return; }
+    if (!/^[\w.-]+$/.test(name) || !existsSync(path)) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
     const type = name.endsWith('.m3u8') ? 'application/vnd.apple.mpegurl' : 'video/mp2t';
-    if (name.endsWith('.m3u8')) { res.writeHead(200, { 'Content-Type': type }); res.end(readFileSync(path)); return; }
+    if (name.endsWith('.m3u8')) {
+      res.writeHead(200, { 'Content-Type': type });
+      res.end(readFileSync(path));
+      return;
+    }
     res.writeHead(200, { 'Content-Type': type });
-    createReadStream(path).on('error', () => res.destroy()).pipe(res);
+    createReadStream(path)
+      .on('error', () => res.destroy())
+      .pipe(res);
   });
   const port = await listen(server);
   const playlist = join(dir, 'live.m3u8');
@@ -139,15 +226,24 @@ export async function startLiveHls(clip: string): Promise<HttpLiveSource> {
   }
   return {
     url: `http://127.0.0.1:${port}/live.m3u8`,
-    close: async () => { await stop(ffmpeg); await closeServer(server); rmSync(dir, { recursive: true, force: true }); },
+    close: async () => {
+      await stop(ffmpeg);
+      await closeServer(server);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
 /** An endless MPEG-TS response (no length): each request gets `clip` looping in real time from FFmpeg. */
 export async function startTsStream(clip: string): Promise<HttpLiveSource> {
   const server = createServer((req, res) => {
-    const ffmpeg = track(spawn('ffmpeg', ['-nostdin', '-v', 'error', '-re', '-stream_loop', '-1', '-i', clip, '-c', 'copy', '-f', 'mpegts', 'pipe:1'],
-      { stdio: ['ignore', 'pipe', 'ignore'] }));
+    const ffmpeg = track(
+      spawn(
+        'ffmpeg',
+        ['-nostdin', '-v', 'error', '-re', '-stream_loop', '-1', '-i', clip, '-c', 'copy', '-f', 'mpegts', 'pipe:1'],
+        { stdio: ['ignore', 'pipe', 'ignore'] },
+      ),
+    );
     res.writeHead(200, { 'Content-Type': 'video/mp2t' });
     ffmpeg.stdout!.pipe(res);
     res.on('close', () => ffmpeg.kill('SIGKILL'));

@@ -14,7 +14,12 @@ export interface Connected {
   close(): Promise<void>;
 }
 
-export function transportFor(t: TestApp, kind: Kind, key: string | null = t.key, sessionId?: string): StreamableHTTPClientTransport | SSEClientTransport {
+export function transportFor(
+  t: TestApp,
+  kind: Kind,
+  key: string | null = t.key,
+  sessionId?: string,
+): StreamableHTTPClientTransport | SSEClientTransport {
   const headers: Record<string, string> = key === null ? {} : { Authorization: `Bearer ${key}` };
   const url = new URL('/mcp', t.url);
   return kind === 'streamable-http'
@@ -27,7 +32,8 @@ export async function connect(t: TestApp, kind: Kind, key: string | null = t.key
   const transport = transportFor(t, kind, key);
   await client.connect(transport);
   return {
-    client, transport,
+    client,
+    transport,
     async close() {
       if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => {});
       await client.close();

@@ -13,8 +13,15 @@ export async function serveFile(path: string, contentType: string): Promise<{ ur
     if (m && (m[1] || m[2])) {
       const start = m[1] ? Number(m[1]) : Math.max(0, bytes.length - Number(m[2]));
       const end = m[1] && m[2] ? Math.min(Number(m[2]), bytes.length - 1) : bytes.length - 1;
-      if (start >= bytes.length || start > end) { res.writeHead(416, { 'Content-Range': `bytes */${bytes.length}` }); res.end(); return; }
-      res.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${bytes.length}`, 'Content-Length': end - start + 1 });
+      if (start >= bytes.length || start > end) {
+        res.writeHead(416, { 'Content-Range': `bytes */${bytes.length}` });
+        res.end();
+        return;
+      }
+      res.writeHead(206, {
+        'Content-Range': `bytes ${start}-${end}/${bytes.length}`,
+        'Content-Length': end - start + 1,
+      });
       res.end(req.method === 'HEAD' ? undefined : bytes.subarray(start, end + 1));
       return;
     }
@@ -25,6 +32,10 @@ export async function serveFile(path: string, contentType: string): Promise<{ ur
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -1,5 +1,9 @@
 // Reading Prometheus exposition text in tests: samples by name and labels, summed over the series a filter picks.
-export interface Scraped { name: string; labels: Record<string, string>; value: number }
+export interface Scraped {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
 
 export function parseExposition(text: string): Scraped[] {
   const out: Scraped[] = [];
@@ -8,7 +12,8 @@ export function parseExposition(text: string): Scraped[] {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)/.exec(line);
     if (!m) throw new Error(`unparsed exposition line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     out.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   return out;
@@ -16,7 +21,9 @@ export function parseExposition(text: string): Scraped[] {
 
 /** The sum of the samples named `name` whose labels include `match`. */
 export function sampleSum(samples: Scraped[], name: string, match: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((n, s) => n + s.value, 0);
+  return samples
+    .filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v))
+    .reduce((n, s) => n + s.value, 0);
 }
 
 export async function scrape(port: number, accept?: string): Promise<{ contentType: string; text: string }> {
@@ -48,10 +55,17 @@ export function histogramQuantile(q: number, buckets: Array<{ le: number; count:
  * Sends two requests together (`call` resolves with one request's time in ms) and reads, from the queue-wait
  * histogram of `queue`, how many items that queue started meanwhile and how long they waited in all (ms).
  */
-export async function waitedTogether(port: number, queue: string, call: () => Promise<number>): Promise<{ items: number; waitedMs: number; took: number[] }> {
+export async function waitedTogether(
+  port: number,
+  queue: string,
+  call: () => Promise<number>,
+): Promise<{ items: number; waitedMs: number; took: number[] }> {
   const waits = async () => {
     const m = parseExposition((await scrape(port)).text);
-    return { s: sampleSum(m, 'sightflow_model_queue_wait_seconds_sum', { model: queue }), n: sampleSum(m, 'sightflow_model_queue_wait_seconds_count', { model: queue }) };
+    return {
+      s: sampleSum(m, 'sightflow_model_queue_wait_seconds_sum', { model: queue }),
+      n: sampleSum(m, 'sightflow_model_queue_wait_seconds_count', { model: queue }),
+    };
   };
   const before = await waits();
   const took = await Promise.all([call(), call()]);

@@ -7,7 +7,14 @@ import { createServer, type Server } from 'node:http';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
-export interface HubFile { owner: string; repo: string; rev?: string; path: string; bytes: Buffer; /** Announce another sha256 (a corrupt mirror). */ etag?: string }
+export interface HubFile {
+  owner: string;
+  repo: string;
+  rev?: string;
+  path: string;
+  bytes: Buffer /** Announce another sha256 (a corrupt mirror). */;
+  etag?: string;
+}
 
 export interface ModelHub {
   url: string;
@@ -31,21 +38,37 @@ export async function startModelHub(files: HubFile[], opts: { cutFirst?: number 
     const hit = byPath.get(path);
     if (hit) {
       log(302);
-      res.writeHead(302, { location: `/cdn/${hit.sha}`, 'x-linked-etag': `"${hit.etag}"`, 'x-linked-size': String(bySha.get(hit.sha)!.length) });
+      res.writeHead(302, {
+        location: `/cdn/${hit.sha}`,
+        'x-linked-etag': `"${hit.etag}"`,
+        'x-linked-size': String(bySha.get(hit.sha)!.length),
+      });
       res.end();
       return;
     }
     const m = /^\/cdn\/([0-9a-f]{64})$/.exec(path);
     const bytes = m ? bySha.get(m[1]!) : undefined;
-    if (!bytes) { log(404); res.writeHead(404); res.end('Entry not found'); return; }
+    if (!bytes) {
+      log(404);
+      res.writeHead(404);
+      res.end('Entry not found');
+      return;
+    }
     const r = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
     const start = r ? Number(r[1]) : 0;
-    if (start >= bytes.length && r) { log(416); res.writeHead(416, { 'content-range': `bytes */${bytes.length}` }); res.end(); return; }
+    if (start >= bytes.length && r) {
+      log(416);
+      res.writeHead(416, { 'content-range': `bytes */${bytes.length}` });
+      res.end();
+      return;
+    }
     const body = bytes.subarray(start);
     const status = r ? 206 : 200;
     log(status);
     res.writeHead(status, {
-      'content-length': body.length, 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream',
+      'content-length': body.length,
+      'accept-ranges': 'bytes',
+      'content-type': 'application/octet-stream',
       ...(r ? { 'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}` } : {}),
     });
     if (cut !== undefined && cut < body.length) {
@@ -61,6 +84,10 @@ export async function startModelHub(files: HubFile[], opts: { cutFirst?: number 
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -22,7 +22,9 @@ export interface Broker {
 }
 
 export function mosquittoMissing(): string | false {
-  return spawnSync('mosquitto', ['-h']).error ? 'the mosquitto package is not installed (scripts/system-packages.txt)' : false;
+  return spawnSync('mosquitto', ['-h']).error
+    ? 'the mosquitto package is not installed (scripts/system-packages.txt)'
+    : false;
 }
 
 async function freePort(): Promise<number> {
@@ -39,7 +41,10 @@ async function freePort(): Promise<number> {
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const c = tcpConnect(port, '127.0.0.1');
-    c.once('connect', () => { c.destroy(); resolve(true); });
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
     c.once('error', () => resolve(false));
   });
 }
@@ -48,17 +53,23 @@ function listening(port: number): Promise<boolean> {
  * `users`: only these may connect (name -> password); `tls`: mqtts with a self-signed certificate for
  * 127.0.0.1 (openssl), which `cert` returns.
  */
-export async function startBroker(opts: { persistent?: boolean; users?: Record<string, string>; tls?: boolean } = {}): Promise<Broker> {
+export async function startBroker(
+  opts: { persistent?: boolean; users?: Record<string, string>; tls?: boolean } = {},
+): Promise<Broker> {
   const dir = mkdtempSync(join(tmpdir(), 'sightflow-mosquitto-'));
   // Mosquitto started as root reads its files as the `mosquitto` user.
   chmodSync(dir, 0o755);
   const port = await freePort();
   const config = join(dir, 'mosquitto.conf');
-  const auth = opts.users ? [`password_file ${join(dir, 'passwd')}`, 'allow_anonymous false'] : ['allow_anonymous true'];
+  const auth = opts.users
+    ? [`password_file ${join(dir, 'passwd')}`, 'allow_anonymous false']
+    : ['allow_anonymous true'];
   if (opts.users) {
     let first = true;
     for (const [user, password] of Object.entries(opts.users)) {
-      execFileSync('mosquitto_passwd', [...(first ? ['-c'] : []), '-b', join(dir, 'passwd'), user, password], { stdio: 'ignore' });
+      execFileSync('mosquitto_passwd', [...(first ? ['-c'] : []), '-b', join(dir, 'passwd'), user, password], {
+        stdio: 'ignore',
+      });
       first = false;
     }
     chmodSync(join(dir, 'passwd'), 0o644);
@@ -66,27 +77,58 @@ export async function startBroker(opts: { persistent?: boolean; users?: Record<s
   let cert: string | undefined;
   const tls: string[] = [];
   if (opts.tls) {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     chmodSync(join(dir, 'key.pem'), 0o644);
     cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     tls.push(`certfile ${join(dir, 'cert.pem')}`, `keyfile ${join(dir, 'key.pem')}`);
   }
-  writeFileSync(config, [
-    `listener ${port} 127.0.0.1`, ...tls, ...auth, 'log_dest none',
-    // Queued QoS 1 messages for an offline persistent subscriber: the tests' restarts queue a few hundred.
-    'max_queued_messages 100000',
-    ...(opts.persistent ? ['persistence true', `persistence_location ${dir}/`, 'autosave_interval 0'] : ['persistence false']),
-    '',
-  ].join('\n'));
+  writeFileSync(
+    config,
+    [
+      `listener ${port} 127.0.0.1`,
+      ...tls,
+      ...auth,
+      'log_dest none',
+      // Queued QoS 1 messages for an offline persistent subscriber: the tests' restarts queue a few hundred.
+      'max_queued_messages 100000',
+      ...(opts.persistent
+        ? ['persistence true', `persistence_location ${dir}/`, 'autosave_interval 0']
+        : ['persistence false']),
+      '',
+    ].join('\n'),
+  );
   let child: ChildProcess | null = null;
   let stderr = '';
   const start = async (o: { fresh?: boolean } = {}) => {
     if (o.fresh) rmSync(join(dir, 'mosquitto.db'), { force: true });
     child = spawn('mosquitto', ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr!.on('data', (b: Buffer) => { stderr = (stderr + b.toString()).slice(-4000); });
+    child.stderr!.on('data', (b: Buffer) => {
+      stderr = (stderr + b.toString()).slice(-4000);
+    });
     let exited = false;
-    child.once('exit', () => { exited = true; });
+    child.once('exit', () => {
+      exited = true;
+    });
     const deadline = Date.now() + 10_000;
     while (!(await listening(port))) {
       if (exited) throw new Error(`mosquitto exited: ${stderr}`);
@@ -106,7 +148,11 @@ export async function startBroker(opts: { persistent?: boolean; users?: Record<s
   };
   await start();
   return {
-    url: `${opts.tls ? 'mqtts' : 'mqtt'}://127.0.0.1:${port}`, port, cert, start, stop,
+    url: `${opts.tls ? 'mqtts' : 'mqtt'}://127.0.0.1:${port}`,
+    port,
+    cert,
+    start,
+    stop,
     async close() {
       await stop();
       rmSync(dir, { recursive: true, force: true });
@@ -114,7 +160,12 @@ export async function startBroker(opts: { persistent?: boolean; users?: Record<s
   };
 }
 
-export interface Received { topic: string; payload: string; retain: boolean; at: number }
+export interface Received {
+  topic: string;
+  payload: string;
+  retain: boolean;
+  at: number;
+}
 
 export interface Subscriber {
   client: MqttClient;
@@ -130,22 +181,33 @@ export interface Subscriber {
  * A subscriber to `filters` (QoS 1). `clientId` with `persistent`: a session the broker keeps while it is
  * away, so QoS 1 messages published meanwhile reach it when it is back.
  */
-export async function subscribe(url: string, filters: string[], opts: { clientId?: string; persistent?: boolean; username?: string; password?: string; ca?: string } = {}): Promise<Subscriber> {
+export async function subscribe(
+  url: string,
+  filters: string[],
+  opts: { clientId?: string; persistent?: boolean; username?: string; password?: string; ca?: string } = {},
+): Promise<Subscriber> {
   const client = mqtt.connect(url, {
     clientId: opts.clientId ?? `test_${Math.random().toString(16).slice(2)}`,
-    clean: !opts.persistent, reconnectPeriod: 200, connectTimeout: 5000,
-    username: opts.username, password: opts.password, ...(opts.ca ? { ca: opts.ca } : {}),
+    clean: !opts.persistent,
+    reconnectPeriod: 200,
+    connectTimeout: 5000,
+    username: opts.username,
+    password: opts.password,
+    ...(opts.ca ? { ca: opts.ca } : {}),
   });
   client.on('error', () => {});
   const messages: Received[] = [];
-  client.on('message', (topic, payload, packet) => messages.push({ topic, payload: payload.toString(), retain: packet.retain, at: Date.now() }));
+  client.on('message', (topic, payload, packet) =>
+    messages.push({ topic, payload: payload.toString(), retain: packet.retain, at: Date.now() }),
+  );
   await new Promise<void>((resolve, reject) => {
     client.once('connect', () => resolve());
     setTimeout(() => reject(new Error('subscriber did not connect')), 10_000).unref();
   });
   await client.subscribeAsync(filters, { qos: 1 });
   return {
-    client, messages,
+    client,
+    messages,
     on: (topic) => messages.filter((m) => m.topic === topic),
     async until(pred, timeoutMs = 10_000, what = 'messages') {
       const end = Date.now() + timeoutMs;

@@ -9,8 +9,13 @@ import { join } from 'node:path';
 
 function binDir(): string {
   const base = '/usr/lib/postgresql';
-  const versions = existsSync(base) ? readdirSync(base).filter((v) => existsSync(join(base, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
-  if (!versions.length) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql (apt-get install postgresql)');
+  const versions = existsSync(base)
+    ? readdirSync(base)
+        .filter((v) => existsSync(join(base, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (!versions.length)
+    throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql (apt-get install postgresql)');
   return join(base, versions[0]!, 'bin');
 }
 
@@ -28,7 +33,10 @@ function freePort(): Promise<number> {
 function asPostgres(cmd: string, args: string[]): string {
   const isRoot = process.getuid?.() === 0;
   return isRoot
-    ? execFileSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    ? execFileSync('runuser', ['-u', 'postgres', '--', cmd, ...args], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
     : execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
@@ -46,7 +54,11 @@ export async function startCluster(): Promise<{ url: string; dir: string }> {
 }
 
 export function stopCluster(dir: string): void {
-  try { asPostgres(join(binDir(), 'pg_ctl'), ['-D', join(dir, 'data'), '-m', 'immediate', '-w', 'stop']); } catch { /* already down */ }
+  try {
+    asPostgres(join(binDir(), 'pg_ctl'), ['-D', join(dir, 'data'), '-m', 'immediate', '-w', 'stop']);
+  } catch {
+    /* already down */
+  }
   rmSync(dir, { recursive: true, force: true });
 }
 

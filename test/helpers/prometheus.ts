@@ -19,7 +19,9 @@ export interface Prometheus {
 }
 
 export function prometheusMissing(): string | false {
-  return spawnSync('prometheus', ['--version']).status === 0 ? false : 'the prometheus package is not installed (scripts/system-packages.txt)';
+  return spawnSync('prometheus', ['--version']).status === 0
+    ? false
+    : 'the prometheus package is not installed (scripts/system-packages.txt)';
 }
 
 async function freePort(): Promise<number> {
@@ -36,31 +38,58 @@ async function freePort(): Promise<number> {
 export async function startPrometheus(targets: string[]): Promise<Prometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'sightflow-prom-'));
   const config = join(dir, 'prometheus.yml');
-  writeFileSync(config, [
-    'global:', '  scrape_interval: 1s', '  scrape_timeout: 900ms', 'scrape_configs:', '  - job_name: sightflow',
-    '    static_configs:', `      - targets: [${targets.map((t) => JSON.stringify(t)).join(', ')}]`, '',
-  ].join('\n'));
+  writeFileSync(
+    config,
+    [
+      'global:',
+      '  scrape_interval: 1s',
+      '  scrape_timeout: 900ms',
+      'scrape_configs:',
+      '  - job_name: sightflow',
+      '    static_configs:',
+      `      - targets: [${targets.map((t) => JSON.stringify(t)).join(', ')}]`,
+      '',
+    ].join('\n'),
+  );
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn('prometheus', [
-    `--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`,
-    '--log.level=warn', '--storage.tsdb.retention.time=1h',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(
+    'prometheus',
+    [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+      '--storage.tsdb.retention.time=1h',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
-  child.stderr!.on('data', (b: Buffer) => { stderr = (stderr + b.toString()).slice(-4000); });
+  child.stderr!.on('data', (b: Buffer) => {
+    stderr = (stderr + b.toString()).slice(-4000);
+  });
   let exited = false;
-  child.on('exit', () => { exited = true; });
+  child.on('exit', () => {
+    exited = true;
+  });
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (exited) throw new Error(`prometheus exited: ${stderr}`);
-    const ready = await fetch(`${url}/-/ready`).then((r) => r.status === 200, () => false);
+    const ready = await fetch(`${url}/-/ready`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) throw new Error(`prometheus did not become ready: ${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   const query = async (promql: string) => {
     const r = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(promql)}`);
-    const body = await r.json() as { status: string; error?: string; data: { resultType: string; result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+    const body = (await r.json()) as {
+      status: string;
+      error?: string;
+      data: { resultType: string; result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+    };
     if (body.status !== 'success') throw new Error(`query ${promql}: ${body.error}`);
     return body.data.result.map((x) => ({ metric: x.metric, value: Number(x.value[1]) }));
   };
@@ -70,7 +99,9 @@ export async function startPrometheus(targets: string[]): Promise<Prometheus> {
     return rows[0]?.value ?? null;
   };
   return {
-    url, query, scalar,
+    url,
+    query,
+    scalar,
     async settle(promql, want, timeoutMs = 20_000) {
       const end = Date.now() + timeoutMs;
       for (;;) {

@@ -13,7 +13,10 @@ export const event = (i: number) => `id: ${i}\ndata: {"i":${i},"p":"${'x'.repeat
 if (import.meta.url === pathToFileURL(realpathSync(process.argv[1] ?? '.')).href) {
   const app = uws.App().get('/stream', (res) => {
     const st: ResState = { aborted: false, done: false, status: 0, onAbort: [], bytesOut: 0 };
-    res.onAborted(() => { st.aborted = true; for (const f of st.onAbort.splice(0)) f(); });
+    res.onAborted(() => {
+      st.aborted = true;
+      for (const f of st.onAbort.splice(0)) f();
+    });
     const w = new SseWriter(res, st);
     void (async () => {
       const base = process.memoryUsage().rss;
@@ -27,5 +30,7 @@ if (import.meta.url === pathToFileURL(realpathSync(process.argv[1] ?? '.')).href
       setTimeout(() => process.exit(0), 100);
     })();
   });
-  app.listen('127.0.0.1', 0, (s) => { process.stdout.write(`port ${uws.us_socket_local_port(s as never)}\n`); });
+  app.listen('127.0.0.1', 0, (s) => {
+    process.stdout.write(`port ${uws.us_socket_local_port(s as never)}\n`);
+  });
 }

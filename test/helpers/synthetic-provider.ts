@@ -6,7 +6,14 @@
 // (defaults 10, 20, 0, 1; T targets per frame make chunks of about 120 T bytes); &walkers=W instead: W people
 // (track ids 1..W, 20 x 40 boxes) walk right to left from x = 600 at 20 px a frame, at y = 100 + 50 w (the
 // analytics tests count them on lines and zones).
-import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/task-contract.js';
+import {
+  ProviderError,
+  type FrameOutput,
+  type ProviderContext,
+  type ProviderResult,
+  type VideoProvider,
+  type VideoTaskRequest,
+} from '../../src/video/task-contract.js';
 
 export interface SyntheticOptions {
   name?: string;
@@ -19,12 +26,19 @@ export interface SyntheticOptions {
   failAfterFrames?: number;
 }
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  if (ms <= 0 || signal.aborted) return resolve();
-  const onAbort = () => { clearTimeout(t); resolve(); };
-  const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-  signal.addEventListener('abort', onAbort, { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (ms <= 0 || signal.aborted) return resolve();
+    const onAbort = () => {
+      clearTimeout(t);
+      resolve();
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 
 export class SyntheticProvider implements VideoProvider {
   readonly name: string;
@@ -35,7 +49,11 @@ export class SyntheticProvider implements VideoProvider {
     this.name = opts.name ?? 'synthetic';
   }
 
-  async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
+  async run(
+    request: VideoTaskRequest,
+    source: { path?: string; url?: string },
+    ctx: ProviderContext,
+  ): Promise<ProviderResult> {
     this.runs++;
     const q = source.url ? new URL(source.url).searchParams : new URLSearchParams();
     const n = (k: string, def: number) => (q.has(k) ? Number(q.get(k)) : def);
@@ -44,20 +62,50 @@ export class SyntheticProvider implements VideoProvider {
     const targets = Math.max(1, n('targets', 1));
     const started = Date.now();
     await sleep(n('start_ms', this.opts.startMs ?? 0), ctx.signal);
-    if (this.opts.failBefore !== undefined) throw new ProviderError(this.name, `synthetic failure before the first frame (HTTP ${this.opts.failBefore})`, this.opts.failBefore);
+    if (this.opts.failBefore !== undefined)
+      throw new ProviderError(
+        this.name,
+        `synthetic failure before the first frame (HTTP ${this.opts.failBefore})`,
+        this.opts.failBefore,
+      );
     const fps = 10;
-    let last: FrameOutput['stream_info'] = { frame_index: 0, total_frames: frames, decoded_frames: 0, dropped_frames: 0, fps, elapsed_ms: 0 };
+    let last: FrameOutput['stream_info'] = {
+      frame_index: 0,
+      total_frames: frames,
+      decoded_frames: 0,
+      dropped_frames: 0,
+      fps,
+      elapsed_ms: 0,
+    };
     let emitted = 0;
     for (let i = 0; i < frames; i++) {
       if (ctx.signal.aborted) break;
       if (this.opts.failAfterFrames !== undefined && emitted >= this.opts.failAfterFrames) {
         throw new ProviderError(this.name, `synthetic failure after ${emitted} frame(s)`, 500);
       }
-      last = { frame_index: i, total_frames: frames, decoded_frames: i + 1, dropped_frames: 0, fps, elapsed_ms: Date.now() - started };
+      last = {
+        frame_index: i,
+        total_frames: frames,
+        decoded_frames: i + 1,
+        dropped_frames: 0,
+        fps,
+        elapsed_ms: Date.now() - started,
+      };
       const walkers = n('walkers', 0);
-      const boxes = walkers > 0
-        ? Array.from({ length: walkers }, (_, w) => ({ track_id: 1 + w, class: 'person', confidence: 0.9, roi: { left: 590 - 20 * i, top: 60 + 50 * w, width: 20, height: 40 } }))
-        : Array.from({ length: targets }, (_, k) => ({ track_id: 1 + ((i + k) % 2) + 2 * k, class: (i + k) % 2 ? 'car' : 'person', confidence: 0.5 + (i % 5) / 10, roi: { left: i, top: 2 * i + k, width: 10, height: 20 } }));
+      const boxes =
+        walkers > 0
+          ? Array.from({ length: walkers }, (_, w) => ({
+              track_id: 1 + w,
+              class: 'person',
+              confidence: 0.9,
+              roi: { left: 590 - 20 * i, top: 60 + 50 * w, width: 20, height: 40 },
+            }))
+          : Array.from({ length: targets }, (_, k) => ({
+              track_id: 1 + ((i + k) % 2) + 2 * k,
+              class: (i + k) % 2 ? 'car' : 'person',
+              confidence: 0.5 + (i % 5) / 10,
+              roi: { left: i, top: 2 * i + k, width: 10, height: 20 },
+            }));
       const frame: FrameOutput = {
         stream_info: walkers > 0 ? { ...last, stream_time_ms: i * 100 } : last,
         delta: { results: [{ index: 0, targets: boxes }] },
@@ -69,7 +117,12 @@ export class SyntheticProvider implements VideoProvider {
     return {
       finish_reason: frames === (request.input[0]?.max_frames ?? -1) ? 'max_frames' : 'stop',
       stream_info: last,
-      usage: { processed_frames: emitted, processing_time_ms: Date.now() - started, decoded_frames: last.decoded_frames, dropped_frames: 0 },
+      usage: {
+        processed_frames: emitted,
+        processing_time_ms: Date.now() - started,
+        decoded_frames: last.decoded_frames,
+        dropped_frames: 0,
+      },
       tracks: [],
     };
   }

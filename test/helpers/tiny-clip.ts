@@ -23,40 +23,101 @@ function clipByteOrder(): string[] {
   for (let b = 174; b <= 255; b++) bs.push(b);
   const cs = [...bs];
   let n = 0;
-  for (let b = 0; b < 256; b++) if (!bs.includes(b)) { bs.push(b); cs.push(256 + n++); }
+  for (let b = 0; b < 256; b++)
+    if (!bs.includes(b)) {
+      bs.push(b);
+      cs.push(256 + n++);
+    }
   return cs.map((c) => String.fromCharCode(c));
 }
 
 export const MERGES = [
-  'g r', 'r e', 're d</w>', 'e e', 'gr ee', 'gree n</w>', 'b l', 'bl u', 'blu e</w>', 'c a', 'ca t</w>', 'o f</w>',
-  'p h', 'o t', 'ph ot', 'phot o</w>', 'e r</w>',
+  'g r',
+  'r e',
+  're d</w>',
+  'e e',
+  'gr ee',
+  'gree n</w>',
+  'b l',
+  'bl u',
+  'blu e</w>',
+  'c a',
+  'ca t</w>',
+  'o f</w>',
+  'p h',
+  'o t',
+  'ph ot',
+  'phot o</w>',
+  'e r</w>',
 ];
 
 /** Vocabulary as CLIP builds it: 256 byte characters, the same with "</w>", one token per merge, specials. */
 export function tinyVocab(): Record<string, number> {
   const chars = clipByteOrder();
-  const list = [...chars, ...chars.map((c) => `${c}</w>`), ...MERGES.map((m) => m.replace(' ', '')), '<|startoftext|>', '<|endoftext|>'];
+  const list = [
+    ...chars,
+    ...chars.map((c) => `${c}</w>`),
+    ...MERGES.map((m) => m.replace(' ', '')),
+    '<|startoftext|>',
+    '<|endoftext|>',
+  ];
   return Object.fromEntries(list.map((t, i) => [t, i]));
 }
 
 export function tinyTokenizerJson(): object {
   const vocab = tinyVocab();
-  const special = (content: string) => ({ id: vocab[content], content, single_word: false, lstrip: false, rstrip: false, normalized: true, special: true });
+  const special = (content: string) => ({
+    id: vocab[content],
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: true,
+    special: true,
+  });
   return {
-    version: '1.0', truncation: null, padding: null,
+    version: '1.0',
+    truncation: null,
+    padding: null,
     added_tokens: [special('<|startoftext|>'), special('<|endoftext|>')],
-    normalizer: { type: 'Sequence', normalizers: [{ type: 'NFC' }, { type: 'Replace', pattern: { Regex: '\\s+' }, content: ' ' }, { type: 'Lowercase' }] },
+    normalizer: {
+      type: 'Sequence',
+      normalizers: [
+        { type: 'NFC' },
+        { type: 'Replace', pattern: { Regex: '\\s+' }, content: ' ' },
+        { type: 'Lowercase' },
+      ],
+    },
     pre_tokenizer: {
-      type: 'Sequence', pretokenizers: [
-        { type: 'Split', pattern: { Regex: "'s|'t|'re|'ve|'m|'ll|'d|[\\p{L}]+|[\\p{N}]|[^\\s\\p{L}\\p{N}]+" }, behavior: 'Removed', invert: true },
+      type: 'Sequence',
+      pretokenizers: [
+        {
+          type: 'Split',
+          pattern: { Regex: "'s|'t|'re|'ve|'m|'ll|'d|[\\p{L}]+|[\\p{N}]|[^\\s\\p{L}\\p{N}]+" },
+          behavior: 'Removed',
+          invert: true,
+        },
         { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
       ],
     },
-    post_processor: { type: 'RobertaProcessing', sep: ['<|endoftext|>', vocab['<|endoftext|>']], cls: ['<|startoftext|>', vocab['<|startoftext|>']], trim_offsets: false, add_prefix_space: false },
+    post_processor: {
+      type: 'RobertaProcessing',
+      sep: ['<|endoftext|>', vocab['<|endoftext|>']],
+      cls: ['<|startoftext|>', vocab['<|startoftext|>']],
+      trim_offsets: false,
+      add_prefix_space: false,
+    },
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: {
-      type: 'BPE', dropout: null, unk_token: '<|endoftext|>', continuing_subword_prefix: '', end_of_word_suffix: '</w>',
-      fuse_unk: false, byte_fallback: false, vocab, merges: MERGES,
+      type: 'BPE',
+      dropout: null,
+      unk_token: '<|endoftext|>',
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '</w>',
+      fuse_unk: false,
+      byte_fallback: false,
+      vocab,
+      merges: MERGES,
     },
   };
 }
@@ -69,7 +130,9 @@ export function colourVector(rgb: [number, number, number]): number[] {
 /** Vision projection [48, DIMS]; row c*16 + y*4 + x is channel c's cell (x, y). */
 export function visionWeights(): Float32Array {
   const w = new Float32Array(3 * CELLS * CELLS * DIMS);
-  const set = (c: number, x: number, y: number, d: number, v: number) => { w[(c * CELLS * CELLS + y * CELLS + x) * DIMS + d] = v; };
+  const set = (c: number, x: number, y: number, d: number, v: number) => {
+    w[(c * CELLS * CELLS + y * CELLS + x) * DIMS + d] = v;
+  };
   const k = 1 / (CELLS * CELLS);
   for (let c = 0; c < 3; c++) {
     for (let y = 0; y < CELLS; y++) {
@@ -92,9 +155,14 @@ export function textWeights(): Float32Array {
   const V = Object.keys(vocab).length;
   const e = new Float32Array(V * DIMS);
   let seed = 12345;
-  const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 - 0.5; };
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648 - 0.5;
+  };
   for (let i = 0; i < V * DIMS; i++) e[i] = rand();
-  const row = (tok: string, v: number[]) => { for (let d = 0; d < DIMS; d++) e[vocab[tok]! * DIMS + d] = v[d] ?? 0; };
+  const row = (tok: string, v: number[]) => {
+    for (let d = 0; d < DIMS; d++) e[vocab[tok]! * DIMS + d] = v[d] ?? 0;
+  };
   row('<|startoftext|>', []);
   row('<|endoftext|>', []);
   row('red</w>', colourVector([255, 0, 0]));
@@ -107,7 +175,11 @@ export function visionOnnx(): Uint8Array {
   const b = new OnnxGraphBuilder();
   b.node('AveragePool', ['pixel_values'], ['last_hidden_state'], { kernel_shape: [CELL, CELL], strides: [CELL, CELL] });
   const flat = b.op('Reshape', ['last_hidden_state', b.int64Init('shape', [2], [-1, 3 * CELLS * CELLS])]);
-  b.node('MatMul', [flat, b.floatInit('visual_projection', [3 * CELLS * CELLS, DIMS], visionWeights())], ['image_embeds']);
+  b.node(
+    'MatMul',
+    [flat, b.floatInit('visual_projection', [3 * CELLS * CELLS, DIMS], visionWeights())],
+    ['image_embeds'],
+  );
   return b.encode({
     name: 'tiny_clip_vision',
     inputs: [{ name: 'pixel_values', elemType: DataType.FLOAT, shape: ['batch_size', 3, SIZE, SIZE] }],
@@ -121,10 +193,14 @@ export function visionOnnx(): Uint8Array {
 export function textOnnx(): Uint8Array {
   const b = new OnnxGraphBuilder();
   const V = Object.keys(tinyVocab()).length;
-  b.node('Gather', [b.floatInit('token_embedding', [V, DIMS], textWeights()), 'input_ids'], ['last_hidden_state'], { axis: 0 });
+  b.node('Gather', [b.floatInit('token_embedding', [V, DIMS], textWeights()), 'input_ids'], ['last_hidden_state'], {
+    axis: 0,
+  });
   const mask = b.op('Cast', ['attention_mask'], { to: DataType.FLOAT });
   const mask3 = b.op('Unsqueeze', [mask, b.int64Init('axes2', [1], [2])]);
-  const summed = b.op('ReduceSum', [b.op('Mul', ['last_hidden_state', mask3]), b.int64Init('axes1', [1], [1])], { keepdims: 0 });
+  const summed = b.op('ReduceSum', [b.op('Mul', ['last_hidden_state', mask3]), b.int64Init('axes1', [1], [1])], {
+    keepdims: 0,
+  });
   const count = b.op('ReduceSum', [mask, b.int64Init('axes1b', [1], [1])], { keepdims: 1 });
   const eye = new Float32Array(DIMS * DIMS);
   for (let i = 0; i < DIMS; i++) eye[i * DIMS + i] = 1;
@@ -153,13 +229,22 @@ export async function writeTinyClip(dataDir: string, id: string, extra: Record<s
   await writeFile(join(dir, 'onnx', 'text_model.onnx'), textOnnx());
   await writeFile(join(dir, 'tokenizer.json'), JSON.stringify(tinyTokenizerJson()));
   const manifest = join(dataDir, 'manifests', `${id}.json`);
-  await writeFile(manifest, JSON.stringify({
-    id, family: 'clip', name: 'Tiny CLIP (test)',
-    vision: { file: `${id}/onnx/vision_model.onnx` },
-    text: { file: `${id}/onnx/text_model.onnx` },
-    tokenizer: `${id}/tokenizer.json`,
-    ...extra,
-  }, null, 2));
+  await writeFile(
+    manifest,
+    JSON.stringify(
+      {
+        id,
+        family: 'clip',
+        name: 'Tiny CLIP (test)',
+        vision: { file: `${id}/onnx/vision_model.onnx` },
+        text: { file: `${id}/onnx/text_model.onnx` },
+        tokenizer: `${id}/tokenizer.json`,
+        ...extra,
+      },
+      null,
+      2,
+    ),
+  );
   return manifest;
 }
 
@@ -168,7 +253,9 @@ export function referenceImageEmbedding(px: Float32Array): Float32Array {
   const cells = new Float64Array(3 * CELLS * CELLS);
   for (let c = 0; c < 3; c++) {
     for (let y = 0; y < SIZE; y++) {
-      for (let x = 0; x < SIZE; x++) cells[c * CELLS * CELLS + Math.floor(y / CELL) * CELLS + Math.floor(x / CELL)] += px[c * SIZE * SIZE + y * SIZE + x]!;
+      for (let x = 0; x < SIZE; x++)
+        cells[c * CELLS * CELLS + Math.floor(y / CELL) * CELLS + Math.floor(x / CELL)] +=
+          px[c * SIZE * SIZE + y * SIZE + x]!;
     }
   }
   const w = visionWeights();

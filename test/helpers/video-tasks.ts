@@ -14,7 +14,10 @@ export { SyntheticProvider } from './synthetic-provider.js';
  * is a network round trip during which the server has not yet registered its body reader, and uWS drops a
  * body that arrives then (408). Cached lookups resolve before the body arrives.
  */
-export async function startVideoApp(env: Record<string, string> = {}, opts: Parameters<typeof startTestApp>[1] = {}): Promise<TestApp> {
+export async function startVideoApp(
+  env: Record<string, string> = {},
+  opts: Parameters<typeof startTestApp>[1] = {},
+): Promise<TestApp> {
   const t = await startTestApp({ SIGHTFLOW_NO_WORKER: 'true', SIGHTFLOW_KEY_CACHE_MS: '3600000', ...env }, opts);
   await warmKey(t, t.key);
   return t;
@@ -26,16 +29,35 @@ export async function warmKey(t: TestApp, key: string): Promise<void> {
 }
 
 /** Short timings so leases, heartbeats and polls play out within a test. */
-export const FAST: Partial<VideoSettings> = { leaseMs: 5000, heartbeatMs: 100, pollMs: 50, reaperMs: 200, sseHeartbeatMs: 60_000, streamPollMs: 200 };
+export const FAST: Partial<VideoSettings> = {
+  leaseMs: 5000,
+  heartbeatMs: 100,
+  pollMs: 50,
+  reaperMs: 200,
+  sseHeartbeatMs: 60_000,
+  streamPollMs: 200,
+};
 
-export function startWorker(t: TestApp, providers: ProviderSource, settings: Partial<VideoSettings> = {}, concurrency = 2): VideoWorker {
-  const w = new VideoWorker(t.app.services, { ...videoRooms(t.app.services), providers, concurrency, settings: { ...FAST, ...settings } });
+export function startWorker(
+  t: TestApp,
+  providers: ProviderSource,
+  settings: Partial<VideoSettings> = {},
+  concurrency = 2,
+): VideoWorker {
+  const w = new VideoWorker(t.app.services, {
+    ...videoRooms(t.app.services),
+    providers,
+    concurrency,
+    settings: { ...FAST, ...settings },
+  });
   w.start();
   return w;
 }
 
 export const body = (url = 'http://127.0.0.1:9/clip.mp4', extra: Record<string, unknown> = {}) => ({
-  input: [{ type: 'video_url', url }], steps: [{ model: 'detect' }], ...extra,
+  input: [{ type: 'video_url', url }],
+  steps: [{ model: 'detect' }],
+  ...extra,
 });
 
 export async function createTask(t: TestApp, json: unknown = body()): Promise<string> {
@@ -44,7 +66,11 @@ export async function createTask(t: TestApp, json: unknown = body()): Promise<st
   return r.body.id as string;
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -55,19 +81,31 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
 }
 
 export async function waitStatus(t: TestApp, id: string, states: string[], timeoutMs = 30_000): Promise<any> {
-  return waitFor(`task ${id} to reach ${states.join('|')}`, async () => {
-    const r = await api(t, `/v1/video/tasks/${id}`);
-    return states.includes(r.body?.status) ? r.body : null;
-  }, timeoutMs);
+  return waitFor(
+    `task ${id} to reach ${states.join('|')}`,
+    async () => {
+      const r = await api(t, `/v1/video/tasks/${id}`);
+      return states.includes(r.body?.status) ? r.body : null;
+    },
+    timeoutMs,
+  );
 }
 
-export interface StreamRead { status: number; headers: Headers; bytes: Buffer }
+export interface StreamRead {
+  status: number;
+  headers: Headers;
+  bytes: Buffer;
+}
 
 /**
  * Reads a task stream. With `stopAfter`, disconnects once that many bytes arrived and returns exactly that
  * many (a client that dropped mid-event); otherwise reads to the end.
  */
-export async function readStream(t: TestApp, id: string, opts: { offset?: number; via?: 'header' | 'query'; stopAfter?: number; key?: string; timeoutMs?: number } = {}): Promise<StreamRead> {
+export async function readStream(
+  t: TestApp,
+  id: string,
+  opts: { offset?: number; via?: 'header' | 'query'; stopAfter?: number; key?: string; timeoutMs?: number } = {},
+): Promise<StreamRead> {
   const headers: Record<string, string> = { authorization: `Bearer ${opts.key ?? t.key}` };
   let path = `/v1/video/tasks/${id}/stream`;
   if (opts.offset !== undefined) {
@@ -78,7 +116,10 @@ export async function readStream(t: TestApp, id: string, opts: { offset?: number
   // A stream that never ends fails the test by name instead of holding it (and the suite) forever.
   const timeoutMs = opts.timeoutMs ?? 60_000;
   let timedOut = false;
-  const timer = setTimeout(() => { timedOut = true; ac.abort(); }, timeoutMs);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ac.abort();
+  }, timeoutMs);
   const parts: Buffer[] = [];
   let n = 0;
   let res: Response;
@@ -92,7 +133,10 @@ export async function readStream(t: TestApp, id: string, opts: { offset?: number
           if (done) break;
           parts.push(Buffer.from(value));
           n += value.length;
-          if (opts.stopAfter !== undefined && n >= opts.stopAfter) { ac.abort(); break; }
+          if (opts.stopAfter !== undefined && n >= opts.stopAfter) {
+            ac.abort();
+            break;
+          }
         }
       } catch (e) {
         if (!ac.signal.aborted) throw e;
@@ -103,14 +147,19 @@ export async function readStream(t: TestApp, id: string, opts: { offset?: number
   } finally {
     clearTimeout(timer);
   }
-  if (timedOut) throw new Error(`the stream of ${id} did not end within ${timeoutMs} ms (${n} bytes read): ${Buffer.concat(parts).toString('utf8').slice(-300)}`);
+  if (timedOut)
+    throw new Error(
+      `the stream of ${id} did not end within ${timeoutMs} ms (${n} bytes read): ${Buffer.concat(parts).toString('utf8').slice(-300)}`,
+    );
   let bytes = Buffer.concat(parts);
   if (opts.stopAfter !== undefined) bytes = bytes.subarray(0, opts.stopAfter);
   return { status: res!.status, headers: res!.headers, bytes };
 }
 
 /** Splits SSE bytes into events: chunk objects, 'DONE', and heartbeat comments. */
-export function parseEvents(bytes: Buffer): Array<{ kind: 'chunk'; chunk: any } | { kind: 'done' } | { kind: 'comment'; text: string }> {
+export function parseEvents(
+  bytes: Buffer,
+): Array<{ kind: 'chunk'; chunk: any } | { kind: 'done' } | { kind: 'comment'; text: string }> {
   const text = bytes.toString('utf8');
   assert.ok(text.endsWith('\n\n') || text === '', 'stream ends on an event boundary');
   const out: Array<any> = [];
@@ -126,7 +175,9 @@ export function parseEvents(bytes: Buffer): Array<{ kind: 'chunk'; chunk: any } 
 }
 
 export function chunksOf(bytes: Buffer): any[] {
-  return parseEvents(bytes).filter((e) => e.kind === 'chunk').map((e) => (e as { chunk: any }).chunk);
+  return parseEvents(bytes)
+    .filter((e) => e.kind === 'chunk')
+    .map((e) => (e as { chunk: any }).chunk);
 }
 
 /** A live-source task that looks for people at 5 frames a second (the live tests' common request). */
@@ -143,7 +194,10 @@ export async function liveFrames(t: TestApp, id: string, n: number, timeoutMs = 
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), timeoutMs);
   try {
-    const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, { headers: { authorization: `Bearer ${t.key}` }, signal: ac.signal });
+    const res = await fetch(`${t.url}/v1/video/tasks/${id}/stream`, {
+      headers: { authorization: `Bearer ${t.key}` },
+      signal: ac.signal,
+    });
     const reader = res.body!.getReader();
     let text = '';
     for (;;) {
@@ -152,9 +206,15 @@ export async function liveFrames(t: TestApp, id: string, n: number, timeoutMs = 
       text += Buffer.from(r.value).toString('utf8');
       const chunks = chunksOf(Buffer.from(text.slice(0, text.lastIndexOf('\n\n') + 2)));
       const frames = chunks.filter((c) => c.finish_reason === null);
-      if (frames.length >= n) { ac.abort(); return frames; }
+      if (frames.length >= n) {
+        ac.abort();
+        return frames;
+      }
       const end = chunks.find((c) => c.finish_reason !== null);
-      if (end) throw new Error(`task ${id} ended (${end.finish_reason}) after ${frames.length} frames: ${JSON.stringify(end.error)}`);
+      if (end)
+        throw new Error(
+          `task ${id} ended (${end.finish_reason}) after ${frames.length} frames: ${JSON.stringify(end.error)}`,
+        );
     }
     throw new Error(`the stream of ${id} closed early: ${text.slice(-300)}`);
   } finally {
@@ -181,6 +241,9 @@ export function assertTracksContinue(frames: any[], cls?: string): Map<number, n
     }
   }
   const continued = (targets - seen.size) / Math.max(1, targets);
-  assert.ok(targets >= 10 && continued >= 0.5, `${targets} targets, ${(continued * 100).toFixed(0)}% continue a track: ${JSON.stringify([...seen])}`);
+  assert.ok(
+    targets >= 10 && continued >= 0.5,
+    `${targets} targets, ${(continued * 100).toFixed(0)}% continue a track: ${JSON.stringify([...seen])}`,
+  );
   return seen;
 }

@@ -13,24 +13,57 @@ import type { RequestContext } from '../../src/http/route.js';
 const lines: Array<Record<string, unknown>> = [];
 const server = new HttpServer({
   log: createLogger('warn'),
-  requestLog: (r) => { lines.push({ ...r }); },
+  requestLog: (r) => {
+    lines.push({ ...r });
+  },
   // No route here asks for a key.
   authenticator: {} as Authenticator,
   rateLimiter: new RateLimiter(0, 0),
   maxJsonBytes: 1024,
   bodyTimeoutMs: 5000,
 });
-const pick = (ctx: RequestContext) => ({ a: ctx.headers['x-a'], ua: ctx.headers['user-agent'], empty: ctx.headers['x-empty'] });
+const pick = (ctx: RequestContext) => ({
+  a: ctx.headers['x-a'],
+  ua: ctx.headers['user-agent'],
+  empty: ctx.headers['x-empty'],
+});
 const tick = () => new Promise((r) => setTimeout(r, 5));
 const json = { description: 'ok' };
-server.route({ method: 'GET', path: '/t/sync', auth: 'none', summary: 's', responses: { 200: json }, handler: (ctx) => ({ json: pick(ctx) }) });
-server.route({ method: 'GET', path: '/t/async', auth: 'none', summary: 's', responses: { 200: json }, handler: async (ctx) => { await tick(); await tick(); return { json: pick(ctx) }; } });
 server.route({
-  method: 'POST', path: '/t/body', auth: 'none', summary: 's', body: z.object({ n: z.number() }), responses: { 200: json },
+  method: 'GET',
+  path: '/t/sync',
+  auth: 'none',
+  summary: 's',
+  responses: { 200: json },
+  handler: (ctx) => ({ json: pick(ctx) }),
+});
+server.route({
+  method: 'GET',
+  path: '/t/async',
+  auth: 'none',
+  summary: 's',
+  responses: { 200: json },
+  handler: async (ctx) => {
+    await tick();
+    await tick();
+    return { json: pick(ctx) };
+  },
+});
+server.route({
+  method: 'POST',
+  path: '/t/body',
+  auth: 'none',
+  summary: 's',
+  body: z.object({ n: z.number() }),
+  responses: { 200: json },
   handler: (ctx) => ({ json: { ...pick(ctx), n: (ctx.body as { n: number }).n, type: ctx.headers['content-type'] } }),
 });
 server.route({
-  method: 'GET', path: '/t/later', auth: 'none', summary: 's', responses: { 200: json },
+  method: 'GET',
+  path: '/t/later',
+  auth: 'none',
+  summary: 's',
+  responses: { 200: json },
   handler: (ctx) => {
     const res = ctx.res;
     setTimeout(() => res.cork(() => res.end(JSON.stringify(pick(ctx)))), 20);
@@ -48,7 +81,11 @@ test('handlers see every header whether they answer at once, after awaits, after
     assert.equal(r.status, 200, path);
     assert.deepEqual(await r.json(), { a: 'alpha', ua: 'ua/1', empty: '' }, path);
   }
-  const r = await fetch(`http://127.0.0.1:${port}/t/body`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"n":7}' });
+  const r = await fetch(`http://127.0.0.1:${port}/t/body`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: '{"n":7}',
+  });
   assert.equal(r.status, 200);
   assert.deepEqual(await r.json(), { a: 'alpha', ua: 'ua/1', empty: '', n: 7, type: 'application/json' });
 });

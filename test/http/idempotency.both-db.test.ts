@@ -10,8 +10,12 @@ import { sql } from '../helpers/idempotency.sql.js';
 import { IDEMPOTENCY_TTL_MS } from '../../src/http/idempotency.js';
 
 let t: TestApp;
-before(async () => { t = await startVideoApp(); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startVideoApp();
+});
+after(async () => {
+  await t?.close();
+});
 
 const process = (key: string | undefined, json: unknown) =>
   api(t, '/v1/video/process', { method: 'POST', json, headers: key === undefined ? {} : { 'idempotency-key': key } });
@@ -30,7 +34,11 @@ test('20 concurrent identical requests with one key create one task; another bod
   const ids = new Set(rs.map((r) => r.body.id));
   assert.equal(ids.size, 1, 'one task id in all 20 responses');
   assert.equal(await taskCount(), before + 1, 'one task created');
-  assert.equal(rs.filter((r) => r.headers.get('idempotent-replayed') === 'true').length, 19, 'all but the first are replays');
+  assert.equal(
+    rs.filter((r) => r.headers.get('idempotent-replayed') === 'true').length,
+    19,
+    'all but the first are replays',
+  );
   const first = rs.find((r) => r.headers.get('idempotent-replayed') === null)!;
   for (const r of rs) assert.equal(r.text, first.text, 'the same body, byte for byte');
 
@@ -65,11 +73,12 @@ test('without a key every request creates; malformed keys are 400', async () => 
 
 test('an error response leaves the key unbound; a created collection is replayed, not a 409', async () => {
   const key = `c-${Date.now()}`;
-  const create = (name: string) => api(t, '/v1/vectors/collections', { method: 'POST', json: { name }, headers: { 'idempotency-key': key } });
+  const create = (name: string) =>
+    api(t, '/v1/vectors/collections', { method: 'POST', json: { name }, headers: { 'idempotency-key': key } });
   await api(t, '/v1/vectors/collections', { method: 'POST', json: { name: 'taken' } });
   const taken = await create('taken');
   assert.equal(taken.status, 409);
-  assert.equal(taken.body.error.code, 'collection_exists', 'the first request\'s own error');
+  assert.equal(taken.body.error.code, 'collection_exists', "the first request's own error");
   const c1 = await create('fresh');
   assert.equal(c1.status, 201, c1.text);
   const c2 = await create('fresh');
@@ -86,7 +95,12 @@ test('keys are per project', async () => {
   const other = await projects.create(`other-${Date.now()}`);
   const { key: otherKey } = await projects.createKey(other.id, 'test');
   await warmKey(t, otherKey);
-  const theirs = await api(t, '/v1/video/process', { method: 'POST', json: body('http://127.0.0.1:9/theirs.mp4'), key: otherKey, headers: { 'idempotency-key': key } });
+  const theirs = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: body('http://127.0.0.1:9/theirs.mp4'),
+    key: otherKey,
+    headers: { 'idempotency-key': key },
+  });
   assert.equal(theirs.status, 202, theirs.text);
   assert.notEqual(theirs.body.id, mine.body.id);
 });
@@ -99,5 +113,8 @@ test('the OpenAPI document lists the Idempotency-Key header on the creating POST
     assert.equal(p.required, false);
     assert.equal(p.schema.maxLength, 255);
   }
-  assert.equal(doc.paths['/v1/video/tasks/{id}/cancel'].post.parameters.some((x: any) => x.in === 'header'), false);
+  assert.equal(
+    doc.paths['/v1/video/tasks/{id}/cancel'].post.parameters.some((x: any) => x.in === 'header'),
+    false,
+  );
 });

@@ -3,11 +3,20 @@ import assert from 'node:assert/strict';
 import { Router } from '../../src/http/router.js';
 import { defineRoute, type Method } from '../../src/http/route.js';
 
-const route = (method: Method, path: string) => defineRoute({ method, path, auth: 'none', summary: path, responses: {}, handler: async () => ({ json: {} }) });
+const route = (method: Method, path: string) =>
+  defineRoute({ method, path, auth: 'none', summary: path, responses: {}, handler: async () => ({ json: {} }) });
 
 function table(): Router {
   const r = new Router();
-  for (const [m, p] of [['GET', '/v1/tasks/:id'], ['GET', '/v1/tasks/list'], ['POST', '/v1/tasks'], ['GET', '/v1/tasks'], ['DELETE', '/v1/tasks/:id'], ['GET', '/v1/files/*']] as const) r.add(route(m, p));
+  for (const [m, p] of [
+    ['GET', '/v1/tasks/:id'],
+    ['GET', '/v1/tasks/list'],
+    ['POST', '/v1/tasks'],
+    ['GET', '/v1/tasks'],
+    ['DELETE', '/v1/tasks/:id'],
+    ['GET', '/v1/files/*'],
+  ] as const)
+    r.add(route(m, p));
   return r;
 }
 

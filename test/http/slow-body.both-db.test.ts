@@ -8,12 +8,19 @@ import { startTestApp, api, admin, type TestApp } from '../helpers/app.js';
 
 const DEADLINE_MS = 3000;
 let t: TestApp;
-before(async () => { t = await startTestApp({ SIGHTFLOW_BODY_TIMEOUT_MS: String(DEADLINE_MS) }); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startTestApp({ SIGHTFLOW_BODY_TIMEOUT_MS: String(DEADLINE_MS) });
+});
+after(async () => {
+  await t?.close();
+});
 
 const inFlight = () => Reflect.get(t.app.server, 'inFlight') as number;
 
-interface Slow { sock: Socket; answer: Promise<{ text: string; closedAfterMs: number }> }
+interface Slow {
+  sock: Socket;
+  answer: Promise<{ text: string; closedAfterMs: number }>;
+}
 
 /** A POST whose body comes one byte every `everyMs` (never, with 0: it stops after `first`). */
 function slowPost(first: string, everyMs: number): Slow {
@@ -23,12 +30,22 @@ function slowPost(first: string, everyMs: number): Slow {
   let text = '';
   let timer: NodeJS.Timeout | undefined;
   const answer = new Promise<{ text: string; closedAfterMs: number }>((resolve) => {
-    sock.on('data', (d) => { text += d.toString(); });
-    sock.on('close', () => { clearInterval(timer); resolve({ text, closedAfterMs: Date.now() - started }); });
+    sock.on('data', (d) => {
+      text += d.toString();
+    });
+    sock.on('close', () => {
+      clearInterval(timer);
+      resolve({ text, closedAfterMs: Date.now() - started });
+    });
     sock.on('error', () => {});
   });
-  sock.write(`POST /admin/v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n${first}`);
-  if (everyMs > 0) timer = setInterval(() => { if (!sock.destroyed) sock.write(' '); }, everyMs);
+  sock.write(
+    `POST /admin/v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n${first}`,
+  );
+  if (everyMs > 0)
+    timer = setInterval(() => {
+      if (!sock.destroyed) sock.write(' ');
+    }, everyMs);
   return { sock, answer };
 }
 
@@ -40,7 +57,10 @@ test('a body trickling in byte by byte, and one that stops halfway, are cut at t
   ];
   // Meanwhile the server answers others: the slow bodies hold no worker (they are all still open then).
   let settled = 0;
-  for (const s of slow) void s.answer.then(() => { settled++; });
+  for (const s of slow)
+    void s.answer.then(() => {
+      settled++;
+    });
   await new Promise((r) => setTimeout(r, 200));
   for (let i = 0; i < 5; i++) assert.equal((await api(t, '/v1/project')).status, 200);
   assert.equal(settled, 0, 'requests beside the slow bodies were answered while those were still arriving');

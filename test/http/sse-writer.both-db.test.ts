@@ -11,11 +11,21 @@ import { EVENTS, event } from '../helpers/sse-slow-server.js';
 test('a slow SSE reader gets every byte in order; server RSS stays bounded', { timeout: 240_000 }, async (t) => {
   const expected = createHash('sha256');
   let expectedBytes = 0;
-  for (let i = 0; i < EVENTS; i++) { const e = event(i); expected.update(e); expectedBytes += Buffer.byteLength(e); }
+  for (let i = 0; i < EVENTS; i++) {
+    const e = event(i);
+    expected.update(e);
+    expectedBytes += Buffer.byteLength(e);
+  }
 
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('../helpers/sse-slow-server.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', new URL('../helpers/sse-slow-server.ts', import.meta.url).pathname],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   // Killed however the test ends: a server left running would hold this file's process open.
-  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const port = Number(String((await lines.next()).value).replace('port ', ''));
 
@@ -29,7 +39,10 @@ test('a slow SSE reader gets every byte in order; server RSS stays bounded', { t
       const nl = buf.indexOf('\r\n');
       if (nl < 0) return;
       const size = parseInt(buf.subarray(0, nl).toString(), 16);
-      if (size === 0) { buf = Buffer.alloc(0); return; }
+      if (size === 0) {
+        buf = Buffer.alloc(0);
+        return;
+      }
       if (buf.length < nl + 2 + size + 2) return;
       const data = buf.subarray(nl + 2, nl + 2 + size);
       received.update(data);
@@ -51,7 +64,9 @@ test('a slow SSE reader gets every byte in order; server RSS stays bounded', { t
         buf = buf.subarray(idx + 4);
       }
       decode();
-      if (bodyBytes >= expectedBytes) { sock.end(); }
+      if (bodyBytes >= expectedBytes) {
+        sock.end();
+      }
       sincePause += d.length;
       if (sincePause > 256 * 1024) {
         sincePause = 0;

@@ -14,7 +14,9 @@ before(async () => {
   assert.equal(r.status, 201, r.text);
   col = r.body.id;
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const NUL = '\u0000';
 const LONE = '\ud800';
@@ -36,7 +38,8 @@ async function stored(): Promise<string> {
   return rows.join(' ');
 }
 
-const items = (item: Record<string, unknown>) => api(t, `/v1/vectors/collections/${col}/index`, { method: 'POST', json: { items: [item] } });
+const items = (item: Record<string, unknown>) =>
+  api(t, `/v1/vectors/collections/${col}/index`, { method: 'POST', json: { items: [item] } });
 const video = (input: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   api(t, '/v1/video/process', { method: 'POST', json: { input: [input], steps: [{ model: 'detect' }], ...extra } });
 const URL_OK = { type: 'video_url', url: 'http://127.0.0.1:9/v.mp4' };
@@ -49,7 +52,10 @@ test('fields that used to answer 500 on U+0000 are each a 400 naming the field, 
   refused(await items({ text: 'ok', metadata: { k: `v${NUL}` } }), 'items[0].metadata.k');
   refused(await items({ text: 'ok', metadata: { k: { deep: [1, `v${NUL}`] } } }), 'items[0].metadata.k.deep[1]');
   refused(await admin(t, '/admin/v1/projects', { method: 'POST', json: { name: `p${NUL}` } }), 'name');
-  refused(await admin(t, `/admin/v1/projects/${t.projectId}/keys`, { method: 'POST', json: { name: `k${NUL}` } }), 'name');
+  refused(
+    await admin(t, `/admin/v1/projects/${t.projectId}/keys`, { method: 'POST', json: { name: `k${NUL}` } }),
+    'name',
+  );
   refused(await video(URL_OK, { webhook: { url: `http://127.0.0.1:9/hook${NUL}` } }), 'webhook.url');
   refused(await video({ type: 'video_url', url: `http://127.0.0.1:9/v${NUL}.mp4` }), 'input[0].url');
   assert.equal(await stored(), before);
@@ -69,9 +75,21 @@ test('lone surrogates are refused the same way (they would be stored as U+FFFD, 
 test('metadata patch, search filter and item delete ids are checked too', async () => {
   assert.equal((await items({ id: 'it1', text: 'one' })).status, 200);
   const before = await stored();
-  refused(await api(t, `/v1/vectors/collections/${col}/items/it1`, { method: 'PATCH', json: { metadata: { a: `x${NUL}` } } }), 'metadata.a');
-  refused(await api(t, `/v1/vectors/collections/${col}/search`, { method: 'POST', json: { text: 'one', filter: { a: `x${NUL}` } } }), 'filter.a');
-  refused(await api(t, `/v1/vectors/collections/${col}/items`, { method: 'DELETE', json: { ids: [`it1${NUL}`] } }), 'ids[0]');
+  refused(
+    await api(t, `/v1/vectors/collections/${col}/items/it1`, { method: 'PATCH', json: { metadata: { a: `x${NUL}` } } }),
+    'metadata.a',
+  );
+  refused(
+    await api(t, `/v1/vectors/collections/${col}/search`, {
+      method: 'POST',
+      json: { text: 'one', filter: { a: `x${NUL}` } },
+    }),
+    'filter.a',
+  );
+  refused(
+    await api(t, `/v1/vectors/collections/${col}/items`, { method: 'DELETE', json: { ids: [`it1${NUL}`] } }),
+    'ids[0]',
+  );
   const item = await api(t, `/v1/vectors/collections/${col}/items/it1`);
   assert.deepEqual(item.body.metadata, {});
   assert.equal(await stored(), before);
@@ -80,7 +98,10 @@ test('metadata patch, search filter and item delete ids are checked too', async 
 test('path ids and query strings with U+0000 are a 400 naming the parameter', async () => {
   const path = await api(t, `/v1/vectors/collections/${col}%00`, { unchecked: true });
   assert.equal(path.status, 400, path.text);
-  assert.deepEqual({ ...path.body.error, message: undefined }, { type: 'invalid_request_error', code: 'invalid_parameter', message: undefined, param: 'id' });
+  assert.deepEqual(
+    { ...path.body.error, message: undefined },
+    { type: 'invalid_request_error', code: 'invalid_parameter', message: undefined, param: 'id' },
+  );
   const item = await api(t, `/v1/vectors/collections/${col}/items/a%00b`, { unchecked: true });
   assert.equal(item.status, 400, item.text);
   assert.equal(item.body.error.param, 'item_id');
@@ -111,7 +132,11 @@ test('multipart text fields are held to the same rule', async () => {
 });
 
 test('headers: a bad Idempotency-Key or Last-Event-ID is a 400 naming it; control bytes never reach a route', async () => {
-  const key = await api(t, '/v1/vectors/collections', { method: 'POST', json: { name: 'idem' }, headers: { 'idempotency-key': 'a\tb' } });
+  const key = await api(t, '/v1/vectors/collections', {
+    method: 'POST',
+    json: { name: 'idem' },
+    headers: { 'idempotency-key': 'a\tb' },
+  });
   assert.equal(key.status, 400, key.text);
   assert.equal(key.body.error.param, 'Idempotency-Key');
   const lei = await api(t, '/v1/video/tasks/vt_x/stream', { headers: { 'last-event-id': 'x1' } });
@@ -126,8 +151,16 @@ test('headers: a bad Idempotency-Key or Last-Event-ID is a 400 naming it; contro
     await new Promise<void>((resolve) => {
       const sock = connect(port, '127.0.0.1');
       sock.on('error', () => resolve());
-      sock.write(Buffer.from(`POST /v1/vectors/collections HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${header}\r\n\r\n${body}`, 'latin1'));
-      setTimeout(() => { sock.destroy(); resolve(); }, 300);
+      sock.write(
+        Buffer.from(
+          `POST /v1/vectors/collections HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${header}\r\n\r\n${body}`,
+          'latin1',
+        ),
+      );
+      setTimeout(() => {
+        sock.destroy();
+        resolve();
+      }, 300);
     });
   }
   assert.equal(await stored(), before);
@@ -137,7 +170,9 @@ test('headers: a bad Idempotency-Key or Last-Event-ID is a 400 naming it; contro
 test('nesting deeper than 64 levels is a 400, not a stack overflow in the code that reads it', async () => {
   const deep = `${'{"a":'.repeat(20_000)}"leaf"${'}'.repeat(20_000)}`;
   const r = await api(t, `/v1/vectors/collections/${col}/index`, {
-    method: 'POST', body: `{"items":[{"text":"deep","metadata":{"d":${deep}}}]}`, headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    body: `{"items":[{"text":"deep","metadata":{"d":${deep}}}]}`,
+    headers: { 'content-type': 'application/json' },
   });
   assert.equal(r.status, 400, r.text.slice(0, 300));
   assert.equal(r.body.error.code, 'invalid_request');
@@ -147,17 +182,40 @@ test('nesting deeper than 64 levels is a 400, not a stack overflow in the code t
 
 test('MCP: U+0000 in a tool argument is refused before any tool runs, as JSON-RPC over HTTP 400', async () => {
   const before = await stored();
-  const headers = { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '0' } } };
+  const headers = {
+    authorization: `Bearer ${t.key}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  const init = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '0' } },
+  };
   const opened = await fetch(`${t.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(init) });
   assert.equal(opened.status, 200);
   await opened.text();
   const session = opened.headers.get('mcp-session-id')!;
-  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_collection', arguments: { name: `m${NUL}` } } };
-  const r = await fetch(`${t.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': session }, body: JSON.stringify(call) });
-  const body = await r.json() as { error: { type: string; code: string; param: string } };
+  const call = {
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'tools/call',
+    params: { name: 'create_collection', arguments: { name: `m${NUL}` } },
+  };
+  const r = await fetch(`${t.url}/mcp`, {
+    method: 'POST',
+    headers: { ...headers, 'mcp-session-id': session },
+    body: JSON.stringify(call),
+  });
+  const body = (await r.json()) as { error: { type: string; code: string; param: string } };
   assert.equal(r.status, 400);
-  assert.deepEqual({ ...body.error, message: undefined }, { type: 'invalid_request_error', code: 'invalid_request', message: undefined, param: 'params.arguments.name' });
+  assert.deepEqual(
+    { ...body.error, message: undefined },
+    { type: 'invalid_request_error', code: 'invalid_request', message: undefined, param: 'params.arguments.name' },
+  );
   assert.equal(await stored(), before);
-  await fetch(`${t.url}/mcp`, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': session } }).then((x) => x.text());
+  await fetch(`${t.url}/mcp`, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': session } }).then((x) =>
+    x.text(),
+  );
 });

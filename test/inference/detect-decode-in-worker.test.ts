@@ -16,7 +16,9 @@ import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 
 const skip = byoModelsSkip(BYO_MODELS['yolov8n-int8']) || cocoSkip;
 
-test('a YOLOv8 export decoded in its worker: the same boxes as its raw output decoded here, and only the boxes cross', { skip }, async (t) => {
+test('a YOLOv8 export decoded in its worker: the same boxes as its raw output decoded here, and only the boxes cross', {
+  skip,
+}, async (t) => {
   const dataDir = await tempDataDir(t);
   await writeByoManifest(dataDir, { id: 'yolov8n-int8', task: 'detect', file: byoPath(BYO_MODELS['yolov8n-int8']) });
   const registry = await ModelRegistry.open(dataDir);
@@ -34,7 +36,11 @@ test('a YOLOv8 export decoded in its worker: the same boxes as its raw output de
     const out = Object.values(raw)[0]!;
     assert.deepEqual(out.dims, [1, 84, 8400]);
     const here = decodeYolo(out.data as Float32Array, out.dims, {
-      layout: 'yolov8', numClasses: det.labels.length, minScore: 0.25, iouThreshold: 0.45, input: { width: det.pre.width, height: det.pre.height },
+      layout: 'yolov8',
+      numClasses: det.labels.length,
+      minScore: 0.25,
+      iouThreshold: 0.45,
+      input: { width: det.pre.width, height: det.pre.height },
     }).map((b) => ({ ...b, box: unletterbox(b.box, input.letterbox!, img.width, img.height) }));
     assert.ok(here.length >= 1, `${name}: something found`);
     assert.deepEqual(inWorker, here, name);

@@ -17,10 +17,13 @@ import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 
 /** YOLO label file -> [class, [x1,y1,x2,y2]] in pixels. */
 function labels(name: string, w: number, h: number): [string, number[]][] {
-  return readFileSync(join(cocoDir(), 'labels', `${name}.txt`), 'utf8').trim().split('\n').map((l) => {
-    const [c, cx, cy, bw, bh] = l.split(' ').map(Number);
-    return [COCO_CLASSES[c], [(cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h]];
-  });
+  return readFileSync(join(cocoDir(), 'labels', `${name}.txt`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const [c, cx, cy, bw, bh] = l.split(' ').map(Number);
+      return [COCO_CLASSES[c], [(cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h]];
+    });
 }
 
 test('CenterNet finds the labelled objects in COCO photos', { skip: cocoSkip }, async (t) => {
@@ -32,7 +35,11 @@ test('CenterNet finds the labelled objects in COCO photos', { skip: cocoSkip }, 
   const det = await Detector.create(runtime, registry);
   assert.equal(det.labels.length, 80);
 
-  for (const [name, cls] of [['000000000025', 'giraffe'], ['000000000034', 'zebra'], ['000000000081', 'airplane']] as const) {
+  for (const [name, cls] of [
+    ['000000000025', 'giraffe'],
+    ['000000000034', 'zebra'],
+    ['000000000081', 'airplane'],
+  ] as const) {
     const img = await loadRgb(join(cocoDir(), 'images', `${name}.jpg`));
     const objs = await det.detect(img);
     const found = objs.find((o) => o.class === cls);
@@ -40,7 +47,11 @@ test('CenterNet finds the labelled objects in COCO photos', { skip: cocoSkip }, 
     assert.ok(found.confidence >= 0.5 && found.confidence <= 1);
     const [x1, y1, x2, y2] = found.bbox;
     assert.ok(x1 >= 0 && y1 >= 0 && x2 <= img.width && y2 <= img.height && x2 > x1 && y2 > y1, `bbox ${found.bbox}`);
-    const best = Math.max(...labels(name, img.width, img.height).filter(([c]) => c === cls).map(([, b]) => iou(b, found.bbox)));
+    const best = Math.max(
+      ...labels(name, img.width, img.height)
+        .filter(([c]) => c === cls)
+        .map(([, b]) => iou(b, found.bbox)),
+    );
     assert.ok(best >= 0.5, `${name}: IoU with the labelled ${cls} is ${best.toFixed(2)}`);
     assert.equal(typeof found.attributes.color, 'string');
     for (const o of objs) assert.ok(o.confidence >= 0.5);
@@ -55,21 +66,31 @@ test('CenterNet finds the labelled objects in COCO photos', { skip: cocoSkip }, 
   assert.ok(raw.every((r) => r.box[2] <= img.width && r.box[3] <= img.height));
   await assert.rejects(det.detect(img, { classes: ['train', 'dragon'] }), (e: unknown) => {
     const err = e as { status: number; type: string; code: string; param: string; message: string };
-    assert.deepEqual([err.status, err.type, err.code, err.param], [400, 'invalid_request_error', 'unknown_class', 'classes']);
+    assert.deepEqual(
+      [err.status, err.type, err.code, err.param],
+      [400, 'invalid_request_error', 'unknown_class', 'classes'],
+    );
     assert.match(err.message, /^Unknown class "dragon"; valid classes: person, bicycle, car, /);
     return true;
   });
-  await assert.rejects(det.detect(img, { confidence_threshold: 2 }), (e: unknown) => (e as { status: number }).status === 400);
+  await assert.rejects(
+    det.detect(img, { confidence_threshold: 2 }),
+    (e: unknown) => (e as { status: number }).status === 400,
+  );
 });
 
-test('runs that overlap on one detector (its inputs reused from earlier runs) each answer for their own image', { skip: cocoSkip }, async (t) => {
+test('runs that overlap on one detector (its inputs reused from earlier runs) each answer for their own image', {
+  skip: cocoSkip,
+}, async (t) => {
   const dataDir = await tempDataDir(t);
   const registry = await ModelRegistry.open(dataDir);
   await registry.prepare('centernet-coco');
   const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 2, sessions: 2, log: collectingLog() });
   t.after(() => runtime.release());
   const det = await Detector.create(runtime, registry);
-  const imgs = await Promise.all(['000000000025', '000000000034', '000000000081'].map((n) => loadRgb(join(cocoDir(), 'images', `${n}.jpg`))));
+  const imgs = await Promise.all(
+    ['000000000025', '000000000034', '000000000081'].map((n) => loadRgb(join(cocoDir(), 'images', `${n}.jpg`))),
+  );
   type Raw = Awaited<ReturnType<Detector['detectRaw']>>;
   const alone: Raw[] = [];
   for (const img of imgs) alone.push(await det.detectRaw(img, 0.3));
@@ -77,10 +98,16 @@ test('runs that overlap on one detector (its inputs reused from earlier runs) ea
   // 1e-3): the sessions split threads differently, so scores may differ in the last bits, never the objects.
   const within = (a: Raw, b: Raw, what: string) => {
     for (const d of a.filter((x) => x.score >= 0.4)) {
-      assert.ok(b.some((e) => e.classId === d.classId && Math.abs(e.score - d.score) < 1e-3 && iou(e.box, d.box) > 0.99), `${what}: ${JSON.stringify(d)}`);
+      assert.ok(
+        b.some((e) => e.classId === d.classId && Math.abs(e.score - d.score) < 1e-3 && iou(e.box, d.box) > 0.99),
+        `${what}: ${JSON.stringify(d)}`,
+      );
     }
   };
-  assert.ok(alone.every((a) => a.some((d) => d.score >= 0.4)), 'each photo has a confident detection');
+  assert.ok(
+    alone.every((a) => a.some((d) => d.score >= 0.4)),
+    'each photo has a confident detection',
+  );
   // Three rounds of all three at once: more runs in flight than the sessions, so inputs are made ahead and
   // reused from finished runs; every answer must be the one its image gets alone.
   for (let round = 0; round < 3; round++) {
@@ -103,7 +130,17 @@ test('colour names', () => {
 });
 
 test('stretched model input: one native pass at up to 2x shrink (exact at the model size), a box shrink first beyond', async () => {
-  const spec = { inputName: 'x', width: 4, height: 2, resize: 'stretch', layout: 'nchw', scale: 1 / 255, channelOrder: 'bgr', mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] } as unknown as ModelInputSpec;
+  const spec = {
+    inputName: 'x',
+    width: 4,
+    height: 2,
+    resize: 'stretch',
+    layout: 'nchw',
+    scale: 1 / 255,
+    channelOrder: 'bgr',
+    mean: [0.5, 0.5, 0.5],
+    std: [0.25, 0.25, 0.25],
+  } as unknown as ModelInputSpec;
   const px = Uint8Array.from({ length: 4 * 2 * 3 }, (_, i) => (i * 37) % 256);
   const same = await modelInput({ data: px, width: 4, height: 2, channels: 3 }, spec);
   assert.deepEqual(same.tensor.dims, [1, 3, 2, 4]);
@@ -116,18 +153,30 @@ test('stretched model input: one native pass at up to 2x shrink (exact at the mo
   }
   // A flat image stays flat whichever path scales it (2x: the pass alone; 3x and 5x: a box shrink first).
   for (const k of [2, 3, 5]) {
-    const flat = { data: new Uint8Array(4 * k * 2 * k * 3).fill(200), width: 4 * k, height: 2 * k, channels: 3 as const };
+    const flat = {
+      data: new Uint8Array(4 * k * 2 * k * 3).fill(200),
+      width: 4 * k,
+      height: 2 * k,
+      channels: 3 as const,
+    };
     const out = (await modelInput(flat, spec)).tensor.data as Float32Array;
     const want = (200 / 255 - 0.5) / 0.25;
-    assert.ok(out.every((v) => Math.abs(v - want) < 1e-5), `${k}x shrink`);
+    assert.ok(
+      out.every((v) => Math.abs(v - want) < 1e-5),
+      `${k}x shrink`,
+    );
   }
   // Beyond 2x every source pixel counts: a 3x-wide checker of black and white columns averages to grey
   // (bilinear sampling alone would read only some columns).
   const wide = { data: new Uint8Array(12 * 2 * 3), width: 12, height: 2, channels: 3 as const };
-  for (let y = 0; y < 2; y++) for (let x = 0; x < 12; x++) if (x % 3 === 0) wide.data.fill(255, (y * 12 + x) * 3, (y * 12 + x) * 3 + 3);
+  for (let y = 0; y < 2; y++)
+    for (let x = 0; x < 12; x++) if (x % 3 === 0) wide.data.fill(255, (y * 12 + x) * 3, (y * 12 + x) * 3 + 3);
   const grey = (await modelInput(wide, spec)).tensor.data as Float32Array;
   const want = (85 / 255 - 0.5) / 0.25;
-  assert.ok(grey.every((v) => Math.abs(v - want) < 0.02), `checker: ${[...grey].map((v) => v.toFixed(3)).join(' ')}`);
+  assert.ok(
+    grey.every((v) => Math.abs(v - want) < 0.02),
+    `checker: ${[...grey].map((v) => v.toFixed(3)).join(' ')}`,
+  );
 });
 
 test('box shrink: means of whole blocks, the last partial ones dropped; into a scratch buffer; bad factors or a short buffer are a 400', () => {
@@ -138,16 +187,31 @@ test('box shrink: means of whole blocks, the last partial ones dropped; into a s
   assert.equal(out.height, 1);
   assert.deepEqual([...out.data], [1, 11, 21, 75, 75, 75]);
   // 2x2 blocks through the general path.
-  const sq = Uint8Array.from({ length: 4 * 2 * 3 }, (_, i) => (Math.floor(i / 3) % 4 < 2 ? 10 : 30) + (i >= 12 ? 20 : 0));
+  const sq = Uint8Array.from(
+    { length: 4 * 2 * 3 },
+    (_, i) => (Math.floor(i / 3) % 4 < 2 ? 10 : 30) + (i >= 12 ? 20 : 0),
+  );
   const q = shrink({ data: sq, width: 4, height: 2, channels: 3 }, 2, 2);
   assert.deepEqual([...q.data], [20, 20, 20, 40, 40, 40]);
-  for (const [fx, fy] of [[0, 1], [1, 1.5], [6, 1], [1, 2]] as const) {
-    assert.throws(() => shrink({ data: px, width: 5, height: 1, channels: 3 }, fx, fy), (e: unknown) => (e as { status?: number }).status === 400, `${fx} x ${fy}`);
+  for (const [fx, fy] of [
+    [0, 1],
+    [1, 1.5],
+    [6, 1],
+    [1, 2],
+  ] as const) {
+    assert.throws(
+      () => shrink({ data: px, width: 5, height: 1, channels: 3 }, fx, fy),
+      (e: unknown) => (e as { status?: number }).status === 400,
+      `${fx} x ${fy}`,
+    );
   }
   // Into a scratch buffer: a larger one is used from its start (the same values), a smaller one is a 400.
   const scratch = new Uint8Array(32).fill(255);
   const into = shrink({ data: px, width: 5, height: 1, channels: 3 }, 2, 1, scratch);
   assert.equal(into.data.buffer, scratch.buffer);
   assert.deepEqual([...into.data], [1, 11, 21, 75, 75, 75]);
-  assert.throws(() => shrink({ data: px, width: 5, height: 1, channels: 3 }, 2, 1, new Uint8Array(5)), (e: unknown) => (e as { status?: number }).status === 400);
+  assert.throws(
+    () => shrink({ data: px, width: 5, height: 1, channels: 3 }, 2, 1, new Uint8Array(5)),
+    (e: unknown) => (e as { status?: number }).status === 400,
+  );
 });

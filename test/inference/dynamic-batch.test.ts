@@ -27,13 +27,20 @@ function assertSameBoxes(batched: RawDetection[], alone: RawDetection[], what: s
   assert.equal(batched.length, alone.length, `${what}: ${batched.length} boxes batched, ${alone.length} alone`);
   const left = [...alone];
   for (const b of batched) {
-    const k = left.findIndex((a) => a.classId === b.classId && Math.abs(a.score - b.score) <= 1e-4 && iou(a.box, b.box) >= 0.999);
+    const k = left.findIndex(
+      (a) => a.classId === b.classId && Math.abs(a.score - b.score) <= 1e-4 && iou(a.box, b.box) >= 0.999,
+    );
     assert.ok(k >= 0, `${what}: no twin for ${JSON.stringify(b)} among ${JSON.stringify(left)}`);
     left.splice(k, 1);
   }
 }
 
-async function detectorWith(t: Parameters<typeof tempDataDir>[0], batch: { maxBatch: number; maxWaitMs: number }, id = 'centernet-coco', file?: string) {
+async function detectorWith(
+  t: Parameters<typeof tempDataDir>[0],
+  batch: { maxBatch: number; maxWaitMs: number },
+  id = 'centernet-coco',
+  file?: string,
+) {
   const dataDir = await tempDataDir(t);
   if (file) await writeByoManifest(dataDir, { id, task: 'detect', file });
   const registry = await ModelRegistry.open(dataDir);
@@ -50,7 +57,9 @@ test('the defaults: one image a call on the CPU, batches on a GPU provider; the 
   assert.deepEqual(batchFor(['cpu'], { maxBatch: 4 }), { maxBatch: 4, maxWaitMs: 0 });
 });
 
-test('the built-in detector batched: concurrent photos run in one call and each gets the boxes of a run alone', { skip: cocoSkip }, async (t) => {
+test('the built-in detector batched: concurrent photos run in one call and each gets the boxes of a run alone', {
+  skip: cocoSkip,
+}, async (t) => {
   const images = await Promise.all(PHOTOS.map((p) => loadRgb(join(cocoDir(), 'images', `${p}.jpg`))));
   const alone = await detectorWith(t, { maxBatch: 1, maxWaitMs: 0 });
   const one: RawDetection[][] = [];
@@ -63,14 +72,19 @@ test('the built-in detector batched: concurrent photos run in one call and each 
   assert.deepEqual(batched.det.handle.batchInForce, { maxBatch: 8, maxWaitMs: 200 });
   const together = await Promise.all(images.map((img) => batched.det.detectRaw(img, 0.05)));
   assert.equal(batched.det.handle.stats.items, PHOTOS.length);
-  assert.ok(batched.det.handle.stats.runs < PHOTOS.length, `${batched.det.handle.stats.runs} calls for ${PHOTOS.length} photos: they were not batched`);
+  assert.ok(
+    batched.det.handle.stats.runs < PHOTOS.length,
+    `${batched.det.handle.stats.runs} calls for ${PHOTOS.length} photos: they were not batched`,
+  );
   PHOTOS.forEach((p, i) => {
     assert.ok(one[i]!.length >= 1, `${p}: something found`);
     assertSameBoxes(together[i]!, one[i]!, p);
   });
 });
 
-test('the built-in graph with a batch axis: three images in one call answer each one\'s rows of the original graph', { skip: cocoSkip }, async (t) => {
+test("the built-in graph with a batch axis: three images in one call answer each one's rows of the original graph", {
+  skip: cocoSkip,
+}, async (t) => {
   const dataDir = await tempDataDir(t);
   const registry = await ModelRegistry.open(dataDir);
   await registry.prepare('centernet-coco');
@@ -79,10 +93,17 @@ test('the built-in graph with a batch axis: three images in one call answer each
   assert.ok(r.ok && r.changed && !r.coupled, JSON.stringify(r.ok ? r.notes : r.reason));
   const original = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 2 });
   const rewritten = await ort.InferenceSession.create(r.bytes, { intraOpNumThreads: 2 });
-  t.after(async () => { await original.release(); await rewritten.release(); });
+  t.after(async () => {
+    await original.release();
+    await rewritten.release();
+  });
   const det = await detectorWith(t, { maxBatch: 1, maxWaitMs: 0 });
   const { modelInput } = await import('../../src/detection/detect.js');
-  const inputs = await Promise.all(PHOTOS.slice(0, 3).map(async (p) => (await modelInput(await loadRgb(join(cocoDir(), 'images', `${p}.jpg`)), det.det.pre)).tensor));
+  const inputs = await Promise.all(
+    PHOTOS.slice(0, 3).map(
+      async (p) => (await modelInput(await loadRgb(join(cocoDir(), 'images', `${p}.jpg`)), det.det.pre)).tensor,
+    ),
+  );
   const per = inputs[0]!.data.length;
   const joined = new Float32Array(per * 3);
   inputs.forEach((x, i) => joined.set(x.data as Float32Array, i * per));
@@ -96,16 +117,25 @@ test('the built-in graph with a batch axis: three images in one call answer each
     const a = [...Array(100).keys()].map((k) => key(own.data as Float32Array, k * 6)).filter((x) => x[0]! > 0.05);
     const b = [...Array(100).keys()].map((k) => key(rows, k * 6)).filter((x) => x[0]! > 0.05);
     assert.equal(b.length, a.length, `image ${i}`);
-    for (const x of b) assert.ok(a.some((y) => y[1] === x[1] && Math.abs(y[0]! - x[0]!) < 1e-4 && iou(y.slice(2), x.slice(2)) > 0.999), `image ${i}: ${x}`);
+    for (const x of b)
+      assert.ok(
+        a.some((y) => y[1] === x[1] && Math.abs(y[0]! - x[0]!) < 1e-4 && iou(y.slice(2), x.slice(2)) > 0.999),
+        `image ${i}: ${x}`,
+      );
   }
 });
 
-test('yolov8n-int8 (per-tensor dynamic int8) batched: each image keeps its own quantisation range, so a batch answers exactly what runs alone do', { skip: byoModelsSkip(BYO_MODELS['yolov8n-int8']) || cocoSkip }, async (t) => {
+test('yolov8n-int8 (per-tensor dynamic int8) batched: each image keeps its own quantisation range, so a batch answers exactly what runs alone do', {
+  skip: byoModelsSkip(BYO_MODELS['yolov8n-int8']) || cocoSkip,
+}, async (t) => {
   const file = byoPath(BYO_MODELS['yolov8n-int8']);
   const bytes = new Uint8Array(await readFile(file));
   const r = withBatchAxis(bytes);
   assert.ok(r.ok && r.changed && !r.coupled, JSON.stringify(r.ok ? r.notes : r.reason));
-  assert.ok(r.notes.some((n) => /59 DynamicQuantizeLinear quantise each image with its own range/.test(n)), r.notes.join('; '));
+  assert.ok(
+    r.notes.some((n) => /59 DynamicQuantizeLinear quantise each image with its own range/.test(n)),
+    r.notes.join('; '),
+  );
 
   // The graph itself: three photos in one call give each photo's raw output of the original graph, bit for bit.
   const images = await Promise.all(PHOTOS.slice(0, 3).map((p) => loadRgb(join(cocoDir(), 'images', `${p}.jpg`))));
@@ -114,7 +144,10 @@ test('yolov8n-int8 (per-tensor dynamic int8) batched: each image keeps its own q
   const inputs = await Promise.all(images.map(async (img) => (await modelInput(img, alone.det.pre)).tensor));
   const original = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 2 });
   const rewritten = await ort.InferenceSession.create(r.bytes, { intraOpNumThreads: 2 });
-  t.after(async () => { await original.release(); await rewritten.release(); });
+  t.after(async () => {
+    await original.release();
+    await rewritten.release();
+  });
   const per = inputs[0]!.data.length;
   const joined = new Float32Array(per * 3);
   inputs.forEach((x, i) => joined.set(x.data as Float32Array, i * per));
@@ -135,7 +168,10 @@ test('yolov8n-int8 (per-tensor dynamic int8) batched: each image keeps its own q
   await batched.det.handle.session();
   assert.equal(batched.det.handle.batchRefused, undefined);
   const together = await Promise.all(images.map((img) => batched.det.detectRaw(img, 0.25)));
-  assert.ok(batched.det.handle.stats.runs < images.length, `${batched.det.handle.stats.runs} calls for ${images.length} photos`);
+  assert.ok(
+    batched.det.handle.stats.runs < images.length,
+    `${batched.det.handle.stats.runs} calls for ${images.length} photos`,
+  );
   images.forEach((_, i) => {
     assert.ok(one[i]!.length >= 1, `photo ${i}: something found`);
     assertSameBoxes(together[i]!, one[i]!, `photo ${i}`);
@@ -146,20 +182,45 @@ test('a graph the rewrite cannot vouch for runs one image a call, and its log sa
   // [1, 3, 2, 2] -> Transpose(perm 1, 0, 2, 3): its first axis moves, so at batch N the rows would mix.
   const b = new OnnxGraphBuilder();
   b.node('Transpose', ['x'], ['y'], { perm: [1, 0, 2, 3] }, 'swap');
-  const bytes = b.encode({ name: 'swap', inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: [1, 3, 2, 2] }], outputs: [{ name: 'y', elemType: DataType.FLOAT, shape: [3, 1, 2, 2] }] });
+  const bytes = b.encode({
+    name: 'swap',
+    inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: [1, 3, 2, 2] }],
+    outputs: [{ name: 'y', elemType: DataType.FLOAT, shape: [3, 1, 2, 2] }],
+  });
   const r = withBatchAxis(bytes);
   assert.ok(!r.ok && /Transpose node swap: it moves the first axis/.test(r.reason), JSON.stringify(r));
   const log = collectingLog();
-  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, sessions: 1, batch: { maxBatch: 4, maxWaitMs: 50 }, log });
+  const runtime = new InferenceRuntime({
+    providers: ['cpu'],
+    intraOpThreads: 1,
+    sessions: 1,
+    batch: { maxBatch: 4, maxWaitMs: 50 },
+    log,
+  });
   t.after(() => runtime.release());
   const h = runtime.register({ id: 'swap', load: async () => bytes, dynamicBatch: true });
   await h.session();
   assert.match(h.batchRefused ?? '', /Transpose node swap/);
   assert.deepEqual(h.batchInForce, { maxBatch: 1, maxWaitMs: 0 });
   assert.ok(log.lines.some((l) => l.level === 'warn' && /runs one image a call: Transpose node swap/.test(l.msg)));
-  const outs = await Promise.all([0, 1, 2].map((k) => h.run({ x: new Tensor('float32', Float32Array.from({ length: 12 }, (_, i) => i + 100 * k), [1, 3, 2, 2]) })));
+  const outs = await Promise.all(
+    [0, 1, 2].map((k) =>
+      h.run({
+        x: new Tensor(
+          'float32',
+          Float32Array.from({ length: 12 }, (_, i) => i + 100 * k),
+          [1, 3, 2, 2],
+        ),
+      }),
+    ),
+  );
   assert.equal(h.stats.runs, 3);
-  outs.forEach((o, k) => assert.deepEqual([...(o.y!.data as Float32Array)], Array.from({ length: 12 }, (_, i) => i + 100 * k)));
+  outs.forEach((o, k) =>
+    assert.deepEqual(
+      [...(o.y!.data as Float32Array)],
+      Array.from({ length: 12 }, (_, i) => i + 100 * k),
+    ),
+  );
 });
 
 test('the queue delay bound: a lone item waits its max delay for company and no longer, counted from the first item; a full batch does not wait', async () => {

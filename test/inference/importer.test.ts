@@ -32,9 +32,12 @@ test('the TFJS graph reads as documented: 544 nodes, float16 weights, known ops'
   assert.equal(halfToFloat(0x3555), 0.333251953125);
 });
 
-test(`CenterNet ONNX matches TFJS-wasm on ${IMAGES} photos (box <= 1 px, score <= 1e-3)`, { skip: cocoSkip }, async (t) => {
+test(`CenterNet ONNX matches TFJS-wasm on ${IMAGES} photos (box <= 1 px, score <= 1e-3)`, {
+  skip: cocoSkip,
+}, async (t) => {
   const onnx = await convertTfjsModel(MODEL, {
-    outputs: ['tower_0/detections'], rename: { 'tower_0/images': 'images', 'tower_0/detections': 'detections' },
+    outputs: ['tower_0/detections'],
+    rename: { 'tower_0/images': 'images', 'tower_0/detections': 'detections' },
   });
   const runtime = new InferenceRuntime({ providers: ['cpu'], log: collectingLog() });
   t.after(() => runtime.release());
@@ -43,7 +46,10 @@ test(`CenterNet ONNX matches TFJS-wasm on ${IMAGES} photos (box <= 1 px, score <
   t.after(() => ref.dispose());
 
   const dir = join(cocoDir(), 'images');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.jpg')).sort().slice(0, IMAGES);
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.jpg'))
+    .sort()
+    .slice(0, IMAGES);
   assert.equal(files.length, IMAGES);
   let maxBox = 0;
   let maxScore = 0;
@@ -51,7 +57,8 @@ test(`CenterNet ONNX matches TFJS-wasm on ${IMAGES} photos (box <= 1 px, score <
   for (const f of files) {
     const x = await input512(join(dir, f));
     const [want] = await ref.run(x, [1, 512, 512, 3], ['tower_0/detections']);
-    const got = (await model.run({ images: new Tensor('float32', x, [1, 512, 512, 3]) })).detections.data as Float32Array;
+    const got = (await model.run({ images: new Tensor('float32', x, [1, 512, 512, 3]) })).detections
+      .data as Float32Array;
     assert.equal(got.length, 600);
     // Rows whose score sits at the top-100 cut-off may legitimately trade places; all others must match.
     const cutoff = want[99 * 6 + 4] + 2e-3;
@@ -64,7 +71,10 @@ test(`CenterNet ONNX matches TFJS-wasm on ${IMAGES} photos (box <= 1 px, score <
         const g = got.subarray(j * 6, j * 6 + 6);
         if (g[5] !== w[5]) continue;
         const d = Math.max(...[0, 1, 2, 3].map((k) => Math.abs(g[k] - w[k])));
-        if (d < best || (d === best && Math.abs(g[4] - w[4]) < bestScore)) { best = d; bestScore = Math.abs(g[4] - w[4]); }
+        if (d < best || (d === best && Math.abs(g[4] - w[4]) < bestScore)) {
+          best = d;
+          bestScore = Math.abs(g[4] - w[4]);
+        }
       }
       maxBox = Math.max(maxBox, best);
       maxScore = Math.max(maxScore, bestScore);
@@ -73,6 +83,8 @@ test(`CenterNet ONNX matches TFJS-wasm on ${IMAGES} photos (box <= 1 px, score <
       assert.ok(bestScore <= 1e-3, `${f} row ${i} class ${w[5]}: score error ${bestScore}`);
     }
   }
-  t.diagnostic(`${compared} detections compared: max box error ${maxBox.toFixed(4)} px, max score error ${maxScore.toExponential(2)}`);
+  t.diagnostic(
+    `${compared} detections compared: max box error ${maxBox.toFixed(4)} px, max score error ${maxScore.toExponential(2)}`,
+  );
   assert.ok(compared >= 500, `compared ${compared}`);
 });

@@ -18,7 +18,12 @@ const feeds = () => ({ images: new Tensor('float32', new Float32Array(3 * 32 * 3
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('idle unload: the session and its worker go after the idle time; the next run loads it again', async (t) => {
-  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog(), idleUnloadMs: 300 });
+  const runtime = new InferenceRuntime({
+    providers: ['cpu'],
+    intraOpThreads: 1,
+    log: collectingLog(),
+    idleUnloadMs: 300,
+  });
   t.after(() => runtime.close());
   const h = runtime.register({ id: 'tiny', load: async () => bytes });
   assert.equal(h.state().state, 'unloaded');
@@ -40,14 +45,19 @@ test('idle unload: the session and its worker go after the idle time; the next r
   const idle = h.state();
   assert.equal(idle.state, 'unloaded');
   assert.equal(idle.unloads, 1);
-  assert.equal(runtime.threads.length, 0, 'the model\'s worker thread ended');
+  assert.equal(runtime.threads.length, 0, "the model's worker thread ended");
   await h.run(feeds());
   assert.equal(h.state().state, 'loaded');
   assert.equal(h.state().requests, 4);
 });
 
-test('a model may keep its own idle time (0: never), overriding the runtime\'s', async (t) => {
-  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog(), idleUnloadMs: 100 });
+test("a model may keep its own idle time (0: never), overriding the runtime's", async (t) => {
+  const runtime = new InferenceRuntime({
+    providers: ['cpu'],
+    intraOpThreads: 1,
+    log: collectingLog(),
+    idleUnloadMs: 100,
+  });
   t.after(() => runtime.close());
   const kept = runtime.register({ id: 'kept', load: async () => bytes, idleUnloadMs: 0 });
   await kept.run(feeds());
@@ -71,7 +81,13 @@ test('per-model providers: cuda asked for on a host without it warns and runs on
 });
 
 test('per-model queue depth: beyond it, 503 at once', async (t) => {
-  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, sessions: 1, log: collectingLog(), queueDepth: 32 });
+  const runtime = new InferenceRuntime({
+    providers: ['cpu'],
+    intraOpThreads: 1,
+    sessions: 1,
+    log: collectingLog(),
+    queueDepth: 32,
+  });
   t.after(() => runtime.close());
   const h = runtime.register({ id: 'narrow', load: async () => bytes, queueDepth: 1 });
   const results = await Promise.allSettled([1, 2, 3, 4].map(() => h.run(feeds())));
@@ -86,10 +102,20 @@ test('preload: a manifest with runtime.preload is loaded at start', async (t) =>
   const dataDir = await tempDataDir(t);
   await mkdir(join(dataDir, 'manifests'), { recursive: true });
   await writeFile(join(dataDir, 'tiny.onnx'), bytes);
-  await writeFile(join(dataDir, 'manifests', 'tiny-preloaded.json'), JSON.stringify({
-    id: 'tiny-preloaded', task: 'detect', format: 'onnx', source: { file: '../tiny.onnx' }, runtime: { preload: true },
-  }));
-  const service = await ModelsService.open(dataDir, await modelsDirWithBuiltins(t), createLogger('silent'), { providers: ['cpu'], intraOpThreads: 1 });
+  await writeFile(
+    join(dataDir, 'manifests', 'tiny-preloaded.json'),
+    JSON.stringify({
+      id: 'tiny-preloaded',
+      task: 'detect',
+      format: 'onnx',
+      source: { file: '../tiny.onnx' },
+      runtime: { preload: true },
+    }),
+  );
+  const service = await ModelsService.open(dataDir, await modelsDirWithBuiltins(t), createLogger('silent'), {
+    providers: ['cpu'],
+    intraOpThreads: 1,
+  });
   t.after(() => service.close());
   await service.ready;
   assert.equal(service.runtime.model('tiny-preloaded')?.state().state, 'loaded');

@@ -38,7 +38,10 @@ test('while both lanes wait, the background lane gets at least one batch in four
   assert.ok(firstCams >= 4, `cameras ran ${firstCams} of the first 20 runs: ${ran.slice(0, 20).join(',')}`);
   // Order within each lane is kept.
   const cams = ran.filter((x) => x.startsWith('cam'));
-  assert.deepEqual(cams, Array.from({ length: 10 }, (_, i) => `cam${i}`));
+  assert.deepEqual(
+    cams,
+    Array.from({ length: 10 }, (_, i) => `cam${i}`),
+  );
 });
 
 test('each lane has its own bound: a full camera lane does not refuse image requests', async () => {
@@ -58,7 +61,10 @@ test('checkRoom refuses as submit would, per lane, before anything is prepared',
   const running = q.submit('img0'); // runs at once: the lane is empty again
   assert.doesNotThrow(() => q.checkRoom('interactive'));
   const waiting = q.submit('img1');
-  assert.throws(() => q.checkRoom('interactive'), (e: unknown) => e instanceof ApiError && e.status === 503);
+  assert.throws(
+    () => q.checkRoom('interactive'),
+    (e: unknown) => e instanceof ApiError && e.status === 503,
+  );
   assert.doesNotThrow(() => q.checkRoom('background'));
   await Promise.all([running, waiting]);
   assert.doesNotThrow(() => q.checkRoom());

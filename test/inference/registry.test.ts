@@ -17,9 +17,16 @@ async function cli(args: string[], dataDir: string): Promise<{ code: number; out
   const out: string[] = [];
   const err: string[] = [];
   const [log, error, write] = [console.log, console.error, process.stderr.write.bind(process.stderr)];
-  console.log = (...a: unknown[]) => { out.push(a.join(' ')); };
-  console.error = (...a: unknown[]) => { err.push(a.join(' ')); };
-  process.stderr.write = ((s: string | Uint8Array) => { err.push(String(s)); return true; }) as typeof process.stderr.write;
+  console.log = (...a: unknown[]) => {
+    out.push(a.join(' '));
+  };
+  console.error = (...a: unknown[]) => {
+    err.push(a.join(' '));
+  };
+  process.stderr.write = ((s: string | Uint8Array) => {
+    err.push(String(s));
+    return true;
+  }) as typeof process.stderr.write;
   try {
     const code = await modelsCli(args, dataDir);
     return { code, out: out.join('\n'), err: err.join('') };
@@ -35,7 +42,8 @@ test('built-in manifests parse and pin every checksum', async () => {
   assert.deepEqual(models.map((m) => m.manifest.id).sort(), BUILTIN);
   for (const { manifest } of models) {
     assert.match(manifest.source.sha256 ?? '', /^[0-9a-f]{64}$/, `${manifest.id} source sha256`);
-    if (manifest.format === 'tfjs-graph') assert.match(manifest.sha256 ?? '', /^[0-9a-f]{64}$/, `${manifest.id} prepared sha256`);
+    if (manifest.format === 'tfjs-graph')
+      assert.match(manifest.sha256 ?? '', /^[0-9a-f]{64}$/, `${manifest.id} prepared sha256`);
   }
   const centernet = models.find((m) => m.manifest.id === 'centernet-coco')!.manifest;
   assert.equal((centernet.labels as string[]).length, 80);
@@ -45,7 +53,10 @@ test('models prepare produces every built-in model offline; verify checks; a sec
   const dataDir = await tempDataDir(t);
   const listed = await cli(['list', '--json'], dataDir);
   assert.equal(listed.code, 0);
-  assert.deepEqual(JSON.parse(listed.out).map((r: { id: string; prepared: boolean }) => [r.id, r.prepared]), BUILTIN.map((id) => [id, false]));
+  assert.deepEqual(
+    JSON.parse(listed.out).map((r: { id: string; prepared: boolean }) => [r.id, r.prepared]),
+    BUILTIN.map((id) => [id, false]),
+  );
 
   const missing = await cli(['verify'], dataDir);
   assert.equal(missing.code, 1);
@@ -59,16 +70,26 @@ test('models prepare produces every built-in model offline; verify checks; a sec
 
   const ok = await cli(['verify', '--json'], dataDir);
   assert.equal(ok.code, 0, ok.out);
-  assert.deepEqual(JSON.parse(ok.out).map((r: { id: string; ok: boolean }) => [r.id, r.ok]), BUILTIN.map((id) => [id, true]));
+  assert.deepEqual(
+    JSON.parse(ok.out).map((r: { id: string; ok: boolean }) => [r.id, r.ok]),
+    BUILTIN.map((id) => [id, true]),
+  );
 
   const registry = await ModelRegistry.open(dataDir);
   const path = await registry.onnxPath('centernet-coco');
   assert.equal(await sha256File(path), registry.get('centernet-coco').manifest.sha256);
-  assert.equal((await registry.labels('ppocr-rec')).length, 6623, 'the recognition dictionary is copied beside the model');
+  assert.equal(
+    (await registry.labels('ppocr-rec')).length,
+    6623,
+    'the recognition dictionary is copied beside the model',
+  );
 
   const again = await cli(['prepare', 'centernet-coco', 'ppocr-det', '--json'], dataDir);
   assert.equal(again.code, 0);
-  assert.deepEqual(JSON.parse(again.out).map((r: { action: string }) => r.action), ['cached', 'cached']);
+  assert.deepEqual(
+    JSON.parse(again.out).map((r: { action: string }) => r.action),
+    ['cached', 'cached'],
+  );
 
   // Corrupt a prepared file: verify fails, prepare repairs it.
   await writeFile(path, 'not a model');
@@ -93,12 +114,18 @@ test('a source that does not match its checksum is refused; bring-your-own manif
   const src = reg0.sourceFiles(reg0.get('ppocr-cls'))[0].path;
   await cp(src, join(manifests, 'my-cls.onnx'));
   const manifest = JSON.parse(await readFile(join(builtinManifestDir(), 'ppocr-cls.json'), 'utf8'));
-  await writeFile(join(manifests, 'my-cls.json'), JSON.stringify({ ...manifest, id: 'my-cls', source: { file: 'my-cls.onnx', sha256: '0'.repeat(64) } }));
+  await writeFile(
+    join(manifests, 'my-cls.json'),
+    JSON.stringify({ ...manifest, id: 'my-cls', source: { file: 'my-cls.onnx', sha256: '0'.repeat(64) } }),
+  );
   const registry = await ModelRegistry.open(dataDir);
   assert.ok(registry.list().some((m) => m.manifest.id === 'my-cls' && !m.builtin));
   await assert.rejects(registry.prepare('my-cls'), /sha256 .* manifest expects 0000/);
   // Without a pinned checksum the file is taken as it is and recorded.
-  await writeFile(join(manifests, 'my-cls.json'), JSON.stringify({ ...manifest, id: 'my-cls', source: { file: 'my-cls.onnx' } }));
+  await writeFile(
+    join(manifests, 'my-cls.json'),
+    JSON.stringify({ ...manifest, id: 'my-cls', source: { file: 'my-cls.onnx' } }),
+  );
   const byo = await ModelRegistry.open(dataDir);
   const r = await byo.prepare('my-cls');
   assert.equal(r.sha256, manifest.source.sha256);
@@ -120,8 +147,14 @@ test('a source that does not match its checksum is refused; bring-your-own manif
   assert.equal(verify.code, 1, 'verify fails while a manifest is skipped');
   assert.match(verify.err, /skipped: model manifest .*broken\.json: id: /);
   // A bring-your-own manifest reusing a taken id is skipped too.
-  await writeFile(join(manifests, 'broken.json'), JSON.stringify({ ...manifest, id: 'ppocr-cls', source: { file: 'my-cls.onnx' } }));
-  assert.match((await ModelRegistry.open(dataDir)).problems[0].message, /broken\.json skipped: model id ppocr-cls is defined twice/);
+  await writeFile(
+    join(manifests, 'broken.json'),
+    JSON.stringify({ ...manifest, id: 'ppocr-cls', source: { file: 'my-cls.onnx' } }),
+  );
+  assert.match(
+    (await ModelRegistry.open(dataDir)).problems[0].message,
+    /broken\.json skipped: model id ppocr-cls is defined twice/,
+  );
 });
 
 test('a re-read of the manifests that overlaps a removal or an addition here does not undo it', async (t) => {
@@ -129,7 +162,8 @@ test('a re-read of the manifests that overlaps a removal or an addition here doe
   const manifests = join(dataDir, 'manifests');
   await mkdir(manifests, { recursive: true });
   const manifest = JSON.parse(await readFile(join(builtinManifestDir(), 'ppocr-cls.json'), 'utf8'));
-  const write = (id: string) => writeFile(join(manifests, `${id}.json`), JSON.stringify({ ...manifest, id, source: { file: 'x.onnx' } }));
+  const write = (id: string) =>
+    writeFile(join(manifests, `${id}.json`), JSON.stringify({ ...manifest, id, source: { file: 'x.onnx' } }));
   // Many manifests make a re-read long enough to remove one while it is in flight; the one removed is read first.
   for (let i = 0; i < 300; i++) await write(`z${String(i).padStart(3, '0')}`);
   const registry = await ModelRegistry.open(dataDir);
@@ -146,7 +180,11 @@ test('a re-read of the manifests that overlaps a removal or an addition here doe
     assert.equal(registry.has('a-gone'), false, `round ${round}: the removed model came back`);
     // Added as the admin API does (registered and held, manifest written, then settled) while a re-read that
     // listed the folder before the manifest existed is in flight.
-    const spec = { manifest: { ...manifest, id: 'a-new', source: { file: 'x.onnx' } }, manifestPath: join(manifests, 'a-new.json'), builtin: false };
+    const spec = {
+      manifest: { ...manifest, id: 'a-new', source: { file: 'x.onnx' } },
+      manifestPath: join(manifests, 'a-new.json'),
+      builtin: false,
+    };
     registry.put(spec);
     registry.hold('a-new');
     const listing = registry.reload();

@@ -45,36 +45,70 @@ test('a full queue rejects at once with 503 overloaded_error; nothing queues wit
   assert.deepEqual(Array.from(b.y.data as Float32Array), [21, 23, 25, 27]);
   // Drained: accepted again.
   assert.deepEqual(Array.from((await model.run(row(1))).y.data as Float32Array), [3, 5, 7, 9]);
-  assert.ok(log.lines.some((l) => l.level === 'info' && /model affine loaded on cpu/.test(l.msg)), 'logs which provider runs');
+  assert.ok(
+    log.lines.some((l) => l.level === 'info' && /model affine loaded on cpu/.test(l.msg)),
+    'logs which provider runs',
+  );
 });
 
 test('micro-batching: concurrent single inputs run as one batch and each gets its own rows', async (t) => {
   const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog() });
   t.after(() => runtime.release());
-  const model = runtime.register({ id: 'affine-batched', load: async () => affineModel(), batch: { maxBatch: 4, maxWaitMs: 20 } });
+  const model = runtime.register({
+    id: 'affine-batched',
+    load: async () => affineModel(),
+    batch: { maxBatch: 4, maxWaitMs: 20 },
+  });
   await model.session(); // load first so the batch forms from the runs alone
   const outs = await Promise.all([0, 1, 2, 3, 4].map((v) => model.run(row(v * 10))));
   assert.deepEqual(model.stats, { runs: 2, items: 5 }, 'batches of 4 + 1');
   outs.forEach((o, i) => {
     assert.deepEqual(o.y.dims, [1, 4]);
-    assert.deepEqual(Array.from(o.y.data as Float32Array), [0, 1, 2, 3].map((k) => (i * 10 + k) * 2 + 1));
+    assert.deepEqual(
+      Array.from(o.y.data as Float32Array),
+      [0, 1, 2, 3].map((k) => (i * 10 + k) * 2 + 1),
+    );
   });
 });
 
 test('micro-batching: an item whose input cannot be made fails alone; the rest of its batch runs', async (t) => {
   const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog() });
   t.after(() => runtime.release());
-  const model = runtime.register({ id: 'affine-batched', load: async () => affineModel(), batch: { maxBatch: 4, maxWaitMs: 20 } });
+  const model = runtime.register({
+    id: 'affine-batched',
+    load: async () => affineModel(),
+    batch: { maxBatch: 4, maxWaitMs: 20 },
+  });
   await model.session();
-  const bad = () => { throw errors.invalidParam('image', 'this image cannot be read'); };
-  const rs = await Promise.allSettled([model.run(row(0)), model.run(bad), model.run(async () => row(20)), model.run(row(30))]);
-  assert.deepEqual(rs.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-  assert.ok((rs[1] as PromiseRejectedResult).reason instanceof ApiError && (rs[1] as PromiseRejectedResult).reason.status === 400, 'the failed item gets its own error');
-  assert.deepEqual(Array.from((rs[2] as PromiseFulfilledResult<Record<string, Tensor>>).value.y.data as Float32Array), [41, 43, 45, 47]);
+  const bad = () => {
+    throw errors.invalidParam('image', 'this image cannot be read');
+  };
+  const rs = await Promise.allSettled([
+    model.run(row(0)),
+    model.run(bad),
+    model.run(async () => row(20)),
+    model.run(row(30)),
+  ]);
+  assert.deepEqual(
+    rs.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+  );
+  assert.ok(
+    (rs[1] as PromiseRejectedResult).reason instanceof ApiError &&
+      (rs[1] as PromiseRejectedResult).reason.status === 400,
+    'the failed item gets its own error',
+  );
+  assert.deepEqual(
+    Array.from((rs[2] as PromiseFulfilledResult<Record<string, Tensor>>).value.y.data as Float32Array),
+    [41, 43, 45, 47],
+  );
   assert.deepEqual(model.stats, { runs: 1, items: 3 }, 'the three good items ran as one batch');
   // Every input failing: each caller gets its error, and no run happens.
   const all = await Promise.allSettled([model.run(bad), model.run(bad)]);
-  assert.deepEqual(all.map((r) => r.status), ['rejected', 'rejected']);
+  assert.deepEqual(
+    all.map((r) => r.status),
+    ['rejected', 'rejected'],
+  );
   assert.deepEqual(model.stats, { runs: 1, items: 3 });
 });
 
@@ -91,19 +125,27 @@ test('the queue forms batches of at most maxBatch, or what arrived within maxWai
   // A lone item does not wait for ever: it runs after maxWaitMs.
   assert.equal(await q.submit(8), 80);
   // Errors reach every caller of the batch.
-  const failing = new ModelQueue<number, number>({ name: 'fail', depth: 10, maxBatch: 2, maxWaitMs: 5 }, async () => { throw new Error('boom'); });
+  const failing = new ModelQueue<number, number>({ name: 'fail', depth: 10, maxBatch: 2, maxWaitMs: 5 }, async () => {
+    throw new Error('boom');
+  });
   const rs = await Promise.allSettled([failing.submit(1), failing.submit(2)]);
-  assert.deepEqual(rs.map((r) => r.status), ['rejected', 'rejected']);
+  assert.deepEqual(
+    rs.map((r) => r.status),
+    ['rejected', 'rejected'],
+  );
 });
 
 test('ahead: an interactive item whose input is made at its start may start one beyond the concurrency; a ready or background one waits', async () => {
   const started: string[] = [];
   const gates = new Map<string, () => void>();
-  const q = new ModelQueue<string, string>({ name: 'ahead', depth: 10, concurrency: 1, ahead: 1, deferred: (x) => x.startsWith('deferred') }, async ([x]) => {
-    started.push(x!);
-    await new Promise<void>((r) => gates.set(x!, r));
-    return [x!];
-  });
+  const q = new ModelQueue<string, string>(
+    { name: 'ahead', depth: 10, concurrency: 1, ahead: 1, deferred: (x) => x.startsWith('deferred') },
+    async ([x]) => {
+      started.push(x!);
+      await new Promise<void>((r) => gates.set(x!, r));
+      return [x!];
+    },
+  );
   const a = q.submit('ready-a');
   const b = q.submit('deferred-b');
   const c = q.submit('deferred-c');
@@ -161,8 +203,14 @@ test('a GPU provider requested on a host without one falls back to CPU with a wa
   t.after(() => runtime.release());
   assert.deepEqual(runtime.providers, ['cpu']);
   const warnings = log.lines.filter((l) => l.level === 'warn').map((l) => l.msg);
-  assert.ok(warnings.some((m) => /tensorrt requested but not available.*falling back to cpu/.test(m)), warnings.join('\n'));
-  assert.ok(warnings.some((m) => /cuda requested but not available.*falling back to cpu/.test(m)), warnings.join('\n'));
+  assert.ok(
+    warnings.some((m) => /tensorrt requested but not available.*falling back to cpu/.test(m)),
+    warnings.join('\n'),
+  );
+  assert.ok(
+    warnings.some((m) => /cuda requested but not available.*falling back to cpu/.test(m)),
+    warnings.join('\n'),
+  );
   assert.ok(log.lines.some((l) => l.level === 'info' && /inference runs on cpu/.test(l.msg)));
   const model = runtime.register({ id: 'affine', load: async () => affineModel() });
   assert.deepEqual(Array.from((await model.run(row(0))).y.data as Float32Array), [1, 3, 5, 7]);
@@ -171,7 +219,12 @@ test('a GPU provider requested on a host without one falls back to CPU with a wa
 test('a provider the host claims but cannot start falls back to CPU at session creation, with a warning', async (t) => {
   const log = collectingLog();
   // Pretend the probe found CUDA: creating the session on it fails here, and the runtime must recover.
-  const runtime = new InferenceRuntime({ providers: ['cuda', 'cpu'], available: ['cuda', 'cpu'], intraOpThreads: 1, log });
+  const runtime = new InferenceRuntime({
+    providers: ['cuda', 'cpu'],
+    available: ['cuda', 'cpu'],
+    intraOpThreads: 1,
+    log,
+  });
   t.after(() => runtime.release());
   assert.deepEqual(runtime.providers, ['cuda', 'cpu']);
   const model = runtime.register({ id: 'affine', load: async () => affineModel() });
@@ -179,8 +232,10 @@ test('a provider the host claims but cannot start falls back to CPU at session c
   assert.deepEqual(Array.from(out.y.data as Float32Array), [1, 3, 5, 7]);
   const { providers } = await model.session();
   assert.deepEqual(providers, ['cpu']);
-  assert.ok(log.lines.some((l) => l.level === 'warn' && /could not start on cuda, cpu; falling back to cpu/.test(l.msg)),
-    log.lines.map((l) => l.msg).join('\n'));
+  assert.ok(
+    log.lines.some((l) => l.level === 'warn' && /could not start on cuda, cpu; falling back to cpu/.test(l.msg)),
+    log.lines.map((l) => l.msg).join('\n'),
+  );
 });
 
 test('providers and threads from the environment', () => {

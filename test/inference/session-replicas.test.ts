@@ -26,12 +26,17 @@ test('one client at a time runs on the wide session; concurrent runs load narrow
   for (const o of outs) assert.ok(Object.keys(o).length > 0);
   // Narrow sessions are started by runs that overlap; one may finish loading after the runs. How many load
   // depends on how the runs overlapped (a tiny model's runs barely do); the rules are tested below.
-  for (const end = Date.now() + 15_000; h.loadedSessions < 2 && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(h.loadedSessions >= 2 && h.loadedSessions <= 3, `the wide session and one or two narrow ones (${h.loadedSessions})`);
+  for (const end = Date.now() + 15_000; h.loadedSessions < 2 && Date.now() < end; )
+    await new Promise((r) => setTimeout(r, 20));
+  assert.ok(
+    h.loadedSessions >= 2 && h.loadedSessions <= 3,
+    `the wide session and one or two narrow ones (${h.loadedSessions})`,
+  );
   assert.equal(runtime.threads.length, h.loadedSessions, 'each session in its own worker thread');
   const narrow = log.lines.filter((l) => /session [23] loaded for concurrent runs/.test(l.msg));
   assert.equal(narrow.length, h.loadedSessions - 1);
-  for (const l of narrow) assert.equal((l.obj as { threads?: number }).threads, 1, 'a narrow session has 2 threads / 2 sessions');
+  for (const l of narrow)
+    assert.equal((l.obj as { threads?: number }).threads, 1, 'a narrow session has 2 threads / 2 sessions');
   assert.equal(h.state().state, 'loaded');
   await h.unload();
   assert.equal(runtime.threads.length, 0, 'unloading ends every worker');
@@ -45,7 +50,8 @@ test('sessions that cannot split the threads further are alike: no wide session'
   t.after(() => runtime.close());
   const h = runtime.register({ id: 'tiny', load: async () => bytes });
   for (let i = 0; i < 4; i++) await Promise.all([h.run(feeds()), h.run(feeds()), h.run(feeds())]);
-  for (const end = Date.now() + 15_000; h.loadedSessions < 2 && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+  for (const end = Date.now() + 15_000; h.loadedSessions < 2 && Date.now() < end; )
+    await new Promise((r) => setTimeout(r, 20));
   assert.equal(h.loadedSessions, 2);
   await new Promise((r) => setTimeout(r, 200));
   assert.equal(runtime.threads.length, 2, 'two 1-thread sessions, never a third');
@@ -71,7 +77,12 @@ test('the shared worker mode keeps one session per model', () => {
 function lending(max: number, holdMs = 0) {
   type L = { worker: { alive: boolean }; key: number };
   const loads = new Map<number, { resolve: (l: L) => void; reject: (e: unknown) => void }>();
-  const r = new SessionReplicas<L>(max, (key) => new Promise<L>((resolve, reject) => loads.set(key, { resolve, reject })), () => {}, { wide: true, holdMs });
+  const r = new SessionReplicas<L>(
+    max,
+    (key) => new Promise<L>((resolve, reject) => loads.set(key, { resolve, reject })),
+    () => {},
+    { wide: true, holdMs },
+  );
   const load = async (key: number) => {
     const l = loads.get(key);
     assert.ok(l, `session ${key} was asked for`);
@@ -87,7 +98,10 @@ function lending(max: number, holdMs = 0) {
   /** Starts an acquire; `got` is the key once lent. */
   const run = () => {
     const x: { got: number | undefined; slot: Replica<L> | undefined } = { got: undefined, slot: undefined };
-    void r.acquire().then((s) => { x.got = s.key; x.slot = s; });
+    void r.acquire().then((s) => {
+      x.got = s.key;
+      x.slot = s;
+    });
     return x;
   };
   const tick = () => new Promise((res) => setImmediate(res));

@@ -21,14 +21,22 @@ import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 /** The photo resized into the model's input as bytes (the letterbox's own resize, rounded to whole pixels). */
 async function bytesFor(photo: string, pre: ModelInputSpec): Promise<Uint8Array> {
   const img = await loadRgb(join(cocoDir(), 'images', `${photo}.jpg`));
-  const r = await letterboxAsync(img, { width: pre.width, height: pre.height, layout: 'nhwc', scale: 1, channelOrder: 'rgb', center: pre.center });
+  const r = await letterboxAsync(img, {
+    width: pre.width,
+    height: pre.height,
+    layout: 'nhwc',
+    scale: 1,
+    channelOrder: 'rgb',
+    center: pre.center,
+  });
   return Uint8Array.from(r.tensor as Float32Array, (v) => Math.max(0, Math.min(255, Math.round(v))));
 }
 
 /** The CPU preprocessing of those bytes: (pixel * scale - mean[c]) / std[c] in the model's channel order and layout. */
 function cpuTensor(u8: Uint8Array, pre: ModelInputSpec): Float32Array {
   const { width: W, height: H } = pre;
-  const mean = pre.mean ?? [0, 0, 0], std = pre.std ?? [1, 1, 1];
+  const mean = pre.mean ?? [0, 0, 0],
+    std = pre.std ?? [1, 1, 1];
   const out = new Float32Array(W * H * 3);
   for (let p = 0; p < W * H; p++) {
     for (let c = 0; c < 3; c++) {
@@ -53,16 +61,28 @@ async function check(t: Parameters<typeof tempDataDir>[0], id: string, file?: st
   assert.ok(r.ok, r.ok ? '' : r.reason);
   const original = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 2 });
   const u8graph = await ort.InferenceSession.create(r.bytes, { intraOpNumThreads: 2 });
-  t.after(async () => { await original.release(); await u8graph.release(); });
+  t.after(async () => {
+    await original.release();
+    await u8graph.release();
+  });
   const dims = pre.layout === 'nhwc' ? [1, pre.height, pre.width, 3] : [1, 3, pre.height, pre.width];
   for (const photo of ['000000000025', '000000000071']) {
     const u8 = await bytesFor(photo, pre);
-    const a = Object.values(await original.run({ [pre.inputName]: new ort.Tensor('float32', cpuTensor(u8, pre), dims) }))[0]!;
-    const b = Object.values(await u8graph.run({ [pre.inputName]: new ort.Tensor('uint8', u8, [1, pre.height, pre.width, 3]) }))[0]!;
+    const a = Object.values(
+      await original.run({ [pre.inputName]: new ort.Tensor('float32', cpuTensor(u8, pre), dims) }),
+    )[0]!;
+    const b = Object.values(
+      await u8graph.run({ [pre.inputName]: new ort.Tensor('uint8', u8, [1, pre.height, pre.width, 3]) }),
+    )[0]!;
     assert.deepEqual(b.dims, a.dims);
-    const x = a.data as Float32Array, y = b.data as Float32Array;
-    let worst = 0, top = 0;
-    for (let i = 0; i < x.length; i++) { worst = Math.max(worst, Math.abs(x[i]! - y[i]!)); top = Math.max(top, Math.abs(x[i]!)); }
+    const x = a.data as Float32Array,
+      y = b.data as Float32Array;
+    let worst = 0,
+      top = 0;
+    for (let i = 0; i < x.length; i++) {
+      worst = Math.max(worst, Math.abs(x[i]! - y[i]!));
+      top = Math.max(top, Math.abs(x[i]!));
+    }
     assert.ok(worst <= 1e-4 * Math.max(1, top), `${id} ${photo}: outputs differ by up to ${worst} (largest ${top})`);
   }
 }
@@ -71,6 +91,8 @@ test('the built-in CenterNet fed bytes normalises them in its graph as the CPU d
   await check(t, 'centernet-coco');
 });
 
-test('a YOLOv8 export (NCHW, /255) fed bytes normalises them in its graph as the CPU does', { skip: byoModelsSkip(BYO_MODELS['yolov8n-int8']) || cocoSkip }, async (t) => {
+test('a YOLOv8 export (NCHW, /255) fed bytes normalises them in its graph as the CPU does', {
+  skip: byoModelsSkip(BYO_MODELS['yolov8n-int8']) || cocoSkip,
+}, async (t) => {
   await check(t, 'yolov8n-int8', byoPath(BYO_MODELS['yolov8n-int8']));
 });

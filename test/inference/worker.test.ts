@@ -19,7 +19,9 @@ import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 
 /** The shared prepared models (as the test server uses), preparing CenterNet there if missing. */
 async function centernet(t: Parameters<typeof tempDataDir>[0], runtime: InferenceRuntime) {
-  const registry = await ModelRegistry.open(await tempDataDir(t), { modelsDir: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models') });
+  const registry = await ModelRegistry.open(await tempDataDir(t), {
+    modelsDir: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
+  });
   await registry.prepare('centernet-coco');
   return { registry, det: await Detector.create(runtime, registry) };
 }
@@ -44,7 +46,9 @@ async function maxTimerGap<T>(fn: () => Promise<T>): Promise<{ value: T; maxGap:
   }
 }
 
-test('the event loop keeps running while CenterNet runs, and results equal an in-thread session', { skip: cocoSkip }, async (t) => {
+test('the event loop keeps running while CenterNet runs, and results equal an in-thread session', {
+  skip: cocoSkip,
+}, async (t) => {
   const runtime = new InferenceRuntime({ providers: ['cpu'], log: collectingLog() });
   t.after(() => runtime.close());
   const { registry, det } = await centernet(t, runtime);
@@ -54,7 +58,11 @@ test('the event loop keeps running while CenterNet runs, and results equal an in
   await det.handle.run(feeds); // load first: session creation is not what this measures
 
   const runs = 4;
-  const { value: outs, maxGap, ticks } = await maxTimerGap(async () => {
+  const {
+    value: outs,
+    maxGap,
+    ticks,
+  } = await maxTimerGap(async () => {
     const got = [];
     for (let i = 0; i < runs; i++) got.push(await det.handle.run(feeds));
     return got;
@@ -64,7 +72,9 @@ test('the event loop keeps running while CenterNet runs, and results equal an in
   assert.ok(maxGap < 100, `largest gap between 5 ms ticks while CenterNet ran ${runs} times: ${maxGap.toFixed(0)} ms`);
   assert.ok(ticks >= 5, `the timer ticked ${ticks} times`);
 
-  const session = await ort.InferenceSession.create(await registry.onnxPath('centernet-coco'), { intraOpNumThreads: runtime.intraOpThreads });
+  const session = await ort.InferenceSession.create(await registry.onnxPath('centernet-coco'), {
+    intraOpNumThreads: runtime.intraOpThreads,
+  });
   t.after(() => session.release());
   const direct = await session.run(feeds);
   for (const out of outs) {
@@ -84,7 +94,10 @@ test('the event loop keeps running while CenterNet runs, and results equal an in
 
   // The whole detector path gives the same objects as before.
   const objs = await det.detect(img);
-  assert.ok(objs.some((o) => o.class === 'giraffe'), JSON.stringify(objs));
+  assert.ok(
+    objs.some((o) => o.class === 'giraffe'),
+    JSON.stringify(objs),
+  );
 });
 
 /** y = x * 2 over [batch, 4]. */
@@ -132,22 +145,36 @@ test('transfer: handed-over feed buffers move to the worker; views of larger buf
   assert.deepEqual([...pooled], [7, 8, 9]);
 });
 
-test('shared memory: a feed over a SharedArrayBuffer is read by the worker (which copies it) and stays the caller\'s', async (t) => {
+test("shared memory: a feed over a SharedArrayBuffer is read by the worker (which copies it) and stays the caller's", async (t) => {
   const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog() });
   t.after(() => runtime.close());
   const model = runtime.register({ id: 'doubler-shared', load: async () => doubler() });
   const shared = new Float32Array(new SharedArrayBuffer(16));
-  for (const [k, vals] of [[0, [1, 2, 3, 4]], [1, [5, 6, 7, 8]], [2, [-1, 0, 0.5, 9]]] as const) {
+  for (const [k, vals] of [
+    [0, [1, 2, 3, 4]],
+    [1, [5, 6, 7, 8]],
+    [2, [-1, 0, 0.5, 9]],
+  ] as const) {
     shared.set(vals);
     const out = await model.run({ x: new Tensor('float32', shared, [1, 4]) });
-    assert.deepEqual(Array.from(out.y.data as Float32Array), vals.map((v) => v * 2), `run ${k} read what was written before it`);
+    assert.deepEqual(
+      Array.from(out.y.data as Float32Array),
+      vals.map((v) => v * 2),
+      `run ${k} read what was written before it`,
+    );
     assert.equal(shared.length, 4, 'shared memory is never detached');
   }
   // Two sent together over different shared buffers: each gets its own answer.
-  const a = Float32Array.from([1, 1, 1, 1]), b = Float32Array.from([3, 3, 3, 3]);
-  const sa = new Float32Array(new SharedArrayBuffer(16)), sb = new Float32Array(new SharedArrayBuffer(16));
-  sa.set(a); sb.set(b);
-  const [oa, ob] = await Promise.all([model.run({ x: new Tensor('float32', sa, [1, 4]) }), model.run({ x: new Tensor('float32', sb, [1, 4]) })]);
+  const a = Float32Array.from([1, 1, 1, 1]),
+    b = Float32Array.from([3, 3, 3, 3]);
+  const sa = new Float32Array(new SharedArrayBuffer(16)),
+    sb = new Float32Array(new SharedArrayBuffer(16));
+  sa.set(a);
+  sb.set(b);
+  const [oa, ob] = await Promise.all([
+    model.run({ x: new Tensor('float32', sa, [1, 4]) }),
+    model.run({ x: new Tensor('float32', sb, [1, 4]) }),
+  ]);
   assert.deepEqual(Array.from(oa.y.data as Float32Array), [2, 2, 2, 2]);
   assert.deepEqual(Array.from(ob.y.data as Float32Array), [6, 6, 6, 6]);
 });
@@ -158,16 +185,31 @@ test('deferred feeds are made when the run starts, after the runs before it; a d
   const model = runtime.register({ id: 'doubler-deferred', load: async () => doubler() });
   await model.session();
   const order: string[] = [];
-  const feeds = (name: string, v: number) => () => { order.push(`make ${name}`); return { x: new Tensor('float32', Float32Array.from([v, v, v, v]), [1, 4]) }; };
-  const first = model.run(feeds('first', 1)).then((o) => { order.push('done first'); return o; });
-  const second = model.run(feeds('second', 2)).then((o) => { order.push('done second'); return o; });
+  const feeds = (name: string, v: number) => () => {
+    order.push(`make ${name}`);
+    return { x: new Tensor('float32', Float32Array.from([v, v, v, v]), [1, 4]) };
+  };
+  const first = model.run(feeds('first', 1)).then((o) => {
+    order.push('done first');
+    return o;
+  });
+  const second = model.run(feeds('second', 2)).then((o) => {
+    order.push('done second');
+    return o;
+  });
   const abort = new AbortController();
   const third = model.run(feeds('third', 3), undefined, abort.signal);
-  const fourth = model.run(feeds('fourth', 4)).then((o) => { order.push('done fourth'); return o; });
+  const fourth = model.run(feeds('fourth', 4)).then((o) => {
+    order.push('done fourth');
+    return o;
+  });
   abort.abort(new Error('client gone'));
   await assert.rejects(third, /client gone/);
   const outs = await Promise.all([first, second, fourth]);
-  assert.deepEqual(outs.map((o) => (o.y.data as Float32Array)[0]), [2, 4, 8]);
+  assert.deepEqual(
+    outs.map((o) => (o.y.data as Float32Array)[0]),
+    [2, 4, 8],
+  );
   assert.ok(!order.includes('make third'), 'the dropped run made nothing');
   // One session: the second's feeds may be made while the first runs (one started ahead), the fourth's only
   // once the first is done.
@@ -215,19 +257,29 @@ test('close() ends every worker; a later run starts a fresh one; one shared work
   assert.deepEqual(Array.from((await a.run(x())).y.data as Float32Array), [2, 4, 6, 8]);
   assert.equal(runtime.threads.length, 1);
 
-  const shared = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, workers: 'shared', log: collectingLog() });
+  const shared = new InferenceRuntime({
+    providers: ['cpu'],
+    intraOpThreads: 1,
+    workers: 'shared',
+    log: collectingLog(),
+  });
   t.after(() => shared.close());
   await Promise.all(['s1', 's2'].map((id) => shared.register({ id, load: async () => doubler() }).run(x())));
   assert.equal(shared.threads.length, 1, 'one worker for all models');
   assert.equal(loadConfig({ SIGHTFLOW_INFERENCE_WORKERS: 'shared' }).inference.workers, 'shared');
-  assert.throws(() => loadConfig({ SIGHTFLOW_INFERENCE_WORKERS: 'bogus' }), /SIGHTFLOW_INFERENCE_WORKERS must be one of per-model, shared/);
+  assert.throws(
+    () => loadConfig({ SIGHTFLOW_INFERENCE_WORKERS: 'bogus' }),
+    /SIGHTFLOW_INFERENCE_WORKERS must be one of per-model, shared/,
+  );
 });
 
 test('idle workers do not keep the process alive', async () => {
   const fixture = fileURLToPath(new URL('./fixtures/run-without-close.ts', import.meta.url));
   const child = execFile(process.execPath, ['--import', 'tsx', fixture], { cwd: projectRoot, timeout: 60_000 });
   let out = '';
-  child.stdout!.on('data', (d) => { out += d; });
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
   const [code, signal] = await once(child, 'exit');
   assert.equal(signal, null, 'exited on its own, not killed by the timeout');
   assert.equal(code, 0);

@@ -20,21 +20,30 @@ const BOXES: TinyBox[] = [
   { cx: 50, cy: 20, w: 6, h: 6, cls: 0, score: 0.3 },
 ];
 
-async function byoDetector(t: Parameters<typeof tempDataDir>[0], layout: 'yolov8' | 'yolov5', batch?: { maxBatch: number; maxWaitMs: number }) {
+async function byoDetector(
+  t: Parameters<typeof tempDataDir>[0],
+  layout: 'yolov8' | 'yolov5',
+  batch?: { maxBatch: number; maxWaitMs: number },
+) {
   const dataDir = await tempDataDir(t);
   const manifests = join(dataDir, 'manifests');
   await mkdir(manifests, { recursive: true });
   await writeFile(join(manifests, `tiny-${layout}.onnx`), tinyYoloOnnx(layout, BOXES, LABELS.length, SIZE));
-  await writeFile(join(manifests, `tiny-${layout}.json`), JSON.stringify({
-    id: `tiny-${layout}`, task: 'detect', format: 'onnx',
-    source: { file: `tiny-${layout}.onnx` },
-    inputs: [{ name: 'images', shape: ['batch', 3, SIZE, SIZE], layout: 'nchw' }],
-    outputs: [{ name: 'output0', shape: [] }],
-    labels: LABELS,
-    preprocess: { resize: 'letterbox', width: SIZE, height: SIZE, scale: 1 / 255 },
-    postprocess: { type: 'yolo', layout, nmsIou: 0.45 },
-    ...(batch ? { batch } : {}),
-  }));
+  await writeFile(
+    join(manifests, `tiny-${layout}.json`),
+    JSON.stringify({
+      id: `tiny-${layout}`,
+      task: 'detect',
+      format: 'onnx',
+      source: { file: `tiny-${layout}.onnx` },
+      inputs: [{ name: 'images', shape: ['batch', 3, SIZE, SIZE], layout: 'nchw' }],
+      outputs: [{ name: 'output0', shape: [] }],
+      labels: LABELS,
+      preprocess: { resize: 'letterbox', width: SIZE, height: SIZE, scale: 1 / 255 },
+      postprocess: { type: 'yolo', layout, nmsIou: 0.45 },
+      ...(batch ? { batch } : {}),
+    }),
+  );
   const registry = await ModelRegistry.open(dataDir);
   const prep = await registry.prepare(`tiny-${layout}`);
   assert.equal(prep.action, 'copied');
@@ -52,10 +61,18 @@ for (const layout of ['yolov8', 'yolov5'] as const) {
     const objs = await det.detect(img, { confidence_threshold: 0.2 });
     const expectScore = (s: number) => (layout === 'yolov5' ? brightness * brightness * s : brightness * s);
     const got = objs.map((o) => o.class);
-    assert.deepEqual(got, ['dog', 'car', 'cat'].filter((_, i) => [0.9, 0.8, 0.3][i] * (layout === 'yolov5' ? brightness ** 2 : brightness) >= 0.2));
+    assert.deepEqual(
+      got,
+      ['dog', 'car', 'cat'].filter(
+        (_, i) => [0.9, 0.8, 0.3][i] * (layout === 'yolov5' ? brightness ** 2 : brightness) >= 0.2,
+      ),
+    );
     const dog = objs.find((o) => o.class === 'dog')!;
     // cx 32, cy 32, w 20, h 10 in model pixels -> x (22..42)/0.5, y (27-16..37-16)/0.5
-    assert.deepEqual(dog.bbox.map((v) => Math.round(v)), [44, 22, 84, 42]);
+    assert.deepEqual(
+      dog.bbox.map((v) => Math.round(v)),
+      [44, 22, 84, 42],
+    );
     assert.ok(Math.abs(dog.confidence - expectScore(0.9)) < 1e-3, `score ${dog.confidence}`);
     assert.equal(dog.attributes.color, 'white');
     assert.equal(objs.filter((o) => o.class === 'dog').length, 1, 'the overlapping duplicate is suppressed');
@@ -67,7 +84,10 @@ test('a dark image gives no detections; classes filter and unknown class 400', a
   assert.deepEqual(await det.detect(solidImage(64, 64, [0, 0, 0])), []);
   const white = solidImage(64, 64, [255, 255, 255]);
   const onlyCars = await det.detect(white, { classes: ['car'], confidence_threshold: 0.1 });
-  assert.deepEqual(onlyCars.map((o) => o.class), ['car']);
+  assert.deepEqual(
+    onlyCars.map((o) => o.class),
+    ['car'],
+  );
   // Square source: no letterbox, boxes at scale 1.
   assert.deepEqual(onlyCars[0].bbox, [6, 36, 14, 44]);
   await assert.rejects(det.detect(white, { classes: ['unicorn'] }), (e: unknown) => {
@@ -83,10 +103,26 @@ test('a dark image gives no detections; classes filter and unknown class 400', a
 test('a detector with a batch axis micro-batches concurrent images and returns each its own boxes', async (t) => {
   const det = await byoDetector(t, 'yolov8', { maxBatch: 4, maxWaitMs: 250 }); // generous: the machine is loaded
   const grey = (v: number) => solidImage(64, 64, [v, v, v]);
-  const [white, mid, black] = await Promise.all([grey(255), grey(128), grey(0)].map((img) => det.detect(img, { confidence_threshold: 0.05 })));
-  assert.deepEqual(white.map((o) => [o.class, o.confidence]), [['dog', 0.9], ['car', 0.8], ['cat', 0.3]]);
+  const [white, mid, black] = await Promise.all(
+    [grey(255), grey(128), grey(0)].map((img) => det.detect(img, { confidence_threshold: 0.05 })),
+  );
+  assert.deepEqual(
+    white.map((o) => [o.class, o.confidence]),
+    [
+      ['dog', 0.9],
+      ['car', 0.8],
+      ['cat', 0.3],
+    ],
+  );
   const k = 128 / 255;
-  assert.deepEqual(mid.map((o) => [o.class, o.confidence]), [['dog', 0.9 * k], ['car', 0.8 * k], ['cat', 0.3 * k]].map(([c, v]) => [c, Math.round((v as number) * 1e4) / 1e4]));
+  assert.deepEqual(
+    mid.map((o) => [o.class, o.confidence]),
+    [
+      ['dog', 0.9 * k],
+      ['car', 0.8 * k],
+      ['cat', 0.3 * k],
+    ].map(([c, v]) => [c, Math.round((v as number) * 1e4) / 1e4]),
+  );
   assert.deepEqual(black, []);
   assert.deepEqual(det.handle.stats, { runs: 1, items: 3 }, 'the three images ran as one batch');
 });
@@ -94,14 +130,28 @@ test('a detector with a batch axis micro-batches concurrent images and returns e
 test('decodeYolo layouts, unletterbox and NMS on plain arrays', () => {
   // v8: [1, 4+2, 2] channels first
   const v8 = Float32Array.from([10, 50, 10, 50, 4, 4, 4, 4, 0.9, 0.1, 0.2, 0.7]);
-  assert.deepEqual(decodeYolo(v8, [1, 6, 2], { layout: 'auto', numClasses: 2, minScore: 0.5, iouThreshold: 0.5 })
-    .map((b) => [b.classId, b.box]), [[0, [8, 8, 12, 12]], [1, [48, 48, 52, 52]]]);
+  assert.deepEqual(
+    decodeYolo(v8, [1, 6, 2], { layout: 'auto', numClasses: 2, minScore: 0.5, iouThreshold: 0.5 }).map((b) => [
+      b.classId,
+      b.box,
+    ]),
+    [
+      [0, [8, 8, 12, 12]],
+      [1, [48, 48, 52, 52]],
+    ],
+  );
   const lb: Letterbox = { scale: 1, padX: 0, padY: 80, width: 640, height: 480 }; // 640x480 in 640x640
   assert.deepEqual(unletterbox([0, 80, 640, 560], lb, 640, 480), [0, 0, 640, 480]);
-  const kept = nms([
-    { box: [0, 0, 10, 10], score: 0.9, classId: 0 },
-    { box: [1, 0, 11, 10], score: 0.8, classId: 0 },
-    { box: [1, 0, 11, 10], score: 0.7, classId: 1 },
-  ], 0.5);
-  assert.deepEqual(kept.map((k) => k.score), [0.9, 0.7]);
+  const kept = nms(
+    [
+      { box: [0, 0, 10, 10], score: 0.9, classId: 0 },
+      { box: [1, 0, 11, 10], score: 0.8, classId: 0 },
+      { box: [1, 0, 11, 10], score: 0.7, classId: 1 },
+    ],
+    0.5,
+  );
+  assert.deepEqual(
+    kept.map((k) => k.score),
+    [0.9, 0.7],
+  );
 });

@@ -23,7 +23,11 @@ before(async () => {
   if (noData) return; // the only test is skipped: no server to start
   t = await startTestApp();
   files = createServer((req, res) => {
-    if (req.url === `/${PHOTO}.jpg`) { res.writeHead(200, { 'content-type': 'image/jpeg' }); res.end(photo); return; }
+    if (req.url === `/${PHOTO}.jpg`) {
+      res.writeHead(200, { 'content-type': 'image/jpeg' });
+      res.end(photo);
+      return;
+    }
     res.writeHead(404).end();
   });
   await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
@@ -48,7 +52,9 @@ function sameObjects(got: Obj[], want: Obj[], what: string): void {
   });
 }
 
-test('detect_objects answers the objects of POST /v1/vision/detect (URL and base64, both transports)', { skip: noData }, async (tt) => {
+test('detect_objects answers the objects of POST /v1/vision/detect (URL and base64, both transports)', {
+  skip: noData,
+}, async (tt) => {
   if (t.app.server.router.match('POST', '/v1/vision/detect').kind !== 'found') {
     tt.skip('POST /v1/vision/detect is not registered yet; re-run once the vision routes land');
     return;
@@ -60,9 +66,13 @@ test('detect_objects answers the objects of POST /v1/vision/detect (URL and base
   const rest = await api(t, '/v1/vision/detect', { method: 'POST', json: inputs.base64 });
   assert.equal(rest.status, 200, rest.text);
   const want: Obj[] = rest.body.objects;
-  assert.ok(want.some((o) => o.class === 'person'), `the photo shows people: ${rest.text}`);
+  assert.ok(
+    want.some((o) => o.class === 'person'),
+    `the photo shows people: ${rest.text}`,
+  );
 
-  const detectRows = async () => (await t.app.services.usage.events(t.projectId)).filter((e) => e.endpoint === '/v1/vision/detect').length;
+  const detectRows = async () =>
+    (await t.app.services.usage.events(t.projectId)).filter((e) => e.endpoint === '/v1/vision/detect').length;
   const rowsBefore = await detectRows();
   for (const kind of KINDS) {
     const c = await connect(t, kind);
@@ -70,25 +80,44 @@ test('detect_objects answers the objects of POST /v1/vision/detect (URL and base
       for (const [how, args] of Object.entries(inputs)) {
         const r = await c.client.callTool({ name: 'detect_objects', arguments: args });
         assert.ok(!r.isError, `${kind} ${how}: ${textOf(r)}`);
-        const sc = r.structuredContent as { objects: Obj[]; model: string; usage: { input_tokens: number; output_tokens: number } };
+        const sc = r.structuredContent as {
+          objects: Obj[];
+          model: string;
+          usage: { input_tokens: number; output_tokens: number };
+        };
         sameObjects(sc.objects, want, `${kind} ${how}`);
         assert.equal(sc.model, rest.body.model);
         assert.deepEqual(sc.usage, rest.body.usage);
         assert.match(textOf(r), /^Detected \d+ objects?: .*person/);
       }
       // The filter and threshold arguments reach the route.
-      const people = await c.client.callTool({ name: 'detect_objects', arguments: { ...inputs.base64, classes: ['person'], confidence_threshold: 0.6 } });
+      const people = await c.client.callTool({
+        name: 'detect_objects',
+        arguments: { ...inputs.base64, classes: ['person'], confidence_threshold: 0.6 },
+      });
       const objs = (people.structuredContent as { objects: Obj[] }).objects;
       assert.ok(objs.every((o) => o.class === 'person' && o.confidence >= 0.6));
-      sameObjects(objs, want.filter((o) => o.class === 'person' && o.confidence >= 0.6), `${kind} filtered`);
+      sameObjects(
+        objs,
+        want.filter((o) => o.class === 'person' && o.confidence >= 0.6),
+        `${kind} filtered`,
+      );
 
       // An image URL that cannot be fetched is a tool error with the REST message.
-      const missing = await c.client.callTool({ name: 'detect_objects', arguments: { image: `${filesUrl}/missing.jpg` } });
-      const restMissing = await api(t, '/v1/vision/detect', { method: 'POST', json: { image: `${filesUrl}/missing.jpg` } });
+      const missing = await c.client.callTool({
+        name: 'detect_objects',
+        arguments: { image: `${filesUrl}/missing.jpg` },
+      });
+      const restMissing = await api(t, '/v1/vision/detect', {
+        method: 'POST',
+        json: { image: `${filesUrl}/missing.jpg` },
+      });
       assert.equal(missing.isError, true);
       assert.equal(textOf(missing), restMissing.body.error.message);
-    } finally { await c.close(); }
+    } finally {
+      await c.close();
+    }
   }
   // Billed like REST: one ledger row per answered call (2 inputs + 1 filtered, per transport).
-  assert.equal(await detectRows() - rowsBefore, KINDS.length * 3);
+  assert.equal((await detectRows()) - rowsBefore, KINDS.length * 3);
 });

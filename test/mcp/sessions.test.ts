@@ -13,15 +13,32 @@ const MAX = 3;
 let t: TestApp;
 let otherKey: string;
 before(async () => {
-  t = await startTestApp({ SIGHTFLOW_MCP_SESSION_IDLE_MS: String(IDLE_MS), SIGHTFLOW_MCP_MAX_SESSIONS_PER_KEY: String(MAX) });
+  t = await startTestApp({
+    SIGHTFLOW_MCP_SESSION_IDLE_MS: String(IDLE_MS),
+    SIGHTFLOW_MCP_MAX_SESSIONS_PER_KEY: String(MAX),
+  });
   otherKey = (await t.app.services.projects.createKey(t.projectId, 'other')).key;
 });
-after(async () => { await t?.close(); });
-
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } };
-const initialize = (key: string) => fetch(`${t.url}/mcp`, {
-  method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(INIT),
+after(async () => {
+  await t?.close();
 });
+
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+};
+const initialize = (key: string) =>
+  fetch(`${t.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify(INIT),
+  });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('a key holds at most the configured number of sessions; 429 beyond, per key, freed by ending one', async () => {
@@ -31,10 +48,12 @@ test('a key holds at most the configured number of sessions; 429 beyond, per key
     const refused = await initialize(t.key);
     assert.equal(refused.status, 429);
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
-    const body = await refused.json() as any;
+    const body = (await refused.json()) as any;
     assert.deepEqual([body.error.type, body.error.code], ['rate_limit_error', 'too_many_sessions']);
     assert.match(body.error.message, new RegExp(`already has ${MAX} open MCP sessions`));
-    const sse = await fetch(`${t.url}/mcp`, { headers: { authorization: `Bearer ${t.key}`, accept: 'text/event-stream' } });
+    const sse = await fetch(`${t.url}/mcp`, {
+      headers: { authorization: `Bearer ${t.key}`, accept: 'text/event-stream' },
+    });
     assert.equal(sse.status, 429);
     await sse.body?.cancel();
 
@@ -67,12 +86,17 @@ test('idle sessions expire: the id answers 404 and a legacy stream ends; activit
   const idle = await connect(t, 'streamable-http');
   // A raw legacy stream (the SDK's EventSource would reconnect, opening a fresh session).
   const ac = new AbortController();
-  const res = await fetch(`${t.url}/mcp`, { headers: { authorization: `Bearer ${t.key}`, accept: 'text/event-stream' }, signal: ac.signal });
+  const res = await fetch(`${t.url}/mcp`, {
+    headers: { authorization: `Bearer ${t.key}`, accept: 'text/event-stream' },
+    signal: ac.signal,
+  });
   assert.equal(res.status, 200);
   const reader = res.body!.getReader();
   const first = Buffer.from((await reader.read()).value!).toString();
   const endpoint = /data: (\S+)/.exec(first)![1]!;
-  const streamEnded = (async () => { for (;;) if ((await reader.read()).done) return true; })();
+  const streamEnded = (async () => {
+    for (;;) if ((await reader.read()).done) return true;
+  })();
   try {
     // Calls every sixth of the idle time keep `active` open past the limit.
     const until = Date.now() + IDLE_MS * 2 + 1000;
@@ -81,9 +105,15 @@ test('idle sessions expire: the id answers 404 and a legacy stream ends; activit
       await sleep(IDLE_MS / 6);
     }
     await assert.rejects(idle.client.listTools(), /404|Session not found|session/i);
-    assert.equal(await Promise.race([streamEnded, sleep(5_000).then(() => false)]), true, 'the expired SSE stream ended');
+    assert.equal(
+      await Promise.race([streamEnded, sleep(5_000).then(() => false)]),
+      true,
+      'the expired SSE stream ended',
+    );
     const post = await fetch(t.url + endpoint, {
-      method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body: JSON.stringify(INIT),
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(INIT),
     });
     assert.equal(post.status, 404);
     assert.ok(!(await active.client.callTool({ name: 'get_project', arguments: {} })).isError);

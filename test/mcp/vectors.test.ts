@@ -7,8 +7,12 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { connect, KINDS, textOf } from '../helpers/mcp-clients.js';
 
 let t: TestApp;
-before(async () => { t = await startTestApp(); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startTestApp();
+});
+after(async () => {
+  await t?.close();
+});
 
 const DOCS = [
   { text: 'a red sports car parked on the street', metadata: { n: 1 } },
@@ -24,7 +28,10 @@ for (const kind of KINDS) {
     }
     const c = await connect(t, kind);
     try {
-      const created = await c.client.callTool({ name: 'create_collection', arguments: { name: `mcp-${kind}`, description: 'from MCP' } });
+      const created = await c.client.callTool({
+        name: 'create_collection',
+        arguments: { name: `mcp-${kind}`, description: 'from MCP' },
+      });
       assert.ok(!created.isError, textOf(created));
       const col = created.structuredContent as { id: string; name: string };
       assert.match(col.id, /^col_/);
@@ -53,7 +60,10 @@ for (const kind of KINDS) {
       assert.equal(results.length, 2);
       assert.match(textOf(found), /^2 results; best: item_/);
 
-      const bad = await c.client.callTool({ name: 'search_collection', arguments: { id: col.id, text: 'x', top_k: 0 } });
+      const bad = await c.client.callTool({
+        name: 'search_collection',
+        arguments: { id: col.id, text: 'x', top_k: 0 },
+      });
       assert.equal(bad.isError, true);
       assert.match(textOf(bad), /top_k/);
 
@@ -65,7 +75,11 @@ for (const kind of KINDS) {
         const r = await oc.client.callTool({ name: 'search_collection', arguments: { id: col.id, text: 'car' } });
         assert.equal(r.isError, true);
         assert.match(textOf(r), /No such collection/);
-      } finally { await oc.close(); }
-    } finally { await c.close(); }
+      } finally {
+        await oc.close();
+      }
+    } finally {
+      await c.close();
+    }
   });
 }

@@ -26,10 +26,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const kind of KINDS) {
   test(`${kind}: start a video task, poll it to success, read its results; cancel after success is a conflict`, async (tt) => {
-    if (!worker) { tt.skip('POST /v1/video/process is not registered yet; re-run once the video routes land'); return; }
+    if (!worker) {
+      tt.skip('POST /v1/video/process is not registered yet; re-run once the video routes land');
+      return;
+    }
     const c = await connect(t, kind);
     try {
-      const started = await c.client.callTool({ name: 'start_video_task', arguments: body(undefined, { model: 'mcp-test' }) });
+      const started = await c.client.callTool({
+        name: 'start_video_task',
+        arguments: body(undefined, { model: 'mcp-test' }),
+      });
       assert.ok(!started.isError, textOf(started));
       const task = started.structuredContent as { id: string; status: string; stream_url: string };
       assert.match(task.id, /^vt_/);
@@ -51,7 +57,10 @@ for (const kind of KINDS) {
       assert.deepEqual(rec, restRec.body);
 
       // A GET route's query parameters are tool arguments too.
-      const withReq = await c.client.callTool({ name: 'get_video_task', arguments: { id: task.id, include: 'request' } });
+      const withReq = await c.client.callTool({
+        name: 'get_video_task',
+        arguments: { id: task.id, include: 'request' },
+      });
       assert.equal((withReq.structuredContent as any).request?.model, 'mcp-test');
 
       const res = await c.client.callTool({ name: 'get_video_results', arguments: { id: task.id } });
@@ -73,6 +82,8 @@ for (const kind of KINDS) {
       const noId = await c.client.callTool({ name: 'get_video_task', arguments: {} });
       assert.equal(noId.isError, true);
       assert.match(textOf(noId), /\bid\b/);
-    } finally { await c.close(); }
+    } finally {
+      await c.close();
+    }
   });
 }

@@ -20,7 +20,8 @@ const sig = (img: RgbImage, box: number[]) => {
 const intersection = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + Math.min(v, b[i]), 0);
 
 test('a signature sums to 1, half per part; the same person matches fully, the swapped colours do not', () => {
-  const red: [number, number, number] = [220, 20, 20], blue: [number, number, number] = [20, 20, 220];
+  const red: [number, number, number] = [220, 20, 20],
+    blue: [number, number, number] = [20, 20, 220];
   const a = sig(twoTone(red, blue), [0, 0, 100, 200]);
   assert.ok(Math.abs(a.reduce((s, v) => s + v, 0) - 1) < 1e-5);
   assert.ok(Math.abs(a.slice(0, 64).reduce((s, v) => s + v, 0) - 0.5) < 1e-5);
@@ -38,5 +39,7 @@ test('a box partly or wholly outside the image reads only pixels inside it', () 
   // Writes only its own slice.
   const many = new Float32Array(3 * SIGNATURE_DIM).fill(-1);
   colourSignature(img, [0, 0, 100, 200], many, SIGNATURE_DIM);
-  assert.ok(many.slice(0, SIGNATURE_DIM).every((v) => v === -1) && many.slice(2 * SIGNATURE_DIM).every((v) => v === -1));
+  assert.ok(
+    many.slice(0, SIGNATURE_DIM).every((v) => v === -1) && many.slice(2 * SIGNATURE_DIM).every((v) => v === -1),
+  );
 });

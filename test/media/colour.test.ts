@@ -6,10 +6,22 @@ import { colorName, dominantColor } from '../../src/media/colour.js';
 
 test('colorName: the first rule a pixel meets names it', () => {
   const cases: [number, number, number, string][] = [
-    [0, 0, 0, 'black'], [40, 40, 45, 'black'], [255, 255, 255, 'white'], [230, 225, 220, 'white'],
-    [128, 128, 128, 'gray'], [200, 190, 185, 'gray'], [120, 70, 20, 'brown'], [255, 0, 0, 'red'],
-    [250, 10, 60, 'red'], [255, 140, 0, 'orange'], [255, 230, 0, 'yellow'], [0, 200, 0, 'green'],
-    [0, 200, 200, 'blue'], [0, 0, 255, 'blue'], [128, 0, 255, 'purple'], [255, 0, 200, 'pink'],
+    [0, 0, 0, 'black'],
+    [40, 40, 45, 'black'],
+    [255, 255, 255, 'white'],
+    [230, 225, 220, 'white'],
+    [128, 128, 128, 'gray'],
+    [200, 190, 185, 'gray'],
+    [120, 70, 20, 'brown'],
+    [255, 0, 0, 'red'],
+    [250, 10, 60, 'red'],
+    [255, 140, 0, 'orange'],
+    [255, 230, 0, 'yellow'],
+    [0, 200, 0, 'green'],
+    [0, 200, 200, 'blue'],
+    [0, 0, 255, 'blue'],
+    [128, 0, 255, 'purple'],
+    [255, 0, 200, 'pink'],
   ];
   for (const [r, g, b, name] of cases) assert.equal(colorName(r, g, b), name, `${r},${g},${b}`);
 });
@@ -28,7 +40,13 @@ test('dominantColor: the most common name in the middle of the box; a tie goes t
   const halves = image(100, 100, (x) => (x < 50 ? red : blue));
   assert.equal(dominantColor(halves, [0, 0, 100, 100]), 'red');
   // Mirrored, blue is seen first.
-  assert.equal(dominantColor(image(100, 100, (x) => (x < 50 ? blue : red)), [0, 0, 100, 100]), 'blue');
+  assert.equal(
+    dominantColor(
+      image(100, 100, (x) => (x < 50 ? blue : red)),
+      [0, 0, 100, 100],
+    ),
+    'blue',
+  );
   // A box mostly over the blue half.
   assert.equal(dominantColor(halves, [30, 0, 100, 100]), 'blue');
   // Too small a box has no colour.

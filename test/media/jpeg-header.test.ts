@@ -9,11 +9,20 @@ import sharp, { type Metadata } from 'sharp';
 import { isPlainJpeg, readJpegHeader, type JpegHeader } from '../../src/media/jpeg-header.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 
-function sharpVerdict(m: Metadata): Pick<JpegHeader, 'width' | 'height' | 'orientation' | 'icc'> & { components: number } {
+function sharpVerdict(
+  m: Metadata,
+): Pick<JpegHeader, 'width' | 'height' | 'orientation' | 'icc'> & { components: number } {
   const icc = m.icc;
   return {
-    width: m.width!, height: m.height!, components: m.channels!, orientation: m.orientation ?? 1,
-    icc: !icc ? 'none' : icc.length >= 56 && icc.toString('latin1', 48, 52) === 'IEC ' && icc.toString('latin1', 52, 56) === 'sRGB' ? 'srgb' : 'other',
+    width: m.width!,
+    height: m.height!,
+    components: m.channels!,
+    orientation: m.orientation ?? 1,
+    icc: !icc
+      ? 'none'
+      : icc.length >= 56 && icc.toString('latin1', 48, 52) === 'IEC ' && icc.toString('latin1', 52, 56) === 'sRGB'
+        ? 'srgb'
+        : 'other',
   };
 }
 
@@ -23,8 +32,11 @@ async function agrees(bytes: Buffer, what: string): Promise<JpegHeader | null> {
   return h;
 }
 
-async function made(opts: { grey?: boolean; progressive?: boolean; cmyk?: boolean; icc?: string; orientation?: number } = {}): Promise<Buffer> {
-  const width = 40, height = 24;
+async function made(
+  opts: { grey?: boolean; progressive?: boolean; cmyk?: boolean; icc?: string; orientation?: number } = {},
+): Promise<Buffer> {
+  const width = 40,
+    height = 24;
   const raw = Buffer.alloc(width * height * 3);
   for (let i = 0; i < raw.length; i++) raw[i] = (i * 37) & 255;
   let img = sharp(raw, { raw: { width, height, channels: 3 } });
@@ -37,10 +49,14 @@ async function made(opts: { grey?: boolean; progressive?: boolean; cmyk?: boolea
 
 test('made variants: read as sharp reads them, and plain exactly where no rotation or profile applies', async () => {
   const cases: Array<[string, Parameters<typeof made>[0], boolean]> = [
-    ['baseline', {}, true], ['progressive', { progressive: true }, true], ['grey', { grey: true }, true],
+    ['baseline', {}, true],
+    ['progressive', { progressive: true }, true],
+    ['grey', { grey: true }, true],
     // libvips' own sRGB profile is not the IEC61966-2.1 one by its header: sharp applies it (COCO's photos
     // carry the IEC one; the next test sees those read as plain).
-    ['libvips sRGB profile', { icc: 'srgb' }, false], ['P3 profile', { icc: 'p3' }, false], ['CMYK', { cmyk: true }, false],
+    ['libvips sRGB profile', { icc: 'srgb' }, false],
+    ['P3 profile', { icc: 'p3' }, false],
+    ['CMYK', { cmyk: true }, false],
     ['EXIF orientation 6', { orientation: 6 }, false],
   ];
   for (const [what, opts, plain] of cases) {
@@ -50,10 +66,13 @@ test('made variants: read as sharp reads them, and plain exactly where no rotati
   }
 });
 
-test('every COCO photo: the same size and verdict as sharp, and nearly all read without it', { skip: cocoSkip }, async () => {
+test('every COCO photo: the same size and verdict as sharp, and nearly all read without it', {
+  skip: cocoSkip,
+}, async () => {
   const dir = join(cocoDir(), 'images');
   const files = readdirSync(dir).filter((f) => f.endsWith('.jpg'));
-  let read = 0, srgb = 0;
+  let read = 0,
+    srgb = 0;
   for (const f of files) {
     const h = await agrees(readFileSync(join(dir, f)), f);
     if (h) read++;
@@ -77,8 +96,13 @@ function exif(order: 'II' | 'MM', orientation: number, type = 3): Buffer {
   t.write(order, 0, 'latin1');
   const w16 = (v: number, o: number) => (le ? t.writeUInt16LE(v, o) : t.writeUInt16BE(v, o));
   const w32 = (v: number, o: number) => (le ? t.writeUInt32LE(v, o) : t.writeUInt32BE(v, o));
-  w16(42, 2); w32(8, 4); w16(1, 8);
-  w16(0x0112, 10); w16(type, 12); w32(1, 14); w16(orientation, 18);
+  w16(42, 2);
+  w32(8, 4);
+  w16(1, 8);
+  w16(0x0112, 10);
+  w16(type, 12);
+  w32(1, 14);
+  w16(orientation, 18);
   return Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), t]);
 }
 
@@ -92,8 +116,16 @@ test('hand-built headers: both byte orders of EXIF; what it does not follow is l
   assert.ok(isPlainJpeg((await agrees(upright, 'orientation 1'))!), 'EXIF orientation 1 is plain');
   assert.equal(readJpegHeader(await withSegment(0xe1, exif('II', 3, 4))), null, 'orientation that is not a SHORT');
   assert.equal(readJpegHeader(await withSegment(0xe1, exif('II', 9))), null, 'orientation out of range');
-  assert.equal(readJpegHeader(await withSegment(0xe1, Buffer.from('Exif\0\0II*\0\xff\xff\xff\xff', 'latin1'))), null, 'IFD outside the data');
-  assert.equal(readJpegHeader(await withSegment(0xe1, exif('II', 1), await withSegment(0xe1, exif('II', 6)))), null, 'two EXIF segments');
+  assert.equal(
+    readJpegHeader(await withSegment(0xe1, Buffer.from('Exif\0\0II*\0\xff\xff\xff\xff', 'latin1'))),
+    null,
+    'IFD outside the data',
+  );
+  assert.equal(
+    readJpegHeader(await withSegment(0xe1, exif('II', 1), await withSegment(0xe1, exif('II', 6)))),
+    null,
+    'two EXIF segments',
+  );
   const iccTail = Buffer.concat([Buffer.from('ICC_PROFILE\0', 'latin1'), Buffer.from([2, 2]), Buffer.alloc(80)]);
   assert.equal(readJpegHeader(await withSegment(0xe2, iccTail)), null, 'an ICC profile without its first chunk');
   // A lossless frame (SOF3) instead of the baseline one.
@@ -105,7 +137,12 @@ test('hand-built headers: both byte orders of EXIF; what it does not follow is l
   // Fill bytes before a marker are allowed.
   const filled = Buffer.concat([base.subarray(0, 2), Buffer.from([0xff, 0xff]), base.subarray(2)]);
   assert.deepEqual(readJpegHeader(filled), readJpegHeader(base));
-  for (const junk of [Buffer.alloc(0), Buffer.from([0xff, 0xd8]), Buffer.from('not a jpeg'), Buffer.from([0xff, 0xd8, 0xff, 0xd9])]) {
+  for (const junk of [
+    Buffer.alloc(0),
+    Buffer.from([0xff, 0xd8]),
+    Buffer.from('not a jpeg'),
+    Buffer.from([0xff, 0xd8, 0xff, 0xd9]),
+  ]) {
     assert.equal(readJpegHeader(junk), null);
   }
 });
@@ -114,7 +151,7 @@ test('cut and mutated headers never throw; what it reads has a size and a known 
   const src = await made({ icc: 'srgb', orientation: 1 });
   const sos = src.indexOf(Buffer.from([0xff, 0xda]));
   let seed = 7;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   const inputs: Buffer[] = [];
   for (let n = 0; n <= sos + 4; n++) inputs.push(src.subarray(0, n));
   for (let k = 0; k < 3000; k++) {
@@ -127,7 +164,9 @@ test('cut and mutated headers never throw; what it reads has a size and a known 
     const h = readJpegHeader(b);
     if (!h) continue;
     read++;
-    assert.ok(h.width > 0 && h.height > 0 && [1, 3, 4].includes(h.components) && h.orientation >= 1 && h.orientation <= 8);
+    assert.ok(
+      h.width > 0 && h.height > 0 && [1, 3, 4].includes(h.components) && h.orientation >= 1 && h.orientation <= 8,
+    );
   }
   assert.ok(read > 0 && read < inputs.length, `read ${read} of ${inputs.length}`);
 });

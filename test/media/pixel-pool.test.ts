@@ -6,7 +6,8 @@ import { allSettled, PixelPool, releaseAfter } from '../../src/media/pixel-pool.
 
 test('take gives exactly the bytes asked for and reuses the smallest idle buffer that holds them', () => {
   const pool = new PixelPool(1000, 4000);
-  const a = pool.take(600)!, b = pool.take(300)!;
+  const a = pool.take(600)!,
+    b = pool.take(300)!;
   assert.deepEqual([a.length, b.length], [600, 300]);
   assert.notEqual(a.buffer, b.buffer);
   pool.give(a);
@@ -59,8 +60,17 @@ test('releaseAfter gives the pixels back when the work settles, resolved or reje
   for (const outcome of ['resolve', 'reject'] as const) {
     let released = 0;
     let settle!: () => void;
-    const work = new Promise<string>((res, rej) => { settle = () => (outcome === 'resolve' ? res('done') : rej(new Error('failed'))); });
-    const returned = releaseAfter({ release: () => { released++; } }, work);
+    const work = new Promise<string>((res, rej) => {
+      settle = () => (outcome === 'resolve' ? res('done') : rej(new Error('failed')));
+    });
+    const returned = releaseAfter(
+      {
+        release: () => {
+          released++;
+        },
+      },
+      work,
+    );
     assert.equal(returned, work);
     await new Promise((r) => setImmediate(r));
     assert.equal(released, 0, `${outcome}: not while the work runs`);
@@ -76,7 +86,15 @@ test('releaseAfter gives the pixels back when the work settles, resolved or reje
 test('allSettled waits for every branch, then gives the first failure in order or every value', async () => {
   assert.deepEqual(await allSettled([Promise.resolve(1), Promise.resolve('two')] as const), [1, 'two']);
   let slowDone = false;
-  const slow = new Promise<number>((r) => setTimeout(() => { slowDone = true; r(1); }, 30));
-  await assert.rejects(allSettled([slow, Promise.reject(new Error('first')), Promise.reject(new Error('second'))] as const), /first/);
+  const slow = new Promise<number>((r) =>
+    setTimeout(() => {
+      slowDone = true;
+      r(1);
+    }, 30),
+  );
+  await assert.rejects(
+    allSettled([slow, Promise.reject(new Error('first')), Promise.reject(new Error('second'))] as const),
+    /first/,
+  );
   assert.ok(slowDone, 'the failure came only after the slow branch ended');
 });

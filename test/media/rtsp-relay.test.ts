@@ -11,23 +11,38 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRtspRelay } from '../../src/media/rtsp-relay.js';
 
-async function server(onData: (s: net.Socket, data: Buffer) => void): Promise<{ srv: net.Server; port: number; got: Buffer[] }> {
+async function server(
+  onData: (s: net.Socket, data: Buffer) => void,
+): Promise<{ srv: net.Server; port: number; got: Buffer[] }> {
   const got: Buffer[] = [];
   const srv = net.createServer((s) => {
-    s.on('data', (d: Buffer) => { got.push(d); onData(s, d); });
+    s.on('data', (d: Buffer) => {
+      got.push(d);
+      onData(s, d);
+    });
     s.on('error', () => undefined);
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   return { srv, port: (srv.address() as AddressInfo).port, got };
 }
 
-async function talk(url: string, request: string, until: (b: Buffer) => boolean): Promise<{ bytes: Buffer; closed: boolean }> {
+async function talk(
+  url: string,
+  request: string,
+  until: (b: Buffer) => boolean,
+): Promise<{ bytes: Buffer; closed: boolean }> {
   const u = new URL(url);
   const c = net.connect({ host: u.hostname, port: Number(u.port) });
   let bytes = Buffer.alloc(0);
   return new Promise((resolve) => {
-    const done = (closed: boolean) => { c.destroy(); resolve({ bytes, closed }); };
-    c.on('data', (d: Buffer) => { bytes = Buffer.concat([bytes, d]); if (until(bytes)) done(false); });
+    const done = (closed: boolean) => {
+      c.destroy();
+      resolve({ bytes, closed });
+    };
+    c.on('data', (d: Buffer) => {
+      bytes = Buffer.concat([bytes, d]);
+      if (until(bytes)) done(false);
+    });
     c.on('close', () => done(true));
     c.on('error', () => undefined);
     c.write(request);
@@ -36,11 +51,18 @@ async function talk(url: string, request: string, until: (b: Buffer) => boolean)
 
 test('answers pass whole, then interleaved media passes as is; the client request reaches the server unchanged', async () => {
   const answer = 'RTSP/1.0 200 OK\r\nCSeq: 1\r\nContent-Length: 5\r\n\r\nhello';
-  const media = Buffer.concat([Buffer.from([0x24, 0, 0, 4]), Buffer.from('abcd'), Buffer.from('RTSP/1.0 302 Found\r\n\r\n')]);
+  const media = Buffer.concat([
+    Buffer.from([0x24, 0, 0, 4]),
+    Buffer.from('abcd'),
+    Buffer.from('RTSP/1.0 302 Found\r\n\r\n'),
+  ]);
   const { srv, port, got } = await server((s) => {
     // The answer in two TCP writes, then media; a 3xx after media started is data, not a redirect.
     s.write(answer.slice(0, 20));
-    setTimeout(() => { s.write(answer.slice(20)); s.write(media); }, 30);
+    setTimeout(() => {
+      s.write(answer.slice(20));
+      s.write(media);
+    }, 30);
   });
   const relay = await startRtspRelay(new URL(`rtsp://camera.test:${port}/live?x=1`), '127.0.0.1');
   try {
@@ -57,7 +79,9 @@ test('answers pass whole, then interleaved media passes as is; the client reques
 });
 
 test('a redirect before the media starts is never passed on: both connections are cut', async () => {
-  const { srv, port } = await server((s) => s.write('RTSP/1.0 301 Moved\r\nCSeq: 1\r\nLocation: rtsp://10.0.0.1/x\r\n\r\n'));
+  const { srv, port } = await server((s) =>
+    s.write('RTSP/1.0 301 Moved\r\nCSeq: 1\r\nLocation: rtsp://10.0.0.1/x\r\n\r\n'),
+  );
   const relay = await startRtspRelay(new URL(`rtsp://camera.test:${port}/live`), '127.0.0.1');
   try {
     const { bytes, closed } = await talk(relay.url, 'OPTIONS * RTSP/1.0\r\nCSeq: 1\r\n\r\n', () => false);
@@ -74,20 +98,42 @@ test('a redirect before the media starts is never passed on: both connections ar
 function selfSigned(name: string): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'sightflow-rtsps-'));
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${name}`,
-      '-addext', `subjectAltName=DNS:${name}`, '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${name}`,
+        '-addext',
+        `subjectAltName=DNS:${name}`,
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-test('rtsps: the relay is the TLS client (certificate checked for the URL\'s host), FFmpeg gets plain rtsp on loopback', async () => {
+test("rtsps: the relay is the TLS client (certificate checked for the URL's host), FFmpeg gets plain rtsp on loopback", async () => {
   const { key, cert } = selfSigned('camera.test');
   const answer = 'RTSP/1.0 200 OK\r\nCSeq: 1\r\n\r\n';
   const got: Buffer[] = [];
   const srv = tls.createServer({ key, cert }, (s) => {
-    s.on('data', (d: Buffer) => { got.push(d); s.write(answer); });
+    s.on('data', (d: Buffer) => {
+      got.push(d);
+      s.write(answer);
+    });
     s.on('error', () => undefined);
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));

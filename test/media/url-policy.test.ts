@@ -39,7 +39,11 @@ const fakeDns: Resolver = async (host) => {
 };
 
 const refused = (host: string, detail: string): UrlVerdict => ({ allowed: false, host, reason: 'refused', detail });
-const allowed = (host: string, addresses?: string[]): UrlVerdict => ({ allowed: true, host, ...(addresses ? { addresses } : {}) });
+const allowed = (host: string, addresses?: string[]): UrlVerdict => ({
+  allowed: true,
+  host,
+  ...(addresses ? { addresses } : {}),
+});
 
 /** [url, verdict under the strict policy]; every one of them is allowed with allowPrivate. */
 const CASES: Array<[string, UrlVerdict]> = [
@@ -63,9 +67,15 @@ const CASES: Array<[string, UrlVerdict]> = [
   ['http://[ff02::1]/a', refused('ff02::1', 'ff02::1 is multicast')],
   ['http://[::ffff:127.0.0.1]/a', refused('::ffff:7f00:1', '::ffff:7f00:1 is IPv4-mapped loopback')],
   ['http://[::ffff:10.0.0.1]/a', refused('::ffff:a00:1', '::ffff:a00:1 is IPv4-mapped private')],
-  ['http://[::ffff:169.254.169.254]/a', refused('::ffff:a9fe:a9fe', '::ffff:a9fe:a9fe is IPv4-mapped link-local / metadata')],
+  [
+    'http://[::ffff:169.254.169.254]/a',
+    refused('::ffff:a9fe:a9fe', '::ffff:a9fe:a9fe is IPv4-mapped link-local / metadata'),
+  ],
   ['http://intranet.example/a', refused('intranet.example', 'intranet.example resolves to 10.0.0.5 (private)')],
-  ['http://metadata.example/a', refused('metadata.example', 'metadata.example resolves to 169.254.169.254 (link-local / metadata)')],
+  [
+    'http://metadata.example/a',
+    refused('metadata.example', 'metadata.example resolves to 169.254.169.254 (link-local / metadata)'),
+  ],
   ['http://ula.example/a', refused('ula.example', 'ula.example resolves to fd00::5 (unique local (private))')],
   // One refused address is enough: whoever connects may pick any of them.
   ['https://mixed.example/a', refused('mixed.example', 'mixed.example resolves to 192.168.1.10 (private)')],
@@ -78,43 +88,81 @@ const CASES: Array<[string, UrlVerdict]> = [
 
 test('checkUrl refuses every non-public address class, literal or resolved', async () => {
   for (const [url, expected] of CASES) assert.deepEqual(await checkUrl(url, strict, fakeDns), expected, url);
-  assert.deepEqual(await checkUrl(new URL('http://[::1]:9/x'), strict, fakeDns), refused('::1', '::1 is loopback'), 'a URL object too');
+  assert.deepEqual(
+    await checkUrl(new URL('http://[::1]:9/x'), strict, fakeDns),
+    refused('::1', '::1 is loopback'),
+    'a URL object too',
+  );
 });
 
 test('a DNS failure or an empty answer is a denial: an address that cannot be checked is not allowed', async () => {
   const failed = await checkUrl('http://no-such.example/a', strict, fakeDns);
   assert.equal(failed.allowed, false);
-  assert.ok(!failed.allowed && failed.reason === 'unresolved' && failed.detail === 'could not resolve host no-such.example');
+  assert.ok(
+    !failed.allowed && failed.reason === 'unresolved' && failed.detail === 'could not resolve host no-such.example',
+  );
   assert.match(String((failed as { cause?: Error }).cause?.message), /ENOTFOUND no-such\.example/);
-  assert.deepEqual(await checkUrl('http://empty.example/a', strict, fakeDns),
-    { allowed: false, host: 'empty.example', reason: 'unresolved', detail: 'could not resolve host empty.example' });
+  assert.deepEqual(await checkUrl('http://empty.example/a', strict, fakeDns), {
+    allowed: false,
+    host: 'empty.example',
+    reason: 'unresolved',
+    detail: 'could not resolve host empty.example',
+  });
 });
 
 test('allowPrivate allows every address without asking DNS; allowAddresses lets exact addresses through', async () => {
   asked.length = 0;
   for (const [url, expected] of CASES) {
-    if (url.startsWith('ftp:')) assert.deepEqual(await checkUrl(url, open, fakeDns), expected, 'the scheme rule holds regardless');
+    if (url.startsWith('ftp:'))
+      assert.deepEqual(await checkUrl(url, open, fakeDns), expected, 'the scheme rule holds regardless');
     else assert.deepEqual(await checkUrl(url, open, fakeDns), allowed(expected.host), url);
   }
-  assert.deepEqual(await checkUrl('http://no-such.example/a', open, fakeDns), allowed('no-such.example'), 'resolution is left to the connection');
+  assert.deepEqual(
+    await checkUrl('http://no-such.example/a', open, fakeDns),
+    allowed('no-such.example'),
+    'resolution is left to the connection',
+  );
   assert.deepEqual(asked, []);
-  assert.deepEqual(await checkUrl('http://intranet.example/a', { allowPrivate: false, allowAddresses: ['10.0.0.5'] }, fakeDns), allowed('intranet.example', ['10.0.0.5']));
-  assert.deepEqual(await checkUrl('http://10.0.0.6/a', { allowPrivate: false, allowAddresses: ['10.0.0.5'] }, fakeDns), refused('10.0.0.6', '10.0.0.6 is private'));
+  assert.deepEqual(
+    await checkUrl('http://intranet.example/a', { allowPrivate: false, allowAddresses: ['10.0.0.5'] }, fakeDns),
+    allowed('intranet.example', ['10.0.0.5']),
+  );
+  assert.deepEqual(
+    await checkUrl('http://10.0.0.6/a', { allowPrivate: false, allowAddresses: ['10.0.0.5'] }, fakeDns),
+    refused('10.0.0.6', '10.0.0.6 is private'),
+  );
 });
 
 test('the real resolver: localhost resolves to loopback, a .invalid name does not resolve', async () => {
   const first = (await lookup('localhost', { all: true, verbatim: true }))[0]!.address;
   const local = await checkUrl('http://localhost:9/a', strict);
-  assert.ok(!local.allowed && local.reason === 'refused' && local.detail.startsWith(`localhost resolves to ${first} (`), JSON.stringify(local));
+  assert.ok(
+    !local.allowed && local.reason === 'refused' && local.detail.startsWith(`localhost resolves to ${first} (`),
+    JSON.stringify(local),
+  );
   const missing = await checkUrl('http://no-such-host.invalid/a', strict);
   assert.ok(!missing.allowed && missing.reason === 'unresolved', JSON.stringify(missing));
 });
 
 test('SIGHTFLOW_ALLOW_PRIVATE_URLS: true and 1 both mean true; another word stops the start', () => {
-  for (const [v, want] of [['true', true], ['1', true], ['false', false], ['0', false], ['', false], [undefined, false]] as const) {
-    assert.equal(loadConfig(v === undefined ? {} : { SIGHTFLOW_ALLOW_PRIVATE_URLS: v }).allowPrivateUrls, want, String(v));
+  for (const [v, want] of [
+    ['true', true],
+    ['1', true],
+    ['false', false],
+    ['0', false],
+    ['', false],
+    [undefined, false],
+  ] as const) {
+    assert.equal(
+      loadConfig(v === undefined ? {} : { SIGHTFLOW_ALLOW_PRIVATE_URLS: v }).allowPrivateUrls,
+      want,
+      String(v),
+    );
   }
-  assert.throws(() => loadConfig({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'yes' }), /SIGHTFLOW_ALLOW_PRIVATE_URLS must be one of true, false, 1, 0 \(got "yes"\)/);
+  assert.throws(
+    () => loadConfig({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'yes' }),
+    /SIGHTFLOW_ALLOW_PRIVATE_URLS must be one of true, false, 1, 0 \(got "yes"\)/,
+  );
 });
 
 // ---- the callers ----
@@ -125,7 +173,9 @@ const hits: string[] = [];
 const WAV = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('WAVE'), Buffer.alloc(32)]);
 
 before(async () => {
-  const png = await sharp({ create: { width: 4, height: 3, channels: 3, background: 'red' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 4, height: 3, channels: 3, background: 'red' } })
+    .png()
+    .toBuffer();
   server = http.createServer((req, res) => {
     hits.push(req.url ?? '');
     if (req.url === '/a.png') res.writeHead(200, { 'content-type': 'image/png' }).end(png);
@@ -142,9 +192,18 @@ after(async () => {
 });
 
 const DENIED_URLS = () => [
-  `http://127.0.0.1:${port}/a.png`, 'http://10.1.2.3/a', 'http://192.168.0.10/a', 'http://169.254.169.254/latest/meta-data/',
-  'http://100.64.0.1/a', 'http://224.0.0.1/a', `http://[::1]:${port}/a`, 'http://[fd00::1]/a', 'http://[fe80::1]/a',
-  'http://[::ffff:127.0.0.1]/a', `http://localhost:${port}/a.png`, 'http://no-such-host.invalid/a',
+  `http://127.0.0.1:${port}/a.png`,
+  'http://10.1.2.3/a',
+  'http://192.168.0.10/a',
+  'http://169.254.169.254/latest/meta-data/',
+  'http://100.64.0.1/a',
+  'http://224.0.0.1/a',
+  `http://[::1]:${port}/a`,
+  'http://[fd00::1]/a',
+  'http://[fe80::1]/a',
+  'http://[::ffff:127.0.0.1]/a',
+  `http://localhost:${port}/a.png`,
+  'http://no-such-host.invalid/a',
 ];
 
 async function caught(p: Promise<unknown>): Promise<unknown> {
@@ -159,14 +218,25 @@ async function caught(p: Promise<unknown>): Promise<unknown> {
 /** The API error every media input gives for a denial: the code by reason, the message worded for the field. */
 function expectedError(v: Extract<UrlVerdict, { allowed: false }>, param: string, media: string) {
   return v.reason === 'refused'
-    ? { type: 'invalid_request_error', code: 'url_not_allowed', message: `The URL points to a private, loopback or link-local address, which is not allowed: ${v.detail}`, param }
-    : { type: 'invalid_request_error', code: 'image_fetch_failed', message: `The ${media} URL could not be fetched: ${v.detail}`, param };
+    ? {
+        type: 'invalid_request_error',
+        code: 'url_not_allowed',
+        message: `The URL points to a private, loopback or link-local address, which is not allowed: ${v.detail}`,
+        param,
+      }
+    : {
+        type: 'invalid_request_error',
+        code: 'image_fetch_failed',
+        message: `The ${media} URL could not be fetched: ${v.detail}`,
+        param,
+      };
 }
 
 test('image, audio and video callers deny the same URLs with the same reason', async () => {
   // Denied before the store is touched, so the video submit path needs no database here.
   const services = { config: { allowPrivateUrls: false, urlPolicy: strict } } as unknown as Services;
-  const videoBody = (url: string) => ({ input: [{ type: 'video_url', url }], steps: [{ model: 'detect' }] }) as unknown as ProcessBody;
+  const videoBody = (url: string) =>
+    ({ input: [{ type: 'video_url', url }], steps: [{ model: 'detect' }] }) as unknown as ProcessBody;
   const seen = hits.length;
   for (const url of DENIED_URLS()) {
     const v = await checkUrl(url, strict);
@@ -187,7 +257,11 @@ test('image, audio and video callers deny the same URLs with the same reason', a
       assert.ok(worker instanceof ApiError, `${url}: ${String(worker)}`);
       assert.deepEqual(worker.toBody().error, expectedError(v, 'input[0].url', 'video'), url);
     } else {
-      assert.ok(worker instanceof ProviderError && worker.message.startsWith(`The video URL's host ${v.host} could not be resolved`), String(worker));
+      assert.ok(
+        worker instanceof ProviderError &&
+          worker.message.startsWith(`The video URL's host ${v.host} could not be resolved`),
+        String(worker),
+      );
     }
   }
   assert.equal(hits.length, seen, 'no denied URL was contacted');
@@ -196,7 +270,9 @@ test('image, audio and video callers deny the same URLs with the same reason', a
 test('with allow-private on, image, audio and video callers all accept a loopback URL', async () => {
   const img = await loadImage(parseImageInput({ image: `http://127.0.0.1:${port}/a.png` }), { allowPrivate: true });
   assert.deepEqual([img.width, img.height], [4, 3]);
-  const audio = await loadContent(parseContent({ audio: `http://localhost:${port}/a.wav` }, 'items[0].'), { allowPrivate: true });
+  const audio = await loadContent(parseContent({ audio: `http://localhost:${port}/a.wav` }, 'items[0].'), {
+    allowPrivate: true,
+  });
   assert.deepEqual(audio.blob?.bytes, WAV);
   await checkVideoUrl(`http://127.0.0.1:${port}/a.mp4`, true);
   await checkVideoUrl(`http://localhost:${port}/a.mp4`, true);
@@ -205,30 +281,65 @@ test('with allow-private on, image, audio and video callers all accept a loopbac
 test('an allowed host name is fetched from the addresses checkUrl vetted', async () => {
   // The test server plays a public host: exactly the addresses localhost resolves to are allowed.
   const addresses = (await lookup('localhost', { all: true, verbatim: true })).map((a) => a.address);
-  const img = await loadImage(parseImageInput({ image: `http://localhost:${port}/a.png` }), { allowPrivate: false, allowAddresses: addresses });
+  const img = await loadImage(parseImageInput({ image: `http://localhost:${port}/a.png` }), {
+    allowPrivate: false,
+    allowAddresses: addresses,
+  });
   assert.deepEqual([img.format, img.width], ['png', 4]);
 });
 
 test('SIGHTFLOW_URL_ALLOW lets blocks through the default deny list; SIGHTFLOW_URL_DENY always wins; bad CIDRs stop the start', async () => {
-  const c = loadConfig({ SIGHTFLOW_URL_ALLOW: '10.0.0.0/8, fd00::/8,127.0.0.1', SIGHTFLOW_URL_DENY: '10.9.0.0/16,8.8.8.8' });
+  const c = loadConfig({
+    SIGHTFLOW_URL_ALLOW: '10.0.0.0/8, fd00::/8,127.0.0.1',
+    SIGHTFLOW_URL_DENY: '10.9.0.0/16,8.8.8.8',
+  });
   const p = c.urlPolicy;
   assert.equal(p.allowPrivate, false);
-  assert.deepEqual(p.allow?.map((b) => b.text), ['10.0.0.0/8', 'fd00::/8', '127.0.0.1']);
+  assert.deepEqual(
+    p.allow?.map((b) => b.text),
+    ['10.0.0.0/8', 'fd00::/8', '127.0.0.1'],
+  );
   assert.deepEqual(await checkUrl('http://10.1.2.3/a', p, fakeDns), allowed('10.1.2.3', ['10.1.2.3']));
   assert.deepEqual(await checkUrl('http://intranet.example/a', p, fakeDns), allowed('intranet.example', ['10.0.0.5']));
   assert.deepEqual(await checkUrl('http://ula.example/a', p, fakeDns), allowed('ula.example', ['fd00::5']));
   assert.deepEqual(await checkUrl('http://127.0.0.1/a', p, fakeDns), allowed('127.0.0.1', ['127.0.0.1']));
   assert.deepEqual(await checkUrl('http://127.0.0.2/a', p, fakeDns), refused('127.0.0.2', '127.0.0.2 is loopback'));
   // An IPv4-mapped address is the IPv4 address for both lists.
-  assert.deepEqual(await checkUrl('http://[::ffff:10.1.2.3]/a', p, fakeDns), allowed('::ffff:a01:203', ['::ffff:a01:203']));
-  assert.deepEqual(await checkUrl('http://10.9.1.1/a', p, fakeDns), refused('10.9.1.1', '10.9.1.1 is denied by SIGHTFLOW_URL_DENY 10.9.0.0/16'));
-  assert.deepEqual(await checkUrl('http://8.8.8.8/a', p, fakeDns), refused('8.8.8.8', '8.8.8.8 is denied by SIGHTFLOW_URL_DENY 8.8.8.8'));
+  assert.deepEqual(
+    await checkUrl('http://[::ffff:10.1.2.3]/a', p, fakeDns),
+    allowed('::ffff:a01:203', ['::ffff:a01:203']),
+  );
+  assert.deepEqual(
+    await checkUrl('http://10.9.1.1/a', p, fakeDns),
+    refused('10.9.1.1', '10.9.1.1 is denied by SIGHTFLOW_URL_DENY 10.9.0.0/16'),
+  );
+  assert.deepEqual(
+    await checkUrl('http://8.8.8.8/a', p, fakeDns),
+    refused('8.8.8.8', '8.8.8.8 is denied by SIGHTFLOW_URL_DENY 8.8.8.8'),
+  );
   // Deny holds with allow-private too, so the host is resolved to apply it.
   const open = loadConfig({ SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true', SIGHTFLOW_URL_DENY: '169.254.0.0/16' }).urlPolicy;
-  assert.deepEqual(await checkUrl('http://intranet.example/a', open, fakeDns), allowed('intranet.example', ['10.0.0.5']));
-  assert.deepEqual(await checkUrl('http://metadata.example/a', open, fakeDns),
-    refused('metadata.example', 'metadata.example resolves to 169.254.169.254 (denied by SIGHTFLOW_URL_DENY 169.254.0.0/16)'));
-  for (const [name, value] of [['SIGHTFLOW_URL_ALLOW', '10.0.0.0/33'], ['SIGHTFLOW_URL_DENY', 'example.com'], ['SIGHTFLOW_URL_ALLOW', '10.0.0.0/']]) {
-    assert.throws(() => loadConfig({ [name!]: value }), (e: Error) => e.message.startsWith(`invalid configuration: ${name} must be a comma-separated list of CIDR blocks`), `${name}=${value}`);
+  assert.deepEqual(
+    await checkUrl('http://intranet.example/a', open, fakeDns),
+    allowed('intranet.example', ['10.0.0.5']),
+  );
+  assert.deepEqual(
+    await checkUrl('http://metadata.example/a', open, fakeDns),
+    refused(
+      'metadata.example',
+      'metadata.example resolves to 169.254.169.254 (denied by SIGHTFLOW_URL_DENY 169.254.0.0/16)',
+    ),
+  );
+  for (const [name, value] of [
+    ['SIGHTFLOW_URL_ALLOW', '10.0.0.0/33'],
+    ['SIGHTFLOW_URL_DENY', 'example.com'],
+    ['SIGHTFLOW_URL_ALLOW', '10.0.0.0/'],
+  ]) {
+    assert.throws(
+      () => loadConfig({ [name!]: value }),
+      (e: Error) =>
+        e.message.startsWith(`invalid configuration: ${name} must be a comma-separated list of CIDR blocks`),
+      `${name}=${value}`,
+    );
   }
 });

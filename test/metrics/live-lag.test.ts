@@ -47,7 +47,7 @@ async function readTimed(id: string): Promise<Array<{ chunk: any; at: number }>>
   return out.filter((x) => x.chunk.finish_reason === null);
 }
 
-test('live lag: the histogram\'s p95 is the chunks\' own p95 within 50 ms', { skip, timeout: 120_000 }, async () => {
+test("live lag: the histogram's p95 is the chunks' own p95 within 50 ms", { skip, timeout: 120_000 }, async () => {
   const id = await createTask(t, peopleTask(rtsp.url, { max_frames: 12, sampling: { mode: 'fps', value: 2 } }));
   const frames = await readTimed(id);
   const done = await waitStatus(t, id, ['succeeded', 'failed'], 60_000);
@@ -58,11 +58,15 @@ test('live lag: the histogram\'s p95 is the chunks\' own p95 within 50 ms', { sk
   // The nearest-rank p95 of the chunks, and the histogram's p95 as histogram_quantile interpolates it.
   const own = lags[Math.ceil(0.95 * lags.length) - 1]!;
   const samples = parseExposition((await scrape(t.app.metricsPort!)).text);
-  const buckets = samples.filter((s) => s.name === 'sightflow_video_live_lag_seconds_bucket')
+  const buckets = samples
+    .filter((s) => s.name === 'sightflow_video_live_lag_seconds_bucket')
     .map((s) => ({ le: s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), count: s.value }));
   assert.equal(sampleSum(samples, 'sightflow_video_live_lag_seconds_count'), 12);
   const fromMetric = histogramQuantile(0.95, buckets);
-  assert.ok(Math.abs(fromMetric - own) <= 0.05, `p95 from the histogram ${fromMetric.toFixed(3)} s, from the chunks ${own.toFixed(3)} s (lags ${lags.map((l) => l.toFixed(3)).join(' ')})`);
+  assert.ok(
+    Math.abs(fromMetric - own) <= 0.05,
+    `p95 from the histogram ${fromMetric.toFixed(3)} s, from the chunks ${own.toFixed(3)} s (lags ${lags.map((l) => l.toFixed(3)).join(' ')})`,
+  );
   const r = await api(t, `/v1/video/tasks/${id}`);
   assert.equal(r.body.usage.processed_frames, 12);
 });

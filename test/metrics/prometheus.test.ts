@@ -27,19 +27,34 @@ after(async () => {
   await t?.close();
 });
 
-const png = async () => (await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 200, g: 120, b: 40 } } }).png().toBuffer()).toString('base64');
+const png = async () =>
+  (
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 200, g: 120, b: 40 } } })
+      .png()
+      .toBuffer()
+  ).toString('base64');
 
 /** A cheap video task (no model runs: a feature step with nothing selected) for `key`; its terminal chunk. */
 async function videoTask(key: string, maxFrames: number): Promise<any> {
   const data = readFileSync(await h264Clip()).toString('base64');
-  const created = await api(t, '/v1/video/process', { method: 'POST', key,
-    json: { input: [{ type: 'video_base64', data, sampling: { mode: 'fps', value: 2 }, max_frames: maxFrames }], steps: [{ model: 'feature' }] } });
+  const created = await api(t, '/v1/video/process', {
+    method: 'POST',
+    key,
+    json: {
+      input: [{ type: 'video_base64', data, sampling: { mode: 'fps', value: 2 }, max_frames: maxFrames }],
+      steps: [{ model: 'feature' }],
+    },
+  });
   assert.equal(created.status, 202, created.text);
   const id = created.body.id as string;
-  await waitFor(`task ${id}`, async () => {
-    const r = await api(t, `/v1/video/tasks/${id}`, { key });
-    return ['succeeded', 'failed', 'cancelled'].includes(r.body?.status) ? r.body : null;
-  }, 60_000);
+  await waitFor(
+    `task ${id}`,
+    async () => {
+      const r = await api(t, `/v1/video/tasks/${id}`, { key });
+      return ['succeeded', 'failed', 'cancelled'].includes(r.body?.status) ? r.body : null;
+    },
+    60_000,
+  );
   const stream = await api(t, `/v1/video/tasks/${id}/stream`, { key });
   const last = chunksOf(Buffer.from(stream.text)).at(-1);
   assert.equal(last.finish_reason, 'max_frames', stream.text.slice(-500));
@@ -54,9 +69,13 @@ async function usageTotals(projectId: string): Promise<Record<string, number>> {
   return out;
 }
 
-test('Prometheus scrapes it: requests per route, a model\'s inferences, a task\'s frames and usage per project are what was sent', { skip, timeout: 120_000 }, async () => {
+test("Prometheus scrapes it: requests per route, a model's inferences, a task's frames and usage per project are what was sent", {
+  skip,
+  timeout: 120_000,
+}, async () => {
   // Body bytes as the client saw them: each reply's text, each request's JSON text.
-  let projectBytesOut = 0, detectBytesIn = 0;
+  let projectBytesOut = 0,
+    detectBytesIn = 0;
   for (let i = 0; i < 7; i++) {
     const r = await api(t, '/v1/project');
     assert.equal(r.status, 200);
@@ -74,13 +93,20 @@ test('Prometheus scrapes it: requests per route, a model\'s inferences, a task\'
   // discovery waits about 5 s).
   assert.equal(await prom.settle('up{job="sightflow"}', 1), 1, 'Prometheus scrapes the metrics port');
 
-  const requests = (route: string, status: number) => `sum(sightflow_http_requests_total{route="${route}",status="${status}"})`;
+  const requests = (route: string, status: number) =>
+    `sum(sightflow_http_requests_total{route="${route}",status="${status}"})`;
   assert.equal(await prom.settle(requests('/v1/project', 200), 7), 7);
   assert.equal(await prom.settle(requests('/v1/video/tasks/:id', 404), 3), 3);
   assert.equal(await prom.settle(requests('/v1/vision/detect', 200), 2), 2);
   assert.equal(await prom.settle('sum(sightflow_http_request_duration_seconds_count{route="/v1/project"})', 7), 7);
-  assert.equal(await prom.settle('sum(sightflow_http_response_body_bytes_total{route="/v1/project"})', projectBytesOut), projectBytesOut);
-  assert.equal(await prom.settle('sum(sightflow_http_request_body_bytes_total{route="/v1/vision/detect"})', detectBytesIn), detectBytesIn);
+  assert.equal(
+    await prom.settle('sum(sightflow_http_response_body_bytes_total{route="/v1/project"})', projectBytesOut),
+    projectBytesOut,
+  );
+  assert.equal(
+    await prom.settle('sum(sightflow_http_request_body_bytes_total{route="/v1/vision/detect"})', detectBytesIn),
+    detectBytesIn,
+  );
 
   // The detector's inference count is the serving counter GET /v1/models/:id shows, one run per image.
   const model = await api(t, '/v1/models/centernet-coco');
@@ -92,8 +118,14 @@ test('Prometheus scrapes it: requests per route, a model\'s inferences, a task\'
 
   // The task's frames: processed as archived, decoded and dropped as its terminal chunk's usage says.
   assert.equal(await prom.settle('sightflow_video_frames_total{stage="processed"}', 6), 6);
-  assert.equal(await prom.settle('sightflow_video_frames_total{stage="decoded"}', last.usage.decoded_frames), last.usage.decoded_frames);
-  assert.equal(await prom.settle('sightflow_video_frames_total{stage="dropped"}', last.usage.dropped_frames), last.usage.dropped_frames);
+  assert.equal(
+    await prom.settle('sightflow_video_frames_total{stage="decoded"}', last.usage.decoded_frames),
+    last.usage.decoded_frames,
+  );
+  assert.equal(
+    await prom.settle('sightflow_video_frames_total{stage="dropped"}', last.usage.dropped_frames),
+    last.usage.dropped_frames,
+  );
   assert.equal(await prom.settle('sightflow_video_tasks_finished_total{status="succeeded"}', 1), 1);
 
   const usage = await usageTotals(t.projectId);
@@ -111,11 +143,15 @@ test('Prometheus scrapes it: requests per route, a model\'s inferences, a task\'
   // Every name carries the prefix; no label holds an id, key or URL.
   for (const s of parseExposition(text)) {
     assert.match(s.name, /^sightflow_/);
-    for (const v of Object.values(s.labels)) assert.doesNotMatch(v, /^(vt_|sk_sf_|https?:)|\/vt_/, `${s.name} ${JSON.stringify(s.labels)}`);
+    for (const v of Object.values(s.labels))
+      assert.doesNotMatch(v, /^(vt_|sk_sf_|https?:)|\/vt_/, `${s.name} ${JSON.stringify(s.labels)}`);
   }
 });
 
-test('after a run over three projects (vision, video, vectors) the usage counters equal each project\'s usage report', { skip, timeout: 120_000 }, async () => {
+test("after a run over three projects (vision, video, vectors) the usage counters equal each project's usage report", {
+  skip,
+  timeout: 120_000,
+}, async () => {
   const project = async (name: string) => {
     const p = await admin(t, '/admin/v1/projects', { method: 'POST', json: { name } });
     assert.equal(p.status, 201, p.text);
@@ -126,25 +162,59 @@ test('after a run over three projects (vision, video, vectors) the usage counter
   const [vision, video, vectors] = [await project('vision'), await project('video'), await project('vectors')];
 
   const image_base64 = await png();
-  assert.equal((await api(t, '/v1/vision/detect', { method: 'POST', key: vision.key, json: { image_base64 } })).status, 200);
-  assert.equal((await api(t, '/v1/vision/ocr', { method: 'POST', key: vision.key, json: { image_base64 } })).status, 200);
-  assert.equal((await api(t, '/v1/vision/describe', { method: 'POST', key: vision.key, json: { image_base64, prompt: 'What is it?' } })).status, 200);
+  assert.equal(
+    (await api(t, '/v1/vision/detect', { method: 'POST', key: vision.key, json: { image_base64 } })).status,
+    200,
+  );
+  assert.equal(
+    (await api(t, '/v1/vision/ocr', { method: 'POST', key: vision.key, json: { image_base64 } })).status,
+    200,
+  );
+  assert.equal(
+    (
+      await api(t, '/v1/vision/describe', {
+        method: 'POST',
+        key: vision.key,
+        json: { image_base64, prompt: 'What is it?' },
+      })
+    ).status,
+    200,
+  );
 
   await videoTask(video.key, 4);
 
   const c = await api(t, '/v1/vectors/collections', { method: 'POST', key: vectors.key, json: { name: 'notes' } });
   assert.equal(c.status, 201, c.text);
-  const items = ['a red bicycle', 'two cats on a sofa', 'the harbour at night'].map((text, i) => ({ text, metadata: { n: i } }));
-  const ix = await api(t, `/v1/vectors/collections/${c.body.id}/index`, { method: 'POST', key: vectors.key, json: { items } });
+  const items = ['a red bicycle', 'two cats on a sofa', 'the harbour at night'].map((text, i) => ({
+    text,
+    metadata: { n: i },
+  }));
+  const ix = await api(t, `/v1/vectors/collections/${c.body.id}/index`, {
+    method: 'POST',
+    key: vectors.key,
+    json: { items },
+  });
   assert.equal(ix.status, 200, ix.text);
   for (const q of ['bicycle', 'cat']) {
-    const s = await api(t, `/v1/vectors/collections/${c.body.id}/search`, { method: 'POST', key: vectors.key, json: { text: q, top_k: 2 } });
+    const s = await api(t, `/v1/vectors/collections/${c.body.id}/search`, {
+      method: 'POST',
+      key: vectors.key,
+      json: { text: q, top_k: 2 },
+    });
     assert.equal(s.status, 200, s.text);
   }
-  const f = await api(t, `/v1/vectors/collections/${c.body.id}/search`, { method: 'POST', key: vectors.key, json: { text: 'cat', top_k: 2, filter: { n: { $eq: 1 } } } });
+  const f = await api(t, `/v1/vectors/collections/${c.body.id}/search`, {
+    method: 'POST',
+    key: vectors.key,
+    json: { text: 'cat', top_k: 2, filter: { n: { $eq: 1 } } },
+  });
   assert.equal(f.status, 200, f.text);
 
-  const reports = { vision: await usageTotals(vision.id), video: await usageTotals(video.id), vectors: await usageTotals(vectors.id) };
+  const reports = {
+    vision: await usageTotals(vision.id),
+    video: await usageTotals(video.id),
+    vectors: await usageTotals(vectors.id),
+  };
   assert.equal(reports.vision.requests, 3);
   assert.ok(reports.video.frames === 4 && reports.vectors.input_tokens > 0, JSON.stringify(reports));
   const samples = parseExposition((await scrape(t.app.metricsPort!)).text);
@@ -152,7 +222,11 @@ test('after a run over three projects (vision, video, vectors) the usage counter
     const report = reports[name as keyof typeof reports];
     for (const [kind, n] of Object.entries(report)) {
       assert.equal(sampleSum(samples, 'sightflow_usage_units_total', { project: p.id, kind }), n, `${name} ${kind}`);
-      assert.equal(await prom.settle(`sightflow_usage_units_total{project="${p.id}",kind="${kind}"}`, n), n, `${name} ${kind} in Prometheus`);
+      assert.equal(
+        await prom.settle(`sightflow_usage_units_total{project="${p.id}",kind="${kind}"}`, n),
+        n,
+        `${name} ${kind} in Prometheus`,
+      );
     }
   }
   // The vector searches by plan: two without a filter (graph), one filtered over one matching item (exact).

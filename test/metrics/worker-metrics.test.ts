@@ -11,20 +11,34 @@ import { createInterface } from 'node:readline';
 import { MAIN, NODE_ARGS } from '../helpers/cli.js';
 import { parseExposition, sampleSum } from '../helpers/metrics-text.js';
 
-test('sightflow worker: GET /metrics on the metrics port, 404 and 405 otherwise, closed on SIGTERM', { timeout: 120_000 }, async () => {
+test('sightflow worker: GET /metrics on the metrics port, 404 and 405 otherwise, closed on SIGTERM', {
+  timeout: 120_000,
+}, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-worker-metrics-'));
   const child = spawn(process.execPath, [...NODE_ARGS, MAIN, 'worker', '--data-dir', dataDir], {
-    env: { ...process.env, SIGHTFLOW_LOG_LEVEL: 'info', SIGHTFLOW_METRICS_PORT: '0', SIGHTFLOW_METRICS_HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      SIGHTFLOW_LOG_LEVEL: 'info',
+      SIGHTFLOW_METRICS_PORT: '0',
+      SIGHTFLOW_METRICS_HOST: '127.0.0.1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (d) => { stderr += d; });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
   const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
   try {
     const port = await new Promise<number>((resolve, reject) => {
       let metricsPort = 0;
       createInterface({ input: child.stdout! }).on('line', (line) => {
         let j: { msg?: string; metricsPort?: number };
-        try { j = JSON.parse(line); } catch { return; }
+        try {
+          j = JSON.parse(line);
+        } catch {
+          return;
+        }
         if (j.msg === 'metrics listening') metricsPort = j.metricsPort!;
         if (j.msg === 'sightflow worker running') resolve(metricsPort);
       });

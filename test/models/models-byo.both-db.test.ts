@@ -22,7 +22,6 @@ const SHA256 = {
   'yolo11n-int8-320': '5ea9b19c6c4d89041175fd2d4f9d2e1581d16f37b817021d547278fc5e2f2b58',
 } as const;
 
-
 async function until<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
@@ -33,31 +32,48 @@ async function until<T>(what: string, ms: number, fn: () => Promise<T | undefine
   }
 }
 
-test('sightflow models add: real YOLO exports, added while a server runs, served without a restart', { skip, timeout: 240_000 }, async (t) => {
+test('sightflow models add: real YOLO exports, added while a server runs, served without a restart', {
+  skip,
+  timeout: 240_000,
+}, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'sightflow-byo-'));
   const modelsDir = await modelsDirWithBuiltins(t);
   const ids = ['yolov8n-int8', 'yolo11n-int8-320'];
   t.after(() => rm(dir, { recursive: true, force: true }));
   const env = { SIGHTFLOW_MODELS_DIR: modelsDir, SIGHTFLOW_MODELS_SYNC_MS: '250', SIGHTFLOW_ADMIN_TOKEN: 'byo-admin' };
   const server = await serve(['--data-dir', dir], env);
-  t.after(async () => { server.child.kill('SIGTERM'); await server.exited; });
+  t.after(async () => {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  });
   const key = /API key (\S+)/.exec(server.lines.join('\n'))?.[1];
   assert.ok(key, 'bootstrap key printed');
   const get = async (id: string) => {
-    const res = await fetch(`http://127.0.0.1:${server.port}/v1/models/${id}`, { headers: { authorization: `Bearer ${key}` } });
-    return { status: res.status, body: await res.json() as any };
+    const res = await fetch(`http://127.0.0.1:${server.port}/v1/models/${id}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    return { status: res.status, body: (await res.json()) as any };
   };
 
-  for (const [name, id, size] of [['yolov8n-int8', ids[0], 640], ['yolo11n-int8-320', ids[1], 320]] as const) {
+  for (const [name, id, size] of [
+    ['yolov8n-int8', ids[0], 640],
+    ['yolo11n-int8-320', ids[1], 320],
+  ] as const) {
     assert.equal((await get(id)).status, 404);
     const r = await runCli(['models', 'add', byoModelPath(name), '--id', id, '--data-dir', dir, '--json'], env);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
     assert.equal(out.sha256, SHA256[name]);
     // The astronaut photo: a person, found by both exports.
-    assert.ok(out.check.objects.some((o: { class: string; confidence: number }) => o.class === 'person' && o.confidence > 0.5), JSON.stringify(out.check));
+    assert.ok(
+      out.check.objects.some((o: { class: string; confidence: number }) => o.class === 'person' && o.confidence > 0.5),
+      JSON.stringify(out.check),
+    );
     t.diagnostic(`${name}: ${out.check.summary}`);
-    const served = await until(`${id} served`, 5000, async () => { const g = await get(id); return g.status === 200 ? g.body : undefined; });
+    const served = await until(`${id} served`, 5000, async () => {
+      const g = await get(id);
+      return g.status === 200 ? g.body : undefined;
+    });
     assert.equal(served.sha256, SHA256[name]);
     assert.equal(served.prepared, true);
     assert.equal(served.task, 'detect');
@@ -67,7 +83,8 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
     assert.deepEqual(served.input_size, [size, size]);
     // Served: a detect request naming it finds the astronaut.
     const det: Response = await fetch(`http://127.0.0.1:${server.port}/v1/vision/detect`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ image_base64: sample, model: id }),
     });
     assert.equal(det.status, 200);
@@ -80,10 +97,32 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
 
   // A one-class export with its own labels and serving settings: preloaded by the server on sight, on cpu after
   // an honest warning about cuda (this host has no GPU).
-  const face = await runCli(['models', 'add', byoModelPath('yolo11n-face-int8'), '--id', 'faces', '--labels', 'face', '--preload',
-    '--idle-unload-s', '600', '--providers', 'cuda,cpu', '--queue-depth', '4', '--data-dir', dir], env);
+  const face = await runCli(
+    [
+      'models',
+      'add',
+      byoModelPath('yolo11n-face-int8'),
+      '--id',
+      'faces',
+      '--labels',
+      'face',
+      '--preload',
+      '--idle-unload-s',
+      '600',
+      '--providers',
+      'cuda,cpu',
+      '--queue-depth',
+      '4',
+      '--data-dir',
+      dir,
+    ],
+    env,
+  );
   assert.equal(face.code, 0, face.stderr);
-  assert.match(face.stderr, /warning: model faces: execution provider cuda requested but not available on this host; falling back to cpu/);
+  assert.match(
+    face.stderr,
+    /warning: model faces: execution provider cuda requested but not available on this host; falling back to cpu/,
+  );
   const loaded = await until('faces preloaded', 10_000, async () => {
     const g = await get('faces');
     return g.status === 200 && g.body.serving.state === 'loaded' ? g.body : undefined;
@@ -94,8 +133,13 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
   assert.equal(loaded.serving.idle_unload_s, 600);
   assert.equal(loaded.labels_count, 1);
   // At least the weights, however the process's other memory moved while it loaded.
-  assert.ok(loaded.serving.memory_bytes >= statSync(byoModelPath('yolo11n-face-int8')).size, String(loaded.serving.memory_bytes));
-  t.diagnostic(`faces preloaded: ${Math.round(loaded.serving.memory_bytes / 1048576)} MB (RSS growth while loading, at least the weights)`);
+  assert.ok(
+    loaded.serving.memory_bytes >= statSync(byoModelPath('yolo11n-face-int8')).size,
+    String(loaded.serving.memory_bytes),
+  );
+  t.diagnostic(
+    `faces preloaded: ${Math.round(loaded.serving.memory_bytes / 1048576)} MB (RSS growth while loading, at least the weights)`,
+  );
 
   const rmr = await runCli(['models', 'remove', ids[0], '--data-dir', dir], env);
   assert.equal(rmr.code, 0, rmr.stderr);

@@ -27,10 +27,19 @@ const model = Buffer.from(tinyYoloOnnx('yolov8', [{ cx: 200, cy: 300, w: 150, h:
 const sha = createHash('sha256').update(model).digest('hex');
 
 /** A models dir of its own for a node, with the prepared built-in models linked in (no conversion at start). */
-const ownModelsDir = () => modelsDirWithBuiltins({ after: (fn) => { cleanups.push(fn); } });
+const ownModelsDir = () =>
+  modelsDirWithBuiltins({
+    after: (fn) => {
+      cleanups.push(fn);
+    },
+  });
 const cleanups: Array<() => Promise<void>> = [];
 
-async function within<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<{ value: T; ms: number }> {
+async function within<T>(
+  what: string,
+  ms: number,
+  fn: () => Promise<T | undefined>,
+): Promise<{ value: T; ms: number }> {
   const t0 = Date.now();
   for (;;) {
     const v = await fn();
@@ -44,7 +53,10 @@ before(async () => {
   if (skip) return;
   databaseUrl = (await freshDatabaseUrl())!;
   hub = await startModelHub([{ owner: 'acme', repo: 'tiny', path: 'tiny.onnx', bytes: model }]);
-  a = await startTestApp({ ...SYNC, SIGHTFLOW_MODELS_DIR: await ownModelsDir(), SIGHTFLOW_MODEL_HUB_URL: hub.url }, { databaseUrl });
+  a = await startTestApp(
+    { ...SYNC, SIGHTFLOW_MODELS_DIR: await ownModelsDir(), SIGHTFLOW_MODEL_HUB_URL: hub.url },
+    { databaseUrl },
+  );
   b = await startTestApp({ ...SYNC, SIGHTFLOW_MODELS_DIR: await ownModelsDir() }, { databaseUrl });
 });
 
@@ -55,8 +67,14 @@ after(async () => {
   for (const fn of cleanups) await fn();
 });
 
-test('a model added on node A through the admin API is served by node B within 10 s; removal follows', { skip, timeout: 120_000 }, async () => {
-  const added = await admin(a, '/admin/v1/models', { method: 'POST', json: { source: 'acme/tiny:tiny.onnx', id: 'tiny-cluster', queue_depth: 4 } });
+test('a model added on node A through the admin API is served by node B within 10 s; removal follows', {
+  skip,
+  timeout: 120_000,
+}, async () => {
+  const added = await admin(a, '/admin/v1/models', {
+    method: 'POST',
+    json: { source: 'acme/tiny:tiny.onnx', id: 'tiny-cluster', queue_depth: 4 },
+  });
   assert.equal(added.status, 201, added.text);
   assert.equal(added.body.sha256, sha);
   assert.match(added.body.check.summary, /1 person/);
@@ -69,33 +87,45 @@ test('a model added on node A through the admin API is served by node B within 1
   assert.equal(onB.value.sha256, sha);
   assert.equal(onB.value.prepared, true);
   assert.equal(onB.value.serving.queue_depth, 4);
-  assert.ok(existsSync(join(b.config.modelsDir, 'tiny-cluster', `${sha}.onnx`)), 'the file is in B\'s own models dir');
+  assert.ok(existsSync(join(b.config.modelsDir, 'tiny-cluster', `${sha}.onnx`)), "the file is in B's own models dir");
   assert.ok(b.config.modelsDir !== a.config.modelsDir && b.dataDir !== a.dataDir);
-  const det = await api(b, '/v1/vision/detect', { method: 'POST', json: { image_base64: sample, model: 'tiny-cluster', confidence_threshold: 0.25 } });
+  const det = await api(b, '/v1/vision/detect', {
+    method: 'POST',
+    json: { image_base64: sample, model: 'tiny-cluster', confidence_threshold: 0.25 },
+  });
   assert.equal(det.status, 200, det.text);
-  assert.deepEqual(det.body.objects.map((o: { class: string }) => o.class), ['person']);
+  assert.deepEqual(
+    det.body.objects.map((o: { class: string }) => o.class),
+    ['person'],
+  );
 
   const gone = await admin(a, '/admin/v1/models/tiny-cluster', { method: 'DELETE' });
   assert.deepEqual(gone.body, { id: 'tiny-cluster', object: 'model', deleted: true });
-  await within('removed from B', 10_000, async () => ((await api(b, '/v1/models/tiny-cluster')).status === 404 ? true : undefined));
+  await within('removed from B', 10_000, async () =>
+    (await api(b, '/v1/models/tiny-cluster')).status === 404 ? true : undefined,
+  );
   assert.ok(!existsSync(join(b.config.modelsDir, 'tiny-cluster')));
 });
 
-test('a real export added with the CLI on node A\'s data dir (DATABASE_URL set) is served by node B within 10 s',
-  { skip: skip || byoModelsSkip(BYO_MODELS['yolo11n-int8-320']), timeout: 120_000 }, async (t) => {
-    const t0 = Date.now();
-    const r = await runCli(['models', 'add', byoPath(BYO_MODELS['yolo11n-int8-320']), '--id', 'yolo11n-320-cluster', '--data-dir', a.dataDir],
-      { DATABASE_URL: databaseUrl, SIGHTFLOW_MODELS_DIR: a.config.modelsDir });
-    assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /stored in the shared database/);
-    const added = Date.now();
-    const onB = await within('served by B', 10_000, async () => {
-      const g = await api(b, '/v1/models/yolo11n-320-cluster');
-      return g.status === 200 ? g.body : undefined;
-    });
-    assert.equal(onB.value.sha256, YOLO11N_320_SHA256);
-    t.diagnostic(`CLI add took ${added - t0} ms; node B served it ${onB.ms} ms later`);
-    const list = await admin(b, '/admin/v1/models');
-    assert.ok(list.body.data.some((m: { id: string }) => m.id === 'yolo11n-320-cluster'));
-    assert.ok(readdirSync(join(b.config.modelsDir, 'yolo11n-320-cluster')).includes(`${YOLO11N_320_SHA256}.onnx`));
+test("a real export added with the CLI on node A's data dir (DATABASE_URL set) is served by node B within 10 s", {
+  skip: skip || byoModelsSkip(BYO_MODELS['yolo11n-int8-320']),
+  timeout: 120_000,
+}, async (t) => {
+  const t0 = Date.now();
+  const r = await runCli(
+    ['models', 'add', byoPath(BYO_MODELS['yolo11n-int8-320']), '--id', 'yolo11n-320-cluster', '--data-dir', a.dataDir],
+    { DATABASE_URL: databaseUrl, SIGHTFLOW_MODELS_DIR: a.config.modelsDir },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /stored in the shared database/);
+  const added = Date.now();
+  const onB = await within('served by B', 10_000, async () => {
+    const g = await api(b, '/v1/models/yolo11n-320-cluster');
+    return g.status === 200 ? g.body : undefined;
   });
+  assert.equal(onB.value.sha256, YOLO11N_320_SHA256);
+  t.diagnostic(`CLI add took ${added - t0} ms; node B served it ${onB.ms} ms later`);
+  const list = await admin(b, '/admin/v1/models');
+  assert.ok(list.body.data.some((m: { id: string }) => m.id === 'yolo11n-320-cluster'));
+  assert.ok(readdirSync(join(b.config.modelsDir, 'yolo11n-320-cluster')).includes(`${YOLO11N_320_SHA256}.onnx`));
+});

@@ -10,7 +10,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { VideoDecoder, DecodeError, type DecoderOptions } from '../../src/video/source/decoder.js';
 import { h264Ts } from '../helpers/media.js';
 
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string; sockets: Set<Socket>; paths: string[] }> {
+async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; url: string; sockets: Set<Socket>; paths: string[] }> {
   const paths: string[] = [];
   const server = createServer((req, res) => {
     paths.push(req.url ?? '');
@@ -30,7 +32,8 @@ async function stop(server: Server, sockets: Set<Socket>): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
-const open = (input: string, options: DecoderOptions = {}) => VideoDecoder.open(input, { network: { policy: { allowPrivate: true } }, ...options });
+const open = (input: string, options: DecoderOptions = {}) =>
+  VideoDecoder.open(input, { network: { policy: { allowPrivate: true } }, ...options });
 
 async function drain(d: VideoDecoder): Promise<number[]> {
   const out: number[] = [];
@@ -43,7 +46,9 @@ test('an HLS playlist and its segment decode through the guarded path', async ()
   const { server, sockets, url, paths } = await listen((req, res) => {
     if (req.url === '/live/index.m3u8') {
       res.writeHead(200, { 'Content-Type': 'application/vnd.apple.mpegurl' });
-      return void res.end('#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nseg0.ts\n#EXT-X-ENDLIST\n');
+      return void res.end(
+        '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nseg0.ts\n#EXT-X-ENDLIST\n',
+      );
     }
     if (req.url === '/live/seg0.ts') {
       res.writeHead(200, { 'Content-Type': 'video/mp2t', 'Content-Length': ts.length });
@@ -55,7 +60,10 @@ test('an HLS playlist and its segment decode through the guarded path', async ()
   try {
     const d = await open(`${url}/live/index.m3u8`);
     assert.equal(d.info.format, 'hls');
-    assert.deepEqual(await drain(d), Array.from({ length: 10 }, (_, i) => i * 25));
+    assert.deepEqual(
+      await drain(d),
+      Array.from({ length: 10 }, (_, i) => i * 25),
+    );
     await d.close();
     assert.ok(paths.includes('/live/seg0.ts'), paths.join(' '));
   } finally {
@@ -71,7 +79,10 @@ test('a master playlist that names itself ends with source_limit_exceeded in bou
   try {
     const rss0 = process.memoryUsage().rss;
     const t0 = Date.now();
-    const e = await open(`${url}/loop.m3u8`).then((d) => drain(d).then(() => null), (err: unknown) => err);
+    const e = await open(`${url}/loop.m3u8`).then(
+      (d) => drain(d).then(() => null),
+      (err: unknown) => err,
+    );
     const took = Date.now() - t0;
     const grew = (process.memoryUsage().rss - rss0) / 2 ** 20;
     assert.ok(e instanceof DecodeError, String(e));
@@ -79,7 +90,9 @@ test('a master playlist that names itself ends with source_limit_exceeded in bou
     assert.ok(took < 20_000, `took ${took} ms`);
     assert.ok(grew < 256, `rss grew ${grew.toFixed(1)} MiB`);
     assert.ok(paths.length <= 65, `${paths.length} requests`);
-    t.diagnostic(`self-naming playlist: ${e.code} after ${took} ms, ${paths.length} requests, rss +${grew.toFixed(1)} MiB`);
+    t.diagnostic(
+      `self-naming playlist: ${e.code} after ${took} ms, ${paths.length} requests, rss +${grew.toFixed(1)} MiB`,
+    );
   } finally {
     await stop(server, sockets);
   }
@@ -91,13 +104,19 @@ test('a playlist of 100 000 segments ends with source_limit_exceeded in bounded 
   lines.push('#EXT-X-ENDLIST');
   const playlist = lines.join('\n');
   const { server, sockets, url, paths } = await listen((_req, res) => {
-    res.writeHead(200, { 'Content-Type': 'application/vnd.apple.mpegurl', 'Content-Length': Buffer.byteLength(playlist) });
+    res.writeHead(200, {
+      'Content-Type': 'application/vnd.apple.mpegurl',
+      'Content-Length': Buffer.byteLength(playlist),
+    });
     res.end(playlist);
   });
   try {
     const rss0 = process.memoryUsage().rss;
     const t0 = Date.now();
-    const e = await open(`${url}/huge.m3u8`).then((d) => drain(d).then(() => null), (err: unknown) => err);
+    const e = await open(`${url}/huge.m3u8`).then(
+      (d) => drain(d).then(() => null),
+      (err: unknown) => err,
+    );
     const took = Date.now() - t0;
     const grew = (process.memoryUsage().rss - rss0) / 2 ** 20;
     assert.ok(e instanceof DecodeError, String(e));
@@ -105,8 +124,13 @@ test('a playlist of 100 000 segments ends with source_limit_exceeded in bounded 
     assert.match(e.message, /larger than 1048576 bytes/);
     assert.ok(took < 10_000, `took ${took} ms`);
     assert.ok(grew < 256, `rss grew ${grew.toFixed(1)} MiB`);
-    assert.ok(paths.every((p) => p === '/huge.m3u8'), `no segment was requested: ${paths.join(' ')}`);
-    t.diagnostic(`100 000-segment playlist (${(playlist.length / 2 ** 20).toFixed(2)} MiB): ${e.code} after ${took} ms, rss +${grew.toFixed(1)} MiB`);
+    assert.ok(
+      paths.every((p) => p === '/huge.m3u8'),
+      `no segment was requested: ${paths.join(' ')}`,
+    );
+    t.diagnostic(
+      `100 000-segment playlist (${(playlist.length / 2 ** 20).toFixed(2)} MiB): ${e.code} after ${took} ms, rss +${grew.toFixed(1)} MiB`,
+    );
   } finally {
     await stop(server, sockets);
   }

@@ -22,7 +22,11 @@ async function decodeAll(input: string, options: DecoderOptions) {
   }
 }
 
-for (const [name, clip] of [['H.264', h264Clip], ['H.264 with B-frames', h264BFrames], ['VP9', vp9Clip]] as const) {
+for (const [name, clip] of [
+  ['H.264', h264Clip],
+  ['H.264 with B-frames', h264BFrames],
+  ['VP9', vp9Clip],
+] as const) {
   test(`${name}: hwaccel auto and cuda give software's frames, indices and timestamps, and report the path taken`, async () => {
     const input = await clip();
     const soft = await decodeAll(input, { hwaccel: 'none' });
@@ -35,13 +39,22 @@ for (const [name, clip] of [['H.264', h264Clip], ['H.264 with B-frames', h264BFr
         assert.equal(r.info.hwaccel, 'software', `${hw} without a GPU decodes in software`);
         assert.match(r.info.hwaccelFallback ?? '', /no CUDA device|has no NVIDIA path/, `${hw}: why it fell back`);
       }
-      assert.deepEqual(r.frames.map((f) => [f.index, f.ptsMs]), soft.frames.map((f) => [f.index, f.ptsMs]), `${hw}: indices and timestamps`);
-      r.frames.forEach((f, i) => assert.ok(f.data.equals(soft.frames[i]!.data), `${hw}: frame ${f.index} has software's pixels`));
+      assert.deepEqual(
+        r.frames.map((f) => [f.index, f.ptsMs]),
+        soft.frames.map((f) => [f.index, f.ptsMs]),
+        `${hw}: indices and timestamps`,
+      );
+      r.frames.forEach((f, i) =>
+        assert.ok(f.data.equals(soft.frames[i]!.data), `${hw}: frame ${f.index} has software's pixels`),
+      );
       assert.deepEqual(r.stats, soft.stats, `${hw}: counters`);
     }
   });
 }
 
 test('an unknown hwaccel is a 400 naming the parameter', async () => {
-  await assert.rejects(VideoDecoder.open(await h264Clip(), { hwaccel: 'vaapi' as never }), (e: unknown) => e instanceof ApiError && e.status === 400 && /hwaccel/.test(e.message));
+  await assert.rejects(
+    VideoDecoder.open(await h264Clip(), { hwaccel: 'vaapi' as never }),
+    (e: unknown) => e instanceof ApiError && e.status === 400 && /hwaccel/.test(e.message),
+  );
 });

@@ -12,9 +12,12 @@ import { h264Clip, h264Ts, mediaDir } from '../helpers/media.js';
 import type { DecoderOptions } from '../../src/video/source/decoder.js';
 
 /** The test servers listen on loopback, which the default URL policy refuses. */
-const openUrl = (input: string, options: DecoderOptions = {}) => VideoDecoder.open(input, { network: { policy: { allowPrivate: true } }, ...options });
+const openUrl = (input: string, options: DecoderOptions = {}) =>
+  VideoDecoder.open(input, { network: { policy: { allowPrivate: true } }, ...options });
 
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string; sockets: Set<Socket> }> {
+async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; url: string; sockets: Set<Socket> }> {
   const server = createServer(handler);
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
@@ -37,7 +40,12 @@ function serveFile(bytes: Buffer) {
     if (m) {
       const start = Number(m[1]);
       const end = m[2] ? Math.min(Number(m[2]), bytes.length - 1) : bytes.length - 1;
-      res.writeHead(206, { 'Content-Type': 'video/mp4', 'Accept-Ranges': 'bytes', 'Content-Length': end - start + 1, 'Content-Range': `bytes ${start}-${end}/${bytes.length}` });
+      res.writeHead(206, {
+        'Content-Type': 'video/mp4',
+        'Accept-Ranges': 'bytes',
+        'Content-Length': end - start + 1,
+        'Content-Range': `bytes ${start}-${end}/${bytes.length}`,
+      });
       res.end(bytes.subarray(start, end + 1));
     } else {
       res.writeHead(200, { 'Content-Type': 'video/mp4', 'Accept-Ranges': 'bytes', 'Content-Length': bytes.length });
@@ -57,7 +65,10 @@ test('an http URL on loopback decodes like the file (with a length, so total_fra
   try {
     const d = await openUrl(`${url}/clip.mp4`, { threads: 2 });
     assert.equal(d.info.totalFrames, 250);
-    assert.deepEqual(await indices(d), Array.from({ length: 10 }, (_, i) => i * 25));
+    assert.deepEqual(
+      await indices(d),
+      Array.from({ length: 10 }, (_, i) => i * 25),
+    );
     // Range start seeks over HTTP (a new ranged request).
     await d.close();
     const r = await openUrl(`${url}/clip.mp4`, { range: { start: 6 } });
@@ -85,7 +96,10 @@ test('a streamed response without Content-Length decodes and has total_frames nu
     const d = await openUrl(`${url}/live.ts`);
     assert.equal(d.info.totalFrames, null);
     assert.equal(d.info.seekable, false);
-    assert.deepEqual(await indices(d), Array.from({ length: 10 }, (_, i) => i * 25));
+    assert.deepEqual(
+      await indices(d),
+      Array.from({ length: 10 }, (_, i) => i * 25),
+    );
     await d.close();
   } finally {
     await stop(server, sockets);
@@ -100,7 +114,10 @@ test('a FIFO (piped source) decodes and has total_frames null', async () => {
   try {
     const d = await VideoDecoder.open(fifo);
     assert.equal(d.info.totalFrames, null);
-    assert.deepEqual(await indices(d), Array.from({ length: 10 }, (_, i) => i * 25));
+    assert.deepEqual(
+      await indices(d),
+      Array.from({ length: 10 }, (_, i) => i * 25),
+    );
     await d.close();
   } finally {
     writer.kill();
@@ -131,7 +148,10 @@ test('abort() during a throttled download returns within 1 s and the server sees
     assert.ok(sentHead);
     // Decode what arrived, then block on the trickle.
     const reading = d.read(10_000);
-    const outcome = reading.then(() => 'resolved', (e: unknown) => (e instanceof DecodeError ? e.code : String(e)));
+    const outcome = reading.then(
+      () => 'resolved',
+      (e: unknown) => (e instanceof DecodeError ? e.code : String(e)),
+    );
     await new Promise((r) => setTimeout(r, 1500));
     const t0 = Date.now();
     await d.abort();
@@ -156,7 +176,14 @@ test('a download that stalls mid-stream fails the read with code timeout after r
   try {
     const d = await openUrl(`${url}/stall.ts`, { readTimeoutMs: 500 });
     const t0 = Date.now();
-    const e = await (async () => { for await (const _f of d.frames(4)) { /* drain */ } })().then(() => null, (err: unknown) => err);
+    const e = await (async () => {
+      for await (const _f of d.frames(4)) {
+        /* drain */
+      }
+    })().then(
+      () => null,
+      (err: unknown) => err,
+    );
     assert.ok(e instanceof DecodeError, String(e));
     assert.equal(e.code, 'timeout', e.message);
     assert.ok(Date.now() - t0 < 5000);
@@ -167,10 +194,15 @@ test('a download that stalls mid-stream fails the read with code timeout after r
 });
 
 test('a server that never answers fails with code timeout after openTimeoutMs', async () => {
-  const { server, sockets, url } = await listen(() => { /* never responds */ });
+  const { server, sockets, url } = await listen(() => {
+    /* never responds */
+  });
   try {
     const t0 = Date.now();
-    const e = await openUrl(`${url}/hang.mp4`, { openTimeoutMs: 500 }).then(() => null, (err: unknown) => err);
+    const e = await openUrl(`${url}/hang.mp4`, { openTimeoutMs: 500 }).then(
+      () => null,
+      (err: unknown) => err,
+    );
     assert.ok(e instanceof DecodeError);
     assert.equal(e.code, 'timeout');
     assert.ok(Date.now() - t0 < 5000);
@@ -180,10 +212,15 @@ test('a server that never answers fails with code timeout after openTimeoutMs', 
 });
 
 test('an AbortSignal stops an open() blocked on a silent server within 1 s', async () => {
-  const { server, sockets, url } = await listen(() => { /* never responds */ });
+  const { server, sockets, url } = await listen(() => {
+    /* never responds */
+  });
   try {
     const controller = new AbortController();
-    const opening = openUrl(`${url}/hang.mp4`, { signal: controller.signal }).then(() => null, (err: unknown) => err);
+    const opening = openUrl(`${url}/hang.mp4`, { signal: controller.signal }).then(
+      () => null,
+      (err: unknown) => err,
+    );
     await new Promise((r) => setTimeout(r, 300));
     const t0 = Date.now();
     controller.abort();
@@ -200,7 +237,11 @@ test('info.finalUrl tells where FFmpeg ended after redirects', async () => {
   const bytes = readFileSync(await h264Clip());
   const file = serveFile(bytes);
   const { server, sockets, url } = await listen((req, res) => {
-    if (req.url === '/moved.mp4') { res.writeHead(302, { Location: '/real.mp4' }); res.end(); return; }
+    if (req.url === '/moved.mp4') {
+      res.writeHead(302, { Location: '/real.mp4' });
+      res.end();
+      return;
+    }
     file(req, res);
   });
   try {
@@ -216,9 +257,15 @@ test('info.finalUrl tells where FFmpeg ended after redirects', async () => {
 });
 
 test('an http 404 is fetch_failed', async () => {
-  const { server, sockets, url } = await listen((_req, res) => { res.writeHead(404); res.end('no'); });
+  const { server, sockets, url } = await listen((_req, res) => {
+    res.writeHead(404);
+    res.end('no');
+  });
   try {
-    const e = await openUrl(`${url}/missing.mp4`).then(() => null, (err: unknown) => err);
+    const e = await openUrl(`${url}/missing.mp4`).then(
+      () => null,
+      (err: unknown) => err,
+    );
     assert.ok(e instanceof DecodeError);
     assert.equal(e.code, 'fetch_failed');
   } finally {
@@ -228,11 +275,18 @@ test('an http 404 is fetch_failed', async () => {
 
 test('a local playlist cannot make the decoder fetch URLs (protocols are limited per input kind)', async () => {
   let requests = 0;
-  const { server, sockets, url } = await listen((_req, res) => { requests++; res.writeHead(404); res.end(); });
+  const { server, sockets, url } = await listen((_req, res) => {
+    requests++;
+    res.writeHead(404);
+    res.end();
+  });
   try {
     const playlist = join(mediaDir(), 'evil.m3u8');
     writeFileSync(playlist, `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${url}/segment.ts\n#EXT-X-ENDLIST\n`);
-    const e = await VideoDecoder.open(playlist).then(() => null, (err: unknown) => err);
+    const e = await VideoDecoder.open(playlist).then(
+      () => null,
+      (err: unknown) => err,
+    );
     assert.ok(e instanceof DecodeError, String(e));
     assert.equal(requests, 0);
   } finally {

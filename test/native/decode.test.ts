@@ -4,7 +4,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VideoDecoder, DecodeError, type DecoderOptions, type DecodedFrame } from '../../src/video/source/decoder.js';
 import { ApiError } from '../../src/base/errors.js';
-import { audioOnly, emptyFile, h264Avi, h264BFrames, h264Clip, h264WithAudio, vfrClip, vp9Clip } from '../helpers/media.js';
+import {
+  audioOnly,
+  emptyFile,
+  h264Avi,
+  h264BFrames,
+  h264Clip,
+  h264WithAudio,
+  vfrClip,
+  vp9Clip,
+} from '../helpers/media.js';
 
 interface Decoded {
   indices: number[];
@@ -24,15 +33,22 @@ async function decodeAll(input: string, options: DecoderOptions = {}): Promise<D
     for await (const f of d.frames(4)) frames.push(f);
     const { decodedFrames, droppedFrames } = d.stats;
     return {
-      indices: frames.map((f) => f.index), pts: frames.map((f) => f.ptsMs), frames, decodedFrames, droppedFrames,
-      finishReason: d.finishReason, totalFrames: d.info.totalFrames, fps: d.info.fps,
+      indices: frames.map((f) => f.index),
+      pts: frames.map((f) => f.ptsMs),
+      frames,
+      decodedFrames,
+      droppedFrames,
+      finishReason: d.finishReason,
+      totalFrames: d.info.totalFrames,
+      fps: d.info.fps,
     };
   } finally {
     await d.close();
   }
 }
 
-const range = (from: number, to: number, step: number) => Array.from({ length: Math.ceil((to - from) / step) }, (_, i) => from + i * step);
+const range = (from: number, to: number, step: number) =>
+  Array.from({ length: Math.ceil((to - from) / step) }, (_, i) => from + i * step);
 
 test('default sampling is 1 fps: 10 frames at 0, 25, ..., 225 with exact counters', async () => {
   const r = await decodeAll(await h264Clip());
@@ -85,9 +101,15 @@ test('range in frames: [50, 125) at 1 fps samples from the first frame of the ra
   const r = await decodeAll(clip, { range: { start: 50, end: 125, unit: 'frames' } });
   assert.deepEqual(r.indices, [50, 75, 100]);
   assert.equal(r.decodedFrames, 75);
-  const mid = await decodeAll(clip, { range: { start: 61, end: 70, unit: 'frames' }, sampling: { mode: 'fps', value: 25 } });
+  const mid = await decodeAll(clip, {
+    range: { start: 61, end: 70, unit: 'frames' },
+    sampling: { mode: 'fps', value: 25 },
+  });
   assert.deepEqual(mid.indices, range(61, 70, 1));
-  const keys = await decodeAll(clip, { range: { start: 60, end: 201, unit: 'frames' }, sampling: { mode: 'keyframe' } });
+  const keys = await decodeAll(clip, {
+    range: { start: 60, end: 201, unit: 'frames' },
+    sampling: { mode: 'keyframe' },
+  });
   assert.deepEqual(keys.indices, [100, 150, 200]);
 });
 
@@ -112,7 +134,10 @@ test('VP9 in WebM: exact counts for fps, interval and keyframe', async () => {
   const r = await decodeAll(clip);
   assert.deepEqual(r.indices, [0, 25, 50, 75]);
   assert.equal(r.totalFrames, 100);
-  assert.deepEqual((await decodeAll(clip, { sampling: { mode: 'interval', value: 0.5 } })).indices, range(0, 100, 12.5).map(Math.ceil));
+  assert.deepEqual(
+    (await decodeAll(clip, { sampling: { mode: 'interval', value: 0.5 } })).indices,
+    range(0, 100, 12.5).map(Math.ceil),
+  );
   assert.deepEqual((await decodeAll(clip, { sampling: { mode: 'keyframe' } })).indices, [0, 25, 50, 75]);
 });
 
@@ -136,7 +161,11 @@ test('AVI with B-frames (no presentation times): counts, key frames and seeks st
   assert.deepEqual(r.pts, range(0, 10000, 1000));
   assert.deepEqual((await decodeAll(avi, { sampling: { mode: 'keyframe' } })).indices, [0, 50, 100, 150, 200]);
   assert.deepEqual((await decodeAll(avi, { range: { start: 4.4 } })).indices, [110, 135, 160, 185, 210, 235]);
-  assert.deepEqual((await decodeAll(avi, { range: { start: 61, end: 64, unit: 'frames' }, sampling: { mode: 'fps', value: 25 } })).indices, [61, 62, 63]);
+  assert.deepEqual(
+    (await decodeAll(avi, { range: { start: 61, end: 64, unit: 'frames' }, sampling: { mode: 'fps', value: 25 } }))
+      .indices,
+    [61, 62, 63],
+  );
 });
 
 test('variable frame rate: indices count real frames, samples follow time', async () => {
@@ -193,7 +222,10 @@ test('frames can be written into caller buffers that are reused', async () => {
 
 test('audio-only, zero-length, missing and garbage inputs are clear errors', async () => {
   const expectCode = async (input: string, code: string) => {
-    const e = await VideoDecoder.open(input).then(() => null, (err: unknown) => err);
+    const e = await VideoDecoder.open(input).then(
+      () => null,
+      (err: unknown) => err,
+    );
     assert.ok(e instanceof DecodeError, `expected a DecodeError for ${input}, got ${String(e)}`);
     assert.ok(e instanceof ApiError);
     assert.equal(e.code, code);
@@ -209,7 +241,10 @@ test('audio-only, zero-length, missing and garbage inputs are clear errors', asy
 
 test('invalid options are rejected before the addon sees them', async () => {
   const clip = await h264Clip();
-  await assert.rejects(VideoDecoder.open(clip, { sampling: { mode: 'fps', value: 0 } }), /Expected number greater than 0 for sampling.value but received 0/);
+  await assert.rejects(
+    VideoDecoder.open(clip, { sampling: { mode: 'fps', value: 0 } }),
+    /Expected number greater than 0 for sampling.value but received 0/,
+  );
   await assert.rejects(VideoDecoder.open(clip, { range: { start: 1.5, unit: 'frames' } }), /range.start/);
   await assert.rejects(VideoDecoder.open(clip, { range: { start: 5, end: 2 } }), /range.end/);
   await assert.rejects(VideoDecoder.open(clip, { maxFrames: -1 }), /max_frames/);

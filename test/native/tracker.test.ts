@@ -6,7 +6,10 @@ import { Tracker, type TrackerDetection } from '../../src/native/track.js';
 import { ApiError } from '../../src/base/errors.js';
 import { TargetTracker, TrackIds, TRACKER_DEFAULTS } from '../../src/video/pipeline/target-tracker.js';
 
-const person = (x: number, y: number, extra: Partial<TrackerDetection> = {}): TrackerDetection => ({ box: [x, y, x + 40, y + 100], ...extra });
+const person = (x: number, y: number, extra: Partial<TrackerDetection> = {}): TrackerDetection => ({
+  box: [x, y, x + 40, y + 100],
+  ...extra,
+});
 
 /** trackId by input index for one update. */
 function ids(tracker: Tracker, dets: TrackerDetection[], steps?: number): Array<number | undefined> {
@@ -17,9 +20,11 @@ function ids(tracker: Tracker, dets: TrackerDetection[], steps?: number): Array<
 
 test('two people crossing paths keep their ids, including while one is hidden', () => {
   const tracker = new Tracker({ minHits: 1, maxAge: 10 });
-  let a0 = 0, b0 = 0;
+  let a0 = 0,
+    b0 = 0;
   for (let t = 0; t < 70; t++) {
-    const ax = 20 + 6 * t, bx = 440 - 6 * t;
+    const ax = 20 + 6 * t,
+      bx = 440 - 6 * t;
     const hidden = t >= 33 && t < 38; // B is occluded by A where they overlap
     const dets = [person(ax, 200)];
     if (!hidden) dets.push(person(bx, 206));
@@ -70,7 +75,10 @@ test('class-aware: a car and a person in the same place never share a track', ()
 test("report: 'confirmed' hides tentative tracks; 'all' gives every detection a stable id", () => {
   const confirmed = new Tracker({ minHits: 3 });
   const all = new Tracker({ minHits: 3, report: 'all' });
-  for (let t = 0; t < 4; t++) { confirmed.update([]); all.update([]); } // past SORT's warm-up frames
+  for (let t = 0; t < 4; t++) {
+    confirmed.update([]);
+    all.update([]);
+  } // past SORT's warm-up frames
   const seenAll: number[] = [];
   const seenConfirmed: Array<number | undefined> = [];
   for (let t = 0; t < 5; t++) {
@@ -102,7 +110,8 @@ test('hundreds of moving boxes keep their ids', () => {
   for (let t = 0; t < 30; t++) {
     const dets: TrackerDetection[] = [];
     for (let i = 0; i < 300; i++) {
-      const x = (i % 30) * 64 + ((i * 7) % 5) * t, y = Math.floor(i / 30) * 108 + ((i * 3) % 4) * t * 0.5;
+      const x = (i % 30) * 64 + ((i * 7) % 5) * t,
+        y = Math.floor(i / 30) * 108 + ((i * 3) % 4) * t * 0.5;
       dets.push({ box: [x, y, x + 30, y + 70], score: 0.9 });
     }
     const out = ids(tracker, dets);
@@ -130,15 +139,30 @@ test('frames skipped by the source: motion is predicted over the whole gap (step
 });
 
 test('options and detections are validated with catalogue errors', () => {
-  assert.throws(() => new Tracker({ maxAge: -1 }), (e: unknown) => e instanceof ApiError && e.param === 'maxAge');
-  assert.throws(() => new Tracker({ iouThreshold: 2 }), /Expected number between 0.01 and 1 for iouThreshold but received 2/);
+  assert.throws(
+    () => new Tracker({ maxAge: -1 }),
+    (e: unknown) => e instanceof ApiError && e.param === 'maxAge',
+  );
+  assert.throws(
+    () => new Tracker({ iouThreshold: 2 }),
+    /Expected number between 0.01 and 1 for iouThreshold but received 2/,
+  );
   assert.throws(() => new Tracker({ byteTrack: { highThresh: 0.3, lowThresh: 0.5 } }), ApiError);
   assert.throws(() => new Tracker({ report: 'some' as 'all' }), ApiError);
   const t = new Tracker();
-  assert.throws(() => t.update([{ box: [10, 10, 5, 20] }]), (e: unknown) => e instanceof ApiError && e.param === 'detections[0].box');
+  assert.throws(
+    () => t.update([{ box: [10, 10, 5, 20] }]),
+    (e: unknown) => e instanceof ApiError && e.param === 'detections[0].box',
+  );
   assert.throws(() => t.update([{ box: [0, 0, NaN, 1] }]), ApiError);
-  assert.throws(() => t.update([], 0), (e: unknown) => e instanceof ApiError && e.param === 'steps');
-  assert.throws(() => t.update([], 1.5), (e: unknown) => e instanceof ApiError && e.param === 'steps');
+  assert.throws(
+    () => t.update([], 0),
+    (e: unknown) => e instanceof ApiError && e.param === 'steps',
+  );
+  assert.throws(
+    () => t.update([], 1.5),
+    (e: unknown) => e instanceof ApiError && e.param === 'steps',
+  );
   assert.equal(t.frames, 0); // a rejected frame is not counted
   assert.deepEqual(t.update([]), []);
   assert.equal(t.frames, 1);
@@ -150,7 +174,8 @@ test('appearance: two people side by side who swap places keep their ids when th
   const run = (opts: ConstructorParameters<typeof Tracker>[0]) => {
     const t = new Tracker({ report: 'all', ...opts });
     let before: Array<number | undefined> = [];
-    for (let f = 0; f < 5; f++) before = ids(t, [person(100, 100, { signature: red }), person(110, 100, { signature: blue })]);
+    for (let f = 0; f < 5; f++)
+      before = ids(t, [person(100, 100, { signature: red }), person(110, 100, { signature: blue })]);
     // Red is now right of blue, each box nearer the other's track.
     return { before, after: ids(t, [person(108, 100, { signature: red }), person(102, 100, { signature: blue })]) };
   };
@@ -180,10 +205,25 @@ test('the buffered pass: a person off the prediction keeps the id if seen within
 });
 
 test('appearance and buffered options and signatures are validated with catalogue errors', () => {
-  assert.throws(() => new Tracker({ appearance: { dim: 0 } }), (e: unknown) => e instanceof ApiError && e.param === 'appearance.dim');
-  assert.throws(() => new Tracker({ appearance: { dim: 8, weight: 2 } }), (e: unknown) => e instanceof ApiError && e.param === 'appearance.weight');
-  assert.throws(() => new Tracker({ buffered: { buffer: -1 } }), (e: unknown) => e instanceof ApiError && e.param === 'buffered.buffer');
-  assert.throws(() => new Tracker({ buffered: { buffer: 1, maxLost: 0 } }), (e: unknown) => e instanceof ApiError && e.param === 'buffered.maxLost');
+  assert.throws(
+    () => new Tracker({ appearance: { dim: 0 } }),
+    (e: unknown) => e instanceof ApiError && e.param === 'appearance.dim',
+  );
+  assert.throws(
+    () => new Tracker({ appearance: { dim: 8, weight: 2 } }),
+    (e: unknown) => e instanceof ApiError && e.param === 'appearance.weight',
+  );
+  assert.throws(
+    () => new Tracker({ buffered: { buffer: -1 } }),
+    (e: unknown) => e instanceof ApiError && e.param === 'buffered.buffer',
+  );
+  assert.throws(
+    () => new Tracker({ buffered: { buffer: 1, maxLost: 0 } }),
+    (e: unknown) => e instanceof ApiError && e.param === 'buffered.maxLost',
+  );
   const t = new Tracker({ appearance: { dim: 8 } });
-  assert.throws(() => t.update([person(0, 0, { signature: new Float32Array(3) })]), (e: unknown) => e instanceof ApiError && e.param === 'detections[0].signature');
+  assert.throws(
+    () => t.update([person(0, 0, { signature: new Float32Array(3) })]),
+    (e: unknown) => e instanceof ApiError && e.param === 'detections[0].signature',
+  );
 });

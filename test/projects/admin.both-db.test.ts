@@ -4,8 +4,12 @@ import assert from 'node:assert/strict';
 import { startTestApp, admin, api, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
-before(async () => { t = await startTestApp(); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startTestApp();
+});
+after(async () => {
+  await t?.close();
+});
 
 test('projects: create and list', async () => {
   const c = await admin(t, '/admin/v1/projects', { method: 'POST', json: { name: 'acme' } });
@@ -14,7 +18,10 @@ test('projects: create and list', async () => {
   assert.match(c.body.id, /^proj_[0-9a-z]{20}$/);
   const l = await admin(t, '/admin/v1/projects');
   assert.equal(l.body.object, 'list');
-  assert.deepEqual(l.body.data.map((p: { name: string }) => p.name), ['default', 'acme']);
+  assert.deepEqual(
+    l.body.data.map((p: { name: string }) => p.name),
+    ['default', 'acme'],
+  );
 });
 
 test('keys: full key once, hints after; disable', async () => {
@@ -39,13 +46,29 @@ test('keys: full key once, hints after; disable', async () => {
 
 test('usage: daily totals from the ledger', async () => {
   const ledger = t.app.services.usage;
-  await ledger.record({ projectId: t.projectId, endpoint: '/v1/vision/detect', model: 'm', inputTokens: 85, outputTokens: 10, ms: 12 });
-  await ledger.record({ projectId: t.projectId, endpoint: '/v1/vision/ocr', model: 'm', inputTokens: 255, outputTokens: 3, ms: 30 });
+  await ledger.record({
+    projectId: t.projectId,
+    endpoint: '/v1/vision/detect',
+    model: 'm',
+    inputTokens: 85,
+    outputTokens: 10,
+    ms: 12,
+  });
+  await ledger.record({
+    projectId: t.projectId,
+    endpoint: '/v1/vision/ocr',
+    model: 'm',
+    inputTokens: 255,
+    outputTokens: 3,
+    ms: 30,
+  });
   await ledger.record({ projectId: t.projectId, endpoint: '/v1/video/process', model: 'm', frames: 40, ms: 900 });
   const r = await admin(t, `/admin/v1/projects/${t.projectId}/usage`);
   assert.equal(r.status, 200);
   const today = new Date().toISOString().slice(0, 10);
-  assert.deepEqual(r.body.data, [{ day: today, requests: 3, input_tokens: 340, output_tokens: 13, frames: 40, ms: 942 }]);
+  assert.deepEqual(r.body.data, [
+    { day: today, requests: 3, input_tokens: 340, output_tokens: 13, frames: 40, ms: 942 },
+  ]);
   const past = await admin(t, `/admin/v1/projects/${t.projectId}/usage?from=2020-01-01&to=2020-02-01`);
   assert.deepEqual(past.body.data, []);
 });

@@ -17,7 +17,11 @@ function prose(md: string): string {
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
 export function slug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The anchors of a page's headings, with GitHub's -1, -2 suffixes for repeats. */
@@ -38,7 +42,10 @@ function headings(md: string): Set<string> {
   return new Set([...prose(md).matchAll(/^#{1,6} +(.+?) *#* *$/gm)].map((m) => m[1]!));
 }
 
-interface Page { path: string; text: string }
+interface Page {
+  path: string;
+  text: string;
+}
 
 /** Broken relative links of the given pages: a missing file, or a fragment that names no heading there. */
 export function brokenLinks(pages: Page[], read: (path: string) => string | null): string[] {
@@ -50,7 +57,10 @@ export function brokenLinks(pages: Page[], read: (path: string) => string | null
       const [file, fragment] = target.split('#', 2) as [string, string | undefined];
       const path = file === '' ? page.path : join(dirname(page.path), file);
       const text = read(path);
-      if (text === null) { broken.push(`${page.path}: ${target} (no such file)`); continue; }
+      if (text === null) {
+        broken.push(`${page.path}: ${target} (no such file)`);
+        continue;
+      }
       if (fragment !== undefined && !(path.endsWith('.md') && anchors(text).has(fragment))) {
         broken.push(`${page.path}: ${target} (no such heading)`);
       }
@@ -65,7 +75,13 @@ function readRel(path: string): string | null {
   return statSync(abs).isDirectory() ? '' : readFileSync(abs, 'utf8');
 }
 
-const pagePaths = ['README.md', 'CONTRIBUTING.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const pagePaths = [
+  'README.md',
+  'CONTRIBUTING.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const pages: Page[] = pagePaths.map((path) => ({ path, text: readFileSync(join(root, path), 'utf8') }));
 
 test('every relative link in README.md, CONTRIBUTING.md and docs/ reaches a file and a heading', () => {
@@ -75,7 +91,8 @@ test('every relative link in README.md, CONTRIBUTING.md and docs/ reaches a file
 
 test('the link checker finds a missing page and a missing heading', () => {
   const files: Record<string, string> = {
-    'docs/a.md': '# A\n\n## The stream\n\n```sh\n# not a heading\n```\n[ok](b.md#b-two) [self](#the-stream) [web](https://x.test/y)\n' +
+    'docs/a.md':
+      '# A\n\n## The stream\n\n```sh\n# not a heading\n```\n[ok](b.md#b-two) [self](#the-stream) [web](https://x.test/y)\n' +
       '[gone](c.md) [bad](b.md#nope) [code](#not-a-heading) `[inline](c.md)`\n',
     'docs/b.md': '# B\n\n## B: two\n',
   };
@@ -85,14 +102,20 @@ test('the link checker finds a missing page and a missing heading', () => {
     'docs/a.md: b.md#nope (no such heading)',
     'docs/a.md: #not-a-heading (no such heading)',
   ]);
-  assert.equal(slug('MCP: sightflow\'s tools for agents'), 'mcp-sightflows-tools-for-agents');
+  assert.equal(slug("MCP: sightflow's tools for agents"), 'mcp-sightflows-tools-for-agents');
   assert.deepEqual([...anchors('# X\n## Items\n### Items\n')], ['x', 'items', 'items-1']);
 });
 
 function sourceFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((d) => d.isFile() && /\.(ts|tsx|mjs|js|sh|md)$/.test(d.name) && !d.parentPath.includes('node_modules') && !d.parentPath.includes('/dist'))
+    .filter(
+      (d) =>
+        d.isFile() &&
+        /\.(ts|tsx|mjs|js|sh|md)$/.test(d.name) &&
+        !d.parentPath.includes('node_modules') &&
+        !d.parentPath.includes('/dist'),
+    )
     .map((d) => join(d.parentPath, d.name));
 }
 
@@ -104,8 +127,12 @@ export function badCitations(files: Page[], read: (path: string) => string | nul
       const page = m[1] === 'README' ? 'README.md' : m[1]!;
       if (m[1] === 'README' && m[2] === undefined) continue; // "the README" in prose names no heading
       const text = read(page);
-      if (text === null) { bad.push(`${f.path}: ${page} does not exist`); continue; }
-      if (m[2] !== undefined && !headings(text).has(m[2].slice(1, -1))) bad.push(`${f.path}: ${page} has no heading ${m[2]}`);
+      if (text === null) {
+        bad.push(`${f.path}: ${page} does not exist`);
+        continue;
+      }
+      if (m[2] !== undefined && !headings(text).has(m[2].slice(1, -1)))
+        bad.push(`${f.path}: ${page} has no heading ${m[2]}`);
     }
   }
   return bad;
@@ -119,8 +146,16 @@ test('comments cite pages and headings that exist', () => {
     .map((p) => ({ path: relative(root, p), text: readFileSync(p, 'utf8') }));
   assert.ok(files.length > 100, `read ${files.length} files`);
   assert.deepEqual(badCitations(files, readRel), []);
-  const planted = [{ path: 'src/x.ts', text: '// (docs/video.md, "The stream") docs/gone.md README "Nope" the README\'s commands docs/api.md "Usage"' }];
-  assert.deepEqual(badCitations(planted, readRel), ['src/x.ts: docs/gone.md does not exist', 'src/x.ts: README.md has no heading "Nope"']);
+  const planted = [
+    {
+      path: 'src/x.ts',
+      text: '// (docs/video.md, "The stream") docs/gone.md README "Nope" the README\'s commands docs/api.md "Usage"',
+    },
+  ];
+  assert.deepEqual(badCitations(planted, readRel), [
+    'src/x.ts: docs/gone.md does not exist',
+    'src/x.ts: README.md has no heading "Nope"',
+  ]);
 });
 
 test('README keeps the two quick-start commands and the first-start lines CI reads', () => {

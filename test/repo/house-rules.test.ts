@@ -10,7 +10,10 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative, posix } from 'node:path';
 import { projectRoot } from '../../src/base/paths.js';
 
-export interface SourceFile { path: string; text: string }
+export interface SourceFile {
+  path: string;
+  text: string;
+}
 
 const srcRoot = join(projectRoot, 'src');
 
@@ -35,17 +38,19 @@ const tree = loadTree();
 /** A string or template literal that opens with an SQL statement. This tree writes SQL keywords in
  * capitals, which keeps English messages ("Select a model from ...") from matching. */
 const SQL_START = new RegExp(
-  String.raw`['"\x60]\s*(?:` + [
-    String.raw`SELECT\s[\s\S]{0,300}?\bFROM\s`,
-    String.raw`INSERT\s+INTO\s`,
-    String.raw`UPDATE\s+\S+\s+SET\s`,
-    String.raw`DELETE\s+FROM\s`,
-    String.raw`CREATE\s+(?:TABLE|(?:UNIQUE\s+)?INDEX|EXTENSION|SCHEMA|TYPE|OR\s+REPLACE)\s`,
-    String.raw`ALTER\s+TABLE\s`,
-    String.raw`DROP\s+(?:TABLE|INDEX|SCHEMA|TYPE)\s`,
-    String.raw`WITH\s+\w+\s+AS\s*\(`,
-    String.raw`(?:BEGIN|COMMIT|ROLLBACK)\s*['"\x60;]`,
-  ].join('|') + ')',
+  String.raw`['"\x60]\s*(?:` +
+    [
+      String.raw`SELECT\s[\s\S]{0,300}?\bFROM\s`,
+      String.raw`INSERT\s+INTO\s`,
+      String.raw`UPDATE\s+\S+\s+SET\s`,
+      String.raw`DELETE\s+FROM\s`,
+      String.raw`CREATE\s+(?:TABLE|(?:UNIQUE\s+)?INDEX|EXTENSION|SCHEMA|TYPE|OR\s+REPLACE)\s`,
+      String.raw`ALTER\s+TABLE\s`,
+      String.raw`DROP\s+(?:TABLE|INDEX|SCHEMA|TYPE)\s`,
+      String.raw`WITH\s+\w+\s+AS\s*\(`,
+      String.raw`(?:BEGIN|COMMIT|ROLLBACK)\s*['"\x60;]`,
+    ].join('|') +
+    ')',
 );
 
 /** Files outside *.sql.ts allowed to hold SQL, with the reason. */
@@ -53,7 +58,10 @@ export const SQL_OUTSIDE_SQL_FILES: Record<string, string> = {
   'store/db.ts': 'the database adapter itself: BEGIN/COMMIT/ROLLBACK around transactions and a SELECT 1 probe',
 };
 
-export function sqlOutsideSqlFiles(files: SourceFile[], allowed: Record<string, string> = SQL_OUTSIDE_SQL_FILES): string[] {
+export function sqlOutsideSqlFiles(
+  files: SourceFile[],
+  allowed: Record<string, string> = SQL_OUTSIDE_SQL_FILES,
+): string[] {
   return files
     .filter((f) => !f.path.endsWith('.sql.ts') && !(f.path in allowed))
     .filter((f) => SQL_START.test(stripComments(f.text)))
@@ -70,7 +78,10 @@ test('rule 1: no SQL outside *.sql.ts in src/', () => {
     { path: 'store/db.ts', text: "await client.query('BEGIN');" },
     { path: 'store/other.ts', text: "await client.query('ROLLBACK');" },
   ];
-  assert.deepEqual(sqlOutsideSqlFiles(planted).map((v) => v.split(':')[0]), ['video/bad.ts', 'auth/bad.ts', 'store/other.ts']);
+  assert.deepEqual(
+    sqlOutsideSqlFiles(planted).map((v) => v.split(':')[0]),
+    ['video/bad.ts', 'auth/bad.ts', 'store/other.ts'],
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -91,7 +102,10 @@ test('rule 2: the addon is loaded only in src/native/', () => {
     { path: 'vision/bad.ts', text: "const a = require('../../build/Release/sightflow.node');" },
     { path: 'native/fine.ts', text: 'const a = loadAddon();' },
   ];
-  assert.deepEqual(addonOutsideNative(planted).map((v) => v.split(':')[0]), ['video/bad.ts', 'vision/bad.ts']);
+  assert.deepEqual(
+    addonOutsideNative(planted).map((v) => v.split(':')[0]),
+    ['video/bad.ts', 'vision/bad.ts'],
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -111,7 +125,10 @@ test('rule 3: no new ApiError( outside src/base/errors.ts', () => {
     { path: 'base/errors.ts', text: "return new ApiError(400, 'invalid_request_error', code, m);" },
     { path: 'vision/fine.ts', text: '// never write new ApiError( here\nthrow errors.internal();' },
   ];
-  assert.deepEqual(apiErrorOutsideCatalogue(planted).map((v) => v.split(':')[0]), ['video/bad.ts']);
+  assert.deepEqual(
+    apiErrorOutsideCatalogue(planted).map((v) => v.split(':')[0]),
+    ['video/bad.ts'],
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -122,15 +139,20 @@ test('rule 3: no new ApiError( outside src/base/errors.ts', () => {
 
 export const ENV_READERS_TODAY: readonly string[] = [];
 
-export function envReadsOutsideConfig(files: SourceFile[], allowed: readonly string[]): { violations: string[]; stale: string[] } {
-  const readers = files.filter((f) => !f.path.startsWith('config/') && /\bprocess\.env\b/.test(stripComments(f.text))).map((f) => f.path);
+export function envReadsOutsideConfig(
+  files: SourceFile[],
+  allowed: readonly string[],
+): { violations: string[]; stale: string[] } {
+  const readers = files
+    .filter((f) => !f.path.startsWith('config/') && /\bprocess\.env\b/.test(stripComments(f.text)))
+    .map((f) => f.path);
   return {
     violations: readers.filter((p) => !allowed.includes(p)).map((p) => `${p}: reads process.env outside src/config/`),
     stale: allowed.filter((p) => !readers.includes(p)),
   };
 }
 
-test('rule 4: no process.env outside src/config/ (beyond the shrinking list of today\'s readers)', () => {
+test("rule 4: no process.env outside src/config/ (beyond the shrinking list of today's readers)", () => {
   const { violations, stale } = envReadsOutsideConfig(tree, ENV_READERS_TODAY);
   assert.deepEqual(violations, [], 'read the setting through src/config/ instead');
   assert.deepEqual(stale, [], 'these files no longer read process.env: remove them from ENV_READERS_TODAY');
@@ -159,35 +181,52 @@ export interface ImportEdge {
 
 export function importEdges(files: SourceFile[]): ImportEdge[] {
   const edges: ImportEdge[] = [];
-  const target = (from: string, spec: string) => posix.normalize(posix.join(posix.dirname(from), spec)).replace(/\.js$/, '.ts');
+  const target = (from: string, spec: string) =>
+    posix.normalize(posix.join(posix.dirname(from), spec)).replace(/\.js$/, '.ts');
   for (const f of files) {
     const text = stripComments(f.text);
     for (const m of text.matchAll(/^[ \t]*(?:import|export)\s+(type\s+)?([^;'"]*?)\s*from\s*['"]([^'"]+)['"]/gm)) {
       if (!m[3]!.startsWith('.')) continue;
       const clause = m[2]!.trim();
-      const allTypes = /^\{[^}]*\}$/.test(clause) &&
-        clause.slice(1, -1).split(',').map((s) => s.trim()).filter(Boolean).every((s) => s.startsWith('type '));
+      const allTypes =
+        /^\{[^}]*\}$/.test(clause) &&
+        clause
+          .slice(1, -1)
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+          .every((s) => s.startsWith('type '));
       edges.push({ from: f.path, to: target(f.path, m[3]!), kind: m[1] || allTypes ? 'type' : 'runtime' });
     }
-    for (const m of text.matchAll(/^[ \t]*import\s+['"](\.[^'"]+)['"]/gm)) edges.push({ from: f.path, to: target(f.path, m[1]!), kind: 'runtime' });
-    for (const m of text.matchAll(/\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g)) edges.push({ from: f.path, to: target(f.path, m[1]!), kind: 'dynamic' });
+    for (const m of text.matchAll(/^[ \t]*import\s+['"](\.[^'"]+)['"]/gm))
+      edges.push({ from: f.path, to: target(f.path, m[1]!), kind: 'runtime' });
+    for (const m of text.matchAll(/\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g))
+      edges.push({ from: f.path, to: target(f.path, m[1]!), kind: 'dynamic' });
   }
   return edges;
 }
 
 const edges = importEdges(tree);
 
-test('the import graph reader sees the src/ tree\'s imports', () => {
+test("the import graph reader sees the src/ tree's imports", () => {
   const paths = new Set(tree.map((f) => f.path));
   assert.ok(edges.length > 300, `only ${edges.length} imports found`);
   const unresolved = edges.filter((e) => !paths.has(e.to)).map((e) => `${e.from} -> ${e.to}`);
   assert.deepEqual(unresolved, [], 'imports that resolve to no src/ file (the reader misparsed them)');
-  assert.deepEqual(importEdges([{ path: 'video/a.ts', text: "import type { X } from '../vision/b.js';\nimport {\n  type Y,\n  z,\n} from './c.js';\nexport { w } from '../errors.js';\nconst m = await import('./d.js');" }]), [
-    { from: 'video/a.ts', to: 'vision/b.ts', kind: 'type' },
-    { from: 'video/a.ts', to: 'video/c.ts', kind: 'runtime' },
-    { from: 'video/a.ts', to: 'errors.ts', kind: 'runtime' },
-    { from: 'video/a.ts', to: 'video/d.ts', kind: 'dynamic' },
-  ]);
+  assert.deepEqual(
+    importEdges([
+      {
+        path: 'video/a.ts',
+        text: "import type { X } from '../vision/b.js';\nimport {\n  type Y,\n  z,\n} from './c.js';\nexport { w } from '../errors.js';\nconst m = await import('./d.js');",
+      },
+    ]),
+    [
+      { from: 'video/a.ts', to: 'vision/b.ts', kind: 'type' },
+      { from: 'video/a.ts', to: 'video/c.ts', kind: 'runtime' },
+      { from: 'video/a.ts', to: 'errors.ts', kind: 'runtime' },
+      { from: 'video/a.ts', to: 'video/d.ts', kind: 'dynamic' },
+    ],
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -226,7 +265,10 @@ export function placeOf(path: string): { part: string; floor: number } {
   return { part, floor: FLOORS.findIndex((f) => f.parts.includes(part)) };
 }
 
-export function layeringViolations(es: ImportEdge[], allowed: Record<string, string>): { violations: string[]; stale: string[] } {
+export function layeringViolations(
+  es: ImportEdge[],
+  allowed: Record<string, string>,
+): { violations: string[]; stale: string[] } {
   const crossing = new Map<string, string>();
   for (const e of es) {
     if (COMPOSITION_ROOT.has(e.from)) continue;
@@ -236,8 +278,13 @@ export function layeringViolations(es: ImportEdge[], allowed: Record<string, str
     const key = `${e.from} -> ${e.to}`;
     if (from.floor < 0) crossing.set(key, `${from.part} is on no floor (place it in FLOORS)`);
     else if (to.floor < 0) crossing.set(key, `${to.part} is on no floor (place it in FLOORS)`);
-    else if (to.floor > from.floor) crossing.set(key, `the ${FLOORS[from.floor]!.floor} floor imports the ${FLOORS[to.floor]?.floor ?? 'composition root'} floor above it`);
-    else if (to.floor === FEATURE_FLOOR && from.floor === FEATURE_FLOOR) crossing.set(key, `the ${from.part} feature imports the ${to.part} feature`);
+    else if (to.floor > from.floor)
+      crossing.set(
+        key,
+        `the ${FLOORS[from.floor]!.floor} floor imports the ${FLOORS[to.floor]?.floor ?? 'composition root'} floor above it`,
+      );
+    else if (to.floor === FEATURE_FLOOR && from.floor === FEATURE_FLOOR)
+      crossing.set(key, `the ${from.part} feature imports the ${to.part} feature`);
   }
   return {
     violations: [...crossing].filter(([k]) => !(k in allowed)).map(([k, why]) => `${k}: ${why}`),
@@ -249,7 +296,9 @@ test('rule 5: every part on its floor, no import up a floor nor from one feature
   const { violations, stale } = layeringViolations(edges, CROSS_IMPORTS_TODAY);
   assert.deepEqual(violations, [], 'move the shared code down a floor (or list the import with its reason)');
   assert.deepEqual(stale, [], 'these imports are gone: remove them from CROSS_IMPORTS_TODAY');
-  const unplaced = [...new Set(tree.map((f) => f.path).filter((p) => !COMPOSITION_ROOT.has(p) && placeOf(p).floor < 0))];
+  const unplaced = [
+    ...new Set(tree.map((f) => f.path).filter((p) => !COMPOSITION_ROOT.has(p) && placeOf(p).floor < 0)),
+  ];
   assert.deepEqual(unplaced, [], 'place these parts in FLOORS');
   const planted: ImportEdge[] = [
     { from: 'mcp/tools.ts', to: 'video/worker.ts', kind: 'runtime' },
@@ -266,17 +315,20 @@ test('rule 5: every part on its floor, no import up a floor nor from one feature
     { from: 'app.ts', to: 'vision/vision.module.ts', kind: 'runtime' },
     { from: 'vectors/x.ts', to: 'vision/y.ts', kind: 'type' },
   ];
-  assert.deepEqual(layeringViolations(planted, { 'vectors/x.ts -> vision/y.ts': 'r', 'video/gone.ts -> vision/z.ts': 'r' }), {
-    violations: [
-      'mcp/tools.ts -> video/worker.ts: the mcp feature imports the video feature',
-      'store/db.ts -> vectors/index.ts: the base floor imports the features floor above it',
-      'detection/detect.ts -> models/model-catalogue.ts: the engines floor imports the models floor above it',
-      'video/pipeline/frame-pipeline.ts -> vision/vision.service.ts: the video feature imports the vision feature',
-      'http/server.ts -> app.ts: the base floor imports the composition root floor above it',
-      'newpart/a.ts -> errors.ts: newpart is on no floor (place it in FLOORS)',
-    ],
-    stale: ['video/gone.ts -> vision/z.ts'],
-  });
+  assert.deepEqual(
+    layeringViolations(planted, { 'vectors/x.ts -> vision/y.ts': 'r', 'video/gone.ts -> vision/z.ts': 'r' }),
+    {
+      violations: [
+        'mcp/tools.ts -> video/worker.ts: the mcp feature imports the video feature',
+        'store/db.ts -> vectors/index.ts: the base floor imports the features floor above it',
+        'detection/detect.ts -> models/model-catalogue.ts: the engines floor imports the models floor above it',
+        'video/pipeline/frame-pipeline.ts -> vision/vision.service.ts: the video feature imports the vision feature',
+        'http/server.ts -> app.ts: the base floor imports the composition root floor above it',
+        'newpart/a.ts -> errors.ts: newpart is on no floor (place it in FLOORS)',
+      ],
+      stale: ['video/gone.ts -> vision/z.ts'],
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -325,9 +377,18 @@ export function importCircles(es: ImportEdge[]): string[][] {
 
 test('rule 6: no import circles among src/ modules', () => {
   const circles = importCircles(edges).map((c) => c.join(' <-> '));
-  for (const c of circles) console.log(`import circle: ${c}${c in CIRCLES_TODAY ? ` (listed: ${CIRCLES_TODAY[c]})` : ''}`);
-  assert.deepEqual(circles.filter((c) => !(c in CIRCLES_TODAY)), [], 'break the circle (or list it with its reason)');
-  assert.deepEqual(Object.keys(CIRCLES_TODAY).filter((c) => !circles.includes(c)), [], 'these circles are gone: remove them from CIRCLES_TODAY');
+  for (const c of circles)
+    console.log(`import circle: ${c}${c in CIRCLES_TODAY ? ` (listed: ${CIRCLES_TODAY[c]})` : ''}`);
+  assert.deepEqual(
+    circles.filter((c) => !(c in CIRCLES_TODAY)),
+    [],
+    'break the circle (or list it with its reason)',
+  );
+  assert.deepEqual(
+    Object.keys(CIRCLES_TODAY).filter((c) => !circles.includes(c)),
+    [],
+    'these circles are gone: remove them from CIRCLES_TODAY',
+  );
   const planted: ImportEdge[] = [
     { from: 'store/migrations.sql.ts', to: 'video/video.migrations.sql.ts', kind: 'runtime' },
     { from: 'video/video.migrations.sql.ts', to: 'store/migrations.sql.ts', kind: 'runtime' },
@@ -351,13 +412,17 @@ export function openTelemetryImports(files: SourceFile[]): string[] {
   for (const f of files) {
     const text = stripComments(f.text);
     if (f.path !== OTEL_LOADER) {
-      if (/['"\x60]@opentelemetry\//.test(text)) out.push(`${f.path}: names an @opentelemetry package outside ${OTEL_LOADER}`);
+      if (/['"\x60]@opentelemetry\//.test(text))
+        out.push(`${f.path}: names an @opentelemetry package outside ${OTEL_LOADER}`);
       continue;
     }
-    for (const m of text.matchAll(/^[ \t]*(?:import|export)\s+(type\s+)?[^;'"]*?\bfrom\s*['"](@opentelemetry\/[^'"]+)['"]/gm)) {
+    for (const m of text.matchAll(
+      /^[ \t]*(?:import|export)\s+(type\s+)?[^;'"]*?\bfrom\s*['"](@opentelemetry\/[^'"]+)['"]/gm,
+    )) {
       if (!m[1]) out.push(`${f.path}: imports ${m[2]} statically (only import() and import type)`);
     }
-    for (const m of text.matchAll(/^[ \t]*import\s+['"](@opentelemetry\/[^'"]+)['"]/gm)) out.push(`${f.path}: imports ${m[1]} statically (only import() and import type)`);
+    for (const m of text.matchAll(/^[ \t]*import\s+['"](@opentelemetry\/[^'"]+)['"]/gm))
+      out.push(`${f.path}: imports ${m[1]} statically (only import() and import type)`);
   }
   return out;
 }
@@ -365,13 +430,22 @@ export function openTelemetryImports(files: SourceFile[]): string[] {
 test('rule 7: the OpenTelemetry packages are loaded only by import() in tracing/otlp.ts', () => {
   assert.deepEqual(openTelemetryImports(tree), []);
   const loader = tree.find((f) => f.path === OTEL_LOADER);
-  assert.ok(loader && /\bimport\(\s*'@opentelemetry\/exporter-trace-otlp-http'\s*\)/.test(loader.text), `${OTEL_LOADER} loads the exporter with import()`);
+  assert.ok(
+    loader && /\bimport\(\s*'@opentelemetry\/exporter-trace-otlp-http'\s*\)/.test(loader.text),
+    `${OTEL_LOADER} loads the exporter with import()`,
+  );
   const planted = [
     { path: 'http/exchange.ts', text: "import { trace } from '@opentelemetry/api';" },
     { path: 'app.ts', text: "const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');" },
-    { path: 'tracing/otlp.ts', text: "import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';\nimport '@opentelemetry/api';" },
+    {
+      path: 'tracing/otlp.ts',
+      text: "import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';\nimport '@opentelemetry/api';",
+    },
     { path: 'tracing/spans.ts', text: "// loaded by otlp.ts from '@opentelemetry/api'\nexport let spansOn = false;" },
-    { path: 'tracing/otlp.ts', text: "import type { SpanExporter } from '@opentelemetry/sdk-trace-base';\nconst api = await import('@opentelemetry/api');" },
+    {
+      path: 'tracing/otlp.ts',
+      text: "import type { SpanExporter } from '@opentelemetry/sdk-trace-base';\nconst api = await import('@opentelemetry/api');",
+    },
   ];
   assert.deepEqual(openTelemetryImports(planted), [
     'http/exchange.ts: names an @opentelemetry package outside tracing/otlp.ts',
@@ -407,7 +481,17 @@ export const VIDEO_ROOMS: ReadonlyArray<{ floor: string; rooms: readonly string[
   // The task machinery: the API side (store, use cases, webhooks, reaper) and the worker (queue, providers).
   { floor: 'tasks', rooms: ['tasks', 'worker'] },
   // The shell: the module, its routes, its tables and its gauges.
-  { floor: 'shell', rooms: ['video.module.ts', 'video.routes.ts', 'video.migrations.sql.ts', 'video-metrics.ts', 'video-metrics.sql.ts'], together: true },
+  {
+    floor: 'shell',
+    rooms: [
+      'video.module.ts',
+      'video.routes.ts',
+      'video.migrations.sql.ts',
+      'video-metrics.ts',
+      'video-metrics.sql.ts',
+    ],
+    together: true,
+  },
 ];
 
 /** A src/video/ path's room and that room's floor (-1: not in VIDEO_ROOMS); null outside src/video/. */
@@ -427,15 +511,29 @@ export function roomViolations(es: ImportEdge[]): string[] {
     const key = `${e.from} -> ${e.to}`;
     if (from.floor < 0) out.add(`${key}: video/${from.room} is in no video room (place it in VIDEO_ROOMS)`);
     else if (to.floor < 0) out.add(`${key}: video/${to.room} is in no video room (place it in VIDEO_ROOMS)`);
-    else if (to.floor > from.floor) out.add(`${key}: the ${VIDEO_ROOMS[from.floor]!.floor} floor imports the ${VIDEO_ROOMS[to.floor]!.floor} floor above it`);
+    else if (to.floor > from.floor)
+      out.add(
+        `${key}: the ${VIDEO_ROOMS[from.floor]!.floor} floor imports the ${VIDEO_ROOMS[to.floor]!.floor} floor above it`,
+      );
     else if (to.floor === from.floor) out.add(`${key}: video/${from.room} imports video/${to.room} on its own floor`);
   }
   return [...out];
 }
 
 test('rule 8: every video room on its floor; a room imports only the rooms below it', () => {
-  assert.deepEqual(roomViolations(edges), [], 'move the shared piece down (to the contract, or a port handed over in app.ts)');
-  const unplaced = [...new Set(tree.map((f) => roomOf(f.path)).filter((r) => r && r.floor < 0).map((r) => r!.room))];
+  assert.deepEqual(
+    roomViolations(edges),
+    [],
+    'move the shared piece down (to the contract, or a port handed over in app.ts)',
+  );
+  const unplaced = [
+    ...new Set(
+      tree
+        .map((f) => roomOf(f.path))
+        .filter((r) => r && r.floor < 0)
+        .map((r) => r!.room),
+    ),
+  ];
   assert.deepEqual(unplaced, [], 'place these video rooms in VIDEO_ROOMS');
   const planted: ImportEdge[] = [
     { from: 'video/analytics/analytics.service.ts', to: 'video/steps/plan.ts', kind: 'runtime' },
@@ -470,20 +568,34 @@ export function servicesFields(servicesTs: string): string[] {
 }
 
 export function servicesWrites(files: SourceFile[], fields: readonly string[]): string[] {
-  const re = new RegExp(String.raw`\b(?:s|services|this\.s|this\.services|app\.services)\.(${fields.join('|')})\s*(?:=|\?\?=|\|\|=)(?!=)`, 'g');
+  const re = new RegExp(
+    String.raw`\b(?:s|services|this\.s|this\.services|app\.services)\.(${fields.join('|')})\s*(?:=|\?\?=|\|\|=)(?!=)`,
+    'g',
+  );
   const out: string[] = [];
-  for (const f of files) for (const m of stripComments(f.text).matchAll(re)) out.push(`${f.path}: assigns services.${m[1]}`);
+  for (const f of files)
+    for (const m of stripComments(f.text).matchAll(re)) out.push(`${f.path}: assigns services.${m[1]}`);
   return out;
 }
 
 test('rule 9: nothing assigns a field of the services object (it is frozen once built)', () => {
   const servicesTs = tree.find((f) => f.path === 'services/services.ts')!.text;
   const fields = servicesFields(servicesTs);
-  assert.ok(fields.includes('db') && fields.includes('taskModels') && !fields.includes('collections'), `fields read: ${fields.join(', ')}`);
+  assert.ok(
+    fields.includes('db') && fields.includes('taskModels') && !fields.includes('collections'),
+    `fields read: ${fields.join(', ')}`,
+  );
   assert.deepEqual(servicesWrites(tree, fields), []);
-  assert.match(tree.find((f) => f.path === 'app.ts')!.text, /return Object\.freeze\(\{/, 'openServices freezes what it builds');
+  assert.match(
+    tree.find((f) => f.path === 'app.ts')!.text,
+    /return Object\.freeze\(\{/,
+    'openServices freezes what it builds',
+  );
   const planted = [
-    { path: 'vectors/vectors.module.ts', text: 's.collections = collectionsPort(s, store);\nconst n = s.db === other;' },
+    {
+      path: 'vectors/vectors.module.ts',
+      text: 's.collections = collectionsPort(s, store);\nconst n = s.db === other;',
+    },
     { path: 'app.ts', text: '  services.router = server.router;\n  // services.log = x;' },
     { path: 'video/x.ts', text: 'this.s.readiness ??= new Map();\nsummary.first_frame = 1;' },
   ];
@@ -516,7 +628,8 @@ export function measuredFiguresInComments(files: SourceFile[]): string[] {
   for (const f of files) {
     f.text.split('\n').forEach((line, i) => {
       const comment = /^\s*(?:\/\/|\*|\/\*\*?)(.*)$/.exec(line)?.[1] ?? /\s\/\/(.*)$/.exec(line)?.[1];
-      if (comment !== undefined && MEASURED.some((p) => p.test(comment))) out.push(`${f.path}:${i + 1}: ${line.trim().slice(0, 120)}`);
+      if (comment !== undefined && MEASURED.some((p) => p.test(comment)))
+        out.push(`${f.path}:${i + 1}: ${line.trim().slice(0, 120)}`);
     });
   }
   return out;
@@ -524,21 +637,37 @@ export function measuredFiguresInComments(files: SourceFile[]): string[] {
 
 /** The benches', evaluations' and scripts' TypeScript, with paths from the project root (their own packages left out). */
 function loadScripts(): SourceFile[] {
-  return ['bench', 'eval', 'scripts'].flatMap((dir) => readdirSync(join(projectRoot, dir), { withFileTypes: true, recursive: true })
-    .filter((d) => d.isFile() && d.name.endsWith('.ts') && !join(d.parentPath, d.name).includes('node_modules'))
-    .map((d) => join(d.parentPath, d.name))
-    .map((p) => ({ path: relative(projectRoot, p).split('\\').join('/'), text: readFileSync(p, 'utf8') })));
+  return ['bench', 'eval', 'scripts'].flatMap((dir) =>
+    readdirSync(join(projectRoot, dir), { withFileTypes: true, recursive: true })
+      .filter((d) => d.isFile() && d.name.endsWith('.ts') && !join(d.parentPath, d.name).includes('node_modules'))
+      .map((d) => join(d.parentPath, d.name))
+      .map((p) => ({ path: relative(projectRoot, p).split('\\').join('/'), text: readFileSync(p, 'utf8') })),
+  );
 }
 
 test('rule 10: no comment quotes a measured figure (the docs hold them; a comment cites the heading)', () => {
-  assert.deepEqual(measuredFiguresInComments(tree), [], 'say why in the comment and move the figures to docs (cite the heading)');
+  assert.deepEqual(
+    measuredFiguresInComments(tree),
+    [],
+    'say why in the comment and move the figures to docs (cite the heading)',
+  );
   const scripts = loadScripts();
-  assert.ok(scripts.some((f) => f.path === 'bench/run.ts') && scripts.some((f) => f.path === 'eval/run.ts'), 'reads bench/ and eval/');
-  assert.deepEqual(measuredFiguresInComments(scripts), [], 'the benches, evaluations and scripts too: their figures go in docs/benchmarks.md');
+  assert.ok(
+    scripts.some((f) => f.path === 'bench/run.ts') && scripts.some((f) => f.path === 'eval/run.ts'),
+    'reads bench/ and eval/',
+  );
+  assert.deepEqual(
+    measuredFiguresInComments(scripts),
+    [],
+    'the benches, evaluations and scripts too: their figures go in docs/benchmarks.md',
+  );
   const planted = [
     { path: 'a.ts', text: '// two sessions made 11-31% more images/s than one (see the capacity page)' },
     { path: 'b.ts', text: '  /** A copy is ~0.13 ms for 3 MB. */\nconst x = 1; // took 27 s instead of 43' },
-    { path: 'c.ts', text: '// 1.5x faster than sharp\n/** Default 30 s; at most 64 MB idle (see the capacity page). */' },
+    {
+      path: 'c.ts',
+      text: '// 1.5x faster than sharp\n/** Default 30 s; at most 64 MB idle (see the capacity page). */',
+    },
     { path: 'd.ts', text: "const limit = 20 * 1024 * 1024; // 20 MB, the documented limit\nconst s = '12 images/s';" },
   ];
   assert.deepEqual(measuredFiguresInComments(planted), [

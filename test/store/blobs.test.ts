@@ -18,7 +18,23 @@ after(() => rm(dataDir, { recursive: true, force: true }));
 
 test('keys: safe characters only, no traversal, no absolute paths, no reserved names', () => {
   for (const ok of ['a', 'col_1/item_2.jpg', 'a-b/c.d/e_f', 'x'.repeat(512)]) assert.ok(isValidBlobKey(ok), ok);
-  for (const bad of ['', '../x', 'a/../b', '/abs', 'a//b', 'a/', './a', '.hidden', 'a/.tmp', 'a b', 'a\\b', 'é', 'x.meta.json', 'x'.repeat(513), 'a\nb'])
+  for (const bad of [
+    '',
+    '../x',
+    'a/../b',
+    '/abs',
+    'a//b',
+    'a/',
+    './a',
+    '.hidden',
+    'a/.tmp',
+    'a b',
+    'a\\b',
+    'é',
+    'x.meta.json',
+    'x'.repeat(513),
+    'a\nb',
+  ])
     assert.ok(!isValidBlobKey(bad), JSON.stringify(bad));
   assert.throws(() => store.pathOf('../etc/passwd'), TypeError);
 });
@@ -26,7 +42,10 @@ test('keys: safe characters only, no traversal, no absolute paths, no reserved n
 test('put a buffer, stat, read whole and ranges, overwrite', async () => {
   const bytes = Buffer.from('0123456789abcdef');
   const info = await store.put('col_1/a.bin', bytes, 'application/x-test');
-  assert.deepEqual([info.key, info.size, info.contentType, info.path], ['col_1/a.bin', 16, 'application/x-test', join(dataDir, 'blobs', 'col_1/a.bin')]);
+  assert.deepEqual(
+    [info.key, info.size, info.contentType, info.path],
+    ['col_1/a.bin', 16, 'application/x-test', join(dataDir, 'blobs', 'col_1/a.bin')],
+  );
   assert.deepEqual(await store.read('col_1/a.bin'), bytes);
   assert.deepEqual(await store.read('col_1/a.bin', { start: 3, end: 6 }), Buffer.from('3456'));
   assert.deepEqual(await store.read('col_1/a.bin', { start: 14, end: 40 }), Buffer.from('ef'));
@@ -47,19 +66,32 @@ test('put a stream, and a stream over maxBytes fails with 413 leaving nothing', 
   }
   const info = await store.put('s/ok.bin', chunks(5), 'application/octet-stream', { maxBytes: 5000 });
   assert.equal(info.size, 5000);
-  await assert.rejects(store.put('s/big.bin', Readable.from(chunks(6)), 'application/octet-stream', { maxBytes: 5000 }), (e) => {
-    assert.ok(e instanceof ApiError);
-    assert.equal(e.status, 413);
-    assert.deepEqual(e.toBody(), { error: { type: 'invalid_request_error', code: 'payload_too_large', message: 'The file is larger than the limit of 5000 bytes', param: null } });
-    return true;
-  });
+  await assert.rejects(
+    store.put('s/big.bin', Readable.from(chunks(6)), 'application/octet-stream', { maxBytes: 5000 }),
+    (e) => {
+      assert.ok(e instanceof ApiError);
+      assert.equal(e.status, 413);
+      assert.deepEqual(e.toBody(), {
+        error: {
+          type: 'invalid_request_error',
+          code: 'payload_too_large',
+          message: 'The file is larger than the limit of 5000 bytes',
+          param: null,
+        },
+      });
+      return true;
+    },
+  );
   assert.equal(await store.stat('s/big.bin'), null);
   assert.deepEqual(await readdir(join(dataDir, 'blobs', 's')), ['ok.bin', 'ok.bin.meta.json']);
 });
 
 test('missing blobs: stat null, read 404, delete false', async () => {
   assert.equal(await store.stat('nope/x'), null);
-  await assert.rejects(store.read('nope/x'), (e) => e instanceof ApiError && e.status === 404 && e.toBody().error.code === 'not_found');
+  await assert.rejects(
+    store.read('nope/x'),
+    (e) => e instanceof ApiError && e.status === 404 && e.toBody().error.code === 'not_found',
+  );
   assert.equal(await store.delete('nope/x'), false);
 });
 
@@ -71,7 +103,8 @@ test('delete removes the blob, its sidecar and empty directories', async () => {
 });
 
 test('deletePrefix removes only matching keys and counts blobs, not sidecars', async () => {
-  for (const k of ['p/col_1/a', 'p/col_1/b/c', 'p/col_10/a', 'p/col_2/a', 'p/col_1.txt']) await store.put(k, Buffer.from(k), 'text/plain');
+  for (const k of ['p/col_1/a', 'p/col_1/b/c', 'p/col_10/a', 'p/col_2/a', 'p/col_1.txt'])
+    await store.put(k, Buffer.from(k), 'text/plain');
   assert.equal(await store.deletePrefix('p/col_1/'), 2);
   assert.deepEqual([await store.stat('p/col_1/a'), await store.stat('p/col_1/b/c')], [null, null]);
   assert.ok(await store.stat('p/col_10/a'));
@@ -86,6 +119,9 @@ test('concurrent writers of one key leave one whole version', async () => {
   await Promise.all(versions.map((v, i) => store.put('race/k', v, `application/v${i}`)));
   const got = await store.read('race/k');
   assert.equal(got.length, 64 * 1024);
-  assert.ok(got.every((b) => b === got[0]), 'one writer won entirely');
+  assert.ok(
+    got.every((b) => b === got[0]),
+    'one writer won entirely',
+  );
   assert.deepEqual(await readdir(join(dataDir, 'blobs', 'race')).then((l) => l.sort()), ['k', 'k.meta.json']);
 });

@@ -13,7 +13,9 @@ import { migrate, migrationsKey } from '../../src/store/migrate.js';
 import { templatePath } from '../../src/store/pglite-template.js';
 import { allMigrations } from '../../src/app.js';
 
-test('the first fresh database makes the template; the next starts from it, empty; a damaged one falls back to initdb and is replaced', { timeout: 90_000 }, async () => {
+test('the first fresh database makes the template; the next starts from it, empty; a damaged one falls back to initdb and is replaced', {
+  timeout: 90_000,
+}, async () => {
   const root = mkdtempSync(join(tmpdir(), 'sightflow-pglite-template-'));
   const templates = join(root, 'templates');
   try {
@@ -29,7 +31,11 @@ test('the first fresh database makes the template; the next starts from it, empt
     await b.exec('CREATE TABLE t (v int); INSERT INTO t VALUES (7);');
     await b.close();
     const reopened = await openDb({ dataDir: join(root, 'b'), pgliteTemplateDir: templates });
-    assert.deepEqual(await reopened.query('SELECT v FROM t'), [{ v: 7 }], 'a database made from the template keeps its data');
+    assert.deepEqual(
+      await reopened.query('SELECT v FROM t'),
+      [{ v: 7 }],
+      'a database made from the template keeps its data',
+    );
     await reopened.close();
 
     writeFileSync(templatePath(templates), 'not a tarball');
@@ -37,7 +43,11 @@ test('the first fresh database makes the template; the next starts from it, empt
     assert.deepEqual(await c.query('SELECT 1 AS one'), [{ one: 1 }]);
     await c.close();
     const d = await openDb({ dataDir: join(root, 'd'), pgliteTemplateDir: templates });
-    assert.deepEqual(await d.query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`), [{ n: 0 }], 'the damaged template was replaced');
+    assert.deepEqual(
+      await d.query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`),
+      [{ n: 0 }],
+      'the damaged template was replaced',
+    );
     await d.close();
     console.log(`# from the template in ${Math.round(ms)} ms`);
   } finally {
@@ -45,19 +55,27 @@ test('the first fresh database makes the template; the next starts from it, empt
   }
 });
 
-test('a fresh migrated database becomes the template of its migrations; the next starts migrated; other migrations or a damaged one migrate from the empty cluster', { timeout: 120_000 }, async () => {
+test('a fresh migrated database becomes the template of its migrations; the next starts migrated; other migrations or a damaged one migrate from the empty cluster', {
+  timeout: 120_000,
+}, async () => {
   const root = mkdtempSync(join(tmpdir(), 'sightflow-pglite-schema-template-'));
   const templates = join(root, 'templates');
   const all = allMigrations();
   const applied: number[][] = [];
-  const prepare = (migrations = all): DbPrepare => ({ key: migrationsKey(migrations), run: async (db) => { applied.push(await migrate(db, migrations)); } });
-  const tables = async (db: Awaited<ReturnType<typeof openDb>>) => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`))[0]!.n;
+  const prepare = (migrations = all): DbPrepare => ({
+    key: migrationsKey(migrations),
+    run: async (db) => {
+      applied.push(await migrate(db, migrations));
+    },
+  });
+  const tables = async (db: Awaited<ReturnType<typeof openDb>>) =>
+    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`))[0]!.n;
   try {
     const a = await openDb({ dataDir: join(root, 'a'), pgliteTemplateDir: templates, prepare: prepare() });
     assert.equal(applied.at(-1)!.length, all.length, 'the first fresh database ran every migration');
     assert.ok(existsSync(templatePath(templates, migrationsKey(all))), 'and became the migrated template');
     const migratedTables = await tables(a);
-    await a.exec('INSERT INTO projects (id, name) VALUES (\'p_kept\', \'kept\')');
+    await a.exec("INSERT INTO projects (id, name) VALUES ('p_kept', 'kept')");
     await a.close();
 
     const b = await openDb({ dataDir: join(root, 'b'), pgliteTemplateDir: templates, prepare: prepare() });

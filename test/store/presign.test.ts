@@ -32,16 +32,27 @@ function split(link: string): { key: string; query: URLSearchParams } {
   return { key: decodeURIComponent(url.pathname.slice('/v1/files/'.length)), query: url.searchParams };
 }
 
-async function resolve(link: string, opts: { rangeHeader?: string; now?: number; key?: string } = {}): Promise<FileResponse> {
+async function resolve(
+  link: string,
+  opts: { rangeHeader?: string; now?: number; key?: string } = {},
+): Promise<FileResponse> {
   const { key, query } = split(link);
-  return resolveFileRequest(store, { key: opts.key ?? key, query, rangeHeader: opts.rangeHeader, secret: SECRET, now: opts.now ?? NOW });
+  return resolveFileRequest(store, {
+    key: opts.key ?? key,
+    query,
+    rangeHeader: opts.rangeHeader,
+    secret: SECRET,
+    now: opts.now ?? NOW,
+  });
 }
 
 async function forbidden(p: Promise<unknown>, message: string) {
   await assert.rejects(p, (e) => {
     assert.ok(e instanceof ApiError);
     assert.equal(e.status, 403);
-    assert.deepEqual(e.toBody(), { error: { type: 'permission_error', code: 'invalid_signature', message, param: null } } satisfies ErrorBody);
+    assert.deepEqual(e.toBody(), {
+      error: { type: 'permission_error', code: 'invalid_signature', message, param: null },
+    } satisfies ErrorBody);
     return true;
   });
 }
@@ -50,9 +61,18 @@ test('presign makes a one-hour link that verifies', () => {
   const link = presign('col_1/item_1.jpg', { secret: SECRET, now: NOW });
   assert.match(link, new RegExp(`^/v1/files/col_1/item_1\\.jpg\\?expires=${NOW_S + 3600}&sig=[0-9a-f]{64}$`));
   const { key, query } = split(link);
-  assert.deepEqual(verify(key, query.get('expires'), query.get('sig'), SECRET, NOW), { ok: true, expires: NOW_S + 3600 });
-  assert.deepEqual(verify(key, query.get('expires'), query.get('sig'), 'other-secret', NOW), { ok: false, reason: 'mismatch' });
-  assert.equal(split(presign('k', { secret: SECRET, now: NOW, expiresInS: 60 })).query.get('expires'), String(NOW_S + 60));
+  assert.deepEqual(verify(key, query.get('expires'), query.get('sig'), SECRET, NOW), {
+    ok: true,
+    expires: NOW_S + 3600,
+  });
+  assert.deepEqual(verify(key, query.get('expires'), query.get('sig'), 'other-secret', NOW), {
+    ok: false,
+    reason: 'mismatch',
+  });
+  assert.equal(
+    split(presign('k', { secret: SECRET, now: NOW, expiresInS: 60 })).query.get('expires'),
+    String(NOW_S + 60),
+  );
 });
 
 test('a valid link serves the whole file with its headers', async () => {
@@ -94,25 +114,36 @@ test('tampered links are 403', async () => {
 test('expired links are 403; the expiry second itself is still valid', async () => {
   const link = presign('col_1/item_1.jpg', { secret: SECRET, now: NOW, expiresInS: 60 });
   assert.equal((await resolve(link, { now: NOW + 60_999 })).status, 200);
-  await forbidden(resolve(link, { now: NOW + 61_000 }), `The file link expired at ${new Date(NOW + 60_000).toISOString()}`);
+  await forbidden(
+    resolve(link, { now: NOW + 61_000 }),
+    `The file link expired at ${new Date(NOW + 60_000).toISOString()}`,
+  );
 });
 
 test('a valid link to a missing blob is 404', async () => {
   await assert.rejects(resolve(presign('col_1/gone.jpg', { secret: SECRET, now: NOW })), (e) => {
     assert.ok(e instanceof ApiError);
     assert.equal(e.status, 404);
-    assert.deepEqual(e.toBody(), { error: { type: 'not_found_error', code: 'not_found', message: 'No such file', param: null } });
+    assert.deepEqual(e.toBody(), {
+      error: { type: 'not_found_error', code: 'not_found', message: 'No such file', param: null },
+    });
     return true;
   });
   // A signed key the store would refuse (it cannot hold such a blob) is 404 as well, never a 500.
   const traversal = new URLSearchParams(presign('../etc/passwd', { secret: SECRET, now: NOW }).split('?')[1]);
-  await assert.rejects(resolveFileRequest(store, { key: '../etc/passwd', query: traversal, secret: SECRET, now: NOW }), (e) => e instanceof ApiError && e.status === 404);
+  await assert.rejects(
+    resolveFileRequest(store, { key: '../etc/passwd', query: traversal, secret: SECRET, now: NOW }),
+    (e) => e instanceof ApiError && e.status === 404,
+  );
 });
 
 test('Range: 206 with Content-Range, suffix and open ranges, 416 when unsatisfiable', async () => {
   const link = presign('col_1/item_1.jpg', { secret: SECRET, now: NOW });
   const r = await resolve(link, { rangeHeader: 'bytes=100-199' });
-  assert.deepEqual([r.status, r.start, r.end, r.headers['Content-Range'], r.headers['Content-Length'], r.headers['Content-Type']], [206, 100, 199, 'bytes 100-199/1000', '100', 'image/jpeg']);
+  assert.deepEqual(
+    [r.status, r.start, r.end, r.headers['Content-Range'], r.headers['Content-Length'], r.headers['Content-Type']],
+    [206, 100, 199, 'bytes 100-199/1000', '100', 'image/jpeg'],
+  );
   assert.deepEqual(await store.read('col_1/item_1.jpg', r), content.subarray(100, 200));
 
   const cases: Array<[string, number, number, number]> = [
@@ -131,7 +162,11 @@ test('Range: 206 with Content-Range, suffix and open ranges, 416 when unsatisfia
   }
   for (const header of ['bytes=1000-', 'bytes=5000-6000', 'bytes=-0']) {
     const res = await resolve(link, { rangeHeader: header });
-    assert.deepEqual([res.status, res.headers['Content-Range'], res.headers['Content-Length'], res.end - res.start + 1], [416, 'bytes */1000', '0', 0], header);
+    assert.deepEqual(
+      [res.status, res.headers['Content-Range'], res.headers['Content-Length'], res.end - res.start + 1],
+      [416, 'bytes */1000', '0', 0],
+      header,
+    );
   }
   assert.equal(parseRange('bytes=0-', 0), 'unsatisfiable');
 });

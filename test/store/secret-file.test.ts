@@ -14,7 +14,9 @@ after(() => rmSync(root, { recursive: true, force: true }));
 test('racing callers agree on one secret and exactly one of them created it', async () => {
   const dir = join(root, 'race');
   let n = 0;
-  const files = await Promise.all(Array.from({ length: 6 }, () => loadOrCreateSecretFile(dir, 'thing', () => `value-${n++}`, 'SOME_VAR')));
+  const files = await Promise.all(
+    Array.from({ length: 6 }, () => loadOrCreateSecretFile(dir, 'thing', () => `value-${n++}`, 'SOME_VAR')),
+  );
   assert.equal(new Set(files.map((f) => f.value)).size, 1);
   assert.equal(files.filter((f) => f.created).length, 1);
   assert.ok(files.every((f) => f.path === join(dir, 'thing')));
@@ -42,5 +44,8 @@ test('an empty secret file is an error naming the setting that replaces it', asy
   const dir = join(root, 'empty');
   await loadOrCreateAdminToken(dir);
   await writeFile(join(dir, 'admin-token'), '\n');
-  await assert.rejects(loadOrCreateAdminToken(dir), /admin-token exists but holds no secret; delete it or set SIGHTFLOW_ADMIN_TOKEN/);
+  await assert.rejects(
+    loadOrCreateAdminToken(dir),
+    /admin-token exists but holds no secret; delete it or set SIGHTFLOW_ADMIN_TOKEN/,
+  );
 });

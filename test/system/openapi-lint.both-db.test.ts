@@ -13,10 +13,21 @@ import { projectRoot } from '../../src/base/paths.js';
 const run = promisify(execFile);
 let t: TestApp;
 let dir: string;
-before(async () => { t = await startTestApp(); dir = mkdtempSync(join(tmpdir(), 'sightflow-openapi-')); });
-after(async () => { await t?.close(); rmSync(dir, { recursive: true, force: true }); });
+before(async () => {
+  t = await startTestApp();
+  dir = mkdtempSync(join(tmpdir(), 'sightflow-openapi-'));
+});
+after(async () => {
+  await t?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
-interface LintProblem { ruleId: string; severity: 'error' | 'warn'; message: string; location: Array<{ pointer: string }> }
+interface LintProblem {
+  ruleId: string;
+  severity: 'error' | 'warn';
+  message: string;
+  location: Array<{ pointer: string }>;
+}
 
 test('/openapi.json passes redocly lint (recommended) with no errors', { timeout: 120_000 }, async () => {
   const r = await api(t, '/openapi.json', { key: null });
@@ -25,8 +36,10 @@ test('/openapi.json passes redocly lint (recommended) with no errors', { timeout
   writeFileSync(file, r.text);
   const bin = join(projectRoot, 'node_modules', '.bin', 'redocly');
   // Exit status 1 means problems were found; the JSON report says which.
-  const out = await run(bin, ['lint', '--format=json', '--extends=recommended', file], { cwd: dir, maxBuffer: 64 << 20 })
-    .catch((e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr ?? '' }));
+  const out = await run(bin, ['lint', '--format=json', '--extends=recommended', file], {
+    cwd: dir,
+    maxBuffer: 64 << 20,
+  }).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr ?? '' }));
   const start = out.stdout.indexOf('{');
   assert.ok(start >= 0, `no JSON report from redocly: ${out.stderr.slice(-2000)}`);
   const report = JSON.parse(out.stdout.slice(start)) as { problems: LintProblem[] };

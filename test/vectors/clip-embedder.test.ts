@@ -32,11 +32,44 @@ before(async () => {
   await writeTinyClip(dataDir, ID);
   const manifests = join(dataDir, 'manifests');
   // A typo in a key, and a valid manifest whose files are not there: both skipped, neither stops the server.
-  await writeFile(join(manifests, 'typo-clip.json'), JSON.stringify({ id: 'typo-clip', family: 'clip', vision: { file: 'v.onnx' }, text: { file: 't.onnx' }, tokenizer: 'tokenizer.json', image_sise: 224 }));
+  await writeFile(
+    join(manifests, 'typo-clip.json'),
+    JSON.stringify({
+      id: 'typo-clip',
+      family: 'clip',
+      vision: { file: 'v.onnx' },
+      text: { file: 't.onnx' },
+      tokenizer: 'tokenizer.json',
+      image_sise: 224,
+    }),
+  );
   // Files that load, but a wrong output name: the model is left out with a message saying what to set.
-  await writeFile(join(manifests, 'wrong-clip.json'), JSON.stringify({ id: 'wrong-clip', family: 'clip', vision: { file: `${ID}/onnx/vision_model.onnx`, output: 'pooler_output' }, text: { file: `${ID}/onnx/text_model.onnx` }, tokenizer: `${ID}/tokenizer.json` }));
-  await writeFile(join(manifests, 'gone-clip.json'), JSON.stringify({ id: 'gone-clip', family: 'clip', vision: { file: 'gone/v.onnx' }, text: { file: 'gone/t.onnx' }, tokenizer: 'gone/tokenizer.json' }));
-  const sink = new Writable({ write(chunk, _enc, cb) { logLines.push(...String(chunk).split('\n').filter(Boolean)); cb(); } });
+  await writeFile(
+    join(manifests, 'wrong-clip.json'),
+    JSON.stringify({
+      id: 'wrong-clip',
+      family: 'clip',
+      vision: { file: `${ID}/onnx/vision_model.onnx`, output: 'pooler_output' },
+      text: { file: `${ID}/onnx/text_model.onnx` },
+      tokenizer: `${ID}/tokenizer.json`,
+    }),
+  );
+  await writeFile(
+    join(manifests, 'gone-clip.json'),
+    JSON.stringify({
+      id: 'gone-clip',
+      family: 'clip',
+      vision: { file: 'gone/v.onnx' },
+      text: { file: 'gone/t.onnx' },
+      tokenizer: 'gone/tokenizer.json',
+    }),
+  );
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logLines.push(...String(chunk).split('\n').filter(Boolean));
+      cb();
+    },
+  });
   t = await startTestApp({}, { dataDir, log: pino({ level: 'info' }, sink) });
   // /readyz waits for model preparation and for the CLIP model's first load.
   const until = Date.now() + 60_000;
@@ -50,16 +83,31 @@ after(async () => {
   await t?.close();
   await rm(dataDir, { recursive: true, force: true });
   // Prepared copies land in the shared models dir; leave it as it was.
-  for (const id of [ID, 'gone-clip', 'wrong-clip']) for (const part of ['vision', 'text']) await rm(join(modelsDir, `${id}.${part}`), { recursive: true, force: true });
+  for (const id of [ID, 'gone-clip', 'wrong-clip'])
+    for (const part of ['vision', 'text']) await rm(join(modelsDir, `${id}.${part}`), { recursive: true, force: true });
 });
 
-const invalid = (code: string, message: string, param: string | null) => ({ error: { type: 'invalid_request_error', code, message, param } });
+const invalid = (code: string, message: string, param: string | null) => ({
+  error: { type: 'invalid_request_error', code, message, param },
+});
 const png = async (r: number, g: number, b: number, w = 96, h = 64) =>
-  (await sharp({ create: { width: w, height: h, channels: 3, background: { r, g, b } } }).png().toBuffer()).toString('base64');
+  (
+    await sharp({ create: { width: w, height: h, channels: 3, background: { r, g, b } } })
+      .png()
+      .toBuffer()
+  ).toString('base64');
 /** Left half one colour, right half another. */
-const split = async (w = 320, h = 240) => (await sharp({ create: { width: w, height: h, channels: 3, background: { r: 230, g: 30, b: 30 } } })
-  .composite([{ input: { create: { width: w / 2, height: h, channels: 3, background: { r: 20, g: 40, b: 220 } } }, left: w / 2, top: 0 }])
-  .png().toBuffer());
+const split = async (w = 320, h = 240) =>
+  await sharp({ create: { width: w, height: h, channels: 3, background: { r: 230, g: 30, b: 30 } } })
+    .composite([
+      {
+        input: { create: { width: w / 2, height: h, channels: 3, background: { r: 20, g: 40, b: 220 } } },
+        left: w / 2,
+        top: 0,
+      },
+    ])
+    .png()
+    .toBuffer();
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => Array.from(a).reduce((s, v, i) => s + v * b[i]!, 0);
 
 /** `sightflow models ...` on the test's data dir, capturing what it prints. */
@@ -67,8 +115,12 @@ async function cli(args: string[]): Promise<{ code: number; out: string; err: st
   const out: string[] = [];
   const err: string[] = [];
   const [log, error] = [console.log, console.error];
-  console.log = (...a: unknown[]) => { out.push(a.join(' ')); };
-  console.error = (...a: unknown[]) => { err.push(a.join(' ')); };
+  console.log = (...a: unknown[]) => {
+    out.push(a.join(' '));
+  };
+  console.error = (...a: unknown[]) => {
+    err.push(a.join(' '));
+  };
   try {
     return { code: await modelsCli(args, dataDir), out: out.join('\n'), err: err.join('\n') };
   } finally {
@@ -85,17 +137,40 @@ async function clipCollection(name: string): Promise<string> {
 test('models: the CLIP model is listed with the dimensions its encoders output; broken ones are not', async () => {
   const r = await api(t, '/v1/vectors/models');
   assert.equal(r.status, 200);
-  assert.deepEqual(r.body.models.find((m: { id: string }) => m.id === ID), { id: ID, name: 'Tiny CLIP (test)', types: ['image', 'text'], dimensions: DIMS, metric: 'COSINE' });
+  assert.deepEqual(
+    r.body.models.find((m: { id: string }) => m.id === ID),
+    { id: ID, name: 'Tiny CLIP (test)', types: ['image', 'text'], dimensions: DIMS, metric: 'COSINE' },
+  );
   assert.ok(r.body.models.some((m: { id: string }) => m.id === 'multimodal-embedding-v1'));
-  assert.deepEqual(r.body.models.map((m: { id: string }) => m.id).filter((id: string) => /typo|gone|wrong/.test(id)), []);
+  assert.deepEqual(
+    r.body.models.map((m: { id: string }) => m.id).filter((id: string) => /typo|gone|wrong/.test(id)),
+    [],
+  );
 });
 
 test('bad manifests: logged at start, reported by `sightflow models`, and their ids are 400 at creation', async () => {
-  const errorsLogged = logLines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level >= 50).map((l) => l.msg);
-  assert.ok(errorsLogged.some((m) => /typo-clip\.json: \(root\): Unrecognized key: "image_sise"/.test(m)), errorsLogged.join('\n'));
-  assert.ok(errorsLogged.some((m) => /gone-clip\.vision could not be prepared: .*gone\/v\.onnx is missing/.test(m)), errorsLogged.join('\n'));
-  assert.ok(errorsLogged.some((m) => /embedding model gone-clip is unavailable/.test(m)), errorsLogged.join('\n'));
-  assert.ok(errorsLogged.includes('embedding model wrong-clip is unavailable: the vision encoder has no output named pooler_output (it has image_embeds, last_hidden_state); set vision.output in the manifest'), errorsLogged.join('\n'));
+  const errorsLogged = logLines
+    .map((l) => JSON.parse(l) as { level: number; msg: string })
+    .filter((l) => l.level >= 50)
+    .map((l) => l.msg);
+  assert.ok(
+    errorsLogged.some((m) => /typo-clip\.json: \(root\): Unrecognized key: "image_sise"/.test(m)),
+    errorsLogged.join('\n'),
+  );
+  assert.ok(
+    errorsLogged.some((m) => /gone-clip\.vision could not be prepared: .*gone\/v\.onnx is missing/.test(m)),
+    errorsLogged.join('\n'),
+  );
+  assert.ok(
+    errorsLogged.some((m) => /embedding model gone-clip is unavailable/.test(m)),
+    errorsLogged.join('\n'),
+  );
+  assert.ok(
+    errorsLogged.includes(
+      'embedding model wrong-clip is unavailable: the vision encoder has no output named pooler_output (it has image_embeds, last_hidden_state); set vision.output in the manifest',
+    ),
+    errorsLogged.join('\n'),
+  );
 
   const list = await cli(['list']);
   assert.equal(list.code, 0);
@@ -105,12 +180,22 @@ test('bad manifests: logged at start, reported by `sightflow models`, and their 
   // The family id stands for both encoders; a skipped manifest fails verify.
   const verify = await cli(['verify', ID]);
   assert.equal(verify.code, 1);
-  assert.deepEqual(verify.out.split('\n').map((l) => l.slice(5).split(':')[0]), ['tiny-clip.vision', 'tiny-clip.text']);
+  assert.deepEqual(
+    verify.out.split('\n').map((l) => l.slice(5).split(':')[0]),
+    ['tiny-clip.vision', 'tiny-clip.text'],
+  );
 
   for (const id of ['typo-clip', 'gone-clip', 'wrong-clip', 'nope']) {
     const r = await api(t, '/v1/vectors/collections', { method: 'POST', json: { name: `m-${id}`, model_id: id } });
     assert.equal(r.status, 400);
-    assert.deepEqual(r.body, invalid('invalid_parameter', `Expected an installed embedding model id (multimodal-embedding-v1, ${ID}) for model_id but received "${id}"`, 'model_id'));
+    assert.deepEqual(
+      r.body,
+      invalid(
+        'invalid_parameter',
+        `Expected an installed embedding model id (multimodal-embedding-v1, ${ID}) for model_id but received "${id}"`,
+        'model_id',
+      ),
+    );
   }
 });
 
@@ -149,7 +234,13 @@ test('collections embed with their model: text finds the image of its colour, an
   }
   // A solid green image: its own copy and the word "green" are the same direction.
   const g = await search({ image_base64: await png(0, 255, 0, 300, 200) });
-  assert.deepEqual(g.results.slice(0, 2).map((x) => x.metadata.name).sort(), ['green', 'green text']);
+  assert.deepEqual(
+    g.results
+      .slice(0, 2)
+      .map((x) => x.metadata.name)
+      .sort(),
+    ['green', 'green text'],
+  );
   assert.ok(g.results[1]!.score > 0.999);
   // A smaller, JPEG-compressed copy of the split image finds the split image first.
   const copy = await sharp(splitPng).resize(160, 120).jpeg({ quality: 40 }).toBuffer();
@@ -161,12 +252,21 @@ test('collections embed with their model: text finds the image of its colour, an
 
 test('audio is a 400 naming the field, for index and search, before anything is fetched or stored', async () => {
   const id = await clipCollection('no-audio');
-  const wav = Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1'), Buffer.alloc(64)]).toString('base64');
-  const message = (param: string) => `Expected image or text content for ${param} (the collection's model ${ID} embeds image, text) but received audio`;
-  const idx = await api(t, `/v1/vectors/collections/${id}/index`, { method: 'POST', json: { items: [{ text: 'red' }, { audio: wav }] } });
+  const wav = Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1'), Buffer.alloc(64)]).toString(
+    'base64',
+  );
+  const message = (param: string) =>
+    `Expected image or text content for ${param} (the collection's model ${ID} embeds image, text) but received audio`;
+  const idx = await api(t, `/v1/vectors/collections/${id}/index`, {
+    method: 'POST',
+    json: { items: [{ text: 'red' }, { audio: wav }] },
+  });
   assert.equal(idx.status, 400);
   assert.deepEqual(idx.body, invalid('unsupported_modality', message('items[1].audio'), 'items[1].audio'));
-  const byUrl = await api(t, `/v1/vectors/collections/${id}/search`, { method: 'POST', json: { audio: 'http://127.0.0.1:9/never-fetched.wav' } });
+  const byUrl = await api(t, `/v1/vectors/collections/${id}/search`, {
+    method: 'POST',
+    json: { audio: 'http://127.0.0.1:9/never-fetched.wav' },
+  });
   assert.equal(byUrl.status, 400);
   assert.deepEqual(byUrl.body, invalid('unsupported_modality', message('audio'), 'audio'));
   assert.equal((await api(t, `/v1/vectors/collections/${id}`)).body.item_count, 0, 'nothing of the request was stored');
@@ -181,20 +281,29 @@ test('embeddings equal a JS computation of the same model (preprocessing and tok
   const [w, h] = [300, 224];
   const data = Buffer.alloc(w * h * 3);
   let seed = 99;
-  for (let i = 0; i < data.length; i++) { seed = (seed * 1103515245 + 12345) % 2147483648; data[i] = seed >> 23; }
+  for (let i = 0; i < data.length; i++) {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    data[i] = seed >> 23;
+  }
   const image: LoadedImage = { data, width: w, height: h, channels: 3, format: 'png', bytes: Buffer.alloc(0) };
   const px = new Float32Array(3 * SIZE * SIZE);
   for (let c = 0; c < 3; c++) {
-    for (let y = 0; y < SIZE; y++) for (let x = 0; x < SIZE; x++) px[c * SIZE * SIZE + y * SIZE + x] = (data[(y * w + x + 38) * 3 + c]! / 255 - CLIP_MEAN[c]) / CLIP_STD[c];
+    for (let y = 0; y < SIZE; y++)
+      for (let x = 0; x < SIZE; x++)
+        px[c * SIZE * SIZE + y * SIZE + x] = (data[(y * w + x + 38) * 3 + c]! / 255 - CLIP_MEAN[c]) / CLIP_STD[c];
   }
   const want = normalize(referenceImageEmbedding(px));
   const got = await e.embed({ kind: 'image', image });
   assert.equal(got.vector.length, DIMS);
-  for (let i = 0; i < DIMS; i++) assert.ok(Math.abs(got.vector[i]! - want[i]!) < 1e-5, `dim ${i}: ${got.vector[i]} vs ${want[i]}`);
+  for (let i = 0; i < DIMS; i++)
+    assert.ok(Math.abs(got.vector[i]! - want[i]!) < 1e-5, `dim ${i}: ${got.vector[i]} vs ${want[i]}`);
   assert.deepEqual(got.usage, { input_tokens: 85 });
   // "red" = start (zero), red</w>, end (zero), padding masked out: the direction of the red colour vector.
   const red = await e.embed({ kind: 'text', text: 'Red' });
   const redWant = normalize(Float32Array.from([...colourVector([255, 0, 0]), 0, 0, 0, 0, 0]));
   assert.ok(dot(red.vector, redWant) > 1 - 1e-6, `${dot(red.vector, redWant)}`);
-  await assert.rejects(e.embed({ kind: 'audio', bytes: Buffer.alloc(0), param: 'audio' }), { status: 400, code: 'unsupported_modality' });
+  await assert.rejects(e.embed({ kind: 'audio', bytes: Buffer.alloc(0), param: 'audio' }), {
+    status: 400,
+    code: 'unsupported_modality',
+  });
 });

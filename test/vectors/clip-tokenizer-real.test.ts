@@ -21,7 +21,7 @@ const CAPTIONS = [
   'Un café au lait sur une table en bois à Paris',
   'a   group\tof\npeople   standing around a kitchen counter',
   'Smiling child 🙂 holding a kite (yellow & blue) on a beach...',
-  "\"Quoted\" words, semi-colons; and an email: someone@example.com",
+  '"Quoted" words, semi-colons; and an email: someone@example.com',
   'naïve résumé with COMBINING accents: café',
   '3.14159 is pi; 2024 was a leap year',
   'zebras grazing near a watering hole at sunset, wide-angle shot',
@@ -35,14 +35,21 @@ function bytesToUnicode(): Map<number, string> {
   for (let b = 0xae; b <= 0xff; b++) bs.push(b);
   const cs = [...bs];
   let n = 0;
-  for (let b = 0; b < 256; b++) if (!bs.includes(b)) { bs.push(b); cs.push(256 + n++); }
+  for (let b = 0; b < 256; b++)
+    if (!bs.includes(b)) {
+      bs.push(b);
+      cs.push(256 + n++);
+    }
   return new Map(bs.map((b, i) => [b, String.fromCodePoint(cs[i]!)]));
 }
 
 function referenceTokenizer(dir: string) {
   const vocab = JSON.parse(readFileSync(join(dir, 'vocab.json'), 'utf8')) as Record<string, number>;
   // (This copy of merges.txt has CRLF line ends.)
-  const merges = readFileSync(join(dir, 'merges.txt'), 'utf8').split(/\r?\n/).slice(1).filter((l) => l.length > 0);
+  const merges = readFileSync(join(dir, 'merges.txt'), 'utf8')
+    .split(/\r?\n/)
+    .slice(1)
+    .filter((l) => l.length > 0);
   const rank = new Map(merges.map((m, i) => [m, i]));
   const b2u = bytesToUnicode();
   const pat = /<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+/giu;
@@ -56,14 +63,22 @@ function referenceTokenizer(dir: string) {
       let bestRank = Infinity;
       for (let i = 0; i + 1 < word.length; i++) {
         const r = rank.get(`${word[i]} ${word[i + 1]}`);
-        if (r !== undefined && r < bestRank) { bestRank = r; best = [word[i]!, word[i + 1]!]; }
+        if (r !== undefined && r < bestRank) {
+          bestRank = r;
+          best = [word[i]!, word[i + 1]!];
+        }
       }
       if (!best) return word;
       const merged: string[] = [];
       let i = 0;
       while (i < word.length) {
-        if (word[i] === best[0] && word[i + 1] === best[1]) { merged.push(best[0] + best[1]); i += 2; }
-        else { merged.push(word[i]!); i += 1; }
+        if (word[i] === best[0] && word[i + 1] === best[1]) {
+          merged.push(best[0] + best[1]);
+          i += 2;
+        } else {
+          merged.push(word[i]!);
+          i += 1;
+        }
       }
       word = merged;
     }
@@ -84,7 +99,9 @@ function referenceTokenizer(dir: string) {
   };
 }
 
-test('CLIP tokenizer on the real tokenizer.json gives OpenAI CLIP\'s ids (reference BPE over vocab.json + merges.txt)', { skip }, async () => {
+test("CLIP tokenizer on the real tokenizer.json gives OpenAI CLIP's ids (reference BPE over vocab.json + merges.txt)", {
+  skip,
+}, async () => {
   const path = byoPath(CLIP_TOKENIZER);
   const ours = await ClipTokenizer.fromFile(path);
   const reference = referenceTokenizer(dirname(path));
@@ -96,7 +113,11 @@ test('CLIP tokenizer on the real tokenizer.json gives OpenAI CLIP\'s ids (refere
     const want = reference(caption);
     const { ids, mask } = ours.encode(caption, 77);
     assert.deepEqual(ids.slice(0, want.length), want, caption);
-    assert.equal(mask.filter((m) => m === 1).length, want.length, `${caption}: nothing after the end token but padding`);
+    assert.equal(
+      mask.filter((m) => m === 1).length,
+      want.length,
+      `${caption}: nothing after the end token but padding`,
+    );
   }
 });
 
@@ -106,5 +127,8 @@ test('CLIP tokenizer: context-length truncation keeps the end token', { skip }, 
   const { ids, mask } = ours.encode(long, 77);
   assert.equal(ids.length, 77);
   assert.deepEqual([ids[0], ids[1], ids[75], ids[76]], [49406, 1929, 1929, 49407]);
-  assert.equal(mask.every((m) => m === 1), true);
+  assert.equal(
+    mask.every((m) => m === 1),
+    true,
+  );
 });

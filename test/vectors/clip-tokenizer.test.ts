@@ -44,8 +44,63 @@ test('tokenizer: UTF-8 bytes through bytes_to_unicode; NFC', () => {
   assert.deepEqual(ids('café 42'), [SOT, 521, 69, 127, 358, 275, 273, EOT]);
   assert.deepEqual(tok.tokenize('e\u0301'), tok.tokenize('é'));
   assert.deepEqual(ids("Don't stop, cat's 3.14 über-cool — 日本語 😀 ẞ İstanbul"), [
-    SOT, 67, 78, 333, 6, 339, 82, 83, 78, 335, 267, 522, 6, 338, 274, 269, 272, 275, 127, 120, 65, 528, 268, 66, 78, 78, 331, 158, 222,
-    498, 162, 245, 98, 162, 250, 105, 164, 103, 508, 172, 253, 246, 478, 127, 509, 328, 136, 485, 82, 83, 64, 77, 65, 84, 331, EOT]);
+    SOT,
+    67,
+    78,
+    333,
+    6,
+    339,
+    82,
+    83,
+    78,
+    335,
+    267,
+    522,
+    6,
+    338,
+    274,
+    269,
+    272,
+    275,
+    127,
+    120,
+    65,
+    528,
+    268,
+    66,
+    78,
+    78,
+    331,
+    158,
+    222,
+    498,
+    162,
+    245,
+    98,
+    162,
+    250,
+    105,
+    164,
+    103,
+    508,
+    172,
+    253,
+    246,
+    478,
+    127,
+    509,
+    328,
+    136,
+    485,
+    82,
+    83,
+    64,
+    77,
+    65,
+    84,
+    331,
+    EOT,
+  ]);
   assert.deepEqual(ids('ＡＢＣ'), [SOT, 171, 121, 223, 171, 121, 224, 171, 121, 481, EOT]);
 });
 
@@ -55,7 +110,10 @@ test('tokenizer: special tokens in the text are split out first', () => {
 });
 
 test('tokenizer: encode pads with the end token (or pad_id) and truncates keeping the end token', () => {
-  assert.deepEqual(tok.encode('a red cat.', 8), { ids: [SOT, 320, 514, 522, 269, EOT, EOT, EOT], mask: [1, 1, 1, 1, 1, 1, 0, 0] });
+  assert.deepEqual(tok.encode('a red cat.', 8), {
+    ids: [SOT, 320, 514, 522, 269, EOT, EOT, EOT],
+    mask: [1, 1, 1, 1, 1, 1, 0, 0],
+  });
   assert.deepEqual(tok.encode('a red cat.', 5), { ids: [SOT, 320, 514, 522, EOT], mask: [1, 1, 1, 1, 1] });
   assert.equal(tok.encode('x', 77).ids.length, 77);
   const padded = ClipTokenizer.fromJson({ ...tinyTokenizerJson(), padding: { pad_id: 0 } });
@@ -71,12 +129,20 @@ test('tokenizer: merges as [a, b] pairs (newer tokenizer.json) read the same', (
 
 test('tokenizer: files that are not a CLIP BPE tokenizer are refused with a clear message', () => {
   const j = tinyTokenizerJson() as { model: Record<string, unknown>; added_tokens: unknown[] };
-  assert.throws(() => ClipTokenizer.fromJson({ ...j, model: { ...j.model, type: 'WordPiece' } }, 'tok.json'),
-    /tok\.json: model\.type: expected a BPE model but received "WordPiece"/);
+  assert.throws(
+    () => ClipTokenizer.fromJson({ ...j, model: { ...j.model, type: 'WordPiece' } }, 'tok.json'),
+    /tok\.json: model\.type: expected a BPE model but received "WordPiece"/,
+  );
   const vocab = { ...(j.model.vocab as Record<string, number>) };
   delete vocab['<|startoftext|>'];
-  assert.throws(() => ClipTokenizer.fromJson({ ...j, added_tokens: [], model: { ...j.model, vocab } }, 'tok.json'), /no <\|startoftext\|> token/);
-  assert.throws(() => ClipTokenizer.fromJson({ ...j, model: { ...j.model, merges: ['a b c'] } }, 'tok.json'), /model\.merges\.0/);
+  assert.throws(
+    () => ClipTokenizer.fromJson({ ...j, added_tokens: [], model: { ...j.model, vocab } }, 'tok.json'),
+    /no <\|startoftext\|> token/,
+  );
+  assert.throws(
+    () => ClipTokenizer.fromJson({ ...j, model: { ...j.model, merges: ['a b c'] } }, 'tok.json'),
+    /model\.merges\.0/,
+  );
 });
 
 test('preprocess: HF resize sizes (shorter side, longer truncated) and centre-crop offsets', () => {
@@ -92,29 +158,58 @@ test('preprocess: HF resize sizes (shorter side, longer truncated) and centre-cr
 function noise(width: number, height: number): Buffer {
   const b = Buffer.alloc(width * height * 3);
   let s = 7;
-  for (let i = 0; i < b.length; i++) { s = (s * 1103515245 + 12345) % 2147483648; b[i] = s >> 23; }
+  for (let i = 0; i < b.length; i++) {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    b[i] = s >> 23;
+  }
   return b;
 }
 
 test('preprocess: no resize needed -> exactly the centre crop, normalised, in planar RGB', async () => {
   const [w, h] = [300, 224];
   const data = noise(w, h);
-  const px = await clipPixels({ data, width: w, height: h }, { size: 224, resize: 224, mean: CLIP_MEAN, std: CLIP_STD });
+  const px = await clipPixels(
+    { data, width: w, height: h },
+    { size: 224, resize: 224, mean: CLIP_MEAN, std: CLIP_STD },
+  );
   assert.equal(px.length, 3 * 224 * 224);
   const left = 38; // (300 - 224) / 2 rounded down
-  for (const [x, y, c] of [[0, 0, 0], [223, 0, 1], [0, 223, 2], [111, 57, 0], [200, 100, 2]] as const) {
+  for (const [x, y, c] of [
+    [0, 0, 0],
+    [223, 0, 1],
+    [0, 223, 2],
+    [111, 57, 0],
+    [200, 100, 2],
+  ] as const) {
     const v = data[(y * w + x + left) * 3 + c]!;
-    assert.equal(px[c * 224 * 224 + y * 224 + x], Math.fround((v / 255 - CLIP_MEAN[c]) / CLIP_STD[c]), `x ${x} y ${y} c ${c}`);
+    assert.equal(
+      px[c * 224 * 224 + y * 224 + x],
+      Math.fround((v / 255 - CLIP_MEAN[c]) / CLIP_STD[c]),
+      `x ${x} y ${y} c ${c}`,
+    );
   }
 });
 
 test('preprocess: a resized image keeps its colours and is cropped from the middle', async () => {
   // 896x448, left half red, right half blue: resized to 448x224, the crop is columns 112-335, so the
   // crop's left half is red and its right half blue.
-  const { data, info } = await sharp({ create: { width: 896, height: 448, channels: 3, background: { r: 255, g: 0, b: 0 } } })
-    .composite([{ input: { create: { width: 448, height: 448, channels: 3, background: { r: 0, g: 0, b: 255 } } }, left: 448, top: 0 }])
-    .removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const px = await clipPixels({ data, width: info.width, height: info.height }, { size: 224, resize: 224, mean: CLIP_MEAN, std: CLIP_STD });
+  const { data, info } = await sharp({
+    create: { width: 896, height: 448, channels: 3, background: { r: 255, g: 0, b: 0 } },
+  })
+    .composite([
+      {
+        input: { create: { width: 448, height: 448, channels: 3, background: { r: 0, g: 0, b: 255 } } },
+        left: 448,
+        top: 0,
+      },
+    ])
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const px = await clipPixels(
+    { data, width: info.width, height: info.height },
+    { size: 224, resize: 224, mean: CLIP_MEAN, std: CLIP_STD },
+  );
   const at = (c: number, x: number, y: number) => px[c * 224 * 224 + y * 224 + x]!;
   const norm = (v: number, c: number) => (v / 255 - CLIP_MEAN[c]) / CLIP_STD[c];
   for (const y of [0, 100, 223]) {

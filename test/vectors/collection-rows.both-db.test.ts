@@ -10,8 +10,12 @@ import { CollectionStore, type NewItem } from '../../src/vectors/collection-stor
 import type { Db } from '../../src/store/db.js';
 
 let t: TestServices;
-before(async () => { t = await openTestServices(); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await openTestServices();
+});
+after(async () => {
+  await t?.close();
+});
 
 /** A store over the services' database that counts its reads of one collection's row. */
 function countingStore(): { store: CollectionStore; reads: () => number } {
@@ -19,26 +23,47 @@ function countingStore(): { store: CollectionStore; reads: () => number } {
   const db = t.s.db;
   const counting: Db = {
     kind: db.kind,
-    query: (sql, params) => { if (/FROM vector_collections WHERE id = \$1 AND project_id = \$2/.test(sql)) n++; return db.query(sql, params); },
-    tx: (fn) => db.tx(fn), exec: (sql) => db.exec(sql), ping: () => db.ping(), close: () => db.close(),
+    query: (sql, params) => {
+      if (/FROM vector_collections WHERE id = \$1 AND project_id = \$2/.test(sql)) n++;
+      return db.query(sql, params);
+    },
+    tx: (fn) => db.tx(fn),
+    exec: (sql) => db.exec(sql),
+    ping: () => db.ping(),
+    close: () => db.close(),
   };
   return { store: new CollectionStore(counting), reads: () => n };
 }
 
 const item = (id: string, v: number, metadata: Record<string, unknown> = {}): NewItem => ({
-  id, content_type: 'text', text: id, blob_key: null, metadata, vector: new Float32Array([v, 1 - v, 0.5]),
+  id,
+  content_type: 'text',
+  text: id,
+  blob_key: null,
+  metadata,
+  vector: new Float32Array([v, 1 - v, 0.5]),
 });
 
 test('a collection read once is read from memory on the embedded database only, and every write is seen by the next read', async () => {
   const { store, reads } = countingStore();
-  const c = (await store.create(t.projectId, { name: 'rows', description: null, model_id: 'multimodal-embedding-v1', dimensions: 3, metric: 'COSINE' }))!;
+  const c = (await store.create(t.projectId, {
+    name: 'rows',
+    description: null,
+    model_id: 'multimodal-embedding-v1',
+    dimensions: 3,
+    metric: 'COSINE',
+  }))!;
   const cached = t.s.db.kind === 'pglite';
   const read = async () => (await store.get(t.projectId, c.id))!;
 
   assert.equal((await read()).change_seq, 0);
   const first = reads();
   await read();
-  assert.equal(reads(), cached ? first : first + 1, cached ? 'the second read came from memory' : 'PostgreSQL: every read queries');
+  assert.equal(
+    reads(),
+    cached ? first : first + 1,
+    cached ? 'the second read came from memory' : 'PostgreSQL: every read queries',
+  );
 
   await store.addItems(t.projectId, c.id, [item('a', 0.1), item('b', 0.9)]);
   let now = await read();
@@ -68,7 +93,13 @@ test('a collection read once is read from memory on the embedded database only, 
 
 test('a read the database answers while a write runs never leaves an older row behind it', async () => {
   const { store } = countingStore();
-  const c = (await store.create(t.projectId, { name: 'race', description: null, model_id: 'multimodal-embedding-v1', dimensions: 3, metric: 'COSINE' }))!;
+  const c = (await store.create(t.projectId, {
+    name: 'race',
+    description: null,
+    model_id: 'multimodal-embedding-v1',
+    dimensions: 3,
+    metric: 'COSINE',
+  }))!;
   for (let i = 0; i < 20; i++) {
     // Reads sent before, with and after each write: the read that follows the write sees it.
     const before = store.get(t.projectId, c.id);

@@ -59,17 +59,27 @@ test('an audio URL is fetched asking for audio types', async () => {
 
 test('an audio URL that fails is image_fetch_failed worded for audio', async () => {
   await rejectsWith(load(`${base}/missing.wav`), 400, {
-    type: 'invalid_request_error', code: 'image_fetch_failed', message: 'The audio URL could not be fetched: upstream answered 404', param: 'items[0].audio',
+    type: 'invalid_request_error',
+    code: 'image_fetch_failed',
+    message: 'The audio URL could not be fetched: upstream answered 404',
+    param: 'items[0].audio',
   });
   const port = (server.address() as AddressInfo).port;
   await rejectsWith(load(`${base}/cut-short`), 400, {
-    type: 'invalid_request_error', code: 'image_fetch_failed',
-    message: `The audio URL could not be fetched: 127.0.0.1:${port} closed the connection before the body was complete`, param: 'items[0].audio',
+    type: 'invalid_request_error',
+    code: 'image_fetch_failed',
+    message: `The audio URL could not be fetched: 127.0.0.1:${port} closed the connection before the body was complete`,
+    param: 'items[0].audio',
   });
 });
 
 test('too large audio is 413 worded for audio, by URL or base64', async () => {
-  const expected = { type: 'invalid_request_error', code: 'payload_too_large', message: `The audio is larger than the limit of ${AUDIO_MAX_BYTES} bytes`, param: null } as const;
+  const expected = {
+    type: 'invalid_request_error',
+    code: 'payload_too_large',
+    message: `The audio is larger than the limit of ${AUDIO_MAX_BYTES} bytes`,
+    param: null,
+  } as const;
   await rejectsWith(load(`${base}/big-declared`), 413, expected);
   const big = Buffer.alloc(AUDIO_MAX_BYTES + 3).toString('base64');
   await rejectsWith((async () => parseContent({ audio: big }, 'items[0].'))(), 413, expected);
@@ -77,7 +87,10 @@ test('too large audio is 413 worded for audio, by URL or base64', async () => {
 
 test('undecodable base64 audio is invalid_audio', async () => {
   await rejectsWith((async () => parseContent({ audio: Buffer.from('not a sound').toString('base64') }, ''))(), 400, {
-    type: 'invalid_request_error', code: 'invalid_audio',
-    message: 'Expected audio to be WAV, MP3, FLAC or OGG audio but it could not be decoded: the data is not in a supported audio format', param: 'audio',
+    type: 'invalid_request_error',
+    code: 'invalid_audio',
+    message:
+      'Expected audio to be WAV, MP3, FLAC or OGG audio but it could not be decoded: the data is not in a supported audio format',
+    param: 'audio',
   });
 });

@@ -17,7 +17,9 @@ import { mediaDir } from '../helpers/media.js';
 
 const modelsDir = process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models');
 let sem: TextSemantics;
-before(async () => { sem = new TextSemantics(await loadWordVectors(modelsDir)); });
+before(async () => {
+  sem = new TextSemantics(await loadWordVectors(modelsDir));
+});
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + v * b[i]!, 0);
 
@@ -63,15 +65,32 @@ test('audio: formats sniffed; a spoken-free tone decodes to a transcript without
 });
 
 test('visual descriptor: flipped, resized and recompressed copies stay near; another picture does not', async () => {
-  const { data, info } = await sharp({ create: { width: 200, height: 120, channels: 3, background: { r: 20, g: 120, b: 200 } } })
-    .composite([{ input: { create: { width: 60, height: 60, channels: 3, background: { r: 250, g: 220, b: 30 } } }, left: 20, top: 30 }])
-    .raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp({
+    create: { width: 200, height: 120, channels: 3, background: { r: 20, g: 120, b: 200 } },
+  })
+    .composite([
+      {
+        input: { create: { width: 60, height: 60, channels: 3, background: { r: 250, g: 220, b: 30 } } },
+        left: 20,
+        top: 30,
+      },
+    ])
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const img = { data, width: info.width, height: info.height };
   const base = await visualDescriptor(img);
-  const flipped = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).flop().raw().toBuffer();
-  const small = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).resize(100, 60).jpeg({ quality: 40 }).toBuffer();
+  const flipped = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
+    .flop()
+    .raw()
+    .toBuffer();
+  const small = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
+    .resize(100, 60)
+    .jpeg({ quality: 40 })
+    .toBuffer();
   const smallRaw = await sharp(small).raw().toBuffer({ resolveWithObject: true });
-  const other = await sharp({ create: { width: 200, height: 120, channels: 3, background: { r: 200, g: 40, b: 40 } } }).raw().toBuffer();
+  const other = await sharp({ create: { width: 200, height: 120, channels: 3, background: { r: 200, g: 40, b: 40 } } })
+    .raw()
+    .toBuffer();
   const v = (d: Buffer, w = 200, h = 120) => visualDescriptor({ data: d, width: w, height: h });
   const mirrored = dot(base, await v(flipped));
   assert.ok(mirrored > 0.97, `flipped ${mirrored}`);

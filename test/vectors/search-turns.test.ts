@@ -17,12 +17,24 @@ before(async () => {
   const created = await api(t, '/v1/vectors/collections', { method: 'POST', json: { name: 'turns' } });
   assert.equal(created.status, 201, created.text);
   searchPath = `/v1/vectors/collections/${created.body.id as string}/search`;
-  assert.equal((await api(t, `${searchPath.replace(/search$/, 'index')}`, { method: 'POST', json: { items: [{ text: 'a red square' }] } })).status, 200);
+  assert.equal(
+    (
+      await api(t, `${searchPath.replace(/search$/, 'index')}`, {
+        method: 'POST',
+        json: { items: [{ text: 'a red square' }] },
+      })
+    ).status,
+    200,
+  );
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const photo = async (r: number, g: number, b: number) =>
-  sharp({ create: { width: 320, height: 240, channels: 3, background: { r, g, b } } }).jpeg().toBuffer();
+  sharp({ create: { width: 320, height: 240, channels: 3, background: { r, g, b } } })
+    .jpeg()
+    .toBuffer();
 
 const search = async (json: Record<string, unknown>) => {
   const started = performance.now();
@@ -41,7 +53,7 @@ test('with one session, three image searches sent together: two go at once, the 
     return search({ image_base64 });
   });
   await third;
-  assert.equal(items, 3, 'the three searches went through the embedder\'s image turns');
+  assert.equal(items, 3, "the three searches went through the embedder's image turns");
   assert.ok(waitedMs > 0, 'one of them waited for a turn');
 });
 
@@ -51,7 +63,9 @@ test('a query image fetched from a slow server holds no turn: a search sent afte
   await search({ image_base64 });
   const held: Array<() => void> = [];
   const slow: Server = createServer((_req, res) => {
-    held.push(() => { if (!res.headersSent) res.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpeg); });
+    held.push(() => {
+      if (!res.headersSent) res.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpeg);
+    });
   });
   await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
   try {

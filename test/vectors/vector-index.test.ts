@@ -24,7 +24,16 @@ function unitVectors(n: number, seed: number): Float32Array {
 }
 
 const keysOf = (n: number, from = 0) => BigUint64Array.from({ length: n }, (_, i) => BigInt(from + i));
-const npmIndex = () => new usearch.Index({ dimensions: DIMS, metric: usearch.MetricKind.IP, quantization: usearch.ScalarKind.I8, connectivity: INDEX_SETTINGS.connectivity, expansion_add: INDEX_SETTINGS.expansionAdd, expansion_search: INDEX_SETTINGS.expansionSearch, multi: false });
+const npmIndex = () =>
+  new usearch.Index({
+    dimensions: DIMS,
+    metric: usearch.MetricKind.IP,
+    quantization: usearch.ScalarKind.I8,
+    connectivity: INDEX_SETTINGS.connectivity,
+    expansion_add: INDEX_SETTINGS.expansionAdd,
+    expansion_search: INDEX_SETTINGS.expansionSearch,
+    multi: false,
+  });
 
 test('files move both ways between the npm binding and ours, with the same answers', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sightflow-vi-'));
@@ -88,7 +97,8 @@ test('every vector of a built index finds itself, on one thread, two, four or ev
       index.add(keysOf(300), data, threads);
       assert.equal(index.size(), 300);
       const lost: number[] = [];
-      for (let i = 0; i < 300; i++) if (index.search(data.subarray(i * DIMS, (i + 1) * DIMS), 1, 64)[0] !== BigInt(i)) lost.push(i);
+      for (let i = 0; i < 300; i++)
+        if (index.search(data.subarray(i * DIMS, (i + 1) * DIMS), 1, 64)[0] !== BigInt(i)) lost.push(i);
       assert.deepEqual(lost, [], `threads ${threads}, build ${build}: these vectors did not find themselves`);
     }
   }
@@ -100,12 +110,21 @@ test('bad arguments and files are errors, not crashes', () => {
     const index = newIndex(DIMS);
     const v = unitVectors(2, 1);
     assert.throws(() => index.add([1n, 2n] as never, v), /Expected BigUint64Array for keys but received an array of 2/);
-    assert.throws(() => index.add(keysOf(3), v), /keys.length x dimensions \(96\) values for vectors but received Float32Array\(64\)/);
+    assert.throws(
+      () => index.add(keysOf(3), v),
+      /keys.length x dimensions \(96\) values for vectors but received Float32Array\(64\)/,
+    );
     assert.throws(() => index.add(keysOf(2), Array.from(v) as never), /Expected Float32Array .* for vectors/);
     index.add(keysOf(2), v);
     assert.throws(() => index.add(keysOf(1), v.subarray(0, DIMS)), /adding key 0/);
-    assert.throws(() => index.search(new Float32Array(DIMS + 1), 1), /Expected Float32Array of dimensions \(32\) values for query/);
-    assert.throws(() => index.search(v.subarray(0, DIMS), -1), /Expected integer between 0 and 1000000 for wanted but received -1/);
+    assert.throws(
+      () => index.search(new Float32Array(DIMS + 1), 1),
+      /Expected Float32Array of dimensions \(32\) values for query/,
+    );
+    assert.throws(
+      () => index.search(v.subarray(0, DIMS), -1),
+      /Expected integer between 0 and 1000000 for wanted but received -1/,
+    );
     assert.throws(() => index.load(join(dir, 'missing.usearch')), /cannot open/);
     writeFileSync(join(dir, 'junk.usearch'), Buffer.alloc(4096, 0x5a));
     assert.throws(() => index.load(join(dir, 'junk.usearch')), /vector index/);

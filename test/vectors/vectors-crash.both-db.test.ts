@@ -11,9 +11,11 @@ import { freshDatabaseUrl } from '../helpers/app.js';
 import { serve, type Served } from '../helpers/cli.js';
 import { projectRoot } from '../../src/base/paths.js';
 
-const NOUNS = ('apple river mountain guitar window engine garden castle rocket pencil island forest camera bridge harbor desert ' +
+const NOUNS = (
+  'apple river mountain guitar window engine garden castle rocket pencil island forest camera bridge harbor desert ' +
   'violin tiger coffee ladder candle planet museum tractor blanket orchard lantern glacier compass pillow ' +
-  'trumpet volcano meadow kettle statue canyon helmet saddle anchor tunnel').split(' ');
+  'trumpet volcano meadow kettle statue canyon helmet saddle anchor tunnel'
+).split(' ');
 
 /** 1000 distinct word sets (combinations, never permutations: a bag of words is its order-free meaning). */
 function texts(n: number): string[] {
@@ -24,7 +26,11 @@ function texts(n: number): string[] {
   return out;
 }
 
-interface Server { s: Served; url: string; key: string }
+interface Server {
+  s: Served;
+  url: string;
+  key: string;
+}
 
 async function start(dataDir: string, env: Record<string, string>, key?: string): Promise<Server> {
   const s = await serve(['--data-dir', dataDir], env);
@@ -35,7 +41,8 @@ async function start(dataDir: string, env: Record<string, string>, key?: string)
 
 async function call(srv: Server, method: string, path: string, json?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(srv.url + path, {
-    method, headers: { authorization: `Bearer ${srv.key}`, ...(json ? { 'content-type': 'application/json' } : {}) },
+    method,
+    headers: { authorization: `Bearer ${srv.key}`, ...(json ? { 'content-type': 'application/json' } : {}) },
     body: json ? JSON.stringify(json) : undefined,
   });
   return { status: res.status, body: await res.json() };
@@ -66,13 +73,26 @@ async function topIds(srv: Server, col: string, queries: string[]): Promise<stri
   return out;
 }
 
-const lastIndexLog = (srv: Server) => srv.s.lines.map((l) => { try { return JSON.parse(l); } catch { return {}; } }).filter((j) => j.msg === 'vector indexes ready').pop();
+const lastIndexLog = (srv: Server) =>
+  srv.s.lines
+    .map((l) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        return {};
+      }
+    })
+    .filter((j) => j.msg === 'vector indexes ready')
+    .pop();
 
-test('SIGKILL while indexing: acknowledged items survive once each; a deleted or corrupt index is rebuilt', { timeout: 300_000 }, async () => {
+test('SIGKILL while indexing: acknowledged items survive once each; a deleted or corrupt index is rebuilt', {
+  timeout: 300_000,
+}, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-vcrash-'));
   const databaseUrl = await freshDatabaseUrl();
   const env = {
-    SIGHTFLOW_ADMIN_TOKEN: 'adm', SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
+    SIGHTFLOW_ADMIN_TOKEN: 'adm',
+    SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   };
   try {
@@ -88,11 +108,18 @@ test('SIGKILL while indexing: acknowledged items survive once each; a deleted or
     const writer = async () => {
       while (next < batches.length) {
         const b = batches[next++]!;
-        if (next === Math.floor(batches.length * 0.6) && !killed) { killed = true; srv.s.child.kill('SIGKILL'); }
+        if (next === Math.floor(batches.length * 0.6) && !killed) {
+          killed = true;
+          srv.s.child.kill('SIGKILL');
+        }
         try {
-          const r = await call(srv, 'POST', `/v1/vectors/collections/${col}/index`, { items: b.map((text) => ({ text })) });
+          const r = await call(srv, 'POST', `/v1/vectors/collections/${col}/index`, {
+            items: b.map((text) => ({ text })),
+          });
           if (r.status === 200) r.body.ids.forEach((id: string, i: number) => acknowledged.set(id, b[i]!));
-        } catch { /* the server is gone: this batch was never acknowledged */ }
+        } catch {
+          /* the server is gone: this batch was never acknowledged */
+        }
       }
     };
     await Promise.all([writer(), writer()]);
@@ -104,7 +131,11 @@ test('SIGKILL while indexing: acknowledged items survive once each; a deleted or
     const ids = listed.map((x) => x.id);
     assert.equal(new Set(ids).size, ids.length, 'no item listed twice');
     assert.equal(new Set(listed.map((x) => x.text)).size, listed.length, 'no text indexed twice');
-    for (const [id, text] of acknowledged) assert.ok(listed.some((x) => x.id === id && x.text === text), `acknowledged ${id} listed`);
+    for (const [id, text] of acknowledged)
+      assert.ok(
+        listed.some((x) => x.id === id && x.text === text),
+        `acknowledged ${id} listed`,
+      );
     // Every acknowledged item is found by its own text (an identical vector, score 1).
     const sample = [...acknowledged].filter((_, i) => i % 10 === 0);
     for (const [id, text] of sample) {

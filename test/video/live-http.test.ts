@@ -8,7 +8,15 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { TUD_CAMPUS } from '../helpers/eval-data.js';
 import { evalDataSkip } from '../../eval/dir.js';
 import { liveClip, startLiveHls, startTsStream, type HttpLiveSource } from '../helpers/live-sources.js';
-import { assertTracksContinue, chunksOf, createTask, liveFrames, peopleTask, readStream, waitStatus } from '../helpers/video-tasks.js';
+import {
+  assertTracksContinue,
+  chunksOf,
+  createTask,
+  liveFrames,
+  peopleTask,
+  readStream,
+  waitStatus,
+} from '../helpers/video-tasks.js';
 
 const skip = evalDataSkip('tracking/TUD-Campus/TUD-Campus.mp4');
 
@@ -29,8 +37,14 @@ after(async () => {
 
 const create = (json: unknown) => createTask(t, json);
 
-for (const [name, source] of [['live HLS playlist', () => hls], ['endless MPEG-TS over HTTP', () => ts]] as const) {
-  test(`${name}: chunks while it plays, total_frames null, tracks stable, max_frames ends it`, { skip, timeout: 120_000 }, async () => {
+for (const [name, source] of [
+  ['live HLS playlist', () => hls],
+  ['endless MPEG-TS over HTTP', () => ts],
+] as const) {
+  test(`${name}: chunks while it plays, total_frames null, tracks stable, max_frames ends it`, {
+    skip,
+    timeout: 120_000,
+  }, async () => {
     const id = await create(peopleTask(source().url, { max_frames: 15 }));
     assert.ok((await liveFrames(t, id, 2)).length >= 2);
     const done = await waitStatus(t, id, ['succeeded', 'failed'], 90_000);
@@ -57,6 +71,9 @@ for (const [name, source] of [['live HLS playlist', () => hls], ['endless MPEG-T
     const frames = chunksOf((await readStream(t, id)).bytes).filter((c) => c.finish_reason === null);
     // Within one chunk window: at most the frame already taken when the cancel was accepted is processed.
     const late = frames.filter((c) => c.stream_info.received_at_ms > cancelled);
-    assert.ok(late.length <= 1, `${late.length} frames received after the cancel were processed (${before.length} before it)`);
+    assert.ok(
+      late.length <= 1,
+      `${late.length} frames received after the cancel were processed (${before.length} before it)`,
+    );
   });
 }

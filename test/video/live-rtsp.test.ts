@@ -12,7 +12,16 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { TUD_CAMPUS } from '../helpers/eval-data.js';
 import { evalDataSkip } from '../../eval/dir.js';
 import { liveClip, startRtspServer, type RtspSource } from '../helpers/live-sources.js';
-import { assertTracksContinue, chunksOf, createTask, liveFrames, peopleTask, readStream, waitFor, waitStatus } from '../helpers/video-tasks.js';
+import {
+  assertTracksContinue,
+  chunksOf,
+  createTask,
+  liveFrames,
+  peopleTask,
+  readStream,
+  waitFor,
+  waitStatus,
+} from '../helpers/video-tasks.js';
 
 const skip = evalDataSkip('tracking/TUD-Campus/TUD-Campus.mp4');
 
@@ -34,7 +43,10 @@ async function frameChunks(id: string): Promise<any[]> {
   return chunksOf((await readStream(t, id, { stopAfter: undefined })).bytes);
 }
 
-test('RTSP: chunks arrive while it plays, total_frames null, people tracked, max_frames ends it', { skip, timeout: 120_000 }, async () => {
+test('RTSP: chunks arrive while it plays, total_frames null, people tracked, max_frames ends it', {
+  skip,
+  timeout: 120_000,
+}, async () => {
   const id = await create(peopleTask(rtsp.url, { max_frames: 15 }));
   // Chunks while the source plays: the task streams before it finishes.
   const early = await liveFrames(t, id, 2);
@@ -51,7 +63,10 @@ test('RTSP: chunks arrive while it plays, total_frames null, people tracked, max
   for (const c of frames) {
     assert.equal(c.stream_info.total_frames, null);
     assert.equal(c.stream_info.live, true);
-    assert.ok(Number.isInteger(c.stream_info.stream_time_ms) && Number.isInteger(c.stream_info.received_at_ms), JSON.stringify(c.stream_info));
+    assert.ok(
+      Number.isInteger(c.stream_info.stream_time_ms) && Number.isInteger(c.stream_info.received_at_ms),
+      JSON.stringify(c.stream_info),
+    );
   }
   // Stream time moves forward at about the sampling step (0.2 s) or more (frames dropped while behind).
   const times = frames.map((c) => c.stream_info.stream_time_ms);
@@ -59,7 +74,8 @@ test('RTSP: chunks arrive while it plays, total_frames null, people tracked, max
   const seen = assertTracksContinue(frames, 'person');
   const results = await api(t, `/v1/video/tasks/${id}/results`);
   // The results' track summaries agree with the chunks.
-  for (const [id, n] of seen) assert.equal(results.body.tracks.find((tr: any) => tr.track_id === id)?.frames_seen, n, results.text);
+  for (const [id, n] of seen)
+    assert.equal(results.body.tracks.find((tr: any) => tr.track_id === id)?.frames_seen, n, results.text);
 });
 
 test('RTSP: cancel ends a live task within one chunk window', { skip, timeout: 120_000 }, async () => {
@@ -76,18 +92,53 @@ test('RTSP: cancel ends a live task within one chunk window', { skip, timeout: 1
   const frames = chunksOf((await readStream(t, id)).bytes).filter((c) => c.finish_reason === null);
   // Within one chunk window: at most the frame already taken when the cancel was accepted is processed.
   const late = frames.filter((c) => c.stream_info.received_at_ms > cancelled);
-  assert.ok(late.length <= 1, `${late.length} frames received after the cancel were processed (${before.length} before it)`);
+  assert.ok(
+    late.length <= 1,
+    `${late.length} frames received after the cancel were processed (${before.length} before it)`,
+  );
 });
 
-test('RTSP: analytics rules changed on the running task apply within two sampled frames; no frame is lost', { skip, timeout: 120_000 }, async () => {
-  const door = { units: 'relative', lines: [{ id: 'door', points: [[0.5, 0], [0.5, 1]] }] };
+test('RTSP: analytics rules changed on the running task apply within two sampled frames; no frame is lost', {
+  skip,
+  timeout: 120_000,
+}, async () => {
+  const door = {
+    units: 'relative',
+    lines: [
+      {
+        id: 'door',
+        points: [
+          [0.5, 0],
+          [0.5, 1],
+        ],
+      },
+    ],
+  };
   const json = peopleTask(rtsp.url, { max_frames: 16 });
   json.steps.push({ model: 'analytics', parameters: door } as never);
   const id = await create(json);
   await liveFrames(t, id, 4);
   const before = await api(t, `/v1/video/tasks/${id}`);
   const atPut = before.body.progress.frame_index as number;
-  const put = await api(t, `/v1/video/tasks/${id}/analytics`, { method: 'PUT', json: { parameters: { units: 'relative', zones: [{ id: 'left', polygon: [[0, 0], [0.5, 0], [0.5, 1], [0, 1]] }] } } });
+  const put = await api(t, `/v1/video/tasks/${id}/analytics`, {
+    method: 'PUT',
+    json: {
+      parameters: {
+        units: 'relative',
+        zones: [
+          {
+            id: 'left',
+            polygon: [
+              [0, 0],
+              [0.5, 0],
+              [0.5, 1],
+              [0, 1],
+            ],
+          },
+        ],
+      },
+    },
+  });
   assert.equal(put.status, 200, put.text);
   assert.equal(put.body.version, 2);
   const done = await waitStatus(t, id, ['succeeded', 'failed'], 90_000);
@@ -104,8 +155,17 @@ test('RTSP: analytics rules changed on the running task apply within two sampled
   assert.equal(summary.zones.left.active, true);
 });
 
-test('RTSP: the server is killed for 3 s and restarted; the task goes on with the gap counted', { skip, timeout: 120_000 }, async () => {
-  const id = await create(peopleTask(rtsp.url, { max_frames: 40, reconnect: { max_attempts: 20, max_seconds: 30 }, stall_timeout_seconds: 2 }));
+test('RTSP: the server is killed for 3 s and restarted; the task goes on with the gap counted', {
+  skip,
+  timeout: 120_000,
+}, async () => {
+  const id = await create(
+    peopleTask(rtsp.url, {
+      max_frames: 40,
+      reconnect: { max_attempts: 20, max_seconds: 30 },
+      stall_timeout_seconds: 2,
+    }),
+  );
   const before = await liveFrames(t, id, 3);
   await rtsp.kill();
   const killedAt = Date.now();
@@ -123,13 +183,24 @@ test('RTSP: the server is killed for 3 s and restarted; the task goes on with th
   // The gap shows in stream time and in the counts: about 3 s of 25 fps frames dropped.
   const gapMs = after[0].stream_info.stream_time_ms - lastBefore.stream_info.stream_time_ms;
   assert.ok(gapMs >= 2500, `stream time jumps over the gap: ${gapMs} ms`);
-  assert.ok(after[0].stream_info.frame_index - lastBefore.stream_info.frame_index >= 60, 'indices skip the frames lost in the gap');
-  assert.ok(after[0].stream_info.dropped_frames - lastBefore.stream_info.dropped_frames >= 60, 'the lost frames count as dropped');
+  assert.ok(
+    after[0].stream_info.frame_index - lastBefore.stream_info.frame_index >= 60,
+    'indices skip the frames lost in the gap',
+  );
+  assert.ok(
+    after[0].stream_info.dropped_frames - lastBefore.stream_info.dropped_frames >= 60,
+    'the lost frames count as dropped',
+  );
   assert.ok(before.length >= 3);
 });
 
-test('RTSP: a stalled server ends the task with source_lost in bounded time; other tasks carry on', { skip, timeout: 120_000 }, async () => {
-  const id = await create(peopleTask(rtsp.url, { stall_timeout_seconds: 1, reconnect: { max_attempts: 2, max_seconds: 4 } }));
+test('RTSP: a stalled server ends the task with source_lost in bounded time; other tasks carry on', {
+  skip,
+  timeout: 120_000,
+}, async () => {
+  const id = await create(
+    peopleTask(rtsp.url, { stall_timeout_seconds: 1, reconnect: { max_attempts: 2, max_seconds: 4 } }),
+  );
   await liveFrames(t, id, 2);
   rtsp.stall();
   const stalledAt = Date.now();
@@ -164,16 +235,26 @@ async function hostile(answer: ((s: Socket) => void) | null): Promise<{ url: str
   const { port } = server.address() as AddressInfo;
   return {
     url: `rtsp://127.0.0.1:${port}/live`,
-    close: () => new Promise((ok) => { for (const s of sockets) s.destroy(); server.close(() => ok()); }),
+    close: () =>
+      new Promise((ok) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => ok());
+      }),
   };
 }
 
-test('hostile RTSP servers: one that never answers and one that sends garbage end with clear codes; a good task beside them is unaffected', { skip, timeout: 120_000 }, async () => {
+test('hostile RTSP servers: one that never answers and one that sends garbage end with clear codes; a good task beside them is unaffected', {
+  skip,
+  timeout: 120_000,
+}, async () => {
   const silent = await hostile(null);
   const garbage = await hostile((s) => {
     const junk = Buffer.alloc(64 * 1024);
     for (let i = 0; i < junk.length; i++) junk[i] = (i * 2654435761) >>> 24;
-    s.on('data', () => { s.write('RTSP/1.0 200 OK\r\nCSeq: 1\r\nContent-Length: 5000\r\n\r\n'); s.write(junk); });
+    s.on('data', () => {
+      s.write('RTSP/1.0 200 OK\r\nCSeq: 1\r\nContent-Length: 5000\r\n\r\n');
+      s.write(junk);
+    });
   });
   try {
     const good = await create(peopleTask(rtsp.url, { max_frames: 10 }));

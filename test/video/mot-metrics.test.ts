@@ -4,12 +4,25 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evaluateMot, linearAssignment, parseMotFile, type MotRow } from '../../eval/lib/mot-metrics.js';
 
-const row = (frame: number, id: number, x: number, y = 0, w = 10, h = 10, extra: Partial<MotRow> = {}): MotRow =>
-  ({ frame, id, x, y, w, h, conf: 1, cls: null, visibility: null, ...extra });
+const row = (frame: number, id: number, x: number, y = 0, w = 10, h = 10, extra: Partial<MotRow> = {}): MotRow => ({
+  frame,
+  id,
+  x,
+  y,
+  w,
+  h,
+  conf: 1,
+  cls: null,
+  visibility: null,
+  ...extra,
+});
 
 test('identical hypotheses score perfectly', () => {
   const gt = [row(1, 1, 0), row(1, 2, 50), row(2, 1, 2), row(2, 2, 48), row(3, 1, 4)];
-  const m = evaluateMot(gt, gt.map((r) => ({ ...r, id: r.id + 100 })));
+  const m = evaluateMot(
+    gt,
+    gt.map((r) => ({ ...r, id: r.id + 100 })),
+  );
   assert.equal(m.mota, 1);
   assert.equal(m.idf1, 1);
   assert.equal(m.motp, 1);
@@ -56,7 +69,10 @@ test('parses MOT15 (no class) and MOT17 (class, visibility) files; conf 0 rows a
   assert.equal(mot15[0].cls, null);
   assert.equal(mot15[1].conf, 0);
   const mot17 = parseMotFile('1,1,0,0,10,10,1,1,1.0\n1,2,50,0,10,10,1,7,0.5\n1,3,100,0,10,10,0,1,1\n');
-  assert.deepEqual(mot17.map((r) => r.cls), [1, 7, 1]);
+  assert.deepEqual(
+    mot17.map((r) => r.cls),
+    [1, 7, 1],
+  );
   assert.equal(mot17[1].visibility, 0.5);
   // Hyp on the static person (class 7) is dropped, hyp on the conf-0 pedestrian is a false positive.
   const m = evaluateMot(mot17, [row(1, 5, 0), row(1, 6, 50), row(1, 7, 100)]);
@@ -66,18 +82,35 @@ test('parses MOT15 (no class) and MOT17 (class, visibility) files; conf 0 rows a
 
 test('linearAssignment matches brute force on small random matrices', () => {
   let seed = 12345;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const permutations = (k: number, n: number): number[][] =>
-    k === 0 ? [[]] : permutations(k - 1, n).flatMap((p) => Array.from({ length: n }, (_, j) => j).filter((j) => !p.includes(j)).map((j) => [...p, j]));
+    k === 0
+      ? [[]]
+      : permutations(k - 1, n).flatMap((p) =>
+          Array.from({ length: n }, (_, j) => j)
+            .filter((j) => !p.includes(j))
+            .map((j) => [...p, j]),
+        );
   for (let trial = 0; trial < 60; trial++) {
-    const rows = 1 + Math.floor(rand() * 4), cols = 1 + Math.floor(rand() * 4);
+    const rows = 1 + Math.floor(rand() * 4),
+      cols = 1 + Math.floor(rand() * 4);
     const cost = Array.from({ length: rows * cols }, () => Math.floor(rand() * 20));
     const pairs = linearAssignment(cost, rows, cols);
     assert.equal(pairs.length, Math.min(rows, cols));
     const got = pairs.reduce((s, [r, c]) => s + cost[r * cols + c], 0);
     let best = Infinity;
-    if (rows <= cols) for (const p of permutations(rows, cols)) best = Math.min(best, p.reduce((s, c, r) => s + cost[r * cols + c], 0));
-    else for (const p of permutations(cols, rows)) best = Math.min(best, p.reduce((s, r, c) => s + cost[r * cols + c], 0));
+    if (rows <= cols)
+      for (const p of permutations(rows, cols))
+        best = Math.min(
+          best,
+          p.reduce((s, c, r) => s + cost[r * cols + c], 0),
+        );
+    else
+      for (const p of permutations(cols, rows))
+        best = Math.min(
+          best,
+          p.reduce((s, r, c) => s + cost[r * cols + c], 0),
+        );
     assert.equal(got, best, `trial ${trial}`);
   }
 });

@@ -11,7 +11,9 @@ let t: TestApp;
 before(async () => {
   t = await startTestApp();
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 async function waitFor(id: string, states: string[], ms = 120_000): Promise<any> {
   const end = Date.now() + ms;
@@ -23,7 +25,9 @@ async function waitFor(id: string, states: string[], ms = 120_000): Promise<any>
   }
 }
 
-test('video_base64 -> ocr + feature through the worker: chunks, max_frames, [DONE], results with digests', { timeout: 180_000 }, async () => {
+test('video_base64 -> ocr + feature through the worker: chunks, max_frames, [DONE], results with digests', {
+  timeout: 180_000,
+}, async () => {
   const data = readFileSync(await textClip()).toString('base64');
   const created = await api(t, '/v1/video/process', {
     method: 'POST',
@@ -37,16 +41,26 @@ test('video_base64 -> ocr + feature through the worker: chunks, max_frames, [DON
   const task = await waitFor(created.body.id, ['succeeded', 'failed', 'cancelled']);
   assert.equal(task.status, 'succeeded', JSON.stringify(task.error));
   const stream = await api(t, created.body.stream_url);
-  const events = stream.text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+  const events = stream.text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => e.slice(6));
   assert.equal(events.at(-1), '[DONE]');
   const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
   const frames = chunks.filter((c) => c.finish_reason === null);
-  assert.deepEqual(frames.map((c) => c.stream_info.frame_index), [0, 3, 5]);
+  assert.deepEqual(
+    frames.map((c) => c.stream_info.frame_index),
+    [0, 3, 5],
+  );
   assert.equal(chunks[0].model, 'pipeline-test');
   assert.equal(chunks.at(-1).finish_reason, 'max_frames');
   for (const c of frames) {
     const targets = c.delta.results[0].targets;
-    assert.ok(targets.length >= 1 && targets.every((x: any) => x.class === 'text' && x.track_id > 0 && /^dim=160;/.test(x.feature_digest)), JSON.stringify(targets));
+    assert.ok(
+      targets.length >= 1 &&
+        targets.every((x: any) => x.class === 'text' && x.track_id > 0 && /^dim=160;/.test(x.feature_digest)),
+      JSON.stringify(targets),
+    );
   }
   const results = await api(t, `/v1/video/tasks/${created.body.id}/results`);
   assert.equal(results.status, 200, results.text);
@@ -62,7 +76,10 @@ test('video_base64 -> ocr + feature through the worker: chunks, max_frames, [DON
 
 test('a corrupt upload fails the task with a clear error; the server carries on', { timeout: 120_000 }, async () => {
   const bad = Buffer.alloc(20_000, 7).toString('base64');
-  const created = await api(t, '/v1/video/process', { method: 'POST', json: { input: [{ type: 'video_base64', data: bad }], steps: [{ model: 'feature' }] } });
+  const created = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: { input: [{ type: 'video_base64', data: bad }], steps: [{ model: 'feature' }] },
+  });
   assert.equal(created.status, 202, created.text);
   const task = await waitFor(created.body.id, ['succeeded', 'failed', 'cancelled']);
   assert.equal(task.status, 'failed');

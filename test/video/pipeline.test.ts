@@ -26,32 +26,48 @@ const { ocrImage, ocrRegion } = OcrEngine.forDataDir(join(projectRoot, 'data'));
 let detector: Promise<Detector> | null = null;
 function loadDetector(): Promise<Detector> {
   detector ??= (async () => {
-    const registry = await ModelRegistry.open(join(projectRoot, 'data'), { modelsDir: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models') });
+    const registry = await ModelRegistry.open(join(projectRoot, 'data'), {
+      modelsDir: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
+    });
     const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
     return Detector.create(runtime, registry, 'centernet-coco');
   })();
   return detector;
 }
 
-const provider = (allowPrivateUrls = true) => new LocalProvider({ allowPrivateUrls, models: { detector: loadDetector, ocrImage, ocrRegion } });
+const provider = (allowPrivateUrls = true) =>
+  new LocalProvider({ allowPrivateUrls, models: { detector: loadDetector, ocrImage, ocrRegion } });
 
-async function runTask(request: VideoTaskRequest, source: { path?: string; url?: string }, opts: { signal?: AbortSignal; onFrame?: (f: FrameOutput) => boolean | void; allowPrivateUrls?: boolean } = {}) {
+async function runTask(
+  request: VideoTaskRequest,
+  source: { path?: string; url?: string },
+  opts: { signal?: AbortSignal; onFrame?: (f: FrameOutput) => boolean | void; allowPrivateUrls?: boolean } = {},
+) {
   const frames: FrameOutput[] = [];
   const result: ProviderResult = await provider(opts.allowPrivateUrls ?? true).run(request, source, {
-    taskId: 'vt_test', projectId: 'p', signal: opts.signal ?? new AbortController().signal,
-    emit: async (f) => { frames.push(f); return opts.onFrame?.(f) !== false; },
+    taskId: 'vt_test',
+    projectId: 'p',
+    signal: opts.signal ?? new AbortController().signal,
+    emit: async (f) => {
+      frames.push(f);
+      return opts.onFrame?.(f) !== false;
+    },
   });
   return { frames, result };
 }
 
 /** A cheap pipeline (no models): a feature step with no producing step before it selects nothing. */
-const cheap = (input: Partial<VideoTaskRequest['input'][number]> = {}): VideoTaskRequest =>
-  ({ input: [{ type: 'video_url', ...input }], steps: [{ model: 'feature' }] });
+const cheap = (input: Partial<VideoTaskRequest['input'][number]> = {}): VideoTaskRequest => ({
+  input: [{ type: 'video_url', ...input }],
+  steps: [{ model: 'feature' }],
+});
 
 const indices = (frames: FrameOutput[]) => frames.map((f) => f.stream_info.frame_index);
 
 let clip: string;
-before(async () => { clip = await h264Clip(); });
+before(async () => {
+  clip = await h264Clip();
+});
 
 test('default sampling is 1 fps: indices 0, 25, ..., 225 and finish stop', async () => {
   const { frames, result } = await runTask(cheap(), { path: clip });
@@ -74,10 +90,27 @@ test('default sampling is 1 fps: indices 0, 25, ..., 225 and finish stop', async
 });
 
 test('interval, fps, range in seconds and in frames give exactly the expected indices', async () => {
-  assert.deepEqual(indices((await runTask(cheap({ sampling: { mode: 'interval', value: 2 } }), { path: clip })).frames), [0, 50, 100, 150, 200]);
-  assert.deepEqual(indices((await runTask(cheap({ sampling: { mode: 'fps', value: 5 }, range: { start: 2, end: 3 } }), { path: clip })).frames), [50, 55, 60, 65, 70]);
-  assert.deepEqual(indices((await runTask(cheap({ sampling: { mode: 'fps', value: 25 }, range: { start: 10, end: 20, unit: 'frames' } }), { path: clip })).frames),
-    [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+  assert.deepEqual(
+    indices((await runTask(cheap({ sampling: { mode: 'interval', value: 2 } }), { path: clip })).frames),
+    [0, 50, 100, 150, 200],
+  );
+  assert.deepEqual(
+    indices(
+      (await runTask(cheap({ sampling: { mode: 'fps', value: 5 }, range: { start: 2, end: 3 } }), { path: clip }))
+        .frames,
+    ),
+    [50, 55, 60, 65, 70],
+  );
+  assert.deepEqual(
+    indices(
+      (
+        await runTask(cheap({ sampling: { mode: 'fps', value: 25 }, range: { start: 10, end: 20, unit: 'frames' } }), {
+          path: clip,
+        })
+      ).frames,
+    ),
+    [10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+  );
   const key = (await runTask(cheap({ sampling: { mode: 'keyframe' } }), { path: clip })).frames;
   assert.deepEqual(indices(key), [0, 50, 100, 150, 200]);
 });
@@ -91,24 +124,36 @@ test('max_frames caps the frames and finishes with max_frames only when more wer
   assert.equal(exact.result.finish_reason, 'stop');
 });
 
-test('detect -> ocr(when class_is car) -> feature(when class_is train): steps touch only what they select', { timeout: 300_000 }, async (t) => {
+test('detect -> ocr(when class_is car) -> feature(when class_is train): steps touch only what they select', {
+  timeout: 300_000,
+}, async (t) => {
   const photo = carPhoto();
   if (!photo) return t.skip(EVAL_DATA_MISSING);
   const still = await stillClip(photo, 2);
   const detect = { model: 'detect', parameters: { confidence_threshold: 0.3 } };
   const input = [{ type: 'video_url' as const, sampling: { mode: 'fps' as const, value: 1 } }];
   const plain = await runTask({ input, steps: [detect] }, { path: still });
-  const piped = await runTask({
-    input,
-    steps: [detect, { model: 'ocr', when: { class_is: ['car'] } }, { model: 'feature', when: { class_is: ['train'] } }],
-  }, { path: still });
+  const piped = await runTask(
+    {
+      input,
+      steps: [
+        detect,
+        { model: 'ocr', when: { class_is: ['car'] } },
+        { model: 'feature', when: { class_is: ['train'] } },
+      ],
+    },
+    { path: still },
+  );
   assert.equal(piped.frames.length, 2);
   for (let i = 0; i < piped.frames.length; i++) {
     const targets = piped.frames[i].delta.results[0].targets;
     const cars = targets.filter((x) => x.class === 'car');
     const others = targets.filter((x) => x.class !== 'car');
     assert.ok(cars.length >= 1, `a car is detected: ${JSON.stringify(targets)}`);
-    assert.ok(others.some((x) => x.class === 'train'), `a train is detected: ${JSON.stringify(targets)}`);
+    assert.ok(
+      others.some((x) => x.class === 'train'),
+      `a train is detected: ${JSON.stringify(targets)}`,
+    );
     for (const c of cars) {
       assert.equal(typeof c.text, 'string', 'ocr ran on every car');
       assert.equal(c.feature_digest, undefined);
@@ -136,20 +181,31 @@ test('detect -> ocr(when class_is car) -> feature(when class_is train): steps to
   let same = 0;
   for (const x of piped.frames[1].delta.results[0].targets) {
     const twin = piped.frames[0].delta.results[0].targets.find((y) => y.class === x.class && iou(x.roi, y.roi) > 0.8);
-    if (twin) { assert.equal(x.track_id, twin.track_id, `${x.class} keeps its id`); same++; }
+    if (twin) {
+      assert.equal(x.track_id, twin.track_id, `${x.class} keeps its id`);
+      same++;
+    }
   }
   assert.ok(same >= 2, `${same} objects in both frames`);
   const train = piped.result.tracks.find((x) => x.class === 'train');
-  assert.ok(train && train.frames_seen === 2 && train.first_frame === 0 && train.last_frame === 5, JSON.stringify(piped.result.tracks));
+  assert.ok(
+    train && train.frames_seen === 2 && train.first_frame === 0 && train.last_frame === 5,
+    JSON.stringify(piped.result.tracks),
+  );
   assert.match(train.feature_digest ?? '', /^dim=160;norm=\d\.\d{4}$/);
   assert.ok(piped.result.tracks.filter((x) => x.class !== 'train').every((x) => x.feature_digest === undefined));
 });
 
-test('ocr with no detect before it reads whole frames and emits tracked `text` targets', { timeout: 120_000 }, async () => {
-  const { frames, result } = await runTask({
-    input: [{ type: 'video_url', sampling: { mode: 'fps', value: 1 } }],
-    steps: [{ model: 'ocr' }, { model: 'feature', when: { class_is: ['text'] } }],
-  }, { path: await textClip() });
+test('ocr with no detect before it reads whole frames and emits tracked `text` targets', {
+  timeout: 120_000,
+}, async () => {
+  const { frames, result } = await runTask(
+    {
+      input: [{ type: 'video_url', sampling: { mode: 'fps', value: 1 } }],
+      steps: [{ model: 'ocr' }, { model: 'feature', when: { class_is: ['text'] } }],
+    },
+    { path: await textClip() },
+  );
   assert.equal(frames.length, 2);
   for (const f of frames) {
     const targets = f.delta.results[0].targets;
@@ -162,15 +218,32 @@ test('ocr with no detect before it reads whole frames and emits tracked `text` t
     assert.match(targets.map((x) => x.text).join(' '), /HELLO/);
   }
   // The same line in both frames keeps its track.
-  assert.deepEqual(frames[1].delta.results[0].targets.map((x) => x.track_id), frames[0].delta.results[0].targets.map((x) => x.track_id));
-  assert.ok(result.tracks.every((x) => x.class === 'text' && x.frames_seen === 2 && /^dim=160;norm=/.test(x.feature_digest ?? '')));
+  assert.deepEqual(
+    frames[1].delta.results[0].targets.map((x) => x.track_id),
+    frames[0].delta.results[0].targets.map((x) => x.track_id),
+  );
+  assert.ok(
+    result.tracks.every(
+      (x) => x.class === 'text' && x.frames_seen === 2 && /^dim=160;norm=/.test(x.feature_digest ?? ''),
+    ),
+  );
 });
 
 test('unknown class and unknown feature model are ApiErrors (400), never retried', async () => {
-  await assert.rejects(runTask({ input: [{ type: 'video_url' }], steps: [{ model: 'detect', parameters: { classes: ['unicorn'] } }] }, { path: clip }),
-    (e: unknown) => isApiError(e) && e.status === 400 && e.code === 'unknown_class');
-  await assert.rejects(runTask({ input: [{ type: 'video_url' }], steps: [{ model: 'feature', parameters: { model: 'nope-v9' } }] }, { path: clip }),
-    (e: unknown) => isApiError(e) && e.status === 400 && e.param === 'steps[0].parameters.model');
+  await assert.rejects(
+    runTask(
+      { input: [{ type: 'video_url' }], steps: [{ model: 'detect', parameters: { classes: ['unicorn'] } }] },
+      { path: clip },
+    ),
+    (e: unknown) => isApiError(e) && e.status === 400 && e.code === 'unknown_class',
+  );
+  await assert.rejects(
+    runTask(
+      { input: [{ type: 'video_url' }], steps: [{ model: 'feature', parameters: { model: 'nope-v9' } }] },
+      { path: clip },
+    ),
+    (e: unknown) => isApiError(e) && e.status === 400 && e.param === 'steps[0].parameters.model',
+  );
 });
 
 test('a corrupt or non-video input is an ApiError and the process carries on', async () => {
@@ -190,21 +263,30 @@ test('abort stops the run promptly, with no frame emitted after it', { timeout: 
   const ac = new AbortController();
   let abortedAt = 0;
   let afterAbort = 0;
-  const p = runTask(cheap({ sampling: { mode: 'fps', value: 25 } }), { path: long }, {
-    signal: ac.signal,
-    onFrame: (f) => {
-      if (abortedAt) afterAbort++;
-      if (f.stream_info.frame_index === 20) { abortedAt = performance.now(); ac.abort(); }
+  const p = runTask(
+    cheap({ sampling: { mode: 'fps', value: 25 } }),
+    { path: long },
+    {
+      signal: ac.signal,
+      onFrame: (f) => {
+        if (abortedAt) afterAbort++;
+        if (f.stream_info.frame_index === 20) {
+          abortedAt = performance.now();
+          ac.abort();
+        }
+      },
     },
-  });
+  );
   await assert.rejects(p, (e: unknown) => (e as Error).name === 'AbortError');
   const ms = performance.now() - abortedAt;
   assert.ok(ms < 2000, `stopped ${ms.toFixed(0)} ms after abort`);
   assert.equal(afterAbort, 0);
   // emit answering false (the task was cancelled) stops it too.
   let seen = 0;
-  await assert.rejects(runTask(cheap({ sampling: { mode: 'fps', value: 25 } }), { path: long }, { onFrame: () => ++seen < 5 }),
-    (e: unknown) => (e as Error).name === 'AbortError');
+  await assert.rejects(
+    runTask(cheap({ sampling: { mode: 'fps', value: 25 } }), { path: long }, { onFrame: () => ++seen < 5 }),
+    (e: unknown) => (e as Error).name === 'AbortError',
+  );
   assert.equal(seen, 5);
 });
 
@@ -219,15 +301,29 @@ test('video URLs: private addresses refused unless allowed, non-http schemes ref
     }
     const start = Number(m[1]);
     const end = m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
-    res.writeHead(206, { 'content-type': 'video/mp4', 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${size}`, 'accept-ranges': 'bytes' });
+    res.writeHead(206, {
+      'content-type': 'video/mp4',
+      'content-length': end - start + 1,
+      'content-range': `bytes ${start}-${end}/${size}`,
+      'accept-ranges': 'bytes',
+    });
     createReadStream(clip, { start, end }).pipe(res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/clip.mp4`;
   try {
-    await assert.rejects(runTask(cheap(), { url }, { allowPrivateUrls: false }), (e: unknown) => isApiError(e) && e.code === 'url_not_allowed');
-    await assert.rejects(runTask(cheap(), { url: 'ftp://example.com/x.mp4' }, { allowPrivateUrls: false }), (e: unknown) => isApiError(e) && e.status === 400);
-    await assert.rejects(runTask(cheap(), { url: `file://${clip}` }, { allowPrivateUrls: true }), (e: unknown) => isApiError(e) && e.status === 400);
+    await assert.rejects(
+      runTask(cheap(), { url }, { allowPrivateUrls: false }),
+      (e: unknown) => isApiError(e) && e.code === 'url_not_allowed',
+    );
+    await assert.rejects(
+      runTask(cheap(), { url: 'ftp://example.com/x.mp4' }, { allowPrivateUrls: false }),
+      (e: unknown) => isApiError(e) && e.status === 400,
+    );
+    await assert.rejects(
+      runTask(cheap(), { url: `file://${clip}` }, { allowPrivateUrls: true }),
+      (e: unknown) => isApiError(e) && e.status === 400,
+    );
     const { frames, result } = await runTask(cheap({ max_frames: 4 }), { url }, { allowPrivateUrls: true });
     assert.deepEqual(indices(frames), [0, 25, 50, 75]);
     assert.equal(result.finish_reason, 'max_frames');
@@ -240,12 +336,18 @@ test('TUD-Campus: person tracks keep their ids (every frame, first 40)', { timeo
   const video = TUD_CAMPUS();
   const gtPath = evalData('tracking', 'TUD-Campus', 'gt', 'gt.txt');
   if (!existsSync(video) || !existsSync(gtPath)) return t.skip(EVAL_DATA_MISSING);
-  const { frames, result } = await runTask({
-    input: [{ type: 'video_url', sampling: { mode: 'fps', value: 25 }, max_frames: 40 }],
-    steps: [{ model: 'detect', parameters: { classes: ['person'], confidence_threshold: 0.4 } }],
-  }, { path: video });
+  const { frames, result } = await runTask(
+    {
+      input: [{ type: 'video_url', sampling: { mode: 'fps', value: 25 }, max_frames: 40 }],
+      steps: [{ model: 'detect', parameters: { classes: ['person'], confidence_threshold: 0.4 } }],
+    },
+    { path: video },
+  );
   assert.equal(frames.length, 40);
-  assert.deepEqual(indices(frames), Array.from({ length: 40 }, (_, i) => i));
+  assert.deepEqual(
+    indices(frames),
+    Array.from({ length: 40 }, (_, i) => i),
+  );
   const hyp: MotRow[] = [];
   for (const f of frames) {
     const ids = f.delta.results[0].targets.map((x) => x.track_id);
@@ -253,7 +355,17 @@ test('TUD-Campus: person tracks keep their ids (every frame, first 40)', { timeo
     for (const x of f.delta.results[0].targets) {
       assert.equal(x.class, 'person');
       assert.ok(x.confidence >= 0.4);
-      hyp.push({ frame: f.stream_info.frame_index + 1, id: x.track_id, x: x.roi.left, y: x.roi.top, w: x.roi.width, h: x.roi.height, conf: 1, cls: null, visibility: null });
+      hyp.push({
+        frame: f.stream_info.frame_index + 1,
+        id: x.track_id,
+        x: x.roi.left,
+        y: x.roi.top,
+        w: x.roi.width,
+        h: x.roi.height,
+        conf: 1,
+        cls: null,
+        visibility: null,
+      });
     }
   }
   const gt = parseMotFile((await import('node:fs')).readFileSync(gtPath, 'utf8')).filter((r) => r.frame <= 40);
@@ -274,7 +386,13 @@ test('TUD-Campus: person tracks keep their ids (every frame, first 40)', { timeo
 
 test('checkVideoUrl: every resolved address is checked; public literals pass', async () => {
   const { checkVideoUrl } = await import('../../src/video/source/video-source.js');
-  for (const url of ['http://localhost:8080/a.mp4', 'http://[::1]/a.mp4', 'http://169.254.169.254/latest', 'https://10.1.2.3/v.mp4', 'http://[::ffff:127.0.0.1]/x']) {
+  for (const url of [
+    'http://localhost:8080/a.mp4',
+    'http://[::1]/a.mp4',
+    'http://169.254.169.254/latest',
+    'https://10.1.2.3/v.mp4',
+    'http://[::ffff:127.0.0.1]/x',
+  ]) {
     await assert.rejects(checkVideoUrl(url, false), (e: unknown) => isApiError(e) && e.code === 'url_not_allowed', url);
   }
   await checkVideoUrl('https://93.184.216.34/v.mp4', false);

@@ -13,15 +13,35 @@ import { createProviders } from '../../src/video/worker/provider-lists.js';
 import { hintVariable, parseProviderList } from '../../src/config/providers.js';
 import { LocalProvider } from '../../src/video/worker/local-provider.js';
 import { RemoteProvider } from '../../src/video/worker/remote-provider.js';
-import { ProviderError, type FrameOutput, type ProviderResult, type VideoProvider, type VideoTaskRequest } from '../../src/video/task-contract.js';
+import {
+  ProviderError,
+  type FrameOutput,
+  type ProviderResult,
+  type VideoProvider,
+  type VideoTaskRequest,
+} from '../../src/video/task-contract.js';
 import { mediaDir } from '../helpers/media.js';
 
 const KEY = 'sk_sf_remote_test_key';
 
 function frame(i: number): FrameOutput {
   return {
-    stream_info: { frame_index: i * 25, total_frames: 250, decoded_frames: i * 25 + 1, dropped_frames: i * 24, fps: 25, elapsed_ms: 10 * i },
-    delta: { results: [{ index: 0, targets: [{ track_id: 1, class: 'person', confidence: 0.9, roi: { left: i, top: 2, width: 30, height: 60 } }] }] },
+    stream_info: {
+      frame_index: i * 25,
+      total_frames: 250,
+      decoded_frames: i * 25 + 1,
+      dropped_frames: i * 24,
+      fps: 25,
+      elapsed_ms: 10 * i,
+    },
+    delta: {
+      results: [
+        {
+          index: 0,
+          targets: [{ track_id: 1, class: 'person', confidence: 0.9, roi: { left: i, top: 2, width: 30, height: 60 } }],
+        },
+      ],
+    },
   };
 }
 
@@ -44,8 +64,31 @@ async function fakeNode(mode: 'ok' | 'http500' | 'drop' | 'error' | 'stall', fra
     let s = '';
     for (let i = 0; i < frames; i++) s += frameEvent(id, i, frame(i), 'remote-model');
     const last = frame(frames - 1).stream_info;
-    if (mode === 'error') return frameEvent(id, 0, frame(0), 'm') + terminalEvents(id, 1, 'error', frame(0).stream_info, { processed_frames: 1, processing_time_ms: 5, decoded_frames: 1, dropped_frames: 0 }, 'm', { code: 'invalid_video', message: 'broken input' });
-    return s + ': hb\n\n' + terminalEvents(id, frames, 'stop', last, { processed_frames: frames, processing_time_ms: 40, decoded_frames: 250, dropped_frames: 246 }, 'remote-model');
+    if (mode === 'error')
+      return (
+        frameEvent(id, 0, frame(0), 'm') +
+        terminalEvents(
+          id,
+          1,
+          'error',
+          frame(0).stream_info,
+          { processed_frames: 1, processing_time_ms: 5, decoded_frames: 1, dropped_frames: 0 },
+          'm',
+          { code: 'invalid_video', message: 'broken input' },
+        )
+      );
+    return (
+      s +
+      ': hb\n\n' +
+      terminalEvents(
+        id,
+        frames,
+        'stop',
+        last,
+        { processed_frames: frames, processing_time_ms: 40, decoded_frames: 250, dropped_frames: 246 },
+        'remote-model',
+      )
+    );
   })();
   const bytes = Buffer.from(whole);
   const f: Fake = { url: '', posts: [], streamRequests: [], cancels: 0, close: async () => {} };
@@ -53,16 +96,27 @@ async function fakeNode(mode: 'ok' | 'http500' | 'drop' | 'error' | 'stall', fra
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const u = new URL(req.url ?? '/', 'http://x');
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', () => {
-      if (req.headers.authorization !== `Bearer ${KEY}`) return void res.writeHead(401).end('{"error":{"message":"bad key"}}');
+      if (req.headers.authorization !== `Bearer ${KEY}`)
+        return void res.writeHead(401).end('{"error":{"message":"bad key"}}');
       if (req.method === 'POST' && u.pathname === '/v1/video/process') {
         f.posts.push({ auth: req.headers.authorization, body: JSON.parse(body) });
-        if (mode === 'http500') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"type":"api_error","code":"internal_error","message":"boom"}}');
-        return void res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ id, status: 'pending', stream_url: `/v1/video/tasks/${id}/stream` }));
+        if (mode === 'http500')
+          return void res
+            .writeHead(500, { 'content-type': 'application/json' })
+            .end('{"error":{"type":"api_error","code":"internal_error","message":"boom"}}');
+        return void res
+          .writeHead(202, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ id, status: 'pending', stream_url: `/v1/video/tasks/${id}/stream` }));
       }
       if (req.method === 'GET' && u.pathname === `/v1/video/tasks/${id}/stream`) {
-        f.streamRequests.push({ offset: u.searchParams.get('offset'), lastEventId: req.headers['last-event-id'] as string | undefined });
+        f.streamRequests.push({
+          offset: u.searchParams.get('offset'),
+          lastEventId: req.headers['last-event-id'] as string | undefined,
+        });
         const offset = Number(u.searchParams.get('offset') ?? req.headers['last-event-id'] ?? 0);
         res.writeHead(200, { 'content-type': 'text/event-stream', 'x-stream-offset': String(offset) });
         if (mode === 'stall') return void res.write(': hb\n\n');
@@ -77,8 +131,27 @@ async function fakeNode(mode: 'ok' | 'http500' | 'drop' | 'error' | 'stall', fra
         return void res.end(bytes.subarray(offset));
       }
       if (req.method === 'GET' && u.pathname === `/v1/video/tasks/${id}/results`) {
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id, object: 'mm.pipeline.result', model: 'remote-model', usage: { processed_frames: frames, processing_time_ms: 40 },
-          tracks: [{ track_id: 1, class: 'person', first_frame: 0, last_frame: (frames - 1) * 25, frames_seen: frames, best_confidence: 0.9, feature_digest: 'dim=160;norm=0.9876' }] }));
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify({
+              id,
+              object: 'mm.pipeline.result',
+              model: 'remote-model',
+              usage: { processed_frames: frames, processing_time_ms: 40 },
+              tracks: [
+                {
+                  track_id: 1,
+                  class: 'person',
+                  first_frame: 0,
+                  last_frame: (frames - 1) * 25,
+                  frames_seen: frames,
+                  best_confidence: 0.9,
+                  feature_digest: 'dim=160;norm=0.9876',
+                },
+              ],
+            }),
+          );
       }
       if (req.method === 'POST' && u.pathname === `/v1/video/tasks/${id}/cancel`) {
         f.cancels++;
@@ -89,23 +162,43 @@ async function fakeNode(mode: 'ok' | 'http500' | 'drop' | 'error' | 'stall', fra
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   f.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  f.close = () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+  f.close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
   return f;
 }
 
 const request: VideoTaskRequest = {
-  input: [{ type: 'video_url', url: 'https://videos.example/a.mp4', sampling: { mode: 'fps', value: 1 }, max_frames: 100 }],
+  input: [
+    { type: 'video_url', url: 'https://videos.example/a.mp4', sampling: { mode: 'fps', value: 1 }, max_frames: 100 },
+  ],
   steps: [{ model: 'detect', parameters: { classes: ['person'] } }],
   model: 'gpu',
 };
 
 function ctx(signal = new AbortController().signal, keep: () => boolean = () => true) {
   const frames: FrameOutput[] = [];
-  return { frames, ctx: { taskId: 'vt_local', projectId: 'p', signal, emit: async (f: FrameOutput) => { frames.push(f); return keep(); } } };
+  return {
+    frames,
+    ctx: {
+      taskId: 'vt_local',
+      projectId: 'p',
+      signal,
+      emit: async (f: FrameOutput) => {
+        frames.push(f);
+        return keep();
+      },
+    },
+  };
 }
 
 /** What the worker does before the first chunk: try providers in order, at most 3 (2 retries). */
-async function withFailover(providers: VideoProvider[], c: ReturnType<typeof ctx>['ctx']): Promise<{ result: ProviderResult; errors: string[] }> {
+async function withFailover(
+  providers: VideoProvider[],
+  c: ReturnType<typeof ctx>['ctx'],
+): Promise<{ result: ProviderResult; errors: string[] }> {
   const errors: string[] = [];
   for (const p of providers.slice(0, 3)) {
     try {
@@ -120,26 +213,62 @@ async function withFailover(providers: VideoProvider[], c: ReturnType<typeof ctx
 
 test('parseProviderList: comma and JSON forms, keys, errors that name the variable', () => {
   assert.deepEqual(parseProviderList('local'), [{ type: 'local' }]);
-  assert.deepEqual(parseProviderList(' local , https://gpu-2:8080/#sk_sf_abc '), [{ type: 'local' }, { type: 'remote', url: 'https://gpu-2:8080', key: 'sk_sf_abc' }]);
-  assert.deepEqual(parseProviderList('[{"url":"http://a:1","key":"k","timeout_ms":500,"name":"a"},"local",{"type":"local"}]'),
-    [{ type: 'remote', url: 'http://a:1', key: 'k', name: 'a', timeoutMs: 500 }, { type: 'local' }, { type: 'local' }]);
+  assert.deepEqual(parseProviderList(' local , https://gpu-2:8080/#sk_sf_abc '), [
+    { type: 'local' },
+    { type: 'remote', url: 'https://gpu-2:8080', key: 'sk_sf_abc' },
+  ]);
+  assert.deepEqual(
+    parseProviderList('[{"url":"http://a:1","key":"k","timeout_ms":500,"name":"a"},"local",{"type":"local"}]'),
+    [{ type: 'remote', url: 'http://a:1', key: 'k', name: 'a', timeoutMs: 500 }, { type: 'local' }, { type: 'local' }],
+  );
   assert.throws(() => parseProviderList('https://gpu-2:8080'), /SIGHTFLOW_PROVIDERS: .*no API key/);
-  assert.throws(() => parseProviderList('gpu-2', 'SIGHTFLOW_PROVIDERS_X'), /SIGHTFLOW_PROVIDERS_X: .*neither "local" nor/);
+  assert.throws(
+    () => parseProviderList('gpu-2', 'SIGHTFLOW_PROVIDERS_X'),
+    /SIGHTFLOW_PROVIDERS_X: .*neither "local" nor/,
+  );
   assert.throws(() => parseProviderList('[{"url":1}]'), /SIGHTFLOW_PROVIDERS\[0\]/);
   assert.throws(() => parseProviderList(' , '), /empty/);
   assert.equal(hintVariable('gpu-fast.v2'), 'SIGHTFLOW_PROVIDERS_GPU_FAST_V2');
 });
 
 test('createProviders: default [local]; the model hint picks its own list; unknown hints use the default', () => {
-  const s = { config: loadConfig({}), models: { detector: async () => { throw new Error('not needed'); } } } as never;
+  const s = {
+    config: loadConfig({}),
+    models: {
+      detector: async () => {
+        throw new Error('not needed');
+      },
+    },
+  } as never;
   const plain = createProviders(s, loadConfig({}).providers);
-  assert.deepEqual(plain.forModel().map((p) => p.name), ['local']);
+  assert.deepEqual(
+    plain.forModel().map((p) => p.name),
+    ['local'],
+  );
   assert.ok(plain.forModel('anything')[0] instanceof LocalProvider);
-  const routed = createProviders(s, loadConfig({ SIGHTFLOW_PROVIDERS: 'local,http://gpu-1:8080#k1', SIGHTFLOW_PROVIDERS_GPU: 'http://gpu-2:8080#k2,local' }).providers);
-  assert.deepEqual(routed.forModel().map((p) => p.name), ['local', 'remote:http://gpu-1:8080']);
-  assert.deepEqual(routed.forModel('gpu').map((p) => p.name), ['remote:http://gpu-2:8080', 'local']);
-  assert.deepEqual(routed.forModel('cpu').map((p) => p.name), ['local', 'remote:http://gpu-1:8080']);
-  assert.throws(() => loadConfig({ SIGHTFLOW_PROVIDERS_BAD: 'nope' }), /invalid configuration: SIGHTFLOW_PROVIDERS_BAD/);
+  const routed = createProviders(
+    s,
+    loadConfig({
+      SIGHTFLOW_PROVIDERS: 'local,http://gpu-1:8080#k1',
+      SIGHTFLOW_PROVIDERS_GPU: 'http://gpu-2:8080#k2,local',
+    }).providers,
+  );
+  assert.deepEqual(
+    routed.forModel().map((p) => p.name),
+    ['local', 'remote:http://gpu-1:8080'],
+  );
+  assert.deepEqual(
+    routed.forModel('gpu').map((p) => p.name),
+    ['remote:http://gpu-2:8080', 'local'],
+  );
+  assert.deepEqual(
+    routed.forModel('cpu').map((p) => p.name),
+    ['local', 'remote:http://gpu-1:8080'],
+  );
+  assert.throws(
+    () => loadConfig({ SIGHTFLOW_PROVIDERS_BAD: 'nope' }),
+    /invalid configuration: SIGHTFLOW_PROVIDERS_BAD/,
+  );
 });
 
 test('RemoteProvider re-emits the remote frames in order and returns its track summary', async () => {
@@ -154,7 +283,9 @@ test('RemoteProvider re-emits the remote frames in order and returns its track s
     assert.equal(r.tracks[0].feature_digest, 'dim=160;norm=0.9876');
     const sent = node.posts[0].body;
     assert.equal(sent.model, undefined, 'the routing hint is not forwarded');
-    assert.deepEqual(sent.input, [{ type: 'video_url', url: 'https://videos.example/a.mp4', sampling: { mode: 'fps', value: 1 }, max_frames: 100 }]);
+    assert.deepEqual(sent.input, [
+      { type: 'video_url', url: 'https://videos.example/a.mp4', sampling: { mode: 'fps', value: 1 }, max_frames: 100 },
+    ]);
     assert.deepEqual(sent.steps, request.steps);
   } finally {
     await node.close();
@@ -166,8 +297,14 @@ test('RemoteProvider sends a staged upload as video_base64', async () => {
   const path = join(mediaDir(), 'staged.bin');
   writeFileSync(path, Buffer.from('not really a video'));
   try {
-    await new RemoteProvider({ url: node.url, key: KEY }).run({ ...request, input: [{ type: 'video_base64', url: path }] }, { path }, ctx().ctx);
-    assert.deepEqual(node.posts[0].body.input, [{ type: 'video_base64', data: Buffer.from('not really a video').toString('base64') }]);
+    await new RemoteProvider({ url: node.url, key: KEY }).run(
+      { ...request, input: [{ type: 'video_base64', url: path }] },
+      { path },
+      ctx().ctx,
+    );
+    assert.deepEqual(node.posts[0].body.input, [
+      { type: 'video_base64', data: Buffer.from('not really a video').toString('base64') },
+    ]);
   } finally {
     await node.close();
   }
@@ -178,20 +315,30 @@ test('failover: provider 1 answers 500 -> ProviderError before any frame; provid
   const good = await fakeNode('ok', 3);
   try {
     const { frames, ctx: c } = ctx();
-    const { result, errors } = await withFailover([new RemoteProvider({ url: bad.url, key: KEY }), new RemoteProvider({ url: good.url, key: KEY })], c);
+    const { result, errors } = await withFailover(
+      [new RemoteProvider({ url: bad.url, key: KEY }), new RemoteProvider({ url: good.url, key: KEY })],
+      c,
+    );
     assert.equal(errors.length, 1);
     assert.match(errors[0], /HTTP 500: boom/);
     assert.deepEqual(frames, [0, 1, 2].map(frame));
     assert.equal(result.finish_reason, 'stop');
     // The status travels with the error (the worker logs it).
-    await assert.rejects(new RemoteProvider({ url: bad.url, key: KEY }).run(request, { url: 'https://v/a.mp4' }, ctx().ctx),
-      (e: unknown) => e instanceof ProviderError && e.status === 500);
+    await assert.rejects(
+      new RemoteProvider({ url: bad.url, key: KEY }).run(request, { url: 'https://v/a.mp4' }, ctx().ctx),
+      (e: unknown) => e instanceof ProviderError && e.status === 500,
+    );
     // A wrong key is a 401 from the node: also a provider failure.
-    await assert.rejects(new RemoteProvider({ url: good.url, key: 'wrong' }).run(request, { url: 'https://v/a.mp4' }, ctx().ctx),
-      (e: unknown) => e instanceof ProviderError && e.status === 401);
+    await assert.rejects(
+      new RemoteProvider({ url: good.url, key: 'wrong' }).run(request, { url: 'https://v/a.mp4' }, ctx().ctx),
+      (e: unknown) => e instanceof ProviderError && e.status === 401,
+    );
     // Nothing listening at all.
     await bad.close();
-    await assert.rejects(new RemoteProvider({ url: bad.url, key: KEY }).run(request, { url: 'https://v/a.mp4' }, ctx().ctx), (e: unknown) => e instanceof ProviderError);
+    await assert.rejects(
+      new RemoteProvider({ url: bad.url, key: KEY }).run(request, { url: 'https://v/a.mp4' }, ctx().ctx),
+      (e: unknown) => e instanceof ProviderError,
+    );
   } finally {
     await good.close();
   }
@@ -217,8 +364,10 @@ test('a remote terminal error chunk is a ProviderError carrying its message', as
   const node = await fakeNode('error');
   try {
     const { frames, ctx: c } = ctx();
-    await assert.rejects(new RemoteProvider({ url: node.url, key: KEY }).run(request, { url: 'https://v/a.mp4' }, c),
-      (e: unknown) => e instanceof ProviderError && /ended with error: broken input/.test(e.message));
+    await assert.rejects(
+      new RemoteProvider({ url: node.url, key: KEY }).run(request, { url: 'https://v/a.mp4' }, c),
+      (e: unknown) => e instanceof ProviderError && /ended with error: broken input/.test(e.message),
+    );
     assert.equal(frames.length, 1);
   } finally {
     await node.close();
@@ -229,8 +378,14 @@ test('no first frame within the timeout -> ProviderError, and the remote task is
   const node = await fakeNode('stall');
   try {
     const started = performance.now();
-    await assert.rejects(new RemoteProvider({ url: node.url, key: KEY, firstFrameTimeoutMs: 300 }).run(request, { url: 'https://v/a.mp4' }, ctx().ctx),
-      (e: unknown) => e instanceof ProviderError && /No frame .* within 300 ms/.test(e.message));
+    await assert.rejects(
+      new RemoteProvider({ url: node.url, key: KEY, firstFrameTimeoutMs: 300 }).run(
+        request,
+        { url: 'https://v/a.mp4' },
+        ctx().ctx,
+      ),
+      (e: unknown) => e instanceof ProviderError && /No frame .* within 300 ms/.test(e.message),
+    );
     assert.ok(performance.now() - started < 10_000);
     for (let i = 0; i < 50 && node.cancels === 0; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(node.cancels, 1);
@@ -243,7 +398,11 @@ test('cancel: the abort signal ends the run with an AbortError and cancels the r
   const node = await fakeNode('stall');
   try {
     const ac = new AbortController();
-    const p = new RemoteProvider({ url: node.url, key: KEY }).run(request, { url: 'https://v/a.mp4' }, ctx(ac.signal).ctx);
+    const p = new RemoteProvider({ url: node.url, key: KEY }).run(
+      request,
+      { url: 'https://v/a.mp4' },
+      ctx(ac.signal).ctx,
+    );
     setTimeout(() => ac.abort(), 200);
     await assert.rejects(p, (e: unknown) => (e as Error).name === 'AbortError');
     for (let i = 0; i < 50 && node.cancels === 0; i++) await new Promise((r) => setTimeout(r, 20));

@@ -24,11 +24,16 @@ let clip: Buffer;
 let photo: Buffer;
 
 const detectPhoto = () =>
-  api(t, '/v1/vision/detect', { method: 'POST', json: { image_base64: `data:image/jpeg;base64,${photo.toString('base64')}` } });
+  api(t, '/v1/vision/detect', {
+    method: 'POST',
+    json: { image_base64: `data:image/jpeg;base64,${photo.toString('base64')}` },
+  });
 
 before(async () => {
   clip = readFileSync(await h264Clip());
-  photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 40, g: 120, b: 200 } } }).jpeg().toBuffer();
+  photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 40, g: 120, b: 200 } } })
+    .jpeg()
+    .toBuffer();
   // The whole clip is announced (Content-Length) but sent at 64 bytes every 200 ms: every open waits for bytes.
   server = createServer((_req, res) => {
     requests++;
@@ -36,11 +41,18 @@ before(async () => {
     res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': String(clip.length) });
     let at = 0;
     const timer = setInterval(() => {
-      if (at >= clip.length || res.destroyed) { clearInterval(timer); res.end(); return; }
+      if (at >= clip.length || res.destroyed) {
+        clearInterval(timer);
+        res.end();
+        return;
+      }
       res.write(clip.subarray(at, at + 64));
       at += 64;
     }, 200);
-    res.on('close', () => { clearInterval(timer); open.delete(res); });
+    res.on('close', () => {
+      clearInterval(timer);
+      open.delete(res);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
@@ -55,13 +67,19 @@ after(async () => {
   await t?.close();
 });
 
-test(`image requests and file reads are served while ${TASKS} video tasks wait on slow sources`, { timeout: 120_000 }, async () => {
+test(`image requests and file reads are served while ${TASKS} video tasks wait on slow sources`, {
+  timeout: 120_000,
+}, async () => {
   const ids: string[] = [];
   for (let i = 0; i < TASKS; i++) {
-    ids.push(await createTask(t, {
-      input: [{ type: 'video_url', url: `http://127.0.0.1:${port}/clip-${i}.mp4`, sampling: { mode: 'fps', value: 1 } }],
-      steps: [{ model: 'detect' }],
-    }));
+    ids.push(
+      await createTask(t, {
+        input: [
+          { type: 'video_url', url: `http://127.0.0.1:${port}/clip-${i}.mp4`, sampling: { mode: 'fps', value: 1 } },
+        ],
+        steps: [{ model: 'detect' }],
+      }),
+    );
   }
   // Four decoders waiting on their sources would take every thread of libuv's default pool.
   const started = Date.now();
@@ -81,10 +99,17 @@ test(`image requests and file reads are served while ${TASKS} video tasks wait o
   // Every task reached its source well inside the open timeout (a starved pool would start the fifth open
   // only when one of the first four timed out).
   await waitFor('all tasks to reach the slow source', async () => requests >= TASKS, 60_000);
-  assert.ok(Date.now() - started < 10_000, `the ${TASKS} tasks reached their sources only after ${Date.now() - started} ms`);
+  assert.ok(
+    Date.now() - started < 10_000,
+    `the ${TASKS} tasks reached their sources only after ${Date.now() - started} ms`,
+  );
   for (const id of ids) {
     const task = await api(t, `/v1/video/tasks/${id}`);
-    assert.equal(task.body.status, 'running', `task ${id} is still waiting on its source: ${JSON.stringify(task.body.error)}`);
+    assert.equal(
+      task.body.status,
+      'running',
+      `task ${id} is still waiting on its source: ${JSON.stringify(task.body.error)}`,
+    );
   }
   for (const id of ids) await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
   for (const id of ids) await waitStatus(t, id, ['cancelled', 'failed', 'succeeded'], 30_000);

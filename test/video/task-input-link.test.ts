@@ -9,14 +9,22 @@ import { SyntheticProvider } from '../helpers/synthetic-provider.js';
 import { h264Clip } from '../helpers/videos.js';
 
 let t: TestApp;
-before(async () => { t = await startTestApp({}, { videoProviders: () => [new SyntheticProvider()] }); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startTestApp({}, { videoProviders: () => [new SyntheticProvider()] });
+});
+after(async () => {
+  await t?.close();
+});
 
 test('a video_base64 task links its staged video (byte ranges, no key needed); a video_url task does not', async () => {
   const bytes = readFileSync(await h264Clip());
-  const up = await api(t, '/v1/video/process', { method: 'POST', json: {
-    input: [{ type: 'video_base64', data: bytes.toString('base64') }], steps: [{ model: 'detect' }],
-  } });
+  const up = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: {
+      input: [{ type: 'video_base64', data: bytes.toString('base64') }],
+      steps: [{ model: 'detect' }],
+    },
+  });
   assert.equal(up.status, 202, up.text);
   const rec = await api(t, `/v1/video/tasks/${up.body.id}`);
   assert.equal(rec.status, 200);
@@ -31,9 +39,13 @@ test('a video_base64 task links its staged video (byte ranges, no key needed); a
   // include=request keeps the link beside the echoed body.
   assert.equal(typeof (await api(t, `/v1/video/tasks/${up.body.id}?include=request`)).body.input_url, 'string');
 
-  const byUrl = await api(t, '/v1/video/process', { method: 'POST', json: {
-    input: [{ type: 'video_url', url: 'http://127.0.0.1:9/clip.mp4?frames=3' }], steps: [{ model: 'detect' }],
-  } });
+  const byUrl = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: {
+      input: [{ type: 'video_url', url: 'http://127.0.0.1:9/clip.mp4?frames=3' }],
+      steps: [{ model: 'detect' }],
+    },
+  });
   assert.equal(byUrl.status, 202, byUrl.text);
   assert.equal((await api(t, `/v1/video/tasks/${byUrl.body.id}`)).body.input_url, undefined);
 });

@@ -8,7 +8,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../helpers/app.js';
-import { SyntheticProvider, chunksOf, createTask, parseEvents, readStream, startVideoApp, startWorker, waitStatus } from '../helpers/video-tasks.js';
+import {
+  SyntheticProvider,
+  chunksOf,
+  createTask,
+  parseEvents,
+  readStream,
+  startVideoApp,
+  startWorker,
+  waitStatus,
+} from '../helpers/video-tasks.js';
 import { TaskQueue } from '../../src/video/worker/queue.js';
 import { StreamArchive } from '../../src/video/stream/stream-archive.js';
 import { hubFor } from '../../src/video/stream/stream-hub.js';
@@ -26,17 +35,48 @@ before(async () => {
   archive = new StreamArchive(t.app.services, hubFor(t.app.services));
   reaper = new Reaper(t.app.services, archive, 60_000);
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const LEASE = 150;
 const expire = () => new Promise((r) => setTimeout(r, LEASE + 100));
 const liveFrame = (i: number, trackId: number): FrameOutput => ({
-  stream_info: { frame_index: i, total_frames: null, decoded_frames: i + 1, dropped_frames: 0, fps: 5, elapsed_ms: 200 * i, stream_time_ms: 200 * i, received_at_ms: 1_800_000_000_000 + 200 * i, live: true, reconnects: 0 },
-  delta: { results: [{ index: 0, targets: [{ track_id: trackId, class: 'person', confidence: 0.9, roi: { left: 0, top: 0, width: 5, height: 5 } }] }] },
+  stream_info: {
+    frame_index: i,
+    total_frames: null,
+    decoded_frames: i + 1,
+    dropped_frames: 0,
+    fps: 5,
+    elapsed_ms: 200 * i,
+    stream_time_ms: 200 * i,
+    received_at_ms: 1_800_000_000_000 + 200 * i,
+    live: true,
+    reconnects: 0,
+  },
+  delta: {
+    results: [
+      {
+        index: 0,
+        targets: [
+          { track_id: trackId, class: 'person', confidence: 0.9, roi: { left: 0, top: 0, width: 5, height: 5 } },
+        ],
+      },
+    ],
+  },
 });
 const checkpoint = (frames: number, f: FrameOutput, next: number): TaskCheckpoint => ({
-  v: 1, frames, frame_index: f.stream_info.frame_index, stream_time_ms: f.stream_info.stream_time_ms!, received_at_ms: f.stream_info.received_at_ms!,
-  decoded_frames: f.stream_info.decoded_frames, dropped_frames: 0, reconnects: 0, elapsed_ms: f.stream_info.elapsed_ms, next_track_id: next, live: true,
+  v: 1,
+  frames,
+  frame_index: f.stream_info.frame_index,
+  stream_time_ms: f.stream_info.stream_time_ms!,
+  received_at_ms: f.stream_info.received_at_ms!,
+  decoded_frames: f.stream_info.decoded_frames,
+  dropped_frames: 0,
+  reconnects: 0,
+  elapsed_ms: f.stream_info.elapsed_ms,
+  next_track_id: next,
+  live: true,
 });
 const record = async (id: string) => (await api(t, `/v1/video/tasks/${id}`)).body;
 
@@ -73,15 +113,35 @@ test('the append stores the checkpoint; on expiry the task waits for another wor
   archive.forget(id);
   assert.equal(await archive.appendFrame(id, 'w1', liveFrame(2, 2), LEASE, null), 'lost');
   assert.equal(await queue.heartbeat(id, 'w1', LEASE), null);
-  assert.equal(await archive.finishOwned(id, 'w1', { status: 'succeeded', reason: 'stop', usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 3, dropped_frames: 0 } }), null);
+  assert.equal(
+    await archive.finishOwned(id, 'w1', {
+      status: 'succeeded',
+      reason: 'stop',
+      usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 3, dropped_frames: 0 },
+    }),
+    null,
+  );
   // The second goes on with chunk 2.
   const f2 = { ...liveFrame(5, 3), stream_info: { ...liveFrame(5, 3).stream_info, gap_ms: 800 } };
   assert.equal(await archive.appendFrame(id, 'w2', f2, LEASE, checkpoint(3, f2, 4)), 'appended');
-  assert.equal(await archive.finishOwned(id, 'w2', { status: 'succeeded', reason: 'max_frames', usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 6, dropped_frames: 0 } }), 'succeeded');
+  assert.equal(
+    await archive.finishOwned(id, 'w2', {
+      status: 'succeeded',
+      reason: 'max_frames',
+      usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 6, dropped_frames: 0 },
+    }),
+    'succeeded',
+  );
   const bytes = (await readStream(t, id)).bytes;
   const chunks = chunksOf(bytes);
-  assert.deepEqual(chunks.map((x) => x.id), [0, 1, 2, 3].map((i) => `${id}.${i}`));
-  assert.deepEqual(chunks.map((x) => x.stream_info.frame_index), [0, 1, 5, 5]);
+  assert.deepEqual(
+    chunks.map((x) => x.id),
+    [0, 1, 2, 3].map((i) => `${id}.${i}`),
+  );
+  assert.deepEqual(
+    chunks.map((x) => x.stream_info.frame_index),
+    [0, 1, 5, 5],
+  );
   assert.equal(chunks[2].stream_info.gap_ms, 800);
   assert.equal(parseEvents(bytes).at(-1)!.kind, 'done');
   const done = await record(id);
@@ -157,7 +217,10 @@ test('a task that continues never starts again from its first frame on a provide
     assert.equal(r.status, 'failed');
     assert.equal(r.error.code, 'worker_lost');
     const chunks = chunksOf((await readStream(t, id)).bytes);
-    assert.deepEqual(chunks.map((c) => c.finish_reason), [null, 'error']);
+    assert.deepEqual(
+      chunks.map((c) => c.finish_reason),
+      [null, 'error'],
+    );
   } finally {
     await w.stop();
   }

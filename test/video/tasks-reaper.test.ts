@@ -4,13 +4,22 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../helpers/app.js';
-import { SyntheticProvider, body, chunksOf, createTask, parseEvents, readStream, startVideoApp, startWorker, waitStatus } from '../helpers/video-tasks.js';
+import {
+  SyntheticProvider,
+  body,
+  chunksOf,
+  createTask,
+  parseEvents,
+  readStream,
+  startVideoApp,
+  startWorker,
+  waitStatus,
+} from '../helpers/video-tasks.js';
 import { TaskQueue } from '../../src/video/worker/queue.js';
 import { StreamArchive } from '../../src/video/stream/stream-archive.js';
 import { hubFor } from '../../src/video/stream/stream-hub.js';
 import { Reaper } from '../../src/video/tasks/reaper.js';
 import { MAX_ATTEMPTS } from '../../src/video/tasks/task-store.js';
-
 
 let t: TestApp;
 let queue: TaskQueue;
@@ -23,13 +32,29 @@ before(async () => {
   archive = new StreamArchive(t.app.services, hubFor(t.app.services));
   reaper = new Reaper(t.app.services, archive, 60_000);
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const LEASE = 150;
 const expire = () => new Promise((r) => setTimeout(r, LEASE + 100));
 const frame = (i: number) => ({
-  stream_info: { frame_index: i, total_frames: 10, decoded_frames: i + 1, dropped_frames: 0, fps: 10, elapsed_ms: 10 * i },
-  delta: { results: [{ index: 0, targets: [{ track_id: 1, class: 'person', confidence: 0.9, roi: { left: 0, top: 0, width: 5, height: 5 } }] }] },
+  stream_info: {
+    frame_index: i,
+    total_frames: 10,
+    decoded_frames: i + 1,
+    dropped_frames: 0,
+    fps: 10,
+    elapsed_ms: 10 * i,
+  },
+  delta: {
+    results: [
+      {
+        index: 0,
+        targets: [{ track_id: 1, class: 'person', confidence: 0.9, roi: { left: 0, top: 0, width: 5, height: 5 } }],
+      },
+    ],
+  },
 });
 
 test('claim takes the oldest pending task once; a second claim gets the next; none left -> null', async () => {
@@ -66,11 +91,16 @@ test('lease expired before the first chunk -> back to pending, then a live worke
   const w = startWorker(t, () => [new SyntheticProvider({ frames: 5, frameMs: 1 })]);
   try {
     await waitStatus(t, id, ['succeeded']);
-  } finally { await w.stop(); }
+  } finally {
+    await w.stop();
+  }
   const bytes = (await readStream(t, id)).bytes;
   const ev = parseEvents(bytes);
   assert.equal(ev[0]!.kind, 'comment');
-  assert.deepEqual(chunksOf(bytes).map((c) => c.finish_reason), [null, null, null, null, null, 'stop']);
+  assert.deepEqual(
+    chunksOf(bytes).map((c) => c.finish_reason),
+    [null, null, null, null, null, 'stop'],
+  );
   assert.equal(chunksOf(bytes)[0].model, 'detect', 'the first frame chunk echoes the model even after a re-queue');
 });
 
@@ -87,13 +117,23 @@ test('lease expired mid-stream -> failed with a terminal error chunk, partial ar
   assert.ok(rec.finished_at);
   const bytes = (await readStream(t, id)).bytes;
   const chunks = chunksOf(bytes);
-  assert.deepEqual(chunks.map((c) => c.finish_reason), [null, null, 'error']);
+  assert.deepEqual(
+    chunks.map((c) => c.finish_reason),
+    [null, null, 'error'],
+  );
   assert.equal(chunks[2].usage.processed_frames, 2);
   assert.deepEqual(chunks[2].stream_info, frame(1).stream_info);
   assert.equal(parseEvents(bytes).at(-1)!.kind, 'done');
   // The presumed-dead worker wakes up: nothing it does reaches the archive.
   assert.equal(await archive.appendFrame(id, 'ghost', frame(2), LEASE), 'lost');
-  assert.equal(await archive.finishOwned(id, 'ghost', { status: 'succeeded', reason: 'stop', usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 3, dropped_frames: 0 } }), null);
+  assert.equal(
+    await archive.finishOwned(id, 'ghost', {
+      status: 'succeeded',
+      reason: 'stop',
+      usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 3, dropped_frames: 0 },
+    }),
+    null,
+  );
   assert.ok((await readStream(t, id)).bytes.equals(bytes));
   assert.equal(await reaper.reapOnce(), 0, 'a terminal task is never reaped again');
 });
@@ -109,8 +149,14 @@ test(`attempts are bounded: ${MAX_ATTEMPTS} silent claims before the first chunk
   }
   const rec = (await api(t, `/v1/video/tasks/${id}`)).body;
   assert.equal(rec.status, 'failed');
-  assert.deepEqual(rec.error, { code: 'worker_lost', message: `The worker stopped responding before the first chunk on each of ${MAX_ATTEMPTS} attempts` });
-  assert.deepEqual(chunksOf((await readStream(t, id)).bytes).map((c) => c.finish_reason), ['error']);
+  assert.deepEqual(rec.error, {
+    code: 'worker_lost',
+    message: `The worker stopped responding before the first chunk on each of ${MAX_ATTEMPTS} attempts`,
+  });
+  assert.deepEqual(
+    chunksOf((await readStream(t, id)).bytes).map((c) => c.finish_reason),
+    ['error'],
+  );
 });
 
 test('a cancelling task whose worker died -> cancelled by the reaper', async () => {
@@ -122,7 +168,10 @@ test('a cancelling task whose worker died -> cancelled by the reaper', async () 
   await expire();
   assert.equal(await reaper.reapOnce(), 1);
   assert.equal((await api(t, `/v1/video/tasks/${id}`)).body.status, 'cancelled');
-  assert.deepEqual(chunksOf((await readStream(t, id)).bytes).map((c) => c.finish_reason), [null, 'cancelled']);
+  assert.deepEqual(
+    chunksOf((await readStream(t, id)).bytes).map((c) => c.finish_reason),
+    [null, 'cancelled'],
+  );
 });
 
 test('worker concurrency: at most N tasks run at once; shutdown gives an unstarted task back to the queue', async () => {
@@ -131,8 +180,13 @@ test('worker concurrency: at most N tasks run at once; shutdown gives an unstart
   const slow = {
     name: 'slow',
     async run(req: any, src: any, ctx: any) {
-      live++; peak = Math.max(peak, live);
-      try { return await new SyntheticProvider({ frames: 4, frameMs: 30 }).run(req, src, ctx); } finally { live--; }
+      live++;
+      peak = Math.max(peak, live);
+      try {
+        return await new SyntheticProvider({ frames: 4, frameMs: 30 }).run(req, src, ctx);
+      } finally {
+        live--;
+      }
     },
   };
   const w = startWorker(t, () => [slow], {}, 2);
@@ -140,7 +194,9 @@ test('worker concurrency: at most N tasks run at once; shutdown gives an unstart
   try {
     for (let i = 0; i < 5; i++) ids.push(await createTask(t));
     for (const id of ids) await waitStatus(t, id, ['succeeded']);
-  } finally { await w.stop(); }
+  } finally {
+    await w.stop();
+  }
   assert.equal(peak, 2);
   // Stop while a task waits for its first frame: it goes back to pending, not failed.
   const w2 = startWorker(t, () => [new SyntheticProvider({ frames: 3, startMs: 5_000 })]);

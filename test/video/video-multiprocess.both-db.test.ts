@@ -14,7 +14,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { api, backend, freshDatabaseUrl, type TestApp } from '../helpers/app.js';
 import { projectRoot } from '../../src/base/paths.js';
-import { chunksOf, createTask, parseEvents, readStream, startVideoApp, waitFor, waitStatus, warmKey } from '../helpers/video-tasks.js';
+import {
+  chunksOf,
+  createTask,
+  parseEvents,
+  readStream,
+  startVideoApp,
+  waitFor,
+  waitStatus,
+  warmKey,
+} from '../helpers/video-tasks.js';
 
 const skip = backend !== 'postgres' ? 'PostgreSQL only (SIGHTFLOW_TEST_DB=postgres)' : false;
 const LEASE_MS = 1500;
@@ -34,16 +43,23 @@ function startWorker(startMs = 0): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', WORKER, String(startMs)], {
       env: {
-        ...process.env, DATABASE_URL: databaseUrl, SIGHTFLOW_DATA_DIR: dataDir, SIGHTFLOW_LOG_LEVEL: 'info',
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        SIGHTFLOW_DATA_DIR: dataDir,
+        SIGHTFLOW_LOG_LEVEL: 'info',
         SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
-        SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS), SIGHTFLOW_VIDEO_HEARTBEAT_MS: '200',
-        SIGHTFLOW_VIDEO_POLL_MS: '100', SIGHTFLOW_WORKER_CONCURRENCY: '2',
+        SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS),
+        SIGHTFLOW_VIDEO_HEARTBEAT_MS: '200',
+        SIGHTFLOW_VIDEO_POLL_MS: '100',
+        SIGHTFLOW_WORKER_CONCURRENCY: '2',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     workers.push(child);
     let stderr = '';
-    child.stderr!.on('data', (d) => { stderr += d; });
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+    });
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (line.includes('"sightflow worker running"')) resolve(child);
     });
@@ -70,7 +86,10 @@ after(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-test('a task created on node A is processed by a separate worker and streams identically from A and B', { skip, timeout: 180_000 }, async () => {
+test('a task created on node A is processed by a separate worker and streams identically from A and B', {
+  skip,
+  timeout: 180_000,
+}, async () => {
   await startWorker();
   const id = await createTask(a, task('frames=40&frame_ms=25'));
   const onB = { ...b, key: a.key };
@@ -89,11 +108,17 @@ test('a task created on node A is processed by a separate worker and streams ide
   assert.equal((await api(onB, `/v1/video/tasks/${id}/results`)).body.usage.processed_frames, 40);
 });
 
-test('SIGKILL of a worker mid-stream -> failed with a terminal error chunk within the lease timeout', { skip, timeout: 180_000 }, async () => {
+test('SIGKILL of a worker mid-stream -> failed with a terminal error chunk within the lease timeout', {
+  skip,
+  timeout: 180_000,
+}, async () => {
   const w = workers.find((c) => c.exitCode === null) ?? (await startWorker());
   const id = await createTask(a, task('frames=100000&frame_ms=40'));
   const live = readStream({ ...b, key: a.key }, id); // a subscriber on B while it happens
-  await waitFor('the task to stream a few chunks', async () => ((await api(a, `/v1/video/tasks/${id}`)).body.progress.frame_index ?? -1) >= 3);
+  await waitFor(
+    'the task to stream a few chunks',
+    async () => ((await api(a, `/v1/video/tasks/${id}`)).body.progress.frame_index ?? -1) >= 3,
+  );
   w.kill('SIGKILL');
   const killedAt = Date.now();
   const rec = await waitStatus(a, id, ['failed'], 30_000);
@@ -109,7 +134,10 @@ test('SIGKILL of a worker mid-stream -> failed with a terminal error chunk withi
   assert.ok((await readStream(a, id)).bytes.equals(bytes), 'the partial archive replays identically');
 });
 
-test('SIGKILL of a worker before the first chunk -> the task runs again on another worker and succeeds', { skip, timeout: 240_000 }, async () => {
+test('SIGKILL of a worker before the first chunk -> the task runs again on another worker and succeeds', {
+  skip,
+  timeout: 240_000,
+}, async () => {
   const slow = await startWorker(600_000);
   const id = await createTask(a, task('frames=6&frame_ms=5'));
   await waitStatus(a, id, ['running'], 30_000);
@@ -118,6 +146,9 @@ test('SIGKILL of a worker before the first chunk -> the task runs again on anoth
   const rec = await waitStatus(a, id, ['succeeded'], 60_000);
   assert.equal(rec.usage.processed_frames, 6);
   const chunks = chunksOf((await readStream(a, id)).bytes);
-  assert.deepEqual(chunks.map((c) => c.stream_info.frame_index), [0, 1, 2, 3, 4, 5, 5]);
+  assert.deepEqual(
+    chunks.map((c) => c.stream_info.frame_index),
+    [0, 1, 2, 3, 4, 5, 5],
+  );
   assert.equal(chunks.at(-1).finish_reason, 'stop');
 });

@@ -22,9 +22,20 @@ import { TUD_CAMPUS } from '../helpers/eval-data.js';
 import { liveClip, startRtspServer, synthetic720p, type RtspSource } from '../helpers/live-sources.js';
 import { serveFile } from '../helpers/media-server.js';
 import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
-import { chunksOf, createTask, parseEvents, readStream, startVideoApp, waitFor, waitStatus } from '../helpers/video-tasks.js';
+import {
+  chunksOf,
+  createTask,
+  parseEvents,
+  readStream,
+  startVideoApp,
+  waitFor,
+  waitStatus,
+} from '../helpers/video-tasks.js';
 
-const skip = backend !== 'postgres' ? 'PostgreSQL only (SIGHTFLOW_TEST_DB=postgres)' : evalDataSkip('tracking/TUD-Campus/TUD-Campus.mp4');
+const skip =
+  backend !== 'postgres'
+    ? 'PostgreSQL only (SIGHTFLOW_TEST_DB=postgres)'
+    : evalDataSkip('tracking/TUD-Campus/TUD-Campus.mp4');
 // Long enough that loading the models on two busy cores never outlasts a lease; short enough for a test.
 const LEASE_MS = 5000;
 const WORKER = fileURLToPath(new URL('./live-worker.ts', import.meta.url));
@@ -41,17 +52,25 @@ function startWorker(): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
       env: {
-        ...process.env, DATABASE_URL: databaseUrl, SIGHTFLOW_DATA_DIR: dataDir, SIGHTFLOW_LOG_LEVEL: 'info',
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        SIGHTFLOW_DATA_DIR: dataDir,
+        SIGHTFLOW_LOG_LEVEL: 'info',
         SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
-        SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true', SIGHTFLOW_NO_WORKER: 'false',
-        SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS), SIGHTFLOW_VIDEO_HEARTBEAT_MS: '250',
-        SIGHTFLOW_VIDEO_POLL_MS: '200', SIGHTFLOW_WORKER_CONCURRENCY: '1',
+        SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true',
+        SIGHTFLOW_NO_WORKER: 'false',
+        SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS),
+        SIGHTFLOW_VIDEO_HEARTBEAT_MS: '250',
+        SIGHTFLOW_VIDEO_POLL_MS: '200',
+        SIGHTFLOW_WORKER_CONCURRENCY: '1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     workers.add(child);
     let stderr = '';
-    child.stderr!.on('data', (d) => { stderr = (stderr + d).slice(-4000); });
+    child.stderr!.on('data', (d) => {
+      stderr = (stderr + d).slice(-4000);
+    });
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (line.includes('"sightflow worker running"')) resolve(child);
     });
@@ -63,16 +82,23 @@ function startWorker(): Promise<ChildProcess> {
 }
 
 function kill(w: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-  if (signal !== 'SIGKILL') { w.kill(signal); return Promise.resolve(); }
+  if (signal !== 'SIGKILL') {
+    w.kill(signal);
+    return Promise.resolve();
+  }
   if (w.exitCode !== null || w.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => { w.once('exit', () => resolve()); w.kill('SIGKILL'); });
+  return new Promise((resolve) => {
+    w.once('exit', () => resolve());
+    w.kill('SIGKILL');
+  });
 }
 
 const record = async (id: string) => (await api(a, `/v1/video/tasks/${id}`)).body;
 const processed = async (id: string) => Number((await record(id)).progress.processed_frames);
 
 /** Waits until the task archived `n` frames (a chunk more than it had, at least). */
-const framesReach = (id: string, n: number) => waitFor(`task ${id} to reach ${n} frames`, async () => (await processed(id)) >= n, WAIT_MS);
+const framesReach = (id: string, n: number) =>
+  waitFor(`task ${id} to reach ${n} frames`, async () => (await processed(id)) >= n, WAIT_MS);
 
 /** Every status the task record shows while `run` runs (polled), for "never terminal in between". */
 async function statusesDuring<T>(id: string, run: () => Promise<T>): Promise<{ result: T; seen: Set<string> }> {
@@ -97,7 +123,20 @@ const liveTask = (maxFrames: number) => ({
   input: [{ type: 'video_url', url: rtsp.url, sampling: { mode: 'fps', value: 2 }, max_frames: maxFrames }],
   steps: [
     { model: 'detect', parameters: { classes: ['person'] } },
-    { model: 'analytics', parameters: { lines: [{ id: 'middle', points: [[320, 0], [320, 480]] }] } },
+    {
+      model: 'analytics',
+      parameters: {
+        lines: [
+          {
+            id: 'middle',
+            points: [
+              [320, 0],
+              [320, 480],
+            ],
+          },
+        ],
+      },
+    },
   ],
 });
 
@@ -114,23 +153,35 @@ function parts(frames: any[]): any[][] {
 /** The checks every continued task's archive passes, whatever its end. */
 function assertContinued(id: string, bytes: Buffer, gaps: number): any[] {
   const chunks = chunksOf(bytes);
-  assert.deepEqual(chunks.map((c) => c.id), chunks.map((_, i) => `${id}.${i}`), 'chunk ids 0..N-1, each once');
+  assert.deepEqual(
+    chunks.map((c) => c.id),
+    chunks.map((_, i) => `${id}.${i}`),
+    'chunk ids 0..N-1, each once',
+  );
   assert.equal(chunks.filter((c) => c.finish_reason !== null).length, 1, 'one terminal chunk');
   assert.notEqual(chunks.at(-1).finish_reason, null, 'the terminal chunk is the last');
   assert.equal(parseEvents(bytes).at(-1)!.kind, 'done');
   const frames = chunks.slice(0, -1);
   const split = parts(frames);
-  assert.equal(split.length, gaps + 1, `${gaps} gaps marked: ${JSON.stringify(frames.map((c) => c.stream_info.gap_ms ?? null))}`);
+  assert.equal(
+    split.length,
+    gaps + 1,
+    `${gaps} gaps marked: ${JSON.stringify(frames.map((c) => c.stream_info.gap_ms ?? null))}`,
+  );
   for (const c of frames.filter((f) => f.stream_info.gap_ms !== undefined)) assert.ok(c.stream_info.gap_ms >= 0);
   for (let i = 1; i < frames.length; i++) {
-    assert.ok(frames[i].stream_info.frame_index > frames[i - 1].stream_info.frame_index, 'frame indices continue after the stored one');
+    assert.ok(
+      frames[i].stream_info.frame_index > frames[i - 1].stream_info.frame_index,
+      'frame indices continue after the stored one',
+    );
     assert.ok(frames[i].stream_info.stream_time_ms > frames[i - 1].stream_info.stream_time_ms, 'stream time goes on');
   }
   // Track ids: each worker's ids start above every id before it.
   let highest = 0;
   for (const part of split) {
     const ids = part.flatMap((c) => c.delta.results[0].targets.map((t: any) => t.track_id as number));
-    if (ids.length > 0) assert.ok(Math.min(...ids) > highest, `ids ${[...new Set(ids)]} after ${highest}: no id reused`);
+    if (ids.length > 0)
+      assert.ok(Math.min(...ids) > highest, `ids ${[...new Set(ids)]} after ${highest}: no id reused`);
     highest = Math.max(highest, ...ids);
   }
   // Line totals never go backwards.
@@ -148,7 +199,10 @@ before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'sightflow-video-resume-'));
   databaseUrl = (await freshDatabaseUrl())!;
   // Its reaper looks often, so a dead worker's task moves on soon after its lease.
-  a = await startVideoApp({ SIGHTFLOW_VIDEO_REAPER_MS: '250', SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS), SIGHTFLOW_METRICS_PORT: '0' }, { dataDir, databaseUrl });
+  a = await startVideoApp(
+    { SIGHTFLOW_VIDEO_REAPER_MS: '250', SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS), SIGHTFLOW_METRICS_PORT: '0' },
+    { dataDir, databaseUrl },
+  );
   rtsp = await startRtspServer(await liveClip(TUD_CAMPUS()));
 });
 
@@ -159,7 +213,10 @@ after(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-test('a live RTSP task survives three SIGKILLs of its worker: gaps marked, ids never reused, totals carried over', { skip, timeout: 420_000 }, async (t) => {
+test('a live RTSP task survives three SIGKILLs of its worker: gaps marked, ids never reused, totals carried over', {
+  skip,
+  timeout: 420_000,
+}, async (t) => {
   let w = await startWorker();
   const id = await createTask(a, liveTask(16));
   // A subscriber that stays connected through every takeover receives exactly the archive.
@@ -183,7 +240,10 @@ test('a live RTSP task survives three SIGKILLs of its worker: gaps marked, ids n
   t.diagnostic(`kill -> next chunk (lease ${LEASE_MS} ms, worker restarted cold): ${outage.join(', ')} ms`);
   const done = await waitStatus(a, id, ['succeeded', 'failed', 'cancelled'], WAIT_MS);
   assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
-  assert.ok([...seen].every((s) => ['running', 'streaming', 'succeeded'].includes(s)), `statuses seen: ${[...seen]}`);
+  assert.ok(
+    [...seen].every((s) => ['running', 'streaming', 'succeeded'].includes(s)),
+    `statuses seen: ${[...seen]}`,
+  );
   assert.equal(done.resumes, 3);
   assert.equal(done.attempts, 4);
   // This process's reaper queued each takeover.
@@ -199,16 +259,27 @@ test('a live RTSP task survives three SIGKILLs of its worker: gaps marked, ids n
   // worker's frames.
   assert.equal(done.usage.processed_frames, 16);
   const billed = (await a.app.services.usage.events(a.projectId)).filter((e) => e.endpoint === '/v1/video/process');
-  assert.deepEqual(billed.map((e) => e.frames), [16]);
+  assert.deepEqual(
+    billed.map((e) => e.frames),
+    [16],
+  );
   const results = (await api(a, `/v1/video/tasks/${id}/results`)).body;
   const targets = frames.reduce((n, c) => n + c.delta.results[0].targets.length, 0);
-  assert.equal(results.tracks.reduce((n: number, t: any) => n + t.frames_seen, 0), targets);
+  assert.equal(
+    results.tracks.reduce((n: number, t: any) => n + t.frames_seen, 0),
+    targets,
+  );
   // The analytics summary carries the whole task: its line totals are the last chunk's or more.
   const lastTotals = frames.at(-1).analytics.totals.lines.middle;
-  assert.ok(end.analytics.totals.lines.middle.in >= lastTotals.in && end.analytics.totals.lines.middle.out >= lastTotals.out);
+  assert.ok(
+    end.analytics.totals.lines.middle.in >= lastTotals.in && end.analytics.totals.lines.middle.out >= lastTotals.out,
+  );
 });
 
-test('a worker frozen past its lease appends nothing after it wakes; the fourth expiry fails worker_lost', { skip, timeout: 420_000 }, async () => {
+test('a worker frozen past its lease appends nothing after it wakes; the fourth expiry fails worker_lost', {
+  skip,
+  timeout: 420_000,
+}, async () => {
   let w = [...workers][0] ?? (await startWorker());
   const id = await createTask(a, liveTask(100_000));
   await framesReach(id, 2);
@@ -242,7 +313,10 @@ test('a worker frozen past its lease appends nothing after it wakes; the fourth 
   assertContinued(id, bytes, 3);
 });
 
-test('a worker shut down cleanly (SIGTERM, a drained node) hands its live task on at once, no resume counted', { skip, timeout: 300_000 }, async () => {
+test('a worker shut down cleanly (SIGTERM, a drained node) hands its live task on at once, no resume counted', {
+  skip,
+  timeout: 300_000,
+}, async () => {
   for (const w of workers) await kill(w);
   const w1 = await startWorker();
   const id = await createTask(a, liveTask(30));
@@ -260,14 +334,20 @@ test('a worker shut down cleanly (SIGTERM, a drained node) hands its live task o
   });
   const done = await waitStatus(a, id, ['succeeded', 'failed', 'cancelled'], WAIT_MS);
   assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
-  assert.ok([...seen].every((s) => ['running', 'streaming', 'succeeded'].includes(s)), `statuses seen: ${[...seen]}`);
+  assert.ok(
+    [...seen].every((s) => ['running', 'streaming', 'succeeded'].includes(s)),
+    `statuses seen: ${[...seen]}`,
+  );
   assert.equal(done.resumes, 0);
   assert.equal(done.attempts, 2);
   assert.equal(assertContinued(id, (await readStream(a, id)).bytes, 1).length, 30);
   await kill(w2);
 });
 
-test('a camera that is down when its task is taken over gets the reconnect policy: the task goes on once it is back', { skip, timeout: 300_000 }, async () => {
+test('a camera that is down when its task is taken over gets the reconnect policy: the task goes on once it is back', {
+  skip,
+  timeout: 300_000,
+}, async () => {
   for (const w of workers) await kill(w);
   const w1 = await startWorker();
   const id = await createTask(a, liveTask(12));
@@ -286,13 +366,19 @@ test('a camera that is down when its task is taken over gets the reconnect polic
   await kill(w2);
 });
 
-test('a file task writes no checkpoint: its worker dying mid-stream still fails it worker_lost', { skip, timeout: 240_000 }, async () => {
+test('a file task writes no checkpoint: its worker dying mid-stream still fails it worker_lost', {
+  skip,
+  timeout: 240_000,
+}, async () => {
   // Long enough (every frame of a 720p clip) that the worker is always killed mid-file.
   const file = await serveFile(await synthetic720p(30), 'video/mp4');
   try {
     for (const w of workers) await kill(w);
     const w = await startWorker();
-    const id = await createTask(a, { input: [{ type: 'video_url', url: `${file.url}/clip.mp4`, sampling: { mode: 'fps', value: 25 } }], steps: [{ model: 'detect' }] });
+    const id = await createTask(a, {
+      input: [{ type: 'video_url', url: `${file.url}/clip.mp4`, sampling: { mode: 'fps', value: 25 } }],
+      steps: [{ model: 'detect' }],
+    });
     await framesReach(id, 1);
     await kill(w);
     const killedAt = Date.now();

@@ -18,12 +18,28 @@ before(async () => {
   t = await startVideoApp({ SIGHTFLOW_VIDEO_REAPER_MS: '3600000' });
   queue = new TaskQueue(t.app.services);
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const LEASE = 60_000;
 const frame = (i: number) => ({
-  stream_info: { frame_index: i, total_frames: null, decoded_frames: i + 1, dropped_frames: 0, fps: 5, elapsed_ms: 200 * i },
-  delta: { results: [{ index: 0, targets: [{ track_id: 1, class: 'person', confidence: 0.9, roi: { left: i, top: 0, width: 5, height: 5 } }] }] },
+  stream_info: {
+    frame_index: i,
+    total_frames: null,
+    decoded_frames: i + 1,
+    dropped_frames: 0,
+    fps: 5,
+    elapsed_ms: 200 * i,
+  },
+  delta: {
+    results: [
+      {
+        index: 0,
+        targets: [{ track_id: 1, class: 'person', confidence: 0.9, roi: { left: i, top: 0, width: 5, height: 5 } }],
+      },
+    ],
+  },
 });
 
 /** A claimed task and an archive of this "process" writing it. */
@@ -37,7 +53,10 @@ async function claimed(owner: string): Promise<{ id: string; archive: StreamArch
 /** The archive's bytes, and the task row's view of them. */
 async function stored(archive: StreamArchive, id: string) {
   const { bytes } = await archive.read(id, 0, 100_000);
-  const [row] = await t.app.services.db.query('SELECT stream_bytes, chunk_count, status, progress FROM video_tasks WHERE id = $1', [id]);
+  const [row] = await t.app.services.db.query(
+    'SELECT stream_bytes, chunk_count, status, progress FROM video_tasks WHERE id = $1',
+    [id],
+  );
   return { bytes, row: row! };
 }
 
@@ -51,12 +70,21 @@ test('consecutive frames: the first under the row lock, the rest in one statemen
   assert.equal(row.status, 'streaming');
   assert.equal((row.progress as { frame_index: number }).frame_index, 5);
   const chunks = chunksOf(bytes);
-  assert.deepEqual(chunks.map((c) => c.id), [...Array(6).keys()].map((i) => `${id}.${i}`));
+  assert.deepEqual(
+    chunks.map((c) => c.id),
+    [...Array(6).keys()].map((i) => `${id}.${i}`),
+  );
   assert.equal(chunks[0].model, 'detect');
   assert.ok(chunks.slice(1).every((c) => c.model === undefined));
-  assert.deepEqual(chunks.map((c) => c.delta.results[0].targets[0].roi.left), [0, 1, 2, 3, 4, 5]);
+  assert.deepEqual(
+    chunks.map((c) => c.delta.results[0].targets[0].roi.left),
+    [0, 1, 2, 3, 4, 5],
+  );
   // Every row starts where the previous one ended: reading from any row's offset gives the rest exactly.
-  const rows = await t.app.services.db.query<{ byte_offset: string; bytes: Uint8Array }>('SELECT byte_offset, bytes FROM video_stream_bytes WHERE task_id = $1 ORDER BY byte_offset', [id]);
+  const rows = await t.app.services.db.query<{ byte_offset: string; bytes: Uint8Array }>(
+    'SELECT byte_offset, bytes FROM video_stream_bytes WHERE task_id = $1 ORDER BY byte_offset',
+    [id],
+  );
   let end = 0;
   for (const r of rows) {
     assert.equal(Number(r.byte_offset), end);
@@ -76,8 +104,10 @@ test('a heartbeat between frames moves the row: the next frame takes the row loc
   assert.deepEqual(archive.frameAppends, { oneStatement: 2, locked: 2 });
   const { bytes, row } = await stored(archive, id);
   assert.equal(Number(row.stream_bytes), bytes.length);
-  assert.deepEqual(parseEvents(bytes).map((e) => (e.kind === 'chunk' ? e.chunk.id : e.kind)),
-    ['comment', `${id}.0`, `${id}.1`, 'comment', `${id}.2`, `${id}.3`]);
+  assert.deepEqual(
+    parseEvents(bytes).map((e) => (e.kind === 'chunk' ? e.chunk.id : e.kind)),
+    ['comment', `${id}.0`, `${id}.1`, 'comment', `${id}.2`, `${id}.3`],
+  );
   await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
 });
 
@@ -92,23 +122,34 @@ test('a cancel between frames: the next frame writes nothing and says cancelling
   assert.ok(after.bytes.equals(before.bytes));
   assert.equal(Number(after.row.chunk_count), 2);
   // Finishing it (the worker's answer to 'cancelling') ends the archive at a chunk boundary.
-  const state = await archive.withTask(id, (task, q, append) => archive.finishIn(q, task, append, {
-    status: 'succeeded', reason: 'stop', usage: { processed_frames: 2, processing_time_ms: 1, decoded_frames: 2, dropped_frames: 0 },
-  }));
+  const state = await archive.withTask(id, (task, q, append) =>
+    archive.finishIn(q, task, append, {
+      status: 'succeeded',
+      reason: 'stop',
+      usage: { processed_frames: 2, processing_time_ms: 1, decoded_frames: 2, dropped_frames: 0 },
+    }),
+  );
   assert.equal(state, 'cancelled');
-  assert.deepEqual(chunksOf((await stored(archive, id)).bytes).map((c) => c.finish_reason), [null, null, 'cancelled']);
+  assert.deepEqual(
+    chunksOf((await stored(archive, id)).bytes).map((c) => c.finish_reason),
+    [null, null, 'cancelled'],
+  );
 });
 
-test('another process finished the task: the old owner\'s next frame is lost and the archive stays as it was', async () => {
+test("another process finished the task: the old owner's next frame is lost and the archive stays as it was", async () => {
   const { id, archive } = await claimed('w4');
   await archive.appendFrame(id, 'w4', frame(0), LEASE);
   await archive.appendFrame(id, 'w4', frame(1), LEASE);
   // Another process (its own archive, as the reaper of another node) fails the task.
   const other = new StreamArchive(t.app.services, hubFor(t.app.services));
-  await other.withTask(id, (task, q, append) => other.finishIn(q, task, append, {
-    status: 'failed', reason: 'error', error: { code: 'worker_lost', message: 'gone' },
-    usage: { processed_frames: 2, processing_time_ms: 1, decoded_frames: 2, dropped_frames: 0 },
-  }));
+  await other.withTask(id, (task, q, append) =>
+    other.finishIn(q, task, append, {
+      status: 'failed',
+      reason: 'error',
+      error: { code: 'worker_lost', message: 'gone' },
+      usage: { processed_frames: 2, processing_time_ms: 1, decoded_frames: 2, dropped_frames: 0 },
+    }),
+  );
   const done = await stored(archive, id);
   assert.equal(done.row.status, 'failed');
   assert.equal(await archive.appendFrame(id, 'w4', frame(2), LEASE), 'lost');
@@ -118,7 +159,9 @@ test('another process finished the task: the old owner\'s next frame is lost and
   assert.equal(parseEvents(after.bytes).at(-1)!.kind, 'done');
 });
 
-test('one-statement appends tell other processes the new end at commit', { skip: backend === 'postgres' ? false : 'PostgreSQL only (PGlite has one process)' }, async () => {
+test('one-statement appends tell other processes the new end at commit', {
+  skip: backend === 'postgres' ? false : 'PostgreSQL only (PGlite has one process)',
+}, async () => {
   const { id, archive } = await claimed('w5');
   const elsewhere = new StreamHub(t.app.services);
   const ends: (number | null)[] = [];

@@ -7,12 +7,24 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { EventSource } from 'eventsource';
 import type { TestApp } from '../helpers/app.js';
-import { SyntheticProvider, startVideoApp, body, createTask, readStream, startWorker, waitStatus } from '../helpers/video-tasks.js';
+import {
+  SyntheticProvider,
+  startVideoApp,
+  body,
+  createTask,
+  readStream,
+  startWorker,
+  waitStatus,
+} from '../helpers/video-tasks.js';
 import { EventIdWriter } from '../../src/video/stream/event-ids.js';
 
 let t: TestApp;
-before(async () => { t = await startVideoApp(); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startVideoApp();
+});
+after(async () => {
+  await t?.close();
+});
 
 /** Events of SSE bytes as [data, offset right after the event] (comments have no data and are skipped). */
 function dataEvents(bytes: Buffer): Array<{ data: string; end: number }> {
@@ -30,44 +42,71 @@ function dataEvents(bytes: Buffer): Array<{ data: string; end: number }> {
  * (headers included), the bytes up to the cut delivered; later connections pass through. It records each
  * request's Last-Event-ID.
  */
-async function cuttingProxy(target: URL, cuts: number[]): Promise<{ url: string; lastEventIds: Array<string | null>; close: () => Promise<void> }> {
+async function cuttingProxy(
+  target: URL,
+  cuts: number[],
+): Promise<{ url: string; lastEventIds: Array<string | null>; close: () => Promise<void> }> {
   const lastEventIds: Array<string | null> = [];
   const sockets = new Set<net.Socket>();
   let n = 0;
   const server = net.createServer((client) => {
     const cut = cuts[n++];
     const upstream = net.connect(Number(target.port), target.hostname);
-    sockets.add(client); sockets.add(upstream);
+    sockets.add(client);
+    sockets.add(upstream);
     let head = '';
     client.on('data', (d) => {
       if (head !== null) {
         head += d.toString('latin1');
         const m = /\r\nlast-event-id:\s*([^\r]*)\r\n/i.exec(head);
-        if (head.includes('\r\n\r\n')) { lastEventIds.push(m ? m[1]! : null); head = null as unknown as string; }
+        if (head.includes('\r\n\r\n')) {
+          lastEventIds.push(m ? m[1]! : null);
+          head = null as unknown as string;
+        }
       }
       upstream.write(d);
     });
     let sent = 0;
     upstream.on('data', (d: Buffer) => {
-      if (cut === undefined) { client.write(d); return; }
+      if (cut === undefined) {
+        client.write(d);
+        return;
+      }
       const room = cut - sent;
       client.write(d.subarray(0, Math.max(0, room)));
       sent += d.length;
-      if (sent >= cut) { upstream.destroy(); client.end(); }
+      if (sent >= cut) {
+        upstream.destroy();
+        client.end();
+      }
     });
-    const done = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
-    upstream.on('close', done); upstream.on('error', done);
-    client.on('close', done); client.on('error', done);
+    const done = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    upstream.on('close', done);
+    upstream.on('error', done);
+    client.on('close', done);
+    client.on('error', done);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as net.AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`, lastEventIds,
-    close: () => new Promise<void>((r) => { for (const s of sockets) s.destroy(); server.close(() => r()); }),
+    url: `http://127.0.0.1:${port}`,
+    lastEventIds,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
-test('EventSource with event ids survives two forced disconnects without gap or duplicate', { timeout: 60_000 }, async () => {
+test('EventSource with event ids survives two forced disconnects without gap or duplicate', {
+  timeout: 60_000,
+}, async () => {
   const w = startWorker(t, () => [new SyntheticProvider({ frames: 40, frameMs: 15 })]);
   const proxy = await cuttingProxy(new URL(t.url), [900, 2100]);
   try {
@@ -78,11 +117,20 @@ test('EventSource with event ids survives two forced disconnects without gap or 
       fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, Authorization: `Bearer ${t.key}` } }),
     });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`stream not finished; ${received.length} events, ${errors} errors`)), 50_000);
-      es.onerror = () => { errors++; };
+      const timer = setTimeout(
+        () => reject(new Error(`stream not finished; ${received.length} events, ${errors} errors`)),
+        50_000,
+      );
+      es.onerror = () => {
+        errors++;
+      };
       es.onmessage = (ev) => {
         received.push({ data: ev.data, lastEventId: ev.lastEventId });
-        if (ev.data === '[DONE]') { clearTimeout(timer); es.close(); resolve(); }
+        if (ev.data === '[DONE]') {
+          clearTimeout(timer);
+          es.close();
+          resolve();
+        }
       };
     });
     await waitStatus(t, id, ['succeeded']);
@@ -90,12 +138,23 @@ test('EventSource with event ids survives two forced disconnects without gap or 
     const whole = await readStream(t, id);
     const expected = dataEvents(whole.bytes);
     assert.equal(expected.length, 42, '40 frames, the terminal chunk and [DONE]');
-    assert.deepEqual(received.map((e) => e.data), expected.map((e) => e.data), 'chunk for chunk the uninterrupted stream');
-    assert.deepEqual(received.map((e) => e.lastEventId), expected.map((e) => String(e.end)), 'each id is the archive offset after its event');
+    assert.deepEqual(
+      received.map((e) => e.data),
+      expected.map((e) => e.data),
+      'chunk for chunk the uninterrupted stream',
+    );
+    assert.deepEqual(
+      received.map((e) => e.lastEventId),
+      expected.map((e) => String(e.end)),
+      'each id is the archive offset after its event',
+    );
     assert.equal(proxy.lastEventIds.length, 3, 'two reconnects');
     assert.equal(proxy.lastEventIds[0], null);
     for (const lid of proxy.lastEventIds.slice(1)) {
-      assert.ok(lid !== null && /^\d+$/.test(lid) && whole.bytes.subarray(0, Number(lid)).toString('utf8').endsWith('\n\n'), `Last-Event-ID ${lid} is an event boundary`);
+      assert.ok(
+        lid !== null && /^\d+$/.test(lid) && whole.bytes.subarray(0, Number(lid)).toString('utf8').endsWith('\n\n'),
+        `Last-Event-ID ${lid} is an event boundary`,
+      );
     }
     assert.ok(errors >= 2, 'the client saw both disconnects');
   } finally {
@@ -110,19 +169,25 @@ test('event ids: the bytes are the archive plus id lines and one retry block; de
     const id = await createTask(t, body());
     await waitStatus(t, id, ['succeeded']);
     const plain = await readStream(t, id);
-    const withIds = await fetch(`${t.url}/v1/video/tasks/${id}/stream?event_ids=true`, { headers: { authorization: `Bearer ${t.key}` } });
+    const withIds = await fetch(`${t.url}/v1/video/tasks/${id}/stream?event_ids=true`, {
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     assert.equal(withIds.headers.get('x-stream-offset'), '0');
     const text = await withIds.text();
     assert.ok(text.startsWith('retry: 1000\n\n'));
     assert.equal(text.slice('retry: 1000\n\n'.length).replace(/^id: \d+\n/gm, ''), plain.bytes.toString('utf8'));
     // Resuming from an id: the rest, ids still absolute archive offsets.
     const mid = dataEvents(plain.bytes)[2]!.end;
-    const rest = await fetch(`${t.url}/v1/video/tasks/${id}/stream?event_ids=true`, { headers: { authorization: `Bearer ${t.key}`, 'last-event-id': String(mid) } });
+    const rest = await fetch(`${t.url}/v1/video/tasks/${id}/stream?event_ids=true`, {
+      headers: { authorization: `Bearer ${t.key}`, 'last-event-id': String(mid) },
+    });
     assert.equal(rest.headers.get('x-stream-offset'), String(mid));
     const restText = (await rest.text()).slice('retry: 1000\n\n'.length);
     assert.equal(restText.replace(/^id: \d+\n/gm, ''), plain.bytes.subarray(mid).toString('utf8'));
     assert.equal(/id: (\d+)\n\n$/.exec(restText)?.[1], String(plain.bytes.length));
-    const bad = await fetch(`${t.url}/v1/video/tasks/${id}/stream?event_ids=yes`, { headers: { authorization: `Bearer ${t.key}` } });
+    const bad = await fetch(`${t.url}/v1/video/tasks/${id}/stream?event_ids=yes`, {
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     assert.equal(bad.status, 400);
   } finally {
     await w.stop();
@@ -139,5 +204,8 @@ test('EventIdWriter gives the same bytes whatever the chunking', () => {
     for (let i = 0; i < src.length; i += size) parts.push(wr.transform(src.subarray(i, i + size)));
     assert.equal(Buffer.concat(parts).toString('utf8'), whole, `chunks of ${size}`);
   }
-  assert.equal(new EventIdWriter(24).transform(src.subarray(24)).toString('utf8'), 'data: {"b":2}\nid: 39\n\ndata: [DONE]\nid: 53\n\n');
+  assert.equal(
+    new EventIdWriter(24).transform(src.subarray(24)).toString('utf8'),
+    'data: {"b":2}\nid: 39\n\ndata: [DONE]\nid: 53\n\n',
+  );
 });

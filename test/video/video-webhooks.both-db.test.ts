@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import { api, freshDatabaseUrl } from '../helpers/app.js';
 import { SyntheticProvider, startVideoApp, body, startWorker, waitFor, waitStatus } from '../helpers/video-tasks.js';
 
-interface Hit { id: string; timestamp: string; signature: string; body: string; answered: number }
+interface Hit {
+  id: string;
+  timestamp: string;
+  signature: string;
+  body: string;
+  answered: number;
+}
 
 /** Refuses (503) the first `refusals` attempts of each webhook-id, then answers 204. */
 async function receiver(refusals: number): Promise<{ url: string; hits: Hit[]; close: () => Promise<void> }> {
@@ -23,14 +29,25 @@ async function receiver(refusals: number): Promise<{ url: string; hits: Hit[]; c
     req.on('end', () => {
       const id = String(req.headers['webhook-id']);
       const answered = hits.filter((h) => h.id === id).length < refusals ? 503 : 204;
-      hits.push({ id, timestamp: String(req.headers['webhook-timestamp']), signature: String(req.headers['webhook-signature']), body: Buffer.concat(parts).toString('utf8'), answered });
+      hits.push({
+        id,
+        timestamp: String(req.headers['webhook-timestamp']),
+        signature: String(req.headers['webhook-signature']),
+        body: Buffer.concat(parts).toString('utf8'),
+        answered,
+      });
       res.writeHead(answered).end();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, hits,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    hits,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -52,7 +69,10 @@ test('one signed delivery per terminal state, through refusals and a restart', {
     const w = startWorker(a, () => [new SyntheticProvider({ frames: 3, frameMs: 1 })]);
     let done: string, cancelled: string, secret: string;
     try {
-      const r1 = await api(a, '/v1/video/process', { method: 'POST', json: body(undefined, { webhook: { url: rx.url } }) });
+      const r1 = await api(a, '/v1/video/process', {
+        method: 'POST',
+        json: body(undefined, { webhook: { url: rx.url } }),
+      });
       assert.equal(r1.status, 202, r1.text);
       assert.equal(r1.body.webhook.url, rx.url);
       secret = r1.body.webhook.secret;
@@ -62,14 +82,19 @@ test('one signed delivery per terminal state, through refusals and a restart', {
       const echo = await api(a, `/v1/video/tasks/${done}?include=request`);
       assert.deepEqual(echo.body.request.webhook, { url: rx.url }, 'the secret is never echoed');
       await w.stop();
-      const r2 = await api(a, '/v1/video/process', { method: 'POST', json: body('http://127.0.0.1:9/never.mp4', { webhook: { url: rx.url, secret: clientSecret } }) });
+      const r2 = await api(a, '/v1/video/process', {
+        method: 'POST',
+        json: body('http://127.0.0.1:9/never.mp4', { webhook: { url: rx.url, secret: clientSecret } }),
+      });
       assert.equal(r2.status, 202, r2.text);
       assert.equal(r2.body.webhook, undefined, 'a client-given secret is not repeated');
       cancelled = r2.body.id;
       assert.equal((await api(a, `/v1/video/tasks/${cancelled}/cancel`, { method: 'POST' })).status, 202);
       // The first attempt of each is refused; then the server goes away.
       await waitFor('first attempts', async () => new Set(rx.hits.map((h) => h.id)).size === 2);
-    } finally { await w.stop(); }
+    } finally {
+      await w.stop();
+    }
     await a.close();
     const refusedBeforeRestart = rx.hits.length;
     assert.ok(rx.hits.every((h) => h.answered === 503));
@@ -81,7 +106,10 @@ test('one signed delivery per terminal state, through refusals and a restart', {
       await new Promise((r) => setTimeout(r, 1500)); // nothing more may arrive
       const ok = rx.hits.filter((h) => h.answered === 204);
       assert.equal(ok.length, 2, 'exactly one accepted delivery per task');
-      for (const [task, key, type] of [[done, secret, 'video.task.succeeded'], [cancelled, clientSecret, 'video.task.cancelled']] as const) {
+      for (const [task, key, type] of [
+        [done, secret, 'video.task.succeeded'],
+        [cancelled, clientSecret, 'video.task.cancelled'],
+      ] as const) {
         const mine = rx.hits.filter((h) => JSON.parse(h.body).data.id === task);
         assert.equal(mine.length, 3, `${task}: two refused attempts, then the delivery`);
         assert.equal(new Set(mine.map((h) => h.id)).size, 1, 'one webhook-id for every attempt');
@@ -104,7 +132,9 @@ test('one signed delivery per terminal state, through refusals and a restart', {
         assert.ok(d.delivered_at && d.next_attempt_at === null);
         assert.equal(rec.body.request.webhook.url, rx.url);
       }
-    } finally { await a.close(); }
+    } finally {
+      await a.close();
+    }
   } finally {
     await rx.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -114,7 +144,12 @@ test('one signed delivery per terminal state, through refusals and a restart', {
 test('webhook validation: http(s) URLs and whsec_ secrets only; unknown include is a 400', async () => {
   const t = await startVideoApp();
   try {
-    for (const [webhook, param] of [[{ url: 'ftp://x/y' }, 'webhook.url'], [{ url: 'not a url' }, 'webhook.url'], [{ url: 'http://127.0.0.1:9/h', secret: 'abc' }, 'webhook.secret'], [{ url: 'http://127.0.0.1:9/h', secret: 'whsec_AAAA' }, 'webhook.secret']] as const) {
+    for (const [webhook, param] of [
+      [{ url: 'ftp://x/y' }, 'webhook.url'],
+      [{ url: 'not a url' }, 'webhook.url'],
+      [{ url: 'http://127.0.0.1:9/h', secret: 'abc' }, 'webhook.secret'],
+      [{ url: 'http://127.0.0.1:9/h', secret: 'whsec_AAAA' }, 'webhook.secret'],
+    ] as const) {
       const r = await api(t, '/v1/video/process', { method: 'POST', json: body(undefined, { webhook }) });
       assert.equal(r.status, 400, r.text);
       assert.equal(r.body.error.param, param);
@@ -124,5 +159,7 @@ test('webhook validation: http(s) URLs and whsec_ secrets only; unknown include 
     const rec = await api(t, `/v1/video/tasks/${plain.body.id}?include=webhook_deliveries`);
     assert.deepEqual(rec.body.webhook_deliveries, []);
     assert.equal((await api(t, `/v1/video/tasks/${plain.body.id}?include=nope`)).status, 400);
-  } finally { await t.close(); }
+  } finally {
+    await t.close();
+  }
 });

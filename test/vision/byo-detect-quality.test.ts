@@ -11,8 +11,14 @@ import { projectRoot } from '../../src/base/paths.js';
 const root = projectRoot;
 const skip = byoModelsSkip(BYO_MODELS['yolov8n-int8'], BYO_MODELS['yolo11n-int8-320']) || cocoSkip;
 
-function evalDetect(model: string): { lines: string[]; result: { model: string; images: number; sightflow: { map50: number; map50_95: number } } } {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', 'eval/run.ts', 'detect', '--model', model, '--json'], { cwd: root, encoding: 'utf8' });
+function evalDetect(model: string): {
+  lines: string[];
+  result: { model: string; images: number; sightflow: { map50: number; map50_95: number } };
+} {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'eval/run.ts', 'detect', '--model', model, '--json'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   const lines = out.trim().split('\n');
   return { lines, result: JSON.parse(lines.at(-1)!) };
 }

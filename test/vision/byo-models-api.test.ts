@@ -33,24 +33,33 @@ after(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-const detect = (json: Record<string, unknown>) => api(t, '/v1/vision/detect', { method: 'POST', json: { image_base64: photo, ...json } });
+const detect = (json: Record<string, unknown>) =>
+  api(t, '/v1/vision/detect', { method: 'POST', json: { image_base64: photo, ...json } });
 
-test('GET /v1/models lists every served model; the exports configure themselves from their metadata', { skip }, async () => {
+test('GET /v1/models lists every served model; the exports configure themselves from their metadata', {
+  skip,
+}, async () => {
   const r = await api(t, '/v1/models');
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.object, 'list');
   const by = new Map<string, any>(r.body.data.map((m: any) => [m.id, m]));
   assert.deepEqual(
-    [...by.values()].filter((m) => m.task === 'detect').map((m) => [m.id, m.default, m.source, m.labels_count, m.input_size, m.layout]),
+    [...by.values()]
+      .filter((m) => m.task === 'detect')
+      .map((m) => [m.id, m.default, m.source, m.labels_count, m.input_size, m.layout]),
     [
       ['centernet-coco', true, 'builtin', 80, [512, 512], 'xyxy-score-class'],
       ['yolo11n-face-int8', false, 'bring-your-own', 1, [640, 640], 'yolov8'],
       ['yolo11n-int8-320', false, 'bring-your-own', 80, [320, 320], 'yolov8'],
       ['yolov8n-int8', false, 'bring-your-own', 80, [640, 640], 'yolov8'],
-    ]);
+    ],
+  );
   assert.equal(by.get('pp-ocrv4')?.task, 'ocr');
   assert.equal(by.get('sightflow-describe-v1')?.task, 'describe');
-  assert.deepEqual(by.get('multimodal-embedding-v1')?.types?.length > 0 && by.get('multimodal-embedding-v1').default, true);
+  assert.deepEqual(
+    by.get('multimodal-embedding-v1')?.types?.length > 0 && by.get('multimodal-embedding-v1').default,
+    true,
+  );
 
   const face = await api(t, '/v1/models/yolo11n-face-int8');
   assert.equal(face.status, 200, face.text);
@@ -71,22 +80,35 @@ test('model picks the detector; the answer says which ran', { skip }, async () =
     const train = r.body.objects.find((o: any) => o.class === 'train');
     assert.ok(train && train.confidence > 0.6, `${id} finds the train: ${JSON.stringify(r.body.objects)}`);
     // The train spans most of the 612x407 photo's width in its middle band.
-    assert.ok(train.bbox[0] < 60 && train.bbox[2] > 480 && train.bbox[1] > 150 && train.bbox[3] < 330, JSON.stringify(train.bbox));
+    assert.ok(
+      train.bbox[0] < 60 && train.bbox[2] > 480 && train.bbox[1] > 150 && train.bbox[3] < 330,
+      JSON.stringify(train.bbox),
+    );
   }
   const person = await detect({ model: 'yolov8n-int8', classes: ['car'], confidence_threshold: 0.3 });
   assert.ok(person.body.objects.length > 0 && person.body.objects.every((o: any) => o.class === 'car'), person.text);
 });
 
-test('an unknown model is a 400 naming the detectors; classes are checked against the model\'s own labels', { skip }, async () => {
+test("an unknown model is a 400 naming the detectors; classes are checked against the model's own labels", {
+  skip,
+}, async () => {
   const r = await detect({ model: 'yolov9000' });
   assert.equal(r.status, 400);
   assert.deepEqual(r.body.error, {
-    type: 'invalid_request_error', code: 'unknown_model', param: 'model',
-    message: 'Unknown detect model "yolov9000"; models that serve detect: centernet-coco, yolo11n-face-int8, yolo11n-int8-320, yolov8n-int8',
+    type: 'invalid_request_error',
+    code: 'unknown_model',
+    param: 'model',
+    message:
+      'Unknown detect model "yolov9000"; models that serve detect: centernet-coco, yolo11n-face-int8, yolo11n-int8-320, yolov8n-int8',
   });
   const face = await detect({ model: 'yolo11n-face-int8', classes: ['person'] });
   assert.equal(face.status, 400);
-  assert.deepEqual(face.body.error, { type: 'invalid_request_error', code: 'unknown_class', param: 'classes', message: 'Unknown class "person"; valid classes: face' });
+  assert.deepEqual(face.body.error, {
+    type: 'invalid_request_error',
+    code: 'unknown_class',
+    param: 'classes',
+    message: 'Unknown class "person"; valid classes: face',
+  });
   const ok = await detect({ model: 'yolo11n-face-int8', classes: ['face'] });
   assert.equal(ok.status, 200, ok.text);
   assert.equal(ok.body.model, 'yolo11n-face-int8');
@@ -94,19 +116,37 @@ test('an unknown model is a 400 naming the detectors; classes are checked agains
   const ocr = await api(t, '/v1/vision/ocr', { method: 'POST', json: { image_base64: photo, model: 'tesseract-9' } });
   assert.equal(ocr.status, 400);
   assert.equal(ocr.body.error.message, 'Unknown ocr model "tesseract-9"; models that serve ocr: pp-ocrv4');
-  const describe = await api(t, '/v1/vision/describe', { method: 'POST', json: { image_base64: photo, model: 'gpt-9' } });
+  const describe = await api(t, '/v1/vision/describe', {
+    method: 'POST',
+    json: { image_base64: photo, model: 'gpt-9' },
+  });
   assert.equal(describe.status, 400);
   assert.equal(describe.body.error.param, 'model');
-  const video = await api(t, '/v1/video/process', { method: 'POST', json: { input: [{ type: 'video_url', url: 'http://127.0.0.1:9/x.mp4' }], steps: [{ model: 'detect', parameters: { model: 'nope' } }] } });
+  const video = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: {
+      input: [{ type: 'video_url', url: 'http://127.0.0.1:9/x.mp4' }],
+      steps: [{ model: 'detect', parameters: { model: 'nope' } }],
+    },
+  });
   assert.equal(video.status, 400);
   assert.equal(video.body.error.param, 'steps[0].parameters.model');
   assert.equal(video.body.error.code, 'unknown_model');
-  const videoClass = await api(t, '/v1/video/process', { method: 'POST', json: { input: [{ type: 'video_url', url: 'http://127.0.0.1:9/x.mp4' }], steps: [{ model: 'detect', parameters: { model: 'yolo11n-face-int8', classes: ['car'] } }] } });
+  const videoClass = await api(t, '/v1/video/process', {
+    method: 'POST',
+    json: {
+      input: [{ type: 'video_url', url: 'http://127.0.0.1:9/x.mp4' }],
+      steps: [{ model: 'detect', parameters: { model: 'yolo11n-face-int8', classes: ['car'] } }],
+    },
+  });
   assert.equal(videoClass.status, 400);
   assert.equal(videoClass.body.error.message, 'Unknown class "car"; valid classes: face');
 });
 
-test('a video task whose detect step names yolov8n-int8 streams that model\'s boxes, tracked', { skip, timeout: 300_000 }, async () => {
+test("a video task whose detect step names yolov8n-int8 streams that model's boxes, tracked", {
+  skip,
+  timeout: 300_000,
+}, async () => {
   const server = await serveFile(await stillClip(carPhoto()!, 2), 'video/mp4');
   try {
     const id = await createTask(t, {
@@ -120,7 +160,10 @@ test('a video task whose detect step names yolov8n-int8 streams that model\'s bo
     assert.ok(trains.every(Boolean), 'every frame has the train');
     // Same object on a still clip: one track id throughout. CenterNet scores it 0.60; this model 0.76.
     assert.equal(new Set(trains.map((x: any) => x.track_id)).size, 1);
-    assert.ok(trains.every((x: any) => x.confidence > 0.7), JSON.stringify(trains.map((x: any) => x.confidence)));
+    assert.ok(
+      trains.every((x: any) => x.confidence > 0.7),
+      JSON.stringify(trains.map((x: any) => x.confidence)),
+    );
   } finally {
     await server.close();
   }

@@ -17,8 +17,12 @@ import { requestPixels } from '../../src/media/pixel-pool.js';
 import { autoDetail, imageTokens, textTokens } from '../../src/usage/tokens.js';
 
 let t: TestApp;
-before(async () => { t = await startTestApp(); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startTestApp();
+});
+after(async () => {
+  await t?.close();
+});
 
 const photo = (name: string) => readFileSync(join(cocoDir(), 'images', `${name}.jpg`));
 const dataUri = (name: string) => `data:image/jpeg;base64,${photo(name).toString('base64')}`;
@@ -27,10 +31,11 @@ const detect = (json: Record<string, unknown>, init: { signal?: AbortSignal } = 
 
 /** JPEG size from the SOF marker (the labels are normalised to it). */
 function jpegSize(buf: Buffer): { width: number; height: number } {
-  for (let i = 2; i < buf.length;) {
+  for (let i = 2; i < buf.length; ) {
     const marker = buf[i + 1]!;
     const len = buf.readUInt16BE(i + 2);
-    if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) return { height: buf.readUInt16BE(i + 5), width: buf.readUInt16BE(i + 7) };
+    if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker))
+      return { height: buf.readUInt16BE(i + 5), width: buf.readUInt16BE(i + 7) };
     i += 2 + len;
   }
   throw new Error('no SOF');
@@ -38,14 +43,25 @@ function jpegSize(buf: Buffer): { width: number; height: number } {
 
 function labelled(name: string): [string, number[]][] {
   const { width: w, height: h } = jpegSize(photo(name));
-  return readFileSync(join(cocoDir(), 'labels', `${name}.txt`), 'utf8').trim().split('\n').map((l) => {
-    const [c, cx, cy, bw, bh] = l.split(' ').map(Number);
-    return [COCO_CLASSES[c!]!, [(cx! - bw! / 2) * w, (cy! - bh! / 2) * h, (cx! + bw! / 2) * w, (cy! + bh! / 2) * h]];
-  });
+  return readFileSync(join(cocoDir(), 'labels', `${name}.txt`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const [c, cx, cy, bw, bh] = l.split(' ').map(Number);
+      return [COCO_CLASSES[c!]!, [(cx! - bw! / 2) * w, (cy! - bh! / 2) * h, (cx! + bw! / 2) * w, (cy! + bh! / 2) * h]];
+    });
 }
 
-test('labelled photos: the labelled class comes back with a box on the labelled object, in source pixels', { skip: cocoSkip }, async () => {
-  for (const [name, cls] of [['000000000025', 'giraffe'], ['000000000036', 'person'], ['000000000073', 'motorcycle'], ['000000000081', 'airplane'], ['000000000143', 'bird']] as const) {
+test('labelled photos: the labelled class comes back with a box on the labelled object, in source pixels', {
+  skip: cocoSkip,
+}, async () => {
+  for (const [name, cls] of [
+    ['000000000025', 'giraffe'],
+    ['000000000036', 'person'],
+    ['000000000073', 'motorcycle'],
+    ['000000000081', 'airplane'],
+    ['000000000143', 'bird'],
+  ] as const) {
     const r = await detect({ image_base64: dataUri(name) });
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(Object.keys(r.body).sort(), ['model', 'objects', 'usage']);
@@ -54,13 +70,22 @@ test('labelled photos: the labelled class comes back with a box on the labelled 
     for (const o of r.body.objects) {
       assert.deepEqual(Object.keys(o).sort(), ['attributes', 'bbox', 'class', 'confidence']);
       const [x1, y1, x2, y2] = o.bbox;
-      assert.ok(x1 >= 0 && y1 >= 0 && x2 <= width && y2 <= height && x2 > x1 && y2 > y1, `${name}: bbox ${o.bbox} inside ${width}x${height}`);
+      assert.ok(
+        x1 >= 0 && y1 >= 0 && x2 <= width && y2 <= height && x2 > x1 && y2 > y1,
+        `${name}: bbox ${o.bbox} inside ${width}x${height}`,
+      );
       assert.ok(o.confidence >= 0.5 && o.confidence <= 1);
       assert.ok(COCO_CLASSES.includes(o.class));
     }
     const found = r.body.objects.filter((o: { class: string }) => o.class === cls);
     assert.ok(found.length > 0, `${name}: expected a ${cls} in ${r.text}`);
-    const best = Math.max(...found.flatMap((o: { bbox: number[] }) => labelled(name).filter(([c]) => c === cls).map(([, b]) => iou(b, o.bbox))));
+    const best = Math.max(
+      ...found.flatMap((o: { bbox: number[] }) =>
+        labelled(name)
+          .filter(([c]) => c === cls)
+          .map(([, b]) => iou(b, o.bbox)),
+      ),
+    );
     assert.ok(best >= 0.5, `${name}: best IoU with a labelled ${cls} is ${best.toFixed(2)}`);
     assert.deepEqual(r.body.usage, {
       input_tokens: imageTokens(width, height, autoDetail(width, height)),
@@ -78,8 +103,14 @@ test('classes filter: only the named classes come back', { skip: cocoSkip }, asy
   const persons = await detect({ image_base64, confidence_threshold: 0.4, classes: ['person'] });
   assert.equal(persons.status, 200);
   assert.ok(persons.body.objects.length > 0);
-  assert.ok(persons.body.objects.every((o: { class: string }) => o.class === 'person'), persons.text);
-  assert.deepEqual(persons.body.objects, all.body.objects.filter((o: { class: string }) => o.class === 'person'));
+  assert.ok(
+    persons.body.objects.every((o: { class: string }) => o.class === 'person'),
+    persons.text,
+  );
+  assert.deepEqual(
+    persons.body.objects,
+    all.body.objects.filter((o: { class: string }) => o.class === 'person'),
+  );
   // Names are matched case-insensitively and several may be given.
   const both = await detect({ image_base64, confidence_threshold: 0.4, classes: ['Dog', 'person'] });
   assert.deepEqual(both.body.objects, all.body.objects);
@@ -87,11 +118,24 @@ test('classes filter: only the named classes come back', { skip: cocoSkip }, asy
 
 test('confidence_threshold filters; the default is 0.5', { skip: cocoSkip }, async () => {
   const image_base64 = dataUri('000000000077');
-  const [low, def, high] = await Promise.all([0.3, undefined, 0.9].map((c) => detect(c === undefined ? { image_base64 } : { image_base64, confidence_threshold: c })));
+  const [low, def, high] = await Promise.all(
+    [0.3, undefined, 0.9].map((c) =>
+      detect(c === undefined ? { image_base64 } : { image_base64, confidence_threshold: c }),
+    ),
+  );
   assert.ok(low.body.objects.every((o: { confidence: number }) => o.confidence >= 0.3));
-  assert.ok(low.body.objects.length > def.body.objects.length, `0.3 gives more than 0.5: ${low.body.objects.length} vs ${def.body.objects.length}`);
-  assert.deepEqual(def.body.objects, low.body.objects.filter((o: { confidence: number }) => o.confidence >= 0.5));
-  assert.deepEqual(high.body.objects, low.body.objects.filter((o: { confidence: number }) => o.confidence >= 0.9));
+  assert.ok(
+    low.body.objects.length > def.body.objects.length,
+    `0.3 gives more than 0.5: ${low.body.objects.length} vs ${def.body.objects.length}`,
+  );
+  assert.deepEqual(
+    def.body.objects,
+    low.body.objects.filter((o: { confidence: number }) => o.confidence >= 0.5),
+  );
+  assert.deepEqual(
+    high.body.objects,
+    low.body.objects.filter((o: { confidence: number }) => o.confidence >= 0.9),
+  );
   const zero = await detect({ image_base64, confidence_threshold: 1 });
   assert.equal(zero.status, 200);
 });
@@ -99,14 +143,21 @@ test('confidence_threshold filters; the default is 0.5', { skip: cocoSkip }, asy
 test('an unknown class is a 400 listing the valid ones, before any work', async () => {
   const r = await detect({ image: 'http://127.0.0.1:1/never-fetched.jpg', classes: ['person', 'dragon'] });
   assert.equal(r.status, 400);
-  assert.deepEqual(r.body, { error: {
-    type: 'invalid_request_error', code: 'unknown_class', param: 'classes',
-    message: `Unknown class "dragon"; valid classes: ${COCO_CLASSES.join(', ')}`,
-  } });
+  assert.deepEqual(r.body, {
+    error: {
+      type: 'invalid_request_error',
+      code: 'unknown_class',
+      param: 'classes',
+      message: `Unknown class "dragon"; valid classes: ${COCO_CLASSES.join(', ')}`,
+    },
+  });
 });
 
 test('an image URL works like base64', { skip: cocoSkip }, async () => {
-  const server: Server = createServer((_req, res) => { res.setHeader('content-type', 'image/jpeg'); res.end(photo('000000000081')); });
+  const server: Server = createServer((_req, res) => {
+    res.setHeader('content-type', 'image/jpeg');
+    res.end(photo('000000000081'));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
     const port = (server.address() as { port: number }).port;
@@ -114,7 +165,9 @@ test('an image URL works like base64', { skip: cocoSkip }, async () => {
     const byData = await detect({ image_base64: dataUri('000000000081') });
     assert.equal(byUrl.status, 200);
     assert.deepEqual(byUrl.body, byData.body);
-  } finally { server.close(); }
+  } finally {
+    server.close();
+  }
 });
 
 test('the ledger holds one row per answered request with the numbers of the response', { skip: cocoSkip }, async () => {
@@ -133,7 +186,9 @@ test('the ledger holds one row per answered request with the numbers of the resp
   assert.ok(row.key_id, 'the key is recorded');
 });
 
-test('concurrent requests on different photos each get their own answer (pixel memory is reused between requests)', { skip: cocoSkip }, async () => {
+test('concurrent requests on different photos each get their own answer (pixel memory is reused between requests)', {
+  skip: cocoSkip,
+}, async () => {
   const names = ['000000000025', '000000000094', '000000000322'];
   const alone = new Map<string, unknown>();
   for (const n of names) {
@@ -150,7 +205,9 @@ test('concurrent requests on different photos each get their own answer (pixel m
   assert.ok(requestPixels.idle.buffers >= 1, 'the decoded pixels went back to the pool');
 });
 
-test('a gone client cancels its queued model runs (the request signal reaches the queue)', { skip: cocoSkip }, async () => {
+test('a gone client cancels its queued model runs (the request signal reaches the queue)', {
+  skip: cocoSkip,
+}, async () => {
   const det = await t.app.services.taskModels.detector();
   const handle = det.handle;
   const itemsBefore = handle.stats.items;
@@ -160,7 +217,12 @@ test('a gone client cancels its queued model runs (the request signal reaches th
   // Runs queued inside withRequestSignal (as the routes do) behind runs that keep the model busy.
   const blockers = [1, 2].map(() => handle.run(feeds));
   const client = new AbortController();
-  const victims = [1, 2, 3].map(() => withRequestSignal(client.signal, () => handle.run(feeds)).then(() => 'ran', () => 'dropped'));
+  const victims = [1, 2, 3].map(() =>
+    withRequestSignal(client.signal, () => handle.run(feeds)).then(
+      () => 'ran',
+      () => 'dropped',
+    ),
+  );
   client.abort();
   assert.deepEqual(await Promise.all(victims), ['dropped', 'dropped', 'dropped']);
   await Promise.all(blockers);
@@ -168,24 +230,35 @@ test('a gone client cancels its queued model runs (the request signal reaches th
   assert.equal(handle.stats.items - itemsBefore, 2, 'dropped runs never ran');
 });
 
-test('a client that disconnects while its image is fetched stops the fetch and is not billed', { skip: cocoSkip }, async () => {
+test('a client that disconnects while its image is fetched stops the fetch and is not billed', {
+  skip: cocoSkip,
+}, async () => {
   let closed!: () => void;
-  const upstreamClosed = new Promise<void>((r) => { closed = r; });
+  const upstreamClosed = new Promise<void>((r) => {
+    closed = r;
+  });
   // An image host that never answers; the request's signal must end the fetch when the client goes.
-  const server: Server = createServer((req) => { req.socket.on('close', closed); });
+  const server: Server = createServer((req) => {
+    req.socket.on('close', closed);
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
     const port = (server.address() as { port: number }).port;
     const ledgerBefore = (await t.app.services.usage.events(t.projectId)).length;
     const client = new AbortController();
-    const pending = detect({ image: `http://127.0.0.1:${port}/slow.jpg` }, { signal: client.signal }).catch(() => 'aborted');
+    const pending = detect({ image: `http://127.0.0.1:${port}/slow.jpg` }, { signal: client.signal }).catch(
+      () => 'aborted',
+    );
     await new Promise((r) => setTimeout(r, 300));
     client.abort();
     assert.equal(await pending, 'aborted');
     await upstreamClosed; // the server aborted its fetch (else this waits for the 10 s fetch timeout)
     assert.equal((await t.app.services.usage.events(t.projectId)).length, ledgerBefore);
     assert.equal((await detect({ image_base64: dataUri('000000000025') })).status, 200, 'still serving');
-  } finally { server.closeAllConnections(); server.close(); }
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 });
 
 test('beyond the queue bound: 503 overloaded_error with Retry-After; the rest answer', { skip: cocoSkip }, async () => {
@@ -199,9 +272,18 @@ test('beyond the queue bound: 503 overloaded_error with Retry-After; the rest an
     assert.ok(rs.every((r) => r.status === 200 || r.status === 503));
     for (const r of over) {
       assert.equal(r.headers.get('retry-after'), '1');
-      assert.deepEqual(r.body, { error: { type: 'overloaded_error', code: 'overloaded', message: 'The centernet-coco inference queue is full; retry after 1 s', param: null } });
+      assert.deepEqual(r.body, {
+        error: {
+          type: 'overloaded_error',
+          code: 'overloaded',
+          message: 'The centernet-coco inference queue is full; retry after 1 s',
+          param: null,
+        },
+      });
     }
     const rows = await small.app.services.usage.events(small.projectId);
     assert.equal(rows.length, 1 + rs.filter((r) => r.status === 200).length, 'only answered requests are billed');
-  } finally { await small.close(); }
+  } finally {
+    await small.close();
+  }
 });

@@ -37,13 +37,21 @@ test('text tokens are o200k_base tokens', () => {
 });
 
 let t: TestApp;
-before(async () => { t = await startTestApp(); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startTestApp();
+});
+after(async () => {
+  await t?.close();
+});
 
 test('each endpoint reports usage by the formula and the ledger has the same numbers, one row per request', async () => {
   // 700x300 with a word on it: above one tile (high), two tiles wide.
-  const png = await sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="700" height="300"><rect width="100%" height="100%" fill="#fff"/>
-    <text x="60" y="180" font-family="DejaVu Sans" font-size="80" fill="#000">Bakery</text></svg>`)).png().toBuffer();
+  const png = await sharp(
+    Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="700" height="300"><rect width="100%" height="100%" fill="#fff"/>
+    <text x="60" y="180" font-family="DejaVu Sans" font-size="80" fill="#000">Bakery</text></svg>`),
+  )
+    .png()
+    .toBuffer();
   const image_base64 = png.toString('base64');
   const high = imageTokens(700, 300, 'high');
   assert.equal(high, 85 + 2 * 170);
@@ -65,20 +73,30 @@ test('each endpoint reports usage by the formula and the ledger has the same num
   assert.equal(ocr.text, 'Bakery');
   assert.deepEqual(ocr.usage, { input_tokens: high, output_tokens: textTokens('Bakery') });
   assert.equal(describe.description, 'The text in the picture reads "Bakery".');
-  assert.deepEqual(describe.usage, { input_tokens: high + textTokens(prompt), output_tokens: textTokens(describe.description) });
+  assert.deepEqual(describe.usage, {
+    input_tokens: high + textTokens(prompt),
+    output_tokens: textTokens(describe.description),
+  });
   assert.deepEqual(low.usage, { input_tokens: 85, output_tokens: textTokens(low.description) });
 
   const rows = await t.app.services.usage.events(t.projectId);
   assert.equal(rows.length, calls.length);
   rows.forEach((row, i) => {
     assert.deepEqual(
-      { endpoint: row.endpoint, model: row.model, input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens) },
+      {
+        endpoint: row.endpoint,
+        model: row.model,
+        input_tokens: Number(row.input_tokens),
+        output_tokens: Number(row.output_tokens),
+      },
       { endpoint: calls[i]!.endpoint, model: bodies[i].model, ...bodies[i].usage },
     );
     assert.ok(Number(row.ms) >= 1, 'the time taken is recorded');
     assert.ok(row.key_id);
   });
-  const admin = await api(t, `/admin/v1/projects/${t.projectId}/usage`, { headers: { authorization: `Bearer ${t.adminToken}` } });
+  const admin = await api(t, `/admin/v1/projects/${t.projectId}/usage`, {
+    headers: { authorization: `Bearer ${t.adminToken}` },
+  });
   const sum = (k: 'input_tokens' | 'output_tokens') => bodies.reduce((s, b) => s + b.usage[k], 0);
   assert.equal(admin.body.data[0].requests, calls.length);
   assert.equal(admin.body.data[0].input_tokens, sum('input_tokens'));
@@ -90,14 +108,19 @@ test('rows after a reply are written together within the batch window; reads, fl
   const failures: string[] = [];
   const ledger = new UsageLedger(db, (err, e) => failures.push(`${e.endpoint}: ${(err as Error).message}`));
   const projectId = t.projectId;
-  const count = async () => Number((await db.query('SELECT count(*)::int AS n FROM usage_events WHERE endpoint = $1', ['/test/batch']))[0]!.n);
+  const count = async () =>
+    Number((await db.query('SELECT count(*)::int AS n FROM usage_events WHERE endpoint = $1', ['/test/batch']))[0]!.n);
   for (let i = 0; i < 20; i++) ledger.recordAfterReply({ projectId, endpoint: '/test/batch', inputTokens: i });
   assert.equal(await count(), 0, 'nothing written before the window ends');
   await new Promise((r) => setTimeout(r, USAGE_BATCH_MS + 100));
   assert.equal(await count(), 20, 'the window wrote every row');
   for (let i = 20; i < 25; i++) ledger.recordAfterReply({ projectId, endpoint: '/test/batch', inputTokens: i });
   const rows = (await ledger.events(projectId)).filter((r) => r.endpoint === '/test/batch');
-  assert.deepEqual(rows.map((r) => Number(r.input_tokens)), Array.from({ length: 25 }, (_, i) => i), 'a read waits for queued rows, in order');
+  assert.deepEqual(
+    rows.map((r) => Number(r.input_tokens)),
+    Array.from({ length: 25 }, (_, i) => i),
+    'a read waits for queued rows, in order',
+  );
   // A row the database refuses (no project) reaches onError alone: the rows batched with it are written.
   ledger.recordAfterReply({ projectId, endpoint: '/test/batch' });
   ledger.recordAfterReply({ projectId: null as unknown as string, endpoint: '/test/batch' });

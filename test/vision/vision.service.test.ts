@@ -16,10 +16,18 @@ before(async () => {
   t = await openTestServices();
   vision = new VisionService(t.s);
   await t.s.models.ready;
-  image_base64 = (await sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="700" height="300"><rect width="100%" height="100%" fill="#fff"/>
-    <text x="60" y="180" font-family="DejaVu Sans" font-size="80" fill="#000">Bakery</text></svg>`)).png().toBuffer()).toString('base64');
+  image_base64 = (
+    await sharp(
+      Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="700" height="300"><rect width="100%" height="100%" fill="#fff"/>
+    <text x="60" y="180" font-family="DejaVu Sans" font-size="80" fill="#000">Bakery</text></svg>`),
+    )
+      .png()
+      .toBuffer()
+  ).toString('base64');
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 test('detect, ocr and describe return usage by the formula and bill one row each', async () => {
   const high = imageTokens(700, 300, 'high');
@@ -33,7 +41,10 @@ test('detect, ocr and describe return usage by the formula and bill one row each
 
   const rows = await t.s.usage.events(t.projectId);
   const results = [detect, ocr, describe];
-  assert.deepEqual(rows.map((r) => r.endpoint), ['/v1/vision/detect', '/v1/vision/ocr', '/v1/vision/describe']);
+  assert.deepEqual(
+    rows.map((r) => r.endpoint),
+    ['/v1/vision/detect', '/v1/vision/ocr', '/v1/vision/describe'],
+  );
   rows.forEach((r, i) => {
     assert.equal(r.model, results[i]!.model);
     assert.equal(r.key_id, t.keyId);
@@ -44,8 +55,14 @@ test('detect, ocr and describe return usage by the formula and bill one row each
 
 test('invalid input is an ApiError before any work and bills nothing; an aborted caller is not billed', async () => {
   const before = (await t.s.usage.events(t.projectId)).length;
-  await assert.rejects(vision.detect(t.caller(), { image_base64, classes: ['unicorn'] }), (e) => e instanceof ApiError && e.status === 400);
-  await assert.rejects(vision.describe(t.caller(), { image_base64, language: 'xx' }), (e) => e instanceof ApiError && e.status === 400);
+  await assert.rejects(
+    vision.detect(t.caller(), { image_base64, classes: ['unicorn'] }),
+    (e) => e instanceof ApiError && e.status === 400,
+  );
+  await assert.rejects(
+    vision.describe(t.caller(), { image_base64, language: 'xx' }),
+    (e) => e instanceof ApiError && e.status === 400,
+  );
   const gone = new AbortController();
   gone.abort(new Error('caller went away'));
   await assert.rejects(vision.detect(t.caller(gone.signal), { image_base64 }));

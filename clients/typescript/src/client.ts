@@ -4,8 +4,16 @@
 // over, a resuming stream, waiting for a task, replaying a moment, verifying a webhook.
 import { Transport, type ClientOptions, type QueryValue, type RequestOptions } from './core.js';
 import {
-  OPERATIONS, type Collection, type Item, type Model, type OperationId, type Operations, type Project, type Task,
-  type TaskCreated, type TaskResults,
+  OPERATIONS,
+  type Collection,
+  type Item,
+  type Model,
+  type OperationId,
+  type Operations,
+  type Project,
+  type Task,
+  type TaskCreated,
+  type TaskResults,
 } from './generated/api.js';
 import { cursorPages, offsetPages, PagePromise, type Page } from './pagination.js';
 import { TaskStream, type StreamOptions, type TaskChunk } from './stream.js';
@@ -39,7 +47,11 @@ export interface CallArgs<K extends OperationId> {
 }
 
 /** Where a moment's chunks are (a search result's `moment`, or anything with these fields). */
-export interface MomentRef { task_id: string; stream_offset: number; end_ms?: number }
+export interface MomentRef {
+  task_id: string;
+  stream_offset: number;
+  end_ms?: number;
+}
 
 export class Sightflow {
   readonly transport: Transport;
@@ -70,14 +82,25 @@ export class Sightflow {
    * list to `for await` over: the next page is asked for by `cursor` when the answer has `next_cursor`, by
    * `offset` when it has `total`, and not at all otherwise (the answer is the whole list).
    */
-  paginate<K extends OperationId, T = unknown>(operationId: K, args: CallArgs<K> = {}, opts?: RequestOptions): PagePromise<T> {
+  paginate<K extends OperationId, T = unknown>(
+    operationId: K,
+    args: CallArgs<K> = {},
+    opts?: RequestOptions,
+  ): PagePromise<T> {
     const query = (args.query ?? {}) as Record<string, QueryValue>;
     return new PagePromise<T>((prev) => {
       if (!prev) return this.call(operationId, args, opts) as Promise<Page<T>>;
-      if (prev.next_cursor) return this.call(operationId, { ...args, query: { ...query, cursor: prev.next_cursor } as never }, opts) as Promise<Page<T>>;
+      if (prev.next_cursor)
+        return this.call(
+          operationId,
+          { ...args, query: { ...query, cursor: prev.next_cursor } as never },
+          opts,
+        ) as Promise<Page<T>>;
       if (typeof prev.total === 'number') {
         const offset = (prev.offset ?? Number(query.offset ?? 0)) + prev.data.length;
-        return offset < prev.total ? this.call(operationId, { ...args, query: { ...query, offset } as never }, opts) as Promise<Page<T>> : null;
+        return offset < prev.total
+          ? (this.call(operationId, { ...args, query: { ...query, offset } as never }, opts) as Promise<Page<T>>)
+          : null;
       }
       return null;
     });
@@ -88,15 +111,27 @@ export class Sightflow {
    * and JSON body; the same retries, Idempotency-Key and errors as every resource method. Operations that
    * answer something other than JSON (streams, images, files) answer the Response.
    */
-  call<K extends OperationId>(operationId: K, args: CallArgs<K> = {}, opts?: RequestOptions): Promise<Op<K>['response']> {
+  call<K extends OperationId>(
+    operationId: K,
+    args: CallArgs<K> = {},
+    opts?: RequestOptions,
+  ): Promise<Op<K>['response']> {
     const spec = OPERATIONS[operationId];
     if (!spec) throw new TypeError(`Unknown operation ${String(operationId)}`);
     const json = spec.responseType === 'application/json' || spec.responseType === null;
-    return this.transport.request({
-      method: spec.method, path: spec.path, pathParams: args.path as Record<string, string> | undefined,
-      query: args.query as Record<string, QueryValue> | undefined, json: args.body, idempotencyKey: spec.idempotencyKey,
-      auth: spec.auth, raw: !json,
-    }, opts);
+    return this.transport.request(
+      {
+        method: spec.method,
+        path: spec.path,
+        pathParams: args.path as Record<string, string> | undefined,
+        query: args.query as Record<string, QueryValue> | undefined,
+        json: args.body,
+        idempotencyKey: spec.idempotencyKey,
+        auth: spec.auth,
+        raw: !json,
+      },
+      opts,
+    );
   }
 }
 
@@ -105,7 +140,10 @@ class Vision {
 
   private async image<R>(path: string, image: Uploadable, params: object, opts?: RequestOptions): Promise<R> {
     const req = await imageRequest(image, params as Record<string, unknown>);
-    return this.t.request<R>({ method: 'POST', path, ...('json' in req ? { json: req.json } : { body: req.body }) }, opts);
+    return this.t.request<R>(
+      { method: 'POST', path, ...('json' in req ? { json: req.json } : { body: req.body }) },
+      opts,
+    );
   }
 
   /** Objects in an image: a URL, data URI, file path, bytes, Blob or stream. */
@@ -151,9 +189,16 @@ class Tasks {
 
   /** The project's tasks, newest first: await for one page, `for await` for all of them. */
   list(query: TaskListParams = {}, opts?: RequestOptions): PagePromise<Task, TaskList & Page<Task>> {
-    return cursorPages<Task, TaskList & Page<Task>>((cursor) => this.t.request({
-      method: 'GET', path: '/v1/video/tasks', query: { ...query, cursor } as Record<string, QueryValue>,
-    }, opts));
+    return cursorPages<Task, TaskList & Page<Task>>((cursor) =>
+      this.t.request(
+        {
+          method: 'GET',
+          path: '/v1/video/tasks',
+          query: { ...query, cursor } as Record<string, QueryValue>,
+        },
+        opts,
+      ),
+    );
   }
 
   cancel(id: string, opts?: RequestOptions): Promise<Task> {
@@ -176,7 +221,8 @@ class Tasks {
       const task = await this.get(id, {}, { signal: opts.signal });
       opts.onProgress?.(task);
       if ((TERMINAL_STATES as readonly string[]).includes(task.status)) return task;
-      if (Date.now() >= until) throw new WaitTimeoutError(`Task ${id} is still ${task.status} after ${opts.timeout} ms`);
+      if (Date.now() >= until)
+        throw new WaitTimeoutError(`Task ${id} is still ${task.status} after ${opts.timeout} ms`);
       await pause(Math.min(opts.pollInterval ?? 1000, Math.max(0, until - Date.now())), opts.signal);
     }
   }
@@ -195,7 +241,9 @@ class Collections {
 
   /** The project's collections (one page: the server answers them all). */
   list(opts?: RequestOptions): PagePromise<Collection> {
-    return new PagePromise<Collection>((prev) => (prev ? null : this.t.request({ method: 'GET', path: '/v1/vectors/collections' }, opts)));
+    return new PagePromise<Collection>((prev) =>
+      prev ? null : this.t.request({ method: 'GET', path: '/v1/vectors/collections' }, opts),
+    );
   }
 
   delete(id: string, opts?: RequestOptions): Promise<{ id: string; deleted: boolean }> {
@@ -206,32 +254,88 @@ class Collections {
    * Adds items (text, an image, audio); one Idempotency-Key across retries. An item's `image` may be anything
    * an image upload takes (a path, bytes, a Blob, a stream): it is sent as `image_base64`.
    */
-  async index(id: string, body: Omit<IndexParams, 'items'> & { items: Array<IndexParams['items'][number] | (Omit<IndexParams['items'][number], 'image'> & { image?: Uploadable })> }, opts?: RequestOptions): Promise<IndexResult> {
-    const items = await Promise.all(body.items.map(async (item) => {
-      const image = (item as { image?: Uploadable }).image;
-      if (image === undefined || image === null || (typeof image === 'string' && (isUrl(image) || isDataUri(image)))) return item;
-      const { image: _, ...rest } = item as Record<string, unknown>;
-      return { ...rest, image_base64: base64Of(new Uint8Array(await (await toBlob(image as Exclude<Uploadable, string> | string)).arrayBuffer())) };
-    }));
-    return this.t.request({ method: 'POST', path: '/v1/vectors/collections/{id}/index', pathParams: { id }, json: { ...body, items }, idempotencyKey: true }, opts);
+  async index(
+    id: string,
+    body: Omit<IndexParams, 'items'> & {
+      items: Array<
+        IndexParams['items'][number] | (Omit<IndexParams['items'][number], 'image'> & { image?: Uploadable })
+      >;
+    },
+    opts?: RequestOptions,
+  ): Promise<IndexResult> {
+    const items = await Promise.all(
+      body.items.map(async (item) => {
+        const image = (item as { image?: Uploadable }).image;
+        if (image === undefined || image === null || (typeof image === 'string' && (isUrl(image) || isDataUri(image))))
+          return item;
+        const { image: _, ...rest } = item as Record<string, unknown>;
+        return {
+          ...rest,
+          image_base64: base64Of(
+            new Uint8Array(await (await toBlob(image as Exclude<Uploadable, string> | string)).arrayBuffer()),
+          ),
+        };
+      }),
+    );
+    return this.t.request(
+      {
+        method: 'POST',
+        path: '/v1/vectors/collections/{id}/index',
+        pathParams: { id },
+        json: { ...body, items },
+        idempotencyKey: true,
+      },
+      opts,
+    );
   }
 
   /** Searches by text, audio, or an image (URL, data URI, file path, bytes, Blob or stream). */
-  async search(id: string, params: SearchParams & { image?: Uploadable }, opts?: RequestOptions): Promise<SearchResponse> {
+  async search(
+    id: string,
+    params: SearchParams & { image?: Uploadable },
+    opts?: RequestOptions,
+  ): Promise<SearchResponse> {
     const { image, ...rest } = params;
     const req = image === undefined ? { json: rest } : await imageRequest(image, rest);
-    return this.t.request({ method: 'POST', path: '/v1/vectors/collections/{id}/search', pathParams: { id }, ...('json' in req ? { json: req.json } : { body: req.body }) }, opts);
+    return this.t.request(
+      {
+        method: 'POST',
+        path: '/v1/vectors/collections/{id}/search',
+        pathParams: { id },
+        ...('json' in req ? { json: req.json } : { body: req.body }),
+      },
+      opts,
+    );
   }
 
   /** The collection's items: await for one page, `for await` for all of them. */
-  items(id: string, query: { limit?: number; offset?: number } = {}, opts?: RequestOptions): PagePromise<Item, ItemList & Page<Item>> {
-    return offsetPages<Item, ItemList & Page<Item>>(query.offset ?? 0, (offset) => this.t.request({
-      method: 'GET', path: '/v1/vectors/collections/{id}/items', pathParams: { id }, query: { limit: query.limit, offset },
-    }, opts));
+  items(
+    id: string,
+    query: { limit?: number; offset?: number } = {},
+    opts?: RequestOptions,
+  ): PagePromise<Item, ItemList & Page<Item>> {
+    return offsetPages<Item, ItemList & Page<Item>>(query.offset ?? 0, (offset) =>
+      this.t.request(
+        {
+          method: 'GET',
+          path: '/v1/vectors/collections/{id}/items',
+          pathParams: { id },
+          query: { limit: query.limit, offset },
+        },
+        opts,
+      ),
+    );
   }
 
-  deleteItems(id: string, body: { ids: string[] } | { filter: Record<string, unknown> }, opts?: RequestOptions): Promise<{ deleted: number; not_found: string[] }> {
-    return this.t.request({ method: 'DELETE', path: '/v1/vectors/collections/{id}/items', pathParams: { id }, json: body }, opts);
+  deleteItems(
+    id: string,
+    body: { ids: string[] } | { filter: Record<string, unknown> },
+    opts?: RequestOptions,
+  ): Promise<{ deleted: number; not_found: string[] }> {
+    return this.t.request(
+      { method: 'DELETE', path: '/v1/vectors/collections/{id}/items', pathParams: { id }, json: body },
+      opts,
+    );
   }
 }
 
@@ -242,7 +346,10 @@ class Moments {
    * The chunks of one moment (a search result's `moment`): its task's stream from `stream_offset`, up to the
    * first chunk past `end_ms` (docs/moments.md, "Replaying a moment"). Resumes across drops like any stream.
    */
-  async *replay(hit: MomentRef | { moment: MomentRef }, opts: Omit<StreamOptions, 'offset'> = {}): AsyncGenerator<TaskChunk> {
+  async *replay(
+    hit: MomentRef | { moment: MomentRef },
+    opts: Omit<StreamOptions, 'offset'> = {},
+  ): AsyncGenerator<TaskChunk> {
     const m = 'moment' in hit ? hit.moment : hit;
     for await (const chunk of new TaskStream(this.t, m.task_id, { ...opts, offset: m.stream_offset })) {
       // A chunk without a stream time (the terminal one) is not past the moment.
@@ -257,7 +364,9 @@ class Models {
   constructor(private readonly t: Transport) {}
 
   list(opts?: RequestOptions): PagePromise<Model> {
-    return new PagePromise<Model>((prev) => (prev ? null : this.t.request({ method: 'GET', path: '/v1/models' }, opts)));
+    return new PagePromise<Model>((prev) =>
+      prev ? null : this.t.request({ method: 'GET', path: '/v1/models' }, opts),
+    );
   }
 
   get(id: string, opts?: RequestOptions): Promise<Model> {
@@ -267,14 +376,26 @@ class Models {
 
 class Webhooks {
   /** Checks a delivery's signature and age and answers its payload (throws WebhookVerificationError). */
-  verify(headers: HeaderSource, body: string | Uint8Array, secret: string, opts?: VerifyOptions): Promise<WebhookEvent> {
+  verify(
+    headers: HeaderSource,
+    body: string | Uint8Array,
+    secret: string,
+    opts?: VerifyOptions,
+  ): Promise<WebhookEvent> {
     return verifyWebhook(headers, body, secret, opts);
   }
 }
 
-const pause = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  if (signal?.aborted) return reject(new APIUserAbortError('Wait was aborted'));
-  const onAbort = () => { clearTimeout(t); reject(new APIUserAbortError('Wait was aborted')); };
-  const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-  signal?.addEventListener('abort', onAbort, { once: true });
-});
+const pause = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(new APIUserAbortError('Wait was aborted'));
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new APIUserAbortError('Wait was aborted'));
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });

@@ -4,9 +4,7 @@
 // sooner than the answer's Retry-After; any other 4xx is sent exactly once. A POST that takes an
 // Idempotency-Key gets one generated key that every retry repeats, so a retry after a cut connection finds
 // the first request's result instead of doing the work twice.
-import {
-  APIConnectionError, APIError, APITimeoutError, APIUserAbortError,
-} from './errors.js';
+import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError } from './errors.js';
 
 export interface ClientOptions {
   /** Project API key (sk_sf_...); default SIGHTFLOW_API_KEY from the environment where there is one. */
@@ -36,7 +34,14 @@ export interface RequestOptions {
   idempotencyKey?: string;
 }
 
-export type QueryValue = string | number | boolean | null | undefined | Array<string | number> | Record<string, unknown>;
+export type QueryValue =
+  | string
+  | number
+  | boolean
+  | null
+  | undefined
+  | Array<string | number>
+  | Record<string, unknown>;
 
 export interface RequestSpec {
   method: string;
@@ -61,12 +66,19 @@ function env(name: string): string | undefined {
   return v ? v : undefined;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  if (signal?.aborted) return reject(new APIUserAbortError('Request was aborted'));
-  const onAbort = () => { clearTimeout(t); reject(new APIUserAbortError('Request was aborted')); };
-  const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-  signal?.addEventListener('abort', onAbort, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(new APIUserAbortError('Request was aborted'));
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new APIUserAbortError('Request was aborted'));
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 
 /** Seconds a Retry-After (or retry-after-ms) header asks for, or null when absent or unreadable. */
 export function retryAfterSeconds(headers: Headers): number | null {
@@ -157,9 +169,12 @@ export class Transport {
     const url = this.url(spec);
     const headers = this.headersFor(spec.auth, opts.headers);
     let body: BodyInit | undefined = spec.body;
-    if (spec.json !== undefined) { body = JSON.stringify(spec.json); headers.set('content-type', 'application/json'); }
-    else if (spec.contentType) headers.set('content-type', spec.contentType);
-    if (spec.idempotencyKey && !headers.has('idempotency-key')) headers.set('idempotency-key', opts.idempotencyKey ?? newIdempotencyKey());
+    if (spec.json !== undefined) {
+      body = JSON.stringify(spec.json);
+      headers.set('content-type', 'application/json');
+    } else if (spec.contentType) headers.set('content-type', spec.contentType);
+    if (spec.idempotencyKey && !headers.has('idempotency-key'))
+      headers.set('idempotency-key', opts.idempotencyKey ?? newIdempotencyKey());
     const maxRetries = opts.maxRetries ?? this.maxRetries;
     const timeout = opts.timeout ?? this.timeout;
 
@@ -174,12 +189,18 @@ export class Transport {
       } catch (err) {
         clearTimeout(t);
         if (opts.signal?.aborted) throw new APIUserAbortError('Request was aborted', { cause: err });
-        if (attempt < maxRetries) { await sleep(retryDelayMs(attempt, null), opts.signal); continue; }
+        if (attempt < maxRetries) {
+          await sleep(retryDelayMs(attempt, null), opts.signal);
+          continue;
+        }
         throw timer.signal.aborted
           ? new APITimeoutError(`${spec.method} ${url} timed out after ${timeout} ms`, { cause: err })
           : new APIConnectionError(`${spec.method} ${url} failed: ${(err as Error)?.message ?? err}`, { cause: err });
       }
-      if (res.ok && spec.raw) { clearTimeout(t); return res as T; }
+      if (res.ok && spec.raw) {
+        clearTimeout(t);
+        return res as T;
+      }
       let text: string;
       try {
         text = res.status === 204 ? '' : await res.text();
@@ -187,15 +208,24 @@ export class Transport {
         // The answer was cut while its body was read: the same as a connection error.
         clearTimeout(t);
         if (opts.signal?.aborted) throw new APIUserAbortError('Request was aborted', { cause: err });
-        if (attempt < maxRetries) { await sleep(retryDelayMs(attempt, null), opts.signal); continue; }
+        if (attempt < maxRetries) {
+          await sleep(retryDelayMs(attempt, null), opts.signal);
+          continue;
+        }
         throw timer.signal.aborted
           ? new APITimeoutError(`${spec.method} ${url} timed out after ${timeout} ms`, { cause: err })
-          : new APIConnectionError(`${spec.method} ${url}: the answer was cut: ${(err as Error)?.message ?? err}`, { cause: err });
+          : new APIConnectionError(`${spec.method} ${url}: the answer was cut: ${(err as Error)?.message ?? err}`, {
+              cause: err,
+            });
       }
       clearTimeout(t);
       let parsed: unknown = text;
       if (text && (res.headers.get('content-type') ?? '').includes('json')) {
-        try { parsed = JSON.parse(text); } catch { parsed = text; }
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = text;
+        }
       }
       if (res.ok) return (text ? parsed : undefined) as T;
       if (isRetryableStatus(res.status) && attempt < maxRetries) {
@@ -205,7 +235,12 @@ export class Transport {
           continue;
         }
       }
-      throw APIError.of(res.status, parsed, res.headers, typeof parsed === 'string' && parsed ? parsed.slice(0, 500) : undefined);
+      throw APIError.of(
+        res.status,
+        parsed,
+        res.headers,
+        typeof parsed === 'string' && parsed ? parsed.slice(0, 500) : undefined,
+      );
     }
   }
 }

@@ -6,7 +6,12 @@ export class SightflowError extends Error {
   override name = 'SightflowError';
 }
 
-export interface ErrorBody { type?: string; code?: string; message?: string; param?: string | null }
+export interface ErrorBody {
+  type?: string;
+  code?: string;
+  message?: string;
+  param?: string | null;
+}
 
 export class APIError extends SightflowError {
   override name = 'APIError';
@@ -20,7 +25,8 @@ export class APIError extends SightflowError {
   readonly body: unknown;
 
   constructor(status: number, body: unknown, headers: Headers, fallbackMessage?: string) {
-    const e: ErrorBody = (body && typeof body === 'object' && 'error' in body ? (body as { error: ErrorBody }).error : undefined) ?? {};
+    const e: ErrorBody =
+      (body && typeof body === 'object' && 'error' in body ? (body as { error: ErrorBody }).error : undefined) ?? {};
     const message = e.message ?? fallbackMessage ?? `HTTP ${status}`;
     super(`${status} ${e.code ?? e.type ?? 'error'}: ${message}`);
     this.status = status;
@@ -34,45 +40,103 @@ export class APIError extends SightflowError {
 
   /** The subclass for a status (400 BadRequestError, 404 NotFoundError, 429 RateLimitError, ...). */
   static of(status: number, body: unknown, headers: Headers, fallbackMessage?: string): APIError {
-    const C = status === 400 ? BadRequestError : status === 401 ? AuthenticationError : status === 403 ? PermissionDeniedError
-      : status === 404 ? NotFoundError : status === 408 ? RequestTimeoutError : status === 409 ? ConflictError
-        : status === 413 ? PayloadTooLargeError : status === 416 ? RangeNotSatisfiableError : status === 422 ? UnprocessableEntityError
-          : status === 429 ? RateLimitError : status === 503 ? OverloadedError : status >= 500 ? InternalServerError : APIError;
+    const C =
+      status === 400
+        ? BadRequestError
+        : status === 401
+          ? AuthenticationError
+          : status === 403
+            ? PermissionDeniedError
+            : status === 404
+              ? NotFoundError
+              : status === 408
+                ? RequestTimeoutError
+                : status === 409
+                  ? ConflictError
+                  : status === 413
+                    ? PayloadTooLargeError
+                    : status === 416
+                      ? RangeNotSatisfiableError
+                      : status === 422
+                        ? UnprocessableEntityError
+                        : status === 429
+                          ? RateLimitError
+                          : status === 503
+                            ? OverloadedError
+                            : status >= 500
+                              ? InternalServerError
+                              : APIError;
     return new C(status, body, headers, fallbackMessage);
   }
 }
 
-export class BadRequestError extends APIError { override name = 'BadRequestError'; }
-export class AuthenticationError extends APIError { override name = 'AuthenticationError'; }
-export class PermissionDeniedError extends APIError { override name = 'PermissionDeniedError'; }
-export class NotFoundError extends APIError { override name = 'NotFoundError'; }
-export class RequestTimeoutError extends APIError { override name = 'RequestTimeoutError'; }
-export class ConflictError extends APIError { override name = 'ConflictError'; }
-export class PayloadTooLargeError extends APIError { override name = 'PayloadTooLargeError'; }
-export class RangeNotSatisfiableError extends APIError { override name = 'RangeNotSatisfiableError'; }
-export class UnprocessableEntityError extends APIError { override name = 'UnprocessableEntityError'; }
-export class RateLimitError extends APIError { override name = 'RateLimitError'; }
-export class InternalServerError extends APIError { override name = 'InternalServerError'; }
+export class BadRequestError extends APIError {
+  override name = 'BadRequestError';
+}
+export class AuthenticationError extends APIError {
+  override name = 'AuthenticationError';
+}
+export class PermissionDeniedError extends APIError {
+  override name = 'PermissionDeniedError';
+}
+export class NotFoundError extends APIError {
+  override name = 'NotFoundError';
+}
+export class RequestTimeoutError extends APIError {
+  override name = 'RequestTimeoutError';
+}
+export class ConflictError extends APIError {
+  override name = 'ConflictError';
+}
+export class PayloadTooLargeError extends APIError {
+  override name = 'PayloadTooLargeError';
+}
+export class RangeNotSatisfiableError extends APIError {
+  override name = 'RangeNotSatisfiableError';
+}
+export class UnprocessableEntityError extends APIError {
+  override name = 'UnprocessableEntityError';
+}
+export class RateLimitError extends APIError {
+  override name = 'RateLimitError';
+}
+export class InternalServerError extends APIError {
+  override name = 'InternalServerError';
+}
 /** 503: the server's queue is full; Retry-After says when to come back. */
-export class OverloadedError extends InternalServerError { override name = 'OverloadedError'; }
+export class OverloadedError extends InternalServerError {
+  override name = 'OverloadedError';
+}
 
 /** The request never got an answer (refused, reset, DNS), after every retry. */
 export class APIConnectionError extends SightflowError {
   override name = 'APIConnectionError';
-  constructor(message: string, options?: { cause?: unknown }) { super(message, options); }
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
 }
 
 /** The request took longer than its timeout, after every retry. */
-export class APITimeoutError extends APIConnectionError { override name = 'APITimeoutError'; }
+export class APITimeoutError extends APIConnectionError {
+  override name = 'APITimeoutError';
+}
 
 /** The caller's AbortSignal fired. */
-export class APIUserAbortError extends SightflowError { override name = 'APIUserAbortError'; }
+export class APIUserAbortError extends SightflowError {
+  override name = 'APIUserAbortError';
+}
 
 /** A webhook delivery whose signature, timestamp or headers do not check out. */
-export class WebhookVerificationError extends SightflowError { override name = 'WebhookVerificationError'; }
+export class WebhookVerificationError extends SightflowError {
+  override name = 'WebhookVerificationError';
+}
 
 /** tasks.wait gave up before the task reached a terminal state. */
-export class WaitTimeoutError extends SightflowError { override name = 'WaitTimeoutError'; }
+export class WaitTimeoutError extends SightflowError {
+  override name = 'WaitTimeoutError';
+}
 
 /** A stream that could not be resumed (too many failed reconnects in a row). */
-export class StreamError extends SightflowError { override name = 'StreamError'; }
+export class StreamError extends SightflowError {
+  override name = 'StreamError';
+}

@@ -1,7 +1,14 @@
 // sightflow-client: the TypeScript SDK for the sightflow API (docs/clients.md).
 export { Sightflow, TERMINAL_STATES } from './client.js';
 export type * from './client.js';
-export { Transport, retryDelayMs, retryAfterSeconds, isRetryableStatus, type ClientOptions, type RequestOptions } from './core.js';
+export {
+  Transport,
+  retryDelayMs,
+  retryAfterSeconds,
+  isRetryableStatus,
+  type ClientOptions,
+  type RequestOptions,
+} from './core.js';
 export * from './errors.js';
 export { PagePromise, type Page } from './pagination.js';
 export { TaskStream, type TaskChunk, type StreamOptions } from './stream.js';

@@ -25,7 +25,10 @@ export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<
     return this.first;
   }
 
-  then<A = P, B = never>(onfulfilled?: ((value: P) => A | PromiseLike<A>) | null, onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+  then<A = P, B = never>(
+    onfulfilled?: ((value: P) => A | PromiseLike<A>) | null,
+    onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
     return this.firstPage().then(onfulfilled, onrejected);
   }
 
@@ -52,7 +55,9 @@ export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<
 }
 
 /** A cursor-paged list (tasks): the next page asks for `cursor=<next_cursor>`. */
-export function cursorPages<T, P extends Page<T>>(fetch: (cursor: string | undefined) => Promise<P>): PagePromise<T, P> {
+export function cursorPages<T, P extends Page<T>>(
+  fetch: (cursor: string | undefined) => Promise<P>,
+): PagePromise<T, P> {
   return new PagePromise<T, P>((prev) => {
     if (!prev) return fetch(undefined);
     return prev.next_cursor ? fetch(prev.next_cursor) : null;
@@ -60,6 +65,9 @@ export function cursorPages<T, P extends Page<T>>(fetch: (cursor: string | undef
 }
 
 /** An offset-paged list (collection items): the next page starts after the items already seen. */
-export function offsetPages<T, P extends Page<T>>(start: number, fetch: (offset: number) => Promise<P>): PagePromise<T, P> {
+export function offsetPages<T, P extends Page<T>>(
+  start: number,
+  fetch: (offset: number) => Promise<P>,
+): PagePromise<T, P> {
   return new PagePromise<T, P>((prev) => (prev ? fetch((prev.offset ?? start) + prev.data.length) : fetch(start)));
 }

@@ -54,11 +54,17 @@ export class TaskStream implements AsyncIterable<TaskChunk> {
   /** Times the stream was reopened after a drop. */
   resumes = 0;
 
-  constructor(private readonly transport: Transport, readonly taskId: string, private readonly opts: StreamOptions = {}) {
+  constructor(
+    private readonly transport: Transport,
+    readonly taskId: string,
+    private readonly opts: StreamOptions = {},
+  ) {
     this.offset = opts.offset ?? 0;
   }
 
-  position(): number { return this.offset; }
+  position(): number {
+    return this.offset;
+  }
 
   async *[Symbol.asyncIterator](): AsyncIterator<TaskChunk> {
     const maxFailures = this.opts.maxRetries ?? this.transport.maxRetries + 3;
@@ -66,19 +72,31 @@ export class TaskStream implements AsyncIterable<TaskChunk> {
     let failures = 0;
     for (let opened = 0; ; opened++) {
       if (this.opts.signal?.aborted) throw new APIUserAbortError('Stream was aborted');
-      if (opened > 0) { this.resumes++; this.opts.onResume?.(this.offset); }
+      if (opened > 0) {
+        this.resumes++;
+        this.opts.onResume?.(this.offset);
+      }
       const conn = new AbortController();
       const signal = this.opts.signal ? AbortSignal.any([this.opts.signal, conn.signal]) : conn.signal;
       const startedAt = this.offset;
       let res: Response;
       try {
-        res = await this.transport.request<Response>({
-          method: 'GET', path: '/v1/video/tasks/{id}/stream', pathParams: { id: this.taskId },
-          query: { offset: this.offset }, raw: true,
-        }, { signal, maxRetries: 0 });
+        res = await this.transport.request<Response>(
+          {
+            method: 'GET',
+            path: '/v1/video/tasks/{id}/stream',
+            pathParams: { id: this.taskId },
+            query: { offset: this.offset },
+            raw: true,
+          },
+          { signal, maxRetries: 0 },
+        );
       } catch (err) {
         if (this.opts.signal?.aborted || !isTransient(err)) throw err;
-        if (++failures > maxFailures) throw new StreamError(`Stream of ${this.taskId} could not be resumed at offset ${this.offset}`, { cause: err });
+        if (++failures > maxFailures)
+          throw new StreamError(`Stream of ${this.taskId} could not be resumed at offset ${this.offset}`, {
+            cause: err,
+          });
         await sleep(retryDelayMs(failures - 1, retryAfter(err)), this.opts.signal);
         continue;
       }
@@ -103,7 +121,10 @@ export class TaskStream implements AsyncIterable<TaskChunk> {
           buf = concat(buf, r.value);
           for (;;) {
             const end = findEventEnd(buf, scanned);
-            if (end < 0) { scanned = Math.max(0, buf.length - 1); break; }
+            if (end < 0) {
+              scanned = Math.max(0, buf.length - 1);
+              break;
+            }
             const block = decoder.decode(buf.subarray(0, end - 2));
             buf = buf.subarray(end);
             scanned = 0;
@@ -122,7 +143,10 @@ export class TaskStream implements AsyncIterable<TaskChunk> {
       }
       // Ended or cut without [DONE]: resume where the last whole event ended.
       if (this.offset === startedAt) {
-        if (++failures > maxFailures) throw new StreamError(`Stream of ${this.taskId} ended ${failures} times in a row at offset ${this.offset} without [DONE]`);
+        if (++failures > maxFailures)
+          throw new StreamError(
+            `Stream of ${this.taskId} ended ${failures} times in a row at offset ${this.offset} without [DONE]`,
+          );
         await sleep(retryDelayMs(failures - 1, null), this.opts.signal);
       } else {
         failures = 0;
@@ -143,9 +167,16 @@ function retryAfter(err: unknown): number | null {
   return v && /^\d+$/.test(v) ? Number(v) : null;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  if (signal?.aborted) return reject(new APIUserAbortError('Stream was aborted'));
-  const onAbort = () => { clearTimeout(t); reject(new APIUserAbortError('Stream was aborted')); };
-  const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-  signal?.addEventListener('abort', onAbort, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(new APIUserAbortError('Stream was aborted'));
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new APIUserAbortError('Stream was aborted'));
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });

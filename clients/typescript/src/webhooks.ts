@@ -49,24 +49,41 @@ function equalConstantTime(a: string, b: string): boolean {
 }
 
 /** Checks a delivery and answers its parsed payload; throws WebhookVerificationError when it does not check out. */
-export async function verifyWebhook(headers: HeaderSource, body: string | Uint8Array, secret: string, opts: VerifyOptions = {}): Promise<WebhookEvent> {
+export async function verifyWebhook(
+  headers: HeaderSource,
+  body: string | Uint8Array,
+  secret: string,
+  opts: VerifyOptions = {},
+): Promise<WebhookEvent> {
   const id = header(headers, 'webhook-id');
   const ts = header(headers, 'webhook-timestamp');
   const sigs = header(headers, 'webhook-signature');
-  if (!id || !ts || !sigs) throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature header');
+  if (!id || !ts || !sigs)
+    throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature header');
   if (!/^\d+$/.test(ts)) throw new WebhookVerificationError('webhook-timestamp is not unix seconds');
   const now = opts.now ?? Math.floor(Date.now() / 1000);
   const tolerance = opts.toleranceSeconds ?? 300;
-  if (Math.abs(now - Number(ts)) > tolerance) throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s from now`);
+  if (Math.abs(now - Number(ts)) > tolerance)
+    throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s from now`);
   if (!secret.startsWith('whsec_')) throw new WebhookVerificationError('The secret must start with whsec_');
   let keyBytes: Uint8Array;
-  try { keyBytes = fromBase64(secret.slice(6)); } catch { throw new WebhookVerificationError('The secret is not base64 after whsec_'); }
+  try {
+    keyBytes = fromBase64(secret.slice(6));
+  } catch {
+    throw new WebhookVerificationError('The secret is not base64 after whsec_');
+  }
   const bodyBytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
   const prefix = new TextEncoder().encode(`${id}.${ts}.`);
   const signed = new Uint8Array(prefix.length + bodyBytes.length);
   signed.set(prefix, 0);
   signed.set(bodyBytes, prefix.length);
-  const key = await globalThis.crypto.subtle.importKey('raw', keyBytes as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const key = await globalThis.crypto.subtle.importKey(
+    'raw',
+    keyBytes as BufferSource,
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
   const expected = toBase64(new Uint8Array(await globalThis.crypto.subtle.sign('HMAC', key, signed as BufferSource)));
   const ok = sigs.split(' ').some((s) => {
     const [version, sig] = s.split(',', 2);
@@ -74,5 +91,9 @@ export async function verifyWebhook(headers: HeaderSource, body: string | Uint8A
   });
   if (!ok) throw new WebhookVerificationError('No signature matches the body');
   const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
-  try { return JSON.parse(text) as WebhookEvent; } catch { throw new WebhookVerificationError('The body is not JSON'); }
+  try {
+    return JSON.parse(text) as WebhookEvent;
+  } catch {
+    throw new WebhookVerificationError('The body is not JSON');
+  }
 }

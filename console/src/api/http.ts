@@ -1,7 +1,11 @@
 // One way to call the server: JSON in and out, bearer credential, and the service's error shape turned into
 // an HttpError the pages can branch on (status + code) and show (message).
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 
@@ -33,7 +37,11 @@ export async function requestBlob(url: string, opts: RequestOptions): Promise<Bl
 }
 
 function parseJson(text: string): unknown {
-  try { return text ? JSON.parse(text) : undefined; } catch { return undefined; }
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function httpError(status: number, parsed: unknown): HttpError {

@@ -3,14 +3,20 @@ const ADMIN_TOKEN = 'sightflow.adminToken';
 const projectKeyName = (projectId: string) => `sightflow.projectKey.${projectId}`;
 
 function read(name: string): string | null {
-  try { return sessionStorage.getItem(name); } catch { return null; }
+  try {
+    return sessionStorage.getItem(name);
+  } catch {
+    return null;
+  }
 }
 
 function write(name: string, value: string | null): void {
   try {
     if (value === null) sessionStorage.removeItem(name);
     else sessionStorage.setItem(name, value);
-  } catch { /* storage disabled: the console still works until reload */ }
+  } catch {
+    /* storage disabled: the console still works until reload */
+  }
 }
 
 export const session = {
@@ -19,6 +25,10 @@ export const session = {
   projectKey: (projectId: string) => read(projectKeyName(projectId)),
   setProjectKey: (projectId: string, key: string | null) => write(projectKeyName(projectId), key),
   signOut(): void {
-    try { sessionStorage.clear(); } catch { /* nothing stored */ }
+    try {
+      sessionStorage.clear();
+    } catch {
+      /* nothing stored */
+    }
   },
 };

@@ -40,7 +40,11 @@ export function followTaskStream(opts: FollowOptions): { close(): void; offset()
     while (!closed && (end = pending.indexOf('\n\n')) >= 0) {
       const block = pending.slice(0, end);
       pending = pending.slice(end + 2);
-      const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, '')).join('\n');
+      const data = block
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).replace(/^ /, ''))
+        .join('\n');
       if (!data) continue; // a comment such as ": hb"
       if (data === '[DONE]') return finish('done');
       try {
@@ -67,9 +71,14 @@ export function followTaskStream(opts: FollowOptions): { close(): void; offset()
         if (!res.ok || !res.body) {
           const body = await res.text().catch(() => '');
           let message = `HTTP ${res.status}`;
-          try { message = (JSON.parse(body) as { error: { message: string } }).error.message; } catch { /* keep the status */ }
+          try {
+            message = (JSON.parse(body) as { error: { message: string } }).error.message;
+          } catch {
+            /* keep the status */
+          }
           // Client errors other than throttling will not fix themselves by retrying.
-          if (res.status >= 400 && res.status < 500 && res.status !== 429 && res.status !== 408) return finish('failed', message);
+          if (res.status >= 400 && res.status < 500 && res.status !== 429 && res.status !== 408)
+            return finish('failed', message);
           throw new Error(message);
         }
         opts.onState('open');
@@ -93,7 +102,10 @@ export function followTaskStream(opts: FollowOptions): { close(): void; offset()
   };
   void connect();
   return {
-    close: () => { closed = true; ctrl?.abort(); },
+    close: () => {
+      closed = true;
+      ctrl?.abort();
+    },
     offset: () => offset,
   };
 }

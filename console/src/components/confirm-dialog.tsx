@@ -20,12 +20,24 @@ export function ConfirmDialog(p: ConfirmProps) {
     if (!p.open && d.open) d.close();
   }, [p.open]);
   return (
-    <dialog ref={ref} class="confirm" aria-labelledby="confirm-title" onCancel={(e) => { e.preventDefault(); p.onCancel(); }}>
+    <dialog
+      ref={ref}
+      class="confirm"
+      aria-labelledby="confirm-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        p.onCancel();
+      }}
+    >
       <h2 id="confirm-title">{p.title}</h2>
       <p>{p.message}</p>
       <div class="actions">
-        <button type="button" onClick={p.onCancel}>Cancel</button>
-        <button type="button" class={p.danger ? 'danger' : 'primary'} onClick={p.onConfirm}>{p.confirmLabel}</button>
+        <button type="button" onClick={p.onCancel}>
+          Cancel
+        </button>
+        <button type="button" class={p.danger ? 'danger' : 'primary'} onClick={p.onConfirm}>
+          {p.confirmLabel}
+        </button>
       </div>
     </dialog>
   );

@@ -15,7 +15,10 @@ function hintOf(key: string): string {
   return `${key.slice(0, 6)}...${key.slice(-4)}`;
 }
 
-export function ProjectKeyGate(props: { projectId: string; children: (api: ProjectApi, keyRejected: (e: unknown) => boolean) => ComponentChildren }) {
+export function ProjectKeyGate(props: {
+  projectId: string;
+  children: (api: ProjectApi, keyRejected: (e: unknown) => boolean) => ComponentChildren;
+}) {
   const { api: admin } = useSession();
   const [key, setKey] = useState<string | null>(() => session.projectKey(props.projectId));
   const [pasted, setPasted] = useState('');
@@ -35,9 +38,17 @@ export function ProjectKeyGate(props: { projectId: string; children: (api: Proje
   const run = async (f: () => Promise<void>) => {
     setBusy(true);
     setError(null);
-    try { await f(); } catch (e) {
-      setError(e instanceof HttpError && e.status === 401 ? 'That key was not accepted (unknown or disabled).' : errorMessage(e));
-    } finally { setBusy(false); }
+    try {
+      await f();
+    } catch (e) {
+      setError(
+        e instanceof HttpError && e.status === 401
+          ? 'That key was not accepted (unknown or disabled).'
+          : errorMessage(e),
+      );
+    } finally {
+      setBusy(false);
+    }
   };
   const forget = (reason: string | null) => {
     session.setProjectKey(props.projectId, null);
@@ -58,7 +69,9 @@ export function ProjectKeyGate(props: { projectId: string; children: (api: Proje
       <>
         <p class="key-in-use">
           Calling the API with project key <code>{hintOf(key)}</code>.{' '}
-          <button type="button" class="link" onClick={() => forget(null)}>Use another key</button>
+          <button type="button" class="link" onClick={() => forget(null)}>
+            Use another key
+          </button>
         </p>
         {props.children(api, keyRejected)}
       </>
@@ -67,20 +80,41 @@ export function ProjectKeyGate(props: { projectId: string; children: (api: Proje
   return (
     <section class="panel" aria-labelledby="key-gate-title">
       <h2 id="key-gate-title">A project key is needed</h2>
-      <p>This page calls the public API (<code>/v1</code>) as the project. The console can create a key named
-        “{CONSOLE_KEY_NAME}” for itself, or you can paste one. It is kept only in this browser tab.</p>
+      <p>
+        This page calls the public API (<code>/v1</code>) as the project. The console can create a key named “
+        {CONSOLE_KEY_NAME}” for itself, or you can paste one. It is kept only in this browser tab.
+      </p>
       {error && <Notice kind="error">{error}</Notice>}
       <div class="row">
-        <button type="button" class="primary" disabled={busy}
-          onClick={() => run(async () => adopt((await admin.createKey(props.projectId, CONSOLE_KEY_NAME)).key))}>
+        <button
+          type="button"
+          class="primary"
+          disabled={busy}
+          onClick={() => run(async () => adopt((await admin.createKey(props.projectId, CONSOLE_KEY_NAME)).key))}
+        >
           Create a key for the console
         </button>
       </div>
-      <form class="row" onSubmit={(e) => { e.preventDefault(); if (pasted.trim()) void run(() => adopt(pasted.trim())); }}>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (pasted.trim()) void run(() => adopt(pasted.trim()));
+        }}
+      >
         <label for="paste-key">Or paste a key</label>
-        <input id="paste-key" type="password" autocomplete="off" spellcheck={false} placeholder="sk_sf_…" value={pasted}
-          onInput={(e) => setPasted((e.target as HTMLInputElement).value)} />
-        <button type="submit" disabled={busy || !pasted.trim()}>Use this key</button>
+        <input
+          id="paste-key"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          placeholder="sk_sf_…"
+          value={pasted}
+          onInput={(e) => setPasted((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit" disabled={busy || !pasted.trim()}>
+          Use this key
+        </button>
       </form>
     </section>
   );

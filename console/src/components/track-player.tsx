@@ -15,15 +15,28 @@ export function videoSourceOf(t: VideoTask): { url: string | null; note: string 
   if (presigned) return { url: presigned, note: null };
   const input = t.request?.input?.[0];
   if (input?.type === 'video_url' && input.url) return { url: input.url, note: null };
-  if (input?.type === 'video_base64') return { url: null, note: 'The video was uploaded as base64 and the server offers no link to it: the boxes are drawn on a blank frame.' };
+  if (input?.type === 'video_base64')
+    return {
+      url: null,
+      note: 'The video was uploaded as base64 and the server offers no link to it: the boxes are drawn on a blank frame.',
+    };
   return { url: null, note: 'The task does not say where its video is: the boxes are drawn on a blank frame.' };
 }
 
-export interface PlayerRange { startMs: number; endMs: number }
-export interface FrameSpace { width: number; height: number }
+export interface PlayerRange {
+  startMs: number;
+  endMs: number;
+}
+export interface FrameSpace {
+  width: number;
+  height: number;
+}
 
 /** A request to show the frame at `ms` of stream time; `n` changes with every request (the same time again). */
-export interface SeekRequest { ms: number; n: number }
+export interface SeekRequest {
+  ms: number;
+  n: number;
+}
 
 /**
  * `frameSize`: the source frame's size when the server recorded it (used without a playable video);
@@ -32,8 +45,14 @@ export interface SeekRequest { ms: number; n: number }
  * task page's counting lines and zones).
  */
 export function TrackPlayer(props: {
-  url: string | null; frames: TaskFrames; live: boolean; range?: PlayerRange; seekTo?: SeekRequest | null;
-  frameSize?: FrameSpace | null; onSpace?(s: FrameSpace): void; layer?(space: FrameSpace): ComponentChildren;
+  url: string | null;
+  frames: TaskFrames;
+  live: boolean;
+  range?: PlayerRange;
+  seekTo?: SeekRequest | null;
+  frameSize?: FrameSpace | null;
+  onSpace?(s: FrameSpace): void;
+  layer?(space: FrameSpace): ComponentChildren;
 }) {
   const video = useRef<HTMLVideoElement>(null);
   const [dims, setDims] = useState<{ width: number; height: number } | null>(null);
@@ -57,7 +76,10 @@ export function TrackPlayer(props: {
       if (v && v.readyState >= 1 && (v.currentTime !== lastTime || frames.length !== lastCount)) {
         lastTime = v.currentTime;
         lastCount = frames.length;
-        if (range && stopAtEnd.current && !v.paused && v.currentTime >= range.endMs / 1000) { v.pause(); stopAtEnd.current = false; }
+        if (range && stopAtEnd.current && !v.paused && v.currentTime >= range.endMs / 1000) {
+          v.pause();
+          stopAtEnd.current = false;
+        }
         setPos(props.frames.positionAt(v.currentTime));
       }
       raf = requestAnimationFrame(tick);
@@ -75,7 +97,9 @@ export function TrackPlayer(props: {
     void v.play().catch(() => undefined);
   };
   // A new moment in the same player: go to its start.
-  useEffect(() => { if (dims) playRange(); }, [range?.startMs, range?.endMs]);
+  useEffect(() => {
+    if (dims) playRange();
+  }, [range?.startMs, range?.endMs]);
 
   // An event clicked in the list: its frame, and the video paused there.
   useEffect(() => {
@@ -83,51 +107,96 @@ export function TrackPlayer(props: {
     if (!s) return;
     setPos(props.frames.positionAt(s.ms / 1000));
     const v = video.current;
-    if (v && usable) { v.pause(); v.currentTime = s.ms / 1000 + 1e-3; }
+    if (v && usable) {
+      v.pause();
+      v.currentTime = s.ms / 1000 + 1e-3;
+    }
   }, [props.seekTo?.n]);
 
   const shown = pos === null ? frames.length - 1 : pos;
   const frame = shown >= 0 ? frames[shown] : undefined;
   // Source-frame pixels: the video's own size, else the size the server recorded, else what holds every box.
-  const space = usable && dims ? dims : props.frameSize ?? props.frames.extent();
+  const space = usable && dims ? dims : (props.frameSize ?? props.frames.extent());
   useEffect(() => props.onSpace?.(space), [space.width, space.height]);
   const seek = (p: number) => {
     setPos(p);
     const v = video.current;
     const f = frames[p];
-    if (v && usable && f) { v.pause(); v.currentTime = f.time + 1e-3; }
+    if (v && usable && f) {
+      v.pause();
+      v.currentTime = f.time + 1e-3;
+    }
   };
 
   return (
     <section class="player" aria-label="Video with tracked objects">
-      {props.url && videoError && <Notice kind="warning" title="The video cannot be played here">{videoError} The boxes are drawn on a blank frame instead.</Notice>}
+      {props.url && videoError && (
+        <Notice kind="warning" title="The video cannot be played here">
+          {videoError} The boxes are drawn on a blank frame instead.
+        </Notice>
+      )}
       <div class="stage" style={usable && dims ? undefined : { aspectRatio: `${space.width} / ${space.height}` }}>
         {usable && (
-          <video ref={video} src={props.url!} controls muted playsInline preload="auto"
+          <video
+            ref={video}
+            src={props.url!}
+            controls
+            muted
+            playsInline
+            preload="auto"
             onLoadedMetadata={(e) => {
               const v = e.currentTarget as HTMLVideoElement;
               setDims({ width: v.videoWidth, height: v.videoHeight });
               if (range) playRange();
             }}
-            onError={() => setVideoError(`The source (${props.url}) could not be loaded or decoded by this browser.`)} />
+            onError={() => setVideoError(`The source (${props.url}) could not be loaded or decoded by this browser.`)}
+          />
         )}
-        {(!usable || dims) && frame && <TrackOverlay targets={frame.targets} width={space.width} height={space.height} />}
+        {(!usable || dims) && frame && (
+          <TrackOverlay targets={frame.targets} width={space.width} height={space.height} />
+        )}
         {(!usable || dims) && props.layer?.(space)}
       </div>
       {frame && (
         <ul class="visually-hidden" aria-label="Objects in this frame">
-          {frame.targets.map((t, i) => <li key={i}>{`${t.class}, track ${t.track_id}, ${Math.round(t.confidence * 100)}%, at ${Math.round(t.roi.left)}, ${Math.round(t.roi.top)}, size ${Math.round(t.roi.width)} by ${Math.round(t.roi.height)}`}</li>)}
+          {frame.targets.map((t, i) => (
+            <li
+              key={i}
+            >{`${t.class}, track ${t.track_id}, ${Math.round(t.confidence * 100)}%, at ${Math.round(t.roi.left)}, ${Math.round(t.roi.top)}, size ${Math.round(t.roi.width)} by ${Math.round(t.roi.height)}`}</li>
+          ))}
         </ul>
       )}
       <div class="row scrub">
         <label for="frame-slider">Frame</label>
-        <input id="frame-slider" type="range" min={0} max={Math.max(0, frames.length - 1)} step={1} value={Math.max(0, shown)}
-          disabled={frames.length === 0} onInput={(e) => seek(Number((e.target as HTMLInputElement).value))} />
+        <input
+          id="frame-slider"
+          type="range"
+          min={0}
+          max={Math.max(0, frames.length - 1)}
+          step={1}
+          value={Math.max(0, shown)}
+          disabled={frames.length === 0}
+          onInput={(e) => seek(Number((e.target as HTMLInputElement).value))}
+        />
         <output for="frame-slider" data-testid="frame-info">
-          {frame ? `frame ${frame.index} · ${frame.time.toFixed(2)} s · ${frame.targets.length} object(s)` : frames.length ? 'before the first sampled frame' : props.live ? 'waiting for frames…' : 'no frames'}
+          {frame
+            ? `frame ${frame.index} · ${frame.time.toFixed(2)} s · ${frame.targets.length} object(s)`
+            : frames.length
+              ? 'before the first sampled frame'
+              : props.live
+                ? 'waiting for frames…'
+                : 'no frames'}
         </output>
-        {!usable && pos !== null && props.live && <button type="button" class="small" onClick={() => setPos(null)}>Follow live</button>}
-        {range && usable && <button type="button" class="small" onClick={playRange}>Replay moment</button>}
+        {!usable && pos !== null && props.live && (
+          <button type="button" class="small" onClick={() => setPos(null)}>
+            Follow live
+          </button>
+        )}
+        {range && usable && (
+          <button type="button" class="small" onClick={playRange}>
+            Replay moment
+          </button>
+        )}
       </div>
     </section>
   );

@@ -24,7 +24,9 @@ export function CollectionsPage(props: V1PageProps) {
       if (!props.keyRejected(e)) setError(e);
     }
   };
-  useEffect(() => { void load(); }, [props.api]);
+  useEffect(() => {
+    void load();
+  }, [props.api]);
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -57,10 +59,27 @@ export function CollectionsPage(props: V1PageProps) {
       <h2>Collections</h2>
       <form class="panel row" onSubmit={create}>
         <label for="collection-name">New collection</label>
-        <input id="collection-name" required maxLength={100} placeholder="Name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        <label for="collection-description" class="visually-hidden">Description</label>
-        <input id="collection-description" maxLength={500} placeholder="Description (optional)" value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
-        <button type="submit" class="primary" disabled={busy || !name.trim()}>Create collection</button>
+        <input
+          id="collection-name"
+          required
+          maxLength={100}
+          placeholder="Name"
+          value={name}
+          onInput={(e) => setName((e.target as HTMLInputElement).value)}
+        />
+        <label for="collection-description" class="visually-hidden">
+          Description
+        </label>
+        <input
+          id="collection-description"
+          maxLength={500}
+          placeholder="Description (optional)"
+          value={description}
+          onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit" class="primary" disabled={busy || !name.trim()}>
+          Create collection
+        </button>
       </form>
       {formError && <Notice kind="error">{formError}</Notice>}
       {error != null && <ErrorNotice error={error} what="collections" />}
@@ -69,19 +88,41 @@ export function CollectionsPage(props: V1PageProps) {
       {list && list.length > 0 && (
         <table class="data" aria-label="Collections">
           <thead>
-            <tr><th scope="col">Name</th><th scope="col">Description</th><th scope="col">Items</th><th scope="col">Model</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Description</th>
+              <th scope="col">Items</th>
+              <th scope="col">Model</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
           </thead>
           <tbody>
             {list.map((c) => {
               const to = `${props.basePath}/collections/${encodeURIComponent(c.id)}`;
               return (
                 <tr key={c.id}>
-                  <td><a href={href(to)} onClick={(e) => onLinkClick(e, to)}>{c.name}</a></td>
+                  <td>
+                    <a href={href(to)} onClick={(e) => onLinkClick(e, to)}>
+                      {c.name}
+                    </a>
+                  </td>
                   <td>{c.description ?? ''}</td>
                   <td>{fmtNumber(c.item_count)}</td>
                   <td>{c.model_id}</td>
                   <td>{fmtDateTime(c.created_at)}</td>
-                  <td><button type="button" class="danger small" onClick={() => setToDelete(c)} aria-label={`Delete collection ${c.name}`}>Delete</button></td>
+                  <td>
+                    <button
+                      type="button"
+                      class="danger small"
+                      onClick={() => setToDelete(c)}
+                      aria-label={`Delete collection ${c.name}`}
+                    >
+                      Delete
+                    </button>
+                  </td>
                 </tr>
               );
             })}
@@ -91,7 +132,11 @@ export function CollectionsPage(props: V1PageProps) {
       <ConfirmDialog
         open={toDelete !== null}
         title="Delete this collection?"
-        message={toDelete ? `“${toDelete.name}” and its ${toDelete.item_count} item(s), vectors and stored files will be deleted. This cannot be undone.` : ''}
+        message={
+          toDelete
+            ? `“${toDelete.name}” and its ${toDelete.item_count} item(s), vectors and stored files will be deleted. This cannot be undone.`
+            : ''
+        }
         confirmLabel="Delete collection"
         danger
         onConfirm={() => toDelete && void remove(toDelete)}

@@ -50,8 +50,17 @@ export function KeysPage(props: { projectId: string }) {
       <h2>API keys</h2>
       <form class="panel row" onSubmit={create}>
         <label for="key-name">New key name</label>
-        <input id="key-name" required maxLength={100} placeholder="e.g. ci" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        <button type="submit" class="primary" disabled={busy || !name.trim()}>Create key</button>
+        <input
+          id="key-name"
+          required
+          maxLength={100}
+          placeholder="e.g. ci"
+          value={name}
+          onInput={(e) => setName((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit" class="primary" disabled={busy || !name.trim()}>
+          Create key
+        </button>
       </form>
       {created && <NewKeyPanel created={created} onDone={() => setCreated(null)} />}
       {error && <Notice kind="error">{error}</Notice>}
@@ -61,17 +70,41 @@ export function KeysPage(props: { projectId: string }) {
       {keys.data && keys.data.data.length > 0 && (
         <table class="data" aria-label="API keys">
           <thead>
-            <tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
           </thead>
           <tbody>
             {keys.data.data.map((k) => (
               <tr key={k.id} data-key-id={k.id}>
                 <td>{k.name}</td>
-                <td><code>{k.hint}</code></td>
+                <td>
+                  <code>{k.hint}</code>
+                </td>
                 <td>{fmtDateTime(k.created_at)}</td>
                 <td>{k.last_used_at ? fmtDateTime(k.last_used_at) : 'never'}</td>
-                <td><span class={`badge badge-${k.status}`}>{k.status}</span></td>
-                <td>{k.status === 'active' && <button type="button" class="danger small" onClick={() => setToDisable(k)} aria-label={`Disable key ${k.name} (${k.hint})`}>Disable</button>}</td>
+                <td>
+                  <span class={`badge badge-${k.status}`}>{k.status}</span>
+                </td>
+                <td>
+                  {k.status === 'active' && (
+                    <button
+                      type="button"
+                      class="danger small"
+                      onClick={() => setToDisable(k)}
+                      aria-label={`Disable key ${k.name} (${k.hint})`}
+                    >
+                      Disable
+                    </button>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -80,7 +113,11 @@ export function KeysPage(props: { projectId: string }) {
       <ConfirmDialog
         open={toDisable !== null}
         title="Disable this key?"
-        message={toDisable ? `Key “${toDisable.name}” (${toDisable.hint}) will stop working within seconds, everywhere. This cannot be undone; create a new key to replace it.` : ''}
+        message={
+          toDisable
+            ? `Key “${toDisable.name}” (${toDisable.hint}) will stop working within seconds, everywhere. This cannot be undone; create a new key to replace it.`
+            : ''
+        }
         confirmLabel="Disable key"
         danger
         onConfirm={() => toDisable && void disable(toDisable)}

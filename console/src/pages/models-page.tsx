@@ -56,35 +56,79 @@ export function ModelsPage() {
       <h1>Models</h1>
       <form class="panel row" onSubmit={add} aria-label="Add a model">
         <label for="model-source">Model URL</label>
-        <input id="model-source" required placeholder="https://.../model.onnx or owner/repo:path/model.onnx" size={48}
-          value={source} onInput={(e) => setSource((e.target as HTMLInputElement).value)} />
+        <input
+          id="model-source"
+          required
+          placeholder="https://.../model.onnx or owner/repo:path/model.onnx"
+          size={48}
+          value={source}
+          onInput={(e) => setSource((e.target as HTMLInputElement).value)}
+        />
         <label for="model-id">Id</label>
-        <input id="model-id" placeholder="from the file name" maxLength={64} value={id} onInput={(e) => setId((e.target as HTMLInputElement).value)} />
-        <button type="submit" class="primary" disabled={busy || !source.trim()}>{busy ? 'Adding…' : 'Add model'}</button>
+        <input
+          id="model-id"
+          placeholder="from the file name"
+          maxLength={64}
+          value={id}
+          onInput={(e) => setId((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit" class="primary" disabled={busy || !source.trim()}>
+          {busy ? 'Adding…' : 'Add model'}
+        </button>
       </form>
       {busy && <Loading what="the model (download and a test run on the sample image)" />}
-      {added && <Notice kind="info" title="Model added">{added}</Notice>}
-      {error && <Notice kind="error" title="The model could not be added or removed">{error}</Notice>}
+      {added && (
+        <Notice kind="info" title="Model added">
+          {added}
+        </Notice>
+      )}
+      {error && (
+        <Notice kind="error" title="The model could not be added or removed">
+          {error}
+        </Notice>
+      )}
       {models.loading && !models.data && <Loading what="models" />}
       {models.error != null && <ErrorNotice error={models.error} what="models" />}
       {models.data && (
         <table class="data" aria-label="Models">
           <thead>
-            <tr><th scope="col">Id</th><th scope="col">Task</th><th scope="col">State</th><th scope="col">Requests</th>
-              <th scope="col">p50</th><th scope="col">Memory</th><th scope="col">Source</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+            <tr>
+              <th scope="col">Id</th>
+              <th scope="col">Task</th>
+              <th scope="col">State</th>
+              <th scope="col">Requests</th>
+              <th scope="col">p50</th>
+              <th scope="col">Memory</th>
+              <th scope="col">Source</th>
+              <th scope="col">Added</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
           </thead>
           <tbody>
             {models.data.data.map((m) => (
               <tr key={m.id}>
-                <td><code>{m.id}</code></td>
+                <td>
+                  <code>{m.id}</code>
+                </td>
                 <td>{m.task}</td>
-                <td>{m.serving.state}{m.serving.providers ? ` (${m.serving.providers[0]})` : ''}</td>
+                <td>
+                  {m.serving.state}
+                  {m.serving.providers ? ` (${m.serving.providers[0]})` : ''}
+                </td>
                 <td>{m.serving.requests}</td>
                 <td>{m.serving.p50_ms === null ? '' : `${m.serving.p50_ms} ms`}</td>
                 <td>{mb(m.serving.memory_bytes)}</td>
                 <td>{m.builtin ? 'built in' : m.origin}</td>
                 <td>{m.added_at ? fmtDateTime(m.added_at) : ''}</td>
-                <td>{!m.builtin && <button type="button" class="danger" onClick={() => setToRemove(m)} aria-label={`Remove ${m.id}`}>Remove</button>}</td>
+                <td>
+                  {!m.builtin && (
+                    <button type="button" class="danger" onClick={() => setToRemove(m)} aria-label={`Remove ${m.id}`}>
+                      Remove
+                    </button>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -93,7 +137,9 @@ export function ModelsPage() {
       <ConfirmDialog
         open={toRemove !== null}
         title="Remove this model?"
-        message={toRemove ? `Model ${toRemove.id} stops being served on every node within seconds; its files are deleted.` : ''}
+        message={
+          toRemove ? `Model ${toRemove.id} stops being served on every node within seconds; its files are deleted.` : ''
+        }
         confirmLabel="Remove model"
         danger
         onConfirm={() => toRemove && void remove(toRemove)}

@@ -30,15 +30,32 @@ export function ProjectLayout(props: { projectId: string; rest: string[] }) {
   if (projects.error != null) return <ErrorNotice error={projects.error} what="the project" />;
   if (!projects.data) return <Loading what="the project" />;
   const project = projects.data.data.find((p) => p.id === props.projectId);
-  if (!project) return <Notice kind="error" title="No such project">There is no project with id <code>{props.projectId}</code>.</Notice>;
+  if (!project)
+    return (
+      <Notice kind="error" title="No such project">
+        There is no project with id <code>{props.projectId}</code>.
+      </Notice>
+    );
 
   return (
     <>
-      <p class="crumbs"><a href={href('/')} onClick={(e) => onLinkClick(e, '/')}>Projects</a> / <span>{project.name}</span></p>
+      <p class="crumbs">
+        <a href={href('/')} onClick={(e) => onLinkClick(e, '/')}>
+          Projects
+        </a>{' '}
+        / <span>{project.name}</span>
+      </p>
       <h1>{project.name}</h1>
       <nav class="tabs" aria-label="Project sections">
         {SECTIONS.map((s) => (
-          <a key={s.id} href={href(`${base}/${s.id}`)} onClick={(e) => onLinkClick(e, `${base}/${s.id}`)} aria-current={section === s.id ? 'page' : undefined}>{s.label}</a>
+          <a
+            key={s.id}
+            href={href(`${base}/${s.id}`)}
+            onClick={(e) => onLinkClick(e, `${base}/${s.id}`)}
+            aria-current={section === s.id ? 'page' : undefined}
+          >
+            {s.label}
+          </a>
         ))}
       </nav>
       <section class="section" aria-label={SECTIONS.find((s) => s.id === section)?.label ?? 'Section'}>
@@ -46,16 +63,24 @@ export function ProjectLayout(props: { projectId: string; rest: string[] }) {
         {section === 'usage' && <UsagePage projectId={project.id} />}
         {section === 'tasks' && (
           <ProjectKeyGate projectId={project.id}>
-            {(p, rejected) => sub
-              ? <TaskPage api={p} keyRejected={rejected} taskId={sub} basePath={base} />
-              : <TasksPage api={p} keyRejected={rejected} basePath={base} />}
+            {(p, rejected) =>
+              sub ? (
+                <TaskPage api={p} keyRejected={rejected} taskId={sub} basePath={base} />
+              ) : (
+                <TasksPage api={p} keyRejected={rejected} basePath={base} />
+              )
+            }
           </ProjectKeyGate>
         )}
         {section === 'collections' && (
           <ProjectKeyGate projectId={project.id}>
-            {(p, rejected) => sub
-              ? <CollectionPage api={p} keyRejected={rejected} collectionId={sub} basePath={base} />
-              : <CollectionsPage api={p} keyRejected={rejected} basePath={base} />}
+            {(p, rejected) =>
+              sub ? (
+                <CollectionPage api={p} keyRejected={rejected} collectionId={sub} basePath={base} />
+              ) : (
+                <CollectionsPage api={p} keyRejected={rejected} basePath={base} />
+              )
+            }
           </ProjectKeyGate>
         )}
         {!SECTIONS.some((s) => s.id === section) && <Notice kind="info" title="No such section" />}

@@ -35,20 +35,48 @@ export function ProjectsPage() {
       <h1>Projects</h1>
       <form class="panel row" onSubmit={create}>
         <label for="project-name">New project</label>
-        <input id="project-name" required maxLength={100} placeholder="Name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        <button type="submit" class="primary" disabled={busy || !name.trim()}>Create project</button>
+        <input
+          id="project-name"
+          required
+          maxLength={100}
+          placeholder="Name"
+          value={name}
+          onInput={(e) => setName((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit" class="primary" disabled={busy || !name.trim()}>
+          Create project
+        </button>
       </form>
-      {error && <Notice kind="error" title="Could not create the project">{error}</Notice>}
+      {error && (
+        <Notice kind="error" title="Could not create the project">
+          {error}
+        </Notice>
+      )}
       {projects.loading && !projects.data && <Loading what="projects" />}
       {projects.error != null && <ErrorNotice error={projects.error} what="projects" />}
       {projects.data && (
         <table class="data" aria-label="Projects">
-          <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Created</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Id</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
           <tbody>
             {projects.data.data.map((p) => (
               <tr key={p.id}>
-                <td><a href={href(`/projects/${encodeURIComponent(p.id)}/keys`)} onClick={(e) => onLinkClick(e, `/projects/${encodeURIComponent(p.id)}/keys`)}>{p.name}</a></td>
-                <td><code>{p.id}</code></td>
+                <td>
+                  <a
+                    href={href(`/projects/${encodeURIComponent(p.id)}/keys`)}
+                    onClick={(e) => onLinkClick(e, `/projects/${encodeURIComponent(p.id)}/keys`)}
+                  >
+                    {p.name}
+                  </a>
+                </td>
+                <td>
+                  <code>{p.id}</code>
+                </td>
                 <td>{fmtDateTime(p.created_at)}</td>
               </tr>
             ))}

@@ -6,6 +6,7 @@ import { useSession } from '../session-context';
 export function useAdminErrors(error: unknown): void {
   const { signOut } = useSession();
   useEffect(() => {
-    if (error instanceof HttpError && error.status === 401) signOut('The admin token is no longer accepted. Sign in again.');
+    if (error instanceof HttpError && error.status === 401)
+      signOut('The admin token is no longer accepted. Sign in again.');
   }, [error, signOut]);
 }

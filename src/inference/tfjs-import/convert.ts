@@ -4,7 +4,15 @@
 // convolutional trunk. Shapes are tracked in TF (NHWC) terms to compute SAME padding and resize sizes.
 import { DataType, OnnxGraphBuilder } from './onnx-builder.js';
 import { fuseActivations } from './fuse-activations.js';
-import { attrInts, attrString, attrStrings, readTfjsGraph, type TfConst, type TfGraph, type TfNode } from './tfjs-graph.js';
+import {
+  attrInts,
+  attrString,
+  attrStrings,
+  readTfjsGraph,
+  type TfConst,
+  type TfGraph,
+  type TfNode,
+} from './tfjs-graph.js';
 
 type DType = 'float' | 'int' | 'bool';
 
@@ -52,7 +60,10 @@ class Converter {
   private int64ConstCache = new Map<string, string>();
   private floatConstCache = new Map<string, string>();
 
-  constructor(private graph: TfGraph, private opts: ConvertOptions) {}
+  constructor(
+    private graph: TfGraph,
+    private opts: ConvertOptions,
+  ) {}
 
   run(): Uint8Array {
     const rename = this.opts.rename ?? {};
@@ -63,8 +74,9 @@ class Converter {
     const nodes = this.opts.fuse === false ? this.graph.nodes : fuseActivations(this.graph.nodes, this.graph.consts);
     for (const node of nodes) {
       if (node.op === 'Placeholder') {
-        const shape = this.graph.inputs.find((i) => i.name === node.name)?.shape
-          ?? (node.attr.shape?.shape?.dim ?? []).map((d) => Number(d.size));
+        const shape =
+          this.graph.inputs.find((i) => i.name === node.name)?.shape ??
+          (node.attr.shape?.shape?.dim ?? []).map((d) => Number(d.size));
         const name = rename[node.name] ?? node.name;
         this.b.fresh(name);
         inputs.push({ name, elemType: DataType.FLOAT, shape });
@@ -83,9 +95,18 @@ class Converter {
       const v = this.plain(this.value(tfName));
       const name = rename[tfName] ?? tfName;
       this.b.node('Identity', [v.name], [name]);
-      return { name, elemType: v.dtype === 'float' ? DataType.FLOAT : v.dtype === 'int' ? DataType.INT64 : DataType.BOOL, shape: v.shape };
+      return {
+        name,
+        elemType: v.dtype === 'float' ? DataType.FLOAT : v.dtype === 'int' ? DataType.INT64 : DataType.BOOL,
+        shape: v.shape,
+      };
     });
-    return this.b.encode({ name: 'tfjs_import', inputs, outputs: outInfos, doc: 'converted from a TFJS graph model by sightflow' });
+    return this.b.encode({
+      name: 'tfjs_import',
+      inputs,
+      outputs: outInfos,
+      doc: 'converted from a TFJS graph model by sightflow',
+    });
   }
 
   // ---- operands -------------------------------------------------------------------------------------
@@ -126,11 +147,20 @@ class Converter {
 
   /** A constant as a plain ONNX initializer (ints widened to int64, the one integer type used here). */
   private materialize(c: TfConst, stem: string): Value {
-    if (c.dtype === 'float32') return { name: this.b.floatInit(stem, c.shape, c.data as Float32Array), shape: c.shape, dtype: 'float', nchw: false };
+    if (c.dtype === 'float32')
+      return {
+        name: this.b.floatInit(stem, c.shape, c.data as Float32Array),
+        shape: c.shape,
+        dtype: 'float',
+        nchw: false,
+      };
     if (c.dtype === 'int32') {
       const key = stem;
       let name = this.int64ConstCache.get(key);
-      if (!name) { name = this.b.int64Init(stem, c.shape, c.data); this.int64ConstCache.set(key, name); }
+      if (!name) {
+        name = this.b.int64Init(stem, c.shape, c.data);
+        this.int64ConstCache.set(key, name);
+      }
       return { name, shape: c.shape, dtype: 'int', nchw: false };
     }
     throw new Error(`importer: bool constant ${stem} is not supported`);
@@ -154,7 +184,10 @@ class Converter {
   private float1(value: number): string {
     const key = String(value);
     let name = this.floatConstCache.get(key);
-    if (!name) { name = this.b.floatInit('scalar', [], [value]); this.floatConstCache.set(key, name); }
+    if (!name) {
+      name = this.b.floatInit('scalar', [], [value]);
+      this.floatConstCache.set(key, name);
+    }
     return name;
   }
 
@@ -162,30 +195,88 @@ class Converter {
 
   private convertNode(node: TfNode): void {
     switch (node.op) {
-      case 'Identity': this.set(node, this.value(node.inputs[0])); return;
-      case 'Conv2D': case '_FusedConv2D': this.conv(node, false); return;
-      case 'DepthwiseConv2dNative': case 'FusedDepthwiseConv2dNative': this.conv(node, true); return;
-      case 'Add': case 'AddV2': case 'Sub': case 'Mul': case 'RealDiv': case 'Maximum': case 'Minimum':
-      case 'Equal': case 'Greater': case 'Less': case 'FloorDiv': case 'FloorMod':
-        this.binary(node); return;
-      case 'Relu': this.unary(node, 'Relu'); return;
-      case 'Sigmoid': this.unary(node, 'Sigmoid'); return;
-      case 'Tanh': this.unary(node, 'Tanh'); return;
-      case 'Relu6': this.relu6(node); return;
-      case 'HardSwishScaled': this.scaledActivation(node, 'HardSwish', {}); return;
-      case 'HardSigmoidScaled': this.scaledActivation(node, 'HardSigmoid', { alpha: { float: 1 / 6 }, beta: { float: 0.5 } }); return;
-      case 'Cast': this.cast(node); return;
-      case 'Mean': case 'Max': case 'Sum': this.reduce(node); return;
-      case 'MaxPool': case 'AvgPool': this.pool(node); return;
-      case 'ResizeBilinear': case 'ResizeNearestNeighbor': this.resize(node); return;
-      case 'ConcatV2': this.concat(node); return;
-      case 'Reshape': this.reshape(node); return;
-      case 'ExpandDims': this.expandDims(node); return;
-      case 'Squeeze': this.squeeze(node); return;
-      case 'TopKV2': this.topk(node); return;
-      case 'GatherV2': this.gather(node); return;
-      case 'StridedSlice': this.stridedSlice(node); return;
-      default: throw new Error(`importer: TF op ${node.op} (${node.name}) is not supported`);
+      case 'Identity':
+        this.set(node, this.value(node.inputs[0]));
+        return;
+      case 'Conv2D':
+      case '_FusedConv2D':
+        this.conv(node, false);
+        return;
+      case 'DepthwiseConv2dNative':
+      case 'FusedDepthwiseConv2dNative':
+        this.conv(node, true);
+        return;
+      case 'Add':
+      case 'AddV2':
+      case 'Sub':
+      case 'Mul':
+      case 'RealDiv':
+      case 'Maximum':
+      case 'Minimum':
+      case 'Equal':
+      case 'Greater':
+      case 'Less':
+      case 'FloorDiv':
+      case 'FloorMod':
+        this.binary(node);
+        return;
+      case 'Relu':
+        this.unary(node, 'Relu');
+        return;
+      case 'Sigmoid':
+        this.unary(node, 'Sigmoid');
+        return;
+      case 'Tanh':
+        this.unary(node, 'Tanh');
+        return;
+      case 'Relu6':
+        this.relu6(node);
+        return;
+      case 'HardSwishScaled':
+        this.scaledActivation(node, 'HardSwish', {});
+        return;
+      case 'HardSigmoidScaled':
+        this.scaledActivation(node, 'HardSigmoid', { alpha: { float: 1 / 6 }, beta: { float: 0.5 } });
+        return;
+      case 'Cast':
+        this.cast(node);
+        return;
+      case 'Mean':
+      case 'Max':
+      case 'Sum':
+        this.reduce(node);
+        return;
+      case 'MaxPool':
+      case 'AvgPool':
+        this.pool(node);
+        return;
+      case 'ResizeBilinear':
+      case 'ResizeNearestNeighbor':
+        this.resize(node);
+        return;
+      case 'ConcatV2':
+        this.concat(node);
+        return;
+      case 'Reshape':
+        this.reshape(node);
+        return;
+      case 'ExpandDims':
+        this.expandDims(node);
+        return;
+      case 'Squeeze':
+        this.squeeze(node);
+        return;
+      case 'TopKV2':
+        this.topk(node);
+        return;
+      case 'GatherV2':
+        this.gather(node);
+        return;
+      case 'StridedSlice':
+        this.stridedSlice(node);
+        return;
+      default:
+        throw new Error(`importer: TF op ${node.op} (${node.name}) is not supported`);
     }
   }
 
@@ -196,7 +287,8 @@ class Converter {
     if (x.shape.length !== 4) throw new Error(`importer: ${node.name} expects a 4-D input`);
     const nchw = x.nchw ? x : this.toNchw(x);
     const w = this.constOf(node.inputs[1], 'conv weights');
-    if (attrString(node.attr.data_format) && attrString(node.attr.data_format) !== 'NHWC') throw new Error(`importer: ${node.name} data_format`);
+    if (attrString(node.attr.data_format) && attrString(node.attr.data_format) !== 'NHWC')
+      throw new Error(`importer: ${node.name} data_format`);
     const [kh, kw, cin, cout] = w.shape;
     const wd = w.data as Float32Array;
     let weights: Float32Array;
@@ -207,16 +299,22 @@ class Converter {
       outC = cin * cout;
       group = cin;
       weights = new Float32Array(outC * kh * kw);
-      for (let y = 0; y < kh; y++) for (let xx = 0; xx < kw; xx++) for (let c = 0; c < cin; c++) for (let m = 0; m < cout; m++) {
-        weights[((c * cout + m) * kh + y) * kw + xx] = wd[((y * kw + xx) * cin + c) * cout + m];
-      }
+      for (let y = 0; y < kh; y++)
+        for (let xx = 0; xx < kw; xx++)
+          for (let c = 0; c < cin; c++)
+            for (let m = 0; m < cout; m++) {
+              weights[((c * cout + m) * kh + y) * kw + xx] = wd[((y * kw + xx) * cin + c) * cout + m];
+            }
     } else {
       // HWIO -> OIHW
       outC = cout;
       weights = new Float32Array(cout * cin * kh * kw);
-      for (let y = 0; y < kh; y++) for (let xx = 0; xx < kw; xx++) for (let i = 0; i < cin; i++) for (let o = 0; o < cout; o++) {
-        weights[((o * cin + i) * kh + y) * kw + xx] = wd[((y * kw + xx) * cin + i) * cout + o];
-      }
+      for (let y = 0; y < kh; y++)
+        for (let xx = 0; xx < kw; xx++)
+          for (let i = 0; i < cin; i++)
+            for (let o = 0; o < cout; o++) {
+              weights[((o * cin + i) * kh + y) * kw + xx] = wd[((y * kw + xx) * cin + i) * cout + o];
+            }
     }
     const strides = attrInts(node.attr.strides);
     const dil = attrInts(node.attr.dilations);
@@ -230,16 +328,27 @@ class Converter {
     const fused = attrStrings(node.attr.fused_ops);
     let activation: string | undefined;
     if (fused.length) {
-      if (fused[0] !== 'BiasAdd') throw new Error(`importer: ${node.name} fused op ${fused.join('+')} is not supported`);
+      if (fused[0] !== 'BiasAdd')
+        throw new Error(`importer: ${node.name} fused op ${fused.join('+')} is not supported`);
       const bias = this.constOf(node.inputs[2], 'conv bias');
       inputs.push(this.b.floatInit(`${node.name}/B`, [outC], bias.data as Float32Array));
       activation = fused[1];
     }
-    let out = this.b.op('Conv', inputs, {
-      kernel_shape: [kh, kw], strides: [sh, sw], dilations: [dh, dw], pads: [ph0, pw0, ph1, pw1], group,
-    }, `${node.name}`);
+    let out = this.b.op(
+      'Conv',
+      inputs,
+      {
+        kernel_shape: [kh, kw],
+        strides: [sh, sw],
+        dilations: [dh, dw],
+        pads: [ph0, pw0, ph1, pw1],
+        group,
+      },
+      `${node.name}`,
+    );
     if (activation === 'Relu') out = this.b.op('Relu', [out], {}, `${node.name}/relu`);
-    else if (activation === 'Relu6') out = this.b.op('Clip', [out, this.float1(0), this.float1(6)], {}, `${node.name}/relu6`);
+    else if (activation === 'Relu6')
+      out = this.b.op('Clip', [out, this.float1(0), this.float1(6)], {}, `${node.name}/relu6`);
     else if (activation) throw new Error(`importer: ${node.name} fused activation ${activation} is not supported`);
     this.set(node, { name: out, shape: [x.shape[0], oh, ow, outC], dtype: 'float', nchw: true });
   }
@@ -253,8 +362,12 @@ class Converter {
     const valueShape = (o: Operand) => (o.kind === 'const' ? o.c.shape : o.v.shape);
     const outShape = broadcastShape(valueShape(a), valueShape(b));
     // Stay in NCHW when every non-constant operand is NCHW and the result is 4-D.
-    const nchw = outShape.length === 4 && [a, b].every((o) => o.kind === 'const' || o.v.nchw) && [a, b].some((o) => o.kind === 'value');
-    const dtypeOf = (o: Operand): DType => (o.kind === 'value' ? o.v.dtype : o.c.dtype === 'float32' ? 'float' : o.c.dtype === 'int32' ? 'int' : 'bool');
+    const nchw =
+      outShape.length === 4 &&
+      [a, b].every((o) => o.kind === 'const' || o.v.nchw) &&
+      [a, b].some((o) => o.kind === 'value');
+    const dtypeOf = (o: Operand): DType =>
+      o.kind === 'value' ? o.v.dtype : o.c.dtype === 'float32' ? 'float' : o.c.dtype === 'int32' ? 'int' : 'bool';
     const dtype = dtypeOf(a) === 'float' || dtypeOf(b) === 'float' ? 'float' : 'int';
     const name = (o: Operand) => {
       if (o.kind === 'value') return nchw ? o.v.name : this.plain(o.v).name;
@@ -270,25 +383,50 @@ class Converter {
     let out: string;
     let outType: DType = dtype;
     switch (node.op) {
-      case 'Add': case 'AddV2': out = this.b.op('Add', [an, bn], {}, node.name); break;
-      case 'Sub': out = this.b.op('Sub', [an, bn], {}, node.name); break;
-      case 'Mul': out = this.b.op('Mul', [an, bn], {}, node.name); break;
-      case 'RealDiv': out = this.b.op('Div', [an, bn], {}, node.name); break;
-      case 'Maximum': out = this.b.op('Max', [an, bn], {}, node.name); break;
-      case 'Minimum': out = this.b.op('Min', [an, bn], {}, node.name); break;
-      case 'Equal': out = this.b.op('Equal', [an, bn], {}, node.name); outType = 'bool'; break;
-      case 'Greater': out = this.b.op('Greater', [an, bn], {}, node.name); outType = 'bool'; break;
-      case 'Less': out = this.b.op('Less', [an, bn], {}, node.name); outType = 'bool'; break;
+      case 'Add':
+      case 'AddV2':
+        out = this.b.op('Add', [an, bn], {}, node.name);
+        break;
+      case 'Sub':
+        out = this.b.op('Sub', [an, bn], {}, node.name);
+        break;
+      case 'Mul':
+        out = this.b.op('Mul', [an, bn], {}, node.name);
+        break;
+      case 'RealDiv':
+        out = this.b.op('Div', [an, bn], {}, node.name);
+        break;
+      case 'Maximum':
+        out = this.b.op('Max', [an, bn], {}, node.name);
+        break;
+      case 'Minimum':
+        out = this.b.op('Min', [an, bn], {}, node.name);
+        break;
+      case 'Equal':
+        out = this.b.op('Equal', [an, bn], {}, node.name);
+        outType = 'bool';
+        break;
+      case 'Greater':
+        out = this.b.op('Greater', [an, bn], {}, node.name);
+        outType = 'bool';
+        break;
+      case 'Less':
+        out = this.b.op('Less', [an, bn], {}, node.name);
+        outType = 'bool';
+        break;
       case 'FloorDiv':
         // Integer Div truncates; the indices divided here are never negative, where truncation == floor.
-        out = dtype === 'int' ? this.b.op('Div', [an, bn], {}, node.name)
-          : this.b.op('Floor', [this.b.op('Div', [an, bn])], {}, node.name);
+        out =
+          dtype === 'int'
+            ? this.b.op('Div', [an, bn], {}, node.name)
+            : this.b.op('Floor', [this.b.op('Div', [an, bn])], {}, node.name);
         break;
       case 'FloorMod':
         if (dtype !== 'int') throw new Error(`importer: float FloorMod (${node.name}) is not supported`);
         out = this.b.op('Mod', [an, bn], { fmod: 0 }, node.name); // fmod=0: sign of the divisor, as TF
         break;
-      default: throw new Error(`importer: ${node.op}`);
+      default:
+        throw new Error(`importer: ${node.op}`);
     }
     this.set(node, { name: out, shape: outShape, dtype: outType, nchw });
   }
@@ -300,9 +438,12 @@ class Converter {
     const [n, h, w, ch] = s;
     const src = c.data as Float32Array;
     const dst = new Float32Array(src.length);
-    for (let i0 = 0; i0 < n; i0++) for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) for (let k = 0; k < ch; k++) {
-      dst[((i0 * ch + k) * h + y) * w + x] = src[((i0 * h + y) * w + x) * ch + k];
-    }
+    for (let i0 = 0; i0 < n; i0++)
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++)
+          for (let k = 0; k < ch; k++) {
+            dst[((i0 * ch + k) * h + y) * w + x] = src[((i0 * h + y) * w + x) * ch + k];
+          }
     return this.b.floatInit(stem, [n, ch, h, w], dst);
   }
 
@@ -326,28 +467,52 @@ class Converter {
   private cast(node: TfNode): void {
     const x = this.value(node.inputs[0]);
     const dst = node.attr.DstT?.type;
-    const [to, dtype]: [number, DType] = dst === 'DT_FLOAT' ? [DataType.FLOAT, 'float'] : dst === 'DT_INT32' || dst === 'DT_INT64' ? [DataType.INT64, 'int'] : dst === 'DT_BOOL' ? [DataType.BOOL, 'bool'] : [0, 'float'];
+    const [to, dtype]: [number, DType] =
+      dst === 'DT_FLOAT'
+        ? [DataType.FLOAT, 'float']
+        : dst === 'DT_INT32' || dst === 'DT_INT64'
+          ? [DataType.INT64, 'int']
+          : dst === 'DT_BOOL'
+            ? [DataType.BOOL, 'bool']
+            : [0, 'float'];
     if (!to) throw new Error(`importer: Cast to ${dst} (${node.name}) is not supported`);
     this.set(node, { ...x, dtype, name: this.b.op('Cast', [x.name], { to }, node.name) });
   }
 
   private reduce(node: TfNode): void {
     let x = this.value(node.inputs[0]);
-    const axesTf = Array.from(this.constOf(node.inputs[1], 'reduction axes').data as Int32Array).map((a) => (a < 0 ? a + x.shape.length : a));
+    const axesTf = Array.from(this.constOf(node.inputs[1], 'reduction axes').data as Int32Array).map((a) =>
+      a < 0 ? a + x.shape.length : a,
+    );
     const keep = node.attr.keep_dims?.b === true;
     if (x.nchw && !keep) x = this.plain(x);
     const axes = x.nchw ? axesTf.map((a) => AXIS_TO_NCHW[a]) : axesTf;
-    const shape0 = keep ? x.shape.map((d, i) => (axesTf.includes(i) ? 1 : d)) : x.shape.filter((_, i) => !axesTf.includes(i));
+    const shape0 = keep
+      ? x.shape.map((d, i) => (axesTf.includes(i) ? 1 : d))
+      : x.shape.filter((_, i) => !axesTf.includes(i));
     if (x.nchw && node.op === 'Mean' && axes.length === 2 && axes.includes(2) && axes.includes(3)) {
       // Spatial mean == GlobalAveragePool, which ONNX Runtime runs in its blocked conv layout.
-      this.set(node, { name: this.b.op('GlobalAveragePool', [x.name], {}, node.name), shape: shape0, dtype: x.dtype, nchw: true });
+      this.set(node, {
+        name: this.b.op('GlobalAveragePool', [x.name], {}, node.name),
+        shape: shape0,
+        dtype: x.dtype,
+        nchw: true,
+      });
       return;
     }
     const op = node.op === 'Mean' ? 'ReduceMean' : node.op === 'Max' ? 'ReduceMax' : 'ReduceSum';
-    const out = op === 'ReduceSum'
-      ? this.b.op(op, [x.name, this.b.int64Init(`${node.name}/axes`, [axes.length], axes)], { keepdims: keep ? 1 : 0 }, node.name)
-      : this.b.op(op, [x.name], { axes, keepdims: keep ? 1 : 0 }, node.name);
-    const shape = keep ? x.shape.map((d, i) => (axesTf.includes(i) ? 1 : d)) : x.shape.filter((_, i) => !axesTf.includes(i));
+    const out =
+      op === 'ReduceSum'
+        ? this.b.op(
+            op,
+            [x.name, this.b.int64Init(`${node.name}/axes`, [axes.length], axes)],
+            { keepdims: keep ? 1 : 0 },
+            node.name,
+          )
+        : this.b.op(op, [x.name], { axes, keepdims: keep ? 1 : 0 }, node.name);
+    const shape = keep
+      ? x.shape.map((d, i) => (axesTf.includes(i) ? 1 : d))
+      : x.shape.filter((_, i) => !axesTf.includes(i));
     this.set(node, { name: out, shape, dtype: x.dtype, nchw: x.nchw });
   }
 
@@ -359,7 +524,11 @@ class Converter {
     const padding = attrString(node.attr.padding);
     const [ph0, ph1, oh] = samePad(x.shape[1], k[1], s[1], 1, padding);
     const [pw0, pw1, ow] = samePad(x.shape[2], k[2], s[2], 1, padding);
-    const attrs: Record<string, number[] | number> = { kernel_shape: [k[1], k[2]], strides: [s[1], s[2]], pads: [ph0, pw0, ph1, pw1] };
+    const attrs: Record<string, number[] | number> = {
+      kernel_shape: [k[1], k[2]],
+      strides: [s[1], s[2]],
+      pads: [ph0, pw0, ph1, pw1],
+    };
     // TF's SAME average pooling divides by the number of real (unpadded) cells.
     if (node.op === 'AvgPool') attrs.count_include_pad = 0;
     const out = this.b.op(node.op === 'MaxPool' ? 'MaxPool' : 'AveragePool', [x.name], attrs, node.name);
@@ -373,12 +542,24 @@ class Converter {
     const alignCorners = node.attr.align_corners?.b === true;
     const halfPixel = node.attr.half_pixel_centers?.b === true;
     const bilinear = node.op === 'ResizeBilinear';
-    const mode = alignCorners ? 'align_corners' : halfPixel ? (bilinear ? 'half_pixel' : 'tf_half_pixel_for_nn') : 'asymmetric';
+    const mode = alignCorners
+      ? 'align_corners'
+      : halfPixel
+        ? bilinear
+          ? 'half_pixel'
+          : 'tf_half_pixel_for_nn'
+        : 'asymmetric';
     const sizes = this.b.int64Init(`${node.name}/sizes`, [4], [x.shape[0], x.shape[3], h, w]);
-    const out = this.b.op('Resize', [x.name, '', '', sizes], {
-      mode: bilinear ? 'linear' : 'nearest', coordinate_transformation_mode: mode,
-      ...(bilinear ? {} : { nearest_mode: alignCorners ? 'round_prefer_ceil' : 'floor' }),
-    }, node.name);
+    const out = this.b.op(
+      'Resize',
+      [x.name, '', '', sizes],
+      {
+        mode: bilinear ? 'linear' : 'nearest',
+        coordinate_transformation_mode: mode,
+        ...(bilinear ? {} : { nearest_mode: alignCorners ? 'round_prefer_ceil' : 'floor' }),
+      },
+      node.name,
+    );
     this.set(node, { name: out, shape: [x.shape[0], h, w, x.shape[3]], dtype: x.dtype, nchw: true });
   }
 
@@ -390,7 +571,12 @@ class Converter {
     const axis = ((Number(axisC.data[0]) % rank) + rank) % rank;
     const nchw = vals.every((v) => v.nchw);
     const ins = nchw ? vals : vals.map((v) => this.plain(v));
-    const out = this.b.op('Concat', ins.map((v) => v.name), { axis: nchw ? AXIS_TO_NCHW[axis] : axis }, node.name);
+    const out = this.b.op(
+      'Concat',
+      ins.map((v) => v.name),
+      { axis: nchw ? AXIS_TO_NCHW[axis] : axis },
+      node.name,
+    );
     const shape = [...vals[0].shape];
     shape[axis] = vals.reduce((s, v) => s + v.shape[axis], 0);
     this.set(node, { name: out, shape, dtype: vals[0].dtype, nchw });
@@ -402,7 +588,12 @@ class Converter {
     const total = x.shape.reduce((a, b) => a * b, 1);
     const known = target.filter((d) => d !== -1).reduce((a, b) => a * b, 1);
     const shape = target.map((d) => (d === -1 ? total / known : d));
-    const out = this.b.op('Reshape', [x.name, this.b.int64Init(`${node.name}/shape`, [shape.length], shape)], {}, node.name);
+    const out = this.b.op(
+      'Reshape',
+      [x.name, this.b.int64Init(`${node.name}/shape`, [shape.length], shape)],
+      {},
+      node.name,
+    );
     this.set(node, { name: out, shape, dtype: x.dtype, nchw: false });
   }
 
@@ -420,7 +611,12 @@ class Converter {
     const x = this.plain(this.value(node.inputs[0]));
     let axes = attrInts(node.attr.squeeze_dims).map((a) => (a < 0 ? a + x.shape.length : a));
     if (!axes.length) axes = x.shape.flatMap((d, i) => (d === 1 ? [i] : []));
-    const out = this.b.op('Squeeze', [x.name, this.b.int64Init(`${node.name}/axes`, [axes.length], axes)], {}, node.name);
+    const out = this.b.op(
+      'Squeeze',
+      [x.name, this.b.int64Init(`${node.name}/axes`, [axes.length], axes)],
+      {},
+      node.name,
+    );
     this.set(node, { name: out, shape: x.shape.filter((_, i) => !axes.includes(i)), dtype: x.dtype, nchw: false });
   }
 
@@ -429,7 +625,11 @@ class Converter {
     const k = Number(this.constOf(node.inputs[1], 'top-k k').data[0]);
     const values = this.b.fresh(`${node.name}/values`);
     const indices = this.b.fresh(`${node.name}/indices`);
-    this.b.node('TopK', [x.name, this.b.int64Init(`${node.name}/k`, [1], [k])], [values, indices], { axis: -1, largest: 1, sorted: 1 });
+    this.b.node('TopK', [x.name, this.b.int64Init(`${node.name}/k`, [1], [k])], [values, indices], {
+      axis: -1,
+      largest: 1,
+      sorted: 1,
+    });
     const shape = [...x.shape.slice(0, -1), k];
     this.set(node, { name: values, shape, dtype: 'float', nchw: false }, 0);
     this.set(node, { name: indices, shape, dtype: 'int', nchw: false }, 1);
@@ -441,7 +641,8 @@ class Converter {
     const indices = idx.kind === 'const' ? this.materialize(idx.c, `${node.name}/indices`) : this.plain(idx.v);
     let axis = Number(this.constOf(node.inputs[2], 'gather axis').data[0]);
     if (axis < 0) axis += params.shape.length;
-    if (Number(node.attr.batch_dims?.i ?? 0) !== 0) throw new Error(`importer: GatherV2 batch_dims (${node.name}) is not supported`);
+    if (Number(node.attr.batch_dims?.i ?? 0) !== 0)
+      throw new Error(`importer: GatherV2 batch_dims (${node.name}) is not supported`);
     const out = this.b.op('Gather', [params.name, indices.name], { axis }, node.name);
     const shape = [...params.shape.slice(0, axis), ...indices.shape, ...params.shape.slice(axis + 1)];
     this.set(node, { name: out, shape, dtype: params.dtype, nchw: false });
@@ -449,11 +650,19 @@ class Converter {
 
   private stridedSlice(node: TfNode): void {
     const x = this.plain(this.value(node.inputs[0]));
-    const [begin, end, strides] = [1, 2, 3].map((i) => Array.from(this.constOf(node.inputs[i], 'strided slice bounds').data as Int32Array));
+    const [begin, end, strides] = [1, 2, 3].map((i) =>
+      Array.from(this.constOf(node.inputs[i], 'strided slice bounds').data as Int32Array),
+    );
     const mask = (k: string) => Number(node.attr[k]?.i ?? 0);
-    if (mask('ellipsis_mask') || mask('new_axis_mask')) throw new Error(`importer: StridedSlice ellipsis/new_axis masks (${node.name}) are not supported`);
-    const bm = mask('begin_mask'), em = mask('end_mask'), sm = mask('shrink_axis_mask');
-    const starts: number[] = [], ends: number[] = [], axes: number[] = [], steps: number[] = [];
+    if (mask('ellipsis_mask') || mask('new_axis_mask'))
+      throw new Error(`importer: StridedSlice ellipsis/new_axis masks (${node.name}) are not supported`);
+    const bm = mask('begin_mask'),
+      em = mask('end_mask'),
+      sm = mask('shrink_axis_mask');
+    const starts: number[] = [],
+      ends: number[] = [],
+      axes: number[] = [],
+      steps: number[] = [];
     const shape = [...x.shape];
     const squeeze: number[] = [];
     for (let i = 0; i < begin.length; i++) {
@@ -461,22 +670,38 @@ class Converter {
       const step = strides[i] ?? 1;
       let s = bm & (1 << i) ? (step > 0 ? 0 : dim - 1) : begin[i];
       let e = em & (1 << i) ? (step > 0 ? dim : -dim - 1) : end[i];
-      if (sm & (1 << i)) { e = s + 1; squeeze.push(i); }
+      if (sm & (1 << i)) {
+        e = s + 1;
+        squeeze.push(i);
+      }
       if (s < 0) s += dim;
       if (e < 0 && !(em & (1 << i))) e += dim;
-      starts.push(s); ends.push(e); axes.push(i); steps.push(step);
+      starts.push(s);
+      ends.push(e);
+      axes.push(i);
+      steps.push(step);
       shape[i] = Math.max(0, Math.ceil((Math.min(e, dim) - s) / step));
     }
-    let out = this.b.op('Slice', [
-      x.name,
-      this.b.int64Init(`${node.name}/starts`, [starts.length], starts),
-      this.b.int64Init(`${node.name}/ends`, [ends.length], ends),
-      this.b.int64Init(`${node.name}/axes`, [axes.length], axes),
-      this.b.int64Init(`${node.name}/steps`, [steps.length], steps),
-    ], {}, node.name);
+    let out = this.b.op(
+      'Slice',
+      [
+        x.name,
+        this.b.int64Init(`${node.name}/starts`, [starts.length], starts),
+        this.b.int64Init(`${node.name}/ends`, [ends.length], ends),
+        this.b.int64Init(`${node.name}/axes`, [axes.length], axes),
+        this.b.int64Init(`${node.name}/steps`, [steps.length], steps),
+      ],
+      {},
+      node.name,
+    );
     let outShape = shape;
     if (squeeze.length) {
-      out = this.b.op('Squeeze', [out, this.b.int64Init(`${node.name}/squeeze`, [squeeze.length], squeeze)], {}, `${node.name}/squeeze`);
+      out = this.b.op(
+        'Squeeze',
+        [out, this.b.int64Init(`${node.name}/squeeze`, [squeeze.length], squeeze)],
+        {},
+        `${node.name}/squeeze`,
+      );
       outShape = shape.filter((_, i) => !squeeze.includes(i));
     }
     this.set(node, { name: out, shape: outShape, dtype: x.dtype, nchw: false });

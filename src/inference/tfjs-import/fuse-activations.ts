@@ -33,7 +33,10 @@ export function fuseActivations(nodes: TfNode[], consts: Map<string, TfConst>): 
   const replaced = new Map<TfNode, TfNode>();
   for (const n of nodes) {
     if (n.op !== 'Mul' || removed.has(n)) continue;
-    for (const [p, q] of [[0, 1], [1, 0]]) {
+    for (const [p, q] of [
+      [0, 1],
+      [1, 0],
+    ]) {
       // hard-sigmoid: Mul(c, Relu6(Add(y, 3)))
       const c = scalar(n.inputs[p]);
       if (c !== undefined) {

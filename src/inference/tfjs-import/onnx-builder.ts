@@ -7,7 +7,11 @@ const { onnx } = onnxProto;
 export const DataType = { FLOAT: 1, UINT8: 2, INT32: 6, INT64: 7, BOOL: 9 } as const;
 export type AttrValue = number | string | number[] | { floats: number[] } | { float: number };
 
-export interface ValueInfo { name: string; elemType: number; shape: (number | string)[] }
+export interface ValueInfo {
+  name: string;
+  elemType: number;
+  shape: (number | string)[];
+}
 
 export class OnnxGraphBuilder {
   private nodes: import('onnx-proto').onnx.INodeProto[] = [];
@@ -37,7 +41,12 @@ export class OnnxGraphBuilder {
 
   floatInit(stem: string, dims: number[], data: Float32Array | number[]): string {
     const arr = data instanceof Float32Array ? data : Float32Array.from(data);
-    return this.rawInit(stem, dims, DataType.FLOAT, new Uint8Array(arr.buffer.slice(arr.byteOffset, arr.byteOffset + arr.byteLength)));
+    return this.rawInit(
+      stem,
+      dims,
+      DataType.FLOAT,
+      new Uint8Array(arr.buffer.slice(arr.byteOffset, arr.byteOffset + arr.byteLength)),
+    );
   }
 
   int64Init(stem: string, dims: number[], data: ArrayLike<number | bigint>): string {
@@ -53,7 +62,14 @@ export class OnnxGraphBuilder {
   }
 
   /** `metadata`: the model's metadata_props (what exporters write there, e.g. class names). */
-  encode(opts: { name: string; inputs: ValueInfo[]; outputs: ValueInfo[]; opset?: number; doc?: string; metadata?: Record<string, string> }): Uint8Array {
+  encode(opts: {
+    name: string;
+    inputs: ValueInfo[];
+    outputs: ValueInfo[];
+    opset?: number;
+    doc?: string;
+    metadata?: Record<string, string>;
+  }): Uint8Array {
     const model = onnx.ModelProto.create({
       irVersion: 8,
       producerName: 'sightflow',

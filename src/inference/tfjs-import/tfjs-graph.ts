@@ -11,12 +11,20 @@ export interface TfNode {
 }
 
 export interface TfAttr {
-  s?: string; i?: string | number; f?: number; b?: boolean; type?: string;
+  s?: string;
+  i?: string | number;
+  f?: number;
+  b?: boolean;
+  type?: string;
   list?: { i?: (string | number)[]; s?: string[]; f?: number[] };
   shape?: { dim?: { size: string | number }[] };
 }
 
-export interface TfConst { dtype: 'float32' | 'int32' | 'bool'; shape: number[]; data: Float32Array | Int32Array | Uint8Array }
+export interface TfConst {
+  dtype: 'float32' | 'int32' | 'bool';
+  shape: number[];
+  data: Float32Array | Int32Array | Uint8Array;
+}
 
 export interface TfGraph {
   nodes: TfNode[];
@@ -26,13 +34,16 @@ export interface TfGraph {
 }
 
 interface WeightSpec {
-  name: string; shape: number[]; dtype: string;
+  name: string;
+  shape: number[];
+  dtype: string;
   quantization?: { dtype: string; scale?: number; min?: number; original_dtype?: string };
 }
 
 export async function readTfjsGraph(modelJsonPath: string): Promise<TfGraph> {
   const json = JSON.parse(await readFile(modelJsonPath, 'utf8'));
-  if (json.format !== 'graph-model') throw new Error(`${modelJsonPath}: expected a TFJS graph-model, got ${json.format}`);
+  if (json.format !== 'graph-model')
+    throw new Error(`${modelJsonPath}: expected a TFJS graph-model, got ${json.format}`);
   const consts = new Map<string, TfConst>();
   for (const group of json.weightsManifest as { paths: string[]; weights: WeightSpec[] }[]) {
     const shards = await Promise.all(group.paths.map((p) => readFile(join(dirname(modelJsonPath), p))));
@@ -44,8 +55,14 @@ export async function readTfjsGraph(modelJsonPath: string): Promise<TfGraph> {
       offset += bytes;
     }
   }
-  const nodes: TfNode[] = (json.modelTopology.node as { name: string; op: string; input?: string[]; attr?: Record<string, TfAttr> }[])
-    .map((n) => ({ name: n.name, op: n.op, inputs: (n.input ?? []).filter((i) => !i.startsWith('^')), attr: n.attr ?? {} }));
+  const nodes: TfNode[] = (
+    json.modelTopology.node as { name: string; op: string; input?: string[]; attr?: Record<string, TfAttr> }[]
+  ).map((n) => ({
+    name: n.name,
+    op: n.op,
+    inputs: (n.input ?? []).filter((i) => !i.startsWith('^')),
+    attr: n.attr ?? {},
+  }));
   const sig = json.signature ?? {};
   const inputs = Object.values(sig.inputs ?? {}).map((v) => {
     const info = v as { name: string; tensorShape: { dim: { size: string }[] } };
@@ -76,10 +93,15 @@ function decodeWeight(w: WeightSpec, buf: Buffer, offset: number): { value: TfCo
     throw new Error(`unsupported weight quantization ${q.dtype} for ${w.name}`);
   }
   const slice = buf.buffer.slice(buf.byteOffset + offset, buf.byteOffset + offset + 4 * count);
-  if (w.dtype === 'float32') return { value: { dtype: 'float32', shape: w.shape, data: new Float32Array(slice) }, bytes: 4 * count };
-  if (w.dtype === 'int32') return { value: { dtype: 'int32', shape: w.shape, data: new Int32Array(slice) }, bytes: 4 * count };
+  if (w.dtype === 'float32')
+    return { value: { dtype: 'float32', shape: w.shape, data: new Float32Array(slice) }, bytes: 4 * count };
+  if (w.dtype === 'int32')
+    return { value: { dtype: 'int32', shape: w.shape, data: new Int32Array(slice) }, bytes: 4 * count };
   if (w.dtype === 'bool') {
-    return { value: { dtype: 'bool', shape: w.shape, data: Uint8Array.from(buf.subarray(offset, offset + count)) }, bytes: count };
+    return {
+      value: { dtype: 'bool', shape: w.shape, data: Uint8Array.from(buf.subarray(offset, offset + count)) },
+      bytes: count,
+    };
   }
   throw new Error(`unsupported weight dtype ${w.dtype} for ${w.name}`);
 }

@@ -13,7 +13,11 @@ export interface ClipImageOptions {
   std: readonly number[];
 }
 
-export interface RgbPixels { data: Buffer; width: number; height: number }
+export interface RgbPixels {
+  data: Buffer;
+  width: number;
+  height: number;
+}
 
 /** HF get_resize_output_image_size(default_to_square=False): shorter side to `shortest`, aspect kept. */
 export function resizedSize(width: number, height: number, shortest: number): { width: number; height: number } {
@@ -31,7 +35,8 @@ export async function clipPixels(img: RgbPixels, o: ClipImageOptions): Promise<F
   const r = resizedSize(img.width, img.height, o.resize);
   const { left, top } = cropOrigin(r.width, r.height, o.size);
   let p = sharp(img.data, { raw: { width: img.width, height: img.height, channels: 3 } });
-  if (r.width !== img.width || r.height !== img.height) p = p.resize(r.width, r.height, { kernel: 'cubic', fit: 'fill' });
+  if (r.width !== img.width || r.height !== img.height)
+    p = p.resize(r.width, r.height, { kernel: 'cubic', fit: 'fill' });
   const rgb = await p.extract({ left, top, width: o.size, height: o.size }).raw().toBuffer();
   const plane = o.size * o.size;
   const out = new Float32Array(3 * plane);

@@ -53,8 +53,14 @@ export class ClipTokenizer {
   private readonly unk: number;
   private readonly suffix: string;
 
-  private constructor(private readonly vocab: Map<string, number>, merges: [string, string][], opts: { sot: number; eot: number; pad: number; unk: number; suffix: string }) {
-    merges.forEach(([a, b], i) => { if (!this.ranks.has(`${a} ${b}`)) this.ranks.set(`${a} ${b}`, i); });
+  private constructor(
+    private readonly vocab: Map<string, number>,
+    merges: [string, string][],
+    opts: { sot: number; eot: number; pad: number; unk: number; suffix: string },
+  ) {
+    merges.forEach(([a, b], i) => {
+      if (!this.ranks.has(`${a} ${b}`)) this.ranks.set(`${a} ${b}`, i);
+    });
     ({ sot: this.sot, eot: this.eot, pad: this.pad, unk: this.unk, suffix: this.suffix } = opts);
   }
 
@@ -70,19 +76,29 @@ export class ClipTokenizer {
     for (const a of t.added_tokens) vocab.set(a.content, a.id);
     const special = (name: string) => {
       const id = vocab.get(name);
-      if (id === undefined) throw new Error(`${source}: the vocabulary has no ${name} token (is this a CLIP tokenizer?)`);
+      if (id === undefined)
+        throw new Error(`${source}: the vocabulary has no ${name} token (is this a CLIP tokenizer?)`);
       return id;
     };
     const merges = t.model.merges.map((m, i): [string, string] => {
       if (Array.isArray(m)) return m;
       const parts = m.split(' ');
-      if (parts.length !== 2) throw new Error(`${source}: model.merges.${i}: expected two symbols separated by one space but received ${JSON.stringify(m)}`);
+      if (parts.length !== 2)
+        throw new Error(
+          `${source}: model.merges.${i}: expected two symbols separated by one space but received ${JSON.stringify(m)}`,
+        );
       return parts as [string, string];
     });
     const sot = special(SOT);
     const eot = special(EOT);
     const unk = t.model.unk_token ? (vocab.get(t.model.unk_token) ?? eot) : eot;
-    return new ClipTokenizer(vocab, merges, { sot, eot, unk, pad: padOverride ?? t.padding?.pad_id ?? eot, suffix: t.model.end_of_word_suffix ?? '</w>' });
+    return new ClipTokenizer(vocab, merges, {
+      sot,
+      eot,
+      unk,
+      pad: padOverride ?? t.padding?.pad_id ?? eot,
+      suffix: t.model.end_of_word_suffix ?? '</w>',
+    });
   }
 
   static async fromFile(path: string, padOverride?: number): Promise<ClipTokenizer> {
@@ -100,7 +116,10 @@ export class ClipTokenizer {
     const out: number[] = [];
     const clean = text.normalize('NFC').replace(/\s+/g, ' ').toLowerCase();
     for (const part of clean.split(SPECIALS)) {
-      if (part === SOT || part === EOT) { out.push(part === SOT ? this.sot : this.eot); continue; }
+      if (part === SOT || part === EOT) {
+        out.push(part === SOT ? this.sot : this.eot);
+        continue;
+      }
       for (const m of part.matchAll(PIECES)) out.push(...this.word(m[0]));
     }
     return out;
@@ -111,7 +130,10 @@ export class ClipTokenizer {
     const body = this.tokenize(text).slice(0, contextLength - 2);
     const ids = [this.sot, ...body, this.eot];
     const mask = ids.map(() => 1);
-    while (ids.length < contextLength) { ids.push(this.pad); mask.push(0); }
+    while (ids.length < contextLength) {
+      ids.push(this.pad);
+      mask.push(0);
+    }
     return { ids, mask };
   }
 
@@ -135,13 +157,19 @@ export class ClipTokenizer {
       let bestRank = Infinity;
       for (let i = 0; i < word.length - 1; i++) {
         const r = this.ranks.get(`${word[i]} ${word[i + 1]}`);
-        if (r !== undefined && r < bestRank) { bestRank = r; best = i; }
+        if (r !== undefined && r < bestRank) {
+          bestRank = r;
+          best = i;
+        }
       }
       if (best < 0) break;
       const [a, b] = [word[best], word[best + 1]];
       const next: string[] = [];
-      for (let i = 0; i < word.length;) {
-        if (i < word.length - 1 && word[i] === a && word[i + 1] === b) { next.push(a + b); i += 2; } else next.push(word[i++]);
+      for (let i = 0; i < word.length; ) {
+        if (i < word.length - 1 && word[i] === a && word[i + 1] === b) {
+          next.push(a + b);
+          i += 2;
+        } else next.push(word[i++]);
       }
       word = next;
     }

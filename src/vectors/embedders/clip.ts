@@ -8,7 +8,14 @@ import type { ClipModel } from '../../inference/clip-manifest.js';
 import { Tensor, type ModelHandle, type Outputs } from '../../inference/runtime.js';
 import { errors } from '../../base/errors.js';
 import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
-import { normalize, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo, type Modality } from './embedder.js';
+import {
+  normalize,
+  type Embedder,
+  type EmbedInput,
+  type Embedding,
+  type EmbeddingModelInfo,
+  type Modality,
+} from './embedder.js';
 import { clipPixels, type ClipImageOptions } from './clip-preprocess.js';
 import { ClipTokenizer } from './clip-tokenizer.js';
 
@@ -29,7 +36,11 @@ export class ClipEmbedder implements Embedder {
   private readonly text: ModelHandle;
   private readonly image: ClipImageOptions;
 
-  constructor(private readonly clip: ClipModel, private readonly models: ModelsService, private readonly log: Logger) {
+  constructor(
+    private readonly clip: ClipModel,
+    private readonly models: ModelsService,
+    private readonly log: Logger,
+  ) {
     this.vision = models.runtime.register(models.registry.spec(clip.visionId));
     this.text = models.runtime.register(models.registry.spec(clip.textId));
     const m = clip.manifest;
@@ -41,21 +52,31 @@ export class ClipEmbedder implements Embedder {
     return { id: m.id, name: m.name ?? m.id, types: CLIP_TYPES, dimensions: this.dims, metric: 'COSINE' };
   }
 
-  get status(): ClipState { return this.state; }
+  get status(): ClipState {
+    return this.state;
+  }
   /** Why the model is unusable (state 'failed'). */
-  get error(): string | null { return this.failure; }
+  get error(): string | null {
+    return this.failure;
+  }
 
   /** Loads and checks the model once (after the registry prepared it); settles, never rejects. */
   start(): Promise<void> {
     this.probing ??= this.probe().then(
       () => {
         this.state = 'ready';
-        this.log.info({ model: this.info.id, dimensions: this.dims }, `embedding model ${this.info.id} ready (${this.dims}-d)`);
+        this.log.info(
+          { model: this.info.id, dimensions: this.dims },
+          `embedding model ${this.info.id} ready (${this.dims}-d)`,
+        );
       },
       (e: Error) => {
         this.state = 'failed';
         this.failure = e.message;
-        this.log.error({ model: this.info.id, manifest: this.clip.manifestPath, err: e.message }, `embedding model ${this.info.id} is unavailable: ${e.message}`);
+        this.log.error(
+          { model: this.info.id, manifest: this.clip.manifestPath, err: e.message },
+          `embedding model ${this.info.id} is unavailable: ${e.message}`,
+        );
       },
     );
     return this.probing;
@@ -63,7 +84,8 @@ export class ClipEmbedder implements Embedder {
 
   /** Resolves once usable; 503 not_ready while still loading after a wait; throws if the model failed. */
   async whenReady(): Promise<void> {
-    if (this.state === 'loading') await Promise.race([this.start(), new Promise((r) => setTimeout(r, READY_WAIT_MS).unref())]);
+    if (this.state === 'loading')
+      await Promise.race([this.start(), new Promise((r) => setTimeout(r, READY_WAIT_MS).unref())]);
     if (this.state === 'loading') throw errors.notReady(`The embedding model ${this.info.id}`);
     if (this.state === 'failed') throw new Error(`embedding model ${this.info.id} is unavailable: ${this.failure}`);
   }
@@ -79,7 +101,10 @@ export class ClipEmbedder implements Embedder {
     this.tokenizer = await ClipTokenizer.fromFile(this.clip.tokenizerPath, m.pad_token_id);
     const [v, t] = await Promise.all([this.vision.session(), this.text.session()]);
     const need = (what: string, kind: 'input' | 'output', name: string, names: string[]) => {
-      if (!names.includes(name)) throw new Error(`the ${what} encoder has no ${kind} named ${name} (it has ${names.join(', ')}); set ${what}.${kind} in the manifest`);
+      if (!names.includes(name))
+        throw new Error(
+          `the ${what} encoder has no ${kind} named ${name} (it has ${names.join(', ')}); set ${what}.${kind} in the manifest`,
+        );
     };
     need('vision', 'input', m.vision.input, v.inputNames);
     need('vision', 'output', m.vision.output, v.outputNames);
@@ -100,28 +125,46 @@ export class ClipEmbedder implements Embedder {
   async embed(input: EmbedInput, signal?: AbortSignal): Promise<Embedding> {
     await this.whenReady();
     if (input.kind === 'text') {
-      return { vector: normalize(await this.runText(input.text, signal)), usage: { input_tokens: textTokens(input.text) } };
+      return {
+        vector: normalize(await this.runText(input.text, signal)),
+        usage: { input_tokens: textTokens(input.text) },
+      };
     }
     if (input.kind === 'image') {
       const img = input.image;
-      return { vector: normalize(await this.runImage(img, signal)), usage: { input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)) } };
+      return {
+        vector: normalize(await this.runImage(img, signal)),
+        usage: { input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)) },
+      };
     }
     throw errors.unsupportedModality(input.param, this.info.id, input.kind, CLIP_TYPES);
   }
 
-  private async runImage(img: { data: Buffer; width: number; height: number }, signal?: AbortSignal): Promise<Float32Array> {
+  private async runImage(
+    img: { data: Buffer; width: number; height: number },
+    signal?: AbortSignal,
+  ): Promise<Float32Array> {
     const m = this.clip.manifest;
     const px = await clipPixels(img, this.image);
     const feeds = { [m.vision.input]: new Tensor('float32', px, [1, 3, m.image_size, m.image_size]) };
-    return this.single('vision', await this.vision.run(feeds, [m.vision.output], signal, { transfer: true }), m.vision.output);
+    return this.single(
+      'vision',
+      await this.vision.run(feeds, [m.vision.output], signal, { transfer: true }),
+      m.vision.output,
+    );
   }
 
   private async runText(text: string, signal?: AbortSignal): Promise<Float32Array> {
     const m = this.clip.manifest;
     const { ids, mask } = this.tokenizer!.encode(text, m.context_length);
-    const tensor = (v: number[]) => (m.text.dtype === 'int64'
-      ? new Tensor('int64', BigInt64Array.from(v, (x) => BigInt(x)), [1, v.length])
-      : new Tensor('int32', Int32Array.from(v), [1, v.length]));
+    const tensor = (v: number[]) =>
+      m.text.dtype === 'int64'
+        ? new Tensor(
+            'int64',
+            BigInt64Array.from(v, (x) => BigInt(x)),
+            [1, v.length],
+          )
+        : new Tensor('int32', Int32Array.from(v), [1, v.length]);
     const feeds = { [m.text.input]: tensor(ids), ...(this.feedMask ? { [m.text.attention_mask]: tensor(mask) } : {}) };
     return this.single('text', await this.text.run(feeds, [m.text.output], signal, { transfer: true }), m.text.output);
   }
@@ -132,7 +175,9 @@ export class ClipEmbedder implements Embedder {
     if (!t) throw new Error(`the ${what} encoder did not return ${name}`);
     const dims = t.dims;
     if (t.type !== 'float32' || dims.length === 0 || dims.length > 2 || (dims.length === 2 && dims[0] !== 1)) {
-      throw new Error(`the ${what} encoder's ${name} is ${t.type} of shape [${dims.join(', ')}]; expected float32 [batch, dimensions] (the projected embedding, e.g. image_embeds / text_embeds)`);
+      throw new Error(
+        `the ${what} encoder's ${name} is ${t.type} of shape [${dims.join(', ')}]; expected float32 [batch, dimensions] (the projected embedding, e.g. image_embeds / text_embeds)`,
+      );
     }
     return Float32Array.from(t.data as Float32Array);
   }

@@ -18,7 +18,15 @@ import { ocrPagesInFlight } from '../../ocr/engine.js';
 import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
 import type { LoadedImage } from '../../media/image-input.js';
 import { allSettled } from '../../media/pixel-pool.js';
-import { normalize, place, type Embedder, type EmbedInput, type Embedding, type EmbeddingModelInfo, type Modality } from './embedder.js';
+import {
+  normalize,
+  place,
+  type Embedder,
+  type EmbedInput,
+  type Embedding,
+  type EmbeddingModelInfo,
+  type Modality,
+} from './embedder.js';
 import { imageSemantics } from './image-semantics.js';
 import { PHONETIC_DIMS, phoneVector, wordsToPhones } from './phonetic.js';
 import { transcribe } from './speech.js';
@@ -55,7 +63,13 @@ export interface MultimodalOptions {
 }
 
 export class MultimodalEmbedder implements Embedder {
-  readonly info: EmbeddingModelInfo = { id: MULTIMODAL_ID, name: 'Multimodal embedding v1 (GloVe words, COCO detector, PP-OCR, pocketsphinx)', types: ['image', 'text', 'audio'], dimensions: MULTIMODAL_DIMS, metric: 'COSINE' };
+  readonly info: EmbeddingModelInfo = {
+    id: MULTIMODAL_ID,
+    name: 'Multimodal embedding v1 (GloVe words, COCO detector, PP-OCR, pocketsphinx)',
+    types: ['image', 'text', 'audio'],
+    dimensions: MULTIMODAL_DIMS,
+    metric: 'COSINE',
+  };
   private semantics: Promise<TextSemantics> | null = null;
   private readonly ocrQueue: ModelQueue<RgbImage, string>;
   /** Images being decoded and embedded (admit; a search's query or an index request's item): two a session,
@@ -65,19 +79,25 @@ export class MultimodalEmbedder implements Embedder {
   constructor(private readonly opts: MultimodalOptions) {
     // Two images a session at once (ocrPagesInFlight, as the OCR endpoint): one image's runs alone leave the
     // narrow sessions idle.
-    this.ocrQueue = new ModelQueue({ name: 'embedding ocr', depth: opts.runtime.queueDepth, concurrency: ocrPagesInFlight(opts.runtime.sessions) },
-      async ([img]) => [(await opts.taskModels.ocrImage(img!)).text]);
-    this.images = new ModelQueue({ name: 'embedding image', depth: opts.runtime.queueDepth, concurrency: 2 * opts.runtime.sessions },
-      async ([work]) => [await work!()]);
+    this.ocrQueue = new ModelQueue(
+      { name: 'embedding ocr', depth: opts.runtime.queueDepth, concurrency: ocrPagesInFlight(opts.runtime.sessions) },
+      async ([img]) => [(await opts.taskModels.ocrImage(img!)).text],
+    );
+    this.images = new ModelQueue(
+      { name: 'embedding image', depth: opts.runtime.queueDepth, concurrency: 2 * opts.runtime.sessions },
+      async ([work]) => [await work!()],
+    );
   }
 
   admit<T>(kind: Modality, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return kind === 'image' ? this.images.submit(work, signal) as Promise<T> : work();
+    return kind === 'image' ? (this.images.submit(work, signal) as Promise<T>) : work();
   }
 
   private text(): Promise<TextSemantics> {
     this.semantics ??= loadWordVectors(this.opts.modelsDir).then((w) => new TextSemantics(w));
-    this.semantics.catch(() => { this.semantics = null; });
+    this.semantics.catch(() => {
+      this.semantics = null;
+    });
     return this.semantics;
   }
 
@@ -111,14 +131,21 @@ export class MultimodalEmbedder implements Embedder {
       place(out, SEM, sem.embed(t.words.join(' ')), Math.sqrt(TEXT_SHARES.sem));
       place(out, SOUND, sound, Math.sqrt(TEXT_SHARES.sound));
       const transcript = t.words.join(' ');
-      return { vector: normalize(out), usage: { input_tokens: Math.max(1, Math.ceil(t.seconds * AUDIO_TOKENS_PER_S)) }, transcript };
+      return {
+        vector: normalize(out),
+        usage: { input_tokens: Math.max(1, Math.ceil(t.seconds * AUDIO_TOKENS_PER_S)) },
+        transcript,
+      };
     }
     const img = input.image;
     // Every branch ends before this settles: the pixels may be a pool's, given back when it has.
     const [seen, look] = await allSettled([this.see(img, signal), visualDescriptor(img)] as const);
     place(out, SEM, imageSemantics(sem, seen), Math.sqrt(IMAGE_SHARES.sem));
     place(out, LOOK, look, Math.sqrt(IMAGE_SHARES.look));
-    return { vector: normalize(out), usage: { input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)) } };
+    return {
+      vector: normalize(out),
+      usage: { input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)) },
+    };
   }
 
   private async see(img: LoadedImage, signal?: AbortSignal) {

@@ -20,7 +20,14 @@ export function cmudict(path = CMUDICT_PATH): Map<string, string[]> {
       if (sp <= 0) continue;
       const word = line.slice(0, sp);
       if (word.endsWith(')')) continue; // alternative pronunciations "word(2)"
-      m.set(word, line.slice(sp + 1).trim().split(/\s+/).map((p) => p.replace(/\d$/, '')));
+      m.set(
+        word,
+        line
+          .slice(sp + 1)
+          .trim()
+          .split(/\s+/)
+          .map((p) => p.replace(/\d$/, '')),
+      );
     }
   }
   dict = m;

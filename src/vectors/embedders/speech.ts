@@ -13,7 +13,11 @@ const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 const DECODE_TIMEOUT_MS = 120_000;
 export const AUDIO_MAX_BYTES = 20 * 1024 * 1024;
 
-export interface Transcript { words: string[]; phones: string[]; seconds: number }
+export interface Transcript {
+  words: string[];
+  phones: string[];
+  seconds: number;
+}
 
 /** The container from magic bytes, or null. */
 export function sniffAudio(b: Buffer): 'wav' | 'mp3' | 'flac' | 'ogg' | null {
@@ -63,10 +67,35 @@ export async function transcribe(bytes: Buffer, param: string, signal?: AbortSig
     const wav = join(dir, 'speech.wav');
     await writeFile(input, bytes);
     try {
-      await run('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', input, '-vn', '-ac', '1', '-ar', '16000', '-sample_fmt', 's16', '-f', 'wav', wav], signal);
+      await run(
+        'ffmpeg',
+        [
+          '-hide_banner',
+          '-nostdin',
+          '-loglevel',
+          'error',
+          '-i',
+          input,
+          '-vn',
+          '-ac',
+          '1',
+          '-ar',
+          '16000',
+          '-sample_fmt',
+          's16',
+          '-f',
+          'wav',
+          wav,
+        ],
+        signal,
+      );
     } catch (e) {
       signal?.throwIfAborted();
-      const detail = String((e as { stderr?: string }).stderr ?? '').trim().split('\n').pop() || 'ffmpeg could not read it';
+      const detail =
+        String((e as { stderr?: string }).stderr ?? '')
+          .trim()
+          .split('\n')
+          .pop() || 'ffmpeg could not read it';
       throw errors.undecodableAudio(param, detail.slice(0, 200));
     }
     const seconds = Math.max(0, ((await stat(wav)).size - 44) / 32_000);
@@ -74,12 +103,48 @@ export async function transcribe(bytes: Buffer, param: string, signal?: AbortSig
     const t = await withSlot(async () => {
       const common = ['-infile', wav, '-logfn', '/dev/null'];
       const [words, phones] = await Promise.all([
-        run('pocketsphinx_continuous', [...common, '-hmm', join(MODEL_DIR, 'en-us'), '-lm', join(MODEL_DIR, 'en-us.lm.bin'), '-dict', join(MODEL_DIR, 'cmudict-en-us.dict')], signal),
-        run('pocketsphinx_continuous', [...common, '-hmm', join(MODEL_DIR, 'en-us'), '-allphone', join(MODEL_DIR, 'en-us-phone.lm.bin'), '-backtrace', 'yes', '-beam', '1e-20', '-pbeam', '1e-20', '-lw', '2.0'], signal),
+        run(
+          'pocketsphinx_continuous',
+          [
+            ...common,
+            '-hmm',
+            join(MODEL_DIR, 'en-us'),
+            '-lm',
+            join(MODEL_DIR, 'en-us.lm.bin'),
+            '-dict',
+            join(MODEL_DIR, 'cmudict-en-us.dict'),
+          ],
+          signal,
+        ),
+        run(
+          'pocketsphinx_continuous',
+          [
+            ...common,
+            '-hmm',
+            join(MODEL_DIR, 'en-us'),
+            '-allphone',
+            join(MODEL_DIR, 'en-us-phone.lm.bin'),
+            '-backtrace',
+            'yes',
+            '-beam',
+            '1e-20',
+            '-pbeam',
+            '1e-20',
+            '-lw',
+            '2.0',
+          ],
+          signal,
+        ),
       ]);
       return {
-        words: words.stdout.toLowerCase().split(/\s+/).filter((w) => w && !w.startsWith('<') && !w.startsWith('[')),
-        phones: phones.stdout.trim().split(/\s+/).filter((p) => p && p !== 'SIL'),
+        words: words.stdout
+          .toLowerCase()
+          .split(/\s+/)
+          .filter((w) => w && !w.startsWith('<') && !w.startsWith('[')),
+        phones: phones.stdout
+          .trim()
+          .split(/\s+/)
+          .filter((p) => p && p !== 'SIL'),
         seconds,
       };
     });

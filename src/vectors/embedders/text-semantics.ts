@@ -25,7 +25,9 @@ export class TextSemantics {
     this.common = normalize(c);
   }
 
-  get dims(): number { return this.words.dims; }
+  get dims(): number {
+    return this.words.dims;
+  }
 
   weightOfRank(rank: number): number {
     const p = 1 / ((rank + 10) * this.harmonic);

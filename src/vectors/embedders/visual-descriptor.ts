@@ -10,7 +10,11 @@ const GREY = 16;
 export const VISUAL_DIMS = COLOUR_GRID * (COLOUR_GRID / 2) * 3 + GREY * (GREY / 2);
 const COLOUR_SHARE = 0.45;
 
-export async function visualDescriptor(img: { data: Uint8Array; width: number; height: number }): Promise<Float32Array> {
+export async function visualDescriptor(img: {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}): Promise<Float32Array> {
   const raw = { raw: { width: img.width, height: img.height, channels: 3 as const } };
   const [colour, grey] = await Promise.all([
     sharp(img.data, raw).resize(COLOUR_GRID, COLOUR_GRID, { fit: 'fill', kernel: 'cubic' }).raw().toBuffer(),

@@ -21,8 +21,15 @@ export function wordVectorPath(modelsDir: string): string {
 export class WordVectors {
   private readonly index = new Map<string, number>();
 
-  constructor(readonly words: string[], private readonly q: Int8Array, private readonly scales: Float32Array, readonly dims: number) {
-    words.forEach((w, i) => { if (!this.index.has(w)) this.index.set(w, i); });
+  constructor(
+    readonly words: string[],
+    private readonly q: Int8Array,
+    private readonly scales: Float32Array,
+    readonly dims: number,
+  ) {
+    words.forEach((w, i) => {
+      if (!this.index.has(w)) this.index.set(w, i);
+    });
   }
 
   /** Frequency rank (0 = most frequent) or -1 for a word outside the vocabulary. */
@@ -43,10 +50,14 @@ export class WordVectors {
     const dims = buf.readUInt32LE(8);
     const wordBytes = buf.readUInt32LE(12);
     let off = 16;
-    const words = buf.subarray(off, off + wordBytes).toString('utf8').split('\n');
+    const words = buf
+      .subarray(off, off + wordBytes)
+      .toString('utf8')
+      .split('\n');
     off += wordBytes;
     off = (off + 3) & ~3;
-    if (words.length !== n || buf.length !== off + n * 4 + n * dims) throw new Error('word vector file is truncated or corrupt');
+    if (words.length !== n || buf.length !== off + n * 4 + n * dims)
+      throw new Error('word vector file is truncated or corrupt');
     const scales = new Float32Array(buf.buffer.slice(buf.byteOffset + off, buf.byteOffset + off + n * 4));
     off += n * 4;
     const q = new Int8Array(buf.buffer.slice(buf.byteOffset + off, buf.byteOffset + off + n * dims));
@@ -57,7 +68,11 @@ export class WordVectors {
 /** Reads the npm package's JSON and writes the compact file (once, at setup or first use). */
 export async function convertWordVectors(outPath: string, count = WORD_VECTOR_WORDS): Promise<void> {
   const src = join(packageDir(WORD_VECTOR_PACKAGE), `${WORD_VECTOR_PACKAGE}.json`);
-  const json = JSON.parse(await readFile(src, 'utf8')) as { words: string[]; dimensions: number; vectors: Record<string, number[]> };
+  const json = JSON.parse(await readFile(src, 'utf8')) as {
+    words: string[];
+    dimensions: number;
+    vectors: Record<string, number[]>;
+  };
   const dims = json.dimensions;
   const words: string[] = [];
   const scales: number[] = [];
@@ -82,7 +97,13 @@ export async function convertWordVectors(outPath: string, count = WORD_VECTOR_WO
   head.writeUInt32LE(dims, 8);
   head.writeUInt32LE(wordBuf.length, 12);
   const pad = Buffer.alloc(((16 + wordBuf.length + 3) & ~3) - 16 - wordBuf.length);
-  const body = Buffer.concat([head, wordBuf, pad, Buffer.from(new Float32Array(scales).buffer), Buffer.from(q.buffer, 0, words.length * dims)]);
+  const body = Buffer.concat([
+    head,
+    wordBuf,
+    pad,
+    Buffer.from(new Float32Array(scales).buffer),
+    Buffer.from(q.buffer, 0, words.length * dims),
+  ]);
   await mkdir(dirname(outPath), { recursive: true });
   const tmp = `${outPath}.${process.pid}.tmp`;
   await writeFile(tmp, body);
@@ -100,6 +121,8 @@ export function loadWordVectors(modelsDir: string): Promise<WordVectors> {
     return WordVectors.parse(readFileSync(path));
   })();
   cached = { path, vectors };
-  vectors.catch(() => { if (cached?.vectors === vectors) cached = null; });
+  vectors.catch(() => {
+    if (cached?.vectors === vectors) cached = null;
+  });
   return vectors;
 }

@@ -41,7 +41,8 @@ export interface Heatmap {
   frames: number;
 }
 
-const sizeOf = (w: unknown, h: unknown) => (Number(w) > 0 && Number(h) > 0 ? { width: Number(w), height: Number(h) } : null);
+const sizeOf = (w: unknown, h: unknown) =>
+  Number(w) > 0 && Number(h) > 0 ? { width: Number(w), height: Number(h) } : null;
 
 /** What the analytics endpoints need of the video part. */
 export interface AnalyticsPorts {
@@ -56,7 +57,10 @@ export interface AnalyticsPorts {
 export class AnalyticsService {
   private readonly archive: StreamArchive;
 
-  constructor(private readonly s: Pick<Services, 'db'>, private readonly ports: AnalyticsPorts) {
+  constructor(
+    private readonly s: Pick<Services, 'db'>,
+    private readonly ports: AnalyticsPorts,
+  ) {
     this.archive = ports.archive;
   }
 
@@ -88,11 +92,24 @@ export class AnalyticsService {
     const [row] = await this.s.db.query(sql.get, [id]);
     const saved = sizeOf(row?.frame_width, row?.frame_height);
     if (running) {
-      return { object: 'video.analytics', task_id: id, status: task.status, version: running.engine.version, parameters: running.engine.parameters, totals: running.engine.summary(), frame_size: running.frameSize ?? saved };
+      return {
+        object: 'video.analytics',
+        task_id: id,
+        status: task.status,
+        version: running.engine.version,
+        parameters: running.engine.parameters,
+        totals: running.engine.summary(),
+        frame_size: running.frameSize ?? saved,
+      };
     }
     return {
-      object: 'video.analytics', task_id: id, status: task.status, version: row ? Number(row.version) : 1,
-      parameters: row ? (row.parameters as AnalyticsParameters) : step, totals: (row?.summary as AnalyticsSummary | null) ?? null, frame_size: saved,
+      object: 'video.analytics',
+      task_id: id,
+      status: task.status,
+      version: row ? Number(row.version) : 1,
+      parameters: row ? (row.parameters as AnalyticsParameters) : step,
+      totals: (row?.summary as AnalyticsSummary | null) ?? null,
+      frame_size: saved,
     };
   }
 
@@ -102,7 +119,10 @@ export class AnalyticsService {
     const step = analyticsStep(task.request);
     if (!step) throw errors.analyticsUnavailable(id, 'the task has no analytics step');
     if ((TERMINAL_STATES as readonly string[]).includes(task.status) || task.status === 'cancelling') {
-      throw errors.analyticsUnavailable(id, `the task is ${task.status}; rules change only on a pending or running task (POST .../analytics/recount counts a finished one with new rules)`);
+      throw errors.analyticsUnavailable(
+        id,
+        `the task is ${task.status}; rules change only on a pending or running task (POST .../analytics/recount counts a finished one with new rules)`,
+      );
     }
     const params = parseAnalytics(input, 'parameters', await this.#labels(task.request));
     const version = await this.s.db.tx(async (q) => {
@@ -122,24 +142,39 @@ export class AnalyticsService {
     const started = performance.now();
     const task = await this.#task(projectId, id);
     if (!(TERMINAL_STATES as readonly string[]).includes(task.status)) {
-      throw errors.analyticsUnavailable(id, `the task is ${task.status}; a recount reads a finished task's stream (GET .../analytics has the totals so far)`);
+      throw errors.analyticsUnavailable(
+        id,
+        `the task is ${task.status}; a recount reads a finished task's stream (GET .../analytics has the totals so far)`,
+      );
     }
     const [row] = await this.s.db.query(sql.get, [id]);
     let params: AnalyticsParameters;
     if (input !== undefined) params = parseAnalytics(input, 'parameters', await this.#labels(task.request));
     else if (row) params = row.parameters as AnalyticsParameters;
     else throw errors.analyticsUnavailable(id, 'the task has no analytics step; pass parameters to count it');
-    const width = Number(row?.frame_width ?? 0), height = Number(row?.frame_height ?? 0);
+    const width = Number(row?.frame_width ?? 0),
+      height = Number(row?.frame_height ?? 0);
     if (params.units === 'relative' && !(width > 0 && height > 0)) {
-      throw errors.invalidParam('parameters.units', 'The task recorded no frame size (it had no analytics step); units "relative" cannot be placed, use "pixels"');
+      throw errors.invalidParam(
+        'parameters.units',
+        'The task recorded no frame size (it had no analytics step); units "relative" cannot be placed, use "pixels"',
+      );
     }
     const engine = new AnalyticsEngine(params, { idPrefix: `${id}.ae_` });
     let events = 0;
-    const { frames, source } = await forEachStoredFrame(this.s.db, this.archive, id, width, height, (f) => { events += engine.process(f).events.length; });
+    const { frames, source } = await forEachStoredFrame(this.s.db, this.archive, id, width, height, (f) => {
+      events += engine.process(f).events.length;
+    });
     events += engine.finish().length;
     return {
-      object: 'video.analytics.recount', task_id: id, parameters: params, frames, events,
-      totals: engine.summary(), recount_ms: Math.round(performance.now() - started), source,
+      object: 'video.analytics.recount',
+      task_id: id,
+      parameters: params,
+      frames,
+      events,
+      totals: engine.summary(),
+      recount_ms: Math.round(performance.now() - started),
+      source,
     };
   }
 
@@ -163,14 +198,20 @@ export class AnalyticsService {
     const [row] = await this.s.db.query(sql.get, [id]);
     const known = this.#running(id)?.frameSize ?? sizeOf(row?.frame_width, row?.frame_height);
     const anchor = ANCHORS.indexOf(q.anchor ?? 'bottom_center');
-    const from = q.from_ms ?? -Infinity, to = q.to_ms ?? Infinity;
+    const from = q.from_ms ?? -Infinity,
+      to = q.to_ms ?? Infinity;
     const at = new Float64Array(2);
     // With the frame size known the points go straight onto the grid; else they wait for the boxes' extent.
     let grid = known ? new HeatmapGrid(...sizeArgs(known, q.width)) : null;
     const waiting: number[] = [];
-    let right = 0, bottom = 0, frames = 0;
+    let right = 0,
+      bottom = 0,
+      frames = 0;
     await forEachStoredFrame(this.s.db, this.archive, id, known?.width ?? 0, known?.height ?? 0, (f) => {
-      for (const t of f.tracks) { right = Math.max(right, t.box[2]); bottom = Math.max(bottom, t.box[3]); }
+      for (const t of f.tracks) {
+        right = Math.max(right, t.box[2]);
+        bottom = Math.max(bottom, t.box[3]);
+      }
       if (f.t_ms < from || f.t_ms >= to) return;
       frames++;
       for (const t of f.tracks) {
@@ -181,7 +222,11 @@ export class AnalyticsService {
       }
     });
     if (!grid) {
-      if (!(right > 0 && bottom > 0)) throw errors.analyticsUnavailable(id, `no tracked box yet (the task is ${task.status}) and no recorded frame size: no heatmap to draw`);
+      if (!(right > 0 && bottom > 0))
+        throw errors.analyticsUnavailable(
+          id,
+          `no tracked box yet (the task is ${task.status}) and no recorded frame size: no heatmap to draw`,
+        );
       grid = new HeatmapGrid(...sizeArgs({ width: Math.ceil(right), height: Math.ceil(bottom) }, q.width));
       for (let i = 0; i < waiting.length; i += 2) grid.add(waiting[i]!, waiting[i + 1]!);
     }
@@ -189,7 +234,10 @@ export class AnalyticsService {
   }
 }
 
-function sizeArgs(source: { width: number; height: number }, maxWidth = HEATMAP_DEFAULT_WIDTH): [number, number, number] {
+function sizeArgs(
+  source: { width: number; height: number },
+  maxWidth = HEATMAP_DEFAULT_WIDTH,
+): [number, number, number] {
   const { width, height } = heatmapSize(source.width, source.height, maxWidth);
   return [width, height, source.width];
 }

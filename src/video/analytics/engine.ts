@@ -49,7 +49,11 @@ type EventInit = Omit<AnalyticsEvent, 'id' | 'version' | 't_ms' | 'frame_index'>
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
 /** Which of `rules` count class `cls` (1) or not (0), cached per class; null when every rule counts every class. */
-function classMask(cache: Map<string, Uint8Array> | null, rules: ReadonlyArray<{ classes: ReadonlySet<string> | null }>, cls: string): Uint8Array | null {
+function classMask(
+  cache: Map<string, Uint8Array> | null,
+  rules: ReadonlyArray<{ classes: ReadonlySet<string> | null }>,
+  cls: string,
+): Uint8Array | null {
   if (cache === null) return null;
   let m = cache.get(cls);
   if (!m) cache.set(cls, (m = Uint8Array.from(rules, (r) => (r.classes === null || r.classes.has(cls) ? 1 : 0))));
@@ -96,8 +100,12 @@ export class AnalyticsEngine {
     this.#exhaustive = opts.exhaustive ?? false;
   }
 
-  get version(): number { return this.#version; }
-  get parameters(): AnalyticsParameters { return this.#pending ?? this.#params; }
+  get version(): number {
+    return this.#version;
+  }
+  get parameters(): AnalyticsParameters {
+    return this.#pending ?? this.#params;
+  }
 
   /** New rules from the next frame on; returns the new version (`version`: set it, e.g. from the task record). */
   setRules(params: AnalyticsParameters, version = this.#version + 1): number {
@@ -145,7 +153,13 @@ export class AnalyticsEngine {
   }
 
   #emit(e: EventInit): void {
-    this.#events.push({ id: `${this.#idPrefix}${this.#frameIndex}_${this.#seq++}`, ...e, version: this.#activeVersion, t_ms: this.#t, frame_index: this.#frameIndex } as AnalyticsEvent);
+    this.#events.push({
+      id: `${this.#idPrefix}${this.#frameIndex}_${this.#seq++}`,
+      ...e,
+      version: this.#activeVersion,
+      t_ms: this.#t,
+      frame_index: this.#frameIndex,
+    } as AnalyticsEvent);
   }
 
   /** One sampled frame's tracks (call in stream order, also for frames without tracks). */
@@ -157,7 +171,10 @@ export class AnalyticsEngine {
       this.#rules = this.#compile(frame.width, frame.height);
     }
     let rules = this.#rules;
-    if (!rules || (this.#params.units === 'relative' && (this.#size[0] !== frame.width || this.#size[1] !== frame.height))) {
+    if (
+      !rules ||
+      (this.#params.units === 'relative' && (this.#size[0] !== frame.width || this.#size[1] !== frame.height))
+    ) {
       rules = this.#compile(frame.width, frame.height);
     }
     this.#events = [];
@@ -173,11 +190,14 @@ export class AnalyticsEngine {
       let st = this.#tracks.get(trk.track_id);
       if (!st) {
         this.#tracks.set(trk.track_id, (st = new TrackState(trk.track_id, rules)));
-        if (rules.joinSamples > 0 && lines.length > 0) this.#join(st, trk, sample, (here ??= new Set(frame.tracks.map((t) => t.track_id))));
+        if (rules.joinSamples > 0 && lines.length > 0)
+          this.#join(st, trk, sample, (here ??= new Set(frame.tracks.map((t) => t.track_id))));
       }
       if (st.seenAt === sample) continue; // a duplicate id in one frame: the first box wins
       st.hasPrev = st.seenAt >= 0;
-      const swap = st.prev; st.prev = st.cur; st.cur = swap;
+      const swap = st.prev;
+      st.prev = st.cur;
+      st.cur = swap;
       const [x1, y1, x2, y2] = trk.box;
       st.move(x1, y1, x2, y2);
       if (this.#exhaustive) st.travel = Infinity; // never below a quiet span's end
@@ -190,18 +210,29 @@ export class AnalyticsEngine {
         stepSpeed(speed.h, speed.windowMs, st, frame.t_ms, st.cur[0], st.cur[1]);
         if (!Number.isNaN(st.speedKmh)) speeds!.set(trk.track_id, round1(st.speedKmh));
       }
-      if (lines.length > 0 && !(st.travel < st.linesQuiet && st.linesCls === st.cls) && stepLines(this.#packed.packed, this.#packed.anchorOffset, this.#maskFor(st.cls, rules), st, this.#lineOut) > 0) {
+      if (
+        lines.length > 0 &&
+        !(st.travel < st.linesQuiet && st.linesCls === st.cls) &&
+        stepLines(this.#packed.packed, this.#packed.anchorOffset, this.#maskFor(st.cls, rules), st, this.#lineOut) > 0
+      ) {
         for (let i = 0; i < lines.length; i++) {
           const r = this.#lineOut[i];
           if (r === 0) continue;
           this.#lineRefs[i].add(r as 1 | -1, st.cls, frame.t_ms, interval, st.speedKmh);
-          const e: EventInit = { type: 'line.crossed', rule: lines[i].id, track_id: st.id, class: st.cls, direction: r === 1 ? 'in' : 'out' };
+          const e: EventInit = {
+            type: 'line.crossed',
+            rule: lines[i].id,
+            track_id: st.id,
+            class: st.cls,
+            direction: r === 1 ? 'in' : 'out',
+          };
           if (speed && !Number.isNaN(st.speedKmh)) e.speed_kmh = round1(st.speedKmh);
           this.#emit(e);
         }
       }
       // Every zone settled (the nearest quiet span not reached, no dwell due, same class): nothing can happen.
-      if (zones.length > 0 && !(st.travel < st.zonesQuiet && frame.t_ms <= st.zonesDwellDue && st.zonesCls === st.cls)) this.#stepZones(st, rules);
+      if (zones.length > 0 && !(st.travel < st.zonesQuiet && frame.t_ms <= st.zonesDwellDue && st.zonesCls === st.cls))
+        this.#stepZones(st, rules);
     }
     // Tracks not seen in this frame: gone from their zones after lost_samples, forgotten later.
     for (const st of this.#tracks.values()) {
@@ -240,22 +271,34 @@ export class AnalyticsEngine {
    */
   #join(st: TrackState, trk: AnalyticsTrack, sample: number, here: ReadonlySet<number>): void {
     const [x1, y1, x2, y2] = trk.box;
-    const cx = (x1 + x2) / 2, h = y2 - y1, within = this.#rules!.joinSamples;
-    let best: TrackState | null = null, bestD = Infinity;
+    const cx = (x1 + x2) / 2,
+      h = y2 - y1,
+      within = this.#rules!.joinSamples;
+    let best: TrackState | null = null,
+      bestD = Infinity;
     for (const o of this.#tracks.values()) {
-      if (o === st || o.joined || o.seenAt < 0 || sample - o.seenAt > within || o.cls !== trk.class || here.has(o.id)) continue;
+      if (o === st || o.joined || o.seenAt < 0 || sample - o.seenAt > within || o.cls !== trk.class || here.has(o.id))
+        continue;
       const b = o.box;
       const d = Math.hypot((b[0] + b[2]) / 2 - cx, b[3] - y2);
-      if (d <= 0.5 * Math.max(h, b[3] - b[1]) && d < bestD) { best = o; bestD = d; }
+      if (d <= 0.5 * Math.max(h, b[3] - b[1]) && d < bestD) {
+        best = o;
+        bestD = d;
+      }
     }
     if (best) st.continueLines(best);
   }
 
   /** One sighting against every zone; notes when the track can next change anything (see process). */
   #stepZones(st: TrackState, rules: CompiledRules): void {
-    const zones = rules.zones, t = this.#t;
-    const zoneMask = this.#zoneMaskFor(st.cls, rules), zoneIn = st.zoneIn, zoneQuiet = st.zoneQuiet, travel = st.travel;
-    let quiet = Infinity, due = Infinity;
+    const zones = rules.zones,
+      t = this.#t;
+    const zoneMask = this.#zoneMaskFor(st.cls, rules),
+      zoneIn = st.zoneIn,
+      zoneQuiet = st.zoneQuiet,
+      travel = st.travel;
+    let quiet = Infinity,
+      due = Infinity;
     for (let i = 0; i < zones.length; i++) {
       if (zoneMask !== null && zoneMask[i] === 0) continue;
       // Settled on its side (stepZone's quiet span): outside nothing can happen, inside only dwell.
@@ -270,10 +313,17 @@ export class AnalyticsEngine {
       else if (r === -1) this.#exit(st, i, rules);
       else if (zone.dwellMs !== null && zoneIn[i] && !st.zoneDwell[i] && t - st.zoneEnterT[i] > zone.dwellMs) {
         st.zoneDwell[i] = 1;
-        this.#emit({ type: 'zone.dwell', rule: zone.id, track_id: st.id, class: st.cls, dwell_ms: t - st.zoneEnterT[i] });
+        this.#emit({
+          type: 'zone.dwell',
+          rule: zone.id,
+          track_id: st.id,
+          class: st.cls,
+          dwell_ms: t - st.zoneEnterT[i],
+        });
       }
       if (zoneQuiet[i] < quiet) quiet = zoneQuiet[i];
-      if (zone.dwellMs !== null && zoneIn[i] && !st.zoneDwell[i] && st.zoneEnterT[i] + zone.dwellMs < due) due = st.zoneEnterT[i] + zone.dwellMs;
+      if (zone.dwellMs !== null && zoneIn[i] && !st.zoneDwell[i] && st.zoneEnterT[i] + zone.dwellMs < due)
+        due = st.zoneEnterT[i] + zone.dwellMs;
     }
     st.zonesQuiet = quiet;
     st.zonesDwellDue = due;
@@ -318,11 +368,17 @@ export class AnalyticsEngine {
   }
 
   /** The counts alone (every chunk carries them): no buckets or statistics to build. */
-  counts(): { version: number; lines: Record<string, { in: number; out: number }>; zones: Record<string, { occupancy: number; entered: number; exited: number }> } {
+  counts(): {
+    version: number;
+    lines: Record<string, { in: number; out: number }>;
+    zones: Record<string, { occupancy: number; entered: number; exited: number }>;
+  } {
     return {
       version: this.#version,
       lines: Object.fromEntries([...this.#lineTotals].map(([id, t]) => [id, { in: t.in, out: t.out }])),
-      zones: Object.fromEntries([...this.#zoneTotals].map(([id, t]) => [id, { occupancy: t.occupancy, entered: t.entered, exited: t.exited }])),
+      zones: Object.fromEntries(
+        [...this.#zoneTotals].map(([id, t]) => [id, { occupancy: t.occupancy, entered: t.entered, exited: t.exited }]),
+      ),
     };
   }
 

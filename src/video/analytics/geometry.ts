@@ -12,7 +12,16 @@ export function cross(ax: number, ay: number, bx: number, by: number, px: number
  * Where the step P->Q crosses the infinite line through A and B, as the parameter along AB (0 at A, 1 at B);
  * NaN when P and Q are on the same side or the step is parallel to the line.
  */
-export function crossingParam(ax: number, ay: number, bx: number, by: number, px: number, py: number, qx: number, qy: number): number {
+export function crossingParam(
+  ax: number,
+  ay: number,
+  bx: number,
+  by: number,
+  px: number,
+  py: number,
+  qx: number,
+  qy: number,
+): number {
   const dp = cross(ax, ay, bx, by, px, py);
   const dq = cross(ax, ay, bx, by, qx, qy);
   if (dp === dq || (dp > 0 && dq > 0) || (dp < 0 && dq < 0)) return NaN;
@@ -20,7 +29,8 @@ export function crossingParam(ax: number, ay: number, bx: number, by: number, px
   const s = dp / (dp - dq);
   const cx = px + s * (qx - px);
   const cy = py + s * (qy - py);
-  const dx = bx - ax, dy = by - ay;
+  const dx = bx - ax,
+    dy = by - ay;
   return ((cx - ax) * dx + (cy - ay) * dy) / (dx * dx + dy * dy);
 }
 
@@ -32,8 +42,13 @@ export function segmentsIntersect(a: Point, b: Point, c: Point, d: Point): boole
   const d4 = cross(a[0], a[1], b[0], b[1], d[0], d[1]);
   if (((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0))) return true;
   const on = (p: Point, q: Point, r: Point) =>
-    Math.min(p[0], q[0]) <= r[0] && r[0] <= Math.max(p[0], q[0]) && Math.min(p[1], q[1]) <= r[1] && r[1] <= Math.max(p[1], q[1]);
-  return (d1 === 0 && on(c, d, a)) || (d2 === 0 && on(c, d, b)) || (d3 === 0 && on(a, b, c)) || (d4 === 0 && on(a, b, d));
+    Math.min(p[0], q[0]) <= r[0] &&
+    r[0] <= Math.max(p[0], q[0]) &&
+    Math.min(p[1], q[1]) <= r[1] &&
+    r[1] <= Math.max(p[1], q[1]);
+  return (
+    (d1 === 0 && on(c, d, a)) || (d2 === 0 && on(c, d, b)) || (d3 === 0 && on(a, b, c)) || (d4 === 0 && on(a, b, d))
+  );
 }
 
 /** Even-odd point-in-polygon over a flat [x0, y0, x1, y1, ...] array; a point exactly on an edge may go either way. */
@@ -41,9 +56,11 @@ export function pointInPolygon(flat: ArrayLike<number>, px: number, py: number):
   let inside = false;
   const n = flat.length;
   for (let i = 0, j = n - 2; i < n; j = i, i += 2) {
-    const yi = flat[i + 1], yj = flat[j + 1];
-    if ((yi > py) !== (yj > py)) {
-      const xi = flat[i], xj = flat[j];
+    const yi = flat[i + 1],
+      yj = flat[j + 1];
+    if (yi > py !== yj > py) {
+      const xi = flat[i],
+        xj = flat[j];
       if (px < xi + ((py - yi) * (xj - xi)) / (yj - yi)) inside = !inside;
     }
   }
@@ -52,11 +69,13 @@ export function pointInPolygon(flat: ArrayLike<number>, px: number, py: number):
 
 /** Distance from P to the closed segment AB. */
 export function distanceToSegment(ax: number, ay: number, bx: number, by: number, px: number, py: number): number {
-  const dx = bx - ax, dy = by - ay;
+  const dx = bx - ax,
+    dy = by - ay;
   const len2 = dx * dx + dy * dy;
   let t = len2 === 0 ? 0 : ((px - ax) * dx + (py - ay) * dy) / len2;
   t = t < 0 ? 0 : t > 1 ? 1 : t;
-  const ex = ax + t * dx - px, ey = ay + t * dy - py;
+  const ex = ax + t * dx - px,
+    ey = ay + t * dy - py;
   return Math.sqrt(ex * ex + ey * ey);
 }
 
@@ -74,7 +93,8 @@ export function distanceToBoundary(flat: ArrayLike<number>, px: number, py: numb
 /** Twice the signed area (shoelace); 0 for a degenerate polygon. */
 export function signedArea2(points: readonly Point[]): number {
   let s = 0;
-  for (let i = 0, j = points.length - 1; i < points.length; j = i++) s += points[j][0] * points[i][1] - points[i][0] * points[j][1];
+  for (let i = 0, j = points.length - 1; i < points.length; j = i++)
+    s += points[j][0] * points[i][1] - points[i][0] * points[j][1];
   return s;
 }
 
@@ -85,22 +105,27 @@ export function signedArea2(points: readonly Point[]): number {
 export function polygonProblem(points: readonly Point[]): string | null {
   const n = points.length;
   for (let i = 0; i < n; i++) {
-    const a = points[i], b = points[(i + 1) % n];
+    const a = points[i],
+      b = points[(i + 1) % n];
     if (a[0] === b[0] && a[1] === b[1]) return `points ${i} and ${(i + 1) % n} are the same point`;
   }
   if (Math.abs(signedArea2(points)) < 1e-12) return 'the polygon has no area (all points on one line)';
   for (let i = 0; i < n; i++) {
-    const a = points[i], b = points[(i + 1) % n];
+    const a = points[i],
+      b = points[(i + 1) % n];
     for (let j = i + 1; j < n; j++) {
       const adjacent = j === i + 1 || (i === 0 && j === n - 1);
-      const c = points[j], d = points[(j + 1) % n];
+      const c = points[j],
+        d = points[(j + 1) % n];
       if (adjacent) {
         // Neighbours share one vertex; they may not fold back over each other.
         const shared = j === i + 1 ? b : a;
         const other1 = j === i + 1 ? a : b;
         const other2 = j === i + 1 ? d : c;
-        if (cross(shared[0], shared[1], other1[0], other1[1], other2[0], other2[1]) === 0 &&
-          (other1[0] - shared[0]) * (other2[0] - shared[0]) + (other1[1] - shared[1]) * (other2[1] - shared[1]) > 0) {
+        if (
+          cross(shared[0], shared[1], other1[0], other1[1], other2[0], other2[1]) === 0 &&
+          (other1[0] - shared[0]) * (other2[0] - shared[0]) + (other1[1] - shared[1]) * (other2[1] - shared[1]) > 0
+        ) {
           return `edges ${i} and ${j} overlap`;
         }
         continue;
@@ -121,7 +146,8 @@ export type Homography = Float64Array;
 export function homography(src: readonly Point[], dst: readonly Point[]): Homography | null {
   const m: number[][] = [];
   for (let i = 0; i < 4; i++) {
-    const [x, y] = src[i], [u, v] = dst[i];
+    const [x, y] = src[i],
+      [u, v] = dst[i];
     m.push([x, y, 1, 0, 0, 0, -u * x, -u * y, u]);
     m.push([0, 0, 0, x, y, 1, -v * x, -v * y, v]);
   }
@@ -143,7 +169,8 @@ export function homography(src: readonly Point[], dst: readonly Point[]): Homogr
   for (let i = 0; i < 4; i++) {
     for (let j = i + 1; j < 4; j++) {
       for (let k = j + 1; k < 4; k++) {
-        const s = src, d = dst;
+        const s = src,
+          d = dst;
         if (cross(s[i][0], s[i][1], s[j][0], s[j][1], s[k][0], s[k][1]) === 0) return null;
         if (cross(d[i][0], d[i][1], d[j][0], d[j][1], d[k][0], d[k][1]) === 0) return null;
       }

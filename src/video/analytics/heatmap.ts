@@ -14,7 +14,10 @@ export const HEATMAP_MAX_WIDTH = 1920;
 const ZERO = 1e-9;
 
 const STOPS: ReadonlyArray<readonly [number, number, number, number]> = [
-  [0, 0, 0, 255], [0.33, 0, 255, 255], [0.66, 255, 255, 0], [1, 255, 0, 0],
+  [0, 0, 0, 255],
+  [0.33, 0, 255, 255],
+  [0.66, 255, 255, 0],
+  [1, 255, 0, 0],
 ];
 
 export class HeatmapGrid {
@@ -23,7 +26,11 @@ export class HeatmapGrid {
   readonly #scale: number;
 
   /** An image `width` x `height` over a source frame `sourceWidth` pixels wide. */
-  constructor(readonly width: number, readonly height: number, sourceWidth: number) {
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    sourceWidth: number,
+  ) {
     this.counts = new Float32Array(width * height);
     this.#scale = width / sourceWidth;
   }
@@ -60,7 +67,8 @@ export class HeatmapGrid {
       const t = Math.sqrt(v);
       let k = 1;
       while (k < STOPS.length - 1 && STOPS[k]![0] < t) k++;
-      const [t0, r0, g0, b0] = STOPS[k - 1]!, [t1, r1, g1, b1] = STOPS[k]!;
+      const [t0, r0, g0, b0] = STOPS[k - 1]!,
+        [t1, r1, g1, b1] = STOPS[k]!;
       const f = (t - t0) / (t1 - t0);
       const o = i * 4;
       out[o] = Math.round(r0 + (r1 - r0) * f);
@@ -72,7 +80,9 @@ export class HeatmapGrid {
   }
 
   async png(): Promise<Buffer> {
-    return sharp(this.rgba(), { raw: { width: this.width, height: this.height, channels: 4 } }).png({ compressionLevel: 6 }).toBuffer();
+    return sharp(this.rgba(), { raw: { width: this.width, height: this.height, channels: 4 } })
+      .png({ compressionLevel: 6 })
+      .toBuffer();
   }
 }
 
@@ -81,7 +91,15 @@ export class HeatmapGrid {
  * its cells `step` apart (rows: step 1, lineStep width; columns: step width, lineStep 1). Cells beyond the
  * edge count as 0.
  */
-function blur(src: Float32Array, dst: Float32Array, lines: number, len: number, lineStep: number, step: number, r: number): void {
+function blur(
+  src: Float32Array,
+  dst: Float32Array,
+  lines: number,
+  len: number,
+  lineStep: number,
+  step: number,
+  r: number,
+): void {
   const inv = 1 / (2 * r + 1);
   for (let l = 0; l < lines; l++) {
     const o = l * lineStep;
@@ -99,7 +117,11 @@ function blur(src: Float32Array, dst: Float32Array, lines: number, len: number, 
  * The image size for a source frame: its own, scaled down (keeping the aspect) to at most `maxWidth` wide and
  * HEATMAP_MAX_WIDTH high (a frame inferred from odd boxes may be very tall).
  */
-export function heatmapSize(sourceWidth: number, sourceHeight: number, maxWidth = HEATMAP_DEFAULT_WIDTH): { width: number; height: number } {
+export function heatmapSize(
+  sourceWidth: number,
+  sourceHeight: number,
+  maxWidth = HEATMAP_DEFAULT_WIDTH,
+): { width: number; height: number } {
   const scale = Math.min(1, maxWidth / sourceWidth, HEATMAP_MAX_WIDTH / sourceHeight);
   return { width: Math.max(1, Math.round(sourceWidth * scale)), height: Math.max(1, Math.round(sourceHeight * scale)) };
 }

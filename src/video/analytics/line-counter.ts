@@ -40,7 +40,12 @@ export const LINE_STRIDE = 9;
 
 export function packLines(lines: readonly CompiledLine[]): { packed: Float64Array; anchorOffset: Int32Array } {
   const packed = new Float64Array(lines.length * LINE_STRIDE);
-  lines.forEach((l, i) => packed.set([l.ax, l.ay, l.bx, l.by, l.invLen, l.marginPx, l.marginBox, l.minSamples, l.marginMaxPx], i * LINE_STRIDE));
+  lines.forEach((l, i) =>
+    packed.set(
+      [l.ax, l.ay, l.bx, l.by, l.invLen, l.marginPx, l.marginBox, l.minSamples, l.marginMaxPx],
+      i * LINE_STRIDE,
+    ),
+  );
   return { packed, anchorOffset: Int32Array.from(lines, (l) => l.anchor * 2) };
 }
 
@@ -53,12 +58,26 @@ export function packLines(lines: readonly CompiledLine[]): { packed: Float64Arra
  * the anchor, |d| from the line, stays on that side while st.travel grows by less than |d|. The nearest such
  * end over all lines goes to st.linesQuiet: until then the engine skips the call.
  */
-export function stepLines(packed: Float64Array, anchorOffset: Int32Array, mask: Uint8Array | null, st: TrackState, out: Int8Array): number {
+export function stepLines(
+  packed: Float64Array,
+  anchorOffset: Int32Array,
+  mask: Uint8Array | null,
+  st: TrackState,
+  out: Int8Array,
+): number {
   const n = anchorOffset.length;
-  const cur = st.cur, prev = st.prev, hasPrev = st.hasPrev, h = st.boxHeight;
-  const lineD = st.lineD, lineSide = st.lineSide, linePend = st.linePend, lineCrossT = st.lineCrossT;
-  const travel = st.travel, quiet = st.lineQuiet;
-  let hits = 0, nearest = Infinity;
+  const cur = st.cur,
+    prev = st.prev,
+    hasPrev = st.hasPrev,
+    h = st.boxHeight;
+  const lineD = st.lineD,
+    lineSide = st.lineSide,
+    linePend = st.linePend,
+    lineCrossT = st.lineCrossT;
+  const travel = st.travel,
+    quiet = st.lineQuiet;
+  let hits = 0,
+    nearest = Infinity;
   for (let i = 0; i < n; i++) {
     out[i] = 0;
     if (mask !== null && mask[i] === 0) continue;
@@ -66,14 +85,19 @@ export function stepLines(packed: Float64Array, anchorOffset: Int32Array, mask: 
       if (quiet[i] < nearest) nearest = quiet[i];
       continue;
     }
-    const b = i * LINE_STRIDE, o = anchorOffset[i];
-    const ax = packed[b], ay = packed[b + 1], bx = packed[b + 2], by = packed[b + 3];
-    const px = cur[o], py = cur[o + 1];
+    const b = i * LINE_STRIDE,
+      o = anchorOffset[i];
+    const ax = packed[b],
+      ay = packed[b + 1],
+      bx = packed[b + 2],
+      by = packed[b + 3];
+    const px = cur[o],
+      py = cur[o + 1];
     const c = (bx - ax) * (py - ay) - (by - ay) * (px - ax);
     const dq = lineD[i];
     lineD[i] = c;
     // dq is NaN for a line added while the track was away: no step to look at.
-    if (hasPrev && dq === dq && ((dq > 0) !== (c > 0) || dq === 0)) {
+    if (hasPrev && dq === dq && (dq > 0 !== c > 0 || dq === 0)) {
       const t = crossingParam(ax, ay, bx, by, prev[o], prev[o + 1], px, py);
       if (t === t) lineCrossT[i] = t;
     }
@@ -85,14 +109,28 @@ export function stepLines(packed: Float64Array, anchorOffset: Int32Array, mask: 
     let side = lineSide[i];
     if (side === 0) {
       nearest = 0;
-      if (beyond !== 0) { lineSide[i] = beyond; linePend[i] = 0; lineCrossT[i] = NaN; }
+      if (beyond !== 0) {
+        lineSide[i] = beyond;
+        linePend[i] = 0;
+        lineCrossT[i] = NaN;
+      }
       // First seen inside the band: the side it is on, provisionally (PROVISIONAL, see the header).
-      else if (d !== 0) { lineSide[i] = d > 0 ? PROVISIONAL : -PROVISIONAL; linePend[i] = 0; lineCrossT[i] = NaN; }
+      else if (d !== 0) {
+        lineSide[i] = d > 0 ? PROVISIONAL : -PROVISIONAL;
+        linePend[i] = 0;
+        lineCrossT[i] = NaN;
+      }
       continue;
     }
     if (side === PROVISIONAL || side === -PROVISIONAL) {
       side = side > 0 ? 1 : -1;
-      if (beyond === side) { lineSide[i] = side; linePend[i] = 0; lineCrossT[i] = NaN; nearest = 0; continue; }
+      if (beyond === side) {
+        lineSide[i] = side;
+        linePend[i] = 0;
+        lineCrossT[i] = NaN;
+        nearest = 0;
+        continue;
+      }
     }
     if (beyond === side) {
       if (linePend[i] !== 0) linePend[i] = 0;
@@ -107,13 +145,19 @@ export function stepLines(packed: Float64Array, anchorOffset: Int32Array, mask: 
       continue;
     }
     nearest = 0; // not settled: check at the next sighting
-    if (beyond === 0) { linePend[i] = 0; continue; }
+    if (beyond === 0) {
+      linePend[i] = 0;
+      continue;
+    }
     if (++linePend[i] < packed[b + 7]) continue;
     const t = lineCrossT[i];
     lineSide[i] = beyond;
     linePend[i] = 0;
     lineCrossT[i] = NaN;
-    if (t >= 0 && t <= 1) { out[i] = beyond; hits++; }
+    if (t >= 0 && t <= 1) {
+      out[i] = beyond;
+      hits++;
+    }
   }
   st.linesQuiet = nearest;
   st.linesCls = st.cls;

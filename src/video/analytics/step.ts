@@ -14,28 +14,46 @@ import { EVENT_TYPES } from './events.js';
 
 export const analyticsStep = defineStep({
   name: 'analytics',
-  schema: z.strictObject({
-    model: z.literal('analytics'),
-    parameters: AnalyticsParameters,
-  }).meta({ description: 'Counting lines, zones, dwell, crowding and speed on the tracks of the detect step before it (docs/analytics.md)' }),
+  schema: z
+    .strictObject({
+      model: z.literal('analytics'),
+      parameters: AnalyticsParameters,
+    })
+    .meta({
+      description:
+        'Counting lines, zones, dwell, crowding and speed on the tracks of the detect step before it (docs/analytics.md)',
+    }),
   // Every field of the rules; parseAnalytics checks them as a whole.
   parameters: Object.keys(AnalyticsParameters.shape),
   plan({ index, params, before }) {
     // Counts the tracks of the detect step before it (its detector's labels check `classes`); one per task.
     const source = before.findLast((p) => p.labels !== undefined);
-    if (!source) throw errors.invalidParam(`steps[${index}].model`, `Expected a detect step before the analytics step steps[${index}] (it counts tracked detections)`);
-    if (before.some((p) => p.kind === 'analytics')) throw errors.invalidParam(`steps[${index}].model`, 'Expected at most one analytics step');
+    if (!source)
+      throw errors.invalidParam(
+        `steps[${index}].model`,
+        `Expected a detect step before the analytics step steps[${index}] (it counts tracked detections)`,
+      );
+    if (before.some((p) => p.kind === 'analytics'))
+      throw errors.invalidParam(`steps[${index}].model`, 'Expected at most one analytics step');
     parseAnalytics(params, `steps[${index}].parameters`, source.labels);
     return { kind: 'analytics', index, produces: false, open: () => ({}) };
   },
   api: {
     webhookEvents: EVENT_TYPES,
     results: {
-      analytics: z.record(z.string(), z.unknown()).optional().meta({ description: 'With an analytics step: {version, lines, zones, transitions} (docs/analytics.md)' }),
+      analytics: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .meta({ description: 'With an analytics step: {version, lines, zones, transitions} (docs/analytics.md)' }),
     },
     chunk: {
-      analytics: z.object({ events: z.array(z.record(z.string(), z.unknown())), totals: z.record(z.string(), z.unknown()) }).optional()
-        .meta({ description: 'With an analytics step: this frame\'s events and the running totals; the terminal chunk carries the full summary' }),
+      analytics: z
+        .object({ events: z.array(z.record(z.string(), z.unknown())), totals: z.record(z.string(), z.unknown()) })
+        .optional()
+        .meta({
+          description:
+            "With an analytics step: this frame's events and the running totals; the terminal chunk carries the full summary",
+        }),
     },
   },
   worker: {

@@ -17,15 +17,25 @@ const READ_BLOCKS = 8;
 export type TrackSource = 'track_log' | 'archive';
 
 /** Calls `fn` with each stored frame (`width`, `height`: the frame size to stamp on it). */
-export async function forEachStoredFrame(db: Queryable, archive: StreamArchive, taskId: string, width: number, height: number,
-  fn: (f: AnalyticsFrame) => void): Promise<{ frames: number; source: TrackSource }> {
+export async function forEachStoredFrame(
+  db: Queryable,
+  archive: StreamArchive,
+  taskId: string,
+  width: number,
+  height: number,
+  fn: (f: AnalyticsFrame) => void,
+): Promise<{ frames: number; source: TrackSource }> {
   const [log] = await db.query(sql.trackLog, [taskId]);
   const promised = log?.track_log_frames;
   // Whole: the worker finished it, and its blocks are 0..n-1 holding exactly the frames it promised.
-  if (promised !== null && promised !== undefined && Number(log!.frames) === Number(promised)
-    && (Number(log!.blocks) === 0 || Number(log!.last_seq) === Number(log!.blocks) - 1)) {
+  if (
+    promised !== null &&
+    promised !== undefined &&
+    Number(log!.frames) === Number(promised) &&
+    (Number(log!.blocks) === 0 || Number(log!.last_seq) === Number(log!.blocks) - 1)
+  ) {
     let frames = 0;
-    for (let seq = 0; ;) {
+    for (let seq = 0; ; ) {
       const rows = await db.query(sql.readTracks, [taskId, seq, READ_BLOCKS]);
       for (const r of rows) frames += readTrackBlock(r.classes as string[], r.bytes as Uint8Array, width, height, fn);
       if (rows.length < READ_BLOCKS) break;
@@ -33,7 +43,8 @@ export async function forEachStoredFrame(db: Queryable, archive: StreamArchive, 
     }
     return { frames, source: 'track_log' };
   }
-  let frames = 0, offset = 0;
+  let frames = 0,
+    offset = 0;
   for (;;) {
     // Every row is whole events, so a read of whole rows ends on an event boundary.
     const { bytes } = await archive.read(taskId, offset, READ_ROWS);

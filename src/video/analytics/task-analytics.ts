@@ -28,14 +28,24 @@ export function analyticsStep(request: Pick<VideoTaskRequest, 'steps'>): Analyti
 }
 
 /** One archived chunk's frame as the engine reads it (live and recount alike). */
-export function analyticsFrame(frame: Pick<FrameOutput, 'stream_info' | 'delta'>, width: number, height: number): AnalyticsFrame {
+export function analyticsFrame(
+  frame: Pick<FrameOutput, 'stream_info' | 'delta'>,
+  width: number,
+  height: number,
+): AnalyticsFrame {
   const info = frame.stream_info;
   return {
     t_ms: info.stream_time_ms ?? Math.round((info.frame_index * 1000) / (info.fps || 1)),
-    frame_index: info.frame_index, width, height,
-    tracks: frame.delta.results.flatMap((r) => r.targets.map((t) => ({
-      track_id: t.track_id, class: t.class, box: [t.roi.left, t.roi.top, t.roi.left + t.roi.width, t.roi.top + t.roi.height] as const,
-    }))),
+    frame_index: info.frame_index,
+    width,
+    height,
+    tracks: frame.delta.results.flatMap((r) =>
+      r.targets.map((t) => ({
+        track_id: t.track_id,
+        class: t.class,
+        box: [t.roi.left, t.roi.top, t.roi.left + t.roi.width, t.roi.top + t.roi.height] as const,
+      })),
+    ),
   };
 }
 
@@ -52,7 +62,12 @@ export class TaskAnalytics implements WorkerStepRun {
   /** A block failed to write: the log stays unfinished and readers take the archive. */
   #logBroken = false;
 
-  private constructor(private readonly s: Services, readonly taskId: string, params: AnalyticsParameters, version: number) {
+  private constructor(
+    private readonly s: Services,
+    readonly taskId: string,
+    params: AnalyticsParameters,
+    version: number,
+  ) {
     this.engine = new AnalyticsEngine(params, { idPrefix: `${taskId}.ae_` });
     if (version !== 1) this.engine.setRules(params, version);
   }
@@ -67,7 +82,10 @@ export class TaskAnalytics implements WorkerStepRun {
     const params = row ? parseAnalytics(row.parameters, 'parameters') : fromStep;
     const t = new TaskAnalytics(s, taskId, params, row ? Number(row.version) : 1);
     // The size an earlier run saw: a continued task's replayed frames need it before a new frame brings it.
-    if (row?.frame_width && row?.frame_height) { t.#width = Number(row.frame_width); t.#height = Number(row.frame_height); }
+    if (row?.frame_width && row?.frame_height) {
+      t.#width = Number(row.frame_width);
+      t.#height = Number(row.frame_height);
+    }
     t.#webhookEvents = new Set(Array.isArray(row?.webhook_events) ? (row.webhook_events as EventType[]) : []);
     if (t.#webhookEvents.size > 0) t.#hasWebhook = (await s.db.query(sql.hasWebhook, [taskId]))[0]?.has === true;
     return t;
@@ -80,12 +98,20 @@ export class TaskAnalytics implements WorkerStepRun {
 
   /** Runs one frame through the engine; the frame to archive carries its events and totals (and speeds). */
   frame(frame: FrameOutput): FrameOutput {
-    if (frame.frame_size) { this.#width = frame.frame_size.width; this.#height = frame.frame_size.height; }
+    if (frame.frame_size) {
+      this.#width = frame.frame_size.width;
+      this.#height = frame.frame_size.height;
+    }
     const { events, speeds } = this.engine.process(analyticsFrame(frame, this.#width, this.#height));
     countAnalyticsEvents(events);
     let delta = frame.delta;
     if (speeds && speeds.size > 0) {
-      delta = { results: delta.results.map((r) => ({ ...r, targets: r.targets.map((t) => (speeds.has(t.track_id) ? { ...t, speed_kmh: speeds.get(t.track_id)! } : t)) })) };
+      delta = {
+        results: delta.results.map((r) => ({
+          ...r,
+          targets: r.targets.map((t) => (speeds.has(t.track_id) ? { ...t, speed_kmh: speeds.get(t.track_id)! } : t)),
+        })),
+      };
     }
     return { ...frame, delta, analytics: { events, totals: this.engine.counts() } };
   }
@@ -105,7 +131,11 @@ export class TaskAnalytics implements WorkerStepRun {
     await this.#deliver((frame.analytics?.events ?? []) as AnalyticsEvent[]);
     if (Date.now() - this.#savedAt >= SAVE_EVERY_MS && !this.#saving) {
       this.#savedAt = Date.now();
-      this.#saving = this.save().catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics totals not saved')).finally(() => { this.#saving = null; });
+      this.#saving = this.save()
+        .catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics totals not saved'))
+        .finally(() => {
+          this.#saving = null;
+        });
     }
   }
 
@@ -113,10 +143,19 @@ export class TaskAnalytics implements WorkerStepRun {
     const block = this.#log.take();
     if (!block || this.#logBroken) return;
     try {
-      await this.s.db.query(sql.appendTracks, [this.taskId, this.#blocks++, block.frames, JSON.stringify(block.classes), block.bytes]);
+      await this.s.db.query(sql.appendTracks, [
+        this.taskId,
+        this.#blocks++,
+        block.frames,
+        JSON.stringify(block.classes),
+        block.bytes,
+      ]);
     } catch (e) {
       this.#logBroken = true;
-      this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics track log not written; a recount will read the archive');
+      this.s.log.warn(
+        { err: e, taskId: this.taskId },
+        'analytics track log not written; a recount will read the archive',
+      );
     }
   }
 
@@ -124,7 +163,11 @@ export class TaskAnalytics implements WorkerStepRun {
     if (this.#hasWebhook) {
       for (const e of events) {
         if (!this.#webhookEvents.has(e.type)) continue;
-        const payload = JSON.stringify({ type: e.type, timestamp: new Date().toISOString(), data: { task_id: this.taskId, ...e } });
+        const payload = JSON.stringify({
+          type: e.type,
+          timestamp: new Date().toISOString(),
+          data: { task_id: this.taskId, ...e },
+        });
         await this.s.db.query(sql.enqueueEvent, [e.id, this.taskId, `${e.type} ${e.id}`, payload]);
       }
     }
@@ -138,11 +181,17 @@ export class TaskAnalytics implements WorkerStepRun {
   /** Heartbeat: a PUT handled by another process is in the row. */
   async refresh(): Promise<void> {
     const [row] = await this.s.db.query(sql.version, [this.taskId]);
-    if (row && Number(row.version) > this.engine.version) this.engine.setRules(parseAnalytics(row.parameters, 'parameters'), Number(row.version));
+    if (row && Number(row.version) > this.engine.version)
+      this.engine.setRules(parseAnalytics(row.parameters, 'parameters'), Number(row.version));
   }
 
   async save(): Promise<void> {
-    await this.s.db.query(sql.saveSummary, [this.taskId, JSON.stringify(this.engine.summary()), this.#width || null, this.#height || null]);
+    await this.s.db.query(sql.saveSummary, [
+      this.taskId,
+      JSON.stringify(this.engine.summary()),
+      this.#width || null,
+      this.#height || null,
+    ]);
   }
 
   /**
@@ -157,7 +206,8 @@ export class TaskAnalytics implements WorkerStepRun {
     // Without the final count a reader takes the archive: a log that failed to write costs speed, not counts.
     await this.#writeLog();
     if (!this.#logBroken) {
-      await this.s.db.query(sql.setTrackLogFrames, [this.taskId, this.#log.written])
+      await this.s.db
+        .query(sql.setTrackLogFrames, [this.taskId, this.#log.written])
         .catch((e) => this.s.log.warn({ err: e, taskId: this.taskId }, 'analytics track log not finished'));
     }
     await this.#deliver(events).catch(() => {});
@@ -165,4 +215,3 @@ export class TaskAnalytics implements WorkerStepRun {
     return { results: { analytics: summary }, chunk: { analytics: { events, totals: summary } } };
   }
 }
-

@@ -7,7 +7,13 @@ export const MAX_BUCKETS = 1440;
 /** Samples kept per statistic; past it every other one is dropped (deterministic, so a recount agrees). */
 const MAX_SAMPLES = 50_000;
 
-export interface Stats { count: number; p50: number | null; p95: number | null; max: number | null; mean: number | null }
+export interface Stats {
+  count: number;
+  p50: number | null;
+  p95: number | null;
+  max: number | null;
+  mean: number | null;
+}
 
 class Samples {
   #v: number[] = [];
@@ -27,7 +33,13 @@ class Samples {
     // Nearest-rank percentiles.
     const pct = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
     const r = (x: number) => Number(x.toFixed(digits));
-    return { count: this.#count, p50: r(pct(50)), p95: r(pct(95)), max: r(this.#max), mean: r(this.#sum / this.#count) };
+    return {
+      count: this.#count,
+      p50: r(pct(50)),
+      p95: r(pct(95)),
+      max: r(this.#max),
+      mean: r(this.#sum / this.#count),
+    };
   }
 }
 
@@ -49,7 +61,9 @@ class Buckets<B extends { start_ms: number }> {
 }
 
 export interface LineSummary {
-  in: number; out: number; active: boolean;
+  in: number;
+  out: number;
+  active: boolean;
   by_class: Record<string, { in: number; out: number }>;
   buckets: Array<{ start_ms: number; in: number; out: number }>;
   speed_kmh?: Stats;
@@ -66,13 +80,25 @@ export class LineTotals {
     let c = this.#byClass.get(cls);
     if (!c) this.#byClass.set(cls, (c = { in: 0, out: 0 }));
     const b = this.#buckets.at(tMs, intervalMs);
-    if (direction === 1) { this.in++; c.in++; b.in++; } else { this.out++; c.out++; b.out++; }
+    if (direction === 1) {
+      this.in++;
+      c.in++;
+      b.in++;
+    } else {
+      this.out++;
+      c.out++;
+      b.out++;
+    }
     if (!Number.isNaN(speedKmh)) this.#speed.add(speedKmh);
   }
   summary(withSpeed: boolean): LineSummary {
     const s: LineSummary = {
-      in: this.in, out: this.out, active: this.active,
-      by_class: Object.fromEntries([...this.#byClass].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, { ...v }])),
+      in: this.in,
+      out: this.out,
+      active: this.active,
+      by_class: Object.fromEntries(
+        [...this.#byClass].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, { ...v }]),
+      ),
       buckets: this.#buckets.list(),
     };
     if (withSpeed) s.speed_kmh = this.#speed.stats(1);
@@ -81,7 +107,11 @@ export class LineTotals {
 }
 
 export interface ZoneSummary {
-  entered: number; exited: number; occupancy: number; max_occupancy: number; active: boolean;
+  entered: number;
+  exited: number;
+  occupancy: number;
+  max_occupancy: number;
+  active: boolean;
   dwell_ms: Stats;
   by_class: Record<string, { entered: number; exited: number }>;
   buckets: Array<{ start_ms: number; entered: number; exited: number; max_occupancy: number }>;
@@ -122,9 +152,15 @@ export class ZoneTotals {
   }
   summary(): ZoneSummary {
     return {
-      entered: this.entered, exited: this.exited, occupancy: this.occupancy, max_occupancy: this.maxOccupancy, active: this.active,
+      entered: this.entered,
+      exited: this.exited,
+      occupancy: this.occupancy,
+      max_occupancy: this.maxOccupancy,
+      active: this.active,
       dwell_ms: this.#dwell.stats(0),
-      by_class: Object.fromEntries([...this.#byClass].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, { ...v }])),
+      by_class: Object.fromEntries(
+        [...this.#byClass].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, { ...v }]),
+      ),
       buckets: this.#buckets.list(),
     };
   }
@@ -139,7 +175,10 @@ export class Transitions {
     row.set(to, (row.get(to) ?? 0) + 1);
   }
   summary(): Record<string, Record<string, number>> {
-    return Object.fromEntries([...this.#m].sort(([a], [b]) => a.localeCompare(b))
-      .map(([from, row]) => [from, Object.fromEntries([...row].sort(([a], [b]) => a.localeCompare(b)))]));
+    return Object.fromEntries(
+      [...this.#m]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([from, row]) => [from, Object.fromEntries([...row].sort(([a], [b]) => a.localeCompare(b)))]),
+    );
   }
 }

@@ -13,7 +13,11 @@ const BOX_BYTES = 44;
 export const BLOCK_FRAMES = 256;
 const BLOCK_BYTES = 2 << 20;
 
-export interface TrackBlock { frames: number; classes: string[]; bytes: Buffer }
+export interface TrackBlock {
+  frames: number;
+  classes: string[];
+  bytes: Buffer;
+}
 
 export class TrackLogWriter {
   #parts: Buffer[] = [];
@@ -52,7 +56,11 @@ export class TrackLogWriter {
   /** The frames added since the last take, as one block (null when none). */
   take(): TrackBlock | null {
     if (this.#frames === 0) return null;
-    const block = { frames: this.#frames, classes: [...this.#classes.keys()], bytes: Buffer.concat(this.#parts, this.#bytes) };
+    const block = {
+      frames: this.#frames,
+      classes: [...this.#classes.keys()],
+      bytes: Buffer.concat(this.#parts, this.#bytes),
+    };
     this.#parts = [];
     this.#bytes = 0;
     this.#frames = 0;
@@ -63,17 +71,32 @@ export class TrackLogWriter {
 }
 
 /** Calls `fn` with each frame of a block (`width`, `height` stamped on it); returns its frame count. */
-export function readTrackBlock(classes: readonly string[], bytes: Uint8Array, width: number, height: number, fn: (f: AnalyticsFrame) => void): number {
+export function readTrackBlock(
+  classes: readonly string[],
+  bytes: Uint8Array,
+  width: number,
+  height: number,
+  fn: (f: AnalyticsFrame) => void,
+): number {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let o = 0, frames = 0;
+  let o = 0,
+    frames = 0;
   while (o + FRAME_BYTES <= v.byteLength) {
-    const t_ms = v.getFloat64(o, true), frame_index = v.getFloat64(o + 8, true), n = v.getUint32(o + 16, true);
+    const t_ms = v.getFloat64(o, true),
+      frame_index = v.getFloat64(o + 8, true),
+      n = v.getUint32(o + 16, true);
     o += FRAME_BYTES;
     const tracks: AnalyticsTrack[] = new Array(n);
     for (let i = 0; i < n; i++, o += BOX_BYTES) {
       tracks[i] = {
-        track_id: v.getFloat64(o, true), class: classes[v.getUint32(o + 8, true)] ?? '',
-        box: [v.getFloat64(o + 12, true), v.getFloat64(o + 20, true), v.getFloat64(o + 28, true), v.getFloat64(o + 36, true)],
+        track_id: v.getFloat64(o, true),
+        class: classes[v.getUint32(o + 8, true)] ?? '',
+        box: [
+          v.getFloat64(o + 12, true),
+          v.getFloat64(o + 20, true),
+          v.getFloat64(o + 28, true),
+          v.getFloat64(o + 36, true),
+        ],
       };
     }
     fn({ t_ms, frame_index, width, height, tracks });

@@ -50,7 +50,10 @@ export class TrackState {
   ground: Array<{ t: number; x: number; y: number }> = [];
   speedKmh = NaN;
 
-  constructor(readonly id: number, rules: CompiledRules) {
+  constructor(
+    readonly id: number,
+    rules: CompiledRules,
+  ) {
     this.lineSide = new Int8Array(rules.lines.length);
     this.linePend = new Uint8Array(rules.lines.length);
     this.lineCrossT = new Float64Array(rules.lines.length).fill(NaN);
@@ -78,26 +81,43 @@ export class TrackState {
   move(x1: number, y1: number, x2: number, y2: number): void {
     const b = this.box;
     if (this.seenAt >= 0) {
-      const dx1 = Math.abs(x1 - b[0]), dx2 = Math.abs(x2 - b[2]), dy1 = Math.abs(y1 - b[1]), dy2 = Math.abs(y2 - b[3]);
+      const dx1 = Math.abs(x1 - b[0]),
+        dx2 = Math.abs(x2 - b[2]),
+        dy1 = Math.abs(y1 - b[1]),
+        dy2 = Math.abs(y2 - b[3]);
       // NaN (never expected: boxes are checked) would make every later comparison false: check always.
       const m = (dx1 > dx2 ? dx1 : dx2) + (dy1 > dy2 ? dy1 : dy2);
       this.travel = m === m ? this.travel + m : Infinity;
     }
-    b[0] = x1; b[1] = y1; b[2] = x2; b[3] = y2;
+    b[0] = x1;
+    b[1] = y1;
+    b[2] = x2;
+    b[3] = y2;
   }
 
   /** Re-sizes the per-rule arrays for new rules, keeping the state of rules whose key is unchanged. */
   remap(from: CompiledRules, to: CompiledRules): void {
     const lineIdx = new Map(from.lines.map((l, i) => [l.key + l.id, i]));
     const n = to.lines.length;
-    const side = new Int8Array(n), pend = new Uint8Array(n), crossT = new Float64Array(n).fill(NaN), lineD = new Float64Array(n);
+    const side = new Int8Array(n),
+      pend = new Uint8Array(n),
+      crossT = new Float64Array(n).fill(NaN),
+      lineD = new Float64Array(n);
     to.lines.forEach((l, i) => {
       const j = lineIdx.get(l.key + l.id);
-      if (j !== undefined) { side[i] = this.lineSide[j]; pend[i] = this.linePend[j]; crossT[i] = this.lineCrossT[j]; lineD[i] = this.lineD[j]; }
+      if (j !== undefined) {
+        side[i] = this.lineSide[j];
+        pend[i] = this.linePend[j];
+        crossT[i] = this.lineCrossT[j];
+        lineD[i] = this.lineD[j];
+      }
       // A new line has no previous distance: the next sighting only sets its side.
       else if (this.hasPrev) lineD[i] = NaN;
     });
-    this.lineSide = side; this.linePend = pend; this.lineCrossT = crossT; this.lineD = lineD;
+    this.lineSide = side;
+    this.linePend = pend;
+    this.lineCrossT = crossT;
+    this.lineD = lineD;
     // Every rule is checked at the next sighting; quiet spans start again from there.
     this.lineQuiet = new Float64Array(n);
     this.zoneQuiet = new Float64Array(to.zones.length);
@@ -105,11 +125,22 @@ export class TrackState {
     this.zonesQuiet = 0;
     const zoneIdx = new Map(from.zones.map((z, i) => [z.key + z.id, i]));
     const m = to.zones.length;
-    const inside = new Uint8Array(m), zpend = new Uint8Array(m), enter = new Float64Array(m), dwell = new Uint8Array(m);
+    const inside = new Uint8Array(m),
+      zpend = new Uint8Array(m),
+      enter = new Float64Array(m),
+      dwell = new Uint8Array(m);
     to.zones.forEach((z, i) => {
       const j = zoneIdx.get(z.key + z.id);
-      if (j !== undefined) { inside[i] = this.zoneIn[j]; zpend[i] = this.zonePend[j]; enter[i] = this.zoneEnterT[j]; dwell[i] = this.zoneDwell[j]; }
+      if (j !== undefined) {
+        inside[i] = this.zoneIn[j];
+        zpend[i] = this.zonePend[j];
+        enter[i] = this.zoneEnterT[j];
+        dwell[i] = this.zoneDwell[j];
+      }
     });
-    this.zoneIn = inside; this.zonePend = zpend; this.zoneEnterT = enter; this.zoneDwell = dwell;
+    this.zoneIn = inside;
+    this.zonePend = zpend;
+    this.zoneEnterT = enter;
+    this.zoneDwell = dwell;
   }
 }

@@ -12,7 +12,8 @@ import type { TrackState } from './track-state.js';
  */
 export function stepZone(zone: CompiledZone, st: TrackState, i: number): number {
   const o = zone.anchor * 2;
-  const px = st.cur[o], py = st.cur[o + 1];
+  const px = st.cur[o],
+    py = st.cur[o + 1];
   const inside = st.zoneIn[i] === 1;
   const outX = px < zone.minX ? zone.minX - px : px > zone.maxX ? px - zone.maxX : 0;
   const outY = py < zone.minY ? zone.minY - py : py > zone.maxY ? py - zone.maxY : 0;
@@ -20,13 +21,17 @@ export function stepZone(zone: CompiledZone, st: TrackState, i: number): number 
   if (raw === inside) {
     st.zonePend[i] = 0;
     // Rounding: see line-counter.ts.
-    const room = (outX > 0 || outY > 0 ? Math.sqrt(outX * outX + outY * outY) : distanceToBoundary(zone.flat, px, py)) - 1e-6;
+    const room =
+      (outX > 0 || outY > 0 ? Math.sqrt(outX * outX + outY * outY) : distanceToBoundary(zone.flat, px, py)) - 1e-6;
     if (room > 0) st.zoneQuiet[i] = st.travel + room;
     return 0;
   }
   const mb = zone.marginBox * st.boxHeight;
   const margin = mb > zone.marginPx ? mb : zone.marginPx;
-  if (margin > 0 && distanceToBoundary(zone.flat, px, py) < margin) { st.zonePend[i] = 0; return 0; }
+  if (margin > 0 && distanceToBoundary(zone.flat, px, py) < margin) {
+    st.zonePend[i] = 0;
+    return 0;
+  }
   if (++st.zonePend[i] < zone.minSamples) return 0;
   st.zonePend[i] = 0;
   st.zoneIn[i] = raw ? 1 : 0;

@@ -5,14 +5,25 @@
 
 import type { MomentMetadata } from '../../services/moment-metadata.js';
 
-export interface RuleEvent { type: string; rule: string; track_id?: number }
+export interface RuleEvent {
+  type: string;
+  rule: string;
+  track_id?: number;
+}
 
 export function analyticsOf(out: object): RuleEvent[] {
   const a = (out as { analytics?: unknown }).analytics;
   const events = a && typeof a === 'object' ? (a as { events?: unknown }).events : undefined;
   if (!Array.isArray(events)) return [];
-  return events.filter((e): e is RuleEvent => !!e && typeof e === 'object' && typeof (e as RuleEvent).type === 'string'
-    && typeof (e as RuleEvent).rule === 'string' && (e as RuleEvent).rule.length > 0 && (e as RuleEvent).rule.length <= 200);
+  return events.filter(
+    (e): e is RuleEvent =>
+      !!e &&
+      typeof e === 'object' &&
+      typeof (e as RuleEvent).type === 'string' &&
+      typeof (e as RuleEvent).rule === 'string' &&
+      (e as RuleEvent).rule.length > 0 &&
+      (e as RuleEvent).rule.length <= 200,
+  );
 }
 
 export function applyRules(events: RuleEvent[], lines: Set<string>, zones: Set<string>): void {
@@ -22,7 +33,10 @@ export function applyRules(events: RuleEvent[], lines: Set<string>, zones: Set<s
   }
 }
 
-export function ruleKeys(lines: Set<string>, zones: Set<string>): Pick<MomentMetadata, 'lines' | 'zones' | `line:${string}` | `zone:${string}`> {
+export function ruleKeys(
+  lines: Set<string>,
+  zones: Set<string>,
+): Pick<MomentMetadata, 'lines' | 'zones' | `line:${string}` | `zone:${string}`> {
   const out: Pick<MomentMetadata, 'lines' | 'zones' | `line:${string}` | `zone:${string}`> = {};
   if (lines.size) out.lines = [...lines].sort();
   if (zones.size) out.zones = [...zones].sort();

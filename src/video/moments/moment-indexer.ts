@@ -74,7 +74,13 @@ interface OpenTrack {
 
 function shrink(img: RgbImage, side: number): RgbImage {
   const s = Math.min(1, side / Math.max(img.width, img.height));
-  if (s >= 1) return { data: Uint8Array.from(img.data.subarray(0, img.width * img.height * 3)), width: img.width, height: img.height, channels: 3 };
+  if (s >= 1)
+    return {
+      data: Uint8Array.from(img.data.subarray(0, img.width * img.height * 3)),
+      width: img.width,
+      height: img.height,
+      channels: 3,
+    };
   return resize(img, Math.max(1, Math.round(img.width * s)), Math.max(1, Math.round(img.height * s)));
 }
 
@@ -85,7 +91,8 @@ function crop(img: RgbImage, roi: StreamTarget['roi']): RgbImage | null {
   const h = Math.min(img.height - y, Math.ceil(roi.height));
   if (w < 8 || h < 8) return null;
   const out = new Uint8Array(w * h * 3);
-  for (let r = 0; r < h; r++) out.set(img.data.subarray(((y + r) * img.width + x) * 3, ((y + r) * img.width + x + w) * 3), r * w * 3);
+  for (let r = 0; r < h; r++)
+    out.set(img.data.subarray(((y + r) * img.width + x) * 3, ((y + r) * img.width + x + w) * 3), r * w * 3);
   return shrink({ data: out, width: w, height: h, channels: 3 }, CROP_SIDE);
 }
 
@@ -98,14 +105,20 @@ function meanOf(vs: Float32Array[]): Float32Array {
 function normalize(v: Float32Array): Float32Array {
   let n = 0;
   for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
-  if (n > 0) { const s = 1 / Math.sqrt(n); for (let i = 0; i < v.length; i++) v[i]! *= s; }
+  if (n > 0) {
+    const s = 1 / Math.sqrt(n);
+    for (let i = 0; i < v.length; i++) v[i]! *= s;
+  }
   return v;
 }
 
 const jpeg = (img: RgbImage, side: number) => {
   const small = shrink(img, side);
-  return sharp(Buffer.from(small.data.buffer, small.data.byteOffset, small.data.byteLength), { raw: { width: small.width, height: small.height, channels: 3 } })
-    .jpeg({ quality: 75 }).toBuffer();
+  return sharp(Buffer.from(small.data.buffer, small.data.byteOffset, small.data.byteLength), {
+    raw: { width: small.width, height: small.height, channels: 3 },
+  })
+    .jpeg({ quality: 75 })
+    .toBuffer();
 };
 
 export class MomentIndexer {
@@ -120,8 +133,12 @@ export class MomentIndexer {
   #lastMs: number | null = null;
   #shot = 0;
 
-  constructor(private readonly settings: IndexSettings, private readonly writer: CollectionWriter, private readonly task: StepTask,
-    private readonly deps: MomentIndexDeps) {
+  constructor(
+    private readonly settings: IndexSettings,
+    private readonly writer: CollectionWriter,
+    private readonly task: StepTask,
+    private readonly deps: MomentIndexDeps,
+  ) {
     this.#segmenter = new Segmenter(settings.segmenting, settings.segmentMs);
     const input = task.request.input?.[0];
     this.#video = settings.videoId ?? (input?.type === 'video_url' && input.url ? input.url : task.id);
@@ -153,8 +170,17 @@ export class MomentIndexer {
         if (cut === 'shot') this.#shot++;
         this.#segment = {
           shot: this.#shot,
-          firstFrame: frame.index, lastFrame: frame.index, startMs: timeMs, lastMs: timeMs, wallMs: info.live ? info.received_at_ms : undefined,
-          offset: await offsetNow(), frames: [], classes: new Set(), texts: [], lines: new Set(), zones: new Set(),
+          firstFrame: frame.index,
+          lastFrame: frame.index,
+          startMs: timeMs,
+          lastMs: timeMs,
+          wallMs: info.live ? info.received_at_ms : undefined,
+          offset: await offsetNow(),
+          frames: [],
+          classes: new Set(),
+          texts: [],
+          lines: new Set(),
+          zones: new Set(),
         };
       }
       const s = this.#segment!;
@@ -165,7 +191,8 @@ export class MomentIndexer {
       if (s.frames.length > 4 * FRAMES_PER_SEGMENT) s.frames = s.frames.filter((_, i) => i % 2 === 0);
       for (const t of targets) {
         s.classes.add(t.class);
-        if (typeof t.text === 'string' && t.text.trim() && !s.texts.includes(t.text.trim())) s.texts.push(t.text.trim());
+        if (typeof t.text === 'string' && t.text.trim() && !s.texts.includes(t.text.trim()))
+          s.texts.push(t.text.trim());
       }
       applyRules(events, s.lines, s.zones);
     }
@@ -174,8 +201,19 @@ export class MomentIndexer {
       for (const t of targets) {
         let tr = this.#tracks.get(t.track_id);
         if (!tr) {
-          tr = { trackId: t.track_id, cls: t.class, firstFrame: frame.index, startMs: timeMs, lastMs: timeMs, wallMs: info.live ? info.received_at_ms : undefined,
-            offset: await offsetNow(), best: -1, crop: null, lines: new Set(), zones: new Set() };
+          tr = {
+            trackId: t.track_id,
+            cls: t.class,
+            firstFrame: frame.index,
+            startMs: timeMs,
+            lastMs: timeMs,
+            wallMs: info.live ? info.received_at_ms : undefined,
+            offset: await offsetNow(),
+            best: -1,
+            crop: null,
+            lines: new Set(),
+            zones: new Set(),
+          };
           this.#tracks.set(t.track_id, tr);
         }
         tr.lastMs = timeMs;
@@ -184,7 +222,12 @@ export class MomentIndexer {
           if (c) {
             tr.best = t.confidence;
             tr.crop = c;
-            tr.colour = dominantColor(image, [t.roi.left, t.roi.top, t.roi.left + t.roi.width, t.roi.top + t.roi.height]);
+            tr.colour = dominantColor(image, [
+              t.roi.left,
+              t.roi.top,
+              t.roi.left + t.roi.width,
+              t.roi.top + t.roi.height,
+            ]);
           }
         }
       }
@@ -204,13 +247,30 @@ export class MomentIndexer {
   /** Runs `job` behind the pipeline; waits first while EMBED_CONCURRENCY jobs run. */
   async #queue(job: () => Promise<void>): Promise<void> {
     while (this.#running.size >= EMBED_CONCURRENCY) await Promise.race(this.#running);
-    const p: Promise<void> = job().catch((e) => { this.#failure ??= e; }).finally(() => { this.#running.delete(p); });
+    const p: Promise<void> = job()
+      .catch((e) => {
+        this.#failure ??= e;
+      })
+      .finally(() => {
+        this.#running.delete(p);
+      });
     this.#running.add(p);
   }
 
-  #base(kind: 'segment' | 'track', startMs: number, endMs: number, offset: number, wallMs: number | undefined): MomentMetadata {
+  #base(
+    kind: 'segment' | 'track',
+    startMs: number,
+    endMs: number,
+    offset: number,
+    wallMs: number | undefined,
+  ): MomentMetadata {
     return {
-      task_id: this.task.id, video: this.#video, kind, start_ms: Math.round(startMs), end_ms: Math.round(endMs), stream_offset: offset,
+      task_id: this.task.id,
+      video: this.#video,
+      kind,
+      start_ms: Math.round(startMs),
+      end_ms: Math.round(endMs),
+      stream_offset: offset,
       ...(wallMs !== undefined ? { wall_start_ms: wallMs } : {}),
     };
   }
@@ -219,7 +279,13 @@ export class MomentIndexer {
     const endMs = nextMs ?? s.lastMs + this.#frameGapMs;
     return async () => {
       const n = s.frames.length;
-      const picks = [...new Set(Array.from({ length: Math.min(FRAMES_PER_SEGMENT, n) }, (_, i) => Math.floor(((i + 0.5) * n) / Math.min(FRAMES_PER_SEGMENT, n))))];
+      const picks = [
+        ...new Set(
+          Array.from({ length: Math.min(FRAMES_PER_SEGMENT, n) }, (_, i) =>
+            Math.floor(((i + 0.5) * n) / Math.min(FRAMES_PER_SEGMENT, n)),
+          ),
+        ),
+      ];
       const vectors: Float32Array[] = [];
       for (const i of picks) vectors.push(await this.writer.embedImage(s.frames[i]!));
       let vector = meanOf(vectors);
@@ -231,10 +297,21 @@ export class MomentIndexer {
       }
       const metadata: MomentMetadata = {
         ...this.#base('segment', s.startMs, endMs, s.offset!, s.wallMs),
-        shot: s.shot, first_frame: s.firstFrame, last_frame: s.lastFrame, classes: [...s.classes].sort(),
-        ...(text ? { text } : {}), ...ruleKeys(s.lines, s.zones),
+        shot: s.shot,
+        first_frame: s.firstFrame,
+        last_frame: s.lastFrame,
+        classes: [...s.classes].sort(),
+        ...(text ? { text } : {}),
+        ...ruleKeys(s.lines, s.zones),
       };
-      await this.writer.add([{ id: `${this.task.id}.s${s.firstFrame}`, vector, metadata, jpeg: await jpeg(s.frames[picks[Math.floor(picks.length / 2)]!]!, THUMB_SIDE) }]);
+      await this.writer.add([
+        {
+          id: `${this.task.id}.s${s.firstFrame}`,
+          vector,
+          metadata,
+          jpeg: await jpeg(s.frames[picks[Math.floor(picks.length / 2)]!]!, THUMB_SIDE),
+        },
+      ]);
       await this.deps.db.query(sql.addCounts, [this.task.id, this.writer.collectionId, 1, 0]);
     };
   }
@@ -245,17 +322,25 @@ export class MomentIndexer {
       const vector = normalize(Float32Array.from(await this.writer.embedImage(tr.crop)));
       const metadata: MomentMetadata = {
         ...this.#base('track', tr.startMs, tr.lastMs + this.#frameGapMs, tr.offset, tr.wallMs),
-        track_id: tr.trackId, class: tr.cls, ...(tr.colour ? { colour: tr.colour } : {}), first_frame: tr.firstFrame,
+        track_id: tr.trackId,
+        class: tr.cls,
+        ...(tr.colour ? { colour: tr.colour } : {}),
+        first_frame: tr.firstFrame,
         ...ruleKeys(tr.lines, tr.zones),
       };
-      await this.writer.add([{ id: `${this.task.id}.t${tr.trackId}`, vector, metadata, jpeg: await jpeg(tr.crop, THUMB_SIDE) }]);
+      await this.writer.add([
+        { id: `${this.task.id}.t${tr.trackId}`, vector, metadata, jpeg: await jpeg(tr.crop, THUMB_SIDE) },
+      ]);
       await this.deps.db.query(sql.addCounts, [this.task.id, this.writer.collectionId, 0, 1]);
     };
   }
 
   /** The end of the task: the open segment and every track are written; throws what a write threw. */
   async finish(): Promise<void> {
-    if (this.#segment) { await this.#queue(this.#closeSegment(this.#segment, null)); this.#segment = null; }
+    if (this.#segment) {
+      await this.#queue(this.#closeSegment(this.#segment, null));
+      this.#segment = null;
+    }
     for (const tr of this.#tracks.values()) await this.#queue(this.#trackItem(tr));
     this.#tracks.clear();
     await Promise.all(this.#running);
@@ -265,9 +350,17 @@ export class MomentIndexer {
   /** After a cancel or failure: what was seen is still written (a live task usually ends by cancel), within
    * CLOSE_GRACE_MS; failures are logged, not thrown. */
   async close(): Promise<void> {
-    const done = this.finish().catch((e) => this.deps.log.warn({ err: e, taskId: this.task.id }, 'index step: writing the last moments failed'));
+    const done = this.finish().catch((e) =>
+      this.deps.log.warn({ err: e, taskId: this.task.id }, 'index step: writing the last moments failed'),
+    );
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([done, new Promise((r) => { timer = setTimeout(r, CLOSE_GRACE_MS); timer.unref(); })]);
+    await Promise.race([
+      done,
+      new Promise((r) => {
+        timer = setTimeout(r, CLOSE_GRACE_MS);
+        timer.unref();
+      }),
+    ]);
     clearTimeout(timer);
   }
 }

@@ -19,17 +19,23 @@ export function layoutSignature(img: RgbImage): Float32Array {
   const n = PER_CELL * PER_CELL * 255;
   for (let cy = 0; cy < GRID; cy++) {
     for (let cx = 0; cx < GRID; cx++) {
-      let r = 0, g = 0, b = 0;
+      let r = 0,
+        g = 0,
+        b = 0;
       for (let sy = 0; sy < PER_CELL; sy++) {
         const y = Math.min(height - 1, Math.floor(((cy * PER_CELL + sy + 0.5) * height) / (GRID * PER_CELL)));
         for (let sx = 0; sx < PER_CELL; sx++) {
           const x = Math.min(width - 1, Math.floor(((cx * PER_CELL + sx + 0.5) * width) / (GRID * PER_CELL)));
           const o = (y * width + x) * 3;
-          r += data[o]!; g += data[o + 1]!; b += data[o + 2]!;
+          r += data[o]!;
+          g += data[o + 1]!;
+          b += data[o + 2]!;
         }
       }
       const c = (cy * GRID + cx) * 3;
-      out[c] = r / n; out[c + 1] = g / n; out[c + 2] = b / n;
+      out[c] = r / n;
+      out[c + 1] = g / n;
+      out[c + 2] = b / n;
     }
   }
   return out;
@@ -45,7 +51,10 @@ export class Segmenter {
   #startMs: number | null = null;
   #last: Float32Array | null = null;
 
-  constructor(private readonly mode: 'scene' | 'fixed', private readonly segmentMs: number) {}
+  constructor(
+    private readonly mode: 'scene' | 'fixed',
+    private readonly segmentMs: number,
+  ) {}
 
   /** Whether the frame at `timeMs` starts a new segment: 'shot' where a new shot starts (the first frame, a
    * scene change; in fixed mode every segment), 'length' where a long shot is split at segment_ms, else false. */

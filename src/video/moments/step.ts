@@ -26,12 +26,15 @@ export const indexStep = defineStep({
   plan({ index, params, before, prepared: writer }) {
     const settings = indexSettings(index, params, before);
     return {
-      kind: 'index', index, produces: false,
+      kind: 'index',
+      index,
+      produces: false,
       open({ task }) {
         const db = task?.services.db;
         const log = task?.services.log;
         if (!task || !db || !log) throw new ProviderError('local', 'The index step runs only in a video task');
-        if (!writer) throw new ProviderError('local', 'The index step needs the vectors part, which this process does not run');
+        if (!writer)
+          throw new ProviderError('local', 'The index step needs the vectors part, which this process does not run');
         const indexer = new MomentIndexer(settings, writer, task, { db, log });
         return {
           chunk: (out, frame) => indexer.chunk(out, frame),

@@ -11,7 +11,14 @@ import type { AnalyticsEvent } from '../analytics/events.js';
 import type { AnalyticsParameters } from '../analytics/rules.schema.js';
 import type { FrameOutput } from '../task-contract.js';
 import { countTotals, totalsAfterEach, type CountTotals } from './event-totals.js';
-import { deviceId, lineConfigs, objectConfig, zoneConfig, type DiscoveryConfig, type DiscoveryScope } from './ha-discovery.js';
+import {
+  deviceId,
+  lineConfigs,
+  objectConfig,
+  zoneConfig,
+  type DiscoveryConfig,
+  type DiscoveryScope,
+} from './ha-discovery.js';
 import type { MqttPublisher } from './mqtt-publisher.js';
 import { ALL, type CameraTopics } from './mqtt-topics.js';
 
@@ -44,9 +51,17 @@ export class CameraPublisher {
   #rules: AnalyticsParameters | null = null;
   #closed = false;
 
-  constructor(private readonly pub: MqttPublisher, private readonly opts: CameraRunOptions) {
+  constructor(
+    private readonly pub: MqttPublisher,
+    private readonly opts: CameraRunOptions,
+  ) {
     this.#t = pub.topics.camera(opts.camera);
-    this.#scope = { prefix: pub.settings.topicPrefix, haPrefix: pub.settings.haPrefix, camera: opts.camera, version: opts.version };
+    this.#scope = {
+      prefix: pub.settings.topicPrefix,
+      haPrefix: pub.settings.haPrefix,
+      camera: opts.camera,
+      version: opts.version,
+    };
     this.#release = pub.holdCamera(opts.camera);
     const rules = opts.rules();
     this.#setRules(rules?.params ?? null, rules?.version ?? 1, true);
@@ -58,7 +73,8 @@ export class CameraPublisher {
     const a = frame.analytics;
     if (a) {
       const totals = countTotals(a.totals);
-      if (totals.version !== this.#rulesVersion) this.#setRules(this.opts.rules()?.params ?? null, totals.version, false);
+      if (totals.version !== this.#rulesVersion)
+        this.#setRules(this.opts.rules()?.params ?? null, totals.version, false);
       this.#events(a.events as AnalyticsEvent[], totals, at, frame.stream_info.received_at_ms);
       this.#state(totals);
     }
@@ -82,7 +98,12 @@ export class CameraPublisher {
     this.#release();
   }
 
-  #events(events: readonly AnalyticsEvent[], totals: CountTotals, at: ChunkPlace, receivedAtMs: number | undefined): void {
+  #events(
+    events: readonly AnalyticsEvent[],
+    totals: CountTotals,
+    at: ChunkPlace,
+    receivedAtMs: number | undefined,
+  ): void {
     if (events.length === 0) return;
     const after = totalsAfterEach(events, totals);
     const targets = [this.pub.topics.events, this.#t.events];
@@ -90,11 +111,18 @@ export class CameraPublisher {
       const e = events[i]!;
       const t = after[i]!;
       const ruleTotals = e.type === 'line.crossed' ? t.lines[e.rule] : t.zones[e.rule];
-      this.pub.event(targets, JSON.stringify({
-        ...e, camera: this.opts.camera, task_id: this.opts.taskId, stream_offset: at.offset,
-        ...(receivedAtMs !== undefined ? { received_at_ms: receivedAtMs } : {}),
-        rule_totals: ruleTotals ?? null, totals: t,
-      }));
+      this.pub.event(
+        targets,
+        JSON.stringify({
+          ...e,
+          camera: this.opts.camera,
+          task_id: this.opts.taskId,
+          stream_offset: at.offset,
+          ...(receivedAtMs !== undefined ? { received_at_ms: receivedAtMs } : {}),
+          rule_totals: ruleTotals ?? null,
+          totals: t,
+        }),
+      );
       this.#countZoneClass(e);
     }
   }
@@ -105,7 +133,8 @@ export class CameraPublisher {
     if (!m) this.#zoneClasses.set(e.rule, (m = new Map()));
     const isNew = !m.has(e.class);
     m.set(e.class, Math.max(0, (m.get(e.class) ?? 0) + (e.type === 'zone.entered' ? 1 : -1)));
-    if (isNew && this.pub.settings.haDiscovery && this.#zoneIds().has(e.rule)) this.#want(zoneConfig(this.#scope, e.rule, e.class));
+    if (isNew && this.pub.settings.haDiscovery && this.#zoneIds().has(e.rule))
+      this.#want(zoneConfig(this.#scope, e.rule, e.class));
   }
 
   #state(totals: CountTotals): void {
@@ -156,16 +185,20 @@ export class CameraPublisher {
     for (const l of rules?.lines ?? []) for (const c of lineConfigs(this.#scope, l.id)) add(c);
     for (const z of rules?.zones ?? []) {
       add(zoneConfig(this.#scope, z.id));
-      for (const c of new Set([...(z.classes ?? []), ...(this.#zoneClasses.get(z.id)?.keys() ?? [])])) add(zoneConfig(this.#scope, z.id, c));
+      for (const c of new Set([...(z.classes ?? []), ...(this.#zoneClasses.get(z.id)?.keys() ?? [])]))
+        add(zoneConfig(this.#scope, z.id, c));
     }
     // A rule removed since (or, as the task starts, one an earlier task of this camera had): its configs go.
-    const known = opening ? this.pub.retainedUnder(`${this.#scope.haPrefix}/sensor/${deviceId(this.#scope)}/`) : [...this.#configs.keys()];
+    const known = opening
+      ? this.pub.retainedUnder(`${this.#scope.haPrefix}/sensor/${deviceId(this.#scope)}/`)
+      : [...this.#configs.keys()];
     for (const topic of known) if (!next.has(topic)) this.pub.retain(topic, '', 'discovery');
     this.#configs = next;
     this.#discover();
     if (opening) {
       // A late subscriber reads the rules' state before their first count.
-      for (const l of rules?.lines ?? []) this.pub.retain(this.#t.line(l.id), JSON.stringify({ in: 0, out: 0, version }));
+      for (const l of rules?.lines ?? [])
+        this.pub.retain(this.#t.line(l.id), JSON.stringify({ in: 0, out: 0, version }));
       for (const z of rules?.zones ?? []) {
         this.pub.retain(this.#t.zone(z.id, ALL), '0');
         for (const c of z.classes ?? []) {

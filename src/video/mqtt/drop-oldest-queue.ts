@@ -9,10 +9,13 @@ export class DropOldestQueue<T> {
   #size = 0;
 
   constructor(readonly bound: number) {
-    if (!(Number.isInteger(bound) && bound >= 1)) throw new RangeError(`DropOldestQueue bound must be an integer >= 1 (got ${bound})`);
+    if (!(Number.isInteger(bound) && bound >= 1))
+      throw new RangeError(`DropOldestQueue bound must be an integer >= 1 (got ${bound})`);
   }
 
-  get size(): number { return this.#size; }
+  get size(): number {
+    return this.#size;
+  }
 
   /** Adds an item at the end; returns how many were dropped to make room (0 or 1). */
   push(item: T): number {
@@ -36,7 +39,10 @@ export class DropOldestQueue<T> {
     this.#items[this.#head] = undefined;
     this.#head = (this.#head + 1) % this.bound;
     this.#size--;
-    if (this.#size === 0) { this.#head = 0; this.#items = []; }
+    if (this.#size === 0) {
+      this.#head = 0;
+      this.#items = [];
+    }
     return item;
   }
 

@@ -14,10 +14,19 @@ export function countTotals(t: unknown): CountTotals {
   const src = (t ?? {}) as { version?: number; lines?: Record<string, any>; zones?: Record<string, any> };
   return {
     version: Number(src.version ?? 1),
-    lines: Object.fromEntries(Object.entries(src.lines ?? {}).map(([id, l]) => [id, { in: Number(l.in) || 0, out: Number(l.out) || 0 }])),
-    zones: Object.fromEntries(Object.entries(src.zones ?? {}).map(([id, z]) => [id, {
-      occupancy: Number(z.occupancy) || 0, entered: Number(z.entered) || 0, exited: Number(z.exited) || 0,
-    }])),
+    lines: Object.fromEntries(
+      Object.entries(src.lines ?? {}).map(([id, l]) => [id, { in: Number(l.in) || 0, out: Number(l.out) || 0 }]),
+    ),
+    zones: Object.fromEntries(
+      Object.entries(src.zones ?? {}).map(([id, z]) => [
+        id,
+        {
+          occupancy: Number(z.occupancy) || 0,
+          entered: Number(z.entered) || 0,
+          exited: Number(z.exited) || 0,
+        },
+      ]),
+    ),
   };
 }
 
@@ -33,13 +42,22 @@ function copy(t: CountTotals): CountTotals {
 function undo(t: CountTotals, e: AnalyticsEvent): void {
   if (e.type === 'line.crossed') {
     const l = t.lines[e.rule];
-    if (l) { if (e.direction === 'in') l.in--; else if (e.direction === 'out') l.out--; }
+    if (l) {
+      if (e.direction === 'in') l.in--;
+      else if (e.direction === 'out') l.out--;
+    }
   } else if (e.type === 'zone.entered') {
     const z = t.zones[e.rule];
-    if (z) { z.entered--; z.occupancy--; }
+    if (z) {
+      z.entered--;
+      z.occupancy--;
+    }
   } else if (e.type === 'zone.exited') {
     const z = t.zones[e.rule];
-    if (z) { z.exited--; z.occupancy++; }
+    if (z) {
+      z.exited--;
+      z.occupancy++;
+    }
   }
 }
 

@@ -58,13 +58,15 @@ function entity(scope: DiscoveryScope, objectId: string, fields: Record<string, 
 /** A line's two counters. Their state topic carries `{in, out, version}`. */
 export function lineConfigs(scope: DiscoveryScope, line: string): DiscoveryConfig[] {
   const state = topics(scope.prefix).camera(scope.camera).line(line);
-  return (['in', 'out'] as const).map((dir) => entity(scope, `line_${haId(line)}_${dir}`, {
-    name: `Line ${line} ${dir}`,
-    state_topic: state,
-    value_template: `{{ value_json.${dir} }}`,
-    state_class: 'total_increasing',
-    icon: dir === 'in' ? 'mdi:arrow-right-bold' : 'mdi:arrow-left-bold',
-  }));
+  return (['in', 'out'] as const).map((dir) =>
+    entity(scope, `line_${haId(line)}_${dir}`, {
+      name: `Line ${line} ${dir}`,
+      state_topic: state,
+      value_template: `{{ value_json.${dir} }}`,
+      state_class: 'total_increasing',
+      icon: dir === 'in' ? 'mdi:arrow-right-bold' : 'mdi:arrow-left-bold',
+    }),
+  );
 }
 
 /** A zone's occupancy of one class (`all`: every class). */

@@ -26,8 +26,14 @@ const CLOSE_MS = 2000;
 /** A connection error is logged once per this long, not once per reconnect attempt. */
 const LOG_EVERY_MS = 60_000;
 
-interface Retained { payload: string; kind: MqttMessageKind }
-interface Queued { topic: string; payload: string }
+interface Retained {
+  payload: string;
+  kind: MqttMessageKind;
+}
+interface Queued {
+  topic: string;
+  payload: string;
+}
 
 export class MqttPublisher {
   readonly topics: Topics;
@@ -43,7 +49,10 @@ export class MqttPublisher {
   /** Tasks publishing for each camera now. */
   readonly #holders = new Map<string, number>();
 
-  constructor(readonly settings: MqttSettings, private readonly log: Logger) {
+  constructor(
+    readonly settings: MqttSettings,
+    private readonly log: Logger,
+  ) {
     this.topics = topics(settings.topicPrefix);
     this.#events = new DropOldestQueue(settings.queueMessages);
     this.#state.set(this.topics.available, { payload: 'online', kind: 'state' });
@@ -73,12 +82,18 @@ export class MqttPublisher {
     return this;
   }
 
-  get connected(): boolean { return this.#client?.connected ?? false; }
+  get connected(): boolean {
+    return this.#client?.connected ?? false;
+  }
 
   /** Events waiting for the broker (not counting the ones in flight). */
-  get queued(): number { return this.#events.size; }
+  get queued(): number {
+    return this.#events.size;
+  }
 
-  get #haStatusTopic(): string { return `${this.settings.haPrefix}/status`; }
+  get #haStatusTopic(): string {
+    return `${this.settings.haPrefix}/status`;
+  }
 
   /** The retained payload of a topic from now on ('' removes a retained message, e.g. a discovery config). */
   retain(topic: string, payload: string, kind: MqttMessageKind = 'state'): void {
@@ -113,7 +128,10 @@ export class MqttPublisher {
       if (released) return;
       released = true;
       const n = (this.#holders.get(camera) ?? 1) - 1;
-      if (n > 0) { this.#holders.set(camera, n); return; }
+      if (n > 0) {
+        this.#holders.set(camera, n);
+        return;
+      }
       this.#holders.delete(camera);
       this.retain(topic, 'offline');
     };
@@ -129,7 +147,11 @@ export class MqttPublisher {
     if (this.#closed) return;
     this.retain(this.topics.available, 'offline');
     const deadline = Date.now() + CLOSE_MS;
-    while (this.connected && (this.#inFlight > 0 || this.#dirty.size > 0 || this.#events.size > 0) && Date.now() < deadline) {
+    while (
+      this.connected &&
+      (this.#inFlight > 0 || this.#dirty.size > 0 || this.#events.size > 0) &&
+      Date.now() < deadline
+    ) {
       await new Promise((r) => setTimeout(r, 10));
     }
     this.#closed = true;
@@ -139,7 +161,9 @@ export class MqttPublisher {
 
   #onConnect(): void {
     if (this.settings.haDiscovery) {
-      this.#client!.subscribe(this.#haStatusTopic, { qos: 1 }, (e) => { if (e) this.#warn(e, 'MQTT subscription to Home Assistant\'s status failed'); });
+      this.#client!.subscribe(this.#haStatusTopic, { qos: 1 }, (e) => {
+        if (e) this.#warn(e, "MQTT subscription to Home Assistant's status failed");
+      });
     }
     this.#markAll();
     this.#pump();

@@ -33,7 +33,9 @@ export class TaskMqtt {
       this.#end = appended.from + appended.bytes.length;
     });
     this.#cam = new CameraPublisher(pub, {
-      taskId: ctx.taskId, camera, version: ctx.version,
+      taskId: ctx.taskId,
+      camera,
+      version: ctx.version,
       rules: () => {
         const run = ctx.live.get(ctx.taskId, 'analytics');
         return run instanceof TaskAnalytics ? { params: run.engine.parameters, version: run.engine.version } : null;

@@ -129,11 +129,15 @@ export function parseWhen(i: number, w: StepRequest['when']): When {
   const out: When = {};
   if (w.class_is !== undefined) {
     if (!Array.isArray(w.class_is) || w.class_is.some((c) => typeof c !== 'string')) {
-      throw errors.invalidParam(`steps[${i}].when.class_is`, `Expected an array of class names for steps[${i}].when.class_is`);
+      throw errors.invalidParam(
+        `steps[${i}].when.class_is`,
+        `Expected an array of class names for steps[${i}].when.class_is`,
+      );
     }
     out.classIs = new Set(w.class_is.map((c) => c.trim().toLowerCase()));
   }
-  if (w.min_confidence !== undefined) out.minConfidence = unitNumber(`steps[${i}].when.min_confidence`, w.min_confidence);
+  if (w.min_confidence !== undefined)
+    out.minConfidence = unitNumber(`steps[${i}].when.min_confidence`, w.min_confidence);
   return out;
 }
 

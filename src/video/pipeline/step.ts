@@ -38,7 +38,12 @@ export interface StepDescriptor<Schema extends z.ZodObject = z.ZodObject, Prepar
    * step of the request, in order, before any step is planned. `scope`: the project and services the steps are
    * checked for (index: its collection); absent where no task is involved.
    */
-  prepare?(index: number, params: Record<string, unknown> | undefined, models: Pick<FrameModels, 'detector'>, scope?: StepScope): Promise<Prepared>;
+  prepare?(
+    index: number,
+    params: Record<string, unknown> | undefined,
+    models: Pick<FrameModels, 'detector'>,
+    scope?: StepScope,
+  ): Promise<Prepared>;
   /** Checks the step's parameters and `when` and plans it. */
   plan(input: PlanInput<Prepared>): PlannedStep;
   /** Copies what the step put on a work target into the chunk's target (called for every registered step, in registry order). */
@@ -50,6 +55,8 @@ export interface StepDescriptor<Schema extends z.ZodObject = z.ZodObject, Prepar
 }
 
 /** Keeps a descriptor's own schema and prepared types (so the registry's schemas stay exact). */
-export function defineStep<Schema extends z.ZodObject, Prepared = undefined>(d: StepDescriptor<Schema, Prepared>): StepDescriptor<Schema, Prepared> {
+export function defineStep<Schema extends z.ZodObject, Prepared = undefined>(
+  d: StepDescriptor<Schema, Prepared>,
+): StepDescriptor<Schema, Prepared> {
   return d;
 }

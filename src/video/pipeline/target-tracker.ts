@@ -50,18 +50,30 @@ export function trackerSettings(t: VideoTaskRequest['tracker']): TrackerSettings
   const s = { ...TRACKER_DEFAULTS };
   if (t === undefined || t === null) return s;
   if (t.type !== undefined) {
-    if (t.type !== 'sort' && t.type !== 'bytetrack') throw errors.invalidParam('tracker.type', `Expected "sort" or "bytetrack" for tracker.type but received ${JSON.stringify(t.type)}`);
+    if (t.type !== 'sort' && t.type !== 'bytetrack')
+      throw errors.invalidParam(
+        'tracker.type',
+        `Expected "sort" or "bytetrack" for tracker.type but received ${JSON.stringify(t.type)}`,
+      );
     s.type = t.type;
   }
   const int = (name: string, v: unknown, min: number, max: number) => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw errors.invalidParam(name, `Expected an integer between ${min} and ${max} for ${name} but received ${String(v)}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+      throw errors.invalidParam(
+        name,
+        `Expected an integer between ${min} and ${max} for ${name} but received ${String(v)}`,
+      );
     return v;
   };
   if (t.max_age !== undefined) s.maxAge = int('tracker.max_age', t.max_age, 1, 10_000);
   if (t.min_hits !== undefined) s.minHits = Math.max(1, int('tracker.min_hits', t.min_hits, 0, 1000));
   if (t.iou_threshold !== undefined) {
     const v = t.iou_threshold;
-    if (typeof v !== 'number' || !(v > 0 && v <= 1)) throw errors.invalidParam('tracker.iou_threshold', `Expected a number in (0, 1] for tracker.iou_threshold but received ${String(v)}`);
+    if (typeof v !== 'number' || !(v > 0 && v <= 1))
+      throw errors.invalidParam(
+        'tracker.iou_threshold',
+        `Expected a number in (0, 1] for tracker.iou_threshold but received ${String(v)}`,
+      );
     s.iouThreshold = v;
   }
   return s;
@@ -113,15 +125,20 @@ export class TargetTracker {
   /** The smallest gap between two frames seen so far: the sampling interval, in source frames. */
   #interval = Infinity;
 
-  constructor(private readonly settings: TrackerSettings, private readonly step: number, private readonly ids: TrackIds,
-    private readonly threshold: number) {
+  constructor(
+    private readonly settings: TrackerSettings,
+    private readonly step: number,
+    private readonly ids: TrackIds,
+    private readonly threshold: number,
+  ) {
     this.#feed = feedThreshold(threshold);
     this.#tracker = new Tracker({
       maxAge: settings.maxAge,
       minHits: settings.minHits,
       iouThreshold: settings.iouThreshold,
       report: 'all',
-      byteTrack: settings.type === 'bytetrack' ? { highThresh: this.#feed, lowThresh: Math.min(BYTE_LOW, this.#feed) } : false,
+      byteTrack:
+        settings.type === 'bytetrack' ? { highThresh: this.#feed, lowThresh: Math.min(BYTE_LOW, this.#feed) } : false,
       buffered: CROWD.buffered,
       appearance: CROWD.appearance,
     });
@@ -159,8 +176,14 @@ export class TargetTracker {
   assign<C extends Candidate>(candidates: readonly C[], frameIndex: number): Array<{ candidate: C; trackId: number }> {
     const valid = candidates.filter((c) => c.box[2] > c.box[0] && c.box[3] > c.box[1]);
     const high = valid.filter((c) => c.score >= this.#feed);
-    const fed = this.settings.type === 'bytetrack' ? valid.filter((c) => c.score >= this.#feed || (c.score >= BYTE_LOW && this.#continues(c, high))) : high;
-    const out = this.#tracker.update(fed.map((c) => ({ box: c.box, score: c.score, class: c.cls, signature: c.signature })), this.#steps(frameIndex));
+    const fed =
+      this.settings.type === 'bytetrack'
+        ? valid.filter((c) => c.score >= this.#feed || (c.score >= BYTE_LOW && this.#continues(c, high)))
+        : high;
+    const out = this.#tracker.update(
+      fed.map((c) => ({ box: c.box, score: c.score, class: c.cls, signature: c.signature })),
+      this.#steps(frameIndex),
+    );
     this.#previous = out.map((t) => fed[t.index].box);
     const reported: Array<{ candidate: C; trackId: number }> = [];
     for (const t of out) {

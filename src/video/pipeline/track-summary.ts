@@ -15,7 +15,18 @@ export class TrackSummaries {
   add(frameIndex: number, t: { trackId: number; class: string; confidence: number; feature?: Float32Array }): void {
     let a = this.#tracks.get(t.trackId);
     if (!a) {
-      a = { summary: { track_id: t.trackId, class: t.class, first_frame: frameIndex, last_frame: frameIndex, frames_seen: 0, best_confidence: t.confidence }, sum: null, vectors: 0 };
+      a = {
+        summary: {
+          track_id: t.trackId,
+          class: t.class,
+          first_frame: frameIndex,
+          last_frame: frameIndex,
+          frames_seen: 0,
+          best_confidence: t.confidence,
+        },
+        sum: null,
+        vectors: 0,
+      };
       this.#tracks.set(t.trackId, a);
     }
     const s = a.summary;
@@ -35,10 +46,12 @@ export class TrackSummaries {
 
   /** Sorted by track id; feature_digest only for tracks a feature step saw. */
   list(): TrackSummary[] {
-    return [...this.#tracks.values()].sort((x, y) => x.summary.track_id - y.summary.track_id).map((a) => {
-      if (!a.sum || a.vectors === 0) return { ...a.summary };
-      const mean = a.sum.map((v) => v / a.vectors);
-      return { ...a.summary, feature_digest: featureDigest(mean) };
-    });
+    return [...this.#tracks.values()]
+      .sort((x, y) => x.summary.track_id - y.summary.track_id)
+      .map((a) => {
+        if (!a.sum || a.vectors === 0) return { ...a.summary };
+        const mean = a.sum.map((v) => v / a.vectors);
+        return { ...a.summary, feature_digest: featureDigest(mean) };
+      });
   }
 }

@@ -56,7 +56,12 @@ export interface WorkerHooks {
    * the task the moment it is committed, and must find this already there. The body passed the schema and
    * the plan.
    */
-  created?(q: Queryable, taskId: string, index: number, body: { steps: VideoTaskRequest['steps']; webhook?: { events?: readonly string[] } }): Promise<void>;
+  created?(
+    q: Queryable,
+    taskId: string,
+    index: number,
+    body: { steps: VideoTaskRequest['steps']; webhook?: { events?: readonly string[] } },
+  ): Promise<void>;
   /** When a worker starts the task. */
   open(ctx: WorkerStepContext): Promise<WorkerStepRun>;
 }

@@ -40,7 +40,15 @@
 //   received the frame (unix epoch ms), so now - wallMs is how far behind the reader is.
 import { DecodeError } from '../../base/errors.js';
 import { GuardedSource, type GuardedSourceOptions } from '../../media/guarded-source.js';
-import { checkRead, decodeFailure, NativeDecoder, type DecodeNativeError, type DecodeOptions, type NativeFrameBatch, type VideoInfo } from '../../native/decode.js';
+import {
+  checkRead,
+  decodeFailure,
+  NativeDecoder,
+  type DecodeNativeError,
+  type DecodeOptions,
+  type NativeFrameBatch,
+  type VideoInfo,
+} from '../../native/decode.js';
 
 export interface DecoderOptions extends DecodeOptions {
   /** Aborting it is abort(): it also stops an open() still waiting on the network. */
@@ -112,7 +120,13 @@ export class VideoDecoder {
   #source: GuardedSource | null;
   #onClosed: (() => void) | null = null;
 
-  private constructor(native: NativeDecoder, info: VideoInfo, signal: AbortSignal | undefined, onAbort: () => void, source: GuardedSource | null) {
+  private constructor(
+    native: NativeDecoder,
+    info: VideoInfo,
+    signal: AbortSignal | undefined,
+    onAbort: () => void,
+    source: GuardedSource | null,
+  ) {
     this.#native = native;
     this.#source = source;
     this.info = info;
@@ -188,10 +202,19 @@ export class VideoDecoder {
         r = await this.#native.read(maxCount, target);
       } catch (e) {
         const { stats } = e as DecodeNativeError;
-        if (stats) this.#stats = { decodedFrames: stats.decodedFrames, droppedFrames: stats.droppedFrames, lateDrops: stats.lateDrops };
+        if (stats)
+          this.#stats = {
+            decodedFrames: stats.decodedFrames,
+            droppedFrames: stats.droppedFrames,
+            lateDrops: stats.lateDrops,
+          };
         throw clientError(e, caller, this.#source);
       }
-      this.#stats = { decodedFrames: r.stats.decodedFrames, droppedFrames: r.stats.droppedFrames, lateDrops: r.stats.lateDrops };
+      this.#stats = {
+        decodedFrames: r.stats.decodedFrames,
+        droppedFrames: r.stats.droppedFrames,
+        lateDrops: r.stats.lateDrops,
+      };
       const frames: DecodedFrame[] = [];
       const { outWidth: width, outHeight: height } = this.info;
       for (let i = 0; i < r.count; i++) {

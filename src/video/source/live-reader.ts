@@ -84,8 +84,18 @@ export class LiveReader {
   readonly #resumed: boolean;
   #reportGap = false;
 
-  constructor(first: VideoDecoder, private readonly reopen: Reopen, private readonly policy: ReconnectPolicy,
-    private readonly opts: { maxFrames: number; openTimeoutMs: number; range?: { start?: number; end?: number; unit?: 'seconds' | 'frames' }; signal: AbortSignal; resume?: LiveResume }) {
+  constructor(
+    first: VideoDecoder,
+    private readonly reopen: Reopen,
+    private readonly policy: ReconnectPolicy,
+    private readonly opts: {
+      maxFrames: number;
+      openTimeoutMs: number;
+      range?: { start?: number; end?: number; unit?: 'seconds' | 'frames' };
+      signal: AbortSignal;
+      resume?: LiveResume;
+    },
+  ) {
     this.#decoder = first;
     this.#buffer = new Uint8Array(first.frameBytes);
     const r = opts.resume;
@@ -107,7 +117,11 @@ export class LiveReader {
 
   counters(): LiveCounters {
     const s = this.#absorbed ? { decodedFrames: 0, droppedFrames: 0 } : this.#decoder.stats;
-    return { decodedFrames: this.#decodedBase + s.decodedFrames, droppedFrames: this.#droppedBase + s.droppedFrames, reconnects: this.#reconnects };
+    return {
+      decodedFrames: this.#decodedBase + s.decodedFrames,
+      droppedFrames: this.#droppedBase + s.droppedFrames,
+      reconnects: this.#reconnects,
+    };
   }
 
   /** The next frame (its data valid until the next call), or how the stream finished. */
@@ -168,12 +182,14 @@ export class LiveReader {
       if (r.end !== undefined && pos >= r.end) return 'after';
       if (r.start !== undefined && pos < r.start) return 'before';
     }
-    return gap === undefined ? { ...frame, streamIndex, streamTimeMs } : { ...frame, streamIndex, streamTimeMs, gapMs: gap };
+    return gap === undefined
+      ? { ...frame, streamIndex, streamTimeMs }
+      : { ...frame, streamIndex, streamTimeMs, gapMs: gap };
   }
 
   /** Reopens the source; false when it came back as a finished video (a playlist that got #EXT-X-ENDLIST). */
   async #reconnect(why: string): Promise<boolean> {
-    const drop = this.#drop ??= { at: Date.now(), attempts: 0, delay: FIRST_BACKOFF_MS, reason: why };
+    const drop = (this.#drop ??= { at: Date.now(), attempts: 0, delay: FIRST_BACKOFF_MS, reason: why });
     const { at: droppedAt, reason } = drop;
     const old = this.#decoder.stats;
     this.#decodedBase += old.decodedFrames;
@@ -192,7 +208,10 @@ export class LiveReader {
       const left = deadline - Date.now();
       if (left <= 0) break;
       try {
-        const d = await this.reopen(Math.max(1, this.opts.maxFrames - this.#taken), Math.max(1, Math.min(this.opts.openTimeoutMs, Math.round(left))));
+        const d = await this.reopen(
+          Math.max(1, this.opts.maxFrames - this.#taken),
+          Math.max(1, Math.min(this.opts.openTimeoutMs, Math.round(left))),
+        );
         if (!d.info.live) {
           // Reading it again would replay what was already processed.
           await d.close().catch(() => undefined);
@@ -216,8 +235,15 @@ export class LiveReader {
 
 /** The live source dropped and did not come back within the reconnect policy. */
 export class SourceLostError extends Error {
-  constructor(readonly reason: string, readonly lastError: string, readonly reconnects: number, readonly waitedMs: number) {
-    super(`The live source dropped (${reason}) and did not come back within ${(waitedMs / 1000).toFixed(1)} s: ${lastError}`);
+  constructor(
+    readonly reason: string,
+    readonly lastError: string,
+    readonly reconnects: number,
+    readonly waitedMs: number,
+  ) {
+    super(
+      `The live source dropped (${reason}) and did not come back within ${(waitedMs / 1000).toFixed(1)} s: ${lastError}`,
+    );
     this.name = 'SourceLostError';
   }
 }
@@ -225,9 +251,15 @@ export class SourceLostError extends Error {
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
-    const done = () => { signal.removeEventListener('abort', onAbort); resolve(); };
+    const done = () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    };
     const timer = setTimeout(done, ms);
-    const onAbort = () => { clearTimeout(timer); reject(signal.reason); };
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -21,15 +21,26 @@ const asPolicy = (p: boolean | UrlPolicy): UrlPolicy => (typeof p === 'boolean' 
  * Throws urlNotAllowed (400) for a URL whose host is or resolves to a refused address, a ProviderError when it
  * does not resolve. Resolves with the checked addresses (absent when the policy allows every address).
  */
-export async function checkVideoUrl(url: string, policy: boolean | UrlPolicy, provider = 'local', resolve: Resolver = resolveHost): Promise<readonly string[] | undefined> {
+export async function checkVideoUrl(
+  url: string,
+  policy: boolean | UrlPolicy,
+  provider = 'local',
+  resolve: Resolver = resolveHost,
+): Promise<readonly string[] | undefined> {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw errors.invalidParam(PARAM, `Expected an http(s) or rtsp(s) URL for ${PARAM} but received ${JSON.stringify(url.slice(0, 200))}`);
+    throw errors.invalidParam(
+      PARAM,
+      `Expected an http(s) or rtsp(s) URL for ${PARAM} but received ${JSON.stringify(url.slice(0, 200))}`,
+    );
   }
   if (!SCHEMES.includes(u.protocol)) {
-    throw errors.invalidParam(PARAM, `Expected an http(s) or rtsp(s) URL for ${PARAM} but received the scheme ${u.protocol}`);
+    throw errors.invalidParam(
+      PARAM,
+      `Expected an http(s) or rtsp(s) URL for ${PARAM} but received the scheme ${u.protocol}`,
+    );
   }
   const verdict = await checkUrl(u, asPolicy(policy), resolve, { schemes: SCHEMES });
   if (verdict.allowed) return verdict.addresses;
@@ -51,7 +62,11 @@ export interface VideoNetwork {
 }
 
 /** Opens the source for decoding; a URL only under `network.policy` (a boolean: allow private addresses or not). */
-export async function openVideo(source: { path?: string; url?: string }, network: boolean | VideoNetwork, options: DecoderOptions): Promise<VideoDecoder> {
+export async function openVideo(
+  source: { path?: string; url?: string },
+  network: boolean | VideoNetwork,
+  options: DecoderOptions,
+): Promise<VideoDecoder> {
   if (source.path) return VideoDecoder.open(source.path, options);
   if (!source.url) throw errors.invalidParam(PARAM, `Expected a video URL for ${PARAM} but received nothing`);
   const net: VideoNetwork = typeof network === 'boolean' ? { policy: { allowPrivate: network } } : network;
@@ -61,10 +76,18 @@ export async function openVideo(source: { path?: string; url?: string }, network
   const addresses = await checkVideoUrl(source.url, net.policy, 'local', resolve);
   const url = new URL(source.url);
   if (url.protocol === 'rtsp:' || url.protocol === 'rtsps:') return openRtsp(url, addresses, resolve, options);
-  return VideoDecoder.open(source.url, { ...options, network: { ...net.limits, policy: net.policy, resolve, param: PARAM } });
+  return VideoDecoder.open(source.url, {
+    ...options,
+    network: { ...net.limits, policy: net.policy, resolve, param: PARAM },
+  });
 }
 
-async function openRtsp(url: URL, checked: readonly string[] | undefined, resolve: Resolver, options: DecoderOptions): Promise<VideoDecoder> {
+async function openRtsp(
+  url: URL,
+  checked: readonly string[] | undefined,
+  resolve: Resolver,
+  options: DecoderOptions,
+): Promise<VideoDecoder> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   // A policy that allows everything checked nothing; the relay still needs one address to pin.
   const address = checked?.[0] ?? (await resolve(host).catch(() => [] as string[]))[0];

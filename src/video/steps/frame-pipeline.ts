@@ -7,7 +7,15 @@
 // frames at source size).
 import type { FrameOutput, StreamTarget, TrackSummary, VideoTaskRequest } from '../task-contract.js';
 import { checkSteps } from './plan.js';
-import type { FrameModels, FrameRun, PlannedStep, StepFrame, StepRun, StepTask, WorkTarget } from '../pipeline/frame-step.js';
+import type {
+  FrameModels,
+  FrameRun,
+  PlannedStep,
+  StepFrame,
+  StepRun,
+  StepTask,
+  WorkTarget,
+} from '../pipeline/frame-step.js';
 import { STEPS } from './step-list.js';
 import { trackerSettings } from '../pipeline/target-tracker.js';
 import { ContinuedTrackIds } from '../pipeline/continued-track-ids.js';
@@ -39,7 +47,13 @@ export class FramePipeline {
   #last: StepFrame | null = null;
   readonly #ids: ContinuedTrackIds;
 
-  private constructor(readonly plan: PlannedStep[], models: FrameModels, request: VideoTaskRequest, task?: StepTask, firstTrackId = 1) {
+  private constructor(
+    readonly plan: PlannedStep[],
+    models: FrameModels,
+    request: VideoTaskRequest,
+    task?: StepTask,
+    firstTrackId = 1,
+  ) {
     this.#ids = new ContinuedTrackIds(firstTrackId);
     const ctx = { models, tracking: trackerSettings(request.tracker), ids: this.#ids, task };
     this.#runs = plan.map((step) => {
@@ -56,7 +70,12 @@ export class FramePipeline {
    * write beyond the chunk, such as index, need it). `firstTrackId`: where the track ids start (above every id
    * of the task so far, when it continues after its worker died).
    */
-  static async create(request: VideoTaskRequest, models: FrameModels, task?: StepTask, firstTrackId = 1): Promise<FramePipeline> {
+  static async create(
+    request: VideoTaskRequest,
+    models: FrameModels,
+    task?: StepTask,
+    firstTrackId = 1,
+  ): Promise<FramePipeline> {
     return new FramePipeline(await checkSteps(request, models, task), models, request, task, firstTrackId);
   }
 
@@ -81,7 +100,12 @@ export class FramePipeline {
         track_id: t.trackId,
         class: t.class,
         confidence: round(t.confidence, 4),
-        roi: { left: round(t.box[0], 1), top: round(t.box[1], 1), width: round(t.box[2] - t.box[0], 1), height: round(t.box[3] - t.box[1], 1) },
+        roi: {
+          left: round(t.box[0], 1),
+          top: round(t.box[1], 1),
+          width: round(t.box[2] - t.box[0], 1),
+          height: round(t.box[3] - t.box[1], 1),
+        },
       };
       for (const add of ADD_TO_TARGET) add(t, out);
       return out;

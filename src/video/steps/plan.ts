@@ -12,7 +12,11 @@ import { STEP_MODELS, stepNamed } from './step-list.js';
  * Loads what each step needs to be checked (detect: its detector), step by step in order, by step index
  * (ApiError 400 for an unknown `parameters.model`).
  */
-export async function prepareSteps(request: Pick<VideoTaskRequest, 'steps'>, models: Pick<FrameModels, 'detector'>, scope?: StepScope): Promise<Map<number, unknown>> {
+export async function prepareSteps(
+  request: Pick<VideoTaskRequest, 'steps'>,
+  models: Pick<FrameModels, 'detector'>,
+  scope?: StepScope,
+): Promise<Map<number, unknown>> {
   const out = new Map<number, unknown>();
   if (!Array.isArray(request.steps)) return out;
   for (const [i, s] of request.steps.entries()) {
@@ -23,7 +27,10 @@ export async function prepareSteps(request: Pick<VideoTaskRequest, 'steps'>, mod
 }
 
 /** Checks the steps (with what prepareSteps loaded for them) and returns the plan. */
-export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, prepared: ReadonlyMap<number, unknown>): PlannedStep[] {
+export function planSteps(
+  request: Pick<VideoTaskRequest, 'steps'>,
+  prepared: ReadonlyMap<number, unknown>,
+): PlannedStep[] {
   if (!Array.isArray(request.steps) || request.steps.length === 0) {
     throw errors.invalidParam('steps', 'Expected at least one step in steps');
   }
@@ -33,12 +40,26 @@ export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, prepared: Re
     const params = (step.parameters ?? {}) as Record<string, unknown>;
     const d = stepNamed(step.model);
     if (!d) {
-      throw errors.invalidParam(`steps[${i}].model`, `Expected one of ${STEP_MODELS.join(', ')} for steps[${i}].model but received ${JSON.stringify(step.model)}`);
+      throw errors.invalidParam(
+        `steps[${i}].model`,
+        `Expected one of ${STEP_MODELS.join(', ')} for steps[${i}].model but received ${JSON.stringify(step.model)}`,
+      );
     }
     for (const k of Object.keys(params)) {
-      if (!d.parameters.includes(k)) throw errors.invalidParam(`steps[${i}].parameters.${k}`, `Unknown parameter ${k} for a ${step.model} step; expected one of ${d.parameters.join(', ')}`);
+      if (!d.parameters.includes(k))
+        throw errors.invalidParam(
+          `steps[${i}].parameters.${k}`,
+          `Unknown parameter ${k} for a ${step.model} step; expected one of ${d.parameters.join(', ')}`,
+        );
     }
-    const planned = d.plan({ index: i, params, when: () => parseWhen(i, step.when), afterProducer: producer, prepared: prepared.get(i) as never, before: [...plan] });
+    const planned = d.plan({
+      index: i,
+      params,
+      when: () => parseWhen(i, step.when),
+      afterProducer: producer,
+      prepared: prepared.get(i) as never,
+      before: [...plan],
+    });
     if (planned.produces) producer = true;
     plan.push(planned);
   });
@@ -46,6 +67,10 @@ export function planSteps(request: Pick<VideoTaskRequest, 'steps'>, prepared: Re
 }
 
 /** Checks a request's steps as a provider would run them: what they need loaded, then the plan. */
-export async function checkSteps(request: Pick<VideoTaskRequest, 'steps'>, models: Pick<FrameModels, 'detector'>, scope?: StepScope): Promise<PlannedStep[]> {
+export async function checkSteps(
+  request: Pick<VideoTaskRequest, 'steps'>,
+  models: Pick<FrameModels, 'detector'>,
+  scope?: StepScope,
+): Promise<PlannedStep[]> {
   return planSteps(request, await prepareSteps(request, models, scope));
 }

@@ -12,18 +12,14 @@ import type { z } from 'zod';
 import type { Queryable } from '../../store/db.js';
 import type { StepApi, StepDescriptor } from '../pipeline/step.js';
 
-export const STEPS = [
-  detectStep,
-  ocrStep,
-  featureStep,
-  analyticsStep,
-  indexStep,
-] as const;
+export const STEPS = [detectStep, ocrStep, featureStep, analyticsStep, indexStep] as const;
 
 /** The step names a request may use, in registry order. */
 export const STEP_MODELS: readonly string[] = STEPS.map((s) => s.name);
 
-const byName: ReadonlyMap<string, StepDescriptor<never, unknown>> = new Map(STEPS.map((s) => [s.name, s as unknown as StepDescriptor<never, unknown>]));
+const byName: ReadonlyMap<string, StepDescriptor<never, unknown>> = new Map(
+  STEPS.map((s) => [s.name, s as unknown as StepDescriptor<never, unknown>]),
+);
 
 /** The descriptor of a step name, or undefined. */
 export function stepNamed(name: unknown): StepDescriptor<never, unknown> | undefined {
@@ -43,7 +39,9 @@ export function stepApiFields(kind: 'record' | 'results' | 'chunk'): z.ZodRawSha
 }
 
 /** The event types a task's webhook may ask for (`webhook.events`), with the step that emits each. */
-export const WEBHOOK_EVENTS: ReadonlyMap<string, string> = new Map(STEPS.flatMap((s) => ((s.api as StepApi | undefined)?.webhookEvents ?? []).map((e) => [e, s.name] as const)));
+export const WEBHOOK_EVENTS: ReadonlyMap<string, string> = new Map(
+  STEPS.flatMap((s) => ((s.api as StepApi | undefined)?.webhookEvents ?? []).map((e) => [e, s.name] as const)),
+);
 
 /** What every step adds to one task's record (GET /v1/video/tasks/:id). */
 export async function stepRecordFields(q: Queryable, taskId: string): Promise<Record<string, unknown>> {

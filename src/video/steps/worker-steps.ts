@@ -35,12 +35,20 @@ function hooked(request: Pick<VideoTaskRequest, 'steps'>): Array<{ index: number
 }
 
 /** As a task is created, in the transaction that inserts it: each step's `created` hook. */
-export async function workerStepsCreated(q: Queryable, taskId: string, body: Parameters<NonNullable<WorkerHooks['created']>>[3]): Promise<void> {
+export async function workerStepsCreated(
+  q: Queryable,
+  taskId: string,
+  body: Parameters<NonNullable<WorkerHooks['created']>>[3],
+): Promise<void> {
   for (const h of hooked(body)) await h.hooks.created?.(q, taskId, h.index, body);
 }
 
 export class WorkerSteps {
-  private constructor(private readonly taskId: string, private readonly runs: WorkerStepRun[], private readonly live: LiveStepRuns) {}
+  private constructor(
+    private readonly taskId: string,
+    private readonly runs: WorkerStepRun[],
+    private readonly live: LiveStepRuns,
+  ) {}
 
   /** Opens the task's steps with worker hooks (none: an empty run, which passes frames unchanged), kept in `live` while it runs. */
   static async open(s: Services, taskId: string, request: VideoTaskRequest, live: LiveStepRuns): Promise<WorkerSteps> {

@@ -6,7 +6,10 @@ export class FinishedArchiveCache {
   private readonly loading = new Map<string, Promise<Buffer>>();
   private total = 0;
 
-  constructor(readonly maxEntryBytes = 8 * 1024 * 1024, private readonly maxTotalBytes = 64 * 1024 * 1024) {}
+  constructor(
+    readonly maxEntryBytes = 8 * 1024 * 1024,
+    private readonly maxTotalBytes = 64 * 1024 * 1024,
+  ) {}
 
   /** The whole archive of a finished task of `size` bytes, loaded once by `load` however many ask at once. */
   async get(taskId: string, size: number, load: () => Promise<Buffer>): Promise<Buffer> {
@@ -18,10 +21,12 @@ export class FinishedArchiveCache {
     }
     let p = this.loading.get(taskId);
     if (!p) {
-      p = load().then((buf) => {
-        if (buf.length === size) this.put(taskId, buf);
-        return buf;
-      }).finally(() => this.loading.delete(taskId));
+      p = load()
+        .then((buf) => {
+          if (buf.length === size) this.put(taskId, buf);
+          return buf;
+        })
+        .finally(() => this.loading.delete(taskId));
       this.loading.set(taskId, p);
     }
     return p;
@@ -29,7 +34,10 @@ export class FinishedArchiveCache {
 
   private put(taskId: string, buf: Buffer): void {
     const old = this.entries.get(taskId);
-    if (old) { this.total -= old.length; this.entries.delete(taskId); }
+    if (old) {
+      this.total -= old.length;
+      this.entries.delete(taskId);
+    }
     this.entries.set(taskId, buf);
     this.total += buf.length;
     for (const [k, v] of this.entries) {

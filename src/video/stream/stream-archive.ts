@@ -7,7 +7,14 @@ import type { Queryable, Row } from '../../store/db.js';
 import type { FrameOutput, StreamInfo, TaskCheckpoint } from '../task-contract.js';
 import { sql as tsql } from '../tasks.sql.js';
 import { sql } from './stream.sql.js';
-import { EMPTY_STREAM_INFO, HEARTBEAT_EVENT, frameEvent, terminalEvents, type FinishReason, type TerminalUsage } from './chunks.js';
+import {
+  EMPTY_STREAM_INFO,
+  HEARTBEAT_EVENT,
+  frameEvent,
+  terminalEvents,
+  type FinishReason,
+  type TerminalUsage,
+} from './chunks.js';
 import type { StreamHub } from './stream-hub.js';
 import type { TaskState } from '../task-contract.js';
 
@@ -42,14 +49,23 @@ export interface Finish {
 
 export type AppendOutcome = 'appended' | 'cancelling' | 'lost';
 
-const toBuffer = (v: unknown): Buffer => (Buffer.isBuffer(v) ? v : Buffer.from((v as Uint8Array).buffer, (v as Uint8Array).byteOffset, (v as Uint8Array).byteLength));
+const toBuffer = (v: unknown): Buffer =>
+  Buffer.isBuffer(v)
+    ? v
+    : Buffer.from((v as Uint8Array).buffer, (v as Uint8Array).byteOffset, (v as Uint8Array).byteLength);
 
 function locked(r: Row): LockedTask {
   return {
-    id: String(r.id), status: r.status as TaskState, model: String(r.model),
-    streamBytes: Number(r.stream_bytes), chunkCount: Number(r.chunk_count), attempts: Number(r.attempts),
-    resumes: Number(r.resumes ?? 0), resumable: r.resumable === true,
-    leaseOwner: (r.lease_owner as string | null) ?? null, leaseExpired: r.lease_expired === true,
+    id: String(r.id),
+    status: r.status as TaskState,
+    model: String(r.model),
+    streamBytes: Number(r.stream_bytes),
+    chunkCount: Number(r.chunk_count),
+    attempts: Number(r.attempts),
+    resumes: Number(r.resumes ?? 0),
+    resumable: r.resumable === true,
+    leaseOwner: (r.lease_owner as string | null) ?? null,
+    leaseExpired: r.lease_expired === true,
     lastInfo: { ...EMPTY_STREAM_INFO, ...((r.progress as Partial<StreamInfo> | null) ?? {}) },
     startedAt: r.started_at ? new Date(r.started_at as string) : null,
   };
@@ -59,7 +75,11 @@ function locked(r: Row): LockedTask {
 const REPLAY_ROWS = 2048;
 
 /** Where this process's last frame append left a task's archive: the next one-statement append's expectation. */
-interface Tail { end: number; chunks: number; model: string }
+interface Tail {
+  end: number;
+  chunks: number;
+  model: string;
+}
 
 export class StreamArchive {
   /** Per task this process streams, its last frame append's tail; taken out while an append is in flight. */
@@ -67,13 +87,19 @@ export class StreamArchive {
   /** Frame chunks appended in one statement and under the row lock (tests read it). */
   readonly frameAppends = { oneStatement: 0, locked: 0 };
 
-  constructor(private readonly s: Services, private readonly hub: StreamHub) {}
+  constructor(
+    private readonly s: Services,
+    private readonly hub: StreamHub,
+  ) {}
 
   /**
    * Runs fn with the task row locked; fn's appended bytes land at the current end. Subscribers are told
    * after the commit, with the appended bytes (and other processes by NOTIFY at commit, with the new end).
    */
-  async withTask<T>(taskId: string, fn: (task: LockedTask, q: Queryable, append: (bytes: string) => Promise<number>) => Promise<T>): Promise<T | null> {
+  async withTask<T>(
+    taskId: string,
+    fn: (task: LockedTask, q: Queryable, append: (bytes: string) => Promise<number>) => Promise<T>,
+  ): Promise<T | null> {
     let from = -1;
     let end = 0;
     const parts: Buffer[] = [];
@@ -94,7 +120,8 @@ export class StreamArchive {
       if (parts.length > 0) await this.hub.notifyIn(q, taskId, end);
       return r;
     });
-    if (parts.length > 0) this.hub.publish(taskId, { from, bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts) });
+    if (parts.length > 0)
+      this.hub.publish(taskId, { from, bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts) });
     return out;
   }
 
@@ -107,7 +134,13 @@ export class StreamArchive {
    * (docs/capacity.md, "The embedded database's cost"). `checkpoint`: the task's checkpoint after this chunk,
    * stored by the same statement (null for a task that cannot resume).
    */
-  async appendFrame(taskId: string, owner: string, frame: FrameOutput, leaseMs: number, checkpoint: TaskCheckpoint | null = null): Promise<AppendOutcome> {
+  async appendFrame(
+    taskId: string,
+    owner: string,
+    frame: FrameOutput,
+    leaseMs: number,
+    checkpoint: TaskCheckpoint | null = null,
+  ): Promise<AppendOutcome> {
     const tail = this.tails.get(taskId);
     this.tails.delete(taskId);
     const cp = checkpoint ? JSON.stringify(checkpoint) : null;
@@ -135,12 +168,32 @@ export class StreamArchive {
   }
 
   /** The one-statement append at `tail`; false when the row is no longer as it says (nothing was written). */
-  private async appendAtTail(taskId: string, owner: string, frame: FrameOutput, leaseMs: number, checkpoint: string | null, tail: Tail): Promise<boolean> {
+  private async appendAtTail(
+    taskId: string,
+    owner: string,
+    frame: FrameOutput,
+    leaseMs: number,
+    checkpoint: string | null,
+    tail: Tail,
+  ): Promise<boolean> {
     const bytes = Buffer.from(frameEvent(taskId, tail.chunks, frame, tail.model), 'utf8');
     const end = tail.end + bytes.length;
-    const params = [taskId, bytes.length, JSON.stringify(frame.stream_info), leaseMs, checkpoint, tail.end, owner, bytes, tail.chunks];
+    const params = [
+      taskId,
+      bytes.length,
+      JSON.stringify(frame.stream_info),
+      leaseMs,
+      checkpoint,
+      tail.end,
+      owner,
+      bytes,
+      tail.chunks,
+    ];
     const notify = this.hub.notifyArgs(taskId, end);
-    const rows = await this.s.db.query(notify ? sql.appendFrameNotify : sql.appendFrame, notify ? [...params, ...notify] : params);
+    const rows = await this.s.db.query(
+      notify ? sql.appendFrameNotify : sql.appendFrame,
+      notify ? [...params, ...notify] : params,
+    );
     if (rows.length !== 1) return false;
     this.tails.set(taskId, { end, chunks: tail.chunks + 1, model: tail.model });
     this.frameAppends.oneStatement++;
@@ -162,7 +215,12 @@ export class StreamArchive {
    * The terminal chunk + [DONE] and the terminal state, in one transaction. A cancel requested meanwhile wins
    * over success or failure (the terminal chunk is the chunk boundary that honours it).
    */
-  async finishIn(q: Queryable, task: LockedTask, append: (bytes: string) => Promise<number>, f: Finish): Promise<TaskState> {
+  async finishIn(
+    q: Queryable,
+    task: LockedTask,
+    append: (bytes: string) => Promise<number>,
+    f: Finish,
+  ): Promise<TaskState> {
     this.tails.delete(task.id);
     const cancel = task.status === 'cancelling' && f.status !== 'cancelled';
     const status = cancel ? 'cancelled' : f.status;
@@ -170,10 +228,16 @@ export class StreamArchive {
     const info = f.info ?? task.lastInfo;
     const error = cancel ? undefined : f.error;
     const n = await append(terminalEvents(task.id, task.chunkCount, reason, info, f.usage, task.model, error, f.chunk));
-    await q.query(tsql.finish, [task.id, status, n, JSON.stringify({ processed_frames: f.usage.processed_frames, processing_time_ms: f.usage.processing_time_ms }),
-      error ? JSON.stringify(error) : null, status === 'succeeded' && f.results ? JSON.stringify(f.results) : null,
+    await q.query(tsql.finish, [
+      task.id,
+      status,
+      n,
+      JSON.stringify({ processed_frames: f.usage.processed_frames, processing_time_ms: f.usage.processing_time_ms }),
+      error ? JSON.stringify(error) : null,
+      status === 'succeeded' && f.results ? JSON.stringify(f.results) : null,
       // A task that never produced a frame keeps progress.frame_index null.
-      f.info || task.chunkCount > 0 ? JSON.stringify(info) : null]);
+      f.info || task.chunkCount > 0 ? JSON.stringify(info) : null,
+    ]);
     return status;
   }
 
@@ -200,8 +264,12 @@ export class StreamArchive {
    * Calls `fn` with every frame chunk archived so far, in order (what a worker that continues a task rebuilds
    * its state from: docs/video.md, "When a worker dies"). Returns how many there were.
    */
-  async forEachFrame(taskId: string, fn: (frame: Pick<FrameOutput, 'stream_info' | 'delta' | 'analytics'>) => void | Promise<void>): Promise<number> {
-    let frames = 0, offset = 0;
+  async forEachFrame(
+    taskId: string,
+    fn: (frame: Pick<FrameOutput, 'stream_info' | 'delta' | 'analytics'>) => void | Promise<void>,
+  ): Promise<number> {
+    let frames = 0,
+      offset = 0;
     for (;;) {
       // Every row is whole events, so a read of whole rows ends on an event boundary.
       const { bytes } = await this.read(taskId, offset, REPLAY_ROWS);
@@ -224,7 +292,8 @@ export class StreamArchive {
     return this.withTask(taskId, async (task, q) => {
       if (task.leaseOwner !== owner) return 'gone' as const;
       if (task.status === 'cancelling') return 'cancelling' as const;
-      if ((task.status !== 'running' && task.status !== 'streaming') || !task.resumable || task.chunkCount === 0) return 'kept' as const;
+      if ((task.status !== 'running' && task.status !== 'streaming') || !task.resumable || task.chunkCount === 0)
+        return 'kept' as const;
       await q.query(tsql.handOver, [taskId]);
       return 'handed' as const;
     }).then((r) => r ?? 'gone');

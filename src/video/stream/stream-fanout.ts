@@ -30,7 +30,11 @@ const MAX_ARCHIVE_READS = 4;
 const DONE = Buffer.from(DONE_EVENT, 'utf8');
 const endsDone = (b: Buffer) => b.length >= DONE.length && b.subarray(b.length - DONE.length).equals(DONE);
 
-export interface FanoutSettings { bufferBytes: number; stallMs: number; pollMs: number }
+export interface FanoutSettings {
+  bufferBytes: number;
+  stallMs: number;
+  pollMs: number;
+}
 
 export interface FanoutStats {
   /** Live tasks with readers here, and their readers. */
@@ -53,7 +57,12 @@ class Reader {
   blocked = false;
   /** Archive bytes read ahead of the tail, not yet written. */
   batch: Buffer[] = [];
-  constructor(readonly writer: SseWriter, start: number, readonly ids: EventIdWriter | null, readonly onEnd: () => void) {
+  constructor(
+    readonly writer: SseWriter,
+    start: number,
+    readonly ids: EventIdWriter | null,
+    readonly onEnd: () => void,
+  ) {
     this.pos = start;
   }
 }
@@ -119,7 +128,10 @@ export class StreamFanout {
   private counters = { catchUpReads: 0, followReads: 0, cutOff: 0 };
   private closed = false;
 
-  constructor(private readonly s: Services, readonly settings: FanoutSettings) {
+  constructor(
+    private readonly s: Services,
+    readonly settings: FanoutSettings,
+  ) {
     const hub = hubFor(s);
     this.archive = new StreamArchive(s, hub);
     this.log = s.log;
@@ -127,8 +139,12 @@ export class StreamFanout {
   }
 
   stats(): FanoutStats {
-    let readers = 0, bufferedBytes = 0;
-    for (const t of this.tails.values()) { readers += t.readers.size; bufferedBytes += t.bytes; }
+    let readers = 0,
+      bufferedBytes = 0;
+    for (const t of this.tails.values()) {
+      readers += t.readers.size;
+      bufferedBytes += t.bytes;
+    }
     return { tasks: this.tails.size, readers, bufferedBytes, ...this.counters };
   }
 
@@ -203,7 +219,10 @@ export class StreamFanout {
     const t = this.tails.get(taskId);
     if (!t) return;
     t.lastNews = Date.now();
-    if (!t.ready) { t.again = true; return; }
+    if (!t.ready) {
+      t.again = true;
+      return;
+    }
     if (appended) {
       // The committing append only queues its bytes: the writes to readers run after it has moved on.
       t.queue.push(appended);
@@ -221,14 +240,20 @@ export class StreamFanout {
     for (const a of queued) {
       if (a.from + a.bytes.length <= t.end) continue;
       if (a.from === t.end) this.append(t, a.from, a.bytes);
-      else { void this.follow(t, null); return; }
+      else {
+        void this.follow(t, null);
+        return;
+      }
     }
   }
 
   /** Reads what the archive has past the tail's end (once per process, however many readers wait). */
   private async follow(t: Tail, until: number | null): Promise<void> {
     if (this.closed || t.terminal || !t.ready) return;
-    if (t.following) { t.again = true; return; }
+    if (t.following) {
+      t.again = true;
+      return;
+    }
     t.following = true;
     try {
       do {
@@ -253,7 +278,10 @@ export class StreamFanout {
             pos += b.length;
           }
         }
-        if (terminal && t.end >= end && !t.terminal) { t.terminal = true; this.broadcastEnd(t); }
+        if (terminal && t.end >= end && !t.terminal) {
+          t.terminal = true;
+          this.broadcastEnd(t);
+        }
       } while (t.again && !t.terminal && !this.closed);
     } catch (e) {
       this.log.warn({ err: e, taskId: t.id }, 'video stream fan-out could not follow the archive');
@@ -268,7 +296,10 @@ export class StreamFanout {
     t.lastNews = Date.now();
     for (const r of t.readers) {
       if (r.busy) continue;
-      if (r.pos < from) { this.pump(t, r); continue; }
+      if (r.pos < from) {
+        this.pump(t, r);
+        continue;
+      }
       if (r.pos >= t.end) continue;
       this.send(t, r, r.pos === from ? bytes : bytes.subarray(r.pos - from));
       if (r.blocked) this.pump(t, r);
@@ -309,7 +340,10 @@ export class StreamFanout {
             // Behind the buffer: the archive (a few rows; readers at the same offset share the read).
             r.batch = await this.readArchive(t.id, r.pos);
             if (r.writer.closed) return this.drop(t, r, 'gone');
-            if (r.batch.length === 0) { await new Promise((res) => setTimeout(res, 50)); continue; }
+            if (r.batch.length === 0) {
+              await new Promise((res) => setTimeout(res, 50));
+              continue;
+            }
             parts = takeSlice(r.batch);
           }
           if (parts.length > 0) {
@@ -333,7 +367,9 @@ export class StreamFanout {
     let timer: NodeJS.Timeout | undefined;
     const stalled = await Promise.race([
       r.writer.drained().then(() => false),
-      new Promise<boolean>((res) => { timer = setTimeout(() => res(true), this.settings.stallMs); }),
+      new Promise<boolean>((res) => {
+        timer = setTimeout(() => res(true), this.settings.stallMs);
+      }),
     ]);
     clearTimeout(timer);
     return !stalled || r.writer.closed;
@@ -341,7 +377,10 @@ export class StreamFanout {
 
   private cutOff(t: Tail, r: Reader): void {
     this.counters.cutOff++;
-    this.log.info({ taskId: t.id, offset: r.pos, stallMs: this.settings.stallMs }, 'video stream reader took no bytes for the stall limit; cut off');
+    this.log.info(
+      { taskId: t.id, offset: r.pos, stallMs: this.settings.stallMs },
+      'video stream reader took no bytes for the stall limit; cut off',
+    );
     // The end of the response waits behind the one write the socket holds: a client that reads again gets
     // an event boundary and the end; one that never does is closed by the server's idle timeout.
     this.drop(t, r, 'end');
@@ -396,6 +435,9 @@ const fanouts = new WeakMap<object, StreamFanout>();
 
 export function fanoutFor(s: Services, settings: FanoutSettings): StreamFanout {
   let f = fanouts.get(s.db);
-  if (!f) { f = new StreamFanout(s, settings); fanouts.set(s.db, f); }
+  if (!f) {
+    f = new StreamFanout(s, settings);
+    fanouts.set(s.db, f);
+  }
   return f;
 }

@@ -15,7 +15,10 @@ export const CHANNEL = 'sightflow_video';
 const NEW_TASK = '*new';
 
 /** Bytes an append of this process committed at archive offset `from`. */
-export interface Appended { from: number; bytes: Buffer }
+export interface Appended {
+  from: number;
+  bytes: Buffer;
+}
 /** Told of every append or state change: `end` is the archive's end when known, `appended` its bytes when committed here. */
 export type AppendListener = (taskId: string, end: number | null, appended: Appended | null) => void;
 
@@ -34,20 +37,26 @@ export class StreamHub {
   onTask(taskId: string, fn: (end: number | null) => void): () => void {
     void this.listen();
     this.events.on(taskId, fn);
-    return () => { this.events.off(taskId, fn); };
+    return () => {
+      this.events.off(taskId, fn);
+    };
   }
 
   /** Calls fn for every task's appends and state changes (one listener for all tasks: the fan-out). */
   onAppend(fn: AppendListener): () => void {
     void this.listen();
     this.appendListeners.add(fn);
-    return () => { this.appendListeners.delete(fn); };
+    return () => {
+      this.appendListeners.delete(fn);
+    };
   }
 
   onNewTask(fn: () => void): () => void {
     void this.listen();
     this.events.on(NEW_TASK, fn);
-    return () => { this.events.off(NEW_TASK, fn); };
+    return () => {
+      this.events.off(NEW_TASK, fn);
+    };
   }
 
   /** Inside the writing transaction: other processes hear about it once it commits (with the new end after appends). */
@@ -72,7 +81,10 @@ export class StreamHub {
   }
 
   private notified(payload: string): void {
-    if (payload === NEW_TASK) { this.events.emit(NEW_TASK); return; }
+    if (payload === NEW_TASK) {
+      this.events.emit(NEW_TASK);
+      return;
+    }
     const sp = payload.indexOf(' ');
     if (sp < 0) return this.dispatch(payload, null, null);
     const end = Number(payload.slice(sp + 1));
@@ -91,20 +103,30 @@ export class StreamHub {
       const { default: pgMod } = await import('pg');
       const client = new pgMod.Client({ connectionString: this.s.config.databaseUrl });
       // A dropped connection is replaced on the next subscription; until then subscribers poll.
-      const drop = () => { if (this.listener === client) this.listener = null; client.end().catch(() => {}); };
+      const drop = () => {
+        if (this.listener === client) this.listener = null;
+        client.end().catch(() => {});
+      };
       client.on('error', drop);
       client.on('end', drop);
-      client.on('notification', (n) => { if (n.payload) this.notified(n.payload); });
+      client.on('notification', (n) => {
+        if (n.payload) this.notified(n.payload);
+      });
       try {
         await client.connect();
         await client.query(streamSql.listen);
-        if (this.closed) { await client.end().catch(() => {}); return; }
+        if (this.closed) {
+          await client.end().catch(() => {});
+          return;
+        }
         this.listener = client;
       } catch (e) {
         this.s.log.warn({ err: e }, 'video stream LISTEN connection failed; subscribers fall back to polling');
         await client.end().catch(() => {});
       }
-    })().finally(() => { this.connecting = null; }));
+    })().finally(() => {
+      this.connecting = null;
+    }));
   }
 
   async close(): Promise<void> {
@@ -124,6 +146,9 @@ const hubs = new WeakMap<object, StreamHub>();
 
 export function hubFor(s: Services): StreamHub {
   let h = hubs.get(s.db);
-  if (!h) { h = new StreamHub(s); hubs.set(s.db, h); }
+  if (!h) {
+    h = new StreamHub(s);
+    hubs.set(s.db, h);
+  }
   return h;
 }

@@ -18,7 +18,6 @@ import type { FinishedArchiveCache } from './archive-cache.js';
 import { EventIdWriter } from './event-ids.js';
 import { countResume } from '../../metrics/video.js';
 
-
 /** Offset from `?offset=` (wins) or `Last-Event-ID`: a non-negative integer byte count. */
 export function requestedOffset(ctx: RequestContext): number {
   const q = ctx.rawQuery.get('offset');
@@ -26,7 +25,11 @@ export function requestedOffset(ctx: RequestContext): number {
   const raw = q ?? h;
   if (raw === undefined || raw === null || raw === '') return 0;
   const param = q !== null ? 'offset' : 'Last-Event-ID';
-  if (!/^\d{1,15}$/.test(raw.trim())) throw errors.invalidParam(param, `Expected a byte offset (an integer >= 0) for ${param} but received ${JSON.stringify(raw)}`);
+  if (!/^\d{1,15}$/.test(raw.trim()))
+    throw errors.invalidParam(
+      param,
+      `Expected a byte offset (an integer >= 0) for ${param} but received ${JSON.stringify(raw)}`,
+    );
   return Number(raw.trim());
 }
 
@@ -41,9 +44,15 @@ export function wantsEventIds(ctx: RequestContext): boolean {
 /** Open subscriptions of this process, ended when the module stops. */
 export class Subscriptions {
   private readonly open = new Set<SseWriter>();
-  add(w: SseWriter): void { this.open.add(w); }
-  get count(): number { return this.open.size; }
-  delete(w: SseWriter): void { this.open.delete(w); }
+  add(w: SseWriter): void {
+    this.open.add(w);
+  }
+  get count(): number {
+    return this.open.size;
+  }
+  delete(w: SseWriter): void {
+    this.open.delete(w);
+  }
   closeAll(): void {
     for (const w of this.open) w.end();
     this.open.clear();
@@ -56,7 +65,14 @@ export interface TaskStates {
   state(projectId: string, id: string): Promise<{ status: TaskState; streamBytes: number }>;
 }
 
-export interface StreamDeps { s: Services; store: TaskStates; archive: StreamArchive; subs: Subscriptions; cache: FinishedArchiveCache; fanout: StreamFanout }
+export interface StreamDeps {
+  s: Services;
+  store: TaskStates;
+  archive: StreamArchive;
+  subs: Subscriptions;
+  cache: FinishedArchiveCache;
+  fanout: StreamFanout;
+}
 
 export async function streamTask(ctx: RequestContext, deps: StreamDeps): Promise<void> {
   const id = ctx.params.id!;
@@ -71,7 +87,10 @@ export async function streamTask(ctx: RequestContext, deps: StreamDeps): Promise
   writer.open({ 'X-Stream-Offset': String(offset), 'x-request-id': ctx.requestId });
   deps.subs.add(writer);
   if (!finished) {
-    if (ids && !writer.send(EventIdWriter.preamble()) && writer.closed) { deps.subs.delete(writer); return; }
+    if (ids && !writer.send(EventIdWriter.preamble()) && writer.closed) {
+      deps.subs.delete(writer);
+      return;
+    }
     deps.fanout.join(id, writer, offset, ids, () => deps.subs.delete(writer));
     return;
   }
@@ -93,7 +112,7 @@ export async function streamTask(ctx: RequestContext, deps: StreamDeps): Promise
         return;
       }
       // Too large to cache: a batch of rows at a time, each written before the next is read.
-      for (let pos = offset; pos < end;) {
+      for (let pos = offset; pos < end; ) {
         const { bytes } = await deps.archive.read(id, pos);
         if (bytes.length === 0 || !(await send(bytes))) return;
         pos += bytes.length;

@@ -20,12 +20,18 @@ export class Reaper {
   private busy = false;
 
   /** `hub`: wakes idle workers when a task is queued to continue. */
-  constructor(private readonly s: Services, private readonly archive: StreamArchive, private readonly intervalMs: number,
-    private readonly hub?: Pick<StreamHub, 'announceNewTask'>) {}
+  constructor(
+    private readonly s: Services,
+    private readonly archive: StreamArchive,
+    private readonly intervalMs: number,
+    private readonly hub?: Pick<StreamHub, 'announceNewTask'>,
+  ) {}
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => { void this.tick(); }, this.intervalMs);
+    this.timer = setInterval(() => {
+      void this.tick();
+    }, this.intervalMs);
     this.timer.unref();
   }
 
@@ -56,22 +62,39 @@ export class Reaper {
       const did = await this.archive.withTask(id, async (task, q, append) => {
         if (!task.leaseOwner || !task.leaseExpired) return false;
         const elapsed = task.lastInfo.elapsed_ms;
-        const usage = { processed_frames: task.chunkCount, processing_time_ms: elapsed, decoded_frames: task.lastInfo.decoded_frames, dropped_frames: task.lastInfo.dropped_frames };
+        const usage = {
+          processed_frames: task.chunkCount,
+          processing_time_ms: elapsed,
+          decoded_frames: task.lastInfo.decoded_frames,
+          dropped_frames: task.lastInfo.dropped_frames,
+        };
         if (task.status === 'cancelling') {
           await this.archive.finishIn(q, task, append, { status: 'cancelled', reason: 'cancelled', usage });
         } else if (task.status === 'running' && task.chunkCount === 0) {
           const attemptsLeft = task.attempts < (await maxAttempts(q, id));
           if (attemptsLeft) await q.query(sql.release, [id]);
           else {
-            await this.archive.finishIn(q, task, append, { status: 'failed', reason: 'error', usage,
-              error: taskErrors.workerLostBeforeFirstChunk(task.attempts) });
+            await this.archive.finishIn(q, task, append, {
+              status: 'failed',
+              reason: 'error',
+              usage,
+              error: taskErrors.workerLostBeforeFirstChunk(task.attempts),
+            });
           }
-        } else if ((task.status === 'running' || task.status === 'streaming') && task.resumable && task.resumes < MAX_RESUMES) {
+        } else if (
+          (task.status === 'running' || task.status === 'streaming') &&
+          task.resumable &&
+          task.resumes < MAX_RESUMES
+        ) {
           await q.query(sql.awaitResume, [id]);
           return 'queued' as const;
         } else if (task.status === 'running' || task.status === 'streaming') {
-          await this.archive.finishIn(q, task, append, { status: 'failed', reason: 'error', usage,
-            error: taskErrors.workerLostMidStream(task.chunkCount) });
+          await this.archive.finishIn(q, task, append, {
+            status: 'failed',
+            reason: 'error',
+            usage,
+            error: taskErrors.workerLostMidStream(task.chunkCount),
+          });
         } else return false;
         return true;
       });

@@ -18,8 +18,12 @@ export function stagedInputKey(projectId: string, taskId: string): string {
 }
 
 /** `webhook`: checked, with its secret decided (webhooks.ts); only its url is echoed. */
-export async function stageInput(s: Pick<Services, 'config' | 'blobs'>, task: { id: string; projectId: string; keyId: string | null },
-  posted: ProcessBody, webhook?: { url: string }): Promise<NewTask> {
+export async function stageInput(
+  s: Pick<Services, 'config' | 'blobs'>,
+  task: { id: string; projectId: string; keyId: string | null },
+  posted: ProcessBody,
+  webhook?: { url: string },
+): Promise<NewTask> {
   const { id, projectId } = task;
   const { webhook: _webhook, ...body } = posted;
   const el = body.input[0]!;
@@ -41,7 +45,9 @@ export async function stageInput(s: Pick<Services, 'config' | 'blobs'>, task: { 
   const { data: _data, ...rest } = el;
   const request: VideoTaskRequest = {
     ...body,
-    input: [{ ...rest, sampling: el.sampling ?? { ...DEFAULT_SAMPLING }, max_frames: el.max_frames ?? DEFAULT_MAX_FRAMES }],
+    input: [
+      { ...rest, sampling: el.sampling ?? { ...DEFAULT_SAMPLING }, max_frames: el.max_frames ?? DEFAULT_MAX_FRAMES },
+    ],
   };
   return { ...task, job: { request, source }, echo };
 }

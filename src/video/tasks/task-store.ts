@@ -27,8 +27,13 @@ export interface NewTask {
   echo: unknown;
 }
 
-export interface ListFilters { status?: string; from?: string; to?: string; cursor?: string; limit?: string }
-
+export interface ListFilters {
+  status?: string;
+  from?: string;
+  to?: string;
+  cursor?: string;
+  limit?: string;
+}
 
 export function streamUrl(id: string): string {
   return `/v1/video/tasks/${id}/stream`;
@@ -53,7 +58,9 @@ export function taskRecord(r: Row, withRequest = false): Record<string, unknown>
       total_frames: p?.total_frames ?? null,
       // The task's real rate (a camera that cannot be kept up with shows less than it asked for).
       processed_frames: Number(r.chunk_count ?? 0),
-      processed_fps: p?.elapsed_ms ? Math.round((Number(r.chunk_count ?? 0) / (p.elapsed_ms / 1000)) * 100) / 100 : null,
+      processed_fps: p?.elapsed_ms
+        ? Math.round((Number(r.chunk_count ?? 0) / (p.elapsed_ms / 1000)) * 100) / 100
+        : null,
     },
     usage: r.usage ?? null,
     error: r.error ?? null,
@@ -70,10 +77,19 @@ function encodeCursor(createdAt: string, id: string): string {
 function decodeCursor(cursor: string): [string, string] {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && v[1].startsWith('vt_') && !Number.isNaN(Date.parse(v[0]))) {
+    if (
+      Array.isArray(v) &&
+      v.length === 2 &&
+      typeof v[0] === 'string' &&
+      typeof v[1] === 'string' &&
+      v[1].startsWith('vt_') &&
+      !Number.isNaN(Date.parse(v[0]))
+    ) {
       return [v[0], v[1]];
     }
-  } catch { /* falls through */ }
+  } catch {
+    /* falls through */
+  }
   throw errors.invalidCursor();
 }
 
@@ -81,18 +97,30 @@ function decodeCursor(cursor: string): [string, string] {
 function parseTime(param: 'from' | 'to', v: string): string {
   if (/^\d+(\.\d+)?$/.test(v)) return new Date(Number(v) * 1000).toISOString();
   const ms = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms)) throw errors.invalidParam(param, `Expected an ISO 8601 time or unix seconds for ${param} but received ${JSON.stringify(v)}`);
+  if (Number.isNaN(ms))
+    throw errors.invalidParam(
+      param,
+      `Expected an ISO 8601 time or unix seconds for ${param} but received ${JSON.stringify(v)}`,
+    );
   return new Date(ms).toISOString();
 }
 
 export class TaskStore {
-  constructor(private readonly s: Services, private readonly archive: StreamArchive, private readonly hub: StreamHub) {}
+  constructor(
+    private readonly s: Services,
+    private readonly archive: StreamArchive,
+    private readonly hub: StreamHub,
+  ) {}
 
   /**
    * Inserts a checked task (tasks.service.ts checked it and staged its input: task-input.ts) with its first
    * archive bytes, and wakes idle workers. `webhook` is stored beside the task, never in its request.
    */
-  async insert(task: NewTask, webhook?: { url: string; secret: string }, alongside?: (q: Queryable) => Promise<void>): Promise<Record<string, unknown>> {
+  async insert(
+    task: NewTask,
+    webhook?: { url: string; secret: string },
+    alongside?: (q: Queryable) => Promise<void>,
+  ): Promise<Record<string, unknown>> {
     const { id, projectId, keyId, job, echo } = task;
     const body = job.request;
     const model = body.model ?? body.steps.map((st) => st.model).join('+');
@@ -100,7 +128,16 @@ export class TaskStore {
     // bytes, so a subscriber of a still-pending task gets its headers (and X-Stream-Offset) at once.
     const opening = Buffer.from(HEARTBEAT_EVENT);
     const row = await this.s.db.tx(async (q) => {
-      const [r] = await q.query(sql.insert, [id, projectId, keyId, model, JSON.stringify(echo), JSON.stringify(job), MAX_ATTEMPTS, opening.length]);
+      const [r] = await q.query(sql.insert, [
+        id,
+        projectId,
+        keyId,
+        model,
+        JSON.stringify(echo),
+        JSON.stringify(job),
+        MAX_ATTEMPTS,
+        opening.length,
+      ]);
       await q.query(streamSql.append, [id, 0, opening]);
       if (webhook) await q.query(webhookSql.setWebhook, [id, webhook.url, webhook.secret]);
       await alongside?.(q);
@@ -134,10 +171,16 @@ export class TaskStore {
   async list(projectId: string, f: ListFilters): Promise<Record<string, unknown>> {
     let status: string | null = null;
     if (f.status !== undefined) {
-      const states = f.status.split(',').map((x) => x.trim()).filter(Boolean);
+      const states = f.status
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
       const bad = states.find((x) => !(TASK_STATES as readonly string[]).includes(x));
       if (bad !== undefined || states.length === 0) {
-        throw errors.invalidParam('status', `Expected one of ${TASK_STATES.join(', ')} (or a comma list) for status but received ${JSON.stringify(bad ?? f.status)}`);
+        throw errors.invalidParam(
+          'status',
+          `Expected one of ${TASK_STATES.join(', ')} (or a comma list) for status but received ${JSON.stringify(bad ?? f.status)}`,
+        );
       }
       status = states.join(',');
     }
@@ -146,7 +189,10 @@ export class TaskStore {
     let limit = 20;
     if (f.limit !== undefined) {
       if (!/^\d+$/.test(f.limit) || Number(f.limit) < 1 || Number(f.limit) > 100) {
-        throw errors.invalidParam('limit', `Expected an integer between 1 and 100 for limit but received ${JSON.stringify(f.limit)}`);
+        throw errors.invalidParam(
+          'limit',
+          `Expected an integer between 1 and 100 for limit but received ${JSON.stringify(f.limit)}`,
+        );
       }
       limit = Number(f.limit);
     }
@@ -178,14 +224,21 @@ export class TaskStore {
       }
       if (task.status === 'pending') {
         await this.archive.finishIn(q, task, append, {
-          status: 'cancelled', reason: 'cancelled',
+          status: 'cancelled',
+          reason: 'cancelled',
           usage: { processed_frames: 0, processing_time_ms: 0, decoded_frames: 0, dropped_frames: 0 },
         });
       } else if ((task.status === 'running' || task.status === 'streaming') && task.leaseOwner === null) {
         const info = task.lastInfo;
         await this.archive.finishIn(q, task, append, {
-          status: 'cancelled', reason: 'cancelled',
-          usage: { processed_frames: task.chunkCount, processing_time_ms: info.elapsed_ms, decoded_frames: info.decoded_frames, dropped_frames: info.dropped_frames },
+          status: 'cancelled',
+          reason: 'cancelled',
+          usage: {
+            processed_frames: task.chunkCount,
+            processing_time_ms: info.elapsed_ms,
+            decoded_frames: info.decoded_frames,
+            dropped_frames: info.dropped_frames,
+          },
         });
       } else if (task.status === 'running' || task.status === 'streaming') {
         await q.query(sql.setCancelling, [id]);
@@ -196,4 +249,3 @@ export class TaskStore {
     return this.get(projectId, id);
   }
 }
-

@@ -27,7 +27,10 @@ function checkWebhookEvents(body: ProcessBody): void {
     const owner = WEBHOOK_EVENTS.get(e);
     if (owner !== undefined && !body.steps.some((st) => st.model === owner)) {
       const a = /^[aeiou]/.test(owner) ? 'an' : 'a';
-      throw errors.invalidParam('webhook.events', `Expected ${a} ${owner} step in steps for webhook.events (they are its events)`);
+      throw errors.invalidParam(
+        'webhook.events',
+        `Expected ${a} ${owner} step in steps for webhook.events (they are its events)`,
+      );
     }
   }
 }
@@ -36,7 +39,11 @@ function checkWebhookEvents(body: ProcessBody): void {
 type Owner = Pick<Caller, 'projectId'>;
 
 export class TasksService {
-  constructor(private readonly s: Services, private readonly store: TaskStore, private readonly steps: StepServices) {}
+  constructor(
+    private readonly s: Services,
+    private readonly store: TaskStore,
+    private readonly steps: StepServices,
+  ) {}
 
   /**
    * Enqueues a task for the caller's key; answers {id, status, stream_url}, plus {webhook: {url, secret}} when
@@ -47,12 +54,27 @@ export class TasksService {
     trackerSettings(body.tracker);
     checkPublish(body.publish, this.s.config.mqtt);
     const w = body.webhook;
-    const webhook = w ? { url: checkWebhookUrl(w.url), secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret() } : undefined;
+    const webhook = w
+      ? {
+          url: checkWebhookUrl(w.url),
+          secret: w.secret !== undefined ? checkWebhookSecret(w.secret) : newWebhookSecret(),
+        }
+      : undefined;
     checkWebhookEvents(body);
-    const task = await stageInput(this.s, { id: newId('vt'), projectId: caller.projectId, keyId: caller.keyId }, body, webhook);
+    const task = await stageInput(
+      this.s,
+      { id: newId('vt'), projectId: caller.projectId, keyId: caller.keyId },
+      body,
+      webhook,
+    );
     if (caller.traceparent) task.job.traceparent = caller.traceparent;
     const rec = await this.store.insert(task, webhook, (q) => workerStepsCreated(q, task.id, body));
-    return { id: rec.id, status: rec.status, stream_url: rec.stream_url, ...(webhook && w?.secret === undefined ? { webhook } : {}) };
+    return {
+      id: rec.id,
+      status: rec.status,
+      stream_url: rec.stream_url,
+      ...(webhook && w?.secret === undefined ? { webhook } : {}),
+    };
   }
 
   list(caller: Owner, filters: ListFilters) {
@@ -66,9 +88,15 @@ export class TasksService {
   async get(caller: Owner, id: string, include?: string) {
     const wanted = include === undefined ? [] : include.split(',').map((x) => x.trim());
     if (wanted.some((x) => !(INCLUDES as readonly string[]).includes(x))) {
-      throw errors.invalidParam('include', `Expected a comma list of ${INCLUDES.map((x) => `"${x}"`).join(', ')} for include but received ${JSON.stringify(include)}`);
+      throw errors.invalidParam(
+        'include',
+        `Expected a comma list of ${INCLUDES.map((x) => `"${x}"`).join(', ')} for include but received ${JSON.stringify(include)}`,
+      );
     }
-    const rec = { ...(await this.store.get(caller.projectId, id, wanted.includes('request'))), ...(await stepRecordFields(this.s.db, id)) };
+    const rec = {
+      ...(await this.store.get(caller.projectId, id, wanted.includes('request'))),
+      ...(await stepRecordFields(this.s.db, id)),
+    };
     // An uploaded video: a presigned link to the staged file (byte ranges), so a viewer can play what was counted.
     const staged = stagedInputKey(caller.projectId, id);
     if (await this.s.blobs.stat(staged)) rec.input_url = this.s.presign(staged);

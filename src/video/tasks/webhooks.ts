@@ -49,15 +49,30 @@ export function newWebhookSecret(): string {
 export function checkWebhookSecret(secret: string): string {
   const b64 = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : '';
   const n = /^[A-Za-z0-9+/]+={0,2}$/.test(b64) && b64.length % 4 === 0 ? Buffer.from(b64, 'base64').length : 0;
-  if (n < 16 || n > 64) throw errors.invalidParam('webhook.secret', 'Expected webhook.secret to be "whsec_" followed by the base64 of 16 to 64 bytes');
+  if (n < 16 || n > 64)
+    throw errors.invalidParam(
+      'webhook.secret',
+      'Expected webhook.secret to be "whsec_" followed by the base64 of 16 to 64 bytes',
+    );
   return secret;
 }
 
 /** An http(s) URL (the URL policy is applied when delivering); anything else is a 400 naming webhook.url. */
 export function checkWebhookUrl(url: string): string {
   let u: URL;
-  try { u = new URL(url); } catch { throw errors.invalidParam('webhook.url', `Expected webhook.url to be an http(s) URL but received ${JSON.stringify(url.slice(0, 100))}`); }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw errors.invalidParam('webhook.url', `Expected webhook.url to be an http(s) URL but received the scheme ${u.protocol}`);
+  try {
+    u = new URL(url);
+  } catch {
+    throw errors.invalidParam(
+      'webhook.url',
+      `Expected webhook.url to be an http(s) URL but received ${JSON.stringify(url.slice(0, 100))}`,
+    );
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw errors.invalidParam(
+      'webhook.url',
+      `Expected webhook.url to be an http(s) URL but received the scheme ${u.protocol}`,
+    );
   return url;
 }
 
@@ -72,14 +87,19 @@ export function backoffMs(retryMs: number, attempts: number): number {
   return Math.min(MAX_BACKOFF_MS, retryMs * 2 ** Math.max(0, attempts - 1));
 }
 
-
 /** A task's deliveries as `include=webhook_deliveries` shows them. */
 export async function deliveriesOf(s: Services, taskId: string): Promise<Array<Record<string, unknown>>> {
   const rows = await s.db.query(sql.forTask, [taskId]);
   return rows.map((r) => ({
-    id: r.id, event: r.event, status: r.status, attempts: Number(r.attempts),
-    last_status_code: r.last_status_code === null ? null : Number(r.last_status_code), last_error: r.last_error ?? null,
-    created_at: isoTime(r.created_at), last_attempt_at: isoTime(r.last_attempt_at), delivered_at: isoTime(r.delivered_at),
+    id: r.id,
+    event: r.event,
+    status: r.status,
+    attempts: Number(r.attempts),
+    last_status_code: r.last_status_code === null ? null : Number(r.last_status_code),
+    last_error: r.last_error ?? null,
+    created_at: isoTime(r.created_at),
+    last_attempt_at: isoTime(r.last_attempt_at),
+    delivered_at: isoTime(r.delivered_at),
     next_attempt_at: r.status === 'pending' ? isoTime(r.next_attempt_at) : null,
   }));
 }
@@ -90,7 +110,10 @@ export class WebhookDispatcher {
   private stopped = false;
   private readonly inflight = new AbortController();
 
-  constructor(private readonly s: Services, private readonly settings: WebhookSettings) {}
+  constructor(
+    private readonly s: Services,
+    private readonly settings: WebhookSettings,
+  ) {}
 
   start(): void {
     this.stopped = false;
@@ -108,10 +131,12 @@ export class WebhookDispatcher {
   private schedule(ms: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.running = this.pass().catch((e) => this.s.log.warn({ err: e }, 'webhook pass failed')).finally(() => {
-        this.running = null;
-        this.schedule(this.settings.pollMs);
-      });
+      this.running = this.pass()
+        .catch((e) => this.s.log.warn({ err: e }, 'webhook pass failed'))
+        .finally(() => {
+          this.running = null;
+          this.schedule(this.settings.pollMs);
+        });
     }, ms);
     this.timer.unref?.();
   }
@@ -133,7 +158,11 @@ export class WebhookDispatcher {
         const tasks = await q.query(sql.dueTasks, [BATCH]);
         for (const t of tasks) {
           const event = `video.task.${String(t.status)}`;
-          const payload = JSON.stringify({ type: event, timestamp: isoTime(t.finished_at) ?? new Date().toISOString(), data: taskRecord(t) });
+          const payload = JSON.stringify({
+            type: event,
+            timestamp: isoTime(t.finished_at) ?? new Date().toISOString(),
+            data: taskRecord(t),
+          });
           await q.query(sql.enqueue, [newId('msg'), t.id, event, payload]);
           await q.query(sql.markQueued, [t.id]);
         }
@@ -157,10 +186,15 @@ export class WebhookDispatcher {
       } else {
         const ts = Math.floor(Date.now() / 1000);
         const res = await fetch(url, {
-          method: 'POST', body, redirect: 'manual',
+          method: 'POST',
+          body,
+          redirect: 'manual',
           headers: {
-            'content-type': 'application/json', 'user-agent': `sightflow/${this.s.version}`,
-            'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': signWebhook(String(d.webhook_secret), id, ts, body),
+            'content-type': 'application/json',
+            'user-agent': `sightflow/${this.s.version}`,
+            'webhook-id': id,
+            'webhook-timestamp': String(ts),
+            'webhook-signature': signWebhook(String(d.webhook_secret), id, ts, body),
             ...callTraceparent(d.traceparent as string | null),
           },
           signal: AbortSignal.any([this.inflight.signal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
@@ -180,7 +214,13 @@ export class WebhookDispatcher {
     countWebhookAttempt(error === null ? 'delivered' : status === null ? 'error' : 'refused');
     if (error === null) await this.s.db.query(sql.delivered, [id, status]);
     else {
-      await this.s.db.query(sql.attemptFailed, [id, status, error.slice(0, 500), backoffMs(this.settings.retryMs, attempts), WEBHOOK_RETRY_WINDOW_MS]);
+      await this.s.db.query(sql.attemptFailed, [
+        id,
+        status,
+        error.slice(0, 500),
+        backoffMs(this.settings.retryMs, attempts),
+        WEBHOOK_RETRY_WINDOW_MS,
+      ]);
       this.s.log.info({ delivery: id, taskId: d.task_id, attempts, error }, 'webhook attempt failed; will retry');
     }
   }

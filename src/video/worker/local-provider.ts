@@ -17,7 +17,15 @@
 import { isApiError } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
 import { DecodeError, type FrameBatch, type VideoDecoder } from '../source/decoder.js';
-import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type StreamInfo, type VideoProvider, type VideoTaskRequest } from '../task-contract.js';
+import {
+  ProviderError,
+  type FrameOutput,
+  type ProviderContext,
+  type ProviderResult,
+  type StreamInfo,
+  type VideoProvider,
+  type VideoTaskRequest,
+} from '../task-contract.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } from '../task-contract.js';
 import { FramePipeline, type FrameModels } from '../steps/frame-pipeline.js';
 import type { StepServices } from '../pipeline/frame-step.js';
@@ -60,10 +68,20 @@ export class LocalProvider implements VideoProvider {
   constructor(private readonly deps: LocalProviderDeps) {}
 
   static fromServices(s: Pick<Services, 'config' | 'taskModels'> & StepServices): LocalProvider {
-    return new LocalProvider({ allowPrivateUrls: s.config.allowPrivateUrls, urlPolicy: s.config.urlPolicy, models: s.taskModels, services: s, hwaccel: s.config.video.hwaccel });
+    return new LocalProvider({
+      allowPrivateUrls: s.config.allowPrivateUrls,
+      urlPolicy: s.config.urlPolicy,
+      models: s.taskModels,
+      services: s,
+      hwaccel: s.config.video.hwaccel,
+    });
   }
 
-  async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
+  async run(
+    request: VideoTaskRequest,
+    source: { path?: string; url?: string },
+    ctx: ProviderContext,
+  ): Promise<ProviderResult> {
     const started = performance.now();
     const { signal } = ctx;
     let emitted = false;
@@ -74,12 +92,22 @@ export class LocalProvider implements VideoProvider {
       pipeline = await this.#pipeline(request, ctx);
       const input = request.input?.[0] ?? { type: 'video_url' as const };
       const stallMs = Math.round((input.stall_timeout_seconds ?? DEFAULT_STALL_TIMEOUT_SECONDS) * 1000);
-      const network = { policy: this.deps.urlPolicy ?? { allowPrivate: this.deps.allowPrivateUrls }, resolve: this.deps.resolve };
+      const network = {
+        policy: this.deps.urlPolicy ?? { allowPrivate: this.deps.allowPrivateUrls },
+        resolve: this.deps.resolve,
+      };
       // timeoutMs: the probe's limit; a reconnect passes less when its budget is nearly spent.
-      const open = (maxFrames: number | undefined, timeoutMs: number, range = input.range) => openVideo(source, network, {
-        sampling: input.sampling, range, maxFrames, signal, openTimeoutMs: Math.min(stallMs, timeoutMs), probeTimeoutMs: timeoutMs,
-        readTimeoutMs: stallMs, hwaccel: this.deps.hwaccel,
-      });
+      const open = (maxFrames: number | undefined, timeoutMs: number, range = input.range) =>
+        openVideo(source, network, {
+          sampling: input.sampling,
+          range,
+          maxFrames,
+          signal,
+          openTimeoutMs: Math.min(stallMs, timeoutMs),
+          probeTimeoutMs: timeoutMs,
+          readTimeoutMs: stallMs,
+          hwaccel: this.deps.hwaccel,
+        });
       const openMs = Math.max(stallMs, MIN_PROBE_TIMEOUT_MS);
       const cp = ctx.resume;
       const maxFrames = input.max_frames ?? DEFAULT_MAX_FRAMES;
@@ -87,26 +115,47 @@ export class LocalProvider implements VideoProvider {
       if (cp && cp.frames >= maxFrames) return this.#resumedAtEnd(cp, pipeline, started);
       // A resumed live source applies the range itself (LiveReader), its decoder gets the frames left; a
       // camera down when the task is taken over gets the reconnect policy, as if it dropped.
-      decoder = cp ? await this.#openResumed(() => open(maxFrames - cp.frames, openMs, undefined), input.reconnect, signal)
+      decoder = cp
+        ? await this.#openResumed(() => open(maxFrames - cp.frames, openMs, undefined), input.reconnect, signal)
         : await open(input.max_frames, openMs);
       const { info } = decoder;
-      if (cp && !info.live) throw new ProviderError(this.name, 'The task cannot continue: its source is no longer a live stream');
+      if (cp && !info.live)
+        throw new ProviderError(this.name, 'The task cannot continue: its source is no longer a live stream');
       if (info.live) {
         const resume: LiveResume | undefined = cp && {
-          index: cp.frame_index, timeMs: cp.stream_time_ms, wallMs: cp.received_at_ms, decodedFrames: cp.decoded_frames,
-          droppedFrames: cp.dropped_frames, reconnects: cp.reconnects, taken: cp.frames,
+          index: cp.frame_index,
+          timeMs: cp.stream_time_ms,
+          wallMs: cp.received_at_ms,
+          decodedFrames: cp.decoded_frames,
+          droppedFrames: cp.dropped_frames,
+          reconnects: cp.reconnects,
+          taken: cp.frames,
         };
-        const live = new LiveReader(decoder, (maxFrames, timeoutMs) => open(maxFrames, timeoutMs, undefined), {
-          maxAttempts: input.reconnect?.max_attempts ?? DEFAULT_RECONNECT.max_attempts,
-          maxSeconds: input.reconnect?.max_seconds ?? DEFAULT_RECONNECT.max_seconds,
-        }, { maxFrames, openTimeoutMs: openMs, range: input.range, signal, resume });
+        const live = new LiveReader(
+          decoder,
+          (maxFrames, timeoutMs) => open(maxFrames, timeoutMs, undefined),
+          {
+            maxAttempts: input.reconnect?.max_attempts ?? DEFAULT_RECONNECT.max_attempts,
+            maxSeconds: input.reconnect?.max_seconds ?? DEFAULT_RECONNECT.max_seconds,
+          },
+          { maxFrames, openTimeoutMs: openMs, range: input.range, signal, resume },
+        );
         try {
-          return await this.#runLive(live, pipeline, ctx, started, () => { emitted = true; });
+          return await this.#runLive(live, pipeline, ctx, started, () => {
+            emitted = true;
+          });
         } finally {
           decoder = live.decoder;
         }
       }
-      let last: StreamInfo = { frame_index: 0, total_frames: info.totalFrames, decoded_frames: 0, dropped_frames: 0, fps: info.fps, elapsed_ms: 0 };
+      let last: StreamInfo = {
+        frame_index: 0,
+        total_frames: info.totalFrames,
+        decoded_frames: 0,
+        dropped_frames: 0,
+        fps: info.fps,
+        elapsed_ms: 0,
+      };
       let processed = 0;
       const steps = pipeline;
       const buffers = [new Uint8Array(decoder.frameBytes), new Uint8Array(decoder.frameBytes)];
@@ -132,7 +181,11 @@ export class LocalProvider implements VideoProvider {
               stream_time_ms: frame.ptsMs,
               received_at_ms: frame.wallMs,
             };
-            const made: FrameOutput = { stream_info: last, delta: { results: [{ index: 0, targets }] }, frame_size: { width: frame.width, height: frame.height } };
+            const made: FrameOutput = {
+              stream_info: last,
+              delta: { results: [{ index: 0, targets }] },
+              frame_size: { width: frame.width, height: frame.height },
+            };
             // The worker's steps (analytics) first, so this pipeline's chunk hooks (index) see what they add.
             const out = ctx.complete ? ctx.complete(made) : made;
             await pipeline.chunk(out);
@@ -148,11 +201,21 @@ export class LocalProvider implements VideoProvider {
       await pipeline.finish();
       const stats = decoder.stats;
       // The terminal chunk repeats the last frame's info with the final counters (skips after the last sample).
-      last = { ...last, decoded_frames: stats.decodedFrames, dropped_frames: stats.droppedFrames, elapsed_ms: Math.round(performance.now() - started) };
+      last = {
+        ...last,
+        decoded_frames: stats.decodedFrames,
+        dropped_frames: stats.droppedFrames,
+        elapsed_ms: Math.round(performance.now() - started),
+      };
       return {
         finish_reason: decoder.finishReason ?? 'stop',
         stream_info: last,
-        usage: { processed_frames: processed, processing_time_ms: Math.round(performance.now() - started), decoded_frames: stats.decodedFrames, dropped_frames: stats.droppedFrames },
+        usage: {
+          processed_frames: processed,
+          processing_time_ms: Math.round(performance.now() - started),
+          decoded_frames: stats.decodedFrames,
+          dropped_frames: stats.droppedFrames,
+        },
         tracks: pipeline.tracks(),
       };
     } catch (e) {
@@ -172,7 +235,11 @@ export class LocalProvider implements VideoProvider {
    * Opens a resumed task's source, retried within input.reconnect (backoff 0.5 s doubling to 8 s, as
    * LiveReader's) while it fails as a source that went away; then source_lost.
    */
-  async #openResumed(open: () => Promise<VideoDecoder>, reconnect: { max_attempts?: number; max_seconds?: number } | undefined, signal: AbortSignal): Promise<VideoDecoder> {
+  async #openResumed(
+    open: () => Promise<VideoDecoder>,
+    reconnect: { max_attempts?: number; max_seconds?: number } | undefined,
+    signal: AbortSignal,
+  ): Promise<VideoDecoder> {
     const maxAttempts = reconnect?.max_attempts ?? DEFAULT_RECONNECT.max_attempts;
     const deadline = Date.now() + (reconnect?.max_seconds ?? DEFAULT_RECONNECT.max_seconds) * 1000;
     let delay = 500;
@@ -183,7 +250,12 @@ export class LocalProvider implements VideoProvider {
         signal.throwIfAborted();
         if (!isSourceDrop(e) && !(e instanceof ProviderError)) throw e;
         if (attempt >= maxAttempts || Date.now() + delay > deadline) {
-          throw new ProviderError(this.name, `The live source did not come back when the task was taken over: ${(e as Error).message}`, undefined, 'source_lost');
+          throw new ProviderError(
+            this.name,
+            `The live source did not come back when the task was taken over: ${(e as Error).message}`,
+            undefined,
+            'source_lost',
+          );
         }
       }
       await sleep(delay, undefined, { signal });
@@ -192,26 +264,60 @@ export class LocalProvider implements VideoProvider {
   }
 
   /** A resumed task whose frames are all archived: it ends as its last frame left it. */
-  async #resumedAtEnd(cp: NonNullable<ProviderContext['resume']>, pipeline: FramePipeline, started: number): Promise<ProviderResult> {
+  async #resumedAtEnd(
+    cp: NonNullable<ProviderContext['resume']>,
+    pipeline: FramePipeline,
+    started: number,
+  ): Promise<ProviderResult> {
     await pipeline.finish();
     const last: StreamInfo = {
-      frame_index: cp.frame_index, total_frames: null, decoded_frames: cp.decoded_frames, dropped_frames: cp.dropped_frames, fps: 0,
-      elapsed_ms: cp.elapsed_ms, stream_time_ms: cp.stream_time_ms, received_at_ms: cp.received_at_ms, live: true, reconnects: cp.reconnects,
+      frame_index: cp.frame_index,
+      total_frames: null,
+      decoded_frames: cp.decoded_frames,
+      dropped_frames: cp.dropped_frames,
+      fps: 0,
+      elapsed_ms: cp.elapsed_ms,
+      stream_time_ms: cp.stream_time_ms,
+      received_at_ms: cp.received_at_ms,
+      live: true,
+      reconnects: cp.reconnects,
     };
     return {
-      finish_reason: 'max_frames', stream_info: last, tracks: [],
-      usage: { processed_frames: 0, processing_time_ms: Math.round(performance.now() - started), decoded_frames: cp.decoded_frames, dropped_frames: cp.dropped_frames },
+      finish_reason: 'max_frames',
+      stream_info: last,
+      tracks: [],
+      usage: {
+        processed_frames: 0,
+        processing_time_ms: Math.round(performance.now() - started),
+        decoded_frames: cp.decoded_frames,
+        dropped_frames: cp.dropped_frames,
+      },
     };
   }
 
   /** The live loop: take the newest frame, process it, emit; until max_frames, the source's end or a cancel. */
-  async #runLive(live: LiveReader, pipeline: FramePipeline, ctx: ProviderContext, started: number, onEmit: () => void): Promise<ProviderResult> {
+  async #runLive(
+    live: LiveReader,
+    pipeline: FramePipeline,
+    ctx: ProviderContext,
+    started: number,
+    onEmit: () => void,
+  ): Promise<ProviderResult> {
     const { signal } = ctx;
     const info = () => live.decoder.info;
     // A resumed task's elapsed time goes on from its checkpoint's, the outage included.
     const cp = ctx.resume;
     const elapsedBase = cp ? cp.elapsed_ms + Math.max(0, Date.now() - cp.received_at_ms) : 0;
-    let last: StreamInfo = { frame_index: 0, total_frames: null, decoded_frames: 0, dropped_frames: 0, fps: info().fps, elapsed_ms: 0, live: true, reconnects: 0 };
+    let last: StreamInfo = {
+      frame_index: 0,
+      total_frames: null,
+      decoded_frames: 0,
+      dropped_frames: 0,
+      fps: info().fps,
+      elapsed_ms: 0,
+      live: true,
+      reconnects: 0,
+    };
     let processed = 0;
     let refused = 0;
     let finish: 'stop' | 'max_frames';
@@ -223,10 +329,15 @@ export class LocalProvider implements VideoProvider {
         if (e instanceof SourceLostError) throw new ProviderError(this.name, e.message, undefined, 'source_lost');
         throw e;
       }
-      if (frame === 'stop' || frame === 'max_frames') { finish = frame; break; }
+      if (frame === 'stop' || frame === 'max_frames') {
+        finish = frame;
+        break;
+      }
       let targets;
       try {
-        targets = await withRunPriority('background', () => pipeline.process({ ...frame, index: frame.streamIndex }, signal));
+        targets = await withRunPriority('background', () =>
+          pipeline.process({ ...frame, index: frame.streamIndex }, signal),
+        );
       } catch (e) {
         // More cameras than the models keep up with: a frame the full background queue refused is dropped
         // and counted like any frame the camera outran, and the camera goes on with a newer one.
@@ -238,13 +349,22 @@ export class LocalProvider implements VideoProvider {
       signal.throwIfAborted();
       const c = live.counters();
       last = {
-        frame_index: frame.streamIndex, total_frames: null, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused,
-        fps: info().fps, elapsed_ms: Math.round(elapsedBase + performance.now() - started),
-        stream_time_ms: Math.round(frame.streamTimeMs), received_at_ms: frame.wallMs, live: true, reconnects: c.reconnects,
+        frame_index: frame.streamIndex,
+        total_frames: null,
+        decoded_frames: c.decodedFrames,
+        dropped_frames: c.droppedFrames + refused,
+        fps: info().fps,
+        elapsed_ms: Math.round(elapsedBase + performance.now() - started),
+        stream_time_ms: Math.round(frame.streamTimeMs),
+        received_at_ms: frame.wallMs,
+        live: true,
+        reconnects: c.reconnects,
         ...(frame.gapMs !== undefined ? { gap_ms: frame.gapMs } : {}),
       };
       const made: FrameOutput = {
-        stream_info: last, delta: { results: [{ index: 0, targets }] }, frame_size: { width: frame.width, height: frame.height },
+        stream_info: last,
+        delta: { results: [{ index: 0, targets }] },
+        frame_size: { width: frame.width, height: frame.height },
         resumable: { next_track_id: pipeline.nextTrackId },
       };
       // The worker's steps (analytics) first, so this pipeline's chunk hooks (index) see what they add.
@@ -258,11 +378,21 @@ export class LocalProvider implements VideoProvider {
     await pipeline.finish();
     const c = live.counters();
     const { gap_ms: _gap, ...lastInfo } = last;
-    last = { ...lastInfo, decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused, elapsed_ms: Math.round(elapsedBase + performance.now() - started) };
+    last = {
+      ...lastInfo,
+      decoded_frames: c.decodedFrames,
+      dropped_frames: c.droppedFrames + refused,
+      elapsed_ms: Math.round(elapsedBase + performance.now() - started),
+    };
     return {
       finish_reason: finish,
       stream_info: last,
-      usage: { processed_frames: processed, processing_time_ms: Math.round(performance.now() - started), decoded_frames: c.decodedFrames, dropped_frames: c.droppedFrames + refused },
+      usage: {
+        processed_frames: processed,
+        processing_time_ms: Math.round(performance.now() - started),
+        decoded_frames: c.decodedFrames,
+        dropped_frames: c.droppedFrames + refused,
+      },
       tracks: pipeline.tracks(),
     };
   }
@@ -279,7 +409,10 @@ export class LocalProvider implements VideoProvider {
 
   #classify(e: unknown, emitted: boolean): unknown {
     if (e instanceof DecodeError && RETRYABLE_DECODE.has(e.code)) {
-      return new ProviderError(this.name, `${emitted ? 'Decoding stopped' : 'The video could not be opened'} (${e.code}): ${e.message}`);
+      return new ProviderError(
+        this.name,
+        `${emitted ? 'Decoding stopped' : 'The video could not be opened'} (${e.code}): ${e.message}`,
+      );
     }
     if (isApiError(e) || e instanceof ProviderError) return e;
     if ((e as Error)?.name === 'AbortError') return e;

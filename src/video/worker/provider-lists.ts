@@ -10,10 +10,22 @@ import { RemoteProvider } from './remote-provider.js';
 import type { VideoProvider } from '../task-contract.js';
 import type { StepServices } from '../pipeline/frame-step.js';
 
-export function createProviders(s: Pick<Services, 'config' | 'taskModels'> & StepServices, lists: ProvidersConfig = s.config.providers): { forModel(model?: string): VideoProvider[] } {
+export function createProviders(
+  s: Pick<Services, 'config' | 'taskModels'> & StepServices,
+  lists: ProvidersConfig = s.config.providers,
+): { forModel(model?: string): VideoProvider[] } {
   const local = LocalProvider.fromServices(s);
-  const build = (specs: readonly ProviderSpec[]): VideoProvider[] => specs.map((p) => (p.type === 'local' ? local
-    : new RemoteProvider({ url: p.url, key: p.key, name: p.name, firstFrameTimeoutMs: p.timeoutMs ?? lists.timeoutMs })));
+  const build = (specs: readonly ProviderSpec[]): VideoProvider[] =>
+    specs.map((p) =>
+      p.type === 'local'
+        ? local
+        : new RemoteProvider({
+            url: p.url,
+            key: p.key,
+            name: p.name,
+            firstFrameTimeoutMs: p.timeoutMs ?? lists.timeoutMs,
+          }),
+    );
   const defaults = build(lists.default);
   const byHint = new Map<string, VideoProvider[]>(Object.entries(lists.byHint).map(([k, v]) => [k, build(v)]));
   return {

@@ -33,11 +33,19 @@ export class TaskQueue {
     const [r] = await this.s.db.query(sql.claim, [owner, Math.round(leaseMs)]);
     if (!r) return null;
     return {
-      id: String(r.id), projectId: String(r.project_id), keyId: (r.key_id as string | null) ?? null, model: String(r.model),
+      id: String(r.id),
+      projectId: String(r.project_id),
+      keyId: (r.key_id as string | null) ?? null,
+      model: String(r.model),
       job: (typeof r.job === 'string' ? JSON.parse(r.job) : r.job) as TaskJob,
-      attempts: Number(r.attempts), maxAttempts: Number(r.max_attempts), resumes: Number(r.resumes ?? 0),
-      chunkCount: Number(r.chunk_count ?? 0), checkpoint: r.checkpoint ? readCheckpoint(r.checkpoint) : null,
-      lastInfo: r.progress ? ((typeof r.progress === 'string' ? JSON.parse(r.progress) : r.progress) as StreamInfo) : null,
+      attempts: Number(r.attempts),
+      maxAttempts: Number(r.max_attempts),
+      resumes: Number(r.resumes ?? 0),
+      chunkCount: Number(r.chunk_count ?? 0),
+      checkpoint: r.checkpoint ? readCheckpoint(r.checkpoint) : null,
+      lastInfo: r.progress
+        ? ((typeof r.progress === 'string' ? JSON.parse(r.progress) : r.progress) as StreamInfo)
+        : null,
     };
   }
 

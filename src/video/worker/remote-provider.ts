@@ -9,7 +9,16 @@
 // The request goes out without its `model` hint: the remote routes it with its own default list, which
 // avoids loops between nodes that list each other. A staged upload (source.path) is sent as video_base64.
 import { readFile } from 'node:fs/promises';
-import { ProviderError, type FrameOutput, type ProviderContext, type ProviderResult, type StreamInfo, type TrackSummary, type VideoProvider, type VideoTaskRequest } from '../task-contract.js';
+import {
+  ProviderError,
+  type FrameOutput,
+  type ProviderContext,
+  type ProviderResult,
+  type StreamInfo,
+  type TrackSummary,
+  type VideoProvider,
+  type VideoTaskRequest,
+} from '../task-contract.js';
 import { sseEvents } from './sse-reader.js';
 import { callTraceparent } from '../../tracing/traceparent.js';
 
@@ -44,22 +53,44 @@ export class RemoteProvider implements VideoProvider {
     this.name = opts.name ?? `remote:${this.#base}`;
   }
 
-  async run(request: VideoTaskRequest, source: { path?: string; url?: string }, ctx: ProviderContext): Promise<ProviderResult> {
+  async run(
+    request: VideoTaskRequest,
+    source: { path?: string; url?: string },
+    ctx: ProviderContext,
+  ): Promise<ProviderResult> {
     const started = performance.now();
     const ac = new AbortController();
     const onAbort = () => ac.abort(ctx.signal.reason);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
-    let firstTimer: NodeJS.Timeout | null = setTimeout(() => ac.abort(new ProviderError(this.name,
-      `No frame from ${this.#base} within ${this.opts.firstFrameTimeoutMs ?? 60000} ms`)), this.opts.firstFrameTimeoutMs ?? 60000);
+    let firstTimer: NodeJS.Timeout | null = setTimeout(
+      () =>
+        ac.abort(
+          new ProviderError(
+            this.name,
+            `No frame from ${this.#base} within ${this.opts.firstFrameTimeoutMs ?? 60000} ms`,
+          ),
+        ),
+      this.opts.firstFrameTimeoutMs ?? 60000,
+    );
     firstTimer.unref();
     let taskId: string | null = null;
     try {
-      const created = await this.#json('POST', '/v1/video/process', await this.#body(request, source), ac.signal, callTraceparent(ctx.traceparent));
+      const created = await this.#json(
+        'POST',
+        '/v1/video/process',
+        await this.#body(request, source),
+        ac.signal,
+        callTraceparent(ctx.traceparent),
+      );
       taskId = String(created.id);
-      const streamUrl = typeof created.stream_url === 'string' ? created.stream_url : `/v1/video/tasks/${taskId}/stream`;
+      const streamUrl =
+        typeof created.stream_url === 'string' ? created.stream_url : `/v1/video/tasks/${taskId}/stream`;
       let emitted = 0;
       const terminal = await this.#stream(streamUrl, ac, async (chunk) => {
-        if (firstTimer) { clearTimeout(firstTimer); firstTimer = null; }
+        if (firstTimer) {
+          clearTimeout(firstTimer);
+          firstTimer = null;
+        }
         const kept = await ctx.emit({ stream_info: chunk.stream_info, delta: chunk.delta });
         emitted++;
         if (!kept) ac.abort(new DOMException('The task was cancelled', 'AbortError'));
@@ -69,7 +100,12 @@ export class RemoteProvider implements VideoProvider {
         throw new ProviderError(this.name, `The remote task ${taskId} ended with ${terminal.finish_reason}${why}`);
       }
       const tracks = await this.#tracks(taskId, ac.signal);
-      const usage = terminal.usage ?? { processed_frames: emitted, processing_time_ms: 0, decoded_frames: terminal.stream_info.decoded_frames, dropped_frames: terminal.stream_info.dropped_frames };
+      const usage = terminal.usage ?? {
+        processed_frames: emitted,
+        processing_time_ms: 0,
+        decoded_frames: terminal.stream_info.decoded_frames,
+        dropped_frames: terminal.stream_info.dropped_frames,
+      };
       return {
         finish_reason: terminal.finish_reason,
         stream_info: terminal.stream_info,
@@ -102,22 +138,41 @@ export class RemoteProvider implements VideoProvider {
     return { authorization: `Bearer ${this.opts.key}`, ...extra };
   }
 
-  async #json(method: string, path: string, body: unknown, signal: AbortSignal, trace: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  async #json(
+    method: string,
+    path: string,
+    body: unknown,
+    signal: AbortSignal,
+    trace: Record<string, string> = {},
+  ): Promise<Record<string, unknown>> {
     const res = await fetch(this.#base + path, {
-      method, signal,
+      method,
+      signal,
       headers: this.#headers(body === undefined ? trace : { 'content-type': 'application/json', ...trace }),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
     if (!res.ok) {
       let detail = text.slice(0, 300);
-      try { detail = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? detail; } catch { /* not JSON */ }
-      throw new ProviderError(this.name, `${method} ${this.#base}${path} answered HTTP ${res.status}: ${detail}`, res.status);
+      try {
+        detail = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? detail;
+      } catch {
+        /* not JSON */
+      }
+      throw new ProviderError(
+        this.name,
+        `${method} ${this.#base}${path} answered HTTP ${res.status}: ${detail}`,
+        res.status,
+      );
     }
     try {
       return JSON.parse(text) as Record<string, unknown>;
     } catch {
-      throw new ProviderError(this.name, `${method} ${this.#base}${path} answered with a body that is not JSON`, res.status);
+      throw new ProviderError(
+        this.name,
+        `${method} ${this.#base}${path} answered with a body that is not JSON`,
+        res.status,
+      );
     }
   }
 
@@ -132,24 +187,36 @@ export class RemoteProvider implements VideoProvider {
       const stop = () => conn.abort(ac.signal.reason);
       ac.signal.addEventListener('abort', stop, { once: true });
       let idle: NodeJS.Timeout | null = null;
-      const arm = () => { if (idle) clearTimeout(idle); idle = setTimeout(() => conn.abort(new Error(`no bytes for ${idleMs} ms`)), idleMs); idle.unref(); };
+      const arm = () => {
+        if (idle) clearTimeout(idle);
+        idle = setTimeout(() => conn.abort(new Error(`no bytes for ${idleMs} ms`)), idleMs);
+        idle.unref();
+      };
       try {
         arm();
         const sep = path.includes('?') ? '&' : '?';
         const res = await fetch(`${this.#base}${path}${offset > 0 ? `${sep}offset=${offset}` : ''}`, {
-          headers: this.#headers({ accept: 'text/event-stream', ...(offset > 0 ? { 'last-event-id': String(offset) } : {}) }),
+          headers: this.#headers({
+            accept: 'text/event-stream',
+            ...(offset > 0 ? { 'last-event-id': String(offset) } : {}),
+          }),
           signal: conn.signal,
         });
         if (!res.ok || !res.body) {
           const text = await res.text().catch(() => '');
-          throw new ProviderError(this.name, `GET ${this.#base}${path} answered HTTP ${res.status}: ${text.slice(0, 300)}`, res.status);
+          throw new ProviderError(
+            this.name,
+            `GET ${this.#base}${path} answered HTTP ${res.status}: ${text.slice(0, 300)}`,
+            res.status,
+          );
         }
         for await (const ev of sseEvents(res.body as unknown as AsyncIterable<Uint8Array>, offset)) {
           arm();
           offset = ev.end;
           if (ev.data === null) continue;
           if (ev.data === '[DONE]') {
-            if (!terminal) throw new ProviderError(this.name, `The stream of ${this.#base}${path} ended without a terminal chunk`);
+            if (!terminal)
+              throw new ProviderError(this.name, `The stream of ${this.#base}${path} ended without a terminal chunk`);
             return terminal;
           }
           const chunk = JSON.parse(ev.data) as Chunk;
@@ -159,7 +226,8 @@ export class RemoteProvider implements VideoProvider {
         if (terminal) return terminal;
         throw new Error('the stream ended before [DONE]');
       } catch (e) {
-        if (ac.signal.aborted || e instanceof ProviderError || resumes >= MAX_RESUMES) throw ac.signal.aborted ? ac.signal.reason : e;
+        if (ac.signal.aborted || e instanceof ProviderError || resumes >= MAX_RESUMES)
+          throw ac.signal.aborted ? ac.signal.reason : e;
         resumes++;
       } finally {
         if (idle) clearTimeout(idle);
@@ -180,7 +248,13 @@ export class RemoteProvider implements VideoProvider {
 
   async #cancel(taskId: string): Promise<void> {
     try {
-      await fetch(`${this.#base}/v1/video/tasks/${taskId}/cancel`, { method: 'POST', headers: this.#headers(), signal: AbortSignal.timeout(5000) });
-    } catch { /* best effort: the remote's own limits end the task */ }
+      await fetch(`${this.#base}/v1/video/tasks/${taskId}/cancel`, {
+        method: 'POST',
+        headers: this.#headers(),
+        signal: AbortSignal.timeout(5000),
+      });
+    } catch {
+      /* best effort: the remote's own limits end the task */
+    }
   }
 }

@@ -14,7 +14,14 @@ export class TrackFold {
       for (const t of r.targets) {
         const s = this.tracks.get(t.track_id);
         if (!s) {
-          this.tracks.set(t.track_id, { track_id: t.track_id, class: t.class, first_frame: f, last_frame: f, frames_seen: 1, best_confidence: t.confidence });
+          this.tracks.set(t.track_id, {
+            track_id: t.track_id,
+            class: t.class,
+            first_frame: f,
+            last_frame: f,
+            frames_seen: 1,
+            best_confidence: t.confidence,
+          });
         } else {
           if (s.last_frame !== f) s.frames_seen++;
           s.last_frame = Math.max(s.last_frame, f);
@@ -37,7 +44,13 @@ export interface TaskResults {
   tracks: TrackSummary[];
 }
 
-export function buildResults(id: string, model: string, processedFrames: number, result: ProviderResult, fold: TrackFold): TaskResults {
+export function buildResults(
+  id: string,
+  model: string,
+  processedFrames: number,
+  result: ProviderResult,
+  fold: TrackFold,
+): TaskResults {
   return {
     id,
     object: 'mm.pipeline.result',
@@ -48,7 +61,12 @@ export function buildResults(id: string, model: string, processedFrames: number,
 }
 
 /** One ledger row per task that processed frames (succeeded, or failed/cancelled part way). */
-export async function recordUsage(s: Services, task: { projectId: string; keyId: string | null; model: string }, frames: number, ms: number): Promise<void> {
+export async function recordUsage(
+  s: Services,
+  task: { projectId: string; keyId: string | null; model: string },
+  frames: number,
+  ms: number,
+): Promise<void> {
   if (frames <= 0) return;
   await bill(s.usage, task, { endpoint: '/v1/video/process', model: task.model, frames, ms }, { when: 'now' });
 }

@@ -21,7 +21,10 @@ export async function* sseEvents(body: AsyncIterable<Uint8Array>, startOffset = 
       const raw = pending.subarray(0, at).toString('utf8');
       pending = pending.subarray(at + 2);
       offset += at + 2;
-      const data = raw.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(l.startsWith('data: ') ? 6 : 5));
+      const data = raw
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(l.startsWith('data: ') ? 6 : 5));
       yield { data: data.length ? data.join('\n') : null, end: offset };
     }
   }

@@ -11,7 +11,14 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { isApiError, taskErrors } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
-import { ProviderError, type FrameOutput, type ProviderResult, type StreamInfo, type TaskCheckpoint, type VideoProvider } from '../task-contract.js';
+import {
+  ProviderError,
+  type FrameOutput,
+  type ProviderResult,
+  type StreamInfo,
+  type TaskCheckpoint,
+  type VideoProvider,
+} from '../task-contract.js';
 import type { TaskQueue, ClaimedTask } from './queue.js';
 import type { StreamArchive, Finish } from '../stream/stream-archive.js';
 import type { StreamHub } from '../stream/stream-hub.js';
@@ -66,7 +73,10 @@ export class VideoWorker {
   private wake: (() => void) | null = null;
   private offNew: (() => void) | null = null;
 
-  constructor(private readonly s: Services, private readonly opts: WorkerOptions) {
+  constructor(
+    private readonly s: Services,
+    private readonly opts: WorkerOptions,
+  ) {
     this.hub = opts.hub;
     this.queue = opts.queue;
     this.archive = opts.archive;
@@ -82,7 +92,9 @@ export class VideoWorker {
   }
 
   /** Tasks running here now. */
-  get activeTasks(): number { return this.active.size; }
+  get activeTasks(): number {
+    return this.active.size;
+  }
 
   /** Stops claiming; running tasks are ended (back to pending before their first chunk, live ones with a
    * checkpoint handed on, else failed). */
@@ -107,14 +119,23 @@ export class VideoWorker {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => { this.wake = null; resolve(); }, ms);
-      this.wake = () => { clearTimeout(timer); resolve(); };
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
   }
 
   private async loop(): Promise<void> {
     while (this.running) {
-      if (this.active.size >= this.concurrency) { await this.sleep(this.settings.pollMs); continue; }
+      if (this.active.size >= this.concurrency) {
+        await this.sleep(this.settings.pollMs);
+        continue;
+      }
       let task: ClaimedTask | null = null;
       try {
         task = await this.queue.claim(this.owner, this.settings.leaseMs);
@@ -126,11 +147,34 @@ export class VideoWorker {
         if (task) await this.archive.releaseOwned(task.id, this.owner).catch(() => {});
         break;
       }
-      if (!task) { await this.sleep(this.settings.pollMs); continue; }
-      const mqtt = () => TaskMqtt.open(this.opts.mqtt ?? null, { taskId: task!.id, request: task!.job.request, hub: this.hub, live: this.live, version: this.s.version });
-      const run = new TaskRun(this.s, task, this.owner, this.archive, this.queue, this.settings, this.opts.providers, this.live, mqtt);
+      if (!task) {
+        await this.sleep(this.settings.pollMs);
+        continue;
+      }
+      const mqtt = () =>
+        TaskMqtt.open(this.opts.mqtt ?? null, {
+          taskId: task!.id,
+          request: task!.job.request,
+          hub: this.hub,
+          live: this.live,
+          version: this.s.version,
+        });
+      const run = new TaskRun(
+        this.s,
+        task,
+        this.owner,
+        this.archive,
+        this.queue,
+        this.settings,
+        this.opts.providers,
+        this.live,
+        mqtt,
+      );
       this.active.set(task.id, run);
-      void run.done.finally(() => { this.active.delete(task!.id); this.poke(); });
+      void run.done.finally(() => {
+        this.active.delete(task!.id);
+        this.poke();
+      });
     }
   }
 }
@@ -164,16 +208,25 @@ class TaskRun {
   private outcome: string = 'released';
   private failure: string | undefined;
 
-  constructor(private readonly s: Services, private readonly task: ClaimedTask, private readonly owner: string,
-    private readonly archive: StreamArchive, private readonly queue: TaskQueue, private readonly settings: VideoSettings,
-    private readonly providers: ProviderSource, private readonly live: LiveStepRuns,
+  constructor(
+    private readonly s: Services,
+    private readonly task: ClaimedTask,
+    private readonly owner: string,
+    private readonly archive: StreamArchive,
+    private readonly queue: TaskQueue,
+    private readonly settings: VideoSettings,
+    private readonly providers: ProviderSource,
+    private readonly live: LiveStepRuns,
     /** Opens the task's MQTT publishing (null: it did not ask, or this process has no broker), after its steps. */
-    private readonly openMqtt: () => TaskMqtt | null) {
+    private readonly openMqtt: () => TaskMqtt | null,
+  ) {
     this.span = spansOn ? spanUnder(task.job.traceparent) : null;
     // A continued task: its frames so far count (usage bills each frame once, at the end, by whoever ends it).
     this.emitted = task.chunkCount;
     if (task.lastInfo) this.lastInfo = { ...EMPTY_STREAM_INFO, ...task.lastInfo };
-    this.done = this.run().catch((e) => { this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed'); });
+    this.done = this.run().catch((e) => {
+      this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed');
+    });
   }
 
   shutdown(): void {
@@ -204,7 +257,8 @@ class TaskRun {
       this.outcome = status ? f.status : 'lost';
       if (f.status === 'failed') this.failure = f.error?.message ?? 'failed';
       if (status) observeTaskEnd(f.status, f.usage, this.lastInfo);
-      if (status) await recordUsage(this.s, this.task, f.usage.processed_frames, f.usage.processing_time_ms).catch(() => {});
+      if (status)
+        await recordUsage(this.s, this.task, f.usage.processed_frames, f.usage.processing_time_ms).catch(() => {});
     });
     this.controller.abort(new Error('task finished'));
   }
@@ -231,7 +285,13 @@ class TaskRun {
     const outcome = await this.serial(async () => {
       if (this.over) return 'lost' as const;
       const out = this.steps && !this.completed.has(frame) ? this.steps.frame(frame) : frame;
-      const o = await this.archive.appendFrame(this.task.id, this.owner, out, this.settings.leaseMs, this.checkpoint(out));
+      const o = await this.archive.appendFrame(
+        this.task.id,
+        this.owner,
+        out,
+        this.settings.leaseMs,
+        this.checkpoint(out),
+      );
       if (o === 'appended') {
         observeChunk(frame.stream_info, this.lastInfo);
         this.emitted++;
@@ -244,8 +304,14 @@ class TaskRun {
       }
       return o;
     });
-    if (outcome === 'cancelling') { await this.cancelNow(); return false; }
-    if (outcome === 'lost') { this.lost(); return false; }
+    if (outcome === 'cancelling') {
+      await this.cancelNow();
+      return false;
+    }
+    if (outcome === 'lost') {
+      this.lost();
+      return false;
+    }
     return true;
   };
 
@@ -256,9 +322,17 @@ class TaskRun {
     let next = out.resumable.next_track_id;
     for (const r of out.delta.results) for (const t of r.targets) next = Math.max(next, t.track_id + 1);
     return {
-      v: 1, frames: this.emitted + 1, frame_index: info.frame_index, stream_time_ms: info.stream_time_ms ?? 0,
-      received_at_ms: info.received_at_ms ?? Date.now(), decoded_frames: info.decoded_frames, dropped_frames: info.dropped_frames,
-      reconnects: info.reconnects ?? 0, elapsed_ms: info.elapsed_ms, next_track_id: next, live: true,
+      v: 1,
+      frames: this.emitted + 1,
+      frame_index: info.frame_index,
+      stream_time_ms: info.stream_time_ms ?? 0,
+      received_at_ms: info.received_at_ms ?? Date.now(),
+      decoded_frames: info.decoded_frames,
+      dropped_frames: info.dropped_frames,
+      reconnects: info.reconnects ?? 0,
+      elapsed_ms: info.elapsed_ms,
+      next_track_id: next,
+      live: true,
     };
   }
 
@@ -269,7 +343,12 @@ class TaskRun {
   private async resume(): Promise<boolean> {
     if (this.task.chunkCount === 0) return true;
     if (!this.task.checkpoint) {
-      await this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.workerLostMidStream(this.task.chunkCount) });
+      await this.finish({
+        status: 'failed',
+        reason: 'error',
+        usage: this.usage(),
+        error: taskErrors.workerLostMidStream(this.task.chunkCount),
+      });
       return false;
     }
     await this.archive.forEachFrame(this.task.id, async (f) => {
@@ -277,7 +356,10 @@ class TaskRun {
       await this.steps?.replay(f);
     });
     countTaskResume('continued');
-    this.s.log.info({ taskId: this.task.id, resumes: this.task.resumes, frames: this.task.chunkCount }, 'video task continues after its worker died');
+    this.s.log.info(
+      { taskId: this.task.id, resumes: this.task.resumes, frames: this.task.chunkCount },
+      'video task continues after its worker died',
+    );
     return true;
   }
 
@@ -300,7 +382,11 @@ class TaskRun {
     const timer = setInterval(() => {
       if (beating) return;
       beating = true;
-      this.beat().catch((e) => this.s.log.warn({ err: e, taskId: this.task.id }, 'video task heartbeat failed')).finally(() => { beating = false; });
+      this.beat()
+        .catch((e) => this.s.log.warn({ err: e, taskId: this.task.id }, 'video task heartbeat failed'))
+        .finally(() => {
+          beating = false;
+        });
     }, this.settings.heartbeatMs);
     try {
       this.steps = await WorkerSteps.open(this.s, this.task.id, this.task.job.request, this.live);
@@ -309,7 +395,13 @@ class TaskRun {
       await this.runProviders();
     } catch (e) {
       // A bad step never gets here (checked at submit); a database failure of a worker step fails the task.
-      if (!this.over) await this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.providerError('worker steps', this.emitted, (e as Error).message) });
+      if (!this.over)
+        await this.finish({
+          status: 'failed',
+          reason: 'error',
+          usage: this.usage(),
+          error: taskErrors.providerError('worker steps', this.emitted, (e as Error).message),
+        });
     } finally {
       clearInterval(timer);
       await this.chain;
@@ -323,10 +415,18 @@ class TaskRun {
   private recordSpan(): void {
     const t = this.task;
     recordSpan({
-      name: 'video task', kind: 'consumer', ...this.span!, startMs: this.startedAt, endMs: performance.now(),
+      name: 'video task',
+      kind: 'consumer',
+      ...this.span!,
+      startMs: this.startedAt,
+      endMs: performance.now(),
       attributes: {
-        'sightflow.task_id': t.id, 'sightflow.project_id': t.projectId, 'sightflow.task.model': t.model, 'sightflow.task.attempt': t.attempts,
-        'sightflow.task.status': this.outcome, 'sightflow.task.frames': this.emitted,
+        'sightflow.task_id': t.id,
+        'sightflow.project_id': t.projectId,
+        'sightflow.task.model': t.model,
+        'sightflow.task.attempt': t.attempts,
+        'sightflow.task.status': this.outcome,
+        'sightflow.task.frames': this.emitted,
       },
       error: this.outcome === 'failed' ? this.failure : undefined,
     });
@@ -344,21 +444,35 @@ class TaskRun {
       this.s.log.error({ err: e }, 'video providers could not be created');
     }
     if (providers.length === 0) {
-      return this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
-        error: taskErrors.noProvider(request.model ?? this.task.model) });
+      return this.finish({
+        status: 'failed',
+        reason: 'error',
+        usage: this.usage(),
+        error: taskErrors.noProvider(request.model ?? this.task.model),
+      });
     }
     // A task that continues never starts again from its first frame on a provider that cannot continue it.
     if (this.task.chunkCount > 0) {
       providers = providers.filter((p) => p.resumes === true);
       if (providers.length === 0) {
-        return this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: taskErrors.workerLostMidStream(this.task.chunkCount) });
+        return this.finish({
+          status: 'failed',
+          reason: 'error',
+          usage: this.usage(),
+          error: taskErrors.workerLostMidStream(this.task.chunkCount),
+        });
       }
     }
     const tried: string[] = [];
     // While spans are exported the providers' calls hang under this run's span.
     const traceparent = this.span ? spanTraceparent(this.span, this.span.spanId) : this.task.job.traceparent;
     const ctx = {
-      taskId: this.task.id, projectId: this.task.projectId, traceparent, signal: this.controller.signal, emit: this.emit, complete: this.complete,
+      taskId: this.task.id,
+      projectId: this.task.projectId,
+      traceparent,
+      signal: this.controller.signal,
+      emit: this.emit,
+      complete: this.complete,
       ...(this.task.checkpoint && this.task.chunkCount > 0 ? { resume: this.task.checkpoint } : {}),
     };
     for (const provider of providers.slice(0, MAX_PROVIDER_TRIES)) {
@@ -371,30 +485,68 @@ class TaskRun {
         const message = (e as Error)?.message ?? String(e);
         if (isApiError(e)) {
           // A bad input is the same on every provider: never retried.
-          return this.finish({ status: 'failed', reason: 'error', usage: this.usage(), error: { code: e.code, message: e.message } });
+          return this.finish({
+            status: 'failed',
+            reason: 'error',
+            usage: this.usage(),
+            error: { code: e.code, message: e.message },
+          });
         }
         if (this.emitted > 0) {
-          return this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
-            error: e instanceof ProviderError && e.code ? { code: e.code, message } : taskErrors.providerError(provider.name, this.emitted, message) });
+          return this.finish({
+            status: 'failed',
+            reason: 'error',
+            usage: this.usage(),
+            error:
+              e instanceof ProviderError && e.code
+                ? { code: e.code, message }
+                : taskErrors.providerError(provider.name, this.emitted, message),
+          });
         }
         tried.push(`${provider.name}: ${message}`);
-        this.s.log.warn({ taskId: this.task.id, trace_id: traceIdOf(this.task.job.traceparent), provider: provider.name, err: e, status: e instanceof ProviderError ? e.status : undefined }, 'video provider failed before the first chunk; failing over');
+        this.s.log.warn(
+          {
+            taskId: this.task.id,
+            trace_id: traceIdOf(this.task.job.traceparent),
+            provider: provider.name,
+            err: e,
+            status: e instanceof ProviderError ? e.status : undefined,
+          },
+          'video provider failed before the first chunk; failing over',
+        );
         continue;
       }
       if (this.over) return;
       if (this.stopping) return this.shutdownEnd();
-      const usage = { ...result.usage, processed_frames: this.emitted, processing_time_ms: Math.round(result.usage.processing_time_ms) };
+      const usage = {
+        ...result.usage,
+        processed_frames: this.emitted,
+        processing_time_ms: Math.round(result.usage.processing_time_ms),
+      };
       // A continued task's provider saw only its own frames: the fold over the whole archive summarises its tracks.
       const whole = this.task.chunkCount > 0 ? { ...result, tracks: [] } : result;
-      const results: Record<string, unknown> = { ...buildResults(this.task.id, this.task.model, this.emitted, whole, this.fold) };
+      const results: Record<string, unknown> = {
+        ...buildResults(this.task.id, this.task.model, this.emitted, whole, this.fold),
+      };
       const end = this.steps && !this.steps.empty ? await this.steps.finish() : undefined;
       this.mqtt?.finish(end?.chunk);
       Object.assign(results, end?.results);
-      return this.finish({ status: 'succeeded', reason: result.finish_reason, info: result.stream_info, usage, results, chunk: end?.chunk });
+      return this.finish({
+        status: 'succeeded',
+        reason: result.finish_reason,
+        info: result.stream_info,
+        usage,
+        results,
+        chunk: end?.chunk,
+      });
     }
     if (this.over) return;
-    await this.finish({ status: 'failed', reason: 'error', usage: this.usage(),
-      error: taskErrors.providersFailed(tried) });
+    await this.finish({
+      status: 'failed',
+      reason: 'error',
+      usage: this.usage(),
+      error: taskErrors.providersFailed(tried),
+    });
   }
 
   /** A provider that ignores its aborted signal cannot hold the slot forever. */
@@ -402,9 +554,16 @@ class TaskRun {
     const signal = this.controller.signal;
     return new Promise<T>((resolve, reject) => {
       let timer: NodeJS.Timeout | null = null;
-      const onAbort = () => { timer = setTimeout(() => reject(signal.reason), ABORT_GRACE_MS); timer.unref(); };
-      if (signal.aborted) onAbort(); else signal.addEventListener('abort', onAbort, { once: true });
-      p.then(resolve, reject).finally(() => { if (timer) clearTimeout(timer); signal.removeEventListener('abort', onAbort); });
+      const onAbort = () => {
+        timer = setTimeout(() => reject(signal.reason), ABORT_GRACE_MS);
+        timer.unref();
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      p.then(resolve, reject).finally(() => {
+        if (timer) clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      });
     });
   }
 
@@ -414,12 +573,16 @@ class TaskRun {
    */
   private async shutdownEnd(): Promise<void> {
     if (this.emitted === 0) {
-      const released = await this.serial(async () => (this.over ? 'gone' : this.archive.releaseOwned(this.task.id, this.owner)));
+      const released = await this.serial(async () =>
+        this.over ? 'gone' : this.archive.releaseOwned(this.task.id, this.owner),
+      );
       if (released === 'cancelling') await this.cancelNow();
       else this.over = true;
       return;
     }
-    const handed = await this.serial(async () => (this.over ? 'gone' : this.archive.handOverOwned(this.task.id, this.owner)));
+    const handed = await this.serial(async () =>
+      this.over ? 'gone' : this.archive.handOverOwned(this.task.id, this.owner),
+    );
     if (handed === 'handed' || handed === 'gone') {
       this.over = true;
       return;

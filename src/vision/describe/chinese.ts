@@ -10,12 +10,18 @@ const CAPABILITIES = '它只能识别、计数和定位常见物体（人、动�
 
 export function writeChinese(facts: Facts, intent: PromptIntent): string {
   switch (intent.kind) {
-    case 'describe': return describe(facts);
-    case 'focus': return focus(facts, intent.classes);
-    case 'count': return count(facts, intent.classes);
-    case 'count-unknown': return `内置模型无法数“${intent.noun}”：${CAPABILITIES}。${describe(facts)}`;
-    case 'presence': return presence(facts, intent.classes);
-    case 'text': return text(facts);
+    case 'describe':
+      return describe(facts);
+    case 'focus':
+      return focus(facts, intent.classes);
+    case 'count':
+      return count(facts, intent.classes);
+    case 'count-unknown':
+      return `内置模型无法数“${intent.noun}”：${CAPABILITIES}。${describe(facts)}`;
+    case 'presence':
+      return presence(facts, intent.classes);
+    case 'text':
+      return text(facts);
     case 'unsupported':
       return `内置模型无法回答这个问题：${CAPABILITIES}。它看到的是：${intent.classes.length ? focus(facts, intent.classes) : describe(facts)}`;
   }
@@ -45,7 +51,9 @@ function focus(f: Facts, classes: string[]): string {
   const missing = classes.filter((c) => !found.some((g) => g.cls === c));
   let out = '';
   if (found.length) {
-    out += f.detailed ? `画面中，${found.map(groupClause).join('；')}。` : `画面中有${list(found.map((g) => chineseCount(g.cls, g.objects.length)))}。`;
+    out += f.detailed
+      ? `画面中，${found.map(groupClause).join('；')}。`
+      : `画面中有${list(found.map((g) => chineseCount(g.cls, g.objects.length)))}。`;
   }
   if (missing.length) out += `图中没有看到${orList(missing.map(chineseName))}。`;
   if (!found.length && f.groups.length) {
@@ -60,20 +68,24 @@ function count(f: Facts, classes: string[]): string {
     if (total === 0) return '图中没有看到内置模型认识的物体。';
     return `图中共有${total}个物体：${list(f.groups.map((g) => digits(g.cls, g.objects.length)))}。`;
   }
-  return classes.map((c) => {
-    const g = f.groups.find((x) => x.cls === c);
-    if (!g) return `图中没有看到${chineseName(c)}。`;
-    const where = f.detailed ? spread(g.objects, c) : '';
-    return `图中有${digits(c, g.objects.length)}${where ? `，${where}` : ''}。`;
-  }).join('');
+  return classes
+    .map((c) => {
+      const g = f.groups.find((x) => x.cls === c);
+      if (!g) return `图中没有看到${chineseName(c)}。`;
+      const where = f.detailed ? spread(g.objects, c) : '';
+      return `图中有${digits(c, g.objects.length)}${where ? `，${where}` : ''}。`;
+    })
+    .join('');
 }
 
 function presence(f: Facts, classes: string[]): string {
-  return classes.map((c) => {
-    const g = f.groups.find((x) => x.cls === c);
-    if (!g) return `没有，图中没有看到${chineseName(c)}。`;
-    return f.detailed ? `有，${groupClause(g)}。` : `有，图中有${chineseCount(g.cls, g.objects.length)}。`;
-  }).join('');
+  return classes
+    .map((c) => {
+      const g = f.groups.find((x) => x.cls === c);
+      if (!g) return `没有，图中没有看到${chineseName(c)}。`;
+      return f.detailed ? `有，${groupClause(g)}。` : `有，图中有${chineseCount(g.cls, g.objects.length)}。`;
+    })
+    .join('');
 }
 
 function text(f: Facts): string {
@@ -111,7 +123,9 @@ function spread(objects: ObjectFact[], cls: string): string {
   for (const o of objects) byPos.set(o.position, (byPos.get(o.position) ?? 0) + 1);
   if (byPos.size === 1) return `都在${PLACE[objects[0]!.position]}`;
   if (byPos.size === 3 && objects.length > 4) return '分布在整个画面';
-  return [...byPos].map(([p, k]) => `${PLACE[p]}${k === 2 ? '两' : k <= 10 ? '零一二三四五六七八九十'[k] : k}${measureWord(cls)}`).join('，');
+  return [...byPos]
+    .map(([p, k]) => `${PLACE[p]}${k === 2 ? '两' : k <= 10 ? '零一二三四五六七八九十'[k] : k}${measureWord(cls)}`)
+    .join('，');
 }
 
 /** Counts in answers are digits, as in "图中有2只长颈鹿". */

@@ -76,6 +76,8 @@ async function downscale(image: RgbImage, maxSide: number): Promise<RgbImage> {
   const width = Math.max(1, Math.round(image.width * scale));
   const height = Math.max(1, Math.round(image.height * scale));
   const data = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
-    .resize(width, height, { fit: 'fill' }).raw().toBuffer();
+    .resize(width, height, { fit: 'fill' })
+    .raw()
+    .toBuffer();
   return { data, width, height, channels: 3 };
 }

@@ -6,17 +6,23 @@ import { englishCount, englishName, numberWord } from './vocabulary.js';
 
 const MAIN_GROUPS = 4;
 const MORE_GROUPS = 4;
-const CAPABILITIES = 'it can name, count and locate common objects (people, animals, vehicles, furniture, food and household items) and read text';
+const CAPABILITIES =
+  'it can name, count and locate common objects (people, animals, vehicles, furniture, food and household items) and read text';
 
 export function writeEnglish(facts: Facts, intent: PromptIntent): string {
   switch (intent.kind) {
-    case 'describe': return describe(facts);
-    case 'focus': return focus(facts, intent.classes);
-    case 'count': return count(facts, intent.classes);
+    case 'describe':
+      return describe(facts);
+    case 'focus':
+      return focus(facts, intent.classes);
+    case 'count':
+      return count(facts, intent.classes);
     case 'count-unknown':
       return `The built-in model cannot count ${intent.noun}: ${CAPABILITIES}. ${describe(facts)}`;
-    case 'presence': return presence(facts, intent.classes);
-    case 'text': return text(facts);
+    case 'presence':
+      return presence(facts, intent.classes);
+    case 'text':
+      return text(facts);
     case 'unsupported':
       return `The built-in describer cannot answer that question; ${CAPABILITIES}. Here is what it sees: ${intent.classes.length ? focus(facts, intent.classes) : describe(facts)}`;
   }
@@ -30,13 +36,16 @@ function describe(f: Facts): string {
   } else {
     const main = f.groups.slice(0, MAIN_GROUPS).map((g) => groupPhrase(g, f.detailed));
     out.push(`The picture shows ${list(main)}.`);
-    const more = f.groups.slice(MAIN_GROUPS, MAIN_GROUPS + MORE_GROUPS).map((g) => englishCount(g.cls, g.objects.length));
+    const more = f.groups
+      .slice(MAIN_GROUPS, MAIN_GROUPS + MORE_GROUPS)
+      .map((g) => englishCount(g.cls, g.objects.length));
     const rest = f.groups.slice(MAIN_GROUPS + MORE_GROUPS).reduce((s, g) => s + g.objects.length, 0);
     if (rest) more.push(`${numberWord(rest)} other object${rest === 1 ? '' : 's'}`);
     if (more.length) out.push(`There ${isAre(f.groups[MAIN_GROUPS]!)} also ${list(more)}.`);
   }
   if (f.text.length) out.push(textSentence(f.text));
-  if (f.detailed && f.palette.length) out.push(`The main colour${f.palette.length > 1 ? 's are' : ' is'} ${list(f.palette)}.`);
+  if (f.detailed && f.palette.length)
+    out.push(`The main colour${f.palette.length > 1 ? 's are' : ' is'} ${list(f.palette)}.`);
   return out.join(' ');
 }
 
@@ -70,11 +79,13 @@ function count(f: Facts, classes: string[]): string {
 }
 
 function presence(f: Facts, classes: string[]): string {
-  return classes.map((c) => {
-    const g = f.groups.find((x) => x.cls === c);
-    if (!g) return `No, I cannot see any ${englishName(c, 2)} in this picture.`;
-    return `Yes, there ${isAre(g)} ${groupPhrase(g, f.detailed)}.`;
-  }).join(' ');
+  return classes
+    .map((c) => {
+      const g = f.groups.find((x) => x.cls === c);
+      if (!g) return `No, I cannot see any ${englishName(c, 2)} in this picture.`;
+      return `Yes, there ${isAre(g)} ${groupPhrase(g, f.detailed)}.`;
+    })
+    .join(' ');
 }
 
 function text(f: Facts): string {

@@ -60,16 +60,18 @@ export function buildFacts(
       confidence: o.confidence,
       colour: o.attributes.color,
       position: cx < 1 / 3 ? 'left' : cx > 2 / 3 ? 'right' : 'centre',
-      foreground: area >= 0.25 || (y2 >= image.height * 0.95 && (y2 - y1) >= image.height * 0.5),
+      foreground: area >= 0.25 || (y2 >= image.height * 0.95 && y2 - y1 >= image.height * 0.5),
       area,
     };
     byClass.set(o.class, [...(byClass.get(o.class) ?? []), fact]);
   }
-  const groups = [...byClass].map(([cls, objs]) => ({
-    cls,
-    objects: objs.sort((a, b) => order(a.position) - order(b.position)),
-    weight: objs.reduce((s, f) => s + Math.sqrt(f.area) * f.confidence, 0),
-  })).sort((a, b) => b.weight - a.weight);
+  const groups = [...byClass]
+    .map(([cls, objs]) => ({
+      cls,
+      objects: objs.sort((a, b) => order(a.position) - order(b.position)),
+      weight: objs.reduce((s, f) => s + Math.sqrt(f.area) * f.confidence, 0),
+    }))
+    .sort((a, b) => b.weight - a.weight);
   const counts = new Map(groups.map((g) => [g.cls, g.objects.length]));
   return {
     width: image.width,
@@ -100,7 +102,11 @@ function readableLines(page: string, blocks: readonly OcrBlock[]): string[] {
 }
 
 /** Named colours covering at least `minShare` of a ~2000-pixel grid over the whole image, most common first. */
-export function imagePalette(image: { data: Uint8Array | Buffer; width: number; height: number }, minShare = 0.2, max = 2): string[] {
+export function imagePalette(
+  image: { data: Uint8Array | Buffer; width: number; height: number },
+  minShare = 0.2,
+  max = 2,
+): string[] {
   const step = Math.max(1, Math.floor(Math.sqrt((image.width * image.height) / 2000)));
   const votes = new Map<string, number>();
   let total = 0;
@@ -112,5 +118,9 @@ export function imagePalette(image: { data: Uint8Array | Buffer; width: number; 
       total++;
     }
   }
-  return [...votes].filter(([, n]) => n / total >= minShare).sort((a, b) => b[1] - a[1]).slice(0, max).map(([c]) => c);
+  return [...votes]
+    .filter(([, n]) => n / total >= minShare)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, max)
+    .map(([c]) => c);
 }

@@ -1,7 +1,10 @@
 // A scene guess from the set of detected classes: the first rule whose classes are present wins, so the
 // specific rules (a toilet means a bathroom) come before the general ones (a car means a street).
 
-export interface Scene { en: string; zh: string }
+export interface Scene {
+  en: string;
+  zh: string;
+}
 
 interface Rule {
   /** All of these must be present... */
@@ -12,7 +15,20 @@ interface Rule {
   scene: Scene;
 }
 
-const TABLEWARE = ['chair', 'fork', 'knife', 'spoon', 'cup', 'wine glass', 'bowl', 'bottle', 'pizza', 'cake', 'sandwich', 'donut'];
+const TABLEWARE = [
+  'chair',
+  'fork',
+  'knife',
+  'spoon',
+  'cup',
+  'wine glass',
+  'bowl',
+  'bottle',
+  'pizza',
+  'cake',
+  'sandwich',
+  'donut',
+];
 
 const RULES: Rule[] = [
   { any: ['toilet'], scene: { en: 'a bathroom', zh: '浴室' } },
@@ -24,14 +40,23 @@ const RULES: Rule[] = [
   { any: ['laptop', 'keyboard', 'mouse'], scene: { en: 'a desk or an office', zh: '办公桌或办公室' } },
   { any: ['skis', 'snowboard'], scene: { en: 'a snowy slope', zh: '雪坡' } },
   { any: ['surfboard'], scene: { en: 'a beach or the sea', zh: '海滩或海边' } },
-  { any: ['baseball bat', 'baseball glove', 'tennis racket', 'sports ball'], scene: { en: 'a sports game', zh: '一场体育比赛' } },
+  {
+    any: ['baseball bat', 'baseball glove', 'tennis racket', 'sports ball'],
+    scene: { en: 'a sports game', zh: '一场体育比赛' },
+  },
   { any: ['skateboard'], scene: { en: 'skateboarding outdoors', zh: '户外滑板运动' } },
   { any: ['train'], scene: { en: 'a railway', zh: '铁路' } },
   { any: ['airplane'], scene: { en: 'an airport or the sky', zh: '机场或天空' } },
   { any: ['boat'], scene: { en: 'a harbour or a river', zh: '港口或河边' } },
-  { any: ['traffic light', 'stop sign', 'fire hydrant', 'parking meter', 'bus'], scene: { en: 'a street', zh: '街道' } },
+  {
+    any: ['traffic light', 'stop sign', 'fire hydrant', 'parking meter', 'bus'],
+    scene: { en: 'a street', zh: '街道' },
+  },
   { any: ['car', 'truck', 'motorcycle', 'bicycle'], min: 2, scene: { en: 'a street', zh: '街道' } },
-  { any: ['giraffe', 'zebra', 'elephant'], scene: { en: 'wildlife, perhaps on a savanna or in a zoo', zh: '野生动物，可能在草原或动物园' } },
+  {
+    any: ['giraffe', 'zebra', 'elephant'],
+    scene: { en: 'wildlife, perhaps on a savanna or in a zoo', zh: '野生动物，可能在草原或动物园' },
+  },
   { any: ['cow', 'sheep', 'horse'], scene: { en: 'a farm or a pasture', zh: '农场或牧场' } },
   { any: ['frisbee', 'kite'], scene: { en: 'a park', zh: '公园' } },
 ];

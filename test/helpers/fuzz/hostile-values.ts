@@ -7,11 +7,52 @@ export const NUL = '\u0000';
 export const LOCAL_URL = 'http://127.0.0.1:9/x.jpg';
 
 const strings = [
-  '', ' ', `a${NUL}b`, NUL, `${NUL}${NUL}`, '\ud800', 'x\udfff', '\udc00\ud800', '\u0001\u001f\u007f', '\r\n', 'é', '😀', '\u202e',
-  '\ufeff', '\uffff', '%00', '%zz', '..', '../../etc/passwd', "' OR '1'='1", '"; DROP TABLE projects; --', '$where', '{{7*7}}', '${x}',
-  '__proto__', 'constructor', 'null', 'true', '-1', '1e309', 'NaN', '0x10', 'a'.repeat(300), 'b'.repeat(9000),
-  'file:///etc/passwd', 'http://127.0.0.1:9/', `http://127.0.0.1:9/a${NUL}`, 'rtsp://127.0.0.1:9/s', 'data:image/png;base64,AAAA',
-  'data:,x', 'javascript:alert(1)', 'whsec_', 'vt_x', 'col_x', 'proj_x', 'sk_sf_x',
+  '',
+  ' ',
+  `a${NUL}b`,
+  NUL,
+  `${NUL}${NUL}`,
+  '\ud800',
+  'x\udfff',
+  '\udc00\ud800',
+  '\u0001\u001f\u007f',
+  '\r\n',
+  'é',
+  '😀',
+  '\u202e',
+  '\ufeff',
+  '\uffff',
+  '%00',
+  '%zz',
+  '..',
+  '../../etc/passwd',
+  "' OR '1'='1",
+  '"; DROP TABLE projects; --',
+  '$where',
+  '{{7*7}}',
+  '${x}',
+  '__proto__',
+  'constructor',
+  'null',
+  'true',
+  '-1',
+  '1e309',
+  'NaN',
+  '0x10',
+  'a'.repeat(300),
+  'b'.repeat(9000),
+  'file:///etc/passwd',
+  'http://127.0.0.1:9/',
+  `http://127.0.0.1:9/a${NUL}`,
+  'rtsp://127.0.0.1:9/s',
+  'data:image/png;base64,AAAA',
+  'data:,x',
+  'javascript:alert(1)',
+  'whsec_',
+  'vt_x',
+  'col_x',
+  'proj_x',
+  'sk_sf_x',
 ];
 const numbers = [0, -0, -1, 1, 0.5, -1e-300, 1e308, -1e308, 2 ** 53 + 1, 2 ** 31, -(2 ** 31) - 1, 1e21, 101, 1001];
 
@@ -24,13 +65,22 @@ function nested(depth: number): unknown {
 /** One hostile value of any type. */
 export function hostileValue(r: Random): unknown {
   switch (r.int(9)) {
-    case 0: case 1: case 2: return r.pick(strings);
-    case 3: return r.pick(numbers);
-    case 4: return r.pick([true, false, null]);
-    case 5: return r.pick([[], {}, [null], [r.pick(strings)], { [r.pick(strings)]: r.pick(strings) }]);
-    case 6: return nested(r.pick([10, 63, 65, 300]));
-    case 7: return Array.from({ length: r.pick([101, 1001]) }, (_, i) => i);
-    default: return `${r.pick(['ok', 'name', 'x'])}${r.pick(strings.slice(2, 14))}`;
+    case 0:
+    case 1:
+    case 2:
+      return r.pick(strings);
+    case 3:
+      return r.pick(numbers);
+    case 4:
+      return r.pick([true, false, null]);
+    case 5:
+      return r.pick([[], {}, [null], [r.pick(strings)], { [r.pick(strings)]: r.pick(strings) }]);
+    case 6:
+      return nested(r.pick([10, 63, 65, 300]));
+    case 7:
+      return Array.from({ length: r.pick([101, 1001]) }, (_, i) => i);
+    default:
+      return `${r.pick(['ok', 'name', 'x'])}${r.pick(strings.slice(2, 14))}`;
   }
 }
 
@@ -40,16 +90,35 @@ export function hostileString(r: Random): string {
 
 /** An object key a client should not be able to slip through. */
 export function hostileKey(r: Random): string {
-  return r.pick(['__proto__', 'constructor', 'prototype', `k${NUL}`, '\ud800', '', ' ', '$or', '$where', 'a.b', 'x'.repeat(300), 'extra', '😀']);
+  return r.pick([
+    '__proto__',
+    'constructor',
+    'prototype',
+    `k${NUL}`,
+    '\ud800',
+    '',
+    ' ',
+    '$or',
+    '$where',
+    'a.b',
+    'x'.repeat(300),
+    'extra',
+    '😀',
+  ]);
 }
 
 type Json = unknown;
 
 /** Paths of every node of a JSON value (arrays and plain objects walked). */
-function nodes(v: Json, path: Array<string | number> = [], out: Array<Array<string | number>> = []): Array<Array<string | number>> {
+function nodes(
+  v: Json,
+  path: Array<string | number> = [],
+  out: Array<Array<string | number>> = [],
+): Array<Array<string | number>> {
   out.push(path);
   if (Array.isArray(v)) v.forEach((x, i) => nodes(x, [...path, i], out));
-  else if (v && typeof v === 'object') for (const k of Object.keys(v)) nodes((v as Record<string, Json>)[k], [...path, k], out);
+  else if (v && typeof v === 'object')
+    for (const k of Object.keys(v)) nodes((v as Record<string, Json>)[k], [...path, k], out);
   return out;
 }
 
@@ -74,9 +143,11 @@ export function mutate(r: Random, value: Json): Json {
     const path = r.pick(all);
     const here = get(v, path);
     const op = r.int(5);
-    if (op === 0 || !path.length && op < 3) v = set(v, path, hostileValue(r));
-    else if (op === 1 && typeof here === 'string') v = set(v, path, r.chance(0.5) ? here + hostileString(r) : hostileString(r) + here);
-    else if (op === 2 && here && typeof here === 'object' && !Array.isArray(here)) set(here, [hostileKey(r)], hostileValue(r));
+    if (op === 0 || (!path.length && op < 3)) v = set(v, path, hostileValue(r));
+    else if (op === 1 && typeof here === 'string')
+      v = set(v, path, r.chance(0.5) ? here + hostileString(r) : hostileString(r) + here);
+    else if (op === 2 && here && typeof here === 'object' && !Array.isArray(here))
+      set(here, [hostileKey(r)], hostileValue(r));
     else if (op === 3 && path.length) {
       const parent = get(v, path.slice(0, -1));
       if (Array.isArray(parent)) parent.splice(path.at(-1) as number, 1);

@@ -37,7 +37,8 @@ export function sample(c: SampleContext, s: Schema | undefined, name = '', depth
       for (const [k, sub] of Object.entries((s.properties ?? {}) as Record<string, Schema>)) {
         if (required.has(k) || c.r.chance(0.3)) out[k] = sample(c, sub, k, depth + 1);
       }
-      if (!s.properties && s.additionalProperties !== false && c.r.chance(0.5)) out[c.r.pick(['color', 'n', 'tag'])] = c.r.pick(['red', 1, true]);
+      if (!s.properties && s.additionalProperties !== false && c.r.chance(0.5))
+        out[c.r.pick(['color', 'n', 'tag'])] = c.r.pick(['red', 1, true]);
       return out;
     }
     case 'array': {
@@ -45,14 +46,17 @@ export function sample(c: SampleContext, s: Schema | undefined, name = '', depth
       const n = Math.min(min + c.r.int(2), s.maxItems ?? 3);
       return Array.from({ length: n }, () => sample(c, s.items, name, depth + 1));
     }
-    case 'integer': case 'number': {
+    case 'integer':
+    case 'number': {
       const lo = s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : 0);
       const hi = s.maximum ?? lo + 10;
       const v = lo + c.r.next() * (hi - lo);
       return type === 'integer' ? Math.round(v) : v;
     }
-    case 'boolean': return c.r.chance(0.5);
-    case 'null': return null;
+    case 'boolean':
+      return c.r.chance(0.5);
+    case 'null':
+      return null;
     default: {
       if (s.format === 'uri' || /url|image|audio|source|webhook/i.test(name)) return LOCAL_URL;
       const len = Math.max(s.minLength ?? 1, Math.min(s.maxLength ?? 8, 8));

@@ -9,8 +9,27 @@ import { engineFor, framesOf, runAll, type Path } from './helpers.js';
 const stay = (p: [number, number], n: number): Path => Array(n).fill(p);
 const ZONES = {
   zones: [
-    { id: 'left', polygon: [[0, 0], [200, 0], [200, 480], [0, 480]], dwell_ms: 1500 },
-    { id: 'right', polygon: [[400, 0], [640, 0], [640, 480], [400, 480]], max_occupancy: 1, crowd_ms: 300 },
+    {
+      id: 'left',
+      polygon: [
+        [0, 0],
+        [200, 0],
+        [200, 480],
+        [0, 480],
+      ],
+      dwell_ms: 1500,
+    },
+    {
+      id: 'right',
+      polygon: [
+        [400, 0],
+        [640, 0],
+        [640, 480],
+        [400, 480],
+      ],
+      max_occupancy: 1,
+      crowd_ms: 300,
+    },
   ],
 };
 
@@ -48,7 +67,19 @@ test('zones: entered, exited with dwell, dwell event once, transitions, p50/p95/
 });
 
 test('zones: a track hovering on the edge does not enter and leave repeatedly', () => {
-  const e = engineFor({ zones: [{ id: 'z', polygon: [[100, 100], [300, 100], [300, 300], [100, 300]] }] });
+  const e = engineFor({
+    zones: [
+      {
+        id: 'z',
+        polygon: [
+          [100, 100],
+          [300, 100],
+          [300, 300],
+          [100, 300],
+        ],
+      },
+    ],
+  });
   const hover: Path = Array.from({ length: 200 }, (_, i) => [300 + (i % 2 ? 3 : -3), 200] as const);
   runAll(e, framesOf([hover], 30));
   assert.equal(e.summary().zones.z.entered, 0);
@@ -56,8 +87,26 @@ test('zones: a track hovering on the edge does not enter and leave repeatedly', 
 
 test('classes, relative units, anchors and buckets', () => {
   const e = engineFor({
-    units: 'relative', interval_ms: 1000,
-    lines: [{ id: 'cars', points: [[0.5, 0], [0.5, 1]], classes: ['car'] }, { id: 'all', points: [[0.5, 0], [0.5, 1]], anchor: 'center' }],
+    units: 'relative',
+    interval_ms: 1000,
+    lines: [
+      {
+        id: 'cars',
+        points: [
+          [0.5, 0],
+          [0.5, 1],
+        ],
+        classes: ['car'],
+      },
+      {
+        id: 'all',
+        points: [
+          [0.5, 0],
+          [0.5, 1],
+        ],
+        anchor: 'center',
+      },
+    ],
   });
   const path: Path = Array.from({ length: 30 }, (_, i) => [500 - i * 10, 240] as const);
   const frames = framesOf([path]);
@@ -73,8 +122,29 @@ test('classes, relative units, anchors and buckets', () => {
 test('speed: a calibrated ground plane gives km/h on tracks and line statistics', () => {
   // 100 px = 10 m on a flat top-down view; 10 samples/s at 10 px a sample = 10 m/s = 36 km/h.
   const e = engineFor({
-    lines: [{ id: 'l', points: [[300, 0], [300, 480]] }],
-    speed: { image: [[0, 0], [100, 0], [100, 100], [0, 100]], ground: [[0, 0], [10, 0], [10, 10], [0, 10]] },
+    lines: [
+      {
+        id: 'l',
+        points: [
+          [300, 0],
+          [300, 480],
+        ],
+      },
+    ],
+    speed: {
+      image: [
+        [0, 0],
+        [100, 0],
+        [100, 100],
+        [0, 100],
+      ],
+      ground: [
+        [0, 0],
+        [10, 0],
+        [10, 10],
+        [0, 10],
+      ],
+    },
   });
   const path: Path = Array.from({ length: 40 }, (_, i) => [100 + i * 10, 240] as const);
   const frames = framesOf([path]);
@@ -91,39 +161,113 @@ test('speed: a calibrated ground plane gives km/h on tracks and line statistics'
   assert.ok(Math.abs(e.summary().lines.l.speed_kmh!.p50! - 36) < 0.5);
 });
 
-test('a rule change applies at the next frame, bumps the version and keeps removed rules\' totals', () => {
-  const e = engineFor({ lines: [{ id: 'a', points: [[400, 0], [400, 480]] }] });
+test("a rule change applies at the next frame, bumps the version and keeps removed rules' totals", () => {
+  const e = engineFor({
+    lines: [
+      {
+        id: 'a',
+        points: [
+          [400, 0],
+          [400, 480],
+        ],
+      },
+    ],
+  });
   const frames = framesOf([Array.from({ length: 60 }, (_, i) => [590 - i * 10, 240] as const)]);
   let events = frames.slice(0, 25).flatMap((f) => e.process(f).events);
   assert.equal(events.length, 1, 'crossed x = 400 at sample 19');
-  assert.equal(e.setRules(parseAnalytics({ lines: [{ id: 'b', points: [[200, 0], [200, 480]] }] }, 'parameters')), 2);
+  assert.equal(
+    e.setRules(
+      parseAnalytics(
+        {
+          lines: [
+            {
+              id: 'b',
+              points: [
+                [200, 0],
+                [200, 480],
+              ],
+            },
+          ],
+        },
+        'parameters',
+      ),
+    ),
+    2,
+  );
   events = frames.slice(25).flatMap((f) => e.process(f).events);
-  assert.deepEqual(events.map((x) => [x.rule, x.version, x.direction]), [['b', 2, 'in']]);
+  assert.deepEqual(
+    events.map((x) => [x.rule, x.version, x.direction]),
+    [['b', 2, 'in']],
+  );
   const s = e.summary();
   assert.equal(s.version, 2);
   assert.deepEqual([s.lines.a.in, s.lines.a.active, s.lines.b.in, s.lines.b.active], [1, false, 1, true]);
 });
 
-test('a rule kept across a change keeps its tracks\' state: no double count', () => {
-  const rule = { id: 'a', points: [[400, 0], [400, 480]] };
+test("a rule kept across a change keeps its tracks' state: no double count", () => {
+  const rule = {
+    id: 'a',
+    points: [
+      [400, 0],
+      [400, 480],
+    ],
+  };
   const e = engineFor({ lines: [rule] });
   const frames = framesOf([Array.from({ length: 40 }, (_, i) => [590 - i * 10, 240] as const)]);
   frames.slice(0, 20).forEach((f) => e.process(f));
-  e.setRules(parseAnalytics({ lines: [rule, { id: 'c', points: [[100, 0], [100, 480]] }] }, 'parameters'));
+  e.setRules(
+    parseAnalytics(
+      {
+        lines: [
+          rule,
+          {
+            id: 'c',
+            points: [
+              [100, 0],
+              [100, 480],
+            ],
+          },
+        ],
+      },
+      'parameters',
+    ),
+  );
   frames.slice(20).forEach((f) => e.process(f));
   assert.equal(e.summary().lines.a.in, 1);
 });
 
 test('deterministic: the same frames through a fresh engine give the same events and totals', () => {
-  const params = { ...ZONES, lines: [{ id: 'mid', points: [[300, 0], [300, 480]] }] };
-  const paths: Path[] = Array.from({ length: 20 }, (_, k) => Array.from({ length: 100 }, (_, i) =>
-    (i + k) % 37 === 0 ? null : [((i * (k + 3)) % 640), 100 + ((i * 7 + k * 13) % 300)] as const));
-  const a = engineFor(params), b = engineFor(params);
-  const ea = runAll(a, framesOf(paths)), eb = runAll(b, framesOf(paths));
+  const params = {
+    ...ZONES,
+    lines: [
+      {
+        id: 'mid',
+        points: [
+          [300, 0],
+          [300, 480],
+        ],
+      },
+    ],
+  };
+  const paths: Path[] = Array.from({ length: 20 }, (_, k) =>
+    Array.from({ length: 100 }, (_, i) =>
+      (i + k) % 37 === 0 ? null : ([(i * (k + 3)) % 640, 100 + ((i * 7 + k * 13) % 300)] as const),
+    ),
+  );
+  const a = engineFor(params),
+    b = engineFor(params);
+  const ea = runAll(a, framesOf(paths)),
+    eb = runAll(b, framesOf(paths));
   assert.deepEqual(ea, eb);
   assert.deepEqual(a.summary(), b.summary());
-  const s = a.summary(), c = a.counts();
+  const s = a.summary(),
+    c = a.counts();
   assert.deepEqual(c.lines.mid, { in: s.lines.mid.in, out: s.lines.mid.out });
-  assert.deepEqual(c.zones.left, { occupancy: s.zones.left.occupancy, entered: s.zones.left.entered, exited: s.zones.left.exited });
+  assert.deepEqual(c.zones.left, {
+    occupancy: s.zones.left.occupancy,
+    entered: s.zones.left.entered,
+    exited: s.zones.left.exited,
+  });
   assert.ok(ea.length > 20);
 });

@@ -3,7 +3,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  cross, crossingParam, distanceToBoundary, homography, pointInPolygon, polygonProblem, project, segmentsIntersect, type Point,
+  cross,
+  crossingParam,
+  distanceToBoundary,
+  homography,
+  pointInPolygon,
+  polygonProblem,
+  project,
+  segmentsIntersect,
+  type Point,
 } from '../../../src/video/analytics/geometry.js';
 
 const flat = (pts: Point[]) => pts.flat();
@@ -23,18 +31,37 @@ test('crossingParam: where a step crosses the line, NaN when it does not', () =>
 });
 
 test('point in polygon: square, concave, holes of the even-odd rule, far points', () => {
-  const sq = flat([[0, 0], [10, 0], [10, 10], [0, 10]]);
+  const sq = flat([
+    [0, 0],
+    [10, 0],
+    [10, 10],
+    [0, 10],
+  ]);
   assert.equal(pointInPolygon(sq, 5, 5), true);
   assert.equal(pointInPolygon(sq, 15, 5), false);
   assert.equal(pointInPolygon(sq, -0.001, 5), false);
   assert.equal(pointInPolygon(sq, 5, 1e9), false);
   // A U shape: the notch is outside.
-  const u = flat([[0, 0], [3, 0], [3, 7], [7, 7], [7, 0], [10, 0], [10, 10], [0, 10]]);
+  const u = flat([
+    [0, 0],
+    [3, 0],
+    [3, 7],
+    [7, 7],
+    [7, 0],
+    [10, 0],
+    [10, 10],
+    [0, 10],
+  ]);
   assert.equal(pointInPolygon(u, 5, 3), false);
   assert.equal(pointInPolygon(u, 5, 8), true);
   assert.equal(pointInPolygon(u, 1, 1), true);
   // A ray through a vertex counts the crossing once.
-  const diamond = flat([[5, 0], [10, 5], [5, 10], [0, 5]]);
+  const diamond = flat([
+    [5, 0],
+    [10, 5],
+    [5, 10],
+    [0, 5],
+  ]);
   assert.equal(pointInPolygon(diamond, 5, 5), true);
   assert.equal(pointInPolygon(diamond, 1, 5), true);
   assert.equal(pointInPolygon(diamond, -1, 5), false);
@@ -42,7 +69,12 @@ test('point in polygon: square, concave, holes of the even-odd rule, far points'
 });
 
 test('distance to the boundary', () => {
-  const sq = flat([[0, 0], [10, 0], [10, 10], [0, 10]]);
+  const sq = flat([
+    [0, 0],
+    [10, 0],
+    [10, 10],
+    [0, 10],
+  ]);
   assert.equal(distanceToBoundary(sq, 5, 5), 5);
   assert.equal(distanceToBoundary(sq, 13, 14), 5);
 });
@@ -56,20 +88,97 @@ test('segments: crossing, touching, collinear overlap, disjoint', () => {
 });
 
 test('simple polygons pass; bow-ties, repeats, no-area and folded polygons do not', () => {
-  assert.equal(polygonProblem([[0, 0], [10, 0], [5, 8]]), null);
-  assert.equal(polygonProblem([[0, 0], [3, 0], [3, 7], [7, 7], [7, 0], [10, 0], [10, 10], [0, 10]]), null);
-  assert.ok(polygonProblem([[0, 0], [10, 10], [10, 0], [0, 10]]), 'a symmetric bow-tie (zero signed area)');
-  assert.match(polygonProblem([[0, 0], [10, 10], [10, 0], [0, 20]])!, /cross/);
-  assert.match(polygonProblem([[0, 0], [10, 0], [10, 0], [0, 10]])!, /same point/);
-  assert.match(polygonProblem([[0, 0], [5, 5], [10, 10]])!, /no area/);
-  assert.match(polygonProblem([[0, 0], [10, 0], [5, 0], [5, 5]])!, /overlap|cross/);
+  assert.equal(
+    polygonProblem([
+      [0, 0],
+      [10, 0],
+      [5, 8],
+    ]),
+    null,
+  );
+  assert.equal(
+    polygonProblem([
+      [0, 0],
+      [3, 0],
+      [3, 7],
+      [7, 7],
+      [7, 0],
+      [10, 0],
+      [10, 10],
+      [0, 10],
+    ]),
+    null,
+  );
+  assert.ok(
+    polygonProblem([
+      [0, 0],
+      [10, 10],
+      [10, 0],
+      [0, 10],
+    ]),
+    'a symmetric bow-tie (zero signed area)',
+  );
+  assert.match(
+    polygonProblem([
+      [0, 0],
+      [10, 10],
+      [10, 0],
+      [0, 20],
+    ])!,
+    /cross/,
+  );
+  assert.match(
+    polygonProblem([
+      [0, 0],
+      [10, 0],
+      [10, 0],
+      [0, 10],
+    ])!,
+    /same point/,
+  );
+  assert.match(
+    polygonProblem([
+      [0, 0],
+      [5, 5],
+      [10, 10],
+    ])!,
+    /no area/,
+  );
+  assert.match(
+    polygonProblem([
+      [0, 0],
+      [10, 0],
+      [5, 0],
+      [5, 5],
+    ])!,
+    /overlap|cross/,
+  );
   // Touching itself at a vertex is not simple either.
-  assert.ok(polygonProblem([[0, 0], [10, 0], [5, 5], [10, 10], [0, 10], [5, 5]]));
+  assert.ok(
+    polygonProblem([
+      [0, 0],
+      [10, 0],
+      [5, 5],
+      [10, 10],
+      [0, 10],
+      [5, 5],
+    ]),
+  );
 });
 
 test('homography: maps the four points exactly and straight lines stay straight', () => {
-  const src: Point[] = [[100, 400], [540, 400], [420, 200], [220, 200]];
-  const dst: Point[] = [[0, 0], [10, 0], [10, 30], [0, 30]];
+  const src: Point[] = [
+    [100, 400],
+    [540, 400],
+    [420, 200],
+    [220, 200],
+  ];
+  const dst: Point[] = [
+    [0, 0],
+    [10, 0],
+    [10, 30],
+    [0, 30],
+  ];
   const h = homography(src, dst)!;
   const out: [number, number] = [0, 0];
   src.forEach((p, i) => {
@@ -78,5 +187,17 @@ test('homography: maps the four points exactly and straight lines stay straight'
   });
   project(h, 320, 400, out);
   assert.ok(Math.abs(out[0] - 5) < 1e-9 && Math.abs(out[1]) < 1e-9);
-  assert.equal(homography([[0, 0], [1, 1], [2, 2], [0, 5]], dst), null, 'three collinear image points');
+  assert.equal(
+    homography(
+      [
+        [0, 0],
+        [1, 1],
+        [2, 2],
+        [0, 5],
+      ],
+      dst,
+    ),
+    null,
+    'three collinear image points',
+  );
 });

@@ -25,7 +25,10 @@ export function engineFor(params: unknown): AnalyticsEngine {
 export function framesOf(paths: Path[], h = 40, cls = 'person', width = 640, height = 480): AnalyticsFrame[] {
   const n = Math.max(...paths.map((p) => p.length));
   return Array.from({ length: n }, (_, f) => ({
-    t_ms: f * 100, frame_index: f, width, height,
+    t_ms: f * 100,
+    frame_index: f,
+    width,
+    height,
     tracks: paths.flatMap((p, id) => {
       const a = p[f];
       return a ? [{ track_id: id + 1, class: cls, box: [a[0] - 10, a[1] - h, a[0] + 10, a[1]] as const }] : [];

@@ -13,10 +13,18 @@ test('the track log gives back every frame exactly, in blocks; counting from it 
   const r = rng(5);
   const classes = ['person', 'car', 'bus stop sign ☂'];
   const frames: AnalyticsFrame[] = Array.from({ length: BLOCK_FRAMES * 2 + 17 }, (_, f) => ({
-    t_ms: f * 100 + 0.1 + 0.2, frame_index: f * 3, width: 640, height: 480,
+    t_ms: f * 100 + 0.1 + 0.2,
+    frame_index: f * 3,
+    width: 640,
+    height: 480,
     tracks: Array.from({ length: f % 7 }, (_, k) => {
-      const x = r() * 600, y = r() * 400;
-      return { track_id: 1 + ((f + k) % 11) + 2 ** 40, class: classes[(f + k) % 3]!, box: [x, y, x + 20 + r(), y + 40 + r() / 3] as const };
+      const x = r() * 600,
+        y = r() * 400;
+      return {
+        track_id: 1 + ((f + k) % 11) + 2 ** 40,
+        class: classes[(f + k) % 3]!,
+        box: [x, y, x + 20 + r(), y + 40 + r() / 3] as const,
+      };
     }),
   }));
   const w = new TrackLogWriter();
@@ -27,14 +35,39 @@ test('the track log gives back every frame exactly, in blocks; counting from it 
   }
   blocks.push(w.take()!);
   assert.equal(w.take(), null);
-  assert.deepEqual(blocks.map((b) => b.frames), [BLOCK_FRAMES, BLOCK_FRAMES, 17]);
+  assert.deepEqual(
+    blocks.map((b) => b.frames),
+    [BLOCK_FRAMES, BLOCK_FRAMES, 17],
+  );
   assert.equal(w.written, frames.length);
   const back: AnalyticsFrame[] = [];
   for (const b of blocks) readTrackBlock(b.classes, b.bytes, 640, 480, (f) => back.push(f));
   assert.deepEqual(back, frames);
 
-  const rules = { lines: [{ id: 'mid', points: [[320, 0], [320, 480]] }], zones: [{ id: 'top', polygon: [[0, 0], [640, 0], [640, 200], [0, 200]] }] };
-  const direct = engineFor(rules), logged = engineFor(rules);
+  const rules = {
+    lines: [
+      {
+        id: 'mid',
+        points: [
+          [320, 0],
+          [320, 480],
+        ],
+      },
+    ],
+    zones: [
+      {
+        id: 'top',
+        polygon: [
+          [0, 0],
+          [640, 0],
+          [640, 200],
+          [0, 200],
+        ],
+      },
+    ],
+  };
+  const direct = engineFor(rules),
+    logged = engineFor(rules);
   for (const f of frames) direct.process(f);
   for (const f of back) logged.process(f);
   assert.deepEqual(logged.summary(), direct.summary());
@@ -55,8 +88,14 @@ test('the heatmap grid: hot at the points, red at the hottest, transparent beyon
   assert.ok(at(200, 100)[3]! >= 64 && at(200, 100)[2]! > at(200, 100)[0]!, `a single point is cooler: ${at(200, 100)}`);
   assert.ok(at(0, 127)[3]! > 0);
   const reach = 3 * g.radius;
-  const near = (x: number, y: number) => [[50, 50], [200, 100], [0, 127]].some(([cx, cy]) => Math.abs(x - cx!) <= reach && Math.abs(y - cy!) <= reach);
-  for (let y = 0; y < 128; y++) for (let x = 0; x < 256; x++) assert.equal(at(x, y)[3]! > 0, near(x, y), `(${x}, ${y})`);
+  const near = (x: number, y: number) =>
+    [
+      [50, 50],
+      [200, 100],
+      [0, 127],
+    ].some(([cx, cy]) => Math.abs(x - cx!) <= reach && Math.abs(y - cy!) <= reach);
+  for (let y = 0; y < 128; y++)
+    for (let x = 0; x < 256; x++) assert.equal(at(x, y)[3]! > 0, near(x, y), `(${x}, ${y})`);
   const meta = await sharp(await g.png()).metadata();
   assert.deepEqual([meta.format, meta.width, meta.height, meta.channels], ['png', 256, 128, 4]);
 });

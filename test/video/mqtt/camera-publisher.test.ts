@@ -24,26 +24,67 @@ const log = createLogger('silent');
  * Assistant at best.
  */
 const HA_SENSOR_KEYS = new Set([
-  'availability', 'availability_mode', 'availability_template', 'availability_topic', 'default_entity_id', 'device',
-  'device_class', 'enabled_by_default', 'encoding', 'entity_category', 'entity_picture', 'expire_after', 'force_update',
-  'icon', 'json_attributes_template', 'json_attributes_topic', 'last_reset_value_template', 'name', 'object_id', 'options',
-  'payload_available', 'payload_not_available', 'platform', 'qos', 'state_class', 'state_topic', 'suggested_display_precision',
-  'unique_id', 'unit_of_measurement', 'value_template', 'origin',
+  'availability',
+  'availability_mode',
+  'availability_template',
+  'availability_topic',
+  'default_entity_id',
+  'device',
+  'device_class',
+  'enabled_by_default',
+  'encoding',
+  'entity_category',
+  'entity_picture',
+  'expire_after',
+  'force_update',
+  'icon',
+  'json_attributes_template',
+  'json_attributes_topic',
+  'last_reset_value_template',
+  'name',
+  'object_id',
+  'options',
+  'payload_available',
+  'payload_not_available',
+  'platform',
+  'qos',
+  'state_class',
+  'state_topic',
+  'suggested_display_precision',
+  'unique_id',
+  'unit_of_measurement',
+  'value_template',
+  'origin',
 ]);
 const HA_AVAILABILITY_KEYS = new Set(['payload_available', 'payload_not_available', 'topic', 'value_template']);
-const HA_DEVICE_KEYS = new Set(['configuration_url', 'connections', 'hw_version', 'identifiers', 'manufacturer', 'model', 'model_id', 'name', 'serial_number', 'suggested_area', 'sw_version', 'via_device']);
+const HA_DEVICE_KEYS = new Set([
+  'configuration_url',
+  'connections',
+  'hw_version',
+  'identifiers',
+  'manufacturer',
+  'model',
+  'model_id',
+  'name',
+  'serial_number',
+  'suggested_area',
+  'sw_version',
+  'via_device',
+]);
 const HA_ORIGIN_KEYS = new Set(['name', 'sw_version', 'support_url']);
 const HA_STATE_CLASSES = new Set(['measurement', 'measurement_angle', 'total', 'total_increasing']);
 
 function checkSensorConfig(topic: string, c: Record<string, any>): void {
   assert.match(topic, /^homeassistant\/sensor\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/config$/, topic);
-  for (const k of Object.keys(c)) assert.ok(HA_SENSOR_KEYS.has(k), `${topic}: ${k} is not a documented MQTT sensor key`);
+  for (const k of Object.keys(c))
+    assert.ok(HA_SENSOR_KEYS.has(k), `${topic}: ${k} is not a documented MQTT sensor key`);
   assert.equal(typeof c.state_topic, 'string');
   assert.ok(!/[+#]/.test(c.state_topic));
   assert.equal(typeof c.unique_id, 'string');
   if (c.state_class !== undefined) assert.ok(HA_STATE_CLASSES.has(c.state_class), c.state_class);
   assert.ok(Array.isArray(c.availability) && c.availability.length > 0);
-  for (const a of c.availability) for (const k of Object.keys(a)) assert.ok(HA_AVAILABILITY_KEYS.has(k), `availability.${k}`);
+  for (const a of c.availability)
+    for (const k of Object.keys(a)) assert.ok(HA_AVAILABILITY_KEYS.has(k), `availability.${k}`);
   assert.ok(['all', 'any', 'latest'].includes(c.availability_mode));
   for (const k of Object.keys(c.device)) assert.ok(HA_DEVICE_KEYS.has(k), `device.${k}`);
   assert.ok(Array.isArray(c.device.identifiers) && c.device.identifiers.length > 0);
@@ -53,7 +94,8 @@ function checkSensorConfig(topic: string, c: Record<string, any>): void {
 
 /** `ins` tracks crossing the vertical line x = 320 from right to left (in), then `outs` left to right (out). */
 function crossings(ins: number, outs: number): Path[] {
-  const walk = (from: number, to: number): Array<[number, number]> => Array.from({ length: 12 }, (_, i) => [from + ((to - from) * i) / 11, 300]);
+  const walk = (from: number, to: number): Array<[number, number]> =>
+    Array.from({ length: 12 }, (_, i) => [from + ((to - from) * i) / 11, 300]);
   const paths: Path[] = [];
   let start = 0;
   for (let k = 0; k < ins + outs; k++) {
@@ -66,20 +108,49 @@ function crossings(ins: number, outs: number): Path[] {
 }
 
 /** Runs frames through the engine and the publisher as the worker does (chunk offsets made up, increasing). */
-function feed(engine: AnalyticsEngine, cam: CameraPublisher, frames: AnalyticsFrame[], classOf: (id: number) => string): { events: any[]; offsets: Map<string, number> } {
+function feed(
+  engine: AnalyticsEngine,
+  cam: CameraPublisher,
+  frames: AnalyticsFrame[],
+  classOf: (id: number) => string,
+): { events: any[]; offsets: Map<string, number> } {
   const events: any[] = [];
   const offsets = new Map<string, number>();
   for (const f of frames) {
     const tracks = f.tracks.map((t) => ({ ...t, class: classOf(t.track_id) }));
     const { events: evs } = engine.process({ ...f, tracks });
     const out: FrameOutput = {
-      stream_info: { frame_index: f.frame_index, total_frames: null, decoded_frames: f.frame_index + 1, dropped_frames: 0, fps: 10, elapsed_ms: f.t_ms, stream_time_ms: f.t_ms, received_at_ms: Date.now() },
-      delta: { results: [{ index: 0, targets: tracks.map((t) => ({ track_id: t.track_id, class: t.class, confidence: 0.9, roi: { left: t.box[0], top: t.box[1], width: t.box[2] - t.box[0], height: t.box[3] - t.box[1] } })) }] },
+      stream_info: {
+        frame_index: f.frame_index,
+        total_frames: null,
+        decoded_frames: f.frame_index + 1,
+        dropped_frames: 0,
+        fps: 10,
+        elapsed_ms: f.t_ms,
+        stream_time_ms: f.t_ms,
+        received_at_ms: Date.now(),
+      },
+      delta: {
+        results: [
+          {
+            index: 0,
+            targets: tracks.map((t) => ({
+              track_id: t.track_id,
+              class: t.class,
+              confidence: 0.9,
+              roi: { left: t.box[0], top: t.box[1], width: t.box[2] - t.box[0], height: t.box[3] - t.box[1] },
+            })),
+          },
+        ],
+      },
       analytics: { events: evs, totals: engine.counts() },
     };
     const offset = 1000 + f.frame_index * 700;
     cam.frame(out, { offset });
-    for (const e of evs) { events.push(e); offsets.set(e.id, offset); }
+    for (const e of evs) {
+      events.push(e);
+      offsets.set(e.id, offset);
+    }
   }
   const closing = engine.finish();
   cam.finish({ analytics: { events: closing, totals: engine.summary() } }, { offset: 1000 + frames.length * 700 });
@@ -88,7 +159,13 @@ function feed(engine: AnalyticsEngine, cam: CameraPublisher, frames: AnalyticsFr
 }
 
 function settings(url: string): MqttSettings {
-  return { url, topicPrefix: `t${Math.random().toString(16).slice(2, 8)}`, haDiscovery: true, haPrefix: 'homeassistant', queueMessages: 10_000 };
+  return {
+    url,
+    topicPrefix: `t${Math.random().toString(16).slice(2, 8)}`,
+    haDiscovery: true,
+    haPrefix: 'homeassistant',
+    queueMessages: 10_000,
+  };
 }
 
 async function connected(p: MqttPublisher): Promise<void> {
@@ -101,44 +178,113 @@ async function connected(p: MqttPublisher): Promise<void> {
 
 const latest = (msgs: Received[], topic: string) => msgs.filter((m) => m.topic === topic).at(-1)?.payload;
 
-test('12 in and 9 out: the events one for one with their counts; retained totals equal the engine\'s; a late subscriber reads them', { skip }, async () => {
+test("12 in and 9 out: the events one for one with their counts; retained totals equal the engine's; a late subscriber reads them", {
+  skip,
+}, async () => {
   const broker = await startBroker();
   const s = settings(broker.url);
   const pub = new MqttPublisher(s, log).start();
   try {
     await connected(pub);
     const rules = {
-      lines: [{ id: 'door', points: [[320, 0], [320, 480]] }],
-      zones: [{ id: 'hall', polygon: [[0, 200], [300, 200], [300, 400], [0, 400]], classes: ['person', 'dog'] }],
+      lines: [
+        {
+          id: 'door',
+          points: [
+            [320, 0],
+            [320, 480],
+          ],
+        },
+      ],
+      zones: [
+        {
+          id: 'hall',
+          polygon: [
+            [0, 200],
+            [300, 200],
+            [300, 400],
+            [0, 400],
+          ],
+          classes: ['person', 'dog'],
+        },
+      ],
     };
     const engine = engineFor(rules);
     const sub = await subscribe(broker.url, [`${s.topicPrefix}/#`]);
-    const cam = new CameraPublisher(pub, { taskId: 'vt_test', camera: 'front', version: '0.0.0', rules: () => ({ params: parseAnalytics(rules, 'parameters'), version: engine.version }) });
+    const cam = new CameraPublisher(pub, {
+      taskId: 'vt_test',
+      camera: 'front',
+      version: '0.0.0',
+      rules: () => ({ params: parseAnalytics(rules, 'parameters'), version: engine.version }),
+    });
     const paths = crossings(12, 9);
     const n = Math.max(...paths.map((p) => p.length));
     const frames: AnalyticsFrame[] = Array.from({ length: n }, (_, f) => ({
-      t_ms: f * 100, frame_index: f, width: 640, height: 480,
-      tracks: paths.flatMap((p, id) => (p[f] ? [{ track_id: id + 1, class: 'person', box: [p[f]![0] - 10, p[f]![1] - 40, p[f]![0] + 10, p[f]![1]] as const }] : [])),
+      t_ms: f * 100,
+      frame_index: f,
+      width: 640,
+      height: 480,
+      tracks: paths.flatMap((p, id) =>
+        p[f]
+          ? [
+              {
+                track_id: id + 1,
+                class: 'person',
+                box: [p[f]![0] - 10, p[f]![1] - 40, p[f]![0] + 10, p[f]![1]] as const,
+              },
+            ]
+          : [],
+      ),
     }));
     const { events, offsets } = feed(engine, cam, frames, (id) => (id % 3 === 0 ? 'dog' : 'person'));
     cam.close();
     const counts = engine.counts();
     assert.deepEqual(counts.lines.door, { in: 12, out: 9 });
     const t = pub.topics.camera('front');
-    await sub.until((m) => m.filter((x) => x.topic === pub.topics.events).length >= events.length && latest(m, t.available) === 'offline', 10_000, 'every event');
+    await sub.until(
+      (m) =>
+        m.filter((x) => x.topic === pub.topics.events).length >= events.length && latest(m, t.available) === 'offline',
+      10_000,
+      'every event',
+    );
     const global = sub.on(pub.topics.events).map((x) => JSON.parse(x.payload));
     const perCamera = sub.on(t.events).map((x) => JSON.parse(x.payload));
-    assert.deepEqual(global.map((e) => e.id), events.map((e) => e.id), 'the same events, in order');
+    assert.deepEqual(
+      global.map((e) => e.id),
+      events.map((e) => e.id),
+      'the same events, in order',
+    );
     assert.deepEqual(perCamera, global);
-    let ins = 0, outs = 0;
+    let ins = 0,
+      outs = 0;
     for (const [i, m] of global.entries()) {
       const e = events[i];
-      assert.deepEqual({ ...m, camera: undefined, task_id: undefined, stream_offset: undefined, received_at_ms: undefined, totals: undefined, rule_totals: undefined }, { ...e, camera: undefined, task_id: undefined, stream_offset: undefined, received_at_ms: undefined, totals: undefined, rule_totals: undefined });
+      assert.deepEqual(
+        {
+          ...m,
+          camera: undefined,
+          task_id: undefined,
+          stream_offset: undefined,
+          received_at_ms: undefined,
+          totals: undefined,
+          rule_totals: undefined,
+        },
+        {
+          ...e,
+          camera: undefined,
+          task_id: undefined,
+          stream_offset: undefined,
+          received_at_ms: undefined,
+          totals: undefined,
+          rule_totals: undefined,
+        },
+      );
       assert.equal(m.camera, 'front');
       assert.equal(m.task_id, 'vt_test');
       assert.equal(m.stream_offset, offsets.get(e.id) ?? 1000 + frames.length * 700);
       if (m.type === 'line.crossed') {
-        if (m.direction === 'in') ins++; else outs++;
+        if (m.direction === 'in') ins++;
+        else outs++;
         assert.deepEqual(m.totals.lines.door, { in: ins, out: outs }, 'the counts right after this event');
         assert.deepEqual(m.rule_totals, { in: ins, out: outs });
       }
@@ -153,7 +299,10 @@ test('12 in and 9 out: the events one for one with their counts; retained totals
     assert.equal(latest(late.messages, t.zone('hall', 'person')), '0');
     assert.equal(latest(late.messages, t.zone('hall', 'dog')), '0');
     assert.equal(latest(late.messages, t.available), 'offline');
-    assert.ok(late.messages.every((x) => x.retain), 'only retained state on the camera\'s topics for a late subscriber');
+    assert.ok(
+      late.messages.every((x) => x.retain),
+      "only retained state on the camera's topics for a late subscriber",
+    );
     // Zone occupancy per class went up while tracks were inside: the live subscriber saw it.
     assert.ok(sub.on(t.zone('hall', 'person')).some((x) => Number(x.payload) > 0));
     assert.ok(sub.on(t.zone('hall', 'dog')).some((x) => Number(x.payload) > 0));
@@ -165,27 +314,73 @@ test('12 in and 9 out: the events one for one with their counts; retained totals
   }
 });
 
-test('discovery: documented keys only; a rule change clears the removed rule\'s configs; `online` restores them within 2 s', { skip }, async () => {
+test("discovery: documented keys only; a rule change clears the removed rule's configs; `online` restores them within 2 s", {
+  skip,
+}, async () => {
   const broker = await startBroker();
   const s = settings(broker.url);
   const pub = new MqttPublisher(s, log).start();
   try {
     await connected(pub);
-    let rules = parseAnalytics({
-      lines: [{ id: 'door', points: [[320, 0], [320, 480]] }, { id: 'gate', points: [[100, 0], [100, 480]] }],
-      zones: [{ id: 'hall', polygon: [[0, 200], [300, 200], [300, 400], [0, 400]], classes: ['person'] }],
-    }, 'parameters');
+    let rules = parseAnalytics(
+      {
+        lines: [
+          {
+            id: 'door',
+            points: [
+              [320, 0],
+              [320, 480],
+            ],
+          },
+          {
+            id: 'gate',
+            points: [
+              [100, 0],
+              [100, 480],
+            ],
+          },
+        ],
+        zones: [
+          {
+            id: 'hall',
+            polygon: [
+              [0, 200],
+              [300, 200],
+              [300, 400],
+              [0, 400],
+            ],
+            classes: ['person'],
+          },
+        ],
+      },
+      'parameters',
+    );
     const engine = engineFor(rules);
-    const cam = new CameraPublisher(pub, { taskId: 'vt_d', camera: 'yard', version: '1.2.3', rules: () => ({ params: rules, version: engine.version }) });
+    const cam = new CameraPublisher(pub, {
+      taskId: 'vt_d',
+      camera: 'yard',
+      version: '1.2.3',
+      rules: () => ({ params: rules, version: engine.version }),
+    });
     const ha = await subscribe(broker.url, ['homeassistant/#']);
     const node = `${s.topicPrefix}_yard`;
-    const want = ['objects_all', 'line_door_in', 'line_door_out', 'line_gate_in', 'line_gate_out', 'zone_hall_all', 'zone_hall_person']
-      .map((o) => `homeassistant/sensor/${node}/${o}/config`);
+    const want = [
+      'objects_all',
+      'line_door_in',
+      'line_door_out',
+      'line_gate_in',
+      'line_gate_out',
+      'zone_hall_all',
+      'zone_hall_person',
+    ].map((o) => `homeassistant/sensor/${node}/${o}/config`);
     await ha.until((m) => want.every((t) => m.some((x) => x.topic === t)), 5000, 'discovery configs');
     for (const t of want) {
       const c = JSON.parse(latest(ha.messages, t)!);
       checkSensorConfig(t, c);
-      assert.deepEqual(c.availability.map((a: any) => a.topic), [pub.topics.available, pub.topics.camera('yard').available]);
+      assert.deepEqual(
+        c.availability.map((a: any) => a.topic),
+        [pub.topics.available, pub.topics.camera('yard').available],
+      );
       assert.deepEqual(c.device.identifiers, [node]);
       if (t.includes('/line_')) {
         assert.equal(c.state_class, 'total_increasing');
@@ -195,23 +390,74 @@ test('discovery: documented keys only; a rule change clears the removed rule\'s 
         assert.equal(c.state_class, 'measurement');
       }
     }
-    assert.equal(new Set(want.map((t) => JSON.parse(latest(ha.messages, t)!).unique_id)).size, want.length, 'unique ids');
+    assert.equal(
+      new Set(want.map((t) => JSON.parse(latest(ha.messages, t)!).unique_id)).size,
+      want.length,
+      'unique ids',
+    );
     // A class first seen in the frame gets its own object sensor.
     const frame = (i: number, cls: string): FrameOutput => {
-      const { events } = engine.process({ t_ms: i * 100, frame_index: i, width: 640, height: 480, tracks: [{ track_id: 1, class: cls, box: [500, 100, 520, 140] }] });
+      const { events } = engine.process({
+        t_ms: i * 100,
+        frame_index: i,
+        width: 640,
+        height: 480,
+        tracks: [{ track_id: 1, class: cls, box: [500, 100, 520, 140] }],
+      });
       return {
-        stream_info: { frame_index: i, total_frames: null, decoded_frames: i + 1, dropped_frames: 0, fps: 10, elapsed_ms: i * 100 },
-        delta: { results: [{ index: 0, targets: [{ track_id: 1, class: cls, confidence: 0.9, roi: { left: 500, top: 100, width: 20, height: 40 } }] }] },
+        stream_info: {
+          frame_index: i,
+          total_frames: null,
+          decoded_frames: i + 1,
+          dropped_frames: 0,
+          fps: 10,
+          elapsed_ms: i * 100,
+        },
+        delta: {
+          results: [
+            {
+              index: 0,
+              targets: [
+                { track_id: 1, class: cls, confidence: 0.9, roi: { left: 500, top: 100, width: 20, height: 40 } },
+              ],
+            },
+          ],
+        },
         analytics: { events, totals: engine.counts() },
       };
     };
     cam.frame(frame(0, 'traffic light'), { offset: 10 });
     const light = `homeassistant/sensor/${node}/objects_traffic_light/config`;
-    await ha.until((m) => m.some((x) => x.topic === light), 5000, 'a new class\'s sensor');
+    await ha.until((m) => m.some((x) => x.topic === light), 5000, "a new class's sensor");
     checkSensorConfig(light, JSON.parse(latest(ha.messages, light)!));
     assert.equal(JSON.parse(latest(ha.messages, light)!).state_topic, `${s.topicPrefix}/yard/objects/traffic_light`);
     // The rules change (a PUT): gate goes, the configs follow at the next frame of the new version.
-    rules = parseAnalytics({ lines: [{ id: 'door', points: [[320, 0], [320, 480]] }], zones: [{ id: 'hall', polygon: [[0, 200], [300, 200], [300, 400], [0, 400]], classes: ['person'] }] }, 'parameters');
+    rules = parseAnalytics(
+      {
+        lines: [
+          {
+            id: 'door',
+            points: [
+              [320, 0],
+              [320, 480],
+            ],
+          },
+        ],
+        zones: [
+          {
+            id: 'hall',
+            polygon: [
+              [0, 200],
+              [300, 200],
+              [300, 400],
+              [0, 400],
+            ],
+            classes: ['person'],
+          },
+        ],
+      },
+      'parameters',
+    );
     engine.setRules(rules);
     cam.frame(frame(1, 'traffic light'), { offset: 20 });
     for (const gone of ['line_gate_in', 'line_gate_out']) {
@@ -225,7 +471,10 @@ test('discovery: documented keys only; a rule change clears the removed rule\'s 
     await ha.client.publishAsync('homeassistant/status', 'online', { qos: 1 });
     await ha.until((m) => kept.every((t) => (latest(m, t) ?? '').length > 0), 2000, 'configs after online');
     assert.ok(Date.now() - t0 <= 2000);
-    assert.ok(!ha.messages.some((x) => x.topic.includes('gate') && x.payload.length > 0), 'a removed rule stays removed');
+    assert.ok(
+      !ha.messages.some((x) => x.topic.includes('gate') && x.payload.length > 0),
+      'a removed rule stays removed',
+    );
     cam.close();
     await ha.close();
   } finally {

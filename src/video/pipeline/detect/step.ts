@@ -19,7 +19,11 @@ export const DEFAULT_CONFIDENCE = 0.5;
 export function detectStepModel(i: number, params: Record<string, unknown> | undefined | null): string | undefined {
   const m = params?.model;
   if (m === undefined || m === null) return undefined;
-  if (typeof m !== 'string') throw errors.invalidParam(`steps[${i}].parameters.model`, `Expected a detect model id string for steps[${i}].parameters.model`);
+  if (typeof m !== 'string')
+    throw errors.invalidParam(
+      `steps[${i}].parameters.model`,
+      `Expected a detect model id string for steps[${i}].parameters.model`,
+    );
   return m;
 }
 
@@ -43,11 +47,21 @@ export const detectStep = defineStep({
   name: 'detect',
   schema: z.strictObject({
     model: z.literal('detect'),
-    parameters: z.strictObject({
-      model: z.string(expected('a detect model id string', 'parameters.model')).max(200).optional().meta({ description: 'Detector id (GET /v1/models, task detect); default centernet-coco' }),
-      classes: names('parameters.classes').optional().meta({ description: "Only these classes, by the detector's own names (COCO names for the default); default all" }),
-      confidence_threshold: unit('parameters.confidence_threshold').optional().meta({ description: 'Default 0.5' }),
-    }).optional(),
+    parameters: z
+      .strictObject({
+        model: z
+          .string(expected('a detect model id string', 'parameters.model'))
+          .max(200)
+          .optional()
+          .meta({ description: 'Detector id (GET /v1/models, task detect); default centernet-coco' }),
+        classes: names('parameters.classes')
+          .optional()
+          .meta({
+            description: "Only these classes, by the detector's own names (COCO names for the default); default all",
+          }),
+        confidence_threshold: unit('parameters.confidence_threshold').optional().meta({ description: 'Default 0.5' }),
+      })
+      .optional(),
     when: When.optional(),
   }),
   parameters: ['model', 'classes', 'confidence_threshold'],
@@ -56,11 +70,17 @@ export const detectStep = defineStep({
     return id === undefined ? models.detector() : models.detector(id, `steps[${i}].parameters.model`);
   },
   plan({ index, params, prepared: detector }) {
-    const threshold = params.confidence_threshold === undefined ? DEFAULT_CONFIDENCE : unitNumber(`steps[${index}].parameters.confidence_threshold`, params.confidence_threshold);
+    const threshold =
+      params.confidence_threshold === undefined
+        ? DEFAULT_CONFIDENCE
+        : unitNumber(`steps[${index}].parameters.confidence_threshold`, params.confidence_threshold);
     detectStepModel(index, params);
     const wanted = classIds(index, params.classes, detector.labels);
     return {
-      kind: 'detect', index, produces: true, labels: detector.labels,
+      kind: 'detect',
+      index,
+      produces: true,
+      labels: detector.labels,
       open(task) {
         const tracker = new TargetTracker(task.tracking, index, task.ids, threshold);
         // Lowest detector score handed to the tracker (below the reporting threshold, see target-tracker.ts).
@@ -74,7 +94,13 @@ export const detectStep = defineStep({
               // The tracker tells overlapping people apart by their colours (target-tracker.ts, CROWD).
               const signature = new Float32Array(SIGNATURE_DIM);
               colourSignature(frame.image, box, signature);
-              return { box, score: d.score, cls: detector.labels[d.classId] ?? String(d.classId), classId: d.classId, signature };
+              return {
+                box,
+                score: d.score,
+                cls: detector.labels[d.classId] ?? String(d.classId),
+                classId: d.classId,
+                signature,
+              };
             });
           for (const { candidate, trackId } of tracker.assign(candidates, frame.index)) {
             targets.push({ trackId, class: candidate.cls, confidence: candidate.score, box: [...candidate.box] });

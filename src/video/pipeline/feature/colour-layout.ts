@@ -37,7 +37,9 @@ export function describeRegions(image: RgbImage, boxes: ReadonlyArray<readonly n
     for (let y = 0; y < H; y++) {
       for (let x = 0; x < W; x++) {
         const o = (y * W + x) * 3;
-        const r = px[o], g = px[o + 1], b = px[o + 2];
+        const r = px[o],
+          g = px[o + 1],
+          b = px[o + 2];
         const cell = (Math.floor(y / CELL) * (W / CELL) + Math.floor(x / CELL)) * 3;
         v[cell] += r;
         v[cell + 1] += g;

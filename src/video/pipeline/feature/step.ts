@@ -18,9 +18,15 @@ export const featureStep = defineStep({
   name: 'feature',
   schema: z.strictObject({
     model: z.literal('feature'),
-    parameters: z.strictObject({
-      model: z.string(expected('an embedding model id string', 'parameters.model')).max(200).optional().meta({ description: 'Embedding model id; default multimodal-embedding-v1' }),
-    }).optional(),
+    parameters: z
+      .strictObject({
+        model: z
+          .string(expected('an embedding model id string', 'parameters.model'))
+          .max(200)
+          .optional()
+          .meta({ description: 'Embedding model id; default multimodal-embedding-v1' }),
+      })
+      .optional(),
     when: When.optional(),
   }),
   parameters: ['model'],
@@ -31,12 +37,19 @@ export const featureStep = defineStep({
     }
     const filter = when();
     return {
-      kind: 'feature', index, produces: false,
+      kind: 'feature',
+      index,
+      produces: false,
       open() {
         return async (frame, targets) => {
           const chosen = targets.filter((t) => selects(filter, t) && t.box[2] > t.box[0] && t.box[3] > t.box[1]);
-          const vectors = describeRegions(frame.image, chosen.map((t) => t.box));
-          chosen.forEach((t, i) => { t.feature = vectors[i]; });
+          const vectors = describeRegions(
+            frame.image,
+            chosen.map((t) => t.box),
+          );
+          chosen.forEach((t, i) => {
+            t.feature = vectors[i];
+          });
         };
       },
     };

@@ -16,10 +16,20 @@ export const ocrStep = defineStep({
   name: 'ocr',
   schema: z.strictObject({
     model: z.literal('ocr'),
-    parameters: z.strictObject({
-      model: z.string(expected('an ocr model id string', 'parameters.model')).max(200).optional().meta({ description: 'OCR model id (GET /v1/models, task ocr); default pp-ocrv4' }),
-      language: z.string(expected('a language code string such as "auto", "en" or "zh"', 'parameters.language')).max(32).optional().meta({ description: 'Default auto' }),
-    }).optional(),
+    parameters: z
+      .strictObject({
+        model: z
+          .string(expected('an ocr model id string', 'parameters.model'))
+          .max(200)
+          .optional()
+          .meta({ description: 'OCR model id (GET /v1/models, task ocr); default pp-ocrv4' }),
+        language: z
+          .string(expected('a language code string such as "auto", "en" or "zh"', 'parameters.language'))
+          .max(32)
+          .optional()
+          .meta({ description: 'Default auto' }),
+      })
+      .optional(),
     when: When.optional(),
   }),
   parameters: ['model', 'language'],
@@ -28,19 +38,36 @@ export const ocrStep = defineStep({
       throw errors.unknownModel(`steps[${index}].parameters.model`, params.model, 'ocr', OCR_STEP_MODELS);
     }
     const language = params.language ?? 'auto';
-    if (typeof language !== 'string') throw errors.invalidParam(`steps[${index}].parameters.language`, `Expected a language code string for steps[${index}].parameters.language`);
+    if (typeof language !== 'string')
+      throw errors.invalidParam(
+        `steps[${index}].parameters.language`,
+        `Expected a language code string for steps[${index}].parameters.language`,
+      );
     const filter = when();
     const frameLevel = !afterProducer;
     return {
-      kind: 'ocr', index, produces: frameLevel,
+      kind: 'ocr',
+      index,
+      produces: frameLevel,
       open(task) {
         if (frameLevel) {
           const tracker = new TargetTracker(task.tracking, index, task.ids, 0);
           return async (frame, targets) => {
             const r = await task.models.ocrImage(frame.image, { language });
-            const candidates = r.blocks.map((b) => ({ box: clampBox(b.bbox, frame.width, frame.height), score: b.confidence, cls: 'text', text: b.text }));
+            const candidates = r.blocks.map((b) => ({
+              box: clampBox(b.bbox, frame.width, frame.height),
+              score: b.confidence,
+              cls: 'text',
+              text: b.text,
+            }));
             for (const { candidate, trackId } of tracker.assign(candidates, frame.index)) {
-              targets.push({ trackId, class: 'text', confidence: candidate.score, box: [...candidate.box], text: candidate.text });
+              targets.push({
+                trackId,
+                class: 'text',
+                confidence: candidate.score,
+                box: [...candidate.box],
+                text: candidate.text,
+              });
             }
           };
         }
