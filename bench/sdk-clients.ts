@@ -8,6 +8,7 @@
 //
 // One JSON line to stdout at the end: {"wall_ms", "ok", "refused", "errors", "ms": [latency of each call that
 // succeeded, retries included, in ms]}.
+import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { Sightflow, OverloadedError, APIError } from '../clients/typescript/src/index.js';
 
@@ -18,29 +19,42 @@ let ok = 0;
 let errors = 0;
 const times: number[] = [];
 const client = new Sightflow({
-  baseURL: `http://127.0.0.1:${port}`, apiKey: key,
+  baseURL: `http://127.0.0.1:${port}`,
+  apiKey: key,
   fetch: async (input, init) => {
     const r = await fetch(input, init);
-    if (r.status === 503) refused++;
+    if (r.status === 503 && performance.now() < until) refused++;
     return r;
   },
 });
 
 const started = performance.now();
 const until = started + Number(ms);
-await Promise.all(Array.from({ length: Number(c) }, async () => {
-  while (performance.now() < until) {
-    const t0 = performance.now();
-    try {
-      await client.vision.detect(image);
-      ok++;
-      times.push(performance.now() - t0);
-    } catch (err) {
-      if (!(err instanceof APIError)) { errors++; continue; }
-      if (!(err instanceof OverloadedError)) { errors++; continue; }
-      const after = Number(err.headers.get('retry-after') ?? 0.05);
-      await new Promise((r) => setTimeout(r, Math.min(60, after) * 1000));
+// The C clients stop at the deadline; so do these, retries in flight included.
+const stop = AbortSignal.timeout(Number(ms));
+setMaxListeners(0, stop);
+await Promise.all(
+  Array.from({ length: Number(c) }, async () => {
+    while (performance.now() < until) {
+      const t0 = performance.now();
+      try {
+        await client.vision.detect(image, {}, { signal: stop });
+        ok++;
+        times.push(performance.now() - t0);
+      } catch (err) {
+        if (stop.aborted) break;
+        if (!(err instanceof APIError)) {
+          errors++;
+          continue;
+        }
+        if (!(err instanceof OverloadedError)) {
+          errors++;
+          continue;
+        }
+        const after = Number(err.headers.get('retry-after') ?? 0.05);
+        await new Promise((r) => setTimeout(r, Math.min(60, after) * 1000));
+      }
     }
-  }
-}));
+  }),
+);
 process.stdout.write(`${JSON.stringify({ wall_ms: performance.now() - started, ok, refused, errors, ms: times })}\n`);
