@@ -15,7 +15,7 @@ const cases = (
 const SUITES = {
   typescript: {
     file: 'test/clients/typescript-sdk.test.ts',
-    name: (id: string) => new RegExp(`^test\\('${id}: `, 'm'),
+    name: (id: string) => new RegExp(`^test\\(['"]${id}: `, 'm'),
   },
   python: {
     file: 'clients/python/tests/test_conformance.py',
