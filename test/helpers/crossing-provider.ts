@@ -11,23 +11,10 @@ import type {
   VideoProvider,
   VideoTaskRequest,
 } from '../../src/video/task-contract.js';
+import { abortableSleep as sleep } from './abortable-sleep.js';
 
 const WALK = 12;
 const EVERY = 8;
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (ms <= 0 || signal.aborted) return resolve();
-    const onAbort = () => {
-      clearTimeout(t);
-      resolve();
-    };
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 /** The people in sampled frame `i` of a run with `ins` then `outs` crossings: [track id, class, x]. */
 export function walkersAt(i: number, ins: number, outs: number): Array<[number, string, number]> {

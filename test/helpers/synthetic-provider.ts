@@ -14,6 +14,7 @@ import {
   type VideoProvider,
   type VideoTaskRequest,
 } from '../../src/video/task-contract.js';
+import { abortableSleep as sleep } from './abortable-sleep.js';
 
 export interface SyntheticOptions {
   name?: string;
@@ -25,20 +26,6 @@ export interface SyntheticOptions {
   /** Throw ProviderError after emitting this many frames. */
   failAfterFrames?: number;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (ms <= 0 || signal.aborted) return resolve();
-    const onAbort = () => {
-      clearTimeout(t);
-      resolve();
-    };
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 export class SyntheticProvider implements VideoProvider {
   readonly name: string;
