@@ -14,14 +14,13 @@ import {
   createTask,
   parseEvents,
   readStream,
-  startVideoApp,
   startWorker,
   waitStatus,
 } from '../helpers/video-tasks.js';
-import { TaskQueue } from '../../src/video/worker/queue.js';
-import { StreamArchive } from '../../src/video/stream/stream-archive.js';
-import { hubFor } from '../../src/video/stream/stream-hub.js';
-import { MAX_RESUMES, Reaper } from '../../src/video/tasks/reaper.js';
+import { LEASE, expire, startReaperHarness } from '../helpers/reaper-harness.js';
+import type { TaskQueue } from '../../src/video/worker/queue.js';
+import type { StreamArchive } from '../../src/video/stream/stream-archive.js';
+import { MAX_RESUMES, type Reaper } from '../../src/video/tasks/reaper.js';
 import type { FrameOutput, TaskCheckpoint } from '../../src/video/task-contract.js';
 
 let t: TestApp;
@@ -29,18 +28,12 @@ let queue: TaskQueue;
 let archive: StreamArchive;
 let reaper: Reaper;
 before(async () => {
-  // Only this file's reaper passes move tasks: the app's own reaper waits an hour.
-  t = await startVideoApp({ SIGHTFLOW_VIDEO_REAPER_MS: '3600000' });
-  queue = new TaskQueue(t.app.services);
-  archive = new StreamArchive(t.app.services, hubFor(t.app.services));
-  reaper = new Reaper(t.app.services, archive, 60_000);
+  ({ t, queue, archive, reaper } = await startReaperHarness());
 });
 after(async () => {
   await t?.close();
 });
 
-const LEASE = 150;
-const expire = () => new Promise((r) => setTimeout(r, LEASE + 100));
 const liveFrame = (i: number, trackId: number): FrameOutput => ({
   stream_info: {
     frame_index: i,
