@@ -1,6 +1,7 @@
 // The reaper tests' harness: a video app whose own reaper waits an hour, so only the test's reaper passes
 // move tasks, with the queue and archive a test plays silent "workers" with directly, and a short lease
 // that `expire` waits out.
+import { after, before } from 'node:test';
 import type { TestApp } from './app.js';
 import { startVideoApp } from './video-tasks.js';
 import { TaskQueue } from '../../src/video/worker/queue.js';
@@ -29,4 +30,16 @@ export async function startReaperHarness(): Promise<ReaperHarness> {
     archive,
     reaper: new Reaper(t.app.services, archive, 60_000),
   };
+}
+
+/** The harness for one test file: started before its tests, closed after them (its fields are set by then). */
+export function useReaperHarness(): ReaperHarness {
+  const h = {} as ReaperHarness;
+  before(async () => {
+    Object.assign(h, await startReaperHarness());
+  });
+  after(async () => {
+    await h.t?.close();
+  });
+  return h;
 }

@@ -5,9 +5,9 @@
 // times; the previous owner's appends and heartbeats then change nothing; a cancel while it waits ends it at
 // once; a task without a checkpoint fails worker_lost as before. The real-process cases (SIGKILL, SIGSTOP, a
 // real RTSP camera) are in video-resume.both-db.test.ts.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, type TestApp } from '../helpers/app.js';
+import { api } from '../helpers/app.js';
 import {
   SyntheticProvider,
   chunksOf,
@@ -17,22 +17,11 @@ import {
   startWorker,
   waitStatus,
 } from '../helpers/video-tasks.js';
-import { LEASE, expire, startReaperHarness } from '../helpers/reaper-harness.js';
-import type { TaskQueue } from '../../src/video/worker/queue.js';
-import type { StreamArchive } from '../../src/video/stream/stream-archive.js';
-import { MAX_RESUMES, type Reaper } from '../../src/video/tasks/reaper.js';
+import { LEASE, expire, useReaperHarness } from '../helpers/reaper-harness.js';
+import { MAX_RESUMES } from '../../src/video/tasks/reaper.js';
 import type { FrameOutput, TaskCheckpoint } from '../../src/video/task-contract.js';
 
-let t: TestApp;
-let queue: TaskQueue;
-let archive: StreamArchive;
-let reaper: Reaper;
-before(async () => {
-  ({ t, queue, archive, reaper } = await startReaperHarness());
-});
-after(async () => {
-  await t?.close();
-});
+const h = useReaperHarness();
 
 const liveFrame = (i: number, trackId: number): FrameOutput => ({
   stream_info: {
@@ -71,43 +60,43 @@ const checkpoint = (frames: number, f: FrameOutput, next: number): TaskCheckpoin
   next_track_id: next,
   live: true,
 });
-const record = async (id: string) => (await api(t, `/v1/video/tasks/${id}`)).body;
+const record = async (id: string) => (await api(h.t, `/v1/video/tasks/${id}`)).body;
 
 /** Claims until `id` comes (other tests' leftovers are left claimed by nobody that matters). */
 async function claimTask(id: string, owner: string) {
   for (let i = 0; i < 20; i++) {
-    const c = await queue.claim(owner, LEASE);
+    const c = await h.queue.claim(owner, LEASE);
     if (!c || c.id === id) return c;
   }
   return null;
 }
 
 test('the append stores the checkpoint; on expiry the task waits for another worker, which gets it; the old owner is fenced off', async () => {
-  const id = await createTask(t);
+  const id = await createTask(h.t);
   assert.equal((await claimTask(id, 'w1'))?.chunkCount, 0);
   const f0 = liveFrame(0, 1);
   const f1 = liveFrame(1, 2);
-  assert.equal(await archive.appendFrame(id, 'w1', f0, LEASE, checkpoint(1, f0, 2)), 'appended');
+  assert.equal(await h.archive.appendFrame(id, 'w1', f0, LEASE, checkpoint(1, f0, 2)), 'appended');
   // The second append goes through the one-statement path (the tail of the first).
-  assert.equal(await archive.appendFrame(id, 'w1', f1, LEASE, checkpoint(2, f1, 3)), 'appended');
+  assert.equal(await h.archive.appendFrame(id, 'w1', f1, LEASE, checkpoint(2, f1, 3)), 'appended');
   await expire();
-  assert.equal(await reaper.reapOnce(), 1);
+  assert.equal(await h.reaper.reapOnce(), 1);
   const waiting = await record(id);
   assert.equal(waiting.status, 'streaming', 'readers see it running while it waits');
   assert.equal(waiting.resumes, 1);
   // A pending task created meanwhile comes after it.
-  const other = await createTask(t);
-  const c = await queue.claim('w2', LEASE);
+  const other = await createTask(h.t);
+  const c = await h.queue.claim('w2', LEASE);
   assert.equal(c?.id, id);
   assert.equal(c?.chunkCount, 2);
   assert.deepEqual(c?.checkpoint, checkpoint(2, f1, 3));
   assert.equal(c?.lastInfo?.frame_index, 1);
   // The frozen first worker wakes: nothing it does lands.
-  archive.forget(id);
-  assert.equal(await archive.appendFrame(id, 'w1', liveFrame(2, 2), LEASE, null), 'lost');
-  assert.equal(await queue.heartbeat(id, 'w1', LEASE), null);
+  h.archive.forget(id);
+  assert.equal(await h.archive.appendFrame(id, 'w1', liveFrame(2, 2), LEASE, null), 'lost');
+  assert.equal(await h.queue.heartbeat(id, 'w1', LEASE), null);
   assert.equal(
-    await archive.finishOwned(id, 'w1', {
+    await h.archive.finishOwned(id, 'w1', {
       status: 'succeeded',
       reason: 'stop',
       usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 3, dropped_frames: 0 },
@@ -116,16 +105,16 @@ test('the append stores the checkpoint; on expiry the task waits for another wor
   );
   // The second goes on with chunk 2.
   const f2 = { ...liveFrame(5, 3), stream_info: { ...liveFrame(5, 3).stream_info, gap_ms: 800 } };
-  assert.equal(await archive.appendFrame(id, 'w2', f2, LEASE, checkpoint(3, f2, 4)), 'appended');
+  assert.equal(await h.archive.appendFrame(id, 'w2', f2, LEASE, checkpoint(3, f2, 4)), 'appended');
   assert.equal(
-    await archive.finishOwned(id, 'w2', {
+    await h.archive.finishOwned(id, 'w2', {
       status: 'succeeded',
       reason: 'max_frames',
       usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 6, dropped_frames: 0 },
     }),
     'succeeded',
   );
-  const bytes = (await readStream(t, id)).bytes;
+  const bytes = (await readStream(h.t, id)).bytes;
   const chunks = chunksOf(bytes);
   assert.deepEqual(
     chunks.map((x) => x.id),
@@ -140,56 +129,56 @@ test('the append stores the checkpoint; on expiry the task waits for another wor
   const done = await record(id);
   assert.equal(done.attempts, 2);
   assert.equal(done.resumes, 1);
-  await api(t, `/v1/video/tasks/${other}/cancel`, { method: 'POST' });
+  await api(h.t, `/v1/video/tasks/${other}/cancel`, { method: 'POST' });
 });
 
 test(`a task is handed on at most ${MAX_RESUMES} times; the next expiry fails it worker_lost`, async () => {
-  const id = await createTask(t);
+  const id = await createTask(h.t);
   let owner = 'x0';
   await claimTask(id, owner);
   for (let n = 0; n <= MAX_RESUMES; n++) {
     const f = liveFrame(n, n + 1);
-    assert.equal(await archive.appendFrame(id, owner, f, LEASE, checkpoint(n + 1, f, n + 2)), 'appended');
+    assert.equal(await h.archive.appendFrame(id, owner, f, LEASE, checkpoint(n + 1, f, n + 2)), 'appended');
     await expire();
-    assert.equal(await reaper.reapOnce(), 1);
+    assert.equal(await h.reaper.reapOnce(), 1);
     const r = await record(id);
     if (n < MAX_RESUMES) {
       assert.equal(r.status, 'streaming');
       assert.equal(r.resumes, n + 1);
       owner = `x${n + 1}`;
-      assert.equal((await queue.claim(owner, LEASE))?.id, id);
+      assert.equal((await h.queue.claim(owner, LEASE))?.id, id);
     } else {
       assert.equal(r.status, 'failed');
       assert.equal(r.error.code, 'worker_lost');
       assert.equal(r.resumes, MAX_RESUMES);
     }
   }
-  assert.equal(chunksOf((await readStream(t, id)).bytes).at(-1).finish_reason, 'error');
+  assert.equal(chunksOf((await readStream(h.t, id)).bytes).at(-1).finish_reason, 'error');
 });
 
 test('a cancel while the task waits for a worker ends it cancelled at once', async () => {
-  const id = await createTask(t);
+  const id = await createTask(h.t);
   await claimTask(id, 'c1');
   const f = liveFrame(0, 1);
-  await archive.appendFrame(id, 'c1', f, LEASE, checkpoint(1, f, 2));
+  await h.archive.appendFrame(id, 'c1', f, LEASE, checkpoint(1, f, 2));
   await expire();
-  await reaper.reapOnce();
+  await h.reaper.reapOnce();
   assert.equal((await record(id)).status, 'streaming');
-  const r = await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
+  const r = await api(h.t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
   assert.equal(r.body.status, 'cancelled');
-  const bytes = (await readStream(t, id)).bytes;
+  const bytes = (await readStream(h.t, id)).bytes;
   assert.equal(chunksOf(bytes).at(-1).finish_reason, 'cancelled');
   assert.equal(parseEvents(bytes).at(-1)!.kind, 'done');
-  assert.equal(await queue.claim('c2', LEASE), null, 'nothing left to claim');
+  assert.equal(await h.queue.claim('c2', LEASE), null, 'nothing left to claim');
 });
 
 test('a task without a checkpoint (a file) still fails worker_lost mid-stream', async () => {
-  const id = await createTask(t);
+  const id = await createTask(h.t);
   await claimTask(id, 'f1');
   const f = { ...liveFrame(0, 1), stream_info: { ...liveFrame(0, 1).stream_info, live: false, total_frames: 10 } };
-  assert.equal(await archive.appendFrame(id, 'f1', f, LEASE), 'appended');
+  assert.equal(await h.archive.appendFrame(id, 'f1', f, LEASE), 'appended');
   await expire();
-  assert.equal(await reaper.reapOnce(), 1);
+  assert.equal(await h.reaper.reapOnce(), 1);
   const r = await record(id);
   assert.equal(r.status, 'failed');
   assert.equal(r.error.code, 'worker_lost');
@@ -197,19 +186,19 @@ test('a task without a checkpoint (a file) still fails worker_lost mid-stream', 
 });
 
 test('a task that continues never starts again from its first frame on a provider that cannot continue it', async () => {
-  const id = await createTask(t);
+  const id = await createTask(h.t);
   await claimTask(id, 'g1');
   const f = liveFrame(0, 1);
-  await archive.appendFrame(id, 'g1', f, LEASE, checkpoint(1, f, 2));
+  await h.archive.appendFrame(id, 'g1', f, LEASE, checkpoint(1, f, 2));
   await expire();
-  await reaper.reapOnce();
+  await h.reaper.reapOnce();
   // The synthetic provider (as a remote node) would run the whole video again: the worker fails the task instead.
-  const w = startWorker(t, () => [new SyntheticProvider()]);
+  const w = startWorker(h.t, () => [new SyntheticProvider()]);
   try {
-    const r = await waitStatus(t, id, ['failed', 'succeeded', 'cancelled']);
+    const r = await waitStatus(h.t, id, ['failed', 'succeeded', 'cancelled']);
     assert.equal(r.status, 'failed');
     assert.equal(r.error.code, 'worker_lost');
-    const chunks = chunksOf((await readStream(t, id)).bytes);
+    const chunks = chunksOf((await readStream(h.t, id)).bytes);
     assert.deepEqual(
       chunks.map((c) => c.finish_reason),
       [null, 'error'],

@@ -1,9 +1,9 @@
 // The reaper and leases, in-process: a "worker" that claims a task and then goes silent (no heartbeats) is
 // simulated with the queue and archive directly, so every case is deterministic. The real-process SIGKILL
 // cases are in test/video/video-multiprocess.both-db.test.ts (PostgreSQL).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, type TestApp } from '../helpers/app.js';
+import { api } from '../helpers/app.js';
 import {
   SyntheticProvider,
   body,
@@ -14,22 +14,10 @@ import {
   startWorker,
   waitStatus,
 } from '../helpers/video-tasks.js';
-import { LEASE, expire, startReaperHarness } from '../helpers/reaper-harness.js';
-import type { TaskQueue } from '../../src/video/worker/queue.js';
-import type { StreamArchive } from '../../src/video/stream/stream-archive.js';
-import type { Reaper } from '../../src/video/tasks/reaper.js';
+import { LEASE, expire, useReaperHarness } from '../helpers/reaper-harness.js';
 import { MAX_ATTEMPTS } from '../../src/video/tasks/task-store.js';
 
-let t: TestApp;
-let queue: TaskQueue;
-let archive: StreamArchive;
-let reaper: Reaper;
-before(async () => {
-  ({ t, queue, archive, reaper } = await startReaperHarness());
-});
-after(async () => {
-  await t?.close();
-});
+const h = useReaperHarness();
 
 const frame = (i: number) => ({
   stream_info: {
@@ -51,43 +39,43 @@ const frame = (i: number) => ({
 });
 
 test('claim takes the oldest pending task once; a second claim gets the next; none left -> null', async () => {
-  const a = await createTask(t);
-  const b = await createTask(t);
-  const c1 = await queue.claim('w1', 10_000);
-  const c2 = await queue.claim('w2', 10_000);
+  const a = await createTask(h.t);
+  const b = await createTask(h.t);
+  const c1 = await h.queue.claim('w1', 10_000);
+  const c2 = await h.queue.claim('w2', 10_000);
   assert.equal(c1?.id, a);
   assert.equal(c2?.id, b);
   assert.equal(c1?.attempts, 1);
-  assert.equal(await queue.claim('w3', 10_000), null);
-  assert.equal((await api(t, `/v1/video/tasks/${a}`)).body.status, 'running');
-  assert.deepEqual(await queue.heartbeat(a, 'w1', 10_000), { status: 'running' });
-  assert.equal(await queue.heartbeat(a, 'intruder', 10_000), null);
+  assert.equal(await h.queue.claim('w3', 10_000), null);
+  assert.equal((await api(h.t, `/v1/video/tasks/${a}`)).body.status, 'running');
+  assert.deepEqual(await h.queue.heartbeat(a, 'w1', 10_000), { status: 'running' });
+  assert.equal(await h.queue.heartbeat(a, 'intruder', 10_000), null);
   // Leave them to the next test's reaper pass: expire quickly.
-  await queue.heartbeat(a, 'w1', 1);
-  await queue.heartbeat(b, 'w2', 1);
+  await h.queue.heartbeat(a, 'w1', 1);
+  await h.queue.heartbeat(b, 'w2', 1);
   await expire();
-  assert.ok((await reaper.reapOnce()) >= 2);
-  assert.equal((await api(t, `/v1/video/tasks/${a}`)).body.status, 'pending');
-  await api(t, `/v1/video/tasks/${a}/cancel`, { method: 'POST' });
-  await api(t, `/v1/video/tasks/${b}/cancel`, { method: 'POST' });
+  assert.ok((await h.reaper.reapOnce()) >= 2);
+  assert.equal((await api(h.t, `/v1/video/tasks/${a}`)).body.status, 'pending');
+  await api(h.t, `/v1/video/tasks/${a}/cancel`, { method: 'POST' });
+  await api(h.t, `/v1/video/tasks/${b}/cancel`, { method: 'POST' });
 });
 
 test('lease expired before the first chunk -> back to pending, then a live worker runs it to success', async () => {
-  const id = await createTask(t);
-  const claimed = await queue.claim('ghost', LEASE);
+  const id = await createTask(h.t);
+  const claimed = await h.queue.claim('ghost', LEASE);
   assert.equal(claimed?.id, id);
-  await archive.appendHeartbeat(id, 'ghost'); // bytes but no chunk: still retryable
+  await h.archive.appendHeartbeat(id, 'ghost'); // bytes but no chunk: still retryable
   await expire();
-  assert.equal(await reaper.reapOnce(), 1);
-  const rec = (await api(t, `/v1/video/tasks/${id}`)).body;
+  assert.equal(await h.reaper.reapOnce(), 1);
+  const rec = (await api(h.t, `/v1/video/tasks/${id}`)).body;
   assert.equal(rec.status, 'pending');
-  const w = startWorker(t, () => [new SyntheticProvider({ frames: 5, frameMs: 1 })]);
+  const w = startWorker(h.t, () => [new SyntheticProvider({ frames: 5, frameMs: 1 })]);
   try {
-    await waitStatus(t, id, ['succeeded']);
+    await waitStatus(h.t, id, ['succeeded']);
   } finally {
     await w.stop();
   }
-  const bytes = (await readStream(t, id)).bytes;
+  const bytes = (await readStream(h.t, id)).bytes;
   const ev = parseEvents(bytes);
   assert.equal(ev[0]!.kind, 'comment');
   assert.deepEqual(
@@ -98,17 +86,17 @@ test('lease expired before the first chunk -> back to pending, then a live worke
 });
 
 test('lease expired mid-stream -> failed with a terminal error chunk, partial archive replayable; the late worker cannot write', async () => {
-  const id = await createTask(t);
-  await queue.claim('ghost', LEASE);
-  assert.equal(await archive.appendFrame(id, 'ghost', frame(0), LEASE), 'appended');
-  assert.equal(await archive.appendFrame(id, 'ghost', frame(1), LEASE), 'appended');
+  const id = await createTask(h.t);
+  await h.queue.claim('ghost', LEASE);
+  assert.equal(await h.archive.appendFrame(id, 'ghost', frame(0), LEASE), 'appended');
+  assert.equal(await h.archive.appendFrame(id, 'ghost', frame(1), LEASE), 'appended');
   await expire();
-  assert.equal(await reaper.reapOnce(), 1);
-  const rec = (await api(t, `/v1/video/tasks/${id}`)).body;
+  assert.equal(await h.reaper.reapOnce(), 1);
+  const rec = (await api(h.t, `/v1/video/tasks/${id}`)).body;
   assert.equal(rec.status, 'failed');
   assert.equal(rec.error.code, 'worker_lost');
   assert.ok(rec.finished_at);
-  const bytes = (await readStream(t, id)).bytes;
+  const bytes = (await readStream(h.t, id)).bytes;
   const chunks = chunksOf(bytes);
   assert.deepEqual(
     chunks.map((c) => c.finish_reason),
@@ -118,51 +106,51 @@ test('lease expired mid-stream -> failed with a terminal error chunk, partial ar
   assert.deepEqual(chunks[2].stream_info, frame(1).stream_info);
   assert.equal(parseEvents(bytes).at(-1)!.kind, 'done');
   // The presumed-dead worker wakes up: nothing it does reaches the archive.
-  assert.equal(await archive.appendFrame(id, 'ghost', frame(2), LEASE), 'lost');
+  assert.equal(await h.archive.appendFrame(id, 'ghost', frame(2), LEASE), 'lost');
   assert.equal(
-    await archive.finishOwned(id, 'ghost', {
+    await h.archive.finishOwned(id, 'ghost', {
       status: 'succeeded',
       reason: 'stop',
       usage: { processed_frames: 3, processing_time_ms: 1, decoded_frames: 3, dropped_frames: 0 },
     }),
     null,
   );
-  assert.ok((await readStream(t, id)).bytes.equals(bytes));
-  assert.equal(await reaper.reapOnce(), 0, 'a terminal task is never reaped again');
+  assert.ok((await readStream(h.t, id)).bytes.equals(bytes));
+  assert.equal(await h.reaper.reapOnce(), 0, 'a terminal task is never reaped again');
 });
 
 test(`attempts are bounded: ${MAX_ATTEMPTS} silent claims before the first chunk -> failed`, async () => {
-  const id = await createTask(t);
+  const id = await createTask(h.t);
   for (let i = 1; i <= MAX_ATTEMPTS; i++) {
-    const c = await queue.claim(`ghost${i}`, LEASE);
+    const c = await h.queue.claim(`ghost${i}`, LEASE);
     assert.equal(c?.id, id);
     assert.equal(c?.attempts, i);
     await expire();
-    assert.equal(await reaper.reapOnce(), 1);
+    assert.equal(await h.reaper.reapOnce(), 1);
   }
-  const rec = (await api(t, `/v1/video/tasks/${id}`)).body;
+  const rec = (await api(h.t, `/v1/video/tasks/${id}`)).body;
   assert.equal(rec.status, 'failed');
   assert.deepEqual(rec.error, {
     code: 'worker_lost',
     message: `The worker stopped responding before the first chunk on each of ${MAX_ATTEMPTS} attempts`,
   });
   assert.deepEqual(
-    chunksOf((await readStream(t, id)).bytes).map((c) => c.finish_reason),
+    chunksOf((await readStream(h.t, id)).bytes).map((c) => c.finish_reason),
     ['error'],
   );
 });
 
 test('a cancelling task whose worker died -> cancelled by the reaper', async () => {
-  const id = await createTask(t);
-  await queue.claim('ghost', LEASE);
-  await archive.appendFrame(id, 'ghost', frame(0), LEASE);
-  const c = await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
+  const id = await createTask(h.t);
+  await h.queue.claim('ghost', LEASE);
+  await h.archive.appendFrame(id, 'ghost', frame(0), LEASE);
+  const c = await api(h.t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
   assert.equal(c.body.status, 'cancelling');
   await expire();
-  assert.equal(await reaper.reapOnce(), 1);
-  assert.equal((await api(t, `/v1/video/tasks/${id}`)).body.status, 'cancelled');
+  assert.equal(await h.reaper.reapOnce(), 1);
+  assert.equal((await api(h.t, `/v1/video/tasks/${id}`)).body.status, 'cancelled');
   assert.deepEqual(
-    chunksOf((await readStream(t, id)).bytes).map((c) => c.finish_reason),
+    chunksOf((await readStream(h.t, id)).bytes).map((c) => c.finish_reason),
     [null, 'cancelled'],
   );
 });
@@ -182,20 +170,20 @@ test('worker concurrency: at most N tasks run at once; shutdown gives an unstart
       }
     },
   };
-  const w = startWorker(t, () => [slow], {}, 2);
+  const w = startWorker(h.t, () => [slow], {}, 2);
   const ids: string[] = [];
   try {
-    for (let i = 0; i < 5; i++) ids.push(await createTask(t));
-    for (const id of ids) await waitStatus(t, id, ['succeeded']);
+    for (let i = 0; i < 5; i++) ids.push(await createTask(h.t));
+    for (const id of ids) await waitStatus(h.t, id, ['succeeded']);
   } finally {
     await w.stop();
   }
   assert.equal(peak, 2);
   // Stop while a task waits for its first frame: it goes back to pending, not failed.
-  const w2 = startWorker(t, () => [new SyntheticProvider({ frames: 3, startMs: 5_000 })]);
-  const id = await createTask(t, body());
-  await waitStatus(t, id, ['running']);
+  const w2 = startWorker(h.t, () => [new SyntheticProvider({ frames: 3, startMs: 5_000 })]);
+  const id = await createTask(h.t, body());
+  await waitStatus(h.t, id, ['running']);
   await w2.stop();
-  assert.equal((await api(t, `/v1/video/tasks/${id}`)).body.status, 'pending');
-  await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
+  assert.equal((await api(h.t, `/v1/video/tasks/${id}`)).body.status, 'pending');
+  await api(h.t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
 });
