@@ -21,7 +21,7 @@ import { parseAnalytics } from '../../src/video/analytics/rules.js';
 import { CameraPublisher } from '../../src/video/mqtt/camera-publisher.js';
 import { MqttPublisher } from '../../src/video/mqtt/mqtt-publisher.js';
 import type { FrameOutput } from '../../src/video/task-contract.js';
-import { crossingFrames, walkersAt } from '../../test/helpers/crossing-provider.js';
+import { crossingFrames, crossingRules, walkersAt } from '../../test/helpers/crossing-provider.js';
 
 const CAMERAS = 4;
 const FPS = 2;
@@ -184,31 +184,7 @@ async function publishCost(
   ).start();
   const end = Date.now() + 10_000;
   while (!pub.connected && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-  const rules = parseAnalytics(
-    {
-      lines: [
-        {
-          id: 'door',
-          points: [
-            [320, 0],
-            [320, 480],
-          ],
-        },
-      ],
-      zones: [
-        {
-          id: 'hall',
-          polygon: [
-            [0, 200],
-            [300, 200],
-            [300, 400],
-            [0, 400],
-          ],
-        },
-      ],
-    },
-    'parameters',
-  );
+  const rules = parseAnalytics(crossingRules(), 'parameters');
   let ns = 0n,
     quietNs = 0n,
     frames = 0,

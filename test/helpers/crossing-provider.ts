@@ -102,3 +102,27 @@ export class CrossingProvider implements VideoProvider {
     };
   }
 }
+
+/** The analytics line these walkers cross: from (320, 0) to (320, 480), right to left is `in`. */
+export const doorLine = () => ({
+  id: 'door',
+  points: [
+    [320, 0],
+    [320, 480],
+  ],
+});
+
+/** A zone left of the door line that the `out` walkers enter; `classes`: which ones it counts (all without). */
+export const hallZone = (classes?: string[]) => ({
+  id: 'hall',
+  polygon: [
+    [0, 200],
+    [300, 200],
+    [300, 400],
+    [0, 400],
+  ],
+  ...(classes ? { classes } : {}),
+});
+
+/** Analytics rules for these walkers: the door line and the hall zone. */
+export const crossingRules = (classes?: string[]) => ({ lines: [doorLine()], zones: [hallZone(classes)] });

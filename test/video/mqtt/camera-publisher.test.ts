@@ -5,7 +5,6 @@
 // (a removed rule's configs cleared) and come back when Home Assistant announces `online`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MqttSettings } from '../../../src/config/index.js';
 import { createLogger } from '../../../src/base/log.js';
 import type { AnalyticsEngine, AnalyticsFrame } from '../../../src/video/analytics/engine.js';
 import { parseAnalytics } from '../../../src/video/analytics/rules.js';
@@ -14,6 +13,8 @@ import { CameraPublisher } from '../../../src/video/mqtt/camera-publisher.js';
 import { MqttPublisher } from '../../../src/video/mqtt/mqtt-publisher.js';
 import { engineFor, type Path } from '../analytics/helpers.js';
 import { mosquittoMissing, startBroker, subscribe, type Received } from '../../helpers/mosquitto.js';
+import { announceOnline, connected, mqttSettings } from '../../helpers/mqtt-publishing.js';
+import { crossingRules, doorLine, hallZone } from '../../helpers/crossing-provider.js';
 
 const skip = mosquittoMissing();
 const log = createLogger('silent');
@@ -158,57 +159,17 @@ function feed(
   return { events, offsets };
 }
 
-function settings(url: string): MqttSettings {
-  return {
-    url,
-    topicPrefix: `t${Math.random().toString(16).slice(2, 8)}`,
-    haDiscovery: true,
-    haPrefix: 'homeassistant',
-    queueMessages: 10_000,
-  };
-}
-
-async function connected(p: MqttPublisher): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!p.connected) {
-    if (Date.now() > end) throw new Error('publisher did not connect');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const latest = (msgs: Received[], topic: string) => msgs.filter((m) => m.topic === topic).at(-1)?.payload;
 
 test("12 in and 9 out: the events one for one with their counts; retained totals equal the engine's; a late subscriber reads them", {
   skip,
 }, async () => {
   const broker = await startBroker();
-  const s = settings(broker.url);
+  const s = mqttSettings(broker.url, { queueMessages: 10_000 });
   const pub = new MqttPublisher(s, log).start();
   try {
     await connected(pub);
-    const rules = {
-      lines: [
-        {
-          id: 'door',
-          points: [
-            [320, 0],
-            [320, 480],
-          ],
-        },
-      ],
-      zones: [
-        {
-          id: 'hall',
-          polygon: [
-            [0, 200],
-            [300, 200],
-            [300, 400],
-            [0, 400],
-          ],
-          classes: ['person', 'dog'],
-        },
-      ],
-    };
+    const rules = crossingRules(['person', 'dog']);
     const engine = engineFor(rules);
     const sub = await subscribe(broker.url, [`${s.topicPrefix}/#`]);
     const cam = new CameraPublisher(pub, {
@@ -318,20 +279,14 @@ test("discovery: documented keys only; a rule change clears the removed rule's c
   skip,
 }, async () => {
   const broker = await startBroker();
-  const s = settings(broker.url);
+  const s = mqttSettings(broker.url, { queueMessages: 10_000 });
   const pub = new MqttPublisher(s, log).start();
   try {
     await connected(pub);
     let rules = parseAnalytics(
       {
         lines: [
-          {
-            id: 'door',
-            points: [
-              [320, 0],
-              [320, 480],
-            ],
-          },
+          doorLine(),
           {
             id: 'gate',
             points: [
@@ -340,18 +295,7 @@ test("discovery: documented keys only; a rule change clears the removed rule's c
             ],
           },
         ],
-        zones: [
-          {
-            id: 'hall',
-            polygon: [
-              [0, 200],
-              [300, 200],
-              [300, 400],
-              [0, 400],
-            ],
-            classes: ['person'],
-          },
-        ],
+        zones: [hallZone(['person'])],
       },
       'parameters',
     );
@@ -432,32 +376,7 @@ test("discovery: documented keys only; a rule change clears the removed rule's c
     checkSensorConfig(light, JSON.parse(latest(ha.messages, light)!));
     assert.equal(JSON.parse(latest(ha.messages, light)!).state_topic, `${s.topicPrefix}/yard/objects/traffic_light`);
     // The rules change (a PUT): gate goes, the configs follow at the next frame of the new version.
-    rules = parseAnalytics(
-      {
-        lines: [
-          {
-            id: 'door',
-            points: [
-              [320, 0],
-              [320, 480],
-            ],
-          },
-        ],
-        zones: [
-          {
-            id: 'hall',
-            polygon: [
-              [0, 200],
-              [300, 200],
-              [300, 400],
-              [0, 400],
-            ],
-            classes: ['person'],
-          },
-        ],
-      },
-      'parameters',
-    );
+    rules = parseAnalytics(crossingRules(['person']), 'parameters');
     engine.setRules(rules);
     cam.frame(frame(1, 'traffic light'), { offset: 20 });
     for (const gone of ['line_gate_in', 'line_gate_out']) {
@@ -465,12 +384,8 @@ test("discovery: documented keys only; a rule change clears the removed rule's c
       await ha.until((m) => latest(m, topic) === '', 5000, `${gone} cleared`);
     }
     // Home Assistant restarts: every config of the current rules is back within 2 s.
-    ha.messages.length = 0;
     const kept = [...want.filter((t) => !t.includes('gate')), light];
-    const t0 = Date.now();
-    await ha.client.publishAsync('homeassistant/status', 'online', { qos: 1 });
-    await ha.until((m) => kept.every((t) => (latest(m, t) ?? '').length > 0), 2000, 'configs after online');
-    assert.ok(Date.now() - t0 <= 2000);
+    await announceOnline(ha, (m) => kept.every((t) => (latest(m, t) ?? '').length > 0), 'configs after online');
     assert.ok(
       !ha.messages.some((x) => x.topic.includes('gate') && x.payload.length > 0),
       'a removed rule stays removed',

@@ -10,7 +10,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../../helpers/app.js';
 import { FAST, chunksOf, readStream, startVideoApp, waitStatus } from '../../helpers/video-tasks.js';
-import { CrossingProvider } from '../../helpers/crossing-provider.js';
+import { CrossingProvider, crossingRules } from '../../helpers/crossing-provider.js';
 import { mosquittoMissing, startBroker, subscribe, type Broker, type Subscriber } from '../../helpers/mosquitto.js';
 import { parseExposition, sampleSum, scrape } from '../../helpers/metrics-text.js';
 import { VideoWorker } from '../../../src/video/worker/worker.js';
@@ -19,29 +19,7 @@ import { MqttPublisher } from '../../../src/video/mqtt/mqtt-publisher.js';
 
 const skip = mosquittoMissing();
 const PREFIX = 'sf_task_test';
-const RULES = {
-  lines: [
-    {
-      id: 'door',
-      points: [
-        [320, 0],
-        [320, 480],
-      ],
-    },
-  ],
-  zones: [
-    {
-      id: 'hall',
-      polygon: [
-        [0, 200],
-        [300, 200],
-        [300, 400],
-        [0, 400],
-      ],
-      classes: ['person'],
-    },
-  ],
-};
+const RULES = crossingRules(['person']);
 const task = (camera: string, query = '', extra: Record<string, unknown> = {}) => ({
   input: [{ type: 'video_url', url: `http://127.0.0.1:9/cam.mp4?${query}` }],
   steps: [
