@@ -233,7 +233,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     const sum = (who: string, k: 'refused' | 'ok') => loads.filter((l) => l.who === who).reduce((n, l) => n + l[k], 0);
     if (peer)
       console.log(
-        `  503s per image: SDK ${(sum('sdk', 'refused') / Math.max(1, sum('sdk', 'ok'))).toFixed(3)}, C ${(sum('c', 'refused') / Math.max(1, sum('c', 'ok'))).toFixed(3)}`,
+        `  503s in ${rounds} x ${loadMs / 1000} s: SDK ${sum('sdk', 'refused')}, C ${sum('c', 'refused')} (the SDK's should be no more)`,
       );
     if (json) {
       console.log(
