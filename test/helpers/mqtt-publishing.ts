@@ -2,8 +2,9 @@
 // so tests sharing a broker do not read each other's retained state) and waits on its connection.
 import assert from 'node:assert/strict';
 import type { MqttSettings } from '../../src/config/index.js';
-import type { MqttPublisher } from '../../src/video/mqtt/mqtt-publisher.js';
-import type { Subscriber } from './mosquitto.js';
+import { createLogger } from '../../src/base/log.js';
+import { MqttPublisher } from '../../src/video/mqtt/mqtt-publisher.js';
+import { startBroker, type Broker, type Subscriber } from './mosquitto.js';
 
 export function mqttSettings(url: string, over: Partial<MqttSettings> = {}): MqttSettings {
   return {
@@ -44,4 +45,30 @@ export async function announceOnline(
   await ha.client.publishAsync('homeassistant/status', 'online', { qos: 1 });
   await ha.until(republished, 2000, what);
   assert.ok(Date.now() - t0 <= 2000);
+}
+
+export interface PublisherOnBroker {
+  broker: Broker;
+  s: MqttSettings;
+  pub: MqttPublisher;
+  /** Closes the publisher, then the broker. */
+  close(): Promise<void>;
+}
+
+/** A broker of its own and a (silent) publisher connected to it, with `over` in its settings. */
+export async function publisherOnBroker(over: Partial<MqttSettings> = {}): Promise<PublisherOnBroker> {
+  const broker = await startBroker();
+  const s = mqttSettings(broker.url, over);
+  const pub = new MqttPublisher(s, createLogger('silent')).start();
+  const close = async () => {
+    await pub.close();
+    await broker.close();
+  };
+  try {
+    await connected(pub);
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { broker, s, pub, close };
 }

@@ -5,19 +5,16 @@
 // (a removed rule's configs cleared) and come back when Home Assistant announces `online`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger } from '../../../src/base/log.js';
 import type { AnalyticsEngine, AnalyticsFrame } from '../../../src/video/analytics/engine.js';
 import { parseAnalytics } from '../../../src/video/analytics/rules.js';
 import type { FrameOutput } from '../../../src/video/task-contract.js';
 import { CameraPublisher } from '../../../src/video/mqtt/camera-publisher.js';
-import { MqttPublisher } from '../../../src/video/mqtt/mqtt-publisher.js';
 import { engineFor, type Path } from '../analytics/helpers.js';
-import { mosquittoMissing, startBroker, subscribe, type Received } from '../../helpers/mosquitto.js';
-import { announceOnline, connected, mqttSettings } from '../../helpers/mqtt-publishing.js';
+import { mosquittoMissing, subscribe, type Received } from '../../helpers/mosquitto.js';
+import { announceOnline, publisherOnBroker } from '../../helpers/mqtt-publishing.js';
 import { crossingRules, doorLine, hallZone } from '../../helpers/crossing-provider.js';
 
 const skip = mosquittoMissing();
-const log = createLogger('silent');
 
 /**
  * Home Assistant's MQTT sensor platform: its documented configuration variables (integrations/sensor.mqtt),
@@ -164,11 +161,8 @@ const latest = (msgs: Received[], topic: string) => msgs.filter((m) => m.topic =
 test("12 in and 9 out: the events one for one with their counts; retained totals equal the engine's; a late subscriber reads them", {
   skip,
 }, async () => {
-  const broker = await startBroker();
-  const s = mqttSettings(broker.url, { queueMessages: 10_000 });
-  const pub = new MqttPublisher(s, log).start();
+  const { broker, s, pub, close } = await publisherOnBroker({ queueMessages: 10_000 });
   try {
-    await connected(pub);
     const rules = crossingRules(['person', 'dog']);
     const engine = engineFor(rules);
     const sub = await subscribe(broker.url, [`${s.topicPrefix}/#`]);
@@ -270,19 +264,15 @@ test("12 in and 9 out: the events one for one with their counts; retained totals
     assert.ok(sub.on(t.objects('all')).some((x) => Number(x.payload) > 0));
     await Promise.all([sub.close(), late.close()]);
   } finally {
-    await pub.close();
-    await broker.close();
+    await close();
   }
 });
 
 test("discovery: documented keys only; a rule change clears the removed rule's configs; `online` restores them within 2 s", {
   skip,
 }, async () => {
-  const broker = await startBroker();
-  const s = mqttSettings(broker.url, { queueMessages: 10_000 });
-  const pub = new MqttPublisher(s, log).start();
+  const { broker, s, pub, close } = await publisherOnBroker({ queueMessages: 10_000 });
   try {
-    await connected(pub);
     let rules = parseAnalytics(
       {
         lines: [
@@ -393,7 +383,6 @@ test("discovery: documented keys only; a rule change clears the removed rule's c
     cam.close();
     await ha.close();
   } finally {
-    await pub.close();
-    await broker.close();
+    await close();
   }
 });

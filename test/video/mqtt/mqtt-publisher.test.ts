@@ -16,7 +16,13 @@ import { projectRoot } from '../../../src/base/paths.js';
 import { DropOldestQueue } from '../../../src/video/mqtt/drop-oldest-queue.js';
 import { MqttPublisher } from '../../../src/video/mqtt/mqtt-publisher.js';
 import { mosquittoMissing, startBroker, subscribe } from '../../helpers/mosquitto.js';
-import { announceOnline, connected, disconnected, mqttSettings as settings } from '../../helpers/mqtt-publishing.js';
+import {
+  announceOnline,
+  connected,
+  disconnected,
+  mqttSettings as settings,
+  publisherOnBroker,
+} from '../../helpers/mqtt-publishing.js';
 
 const skip = mosquittoMissing();
 const log = createLogger('silent');
@@ -86,11 +92,8 @@ test('SIGHTFLOW_MQTT_*: URL credentials and client id, defaults, and bad values 
 });
 
 test('availability is retained with a last will; a camera is online while a task holds it', { skip }, async () => {
-  const broker = await startBroker();
-  const s = settings(broker.url);
-  const pub = new MqttPublisher(s, log).start();
+  const { broker, s, pub, close } = await publisherOnBroker();
   try {
-    await connected(pub);
     const release = pub.holdCamera('door');
     const release2 = pub.holdCamera('door');
     const sub = await subscribe(broker.url, [`${s.topicPrefix}/#`]);
@@ -115,8 +118,7 @@ test('availability is retained with a last will; a camera is online while a task
     );
     await sub.close();
   } finally {
-    await pub.close();
-    await broker.close();
+    await close();
   }
 });
 
@@ -272,11 +274,8 @@ test('past the bound the oldest events are dropped and counted; a fresh broker g
   skip,
 }, async () => {
   enableMetrics({ projectLabel: true });
-  const broker = await startBroker();
-  const s = settings(broker.url, { queueMessages: 50 });
-  const pub = new MqttPublisher(s, log).start();
+  const { broker, s, pub, close } = await publisherOnBroker({ queueMessages: 50 });
   try {
-    await connected(pub);
     pub.retain(`${s.topicPrefix}/cam/zones/z1/all`, '3');
     const droppedBefore = await metric('sightflow_mqtt_dropped_total');
     await broker.stop();
@@ -299,19 +298,15 @@ test('past the bound the oldest events are dropped and counted; a fresh broker g
     assert.equal(await metric('sightflow_mqtt_connected'), 1);
     await late.close();
   } finally {
-    await pub.close();
-    await broker.close();
+    await close();
   }
 });
 
 test('Home Assistant announcing online gets every discovery config again within 2 s; a cleared config stays cleared', {
   skip,
 }, async () => {
-  const broker = await startBroker();
-  const s = settings(broker.url);
-  const pub = new MqttPublisher(s, log).start();
+  const { broker, s, pub, close } = await publisherOnBroker();
   try {
-    await connected(pub);
     const topics = Array.from({ length: 20 }, (_, i) => `homeassistant/sensor/${s.topicPrefix}_cam/x${i}/config`);
     for (const t of topics)
       pub.retain(t, JSON.stringify({ state_topic: `${s.topicPrefix}/cam/x`, unique_id: t }), 'discovery');
@@ -326,7 +321,6 @@ test('Home Assistant announcing online gets every discovery config again within 
     );
     await ha.close();
   } finally {
-    await pub.close();
-    await broker.close();
+    await close();
   }
 });
