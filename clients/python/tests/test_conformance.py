@@ -268,6 +268,14 @@ def test_paginate_any_list(c: Conformance) -> None:
         # The offset pages of items() say the same.
         assert sorted(item["id"] for item in sf.collections.items(col["id"], limit=2)) == sorted(ids)
 
+    async def run() -> tuple[list[str], list[str]]:
+        async with AsyncClient(c.key, base_url=c.url, admin_token=c.admin_token) as a:
+            by_op = [i["id"] async for i in a.paginate("vectors.collections.items.list", path={"id": col["id"]}, query={"limit": 2})]
+            return by_op, [p["id"] async for p in a.paginate("admin.projects.list")]
+
+    by_op, projects = asyncio.run(run())
+    assert by_op == ids and len(projects) >= 1
+
 
 def test_stream_live(c: Conformance) -> None:
     with client(c) as sf:
