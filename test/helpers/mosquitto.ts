@@ -8,6 +8,7 @@ import { createServer, connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
+import { selfSignedCert } from './self-signed-cert.js';
 
 export interface Broker {
   url: string;
@@ -77,27 +78,7 @@ export async function startBroker(
   let cert: string | undefined;
   const tls: string[] = [];
   if (opts.tls) {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
+    selfSignedCert(dir, '127.0.0.1', 'IP:127.0.0.1');
     chmodSync(join(dir, 'key.pem'), 0o644);
     cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     tls.push(`certfile ${join(dir, 'cert.pem')}`, `keyfile ${join(dir, 'key.pem')}`);

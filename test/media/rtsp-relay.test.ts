@@ -5,11 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRtspRelay } from '../../src/media/rtsp-relay.js';
+import { selfSignedCert } from '../helpers/self-signed-cert.js';
 
 async function server(
   onData: (s: net.Socket, data: Buffer) => void,
@@ -98,28 +98,8 @@ test('a redirect before the media starts is never passed on: both connections ar
 function selfSigned(name: string): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'sightflow-rtsps-'));
   try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        `/CN=${name}`,
-        '-addext',
-        `subjectAltName=DNS:${name}`,
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+    const { keyFile, certFile } = selfSignedCert(dir, name, `DNS:${name}`);
+    return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
