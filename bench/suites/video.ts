@@ -175,9 +175,7 @@ const replays = await Promise.all(Array.from({ length: Number(n) }, async () => 
 console.log(JSON.stringify({ seconds: (performance.now() - t0) / 1000, distinct: [...new Set(replays)] }));
 `;
 
-async function sseBench(
-  quick: boolean,
-): Promise<{
+async function sseBench(quick: boolean): Promise<{
   subscribers: number;
   seconds: number;
   rssMb: number;

@@ -17,12 +17,10 @@ import { MESSAGES_PATH, type McpSessions, type Session } from './session-opener.
 const JsonRpcBody = z
   .unknown()
   .meta({ description: 'A JSON-RPC 2.0 message (or batch) of the Model Context Protocol' });
-const EventStream = z
-  .string()
-  .meta({
-    description:
-      'Server-sent events, one JSON-RPC message per "event: message" (a legacy stream starts with "event: endpoint" naming the message URL)',
-  });
+const EventStream = z.string().meta({
+  description:
+    'Server-sent events, one JSON-RPC message per "event: message" (a legacy stream starts with "event: endpoint" naming the message URL)',
+});
 const Empty = z.string().meta({ description: 'Empty, or "Accepted"' });
 const stream = { schema: EventStream, contentType: 'text/event-stream' };
 const empty = { schema: Empty, contentType: 'text/plain' };

@@ -27,13 +27,10 @@ export const MomentOut = z
     end_ms: z.number(),
     score: z.number(),
     thumbnail_url: z.string().nullable().meta({ description: 'Presigned link to a JPEG of the moment (an hour)' }),
-    stream_offset: z
-      .number()
-      .int()
-      .meta({
-        description:
-          "Byte offset in the task's result stream where the moment's chunks begin: GET /v1/video/tasks/<task_id>/stream?offset=<stream_offset> replays it",
-      }),
+    stream_offset: z.number().int().meta({
+      description:
+        "Byte offset in the task's result stream where the moment's chunks begin: GET /v1/video/tasks/<task_id>/stream?offset=<stream_offset> replays it",
+    }),
     item_ids: z.array(z.string()).meta({ description: 'The items the moment was merged from, best first' }),
     track_id: z.number().int().optional(),
     class: z.string().optional(),

@@ -129,13 +129,10 @@ export const SearchBody = z.strictObject({
     .max(1, expected('a number between 0 and 1', 'threshold'))
     .optional()
     .meta({ description: 'Minimum cosine similarity, 0-1' }),
-  group_by: z
-    .enum(['video'], expected('"video"', 'group_by'))
-    .optional()
-    .meta({
-      description:
-        'With "video": answer `videos` instead of `results`: the top_k videos whose moments (items a video index step wrote) match best, each with its moments, adjacent matching segments merged (docs/moments.md)',
-    }),
+  group_by: z.enum(['video'], expected('"video"', 'group_by')).optional().meta({
+    description:
+      'With "video": answer `videos` instead of `results`: the top_k videos whose moments (items a video index step wrote) match best, each with its moments, adjacent matching segments merged (docs/moments.md)',
+  }),
   merge_gap_ms: z
     .number(expected('an integer between 0 and 600000', 'merge_gap_ms'))
     .int(expected('an integer between 0 and 600000', 'merge_gap_ms'))
@@ -156,13 +153,10 @@ export const DeleteItemsBody = z
       .max(1000, expected('an array of 1 to 1000 item ids', 'ids'))
       .optional()
       .meta({ description: 'The items to delete (exactly one of ids, filter)' }),
-    filter: z
-      .record(z.string(), z.unknown(), expected('an object of filter clauses', 'filter'))
-      .optional()
-      .meta({
-        description:
-          'Delete every item whose metadata match (the search filter grammar), e.g. {"task_id": "vt_..."} for the moments a video task indexed; {} is refused',
-      }),
+    filter: z.record(z.string(), z.unknown(), expected('an object of filter clauses', 'filter')).optional().meta({
+      description:
+        'Delete every item whose metadata match (the search filter grammar), e.g. {"task_id": "vt_..."} for the moments a video task indexed; {} is refused',
+    }),
   })
   .superRefine((b, ctx) => {
     if (b.ids === undefined && b.filter === undefined)
@@ -181,12 +175,10 @@ export const DeleteItemsBody = z
 export type DeleteItemsBody = z.infer<typeof DeleteItemsBody>;
 
 export const PatchItemBody = z.strictObject({
-  metadata: z
-    .record(z.string(), z.unknown(), expected('an object', 'metadata'))
-    .meta({
-      description:
-        "Merged into the item's metadata as a JSON merge patch (RFC 7386): a key set to null is removed, an object value merges into an object value key by key, any other value replaces the key's value",
-    }),
+  metadata: z.record(z.string(), z.unknown(), expected('an object', 'metadata')).meta({
+    description:
+      "Merged into the item's metadata as a JSON merge patch (RFC 7386): a key set to null is removed, an object value merges into an object value key by key, any other value replaces the key's value",
+  }),
 });
 export type PatchItemBody = z.infer<typeof PatchItemBody>;
 

@@ -184,13 +184,10 @@ const Step = z.discriminatedUnion('model', stepSchemas(), {
 
 const Tracker = z
   .strictObject({
-    type: z
-      .enum(['sort', 'bytetrack'], expected('"sort" or "bytetrack"', 'tracker.type'))
-      .optional()
-      .meta({
-        description:
-          'Default sort (measured better than bytetrack on the dev tracking sets); bytetrack adds a second association of low-score boxes',
-      }),
+    type: z.enum(['sort', 'bytetrack'], expected('"sort" or "bytetrack"', 'tracker.type')).optional().meta({
+      description:
+        'Default sort (measured better than bytetrack on the dev tracking sets); bytetrack adds a second association of low-score boxes',
+    }),
     max_age: z
       .number(expected('an integer >= 1', 'tracker.max_age'))
       .int(expected('an integer >= 1', 'tracker.max_age'))
@@ -281,12 +278,9 @@ export const TaskCreated = z
     id: z.string().meta({ description: 'vt_...' }),
     status: z.enum(TASK_STATES),
     stream_url: z.string().meta({ description: '/v1/video/tasks/<id>/stream' }),
-    webhook: z
-      .object({ url: z.string(), secret: z.string() })
-      .optional()
-      .meta({
-        description: 'With a webhook but no secret in the request: the generated signing secret, shown only here',
-      }),
+    webhook: z.object({ url: z.string(), secret: z.string() }).optional().meta({
+      description: 'With a webhook but no secret in the request: the generated signing secret, shown only here',
+    }),
   })
   .meta({ id: 'TaskCreated' });
 
@@ -310,45 +304,30 @@ export const TaskRecord = z
       dropped_frames: z.number().int(),
       total_frames: z.number().int().nullable(),
       processed_frames: z.number().int().meta({ description: 'Frames processed so far (one chunk each)' }),
-      processed_fps: z
-        .number()
-        .nullable()
-        .meta({
-          description:
-            'Frames processed per second since the task started: its real rate (a live camera the node cannot keep up with shows less than its sampling asks for); null before the first frame',
-        }),
+      processed_fps: z.number().nullable().meta({
+        description:
+          'Frames processed per second since the task started: its real rate (a live camera the node cannot keep up with shows less than its sampling asks for); null before the first frame',
+      }),
     }),
     usage: z.object({ processed_frames: z.number().int(), processing_time_ms: z.number().int() }).nullable(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
-    attempts: z
-      .number()
-      .int()
-      .meta({
-        description:
-          'Times a worker claimed the task (a retry before the first chunk, or a takeover after its worker died, adds one)',
-      }),
-    resumes: z
-      .number()
-      .int()
-      .meta({
-        description:
-          'Times the task was handed to another worker after its worker died mid-stream (live sources, at most 3; docs/video.md, "When a worker dies"); while it waits for one its status stays running/streaming',
-      }),
-    input_url: z
-      .string()
-      .optional()
-      .meta({
-        description:
-          'A video_base64 upload: a presigned /v1/files link to the staged video (valid for an hour, byte ranges), to play what the task counted',
-      }),
+    attempts: z.number().int().meta({
+      description:
+        'Times a worker claimed the task (a retry before the first chunk, or a takeover after its worker died, adds one)',
+    }),
+    resumes: z.number().int().meta({
+      description:
+        'Times the task was handed to another worker after its worker died mid-stream (live sources, at most 3; docs/video.md, "When a worker dies"); while it waits for one its status stays running/streaming',
+    }),
+    input_url: z.string().optional().meta({
+      description:
+        'A video_base64 upload: a presigned /v1/files link to the staged video (valid for an hour, byte ranges), to play what the task counted',
+    }),
     ...stepApiFields('record'),
-    request: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .meta({
-        description:
-          'With include=request: the body as posted; video_base64 data replaced by {elided: true, bytes: <decoded length>}, webhook.secret left out',
-      }),
+    request: z.record(z.string(), z.unknown()).optional().meta({
+      description:
+        'With include=request: the body as posted; video_base64 data replaced by {elided: true, bytes: <decoded length>}, webhook.secret left out',
+    }),
     webhook_deliveries: z
       .array(
         z.object({
@@ -391,22 +370,16 @@ export const ListQuery = z.object({
 });
 
 export const GetQuery = z.object({
-  include: z
-    .string()
-    .optional()
-    .meta({
-      description: 'Comma list: "request" echoes the request body, "webhook_deliveries" lists the webhook deliveries',
-    }),
+  include: z.string().optional().meta({
+    description: 'Comma list: "request" echoes the request body, "webhook_deliveries" lists the webhook deliveries',
+  }),
 });
 export const StreamQuery = z.object({
   offset: z.string().optional().meta({ description: 'Byte offset to resume from (or the Last-Event-ID header)' }),
-  event_ids: z
-    .enum(['true', 'false'])
-    .optional()
-    .meta({
-      description:
-        'true: every event carries `id: <archive byte offset right after it>` and the response opens with `retry: 1000`, so a standard EventSource resumes exactly through Last-Event-ID; false (default): the archive bytes unchanged',
-    }),
+  event_ids: z.enum(['true', 'false']).optional().meta({
+    description:
+      'true: every event carries `id: <archive byte offset right after it>` and the response opens with `retry: 1000`, so a standard EventSource resumes exactly through Last-Event-ID; false (default): the archive bytes unchanged',
+  }),
 });
 
 const TrackSummary = z.object({
@@ -442,41 +415,26 @@ export const StreamChunk = z
       frame_index: z.number().int(),
       total_frames: z.number().int().nullable().meta({ description: 'null for live sources' }),
       decoded_frames: z.number().int(),
-      dropped_frames: z
-        .number()
-        .int()
-        .meta({
-          description:
-            'Frames decoded and not processed: sampling skips, decode failures and, live, frames dropped because processing was behind the source (newest frame wins) or lost while it reconnected',
-        }),
+      dropped_frames: z.number().int().meta({
+        description:
+          'Frames decoded and not processed: sampling skips, decode failures and, live, frames dropped because processing was behind the source (newest frame wins) or lost while it reconnected',
+      }),
       fps: z.number(),
       elapsed_ms: z.number().int(),
-      stream_time_ms: z
-        .number()
-        .int()
-        .optional()
-        .meta({
-          description:
-            "The frame's time in the stream: from the video start for files, from the first frame received for live sources (reconnect gaps included)",
-        }),
-      received_at_ms: z
-        .number()
-        .int()
-        .optional()
-        .meta({
-          description:
-            "When the decoder received the frame (unix epoch ms). A live client's lag is its clock minus this; the chunk was archived about elapsed processing later",
-        }),
+      stream_time_ms: z.number().int().optional().meta({
+        description:
+          "The frame's time in the stream: from the video start for files, from the first frame received for live sources (reconnect gaps included)",
+      }),
+      received_at_ms: z.number().int().optional().meta({
+        description:
+          "When the decoder received the frame (unix epoch ms). A live client's lag is its clock minus this; the chunk was archived about elapsed processing later",
+      }),
       live: z.boolean().optional().meta({ description: 'true for a live source (no end known in advance)' }),
       reconnects: z.number().int().optional().meta({ description: 'Live: times the source was reopened so far' }),
-      gap_ms: z
-        .number()
-        .int()
-        .optional()
-        .meta({
-          description:
-            'Live, on the first chunk after another worker took the task over (its worker died): wall-clock ms since the frame before it',
-        }),
+      gap_ms: z.number().int().optional().meta({
+        description:
+          'Live, on the first chunk after another worker took the task over (its worker died): wall-clock ms since the frame before it',
+      }),
     }),
     delta: z.object({
       results: z.array(z.object({ index: z.number().int(), targets: z.array(z.record(z.string(), z.unknown())) })),

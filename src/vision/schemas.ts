@@ -29,13 +29,9 @@ const imageFields = {
     .string(expected('an http(s) URL string', 'image'))
     .nullish()
     .meta({ description: 'HTTP(S) URL of a JPEG, PNG or WEBP image (exactly one of image, image_base64)' }),
-  image_base64: z
-    .string(expected('a base64 string or data URI', 'image_base64'))
-    .nullish()
-    .meta({
-      description:
-        'Base64 data URI (data:image/png;base64,...) or bare base64 of a JPEG, PNG or WEBP image, up to 20 MB',
-    }),
+  image_base64: z.string(expected('a base64 string or data URI', 'image_base64')).nullish().meta({
+    description: 'Base64 data URI (data:image/png;base64,...) or bare base64 of a JPEG, PNG or WEBP image, up to 20 MB',
+  }),
 };
 
 const modelField = (task: string, dflt: string) =>
@@ -55,20 +51,14 @@ export const DescribeBody = z.strictObject({
     .max(4000, expected('at most 4000 characters', 'prompt'))
     .optional()
     .meta({ description: 'What to focus on or a question, e.g. "how many people?"' }),
-  language: z
-    .string(expected('a language code string such as "en" or "zh"', 'language'))
-    .optional()
-    .meta({
-      description:
-        'Language of the description: en (default) or zh for the built-in describer; any language a configured VLM speaks',
-    }),
-  detail: z
-    .enum(['low', 'high'], expected('"low" or "high"', 'detail'))
-    .optional()
-    .meta({
-      description:
-        'low: objects and counts from a downscaled image; high: adds text, colours and positions. Default: by image size (low up to 512x512)',
-    }),
+  language: z.string(expected('a language code string such as "en" or "zh"', 'language')).optional().meta({
+    description:
+      'Language of the description: en (default) or zh for the built-in describer; any language a configured VLM speaks',
+  }),
+  detail: z.enum(['low', 'high'], expected('"low" or "high"', 'detail')).optional().meta({
+    description:
+      'low: objects and counts from a downscaled image; high: adds text, colours and positions. Default: by image size (low up to 512x512)',
+  }),
 });
 
 export const OcrBody = z.strictObject({

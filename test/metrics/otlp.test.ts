@@ -66,19 +66,17 @@ before(async () => {
       }
       calls.push({ path: url, traceparent: req.headers.traceparent as string | undefined });
       if (url.startsWith('/v1/chat/completions')) {
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              id: 'c1',
-              object: 'chat.completion',
-              model: 'tiny-vlm',
-              choices: [
-                { index: 0, message: { role: 'assistant', content: 'An orange square.' }, finish_reason: 'stop' },
-              ],
-              usage: { prompt_tokens: 90, completion_tokens: 4 },
-            }),
-          );
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            id: 'c1',
+            object: 'chat.completion',
+            model: 'tiny-vlm',
+            choices: [
+              { index: 0, message: { role: 'assistant', content: 'An orange square.' }, finish_reason: 'stop' },
+            ],
+            usage: { prompt_tokens: 90, completion_tokens: 4 },
+          }),
+        );
       } else res.writeHead(204).end();
     });
   });

@@ -27,19 +27,17 @@ before(async () => {
     req.resume();
     req.on('end', () => {
       if (req.url?.startsWith('/v1/chat/completions')) {
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              id: 'c1',
-              object: 'chat.completion',
-              model: 'tiny-vlm',
-              choices: [
-                { index: 0, message: { role: 'assistant', content: 'An orange square.' }, finish_reason: 'stop' },
-              ],
-              usage: { prompt_tokens: 90, completion_tokens: 4 },
-            }),
-          );
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            id: 'c1',
+            object: 'chat.completion',
+            model: 'tiny-vlm',
+            choices: [
+              { index: 0, message: { role: 'assistant', content: 'An orange square.' }, finish_reason: 'stop' },
+            ],
+            usage: { prompt_tokens: 90, completion_tokens: 4 },
+          }),
+        );
       } else res.writeHead(204).end();
     });
   });

@@ -131,27 +131,25 @@ async function fakeNode(mode: 'ok' | 'http500' | 'drop' | 'error' | 'stall', fra
         return void res.end(bytes.subarray(offset));
       }
       if (req.method === 'GET' && u.pathname === `/v1/video/tasks/${id}/results`) {
-        return void res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              id,
-              object: 'mm.pipeline.result',
-              model: 'remote-model',
-              usage: { processed_frames: frames, processing_time_ms: 40 },
-              tracks: [
-                {
-                  track_id: 1,
-                  class: 'person',
-                  first_frame: 0,
-                  last_frame: (frames - 1) * 25,
-                  frames_seen: frames,
-                  best_confidence: 0.9,
-                  feature_digest: 'dim=160;norm=0.9876',
-                },
-              ],
-            }),
-          );
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            id,
+            object: 'mm.pipeline.result',
+            model: 'remote-model',
+            usage: { processed_frames: frames, processing_time_ms: 40 },
+            tracks: [
+              {
+                track_id: 1,
+                class: 'person',
+                first_frame: 0,
+                last_frame: (frames - 1) * 25,
+                frames_seen: frames,
+                best_confidence: 0.9,
+                feature_digest: 'dim=160;norm=0.9876',
+              },
+            ],
+          }),
+        );
       }
       if (req.method === 'POST' && u.pathname === `/v1/video/tasks/${id}/cancel`) {
         f.cancels++;

@@ -15,17 +15,13 @@ export const AnalyticsRecountBody = z.strictObject({
 export const AnalyticsSummarySchema = z
   .object({
     version: z.number().int(),
-    lines: z
-      .record(z.string(), z.record(z.string(), z.unknown()))
-      .meta({
-        description: '{in, out, active, by_class: {<class>: {in, out}}, buckets: [{start_ms, in, out}], speed_kmh?}',
-      }),
-    zones: z
-      .record(z.string(), z.record(z.string(), z.unknown()))
-      .meta({
-        description:
-          '{entered, exited, occupancy, max_occupancy, active, dwell_ms: {count, p50, p95, max, mean}, by_class, buckets}',
-      }),
+    lines: z.record(z.string(), z.record(z.string(), z.unknown())).meta({
+      description: '{in, out, active, by_class: {<class>: {in, out}}, buckets: [{start_ms, in, out}], speed_kmh?}',
+    }),
+    zones: z.record(z.string(), z.record(z.string(), z.unknown())).meta({
+      description:
+        '{entered, exited, occupancy, max_occupancy, active, dwell_ms: {count, p50, p95, max, mean}, by_class, buckets}',
+    }),
     transitions: z
       .record(z.string(), z.record(z.string(), z.number().int()))
       .meta({ description: 'transitions[from][to]: tracks last in zone `from` that then entered `to`' }),
@@ -42,13 +38,10 @@ export const AnalyticsViewSchema = z
     totals: AnalyticsSummarySchema.nullable().meta({
       description: 'null until the worker saved its first totals (about once a second)',
     }),
-    frame_size: z
-      .object({ width: z.number().int(), height: z.number().int() })
-      .nullable()
-      .meta({
-        description:
-          'The source frame size once the worker saw a frame (pixels rules and boxes are in it); null before, or when the provider does not say',
-      }),
+    frame_size: z.object({ width: z.number().int(), height: z.number().int() }).nullable().meta({
+      description:
+        'The source frame size once the worker saw a frame (pixels rules and boxes are in it); null before, or when the provider does not say',
+    }),
   })
   .meta({ id: 'Analytics' });
 
@@ -60,12 +53,10 @@ export const AnalyticsRecountSchema = z.object({
   events: z.number().int(),
   totals: AnalyticsSummarySchema,
   recount_ms: z.number().int(),
-  source: z
-    .enum(['track_log', 'archive'])
-    .meta({
-      description:
-        'What was read: the compact track log of a finished task with an analytics step, or the archived chunks',
-    }),
+  source: z.enum(['track_log', 'archive']).meta({
+    description:
+      'What was read: the compact track log of a finished task with an analytics step, or the archived chunks',
+  }),
 });
 
 const intParam = (field: string, min: number, max: number) =>

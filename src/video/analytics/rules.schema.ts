@@ -125,11 +125,9 @@ export const ZoneRule = z.strictObject({
   max_occupancy: intIn('max_occupancy', 0, 10_000)
     .optional()
     .meta({ description: 'zone.crowded when more tracks than this are inside for crowd_ms' }),
-  crowd_ms: intIn('crowd_ms', 0, 86_400_000)
-    .optional()
-    .meta({
-      description: 'How long occupancy must stay above max_occupancy; default 0 (the first sampled frame above it)',
-    }),
+  crowd_ms: intIn('crowd_ms', 0, 86_400_000).optional().meta({
+    description: 'How long occupancy must stay above max_occupancy; default 0 (the first sampled frame above it)',
+  }),
   ...zoneFlickerFields,
 });
 
@@ -162,13 +160,9 @@ export const AnalyticsParameters = z
     anchor: AnchorSchema.optional().meta({
       description: 'Point of a box that crosses lines and is inside zones; default bottom_center (the feet)',
     }),
-    units: z
-      .enum(['pixels', 'relative'], expected('"pixels" or "relative"', 'units'))
-      .optional()
-      .meta({
-        description:
-          'pixels of the source frame (as target boxes are; default) or relative 0..1 of its width and height',
-      }),
+    units: z.enum(['pixels', 'relative'], expected('"pixels" or "relative"', 'units')).optional().meta({
+      description: 'pixels of the source frame (as target boxes are; default) or relative 0..1 of its width and height',
+    }),
     interval_ms: intIn('interval_ms', 1000, 86_400_000)
       .optional()
       .meta({ description: `Time bucket of counts; default ${DEFAULT_INTERVAL_MS}` }),

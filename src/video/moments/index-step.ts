@@ -30,14 +30,10 @@ export const IndexStepSchema = z
   .strictObject({
     model: z.literal('index'),
     parameters: z.strictObject({
-      collection: z
-        .string(expected('a collection id string (col_...)', 'parameters.collection'))
-        .min(1)
-        .max(200)
-        .meta({
-          description:
-            'The vector collection (of this project) the moments are written to; its embedding model embeds the frames',
-        }),
+      collection: z.string(expected('a collection id string (col_...)', 'parameters.collection')).min(1).max(200).meta({
+        description:
+          'The vector collection (of this project) the moments are written to; its embedding model embeds the frames',
+      }),
       per: z
         .array(
           z.enum(INDEX_PER, expected('"segment" or "track"', 'each entry of parameters.per')),

@@ -54,11 +54,9 @@ export const detectStep = defineStep({
           .max(200)
           .optional()
           .meta({ description: 'Detector id (GET /v1/models, task detect); default centernet-coco' }),
-        classes: names('parameters.classes')
-          .optional()
-          .meta({
-            description: "Only these classes, by the detector's own names (COCO names for the default); default all",
-          }),
+        classes: names('parameters.classes').optional().meta({
+          description: "Only these classes, by the detector's own names (COCO names for the default); default all",
+        }),
         confidence_threshold: unit('parameters.confidence_threshold').optional().meta({ description: 'Default 0.5' }),
       })
       .optional(),
