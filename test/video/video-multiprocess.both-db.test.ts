@@ -6,14 +6,12 @@
 // another worker and succeeds.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { api, backend, freshDatabaseUrl, type TestApp } from '../helpers/app.js';
-import { projectRoot } from '../../src/base/paths.js';
 import {
   chunksOf,
   createTask,
@@ -24,6 +22,7 @@ import {
   waitStatus,
   warmKey,
 } from '../helpers/video-tasks.js';
+import { spawnWorker } from '../helpers/worker-process.js';
 
 const skip = backend !== 'postgres' ? 'PostgreSQL only (SIGHTFLOW_TEST_DB=postgres)' : false;
 const LEASE_MS = 1500;
@@ -40,30 +39,17 @@ const workers: ChildProcess[] = [];
 const WORKER = fileURLToPath(new URL('./synthetic-worker.ts', import.meta.url));
 
 function startWorker(startMs = 0): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER, String(startMs)], {
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        SIGHTFLOW_DATA_DIR: dataDir,
-        SIGHTFLOW_LOG_LEVEL: 'info',
-        SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
-        SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS),
-        SIGHTFLOW_VIDEO_HEARTBEAT_MS: '200',
-        SIGHTFLOW_VIDEO_POLL_MS: '100',
-        SIGHTFLOW_WORKER_CONCURRENCY: '2',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    workers.push(child);
-    let stderr = '';
-    child.stderr!.on('data', (d) => {
-      stderr += d;
-    });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line.includes('"sightflow worker running"')) resolve(child);
-    });
-    child.on('close', (code) => reject(new Error(`worker exited with ${code}: ${stderr}`)));
+  return spawnWorker(WORKER, {
+    databaseUrl,
+    dataDir,
+    args: [String(startMs)],
+    env: {
+      SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS),
+      SIGHTFLOW_VIDEO_HEARTBEAT_MS: '200',
+      SIGHTFLOW_VIDEO_POLL_MS: '100',
+      SIGHTFLOW_WORKER_CONCURRENCY: '2',
+    },
+    spawned: (child) => workers.push(child),
   });
 }
 

@@ -9,14 +9,12 @@
 // down at the takeover is waited for within the reconnect policy; a file task still fails worker_lost as before.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { api, backend, freshDatabaseUrl, type TestApp } from '../helpers/app.js';
-import { projectRoot } from '../../src/base/paths.js';
 import { evalDataSkip } from '../../eval/dir.js';
 import { TUD_CAMPUS } from '../helpers/eval-data.js';
 import { liveClip, startRtspServer, synthetic720p, type RtspSource } from '../helpers/live-sources.js';
@@ -31,6 +29,7 @@ import {
   waitFor,
   waitStatus,
 } from '../helpers/video-tasks.js';
+import { spawnWorker } from '../helpers/worker-process.js';
 
 const skip =
   backend !== 'postgres'
@@ -49,35 +48,21 @@ let databaseUrl: string;
 const workers = new Set<ChildProcess>();
 
 function startWorker(): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        SIGHTFLOW_DATA_DIR: dataDir,
-        SIGHTFLOW_LOG_LEVEL: 'info',
-        SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
-        SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true',
-        SIGHTFLOW_NO_WORKER: 'false',
-        SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS),
-        SIGHTFLOW_VIDEO_HEARTBEAT_MS: '250',
-        SIGHTFLOW_VIDEO_POLL_MS: '200',
-        SIGHTFLOW_WORKER_CONCURRENCY: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    workers.add(child);
-    let stderr = '';
-    child.stderr!.on('data', (d) => {
-      stderr = (stderr + d).slice(-4000);
-    });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line.includes('"sightflow worker running"')) resolve(child);
-    });
-    child.on('close', (code, signal) => {
-      workers.delete(child);
-      reject(new Error(`worker exited (${code ?? signal}) before it ran: ${stderr}`));
-    });
+  return spawnWorker(WORKER, {
+    databaseUrl,
+    dataDir,
+    env: {
+      SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true',
+      SIGHTFLOW_NO_WORKER: 'false',
+      SIGHTFLOW_VIDEO_LEASE_MS: String(LEASE_MS),
+      SIGHTFLOW_VIDEO_HEARTBEAT_MS: '250',
+      SIGHTFLOW_VIDEO_POLL_MS: '200',
+      SIGHTFLOW_WORKER_CONCURRENCY: '1',
+    },
+    spawned: (child) => {
+      workers.add(child);
+      child.on('close', () => workers.delete(child));
+    },
   });
 }
 
