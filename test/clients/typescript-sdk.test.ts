@@ -18,6 +18,24 @@ let c: Conformance;
 let client: Sightflow;
 const video = (q = 'frames=3&frame_ms=1') => `http://127.0.0.1:9/clip.mp4?${q}`;
 
+/** A synthetic detect task (`query` shapes it, see video()), run to its end through the SDK. */
+async function finishedTask(query?: string) {
+  const task = await client.tasks.create({
+    input: [{ type: 'video_url', url: video(query) }],
+    steps: [{ model: 'detect' }],
+  });
+  await client.tasks.wait(task.id, { pollInterval: 50, timeout: 30_000 });
+  return task;
+}
+
+/** A task's archived stream as the server has it, read from the server directly (no proxy, no SDK). */
+async function archiveOf(id: string): Promise<string> {
+  const res = await fetch(`${c.upstream}/v1/video/tasks/${id}/stream`, {
+    headers: { authorization: `Bearer ${c.key}` },
+  });
+  return Buffer.from(await res.arrayBuffer()).toString('utf8');
+}
+
 before(async () => {
   c = await startConformance();
   client = new Sightflow({ baseURL: c.url, apiKey: c.key, adminToken: c.adminToken });
@@ -55,11 +73,7 @@ test('no_retry_400: a 400 is sent once and raises BadRequestError with type, cod
 });
 
 test('no_retry_409: cancelling a succeeded task is sent once and raises ConflictError', async () => {
-  const task = await client.tasks.create({
-    input: [{ type: 'video_url', url: video() }],
-    steps: [{ model: 'detect' }],
-  });
-  await client.tasks.wait(task.id, { pollInterval: 50, timeout: 30_000 });
+  const task = await finishedTask();
   c.proxy.reset();
   const err = await client.tasks.cancel(task.id).then(
     () => null,
@@ -110,17 +124,9 @@ test('idempotent_create_after_cut: a create cut after the server answered leaves
 });
 
 test('stream_resume_cuts: a stream cut 5 times mid-event yields every chunk once, in order, to [DONE]', async () => {
-  const task = await client.tasks.create({
-    input: [{ type: 'video_url', url: video('frames=30&frame_ms=1&targets=3') }],
-    steps: [{ model: 'detect' }],
-  });
-  await client.tasks.wait(task.id, { pollInterval: 50, timeout: 30_000 });
+  const task = await finishedTask('frames=30&frame_ms=1&targets=3');
   // The archive as it is, read from the server directly: its chunk ids and event boundaries.
-  const archive = Buffer.from(
-    await (
-      await fetch(`${c.upstream}/v1/video/tasks/${task.id}/stream`, { headers: { authorization: `Bearer ${c.key}` } })
-    ).arrayBuffer(),
-  ).toString('utf8');
+  const archive = await archiveOf(task.id);
   const events = archive.split('\n\n').slice(0, -1);
   const boundaries = new Set<number>([0]);
   let at = 0;
@@ -312,16 +318,8 @@ test('stream_live: the stream of a running task, cut twice mid-event, yields eve
 });
 
 test('moment_replay: a moment replays the chunks from its offset up to its end', async () => {
-  const task = await client.tasks.create({
-    input: [{ type: 'video_url', url: video('frames=12&frame_ms=1&walkers=1') }],
-    steps: [{ model: 'detect' }],
-  });
-  await client.tasks.wait(task.id, { pollInterval: 50, timeout: 30_000 });
-  const archive = Buffer.from(
-    await (
-      await fetch(`${c.upstream}/v1/video/tasks/${task.id}/stream`, { headers: { authorization: `Bearer ${c.key}` } })
-    ).arrayBuffer(),
-  ).toString('utf8');
+  const task = await finishedTask('frames=12&frame_ms=1&walkers=1');
+  const archive = await archiveOf(task.id);
   // Where chunk 4 begins, and the stream time of chunk 8: a moment of chunks 4-8.
   let offset = 0;
   const starts: number[] = [];
@@ -343,11 +341,7 @@ test('moment_replay: a moment replays the chunks from its offset up to its end',
 });
 
 test('stream_stall: a stream that goes silent mid-event is dropped after the timeout and resumed', async () => {
-  const task = await client.tasks.create({
-    input: [{ type: 'video_url', url: video('frames=6&frame_ms=1') }],
-    steps: [{ model: 'detect' }],
-  });
-  await client.tasks.wait(task.id, { pollInterval: 50, timeout: 30_000 });
+  const task = await finishedTask('frames=6&frame_ms=1');
   c.proxy.arm({ kind: 'cut_stream', method: 'GET', path: `/v1/video/tasks/${task.id}/stream`, cuts: ['stall'] });
   const impatient = new Sightflow({ baseURL: c.url, apiKey: c.key, timeout: 1000 });
   const started = performance.now();
