@@ -14,7 +14,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { availableProviders } from '../../src/inference/execution-providers.js';
-import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
+import { InferenceRuntime, Tensor, type LoadedModel } from '../../src/inference/runtime.js';
 
 interface Args {
   models: string;
@@ -108,6 +108,43 @@ function photoInput(file: string, dims: number[]): Float32Array | undefined {
   return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 }
 
+/** The loaded session and its first input, with dimensions that are not fixed taken as 1. */
+async function firstInput(model: string, h: { session(): Promise<LoadedModel> }) {
+  const loaded = await h.session();
+  const meta = loaded.inputMetadata?.[0];
+  if (!meta) throw new Error(`${model}: no input metadata`);
+  const dims = (meta.shape ?? []).map((d) => (typeof d === 'number' ? d : 1));
+  return { loaded, meta, dims };
+}
+
+/**
+ * `clients` concurrent callers of `run` for `seconds`, each starting its next call when the last one is back:
+ * the calls' latencies (sorted, milliseconds), how many were done and the wall time (seconds).
+ */
+async function timedClients(
+  clients: number,
+  seconds: number,
+  run: () => Promise<unknown>,
+): Promise<{ lat: number[]; done: number; wall: number }> {
+  const lat: number[] = [];
+  let done = 0;
+  const until = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        await run();
+        lat.push(performance.now() - t0);
+        done++;
+      }
+    }),
+  );
+  const wall = (performance.now() - started) / 1000;
+  lat.sort((a, b) => a - b);
+  return { lat, done, wall };
+}
+
 /** split: overlapping runs keep off the wide session (the runtime's default); false lends every session alike. */
 async function measure(
   model: string,
@@ -129,10 +166,7 @@ async function measure(
   });
   try {
     const h = rt.register({ id: model, load: async () => file });
-    const loaded = await h.session();
-    const meta = loaded.inputMetadata?.[0];
-    if (!meta) throw new Error(`${model}: no input metadata`);
-    const dims = (meta.shape ?? []).map((d) => (typeof d === 'number' ? d : 1));
+    const { loaded, meta, dims } = await firstInput(model, h);
     const data = photoInput(file, dims) ?? input(dims);
     const feeds = () => ({ [meta.name]: new Tensor('float32', data.slice(), dims) });
     const out0 = (await h.run(feeds()))[loaded.outputNames[0]];
@@ -142,22 +176,7 @@ async function measure(
     for (let i = 0; i < 20 && sessions > 1 && h.loadedSessions < (split ? sessions + 1 : sessions); i++) {
       await Promise.all(Array.from({ length: clients }, () => h.run(feeds())));
     }
-    const lat: number[] = [];
-    let done = 0;
-    const until = performance.now() + seconds * 1000;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: clients }, async () => {
-        while (performance.now() < until) {
-          const t0 = performance.now();
-          await h.run(feeds());
-          lat.push(performance.now() - t0);
-          done++;
-        }
-      }),
-    );
-    const wall = (performance.now() - started) / 1000;
-    lat.sort((a, b) => a - b);
+    const { lat, done, wall } = await timedClients(clients, seconds, () => h.run(feeds()));
     return {
       row: {
         model,
@@ -203,10 +222,7 @@ async function measureBatch(
   });
   try {
     const h = rt.register({ id: model, load: async () => file, dynamicBatch: true });
-    const loaded = await h.session();
-    const meta = loaded.inputMetadata?.[0];
-    if (!meta) throw new Error(`${model}: no input metadata`);
-    const dims = (meta.shape ?? []).map((d) => (typeof d === 'number' ? d : 1));
+    const { loaded, meta, dims } = await firstInput(model, h);
     // Inputs in shared memory, as the detector makes them: they cross to the session's worker as they are and
     // the worker copies them into the batch, so this thread copies nothing per image.
     const shared = (x: Float32Array) => {
@@ -231,23 +247,8 @@ async function measureBatch(
     }
     const clients = Math.max(1, sessions * batch * 2);
     for (let i = 0; i < 2; i++) await Promise.all(Array.from({ length: clients }, () => h.run(feeds()))); // warm-up, further sessions load
-    const lat: number[] = [];
-    let done = 0;
     const runs0 = h.stats.runs;
-    const until = performance.now() + seconds * 1000;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: clients }, async () => {
-        while (performance.now() < until) {
-          const t0 = performance.now();
-          await h.run(feeds());
-          lat.push(performance.now() - t0);
-          done++;
-        }
-      }),
-    );
-    const wall = (performance.now() - started) / 1000;
-    lat.sort((a, b) => a - b);
+    const { lat, done, wall } = await timedClients(clients, seconds, () => h.run(feeds()));
     return {
       model,
       providers: loaded.providers.join(','),
