@@ -82,6 +82,19 @@ class _Base:
         return int(page.get("offset", previous_key or 0)) + len(page["data"])
 
 
+def _poll_pause(task_id: str, task: Any, poll_interval: float, until: float | None, timeout: float | None,
+                on_progress: Any) -> float | None:
+    """wait()'s look at the task just fetched: None once it is terminal, else how long to sleep before the next
+    look; WaitTimeoutError once ``until`` (the monotonic deadline) has passed."""
+    if on_progress:
+        on_progress(task)
+    if task["status"] in TERMINAL_STATES:
+        return None
+    if until is not None and time.monotonic() >= until:
+        raise WaitTimeoutError(f"Task {task_id} is still {task['status']} after {timeout} s")
+    return poll_interval if until is None else max(0.0, min(poll_interval, until - time.monotonic()))
+
+
 def _connection_error(req: Request, e: Exception) -> APIConnectionError:
     cls = APITimeoutError if isinstance(e, httpx.TimeoutException) else APIConnectionError
     return cls(f"{req.method} {req.path} failed: {e}")
@@ -141,13 +154,10 @@ class Client(_Base):
         until = None if timeout is None else time.monotonic() + timeout
         while True:
             task = self.tasks.get(task_id)
-            if on_progress:
-                on_progress(task)
-            if task["status"] in TERMINAL_STATES:
+            pause = _poll_pause(task_id, task, poll_interval, until, timeout, on_progress)
+            if pause is None:
                 return task
-            if until is not None and time.monotonic() >= until:
-                raise WaitTimeoutError(f"Task {task_id} is still {task['status']} after {timeout} s")
-            time.sleep(poll_interval if until is None else max(0.0, min(poll_interval, until - time.monotonic())))
+            time.sleep(pause)
 
     def _replay(self, task_id: str, offset: int, end_ms: Any, max_retries: int | None) -> Iterator[dict[str, Any]]:
         for chunk in TaskStream(self, task_id, offset, max_retries):
@@ -185,41 +195,67 @@ def _transient(e: Exception) -> bool:
     return isinstance(e, APIError) and (e.status in (408, 429) or e.status >= 500)
 
 
-class TaskStream:
-    """A task's chunks in order, each once, resumed across drops by archive byte offset until [DONE]
-    (docs/video.md, "The stream"). A connection that made progress is reopened at once; one that made none
-    waits the usual backoff, and ``max_retries`` such failures in a row raise StreamError."""
+class _ResumedStream:
+    """What TaskStream and AsyncTaskStream share: the archive offset (the parser's), the resumes, and when a
+    failure is retried; they differ only in how they open, read and wait."""
 
-    def __init__(self, client: Client, task_id: str, offset: int, max_retries: int | None) -> None:
+    def __init__(self, client: _Base, task_id: str, offset: int, max_retries: int | None) -> None:
         self._client, self.task_id = client, task_id
         self._parser = SSEParser(offset)
         self._max_failures = client._config.max_retries + 3 if max_retries is None else max_retries
         self.resumes = 0
+        self._failures = self._opened = 0
 
     @property
     def position(self) -> int:
         """The archive offset after the last whole event read: where to resume later."""
         return self._parser.offset
 
+    def _reopen(self) -> tuple[int, Request]:
+        """Before each connection: counts a resume (all but the first), starts the parser afresh; the offset it
+        starts at and the request that opens it there."""
+        if self._opened:
+            self.resumes += 1
+        self._opened += 1
+        started = self._parser.offset
+        self._parser.reset()
+        return started, Request("GET", "/v1/video/tasks/{id}/stream", {"id": self.task_id},
+                                            query={"offset": self._parser.offset}, raw=True)
+
+    def _open_failed(self, e: Exception) -> float:
+        """A connection that did not open: the wait before the next try, or the error (not transient, or too
+        many failures in a row)."""
+        if not _transient(e):
+            raise e
+        self._failures += 1
+        if self._failures > self._max_failures:
+            raise StreamError(f"Stream of {self.task_id} could not be resumed at offset {self._parser.offset}") from e
+        return _delay(self._failures)
+
+    def _ended(self, started: int) -> float | None:
+        """A connection that ended without [DONE]: None when it made progress (reopen at once), else the wait
+        before the next, or StreamError after too many in a row."""
+        if self._parser.offset != started:
+            return None
+        self._failures += 1
+        if self._failures > self._max_failures:
+            raise StreamError(f"Stream of {self.task_id} ended {self._failures} times in a row at offset {self._parser.offset} without [DONE]")
+        return _delay(self._failures)
+
+
+class TaskStream(_ResumedStream):
+    """A task's chunks in order, each once, resumed across drops by archive byte offset until [DONE]
+    (docs/video.md, "The stream"). A connection that made progress is reopened at once; one that made none
+    waits the usual backoff, and ``max_retries`` such failures in a row raise StreamError."""
+
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        failures = 0
-        opened = 0
+        self._failures = self._opened = 0
         while True:
-            if opened:
-                self.resumes += 1
-            opened += 1
-            started = self._parser.offset
-            self._parser.reset()
+            started, req = self._reopen()
             try:
-                res = self._client._request(Request("GET", "/v1/video/tasks/{id}/stream", {"id": self.task_id},
-                                                    query={"offset": self._parser.offset}, raw=True), max_retries=0)
+                res = self._client._request(req, max_retries=0)
             except Exception as e:  # noqa: BLE001 - only transient ones are retried
-                if not _transient(e):
-                    raise
-                failures += 1
-                if failures > self._max_failures:
-                    raise StreamError(f"Stream of {self.task_id} could not be resumed at offset {self._parser.offset}") from e
-                time.sleep(_delay(failures))
+                time.sleep(self._open_failed(e))
                 continue
             try:
                 for data in res.iter_bytes():
@@ -228,17 +264,15 @@ class TaskStream:
                             continue
                         if event == "[DONE]":
                             return
-                        failures = 0
+                        self._failures = 0
                         yield json.loads(event)
             except httpx.TransportError:
                 pass
             finally:
                 res.close()
-            if self._parser.offset == started:
-                failures += 1
-                if failures > self._max_failures:
-                    raise StreamError(f"Stream of {self.task_id} ended {failures} times in a row at offset {self._parser.offset} without [DONE]")
-                time.sleep(_delay(failures))
+            pause = self._ended(started)
+            if pause is not None:
+                time.sleep(pause)
 
 
 def _past(chunk: Mapping[str, Any], end_ms: Any) -> bool:
@@ -306,13 +340,10 @@ class AsyncClient(_Base):
         until = None if timeout is None else time.monotonic() + timeout
         while True:
             task = await self.tasks.get(task_id)
-            if on_progress:
-                on_progress(task)
-            if task["status"] in TERMINAL_STATES:
+            pause = _poll_pause(task_id, task, poll_interval, until, timeout, on_progress)
+            if pause is None:
                 return task
-            if until is not None and time.monotonic() >= until:
-                raise WaitTimeoutError(f"Task {task_id} is still {task['status']} after {timeout} s")
-            await asyncio.sleep(poll_interval if until is None else max(0.0, min(poll_interval, until - time.monotonic())))
+            await asyncio.sleep(pause)
 
     async def _replay(self, task_id: str, offset: int, end_ms: Any, max_retries: int | None) -> AsyncIterator[dict[str, Any]]:
         async for chunk in AsyncTaskStream(self, task_id, offset, max_retries):
@@ -348,38 +379,17 @@ class AsyncPager:
                 yield item
 
 
-class AsyncTaskStream:
+class AsyncTaskStream(_ResumedStream):
     """TaskStream for AsyncClient: ``async for chunk in client.tasks.stream(id)``."""
 
-    def __init__(self, client: AsyncClient, task_id: str, offset: int, max_retries: int | None) -> None:
-        self._client, self.task_id = client, task_id
-        self._parser = SSEParser(offset)
-        self._max_failures = client._config.max_retries + 3 if max_retries is None else max_retries
-        self.resumes = 0
-
-    @property
-    def position(self) -> int:
-        return self._parser.offset
-
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
-        failures = 0
-        opened = 0
+        self._failures = self._opened = 0
         while True:
-            if opened:
-                self.resumes += 1
-            opened += 1
-            started = self._parser.offset
-            self._parser.reset()
+            started, req = self._reopen()
             try:
-                res = await self._client._request(Request("GET", "/v1/video/tasks/{id}/stream", {"id": self.task_id},
-                                                          query={"offset": self._parser.offset}, raw=True), max_retries=0)
+                res = await self._client._request(req, max_retries=0)
             except Exception as e:  # noqa: BLE001 - only transient ones are retried
-                if not _transient(e):
-                    raise
-                failures += 1
-                if failures > self._max_failures:
-                    raise StreamError(f"Stream of {self.task_id} could not be resumed at offset {self._parser.offset}") from e
-                await asyncio.sleep(_delay(failures))
+                await asyncio.sleep(self._open_failed(e))
                 continue
             try:
                 async for data in res.aiter_bytes():
@@ -388,14 +398,12 @@ class AsyncTaskStream:
                             continue
                         if event == "[DONE]":
                             return
-                        failures = 0
+                        self._failures = 0
                         yield json.loads(event)
             except httpx.TransportError:
                 pass
             finally:
                 await res.aclose()
-            if self._parser.offset == started:
-                failures += 1
-                if failures > self._max_failures:
-                    raise StreamError(f"Stream of {self.task_id} ended {failures} times in a row at offset {self._parser.offset} without [DONE]")
-                await asyncio.sleep(_delay(failures))
+            pause = self._ended(started)
+            if pause is not None:
+                await asyncio.sleep(pause)
