@@ -16,12 +16,12 @@ import { mosquittoMissing, startBroker, subscribe } from '../../test/helpers/mos
 import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import { sseReads } from '../sse-reads.js';
 import { createLogger } from '../../src/base/log.js';
-import { AnalyticsEngine } from '../../src/video/analytics/engine.js';
+import { AnalyticsEngine, type AnalyticsFrame } from '../../src/video/analytics/engine.js';
 import { parseAnalytics } from '../../src/video/analytics/rules.js';
 import { CameraPublisher } from '../../src/video/mqtt/camera-publisher.js';
 import { MqttPublisher } from '../../src/video/mqtt/mqtt-publisher.js';
-import type { FrameOutput } from '../../src/video/task-contract.js';
 import { crossingFrames, crossingRules, walkersAt } from '../../test/helpers/crossing-provider.js';
+import { analyticsFrameOutput } from '../../test/helpers/analytics-frame-output.js';
 
 const CAMERAS = 4;
 const FPS = 2;
@@ -201,43 +201,23 @@ async function publishCost(
       });
       const n = crossingFrames(12, 9);
       for (let i = 0; i < n; i++) {
-        const walkers = walkersAt(i, 12, 9);
-        const { events: evs } = engine.process({
+        const frame: AnalyticsFrame = {
           t_ms: i * 100,
           frame_index: i,
           width: 640,
           height: 480,
-          tracks: walkers.map(([id, cls, x]) => ({
+          tracks: walkersAt(i, 12, 9).map(([id, cls, x]) => ({
             track_id: id,
             class: cls,
             box: [x - 10, 260, x + 10, 300] as const,
           })),
-        });
-        const out: FrameOutput = {
-          stream_info: {
-            frame_index: i,
-            total_frames: null,
-            decoded_frames: i + 1,
-            dropped_frames: 0,
-            fps: 10,
-            elapsed_ms: i * 100,
-            received_at_ms: Date.now(),
-          },
-          delta: {
-            results: [
-              {
-                index: 0,
-                targets: walkers.map(([id, cls, x]) => ({
-                  track_id: id,
-                  class: cls,
-                  confidence: 0.9,
-                  roi: { left: x - 10, top: 260, width: 20, height: 40 },
-                })),
-              },
-            ],
-          },
-          analytics: { events: evs, totals: engine.counts() },
         };
+        const { events: evs } = engine.process(frame);
+        const out = analyticsFrameOutput(
+          frame,
+          { events: evs, totals: engine.counts() },
+          { received_at_ms: Date.now() },
+        );
         const t0 = process.hrtime.bigint();
         cam.frame(out, { offset: i * 1000 });
         const took = process.hrtime.bigint() - t0;

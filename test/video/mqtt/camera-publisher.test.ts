@@ -13,6 +13,7 @@ import { engineFor, type Path } from '../analytics/helpers.js';
 import { mosquittoMissing, subscribe, type Received } from '../../helpers/mosquitto.js';
 import { announceOnline, publisherOnBroker } from '../../helpers/mqtt-publishing.js';
 import { crossingRules, doorLine, hallZone } from '../../helpers/crossing-provider.js';
+import { analyticsFrameOutput } from '../../helpers/analytics-frame-output.js';
 
 const skip = mosquittoMissing();
 
@@ -117,32 +118,11 @@ function feed(
   for (const f of frames) {
     const tracks = f.tracks.map((t) => ({ ...t, class: classOf(t.track_id) }));
     const { events: evs } = engine.process({ ...f, tracks });
-    const out: FrameOutput = {
-      stream_info: {
-        frame_index: f.frame_index,
-        total_frames: null,
-        decoded_frames: f.frame_index + 1,
-        dropped_frames: 0,
-        fps: 10,
-        elapsed_ms: f.t_ms,
-        stream_time_ms: f.t_ms,
-        received_at_ms: Date.now(),
-      },
-      delta: {
-        results: [
-          {
-            index: 0,
-            targets: tracks.map((t) => ({
-              track_id: t.track_id,
-              class: t.class,
-              confidence: 0.9,
-              roi: { left: t.box[0], top: t.box[1], width: t.box[2] - t.box[0], height: t.box[3] - t.box[1] },
-            })),
-          },
-        ],
-      },
-      analytics: { events: evs, totals: engine.counts() },
-    };
+    const out = analyticsFrameOutput(
+      { ...f, tracks },
+      { events: evs, totals: engine.counts() },
+      { stream_time_ms: f.t_ms, received_at_ms: Date.now() },
+    );
     const offset = 1000 + f.frame_index * 700;
     cam.frame(out, { offset });
     for (const e of evs) {
@@ -155,6 +135,17 @@ function feed(
   events.push(...closing);
   return { events, offsets };
 }
+
+/** An event without what the publisher adds to the engine's (and the totals, which it may compute anew). */
+const engineFields = (e: any) => ({
+  ...e,
+  camera: undefined,
+  task_id: undefined,
+  stream_offset: undefined,
+  received_at_ms: undefined,
+  totals: undefined,
+  rule_totals: undefined,
+});
 
 const latest = (msgs: Received[], topic: string) => msgs.filter((m) => m.topic === topic).at(-1)?.payload;
 
@@ -214,26 +205,7 @@ test("12 in and 9 out: the events one for one with their counts; retained totals
       outs = 0;
     for (const [i, m] of global.entries()) {
       const e = events[i];
-      assert.deepEqual(
-        {
-          ...m,
-          camera: undefined,
-          task_id: undefined,
-          stream_offset: undefined,
-          received_at_ms: undefined,
-          totals: undefined,
-          rule_totals: undefined,
-        },
-        {
-          ...e,
-          camera: undefined,
-          task_id: undefined,
-          stream_offset: undefined,
-          received_at_ms: undefined,
-          totals: undefined,
-          rule_totals: undefined,
-        },
-      );
+      assert.deepEqual(engineFields(m), engineFields(e));
       assert.equal(m.camera, 'front');
       assert.equal(m.task_id, 'vt_test');
       assert.equal(m.stream_offset, offsets.get(e.id) ?? 1000 + frames.length * 700);
@@ -331,34 +303,15 @@ test("discovery: documented keys only; a rule change clears the removed rule's c
     );
     // A class first seen in the frame gets its own object sensor.
     const frame = (i: number, cls: string): FrameOutput => {
-      const { events } = engine.process({
+      const f: AnalyticsFrame = {
         t_ms: i * 100,
         frame_index: i,
         width: 640,
         height: 480,
         tracks: [{ track_id: 1, class: cls, box: [500, 100, 520, 140] }],
-      });
-      return {
-        stream_info: {
-          frame_index: i,
-          total_frames: null,
-          decoded_frames: i + 1,
-          dropped_frames: 0,
-          fps: 10,
-          elapsed_ms: i * 100,
-        },
-        delta: {
-          results: [
-            {
-              index: 0,
-              targets: [
-                { track_id: 1, class: cls, confidence: 0.9, roi: { left: 500, top: 100, width: 20, height: 40 } },
-              ],
-            },
-          ],
-        },
-        analytics: { events, totals: engine.counts() },
       };
+      const { events } = engine.process(f);
+      return analyticsFrameOutput(f, { events, totals: engine.counts() });
     };
     cam.frame(frame(0, 'traffic light'), { offset: 10 });
     const light = `homeassistant/sensor/${node}/objects_traffic_light/config`;
