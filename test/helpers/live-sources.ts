@@ -36,6 +36,9 @@ function stop(c: ChildProcess | null): Promise<void> {
   });
 }
 
+/** H.264 as cameras send it: no B-frames (decode order = presentation order), a key frame every `fps` frames. */
+const x264NoBFrames = (fps: number) => ['-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-g', String(fps)];
+
 /**
  * `src` re-encoded for live serving: H.264 without B-frames (decode order = presentation order, as from
  * most cameras), a key frame every second, `fps` frames per second, at most `height` lines. It plays
@@ -54,14 +57,7 @@ export function liveClip(src: string, opts: { fps?: number; height?: number; sec
     '-r',
     String(fps),
     '-an',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-bf',
-    '0',
-    '-g',
-    String(fps),
+    ...x264NoBFrames(fps),
     '-keyint_min',
     String(fps),
     '-sc_threshold',
@@ -78,14 +74,7 @@ export const synthetic720p = (seconds = 10, fps = 25) =>
     'lavfi',
     '-i',
     `testsrc2=size=1280x720:rate=${fps}:duration=${seconds}`,
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-bf',
-    '0',
-    '-g',
-    String(fps),
+    ...x264NoBFrames(fps),
     '-pix_fmt',
     'yuv420p',
   ]);
