@@ -183,19 +183,21 @@ export class Transport {
       const timer = new AbortController();
       const t = setTimeout(() => timer.abort(), timeout);
       const signal = opts.signal ? AbortSignal.any([opts.signal, timer.signal]) : timer.signal;
+      /** An attempt without a whole answer (none, or one cut while its body was read): waits to retry, or throws. */
+      const failed = async (err: unknown, what: string): Promise<void> => {
+        clearTimeout(t);
+        if (opts.signal?.aborted) throw new APIUserAbortError('Request was aborted', { cause: err });
+        if (attempt < maxRetries) return sleep(retryDelayMs(attempt, null), opts.signal);
+        throw timer.signal.aborted
+          ? new APITimeoutError(`${spec.method} ${url} timed out after ${timeout} ms`, { cause: err })
+          : new APIConnectionError(`${spec.method} ${url}${what}: ${(err as Error)?.message ?? err}`, { cause: err });
+      };
       let res: Response;
       try {
         res = await this.fetchImpl(url, { method: spec.method, headers, body, signal });
       } catch (err) {
-        clearTimeout(t);
-        if (opts.signal?.aborted) throw new APIUserAbortError('Request was aborted', { cause: err });
-        if (attempt < maxRetries) {
-          await sleep(retryDelayMs(attempt, null), opts.signal);
-          continue;
-        }
-        throw timer.signal.aborted
-          ? new APITimeoutError(`${spec.method} ${url} timed out after ${timeout} ms`, { cause: err })
-          : new APIConnectionError(`${spec.method} ${url} failed: ${(err as Error)?.message ?? err}`, { cause: err });
+        await failed(err, ' failed');
+        continue;
       }
       if (res.ok && spec.raw) {
         clearTimeout(t);
@@ -206,17 +208,8 @@ export class Transport {
         text = res.status === 204 ? '' : await res.text();
       } catch (err) {
         // The answer was cut while its body was read: the same as a connection error.
-        clearTimeout(t);
-        if (opts.signal?.aborted) throw new APIUserAbortError('Request was aborted', { cause: err });
-        if (attempt < maxRetries) {
-          await sleep(retryDelayMs(attempt, null), opts.signal);
-          continue;
-        }
-        throw timer.signal.aborted
-          ? new APITimeoutError(`${spec.method} ${url} timed out after ${timeout} ms`, { cause: err })
-          : new APIConnectionError(`${spec.method} ${url}: the answer was cut: ${(err as Error)?.message ?? err}`, {
-              cause: err,
-            });
+        await failed(err, ': the answer was cut');
+        continue;
       }
       clearTimeout(t);
       let parsed: unknown = text;
