@@ -27,6 +27,34 @@ export interface SyntheticOptions {
   failAfterFrames?: number;
 }
 
+/**
+ * Analytics rules for the `walkers` runs: the line `door` at x = 400, which every walker crosses, and the zone
+ * `left` (x < 300) they walk into; `zone`: more settings of that zone (dwell_ms, classes, ...).
+ */
+export const walkerRules = (zone: Record<string, unknown> = {}) => ({
+  lines: [
+    {
+      id: 'door',
+      points: [
+        [400, 0],
+        [400, 480],
+      ],
+    },
+  ],
+  zones: [
+    {
+      id: 'left',
+      polygon: [
+        [0, 0],
+        [300, 0],
+        [300, 480],
+        [0, 480],
+      ],
+      ...zone,
+    },
+  ],
+});
+
 export class SyntheticProvider implements VideoProvider {
   readonly name: string;
   /** Runs started (tests assert that failover tried each provider once). */

@@ -7,31 +7,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, type TestApp } from '../helpers/app.js';
 import { SyntheticProvider, startVideoApp, startWorker, waitStatus } from '../helpers/video-tasks.js';
+import { walkerRules } from '../helpers/synthetic-provider.js';
 import type { VideoWorker } from '../../src/video/worker/worker.js';
 import { connect, KINDS, textOf } from '../helpers/mcp-clients.js';
 
-const DOOR = {
-  lines: [
-    {
-      id: 'door',
-      points: [
-        [400, 0],
-        [400, 480],
-      ],
-    },
-  ],
-  zones: [
-    {
-      id: 'left',
-      polygon: [
-        [0, 0],
-        [300, 0],
-        [300, 480],
-        [0, 480],
-      ],
-    },
-  ],
-};
+const DOOR = walkerRules();
 const task = (query: string, steps: unknown[] = []) => ({
   input: [{ type: 'video_url', url: `http://127.0.0.1:9/clip.mp4?${query}` }],
   steps: [{ model: 'detect', parameters: { classes: ['person'] } }, ...steps],

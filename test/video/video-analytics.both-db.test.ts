@@ -18,32 +18,11 @@ import {
   waitFor,
   waitStatus,
 } from '../helpers/video-tasks.js';
+import { walkerRules } from '../helpers/synthetic-provider.js';
 import type { VideoWorker } from '../../src/video/worker/worker.js';
 import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
 
-const RULES = {
-  lines: [
-    {
-      id: 'door',
-      points: [
-        [400, 0],
-        [400, 480],
-      ],
-    },
-  ],
-  zones: [
-    {
-      id: 'left',
-      polygon: [
-        [0, 0],
-        [300, 0],
-        [300, 480],
-        [0, 480],
-      ],
-      dwell_ms: 300,
-    },
-  ],
-};
+const RULES = walkerRules({ dwell_ms: 300 });
 const task = (query: string, analytics: unknown = RULES, extra: Record<string, unknown> = {}) => ({
   input: [{ type: 'video_url', url: `http://127.0.0.1:9/clip.mp4?${query}` }],
   steps: [
