@@ -14,7 +14,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { availableProviders } from '../../src/inference/execution-providers.js';
-import { InferenceRuntime, Tensor, type LoadedModel } from '../../src/inference/runtime.js';
+import { InferenceRuntime, Tensor, type LoadedModel, type RuntimeOptions } from '../../src/inference/runtime.js';
 
 interface Args {
   models: string;
@@ -108,6 +108,10 @@ function photoInput(file: string, dims: number[]): Float32Array | undefined {
   return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 }
 
+/** A runtime on these providers, threads and sessions, logging to stderr; `more`: the rest of its options. */
+const runtime = (providers: string[], threads: number, sessions: number, more: RuntimeOptions) =>
+  new InferenceRuntime({ providers, intraOpThreads: threads, sessions, log, available: availableProviders(), ...more });
+
 /** The loaded session and its first input, with dimensions that are not fixed taken as 1. */
 async function firstInput(model: string, h: { session(): Promise<LoadedModel> }) {
   const loaded = await h.session();
@@ -156,14 +160,7 @@ async function measure(
   seconds: number,
   split = true,
 ): Promise<{ row: Row; first: Float32Array; dims: readonly number[]; ran: string[] }> {
-  const rt = new InferenceRuntime({
-    providers,
-    intraOpThreads: threads,
-    sessions,
-    log,
-    available: availableProviders(),
-    splitCores: split,
-  });
+  const rt = runtime(providers, threads, sessions, { splitCores: split });
   try {
     const h = rt.register({ id: model, load: async () => file });
     const { loaded, meta, dims } = await firstInput(model, h);
@@ -212,14 +209,7 @@ async function measureBatch(
   waitMs: number,
   seconds: number,
 ): Promise<BatchRow> {
-  const rt = new InferenceRuntime({
-    providers,
-    intraOpThreads: threads,
-    sessions,
-    log,
-    available: availableProviders(),
-    batch: { maxBatch: batch, maxWaitMs: waitMs },
-  });
+  const rt = runtime(providers, threads, sessions, { batch: { maxBatch: batch, maxWaitMs: waitMs } });
   try {
     const h = rt.register({ id: model, load: async () => file, dynamicBatch: true });
     const { loaded, meta, dims } = await firstInput(model, h);
