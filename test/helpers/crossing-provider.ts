@@ -12,6 +12,7 @@ import type {
   VideoTaskRequest,
 } from '../../src/video/task-contract.js';
 import { abortableSleep as sleep } from './abortable-sleep.js';
+import { runResult } from './synthetic-provider.js';
 
 const WALK = 12;
 const EVERY = 8;
@@ -89,17 +90,7 @@ export class CrossingProvider implements VideoProvider {
       emitted++;
       await sleep(frameMs, ctx.signal);
     }
-    return {
-      finish_reason: 'stop',
-      stream_info: last,
-      usage: {
-        processed_frames: emitted,
-        processing_time_ms: Date.now() - started,
-        decoded_frames: last.decoded_frames,
-        dropped_frames: 0,
-      },
-      tracks: [],
-    };
+    return runResult('stop', last, emitted, started);
   }
 }
 

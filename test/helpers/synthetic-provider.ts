@@ -27,6 +27,26 @@ export interface SyntheticOptions {
   failAfterFrames?: number;
 }
 
+/** A synthetic run's result: `emitted` frames since `started` (Date.now()), the last one's stream info. */
+export function runResult(
+  finishReason: ProviderResult['finish_reason'],
+  last: FrameOutput['stream_info'],
+  emitted: number,
+  started: number,
+): ProviderResult {
+  return {
+    finish_reason: finishReason,
+    stream_info: last,
+    usage: {
+      processed_frames: emitted,
+      processing_time_ms: Date.now() - started,
+      decoded_frames: last.decoded_frames,
+      dropped_frames: 0,
+    },
+    tracks: [],
+  };
+}
+
 /**
  * Analytics rules for the `walkers` runs: the line `door` at x = 400, which every walker crosses, and the zone
  * `left` (x < 300) they walk into; `zone`: more settings of that zone (dwell_ms, classes, ...).
@@ -129,16 +149,6 @@ export class SyntheticProvider implements VideoProvider {
       emitted++;
       await sleep(frameMs, ctx.signal);
     }
-    return {
-      finish_reason: frames === (request.input[0]?.max_frames ?? -1) ? 'max_frames' : 'stop',
-      stream_info: last,
-      usage: {
-        processed_frames: emitted,
-        processing_time_ms: Date.now() - started,
-        decoded_frames: last.decoded_frames,
-        dropped_frames: 0,
-      },
-      tracks: [],
-    };
+    return runResult(frames === (request.input[0]?.max_frames ?? -1) ? 'max_frames' : 'stop', last, emitted, started);
   }
 }
