@@ -1,20 +1,15 @@
 // Track ids for the targets a producing step (detect, frame-level ocr) finds: one native tracker per such
 // step per task, updated exactly once per processed frame (also with no candidates: that ages tracks).
 //
-// Thresholds, as measured on TUD-Campus and PETS09-S2L1 (`npm run eval -- video-track`):
+// Thresholds, chosen with `npm run eval -- video-track` (the figures: docs/video.md, "Tracker thresholds"):
 //  - The tracker is fed candidates down to an internal threshold below the requested one
 //    (min(t, max(0.3, t - 0.2))): a person whose score dips under t for a few frames keeps matching its
 //    track instead of ending it and starting a new id when the score climbs back. Only candidates at or above
-//    the requested threshold are reported. At t = 0.5 this raised PETS09 IDF1 from 0.53 to 0.61 at equal MOTA.
-//    `npm run eval -- video-track` (t = 0.4, every frame): TUD-Campus MOTA 0.566 IDF1 0.677, PETS09-S2L1
-//    (frames 1-300) 0.661 / 0.607, vtest (all 795 frames, 480x360) 0.677 / 0.554; a plain SORT fed CenterNet
-//    boxes at 0.3 scored 0.33-0.37 / 0.53 on TUD-Campus.
+//    the requested threshold are reported (it raised IDF1 at equal MOTA).
 //  - type "bytetrack" adds ByteTrack's second association: candidates in [0.1, internal) may continue a
 //    track matched in the previous frame. The native tracker (report 'all') would start a track for every
 //    one of them left unmatched, so only those that look like the continuation of a track no high-score
-//    candidate takes are passed in (#continues). Measured (MOTA/IDF1, t = 0.4): TUD-Campus 0.565/0.677 both;
-//    PETS09 0.660/0.659 sort vs 0.659/0.620; vtest 0.676/0.553 vs 0.681/0.578. No clear win: "sort" is
-//    the default.
+//    candidate takes are passed in (#continues). It measured no clear win over "sort", which stays the default.
 //  - min_hits: a track's targets are reported once it has matched that many frames in a row (SORT's rule;
 //    during the first min_hits frames of a task every track counts). Ids are fixed when a track starts
 //    (report 'all'), so a target keeps the id it got in its first frame; 0 and 1 report at once.
