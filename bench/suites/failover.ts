@@ -1,0 +1,489 @@
+// `npm run bench -- failover [--kind live|file] [--quick] [--json] [--seed N] [--lease-ms N] [--kills K,...]`: a task outlives
+// its worker (docs/video.md, "When a worker dies"; how to run it and what it checks: "Measuring failover").
+// A throwaway PostgreSQL cluster, one API node in this process and two `sightflow worker` processes with a
+// short lease, both warm (each ran a short task with the same steps first, and a restarted worker does again
+// before the next kill), one inference session with one thread each, so a run is repeatable to the byte.
+//  - live: the RTSP test camera looping TUD-Campus (detect + a counting line); the worker holding the task is
+//    SIGKILLed 3 times (--quick 1), each restarted: status running throughout, each gap marked, track ids
+//    never reused, line totals never going backwards, then max_frames ends it.
+//  - file: detect + track + analytics (a line and a zone) + an index step over TUD-Campus (as H.264), vtest.avi
+//    (H.264 with B-frames in AVI, no timestamps) and a variable-frame-rate H.264 file with B-frames made from
+//    TUD-Campus here; first undisturbed, then with K = 1, 3, 5 SIGKILLs (--quick: TUD-Campus, K = 1) of
+//    whichever worker holds it, after seeded random chunks, some at once (while it appends the next), some
+//    later within a chunk's time. Each run must end succeeded with the undisturbed run's frames, targets,
+//    track ids, totals, recount, results, usage and index counts, and its stream byte for byte once the wall
+//    clock is blanked (blankWallClock, bench/failover-checks.ts). A file task that cannot continue yet ends
+//    worker_lost: its checks fail and are reported; the suite goes on.
+// A subscriber stays with each stream, reconnecting with Last-Event-ID after every kill, and must hold exactly
+// the archive. The figure: from each kill to the next frame chunk at that subscriber (p50/p95/max) against
+// the lease + 3 s; the peer is the undisturbed run of the same task (its time beside the disturbed runs').
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SuiteOptions } from '../../scripts/suite-runner.js';
+import { argValue } from '../../eval/lib/model-choice.js';
+import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
+import { api } from '../../test/helpers/app.js';
+import { liveClip, startRtspServer } from '../../test/helpers/live-sources.js';
+import { makeMedia } from '../../test/helpers/media.js';
+import { readStream, waitFor } from '../../test/helpers/video-tasks.js';
+import {
+  archiveChecks,
+  type Check,
+  followerChecks,
+  liveChecks,
+  type RunOutcome,
+  sameAsUndisturbed,
+} from '../failover-checks.js';
+import { Fleet, WAIT_MS } from '../failover-fleet.js';
+import { StreamFollower } from '../stream-follower.js';
+
+const TUD = 'tracking/TUD-Campus/TUD-Campus.mp4';
+const VTEST = 'tracking/vtest_PETS09-S2L1_full/vtest.avi';
+/** What the figure is held to: the lease, then this much for the reaper, the claim and the first frame. */
+const SLACK_MS = 3000;
+
+/** A seeded generator (mulberry32), so a run's kill moments are the same each time for the same seed. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const pct = (xs: number[], p: number) => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const secs = (ms: number) => (ms / 1000).toFixed(1);
+
+// People walk across each video from side to side: a line down the middle, a zone over the left half.
+const ANALYTICS = {
+  model: 'analytics',
+  parameters: {
+    units: 'relative',
+    lines: [
+      {
+        id: 'middle',
+        points: [
+          [0.5, 0],
+          [0.5, 1],
+        ],
+      },
+    ],
+    zones: [
+      {
+        id: 'left',
+        polygon: [
+          [0, 0],
+          [0.5, 0],
+          [0.5, 1],
+          [0, 1],
+        ],
+      },
+    ],
+  },
+};
+const DETECT = { model: 'detect', parameters: { classes: ['person'] } };
+
+interface Video {
+  label: string;
+  path: string;
+  fps: number;
+  maxFrames?: number;
+}
+
+/** The evaluation videos of a file run: TUD-Campus as H.264, vtest.avi as it is, and a VFR file with B-frames. */
+async function videos(quick: boolean): Promise<Video[]> {
+  const tud = join(evalDir('tracking/TUD-Campus'), 'TUD-Campus.mp4');
+  const x264 = ['-an', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p'];
+  const tudH264: Video = {
+    label: 'TUD-Campus (H.264)',
+    path: await makeMedia('failover_tud_h264.mp4', ['-i', tud, ...x264, '-bf', '0']),
+    fps: 25,
+  };
+  if (quick) return [tudH264];
+  return [
+    tudH264,
+    {
+      label: 'vtest.avi',
+      path: join(evalDir('tracking/vtest_PETS09-S2L1_full'), 'vtest.avi'),
+      fps: 10,
+      maxFrames: 150,
+    },
+    {
+      // Forwards then backwards (142 frames), the first half at 25 fps and the second at 10, 3 B-frames.
+      label: 'TUD-Campus VFR + B-frames',
+      path: await makeMedia('failover_tud_vfr_bframes.mp4', [
+        '-i',
+        tud,
+        '-filter_complex',
+        "[0:v]split[a][b];[b]reverse[r];[a][r]concat=n=2:v=1,settb=1/1000,setpts='if(lt(N,71),N/25,71/25+(N-71)/10)/TB'[v]",
+        '-map',
+        '[v]',
+        '-fps_mode',
+        'vfr',
+        ...x264,
+        '-bf',
+        '3',
+      ]),
+      fps: 10,
+    },
+  ];
+}
+
+interface Kill {
+  /** Frame chunks archived when it died. */
+  atChunk: number;
+  mode: 'at once' | 'later';
+  /** Kill to the next frame chunk at the subscriber; undefined when none came (the task ended). */
+  outageMs?: number;
+}
+
+interface RunReport {
+  label: string;
+  kills: Kill[];
+  planned: number;
+  frames: number;
+  taskMs: number;
+  checks: Check[];
+}
+
+const fileBody = async (path: string, fps: number, maxFrames: number | undefined, collection: string) => ({
+  input: [
+    {
+      type: 'video_base64',
+      data: readFileSync(path).toString('base64'),
+      sampling: { mode: 'fps', value: fps },
+      ...(maxFrames ? { max_frames: maxFrames } : {}),
+    },
+  ],
+  steps: [DETECT, ANALYTICS, { model: 'index', parameters: { collection } }],
+});
+
+async function collection(fleet: Fleet, name: string): Promise<string> {
+  const r = await api(fleet.app, '/v1/vectors/collections', { method: 'POST', json: { name } });
+  if (r.status !== 201) throw new Error(`collection: ${r.status} ${r.text}`);
+  return r.body.id;
+}
+
+/** Everything to compare once a task ended. */
+async function outcome(fleet: Fleet, id: string): Promise<RunOutcome> {
+  const record = await fleet.finished(id);
+  const bytes = (await readStream(fleet.app, id, { timeoutMs: WAIT_MS })).bytes;
+  const get = async (path: string, init: { method?: string; json?: unknown } = {}) => {
+    const r = await api(fleet.app, `/v1/video/tasks/${id}${path}`, init);
+    return r.status === 200 ? r.body : { status: r.status, error: r.body?.error };
+  };
+  return {
+    id,
+    bytes,
+    record,
+    results: await get('/results'),
+    analytics: await get('/analytics'),
+    recount: await get('/analytics/recount', { method: 'POST', json: {} }),
+  };
+}
+
+/**
+ * Kills the worker holding `id` (which must be running on one) and times the takeover: restarts the killed
+ * worker after the next frame chunk (or the task's end) and warms it, so both are up and warm for the next.
+ */
+async function killHolder(
+  fleet: Fleet,
+  id: string,
+  follower: StreamFollower,
+  mode: Kill['mode'],
+  warmBody: () => Promise<unknown>,
+): Promise<Kill | undefined> {
+  const holder = await waitFor(
+    `a worker to hold ${id}`,
+    async () => (await fleet.holder(id)) ?? ((await fleet.record(id)).finished_at ? 'ended' : undefined),
+    WAIT_MS,
+  );
+  if (holder === 'ended') return undefined;
+  const killedAt = Date.now();
+  await fleet.kill(holder);
+  const atChunk = Number((await fleet.record(id)).progress.processed_frames);
+  follower.reconnect();
+  await follower.untilFrames(atChunk + 1);
+  const next = follower.frameArrivals[atChunk];
+  const kill: Kill = { atChunk, mode, ...(next !== undefined ? { outageMs: next - killedAt } : {}) };
+  await fleet.warm([await fleet.spawn()], warmBody);
+  return kill;
+}
+
+async function fileRun(
+  fleet: Fleet,
+  video: Video,
+  k: number,
+  base: { outcome: RunOutcome; frames: number; intervalMs: number } | undefined,
+  random: () => number,
+  warmBody: () => Promise<unknown>,
+): Promise<{ report: RunReport; outcome: RunOutcome; intervalMs: number }> {
+  const label = `${video.label} K=${k}`;
+  const col = await collection(fleet, `failover-${Date.now().toString(36)}-${k}`);
+  const started = Date.now();
+  const id = await fleet.create(await fileBody(video.path, video.fps, video.maxFrames, col));
+  const follower = new StreamFollower(fleet.app, id, 10 * WAIT_MS);
+  // K distinct chunks after which a kill comes, drawn from 1..N-2 so each falls mid-task.
+  const n = base?.frames ?? 0;
+  const points = new Set<number>();
+  while (points.size < Math.min(k, Math.max(0, n - 2))) points.add(1 + Math.floor(random() * (n - 2)));
+  const kills: Kill[] = [];
+  for (const at of [...points].sort((a, b) => a - b)) {
+    await follower.untilFrames(at);
+    // At once: as chunk `at` reaches the subscriber (its worker is running that append's hooks or already on the
+    // next frame, whose append may be under way); later: anywhere in a chunk's time after it.
+    const mode: Kill['mode'] = random() < 0.5 ? 'at once' : 'later';
+    if (mode === 'later') await sleep(random() * (base?.intervalMs ?? 0));
+    const kill = await killHolder(fleet, id, follower, mode, warmBody);
+    if (!kill) break;
+    kills.push(kill);
+    if (kill.outageMs === undefined) break;
+  }
+  const out = await outcome(fleet, id);
+  const got = await follower.done;
+  const checks = [...archiveChecks(out), ...followerChecks(out.bytes, got, follower.reconnects)];
+  if (base) {
+    checks.push({
+      name: `${k} kills made`,
+      ok: kills.length === k,
+      detail: `${kills.length} of ${k} before the task ended`,
+    });
+    checks.push(...sameAsUndisturbed(base.outcome, out));
+  }
+  const arrivals = follower.frameArrivals;
+  const intervalMs = arrivals.length > 1 ? (arrivals.at(-1)! - arrivals[0]!) / (arrivals.length - 1) : 0;
+  return {
+    report: { label, kills, planned: k, frames: follower.frames, taskMs: Date.now() - started, checks },
+    outcome: out,
+    intervalMs,
+  };
+}
+
+async function liveRun(
+  fleet: Fleet,
+  url: string,
+  kills: number,
+  random: () => number,
+  warmBody: () => Promise<unknown>,
+): Promise<RunReport> {
+  // 2 frames a second: a kill cycle (lease, takeover, restart and warm-up) fits in the task's frames.
+  const maxFrames = 16 + kills * 30;
+  const started = Date.now();
+  const id = await fleet.create({
+    input: [{ type: 'video_url', url, sampling: { mode: 'fps', value: 2 }, max_frames: maxFrames }],
+    steps: [DETECT, ANALYTICS],
+  });
+  const follower = new StreamFollower(fleet.app, id, 10 * WAIT_MS);
+  const seen = new Set<string>();
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      seen.add(String((await fleet.record(id)).status));
+      await sleep(150);
+    }
+  })();
+  const done: Kill[] = [];
+  try {
+    for (let i = 0; i < kills; i++) {
+      // A few frames on the worker that took over (and its restarted peer warm), then the next kill.
+      await follower.untilFrames(follower.frames + 3 + Math.floor(random() * 3));
+      const mode: Kill['mode'] = random() < 0.5 ? 'at once' : 'later';
+      if (mode === 'later') await sleep(random() * 500);
+      const kill = await killHolder(fleet, id, follower, mode, warmBody);
+      if (!kill) break;
+      done.push(kill);
+    }
+  } finally {
+    polling = false;
+    await poll;
+  }
+  const out = await outcome(fleet, id);
+  const got = await follower.done;
+  const between = [...seen].filter((s) => !['running', 'streaming', 'succeeded'].includes(s));
+  return {
+    label: `live RTSP, ${kills} kills`,
+    kills: done,
+    planned: kills,
+    frames: follower.frames,
+    taskMs: Date.now() - started,
+    checks: [
+      ...archiveChecks(out),
+      ...followerChecks(out.bytes, got, follower.reconnects),
+      { name: `${kills} kills made`, ok: done.length === kills, detail: `${done.length} of ${kills}` },
+      { name: 'status running throughout', ok: between.length === 0, detail: `statuses seen: ${[...seen]}` },
+      { name: `resumes ${kills}`, ok: out.record.resumes === kills, detail: `resumes ${out.record.resumes}` },
+      ...liveChecks(out.bytes, kills, 'middle'),
+    ],
+  };
+}
+
+function print(r: RunReport, peerMs?: number): void {
+  const failed = r.checks.filter((c) => !c.ok);
+  const kills = r.kills
+    .map(
+      (k) =>
+        `after chunk ${k.atChunk} (${k.mode}): ${k.outageMs === undefined ? 'no next chunk' : `${secs(k.outageMs)} s`}`,
+    )
+    .join('; ');
+  const vsPeer = peerMs ? `, ${(r.taskMs / peerMs).toFixed(2)}x the undisturbed run` : '';
+  console.log(
+    `${r.label}: ${r.frames} frame chunks in ${secs(r.taskMs)} s${vsPeer}; ${r.kills.length} kills${kills ? ` (kill -> next chunk ${kills})` : ''}; ` +
+      `checks ${r.checks.length - failed.length}/${r.checks.length} ${failed.length ? 'FAILED' : 'passed'}`,
+  );
+  for (const c of failed) console.log(`  FAILED ${c.name}: ${c.detail ?? ''}`);
+}
+
+/** A fleet of `role` workers for `fn`, warmed by `fn` itself, closed after it whatever happens. */
+async function withFleet(
+  leaseMs: number,
+  role: 'worker' | 'node',
+  seed: number,
+  fn: (fleet: Fleet) => Promise<void>,
+): Promise<void> {
+  const fleet = await Fleet.start({
+    leaseMs,
+    role,
+    // Repeatable inference: one session with one thread, no batching across frames.
+    workerEnv: {
+      SIGHTFLOW_INFERENCE_SESSIONS: '1',
+      SIGHTFLOW_INTRA_OP_THREADS: '1',
+      SIGHTFLOW_BATCH_MAX_SIZE: '1',
+      SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS: '15000',
+    },
+  });
+  try {
+    console.log(
+      `fleet: PostgreSQL, 1 API node, 2 ${role === 'worker' ? '`sightflow worker`' : '`sightflow serve`'} processes ` +
+        `(lease ${leaseMs} ms, heartbeat 250 ms, one inference session, one thread); seed ${seed}`,
+    );
+    await fn(fleet);
+  } finally {
+    await fleet.close();
+  }
+}
+
+export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
+  const kind = argValue(args, 'kind') ?? 'all';
+  if (!['live', 'file', 'all'].includes(kind)) throw new Error(`--kind: expected live or file, got ${kind}`);
+  const leaseMs = Number(argValue(args, 'lease-ms') ?? 3000);
+  if (!Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > 60_000)
+    throw new Error(`--lease-ms: expected a whole number from 1000 to 60000, got ${argValue(args, 'lease-ms')}`);
+  const seed = Number(argValue(args, 'seed') ?? 1);
+  if (skipWithoutEvalData({ json }, TUD, ...(quick || kind === 'live' ? [] : [VTEST]))) return;
+  // --kills 1,3,5 (the default; --quick 1): a run per K; K = 0 is a second undisturbed run, a control of the
+  // comparison itself.
+  const ks = (argValue(args, 'kills') ?? (quick ? '1' : '1,3,5')).split(',').map(Number);
+  if (ks.some((k) => !Number.isInteger(k) || k < 0 || k > 20))
+    throw new Error(`--kills: expected whole numbers from 0 to 20, got ${argValue(args, 'kills')}`);
+  const random = rng(seed);
+  const reports: RunReport[] = [];
+  const peers: Array<{ video: string; undisturbed_s: number; disturbed_s: number[] }> = [];
+  // A warm-up: the first 10 frames of TUD-Campus with the measured steps, so the models are loaded.
+  const warmClip = await makeMedia('failover_warm.mp4', [
+    '-i',
+    join(evalDir('tracking/TUD-Campus'), 'TUD-Campus.mp4'),
+    '-frames:v',
+    '10',
+    '-an',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+  ]);
+
+  if (kind !== 'live') {
+    // Whole nodes as the workers: the index step needs the vectors part, which `sightflow worker` lacks.
+    await withFleet(leaseMs, 'node', seed, async (fleet) => {
+      let n = 0;
+      const warmBody = async () => fileBody(warmClip, 25, undefined, await collection(fleet, `warm-${n++}`));
+      await fleet.warm([...fleet.workers], warmBody);
+      for (const video of await videos(quick)) {
+        const base = await fileRun(fleet, video, 0, undefined, random, warmBody);
+        print(base.report);
+        reports.push(base.report);
+        const ref = { outcome: base.outcome, frames: base.report.frames, intervalMs: base.intervalMs };
+        const peer = { video: video.label, undisturbed_s: base.report.taskMs / 1000, disturbed_s: [] as number[] };
+        for (const k of ks) {
+          const r = (await fileRun(fleet, video, k, ref, random, warmBody)).report;
+          print(r, base.report.taskMs);
+          reports.push(r);
+          peer.disturbed_s.push(r.taskMs / 1000);
+        }
+        peers.push(peer);
+      }
+    });
+  }
+
+  if (kind !== 'file') {
+    await withFleet(leaseMs, 'worker', seed, async (fleet) => {
+      const warmBody = async () => ({
+        input: [{ type: 'video_base64', data: readFileSync(warmClip).toString('base64') }],
+        steps: [DETECT, ANALYTICS],
+      });
+      await fleet.warm([...fleet.workers], warmBody);
+      const rtsp = await startRtspServer(await liveClip(join(evalDir('tracking/TUD-Campus'), 'TUD-Campus.mp4')));
+      try {
+        const r = await liveRun(fleet, rtsp.url, quick ? 1 : 3, random, warmBody);
+        print(r);
+        reports.push(r);
+      } finally {
+        await rtsp.close();
+      }
+    });
+  }
+
+  const outages = reports.flatMap((r) => r.kills.flatMap((k) => (k.outageMs === undefined ? [] : [k.outageMs])));
+  const bound = leaseMs + SLACK_MS;
+  const figure = {
+    n: outages.length,
+    p50: pct(outages, 0.5),
+    p95: pct(outages, 0.95),
+    max: outages.length ? Math.max(...outages) : NaN,
+  };
+  const failed = reports.filter((r) => r.checks.some((c) => !c.ok));
+  console.log(
+    figure.n === 0
+      ? 'kill -> next chunk: no takeover to time (no kill was followed by a frame chunk)'
+      : `kill -> next chunk over ${figure.n} takeovers (warm models): p50 ${secs(figure.p50)} s, p95 ${secs(figure.p95)} s, ` +
+          `max ${secs(figure.max)} s; against lease + ${SLACK_MS / 1000} s = ${secs(bound)} s: p95 ${(figure.p95 / bound).toFixed(2)}x` +
+          `${figure.p95 <= bound ? ' (within)' : ' (OVER)'}`,
+  );
+  console.log(
+    failed.length
+      ? `FAILED: ${failed.length} of ${reports.length} runs (${failed.map((r) => r.label).join('; ')})`
+      : `passed: all ${reports.length} runs`,
+  );
+  if (json)
+    console.log(
+      JSON.stringify({
+        suite: 'failover',
+        kind,
+        seed,
+        lease_ms: leaseMs,
+        bound_ms: bound,
+        failover_ms: figure,
+        ratio: Math.round((figure.p95 / bound) * 100) / 100,
+        peer: { name: 'undisturbed run of the same task', runs: peers },
+        runs: reports.map((r) => ({
+          label: r.label,
+          frames: r.frames,
+          task_s: r.taskMs / 1000,
+          kills: r.kills,
+          planned_kills: r.planned,
+          passed: r.checks.every((c) => c.ok),
+          failed_checks: r.checks.filter((c) => !c.ok),
+        })),
+        passed: failed.length === 0,
+      }),
+    );
+}
