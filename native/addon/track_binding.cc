@@ -17,7 +17,8 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Tracker",
                        {InstanceMethod<&TrackerWrap::Update>("update"), InstanceMethod<&TrackerWrap::LiveTracks>("liveTracks"),
-                        InstanceMethod<&TrackerWrap::FrameCount>("frameCount")});
+                        InstanceMethod<&TrackerWrap::FrameCount>("frameCount"),
+                        InstanceMethod<&TrackerWrap::Snapshot>("snapshot"), InstanceMethod<&TrackerWrap::Restore>("restore")});
   }
 
   explicit TrackerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TrackerWrap>(info), tracker_(Read(info)) {}
@@ -86,6 +87,20 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
   Napi::Value LiveTracks(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), tracker_.LiveTracks()); }
   Napi::Value FrameCount(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(tracker_.FrameCount()));
+  }
+
+  // snapshot() -> Buffer: the tracker's state (native/core/track/tracker_snapshot.cc has the format).
+  Napi::Value Snapshot(const Napi::CallbackInfo& info) {
+    const std::vector<uint8_t> bytes = tracker_.Snapshot();
+    return Napi::Buffer<uint8_t>::Copy(info.Env(), bytes.data(), bytes.size());
+  }
+
+  // restore(bytes: Uint8Array (a Buffer is one)) -> boolean: false, with the tracker unchanged, for bytes
+  // that are not a snapshot of this format version taken under these options.
+  Napi::Value Restore(const Napi::CallbackInfo& info) {
+    const ArgReader args(info.Env(), "TRACK");
+    Napi::Uint8Array bytes = args.Typed<Napi::Uint8Array>(info[0], "snapshot", napi_uint8_array, "Uint8Array");
+    return Napi::Boolean::New(info.Env(), tracker_.Restore(bytes.Data(), bytes.ElementLength()));
   }
 
   track::Tracker tracker_;

@@ -240,3 +240,210 @@ TEST_CASE("the buffered pass finds a track its prediction no longer overlaps, on
   auto [d0, d1] = run(buffered, 12);  // lost 13 intervals: a new person
   CHECK(d1 != d0);
 }
+
+namespace {
+
+// A deterministic scene for the snapshot tests: objects born and dying at their own frames, crossing each
+// other, hidden now and then, of two classes, with scores low enough for ByteTrack's second pass at times,
+// colour signatures of a few bins each, and some calls that skip frames.
+struct Scene {
+  int dim;
+  std::vector<std::vector<float>> signatures;  // per object
+  explicit Scene(int d) : dim(d) {
+    uint32_t s = 12345;
+    auto next = [&s] { return (s = s * 1664525u + 1013904223u) >> 8; };
+    for (int o = 0; o < 14; ++o) {
+      std::vector<float> sig(static_cast<size_t>(dim), 0.0f);
+      for (int k = 0; k < 4 && dim > 0; ++k) sig[next() % static_cast<uint32_t>(dim)] += 0.25f;
+      signatures.push_back(sig);
+    }
+  }
+  // Frame f's detections; frames are numbered from 0.
+  std::vector<Detection> At(int f) const {
+    std::vector<Detection> out;
+    for (int o = 0; o < 14; ++o) {
+      const int birth = 5 * o, death = birth + 40 + 7 * (o % 5);
+      if (f < birth || f >= death) continue;
+      if ((f + o) % 11 == 0 || (o % 4 == 1 && f % 17 < 3)) continue;  // hidden this frame
+      const int t = f - birth;
+      const float dir = o % 2 == 0 ? 1.0f : -1.0f;
+      const float x = (o % 2 == 0 ? 20.0f : 600.0f) + dir * (3.0f + static_cast<float>(o % 3)) * static_cast<float>(t);
+      const float y = 40.0f + 25.0f * static_cast<float>(o % 6) + 0.5f * static_cast<float>(t % 9);
+      Detection d = Det(x, y, 40.0f + static_cast<float>(o % 3) * 4.0f, 90.0f, (f + 2 * o) % 7 == 0 ? 0.3f : 0.9f, o % 5 == 4 ? 1 : 0);
+      if (dim > 0 && o % 6 != 5) d.signature = signatures[static_cast<size_t>(o)].data();
+      out.push_back(d);
+    }
+    return out;
+  }
+  static int Steps(int f) { return f % 23 == 22 ? 3 : 1; }
+};
+
+struct Frame {
+  std::vector<int32_t> ids;
+  std::vector<uint8_t> confirmed;
+  std::vector<uint8_t> after;  // the snapshot taken after this frame
+};
+
+std::vector<Frame> Reference(const TrackerOptions& o, const Scene& scene, int n) {
+  Tracker t(o);
+  std::vector<Frame> out;
+  for (int f = 0; f < n; ++f) {
+    Frame fr;
+    const auto d = scene.At(f);
+    t.Update(d.data(), static_cast<int>(d.size()), fr.ids, fr.confirmed, Scene::Steps(f));
+    fr.after = t.Snapshot();
+    out.push_back(std::move(fr));
+  }
+  return out;
+}
+
+std::vector<std::pair<const char*, TrackerOptions>> SnapshotConfigs() {
+  TrackerOptions sort;  // SORT: defaults, only confirmed tracks reported
+  TrackerOptions byte;
+  byte.byte = true;
+  byte.report_all = true;
+  byte.high_thresh = 0.5f;
+  byte.low_thresh = 0.1f;
+  TrackerOptions crowd;  // the video pipeline's: buffered pass and appearance
+  crowd.report_all = true;
+  crowd.buffer = 1.0f;
+  crowd.buffer_max_lost = 10;
+  crowd.appearance_dim = 32;
+  crowd.appearance_weight = 0.8f;
+  return {{"sort", sort}, {"bytetrack", byte}, {"buffered+appearance", crowd}};
+}
+
+}  // namespace
+
+TEST_CASE("a restored tracker continues with bit-identical output and state") {
+  constexpr int kFrames = 110;
+  for (const auto& [name, o] : SnapshotConfigs()) {
+    CAPTURE(name);
+    const Scene scene(o.appearance_dim);
+    const auto ref = Reference(o, scene, kFrames);
+    // The scene must exercise what is restored: live tracks, signatures, tracks reported and not.
+    size_t most = 0;
+    for (const Frame& fr : ref) most = std::max(most, fr.after.size());
+    CHECK(most > 1000);
+    for (int k = 0; k < kFrames - 1; k += 3) {
+      CAPTURE(k);
+      Tracker t(o);
+      REQUIRE(t.Restore(ref[static_cast<size_t>(k)].after.data(), ref[static_cast<size_t>(k)].after.size()));
+      CHECK(t.Snapshot() == ref[static_cast<size_t>(k)].after);
+      CHECK(t.FrameCount() == k + 1);
+      std::vector<int32_t> ids;
+      std::vector<uint8_t> confirmed;
+      for (int f = k + 1; f < kFrames; ++f) {
+        const auto d = scene.At(f);
+        t.Update(d.data(), static_cast<int>(d.size()), ids, confirmed, Scene::Steps(f));
+        const Frame& want = ref[static_cast<size_t>(f)];
+        REQUIRE(ids == want.ids);
+        REQUIRE(confirmed == want.confirmed);
+        REQUIRE(t.Snapshot() == want.after);
+      }
+    }
+  }
+}
+
+TEST_CASE("a fresh tracker's snapshot restores, and restoring twice is the same") {
+  TrackerOptions o;
+  Tracker a(o), b(o);
+  const auto empty = a.Snapshot();
+  CHECK(b.Restore(empty.data(), empty.size()));
+  CHECK(b.Snapshot() == empty);
+  CHECK(b.Restore(empty.data(), empty.size()));
+  CHECK(b.LiveTracks() == 0);
+}
+
+TEST_CASE("malformed, truncated, other-version and other-options snapshots are refused, the tracker unchanged") {
+  const auto configs = SnapshotConfigs();
+  const TrackerOptions o = configs[2].second;
+  const Scene scene(o.appearance_dim);
+  const auto ref = Reference(o, scene, 30);
+  const std::vector<uint8_t> good = ref.back().after;
+  // The tracker the bad inputs are fed to holds another state (frame 12's), which must survive each refusal.
+  Tracker t(o);
+  REQUIRE(t.Restore(ref[12].after.data(), ref[12].after.size()));
+  const std::vector<uint8_t> before = t.Snapshot();
+  auto refused = [&](const std::vector<uint8_t>& bad) {
+    const bool ok = t.Restore(bad.data(), bad.size());
+    const bool unchanged = t.Snapshot() == before;
+    return !ok && unchanged;
+  };
+  // Every truncation, including nothing at all.
+  for (size_t len = 0; len < good.size(); ++len) {
+    CAPTURE(len);
+    REQUIRE(refused(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(len))));
+  }
+  CHECK(!t.Restore(nullptr, 0));
+  auto with = [&](size_t at, uint8_t v) {
+    auto bad = good;
+    bad[at] = v;
+    return bad;
+  };
+  CHECK(refused(with(0, 'X')));  // magic
+  CHECK(refused(with(4, 2)));    // version 2
+  CHECK(refused(with(5, 1)));    // version 257
+  CHECK(refused(with(6, static_cast<uint8_t>(good[6] + 1))));  // options: max_age
+  auto longer = good;
+  longer.push_back(0);
+  CHECK(refused(longer));  // trailing bytes
+  // The track count (after magic, version, options, next_id, frame) far beyond what the bytes can hold.
+  const size_t count_at = 4 + 2 + 42 + 4 + 8;
+  CHECK(refused(with(count_at + 3, 0x7f)));
+  // The first track's confirmed flag (after id, cls, hit_streak, time_since_update) must be 0 or 1.
+  CHECK(refused(with(count_at + 4 + 16, 2)));
+  // Its id at or above next_id.
+  auto high_id = good;
+  std::copy(good.begin() + 48, good.begin() + 52, high_id.begin() + count_at + 4);
+  CHECK(refused(high_id));
+
+  // Other options: every field counts, and a snapshot taken under them is refused.
+  std::vector<TrackerOptions> others(12, o);
+  others[0].max_age = 31;
+  others[1].min_hits = 2;
+  others[2].iou_threshold = 0.31f;
+  others[3].byte = true;
+  others[4].high_thresh = 0.6f;
+  others[5].low_thresh = 0.2f;
+  others[6].second_iou_threshold = 0.4f;
+  others[7].report_all = false;
+  others[8].buffer = 0.5f;
+  others[9].buffer_max_lost = 9;
+  others[10].appearance_dim = 16;
+  others[11].appearance_weight = 0.7f;
+  for (size_t i = 0; i < others.size(); ++i) {
+    CAPTURE(i);
+    Tracker other(others[i]);
+    CHECK(!other.Restore(good.data(), good.size()));
+    CHECK(other.Snapshot() == Tracker(others[i]).Snapshot());
+    const auto theirs = other.Snapshot();
+    CHECK(refused(theirs));
+  }
+
+  // Random corruption: each mutated input is either refused with the tracker unchanged, or (a flipped bit of
+  // a value) accepted; never a crash or an out-of-bounds read, which the sanitizer build would report.
+  uint32_t s = 99;
+  auto next = [&s] { return (s = s * 1664525u + 1013904223u) >> 8; };
+  int accepted = 0, rejected = 0;
+  for (int i = 0; i < 3000; ++i) {
+    auto bad = good;
+    const int flips = 1 + static_cast<int>(next() % 4);
+    for (int k = 0; k < flips; ++k) bad[next() % bad.size()] ^= static_cast<uint8_t>(1u << (next() % 8));
+    if (next() % 5 == 0) bad.resize(next() % bad.size());
+    Tracker u(o);
+    REQUIRE(u.Restore(ref[12].after.data(), ref[12].after.size()));
+    if (u.Restore(bad.data(), bad.size())) {
+      ++accepted;
+      std::vector<int32_t> ids;
+      std::vector<uint8_t> confirmed;
+      const auto d = scene.At(30);
+      u.Update(d.data(), static_cast<int>(d.size()), ids, confirmed);  // whatever it holds, Update is safe
+    } else {
+      ++rejected;
+      REQUIRE(u.Snapshot() == ref[12].after);
+    }
+  }
+  CHECK(accepted > 0);
+  CHECK(rejected > 0);
+}

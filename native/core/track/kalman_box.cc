@@ -59,6 +59,20 @@ KalmanBox::KalmanBox(const Box& first) {
   for (int i = 0; i < 7; ++i) p_[i][i] = i < 4 ? 10.0 : 10000.0;
 }
 
+KalmanBox::KalmanBox(const double x[7], const double p[49]) {
+  for (int i = 0; i < 7; ++i) {
+    x_[i] = x[i];
+    for (int j = 0; j < 7; ++j) p_[i][j] = p[7 * i + j];
+  }
+}
+
+void KalmanBox::Export(double x[7], double p[49]) const {
+  for (int i = 0; i < 7; ++i) {
+    x[i] = x_[i];
+    for (int j = 0; j < 7; ++j) p[7 * i + j] = p_[i][j];
+  }
+}
+
 Box KalmanBox::Predict() {
   if (x_[6] + x_[2] <= 0.0) x_[6] = 0.0;  // area must not go negative
   x_[0] += x_[4];

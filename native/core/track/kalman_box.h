@@ -8,6 +8,9 @@ namespace sightflow::track {
 class KalmanBox {
  public:
   explicit KalmanBox(const Box& first);
+  // A filter with exactly this state x and covariance P (row-major 7x7), as Export() gave them: what
+  // Tracker::Restore rebuilds a track's filter from, bit for bit.
+  KalmanBox(const double x[7], const double p[49]);
   // Advances one frame and returns the predicted box.
   Box Predict();
   // Corrects the state with a measured box.
@@ -15,6 +18,7 @@ class KalmanBox {
   Box State() const;
   // False once the state has diverged (NaN/inf); such tracks are dropped.
   bool Finite() const;
+  void Export(double x[7], double p[49]) const;
 
  private:
   double x_[7];

@@ -12,7 +12,12 @@
 // max_age counts them, so a skipped stretch neither freezes a moving box nor keeps a lost track alive
 // longer. State lives in the instance only: no globals, ids are per instance, start at 1 and are never
 // reused.
+//
+// Snapshot()/Restore() carry that state to another tracker (a video task continuing on another worker after
+// its worker died): a restored tracker's Update() gives bit-identical output from then on. The format is in
+// tracker_snapshot.cc.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -61,6 +66,13 @@ class Tracker {
   int LiveTracks() const { return static_cast<int>(tracks_.size()); }
   int AppearanceDim() const { return opts_.appearance_dim; }
   int64_t FrameCount() const { return frame_; }
+
+  // Everything Update() depends on (tracks with their filters' exact bits, next id, frame count) and the
+  // options, as versioned little-endian bytes. Scratch buffers are not state and are not included.
+  std::vector<uint8_t> Snapshot() const;
+  // Replaces the state with a Snapshot()'s. Returns false and leaves the tracker as it was when the bytes are
+  // malformed, truncated, of another format version, or were taken from a tracker with other options.
+  bool Restore(const uint8_t* data, size_t n);
 
  private:
   struct Track {
