@@ -8,6 +8,11 @@
 // reader was behind) are passed as `steps`: the frame intervals since the previous call, over which motion
 // is predicted and tracks age. State belongs to the instance: ids start at 1, are never reused, and die
 // with it.
+//
+// snapshot()/restore() carry a tracker's whole state to another instance (a video task continued by another
+// worker): the native state (native/core/track/tracker_snapshot.cc has its format) behind a small header of
+// this wrapper's own, the class numbers it gave the class names (a fresh wrapper must give the same names the
+// same numbers). A restored tracker's update() answers exactly as the original's would have.
 import { errors } from '../base/errors.js';
 import { loadAddon } from './load.js';
 
@@ -22,6 +27,8 @@ interface NativeTracker {
   ): Int32Array;
   liveTracks(): number;
   frameCount(): number;
+  snapshot(): Uint8Array;
+  restore(bytes: Uint8Array): boolean;
 }
 interface TrackAddon {
   Tracker: new (opts: Record<string, number | boolean | undefined>) => NativeTracker;
@@ -85,6 +92,15 @@ export interface TrackedDetection {
   trackId: number;
   /** False for tentative tracks (only reported with report: 'all'). */
   confirmed: boolean;
+}
+
+/** The wrapper's header format: [u8 version][u32 LE length of the JSON][JSON {classes}][the native bytes]. */
+const SNAPSHOT_VERSION = 1;
+const SNAPSHOT_REFUSED = 'ERR_SIGHTFLOW_TRACK_SNAPSHOT_REFUSED';
+
+/** A snapshot that restore() refuses: `code` is ERR_SIGHTFLOW_TRACK_SNAPSHOT_REFUSED (src/native/load.ts). */
+function refused(why: string): Error & { code: string } {
+  return Object.assign(new Error(`Tracker snapshot refused: ${why}`), { code: SNAPSHOT_REFUSED });
 }
 
 const DEFAULTS = {
@@ -281,6 +297,52 @@ export class Tracker {
     signatures?: Float32Array,
   ): Int32Array {
     return this.#native.update(boxes, scores, classes, steps, signatures);
+  }
+
+  /**
+   * The tracker's whole state (every track with its filter's exact bits, ids, frame count, the options, the
+   * class numbers), to restore() into a tracker made with the same options, here or in another process.
+   */
+  snapshot(): Uint8Array {
+    const native = this.#native.snapshot();
+    const header = Buffer.from(JSON.stringify({ classes: [...this.#classIds.keys()] }), 'utf8');
+    const out = new Uint8Array(5 + header.length + native.length);
+    out[0] = SNAPSHOT_VERSION;
+    new DataView(out.buffer).setUint32(1, header.length, true);
+    out.set(header, 5);
+    out.set(native, 5 + header.length);
+    return out;
+  }
+
+  /**
+   * Replaces this tracker's state with a snapshot()'s. Throws (code ERR_SIGHTFLOW_TRACK_SNAPSHOT_REFUSED, the
+   * tracker unchanged) for bytes that are not a snapshot of this format version taken under these options.
+   */
+  restore(bytes: Uint8Array): void {
+    if (!(bytes instanceof Uint8Array))
+      throw new TypeError(`Expected Uint8Array for snapshot but received ${typeof bytes}`);
+    if (bytes.length < 5 || bytes[0] !== SNAPSHOT_VERSION)
+      throw refused(bytes.length < 5 ? 'too short' : `format version ${bytes[0]}, expected ${SNAPSHOT_VERSION}`);
+    const length = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(1, true);
+    if (length > bytes.length - 5) throw refused('truncated');
+    let classes: unknown;
+    try {
+      classes = (
+        JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + 5, length).toString('utf8')) as { classes?: unknown }
+      ).classes;
+    } catch {
+      throw refused('its header is not JSON');
+    }
+    const valid =
+      Array.isArray(classes) &&
+      classes.every((c) => typeof c === 'string' || (typeof c === 'number' && Number.isFinite(c))) &&
+      new Set(classes).size === classes.length;
+    if (!valid) throw refused('its class list is malformed');
+    if (!this.#native.restore(bytes.subarray(5 + length)))
+      throw refused('malformed or truncated, of another format version, or taken under other options');
+    // Class numbers are given in first-seen order from 1 (#classId), so the list in that order rebuilds them.
+    this.#classIds.clear();
+    for (const c of classes as Array<string | number>) this.#classIds.set(c, this.#classIds.size + 1);
   }
 
   #classId(c: string | number | undefined): number {

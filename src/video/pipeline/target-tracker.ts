@@ -16,6 +16,11 @@
 //  - crowds (CROWD below): candidates that carry a colour signature are matched on appearance too, and what
 //    is left unmatched gets a buffered pass, so where people cross or hide each other their ids stay with
 //    them (docs/video.md, "Tracking in crowds").
+//
+// snapshot()/restore() (TargetTracker and TrackIds) carry the state to another worker that continues a file
+// task from its checkpoint (docs/video.md, "When a worker dies"): JSON, with the native tracker's bytes
+// deflated and in base64; most of them are the tracks' filters and colour signatures.
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { errors } from '../../base/errors.js';
 import type { VideoTaskRequest } from '../task-contract.js';
 import { Tracker } from '../../native/track.js';
@@ -92,6 +97,12 @@ export interface Candidate {
   signature?: Float32Array;
 }
 
+/** TrackIds' state: the next id and the map of `step:local` keys to task-wide ids. */
+export interface TrackIdsSnapshot {
+  next: number;
+  ids: Array<[string, number]>;
+}
+
 /** Task-wide ids: every producing step has its own tracker, ids stay unique across them. */
 export class TrackIds {
   #next = 1;
@@ -102,7 +113,48 @@ export class TrackIds {
     if (id === undefined) this.#ids.set(k, (id = this.#next++));
     return id;
   }
+
+  /** JSON-serialisable state (typed unknown so a subclass can add its own around it). */
+  snapshot(): unknown {
+    return { next: this.#next, ids: [...this.#ids] } satisfies TrackIdsSnapshot;
+  }
+
+  /** Puts a snapshot() back; throws, leaving the ids as they were, when `s` is not one. */
+  restore(s: unknown): void {
+    const v = s as Partial<TrackIdsSnapshot> | null;
+    const count = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1;
+    if (
+      !v ||
+      !count(v.next) ||
+      !Array.isArray(v.ids) ||
+      !v.ids.every(
+        (e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && count(e[1]) && e[1] < v.next!,
+      )
+    )
+      throw new Error('The checkpoint holds track ids that are not a TrackIds snapshot');
+    this.#ids.clear();
+    for (const [k, id] of v.ids) this.#ids.set(k, id);
+    this.#next = v.next;
+  }
 }
+
+/**
+ * TargetTracker's state, JSON as it is: `native`, the Tracker's snapshot deflated and in base64; `interval`
+ * null where no gap has been seen yet (Infinity is no JSON); `step` and `threshold` so a snapshot is never put
+ * into another step's tracker (the native bytes refuse other tracker options themselves).
+ */
+export interface TrackerSnapshot {
+  v: 1;
+  step: number;
+  threshold: number;
+  native: string;
+  previous: number[][];
+  lastIndex: number | null;
+  interval: number | null;
+}
+
+/** Above any real tracker's snapshot: inflating a corrupt one stops here instead of filling memory. */
+const MAX_SNAPSHOT_BYTES = 64 << 20;
 
 function iou(a: readonly number[], b: readonly number[]): number {
   const iw = Math.min(a[2], b[2]) - Math.max(a[0], b[0]);
@@ -137,6 +189,53 @@ export class TargetTracker {
       buffered: CROWD.buffered,
       appearance: CROWD.appearance,
     });
+  }
+
+  /** The state after the last assign(), to restore() into a TargetTracker made with the same arguments. */
+  snapshot(): TrackerSnapshot {
+    return {
+      v: 1,
+      step: this.step,
+      threshold: this.threshold,
+      native: deflateRawSync(this.#tracker.snapshot()).toString('base64'),
+      previous: this.#previous.map((b) => [...b]),
+      lastIndex: this.#lastIndex,
+      interval: Number.isFinite(this.#interval) ? this.#interval : null,
+    };
+  }
+
+  /**
+   * Puts a snapshot() (as it came back from JSON) into this tracker, which must be made with the same
+   * settings, step and threshold; throws with the reason, leaving the tracker as it was, when it does not fit.
+   */
+  restore(s: unknown): void {
+    const v = s as Partial<TrackerSnapshot> | null;
+    const box = (b: unknown) => Array.isArray(b) && b.length === 4 && b.every((x) => typeof x === 'number');
+    const index = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0;
+    if (
+      !v ||
+      v.v !== 1 ||
+      typeof v.native !== 'string' ||
+      !Array.isArray(v.previous) ||
+      !v.previous.every(box) ||
+      !(v.lastIndex === null || index(v.lastIndex)) ||
+      !(v.interval === null || (index(v.interval) && v.interval > 0))
+    )
+      throw new Error('The checkpoint holds tracker state that is not a TargetTracker snapshot');
+    if (v.step !== this.step || v.threshold !== this.threshold)
+      throw new Error(
+        `The checkpoint's tracker state is of step ${String(v.step)} at threshold ${String(v.threshold)}, not step ${this.step} at ${this.threshold}`,
+      );
+    let bytes: Buffer;
+    try {
+      bytes = inflateRawSync(Buffer.from(v.native, 'base64'), { maxOutputLength: MAX_SNAPSHOT_BYTES });
+    } catch (e) {
+      throw new Error(`The checkpoint's tracker state does not inflate: ${(e as Error).message}`);
+    }
+    this.#tracker.restore(bytes);
+    this.#previous = v.previous as number[][];
+    this.#lastIndex = v.lastIndex ?? null;
+    this.#interval = v.interval ?? Infinity;
   }
 
   /**
