@@ -4,6 +4,7 @@
 // survives JSON and restores into a fresh TargetTracker (with its TrackIds) that assigns the same ids.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { deflateRawSync } from 'node:zlib';
 import { Tracker, type TrackerDetection, type TrackerOptions } from '../../src/native/track.js';
 import {
   CROWD,
@@ -247,14 +248,19 @@ test('TargetTracker and TrackIds refuse state that is not theirs, and a fresh on
   assert.throws(() => again.restore(null), /not a TargetTracker snapshot/);
   assert.throws(() => again.restore({ ...snap, v: 2 }), /not a TargetTracker snapshot/);
   assert.throws(() => again.restore({ ...snap, interval: 'Infinity' }), /not a TargetTracker snapshot/);
-  assert.throws(() => again.restore({ ...snap, native: 'not deflate' }), /does not inflate|refused/);
+  assert.throws(() => again.restore({ ...snap, state: 'not deflate' }), /does not inflate|refused|truncated/);
+  assert.throws(
+    () => again.restore({ ...snap, state: deflateRawSync(Buffer.from([9, 0, 0, 0, 1])).toString('base64') }),
+    /truncated/,
+  );
   assert.throws(() => new TargetTracker(TRACKER_DEFAULTS, 2, new TrackIds(), 0.5).restore(snap), /of step 1/);
   assert.throws(() => new TargetTracker(TRACKER_DEFAULTS, 1, new TrackIds(), 0.6).restore(snap), /threshold 0.5/);
   const byte = new TargetTracker({ ...TRACKER_DEFAULTS, type: 'bytetrack' }, 1, new TrackIds(), 0.5);
   assert.throws(() => byte.restore(snap), /other options/);
   const ids = new TrackIds();
   ids.global(0, 4);
-  assert.throws(() => ids.restore({ next: 1, ids: [['0:1', 3]] }), /not a TrackIds snapshot/);
+  assert.throws(() => ids.restore({ next: 3, keys: ['0:1'] }), /not a TrackIds snapshot/);
+  assert.throws(() => ids.restore({ next: 3, keys: ['0:1', '0:1'] }), /not a TrackIds snapshot/);
   assert.throws(() => ids.restore({ next: 2 }), /not a TrackIds snapshot/);
   assert.equal(ids.global(0, 4), 1); // unchanged by the refusals
 });

@@ -18,8 +18,8 @@
 //    them (docs/video.md, "Tracking in crowds").
 //
 // snapshot()/restore() (TargetTracker and TrackIds) carry the state to another worker that continues a file
-// task from its checkpoint (docs/video.md, "When a worker dies"): JSON, with the native tracker's bytes
-// deflated and in base64; most of them are the tracks' filters and colour signatures.
+// task from its checkpoint (docs/video.md, "When a worker dies"): JSON, with the binary state (the native
+// tracker's snapshot and the boxes of the last frame) deflated and in base64.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { errors } from '../../base/errors.js';
 import type { VideoTaskRequest } from '../task-contract.js';
@@ -97,10 +97,13 @@ export interface Candidate {
   signature?: Float32Array;
 }
 
-/** TrackIds' state: the next id and the map of `step:local` keys to task-wide ids. */
+/**
+ * TrackIds' state: the `step:local` keys in the order they were given ids. Ids are handed out 1, 2, 3... in
+ * that order, so the keys alone rebuild the map; `next` is kept as a check.
+ */
 export interface TrackIdsSnapshot {
   next: number;
-  ids: Array<[string, number]>;
+  keys: string[];
 }
 
 /** Task-wide ids: every producing step has its own tracker, ids stay unique across them. */
@@ -116,41 +119,40 @@ export class TrackIds {
 
   /** JSON-serialisable state (typed unknown so a subclass can add its own around it). */
   snapshot(): unknown {
-    return { next: this.#next, ids: [...this.#ids] } satisfies TrackIdsSnapshot;
+    return { next: this.#next, keys: [...this.#ids.keys()] } satisfies TrackIdsSnapshot;
   }
 
-  /** Puts a snapshot() back; throws, leaving the ids as they were, when `s` is not one. */
+  /** Puts a snapshot() back into fresh ids; throws, leaving the ids as they were, when `s` is not one. */
   restore(s: unknown): void {
     const v = s as Partial<TrackIdsSnapshot> | null;
-    const count = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1;
     if (
       !v ||
-      !count(v.next) ||
-      !Array.isArray(v.ids) ||
-      !v.ids.every(
-        (e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && count(e[1]) && e[1] < v.next!,
-      )
+      !Array.isArray(v.keys) ||
+      v.next !== v.keys.length + 1 ||
+      !v.keys.every((k) => typeof k === 'string' && /^\d+:\d+$/.test(k)) ||
+      new Set(v.keys).size !== v.keys.length
     )
       throw new Error('The checkpoint holds track ids that are not a TrackIds snapshot');
     this.#ids.clear();
-    for (const [k, id] of v.ids) this.#ids.set(k, id);
+    for (const k of v.keys) this.#ids.set(k, this.#ids.size + 1);
     this.#next = v.next;
   }
 }
 
 /**
- * TargetTracker's state, JSON as it is: `native`, the Tracker's snapshot deflated and in base64; `interval`
- * null where no gap has been seen yet (Infinity is no JSON); `step` and `threshold` so a snapshot is never put
- * into another step's tracker (the native bytes refuse other tracker options themselves).
+ * TargetTracker's state, JSON as it is. `state`: in base64, deflated, the boxes tracked in the last frame
+ * (u32 LE count, then x1 y1 x2 y2 as f64 LE each: exact, and shorter than the same numbers in JSON)
+ * followed by the Tracker's snapshot. `interval` is null where no gap has been seen yet (Infinity is no JSON);
+ * `step` and `threshold` keep a snapshot out of another step's tracker (the native bytes refuse other
+ * tracker options themselves).
  */
 export interface TrackerSnapshot {
   v: 1;
   step: number;
   threshold: number;
-  native: string;
-  previous: number[][];
   lastIndex: number | null;
   interval: number | null;
+  state: string;
 }
 
 /** Above any real tracker's snapshot: inflating a corrupt one stops here instead of filling memory. */
@@ -193,14 +195,20 @@ export class TargetTracker {
 
   /** The state after the last assign(), to restore() into a TargetTracker made with the same arguments. */
   snapshot(): TrackerSnapshot {
+    const native = this.#tracker.snapshot();
+    const n = this.#previous.length;
+    const bytes = Buffer.alloc(4 + 32 * n + native.length);
+    bytes.writeUInt32LE(n, 0);
+    for (let i = 0; i < n; i++)
+      for (let k = 0; k < 4; k++) bytes.writeDoubleLE(this.#previous[i][k], 4 + 32 * i + 8 * k);
+    bytes.set(native, 4 + 32 * n);
     return {
       v: 1,
       step: this.step,
       threshold: this.threshold,
-      native: deflateRawSync(this.#tracker.snapshot()).toString('base64'),
-      previous: this.#previous.map((b) => [...b]),
       lastIndex: this.#lastIndex,
       interval: Number.isFinite(this.#interval) ? this.#interval : null,
+      state: deflateRawSync(bytes).toString('base64'),
     };
   }
 
@@ -210,14 +218,11 @@ export class TargetTracker {
    */
   restore(s: unknown): void {
     const v = s as Partial<TrackerSnapshot> | null;
-    const box = (b: unknown) => Array.isArray(b) && b.length === 4 && b.every((x) => typeof x === 'number');
     const index = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0;
     if (
       !v ||
       v.v !== 1 ||
-      typeof v.native !== 'string' ||
-      !Array.isArray(v.previous) ||
-      !v.previous.every(box) ||
+      typeof v.state !== 'string' ||
       !(v.lastIndex === null || index(v.lastIndex)) ||
       !(v.interval === null || (index(v.interval) && v.interval > 0))
     )
@@ -228,12 +233,17 @@ export class TargetTracker {
       );
     let bytes: Buffer;
     try {
-      bytes = inflateRawSync(Buffer.from(v.native, 'base64'), { maxOutputLength: MAX_SNAPSHOT_BYTES });
+      bytes = inflateRawSync(Buffer.from(v.state, 'base64'), { maxOutputLength: MAX_SNAPSHOT_BYTES });
     } catch (e) {
       throw new Error(`The checkpoint's tracker state does not inflate: ${(e as Error).message}`);
     }
-    this.#tracker.restore(bytes);
-    this.#previous = v.previous as number[][];
+    const n = bytes.length >= 4 ? bytes.readUInt32LE(0) : -1;
+    if (n < 0 || n > (bytes.length - 4) / 32)
+      throw new Error("The checkpoint's tracker state is truncated (its previous boxes)");
+    const previous: number[][] = [];
+    for (let i = 0; i < n; i++) previous.push([0, 1, 2, 3].map((k) => bytes.readDoubleLE(4 + 32 * i + 8 * k)));
+    this.#tracker.restore(bytes.subarray(4 + 32 * n));
+    this.#previous = previous;
     this.#lastIndex = v.lastIndex ?? null;
     this.#interval = v.interval ?? Infinity;
   }
