@@ -391,12 +391,19 @@ TEST_CASE("malformed, truncated, other-version and other-options snapshots are r
   // The track count (after magic, version, options, next_id, frame) far beyond what the bytes can hold.
   const size_t count_at = 4 + 2 + 42 + 4 + 8;
   CHECK(refused(with(count_at + 3, 0x7f)));
-  // The first track's confirmed flag (after id, cls, hit_streak, time_since_update) must be 0 or 1.
-  CHECK(refused(with(count_at + 4 + 16, 2)));
-  // Its id at or above next_id.
-  auto high_id = good;
-  std::copy(good.begin() + 48, good.begin() + 52, high_id.begin() + count_at + 4);
-  CHECK(refused(high_id));
+  // The first track: id, cls, hit_streak, time_since_update (one-byte varints here), then confirmed.
+  for (size_t i = 0; i < 4; ++i) REQUIRE(good[count_at + 4 + i] < 0x80);
+  CHECK(refused(with(count_at + 4 + 4, 2)));  // confirmed must be 0 or 1
+  REQUIRE(good[48] < 0x80);
+  CHECK(refused(with(count_at + 4, good[48])));  // id at next_id
+  CHECK(refused(with(count_at + 4, 0x80)));      // a varint cut short by the next byte's value...
+  auto endless = good;                           // ...and one longer than five bytes
+  for (size_t i = 0; i < 6; ++i) endless.insert(endless.begin() + static_cast<std::ptrdiff_t>(count_at + 4), 0x80);
+  CHECK(refused(endless));
+  auto padded = good;  // a non-canonical varint (1 written as 0x81 0x00)
+  padded[count_at + 4] = static_cast<uint8_t>(padded[count_at + 4] | 0x80);
+  padded.insert(padded.begin() + static_cast<std::ptrdiff_t>(count_at + 5), 0x00);
+  CHECK(refused(padded));
 
   // Other options: every field counts, and a snapshot taken under them is refused.
   std::vector<TrackerOptions> others(12, o);

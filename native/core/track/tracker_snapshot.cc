@@ -5,11 +5,14 @@
 //   "SFTK", u16 version, the options (every TrackerOptions field, floats by their bits: a snapshot only
 //   restores into a tracker whose options encode to the same bytes), i32 next_id, i64 frame, u32 tracks,
 //   then per track, in the tracker's order (association visits tracks in that order, so it is state too):
-//     i32 id, i32 cls, i32 hit_streak, i32 time_since_update, u8 confirmed, f32 predicted box x4,
+//     id, cls (zigzag), hit_streak and time_since_update as LEB128 varints (small numbers, a byte each),
+//     u8 confirmed,
 //     the filter: f64 x[7], then P (7x7) as a 49-bit mask of the entries whose bits are not all zero
 //     followed by those entries (P is block-diagonal: 13 of 49 are non-zero),
 //     u8 has_signature, then (if 1) the running mean as a mask of appearance_dim bits and its non-zero entries
 //     (a colour histogram of a few colours leaves most bins at zero).
+// The predicted box is not stored: every Update() predicts it again before it reads it (it is the filter's
+// state after Predict(), and a restored track starts with the filter's current box).
 // Every value is stored by its bits (doubles and floats exactly, -0.0 and NaN included), which is what makes
 // the restored tracker's output bit-identical. Restore parses everything into a new track list and swaps it in
 // only when the whole input is valid and consumed exactly.
@@ -24,8 +27,8 @@ namespace {
 constexpr uint8_t kMagic[4] = {'S', 'F', 'T', 'K'};
 constexpr uint16_t kVersion = 1;
 constexpr int kCov = 49;
-// The fixed part of one track: ids and counters, confirmed, predicted box, x, P's mask, has_signature.
-constexpr size_t kTrackFixed = 4 * 4 + 1 + 4 * 4 + 7 * 8 + 7 + 1;
+// The least one track takes: four one-byte varints, confirmed, x, P's mask, has_signature.
+constexpr size_t kTrackMin = 4 + 1 + 7 * 8 + 7 + 1;
 
 class Writer {
  public:
@@ -37,6 +40,12 @@ class Writer {
   void I64(int64_t v) { Le(static_cast<uint64_t>(v), 8); }
   void F32(float v) { Le(Bits32(v), 4); }
   void F64(double v) { Le(Bits64(v), 8); }
+  // LEB128: 7 bits a byte, low first, the high bit set on every byte but the last.
+  void Var(uint32_t v) {
+    for (; v >= 0x80; v >>= 7) out_.push_back(static_cast<uint8_t>(v | 0x80));
+    out_.push_back(static_cast<uint8_t>(v));
+  }
+  void Zigzag(int32_t v) { Var((static_cast<uint32_t>(v) << 1) ^ (v < 0 ? 0xffffffffu : 0u)); }
   // A mask of which of the n values have bits other than all zero, then those values.
   template <typename T>
   void Sparse(const T* v, size_t n) {
@@ -109,6 +118,24 @@ class Reader {
     std::memcpy(&v, &u, 8);
     return true;
   }
+  // Writer::Var's form, at most 5 bytes, canonical (no needless trailing zero byte), within 32 bits.
+  bool Var(uint32_t& v) {
+    v = 0;
+    for (int i = 0; i < 5; ++i) {
+      uint8_t b;
+      if (!U8(b)) return false;
+      if (i == 4 && b > 0x0f) return false;
+      v |= static_cast<uint32_t>(b & 0x7f) << (7 * i);
+      if (!(b & 0x80)) return i == 0 || b != 0;
+    }
+    return false;
+  }
+  bool Zigzag(int32_t& v) {
+    uint32_t u;
+    if (!Var(u)) return false;
+    v = static_cast<int32_t>((u >> 1) ^ (0u - (u & 1)));
+    return true;
+  }
   // Writer::Sparse's form: entries off the mask are +0.0; the mask's padding bits and any listed entry whose
   // bits are all zero make the input malformed (Snapshot never writes them).
   template <typename T>
@@ -172,15 +199,11 @@ std::vector<uint8_t> Tracker::Snapshot() const {
   w.U32(static_cast<uint32_t>(tracks_.size()));
   double x[7], p[kCov];
   for (const Track& t : tracks_) {
-    w.I32(t.id);
-    w.I32(t.cls);
-    w.I32(t.hit_streak);
-    w.I32(t.time_since_update);
+    w.Var(static_cast<uint32_t>(t.id));
+    w.Zigzag(t.cls);
+    w.Var(static_cast<uint32_t>(t.hit_streak));
+    w.Var(static_cast<uint32_t>(t.time_since_update));
     w.U8(t.confirmed ? 1 : 0);
-    w.F32(t.predicted.x1);
-    w.F32(t.predicted.y1);
-    w.F32(t.predicted.x2);
-    w.F32(t.predicted.y2);
     t.kf.Export(x, p);
     for (const double v : x) w.F64(v);
     w.Sparse(p, kCov);
@@ -209,20 +232,19 @@ bool Tracker::Restore(const uint8_t* data, size_t n) {
   if (!r.I32(next_id) || !r.I64(frame) || !r.U32(count) || next_id < 1 || next_id == kMaxI32 || frame < 0 ||
       frame == std::numeric_limits<int64_t>::max())
     return false;
-  if (count > r.Left() / kTrackFixed) return false;  // before reserving: a corrupt count allocates nothing
+  if (count > r.Left() / kTrackMin) return false;  // before reserving: a corrupt count allocates nothing
   std::vector<Track> tracks;
   tracks.reserve(count);
   const size_t dim = static_cast<size_t>(opts_.appearance_dim);
   double x[7], p[kCov];
   for (uint32_t i = 0; i < count; ++i) {
-    int32_t id = 0, cls = 0, hit_streak = 0, since = 0;
+    uint32_t id = 0, hit_streak = 0, since = 0;
+    int32_t cls = 0;
     uint8_t confirmed = 0, has_signature = 0;
-    Box predicted;
-    if (!r.I32(id) || !r.I32(cls) || !r.I32(hit_streak) || !r.I32(since) || !r.U8(confirmed)) return false;
-    if (id < 0 || id >= next_id || hit_streak < 0 || hit_streak == kMaxI32 || since < 0 || since > opts_.max_age ||
-        confirmed > 1)
+    if (!r.Var(id) || !r.Zigzag(cls) || !r.Var(hit_streak) || !r.Var(since) || !r.U8(confirmed)) return false;
+    if (id >= static_cast<uint32_t>(next_id) || hit_streak >= static_cast<uint32_t>(kMaxI32) ||
+        since > static_cast<uint32_t>(opts_.max_age) || confirmed > 1)
       return false;
-    if (!r.F32(predicted.x1) || !r.F32(predicted.y1) || !r.F32(predicted.x2) || !r.F32(predicted.y2)) return false;
     for (double& v : x)
       if (!r.F64(v)) return false;
     if (!r.Sparse(p, kCov) || !r.U8(has_signature) || has_signature > 1 || (has_signature == 1 && dim == 0)) return false;
@@ -231,7 +253,9 @@ bool Tracker::Restore(const uint8_t* data, size_t n) {
       signature.resize(dim);
       if (!r.Sparse(signature.data(), dim)) return false;
     }
-    tracks.push_back(Track{KalmanBox(x, p), predicted, std::move(signature), id, cls, hit_streak, since, confirmed == 1});
+    const KalmanBox kf(x, p);
+    tracks.push_back(Track{kf, kf.State(), std::move(signature), static_cast<int32_t>(id), cls, static_cast<int32_t>(hit_streak),
+                           static_cast<int32_t>(since), confirmed == 1});
   }
   if (r.Left() != 0) return false;
   tracks_ = std::move(tracks);

@@ -141,7 +141,8 @@ export class TrackIds {
 
 /**
  * TargetTracker's state, JSON as it is. `state`: in base64, deflated, the boxes tracked in the last frame
- * (u32 LE count, then x1 y1 x2 y2 as f64 LE each: exact, and shorter than the same numbers in JSON)
+ * (u32 LE count, then x1 y1 x2 y2 as f64 LE each: exact, and shorter than the same numbers in JSON; none for
+ * type "sort", which never reads them)
  * followed by the Tracker's snapshot. `interval` is null where no gap has been seen yet (Infinity is no JSON);
  * `step` and `threshold` keep a snapshot out of another step's tracker (the native bytes refuse other
  * tracker options themselves).
@@ -196,7 +197,8 @@ export class TargetTracker {
   /** The state after the last assign(), to restore() into a TargetTracker made with the same arguments. */
   snapshot(): TrackerSnapshot {
     const native = this.#tracker.snapshot();
-    const n = this.#previous.length;
+    // Only the ByteTrack gate reads the previous boxes (#continues): a "sort" tracker leaves them out.
+    const n = this.settings.type === 'bytetrack' ? this.#previous.length : 0;
     const bytes = Buffer.alloc(4 + 32 * n + native.length);
     bytes.writeUInt32LE(n, 0);
     for (let i = 0; i < n; i++)
