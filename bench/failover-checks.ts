@@ -144,7 +144,7 @@ export function sameAsUndisturbed(base: RunOutcome, run: RunOutcome): Check[] {
   const be = eventsOf(base.bytes);
   const re = eventsOf(run.bytes);
   if (typeof be === 'string' || typeof re === 'string')
-    return [check('comparable archives', false, typeof be === 'string' ? `undisturbed: ${be}` : re)];
+    return [check('comparable archives', false, typeof be === 'string' ? `undisturbed: ${be}` : String(re))];
   const bf = chunksOf(be).filter((c) => c.finish_reason === null);
   const rf = chunksOf(re).filter((c) => c.finish_reason === null);
   const diff = bf.findIndex((c, i) => JSON.stringify(frameView(c)) !== JSON.stringify(rf[i] && frameView(rf[i])));
