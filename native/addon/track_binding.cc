@@ -17,6 +17,7 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Tracker",
                        {InstanceMethod<&TrackerWrap::Update>("update"), InstanceMethod<&TrackerWrap::LiveTracks>("liveTracks"),
+                        InstanceMethod<&TrackerWrap::LiveIds>("liveIds"),
                         InstanceMethod<&TrackerWrap::FrameCount>("frameCount"),
                         InstanceMethod<&TrackerWrap::Snapshot>("snapshot"), InstanceMethod<&TrackerWrap::Restore>("restore")});
   }
@@ -85,6 +86,13 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
   }
 
   Napi::Value LiveTracks(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), tracker_.LiveTracks()); }
+  // liveIds() -> Int32Array: the live tracks' ids, ascending (tracks without an id yet are left out).
+  Napi::Value LiveIds(const Napi::CallbackInfo& info) {
+    tracker_.LiveIds(live_);
+    Napi::Int32Array out = Napi::Int32Array::New(info.Env(), live_.size());
+    for (size_t i = 0; i < live_.size(); ++i) out[i] = live_[i];
+    return out;
+  }
   Napi::Value FrameCount(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(tracker_.FrameCount()));
   }
@@ -108,6 +116,7 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
   std::vector<float> signatures_;
   std::vector<int32_t> ids_;
   std::vector<uint8_t> confirmed_;
+  std::vector<int32_t> live_;
 };
 
 }  // namespace

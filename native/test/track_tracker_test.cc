@@ -88,6 +88,34 @@ TEST_CASE("ids start at 1, need min_hits, and are never reused") {
   CHECK(r.Step({Det(306, 0)}) == std::vector<int32_t>{2});
 }
 
+TEST_CASE("LiveIds lists the live tracks' ids ascending: tentative ones without an id left out, dead ones gone") {
+  TrackerOptions o;
+  o.min_hits = 2;
+  o.max_age = 1;
+  Run r(o);
+  std::vector<int32_t> live;
+  r.Step({});
+  r.Step({});  // past the warm-up: a track needs 2 hits for its id
+  r.tracker.LiveIds(live);
+  CHECK(live.empty());
+  r.Step({Det(0, 0), Det(300, 0)});
+  r.tracker.LiveIds(live);
+  CHECK(live.empty());  // two tentative tracks, no id yet
+  CHECK(r.Step({Det(302, 0), Det(2, 0)}) == std::vector<int32_t>{1, 2});
+  r.Step({Det(600, 0), Det(4, 0)});  // the track at 300 coasts; a tentative one starts at 600
+  r.tracker.LiveIds(live);
+  CHECK(live == std::vector<int32_t>{1, 2});
+  CHECK(r.Step({Det(602, 0), Det(6, 0)}) == std::vector<int32_t>{3, 2});  // 1 (at 300) is over max_age
+  r.tracker.LiveIds(live);
+  CHECK(live == std::vector<int32_t>{2, 3});
+  Tracker restored(o);
+  const std::vector<uint8_t> snap = r.tracker.Snapshot();
+  REQUIRE(restored.Restore(snap.data(), snap.size()));
+  std::vector<int32_t> again;
+  restored.LiveIds(again);
+  CHECK(again == live);
+}
+
 TEST_CASE("report_all gives every detection a stable id from its first frame") {
   TrackerOptions o;
   o.report_all = true;

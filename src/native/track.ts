@@ -26,6 +26,7 @@ interface NativeTracker {
     signatures?: Float32Array,
   ): Int32Array;
   liveTracks(): number;
+  liveIds(): Int32Array;
   frameCount(): number;
   snapshot(): Uint8Array;
   restore(bytes: Uint8Array): boolean;
@@ -193,6 +194,14 @@ export class Tracker {
   /** Live tracks (tentative, confirmed and coasting ones). */
   get liveTracks(): number {
     return this.#native.liveTracks();
+  }
+
+  /**
+   * The ids of the live tracks that have one, ascending (with report 'confirmed' a tentative track has none
+   * yet). Ids are never reused: one missing here is never reported again.
+   */
+  liveIds(): Int32Array {
+    return this.#native.liveIds();
   }
 
   /** Number of update() calls so far. */

@@ -7,6 +7,14 @@ namespace sightflow::track {
 
 Tracker::Tracker(const TrackerOptions& opts) : opts_(opts) {}
 
+void Tracker::LiveIds(std::vector<int32_t>& out) const {
+  out.clear();
+  for (const Track& t : tracks_)
+    if (t.id != 0) out.push_back(t.id);
+  // Tracks are kept in creation order, but without report_all ids are given at confirmation, out of that order.
+  std::sort(out.begin(), out.end());
+}
+
 namespace {
 // b grown by `buffer` of its width and height on each side (C-BIoU's buffered box).
 Box Widen(const Box& b, float buffer) {

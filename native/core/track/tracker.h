@@ -64,6 +64,9 @@ class Tracker {
   void Update(const Detection* dets, int n, std::vector<int32_t>& track_ids, std::vector<uint8_t>& confirmed, int steps = 1);
 
   int LiveTracks() const { return static_cast<int>(tracks_.size()); }
+  // The ids of the live tracks that have one, ascending. Ids are never reused, so an id missing here is gone
+  // for good: a caller keeping its own map from ids (the video pipeline's task-wide ids) may forget it.
+  void LiveIds(std::vector<int32_t>& out) const;
   int AppearanceDim() const { return opts_.appearance_dim; }
   int64_t FrameCount() const { return frame_; }
 

@@ -98,18 +98,32 @@ export interface Candidate {
 }
 
 /**
- * TrackIds' state: the `step:local` keys in the order they were given ids. Ids are handed out 1, 2, 3... in
- * that order, so the keys alone rebuild the map; `next` is kept as a check.
+ * TrackIds' state: `ids` maps each `step:local` key that can still be looked up to its task-wide id, in id
+ * order; `next` is the id the next new key gets. Version 1 (no `v`) held every key the task ever reported, in
+ * id order (ids 1, 2, 3... in that order): it is still read.
  */
 export interface TrackIdsSnapshot {
+  v: 2;
   next: number;
-  keys: string[];
+  ids: Record<string, number>;
 }
 
-/** Task-wide ids: every producing step has its own tracker, ids stay unique across them. */
+/** What a step's tracker says is still alive: its live tracks' local ids (Tracker.liveIds()). */
+export type LiveLocals = () => Iterable<number>;
+
+const KEY = /^\d+:\d+$/;
+
+/**
+ * Task-wide ids: every producing step has its own tracker, ids stay unique across them. A key is only looked
+ * up while its native track lives (the tracker reports live tracks only, and never reuses a local id), so
+ * a step's tracker registers what is alive (watch()) and snapshot() forgets the keys of dead tracks: the
+ * state stays as large as the live tracks instead of every track a long task ever had.
+ */
 export class TrackIds {
   #next = 1;
   readonly #ids = new Map<string, number>();
+  readonly #live = new Map<number, LiveLocals>();
+
   global(step: number, local: number): number {
     const k = `${step}:${local}`;
     let id = this.#ids.get(k);
@@ -117,25 +131,60 @@ export class TrackIds {
     return id;
   }
 
-  /** JSON-serialisable state (typed unknown so a subclass can add its own around it). */
-  snapshot(): unknown {
-    return { next: this.#next, keys: [...this.#ids.keys()] } satisfies TrackIdsSnapshot;
+  /**
+   * `live` answers for `step`'s tracker from now on (a later call for the same step replaces it). Keys of a
+   * step nobody answers for are all kept.
+   */
+  watch(step: number, live: LiveLocals): void {
+    this.#live.set(step, live);
   }
 
-  /** Puts a snapshot() back into fresh ids; throws, leaving the ids as they were, when `s` is not one. */
+  /**
+   * JSON-serialisable state (typed unknown so a subclass can add its own around it). The keys of tracks that
+   * are gone are forgotten here too, so the map in memory stays as small as the snapshot.
+   */
+  snapshot(): unknown {
+    const alive = new Map<number, Set<number>>();
+    for (const [step, live] of this.#live) alive.set(step, new Set(live()));
+    const ids: Record<string, number> = {};
+    for (const [k, id] of this.#ids) {
+      const colon = k.indexOf(':');
+      const live = alive.get(Number(k.slice(0, colon)));
+      if (live && !live.has(Number(k.slice(colon + 1)))) this.#ids.delete(k);
+      else ids[k] = id;
+    }
+    return { v: 2, next: this.#next, ids } satisfies TrackIdsSnapshot;
+  }
+
+  /** Puts a snapshot() (either version) back into fresh ids; throws, leaving the ids as they were, when `s` is not one. */
   restore(s: unknown): void {
-    const v = s as Partial<TrackIdsSnapshot> | null;
-    if (
-      !v ||
-      !Array.isArray(v.keys) ||
-      v.next !== v.keys.length + 1 ||
-      !v.keys.every((k) => typeof k === 'string' && /^\d+:\d+$/.test(k)) ||
-      new Set(v.keys).size !== v.keys.length
-    )
-      throw new Error('The checkpoint holds track ids that are not a TrackIds snapshot');
+    const entries = TrackIds.#entries(s);
+    if (!entries) throw new Error('The checkpoint holds track ids that are not a TrackIds snapshot');
     this.#ids.clear();
-    for (const k of v.keys) this.#ids.set(k, this.#ids.size + 1);
-    this.#next = v.next;
+    for (const [k, id] of entries.ids) this.#ids.set(k, id);
+    this.#next = entries.next;
+  }
+
+  /** A snapshot's keys and ids in id order, or null when it is not a valid one of either version. */
+  static #entries(s: unknown): { next: number; ids: Array<[string, number]> } | null {
+    const v = s as { v?: unknown; next?: unknown; keys?: unknown; ids?: unknown } | null;
+    if (!v || typeof v !== 'object' || typeof v.next !== 'number' || !Number.isInteger(v.next) || v.next < 1)
+      return null;
+    let ids: Array<[string, number]>;
+    if (v.v === undefined) {
+      // Version 1: every key, the n-th with id n.
+      if (!Array.isArray(v.keys) || v.next !== v.keys.length + 1) return null;
+      ids = v.keys.map((k, i): [string, number] => [k as string, i + 1]);
+    } else if (v.v === 2 && v.ids !== null && typeof v.ids === 'object' && !Array.isArray(v.ids)) {
+      ids = Object.entries(v.ids as Record<string, unknown>) as Array<[string, number]>;
+    } else return null;
+    let last = 0;
+    for (const [k, id] of ids) {
+      // Ids strictly ascending and below next: no id is given twice, and none again after a restore.
+      if (typeof k !== 'string' || !KEY.test(k) || !Number.isInteger(id) || id <= last || id >= v.next) return null;
+      last = id;
+    }
+    return new Set(ids.map(([k]) => k)).size === ids.length ? { next: v.next, ids } : null;
   }
 }
 
@@ -192,6 +241,7 @@ export class TargetTracker {
       buffered: CROWD.buffered,
       appearance: CROWD.appearance,
     });
+    ids.watch(step, () => this.#tracker.liveIds());
   }
 
   /** The state after the last assign(), to restore() into a TargetTracker made with the same arguments. */
