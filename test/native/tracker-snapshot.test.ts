@@ -4,7 +4,7 @@
 // survives JSON and restores into a fresh TargetTracker (with its TrackIds) that assigns the same ids.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deflateRawSync } from 'node:zlib';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { Tracker, type TrackerDetection, type TrackerOptions } from '../../src/native/track.js';
 import {
   CROWD,
@@ -13,6 +13,8 @@ import {
   TRACKER_DEFAULTS,
   type Candidate,
   type TrackerSettings,
+  type TrackerSnapshot,
+  type TrackIdsSnapshot,
 } from '../../src/video/pipeline/target-tracker.js';
 import { colourSignature, SIGNATURE_DIM } from '../../src/media/colour-signature.js';
 import type { RgbImage } from '../../src/media/rgb-image.js';
@@ -262,5 +264,150 @@ test('TargetTracker and TrackIds refuse state that is not theirs, and a fresh on
   assert.throws(() => ids.restore({ next: 3, keys: ['0:1'] }), /not a TrackIds snapshot/);
   assert.throws(() => ids.restore({ next: 3, keys: ['0:1', '0:1'] }), /not a TrackIds snapshot/);
   assert.throws(() => ids.restore({ next: 2 }), /not a TrackIds snapshot/);
+  const v2 = (next: number, map: Record<string, number>, v = 2) => ({ v, next, ids: map });
+  assert.throws(() => ids.restore(v2(9, { '0:3': 5, '0:1': 4 })), /not a TrackIds snapshot/); // ids not ascending
+  assert.throws(() => ids.restore(v2(5, { '0:3': 5 })), /not a TrackIds snapshot/); // an id at next
+  assert.throws(() => ids.restore(v2(9, { '0:3': 0 })), /not a TrackIds snapshot/);
+  assert.throws(() => ids.restore(v2(9, { '0:x': 2 })), /not a TrackIds snapshot/);
+  assert.throws(() => ids.restore(v2(9, { '0:3': 2 }, 3)), /not a TrackIds snapshot/);
+  assert.throws(() => ids.restore({ v: 2, next: 9, ids: [['0:3', 2]] }), /not a TrackIds snapshot/);
   assert.equal(ids.global(0, 4), 1); // unchanged by the refusals
+  // Version 1 (every key, the n-th with id n) is still read; the next snapshot is version 2.
+  const old = new TrackIds();
+  old.restore({ next: 3, keys: ['0:7', '1:2'] });
+  assert.deepEqual([old.global(1, 2), old.global(0, 7), old.global(0, 9)], [2, 1, 3]);
+  assert.deepEqual(old.snapshot(), v2(4, { '0:7': 1, '1:2': 2, '0:9': 3 }));
+  // A watched step keeps only its live locals' keys; an unwatched one keeps all, and the ids go on from next.
+  old.watch(0, () => [9]);
+  assert.deepEqual(old.snapshot(), v2(4, { '1:2': 2, '0:9': 3 }));
+  const back = new TrackIds();
+  back.restore(JSON.parse(JSON.stringify(old.snapshot())));
+  assert.deepEqual([back.global(0, 9), back.global(1, 2), back.global(0, 12)], [3, 2, 4]);
 });
+
+/**
+ * A long task: 5,000 walkers, 50 at a time, each in its own slot of a wide scene and replaced by the next
+ * when it leaves (alternately at the slot's left and right so the old track, coasting, never takes the new
+ * one). Signatures come from rendered textures (a few colours a part, four poses a walker).
+ */
+function longScene(walkersPerSlot: number, slots: number): Candidate[][] {
+  const r = lcg(11);
+  const frames: Candidate[][] = [];
+  const at = (f: number) => (frames[f] ??= []);
+  for (let s = 0; s < slots; s++) {
+    const ox = 1200 * (s % 10),
+      oy = 700 * Math.floor(s / 10);
+    let f = Math.floor(r() * 40);
+    for (let k = 0; k < walkersPerSlot; k++) {
+      const life = 25 + Math.floor(r() * 30);
+      const w = 36 + r() * 10,
+        h = 90 + r() * 20;
+      const x0 = ox + (k % 2 === 0 ? 50 : 600),
+        y0 = oy + 50 + r() * 350;
+      const vx = 1 + r() * 2,
+        vy = (r() - 0.5) * 2;
+      const poses = Array.from({ length: 4 }, () => texturedSignature(r));
+      for (let t = 0; t < life; t++) {
+        if (r() < 0.08) continue; // missed by the detector this frame
+        const x1 = x0 + vx * t,
+          y1 = y0 + vy * t;
+        const score = r() < 0.15 ? 0.2 + r() * 0.3 : 0.55 + r() * 0.4;
+        at(f + t).push({ box: [x1, y1, x1 + w, y1 + h], score, cls: 'person', signature: poses[t % 4] });
+      }
+      f += life + Math.floor(r() * 4);
+    }
+  }
+  return Array.from({ length: frames.length }, (_, f) => frames[f] ?? []);
+}
+
+/**
+ * A walker's signature: its upper body and legs each a random mix of three colours, drawn small (the
+ * signature samples a grid of at most 12 x 12 pixels a part, so a larger drawing would only cost time).
+ */
+function texturedSignature(r: () => number): Float32Array {
+  const width = 20,
+    height = 48;
+  const palette = () => Array.from({ length: 3 }, () => [0, 1, 2].map(() => Math.floor(r() * 256)));
+  const top = palette(),
+    legs = palette();
+  const data = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) data.set((y < height / 2 ? top : legs)[Math.floor(r() * 3)], (y * width + x) * 3);
+  const sig = new Float32Array(SIGNATURE_DIM);
+  colourSignature({ data, width, height, channels: 3 }, [0, 0, width, height], sig);
+  return sig;
+}
+
+/** Tracks in a TargetTracker snapshot (the formats: target-tracker.ts, track.ts, tracker_snapshot.cc). */
+function liveInSnapshot(snap: TrackerSnapshot): number {
+  const state = inflateRawSync(Buffer.from(snap.state, 'base64'));
+  const wrapper = state.subarray(4 + 32 * state.readUInt32LE(0));
+  const native = wrapper.subarray(5 + wrapper.readUInt32LE(1));
+  return native.readUInt32LE(4 + 2 + 42 + 4 + 8);
+}
+
+const LONG = longScene(100, 50);
+const CHUNK = 25;
+/**
+ * A bound on a chunk's checkpoint (tracker and ids as JSON) over the whole task. The tracker holds more tracks
+ * than the 50 walkers in view (those that left coast for max_age frames), so the goal of 16 KB with 50 live
+ * tracks is checked on the checkpoints that have at most 50.
+ */
+const CHECKPOINT_BOUND = 32 * 1024;
+const BOUND_AT_50 = 16 * 1024;
+
+for (const [name, settings] of SETTINGS) {
+  test(`a long task (${name}): 5,000 tracks, 50 alive at a time, keep the checkpoint bounded and exact`, (t) => {
+    const ids = new TrackIds();
+    const original = new TargetTracker(settings, 0, ids, 0.5);
+    const answers: string[] = [];
+    const checkpoints = new Map<number, string>();
+    let largest = 0,
+      largestAt50 = 0,
+      maxLive = 0,
+      maxKeys = 0,
+      maxId = 0;
+    for (let f = 0; f < LONG.length; f++) {
+      const out = original.assign(LONG[f], f);
+      for (const o of out) maxId = Math.max(maxId, o.trackId);
+      answers.push(JSON.stringify(out.map((o) => [LONG[f].indexOf(o.candidate), o.trackId])));
+      if (f % CHUNK !== CHUNK - 1) continue;
+      const tracker = original.snapshot();
+      const idState = ids.snapshot() as TrackIdsSnapshot;
+      const json = JSON.stringify({ tracker, ids: idState });
+      checkpoints.set(f, json);
+      const keys = Object.keys(idState.ids).length;
+      const live = liveInSnapshot(tracker);
+      // Only keys of tracks still in the tracker are kept, so the ids grow with the live tracks, not with
+      // every track the task had (docs/video.md, "What the checkpoint holds", has both sizes).
+      assert.ok(keys <= live, `frame ${f}: ${keys} keys, ${live} live tracks`);
+      assert.ok(JSON.stringify(idState).length <= 48 + 16 * live, `frame ${f}: ids of ${keys} keys`);
+      assert.ok(json.length <= CHECKPOINT_BOUND, `frame ${f}: checkpoint of ${json.length} B, ${live} live tracks`);
+      if (live <= 50) largestAt50 = Math.max(largestAt50, json.length);
+      maxLive = Math.max(maxLive, live);
+      largest = Math.max(largest, json.length);
+      maxKeys = Math.max(maxKeys, keys);
+    }
+    assert.ok(maxId >= 5000, `${maxId} tracks`);
+    assert.ok(largestAt50 > 0 && largestAt50 <= BOUND_AT_50, `${largestAt50} B with at most 50 live tracks`);
+    t.diagnostic(
+      `${name}: ${LONG.length} frames, ${maxId} track ids; checkpoint every ${CHUNK} frames: at most ${largest} B ` +
+        `(${maxLive} live tracks at most, ${maxKeys} ids kept at most), at most ${largestAt50} B with <= 50 live tracks`,
+    );
+    const last = Math.max(...checkpoints.keys());
+    for (const k of [CHUNK - 1, Math.floor(LONG.length / (2 * CHUNK)) * CHUNK - 1, last - CHUNK]) {
+      const saved = JSON.parse(checkpoints.get(k)!) as { tracker: unknown; ids: unknown };
+      const freshIds = new TrackIds();
+      freshIds.restore(saved.ids);
+      const restored = new TargetTracker(settings, 0, freshIds, 0.5);
+      restored.restore(saved.tracker);
+      for (let f = k + 1; f < LONG.length; f++) {
+        const out = restored.assign(LONG[f], f);
+        const got = JSON.stringify(out.map((o) => [LONG[f].indexOf(o.candidate), o.trackId]));
+        assert.equal(got, answers[f], `restored after frame ${k}, frame ${f}`);
+        const want = checkpoints.get(f);
+        if (want) assert.equal(JSON.stringify({ tracker: restored.snapshot(), ids: freshIds.snapshot() }), want);
+      }
+    }
+  });
+}
