@@ -68,4 +68,15 @@ export class Segmenter {
     if (cut) this.#startMs = timeMs;
     return cut;
   }
+
+  /** Where the current segment started (null before the first frame): with the last frame's signature, all a
+   * segmenter holds, so a task continued on another worker cuts where an undisturbed one does. */
+  get startMs(): number | null {
+    return this.#startMs;
+  }
+
+  restore(startMs: number | null, last: Float32Array | null): void {
+    this.#startMs = startMs;
+    this.#last = last;
+  }
 }

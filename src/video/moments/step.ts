@@ -1,7 +1,8 @@
 // The index step (docs/moments.md): writes the video to a vector collection as searchable moments, beside
 // the targets (it adds none). Checking it looks the collection up (a missing one is refused when the task is
 // created); at run time it sees each whole chunk before it is archived (moment-indexer.ts cuts segments and
-// follows tracks there) and writes what is still open when the task ends, or within a grace time on cancel.
+// follows tracks there) and writes what is still open when the task ends, or within a grace time on cancel. A
+// file task continues on another worker from its snapshot (moment-indexer.ts, snapshot() and restore()).
 import { defineStep } from '../pipeline/step.js';
 import type { CollectionWriter } from '../../services/collections-port.js';
 import { ProviderError } from '../task-contract.js';
@@ -39,7 +40,9 @@ export const indexStep = defineStep({
         return {
           chunk: (out, frame) => indexer.chunk(out, frame),
           finish: () => indexer.finish(),
-          close: () => indexer.close(),
+          close: (handedOn?: boolean) => indexer.close(handedOn === true),
+          snapshot: () => indexer.snapshot(),
+          restore: (state, frames) => indexer.restore(state, frames),
         };
       },
     };
