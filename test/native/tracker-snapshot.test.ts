@@ -283,6 +283,19 @@ test('TargetTracker and TrackIds refuse state that is not theirs, and a fresh on
   const back = new TrackIds();
   back.restore(JSON.parse(JSON.stringify(old.snapshot())));
   assert.deepEqual([back.global(0, 9), back.global(1, 2), back.global(0, 12)], [3, 2, 4]);
+  // Without snapshots (a live task) the keys of gone tracks are swept as the map grows: 10 alive at a time.
+  const streaming = new TrackIds();
+  let newest = 0;
+  streaming.watch(0, () => Array.from({ length: 10 }, (_, i) => newest - i));
+  let largest = 0;
+  for (newest = 1; newest <= 20_000; newest++) {
+    assert.equal(streaming.global(0, newest), newest);
+    largest = Math.max(largest, streaming.size);
+  }
+  assert.ok(largest <= 1025, `${largest} keys held`);
+  newest = 20_000;
+  assert.equal(streaming.global(0, newest - 9), newest - 9); // a live key survives every sweep
+  assert.equal(Object.keys((streaming.snapshot() as { ids: object }).ids).length, 10);
 });
 
 /**

@@ -112,22 +112,30 @@ export interface TrackIdsSnapshot {
 export type LiveLocals = () => Iterable<number>;
 
 const KEY = /^\d+:\d+$/;
+/** The fewest keys a sweep waits for: below it a sweep would cost more than the keys it frees. */
+const SWEEP_MIN = 1024;
 
 /**
  * Task-wide ids: every producing step has its own tracker, ids stay unique across them. A key is only looked
  * up while its native track lives (the tracker reports live tracks only, and never reuses a local id), so
- * a step's tracker registers what is alive (watch()) and snapshot() forgets the keys of dead tracks: the
- * state stays as large as the live tracks instead of every track a long task ever had.
+ * a step's tracker registers what is alive (watch()) and the keys of dead tracks are forgotten (at each
+ * snapshot(), and whenever the map has doubled): the state stays as large as the live tracks instead of every
+ * track a long task ever had.
  */
 export class TrackIds {
   #next = 1;
   readonly #ids = new Map<string, number>();
   readonly #live = new Map<number, LiveLocals>();
+  /** The map is swept of dead keys when it outgrows this: a live task, never snapshotted, stays small too. */
+  #sweepAt = SWEEP_MIN;
 
   global(step: number, local: number): number {
     const k = `${step}:${local}`;
     let id = this.#ids.get(k);
-    if (id === undefined) this.#ids.set(k, (id = this.#next++));
+    if (id === undefined) {
+      this.#ids.set(k, (id = this.#next++));
+      if (this.#ids.size > this.#sweepAt) this.#sweep();
+    }
     return id;
   }
 
@@ -139,21 +147,32 @@ export class TrackIds {
     this.#live.set(step, live);
   }
 
-  /**
-   * JSON-serialisable state (typed unknown so a subclass can add its own around it). The keys of tracks that
-   * are gone are forgotten here too, so the map in memory stays as small as the snapshot.
-   */
+  /** Keys held: those of live tracks, and of tracks gone since the last sweep. */
+  get size(): number {
+    return this.#ids.size;
+  }
+
+  /** JSON-serialisable state (typed unknown so a subclass can add its own around it), taken after a sweep. */
   snapshot(): unknown {
-    const alive = new Map<number, Set<number>>();
-    for (const [step, live] of this.#live) alive.set(step, new Set(live()));
-    const ids: Record<string, number> = {};
-    for (const [k, id] of this.#ids) {
-      const colon = k.indexOf(':');
-      const live = alive.get(Number(k.slice(0, colon)));
-      if (live && !live.has(Number(k.slice(colon + 1)))) this.#ids.delete(k);
-      else ids[k] = id;
+    this.#sweep();
+    return { v: 2, next: this.#next, ids: Object.fromEntries(this.#ids) } satisfies TrackIdsSnapshot;
+  }
+
+  /**
+   * Forgets the keys of tracks that are gone; doubling the threshold after each sweep keeps the cost a
+   * constant a key.
+   */
+  #sweep(): void {
+    if (this.#live.size > 0) {
+      const alive = new Map<number, Set<number>>();
+      for (const [step, live] of this.#live) alive.set(step, new Set(live()));
+      for (const k of this.#ids.keys()) {
+        const colon = k.indexOf(':');
+        const live = alive.get(Number(k.slice(0, colon)));
+        if (live && !live.has(Number(k.slice(colon + 1)))) this.#ids.delete(k);
+      }
     }
-    return { v: 2, next: this.#next, ids } satisfies TrackIdsSnapshot;
+    this.#sweepAt = Math.max(SWEEP_MIN, 2 * this.#ids.size);
   }
 
   /** Puts a snapshot() (either version) back into fresh ids; throws, leaving the ids as they were, when `s` is not one. */
@@ -163,6 +182,7 @@ export class TrackIds {
     this.#ids.clear();
     for (const [k, id] of entries.ids) this.#ids.set(k, id);
     this.#next = entries.next;
+    this.#sweepAt = Math.max(SWEEP_MIN, 2 * this.#ids.size);
   }
 
   /** A snapshot's keys and ids in id order, or null when it is not a valid one of either version. */
