@@ -1,0 +1,42 @@
+// CPU time of processes by pid from /proc (Linux), for benches that need to say where a round's CPU went:
+// the server is this process (process.cpuUsage), but the broker or a subscriber it started are children
+// whose time only the kernel's accounting shows. Elsewhere every reading is NaN.
+import { readFileSync, readdirSync } from 'node:fs';
+
+/** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux on every architecture Node runs). */
+const HZ = 100;
+
+/** User plus system CPU time of `pid` so far, in ms (NaN when it cannot be read). */
+export function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces and parentheses: the fields start after its last ')'.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / HZ;
+  } catch {
+    return NaN;
+  }
+}
+
+/** This process's children whose command name is `comm` (e.g. 'mosquitto'). */
+export function childPids(comm: string): number[] {
+  let dirs: string[];
+  try {
+    dirs = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const d of dirs) {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (name === comm && ppid === process.pid) out.push(Number(d));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return out;
+}
