@@ -12,6 +12,7 @@ export interface TimedMessage {
 }
 
 export interface SubscriberProcess {
+  pid: number | undefined;
   /** Closes the child's stdin and waits for its messages. */
   stop(): Promise<TimedMessage[]>;
 }
@@ -41,6 +42,7 @@ export async function subscriberProcess(url: string, filters: string[]): Promise
     await new Promise((r) => setTimeout(r, 20));
   }
   return {
+    pid: child.pid,
     async stop() {
       child.stdin.end();
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);

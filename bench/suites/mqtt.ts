@@ -13,12 +13,15 @@
 // the time a task's publishing takes per frame and per event, over frames of synthetic crossings through
 // the real analytics engine, with the publisher connected.
 import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { api, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { liveClip, startRtspServer } from '../../test/helpers/live-sources.js';
 import { mosquittoMissing, startBroker } from '../../test/helpers/mosquitto.js';
 import { evalDir, skipWithoutEvalData } from '../../eval/dir.js';
 import { sseReads } from '../sse-reads.js';
 import { subscriberProcess } from '../mqtt-subscriber-process.js';
+import { childPids, cpuMs } from '../proc-cpu.js';
 import { createLogger } from '../../src/base/log.js';
 import { AnalyticsEngine, type AnalyticsFrame } from '../../src/video/analytics/engine.js';
 import { parseAnalytics } from '../../src/video/analytics/rules.js';
@@ -66,6 +69,10 @@ const RULES = {
   })),
 };
 
+/** The event-loop sampler's period; the histogram holds whole periods, so lateness is a sample less it. */
+const LOOP_RESOLUTION_MS = 10;
+const lateMs = (ns: number) => Math.round((ns / 1e6 - LOOP_RESOLUTION_MS) * 10) / 10;
+
 const pct = (xs: number[], p: number) => {
   if (xs.length === 0) return NaN;
   const s = [...xs].sort((a, b) => a - b);
@@ -89,10 +96,28 @@ interface RunRow {
   /** Per event: its arrival at the MQTT subscriber minus its chunk's at the SSE subscriber. */
   mqtt_minus_sse_p50_ms: number;
   mqtt_minus_sse_p95_ms: number;
+  /** Where the round's CPU went, in % of one core over the round: this process (server, decoders, inference,
+   * SSE readers), the broker, the MQTT subscriber's process. */
+  cpu_server_pct: number;
+  cpu_broker_pct: number;
+  cpu_subscriber_pct: number;
+  /** The server's event loop: how late its timers ran over the round, p50 / p99 / max. */
+  loop_delay_p50_ms: number;
+  loop_delay_p99_ms: number;
+  loop_delay_max_ms: number;
+  /** The machine's 1-minute load average at the round's end (other work on it included). */
+  load: number;
 }
 
 /** Four cameras for `seconds` after a warm-up; with `mqtt`, each publishes and a subscriber times events. */
-async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | null, round: number): Promise<RunRow> {
+async function cameras(
+  t: TestApp,
+  url: string,
+  seconds: number,
+  mqtt: string | null,
+  round: number,
+  brokerPid: number | undefined,
+): Promise<RunRow> {
   const sub = mqtt ? await subscriberProcess(mqtt, [`${PREFIX}/+/events`]) : null;
   const ids: string[] = [];
   for (let i = 0; i < CAMERAS; i++) {
@@ -112,6 +137,9 @@ async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | 
   }
   const warmMs = 4000;
   const started = Date.now();
+  const cpu0 = { server: process.cpuUsage(), broker: cpuMs(brokerPid), sub: cpuMs(sub?.pid) };
+  const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  loop.enable();
   const from = started + warmMs;
   const until = from + seconds * 1000;
   const processed = new Array<number>(CAMERAS).fill(0);
@@ -147,6 +175,15 @@ async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | 
     }
   });
   await new Promise((r) => setTimeout(r, until - Date.now() + 1500));
+  loop.disable();
+  const spanMs = Date.now() - started;
+  const serverCpu = process.cpuUsage(cpu0.server);
+  const pctOf = (ms: number) => Math.round((ms / spanMs) * 1000) / 10;
+  const cpu = {
+    server: pctOf((serverCpu.user + serverCpu.system) / 1000),
+    broker: pctOf(cpuMs(brokerPid) - cpu0.broker),
+    sub: pctOf(cpuMs(sub?.pid) - cpu0.sub),
+  };
   ac.abort();
   await Promise.allSettled(readers);
   if (processed.every((n) => n === 0)) {
@@ -176,6 +213,13 @@ async function cameras(t: TestApp, url: string, seconds: number, mqtt: string | 
     mqtt_p95_ms: Math.round(pct(mqttDelays, 0.95)),
     mqtt_minus_sse_p50_ms: Math.round(pct(diffs, 0.5)),
     mqtt_minus_sse_p95_ms: Math.round(pct(diffs, 0.95)),
+    cpu_server_pct: cpu.server,
+    cpu_broker_pct: cpu.broker,
+    cpu_subscriber_pct: cpu.sub,
+    loop_delay_p50_ms: lateMs(loop.percentile(50)),
+    loop_delay_p99_ms: lateMs(loop.percentile(99)),
+    loop_delay_max_ms: lateMs(loop.max),
+    load: Math.round(loadavg()[0]! * 10) / 10,
   };
 }
 
@@ -299,11 +343,12 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
         `${cost.us_per_quiet_frame} us a frame without events, ${cost.us_per_event} us more an event`,
     );
     // A round left out: the first tasks load the detector and warm the JIT, which would count as noise.
-    await cameras(t, rtsp.url, quick ? 4 : 10, null, -1);
+    const brokerPid = childPids('mosquitto')[0];
+    await cameras(t, rtsp.url, quick ? 4 : 10, null, -1, brokerPid);
     // Two off rounds at least, so that their spread says what noise is.
     const order = quick ? [false, true, false] : [false, true, true, false, false, true];
     for (const [round, on] of order.entries()) {
-      const r = await cameras(t, rtsp.url, seconds, on ? broker.url : null, round);
+      const r = await cameras(t, rtsp.url, seconds, on ? broker.url : null, round, brokerPid);
       rows.push(r);
       console.log(
         `MQTT ${on ? 'on ' : 'off'}: ${CAMERAS} cameras at ${FPS} fps, ${r.fps_per_camera.toFixed(2)} frames/s per camera (min ${r.fps_min.toFixed(2)}); ` +
@@ -312,6 +357,10 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
             ? `; at the MQTT subscriber ${r.mqtt_events} events, frame arrival to event p50 ${r.mqtt_p50_ms} p95 ${r.mqtt_p95_ms} ms, ` +
               `after its chunk at the SSE subscriber p50 ${r.mqtt_minus_sse_p50_ms} p95 ${r.mqtt_minus_sse_p95_ms} ms`
             : ''),
+      );
+      console.log(
+        `  CPU over the round (% of a core): server ${r.cpu_server_pct}, broker ${r.cpu_broker_pct}, subscriber ${r.cpu_subscriber_pct}; ` +
+          `server event loop delay p50 ${r.loop_delay_p50_ms} p99 ${r.loop_delay_p99_ms} max ${r.loop_delay_max_ms} ms; load average ${r.load}`,
       );
     }
   } finally {
