@@ -87,6 +87,79 @@ Napi::Object StatsObject(Napi::Env env, const decode::Stats& s) {
   return o;
 }
 
+// 64-bit hashes travel as 16 hex digits: a JS number holds only 53 bits.
+std::string Hex64(uint64_t v) {
+  static const char* const kDigits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<size_t>(i)] = kDigits[v & 15];
+  return s;
+}
+
+uint64_t ParseHex64(const ArgReader& args, const OptionsReader& o, const char* key) {
+  const Napi::Value v = o.Get(key);
+  const std::string s = args.String(v, key, true);
+  uint64_t out = 0;
+  bool ok = s.size() == 16;
+  for (char c : s) {
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) ok = false;
+    out = (out << 4) | static_cast<uint64_t>(d < 0 ? 0 : d);
+  }
+  if (!ok) args.OutOfRange("string", "of 16 lowercase hex digits", key, v);
+  return out;
+}
+
+constexpr int64_t kMaxSafe = 9007199254740991;  // stream ticks and counters as JS numbers carry them exactly
+
+// The cursor as JS sees it (DecoderCursor in src/native/decode.ts); ReadCursor is its inverse.
+Napi::Object CursorObject(Napi::Env env, const decode::Cursor& c) {
+  Napi::Object o = Napi::Object::New(env);
+  const auto num = [&](int64_t v) { return Napi::Number::New(env, static_cast<double>(v)); };
+  o.Set("v", c.version);
+  o.Set("index", num(c.index));
+  o.Set("ptsMs", num(c.pts_ms));
+  o.Set("pts", c.has_pts ? num(c.pts) : env.Null());
+  o.Set("keyTs", num(c.key_ts));
+  o.Set("startPts", c.start_pts_known ? num(c.start_pts) : env.Null());
+  o.Set("origin", c.origin_set ? Napi::Number::New(env, c.sampler_origin) : env.Null());
+  o.Set("nextSample", Napi::Number::New(env, c.sampler_next));
+  o.Set("readDts", c.has_read_dts ? num(c.read_dts) : env.Null());
+  o.Set("decodedFrames", num(c.decoded_frames));
+  o.Set("droppedFrames", num(c.dropped_frames));
+  o.Set("emittedFrames", num(c.emitted_frames));
+  o.Set("decodeFailures", num(c.decode_failures));
+  o.Set("skippedDecodes", num(c.skipped_decodes));
+  o.Set("setup", Hex64(c.setup_hash));
+  o.Set("hash", Hex64(c.frame_hash));
+  return o;
+}
+
+decode::Cursor ReadCursor(const ArgReader& args, const Napi::Value& value) {
+  const OptionsReader o(args, value, "resume");
+  decode::Cursor c;
+  c.version = static_cast<int>(o.Integer("v", std::nullopt, 1, 1000000));
+  c.index = o.Integer("index", std::nullopt, 0, kMaxSafe);
+  c.pts_ms = o.Integer("ptsMs", std::nullopt, -kMaxSafe, kMaxSafe);
+  c.has_pts = !o.Get("pts").IsNull();
+  c.pts = c.has_pts ? o.Integer("pts", std::nullopt, -kMaxSafe, kMaxSafe) : 0;
+  c.key_ts = o.Integer("keyTs", std::nullopt, -kMaxSafe, kMaxSafe);
+  c.start_pts_known = !o.Get("startPts").IsNull();
+  c.start_pts = c.start_pts_known ? o.Integer("startPts", std::nullopt, -kMaxSafe, kMaxSafe) : 0;
+  c.origin_set = !o.Get("origin").IsNull();
+  c.sampler_origin = c.origin_set ? o.Number("origin", std::nullopt, -1e15, 1e15) : 0;
+  c.sampler_next = o.Number("nextSample", std::nullopt, 0, 1e300);
+  c.has_read_dts = !o.Get("readDts").IsNull();
+  c.read_dts = c.has_read_dts ? o.Integer("readDts", std::nullopt, -kMaxSafe, kMaxSafe) : 0;
+  c.decoded_frames = o.Integer("decodedFrames", std::nullopt, 0, kMaxSafe);
+  c.dropped_frames = o.Integer("droppedFrames", std::nullopt, 0, kMaxSafe);
+  c.emitted_frames = o.Integer("emittedFrames", std::nullopt, 1, kMaxSafe);
+  c.decode_failures = o.Integer("decodeFailures", std::nullopt, 0, kMaxSafe);
+  c.skipped_decodes = o.Integer("skippedDecodes", std::nullopt, 0, kMaxSafe);
+  c.setup_hash = ParseHex64(args, o, "setup");
+  c.frame_hash = ParseHex64(args, o, "hash");
+  return c;
+}
+
 decode::Options ParseOptions(const Napi::Value& value) {
   const ArgReader args(value.Env(), "DECODE");
   const OptionsReader o(args, value, "options");
@@ -112,6 +185,10 @@ decode::Options ParseOptions(const Napi::Value& value) {
   opts.read_timeout_ms = o.Integer("readTimeoutMs", 15000, 1, 3600000);
   const std::string hw = o.OneOf("hwaccel", "none", {"none", "auto", "cuda"});
   opts.hwaccel = hw == "auto" ? decode::HwAccel::Auto : hw == "cuda" ? decode::HwAccel::Cuda : decode::HwAccel::None;
+  if (o.Has("resume")) {
+    opts.has_resume = true;
+    opts.resume = ReadCursor(args, o.Get("resume"));
+  }
   return opts;
 }
 
@@ -209,6 +286,7 @@ class OpenWorker : public PromiseWorker {
     r.Set("hwaccelFallback", info_.hwaccel_fallback.empty() ? env.Null() : Napi::String::New(env, info_.hwaccel_fallback));
     r.Set("finalUrl", info_.final_url);
     r.Set("live", info_.live);
+    r.Set("resumedBy", info_.resumed_by.empty() ? env.Null() : Napi::String::New(env, info_.resumed_by));
     deferred_.Resolve(r);
   }
 
@@ -250,6 +328,8 @@ class ReadWorker : public PromiseWorker {
       status_ = dec.next(dst, &meta);
       if (status_ != Status::Frame) break;
       metas_.push_back(meta);
+      decode::Cursor cursor;
+      if (dec.cursor(&cursor)) cursors_.push_back(cursor);
     }
     if (!target_data_) owned_->resize(metas_.size() * frame_bytes_);
     stats_ = dec.stats();
@@ -299,6 +379,14 @@ class ReadWorker : public PromiseWorker {
     r.Set("ptsMs", pts);
     r.Set("keyframe", key);
     r.Set("wallMs", wall);
+    // One per frame for a file; null for a live input, which has no cursor.
+    if (cursors_.size() == n && n > 0) {
+      Napi::Array cursors = Napi::Array::New(env, n);
+      for (size_t i = 0; i < n; ++i) cursors.Set(static_cast<uint32_t>(i), CursorObject(env, cursors_[i]));
+      r.Set("cursors", cursors);
+    } else {
+      r.Set("cursors", n > 0 ? env.Null() : Napi::Array::New(env, 0));
+    }
     r.Set("stats", StatsObject(env, stats_));
     deferred_.Resolve(r);
   }
@@ -311,6 +399,7 @@ class ReadWorker : public PromiseWorker {
   std::unique_ptr<std::vector<uint8_t>> owned_ = std::make_unique<std::vector<uint8_t>>();
   size_t frame_bytes_ = 0;
   std::vector<FrameMeta> metas_;
+  std::vector<decode::Cursor> cursors_;
   Status status_ = Status::End;
   decode::Stats stats_;
   decode::Error error_;

@@ -201,6 +201,11 @@ export const errorCatalogue = {
   not_a_tool: { status: 500, type: 'api_error', when: 'a route called as an MCP tool did not answer JSON' },
   out_of_memory: { status: 500, type: 'api_error', when: 'the video decoder ran out of memory' },
   not_open: { status: 500, type: 'api_error', when: 'a read from a decoder that was already closed' },
+  resume_mismatch: {
+    status: 500,
+    type: 'api_error',
+    when: "a video task continued on another worker whose decoder could not find the checkpoint's frame again (the input, options or decoder differ)",
+  },
   // MCP tool results (no HTTP status)
   cancelled: {
     status: null,
@@ -459,7 +464,7 @@ export function isApiError(e: unknown): e is ApiError {
 }
 
 /** A video decode failure: the decoder's stable reason as the code, on the `input` parameter. It is a 400
- * except for the decoder's own faults (out_of_memory, not_open). */
+ * except for the decoder's own faults (out_of_memory, not_open, resume_mismatch). */
 export type DecodeCode =
   | 'input_not_found'
   | 'empty_input'
@@ -472,7 +477,8 @@ export type DecodeCode =
   | 'timeout'
   | 'aborted'
   | 'out_of_memory'
-  | 'not_open';
+  | 'not_open'
+  | 'resume_mismatch';
 
 export class DecodeError extends ApiError {
   /** `stack`, when given, is the caller's stack, so the log shows who read rather than the addon's callback. */

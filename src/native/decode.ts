@@ -44,6 +44,48 @@ export interface DecodeOptions {
    * says which path was taken (SIGHTFLOW_VIDEO_HWACCEL).
    */
   hwaccel?: 'auto' | 'none' | 'cuda';
+  /**
+   * Continue after the frame this cursor was taken at (a file; the same input and options as the decode that
+   * made it): the frames after it come with the same indices, times, pixels and counters as from one decode
+   * since the start. `maxFrames` stays the whole task's cap: the cursor carries the frames emitted so far
+   * (emittedFrames), so pass the task's maxFrames, not what is left. See VideoInfo.resumedBy and docs/video.md,
+   * "When a worker dies"; a cursor whose frame cannot be found again fails open() with resume_mismatch.
+   */
+  resume?: DecoderCursor;
+}
+
+/**
+ * What a file decoder needs to continue exactly after one emitted frame (a frame's `cursor`), JSON-able, to be
+ * stored with the work done up to that frame and handed back as DecodeOptions.resume. Treat it as opaque: its
+ * fields are checked, not interpreted, by anything but the decoder.
+ */
+export interface DecoderCursor {
+  /** Format version (1). */
+  v: number;
+  /** The frame's index and time. */
+  index: number;
+  ptsMs: number;
+  /** Its presentation time in stream ticks; null when its packets carried none (AVI): it is found by index. */
+  pts: number | null;
+  /** Stream ticks of the last key frame at or before it, where a resume seeks. */
+  keyTs: number;
+  /** Stream ticks that times count from; null when the stream had no start time and no frame yet set one. */
+  startPts: number | null;
+  /** The sampler: its origin in seconds (null until a frame range fixed it) and its next sample's number. */
+  origin: number | null;
+  nextSample: number;
+  /** Dts of the last packet read when the frame was emitted (key-frame sampling counts packets as read). */
+  readDts: number | null;
+  /** The counters just after the frame was emitted. */
+  decodedFrames: number;
+  droppedFrames: number;
+  emittedFrames: number;
+  decodeFailures: number;
+  skippedDecodes: number;
+  /** XXH64 (16 hex digits) of the options and source facts that shape the frames: a cursor fits only them. */
+  setup: string;
+  /** XXH64 (16 hex digits) of the frame's RGB24 output: proves a resume found the same frame again. */
+  hash: string;
 }
 
 export interface VideoInfo {
@@ -75,6 +117,11 @@ export interface VideoInfo {
   hwaccel: 'cuda' | 'software';
   /** With the NVIDIA decoder asked for and software taken: why (no CUDA device, a codec without it, ...). */
   hwaccelFallback: string | null;
+  /**
+   * With `resume`: how the cursor's frame was found again, 'seek' (from the key frame before it) or 'replay'
+   * (a decode from the start without output, after the seek landed wrong); null without resume.
+   */
+  resumedBy: 'seek' | 'replay' | null;
 }
 
 export interface NativeDecodeStats {
@@ -98,6 +145,8 @@ export interface NativeFrameBatch {
   keyframe: Uint8Array;
   /** Wall-clock time (unix epoch ms) the decoder received each frame. */
   wallMs: Float64Array;
+  /** A file's cursor after each frame (see DecoderCursor); null for a live input. */
+  cursors: DecoderCursor[] | null;
   stats: NativeDecodeStats;
 }
 
@@ -115,6 +164,7 @@ export const DECODE_FAILURES = [
   'aborted',
   'out_of_memory',
   'not_open',
+  'resume_mismatch',
 ] as const;
 export type DecodeFailure = (typeof DECODE_FAILURES)[number];
 
@@ -173,6 +223,53 @@ function positive(
   return v as number;
 }
 
+/** A cursor's integer fields and their least value (times and stream ticks may be negative). */
+const CURSOR_INTEGERS = {
+  index: 0,
+  ptsMs: Number.MIN_SAFE_INTEGER,
+  keyTs: Number.MIN_SAFE_INTEGER,
+  decodedFrames: 0,
+  droppedFrames: 0,
+  emittedFrames: 1,
+  decodeFailures: 0,
+  skippedDecodes: 0,
+} as const;
+const CURSOR_NULLABLE_INTEGERS = ['pts', 'startPts', 'readDts'] as const;
+
+/**
+ * Checks a cursor (it comes back from storage, so anything may arrive) and copies its fields: a bad one is a
+ * clear invalid_parameter error on `resume`, never something the addon has to refuse.
+ */
+export function checkCursor(c: unknown): DecoderCursor {
+  const bad = (what: string): never => {
+    throw errors.invalidParam('resume', `Expected a decoder cursor (version 1) for resume but ${what}`);
+  };
+  if (typeof c !== 'object' || c === null || Array.isArray(c)) return bad(`received ${String(c)}`);
+  const o = c as Record<string, unknown>;
+  if (o.v !== 1) bad(`received version ${String(o.v)}`);
+  const int = (k: string, v: unknown, min: number = Number.MIN_SAFE_INTEGER) => {
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) bad(`${k} is ${String(v)}`);
+  };
+  for (const [k, min] of Object.entries(CURSOR_INTEGERS)) int(k, o[k], min);
+  for (const k of CURSOR_NULLABLE_INTEGERS) if (o[k] !== null) int(k, o[k]);
+  if (o.origin !== null && (typeof o.origin !== 'number' || !Number.isFinite(o.origin) || Math.abs(o.origin) > 1e15))
+    bad(`origin is ${String(o.origin)}`);
+  if (typeof o.nextSample !== 'number' || !Number.isFinite(o.nextSample) || o.nextSample < 0)
+    bad(`nextSample is ${String(o.nextSample)}`);
+  for (const k of ['setup', 'hash'] as const) {
+    if (typeof o[k] !== 'string' || !/^[0-9a-f]{16}$/.test(o[k] as string)) bad(`${k} is not 16 hex digits`);
+  }
+  const out: Record<string, unknown> = {
+    v: 1,
+    origin: o.origin,
+    nextSample: o.nextSample,
+    setup: o.setup,
+    hash: o.hash,
+  };
+  for (const k of [...Object.keys(CURSOR_INTEGERS), ...CURSOR_NULLABLE_INTEGERS]) out[k] = o[k];
+  return out as unknown as DecoderCursor;
+}
+
 /** Checks every option and builds the plain object the addon copies into its C++ struct. */
 export function nativeOptions(input: string, o: DecodeOptions): Record<string, unknown> {
   if (typeof input !== 'string' || input.length === 0) {
@@ -220,6 +317,7 @@ export function nativeOptions(input: string, o: DecodeOptions): Record<string, u
     throw errors.invalidParam('hwaccel', `Expected one of auto, none, cuda for hwaccel but received ${String(hw)}`);
   }
   out.hwaccel = hw;
+  if (o.resume !== undefined) out.resume = checkCursor(o.resume);
   return out;
 }
 

@@ -12,6 +12,30 @@ enum class RangeUnit { Seconds, Frames };
 // has one, and both fall back to software when the host has no CUDA device (Info says which path was taken).
 enum class HwAccel { None, Auto, Cuda };
 
+// What a decoder needs to continue exactly after one emitted frame of a file (VideoDecoder::cursor(), then
+// Options::resume in a fresh decoder, on any machine): how to find that frame again (where to seek, and the
+// frame's time or index), the state its sampler and counters had, and a hash of its output pixels that proves
+// the frame found is the one emitted. Plain numbers, so the binding can hand it to JS as a JSON-able object.
+struct Cursor {
+  static constexpr int kVersion = 1;
+  int version = kVersion;
+  int64_t index = 0;                   // the frame's index
+  int64_t pts_ms = 0;                  // its time (FrameMeta::pts_ms)
+  bool has_pts = false;                // its packets carried presentation times: found again by pts, else by index
+  int64_t pts = 0;                     // its presentation time in stream ticks (when has_pts)
+  int64_t key_ts = 0;                  // stream ticks of the last key frame at or before it: a resume seeks there
+  bool start_pts_known = false;
+  int64_t start_pts = 0;               // stream ticks of the stream start, which times count from
+  bool origin_set = false;             // the sampler's origin was fixed (frame ranges fix it at the first frame)
+  double sampler_origin = 0;
+  double sampler_next = 0;             // index of the sampler's next sample time
+  bool has_read_dts = false;
+  int64_t read_dts = 0;                // last packet read when it was emitted (key-frame mode counts packets)
+  int64_t decoded_frames = 0, dropped_frames = 0, emitted_frames = 0, decode_failures = 0, skipped_decodes = 0;
+  uint64_t setup_hash = 0;             // the options and source that shape frames and times (VideoDecoder::setup_hash)
+  uint64_t frame_hash = 0;             // XXH64 of the frame's RGB24 output (frame_hash.h)
+};
+
 struct Options {
   std::string input;                   // file path or any URL FFmpeg's protocols open (http, https, rtsp, rtsps, pipe:)
   SampleMode mode = SampleMode::Fps;
@@ -32,6 +56,11 @@ struct Options {
   // B-frames); they are still counted as if decoded and dropped, so counts and indices do not change.
   bool skip_unsampled = true;
   HwAccel hwaccel = HwAccel::None;
+  // Continue after the frame this cursor describes (files only): the frames after it, with the same indices,
+  // times, pixels and counters as one decode from the start; max_frames still counts the whole task's frames
+  // (the cursor carries those emitted so far). See VideoDecoder::open.
+  bool has_resume = false;
+  Cursor resume;
 };
 
 struct Info {
@@ -51,6 +80,9 @@ struct Info {
   // software taken, hwaccel_fallback says why (no CUDA device, the codec has no NVIDIA decoder, ...).
   std::string hwaccel = "software";
   std::string hwaccel_fallback;
+  // With Options::resume: how the cursor's frame was found again, "seek" (from the key frame before it) or
+  // "replay" (from the start, after the seek landed wrong); empty without resume.
+  std::string resumed_by;
 };
 
 struct FrameMeta {

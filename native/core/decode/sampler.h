@@ -21,6 +21,12 @@ class Sampler {
   double origin() const { return origin_; }
   double step() const { return step_; }  // seconds between sample times; 0 in keyframe mode
   double tolerance() const { return tolerance_; }  // how early a frame may be and still reach a sample time
+  // The whole state (with the constructor's arguments): a resumed decoder carries on where another stopped.
+  double next() const { return k_; }
+  void restore(double origin, double next) {
+    origin_ = origin;
+    k_ = next;
+  }
   // t: frame time in seconds from the stream start. Keyframe mode takes every frame it is shown
   // (the decoder only shows it key frames).
   bool take(double t);

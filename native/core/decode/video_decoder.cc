@@ -1,5 +1,6 @@
 #include "decode/video_decoder.h"
 
+#include "decode/frame_hash.h"
 #include "decode/guarded_io.h"
 
 #include <sys/stat.h>
@@ -142,8 +143,19 @@ bool VideoDecoder::fail_av(const char* fallback_code, const char* what, int aver
 }
 
 bool VideoDecoder::open(const Options& options) {
+  if (!open_input(options)) return false;
+  return !opts_.has_resume || resume();
+}
+
+bool VideoDecoder::open_input(const Options& options) {
   close();
   opts_ = options;
+  resume_phase_ = ResumePhase::None;
+  resume_missed_ = false;
+  cursor_valid_ = false;
+  last_key_ts_ = 0;
+  has_read_dts_ = false;
+  read_gate_ = false;
   live_ = false;
   live_has_frame_ = false;
   live_done_ = false;
@@ -258,6 +270,10 @@ bool VideoDecoder::open(const Options& options) {
     range_end_f_ = opts_.has_end ? clamp_i64(std::ceil(opts_.end)) : std::numeric_limits<int64_t>::max();
     sampler_ = Sampler(opts_.mode, opts_.value, live_source_fps());
   }
+  setup_hash_ = compute_setup_hash();
+  if (opts_.has_resume && info_.live) {
+    return fail("resume_mismatch", "A live input cannot be resumed from a cursor: it has no earlier frames to go back to");
+  }
   seek_to_range_start();
   disarm_deadline();
   if (aborted_.load()) return fail("aborted", "Decoding was aborted");
@@ -270,6 +286,182 @@ bool VideoDecoder::open(const Options& options) {
     live_slot_.assign(frame_bytes(), 0);
     live_thread_ = std::thread(&VideoDecoder::live_loop, this);
   }
+  return true;
+}
+
+uint64_t VideoDecoder::compute_setup_hash() const {
+  std::string key;
+  const auto put = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(static_cast<int>(opts_.mode));
+  put(opts_.mode == SampleMode::Keyframe ? 0.0 : opts_.value);
+  put(static_cast<int>(opts_.unit));
+  put(opts_.has_start);
+  put(opts_.has_start ? opts_.start : 0.0);
+  put(opts_.has_end);
+  put(opts_.has_end ? opts_.end : 0.0);
+  put(info_.out_width);
+  put(info_.out_height);
+  put(info_.width);
+  put(info_.height);
+  put(info_.fps);
+  key += info_.codec;
+  return frame_hash(reinterpret_cast<const uint8_t*>(key.data()), key.size());
+}
+
+bool VideoDecoder::resume() {
+  const Cursor& c = opts_.resume;
+  if (c.version != Cursor::kVersion) {
+    return fail("resume_mismatch", "The resume cursor has version " + std::to_string(c.version) + "; this decoder reads version " +
+                                       std::to_string(Cursor::kVersion));
+  }
+  if (c.setup_hash != setup_hash_) {
+    return fail("resume_mismatch", "The resume cursor was made by a decoder with other sampling, range or output size, or of another video");
+  }
+  if (c.emitted_frames < 1 || c.emitted_frames > opts_.max_frames) {
+    return fail("resume_mismatch", "The resume cursor counts " + std::to_string(c.emitted_frames) +
+                                       " emitted frames, outside 1..max_frames (" + std::to_string(opts_.max_frames) + ")");
+  }
+  if (info_.seekable && resume_by_seek()) {
+    info_.resumed_by = "seek";
+    return true;
+  }
+  if (aborted_.load()) return fail("aborted", "Decoding was aborted");
+  // The seek landed where the frame is not (or not the same): the slow way, exact by construction.
+  const Options again = opts_;
+  if (!open_input(again)) return false;
+  if (resume_by_replay()) {
+    info_.resumed_by = "replay";
+    return true;
+  }
+  if (aborted_.load()) return fail("aborted", "Decoding was aborted");
+  if (error_.code == "timeout") return false;
+  const std::string why = error_.code.empty() ? "" : " (" + error_.message + ")";
+  return fail("resume_mismatch", "The frame the resume cursor names (index " + std::to_string(c.index) + " at " +
+                                     std::to_string(c.pts_ms) + " ms) is not in this video as it was decoded before" + why);
+}
+
+bool VideoDecoder::resume_by_seek() {
+  const Cursor& c = opts_.resume;
+  if (c.start_pts_known) {
+    start_pts_ = c.start_pts;
+    start_pts_known_ = true;
+  }
+  arm_deadline(opts_.read_timeout_ms);
+  const int ret = av_seek_frame(fmt_, stream_index_, c.key_ts, AVSEEK_FLAG_BACKWARD);
+  disarm_deadline();
+  if (ret < 0) return false;
+  avcodec_flush_buffers(codec_);
+  need_anchor_ = true;
+  anchor_dts_ = AV_NOPTS_VALUE;
+  key_packet_dts_.clear();
+  skip_pending_.clear();
+  recent_pts_.clear();
+  input_eof_ = false;
+  ended_ = false;
+  resume_phase_ = ResumePhase::Seek;
+  resume_missed_ = false;
+  std::vector<uint8_t> frame(frame_bytes());
+  FrameMeta meta;
+  const Status s = decode_next(frame.data(), &meta);
+  resume_phase_ = ResumePhase::None;
+  return s == Status::Frame;
+}
+
+bool VideoDecoder::resume_by_replay() {
+  resume_phase_ = ResumePhase::Replay;
+  resume_missed_ = false;
+  std::vector<uint8_t> frame(frame_bytes());
+  FrameMeta meta;
+  const Status s = decode_next(frame.data(), &meta);
+  resume_phase_ = ResumePhase::None;
+  return s == Status::Frame;
+}
+
+// After the seek of a resume, nothing is counted or emitted until the cursor's frame: 1 once it was found
+// (and the state restored), 0 for a frame before it, -1 when it was passed or differs.
+int VideoDecoder::find_resume_frame(bool has_pts, int64_t pts, double t, uint8_t* dst) {
+  const Cursor& c = opts_.resume;
+  bool at, past;
+  if (c.has_pts) {
+    // Pts identify the frame whatever the rate; frames before the key frame (an open GOP's leading ones) or
+    // without a pts have lower or no place and are passed over.
+    if (!has_pts) return 0;
+    at = pts == c.pts;
+    past = pts > c.pts;
+  } else {
+    // Without pts, the index is re-anchored from the first packet's dts after the seek, as after a range seek.
+    const bool from_time = (need_anchor_ || opts_.mode == SampleMode::Keyframe) && info_.fps > 0;
+    const int64_t index = from_time ? clamp_i64(std::round(t * info_.fps)) : next_index_;
+    need_anchor_ = false;
+    next_index_ = index + 1;
+    at = index == c.index;
+    past = index > c.index;
+  }
+  if (!at && !past) return 0;
+  if (at && clamp_i64(std::round(t * 1000)) == c.pts_ms && convert(dst) && frame_hash(dst, frame_bytes()) == c.frame_hash) {
+    restore(c);
+    return 1;
+  }
+  resume_missed_ = true;
+  ended_ = true;
+  return -1;
+}
+
+void VideoDecoder::restore(const Cursor& c) {
+  next_index_ = c.index + 1;
+  need_anchor_ = false;
+  if (c.start_pts_known) {
+    start_pts_ = c.start_pts;
+    start_pts_known_ = true;
+  }
+  sampler_.restore(c.sampler_origin, c.sampler_next);
+  origin_set_ = c.origin_set;
+  stats_ = Stats{};
+  stats_.decoded_frames = c.decoded_frames;
+  stats_.dropped_frames = c.dropped_frames;
+  stats_.emitted_frames = c.emitted_frames;
+  stats_.decode_failures = c.decode_failures;
+  stats_.skipped_decodes = c.skipped_decodes;
+  last_key_ts_ = c.key_ts;
+  // Key-frame mode counts skipped packets as they are read, which ran ahead of the frames by the codec's delay.
+  read_gate_ = opts_.mode == SampleMode::Keyframe && c.has_read_dts;
+  read_gate_dts_ = c.read_dts;
+  cursor_ = c;
+  cursor_valid_ = true;
+}
+
+void VideoDecoder::take_cursor(const uint8_t* frame, int64_t index, bool has_pts, int64_t pts, double t) {
+  Cursor c;
+  c.index = index;
+  c.pts_ms = clamp_i64(std::round(t * 1000));
+  c.has_pts = has_pts;
+  c.pts = has_pts ? pts : 0;
+  c.key_ts = last_key_ts_;
+  c.start_pts_known = start_pts_known_;
+  c.start_pts = start_pts_;
+  c.origin_set = origin_set_;
+  c.sampler_origin = sampler_.origin();
+  c.sampler_next = sampler_.next();
+  c.has_read_dts = has_read_dts_;
+  c.read_dts = read_dts_;
+  c.decoded_frames = stats_.decoded_frames;
+  c.dropped_frames = stats_.dropped_frames;
+  c.emitted_frames = stats_.emitted_frames;
+  c.decode_failures = stats_.decode_failures;
+  c.skipped_decodes = stats_.skipped_decodes;
+  c.setup_hash = setup_hash_;
+  c.frame_hash = frame_hash(frame, frame_bytes());
+  cursor_ = c;
+  cursor_valid_ = true;
+}
+
+// Whether a packet read now is counted (key-frame mode's skipped packets): never while a resume looks for its
+// frame, and after it only past what the cursor's decoder had read.
+bool VideoDecoder::count_read(int64_t dts) {
+  if (resume_phase_ == ResumePhase::Seek) return false;
+  if (!read_gate_) return true;
+  if (dts == AV_NOPTS_VALUE || dts <= read_gate_dts_) return false;
+  read_gate_ = false;
   return true;
 }
 
@@ -556,6 +748,7 @@ int VideoDecoder::handle_frame(uint8_t* dst, FrameMeta* meta) {
   }
   // Frames before the stream start (edit-list pre-roll) are not part of the video.
   if (t < -kEpsilon) return 0;
+  if (resume_phase_ == ResumePhase::Seek) return find_resume_frame(has_pts, pts, t, dst);
 
   // Index: a counter while every frame since the stream start passed through here; from the time
   // otherwise (after a seek, once to re-anchor the counter; in key-frame mode, always).
@@ -563,6 +756,10 @@ int VideoDecoder::handle_frame(uint8_t* dst, FrameMeta* meta) {
   const int64_t index = from_time ? clamp_i64(std::round(t * info_.fps)) : next_index_;
   need_anchor_ = false;
   next_index_ = index + 1;
+  // Where a resume after this frame or a later one seeks (key-frame mode decodes key packets only).
+  if (frame_is_key(frame_) || opts_.mode == SampleMode::Keyframe) {
+    last_key_ts_ = has_pts ? pts : clamp_i64(static_cast<double>(start_pts_) + std::round(t / time_base_));
+  }
 
   if (opts_.unit == RangeUnit::Seconds) {
     if (t + kEpsilon < range_start_s_) return 0;
@@ -593,16 +790,29 @@ int VideoDecoder::handle_frame(uint8_t* dst, FrameMeta* meta) {
     ended_ = true;
     return -1;
   }
+  const Cursor& target = opts_.resume;
+  if (resume_phase_ == ResumePhase::Replay && stats_.emitted_frames + 1 < target.emitted_frames) {
+    // Emitted by the decoder the cursor came from: counted as then, never converted.
+    stats_.emitted_frames++;
+    return 0;
+  }
   if (!convert(dst)) {
     stats_.decode_failures++;
     stats_.dropped_frames++;
     return 0;
+  }
+  if (resume_phase_ == ResumePhase::Replay &&
+      (index != target.index || clamp_i64(std::round(t * 1000)) != target.pts_ms || frame_hash(dst, frame_bytes()) != target.frame_hash)) {
+    resume_missed_ = true;
+    ended_ = true;
+    return -1;
   }
   meta->index = index;
   meta->pts_ms = clamp_i64(std::round(t * 1000));
   meta->keyframe = frame_is_key(frame_);
   meta->wall_ms = wall_ms();
   stats_.emitted_frames++;
+  if (!info_.live) take_cursor(dst, index, has_pts, pts, t);
   return 1;
 }
 
@@ -612,7 +822,11 @@ int VideoDecoder::handle_frame(uint8_t* dst, FrameMeta* meta) {
 void VideoDecoder::plan_skip() {
   const int64_t pts = packet_->pts;
   bool skip = false;
-  if (pts != AV_NOPTS_VALUE && start_pts_known_ && info_.fps > 0 && !(packet_->flags & AV_PKT_FLAG_KEY)) {
+  if (resume_phase_ == ResumePhase::Seek) {
+    // Before a resume's frame nothing is counted or shown: any frame nothing references may go, uncounted.
+    const Cursor& c = opts_.resume;
+    skip = pts != AV_NOPTS_VALUE && c.has_pts && pts < c.pts && !(packet_->flags & AV_PKT_FLAG_KEY);
+  } else if (pts != AV_NOPTS_VALUE && start_pts_known_ && info_.fps > 0 && !(packet_->flags & AV_PKT_FLAG_KEY)) {
     auto it = recent_pts_.lower_bound(pts);
     if (it != recent_pts_.begin()) skip = !may_be_sampled(frame_seconds(*std::prev(it)), frame_seconds(pts));
   }
@@ -621,7 +835,7 @@ void VideoDecoder::plan_skip() {
     if (recent_pts_.size() > 256) recent_pts_.erase(recent_pts_.begin());
   }
   codec_->skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
-  if (skip) skip_pending_.insert(pts);
+  if (skip && resume_phase_ != ResumePhase::Seek) skip_pending_.insert(pts);
 }
 
 // A live source's frame times come from its clock as it sends and jitter by milliseconds, so its sampler
@@ -859,8 +1073,11 @@ Status VideoDecoder::decode_next(uint8_t* dst, FrameMeta* meta) {
       return Status::End;
     }
     if (ret != AVERROR(EAGAIN)) {
-      stats_.decode_failures++;
-      stats_.dropped_frames++;
+      // Before a resume's frame the failures were counted by the decoder the cursor came from.
+      if (resume_phase_ != ResumePhase::Seek) {
+        stats_.decode_failures++;
+        stats_.dropped_frames++;
+      }
       if (++consecutive_errors > kMaxConsecutiveErrors) {
         fail("decode_failed", "The video stream is corrupt: " + av_error_text(ret));
         return Status::Error;
@@ -900,6 +1117,11 @@ Status VideoDecoder::decode_next(uint8_t* dst, FrameMeta* meta) {
       av_packet_unref(packet_);
       continue;
     }
+    const int64_t read_at = packet_->dts != AV_NOPTS_VALUE ? packet_->dts : packet_->pts;
+    if (read_at != AV_NOPTS_VALUE) {
+      read_dts_ = read_at;
+      has_read_dts_ = true;
+    }
     if (opts_.mode == SampleMode::Keyframe && !(packet_->flags & AV_PKT_FLAG_KEY)) {
       // Key-frame sampling never decodes the other packets; each one in the range is a sampling skip.
       const int64_t pts = packet_->pts != AV_NOPTS_VALUE ? packet_->pts : packet_->dts;
@@ -920,7 +1142,7 @@ Status VideoDecoder::decode_next(uint8_t* dst, FrameMeta* meta) {
           continue;
         }
       }
-      if (in_range) stats_.dropped_frames++;
+      if (in_range && count_read(read_at)) stats_.dropped_frames++;
       av_packet_unref(packet_);
       continue;
     }
@@ -932,8 +1154,10 @@ Status VideoDecoder::decode_next(uint8_t* dst, FrameMeta* meta) {
     ret = avcodec_send_packet(codec_, packet_);
     av_packet_unref(packet_);
     if (ret < 0 && ret != AVERROR(EAGAIN) && ret != AVERROR_EOF) {
-      stats_.decode_failures++;
-      stats_.dropped_frames++;
+      if (resume_phase_ != ResumePhase::Seek) {
+        stats_.decode_failures++;
+        stats_.dropped_frames++;
+      }
       if (++consecutive_errors > kMaxConsecutiveErrors) {
         fail("decode_failed", "The video stream is corrupt: " + av_error_text(ret));
         return Status::Error;

@@ -42,7 +42,26 @@ class VideoDecoder {
 
   // Opens the input, finds the video stream, opens the codec and seeks to the range start.
   // false: error() says why and everything is already freed.
+  // With options.resume (a file, the same options as the decode that made the cursor; max_frames the whole
+  // task's): seeks back to the key frame the cursor names and decodes forward without emitting or counting up
+  // to the cursor's frame, found by its pts (or, without pts, by its index re-anchored from the first packet's
+  // dts after the seek); its pixels must hash to the cursor's, then the counters and sampler take the cursor's
+  // state and next() goes on with the frame after it. When the seek lands wrong or the hash differs, it opens
+  // the input again and replays the decode from the start without converting frames (every counter then is
+  // the replay's own) up to the cursor's emitted frame; when even that frame differs, open fails with
+  // "resume_mismatch", as it does at once for a cursor of other options or another source.
   bool open(const Options& options);
+
+  // Files: what resuming after the last frame next() gave needs (see Cursor); false before the first frame
+  // and for live inputs.
+  bool cursor(Cursor* out) const {
+    if (!cursor_valid_) return false;
+    *out = cursor_;
+    return true;
+  }
+  // The options and source facts that decide which frames come out and how they look (sampling, range, output
+  // size, the source's size, rate and codec): a cursor is only good for a decoder with the same.
+  uint64_t setup_hash() const { return setup_hash_; }
 
   // Decodes until the next sampled frame and writes it as RGB24 (out_width*out_height*3 bytes, rows
   // packed) into dst. Frame: dst and meta are filled. End: the input or the range is finished.
@@ -71,7 +90,19 @@ class VideoDecoder {
   size_t frame_bytes() const { return static_cast<size_t>(info_.out_width) * info_.out_height * 3; }
 
  private:
+  // Where a resume is (see open): finding the cursor's frame after a seek, or replaying from the start.
+  enum class ResumePhase { None, Seek, Replay };
+
   static int interrupt_callback(void* opaque);
+  bool open_input(const Options& options);
+  uint64_t compute_setup_hash() const;
+  bool resume();
+  bool resume_by_seek();
+  bool resume_by_replay();
+  int find_resume_frame(bool has_pts, int64_t pts, double t, uint8_t* dst);
+  void restore(const Cursor& c);
+  void take_cursor(const uint8_t* frame, int64_t index, bool has_pts, int64_t pts, double t);
+  bool count_read(int64_t dts);
   static int io_open(AVFormatContext* s, AVIOContext** pb, const char* url, int flags, AVDictionary** options);
   static int io_close2(AVFormatContext* s, AVIOContext* pb);
   void arm_deadline(int64_t timeout_ms);
@@ -157,6 +188,19 @@ class VideoDecoder {
   Stats live_stats_, out_stats_;
   Error out_error_;
   std::atomic<bool> live_stop_{false};
+
+  // Resume and cursors (files).
+  ResumePhase resume_phase_ = ResumePhase::None;
+  bool resume_missed_ = false;    // the cursor's frame did not come (or differed) where it was looked for
+  Cursor cursor_;
+  bool cursor_valid_ = false;
+  uint64_t setup_hash_ = 0;
+  int64_t last_key_ts_ = 0;       // stream ticks of the last key frame seen
+  bool has_read_dts_ = false;
+  int64_t read_dts_ = 0;          // dts of the last video packet read
+  // Key-frame mode after a resume: packets up to the cursor's read_dts were counted by the decoder before.
+  bool read_gate_ = false;
+  int64_t read_gate_dts_ = 0;
 
   std::atomic<bool> aborted_{false};
   std::atomic<bool> timed_out_{false};

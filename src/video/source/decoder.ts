@@ -38,6 +38,10 @@
 //   for it while it is under a second behind), and sampled frames a slow reader missed count in
 //   droppedFrames (and lateDrops). Times count from the first frame received; `wallMs` is when the decoder
 //   received the frame (unix epoch ms), so now - wallMs is how far behind the reader is.
+// - Resuming (files): each frame carries a `cursor`, and `resume: cursor` in the options of a fresh decoder
+//   (same input and options, on any machine) continues after that frame with the same indices, times, pixels
+//   and counters as above; maxFrames stays the whole task's cap. How it finds the frame again, and what that
+//   costs: docs/video.md, "When a worker dies".
 import { DecodeError } from '../../base/errors.js';
 import { GuardedSource, type GuardedSourceOptions } from '../../media/guarded-source.js';
 import {
@@ -46,6 +50,7 @@ import {
   NativeDecoder,
   type DecodeNativeError,
   type DecodeOptions,
+  type DecoderCursor,
   type NativeFrameBatch,
   type VideoInfo,
 } from '../../native/decode.js';
@@ -74,6 +79,8 @@ export interface DecodedFrame {
   height: number;
   /** RGB24, rows packed (width * 3 bytes each). A view: see read() and frames() for how long it is valid. */
   data: Uint8Array;
+  /** A file's cursor after this frame, for `resume` (src/native/decode.ts); null for a live input. */
+  cursor: DecoderCursor | null;
 }
 
 export interface DecodeStats {
@@ -92,6 +99,7 @@ export interface FrameBatch extends DecodeStats {
 /** Decoder failures (built in the error catalogue); `code` is the native decoder's stable reason, and
  * clientError below only compiles while every reason the addon can report is a catalogued code. */
 export { DecodeError };
+export type { DecoderCursor };
 
 /** The DecodeError for a native decode failure, with the stack of `caller` (an Error made where the call
  * began); any other error as it is. A refusal or limit of the guarded network path wins: it is why the
@@ -119,6 +127,7 @@ export class VideoDecoder {
   #unlisten: () => void;
   #source: GuardedSource | null;
   #onClosed: (() => void) | null = null;
+  #cursor: DecoderCursor | null = null;
 
   private constructor(
     native: NativeDecoder,
@@ -163,6 +172,7 @@ export class VideoDecoder {
     }
     const decoder = new VideoDecoder(native, info, signal, onAbort, source);
     decoder.#onClosed = onClosed ?? null;
+    decoder.#cursor = decodeOptions.resume ?? null;
     return decoder;
   }
 
@@ -173,6 +183,15 @@ export class VideoDecoder {
 
   get stats(): DecodeStats {
     return { ...this.#stats };
+  }
+
+  /**
+   * The cursor of the last frame handed out (by read(), or yielded by frames()): what a fresh decoder needs in
+   * `resume` to continue after it. Null before the first frame, and for live inputs. With `resume`, until the
+   * first frame it is the cursor resumed from.
+   */
+  get cursor(): DecoderCursor | null {
+    return this.#cursor;
   }
 
   /** 'stop' or 'max_frames' once the decoder has finished; null while frames may still come. */
@@ -187,6 +206,15 @@ export class VideoDecoder {
    * fresh memory.
    */
   read(maxCount = 4, target?: Uint8Array): Promise<FrameBatch> {
+    return this.#read(maxCount, target).then((batch) => {
+      const last = batch.frames.at(-1);
+      if (last) this.#cursor = last.cursor;
+      return batch;
+    });
+  }
+
+  // read() without moving `cursor`: frames() reads ahead of the frames it has handed out.
+  #read(maxCount: number, target: Uint8Array | undefined): Promise<FrameBatch> {
     const caller = new Error();
     try {
       checkRead(maxCount, target, this.frameBytes);
@@ -226,6 +254,7 @@ export class VideoDecoder {
           width,
           height,
           data: r.data.subarray(i * r.frameBytes, (i + 1) * r.frameBytes),
+          cursor: r.cursors?.[i] ?? null,
         });
       }
       if (r.status === 'end') this.#finish = 'stop';
@@ -246,13 +275,16 @@ export class VideoDecoder {
   async *frames(batchSize = 4, reuseBuffers = false): AsyncGenerator<DecodedFrame> {
     const buffers = reuseBuffers ? [0, 1, 2].map(() => new Uint8Array(batchSize * this.frameBytes)) : [];
     let turn = 0;
-    let pending: Promise<FrameBatch> | null = this.read(batchSize, buffers[turn]);
+    let pending: Promise<FrameBatch> | null = this.#read(batchSize, buffers[turn]);
     try {
       while (pending) {
         const batch: FrameBatch = await pending;
         turn = (turn + 1) % 3;
-        pending = batch.finishReason ? null : this.read(batchSize, buffers[turn]);
-        yield* batch.frames;
+        pending = batch.finishReason ? null : this.#read(batchSize, buffers[turn]);
+        for (const frame of batch.frames) {
+          this.#cursor = frame.cursor;
+          yield frame;
+        }
       }
     } finally {
       // A consumer that stops early must not leave a read running into a buffer it may drop.
