@@ -173,6 +173,24 @@ TEST_CASE("variable-rate H.264 with B-frames: every resume continues exactly") {
   }
 }
 
+TEST_CASE("a decoder with another thread count resumes another's cursor exactly") {
+  // The codec's delay (how far packets are read ahead of the frames) follows the thread count, and a task may
+  // continue on a machine with another core count.
+  for (const SampleMode mode : {SampleMode::Fps, SampleMode::Keyframe}) {
+    CAPTURE(static_cast<int>(mode));
+    Options o = opts(vfr_bframes(), 3);
+    o.mode = mode;
+    o.threads = 8;
+    const Run full = decode(o);
+    REQUIRE(full.frames.size() >= 4);
+    for (const int threads : {1, 3}) {
+      Options other = o;
+      other.threads = threads;
+      for (size_t k = 0; k + 1 < full.frames.size(); k += 2) check_tail(full, k, decode(with_resume(other, full.frames[k].cursor)));
+    }
+  }
+}
+
 TEST_CASE("vtest.avi (no presentation times, four key frames): every resume at 1 fps continues exactly") {
   const std::string avi = eval_video("tracking/vtest_PETS09-S2L1_full/vtest.avi");
   if (avi.empty()) {

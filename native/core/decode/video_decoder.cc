@@ -360,6 +360,11 @@ bool VideoDecoder::resume_by_seek() {
   ended_ = false;
   resume_phase_ = ResumePhase::Seek;
   resume_missed_ = false;
+  // Key-frame mode counts skipped packets as it reads them, ahead of the frames by the codec's delay, which
+  // the thread count sets: those past what the cursor's decoder had read count from here on, also while the
+  // frame is looked for.
+  read_gate_ = opts_.mode == SampleMode::Keyframe && c.has_read_dts;
+  read_gate_dts_ = c.read_dts;
   std::vector<uint8_t> frame(frame_bytes());
   FrameMeta meta;
   const Status s = decode_next(frame.data(), &meta);
@@ -416,16 +421,16 @@ void VideoDecoder::restore(const Cursor& c) {
   }
   sampler_.restore(c.sampler_origin, c.sampler_next);
   origin_set_ = c.origin_set;
+  // Before the frame was found, only key-frame mode's packets read past the cursor's were counted (see
+  // count_read): they come on top of the cursor's counts.
+  const int64_t read_ahead = stats_.dropped_frames;
   stats_ = Stats{};
   stats_.decoded_frames = c.decoded_frames;
-  stats_.dropped_frames = c.dropped_frames;
+  stats_.dropped_frames = c.dropped_frames + read_ahead;
   stats_.emitted_frames = c.emitted_frames;
   stats_.decode_failures = c.decode_failures;
   stats_.skipped_decodes = c.skipped_decodes;
   last_key_ts_ = c.key_ts;
-  // Key-frame mode counts skipped packets as they are read, which ran ahead of the frames by the codec's delay.
-  read_gate_ = opts_.mode == SampleMode::Keyframe && c.has_read_dts;
-  read_gate_dts_ = c.read_dts;
   cursor_ = c;
   cursor_valid_ = true;
 }
@@ -455,11 +460,10 @@ void VideoDecoder::take_cursor(const uint8_t* frame, int64_t index, bool has_pts
   cursor_valid_ = true;
 }
 
-// Whether a packet read now is counted (key-frame mode's skipped packets): never while a resume looks for its
-// frame, and after it only past what the cursor's decoder had read.
+// Whether a packet read now is counted (key-frame mode's skipped packets): after a resume's seek, only those
+// past what the cursor's decoder had read.
 bool VideoDecoder::count_read(int64_t dts) {
-  if (resume_phase_ == ResumePhase::Seek) return false;
-  if (!read_gate_) return true;
+  if (!read_gate_) return resume_phase_ != ResumePhase::Seek;
   if (dts == AV_NOPTS_VALUE || dts <= read_gate_dts_) return false;
   read_gate_ = false;
   return true;
