@@ -26,7 +26,7 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
 
  private:
   // new Tracker({maxAge, minHits, iouThreshold, byte, highThresh, lowThresh, secondIouThreshold, reportAll, buffer,
-  // bufferMaxLost, appearanceDim, appearanceWeight}),
+  // bufferMaxLost, appearanceDim, appearanceWeight, appearanceReacquire}),
   // every key optional.
   static track::TrackerOptions Read(const Napi::CallbackInfo& info) {
     const ArgReader args(info.Env(), "TRACK");
@@ -45,6 +45,7 @@ class TrackerWrap : public Napi::ObjectWrap<TrackerWrap> {
     t.buffer_max_lost = static_cast<int>(o.Integer("bufferMaxLost", t.buffer_max_lost, 1, 100000));
     t.appearance_dim = static_cast<int>(o.Integer("appearanceDim", t.appearance_dim, 0, 4096));
     t.appearance_weight = static_cast<float>(o.Number("appearanceWeight", t.appearance_weight, 0, 1));
+    t.appearance_reacquire = static_cast<float>(o.Number("appearanceReacquire", t.appearance_reacquire, 0, 1));
     return t;
   }
 

@@ -246,6 +246,41 @@ TEST_CASE("appearance keeps two overlapping people apart where IoU alone swaps t
   CHECK(a1[1] == a0[1]);
 }
 
+TEST_CASE("a track that missed its previous frame takes no box that looks unlike it; one seen in it does") {
+  std::vector<float> red(8, 0.0f), blue(8, 0.0f);
+  red[0] = 1.0f;
+  blue[7] = 1.0f;
+  // A red person for five frames, `gap` empty frames, then a blue person where the red one was.
+  auto run = [&](TrackerOptions o, int gap) {
+    Run r(o);
+    int32_t id = 0;
+    for (int f = 0; f < 5; ++f) {
+      Detection a = Det(100, 100);
+      a.signature = red.data();
+      id = r.Step({a})[0];
+    }
+    for (int f = 0; f < gap; ++f) r.Step({});
+    Detection b = Det(100, 100);
+    b.signature = blue.data();
+    return std::make_pair(id, r.Step({b})[0]);
+  };
+  TrackerOptions looks;
+  looks.report_all = true;
+  looks.appearance_dim = 8;
+  looks.appearance_weight = 0.8f;
+  auto [p0, p1] = run(looks, 1);
+  CHECK(p1 == p0);  // without the check: the coasting track takes whoever turns up
+  TrackerOptions reacquire = looks;
+  reacquire.appearance_reacquire = 0.35f;
+  auto [r0, r1] = run(reacquire, 1);
+  CHECK(r1 != r0);
+  auto [s0, s1] = run(reacquire, 0);  // matched in the previous frame: overlap alone decides
+  CHECK(s1 == s0);
+  reacquire.buffer = 1.0f;  // the buffered pass checks it too
+  auto [b0, b1] = run(reacquire, 1);
+  CHECK(b1 != b0);
+}
+
 TEST_CASE("the buffered pass finds a track its prediction no longer overlaps, only if it was seen recently") {
   auto run = [](TrackerOptions o, int gap) {
     Run r(o);
@@ -338,6 +373,7 @@ std::vector<std::pair<const char*, TrackerOptions>> SnapshotConfigs() {
   crowd.buffer_max_lost = 10;
   crowd.appearance_dim = 32;
   crowd.appearance_weight = 0.8f;
+  crowd.appearance_reacquire = 0.35f;
   return {{"sort", sort}, {"bytetrack", byte}, {"buffered+appearance", crowd}};
 }
 
@@ -417,13 +453,13 @@ TEST_CASE("malformed, truncated, other-version and other-options snapshots are r
   longer.push_back(0);
   CHECK(refused(longer));  // trailing bytes
   // The track count (after magic, version, options, next_id, frame) far beyond what the bytes can hold.
-  const size_t count_at = 4 + 2 + 42 + 4 + 8;
+  const size_t count_at = 4 + 2 + 46 + 4 + 8;
   CHECK(refused(with(count_at + 3, 0x7f)));
   // The first track: id, cls, hit_streak, time_since_update (one-byte varints here), then confirmed.
   for (size_t i = 0; i < 4; ++i) REQUIRE(good[count_at + 4 + i] < 0x80);
   CHECK(refused(with(count_at + 4 + 4, 2)));  // confirmed must be 0 or 1
-  REQUIRE(good[48] < 0x80);
-  CHECK(refused(with(count_at + 4, good[48])));  // id at next_id
+  REQUIRE(good[52] < 0x80);
+  CHECK(refused(with(count_at + 4, good[52])));  // id at next_id
   CHECK(refused(with(count_at + 4, 0x80)));      // a varint cut short by the next byte's value...
   auto endless = good;                           // ...and one longer than five bytes
   for (size_t i = 0; i < 6; ++i) endless.insert(endless.begin() + static_cast<std::ptrdiff_t>(count_at + 4), 0x80);
@@ -434,7 +470,7 @@ TEST_CASE("malformed, truncated, other-version and other-options snapshots are r
   CHECK(refused(padded));
 
   // Other options: every field counts, and a snapshot taken under them is refused.
-  std::vector<TrackerOptions> others(12, o);
+  std::vector<TrackerOptions> others(13, o);
   others[0].max_age = 31;
   others[1].min_hits = 2;
   others[2].iou_threshold = 0.31f;
@@ -447,6 +483,7 @@ TEST_CASE("malformed, truncated, other-version and other-options snapshots are r
   others[9].buffer_max_lost = 9;
   others[10].appearance_dim = 16;
   others[11].appearance_weight = 0.7f;
+  others[12].appearance_reacquire = 0.3f;
   for (size_t i = 0; i < others.size(); ++i) {
     CAPTURE(i);
     Tracker other(others[i]);

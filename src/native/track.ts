@@ -71,9 +71,11 @@ export interface TrackerOptions {
    * Appearance: detections carry a `signature` of `dim` non-negative values summing to 1 (a colour
    * histogram, src/media/colour-signature.ts); a pair's weight in the assignment becomes
    * (1 - weight) x IoU + weight x the histograms' intersection with the track's running mean (gating stays
-   * on IoU). Default off.
+   * on IoU). `reacquire` in [0, 1] (default 0: off): a track that missed its previous frame only takes a
+   * detection whose intersection with it is at least that, so a lost track does not take whoever turns up
+   * where it coasts. Default off.
    */
-  appearance?: { dim: number; weight?: number };
+  appearance?: { dim: number; weight?: number; reacquire?: number };
 }
 
 export interface TrackerDetection {
@@ -175,6 +177,7 @@ export class Tracker {
       appearance = {
         dim: integerIn('appearance.dim', opts.appearance.dim, 1, 4096),
         weight: numberIn('appearance.weight', opts.appearance.weight ?? 0.5, 0, 1),
+        reacquire: numberIn('appearance.reacquire', opts.appearance.reacquire ?? 0, 0, 1),
       };
     }
     this.options = Object.freeze({ maxAge, minHits, iouThreshold, report, byteTrack, buffered, appearance });
@@ -186,7 +189,13 @@ export class Tracker {
       reportAll: report === 'all',
       byte: byteTrack !== null,
       ...(buffered ? { buffer: buffered.buffer, bufferMaxLost: buffered.maxLost } : {}),
-      ...(appearance ? { appearanceDim: appearance.dim, appearanceWeight: appearance.weight } : {}),
+      ...(appearance
+        ? {
+            appearanceDim: appearance.dim,
+            appearanceWeight: appearance.weight,
+            appearanceReacquire: appearance.reacquire,
+          }
+        : {}),
       ...(byteTrack ?? {}),
     });
   }

@@ -23,7 +23,7 @@ function liveTracks(state: Buffer): { tracks: number; native: number } {
   const n = state.readUInt32LE(0);
   const wrapper = state.subarray(4 + 32 * n);
   const native = wrapper.subarray(5 + wrapper.readUInt32LE(1));
-  return { tracks: native.readUInt32LE(4 + 2 + 42 + 4 + 8), native: native.length };
+  return { tracks: native.readUInt32LE(4 + 2 + 46 + 4 + 8), native: native.length };
 }
 
 test('a checkpoint with 50 live tracks of real colour signatures', { skip: evalDataSkip(SEQ) }, async (t) => {

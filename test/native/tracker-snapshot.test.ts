@@ -301,7 +301,8 @@ test('TargetTracker and TrackIds refuse state that is not theirs, and a fresh on
 /**
  * A long task: 5,000 walkers, 50 at a time, each in its own slot of a wide scene and replaced by the next
  * when it leaves (alternately at the slot's left and right so the old track, coasting, never takes the new
- * one). Signatures come from rendered textures (a few colours a part, four poses a walker).
+ * one). Signatures come from rendered textures (a few colours a part, four poses a walker: the same clothes
+ * drawn four ways, so a walker found again after a missed frame still looks like itself).
  */
 function longScene(walkersPerSlot: number, slots: number): Candidate[][] {
   const r = lcg(11);
@@ -319,7 +320,8 @@ function longScene(walkersPerSlot: number, slots: number): Candidate[][] {
         y0 = oy + 50 + r() * 350;
       const vx = 1 + r() * 2,
         vy = (r() - 0.5) * 2;
-      const poses = Array.from({ length: 4 }, () => texturedSignature(r));
+      const clothes = [palette(r), palette(r)];
+      const poses = Array.from({ length: 4 }, () => texturedSignature(r, clothes));
       for (let t = 0; t < life; t++) {
         if (r() < 0.08) continue; // missed by the detector this frame
         const x1 = x0 + vx * t,
@@ -333,16 +335,18 @@ function longScene(walkersPerSlot: number, slots: number): Candidate[][] {
   return Array.from({ length: frames.length }, (_, f) => frames[f] ?? []);
 }
 
+/** Three random colours: one part of a walker's clothes. */
+function palette(r: () => number): number[][] {
+  return Array.from({ length: 3 }, () => [0, 1, 2].map(() => Math.floor(r() * 256)));
+}
+
 /**
- * A walker's signature: its upper body and legs each a random mix of three colours, drawn small (the
+ * A walker's signature: its upper body and legs each a random mix of their three colours, drawn small (the
  * signature samples a grid of at most 12 x 12 pixels a part, so a larger drawing would only cost time).
  */
-function texturedSignature(r: () => number): Float32Array {
+function texturedSignature(r: () => number, [top, legs]: number[][][]): Float32Array {
   const width = 20,
     height = 48;
-  const palette = () => Array.from({ length: 3 }, () => [0, 1, 2].map(() => Math.floor(r() * 256)));
-  const top = palette(),
-    legs = palette();
   const data = new Uint8Array(width * height * 3);
   for (let y = 0; y < height; y++)
     for (let x = 0; x < width; x++) data.set((y < height / 2 ? top : legs)[Math.floor(r() * 3)], (y * width + x) * 3);
@@ -356,7 +360,7 @@ function liveInSnapshot(snap: TrackerSnapshot): number {
   const state = inflateRawSync(Buffer.from(snap.state, 'base64'));
   const wrapper = state.subarray(4 + 32 * state.readUInt32LE(0));
   const native = wrapper.subarray(5 + wrapper.readUInt32LE(1));
-  return native.readUInt32LE(4 + 2 + 42 + 4 + 8);
+  return native.readUInt32LE(4 + 2 + 46 + 4 + 8);
 }
 
 const LONG = longScene(100, 50);

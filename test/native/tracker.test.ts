@@ -188,6 +188,29 @@ test('appearance: two people side by side who swap places keep their ids when th
   assert.equal(t.update([person(0, 0), person(300, 0, { signature: red })]).length, 2);
 });
 
+test('appearance.reacquire: a track that missed a frame takes no one who looks unlike it; a continuing one does', () => {
+  const red = Float32Array.from({ length: 8 }, (_, i) => (i === 0 ? 1 : 0));
+  const blue = Float32Array.from({ length: 8 }, (_, i) => (i === 7 ? 1 : 0));
+  // A red person for five frames, `gap` empty frames, then a blue person where the red one was.
+  const run = (reacquire: number, gap: number) => {
+    const t = new Tracker({ report: 'all', appearance: { dim: 8, weight: 0.8, reacquire } });
+    let id: number | undefined;
+    for (let f = 0; f < 5; f++) [id] = ids(t, [person(100, 100, { signature: red })]);
+    for (let f = 0; f < gap; f++) t.update([]);
+    return [id, ids(t, [person(100, 100, { signature: blue })])[0]];
+  };
+  const [a, b] = run(0, 1);
+  assert.equal(a, b);
+  const [c, d] = run(0.35, 1);
+  assert.notEqual(c, d);
+  const [e, f] = run(0.35, 0);
+  assert.equal(e, f);
+  assert.throws(
+    () => new Tracker({ appearance: { dim: 8, reacquire: 1.5 } }),
+    (e: unknown) => e instanceof ApiError && e.param === 'appearance.reacquire',
+  );
+});
+
 test('the buffered pass: a person off the prediction keeps the id if seen within maxLost intervals', () => {
   const run = (opts: ConstructorParameters<typeof Tracker>[0], gap: number) => {
     const t = new Tracker({ report: 'all', ...opts });

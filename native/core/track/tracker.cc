@@ -51,6 +51,8 @@ void Tracker::Associate(const Detection* dets, const std::vector<int>& det_idx, 
       if (v < threshold) continue;
       // Among the pairs IoU admits, appearance weighs in (the assigner maximises the sum of weights).
       const float sim = Similarity(t, d);
+      // hit_streak is 0 exactly when the track missed the previous frame (Update() resets it then).
+      if (sim >= 0.0f && t.hit_streak == 0 && sim < opts_.appearance_reacquire) continue;
       const float a = opts_.appearance_weight;
       edges_.push_back(Edge{r, *it, sim >= 0.0f ? (1.0f - a) * v + a * sim : v});
     }

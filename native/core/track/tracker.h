@@ -3,6 +3,7 @@
 // pipeline, src/video/pipeline/target-tracker.ts):
 //  - appearance: detections carry a small colour signature and a pair's weight mixes IoU with how alike
 //    the detection looks to the track's running mean, so where two people's boxes overlap each keeps its own;
+//    and a track that missed its previous frame only takes a detection that looks enough like it;
 //  - a buffered pass (C-BIoU): what is left unmatched is matched once more on boxes grown by a share of their
 //    size, for tracks seen recently: a person walking off the filter's prediction or out from behind someone.
 //
@@ -45,6 +46,11 @@ struct TrackerOptions {
   // appearance_weight x the histograms' intersection with the track's running mean. Gating stays on IoU.
   int appearance_dim = 0;
   float appearance_weight = 0.5f;
+  // Appearance on re-acquiring: a track that missed its previous frame takes a detection only when they are
+  // at least this alike (histogram intersection); 0: off. A track matched in the previous frame needs no such
+  // check (overlap with its own last box is evidence enough), one that lost its person may otherwise take
+  // whoever turns up where it coasts (someone walking in where another walked out).
+  float appearance_reacquire = 0.0f;
 };
 
 struct Detection {

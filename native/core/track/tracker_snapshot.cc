@@ -184,6 +184,7 @@ void WriteOptions(Writer& w, const TrackerOptions& o) {
   w.I32(o.buffer_max_lost);
   w.I32(o.appearance_dim);
   w.F32(o.appearance_weight);
+  w.F32(o.appearance_reacquire);
 }
 
 }  // namespace

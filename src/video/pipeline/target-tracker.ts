@@ -36,10 +36,17 @@ export interface TrackerSettings {
 /**
  * Crowds (both tracker types): appearance from each candidate's colour signature (src/media/colour-signature.ts)
  * weighs 0.8 against IoU among the pairs IoU admits, and a buffered pass matches what is left on boxes grown by
- * their own size on each side, for tracks seen within 10 frame intervals. Measured with CenterNet and a
- * YOLOv8n export over the tracking sequences and close-range crops (docs/video.md, "Tracking in crowds").
+ * their own size on each side, for tracks seen within 10 frame intervals. A track that missed its previous frame
+ * only takes a candidate at least 0.35 alike (reacquire): where one person walks out of view as another walks in
+ * at the same spot, the lost track would otherwise carry the first person's id over to the second. A minimum
+ * for every pair cost more than it saved; 0.35 is the middle of the range where no sequence lost IDF1.
+ * Measured with CenterNet and a YOLOv8n export over the tracking sequences and close-range crops
+ * (docs/video.md, "Tracking in crowds").
  */
-export const CROWD = { appearance: { dim: SIGNATURE_DIM, weight: 0.8 }, buffered: { buffer: 1, maxLost: 10 } } as const;
+export const CROWD = {
+  appearance: { dim: SIGNATURE_DIM, weight: 0.8, reacquire: 0.35 },
+  buffered: { buffer: 1, maxLost: 10 },
+} as const;
 export const TRACKER_DEFAULTS: TrackerSettings = { type: 'sort', maxAge: 30, minHits: 3, iouThreshold: 0.3 };
 
 /** ByteTrack's floor for second-pass candidates, and the overlap that admits one (see above). */
