@@ -66,7 +66,7 @@ async function fromStart(path: string, want: number): Promise<number> {
 
 export async function run({ quick, json }: { quick: boolean; json: boolean; args: string[] }): Promise<void> {
   if (skipWithoutEvalData({ json }, 'tracking/vtest_PETS09-S2L1_full/vtest.avi')) return;
-  const seconds = quick ? 20 : 60;
+  const seconds = quick ? 12 : 60;
   const repeats = quick ? 1 : 5;
   const files = [
     await makeMedia(`bench_720p_bframes_${seconds}s.mp4`, [
