@@ -264,13 +264,20 @@ test('TargetTracker and TrackIds refuse state that is not theirs, and a fresh on
   assert.throws(() => ids.restore({ next: 3, keys: ['0:1'] }), /not a TrackIds snapshot/);
   assert.throws(() => ids.restore({ next: 3, keys: ['0:1', '0:1'] }), /not a TrackIds snapshot/);
   assert.throws(() => ids.restore({ next: 2 }), /not a TrackIds snapshot/);
-  const v2 = (next: number, map: Record<string, number>, v = 2) => ({ v, next, ids: map });
+  const v2 = (next: number, map: Record<string, number>, v = 2) => ({
+    v,
+    next,
+    keys: Object.keys(map),
+    ids: Object.values(map),
+  });
   assert.throws(() => ids.restore(v2(9, { '0:3': 5, '0:1': 4 })), /not a TrackIds snapshot/); // ids not ascending
   assert.throws(() => ids.restore(v2(5, { '0:3': 5 })), /not a TrackIds snapshot/); // an id at next
   assert.throws(() => ids.restore(v2(9, { '0:3': 0 })), /not a TrackIds snapshot/);
   assert.throws(() => ids.restore(v2(9, { '0:x': 2 })), /not a TrackIds snapshot/);
   assert.throws(() => ids.restore(v2(9, { '0:3': 2 }, 3)), /not a TrackIds snapshot/);
-  assert.throws(() => ids.restore({ v: 2, next: 9, ids: [['0:3', 2]] }), /not a TrackIds snapshot/);
+  assert.throws(() => ids.restore({ v: 2, next: 9, keys: ['0:3'], ids: [2, 3] }), /not a TrackIds snapshot/);
+  assert.throws(() => ids.restore({ v: 2, next: 9, keys: ['0:3', '0:3'], ids: [2, 3] }), /not a TrackIds snapshot/);
+  assert.throws(() => ids.restore({ v: 2, next: 9, ids: { '0:3': 2 } }), /not a TrackIds snapshot/);
   assert.equal(ids.global(0, 4), 1); // unchanged by the refusals
   // Version 1 (every key, the n-th with id n) is still read; the next snapshot is version 2.
   const old = new TrackIds();
@@ -295,7 +302,7 @@ test('TargetTracker and TrackIds refuse state that is not theirs, and a fresh on
   assert.ok(largest <= 1025, `${largest} keys held`);
   newest = 20_000;
   assert.equal(streaming.global(0, newest - 9), newest - 9); // a live key survives every sweep
-  assert.equal(Object.keys((streaming.snapshot() as { ids: object }).ids).length, 10);
+  assert.equal((streaming.snapshot() as TrackIdsSnapshot).keys.length, 10);
 });
 
 /**
@@ -363,6 +370,17 @@ function liveInSnapshot(snap: TrackerSnapshot): number {
   return native.readUInt32LE(4 + 2 + 46 + 4 + 8);
 }
 
+/**
+ * `v` with every object's keys in jsonb's order (shorter first, then by their bytes): the checkpoint is stored
+ * as jsonb, so a snapshot must not depend on the order of an object's keys.
+ */
+function asJsonb(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(asJsonb);
+  if (v === null || typeof v !== 'object') return v;
+  const keys = Object.keys(v).sort((a, b) => a.length - b.length || Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  return Object.fromEntries(keys.map((k) => [k, asJsonb((v as Record<string, unknown>)[k])]));
+}
+
 const LONG = longScene(100, 50);
 const CHUNK = 25;
 /**
@@ -393,7 +411,7 @@ for (const [name, settings] of SETTINGS) {
       const idState = ids.snapshot() as TrackIdsSnapshot;
       const json = JSON.stringify({ tracker, ids: idState });
       checkpoints.set(f, json);
-      const keys = Object.keys(idState.ids).length;
+      const keys = idState.keys.length;
       const live = liveInSnapshot(tracker);
       // Only keys of tracks still in the tracker are kept, so the ids grow with the live tracks, not with
       // every track the task had (docs/video.md, "What the checkpoint holds", has both sizes).
@@ -413,7 +431,7 @@ for (const [name, settings] of SETTINGS) {
     );
     const last = Math.max(...checkpoints.keys());
     for (const k of [CHUNK - 1, Math.floor(LONG.length / (2 * CHUNK)) * CHUNK - 1, last - CHUNK]) {
-      const saved = JSON.parse(checkpoints.get(k)!) as { tracker: unknown; ids: unknown };
+      const saved = asJsonb(JSON.parse(checkpoints.get(k)!)) as { tracker: unknown; ids: unknown };
       const freshIds = new TrackIds();
       freshIds.restore(saved.ids);
       const restored = new TargetTracker(settings, 0, freshIds, 0.5);

@@ -105,14 +105,16 @@ export interface Candidate {
 }
 
 /**
- * TrackIds' state: `ids` maps each `step:local` key that can still be looked up to its task-wide id, in id
- * order; `next` is the id the next new key gets. Version 1 (no `v`) held every key the task ever reported, in
- * id order (ids 1, 2, 3... in that order): it is still read.
+ * TrackIds' state: `keys`, the `step:local` keys that can still be looked up, in id order, and `ids`, their
+ * task-wide ids (ascending); `next` is the id the next new key gets. Arrays, not an object keyed by the keys:
+ * the checkpoint is stored as jsonb, which does not keep an object's key order. Version 1 (no `v`) held every
+ * key the task ever reported, in id order (ids 1, 2, 3... in that order): it is still read.
  */
 export interface TrackIdsSnapshot {
   v: 2;
   next: number;
-  ids: Record<string, number>;
+  keys: string[];
+  ids: number[];
 }
 
 /** What a step's tracker says is still alive: its live tracks' local ids (Tracker.liveIds()). */
@@ -162,7 +164,12 @@ export class TrackIds {
   /** JSON-serialisable state (typed unknown so a subclass can add its own around it), taken after a sweep. */
   snapshot(): unknown {
     this.#sweep();
-    return { v: 2, next: this.#next, ids: Object.fromEntries(this.#ids) } satisfies TrackIdsSnapshot;
+    return {
+      v: 2,
+      next: this.#next,
+      keys: [...this.#ids.keys()],
+      ids: [...this.#ids.values()],
+    } satisfies TrackIdsSnapshot;
   }
 
   /**
@@ -202,8 +209,9 @@ export class TrackIds {
       // Version 1: every key, the n-th with id n.
       if (!Array.isArray(v.keys) || v.next !== v.keys.length + 1) return null;
       ids = v.keys.map((k, i): [string, number] => [k as string, i + 1]);
-    } else if (v.v === 2 && v.ids !== null && typeof v.ids === 'object' && !Array.isArray(v.ids)) {
-      ids = Object.entries(v.ids as Record<string, unknown>) as Array<[string, number]>;
+    } else if (v.v === 2 && Array.isArray(v.keys) && Array.isArray(v.ids) && v.keys.length === v.ids.length) {
+      const values = v.ids as unknown[];
+      ids = v.keys.map((k, i): [string, number] => [k as string, values[i] as number]);
     } else return null;
     let last = 0;
     for (const [k, id] of ids) {
