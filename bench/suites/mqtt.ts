@@ -14,7 +14,7 @@
 // the real analytics engine, with the publisher connected.
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { api, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { liveClip, startRtspServer } from '../../test/helpers/live-sources.js';
 import { mosquittoMissing, startBroker } from '../../test/helpers/mosquitto.js';
@@ -105,8 +105,31 @@ interface RunRow {
   loop_delay_p50_ms: number;
   loop_delay_p99_ms: number;
   loop_delay_max_ms: number;
+  /** The server's main thread over the round, in ms a second: in its tasks' CameraPublisher.frame (the
+   * messages built and handed to the client), and in garbage collection. */
+  publish_ms_per_s: number;
+  gc_ms_per_s: number;
   /** The machine's 1-minute load average at the round's end (other work on it included). */
   load: number;
+}
+
+/** Main-thread time in the server's CameraPublisher.frame so far (see `timeLivePublishing`). */
+let livePublishNs = 0n;
+
+/**
+ * Times every CameraPublisher.frame the server in this process runs (the same module the worker imports),
+ * so that a round reports what publishing took on its main thread while live, beside the synthetic figure.
+ */
+function timeLivePublishing(): void {
+  const frame = CameraPublisher.prototype.frame;
+  CameraPublisher.prototype.frame = function (this: CameraPublisher, ...args: Parameters<typeof frame>) {
+    const t0 = process.hrtime.bigint();
+    try {
+      frame.apply(this, args);
+    } finally {
+      livePublishNs += process.hrtime.bigint() - t0;
+    }
+  };
 }
 
 /** Four cameras for `seconds` after a warm-up; with `mqtt`, each publishes and a subscriber times events. */
@@ -140,6 +163,12 @@ async function cameras(
   const cpu0 = { server: process.cpuUsage(), broker: cpuMs(brokerPid), sub: cpuMs(sub?.pid) };
   const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   loop.enable();
+  let gcMs = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcMs += e.duration;
+  });
+  gc.observe({ entryTypes: ['gc'] });
+  const publish0 = livePublishNs;
   const from = started + warmMs;
   const until = from + seconds * 1000;
   const processed = new Array<number>(CAMERAS).fill(0);
@@ -176,7 +205,9 @@ async function cameras(
   });
   await new Promise((r) => setTimeout(r, until - Date.now() + 1500));
   loop.disable();
+  gc.disconnect();
   const spanMs = Date.now() - started;
+  const publishMs = Number(livePublishNs - publish0) / 1e6;
   const serverCpu = process.cpuUsage(cpu0.server);
   const pctOf = (ms: number) => Math.round((ms / spanMs) * 1000) / 10;
   const cpu = {
@@ -219,6 +250,8 @@ async function cameras(
     loop_delay_p50_ms: lateMs(loop.percentile(50)),
     loop_delay_p99_ms: lateMs(loop.percentile(99)),
     loop_delay_max_ms: lateMs(loop.max),
+    publish_ms_per_s: Math.round((publishMs / spanMs) * 1e4) / 10,
+    gc_ms_per_s: Math.round((gcMs / spanMs) * 1e4) / 10,
     load: Math.round(loadavg()[0]! * 10) / 10,
   };
 }
@@ -344,6 +377,7 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
     );
     // A round left out: the first tasks load the detector and warm the JIT, which would count as noise.
     const brokerPid = childPids('mosquitto')[0];
+    timeLivePublishing();
     await cameras(t, rtsp.url, quick ? 4 : 10, null, -1, brokerPid);
     // Two off rounds at least, so that their spread says what noise is.
     const order = quick ? [false, true, false] : [false, true, true, false, false, true];
@@ -360,7 +394,8 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
       );
       console.log(
         `  CPU over the round (% of a core): server ${r.cpu_server_pct}, broker ${r.cpu_broker_pct}, subscriber ${r.cpu_subscriber_pct}; ` +
-          `server event loop delay p50 ${r.loop_delay_p50_ms} p99 ${r.loop_delay_p99_ms} max ${r.loop_delay_max_ms} ms; load average ${r.load}`,
+          `server event loop delay p50 ${r.loop_delay_p50_ms} p99 ${r.loop_delay_p99_ms} max ${r.loop_delay_max_ms} ms; ` +
+          `main thread in publishing ${r.publish_ms_per_s} ms/s, in GC ${r.gc_ms_per_s} ms/s; load average ${r.load}`,
       );
     }
   } finally {
