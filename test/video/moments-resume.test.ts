@@ -23,6 +23,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql as taskSql } from '../../src/video/tasks.sql.js';
 import { CollectionStore } from '../../src/vectors/collection-store.js';
 import { indexSummary } from '../../src/video/moments/task-record.js';
+import { MomentIndexer } from '../../src/video/moments/moment-indexer.js';
+import type { IndexSettings } from '../../src/video/moments/index-step.js';
+import { packIndexSnapshot, unpackIndexSnapshot, type IndexSnapshot } from '../../src/video/moments/moment-snapshot.js';
 
 const skip = evalDataSkip('tracking/TUD-Campus/TUD-Campus.mp4');
 const SAMPLING = { mode: 'fps', value: 10 } as const;
@@ -176,8 +179,9 @@ async function frameOf(p: FramePipeline, i: number): Promise<FrameOutput> {
 
 interface Step {
   snapshot: string;
-  /** The index step's part of it. */
-  index: { v: number; pending: unknown[]; frames: unknown[] };
+  /** The index step's part of it, as stored and unpacked. */
+  stored: string;
+  index: IndexSnapshot;
 }
 
 /** Frames from..to-1 on p, each chunk "archived" after its snapshot was taken, as the worker appends it. */
@@ -187,7 +191,11 @@ async function run(p: FramePipeline, archive: Archive, from: number, to: number,
     const snap = p.snapshot();
     assert.ok(snap, `frame ${i}: the pipeline with an index step gives a snapshot`);
     const json = JSON.stringify(snap);
-    steps?.push({ snapshot: json, index: snap.runs[1] as Step['index'] });
+    steps?.push({
+      snapshot: json,
+      stored: JSON.stringify(snap.runs[1]),
+      index: unpackIndexSnapshot(snap.runs[1]) as IndexSnapshot,
+    });
     await archive.append(Buffer.byteLength(JSON.stringify(out)) + 20);
   }
 }
@@ -258,7 +266,8 @@ test('index step resumed from its snapshot at frame k writes what an undisturbed
   assert.equal(wantCounts.items_added, want.size);
 
   const sizes = steps.map((s) => Buffer.byteLength(s.snapshot));
-  const indexSizes = steps.map((s) => Buffer.byteLength(JSON.stringify(s.index)));
+  const indexSizes = steps.map((s) => Buffer.byteLength(s.stored));
+  const rawSizes = steps.map((s) => Buffer.byteLength(JSON.stringify(s.index)));
   const inFlight = steps.findIndex((s, i) => i >= 2 && i < n - 2 && s.index.pending.length > 0);
   assert.ok(inFlight >= 0, 'some snapshot was taken while items were being written');
   const ks = [...new Set([0, inFlight, Math.floor(n / 2), n - 2, n - 1])].sort((x, y) => x - y);
@@ -303,7 +312,8 @@ test('index step resumed from its snapshot at frame k writes what an undisturbed
   const distinct = steps.map((s) => s.index.frames.length);
   console.log(
     `index step snapshot on TUD-Campus (${n} frames at ${SAMPLING.value} fps, ${want.size} items): ` +
-      `max ${Math.max(...indexSizes)} B (pipeline ${Math.max(...sizes)} B), frames named max ${Math.max(...distinct)}, ` +
+      `max ${Math.max(...indexSizes)} B stored (${Math.max(...rawSizes)} B of JSON before deflate; the pipeline's ` +
+      `${Math.max(...sizes)} B), frames named max ${Math.max(...distinct)}, ` +
       `pending max ${Math.max(...steps.map((s) => s.index.pending.length))}; ` +
       `restore after frames ${ks.join(', ')}: ${restoreMs.map((x) => x.toFixed(0)).join(', ')} ms`,
   );
@@ -312,17 +322,101 @@ test('index step resumed from its snapshot at frame k writes what an undisturbed
 test('index step: a malformed snapshot is refused before anything is restored', { skip }, async () => {
   const p = await pipeline(on(await newTask()));
   const good = (await pipeline(on(await newTask()))).snapshot()!;
-  const idx = good.runs[1] as Record<string, unknown>;
+  const idx = unpackIndexSnapshot(good.runs[1]) as Record<string, unknown>;
+  const packed = (x: object) => packIndexSnapshot(x as IndexSnapshot);
   for (const bad of [
-    { ...idx, v: 2 },
-    { ...idx, frames: 'x' },
-    { ...idx, segment: { shot: 0 } },
-    { ...idx, tracks: [{ id: 1, cls: 'person', crop: { frame: 7, roi: [0, 0, 9, 9] } }] },
-    { ...idx, pending: [{ kind: 'frame', endMs: 0 }] },
+    { v: 2, z: (good.runs[1] as { z: string }).z },
+    { v: 1, z: 'not deflated' },
+    packed({ ...idx, v: 2 }),
+    packed({ ...idx, frames: 'x' }),
+    packed({ ...idx, segment: { shot: 0 } }),
+    packed({ ...idx, tracks: [{ id: 1, cls: 'person', crop: { frame: 7, roi: [0, 0, 9, 9] } }] }),
+    packed({ ...idx, pending: [{ kind: 'frame', endMs: 0 }] }),
   ]) {
     await assert.rejects(
       p.restore({ ...good, runs: [good.runs[0], bad] }, () => Promise.reject(new Error('not called'))),
       /index step's checkpoint is malformed/,
     );
   }
+});
+
+test('index step with 50 live tracks: its share of a checkpoint, and a restore that gives the same snapshot back', {
+  skip,
+  timeout: 300_000,
+}, async () => {
+  // An hour into a task: frame indices, stream times and byte offsets of that many digits.
+  const taskId = await newTask();
+  const archive = new Archive(taskId);
+  await archive.append(50_000_000);
+  const task = on(taskId);
+  const settings: IndexSettings = {
+    index: 1,
+    collection: col,
+    segments: true,
+    tracks: true,
+    segmentMs: 4000,
+    segmenting: 'scene',
+    videoId: undefined,
+  };
+  const writer = await t.app.collections!.writer(t.projectId, col, 'collection');
+  const deps = { db: t.app.services.db, log: t.app.services.log };
+  const indexer = new MomentIndexer(settings, writer, task, deps);
+  let seed = 11;
+  const rnd = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+  const first = 90_000;
+  const images = new Map<number, RgbImage>();
+  const sizes: number[] = [];
+  const distinct: number[] = [];
+  let last: { packed: unknown; index: number } | null = null;
+  for (let i = 0; i < 80; i++) {
+    const f = frames[i % frames.length]!;
+    const index = first + i * 2;
+    const image: RgbImage = { data: f.data, width: f.width, height: f.height, channels: 3 };
+    images.set(index, image);
+    // 50 people on a 10 x 5 grid, each moving a little, confidences as a detector's (4 digits).
+    const targets = Array.from({ length: 50 }, (_, k) => ({
+      track_id: 3000 + k,
+      class: 'person',
+      confidence: Math.round((0.4 + 0.6 * rnd()) * 1e4) / 1e4,
+      roi: {
+        left: Math.round(((k % 10) * 64 + rnd() * 4) * 10) / 10,
+        top: Math.round((Math.floor(k / 10) * 96 + rnd() * 4) * 10) / 10,
+        width: Math.round((40 + rnd() * 20) * 10) / 10,
+        height: Math.round((70 + rnd() * 20) * 10) / 10,
+      },
+    }));
+    const out = {
+      stream_info: {
+        frame_index: index,
+        total_frames: null,
+        decoded_frames: index + 1,
+        dropped_frames: 0,
+        fps: 25,
+        elapsed_ms: 0,
+        stream_time_ms: index * 40,
+      },
+      delta: { results: [{ index: 0, targets }] },
+    } as FrameOutput;
+    await indexer.chunk(out, { index, width: f.width, height: f.height, image, before: index - 2 });
+    const packed = indexer.snapshot();
+    sizes.push(Buffer.byteLength(JSON.stringify(packed)));
+    distinct.push((unpackIndexSnapshot(packed) as IndexSnapshot).frames.length);
+    last = { packed, index };
+    await archive.append(Buffer.byteLength(JSON.stringify(out)) + 20);
+  }
+  const raw = Buffer.byteLength(JSON.stringify(unpackIndexSnapshot(last!.packed)));
+  const again = new MomentIndexer(settings, writer, task, deps);
+  const t0 = performance.now();
+  await again.restore(JSON.parse(JSON.stringify(last!.packed)), async (before) => images.get((before as number) + 2)!);
+  const restoreMs = performance.now() - t0;
+  assert.deepEqual(unpackIndexSnapshot(again.snapshot()), unpackIndexSnapshot(last!.packed));
+  console.log(
+    `index step snapshot with 50 live tracks: ${Math.min(...sizes.slice(10))}-${Math.max(...sizes)} B stored ` +
+      `(the last ${raw} B of JSON before deflate), frames named up to ${Math.max(...distinct)}; ` +
+      `restore ${restoreMs.toFixed(0)} ms with frames from memory`,
+  );
+  // The budget's share (docs/moments.md, "When a worker dies"): refs here are numbers; a provider's are its cursors.
+  assert.ok(Math.max(...sizes) <= 4096, `index step snapshot ${Math.max(...sizes)} B`);
+  await again.close(true);
+  await indexer.close(true);
 });

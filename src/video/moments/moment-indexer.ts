@@ -26,9 +26,10 @@ import { layoutSignature, Segmenter } from './segmenter.js';
 import { sql } from './moments.sql.js';
 import { analyticsOf, applyRules, ruleKeys } from './analytics-events.js';
 import {
+  packIndexSnapshot,
   readIndexSnapshot,
   type FrameRef,
-  type IndexSnapshot,
+  type PackedIndexSnapshot,
   type PendingState,
   type SegmentState,
   type TrackState,
@@ -389,7 +390,7 @@ export class MomentIndexer {
    * frames kept images came from by reference, never pixels. Throws where such a frame has no `before`
    * reference (it cannot be decoded again: the provider asks only for a file task's).
    */
-  snapshot(): IndexSnapshot {
+  snapshot(): PackedIndexSnapshot {
     const frames: FrameRef[] = [];
     const position = new Map<number, number>();
     const ref = (f: FrameAt): number => {
@@ -435,7 +436,7 @@ export class MomentIndexer {
       // A track without a crop writes nothing.
       else if (p.track.crop) pending.push({ kind: 'track', track: track(p.track), endMs: p.endMs });
     }
-    return {
+    return packIndexSnapshot({
       v: 1,
       frames,
       segmenter: {
@@ -448,7 +449,7 @@ export class MomentIndexer {
       segment: this.#segment && segment(this.#segment),
       tracks: [...this.#tracks.values()].map(track),
       pending,
-    };
+    });
   }
 
   /**

@@ -3,6 +3,9 @@
 // its index and its `before` reference (StepFrame.before), listed once however many items use it, and the next
 // worker decodes it again; the crops, thumbnails, colours and layout signature are recomputed from those frames
 // by the same code, so they equal the first worker's. Everything else is the metadata the items will carry.
+// The checkpoint carries it as {v, z}: the JSON raw-deflated in base64, as the tracker's state is (docs/moments.md,
+// "When a worker dies", has the sizes): most of it is the same keys once per track and the frames' references.
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 /** A frame kept images come from: [its index in the stream, its `before` reference]. */
 export type FrameRef = [index: number, before: unknown];
@@ -59,11 +62,35 @@ export interface IndexSnapshot {
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isStrs = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
-/** The snapshot, checked enough that restoring it cannot throw halfway; throws an Error naming what is wrong. */
-export function readIndexSnapshot(s: unknown): IndexSnapshot {
-  const bad = (what: string): never => {
-    throw new Error(`The index step's checkpoint is malformed (${what})`);
-  };
+/** What the checkpoint holds of the index step. */
+export interface PackedIndexSnapshot {
+  v: 1;
+  z: string;
+}
+
+export function packIndexSnapshot(s: IndexSnapshot): PackedIndexSnapshot {
+  return { v: 1, z: deflateRawSync(JSON.stringify(s)).toString('base64') };
+}
+
+const bad = (what: string): never => {
+  throw new Error(`The index step's checkpoint is malformed (${what})`);
+};
+
+/** The snapshot a packIndexSnapshot() holds, unchecked (readIndexSnapshot checks it); throws an Error. */
+export function unpackIndexSnapshot(p: unknown): unknown {
+  const o = p as Partial<PackedIndexSnapshot> | null;
+  if (!o || typeof o !== 'object' || o.v !== 1 || typeof o.z !== 'string') return bad('version');
+  try {
+    return JSON.parse(inflateRawSync(Buffer.from(o.z, 'base64')).toString('utf8'));
+  } catch {
+    return bad('not deflated JSON');
+  }
+}
+
+/** A packed snapshot, checked enough that restoring it cannot throw halfway; throws an Error naming what is
+ * wrong. */
+export function readIndexSnapshot(packed: unknown): IndexSnapshot {
+  const s = unpackIndexSnapshot(packed);
   const o = s as Partial<IndexSnapshot> | null;
   if (!o || typeof o !== 'object' || o.v !== 1) bad('version');
   const snap = o as IndexSnapshot;
