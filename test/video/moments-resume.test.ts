@@ -376,6 +376,7 @@ test('index step with 50 live tracks: its share of a checkpoint, and a restore t
   const first = 90_000;
   const befores = new Map<string, RgbImage>();
   const sizes: number[] = [];
+  const snapshotMs: number[] = [];
   const distinct: number[] = [];
   let last: { packed: unknown; index: number } | null = null;
   for (let i = 0; i < 80; i++) {
@@ -410,7 +411,9 @@ test('index step with 50 live tracks: its share of a checkpoint, and a restore t
     const before = { ...f.cursor, index: index - 2, ptsMs: (index - 2) * 40, hash: (rnd() * 2 ** 52).toString(16) };
     befores.set(JSON.stringify(before), image);
     await indexer.chunk(out, { index, width: f.width, height: f.height, image, before });
+    const s0 = performance.now();
     const packed = indexer.snapshot();
+    snapshotMs.push(performance.now() - s0);
     sizes.push(Buffer.byteLength(JSON.stringify(packed)));
     distinct.push((unpackIndexSnapshot(packed) as IndexSnapshot).frames.length);
     last = { packed, index };
@@ -425,6 +428,8 @@ test('index step with 50 live tracks: its share of a checkpoint, and a restore t
   console.log(
     `index step snapshot with 50 live tracks: ${Math.min(...sizes.slice(10))}-${Math.max(...sizes)} B stored ` +
       `(the last ${raw} B of JSON before deflate), frames named up to ${Math.max(...distinct)}; ` +
+      `snapshot p50 ${[...snapshotMs].sort((x, y) => x - y)[snapshotMs.length >> 1]!.toFixed(2)} ms, ` +
+      `max ${Math.max(...snapshotMs.slice(10)).toFixed(2)} ms after the first 10 frames; ` +
       `restore ${restoreMs.toFixed(0)} ms with frames from memory`,
   );
   // A regression guard, not the figure (docs/moments.md, "Measured figures").
