@@ -257,16 +257,23 @@ async function cameras(
 }
 
 /**
- * Whether the on rounds differ from the off rounds by no more than the off rounds differ among themselves:
- * `ratio` (mean of on over mean of off) is within noise when it is no further from 1 than `spread` (the
- * largest over the smallest off round) or, when the off rounds happen to agree exactly, than the measure's
- * own resolution `floor` (e.g. one frame per camera in a round).
+ * Whether MQTT on is worse than off by no more than the off rounds differ among themselves: `ratio` (mean of
+ * on over mean of off) is within noise when, in the direction `worse` (higher for lag, lower for frames), it
+ * is no further from 1 than `spread` (the largest over the smallest off round) or, when the off rounds happen
+ * to agree exactly, than the measure's own resolution `floor` (e.g. one frame per camera in a round). Better
+ * with MQTT on counts as within: the question is what publishing costs.
  */
-export function noise(on: number[], off: number[], floor = 1): { ratio: number; spread: number; within: boolean } {
+export function noise(
+  on: number[],
+  off: number[],
+  worse: 'higher' | 'lower',
+  floor = 1,
+): { ratio: number; spread: number; within: boolean } {
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const ratio = mean(on) / mean(off);
   const spread = Math.max(...off) / Math.min(...off);
-  return { ratio, spread, within: Math.max(ratio, 1 / ratio) <= Math.max(spread, floor) };
+  const cost = worse === 'higher' ? ratio : 1 / ratio;
+  return { ratio, spread, within: cost <= Math.max(spread, floor) };
 }
 
 /** Main-thread time of CameraPublisher.frame per frame and per event (the engine's own time excluded). */
@@ -409,11 +416,13 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   const fps = noise(
     on.map((r) => r.fps_exact),
     off.map((r) => r.fps_exact),
+    'lower',
     1 + 1 / (seconds * FPS),
   );
   const lag = noise(
     on.map((r) => r.lag_p95_ms),
     off.map((r) => r.lag_p95_ms),
+    'higher',
   );
   const f3 = (x: number) => x.toFixed(3);
   // The issue's bound: a frame's events reach an MQTT subscriber within the pipeline's own lag (its chunk's
@@ -426,7 +435,7 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
   );
   console.log(
     `within noise: ${fps.within && lag.within ? 'yes' : 'no'} (frames ${fps.within ? 'yes' : 'no'}, lag p95 ${lag.within ? 'yes' : 'no'}; ` +
-      `rule: the mean of the on rounds over the mean of the off rounds is no further from 1x than the largest ` +
+      `rule: the mean of the on rounds over the mean of the off rounds is no worse than 1x by more than the largest ` +
       `over the smallest off round, or than one frame per camera a round for frames)`,
   );
   if (json) {
