@@ -65,12 +65,14 @@ export interface StreamInfo {
 
 /**
  * What continuing a task after its last archived chunk needs (docs/video.md, "When a worker dies"), stored by
- * the fenced append of that chunk. Version 1 resumes live sources only: a live source continues from its live
- * edge, so the decoder's and the tracker's native state are not needed; `decoder` and `tracker` are where
- * later versions keep them (file tasks), and a reader that finds a version it does not know does not resume.
+ * the fenced append of that chunk. A live source continues from its live edge, so its checkpoint holds only
+ * counters and where the ids go on; a file continues exactly after the last archived frame, so its checkpoint
+ * also holds the decoder's cursor (src/native/decode.ts) and the frame pipeline's state (its trackers and ids,
+ * FramePipeline.snapshot()). Version 1 (live only) is still read; a reader that finds a version it does not
+ * know does not resume.
  */
 export interface TaskCheckpoint {
-  v: 1;
+  v: 1 | 2;
   /** Frame chunks archived up to and including this one. */
   frames: number;
   frame_index: number;
@@ -81,19 +83,24 @@ export interface TaskCheckpoint {
   dropped_frames: number;
   reconnects: number;
   elapsed_ms: number;
-  /** Above every track id the task handed out so far: the next worker starts its ids here. */
+  /** Above every track id the task handed out so far: the next worker starts its ids here (live). */
   next_track_id: number;
-  live: true;
+  live: boolean;
+  /** A file: the decoder's cursor after the last archived frame. */
   decoder?: unknown;
-  tracker?: unknown;
+  /** A file: the frame pipeline's state after the last archived frame. */
+  pipeline?: unknown;
 }
 
-export const CHECKPOINT_VERSION = 1;
+export const CHECKPOINT_VERSION = 2;
 
 /** A stored checkpoint this version can continue from, or null. */
 export function readCheckpoint(v: unknown): TaskCheckpoint | null {
   const c = (typeof v === 'string' ? JSON.parse(v) : v) as Partial<TaskCheckpoint> | null;
-  if (!c || typeof c !== 'object' || c.v !== CHECKPOINT_VERSION || c.live !== true) return null;
+  if (!c || typeof c !== 'object') return null;
+  if (c.v === 1 ? c.live !== true : c.v !== CHECKPOINT_VERSION) return null;
+  if (c.live !== true && (typeof c.decoder !== 'object' || !c.decoder || typeof c.pipeline !== 'object' || !c.pipeline))
+    return null;
   const nums = [
     c.frames,
     c.frame_index,
@@ -116,9 +123,10 @@ export interface FrameOutput {
   analytics?: { events: unknown[]; totals: Record<string, unknown> };
   /** The source frame size, when the provider knows it (relative analytics rules need it); not archived. */
   frame_size?: { width: number; height: number };
-  /** Set by a provider that can continue the task elsewhere (a local, live one): the task's next track id. The
-   * worker then stores a checkpoint with the chunk (TaskCheckpoint); not archived. */
-  resumable?: { next_track_id: number };
+  /** Set by a provider that can continue the task elsewhere (a local one): the task's next track id and, for a
+   * file, the decoder's cursor and the pipeline's state after this frame. The worker then stores a checkpoint
+   * with the chunk (TaskCheckpoint); not archived. */
+  resumable?: { next_track_id: number; decoder?: unknown; pipeline?: unknown };
 }
 
 export interface TrackSummary {
@@ -160,6 +168,11 @@ export interface ProviderContext {
    * archived chunk. A provider that cannot continue from it throws a ProviderError (the task then fails).
    */
   resume?: TaskCheckpoint;
+  /**
+   * After the signal aborted: whether the task goes on on another worker from the checkpoint of its last chunk
+   * (this worker lost its lease, or shut down and hands it on), so steps leave what is open to that worker.
+   */
+  handedOn?(): boolean;
 }
 
 /**

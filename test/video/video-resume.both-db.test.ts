@@ -6,11 +6,12 @@
 // marked, track ids never reused, line totals never going backwards, chunk ids contiguous and one terminal
 // chunk and [DONE] at the end; a worker frozen (SIGSTOP) past its lease appends nothing once it wakes, and the
 // fourth expiry fails worker_lost; a worker shut down cleanly hands its live task on without a resume; a camera
-// down at the takeover is waited for within the reconnect policy; a file task still fails worker_lost as before.
+// down at the takeover is waited for within the reconnect policy. A staged file task killed twice gives the
+// stream, results and usage of an undisturbed run; one read from a URL still fails worker_lost as before.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -351,7 +352,97 @@ test('a camera that is down when its task is taken over gets the reconnect polic
   await kill(w2);
 });
 
-test('a file task writes no checkpoint: its worker dying mid-stream still fails it worker_lost', {
+// Fields that say when, not what: blanked before a continued file task's stream is compared with an
+// undisturbed run's.
+const WALL_CLOCK = ['elapsed_ms', 'received_at_ms'] as const;
+function blankWallClock(chunk: any, taskId: string): any {
+  const c = JSON.parse(JSON.stringify(chunk).replaceAll(taskId, 'task'));
+  delete c.created;
+  for (const k of WALL_CLOCK) if (c.stream_info) delete c.stream_info[k];
+  if (c.usage) delete c.usage.processing_time_ms;
+  return c;
+}
+
+// TUD-Campus uploaded (a staged file): detect, a line down the middle and a zone on the left half.
+const fileTask = (data: string) => ({
+  input: [{ type: 'video_base64', data, sampling: { mode: 'fps', value: 25 } }],
+  steps: [
+    { model: 'detect', parameters: { classes: ['person'] } },
+    {
+      model: 'analytics',
+      parameters: {
+        lines: [
+          {
+            id: 'middle',
+            points: [
+              [320, 0],
+              [320, 480],
+            ],
+          },
+        ],
+        zones: [
+          {
+            id: 'left',
+            polygon: [
+              [0, 0],
+              [320, 0],
+              [320, 480],
+              [0, 480],
+            ],
+          },
+        ],
+      },
+    },
+  ],
+});
+
+test('a file task continues after two SIGKILLs of its worker: the stream, results and usage of an undisturbed run', {
+  skip,
+  timeout: 420_000,
+}, async () => {
+  for (const w of workers) await kill(w);
+  let w = await startWorker();
+  const data = readFileSync(TUD_CAMPUS()).toString('base64');
+  const whole = await createTask(a, fileTask(data));
+  const undisturbed = await waitStatus(a, whole, ['succeeded', 'failed'], WAIT_MS);
+  assert.equal(undisturbed.status, 'succeeded', JSON.stringify(undisturbed.error));
+
+  const id = await createTask(a, fileTask(data));
+  const watching = readStream(a, id, { timeoutMs: 6 * WAIT_MS });
+  for (const at of [15, 40]) {
+    await framesReach(id, at);
+    await kill(w);
+    const left = await processed(id);
+    w = await startWorker();
+    await framesReach(id, left + 1);
+  }
+  const done = await waitStatus(a, id, ['succeeded', 'failed', 'cancelled'], WAIT_MS);
+  assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  assert.equal(done.resumes, 2);
+  const bytes = (await watching).bytes;
+  assert.ok(bytes.equals((await readStream(a, id)).bytes), 'the connected subscriber got exactly the archive');
+  const chunks = chunksOf(bytes);
+  assert.deepEqual(
+    chunks.map((c) => c.id),
+    chunks.map((_, i) => `${id}.${i}`),
+    'chunk ids 0..N-1, each once',
+  );
+  const expected = chunksOf((await readStream(a, whole)).bytes);
+  assert.equal(chunks.length, expected.length);
+  for (let i = 0; i < chunks.length; i++)
+    assert.deepEqual(blankWallClock(chunks[i], id), blankWallClock(expected[i], whole), `chunk ${i}`);
+  assert.deepEqual(done.usage.processed_frames, undisturbed.usage.processed_frames);
+  const results = async (t: string) => {
+    const r = (await api(a, `/v1/video/tasks/${t}/results`)).body;
+    return blankWallClock({ ...r, usage: { ...r.usage, processing_time_ms: 0 } }, t);
+  };
+  assert.deepEqual(await results(id), await results(whole));
+  const analytics = async (t: string) => (await api(a, `/v1/video/tasks/${t}/analytics`)).body.totals;
+  assert.deepEqual(await analytics(id), await analytics(whole));
+  await kill(w);
+});
+
+test('a file task read from a URL writes no checkpoint: its worker dying mid-stream still fails it worker_lost', {
   skip,
   timeout: 240_000,
 }, async () => {

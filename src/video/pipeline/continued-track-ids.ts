@@ -23,4 +23,18 @@ export class ContinuedTrackIds extends TrackIds {
   get next(): number {
     return this.#next;
   }
+
+  /** The ids' state, for a file task another worker continues with the same ids (FramePipeline.snapshot()). */
+  override snapshot(): { ids: unknown; first: number; next: number } {
+    return { ids: super.snapshot(), first: this.first, next: this.#next };
+  }
+
+  /** Into a fresh instance made with the same `first`; throws when the state is not one of snapshot()'s. */
+  override restore(s: unknown): void {
+    const v = s as { ids?: unknown; first?: unknown; next?: unknown } | null;
+    if (!v || v.first !== this.first || typeof v.next !== 'number' || !Number.isInteger(v.next) || v.next < this.first)
+      throw new Error('The checkpoint holds track ids of another kind');
+    super.restore(v.ids);
+    this.#next = v.next;
+  }
 }

@@ -36,7 +36,16 @@ export interface StepFrame {
   height: number;
   image: RgbImage;
   signal?: AbortSignal;
+  /**
+   * Where this frame can be decoded again after the task moved to another worker (FrameRefetch): the decoder's
+   * cursor of the sampled frame before it, null for the first; undefined where frames cannot be had again
+   * (a live source, a pipeline outside a task).
+   */
+  before?: unknown;
 }
+
+/** Decodes again, at source size, the frame a StepFrame's `before` refers to (a step's restore() needs pixels). */
+export type FrameRefetch = (before: unknown) => Promise<RgbImage>;
 
 /** What a step may reach beyond the models: the database and log of the process that runs it and, where the
  * vectors part runs, its collections (the index step writes moments there). The video part hands it over. */
@@ -77,8 +86,16 @@ export interface StepRun {
   chunk?(chunk: FrameOutput, frame: StepFrame): Promise<void>;
   /** The task's normal end, after its last chunk and before its result: flush what is open; throws what failed. */
   finish?(): Promise<void>;
-  /** After a cancel or failure: best effort within a short time, never throws. */
-  close?(): Promise<void>;
+  /** After a cancel or failure: best effort within a short time, never throws. `handedOn`: the task goes on on
+   * another worker from its last checkpoint (this worker lost it, or shut down), which finishes what is open. */
+  close?(handedOn?: boolean): Promise<void>;
+  /**
+   * The run's state after the frame just processed, JSON-serialisable, for a file task that another worker may
+   * continue (docs/video.md, "When a worker dies"); restore() puts it back into a freshly opened run. A run with
+   * state beyond its frames (chunk or finish hooks) and no snapshot makes its task not resumable.
+   */
+  snapshot?(): unknown;
+  restore?(state: unknown, frames: FrameRefetch): Promise<void> | void;
 }
 
 /** A `when` filter, checked: which targets a step works on. */

@@ -44,14 +44,28 @@ export class TrackSummaries {
     }
   }
 
-  /** Sorted by track id; feature_digest only for tracks a feature step saw. */
+  /**
+   * Whether another worker could carry these summaries on from the archive alone: not once a track has a mean
+   * feature vector, which the archived chunks do not hold (its task is then not resumable).
+   */
+  get fromArchive(): boolean {
+    for (const a of this.#tracks.values()) if (a.sum) return false;
+    return true;
+  }
+
+  /**
+   * Sorted by track id; feature_digest only for tracks a feature step saw. best_confidence is rounded as the
+   * chunks' confidences are, so the results are the same whether they come from here or, for a task continued
+   * on another worker, from the archived chunks (worker/results.ts).
+   */
   list(): TrackSummary[] {
     return [...this.#tracks.values()]
       .sort((x, y) => x.summary.track_id - y.summary.track_id)
       .map((a) => {
-        if (!a.sum || a.vectors === 0) return { ...a.summary };
+        const summary = { ...a.summary, best_confidence: Math.round(a.summary.best_confidence * 1e4) / 1e4 };
+        if (!a.sum || a.vectors === 0) return summary;
         const mean = a.sum.map((v) => v / a.vectors);
-        return { ...a.summary, feature_digest: featureDigest(mean) };
+        return { ...summary, feature_digest: featureDigest(mean) };
       });
   }
 }

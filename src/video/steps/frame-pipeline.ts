@@ -9,6 +9,7 @@ import type { FrameOutput, StreamTarget, TrackSummary, VideoTaskRequest } from '
 import { checkSteps } from './plan.js';
 import type {
   FrameModels,
+  FrameRefetch,
   FrameRun,
   PlannedStep,
   StepFrame,
@@ -29,6 +30,8 @@ export interface PipelineFrame {
   width: number;
   height: number;
   data: Uint8Array;
+  /** StepFrame.before: where the frame can be decoded again (a file), undefined where it cannot. */
+  before?: unknown;
 }
 
 const round = (v: number, digits: number) => {
@@ -38,6 +41,18 @@ const round = (v: number, digits: number) => {
 
 /** What the registered steps add to a chunk's target, in registry order (so the JSON keys keep one order). */
 const ADD_TO_TARGET = STEPS.flatMap((s) => (s.addToTarget ? [s.addToTarget] : []));
+
+/**
+ * The pipeline's state after a frame (docs/video.md, "When a worker dies"): the task's track ids and each
+ * step run's own state (its tracker), in step order; null for a run without state. `steps` names the planned
+ * steps, so a snapshot is never put back into a pipeline of other steps.
+ */
+export interface PipelineSnapshot {
+  v: 1;
+  steps: string[];
+  ids: unknown;
+  runs: unknown[];
+}
 
 export class FramePipeline {
   readonly #summaries = new TrackSummaries();
@@ -79,6 +94,45 @@ export class FramePipeline {
     return new FramePipeline(await checkSteps(request, models, task), models, request, task, firstTrackId);
   }
 
+  /**
+   * The state after the frame last processed, for another worker to continue from (restore()); null when the
+   * task cannot be continued that way: a step run with state beyond its frames and no snapshot of it (index),
+   * or tracks with mean feature vectors, which the archive the next worker reads does not hold.
+   */
+  snapshot(): PipelineSnapshot | null {
+    if (!this.#summaries.fromArchive) return null;
+    const runs: unknown[] = [];
+    for (const r of this.#runs) {
+      if (r.snapshot) runs.push(r.snapshot());
+      else if (r.chunk || r.finish) return null;
+      else runs.push(null);
+    }
+    return { v: 1, steps: this.plan.map((p) => p.kind), ids: this.#ids.snapshot(), runs };
+  }
+
+  /** Puts a snapshot() back into this freshly created pipeline (before its first frame); throws when it does
+   * not fit this pipeline's steps. `frames` decodes again a frame a step kept pixels of. */
+  async restore(s: unknown, frames: FrameRefetch): Promise<void> {
+    const snap = s as Partial<PipelineSnapshot> | null;
+    const kinds = this.plan.map((p) => p.kind);
+    if (
+      !snap ||
+      snap.v !== 1 ||
+      !Array.isArray(snap.steps) ||
+      !Array.isArray(snap.runs) ||
+      snap.steps.join(',') !== kinds.join(',') ||
+      snap.runs.length !== this.#runs.length
+    )
+      throw new Error(`The checkpoint's pipeline state does not fit the task's steps (${kinds.join(', ')})`);
+    this.#ids.restore(snap.ids);
+    for (const [i, r] of this.#runs.entries()) {
+      const state = snap.runs[i];
+      if (state === null || state === undefined) continue;
+      if (!r.restore) throw new Error(`The checkpoint holds state for step ${i} (${kinds[i]}), which keeps none`);
+      await r.restore(state, frames);
+    }
+  }
+
   /** Above every track id handed out so far (a checkpoint's next_track_id). */
   get nextTrackId(): number {
     return this.#ids.next;
@@ -88,6 +142,7 @@ export class FramePipeline {
   async process(frame: PipelineFrame, signal?: AbortSignal): Promise<StreamTarget[]> {
     const image = { data: frame.data, width: frame.width, height: frame.height, channels: 3 as const };
     const at: StepFrame = { index: frame.index, width: frame.width, height: frame.height, image, signal };
+    if (frame.before !== undefined) at.before = frame.before;
     const targets: WorkTarget[] = [];
     this.#last = at;
     for (const run of this.#frameRuns) {
@@ -125,9 +180,9 @@ export class FramePipeline {
     for (const r of this.#runs) if (r.finish) await r.finish();
   }
 
-  /** After a cancel or failure: each step's best-effort close (never throws). */
-  async close(): Promise<void> {
-    await Promise.all(this.#runs.map((r) => r.close?.().catch(() => undefined)));
+  /** After a cancel or failure: each step's best-effort close (never throws); `handedOn` as StepRun.close's. */
+  async close(handedOn = false): Promise<void> {
+    await Promise.all(this.#runs.map((r) => r.close?.(handedOn).catch(() => undefined)));
   }
 
   /** Per-track summary of everything processed so far (the task's results). */

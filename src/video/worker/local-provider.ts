@@ -14,9 +14,16 @@
 // Its frames say the task can continue elsewhere (FrameOutput.resumable), and a run handed a checkpoint
 // (ctx.resume: its worker died) continues from the live edge with the ids and counters after it
 // (docs/video.md, "When a worker dies"); a source that is no longer live cannot be continued.
+//
+// A file (a staged upload or a local path) is resumable too: each frame carries the decoder's cursor and the
+// pipeline's state after it (where the pipeline can give one: FramePipeline.snapshot()), and a run handed such
+// a checkpoint opens the decoder at that cursor and restores the pipeline, so the frames, track ids and
+// counters after it are those an undisturbed run gives. A URL is not resumable yet: nothing here checks
+// that the resource is unchanged.
 import { isApiError } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
 import { DecodeError, type FrameBatch, type VideoDecoder } from '../source/decoder.js';
+import type { DecoderCursor } from '../../native/decode.js';
 import {
   ProviderError,
   type FrameOutput,
@@ -28,12 +35,15 @@ import {
 } from '../task-contract.js';
 import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } from '../task-contract.js';
 import { FramePipeline, type FrameModels } from '../steps/frame-pipeline.js';
-import type { StepServices } from '../pipeline/frame-step.js';
+import type { FrameRefetch, StepServices } from '../pipeline/frame-step.js';
+import type { RgbImage } from '../../media/rgb-image.js';
 import { withRunPriority } from '../../inference/runtime.js';
 import { isSourceDrop, LiveReader, SourceLostError, type LiveResume } from '../source/live-reader.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openVideo } from '../source/video-source.js';
 import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
+
+type TaskRange = NonNullable<VideoTaskRequest['input']>[number]['range'];
 
 /** How long a live camera waits after its frame found the model queue full, before it takes the next. */
 const REFUSED_PAUSE_MS = 50;
@@ -97,7 +107,7 @@ export class LocalProvider implements VideoProvider {
         resolve: this.deps.resolve,
       };
       // timeoutMs: the probe's limit; a reconnect passes less when its budget is nearly spent.
-      const open = (maxFrames: number | undefined, timeoutMs: number, range = input.range) =>
+      const open = (maxFrames: number | undefined, timeoutMs: number, range = input.range, resume?: unknown) =>
         openVideo(source, network, {
           sampling: input.sampling,
           range,
@@ -107,6 +117,7 @@ export class LocalProvider implements VideoProvider {
           probeTimeoutMs: timeoutMs,
           readTimeoutMs: stallMs,
           hwaccel: this.deps.hwaccel,
+          ...(resume !== undefined ? { resume: resume as DecoderCursor } : {}),
         });
       const openMs = Math.max(stallMs, MIN_PROBE_TIMEOUT_MS);
       const cp = ctx.resume;
@@ -114,13 +125,24 @@ export class LocalProvider implements VideoProvider {
       // The worker died after archiving the last frame the task may have: only the terminal chunk is missing.
       if (cp && cp.frames >= maxFrames) return this.#resumedAtEnd(cp, pipeline, started);
       // A resumed live source applies the range itself (LiveReader), its decoder gets the frames left; a
-      // camera down when the task is taken over gets the reconnect policy, as if it dropped.
-      decoder = cp
-        ? await this.#openResumed(() => open(maxFrames - cp.frames, openMs, undefined), input.reconnect, signal)
-        : await open(input.max_frames, openMs);
+      // camera down when the task is taken over gets the reconnect policy, as if it dropped. A resumed file
+      // opens at its cursor with the task's own range and cap (the cursor counts the frames emitted before).
+      decoder = !cp
+        ? await open(input.max_frames, openMs)
+        : cp.live
+          ? await this.#openResumed(() => open(maxFrames - cp.frames, openMs, undefined), input.reconnect, signal)
+          : await open(input.max_frames, openMs, input.range, cp.decoder);
       const { info } = decoder;
-      if (cp && !info.live)
-        throw new ProviderError(this.name, 'The task cannot continue: its source is no longer a live stream');
+      if (cp && cp.live !== (info.live === true))
+        throw new ProviderError(
+          this.name,
+          cp.live
+            ? 'The task cannot continue: its source is no longer a live stream'
+            : 'The task cannot continue: its source is now a live stream',
+        );
+      // Before the first new frame: a step that kept pixels gets them decoded again.
+      if (cp && !cp.live)
+        await this.#restore(pipeline, cp.pipeline, (before) => this.#refetch(before, open, openMs, input.range));
       if (info.live) {
         const resume: LiveResume | undefined = cp && {
           index: cp.frame_index,
@@ -148,16 +170,33 @@ export class LocalProvider implements VideoProvider {
           decoder = live.decoder;
         }
       }
-      let last: StreamInfo = {
-        frame_index: 0,
-        total_frames: info.totalFrames,
-        decoded_frames: 0,
-        dropped_frames: 0,
-        fps: info.fps,
-        elapsed_ms: 0,
-      };
+      // A resumed file's elapsed time goes on from its checkpoint's, the outage included.
+      const elapsedBase = cp ? cp.elapsed_ms + Math.max(0, Date.now() - cp.received_at_ms) : 0;
+      let last: StreamInfo = cp
+        ? {
+            frame_index: cp.frame_index,
+            total_frames: info.totalFrames,
+            decoded_frames: cp.decoded_frames,
+            dropped_frames: cp.dropped_frames,
+            fps: info.fps,
+            elapsed_ms: cp.elapsed_ms,
+            stream_time_ms: cp.stream_time_ms,
+            received_at_ms: cp.received_at_ms,
+          }
+        : {
+            frame_index: 0,
+            total_frames: info.totalFrames,
+            decoded_frames: 0,
+            dropped_frames: 0,
+            fps: info.fps,
+            elapsed_ms: 0,
+          };
       let processed = 0;
       const steps = pipeline;
+      // Only a file read from local storage is the same file when another worker opens it again.
+      const resumable = source.path !== undefined;
+      // The cursor of the frame before the one processed (StepFrame.before): null before the task's first.
+      let before: unknown = cp ? cp.decoder : null;
       const buffers = [new Uint8Array(decoder.frameBytes), new Uint8Array(decoder.frameBytes)];
       let turn = 0;
       let pending: Promise<FrameBatch> | null = decoder.read(1, buffers[turn]);
@@ -169,7 +208,9 @@ export class LocalProvider implements VideoProvider {
           // exact for its own frame, so stream_info counts stay per frame.
           pending = batch.finishReason ? null : decoder.read(1, buffers[turn]);
           for (const frame of batch.frames) {
-            const targets = await withRunPriority('background', () => steps.process(frame, signal));
+            const at = resumable ? { ...frame, before } : frame;
+            const targets = await withRunPriority('background', () => steps.process(at, signal));
+            before = frame.cursor;
             signal.throwIfAborted();
             last = {
               frame_index: frame.index,
@@ -177,7 +218,7 @@ export class LocalProvider implements VideoProvider {
               decoded_frames: batch.decodedFrames,
               dropped_frames: batch.droppedFrames,
               fps: info.fps,
-              elapsed_ms: Math.round(performance.now() - started),
+              elapsed_ms: Math.round(elapsedBase + performance.now() - started),
               stream_time_ms: frame.ptsMs,
               received_at_ms: frame.wallMs,
             };
@@ -189,6 +230,9 @@ export class LocalProvider implements VideoProvider {
             // The worker's steps (analytics) first, so this pipeline's chunk hooks (index) see what they add.
             const out = ctx.complete ? ctx.complete(made) : made;
             await pipeline.chunk(out);
+            // The state after this frame and its chunk (the index step has seen it), stored with the chunk.
+            const state = resumable && frame.cursor ? steps.snapshot() : null;
+            if (state) out.resumable = { next_track_id: steps.nextTrackId, decoder: frame.cursor, pipeline: state };
             const kept = await ctx.emit(out);
             emitted = true;
             processed++;
@@ -205,7 +249,7 @@ export class LocalProvider implements VideoProvider {
         ...last,
         decoded_frames: stats.decodedFrames,
         dropped_frames: stats.droppedFrames,
-        elapsed_ms: Math.round(performance.now() - started),
+        elapsed_ms: Math.round(elapsedBase + performance.now() - started),
       };
       return {
         finish_reason: decoder.finishReason ?? 'stop',
@@ -219,7 +263,7 @@ export class LocalProvider implements VideoProvider {
         tracks: pipeline.tracks(),
       };
     } catch (e) {
-      await pipeline?.close();
+      await pipeline?.close(signal.aborted && ctx.handedOn?.() === true);
       if (signal.aborted) {
         await decoder?.abort().catch(() => undefined);
         throw signal.reason;
@@ -263,6 +307,37 @@ export class LocalProvider implements VideoProvider {
     }
   }
 
+  /** A resumed file's pipeline as the checkpoint left it; a state that does not fit fails the task. */
+  async #restore(pipeline: FramePipeline, state: unknown, frames: FrameRefetch): Promise<void> {
+    try {
+      await pipeline.restore(state, frames);
+    } catch (e) {
+      if (isApiError(e) || e instanceof ProviderError || (e as Error)?.name === 'AbortError') throw e;
+      throw new ProviderError(this.name, `The task cannot continue: ${(e as Error).message}`);
+    }
+  }
+
+  /** The frame after a cursor (the first frame for null), decoded again at source size, for a restored step. */
+  async #refetch(
+    before: unknown,
+    open: (maxFrames: number, timeoutMs: number, range: TaskRange, resume?: unknown) => Promise<VideoDecoder>,
+    timeoutMs: number,
+    range: TaskRange,
+  ): Promise<RgbImage> {
+    // The cap counts every frame of the task up to the cursor's: one more is the frame after it.
+    const emitted = (before as DecoderCursor | null)?.emittedFrames ?? 0;
+    const decoder = await open(emitted + 1, timeoutMs, range, before ?? undefined);
+    try {
+      const data = new Uint8Array(decoder.frameBytes);
+      const batch = await decoder.read(1, data);
+      const f = batch.frames[0];
+      if (!f) throw new Error('a frame the checkpoint refers to could not be decoded again');
+      return { data, width: f.width, height: f.height, channels: 3 };
+    } finally {
+      await decoder.close().catch(() => undefined);
+    }
+  }
+
   /** A resumed task whose frames are all archived: it ends as its last frame left it. */
   async #resumedAtEnd(
     cp: NonNullable<ProviderContext['resume']>,
@@ -279,8 +354,7 @@ export class LocalProvider implements VideoProvider {
       elapsed_ms: cp.elapsed_ms,
       stream_time_ms: cp.stream_time_ms,
       received_at_ms: cp.received_at_ms,
-      live: true,
-      reconnects: cp.reconnects,
+      ...(cp.live ? { live: true, reconnects: cp.reconnects } : {}),
     };
     return {
       finish_reason: 'max_frames',
@@ -400,7 +474,9 @@ export class LocalProvider implements VideoProvider {
   async #pipeline(request: VideoTaskRequest, ctx: ProviderContext): Promise<FramePipeline> {
     try {
       const task = { id: ctx.taskId, projectId: ctx.projectId, request, services: this.deps.services ?? {} };
-      return await FramePipeline.create(request, this.deps.models, task, ctx.resume?.next_track_id);
+      const cp = ctx.resume;
+      // A camera's ids go on above the last one; a file's pipeline is put back as it was (run()), ids included.
+      return await FramePipeline.create(request, this.deps.models, task, cp?.live ? cp.next_track_id : 1);
     } catch (e) {
       if (isApiError(e) || e instanceof ProviderError) throw e;
       throw new ProviderError(this.name, `The pipeline's models could not be loaded: ${(e as Error).message}`);

@@ -3,15 +3,17 @@
 // the first frame a provider failure moves on to the next provider (at most 2 retries, and nothing was
 // archived, so nothing is duplicated); after it the task fails with a terminal `error` chunk. A bad input
 // (ApiError) fails at once. Cancel is honoured at every chunk boundary and aborts the provider's signal.
-// A live task's chunks carry its checkpoint (TaskCheckpoint, stored by the same fenced append), and a task
+// A resumable task's chunks carry its checkpoint (TaskCheckpoint, stored by the same fenced append), and a task
 // claimed with one continues where its dead worker left it: the archive is replayed into the results fold and
 // the worker steps (analytics totals carry over), chunk ids and counters go on, and the provider continues
-// from the live edge (docs/video.md, "When a worker dies").
+// from the live edge (a camera) or right after the last archived frame (a file) (docs/video.md, "When a
+// worker dies").
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { isApiError, taskErrors } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
 import {
+  CHECKPOINT_VERSION,
   ProviderError,
   type FrameOutput,
   type ProviderResult,
@@ -186,6 +188,8 @@ class TaskRun {
   /** Appends are serialised: frames, heartbeat comments and the terminal chunk never interleave. */
   private chain: Promise<unknown> = Promise.resolve();
   private emitted = 0;
+  /** The last archived chunk stored a checkpoint: another worker can continue the task from it. */
+  private checkpointed = false;
   private lastInfo: StreamInfo = EMPTY_STREAM_INFO;
   private lastAppendAt = Date.now();
   private readonly startedAt = performance.now();
@@ -223,6 +227,7 @@ class TaskRun {
     this.span = spansOn ? spanUnder(task.job.traceparent) : null;
     // A continued task: its frames so far count (usage bills each frame once, at the end, by whoever ends it).
     this.emitted = task.chunkCount;
+    this.checkpointed = task.chunkCount > 0 && task.checkpoint !== null;
     if (task.lastInfo) this.lastInfo = { ...EMPTY_STREAM_INFO, ...task.lastInfo };
     this.done = this.run().catch((e) => {
       this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed');
@@ -285,14 +290,10 @@ class TaskRun {
     const outcome = await this.serial(async () => {
       if (this.over) return 'lost' as const;
       const out = this.steps && !this.completed.has(frame) ? this.steps.frame(frame) : frame;
-      const o = await this.archive.appendFrame(
-        this.task.id,
-        this.owner,
-        out,
-        this.settings.leaseMs,
-        this.checkpoint(out),
-      );
+      const checkpoint = this.checkpoint(out);
+      const o = await this.archive.appendFrame(this.task.id, this.owner, out, this.settings.leaseMs, checkpoint);
       if (o === 'appended') {
+        this.checkpointed = checkpoint !== null;
         observeChunk(frame.stream_info, this.lastInfo);
         this.emitted++;
         this.lastInfo = frame.stream_info;
@@ -315,14 +316,19 @@ class TaskRun {
     return true;
   };
 
-  /** The checkpoint stored with a frame's chunk: for a live frame of a provider that can continue it, else none. */
+  /**
+   * The checkpoint stored with a frame's chunk: for a frame of a provider that can continue it (a live frame, or
+   * a file's frame with the decoder's cursor and the pipeline's state), else none.
+   */
   private checkpoint(out: FrameOutput): TaskCheckpoint | null {
     const info = out.stream_info;
-    if (!out.resumable || info.live !== true) return null;
-    let next = out.resumable.next_track_id;
+    const r = out.resumable;
+    const live = info.live === true;
+    if (!r || (!live && (r.decoder === undefined || r.pipeline === undefined))) return null;
+    let next = r.next_track_id;
     for (const r of out.delta.results) for (const t of r.targets) next = Math.max(next, t.track_id + 1);
     return {
-      v: 1,
+      v: CHECKPOINT_VERSION,
       frames: this.emitted + 1,
       frame_index: info.frame_index,
       stream_time_ms: info.stream_time_ms ?? 0,
@@ -332,7 +338,8 @@ class TaskRun {
       reconnects: info.reconnects ?? 0,
       elapsed_ms: info.elapsed_ms,
       next_track_id: next,
-      live: true,
+      live,
+      ...(live ? {} : { decoder: r.decoder, pipeline: r.pipeline }),
     };
   }
 
@@ -473,6 +480,7 @@ class TaskRun {
       signal: this.controller.signal,
       emit: this.emit,
       complete: this.complete,
+      handedOn: () => (this.outcome === 'lost' || this.stopping) && this.checkpointed,
       ...(this.task.checkpoint && this.task.chunkCount > 0 ? { resume: this.task.checkpoint } : {}),
     };
     for (const provider of providers.slice(0, MAX_PROVIDER_TRIES)) {

@@ -8,7 +8,7 @@ import { errors } from '../../../base/errors.js';
 import type { Detector } from '../../../detection/detect.js';
 import { expected, names, unit, When } from '../step-schema.js';
 import { defineStep } from '../step.js';
-import { clampBox, unitNumber } from '../frame-step.js';
+import { clampBox, unitNumber, type FrameRun } from '../frame-step.js';
 import { candidateFloor, TargetTracker, type Candidate } from '../target-tracker.js';
 import { colourSignature, SIGNATURE_DIM } from '../../../media/colour-signature.js';
 
@@ -83,7 +83,7 @@ export const detectStep = defineStep({
         const tracker = new TargetTracker(task.tracking, index, task.ids, threshold);
         // Lowest detector score handed to the tracker (below the reporting threshold, see target-tracker.ts).
         const floor = candidateFloor(task.tracking, threshold);
-        return async (frame, targets) => {
+        const run: FrameRun = async (frame, targets) => {
           const raw = await detector.detectRaw(frame.image, floor);
           const candidates: Array<Candidate & { classId: number }> = raw
             .filter((d) => !wanted || wanted.has(d.classId))
@@ -104,6 +104,7 @@ export const detectStep = defineStep({
             targets.push({ trackId, class: candidate.cls, confidence: candidate.score, box: [...candidate.box] });
           }
         };
+        return { frame: run, snapshot: () => tracker.snapshot(), restore: (s) => tracker.restore(s) };
       },
     };
   },

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { errors } from '../../../base/errors.js';
 import { expected, When } from '../step-schema.js';
 import { defineStep } from '../step.js';
-import { clampBox, selects } from '../frame-step.js';
+import { clampBox, selects, type FrameRun } from '../frame-step.js';
 import { TargetTracker } from '../target-tracker.js';
 
 /** OCR models an ocr step may name (as POST /v1/vision/ocr's `model`). */
@@ -52,7 +52,7 @@ export const ocrStep = defineStep({
       open(task) {
         if (frameLevel) {
           const tracker = new TargetTracker(task.tracking, index, task.ids, 0);
-          return async (frame, targets) => {
+          const run: FrameRun = async (frame, targets) => {
             const r = await task.models.ocrImage(frame.image, { language });
             const candidates = r.blocks.map((b) => ({
               box: clampBox(b.bbox, frame.width, frame.height),
@@ -70,6 +70,7 @@ export const ocrStep = defineStep({
               });
             }
           };
+          return { frame: run, snapshot: () => tracker.snapshot(), restore: (s) => tracker.restore(s) };
         }
         return async (frame, targets) => {
           for (const t of targets) {
