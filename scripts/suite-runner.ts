@@ -27,6 +27,7 @@ export async function runSuite(dir: string, usage: string): Promise<never> {
   const mod = await import(pathToFileURL(join(dir, `${name}${ext}`)).href);
   const quick = args.includes('--quick') || process.env.SIGHTFLOW_QUICK === '1';
   await mod.run({ quick, json: args.includes('--json'), args } satisfies SuiteOptions);
-  // A suite may leave pools or servers behind; it is done when run() resolves.
-  process.exit(0);
+  // A suite may leave pools or servers behind; it is done when run() resolves. A suite whose checks failed says
+  // so with process.exitCode (its JSON line still printed).
+  process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
 }

@@ -520,6 +520,8 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       ? `FAILED: ${failed.length} of ${reports.length} runs (${failed.map((r) => r.label).join('; ')})`
       : `passed: all ${reports.length} runs`,
   );
+  // A failed check fails the command (and the quick pass in CI).
+  if (failed.length) process.exitCode = 1;
   if (json)
     console.log(
       JSON.stringify({

@@ -251,7 +251,7 @@ function assertSameItems(got: Map<string, Item>, want: Map<string, Item>, what: 
 
 const countsOf = async (taskId: string) => {
   const r = (await indexSummary(t.app.services.db, taskId)).index as Record<string, unknown>;
-  return { ...r, collection: r.collection === col };
+  return { ...r, collection: r.collection === col } as Record<string, unknown> & { collection: boolean };
 };
 
 test('index step resumed from its snapshot at frame k writes what an undisturbed run writes, each item counted once', {
