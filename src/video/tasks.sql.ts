@@ -38,7 +38,8 @@ export const sql = {
          LIMIT $7`,
 
   /** Row lock for every change that appends to the archive or moves the state (one writer at a time). */
-  lock: `SELECT ${RECORD}, lease_owner, (lease_expires_at < now()) AS lease_expired, (checkpoint IS NOT NULL) AS resumable
+  lock: `SELECT ${RECORD}, lease_owner, (lease_expires_at < now()) AS lease_expired, (checkpoint IS NOT NULL) AS resumable,
+                resumed_at_chunk, resume_streak
          FROM video_tasks WHERE id = $1 FOR UPDATE`,
   lockInProject: `SELECT ${RECORD} FROM video_tasks WHERE id = $1 AND project_id = $2 FOR UPDATE`,
 
@@ -77,7 +78,8 @@ export const sql = {
    * A live task whose worker died goes back to the queue with its checkpoint (reaper.ts): no owner, its state
    * unchanged (running/streaming for readers), one resume more.
    */
-  awaitResume: `UPDATE video_tasks SET lease_owner = NULL, lease_expires_at = NULL, resumes = resumes + 1 WHERE id = $1 RETURNING resumes`,
+  awaitResume: `UPDATE video_tasks SET lease_owner = NULL, lease_expires_at = NULL, resumes = resumes + 1,
+                  resume_streak = $2::int, resumed_at_chunk = chunk_count WHERE id = $1 RETURNING resumes`,
 
   /** A worker shutting down hands a live task with a checkpoint on (stream-archive.ts): as awaitResume, not counted. */
   handOver: `UPDATE video_tasks SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1`,

@@ -88,4 +88,15 @@ export const videoMigrations: Migration[] = [
         WHERE lease_owner IS NULL AND status IN ('running', 'streaming');
     `,
   },
+  {
+    version: 105,
+    name: 'video task resume streaks',
+    // The resume limit counts takeovers in a row that archived nothing new (a task that kills every worker
+    // that takes it), not every takeover: `resumed_at_chunk` is the chunk count at the last takeover and
+    // `resume_streak` how many takeovers in a row found no chunk after it.
+    sql: `
+      ALTER TABLE video_tasks ADD COLUMN resumed_at_chunk integer;
+      ALTER TABLE video_tasks ADD COLUMN resume_streak integer NOT NULL DEFAULT 0;
+    `,
+  },
 ];

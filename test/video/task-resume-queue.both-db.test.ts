@@ -1,8 +1,8 @@
 // The resume path's database side, in-process and deterministic on both databases (docs/video.md, "When a
 // worker dies"): workers that claim a task and then go silent are played with the queue and archive directly.
 // The fenced append stores the checkpoint with its chunk; on expiry a task with one goes back to the queue
-// (status kept, resumes counted, claimed before pending tasks, handed over with its checkpoint) at most 3
-// times; the previous owner's appends and heartbeats then change nothing; a cancel while it waits ends it at
+// (status kept, resumes counted, claimed before pending tasks, handed over with its checkpoint) every time a
+// taker archived something before it died, and at most 3 times in a row when none did; the previous owner's appends and heartbeats then change nothing; a cancel while it waits ends it at
 // once; a task without a checkpoint fails worker_lost as before. The real-process cases (SIGKILL, SIGSTOP, a
 // real RTSP camera) are in video-resume.both-db.test.ts.
 import { test } from 'node:test';
@@ -132,25 +132,45 @@ test('the append stores the checkpoint; on expiry the task waits for another wor
   await api(h.t, `/v1/video/tasks/${other}/cancel`, { method: 'POST' });
 });
 
-test(`a task is handed on at most ${MAX_RESUMES} times; the next expiry fails it worker_lost`, async () => {
+test(`a task that moves on between deaths is handed on every time; ${MAX_RESUMES} takeovers in a row that archive nothing, and the next expiry fails it worker_lost`, async () => {
   const id = await createTask(h.t);
   let owner = 'x0';
+  let frames = 0;
   await claimTask(id, owner);
-  for (let n = 0; n <= MAX_RESUMES; n++) {
-    const f = liveFrame(n, n + 1);
-    assert.equal(await h.archive.appendFrame(id, owner, f, LEASE, checkpoint(n + 1, f, n + 2)), 'appended');
+  const append = async () => {
+    const f = liveFrame(frames, frames + 1);
+    frames++;
+    assert.equal(await h.archive.appendFrame(id, owner, f, LEASE, checkpoint(frames, f, frames + 1)), 'appended');
+  };
+  const dies = async () => {
     await expire();
     assert.equal(await h.reaper.reapOnce(), 1);
+  };
+  const takeOver = async () => {
+    owner = `x${Number(owner.slice(1)) + 1}`;
+    assert.equal((await h.queue.claim(owner, LEASE))?.id, id);
+  };
+  // Five deaths, each after the taker archived a chunk: five takeovers.
+  for (let n = 1; n <= 5; n++) {
+    await append();
+    await dies();
     const r = await record(id);
-    if (n < MAX_RESUMES) {
-      assert.equal(r.status, 'streaming');
-      assert.equal(r.resumes, n + 1);
-      owner = `x${n + 1}`;
-      assert.equal((await h.queue.claim(owner, LEASE))?.id, id);
+    assert.equal(r.status, 'streaming');
+    assert.equal(r.resumes, n);
+    await takeOver();
+  }
+  // Then takers that die before their first chunk: the last one's takeover counts as the first of the streak,
+  // and after MAX_RESUMES in a row the next expiry fails the task.
+  for (let n = 2; n <= MAX_RESUMES + 1; n++) {
+    await dies();
+    const r = await record(id);
+    if (n <= MAX_RESUMES) {
+      assert.equal(r.status, 'streaming', `takeover ${n} in a row`);
+      await takeOver();
     } else {
       assert.equal(r.status, 'failed');
       assert.equal(r.error.code, 'worker_lost');
-      assert.equal(r.resumes, MAX_RESUMES);
+      assert.equal(r.resumes, 5 + MAX_RESUMES - 1);
     }
   }
   assert.equal(chunksOf((await readStream(h.t, id)).bytes).at(-1).finish_reason, 'error');

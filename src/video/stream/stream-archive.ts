@@ -29,6 +29,10 @@ export interface LockedTask {
   resumes: number;
   /** A checkpoint is stored: another worker may continue the task (docs/video.md, "When a worker dies"). */
   resumable: boolean;
+  /** Takeovers in a row that found no chunk archived after the one before (reaper.ts). */
+  resumeStreak: number;
+  /** The chunk count at the last takeover; null before the first. */
+  resumedAtChunk: number | null;
   leaseOwner: string | null;
   leaseExpired: boolean;
   /** The last frame's stream_info (progress column). */
@@ -64,6 +68,8 @@ function locked(r: Row): LockedTask {
     attempts: Number(r.attempts),
     resumes: Number(r.resumes ?? 0),
     resumable: r.resumable === true,
+    resumeStreak: Number(r.resume_streak ?? 0),
+    resumedAtChunk: r.resumed_at_chunk === null || r.resumed_at_chunk === undefined ? null : Number(r.resumed_at_chunk),
     leaseOwner: (r.lease_owner as string | null) ?? null,
     leaseExpired: r.lease_expired === true,
     lastInfo: { ...EMPTY_STREAM_INFO, ...((r.progress as Partial<StreamInfo> | null) ?? {}) },

@@ -1,7 +1,8 @@
 // Expired leases: the worker holding the task stopped heartbeating (crashed, killed, partitioned). A task with
 // no chunk yet goes back to pending while it has attempts left (else failed); one mid-stream with a
-// checkpoint (a live source: docs/video.md, "When a worker dies") goes back to the queue to continue on
-// another worker, at most MAX_RESUMES times, keeping its running state; any other one mid-stream fails with
+// checkpoint (docs/video.md, "When a worker dies") goes back to the queue to continue on another worker,
+// keeping its running state, unless the last MAX_RESUMES takeovers in a row archived nothing (a task that kills
+// whoever takes it); a task that moves on between deaths survives any number. Any other one mid-stream fails with
 // a terminal `error` chunk (its partial archive stays replayable); a cancelling one is cancelled. Runs in every process with the video module, so tasks never stay running forever even when
 // every worker is gone. Each task is re-checked under its row lock, so a worker that was merely slow and
 // two reapers racing both see the same, single outcome.
@@ -12,8 +13,14 @@ import type { StreamArchive } from '../stream/stream-archive.js';
 import type { StreamHub } from '../stream/stream-hub.js';
 import { countTaskResume } from '../../metrics/video.js';
 
-/** How often a task may be handed to another worker after its worker died; after that it fails worker_lost. */
+/** How often in a row a task may be handed to another worker whose run archived nothing before it died too;
+ * the next expiry fails it worker_lost. */
 export const MAX_RESUMES = 3;
+
+/** Takeovers in a row with no chunk archived since the one before: none once the last taker archived one. */
+function resumeStreak(task: { chunkCount: number; resumedAtChunk: number | null; resumeStreak: number }): number {
+  return task.resumedAtChunk === null || task.chunkCount > task.resumedAtChunk ? 0 : task.resumeStreak;
+}
 
 export class Reaper {
   private timer: NodeJS.Timeout | null = null;
@@ -84,9 +91,9 @@ export class Reaper {
         } else if (
           (task.status === 'running' || task.status === 'streaming') &&
           task.resumable &&
-          task.resumes < MAX_RESUMES
+          resumeStreak(task) < MAX_RESUMES
         ) {
-          await q.query(sql.awaitResume, [id]);
+          await q.query(sql.awaitResume, [id, resumeStreak(task) + 1]);
           return 'queued' as const;
         } else if (task.status === 'running' || task.status === 'streaming') {
           await this.archive.finishIn(q, task, append, {
