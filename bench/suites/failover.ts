@@ -14,8 +14,8 @@
 //    whichever worker holds it, after seeded random chunks, some at once (while it appends the next), some
 //    later within a chunk's time. Each run must end succeeded with the undisturbed run's frames, targets,
 //    track ids, totals, recount, results, usage and index counts, and its stream byte for byte once the wall
-//    clock is blanked (blankWallClock, bench/failover-checks.ts). A file task that cannot continue yet ends
-//    worker_lost: its checks fail and are reported; the suite goes on.
+//    clock is blanked (blankWallClock, bench/failover-checks.ts). A task that cannot continue ends
+//    worker_lost: its checks fail and are reported, the suite goes on, and the command exits 1.
 // A subscriber stays with each stream, reconnecting with Last-Event-ID after every kill, and must hold exactly
 // the archive. The figure: from each kill to the next frame chunk at that subscriber (p50/p95/max) against
 // the lease + 3 s; the peer is the undisturbed run of the same task (its time beside the disturbed runs').
@@ -512,8 +512,8 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const lost = reports.filter((r) => r.endedAs === 'failed worker_lost');
   if (lost.length)
     console.log(
-      `${lost.length} of ${reports.length} runs ended worker_lost after a kill: that kind of task does not continue ` +
-        'on another worker yet (docs/video.md, "When a worker dies")',
+      `${lost.length} of ${reports.length} runs ended worker_lost after a kill (which tasks cannot continue on ` +
+        'another worker: docs/video.md, "When a worker dies")',
     );
   console.log(
     failed.length
