@@ -105,6 +105,13 @@ async function statusesDuring<T>(id: string, run: () => Promise<T>): Promise<{ r
 }
 
 // People walk across TUD-Campus (640x480) from side to side: a line down the middle is crossed.
+const MIDDLE = {
+  id: 'middle',
+  points: [
+    [320, 0],
+    [320, 480],
+  ],
+};
 const liveTask = (maxFrames: number) => ({
   input: [{ type: 'video_url', url: rtsp.url, sampling: { mode: 'fps', value: 2 }, max_frames: maxFrames }],
   steps: [
@@ -112,15 +119,7 @@ const liveTask = (maxFrames: number) => ({
     {
       model: 'analytics',
       parameters: {
-        lines: [
-          {
-            id: 'middle',
-            points: [
-              [320, 0],
-              [320, 480],
-            ],
-          },
-        ],
+        lines: [MIDDLE],
       },
     },
   ],
@@ -371,15 +370,7 @@ const fileTask = (data: string) => ({
     {
       model: 'analytics',
       parameters: {
-        lines: [
-          {
-            id: 'middle',
-            points: [
-              [320, 0],
-              [320, 480],
-            ],
-          },
-        ],
+        lines: [MIDDLE],
         zones: [
           {
             id: 'left',
