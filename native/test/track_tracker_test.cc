@@ -446,8 +446,9 @@ TEST_CASE("malformed, truncated, other-version and other-options snapshots are r
     return bad;
   };
   CHECK(refused(with(0, 'X')));  // magic
-  CHECK(refused(with(4, 2)));    // version 2
-  CHECK(refused(with(5, 1)));    // version 257
+  CHECK(refused(with(4, 1)));    // version 1 (the signature as floats): refused, not misread
+  CHECK(refused(with(4, 3)));    // version 3
+  CHECK(refused(with(5, 1)));    // version 258
   CHECK(refused(with(6, static_cast<uint8_t>(good[6] + 1))));  // options: max_age
   auto longer = good;
   longer.push_back(0);

@@ -192,7 +192,9 @@ test('bad snapshots are refused with a clear error and the tracker unchanged', (
   refused(other, /format version 2/);
   const headerLength = new DataView(good.buffer, good.byteOffset).getUint32(1, true);
   const nativeVersion = good.slice();
-  nativeVersion[5 + headerLength + 4] = 2; // the native format's version
+  nativeVersion[5 + headerLength + 4] = 1; // the native format's version 1 (signatures as floats), now refused
+  refused(nativeVersion, /another format version/);
+  nativeVersion[5 + headerLength + 4] = 3;
   refused(nativeVersion, /another format version/);
   const badJson = good.slice();
   badJson[5] = 0x7b + 1;

@@ -1,6 +1,7 @@
 #include "tracker.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 namespace sightflow::track {
@@ -16,6 +17,15 @@ void Tracker::LiveIds(std::vector<int32_t>& out) const {
 }
 
 namespace {
+constexpr float kSignatureStep = 1.0f / 65535.0f;
+
+// A signature value (a histogram share, 0..1) as the track's 16-bit fixed point; out of range or NaN clamps.
+uint16_t ToFixed(float v) {
+  if (!(v > 0.0f)) return 0;
+  if (v >= 1.0f) return 65535;
+  return static_cast<uint16_t>(std::lround(v * 65535.0f));
+}
+
 // b grown by `buffer` of its width and height on each side (C-BIoU's buffered box).
 Box Widen(const Box& b, float buffer) {
   if (buffer <= 0.0f) return b;
@@ -67,7 +77,8 @@ void Tracker::Associate(const Detection* dets, const std::vector<int>& det_idx, 
 float Tracker::Similarity(const Track& t, const Detection& d) const {
   if (opts_.appearance_dim <= 0 || d.signature == nullptr || t.signature.empty()) return -1.0f;
   float s = 0.0f;
-  for (int i = 0; i < opts_.appearance_dim; ++i) s += std::min(t.signature[static_cast<size_t>(i)], d.signature[i]);
+  for (int i = 0; i < opts_.appearance_dim; ++i)
+    s += std::min(static_cast<float>(t.signature[static_cast<size_t>(i)]) * kSignatureStep, d.signature[i]);
   return s;
 }
 
@@ -76,10 +87,12 @@ void Tracker::Hit(Track& t, const Detection& d) {
   if (opts_.appearance_dim > 0 && d.signature != nullptr) {
     const size_t n = static_cast<size_t>(opts_.appearance_dim);
     if (t.signature.empty()) {
-      t.signature.assign(d.signature, d.signature + n);
+      t.signature.resize(n);
+      for (size_t i = 0; i < n; ++i) t.signature[i] = ToFixed(d.signature[i]);
     } else {
       // A running mean that follows slow changes (light, pose) but not one occluded box.
-      for (size_t i = 0; i < n; ++i) t.signature[i] = 0.9f * t.signature[i] + 0.1f * d.signature[i];
+      for (size_t i = 0; i < n; ++i)
+        t.signature[i] = ToFixed(0.9f * static_cast<float>(t.signature[i]) * kSignatureStep + 0.1f * d.signature[i]);
     }
   }
   t.kf.Update(box);
@@ -154,8 +167,11 @@ void Tracker::Update(const Detection* dets, int n, std::vector<int32_t>& track_i
     const bool starts = !opts_.byte || dets[i].score >= opts_.high_thresh || opts_.report_all;
     if (!starts) continue;
     tracks_.push_back(Track{KalmanBox(dets[i].box), dets[i].box, {}, 0, dets[i].cls, 0, 0, false});
-    if (opts_.appearance_dim > 0 && dets[i].signature != nullptr)
-      tracks_.back().signature.assign(dets[i].signature, dets[i].signature + opts_.appearance_dim);
+    if (opts_.appearance_dim > 0 && dets[i].signature != nullptr) {
+      std::vector<uint16_t>& sig = tracks_.back().signature;
+      sig.resize(static_cast<size_t>(opts_.appearance_dim));
+      for (size_t k = 0; k < sig.size(); ++k) sig[k] = ToFixed(dets[i].signature[k]);
+    }
     det_match_[static_cast<size_t>(i)] = static_cast<int>(tracks_.size() - 1);
     Track& t = tracks_.back();
     ++t.hit_streak;

@@ -1,7 +1,7 @@
 // Tracker::Snapshot / Restore: the tracker's whole state as bytes, so a video task that continues on another
 // worker continues its tracks with the output it would have had.
 //
-// Format (version 1), little-endian throughout:
+// Format (version 2; version 1 held the signature as floats and is refused), little-endian throughout:
 //   "SFTK", u16 version, the options (every TrackerOptions field, floats by their bits: a snapshot only
 //   restores into a tracker whose options encode to the same bytes), i32 next_id, i64 frame, u32 tracks,
 //   then per track, in the tracker's order (association visits tracks in that order, so it is state too):
@@ -10,11 +10,11 @@
 //     the filter: f64 x[7], then P (7x7) as a 49-bit mask of the entries whose bits are not all zero
 //     followed by those entries (P is block-diagonal: 13 of 49 are non-zero),
 //     u8 has_signature, then (if 1) the running mean as a mask of appearance_dim bits and its non-zero entries
-//     (a colour histogram of a few colours leaves most bins at zero).
+//     as u16 (the tracker's own 16-bit fixed point; a colour histogram of a few colours leaves most bins at zero).
 // The predicted box is not stored: every Update() predicts it again before it reads it (it is the filter's
 // state after Predict(), and a restored track starts with the filter's current box).
-// Every value is stored by its bits (doubles and floats exactly, -0.0 and NaN included), which is what makes
-// the restored tracker's output bit-identical. Restore parses everything into a new track list and swaps it in
+// Every value is stored by its bits (doubles and floats exactly, -0.0 and NaN included; the signature is the
+// tracker's own 16-bit integers), which is what makes the restored tracker's output bit-identical. Restore parses everything into a new track list and swaps it in
 // only when the whole input is valid and consumed exactly.
 #include <cstring>
 #include <limits>
@@ -25,7 +25,7 @@ namespace sightflow::track {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'S', 'F', 'T', 'K'};
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;
 constexpr int kCov = 49;
 // The least one track takes: four one-byte varints, confirmed, x, P's mask, has_signature.
 constexpr size_t kTrackMin = 4 + 1 + 7 * 8 + 7 + 1;
@@ -72,9 +72,9 @@ class Writer {
   void Le(uint64_t v, int bytes) {
     for (int i = 0; i < bytes; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
   }
-  static bool NonZero(float v) { return Bits32(v) != 0; }
+  static bool NonZero(uint16_t v) { return v != 0; }
   static bool NonZero(double v) { return Bits64(v) != 0; }
-  void Put(float v) { F32(v); }
+  void Put(uint16_t v) { U16(v); }
   void Put(double v) { F64(v); }
   std::vector<uint8_t>& out_;
 };
@@ -162,9 +162,9 @@ class Reader {
     left_ -= sizeof(U);
     return true;
   }
-  bool Get(float& v) { return F32(v); }
+  bool Get(uint16_t& v) { return U16(v); }
   bool Get(double& v) { return F64(v); }
-  static bool IsZeroBits(float v) { return Writer::Bits32(v) == 0; }
+  static bool IsZeroBits(uint16_t v) { return v == 0; }
   static bool IsZeroBits(double v) { return Writer::Bits64(v) == 0; }
   const uint8_t* p_;
   size_t left_;
@@ -249,7 +249,7 @@ bool Tracker::Restore(const uint8_t* data, size_t n) {
     for (double& v : x)
       if (!r.F64(v)) return false;
     if (!r.Sparse(p, kCov) || !r.U8(has_signature) || has_signature > 1 || (has_signature == 1 && dim == 0)) return false;
-    std::vector<float> signature;
+    std::vector<uint16_t> signature;
     if (has_signature == 1) {
       signature.resize(dim);
       if (!r.Sparse(signature.data(), dim)) return false;
