@@ -14,8 +14,8 @@
 // The predicted box is not stored: every Update() predicts it again before it reads it (it is the filter's
 // state after Predict(), and a restored track starts with the filter's current box).
 // Every value is stored by its bits (doubles and floats exactly, -0.0 and NaN included; the signature is the
-// tracker's own 16-bit integers), which is what makes the restored tracker's output bit-identical. Restore parses everything into a new track list and swaps it in
-// only when the whole input is valid and consumed exactly.
+// tracker's own 16-bit integers), which is what makes the restored tracker's output bit-identical. Restore
+// parses everything into a new track list and swaps it in only when the whole input is valid and consumed exactly.
 #include <cstring>
 #include <limits>
 
