@@ -223,6 +223,11 @@ export const errorCatalogue = {
     type: null,
     when: 'a live video source dropped or stalled and did not come back within input[].reconnect',
   },
+  source_changed: {
+    status: null,
+    type: null,
+    when: "a video task's URL no longer served the same resource (length, ETag, Last-Modified) when another worker took it over",
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

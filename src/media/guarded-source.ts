@@ -9,6 +9,10 @@
 // requests than maxRequests within requestWindowMs (an HLS playlist that names itself, a live playlist that
 // asks to be reloaded without pause), fail the decode with source_limit_exceeded; a refused URL fails it with
 // url_not_allowed. Both stop the decoder at once rather than letting the HLS demuxer skip to the next entry.
+//
+// The input's first response says what identifies the resource (its length and ETag / Last-Modified: `identity`),
+// so a task continued on another worker can tell that it reads the same bytes; with `expect` every response for
+// the input must match it, else the decode fails with a SourceChangedError before a byte of it is decoded.
 import type { IncomingMessage } from 'node:http';
 import { ApiError, DecodeError, errors } from '../base/errors.js';
 import { openMediaResponse } from './fetch.js';
@@ -37,6 +41,34 @@ export interface GuardedSourceOptions {
   /** At most this many requests within requestWindowMs (default 64 in 10 s). */
   maxRequests?: number;
   requestWindowMs?: number;
+  /** The input must still be this resource (a continued task's); a response that differs fails the decode. */
+  expect?: SourceIdentity;
+}
+
+/** What identifies an http(s) input's bytes: its length and at least one validator (a weak ETag compares too). */
+export interface SourceIdentity {
+  length: number;
+  etag?: string;
+  last_modified?: string;
+}
+
+/** The input is no longer the resource a checkpoint was taken from (or no longer says which it is). */
+export class SourceChangedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SourceChangedError';
+  }
+}
+
+/** Why `got` is not `want`, or null when it is the same resource. */
+function identityChange(want: SourceIdentity, got: SourceIdentity | null, host: string): string | null {
+  const was = JSON.stringify(want);
+  if (!got) return `${host} no longer says which resource it serves (no length, ETag or Last-Modified); was ${was}`;
+  const same =
+    got.length === want.length &&
+    (want.etag === undefined || got.etag === want.etag) &&
+    (want.last_modified === undefined || got.last_modified === want.last_modified);
+  return same ? null : `the video at ${host} changed since the checkpoint: ${JSON.stringify(got)}, was ${was}`;
 }
 
 export const SOURCE_DEFAULTS = {
@@ -55,11 +87,20 @@ const PLAYLIST_MAGIC = Buffer.from('#EXTM3U');
 
 export class GuardedSource {
   /** The first error that stopped the decode (url_not_allowed, source_limit_exceeded), as the client sees it. */
-  failure: ApiError | null = null;
+  failure: ApiError | SourceChangedError | null = null;
+  /** The input's identity from its first response; null when it has none (no length or no validator) or is a playlist. */
+  identity: SourceIdentity | null = null;
   /** Requests made so far (tests and logs). */
   requests = 0;
   readonly #sink: NetSink;
-  readonly #opts: Required<Omit<GuardedSourceOptions, 'resolve'>> & { resolve?: Resolver };
+  readonly #opts: Required<Omit<GuardedSourceOptions, 'resolve' | 'expect'>> & {
+    resolve?: Resolver;
+    expect?: SourceIdentity;
+  };
+  /** The decoder's first request is its input; later requests for the same URL re-read it (a seek). */
+  #input: string | null = null;
+  #firstId: number | null = null;
+  readonly #inputIds = new Set<number>();
   readonly #active = new Map<number, Active>();
   readonly #recent: number[] = [];
   #disposed = false;
@@ -91,7 +132,7 @@ export class GuardedSource {
     a.res?.destroy();
   }
 
-  #fatal(id: number, error: ApiError): void {
+  #fatal(id: number, error: ApiError | SourceChangedError): void {
     this.failure ??= error;
     this.#sink.fail(id, error instanceof DecodeError ? error.code : 'fetch_failed', error.message, true);
   }
@@ -102,6 +143,11 @@ export class GuardedSource {
     // end, so a playlist cut at the size limit can still name a segment, and its open may reach here before the
     // decoder's thread has seen the failure.
     if (this.failure) return this.#fatal(id, this.failure);
+    if (this.#input === null) {
+      this.#input = url;
+      this.#firstId = id;
+    }
+    if (url === this.#input) this.#inputIds.add(id);
     const now = Date.now();
     this.requests++;
     this.#recent.push(now);
@@ -167,6 +213,22 @@ export class GuardedSource {
         ? length
         : -1;
     const seekable = size >= 0 && (partial || String(res.headers['accept-ranges'] ?? '').toLowerCase() === 'bytes');
+    if (this.#inputIds.delete(id)) {
+      const etag = res.headers.etag;
+      const modified = res.headers['last-modified'];
+      const identity: SourceIdentity | null =
+        size >= 0 && (etag || modified)
+          ? { length: size, ...(etag ? { etag } : {}), ...(modified ? { last_modified: modified } : {}) }
+          : null;
+      if (this.#opts.expect) {
+        const change = identityChange(this.#opts.expect, identity, final.host);
+        if (change) {
+          this.#close(id);
+          return this.#fatal(id, new SourceChangedError(change));
+        }
+      }
+      if (id === this.#firstId) this.identity = identity;
+    }
     this.#sink.head(id, size, seekable, final.toString());
     // A server that answered 200 to a range request sends the whole resource: skip to the range ourselves.
     let skip = !partial && offset > 0 ? offset : 0;
@@ -186,6 +248,8 @@ export class GuardedSource {
       if (!sniffed) {
         sniffed = true;
         playlist = chunk.subarray(0, 16).indexOf(PLAYLIST_MAGIC) >= 0;
+        // A playlist's own identity says nothing of its segments' bytes.
+        if (playlist && id === this.#firstId) this.identity = null;
       }
       total += chunk.length;
       if (playlist && total > this.#opts.maxPlaylistBytes) {

@@ -4,6 +4,8 @@
 // providers; before the first frame is emitted a provider error moves on to the next provider (up to 2
 // retries), after it the task fails.
 
+import type { SourceIdentity } from '../media/guarded-source.js';
+
 /** Decoded size limit of a video_base64 input: 20 MB fits, as base64 (4 characters for 3 bytes), in the 30 MB
  * JSON body limit. */
 export const VIDEO_BASE64_MAX_BYTES = 20 * 1024 * 1024;
@@ -90,6 +92,9 @@ export interface TaskCheckpoint {
   decoder?: unknown;
   /** A file: the frame pipeline's state after the last archived frame. */
   pipeline?: unknown;
+  /** A file read from an http(s) URL: what identifies its bytes; a continued run fails source_changed unless
+   * the URL still serves this resource. Absent for a staged upload. */
+  source?: SourceIdentity;
 }
 
 export const CHECKPOINT_VERSION = 2;
@@ -112,8 +117,22 @@ export function readCheckpoint(v: unknown): TaskCheckpoint | null {
     c.elapsed_ms,
     c.next_track_id,
   ];
+  if (c.source !== undefined && !isIdentity(c.source)) return null;
   return nums.every((n) => typeof n === 'number' && Number.isFinite(n)) ? (c as TaskCheckpoint) : null;
 }
+
+const isIdentity = (s: unknown): s is SourceIdentity => {
+  const o = s as Partial<SourceIdentity> | null;
+  const text = (v: unknown) => v === undefined || typeof v === 'string';
+  return (
+    !!o &&
+    typeof o === 'object' &&
+    Number.isSafeInteger(o.length) &&
+    text(o.etag) &&
+    text(o.last_modified) &&
+    (o.etag !== undefined || o.last_modified !== undefined)
+  );
+};
 
 /** What a provider emits per processed frame; the worker wraps it into an mm.pipeline.chunk. */
 export interface FrameOutput {
@@ -124,9 +143,9 @@ export interface FrameOutput {
   /** The source frame size, when the provider knows it (relative analytics rules need it); not archived. */
   frame_size?: { width: number; height: number };
   /** Set by a provider that can continue the task elsewhere (a local one): the task's next track id and, for a
-   * file, the decoder's cursor and the pipeline's state after this frame. The worker then stores a checkpoint
-   * with the chunk (TaskCheckpoint); not archived. */
-  resumable?: { next_track_id: number; decoder?: unknown; pipeline?: unknown };
+   * file, the decoder's cursor and the pipeline's state after this frame (and a URL's identity). The worker then
+   * stores a checkpoint with the chunk (TaskCheckpoint); not archived. */
+  resumable?: { next_track_id: number; decoder?: unknown; pipeline?: unknown; source?: SourceIdentity };
 }
 
 export interface TrackSummary {

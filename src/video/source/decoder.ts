@@ -43,7 +43,7 @@
 //   and counters as above; maxFrames stays the whole task's cap. How it finds the frame again, and what that
 //   costs: docs/video.md, "When a worker dies".
 import { DecodeError } from '../../base/errors.js';
-import { GuardedSource, type GuardedSourceOptions } from '../../media/guarded-source.js';
+import { GuardedSource, type GuardedSourceOptions, type SourceIdentity } from '../../media/guarded-source.js';
 import {
   checkRead,
   decodeFailure,
@@ -192,6 +192,14 @@ export class VideoDecoder {
    */
   get cursor(): DecoderCursor | null {
     return this.#cursor;
+  }
+
+  /**
+   * What identifies an http(s) input's bytes (length, ETag / Last-Modified), for a continued task to check; null
+   * for a file path, a live or HLS input, or a resource that does not say (src/media/guarded-source.ts).
+   */
+  get sourceIdentity(): SourceIdentity | null {
+    return this.info.live ? null : (this.#source?.identity ?? null);
   }
 
   /** 'stop' or 'max_frames' once the decoder has finished; null while frames may still come. */

@@ -5,7 +5,7 @@
 // here, once, and FFmpeg reaches it only through a loopback relay bound to that address
 // (src/media/rtsp-relay.ts), which refuses the server's redirects.
 import { errors } from '../../base/errors.js';
-import type { GuardedSourceOptions } from '../../media/guarded-source.js';
+import { SourceChangedError, type GuardedSourceOptions, type SourceIdentity } from '../../media/guarded-source.js';
 import { startRtspRelay } from '../../media/rtsp-relay.js';
 import { checkUrl, resolveHost, resolveOnce, type Resolver, type UrlPolicy } from '../../media/url-policy.js';
 import { ProviderError } from '../task-contract.js';
@@ -58,7 +58,9 @@ export interface VideoNetwork {
   /** DNS seam for tests. */
   resolve?: Resolver;
   /** Limits of the guarded path (playlist size, request rate); defaults in src/media/guarded-source.ts. */
-  limits?: Omit<GuardedSourceOptions, 'policy' | 'resolve' | 'param'>;
+  limits?: Omit<GuardedSourceOptions, 'policy' | 'resolve' | 'param' | 'expect'>;
+  /** A continued task's http(s) input must still be this resource (its checkpoint's), else source_changed. */
+  expect?: SourceIdentity;
 }
 
 /** Opens the source for decoding; a URL only under `network.policy` (a boolean: allow private addresses or not). */
@@ -76,10 +78,22 @@ export async function openVideo(
   const addresses = await checkVideoUrl(source.url, net.policy, 'local', resolve);
   const url = new URL(source.url);
   if (url.protocol === 'rtsp:' || url.protocol === 'rtsps:') return openRtsp(url, addresses, resolve, options);
-  return VideoDecoder.open(source.url, {
-    ...options,
-    network: { ...net.limits, policy: net.policy, resolve, param: PARAM },
-  });
+  try {
+    return await VideoDecoder.open(source.url, {
+      ...options,
+      network: {
+        ...net.limits,
+        policy: net.policy,
+        resolve,
+        param: PARAM,
+        ...(net.expect ? { expect: net.expect } : {}),
+      },
+    });
+  } catch (e) {
+    // Never decoded: the bytes are not those the checkpoint was taken from, so the task cannot continue.
+    if (e instanceof SourceChangedError) throw new ProviderError('local', e.message, undefined, 'source_changed');
+    throw e;
+  }
 }
 
 async function openRtsp(

@@ -18,8 +18,9 @@
 // A file (a staged upload or a local path) is resumable too: each frame carries the decoder's cursor and the
 // pipeline's state after it (where the pipeline can give one: FramePipeline.snapshot()), and a run handed such
 // a checkpoint opens the decoder at that cursor and restores the pipeline, so the frames, track ids and
-// counters after it are those an undisturbed run gives. A URL is not resumable yet: nothing here checks
-// that the resource is unchanged.
+// counters after it are those an undisturbed run gives. A file read from an http(s) URL is resumable when the
+// server says which resource it serves (a length and an ETag or Last-Modified): the checkpoint carries that,
+// and the continued run's decoder fails source_changed at open, before decoding a byte, unless it matches.
 import { isApiError } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
 import { DecodeError, type FrameBatch, type VideoDecoder } from '../source/decoder.js';
@@ -102,9 +103,11 @@ export class LocalProvider implements VideoProvider {
       pipeline = await this.#pipeline(request, ctx);
       const input = request.input?.[0] ?? { type: 'video_url' as const };
       const stallMs = Math.round((input.stall_timeout_seconds ?? DEFAULT_STALL_TIMEOUT_SECONDS) * 1000);
+      const cp = ctx.resume;
       const network = {
         policy: this.deps.urlPolicy ?? { allowPrivate: this.deps.allowPrivateUrls },
         resolve: this.deps.resolve,
+        ...(cp?.source ? { expect: cp.source } : {}),
       };
       // timeoutMs: the probe's limit; a reconnect passes less when its budget is nearly spent.
       const open = (maxFrames: number | undefined, timeoutMs: number, range = input.range, resume?: unknown) =>
@@ -120,7 +123,6 @@ export class LocalProvider implements VideoProvider {
           ...(resume !== undefined ? { resume: resume as DecoderCursor } : {}),
         });
       const openMs = Math.max(stallMs, MIN_PROBE_TIMEOUT_MS);
-      const cp = ctx.resume;
       const maxFrames = input.max_frames ?? DEFAULT_MAX_FRAMES;
       // The worker died after archiving the last frame the task may have: only the terminal chunk is missing.
       if (cp && cp.frames >= maxFrames) return this.#resumedAtEnd(cp, pipeline, started);
@@ -193,8 +195,10 @@ export class LocalProvider implements VideoProvider {
           };
       let processed = 0;
       const steps = pipeline;
-      // Only a file read from local storage is the same file when another worker opens it again.
-      const resumable = source.path !== undefined;
+      // A file read from local storage is the same file when another worker opens it again; a URL's resource
+      // only when it says what identifies it, which the checkpoint then carries.
+      const identity = source.path === undefined ? decoder.sourceIdentity : null;
+      const resumable = source.path !== undefined || identity !== null;
       // The cursor of the frame before the one processed (StepFrame.before): null before the task's first.
       let before: unknown = cp ? cp.decoder : null;
       const buffers = [new Uint8Array(decoder.frameBytes), new Uint8Array(decoder.frameBytes)];
@@ -232,7 +236,13 @@ export class LocalProvider implements VideoProvider {
             await pipeline.chunk(out);
             // The state after this frame and its chunk (the index step has seen it), stored with the chunk.
             const state = resumable && frame.cursor ? steps.snapshot() : null;
-            if (state) out.resumable = { next_track_id: steps.nextTrackId, decoder: frame.cursor, pipeline: state };
+            if (state)
+              out.resumable = {
+                next_track_id: steps.nextTrackId,
+                decoder: frame.cursor,
+                pipeline: state,
+                ...(identity ? { source: identity } : {}),
+              };
             const kept = await ctx.emit(out);
             emitted = true;
             processed++;

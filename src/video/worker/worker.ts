@@ -339,7 +339,7 @@ class TaskRun {
       elapsed_ms: info.elapsed_ms,
       next_track_id: next,
       live,
-      ...(live ? {} : { decoder: r.decoder, pipeline: r.pipeline }),
+      ...(live ? {} : { decoder: r.decoder, pipeline: r.pipeline, ...(r.source ? { source: r.source } : {}) }),
     };
   }
 
