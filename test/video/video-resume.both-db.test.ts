@@ -7,7 +7,9 @@
 // chunk and [DONE] at the end; a worker frozen (SIGSTOP) past its lease appends nothing once it wakes, and a
 // task that moves on between deaths survives a fourth; a worker shut down cleanly hands its live task on without a resume; a camera
 // down at the takeover is waited for within the reconnect policy. A staged file task killed twice gives the
-// stream, results and usage of an undisturbed run; one read from a URL still fails worker_lost as before.
+// stream, results and usage of an undisturbed run, and so does one read from a URL whose server sends ETag and
+// Last-Modified; a URL whose file changed (or whose validators went away) by the takeover fails source_changed,
+// and one whose server never sent validators still fails worker_lost as before.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -362,9 +364,11 @@ function blankWallClock(chunk: any, taskId: string): any {
   return c;
 }
 
-// TUD-Campus uploaded (a staged file): detect, a line down the middle and a zone on the left half.
-const fileTask = (data: string) => ({
-  input: [{ type: 'video_base64', data, sampling: { mode: 'fps', value: 25 } }],
+// TUD-Campus uploaded (a staged file) or by URL: detect, a line down the middle and a zone on the left half.
+const fileTask = (data: string) => tudTask({ type: 'video_base64', data });
+const urlTask = (url: string) => tudTask({ type: 'video_url', url });
+const tudTask = (input: { type: string; data?: string; url?: string }) => ({
+  input: [{ ...input, sampling: { mode: 'fps', value: 25 } }],
   steps: [
     { model: 'detect', parameters: { classes: ['person'] } },
     {
@@ -386,6 +390,28 @@ const fileTask = (data: string) => ({
     },
   ],
 });
+
+/** A continued file task's stream, results, usage and analytics are those of the undisturbed run `whole`. */
+async function assertSameAsUndisturbed(id: string, bytes: Buffer, done: any, whole: string, undisturbed: any) {
+  const chunks = chunksOf(bytes);
+  assert.deepEqual(
+    chunks.map((c) => c.id),
+    chunks.map((_, i) => `${id}.${i}`),
+    'chunk ids 0..N-1, each once',
+  );
+  const expected = chunksOf((await readStream(a, whole)).bytes);
+  assert.equal(chunks.length, expected.length);
+  for (let i = 0; i < chunks.length; i++)
+    assert.deepEqual(blankWallClock(chunks[i], id), blankWallClock(expected[i], whole), `chunk ${i}`);
+  assert.deepEqual(done.usage.processed_frames, undisturbed.usage.processed_frames);
+  const results = async (t: string) => {
+    const r = (await api(a, `/v1/video/tasks/${t}/results`)).body;
+    return blankWallClock({ ...r, usage: { ...r.usage, processing_time_ms: 0 } }, t);
+  };
+  assert.deepEqual(await results(id), await results(whole));
+  const analytics = async (t: string) => (await api(a, `/v1/video/tasks/${t}/analytics`)).body.totals;
+  assert.deepEqual(await analytics(id), await analytics(whole));
+}
 
 test('a file task continues after two SIGKILLs of its worker: the stream, results and usage of an undisturbed run', {
   skip,
@@ -412,33 +438,83 @@ test('a file task continues after two SIGKILLs of its worker: the stream, result
   assert.equal(done.resumes, 2);
   const bytes = (await watching).bytes;
   assert.ok(bytes.equals((await readStream(a, id)).bytes), 'the connected subscriber got exactly the archive');
-  const chunks = chunksOf(bytes);
-  assert.deepEqual(
-    chunks.map((c) => c.id),
-    chunks.map((_, i) => `${id}.${i}`),
-    'chunk ids 0..N-1, each once',
-  );
-  const expected = chunksOf((await readStream(a, whole)).bytes);
-  assert.equal(chunks.length, expected.length);
-  for (let i = 0; i < chunks.length; i++)
-    assert.deepEqual(blankWallClock(chunks[i], id), blankWallClock(expected[i], whole), `chunk ${i}`);
-  assert.deepEqual(done.usage.processed_frames, undisturbed.usage.processed_frames);
-  const results = async (t: string) => {
-    const r = (await api(a, `/v1/video/tasks/${t}/results`)).body;
-    return blankWallClock({ ...r, usage: { ...r.usage, processing_time_ms: 0 } }, t);
-  };
-  assert.deepEqual(await results(id), await results(whole));
-  const analytics = async (t: string) => (await api(a, `/v1/video/tasks/${t}/analytics`)).body.totals;
-  assert.deepEqual(await analytics(id), await analytics(whole));
+  await assertSameAsUndisturbed(id, bytes, done, whole, undisturbed);
   await kill(w);
 });
 
-test('a file task read from a URL writes no checkpoint: its worker dying mid-stream still fails it worker_lost', {
+test('a file task read from a URL with ETag and Last-Modified continues after a SIGKILL: the undisturbed run', {
+  skip,
+  timeout: 300_000,
+}, async () => {
+  const file = await serveFile(TUD_CAMPUS(), 'video/mp4');
+  try {
+    for (const w of workers) await kill(w);
+    let w = await startWorker();
+    const url = `${file.url}/campus.mp4`;
+    const whole = await createTask(a, urlTask(url));
+    const undisturbed = await waitStatus(a, whole, ['succeeded', 'failed'], WAIT_MS);
+    assert.equal(undisturbed.status, 'succeeded', JSON.stringify(undisturbed.error));
+
+    const id = await createTask(a, urlTask(url));
+    const watching = readStream(a, id, { timeoutMs: 6 * WAIT_MS });
+    await framesReach(id, 20);
+    await kill(w);
+    const left = await processed(id);
+    w = await startWorker();
+    await framesReach(id, left + 1);
+    const done = await waitStatus(a, id, ['succeeded', 'failed', 'cancelled'], WAIT_MS);
+    assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    assert.equal(done.resumes, 1);
+    const bytes = (await watching).bytes;
+    assert.ok(bytes.equals((await readStream(a, id)).bytes), 'the connected subscriber got exactly the archive');
+    await assertSameAsUndisturbed(id, bytes, done, whole, undisturbed);
+    await kill(w);
+  } finally {
+    await file.close();
+  }
+});
+
+test('a URL whose file changes, or whose server stops sending validators, before the takeover fails source_changed', {
+  skip,
+  timeout: 300_000,
+}, async () => {
+  const original = readFileSync(TUD_CAMPUS());
+  // The same length, other bytes: only the validators tell them apart.
+  const changed = Buffer.from(original).fill(0, original.length >> 1, (original.length >> 1) + 64);
+  for (const change of ['changed', 'no validators'] as const) {
+    const file = await serveFile(TUD_CAMPUS(), 'video/mp4');
+    try {
+      for (const w of workers) await kill(w);
+      const w = await startWorker();
+      const id = await createTask(a, urlTask(`${file.url}/campus.mp4`));
+      await framesReach(id, 3);
+      await kill(w);
+      const left = await processed(id);
+      if (change === 'changed') file.replace(changed);
+      else file.validators(false);
+      const w2 = await startWorker();
+      const rec = await waitStatus(a, id, ['failed', 'succeeded'], WAIT_MS);
+      assert.equal(rec.status, 'failed', change);
+      assert.equal(rec.error.code, 'source_changed', `${change}: ${JSON.stringify(rec.error)}`);
+      assert.match(rec.error.message, change === 'changed' ? /changed since the checkpoint/ : /no longer says/);
+      assert.equal(rec.resumes, 1);
+      const chunks = chunksOf((await readStream(a, id)).bytes);
+      assert.equal(chunks.at(-1).finish_reason, 'error');
+      // Nothing of the other bytes was archived: the frames are those before the kill.
+      assert.equal(chunks.length - 1, left);
+      await kill(w2);
+    } finally {
+      await file.close();
+    }
+  }
+});
+
+test('a file task read from a URL without ETag or Last-Modified writes no checkpoint: its worker dying still fails it worker_lost', {
   skip,
   timeout: 240_000,
 }, async () => {
   // Long enough (every frame of a 720p clip) that the worker is always killed mid-file.
-  const file = await serveFile(await synthetic720p(30), 'video/mp4');
+  const file = await serveFile(await synthetic720p(30), 'video/mp4', { validators: false });
   try {
     for (const w of workers) await kill(w);
     const w = await startWorker();
