@@ -12,7 +12,8 @@
 //    TUD-Campus here, on `sightflow serve` processes (the index step needs the vectors part, which `sightflow
 //    worker` lacks); first undisturbed, then with K = 1, 3, 5 SIGKILLs (--quick: TUD-Campus, K = 1) of
 //    whichever worker holds it, after seeded random chunks, some at once (while it appends the next), some
-//    later within a chunk's time. Each run must end succeeded with the undisturbed run's frames, targets,
+//    later within a chunk's time; with K = 5, kill 2 lands during a resume: right after the worker that claimed
+//    the task kill 1 left became its lease owner, before its first chunk (killDuringResume). Each run must end succeeded with the undisturbed run's frames, targets,
 //    track ids, totals, recount, results, usage and index counts, and its stream byte for byte once the wall
 //    clock is blanked (blankWallClock, bench/failover-checks.ts). A task that cannot continue ends
 //    worker_lost: its checks fail and are reported, the suite goes on, and the command exits 1.
@@ -158,9 +159,13 @@ async function videos(quick: boolean): Promise<Video[]> {
 interface Kill {
   /** Frame chunks archived when it died. */
   atChunk: number;
-  mode: 'at once' | 'later';
-  /** Kill to the next frame chunk at the subscriber; undefined when none came (the task ended). */
+  /** 'during a resume': the worker that had just claimed the task (its lease owner), before its first chunk. */
+  mode: 'at once' | 'later' | 'during a resume';
+  /** Kill to the next frame chunk at the subscriber; undefined when none came (the task ended, or the worker
+   * that took the task over was killed before its first chunk: `takerKilled`). */
   outageMs?: number;
+  /** The worker that took over after this kill was killed during its resume (the next kill). */
+  takerKilled?: boolean;
 }
 
 interface RunReport {
@@ -242,6 +247,59 @@ async function killHolder(
   return kill;
 }
 
+/**
+ * Two kills in one: the worker holding `id`, then, as soon as another worker has claimed the task (the lease
+ * owner names it) and before its first chunk, that one too: a kill during a resume. A third worker, which the
+ * caller started and warmed before the task, takes the task over after that, warm; one is started in place of
+ * the two killed afterwards, so two are left.
+ * Undefined when the task ended before the first kill; the second kill's `atChunk` above the first's says the
+ * taker archived a chunk before it died (the window was missed).
+ */
+async function killDuringResume(
+  fleet: Fleet,
+  id: string,
+  follower: StreamFollower,
+  mode: 'at once' | 'later',
+  warmBody: () => Promise<unknown>,
+): Promise<[Kill, Kill] | undefined> {
+  const first = await waitFor(
+    `a worker to hold ${id}`,
+    async () => (await fleet.holder(id)) ?? ((await fleet.record(id)).finished_at ? 'ended' : undefined),
+    WAIT_MS,
+  );
+  if (first === 'ended') return undefined;
+  await fleet.kill(first);
+  const atChunk = Number((await fleet.record(id)).progress.processed_frames);
+  // The killed worker left the fleet's list, so the next holder found is the one that claimed it after the lease.
+  // Looked for every 10 ms (the lease row only): the taker replays the archive and reopens the file before its
+  // first chunk, so its window is short.
+  let taker: Awaited<ReturnType<Fleet['holder']>> | 'ended';
+  for (let n = 0, until = Date.now() + WAIT_MS; ; n++, await sleep(10)) {
+    taker = await fleet.holder(id);
+    if (taker) break;
+    // Whether it ended instead (worker_lost), every 200 ms: the record is an HTTP request.
+    if (n % 20 === 19 && (await fleet.record(id)).finished_at) taker = 'ended';
+    if (taker || Date.now() > until) break;
+  }
+  if (!taker) throw new Error(`no worker claimed ${id} again`);
+  if (taker === 'ended')
+    return [
+      { atChunk, mode },
+      { atChunk, mode: 'during a resume' },
+    ];
+  const killedAt = Date.now();
+  await fleet.kill(taker);
+  const takerAt = Number((await fleet.record(id)).progress.processed_frames);
+  follower.reconnect();
+  await follower.untilFrames(takerAt + 1);
+  const next = follower.frameArrivals[takerAt];
+  await fleet.warm([await fleet.spawn()], warmBody);
+  return [
+    { atChunk, mode, takerKilled: true },
+    { atChunk: takerAt, mode: 'during a resume', ...(next !== undefined ? { outageMs: next - killedAt } : {}) },
+  ];
+}
+
 async function fileRun(
   fleet: Fleet,
   video: Video,
@@ -252,28 +310,51 @@ async function fileRun(
 ): Promise<{ report: RunReport; outcome: RunOutcome; intervalMs: number }> {
   const label = `${video.label} K=${k}`;
   const col = await collection(fleet, `failover-${Date.now().toString(36)}-${k}`);
+  // With K = 5, kills 1 and 2 are one pair: kill 2 lands during a resume (killDuringResume), and a third worker,
+  // warm before the task starts (so the short --quick file has room for all five), takes the task over after it.
+  // First, so no later warm-up has two idle workers to miss its restarted one.
+  const resumeKill = k >= 5 ? 2 : -1;
+  if (resumeKill > 0) await fleet.warm([await fleet.spawn()], warmBody);
   const started = Date.now();
   const id = await fleet.create(await fileBody(video.path, video.fps, video.maxFrames, col));
   const follower = new StreamFollower(fleet.app, id, 10 * WAIT_MS);
   // Each kill comes after a seeded random number of chunks, drawn within an even share of the frames left (the
   // run's undisturbed count) so all K fall mid-task, counted from when both workers are up and warm again.
   const n = base?.frames ?? 0;
+  const checks0: Check[] = [];
   const kills: Kill[] = [];
   for (let i = 0; i < k; i++) {
     const share = Math.max(1, Math.floor((n - follower.frames) / (k - i + 1)));
     await follower.untilFrames(follower.frames + 1 + Math.floor(random() * share));
     // At once: as the chunk reaches the subscriber (its worker is running that append's hooks or is already on
     // the next frame, whose append may be under way); later: anywhere in a chunk's time after it.
-    const mode: Kill['mode'] = random() < 0.5 ? 'at once' : 'later';
+    const mode = random() < 0.5 ? ('at once' as const) : ('later' as const);
     if (mode === 'later') await sleep(random() * (base?.intervalMs ?? 0));
+    if (i + 1 === resumeKill - 1) {
+      const pair = await killDuringResume(fleet, id, follower, mode, warmBody);
+      if (!pair) break;
+      kills.push(...pair);
+      i++;
+      if (pair[1].outageMs === undefined) break;
+      continue;
+    }
     const kill = await killHolder(fleet, id, follower, mode, warmBody);
     if (!kill) break;
     kills.push(kill);
     if (kill.outageMs === undefined) break;
   }
+  if (resumeKill > 0 && kills.length >= resumeKill)
+    checks0.push({
+      name: `kill ${resumeKill} during a resume`,
+      ok: kills[resumeKill - 1]!.atChunk === kills[resumeKill - 2]!.atChunk,
+      detail:
+        kills[resumeKill - 1]!.atChunk === kills[resumeKill - 2]!.atChunk
+          ? 'the taker died before its first chunk'
+          : `the taker had archived ${kills[resumeKill - 1]!.atChunk - kills[resumeKill - 2]!.atChunk} chunks`,
+    });
   const out = await outcome(fleet, id);
   const got = await follower.done;
-  const checks = [...archiveChecks(out), ...followerChecks(out.bytes, got, follower.reconnects)];
+  const checks = [...archiveChecks(out), ...followerChecks(out.bytes, got, follower.reconnects), ...checks0];
   if (base) {
     checks.push({
       name: `${k} kills made`,
@@ -376,8 +457,13 @@ function print(r: RunReport, peerMs?: number): void {
   const failed = r.checks.filter((c) => !c.ok);
   const kills = r.kills
     .map(
-      (k) =>
-        `after chunk ${k.atChunk} (${k.mode}): ${k.outageMs === undefined ? 'no next chunk' : `${secs(k.outageMs)} s`}`,
+      (k, i) =>
+        `${k.mode === 'during a resume' ? `kill ${i + 1} of ${r.planned} during a resume, ` : ''}after chunk ${k.atChunk} (${k.mode}): ` +
+        (k.takerKilled
+          ? 'its taker killed before its first chunk'
+          : k.outageMs === undefined
+            ? 'no next chunk'
+            : `${secs(k.outageMs)} s`),
     )
     .join('; ');
   const vsPeer = peerMs
