@@ -13,7 +13,7 @@ const RECORD = `id, project_id, key_id, status, model, created_at, started_at, f
  */
 export const FRAME_APPENDED = `status = CASE WHEN status = 'running' THEN 'streaming' ELSE status END,
   stream_bytes = stream_bytes + $2, chunk_count = chunk_count + 1, progress = $3::jsonb,
-  lease_expires_at = now() + $4::int * interval '1 millisecond', checkpoint = $5::jsonb`;
+  lease_expires_at = now() + $4::int * interval '1 millisecond', checkpoint = $5::text`;
 
 export const sql = {
   // $8: the bytes the archive starts with (the opening comment, stored in the same transaction).

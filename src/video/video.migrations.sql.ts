@@ -99,4 +99,15 @@ export const videoMigrations: Migration[] = [
       ALTER TABLE video_tasks ADD COLUMN resume_streak integer NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 106,
+    name: 'video task checkpoints as text',
+    // The checkpoint is written with every chunk and only ever read whole, by the worker that continues the
+    // task: stored as the JSON text it is (no jsonb parse on each append) and out of line without compression
+    // (its bulk is deflated state in base64, which the database's compression does not shrink).
+    sql: `
+      ALTER TABLE video_tasks ALTER COLUMN checkpoint TYPE text USING checkpoint::text;
+      ALTER TABLE video_tasks ALTER COLUMN checkpoint SET STORAGE EXTERNAL;
+    `,
+  },
 ];
