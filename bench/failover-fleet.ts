@@ -137,8 +137,11 @@ export class Fleet {
   async warm(which: FleetWorker[], body: () => Promise<unknown>, tries = 6): Promise<void> {
     for (let n = 0; which.some((w) => !w.warm); n++) {
       if (n >= tries) throw new Error(`warm-up: ${tries} tasks did not reach every worker`);
+      // As many tasks as workers could claim them at once: with one task per cold worker, idle warm workers
+      // took them first often enough that a cold one could miss every round.
       const cold = which.filter((w) => !w.warm);
-      const ids = await Promise.all(cold.map(async () => this.create(await body())));
+      const count = Math.max(cold.length, this.workers.length);
+      const ids = await Promise.all(Array.from({ length: count }, async () => this.create(await body())));
       await Promise.all(
         ids.map(async (id) => {
           // Who ran it: the lease owner while it runs (a task that ended before a look counts for nobody).
