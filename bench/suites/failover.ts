@@ -134,12 +134,12 @@ async function videos(quick: boolean): Promise<Video[]> {
     { label: 'vtest.avi', path: join(evalDir('tracking/vtest_PETS09-S2L1_full'), 'vtest.avi'), fps: 10 },
     {
       // Each pass of 71 frames alternately at 25 and at 10 frames a second (2.84 s, then 7.1 s), 3 B-frames.
-      label: 'TUD-Campus VFR + B-frames (2x forwards and back)',
-      path: await makeMedia('failover_tud_vfr_bframes.mp4', [
+      label: 'TUD-Campus VFR + B-frames (3x forwards and back)',
+      path: await makeMedia('failover_tud_vfr_bframes_3.mp4', [
         '-i',
         tud,
         '-filter_complex',
-        `${pingPong(2)},settb=1/1000,` +
+        `${pingPong(3)},settb=1/1000,` +
           "setpts='(floor(floor(N/71)/2)*9.94+if(mod(floor(N/71),2),2.84+mod(N,71)/10,mod(N,71)/25))/TB'[v]",
         '-map',
         '[v]',
