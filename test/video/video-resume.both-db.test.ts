@@ -413,20 +413,18 @@ async function assertSameAsUndisturbed(id: string, bytes: Buffer, done: any, who
   assert.deepEqual(await analytics(id), await analytics(whole));
 }
 
-test('a file task continues after two SIGKILLs of its worker: the stream, results and usage of an undisturbed run', {
-  skip,
-  timeout: 420_000,
-}, async () => {
-  for (const w of workers) await kill(w);
-  let w = await startWorker();
-  const data = readFileSync(TUD_CAMPUS()).toString('base64');
-  const whole = await createTask(a, fileTask(data));
+/**
+ * Runs `body` undisturbed, then again with its worker SIGKILLed once the task reached each of `killAt` frames
+ * (restarted each time), and checks the disturbed run against the undisturbed one. Returns the live worker.
+ */
+async function killedEqualsUndisturbed(body: unknown, killAt: number[], w: ChildProcess): Promise<ChildProcess> {
+  const whole = await createTask(a, body);
   const undisturbed = await waitStatus(a, whole, ['succeeded', 'failed'], WAIT_MS);
   assert.equal(undisturbed.status, 'succeeded', JSON.stringify(undisturbed.error));
 
-  const id = await createTask(a, fileTask(data));
+  const id = await createTask(a, body);
   const watching = readStream(a, id, { timeoutMs: 6 * WAIT_MS });
-  for (const at of [15, 40]) {
+  for (const at of killAt) {
     await framesReach(id, at);
     await kill(w);
     const left = await processed(id);
@@ -435,11 +433,20 @@ test('a file task continues after two SIGKILLs of its worker: the stream, result
   }
   const done = await waitStatus(a, id, ['succeeded', 'failed', 'cancelled'], WAIT_MS);
   assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
-  assert.equal(done.resumes, 2);
+  assert.equal(done.resumes, killAt.length);
   const bytes = (await watching).bytes;
   assert.ok(bytes.equals((await readStream(a, id)).bytes), 'the connected subscriber got exactly the archive');
   await assertSameAsUndisturbed(id, bytes, done, whole, undisturbed);
-  await kill(w);
+  return w;
+}
+
+test('a file task continues after two SIGKILLs of its worker: the stream, results and usage of an undisturbed run', {
+  skip,
+  timeout: 420_000,
+}, async () => {
+  for (const w of workers) await kill(w);
+  const data = readFileSync(TUD_CAMPUS()).toString('base64');
+  await kill(await killedEqualsUndisturbed(fileTask(data), [15, 40], await startWorker()));
 });
 
 test('a file task read from a URL with ETag and Last-Modified continues after a SIGKILL: the undisturbed run', {
@@ -449,26 +456,7 @@ test('a file task read from a URL with ETag and Last-Modified continues after a 
   const file = await serveFile(TUD_CAMPUS(), 'video/mp4');
   try {
     for (const w of workers) await kill(w);
-    let w = await startWorker();
-    const url = `${file.url}/campus.mp4`;
-    const whole = await createTask(a, urlTask(url));
-    const undisturbed = await waitStatus(a, whole, ['succeeded', 'failed'], WAIT_MS);
-    assert.equal(undisturbed.status, 'succeeded', JSON.stringify(undisturbed.error));
-
-    const id = await createTask(a, urlTask(url));
-    const watching = readStream(a, id, { timeoutMs: 6 * WAIT_MS });
-    await framesReach(id, 20);
-    await kill(w);
-    const left = await processed(id);
-    w = await startWorker();
-    await framesReach(id, left + 1);
-    const done = await waitStatus(a, id, ['succeeded', 'failed', 'cancelled'], WAIT_MS);
-    assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
-    assert.equal(done.resumes, 1);
-    const bytes = (await watching).bytes;
-    assert.ok(bytes.equals((await readStream(a, id)).bytes), 'the connected subscriber got exactly the archive');
-    await assertSameAsUndisturbed(id, bytes, done, whole, undisturbed);
-    await kill(w);
+    await kill(await killedEqualsUndisturbed(urlTask(`${file.url}/campus.mp4`), [20], await startWorker()));
   } finally {
     await file.close();
   }

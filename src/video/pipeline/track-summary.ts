@@ -11,6 +11,8 @@ interface Acc {
 
 export class TrackSummaries {
   readonly #tracks = new Map<number, Acc>();
+  /** Some track has a feature vector (read for every frame's checkpoint, so kept rather than searched). */
+  #vectors = false;
 
   add(frameIndex: number, t: { trackId: number; class: string; confidence: number; feature?: Float32Array }): void {
     let a = this.#tracks.get(t.trackId);
@@ -37,6 +39,7 @@ export class TrackSummaries {
     s.best_confidence = Math.max(s.best_confidence, t.confidence);
     if (t.feature) {
       a.sum ??= new Float64Array(t.feature.length);
+      this.#vectors = true;
       if (a.sum.length === t.feature.length) {
         for (let i = 0; i < t.feature.length; i++) a.sum[i] += t.feature[i];
         a.vectors++;
@@ -49,8 +52,7 @@ export class TrackSummaries {
    * feature vector, which the archived chunks do not hold (its task is then not resumable).
    */
   get fromArchive(): boolean {
-    for (const a of this.#tracks.values()) if (a.sum) return false;
-    return true;
+    return !this.#vectors;
   }
 
   /**
