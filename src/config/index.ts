@@ -121,6 +121,8 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_VIDEO_HEARTBEAT_MS: int(20),
     SIGHTFLOW_VIDEO_POLL_MS: int(10, 1000),
     SIGHTFLOW_VIDEO_REAPER_MS: int(50),
+    SIGHTFLOW_VIDEO_CHECKPOINT_CHUNKS: int(1, 5),
+    SIGHTFLOW_VIDEO_CHECKPOINT_MS: int(0, 250),
     SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS: int(50, 15_000),
     SIGHTFLOW_VIDEO_STREAM_POLL_MS: int(20, 2000),
     SIGHTFLOW_VIDEO_STREAM_BUFFER_BYTES: int(65_536, 4 * 1024 * 1024),
@@ -245,6 +247,13 @@ export interface VideoSettings {
   pollMs: number;
   /** How often the reaper looks for expired leases. */
   reaperMs: number;
+  /**
+   * A file task stores its checkpoint with every this many chunks, or sooner once `checkpointMs` passed since
+   * the last: a worker that continues the task processes the frames archived after it again (docs/video.md,
+   * "What a checkpoint costs").
+   */
+  checkpointChunks: number;
+  checkpointMs: number;
   /** An archived `: hb` comment after this long without bytes, to keep idle subscribers' connections open. */
   sseHeartbeatMs: number;
   /** How long a stream subscriber waits for a wake-up before re-reading the archive anyway. */
@@ -588,6 +597,8 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       heartbeatMs: e.SIGHTFLOW_VIDEO_HEARTBEAT_MS ?? Math.max(50, Math.floor(leaseMs / 3)),
       pollMs: e.SIGHTFLOW_VIDEO_POLL_MS,
       reaperMs: e.SIGHTFLOW_VIDEO_REAPER_MS ?? Math.min(5000, leaseMs),
+      checkpointChunks: e.SIGHTFLOW_VIDEO_CHECKPOINT_CHUNKS,
+      checkpointMs: e.SIGHTFLOW_VIDEO_CHECKPOINT_MS,
       sseHeartbeatMs: e.SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS,
       streamPollMs: e.SIGHTFLOW_VIDEO_STREAM_POLL_MS,
       streamBufferBytes: e.SIGHTFLOW_VIDEO_STREAM_BUFFER_BYTES,

@@ -145,7 +145,15 @@ export interface FrameOutput {
   /** Set by a provider that can continue the task elsewhere (a local one): the task's next track id and, for a
    * file, the decoder's cursor and the pipeline's state after this frame (and a URL's identity). The worker then
    * stores a checkpoint with the chunk (TaskCheckpoint); not archived. */
-  resumable?: { next_track_id: number; decoder?: unknown; pipeline?: unknown; source?: SourceIdentity };
+  resumable?: {
+    next_track_id: number;
+    decoder?: unknown;
+    pipeline?: unknown;
+    source?: SourceIdentity;
+    /** A file's frame that could carry a checkpoint but none is due (ProviderContext.checkpointDue): no state
+     * was taken, and the task's stored checkpoint stays the one of an earlier chunk. */
+    deferred?: true;
+  };
 }
 
 export interface TrackSummary {
@@ -183,10 +191,19 @@ export interface ProviderContext {
    */
   complete?(frame: FrameOutput): FrameOutput;
   /**
-   * Set when this run continues a task another worker began (its worker died): the checkpoint of the last
-   * archived chunk. A provider that cannot continue from it throws a ProviderError (the task then fails).
+   * Set when this run continues a task another worker began (its worker died): the task's stored checkpoint,
+   * of its last archived chunk (live) or of a chunk at most a few before it (a file: its provider continues
+   * after that chunk, and the frames it processes again up to the last archived one are not archived twice:
+   * complete() hands back the archived output, emit() stores nothing). A provider that cannot continue from it
+   * throws a ProviderError (the task then fails).
    */
   resume?: TaskCheckpoint;
+  /**
+   * Whether the frame about to be emitted should carry a file checkpoint (FrameOutput.resumable with the
+   * pipeline's state): the worker stores one every few chunks, not with each (docs/video.md, "What a
+   * checkpoint costs"). Absent: every frame.
+   */
+  checkpointDue?(): boolean;
   /**
    * After the signal aborted: whether the task goes on on another worker from the checkpoint of its last chunk
    * (this worker lost its lease, or shut down and hands it on), so steps leave what is open to that worker.

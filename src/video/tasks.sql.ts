@@ -7,13 +7,16 @@ const RECORD = `id, project_id, key_id, status, model, created_at, started_at, f
 
 /**
  * What a frame chunk's append moves on its task ($2 the chunk's bytes, $3 its stream_info, $4 the lease in
- * ms, $5 the task's checkpoint after this chunk or null: docs/video.md, "When a worker dies"): under the row
- * lock (appendedFrame) and in the archive's one-statement append (stream.sql.ts). This is the only place a
- * checkpoint is written, so it always describes the archive's last chunk.
+ * ms, $5 the task's checkpoint after this chunk, null when it cannot continue, or '' to keep the stored one:
+ * docs/video.md, "When a worker dies"): under the row lock (appendedFrame) and in the archive's one-statement
+ * append (stream.sql.ts). This is the only place a checkpoint is written, so it always describes one of the
+ * archive's chunks: the last one, or for a file one of the few before it (a kept value's TOAST pointer is
+ * carried over, its bytes are not written again).
  */
 export const FRAME_APPENDED = `status = CASE WHEN status = 'running' THEN 'streaming' ELSE status END,
   stream_bytes = stream_bytes + $2, chunk_count = chunk_count + 1, progress = $3::jsonb,
-  lease_expires_at = now() + $4::int * interval '1 millisecond', checkpoint = $5::text`;
+  lease_expires_at = now() + $4::int * interval '1 millisecond',
+  checkpoint = CASE WHEN $5::text = '' THEN checkpoint ELSE $5::text END`;
 
 export const sql = {
   // $8: the bytes the archive starts with (the opening comment, stored in the same transaction).

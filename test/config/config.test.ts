@@ -123,6 +123,8 @@ test('the tree: derived defaults, flags over variables, frozen, one line for sev
     heartbeatMs: 300,
     pollMs: 1000,
     reaperMs: 900,
+    checkpointChunks: 5,
+    checkpointMs: 250,
     sseHeartbeatMs: 15000,
     streamPollMs: 2000,
     streamBufferBytes: 4194304,

@@ -33,6 +33,7 @@ import {
   waitStatus,
 } from '../helpers/video-tasks.js';
 import { spawnWorker } from '../helpers/worker-process.js';
+import { sql as cpSql } from '../helpers/task-checkpoint.sql.js';
 
 const skip =
   backend !== 'postgres'
@@ -43,6 +44,7 @@ const LEASE_MS = 5000;
 const WORKER = fileURLToPath(new URL('./live-worker.ts', import.meta.url));
 /** Waits on the loaded 2-core machine: generous, always bounded. */
 const WAIT_MS = 90_000;
+const CHECKPOINT_CHUNKS = 5;
 
 let a: TestApp;
 let rtsp: RtspSource;
@@ -61,6 +63,10 @@ function startWorker(): Promise<ChildProcess> {
       SIGHTFLOW_VIDEO_HEARTBEAT_MS: '250',
       SIGHTFLOW_VIDEO_POLL_MS: '200',
       SIGHTFLOW_WORKER_CONCURRENCY: '1',
+      // A file's checkpoint with every 5th chunk only (never sooner by time), so a kill can be placed where
+      // the next worker must process the frames after it again.
+      SIGHTFLOW_VIDEO_CHECKPOINT_CHUNKS: String(CHECKPOINT_CHUNKS),
+      SIGHTFLOW_VIDEO_CHECKPOINT_MS: '3600000',
     },
     spawned: (child) => {
       workers.add(child);
@@ -417,6 +423,32 @@ async function assertSameAsUndisturbed(id: string, bytes: Buffer, done: any, who
  * Runs `body` undisturbed, then again with its worker SIGKILLed once the task reached each of `killAt` frames
  * (restarted each time), and checks the disturbed run against the undisturbed one. Returns the live worker.
  */
+/** Where a task's archive and its stored checkpoint stand: chunks archived after the checkpoint's chunk. */
+async function behindCheckpoint(id: string): Promise<{ chunks: number; behind: number }> {
+  const [r] = await a.app.services.db.query<{ chunk_count: number; frames: number }>(cpSql.checkpointAt, [id]);
+  return { chunks: Number(r!.chunk_count), behind: Number(r!.chunk_count) - Number(r!.frames) };
+}
+
+/**
+ * SIGKILLs `w` once its task's last archived chunk stores no checkpoint of its own (the stored one is of an
+ * earlier chunk), so the next worker processes frames again: the worker is frozen to read where the task
+ * stands, and let go on for another chunk while the checkpoint is the last chunk's. Returns the frames behind.
+ */
+async function killBehindCheckpoint(id: string, w: ChildProcess): Promise<number> {
+  for (;;) {
+    w.kill('SIGSTOP');
+    // An append sent before the freeze commits meanwhile.
+    await new Promise((r) => setTimeout(r, 200));
+    const at = await behindCheckpoint(id);
+    if (at.behind > 0) {
+      await kill(w);
+      return at.behind;
+    }
+    w.kill('SIGCONT');
+    await framesReach(id, at.chunks + 1);
+  }
+}
+
 async function killedEqualsUndisturbed(body: unknown, killAt: number[], w: ChildProcess): Promise<ChildProcess> {
   const whole = await createTask(a, body);
   const undisturbed = await waitStatus(a, whole, ['succeeded', 'failed'], WAIT_MS);
@@ -426,7 +458,9 @@ async function killedEqualsUndisturbed(body: unknown, killAt: number[], w: Child
   const watching = readStream(a, id, { timeoutMs: 6 * WAIT_MS });
   for (const at of killAt) {
     await framesReach(id, at);
-    await kill(w);
+    const behind = await killBehindCheckpoint(id, w);
+    // The checkpoint is at most the cadence behind: the next worker processes those frames again.
+    assert.ok(behind > 0 && behind < CHECKPOINT_CHUNKS, `${behind} chunks behind the checkpoint`);
     const left = await processed(id);
     w = await startWorker();
     await framesReach(id, left + 1);

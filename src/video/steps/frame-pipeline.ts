@@ -100,7 +100,7 @@ export class FramePipeline {
    * or tracks with mean feature vectors, which the archive the next worker reads does not hold.
    */
   snapshot(): PipelineSnapshot | null {
-    if (!this.#summaries.fromArchive) return null;
+    if (!this.canSnapshot) return null;
     const runs: unknown[] = [];
     for (const r of this.#runs) {
       if (r.snapshot) runs.push(r.snapshot());
@@ -108,6 +108,12 @@ export class FramePipeline {
       else runs.push(null);
     }
     return { v: 1, steps: this.plan.map((p) => p.kind), ids: this.#ids.snapshot(), runs };
+  }
+
+  /** Whether snapshot() would give a state now, without taking it (a frame that stores no checkpoint). */
+  get canSnapshot(): boolean {
+    if (!this.#summaries.fromArchive) return false;
+    return this.#runs.every((r) => r.snapshot || !(r.chunk || r.finish));
   }
 
   /** Puts a snapshot() back into this freshly created pipeline (before its first frame); throws when it does

@@ -53,6 +53,9 @@ export interface Finish {
 
 export type AppendOutcome = 'appended' | 'cancelling' | 'lost';
 
+/** appendFrame's checkpoint for a chunk that stores none of its own: the task keeps the one it has. */
+export const KEEP_CHECKPOINT = 'keep';
+
 const toBuffer = (v: unknown): Buffer =>
   Buffer.isBuffer(v)
     ? v
@@ -138,18 +141,20 @@ export class StreamArchive {
    * heartbeat, a cancel, another owner) does it take the row lock. The one statement costs PGlite about half
    * the main thread's time of a transaction of four, and a live camera makes one a frame
    * (docs/capacity.md, "The embedded database's cost"). `checkpoint`: the task's checkpoint after this chunk,
-   * stored by the same statement (null for a task that cannot resume).
+   * stored by the same statement (null for a task that cannot resume; KEEP_CHECKPOINT leaves the stored one,
+   * of an earlier chunk).
    */
   async appendFrame(
     taskId: string,
     owner: string,
     frame: FrameOutput,
     leaseMs: number,
-    checkpoint: TaskCheckpoint | null = null,
+    checkpoint: TaskCheckpoint | typeof KEEP_CHECKPOINT | null = null,
   ): Promise<AppendOutcome> {
     const tail = this.tails.get(taskId);
     this.tails.delete(taskId);
-    const cp = checkpoint ? JSON.stringify(checkpoint) : null;
+    // '' is what the statement reads as "keep" (tasks.sql.ts FRAME_APPENDED): no checkpoint is empty JSON.
+    const cp = checkpoint === KEEP_CHECKPOINT ? '' : checkpoint ? JSON.stringify(checkpoint) : null;
     if (tail && (await this.appendAtTail(taskId, owner, frame, leaseMs, cp, tail))) return 'appended';
     let next: Tail | null = null;
     const r = await this.withTask(taskId, async (task, q, append) => {

@@ -234,15 +234,18 @@ export class LocalProvider implements VideoProvider {
             // The worker's steps (analytics) first, so this pipeline's chunk hooks (index) see what they add.
             const out = ctx.complete ? ctx.complete(made) : made;
             await pipeline.chunk(out);
-            // The state after this frame and its chunk (the index step has seen it), stored with the chunk.
-            const state = resumable && frame.cursor ? steps.snapshot() : null;
-            if (state)
-              out.resumable = {
-                next_track_id: steps.nextTrackId,
-                decoder: frame.cursor,
-                pipeline: state,
-                ...(identity ? { source: identity } : {}),
-              };
+            // The state after this frame and its chunk (the index step has seen it), stored with the chunk when
+            // the worker wants a checkpoint with it (every few chunks); taken only then.
+            if (resumable && frame.cursor && steps.canSnapshot)
+              out.resumable =
+                ctx.checkpointDue?.() === false
+                  ? { next_track_id: steps.nextTrackId, deferred: true }
+                  : {
+                      next_track_id: steps.nextTrackId,
+                      decoder: frame.cursor,
+                      pipeline: steps.snapshot(),
+                      ...(identity ? { source: identity } : {}),
+                    };
             const kept = await ctx.emit(out);
             emitted = true;
             processed++;

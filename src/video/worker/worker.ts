@@ -3,11 +3,12 @@
 // the first frame a provider failure moves on to the next provider (at most 2 retries, and nothing was
 // archived, so nothing is duplicated); after it the task fails with a terminal `error` chunk. A bad input
 // (ApiError) fails at once. Cancel is honoured at every chunk boundary and aborts the provider's signal.
-// A resumable task's chunks carry its checkpoint (TaskCheckpoint, stored by the same fenced append), and a task
-// claimed with one continues where its dead worker left it: the archive is replayed into the results fold and
-// the worker steps (analytics totals carry over), chunk ids and counters go on, and the provider continues
-// from the live edge (a camera) or right after the last archived frame (a file) (docs/video.md, "When a
-// worker dies").
+// A resumable task's chunks carry its checkpoint (TaskCheckpoint, stored by the same fenced append: a camera's
+// with every chunk, a file's with every few, CheckpointCadence), and a task claimed with one continues where
+// its dead worker left it: the archive is replayed into the results fold and the worker steps (analytics
+// totals carry over), chunk ids and counters go on, and the provider continues from the live edge (a camera)
+// or right after the checkpoint's frame (a file; the frames archived after it are processed again, not
+// archived again: CatchUp) (docs/video.md, "When a worker dies").
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { isApiError, taskErrors } from '../../base/errors.js';
@@ -22,7 +23,8 @@ import {
   type VideoProvider,
 } from '../task-contract.js';
 import type { TaskQueue, ClaimedTask } from './queue.js';
-import type { StreamArchive, Finish } from '../stream/stream-archive.js';
+import { KEEP_CHECKPOINT, type StreamArchive, type Finish } from '../stream/stream-archive.js';
+import { CatchUp, CheckpointCadence } from './checkpoint-cadence.js';
 import type { StreamHub } from '../stream/stream-hub.js';
 import { buildResults, recordUsage, TrackFold } from './results.js';
 import type { VideoSettings } from '../../config/index.js';
@@ -188,8 +190,12 @@ class TaskRun {
   /** Appends are serialised: frames, heartbeat comments and the terminal chunk never interleave. */
   private chain: Promise<unknown> = Promise.resolve();
   private emitted = 0;
-  /** The last archived chunk stored a checkpoint: another worker can continue the task from it. */
+  /** The task holds a checkpoint: another worker can continue it. */
   private checkpointed = false;
+  /** When this file task's chunks store a checkpoint. */
+  private cadence: CheckpointCadence;
+  /** A continued file task's frames archived after its checkpoint, to be processed again (null: none). */
+  private catchUp: CatchUp | null = null;
   private lastInfo: StreamInfo = EMPTY_STREAM_INFO;
   private lastAppendAt = Date.now();
   private readonly startedAt = performance.now();
@@ -228,6 +234,7 @@ class TaskRun {
     // A continued task: its frames so far count (usage bills each frame once, at the end, by whoever ends it).
     this.emitted = task.chunkCount;
     this.checkpointed = task.chunkCount > 0 && task.checkpoint !== null;
+    this.cadence = new CheckpointCadence(settings.checkpointChunks, settings.checkpointMs);
     if (task.lastInfo) this.lastInfo = { ...EMPTY_STREAM_INFO, ...task.lastInfo };
     this.done = this.run().catch((e) => {
       this.s.log.error({ err: e, taskId: task.id, trace_id: traceIdOf(task.job.traceparent) }, 'video task run failed');
@@ -279,21 +286,44 @@ class TaskRun {
   }
 
   private complete = (frame: FrameOutput): FrameOutput => {
+    if (this.catchUp?.pending) return this.again(frame);
     if (!this.steps || this.steps.empty || this.over) return frame;
     const out = this.steps.frame(frame);
     this.completed.add(out);
     return out;
   };
 
+  /** A frame processed again after a takeover: its archived output stands (CatchUp). */
+  private again(frame: FrameOutput): FrameOutput {
+    const c = this.catchUp!;
+    const out = c.take(frame);
+    if (c.pending === 0 && c.differing > 0)
+      this.s.log.warn(
+        { taskId: this.task.id, frames: c.differing },
+        'frames processed again after a takeover gave other targets than the archived ones; the archived stand',
+      );
+    return out;
+  }
+
+  /** Whether the next frame's chunk stores a checkpoint (ProviderContext.checkpointDue); never one processed again. */
+  private checkpointDue = (): boolean => !this.catchUp?.pending && this.cadence.due();
+
   private emit = async (frame: FrameOutput): Promise<boolean> => {
     if (this.over || this.controller.signal.aborted) return false;
+    // A frame processed again after a takeover is archived already (its output came from the archive).
+    if (this.catchUp?.gave(frame)) return true;
+    if (this.catchUp?.pending) {
+      this.again(frame);
+      return true;
+    }
     const outcome = await this.serial(async () => {
       if (this.over) return 'lost' as const;
       const out = this.steps && !this.completed.has(frame) ? this.steps.frame(frame) : frame;
       const checkpoint = this.checkpoint(out);
       const o = await this.archive.appendFrame(this.task.id, this.owner, out, this.settings.leaseMs, checkpoint);
       if (o === 'appended') {
-        this.checkpointed = checkpoint !== null;
+        if (checkpoint !== KEEP_CHECKPOINT) this.checkpointed = checkpoint !== null;
+        this.cadence.archived(checkpoint !== KEEP_CHECKPOINT && checkpoint !== null);
         observeChunk(frame.stream_info, this.lastInfo);
         this.emitted++;
         this.lastInfo = frame.stream_info;
@@ -318,12 +348,14 @@ class TaskRun {
 
   /**
    * The checkpoint stored with a frame's chunk: for a frame of a provider that can continue it (a live frame, or
-   * a file's frame with the decoder's cursor and the pipeline's state), else none.
+   * a file's frame with the decoder's cursor and the pipeline's state), else none; a file's frame that could
+   * carry one but none was due keeps the task's.
    */
-  private checkpoint(out: FrameOutput): TaskCheckpoint | null {
+  private checkpoint(out: FrameOutput): TaskCheckpoint | typeof KEEP_CHECKPOINT | null {
     const info = out.stream_info;
     const r = out.resumable;
     const live = info.live === true;
+    if (r?.deferred && !live) return KEEP_CHECKPOINT;
     if (!r || (!live && (r.decoder === undefined || r.pipeline === undefined))) return null;
     let next = r.next_track_id;
     for (const r of out.delta.results) for (const t of r.targets) next = Math.max(next, t.track_id + 1);
@@ -358,13 +390,29 @@ class TaskRun {
       });
       return false;
     }
+    const cp = this.task.checkpoint;
+    // A file's checkpoint is of a chunk at most a few before the last: the frames after it are processed again.
+    const behind = cp.live ? 0 : this.task.chunkCount - cp.frames;
+    if (behind < 0) {
+      await this.finish({
+        status: 'failed',
+        reason: 'error',
+        usage: this.usage(),
+        error: taskErrors.workerLostMidStream(this.task.chunkCount),
+      });
+      return false;
+    }
+    const catchUp = behind > 0 ? new CatchUp(cp.frames) : null;
     await this.archive.forEachFrame(this.task.id, async (f) => {
       this.fold.add(f as FrameOutput);
+      catchUp?.add(f);
       await this.steps?.replay(f);
     });
+    this.catchUp = catchUp;
+    this.cadence = new CheckpointCadence(this.settings.checkpointChunks, this.settings.checkpointMs, behind);
     countTaskResume('continued');
     this.s.log.info(
-      { taskId: this.task.id, resumes: this.task.resumes, frames: this.task.chunkCount },
+      { taskId: this.task.id, resumes: this.task.resumes, frames: this.task.chunkCount, again: behind },
       'video task continues after its worker died',
     );
     return true;
@@ -480,6 +528,7 @@ class TaskRun {
       signal: this.controller.signal,
       emit: this.emit,
       complete: this.complete,
+      checkpointDue: this.checkpointDue,
       handedOn: () => (this.outcome === 'lost' || this.stopping) && this.checkpointed,
       ...(this.task.checkpoint && this.task.chunkCount > 0 ? { resume: this.task.checkpoint } : {}),
     };
