@@ -66,10 +66,11 @@ export interface StreamInfo {
 }
 
 /**
- * What continuing a task after its last archived chunk needs (docs/video.md, "When a worker dies"), stored by
- * the fenced append of that chunk. A live source continues from its live edge, so its checkpoint holds only
- * counters and where the ids go on; a file continues exactly after the last archived frame, so its checkpoint
- * also holds the decoder's cursor (src/native/decode.ts) and the frame pipeline's state (its trackers and ids,
+ * What continuing a task after an archived chunk needs (docs/video.md, "When a worker dies"), stored by the
+ * fenced append of that chunk. A live source continues from its live edge, so its checkpoint (stored with every
+ * chunk) holds only counters and where the ids go on; a file continues exactly after the checkpoint's frame
+ * (stored with every few chunks: the frames archived after it are processed again), so its checkpoint also
+ * holds the decoder's cursor (src/native/decode.ts) and the frame pipeline's state (its trackers and ids,
  * FramePipeline.snapshot()). Version 1 (live only) is still read; a reader that finds a version it does not
  * know does not resume.
  */

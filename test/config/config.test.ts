@@ -123,7 +123,7 @@ test('the tree: derived defaults, flags over variables, frozen, one line for sev
     heartbeatMs: 300,
     pollMs: 1000,
     reaperMs: 900,
-    checkpointChunks: 5,
+    checkpointChunks: 8,
     checkpointMs: 250,
     sseHeartbeatMs: 15000,
     streamPollMs: 2000,
