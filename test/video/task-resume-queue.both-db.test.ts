@@ -19,7 +19,8 @@ import {
 } from '../helpers/video-tasks.js';
 import { LEASE, expire, useReaperHarness } from '../helpers/reaper-harness.js';
 import { MAX_RESUMES } from '../../src/video/tasks/reaper.js';
-import type { FrameOutput, TaskCheckpoint } from '../../src/video/task-contract.js';
+import type { FrameOutput, TaskCheckpoint, VideoProvider } from '../../src/video/task-contract.js';
+import { walkerRules } from '../helpers/synthetic-provider.js';
 
 const h = useReaperHarness();
 
@@ -222,6 +223,52 @@ test('a task that continues never starts again from its first frame on a provide
     assert.deepEqual(
       chunks.map((c) => c.finish_reason),
       [null, 'error'],
+    );
+  } finally {
+    await w.stop();
+  }
+});
+
+test("the last archived chunk's webhook events are queued again by the worker that continues the task, once", async () => {
+  // The dead worker archived chunks 0 and 1 and died before queuing chunk 1's events (it had queued chunk 0's).
+  const id = await createTask(h.t, {
+    input: [{ type: 'video_url', url: 'rtsp://127.0.0.1:9/cam' }],
+    steps: [{ model: 'detect' }, { model: 'analytics', parameters: walkerRules() }],
+    webhook: { url: 'http://127.0.0.1:9/hook', events: ['line.crossed'] },
+  });
+  await claimTask(id, 'v1');
+  const crossing = (n: number) => ({ id: `ev_${id}_${n}`, type: 'line.crossed', rule: 'door', track_id: 1 });
+  const f0 = { ...liveFrame(0, 1), analytics: { events: [crossing(0)], totals: {} } };
+  const f1 = { ...liveFrame(1, 1), analytics: { events: [crossing(1)], totals: {} } };
+  await h.archive.appendFrame(id, 'v1', f0, LEASE, checkpoint(1, f0, 2));
+  await h.archive.appendFrame(id, 'v1', f1, LEASE, checkpoint(2, f1, 2));
+  await expire();
+  await h.reaper.reapOnce();
+  // A provider that continues the task and finds it at its end (the frames it may have are archived).
+  const ends: VideoProvider = {
+    name: 'ends',
+    resumes: true,
+    run: async (_req, _src, ctx) => {
+      assert.equal(ctx.resume?.frames, 2);
+      return {
+        finish_reason: 'max_frames',
+        stream_info: f1.stream_info,
+        usage: { processed_frames: 0, processing_time_ms: 1, decoded_frames: 2, dropped_frames: 0 },
+        tracks: [],
+      };
+    },
+  };
+  const w = startWorker(h.t, () => [ends]);
+  try {
+    assert.equal((await waitStatus(h.t, id, ['failed', 'succeeded', 'cancelled'])).status, 'succeeded');
+    const rec = (await api(h.t, `/v1/video/tasks/${id}?include=webhook_deliveries`)).body;
+    assert.deepEqual(
+      rec.webhook_deliveries
+        .map((d: { event: string }) => d.event)
+        .filter((e: string) => e.startsWith('line.'))
+        .sort(),
+      [`line.crossed ${crossing(1).id}`],
+      "chunk 1's event queued once; chunk 0's went out before the death",
     );
   } finally {
     await w.stop();

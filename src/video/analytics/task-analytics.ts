@@ -116,12 +116,17 @@ export class TaskAnalytics implements WorkerStepRun {
     return { ...frame, delta, analytics: { events, totals: this.engine.counts() } };
   }
 
-  /** An archived frame of a continued task: through the engine (its events already went out) and into the log. */
-  async replay(frame: Pick<FrameOutput, 'stream_info' | 'delta'>): Promise<void> {
+  /**
+   * An archived frame of a continued task: through the engine and into the log. Its events already went out,
+   * unless it is the `last` one, whose worker may have died before queuing them: those are queued again
+   * (deliveries are keyed by event id, so one already queued is not queued twice).
+   */
+  async replay(frame: Pick<FrameOutput, 'stream_info' | 'delta' | 'analytics'>, last: boolean): Promise<void> {
     const f = analyticsFrame(frame, this.#width, this.#height);
     this.engine.process(f);
     this.#log.add(f);
     if (this.#log.full) await this.#writeLog();
+    if (last) await this.#deliver((frame.analytics?.events ?? []) as AnalyticsEvent[]);
   }
 
   /** After a chunk was archived: log its boxes, queue its webhook events, save the totals now and then. */

@@ -33,10 +33,11 @@ export interface WorkerStepRun {
   frame(frame: FrameOutput): FrameOutput;
   /**
    * A task another worker began (its worker died: docs/video.md, "When a worker dies"): each frame chunk it
-   * archived, in order, before the first new frame; the step rebuilds what is a function of them (its
-   * events went out when the frames were first archived and are not delivered again).
+   * archived, in order, before the first new frame; the step rebuilds what is a function of them. Their
+   * events went out when the frames were first archived, except perhaps the `last` one's: its worker may have
+   * died between the append and the deliveries, so a step delivers those again (by event id, at most once).
    */
-  replay?(frame: Pick<FrameOutput, 'stream_info' | 'delta' | 'analytics'>): Promise<void>;
+  replay?(frame: Pick<FrameOutput, 'stream_info' | 'delta' | 'analytics'>, last: boolean): Promise<void>;
   /** After that chunk was archived (deliveries, saving state now and then). */
   archived?(frame: FrameOutput): Promise<void>;
   /** At every heartbeat: settings changed by another process (see `update`). */

@@ -79,8 +79,8 @@ export class WorkerSteps {
   }
 
   /** A continued task's archived frames, in order, before its first new one (WorkerStepRun.replay). */
-  async replay(frame: Pick<FrameOutput, 'stream_info' | 'delta' | 'analytics'>): Promise<void> {
-    for (const r of this.runs) await r.replay?.(frame);
+  async replay(frame: Pick<FrameOutput, 'stream_info' | 'delta' | 'analytics'>, last: boolean): Promise<void> {
+    for (const r of this.runs) await r.replay?.(frame, last);
   }
 
   async archived(frame: FrameOutput): Promise<void> {

@@ -403,10 +403,11 @@ class TaskRun {
       return false;
     }
     const catchUp = behind > 0 ? new CatchUp(cp.frames) : null;
+    let k = 0;
     await this.archive.forEachFrame(this.task.id, async (f) => {
       this.fold.add(f as FrameOutput);
       catchUp?.add(f);
-      await this.steps?.replay(f);
+      await this.steps?.replay(f, ++k === this.task.chunkCount);
     });
     this.catchUp = catchUp;
     this.cadence = new CheckpointCadence(this.settings.checkpointChunks, this.settings.checkpointMs, behind);
