@@ -120,6 +120,12 @@ export class Fleet {
     return this.workers.find((w) => w.pid === pid);
   }
 
+  /** Frame chunks archived after the chunk of `taskId`'s stored checkpoint (a file's is of every few); null: none. */
+  async behind(taskId: string): Promise<number | null> {
+    const [row] = await this.app.app.services.db.query<{ behind: number | null }>(sql.behindCheckpoint, [taskId]);
+    return row?.behind === null || row?.behind === undefined ? null : Number(row.behind);
+  }
+
   /** SIGKILLs `w`; resolves once it is gone. */
   kill(w: FleetWorker): Promise<void> {
     const c = w.child;

@@ -166,6 +166,8 @@ interface Kill {
   outageMs?: number;
   /** The worker that took over after this kill was killed during its resume (the next kill). */
   takerKilled?: boolean;
+  /** Frames archived after the stored checkpoint's when it died: the taker processes them again (a file). */
+  again?: number;
 }
 
 interface RunReport {
@@ -239,10 +241,16 @@ async function killHolder(
   const killedAt = Date.now();
   await fleet.kill(holder);
   const atChunk = Number((await fleet.record(id)).progress.processed_frames);
+  const again = await fleet.behind(id);
   follower.reconnect();
   await follower.untilFrames(atChunk + 1);
   const next = follower.frameArrivals[atChunk];
-  const kill: Kill = { atChunk, mode, ...(next !== undefined ? { outageMs: next - killedAt } : {}) };
+  const kill: Kill = {
+    atChunk,
+    mode,
+    ...(next !== undefined ? { outageMs: next - killedAt } : {}),
+    ...(again !== null ? { again } : {}),
+  };
   await fleet.warm([await fleet.spawn()], warmBody);
   return kill;
 }
@@ -458,7 +466,8 @@ function print(r: RunReport, peerMs?: number): void {
   const kills = r.kills
     .map(
       (k, i) =>
-        `${k.mode === 'during a resume' ? `kill ${i + 1} of ${r.planned} during a resume, ` : ''}after chunk ${k.atChunk} (${k.mode}): ` +
+        `${k.mode === 'during a resume' ? `kill ${i + 1} of ${r.planned} during a resume, ` : ''}after chunk ${k.atChunk} ` +
+        `(${k.mode}${k.again ? `, ${k.again} frames again` : ''}): ` +
         (k.takerKilled
           ? 'its taker killed before its first chunk'
           : k.outageMs === undefined
@@ -595,6 +604,12 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
           `max ${secs(figure.max)} s; against lease + ${SLACK_MS / 1000} s = ${secs(bound)} s: p95 ${(figure.p95 / bound).toFixed(2)}x` +
           `${figure.p95 <= bound ? ' (within)' : ' (OVER)'}`,
   );
+  const again = reports.flatMap((r) => r.kills.flatMap((k) => (k.again === undefined ? [] : [k.again])));
+  if (again.length)
+    console.log(
+      `frames processed again after a file takeover (archived after the checkpoint): ${again.filter((n) => n > 0).length} ` +
+        `of ${again.length} takeovers, ${Math.min(...again)}-${Math.max(...again)} frames`,
+    );
   const lost = reports.filter((r) => r.endedAs === 'failed worker_lost');
   if (lost.length)
     console.log(
