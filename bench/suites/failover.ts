@@ -607,7 +607,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const again = reports.flatMap((r) => r.kills.flatMap((k) => (k.again === undefined ? [] : [k.again])));
   if (again.length)
     console.log(
-      `frames processed again after a file takeover (archived after the checkpoint): ${again.filter((n) => n > 0).length} ` +
+      `frames processed again after a takeover (archived after the stored checkpoint; a camera's is of every chunk): ${again.filter((n) => n > 0).length} ` +
         `of ${again.length} takeovers, ${Math.min(...again)}-${Math.max(...again)} frames`,
     );
   const lost = reports.filter((r) => r.endedAs === 'failed worker_lost');
