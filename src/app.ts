@@ -30,7 +30,7 @@ import { momentsModule, momentsPart } from './video/moments/moments.module.js';
 import type { Router } from './http/router.js';
 import type { CollectionsPort } from './services/collections-port.js';
 import type { ProviderSource } from './video/worker/worker.js';
-import { vectorsModule, vectorsPart } from './vectors/vectors.module.js';
+import { vectorsModule, vectorsPart, workerCollections } from './vectors/vectors.module.js';
 import type { Module, ModulePart } from './base/module.js';
 import { mcpModule, mcpPart } from './mcp/mcp.module.js';
 import { consoleModule, consolePart } from './console/console.module.js';
@@ -217,11 +217,16 @@ export function modules(s: Services, opts: { worker: boolean; router?: Router } 
 
 /**
  * What `sightflow worker` runs: the video part with its workers on, and nothing HTTP-only (no MCP, console,
- * admin, file serving) nor the vectors part, so a worker process loads no embedding (CLIP) models. The
- * detector and OCR the video steps use load on the first task that needs them.
+ * admin, file serving) nor the vectors part, so a worker process opens no vector index and loads no embedding
+ * model at start. Its index step writes through the collections port alone (workerCollections): the serving
+ * nodes' indexes catch up. The detector, OCR and embedding models the video steps use load on the first task
+ * that needs them.
  */
 export function workerModules(s: Services, opts: AppOptions = {}): Module[] {
-  return [videoModule(s, { worker: true, providers: opts.videoProviders }), modelsModule(s, { routes: false })];
+  return [
+    videoModule(s, { worker: true, providers: opts.videoProviders, collections: workerCollections(s) }),
+    modelsModule(s, { routes: false }),
+  ];
 }
 
 /**

@@ -14,6 +14,15 @@ import { watchVectors } from '../metrics/vectors.js';
 import { collectionsPort } from './collection-writer.js';
 import type { CollectionsPort } from '../services/collections-port.js';
 
+/**
+ * The collections port alone, for a process that runs video workers and no vectors part (`sightflow worker`):
+ * the index step's items go to the shared database and blob store, and the serving nodes' indexes catch up
+ * from their change numbers. Embedding models load on the first task that needs them.
+ */
+export function workerCollections(s: Services): CollectionsPort {
+  return collectionsPort(s, new CollectionStore(s.db), null, new EmbeddingModels(s));
+}
+
 /** Vectors' name and tables (versions 200-299). */
 export const vectorsPart: ModulePart = { name: 'vectors', migrations: vectorMigrations };
 
