@@ -381,19 +381,11 @@ class TaskRun {
    */
   private async resume(): Promise<boolean> {
     if (this.task.chunkCount === 0) return true;
-    if (!this.task.checkpoint) {
-      await this.finish({
-        status: 'failed',
-        reason: 'error',
-        usage: this.usage(),
-        error: taskErrors.workerLostMidStream(this.task.chunkCount),
-      });
-      return false;
-    }
     const cp = this.task.checkpoint;
     // A file's checkpoint is of a chunk at most a few before the last: the frames after it are processed again.
-    const behind = cp.live ? 0 : this.task.chunkCount - cp.frames;
-    if (behind < 0) {
+    // One of a later chunk than the archive holds describes no state of it.
+    const behind = !cp ? -1 : cp.live ? 0 : this.task.chunkCount - cp.frames;
+    if (!cp || behind < 0) {
       await this.finish({
         status: 'failed',
         reason: 'error',
