@@ -226,7 +226,7 @@ export const errorCatalogue = {
   source_changed: {
     status: null,
     type: null,
-    when: "a video task's URL no longer served the same resource (length, ETag, Last-Modified) when another worker took it over",
+    when: "a video task's URL no longer served the same resource (length, ETag, Last-Modified) when another worker took it over, or between two requests of one run",
   },
 } as const satisfies Record<string, CatalogueEntry>;
 

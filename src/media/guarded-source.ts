@@ -13,6 +13,7 @@
 // The input's first response says what identifies the resource (its length and ETag / Last-Modified: `identity`),
 // so a task continued on another worker can tell that it reads the same bytes; with `expect` every response for
 // the input must match it, else the decode fails with a SourceChangedError before a byte of it is decoded.
+// Without, every later response (a ranged re-request after a seek) must match the first one's identity.
 import type { IncomingMessage } from 'node:http';
 import { ApiError, DecodeError, errors } from '../base/errors.js';
 import { openMediaResponse } from './fetch.js';
@@ -60,15 +61,15 @@ export class SourceChangedError extends Error {
   }
 }
 
-/** Why `got` is not `want`, or null when it is the same resource. */
-function identityChange(want: SourceIdentity, got: SourceIdentity | null, host: string): string | null {
+/** Why `got` is not `want` (the resource as it was `when`), or null when it is the same resource. */
+function identityChange(want: SourceIdentity, got: SourceIdentity | null, host: string, when: string): string | null {
   const was = JSON.stringify(want);
   if (!got) return `${host} no longer says which resource it serves (no length, ETag or Last-Modified); was ${was}`;
   const same =
     got.length === want.length &&
     (want.etag === undefined || got.etag === want.etag) &&
     (want.last_modified === undefined || got.last_modified === want.last_modified);
-  return same ? null : `the video at ${host} changed since the checkpoint: ${JSON.stringify(got)}, was ${was}`;
+  return same ? null : `the video at ${host} changed ${when}: ${JSON.stringify(got)}, was ${was}`;
 }
 
 export const SOURCE_DEFAULTS = {
@@ -220,8 +221,12 @@ export class GuardedSource {
         size >= 0 && (etag || modified)
           ? { length: size, ...(etag ? { etag } : {}), ...(modified ? { last_modified: modified } : {}) }
           : null;
-      if (this.#opts.expect) {
-        const change = identityChange(this.#opts.expect, identity, final.host);
+      // A continued task reads the checkpoint's resource; any run reads one resource from its first response on
+      // (a file replaced between two range requests would mix two files' bytes). A playlist has no identity.
+      const want = this.#opts.expect ?? (id !== this.#firstId ? this.identity : null);
+      if (want) {
+        const when = this.#opts.expect ? 'since the checkpoint' : 'while it was read';
+        const change = identityChange(want, identity, final.host, when);
         if (change) {
           this.#close(id);
           return this.#fatal(id, new SourceChangedError(change));

@@ -13,12 +13,15 @@ export interface ServedFile {
   replace(bytes: Uint8Array): void;
   /** Whether responses carry ETag and Last-Modified (default true). */
   validators(on: boolean): void;
+  /** Requests answered so far. */
+  readonly requests: number;
 }
 
 export async function serveFile(
   path: string,
   contentType: string,
-  options: { validators?: boolean } = {},
+  /** `onRequest(n)`: before the n-th request (from 1) is answered, e.g. to replace the file between two. */
+  options: { validators?: boolean; onRequest?: (n: number) => void } = {},
 ): Promise<ServedFile> {
   let bytes: Buffer = readFileSync(path);
   let validators = options.validators ?? true;
@@ -28,7 +31,10 @@ export async function serveFile(
   // Whole seconds (HTTP dates have no more); each replacement a second later than the one before.
   const born = Math.floor(Date.now() / 1000) * 1000;
   const modified = () => new Date(born + version * 1000).toUTCString();
+  let requests = 0;
   const server: Server = createServer((req, res) => {
+    requests++;
+    options.onRequest?.(requests);
     const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
     res.setHeader('Accept-Ranges', 'bytes');
     res.setHeader('Content-Type', contentType);
@@ -70,6 +76,9 @@ export async function serveFile(
     },
     validators(on) {
       validators = on;
+    },
+    get requests() {
+      return requests;
     },
   };
 }

@@ -42,6 +42,7 @@ import { withRunPriority } from '../../inference/runtime.js';
 import { isSourceDrop, LiveReader, SourceLostError, type LiveResume } from '../source/live-reader.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openVideo } from '../source/video-source.js';
+import { SourceChangedError } from '../../media/guarded-source.js';
 import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
 
 type TaskRange = NonNullable<VideoTaskRequest['input']>[number]['range'];
@@ -505,6 +506,8 @@ export class LocalProvider implements VideoProvider {
     }
     if (isApiError(e) || e instanceof ProviderError) return e;
     if ((e as Error)?.name === 'AbortError') return e;
+    // The URL's resource was replaced between two of the decoder's requests: its bytes would be two files'.
+    if (e instanceof SourceChangedError) return new ProviderError(this.name, e.message, undefined, 'source_changed');
     return new ProviderError(this.name, `Processing failed: ${(e as Error)?.message ?? String(e)}`);
   }
 }
