@@ -21,6 +21,7 @@ import { LEASE, expire, useReaperHarness } from '../helpers/reaper-harness.js';
 import { MAX_RESUMES } from '../../src/video/tasks/reaper.js';
 import type { FrameOutput, TaskCheckpoint, VideoProvider } from '../../src/video/task-contract.js';
 import { walkerRules } from '../helpers/synthetic-provider.js';
+import { KEEP_CHECKPOINT } from '../../src/video/stream/stream-archive.js';
 
 const h = useReaperHarness();
 
@@ -270,6 +271,42 @@ test("the last archived chunk's webhook events are queued again by the worker th
       [`line.crossed ${crossing(1).id}`],
       "chunk 1's event queued once; chunk 0's went out before the death",
     );
+  } finally {
+    await w.stop();
+  }
+});
+
+test('a continued file task whose input ends before the frames archived after its checkpoint fails resume_mismatch', async () => {
+  const id = await createTask(h.t);
+  await claimTask(id, 'm1');
+  const file = (i: number) => ({ ...liveFrame(i, 1), stream_info: { ...liveFrame(i, 1).stream_info, live: false } });
+  // The checkpoint is of chunk 0 (a file's is stored with every few chunks); chunks 1 and 2 came after it.
+  const cp = { ...checkpoint(1, file(0), 2), v: 2 as const, live: false, decoder: { v: 1 }, pipeline: { v: 1 } };
+  await h.archive.appendFrame(id, 'm1', file(0), LEASE, cp);
+  await h.archive.appendFrame(id, 'm1', file(1), LEASE, KEEP_CHECKPOINT);
+  await h.archive.appendFrame(id, 'm1', file(2), LEASE, KEEP_CHECKPOINT);
+  await expire();
+  assert.equal(await h.reaper.reapOnce(), 1);
+  // A provider that continues from the checkpoint and finds the input over at once.
+  const short: VideoProvider = {
+    name: 'short',
+    resumes: true,
+    run: async (_req, _src, ctx) => {
+      assert.deepEqual([ctx.resume?.frames, ctx.resume?.live], [1, false]);
+      return {
+        finish_reason: 'stop',
+        stream_info: file(0).stream_info,
+        usage: { processed_frames: 0, processing_time_ms: 1, decoded_frames: 1, dropped_frames: 0 },
+        tracks: [],
+      };
+    },
+  };
+  const w = startWorker(h.t, () => [short]);
+  try {
+    const r = await waitStatus(h.t, id, ['failed', 'succeeded', 'cancelled']);
+    assert.equal(r.status, 'failed');
+    assert.equal(r.error.code, 'resume_mismatch');
+    assert.match(r.error.message, /ended 2 frame\(s\) before the archive's last frame/);
   } finally {
     await w.stop();
   }

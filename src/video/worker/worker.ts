@@ -568,6 +568,17 @@ class TaskRun {
       }
       if (this.over) return;
       if (this.stopping) return this.shutdownEnd();
+      // A continued file that ended before the frames archived after its checkpoint is not the file it was.
+      if (this.catchUp?.pending)
+        return this.finish({
+          status: 'failed',
+          reason: 'error',
+          usage: this.usage(),
+          error: {
+            code: 'resume_mismatch',
+            message: `The task cannot continue: its input ended ${this.catchUp.pending} frame(s) before the archive's last frame`,
+          },
+        });
       const usage = {
         ...result.usage,
         processed_frames: this.emitted,
