@@ -9,8 +9,7 @@
 //    never reused, line totals never going backwards, then max_frames ends it.
 //  - file: detect + track + analytics (a line and a zone) + an index step over TUD-Campus (as H.264), vtest.avi
 //    (H.264 with B-frames in AVI, no timestamps) and a variable-frame-rate H.264 file with B-frames made from
-//    TUD-Campus here, on `sightflow serve` processes (the index step needs the vectors part, which `sightflow
-//    worker` lacks); first undisturbed, then with K = 1, 3, 5 SIGKILLs (--quick: TUD-Campus, K = 1) of
+//    TUD-Campus here, on `sightflow worker` processes; first undisturbed, then with K = 1, 3, 5 SIGKILLs (--quick: TUD-Campus, K = 1) of
 //    whichever worker holds it, after seeded random chunks, some at once (while it appends the next), some
 //    later within a chunk's time; with K = 5, kill 2 lands during a resume: right after the worker that claimed
 //    the task kill 1 left became its lease owner, before its first chunk (killDuringResume). Each run must end succeeded with the undisturbed run's frames, targets,
@@ -548,8 +547,9 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   ]);
 
   if (kind !== 'live') {
-    // Whole nodes as the workers: the index step needs the vectors part, which `sightflow worker` lacks.
-    await withFleet(leaseMs, 'node', seed, async (fleet) => {
+    // `sightflow worker` processes, as a fleet runs them: their index step writes the moments to the database and
+    // the shared data directory, and the API node's index catches up.
+    await withFleet(leaseMs, 'worker', seed, async (fleet) => {
       let n = 0;
       const warmBody = async () => fileBody(warmClip, 25, undefined, await collection(fleet, `warm-${n++}`));
       await fleet.warm([...fleet.workers], warmBody);
