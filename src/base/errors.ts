@@ -525,6 +525,11 @@ export const taskErrors = {
     code: 'worker_lost' satisfies ErrorCode,
     message: `The worker stopped responding before the first chunk on each of ${attempts} attempts`,
   }),
+  /** A continued file ended `frames` frames before the archive's last (it is not the file the task began). */
+  inputEndedEarly: (frames: number): TaskError => ({
+    code: 'resume_mismatch' satisfies ErrorCode,
+    message: `The task cannot continue: its input ended ${frames} frame(s) before the archive's last frame`,
+  }),
   workerLostMidStream: (chunks: number): TaskError => ({
     code: 'worker_lost' satisfies ErrorCode,
     message: `The worker stopped responding mid-stream after ${chunks} chunk(s) (lease expired); the partial stream stays replayable`,

@@ -574,10 +574,7 @@ class TaskRun {
           status: 'failed',
           reason: 'error',
           usage: this.usage(),
-          error: {
-            code: 'resume_mismatch',
-            message: `The task cannot continue: its input ended ${this.catchUp.pending} frame(s) before the archive's last frame`,
-          },
+          error: taskErrors.inputEndedEarly(this.catchUp.pending),
         });
       const usage = {
         ...result.usage,
