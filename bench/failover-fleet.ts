@@ -14,6 +14,7 @@ import { startCluster, stopCluster } from '../test/helpers/pg-cluster.js';
 import { startVideoApp, waitFor } from '../test/helpers/video-tasks.js';
 import { projectRoot } from '../src/base/paths.js';
 import { sql } from './task-lease.sql.js';
+import { sql as checkpointSql } from '../test/helpers/task-checkpoint.sql.js';
 
 /** The CLI itself (`sightflow worker`), compiled or not, as the suite runs. */
 const MAIN = fileURLToPath(new URL(`../src/main${import.meta.url.endsWith('.js') ? '.js' : '.ts'}`, import.meta.url));
@@ -122,7 +123,9 @@ export class Fleet {
 
   /** Frame chunks archived after the chunk of `taskId`'s stored checkpoint (a file's is of every few); null: none. */
   async behind(taskId: string): Promise<number | null> {
-    const [row] = await this.app.app.services.db.query<{ behind: number | null }>(sql.behindCheckpoint, [taskId]);
+    const [row] = await this.app.app.services.db.query<{ behind: number | null }>(checkpointSql.behindCheckpoint, [
+      taskId,
+    ]);
     return row?.behind === null || row?.behind === undefined ? null : Number(row.behind);
   }
 

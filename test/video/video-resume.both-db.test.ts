@@ -425,8 +425,8 @@ async function assertSameAsUndisturbed(id: string, bytes: Buffer, done: any, who
  */
 /** Where a task's archive and its stored checkpoint stand: chunks archived after the checkpoint's chunk. */
 async function behindCheckpoint(id: string): Promise<{ chunks: number; behind: number }> {
-  const [r] = await a.app.services.db.query<{ chunk_count: number; frames: number }>(cpSql.checkpointAt, [id]);
-  return { chunks: Number(r!.chunk_count), behind: Number(r!.chunk_count) - Number(r!.frames) };
+  const [r] = await a.app.services.db.query<{ chunk_count: number; behind: number }>(cpSql.behindCheckpoint, [id]);
+  return { chunks: Number(r!.chunk_count), behind: Number(r!.behind) };
 }
 
 /**

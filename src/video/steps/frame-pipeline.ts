@@ -101,12 +101,7 @@ export class FramePipeline {
    */
   snapshot(): PipelineSnapshot | null {
     if (!this.canSnapshot) return null;
-    const runs: unknown[] = [];
-    for (const r of this.#runs) {
-      if (r.snapshot) runs.push(r.snapshot());
-      else if (r.chunk || r.finish) return null;
-      else runs.push(null);
-    }
+    const runs = this.#runs.map((r) => (r.snapshot ? r.snapshot() : null));
     return { v: 1, steps: this.plan.map((p) => p.kind), ids: this.#ids.snapshot(), runs };
   }
 
