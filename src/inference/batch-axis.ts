@@ -9,6 +9,7 @@
 // GatherND with batch_dims 1, and per-tensor dynamic int8 quantisation is made per image (see
 // perImageQuantisation). At batch 1 every change computes exactly what the original graph did.
 import onnxProto from 'onnx-proto';
+import { attr, attrInt, attrInts, int64s, int64Tensor } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
 type Model = import('onnx-proto').onnx.ModelProto;
@@ -21,7 +22,6 @@ export type BatchAxisResult =
   | { ok: true; bytes: Uint8Array; changed: boolean; notes: string[]; coupled?: string }
   | { ok: false; reason: string };
 
-const INT64 = 7;
 const INT64_MAX = 9223372036854775807n;
 
 /** Ops that work on each batch row alone whatever their other inputs (elementwise, per-image spatial). */
@@ -119,27 +119,6 @@ const AXIS_OPS: Record<string, number> = {
   CumSum: NaN,
   GatherElements: 0,
 };
-
-function int64s(t: TensorProto): bigint[] {
-  if (t.rawData && t.rawData.length) {
-    const raw = new Uint8Array(t.rawData);
-    const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-    return Array.from({ length: raw.byteLength / 8 }, (_, i) => dv.getBigInt64(i * 8, true));
-  }
-  return (t.int64Data ?? []).map((v) => BigInt(String(v)));
-}
-
-function int64Tensor(name: string, values: bigint[]): TensorProto {
-  const arr = BigInt64Array.from(values);
-  return { name, dims: [values.length], dataType: INT64, rawData: new Uint8Array(arr.buffer) };
-}
-
-const attr = (n: Node, name: string) => n.attribute?.find((a) => a.name === name);
-const attrInt = (n: Node, name: string, dflt: number): number => {
-  const a = attr(n, name);
-  return a?.i === undefined || a.i === null ? dflt : Number(String(a.i));
-};
-const attrInts = (n: Node, name: string): number[] | undefined => attr(n, name)?.ints?.map((v) => Number(String(v)));
 
 /**
  * The graph with a free batch axis (bytes unchanged when every input's dim 0 is already free), or why not.
