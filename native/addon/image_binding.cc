@@ -1,4 +1,5 @@
-// N-API surface of native/core/image: letterbox and a model's stretched input (both also on the libuv pool),
+// N-API surface of native/core/image: letterbox and a model's stretched input (both also on the libuv pool,
+// both writing a float tensor or, with the option `bytes`, the RGB bytes a model normalises itself),
 // batched ROI crops and plain RGB resize. Every argument is read with the shared reader (options.h): a bad
 // one throws ERR_SIGHTFLOW_IMAGE_INVALID_ARG, so the core never sees a buffer smaller than the geometry says.
 // A failure the core reports throws (or, for the async calls, rejects with) ERR_SIGHTFLOW_IMAGE_FAILED.
@@ -52,6 +53,29 @@ Napi::Float32Array ReadFloatOut(const ArgReader& args, const Napi::Value& v, siz
                                         "of at least " + std::to_string(need) + " elements", [need](size_t n) { return n >= need; });
 }
 
+// Where a letterbox or stretch writes: a float tensor, or (option `bytes`) the RGB bytes of a model that
+// normalises its input itself, into a Uint8Array.
+struct TensorOut {
+  Napi::TypedArray array;
+  float* floats = nullptr;
+  uint8_t* bytes = nullptr;
+};
+
+TensorOut ReadTensorOut(const ArgReader& args, const OptionsReader& o, const Napi::Value& v, size_t need) {
+  TensorOut out;
+  if (o.Boolean("bytes", false)) {
+    Napi::Uint8Array a = args.Typed<Napi::Uint8Array>(v, "out", napi_uint8_array, "Uint8Array",
+                                                      "of at least " + std::to_string(need) + " bytes", [need](size_t n) { return n >= need; });
+    out.array = a;
+    out.bytes = a.Data();
+  } else {
+    Napi::Float32Array a = ReadFloatOut(args, v, need);
+    out.array = a;
+    out.floats = a.Data();
+  }
+  return out;
+}
+
 image::LetterboxOptions ReadLetterbox(const ArgReader& args, const Napi::Value& v) {
   const OptionsReader o(args, v, "options");
   image::LetterboxOptions l;
@@ -78,14 +102,15 @@ Napi::Object LetterboxResult(Napi::Env env, const image::LetterboxInfo& li) {
   return r;
 }
 
-// letterbox(src, width, height, stride, opts, out: Float32Array) -> info
+// letterbox(src, width, height, stride, opts, out: Float32Array, or Uint8Array with opts.bytes) -> info
 Napi::Value LetterboxSync(const Napi::CallbackInfo& info) {
   const ArgReader args(info.Env(), "IMAGE");
   const RgbView view = ReadSource(args, info);
   const image::LetterboxOptions opts = ReadLetterbox(args, info[4]);
-  Napi::Float32Array out = ReadFloatOut(args, info[5], TensorSize(1, opts.dst_width, opts.dst_height));
+  const TensorOut out = ReadTensorOut(args, OptionsReader(args, info[4], "options"), info[5], TensorSize(1, opts.dst_width, opts.dst_height));
   image::LetterboxInfo li;
-  const std::string err = image::Letterbox(view, opts, out.Data(), &li);
+  const std::string err = out.bytes != nullptr ? image::LetterboxBytes(view, opts, out.bytes, &li)
+                                               : image::Letterbox(view, opts, out.floats, &li);
   if (!err.empty()) args.Fail("failed", err);
   return LetterboxResult(info.Env(), li);
 }
@@ -95,12 +120,13 @@ Napi::Value LetterboxSync(const Napi::CallbackInfo& info) {
 // of a subclass sets error_ on a failure the core reports; Result() is the value it resolves with.
 class TensorJob : public Napi::AsyncWorker {
  public:
-  TensorJob(Napi::Env env, const char* name, const Napi::Value& src, Napi::Float32Array out)
+  TensorJob(Napi::Env env, const char* name, const Napi::Value& src, const TensorOut& out)
       : Napi::AsyncWorker(env, name),
         deferred_(Napi::Promise::Deferred::New(env)),
         src_ref_(Napi::Persistent(src.As<Napi::Object>())),
-        out_ref_(Napi::Persistent(out.As<Napi::Object>())),
-        out_(out.Data()) {}
+        out_ref_(Napi::Persistent(out.array.As<Napi::Object>())),
+        out_(out.floats),
+        bytes_(out.bytes) {}
 
   // Queues the job and gives its promise (N-API deletes the job once it has settled it).
   Napi::Promise Start() {
@@ -127,16 +153,19 @@ class TensorJob : public Napi::AsyncWorker {
 
  protected:
   virtual Napi::Value Result(Napi::Env env) = 0;
-  float* out_;
+  float* out_;      // the float tensor, or null when writing bytes
+  uint8_t* bytes_;  // the bytes, or null when writing floats
   std::string error_;
 };
 
 class LetterboxWorker : public TensorJob {
  public:
-  LetterboxWorker(Napi::Env env, const Napi::Value& src, Napi::Float32Array out, RgbView view, image::LetterboxOptions opts)
+  LetterboxWorker(Napi::Env env, const Napi::Value& src, const TensorOut& out, RgbView view, image::LetterboxOptions opts)
       : TensorJob(env, "sightflow.letterbox", src, out), view_(view), opts_(opts) {}
 
-  void Execute() override { error_ = image::Letterbox(view_, opts_, out_, &info_); }
+  void Execute() override {
+    error_ = bytes_ != nullptr ? image::LetterboxBytes(view_, opts_, bytes_, &info_) : image::Letterbox(view_, opts_, out_, &info_);
+  }
 
  protected:
   Napi::Value Result(Napi::Env env) override { return LetterboxResult(env, info_); }
@@ -152,7 +181,7 @@ Napi::Value LetterboxAsync(const Napi::CallbackInfo& info) {
   const ArgReader args(info.Env(), "IMAGE");
   const RgbView view = ReadSource(args, info);
   const image::LetterboxOptions opts = ReadLetterbox(args, info[4]);
-  Napi::Float32Array out = ReadFloatOut(args, info[5], TensorSize(1, opts.dst_width, opts.dst_height));
+  const TensorOut out = ReadTensorOut(args, OptionsReader(args, info[4], "options"), info[5], TensorSize(1, opts.dst_width, opts.dst_height));
   return (new LetterboxWorker(info.Env(), info[0], out, view, opts))->Start();
 }
 
@@ -186,7 +215,7 @@ Napi::Value CropResizeSync(const Napi::CallbackInfo& info) {
 // above; any other into a scratch of the pool thread's own), then the bilinear pass over the whole image.
 class StretchWorker : public TensorJob {
  public:
-  StretchWorker(Napi::Env env, const Napi::Value& src, Napi::Float32Array out, RgbView view, int fx, int fy, int w, int h, TensorFormat format)
+  StretchWorker(Napi::Env env, const Napi::Value& src, const TensorOut& out, RgbView view, int fx, int fy, int w, int h, TensorFormat format)
       : TensorJob(env, "sightflow.stretch", src, out), view_(view), fx_(fx), fy_(fy), w_(w), h_(h), format_(format) {}
 
   void Execute() override {
@@ -205,7 +234,8 @@ class StretchWorker : public TensorJob {
       source = RgbView{scratch.data(), sw, sh, 3 * sw, false};
     }
     const BoxF whole{0, 0, static_cast<float>(source.width), static_cast<float>(source.height)};
-    error_ = image::CropResize(source, &whole, 1, w_, h_, format_, out_);
+    error_ = bytes_ != nullptr ? image::CropResizeBytes(source, &whole, 1, w_, h_, bytes_)
+                               : image::CropResize(source, &whole, 1, w_, h_, format_, out_);
   }
 
  protected:
@@ -217,8 +247,8 @@ class StretchWorker : public TensorJob {
   TensorFormat format_;
 };
 
-// stretchAsync(src, width, height, stride, opts {width, height, shrinkX, shrinkY, ...format}, out) -> Promise<undefined>;
-// bad arguments throw at once.
+// stretchAsync(src, width, height, stride, opts {width, height, shrinkX, shrinkY, bytes, ...format}, out) ->
+// Promise<undefined>; bad arguments throw at once.
 Napi::Value StretchAsync(const Napi::CallbackInfo& info) {
   const ArgReader args(info.Env(), "IMAGE");
   const RgbView view = ReadSource(args, info);
@@ -228,7 +258,7 @@ Napi::Value StretchAsync(const Napi::CallbackInfo& info) {
   const int fx = static_cast<int>(o.Integer("shrinkX", 1, 1, view.width));
   const int fy = static_cast<int>(o.Integer("shrinkY", 1, 1, view.height));
   const TensorFormat format = ReadFormat(o);
-  Napi::Float32Array out = ReadFloatOut(args, info[5], TensorSize(1, w, h));
+  const TensorOut out = ReadTensorOut(args, o, info[5], TensorSize(1, w, h));
   return (new StretchWorker(info.Env(), info[0], out, view, fx, fy, w, h, format))->Start();
 }
 

@@ -1,6 +1,7 @@
 // TypeScript face of native/core/image (native/addon/image_binding.cc), pixel work for model inputs:
-// letterbox + normalise into a float tensor in one pass (on the libuv pool for full frames), batched ROI
-// crops into one tensor, and plain RGB resize. Every parameter is checked here (catalogue errors); the addon
+// letterbox + normalise into a float tensor in one pass (on the libuv pool for full frames), or the same
+// geometry as RGB bytes for a model that normalises its input itself, batched ROI crops into one tensor, and
+// plain RGB resize. Every parameter is checked here (catalogue errors); the addon
 // checks them again, and its own errors follow src/native/load.ts.
 import { errors } from '../base/errors.js';
 import type { RgbImage } from '../media/rgb-image.js';
@@ -81,7 +82,7 @@ interface ImageAddon {
     h: number,
     stride: number,
     opts: object,
-    out: Float32Array,
+    out: Float32Array | Uint8Array,
   ): Promise<NativeLetterbox>;
   imageCropResize(
     src: Uint8Array,
@@ -98,7 +99,7 @@ interface ImageAddon {
     h: number,
     stride: number,
     opts: object,
-    out: Float32Array,
+    out: Float32Array | Uint8Array,
   ): Promise<undefined>;
   imageResize(
     src: Uint8Array,
@@ -250,6 +251,49 @@ export async function letterboxAsync(img: Pixels, opts: LetterboxOptions): Promi
   return { tensor, dims, ...res };
 }
 
+/** The letterbox's geometry without a tensor format: the bytes are RGB, NHWC, not normalised. */
+export interface LetterboxBytesOptions {
+  width: number;
+  height: number;
+  /** Padding colour in 0..255 RGB (rounded to whole bytes). Default [114, 114, 114]. */
+  pad?: Triple;
+  center?: boolean;
+  scaleUp?: boolean;
+  /** Reuse this memory (3 * width * height bytes) instead of allocating it. */
+  out?: Uint8Array;
+}
+
+export interface LetterboxBytesResult extends Omit<LetterboxResult, 'tensor'> {
+  /** RGB bytes, [1, height, width, 3]. */
+  bytes: Uint8Array;
+}
+
+/**
+ * letterboxAsync's geometry written as bytes, for a model that takes uint8 NHWC RGB and normalises it in its
+ * graph (src/inference/uint8-input.ts): each byte is the value letterboxAsync gives with scale 1, no mean or
+ * std, RGB, NHWC, rounded to the nearest whole number (halves up), so the model sees what the float path
+ * would have fed it up to that rounding. Do not write to img.data or opts.out until the promise settles.
+ */
+export async function letterboxBytesAsync(img: Pixels, opts: LetterboxBytesOptions): Promise<LetterboxBytesResult> {
+  const stride = checkImage(img);
+  const width = side('width', opts.width);
+  const height = side('height', opts.height);
+  const native = {
+    dstWidth: width,
+    dstHeight: height,
+    pad: triple('pad', opts.pad, [114, 114, 114]),
+    center: opts.center ?? true,
+    scaleUp: opts.scaleUp ?? true,
+    bytes: true,
+  };
+  const bytes = outPixels(opts.out, 3 * width * height);
+  const res = await withCallerStack(
+    loadAddon<ImageAddon>().imageLetterboxAsync(img.data, img.width, img.height, stride, native, bytes),
+    new Error(),
+  );
+  return { bytes, dims: [1, height, width, 3], ...res };
+}
+
 /** Maps a box from letterboxed tensor coordinates back to the source frame (clamped to it). */
 export function unletterboxBox(
   box: Box,
@@ -327,6 +371,22 @@ export interface StretchOptions extends TensorFormat {
   shrinkY?: number;
 }
 
+function shrinkFactors(
+  img: Pixels,
+  opts: { shrinkX?: number; shrinkY?: number },
+): { shrinkX: number; shrinkY: number } {
+  const shrinkX = opts.shrinkX ?? 1;
+  const shrinkY = opts.shrinkY ?? 1;
+  for (const [name, f, s] of [
+    ['shrinkX', shrinkX, img.width],
+    ['shrinkY', shrinkY, img.height],
+  ] as const) {
+    if (!Number.isInteger(f) || f < 1 || f > s)
+      throw errors.invalidParam(name, `Expected a whole shrink factor from 1 to ${s} for ${name}`);
+  }
+  return { shrinkX, shrinkY };
+}
+
 /**
  * The whole image (after the optional box shrink) stretched to width x height and normalised into one tensor
  * [1, 3, h, w] (or [1, h, w, 3]): cropResize's values for the image's full box, computed on the libuv pool so
@@ -340,15 +400,7 @@ export async function stretchAsync(
   const width = side('width', opts.width);
   const height = side('height', opts.height);
   const fmt = format(opts);
-  const shrinkX = opts.shrinkX ?? 1;
-  const shrinkY = opts.shrinkY ?? 1;
-  for (const [name, f, s] of [
-    ['shrinkX', shrinkX, img.width],
-    ['shrinkY', shrinkY, img.height],
-  ] as const) {
-    if (!Number.isInteger(f) || f < 1 || f > s)
-      throw errors.invalidParam(name, `Expected a whole shrink factor from 1 to ${s} for ${name}`);
-  }
+  const { shrinkX, shrinkY } = shrinkFactors(img, opts);
   const tensor = outTensor(opts.out, 3 * width * height);
   const dims: [number, number, number, number] = fmt.nhwc ? [1, height, width, 3] : [1, 3, height, width];
   await withCallerStack(
@@ -363,6 +415,44 @@ export async function stretchAsync(
     new Error(),
   );
   return { tensor, dims };
+}
+
+export interface StretchBytesOptions {
+  width: number;
+  height: number;
+  /** Reuse this memory (3 * width * height bytes) instead of allocating it. */
+  out?: Uint8Array;
+  /** As StretchOptions': a box shrink by whole factors first. */
+  shrinkX?: number;
+  shrinkY?: number;
+}
+
+/**
+ * stretchAsync's pass written as bytes (RGB, NHWC, [1, h, w, 3]) for a model that normalises its input in its
+ * graph: stretchAsync's values with scale 1, no mean or std, rounded to the nearest whole number (halves up).
+ * Do not write to img.data or opts.out until the promise settles.
+ */
+export async function stretchBytesAsync(
+  img: Pixels,
+  opts: StretchBytesOptions,
+): Promise<{ bytes: Uint8Array; dims: [number, number, number, number] }> {
+  const stride = checkImage(img);
+  const width = side('width', opts.width);
+  const height = side('height', opts.height);
+  const { shrinkX, shrinkY } = shrinkFactors(img, opts);
+  const bytes = outPixels(opts.out, 3 * width * height);
+  await withCallerStack(
+    loadAddon<ImageAddon>().imageStretchAsync(
+      img.data,
+      img.width,
+      img.height,
+      stride,
+      { width, height, shrinkX, shrinkY, bytes: true },
+      bytes,
+    ),
+    new Error(),
+  );
+  return { bytes, dims: [1, height, width, 3] };
 }
 
 /** Bilinear resize of RGB24 to width x height (packed, stride = width * 3). */

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,13 @@ struct ChannelMap {
   }
 };
 
+// A sampled or padding value (0..255 in exact arithmetic) as a byte: rounded to nearest, halves up (as
+// ResizeRgb and JavaScript's Math.round), clamped against float rounding at the ends.
+inline uint8_t RoundToByte(float v) {
+  if (!(v > 0.0f)) return 0;
+  return v >= 254.5f ? uint8_t{255} : static_cast<uint8_t>(v + 0.5f);
+}
+
 // Writes one output pixel at (x, y) of an out_w x out_h image into a float tensor (one image of a batch).
 inline void StorePixel(float* out, Layout layout, int out_w, int out_h, int x, int y, const float rgb[3], const ChannelMap& m) {
   const size_t plane = static_cast<size_t>(out_w) * static_cast<size_t>(out_h);
@@ -74,7 +82,12 @@ inline void StorePixel(float* out, Layout layout, int out_w, int out_h, int x, i
 // per-pixel formula's, in the same order (top = p0 + (p1 - p0) * wx per row, then top + (bot - top) * wy,
 // then * a + b), so values are identical to sampling each pixel on its own; 640x480 to 512x512 took about
 // half the time of that per-pixel loop.
-inline void SampleRegion(const RgbView& src, float sx, float sy, float sw, float sh, float* out, Layout layout, int out_w,
+//
+// With Out = uint8_t it writes bytes instead (the model normalises them itself): each value is the float
+// path's before its scale and offset, rounded to the nearest whole number; the caller passes an identity
+// ChannelMap (RGB order) and NHWC, so the bytes are the float path's values under scale 1, mean 0, std 1.
+template <typename Out = float>
+inline void SampleRegion(const RgbView& src, float sx, float sy, float sw, float sh, Out* out, Layout layout, int out_w,
                          int out_h, int ox, int oy, int ow, int oh, const ChannelMap& m, std::vector<Tap>& xt,
                          std::vector<Tap>& yt) {
   if (ow <= 0 || oh <= 0) return;
@@ -169,19 +182,27 @@ inline void SampleRegion(const RgbView& src, float sx, float sy, float sw, float
     const size_t row = static_cast<size_t>(oy + y) * static_cast<size_t>(out_w) + static_cast<size_t>(ox);
     if (planar) {
       for (int c = 0; c < 3; ++c) {
-        float* o = out + static_cast<size_t>(c) * plane + row;
+        Out* o = out + static_cast<size_t>(c) * plane + row;
         const size_t base = static_cast<size_t>(c) * static_cast<size_t>(ow);
         for (int x = 0; x < ow; ++x) {
           const size_t k = base + static_cast<size_t>(x);
           const float top = h0[k];
-          o[x] = (top + (h1[k] - top) * wy) * scale[k] + offset[k];
+          if constexpr (std::is_same_v<Out, uint8_t>) {
+            o[x] = RoundToByte(top + (h1[k] - top) * wy);
+          } else {
+            o[x] = (top + (h1[k] - top) * wy) * scale[k] + offset[k];
+          }
         }
       }
     } else {
-      float* o = out + 3 * row;
+      Out* o = out + 3 * row;
       for (size_t k = 0; k < n; ++k) {
         const float top = h0[k];
-        o[k] = (top + (h1[k] - top) * wy) * scale[k] + offset[k];
+        if constexpr (std::is_same_v<Out, uint8_t>) {
+          o[k] = RoundToByte(top + (h1[k] - top) * wy);
+        } else {
+          o[k] = (top + (h1[k] - top) * wy) * scale[k] + offset[k];
+        }
       }
     }
   }

@@ -1,6 +1,8 @@
 // Letterbox: scale a frame to fit dst_width x dst_height keeping its aspect ratio, pad the rest, and write a
-// normalised float32 tensor, all in one pass over the source (no intermediate RGB image).
+// normalised float32 tensor (or, for a model that normalises itself, its RGB bytes), all in one pass over the
+// source (no intermediate RGB image).
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "rgb_image.h"
@@ -28,5 +30,10 @@ struct LetterboxInfo {
 // out holds 3 * dst_width * dst_height floats. Inputs are trusted (the binding checks them); returns an
 // empty string on success or an error text.
 std::string Letterbox(const RgbView& src, const LetterboxOptions& opts, float* out, LetterboxInfo* info);
+
+// The same geometry written as bytes for a model that normalises its input itself: out holds 3 * dst_width *
+// dst_height bytes, RGB, NHWC; opts.format is not read. Each byte is Letterbox's value under scale 1, mean 0,
+// std 1 (RGB, NHWC), rounded to the nearest whole number (halves up); the padding is opts.pad rounded so.
+std::string LetterboxBytes(const RgbView& src, const LetterboxOptions& opts, uint8_t* out, LetterboxInfo* info);
 
 }  // namespace sightflow::image
