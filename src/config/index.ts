@@ -142,6 +142,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_MODEL_IDLE_UNLOAD_S: num(0, 0),
     SIGHTFLOW_BATCH_MAX_SIZE: int(1),
     SIGHTFLOW_BATCH_MAX_DELAY_MS: num(0),
+    SIGHTFLOW_INFERENCE_DEQUANTIZE: oneOf(['auto', 'on', 'off'], 'auto'),
   },
   models: {
     SIGHTFLOW_MODEL_HUB_URL: str('https://huggingface.co'),
@@ -215,6 +216,8 @@ export interface InferenceConfig {
   idleUnloadMs: number;
   /** Dynamic batching of detectors: most images a call and longest wait for company; unset: the provider's default. */
   batch: { maxBatch?: number; maxWaitMs?: number };
+  /** Whether int8 graphs load as float ones: always, never, or (auto) on a GPU provider. */
+  dequantize: 'auto' | 'on' | 'off';
 }
 
 /** Bring-your-own models: where hub references download from, and how often a node looks for added ones. */
@@ -620,6 +623,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       workers: e.SIGHTFLOW_INFERENCE_WORKERS,
       idleUnloadMs: Math.round(e.SIGHTFLOW_MODEL_IDLE_UNLOAD_S * 1000),
       batch: { maxBatch: e.SIGHTFLOW_BATCH_MAX_SIZE, maxWaitMs: e.SIGHTFLOW_BATCH_MAX_DELAY_MS },
+      dequantize: e.SIGHTFLOW_INFERENCE_DEQUANTIZE,
     },
     models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },
     vlm: vlmUrl

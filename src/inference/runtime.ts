@@ -17,6 +17,7 @@ import { SessionReplicas } from './session-replicas.js';
 import { packTensors, type SessionInfo, type WireTensor, type WorkerDecode } from './session-wire.js';
 import { batchFor, type BatchSettings } from './dynamic-batch.js';
 import { withBatchAxis } from './batch-axis.js';
+import { dequantizedSource, type DequantizeMode } from './dequantize-graph.js';
 
 export type Tensor = ort.Tensor;
 export const Tensor = ort.Tensor;
@@ -62,6 +63,11 @@ export interface RuntimeOptions {
    * the default of the provider the model runs on (dynamic-batch.ts).
    */
   batch?: Partial<BatchSettings>;
+  /**
+   * Whether int8 graphs load as float ones (dequantize-graph.ts): always, never, or (auto, the default) when
+   * the model runs on a GPU provider.
+   */
+  dequantize?: DequantizeMode;
 }
 
 export interface ModelSpec {
@@ -180,6 +186,8 @@ export class InferenceRuntime {
   readonly idleUnloadMs: number;
   /** Dynamic batching as configured (unset fields: the provider's default). */
   readonly batch: Partial<BatchSettings>;
+  /** When int8 graphs load as float ones. */
+  readonly dequantize: DequantizeMode;
 
   /** Unset options take their defaults; the server passes its configuration's inference section. */
   constructor(opts: RuntimeOptions = {}) {
@@ -194,6 +202,7 @@ export class InferenceRuntime {
     this.sessions = this.workers === 'shared' ? 1 : Math.max(1, opts.sessions ?? 1);
     this.splitCores = opts.splitCores ?? true;
     this.batch = opts.batch ?? {};
+    this.dequantize = opts.dequantize ?? 'auto';
     this.pool = new SessionPool(this.workers);
     this.log.info(
       {
@@ -468,13 +477,20 @@ export class ModelHandle {
   }
 
   /**
-   * What sessions load: the prepared file as it is, or, for a model that takes dynamic batching at more than
-   * one image a call, its graph with a free first axis. A graph the rewrite refuses (or whose rows would
+   * What sessions load: the prepared file as it is (an int8 graph made float first where the runtime's
+   * `dequantize` says so), or, for a model that takes dynamic batching at more than one image a call, its graph
+   * with a free first axis. A graph the rewrite refuses (or whose rows would
    * influence each other in a batch) keeps one image a call, with a warning that says why.
    */
   private graph(): Promise<Uint8Array | string> {
     this.source ??= (async () => {
-      const src = await this.spec.load();
+      const src = await dequantizedSource(
+        await this.spec.load(),
+        this.runtime.dequantize,
+        this.runtime.providersFor(this.spec, true),
+        (why) =>
+          this.runtime.warn({ model: this.spec.id, reason: why }, `model ${this.spec.id} keeps its int8 graph: ${why}`),
+      );
       if (this.spec.batch || !this.spec.dynamicBatch || this.batching.maxBatch <= 1) return src;
       const bytes = typeof src === 'string' ? new Uint8Array(await readFile(src)) : src;
       const r = withBatchAxis(bytes);
