@@ -143,6 +143,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_BATCH_MAX_SIZE: int(1),
     SIGHTFLOW_BATCH_MAX_DELAY_MS: num(0),
     SIGHTFLOW_INFERENCE_DEQUANTIZE: oneOf(['auto', 'on', 'off'], 'auto'),
+    SIGHTFLOW_INFERENCE_FP16: oneOf(['auto', 'on', 'off'], 'auto'),
   },
   models: {
     SIGHTFLOW_MODEL_HUB_URL: str('https://huggingface.co'),
@@ -218,6 +219,8 @@ export interface InferenceConfig {
   batch: { maxBatch?: number; maxWaitMs?: number };
   /** Whether int8 graphs load as float ones: always, never, or (auto) on a GPU provider. */
   dequantize: 'auto' | 'on' | 'off';
+  /** Whether detectors' graphs run in float16: always, never, or (auto) on a GPU provider. */
+  fp16: 'auto' | 'on' | 'off';
 }
 
 /** Bring-your-own models: where hub references download from, and how often a node looks for added ones. */
@@ -624,6 +627,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       idleUnloadMs: Math.round(e.SIGHTFLOW_MODEL_IDLE_UNLOAD_S * 1000),
       batch: { maxBatch: e.SIGHTFLOW_BATCH_MAX_SIZE, maxWaitMs: e.SIGHTFLOW_BATCH_MAX_DELAY_MS },
       dequantize: e.SIGHTFLOW_INFERENCE_DEQUANTIZE,
+      fp16: e.SIGHTFLOW_INFERENCE_FP16,
     },
     models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },
     vlm: vlmUrl

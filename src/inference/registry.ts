@@ -220,6 +220,7 @@ export class ModelRegistry {
       load: () => this.onnxPath(id),
       batch: m.batch,
       dynamicBatch: m.task === 'detect',
+      float16: m.task === 'detect',
       providers: r?.providers,
       queueDepth: r?.queueDepth,
       idleUnloadMs: r?.idleUnloadS === undefined ? undefined : r.idleUnloadS * 1000,

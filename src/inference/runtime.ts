@@ -18,6 +18,7 @@ import { packTensors, type SessionInfo, type WireTensor, type WorkerDecode } fro
 import { batchFor, type BatchSettings } from './dynamic-batch.js';
 import { withBatchAxis } from './batch-axis.js';
 import { dequantizedSource, type DequantizeMode } from './dequantize-graph.js';
+import { float16Source, type Fp16Mode } from './fp16-graph.js';
 
 export type Tensor = ort.Tensor;
 export const Tensor = ort.Tensor;
@@ -68,6 +69,11 @@ export interface RuntimeOptions {
    * the model runs on a GPU provider.
    */
   dequantize?: DequantizeMode;
+  /**
+   * Whether the graphs of models that take it (ModelSpec.float16) run in float16 (fp16-graph.ts): always, never,
+   * or (auto, the default) when the model runs on a GPU provider.
+   */
+  fp16?: Fp16Mode;
 }
 
 export interface ModelSpec {
@@ -82,6 +88,11 @@ export interface ModelSpec {
    * given a free one when it loads (batch-axis.ts); one the rewrite refuses runs one image a call.
    */
   dynamicBatch?: boolean;
+  /**
+   * Takes the runtime's float16 setting: its graph runs in float16 (after its batch axis) where the setting
+   * says so. The detectors, whose accuracy in float16 is measured (docs/capacity.md, "Graphs for the GPU").
+   */
+  float16?: boolean;
   /** Execution providers for this model, in order (default: the runtime's). */
   providers?: string[];
   /** Unload after this long without a run (0: never; default: the runtime's). */
@@ -188,6 +199,8 @@ export class InferenceRuntime {
   readonly batch: Partial<BatchSettings>;
   /** When int8 graphs load as float ones. */
   readonly dequantize: DequantizeMode;
+  /** When the graphs of models that take it run in float16. */
+  readonly fp16: Fp16Mode;
 
   /** Unset options take their defaults; the server passes its configuration's inference section. */
   constructor(opts: RuntimeOptions = {}) {
@@ -203,6 +216,7 @@ export class InferenceRuntime {
     this.splitCores = opts.splitCores ?? true;
     this.batch = opts.batch ?? {};
     this.dequantize = opts.dequantize ?? 'auto';
+    this.fp16 = opts.fp16 ?? 'auto';
     this.pool = new SessionPool(this.workers);
     this.log.info(
       {
@@ -502,7 +516,16 @@ export class ModelHandle {
       }
       this.queue.setBatch(this.batching.maxBatch, this.batching.maxWaitMs);
       return r.ok ? r.bytes : src;
-    })();
+    })().then((g) =>
+      // Last: float16 where the runtime's `fp16` says so; a refused graph loads as float32.
+      float16Source(
+        g,
+        this.spec.float16 ? this.runtime.fp16 : 'off',
+        this.runtime.providersFor(this.spec, true),
+        (why) =>
+          this.runtime.warn({ model: this.spec.id, reason: why }, `model ${this.spec.id} runs in float32: ${why}`),
+      ),
+    );
     // A failed read is tried again by the next load.
     this.source.catch(() => {
       this.source = undefined;
