@@ -3,6 +3,12 @@
 import type { HttpResponse } from './uws.js';
 import { statusLine, type ResState } from './send.js';
 
+/**
+ * Most bytes handed to uWS in one corked write: its cork buffer holds 16 KB, which a piece must share with
+ * the chunk's framing and, on the first write, the status line and headers.
+ */
+export const MAX_PIECE = 8 * 1024;
+
 export class SseWriter {
   private waiting: (() => void) | null = null;
   private started = false;
@@ -54,11 +60,29 @@ export class SseWriter {
   send(chunk: string | Buffer): boolean {
     if (this.closed) return false;
     if (!this.started) this.open();
-    let ok = false;
-    this.st.bytesOut += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-    this.res.cork(() => {
-      ok = this.res.write(chunk);
-    });
+    // A string that fits even as 3-byte UTF-8 goes as it is (no copy); anything larger is cut as bytes.
+    const whole = typeof chunk === 'string' ? chunk.length * 3 <= MAX_PIECE : chunk.length <= MAX_PIECE;
+    if (whole) {
+      this.st.bytesOut += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+      let ok = false;
+      this.res.cork(() => {
+        ok = this.res.write(chunk);
+      });
+      return ok;
+    }
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    this.st.bytesOut += bytes.length;
+    let ok = true;
+    // One piece a cork, each small enough to fit the loop's cork buffer with its chunk framing (and the headers
+    // on the first write). Why: a write that does not fit is sent past the cork buffer, and when flushing what
+    // was corked before it fails (the reader is behind), this uWS release drops that write: its chunk header
+    // went out without its bytes and the stream was corrupt from there on (seen under load with 16 KB events).
+    for (let at = 0; at < bytes.length; at += MAX_PIECE) {
+      const piece = bytes.subarray(at, at + MAX_PIECE);
+      this.res.cork(() => {
+        ok = this.res.write(piece) && ok;
+      });
+    }
     return ok;
   }
 
