@@ -144,6 +144,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_BATCH_MAX_DELAY_MS: num(0),
     SIGHTFLOW_INFERENCE_DEQUANTIZE: oneOf(['auto', 'on', 'off'], 'auto'),
     SIGHTFLOW_INFERENCE_FP16: oneOf(['auto', 'on', 'off'], 'auto'),
+    SIGHTFLOW_INFERENCE_UINT8_INPUT: oneOf(['auto', 'on', 'off'], 'auto'),
   },
   models: {
     SIGHTFLOW_MODEL_HUB_URL: str('https://huggingface.co'),
@@ -221,6 +222,8 @@ export interface InferenceConfig {
   dequantize: 'auto' | 'on' | 'off';
   /** Whether detectors' graphs run in float16: always, never, or (auto) on a GPU provider. */
   fp16: 'auto' | 'on' | 'off';
+  /** Whether detectors' graphs take their image as uint8 RGB and normalise it themselves: always, never, or (auto) on a GPU provider. */
+  uint8Input: 'auto' | 'on' | 'off';
 }
 
 /** Bring-your-own models: where hub references download from, and how often a node looks for added ones. */
@@ -628,6 +631,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       batch: { maxBatch: e.SIGHTFLOW_BATCH_MAX_SIZE, maxWaitMs: e.SIGHTFLOW_BATCH_MAX_DELAY_MS },
       dequantize: e.SIGHTFLOW_INFERENCE_DEQUANTIZE,
       fp16: e.SIGHTFLOW_INFERENCE_FP16,
+      uint8Input: e.SIGHTFLOW_INFERENCE_UINT8_INPUT,
     },
     models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },
     vlm: vlmUrl

@@ -9,7 +9,7 @@ import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/ru
 import type { RgbImage } from '../media/rgb-image.js';
 import { readOnnxInfo } from '../inference/onnx-metadata.js';
 import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
-import { letterboxAsync, stretchAsync } from '../native/image.js';
+import { letterboxAsync, letterboxBytesAsync, stretchAsync, stretchBytesAsync } from '../native/image.js';
 import { dominantColor } from '../media/colour.js';
 import {
   DECODED_BOXES,
@@ -47,6 +47,8 @@ export class Detector {
    * flight (the model's sessions and the one started ahead) is ever made.
    */
   private readonly spareInputs: Float32Array[] = [];
+  /** The same for a graph that takes its image as bytes (a quarter of the float input's size). */
+  private readonly spareBytes: Uint8Array[] = [];
 
   private constructor(
     readonly modelId: string,
@@ -72,7 +74,11 @@ export class Detector {
     if (manifest.task !== 'detect') throw new Error(`model ${modelId} is a ${manifest.task} model, not a detector`);
     const onnx = readOnnxInfo(await readFile(await registry.onnxPath(modelId)));
     const c = resolveDetectorConfig(manifest, onnx, await registry.labels(modelId));
-    return new Detector(modelId, c.labels, runtime.register(registry.spec(modelId)), c.pre, c.post, c.origin);
+    const handle = runtime.register(registry.spec(modelId));
+    // Where the runtime gives its graph a bytes input (a GPU provider, or SIGHTFLOW_INFERENCE_UINT8_INPUT=on),
+    // the normalisation below moves into the graph and each image crosses as a quarter of the bytes.
+    handle.offerBytesInput(c.pre);
+    return new Detector(modelId, c.labels, handle, c.pre, c.post, c.origin);
   }
 
   /** The output layout, or 'auto' when the model did not declare its output shape (decided per run). */
@@ -90,7 +96,7 @@ export class Detector {
     // cameras V8 then fell, in about half the runs, into back-to-back full collections and the frame rate
     // dropped (docs/capacity.md, "The detector's input").
     let letterbox: Letterbox | undefined;
-    let buffer: Float32Array | undefined;
+    let buffer: Float32Array | Uint8Array | undefined;
     try {
       const options: DecodeOptions = {
         layout: this.post.layout,
@@ -104,9 +110,18 @@ export class Detector {
       // The session's worker decodes the output (its boxes cross to this thread, not the raw tensor).
       const out = await this.handle.run(
         async () => {
-          buffer =
-            this.spareInputs.pop() ?? new Float32Array(new SharedArrayBuffer(3 * this.pre.width * this.pre.height * 4));
-          const input = await modelInput(image, this.pre, buffer);
+          // The graph sessions load says which input it takes (runtime.ts, ModelHandle.imageInput).
+          const size = 3 * this.pre.width * this.pre.height;
+          let input: { tensor: Tensor; letterbox: Letterbox };
+          if ((await this.handle.imageInput()) === 'uint8') {
+            const bytes = this.spareBytes.pop() ?? new Uint8Array(new SharedArrayBuffer(size));
+            buffer = bytes;
+            input = await modelInputBytes(image, this.pre, bytes);
+          } else {
+            const floats = this.spareInputs.pop() ?? new Float32Array(new SharedArrayBuffer(size * 4));
+            buffer = floats;
+            input = await modelInput(image, this.pre, floats);
+          }
           letterbox = input.letterbox;
           return { [this.pre.inputName]: input.tensor };
         },
@@ -121,7 +136,8 @@ export class Detector {
         : decodeYolo(t.data as Float32Array, t.dims, options);
       return boxes.map((b) => ({ ...b, box: unletterbox(b.box, letterbox!, image.width, image.height) }));
     } finally {
-      if (buffer) this.spareInputs.push(buffer);
+      if (buffer instanceof Uint8Array) this.spareBytes.push(buffer);
+      else if (buffer) this.spareInputs.push(buffer);
     }
   }
 
@@ -203,15 +219,7 @@ export async function modelInput(
     };
     return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
   }
-  const lb: Letterbox = { scale: Math.min(W / image.width, H / image.height), padX: 0, padY: 0, width: W, height: H };
-  // Beyond the shrink bilinear sampling handles, a box shrink by the largest whole factor that keeps the axis
-  // at least the input's size (each axis on its own: a 720p frame to 512x512 halves its width only) averages
-  // every pixel first: about half the CPU of sharp's resize and the pass, with COCO mAP as good on photos
-  // enlarged to such factors (eval detect --upscale; docs/capacity.md, "The detector's input resize").
-  // The shrink drops the last fx - 1 columns (fy - 1 rows) at most; boxes are still mapped back with the
-  // whole image's scale, an error under 0.2% of the side at the factors a frame meets.
-  const fx = image.width > MAX_BILINEAR_SHRINK * W ? Math.floor(image.width / W) : 1;
-  const fy = image.height > MAX_BILINEAR_SHRINK * H ? Math.floor(image.height / H) : 1;
+  const { lb, fx, fy } = stretchGeometry(image, pre);
   // The 2x1 shrink (a 720p frame to a 512-wide input) is read on the fly by the resize pass itself: the same
   // values in less CPU than a shrink pass and a resize pass. One native pass (bilinear stretch, channel order
   // and normalisation) does what sharp's resize and a JavaScript loop did in a fraction of their CPU, COCO mAP
@@ -231,6 +239,48 @@ export async function modelInput(
     shrinkY: fy,
   });
   return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
+}
+
+/** A stretch's mapping back to the source and its box shrink factors. */
+function stretchGeometry(image: RgbImage, pre: ModelInputSpec): { lb: Letterbox; fx: number; fy: number } {
+  const { width: W, height: H } = pre;
+  const lb: Letterbox = { scale: Math.min(W / image.width, H / image.height), padX: 0, padY: 0, width: W, height: H };
+  // Beyond the shrink bilinear sampling handles, a box shrink by the largest whole factor that keeps the axis
+  // at least the input's size (each axis on its own: a 720p frame to 512x512 halves its width only) averages
+  // every pixel first: about half the CPU of sharp's resize and the pass, with COCO mAP as good on photos
+  // enlarged to such factors (eval detect --upscale; docs/capacity.md, "The detector's input resize").
+  // The shrink drops the last fx - 1 columns (fy - 1 rows) at most; boxes are still mapped back with the
+  // whole image's scale, an error under 0.2% of the side at the factors a frame meets.
+  const fx = image.width > MAX_BILINEAR_SHRINK * W ? Math.floor(image.width / W) : 1;
+  const fy = image.height > MAX_BILINEAR_SHRINK * H ? Math.floor(image.height / H) : 1;
+  return { lb, fx, fy };
+}
+
+/**
+ * modelInput's resize for a graph that normalises its input itself (src/inference/uint8-input.ts): the same
+ * letterbox or stretch (same geometry, padding and box shrink) written as RGB bytes, a uint8 [1, H, W, 3]
+ * tensor, whatever layout and channel order the model reads (its graph converts them).
+ */
+export async function modelInputBytes(
+  image: RgbImage,
+  pre: ModelInputSpec,
+  out?: Uint8Array,
+): Promise<{ tensor: Tensor; letterbox: Letterbox }> {
+  const { width: W, height: H } = pre;
+  if (pre.resize === 'letterbox') {
+    const r = await letterboxBytesAsync(image, { out, width: W, height: H, center: pre.center });
+    const lb: Letterbox = {
+      scale: r.scale,
+      padX: r.padX,
+      padY: r.padY,
+      width: r.contentWidth,
+      height: r.contentHeight,
+    };
+    return { tensor: new Tensor('uint8', r.bytes, r.dims), letterbox: lb };
+  }
+  const { lb, fx, fy } = stretchGeometry(image, pre);
+  const r = await stretchBytesAsync(image, { out, width: W, height: H, shrinkX: fx, shrinkY: fy });
+  return { tensor: new Tensor('uint8', r.bytes, r.dims), letterbox: lb };
 }
 
 /** A class name's index in labels (case and surrounding spaces ignored), or -1. */

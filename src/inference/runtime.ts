@@ -17,6 +17,7 @@ import { SessionReplicas } from './session-replicas.js';
 import { packTensors, type SessionInfo, type WireTensor, type WorkerDecode } from './session-wire.js';
 import { batchFor, type BatchSettings } from './dynamic-batch.js';
 import { withBatchAxis } from './batch-axis.js';
+import { uint8InputSource, type Uint8InputMode, type Uint8Preprocess } from './uint8-input.js';
 import { dequantizedSource, type DequantizeMode } from './dequantize-graph.js';
 import { float16Source, type Fp16Mode } from './fp16-graph.js';
 
@@ -64,6 +65,11 @@ export interface RuntimeOptions {
    * the default of the provider the model runs on (dynamic-batch.ts).
    */
   batch?: Partial<BatchSettings>;
+  /**
+   * Whether a detector's graph takes its image as uint8 NHWC RGB and normalises it itself (uint8-input.ts):
+   * always, never, or (auto, the default) when the model runs on a GPU provider.
+   */
+  uint8Input?: Uint8InputMode;
   /**
    * Whether int8 graphs load as float ones (dequantize-graph.ts): always, never, or (auto, the default) when
    * the model runs on a GPU provider.
@@ -197,6 +203,8 @@ export class InferenceRuntime {
   readonly idleUnloadMs: number;
   /** Dynamic batching as configured (unset fields: the provider's default). */
   readonly batch: Partial<BatchSettings>;
+  /** When a detector's graph takes its image as bytes. */
+  readonly uint8Input: Uint8InputMode;
   /** When int8 graphs load as float ones. */
   readonly dequantize: DequantizeMode;
   /** When the graphs of models that take it run in float16. */
@@ -215,6 +223,7 @@ export class InferenceRuntime {
     this.sessions = this.workers === 'shared' ? 1 : Math.max(1, opts.sessions ?? 1);
     this.splitCores = opts.splitCores ?? true;
     this.batch = opts.batch ?? {};
+    this.uint8Input = opts.uint8Input ?? 'auto';
     this.dequantize = opts.dequantize ?? 'auto';
     this.fp16 = opts.fp16 ?? 'auto';
     this.pool = new SessionPool(this.workers);
@@ -391,6 +400,11 @@ export class ModelHandle {
   batchRefused: string | undefined;
   /** The graph as sessions load it: the prepared file, or its bytes with a batch axis. Made once. */
   private source: Promise<Uint8Array | string> | undefined;
+  /** A detector's preprocessing, for a graph that takes its image as bytes (offerBytesInput). */
+  private bytesPre: Uint8Preprocess | undefined;
+  /** Whether the graph made takes its image as bytes, and whether a preprocessing was offered when it was made. */
+  private bytesInput = false;
+  private madeWithOffer = false;
 
   constructor(
     readonly spec: ModelSpec,
@@ -494,7 +508,8 @@ export class ModelHandle {
    * What sessions load: the prepared file as it is (an int8 graph made float first where the runtime's
    * `dequantize` says so), or, for a model that takes dynamic batching at more than one image a call, its graph
    * with a free first axis. A graph the rewrite refuses (or whose rows would
-   * influence each other in a batch) keeps one image a call, with a warning that says why.
+   * influence each other in a batch) keeps one image a call, with a warning that says why. Last, a detector's
+   * graph may take its image as bytes (withBytesInput; imageInput says which).
    */
   private graph(): Promise<Uint8Array | string> {
     this.source ??= (async () => {
@@ -516,21 +531,69 @@ export class ModelHandle {
       }
       this.queue.setBatch(this.batching.maxBatch, this.batching.maxWaitMs);
       return r.ok ? r.bytes : src;
-    })().then((g) =>
-      // Last: float16 where the runtime's `fp16` says so; a refused graph loads as float32.
-      float16Source(
-        g,
-        this.spec.float16 ? this.runtime.fp16 : 'off',
-        this.runtime.providersFor(this.spec, true),
-        (why) =>
-          this.runtime.warn({ model: this.spec.id, reason: why }, `model ${this.spec.id} runs in float32: ${why}`),
-      ),
-    );
+    })()
+      .then((g) =>
+        // Last: float16 where the runtime's `fp16` says so; a refused graph loads as float32.
+        float16Source(
+          g,
+          this.spec.float16 ? this.runtime.fp16 : 'off',
+          this.runtime.providersFor(this.spec, true),
+          (why) =>
+            this.runtime.warn({ model: this.spec.id, reason: why }, `model ${this.spec.id} runs in float32: ${why}`),
+        ),
+      )
+      // After every other step (they see the graph's own float input): the bytes input where it applies.
+      .then((g) => this.withBytesInput(g));
     // A failed read is tried again by the next load.
     this.source.catch(() => {
       this.source = undefined;
     });
     return this.source;
+  }
+
+  /** The graph with a detector's bytes input where the runtime's `uint8Input` says so; refused, float input. */
+  private async withBytesInput(g: Uint8Array | string): Promise<Uint8Array | string> {
+    this.madeWithOffer = this.bytesPre !== undefined;
+    const r = await uint8InputSource(
+      g,
+      this.bytesPre,
+      this.runtime.uint8Input,
+      this.runtime.providersFor(this.spec, true),
+      (why) =>
+        this.runtime.warn(
+          { model: this.spec.id, reason: why },
+          `model ${this.spec.id} takes its image as float32: ${why}`,
+        ),
+    );
+    this.bytesInput = r.uint8;
+    return r.source;
+  }
+
+  /**
+   * A detector's preprocessing ((pixel * scale - mean) / std, channel order, layout), for a graph that takes
+   * its image as bytes and does that itself where the runtime's `uint8Input` says so. It counts when the graph
+   * is made: a model loaded before its detector was created (the add check) keeps the input it loaded with
+   * until it next loads.
+   */
+  offerBytesInput(pre: Uint8Preprocess): void {
+    if (this.bytesPre) return;
+    this.bytesPre = {
+      layout: pre.layout,
+      channelOrder: pre.channelOrder,
+      scale: pre.scale,
+      mean: pre.mean,
+      std: pre.std,
+    };
+    if (this.replicas.loadedCount === 0 && !this.replicas.loading) this.source = undefined;
+  }
+
+  /**
+   * Which image input the graph that sessions load takes: 'uint8' (NHWC RGB bytes, normalised in the graph)
+   * or 'float32' (the model's own). Makes the graph (no session) when it is not made yet.
+   */
+  async imageInput(): Promise<'uint8' | 'float32'> {
+    await this.graph();
+    return this.bytesInput ? 'uint8' : 'float32';
   }
 
   private async loadReplica(key: number): Promise<Loaded> {
@@ -627,6 +690,8 @@ export class ModelHandle {
     const had = this.replicas.loadedCount > 0 || this.replicas.loading;
     await this.release();
     await this.runtime.retireWorker(this.spec.id, this.replicas.keys);
+    // A graph made before a detector offered its preprocessing is made again, with it, at the next load.
+    if (this.bytesPre && !this.madeWithOffer) this.source = undefined;
     if (had) this.unloads++;
   }
 

@@ -3,6 +3,9 @@
 // in front of the graph: out = (pixel * scale - mean[c]) / std[c] in the model's channel order, moved to
 // NCHW when the model reads that layout. The arithmetic is what the CPU preprocessing does per pixel
 // (src/native/image.ts), so on a GPU the input crosses as bytes and is normalised where the model runs.
+// The runtime applies it when it makes a detector's graph (uint8InputSource); the detector then writes the
+// letterbox or stretch as bytes (src/detection/detect.ts, modelInputBytes).
+import { readFile } from 'node:fs/promises';
 import onnxProto from 'onnx-proto';
 
 const { onnx } = onnxProto;
@@ -88,4 +91,39 @@ export function withUint8Input(bytes: Uint8Array, pre: Uint8Preprocess): Uint8In
   tt.elemType = UINT8;
   tt.shape = { dim: [b!, ...hw, { dimValue: 3 }] };
   return { ok: true, bytes: onnx.ModelProto.encode(model).finish(), input: name };
+}
+
+/** When a detector's graph takes its image as bytes: always, never, or (auto) on a GPU provider. */
+export type Uint8InputMode = 'auto' | 'on' | 'off';
+
+/**
+ * Providers on which `auto` gives the bytes input: the image crosses the bus to the device, where a quarter of
+ * the bytes is the point. On the CPU the float tensor is written in place and read where it lies.
+ */
+const GPU_PROVIDERS = new Set(['cuda', 'tensorrt']);
+
+/** Whether the mode gives the bytes input on these providers. */
+export function takesBytes(mode: Uint8InputMode, providers: readonly string[]): boolean {
+  return mode === 'on' || (mode === 'auto' && providers.some((p) => GPU_PROVIDERS.has(p)));
+}
+
+/**
+ * What a detector's sessions load under the mode: the graph with the bytes input when the mode applies, a
+ * preprocessing was offered and the rewrite took the graph (`uint8` true), else `src` unchanged. A refusal
+ * is handed to `refused` with its reason and the graph keeps its float input.
+ */
+export async function uint8InputSource(
+  src: Uint8Array | string,
+  pre: Uint8Preprocess | undefined,
+  mode: Uint8InputMode,
+  providers: readonly string[],
+  refused: (reason: string) => void,
+): Promise<{ source: Uint8Array | string; uint8: boolean }> {
+  if (!pre || !takesBytes(mode, providers)) return { source: src, uint8: false };
+  const r = withUint8Input(typeof src === 'string' ? new Uint8Array(await readFile(src)) : src, pre);
+  if (!r.ok) {
+    refused(r.reason);
+    return { source: src, uint8: false };
+  }
+  return { source: r.bytes, uint8: true };
 }
