@@ -572,8 +572,8 @@ export class ModelHandle {
   /**
    * A detector's preprocessing ((pixel * scale - mean) / std, channel order, layout), for a graph that takes
    * its image as bytes and does that itself where the runtime's `uint8Input` says so. It counts when the graph
-   * is made: a model loaded before its detector was created (the add check) keeps the input it loaded with
-   * until it next loads.
+   * is made: a model loaded before its detector was created (a preload, the add check) keeps the input it
+   * loaded with until it next loads.
    */
   offerBytesInput(pre: Uint8Preprocess): void {
     if (this.bytesPre) return;
