@@ -356,6 +356,12 @@ export function withFloat16(bytes: Uint8Array): Fp16Result {
       return { ok: false, reason: `${where}: a graph with subgraphs (control flow) is not rewritten` };
   }
   if (g.sparseInitializer?.length) return { ok: false, reason: 'the graph has sparse initialisers' };
+  // A second pass would only add casts: a graph with float16 weights or casts is taken as already rewritten.
+  if (
+    (g.initializer ?? []).some((t) => t.dataType === FLOAT16) ||
+    nodes.some((n) => n.opType === 'Cast' && attrInt(n, 'to') === FLOAT16)
+  )
+    return { ok: false, reason: 'the graph already computes in float16' };
   const inits = new Map<string, TensorProto>();
   for (const t of g.initializer ?? []) {
     if (t.dataType === FLOAT && t.dataLocation === onnx.TensorProto.DataLocation.EXTERNAL)
