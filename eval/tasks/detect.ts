@@ -8,6 +8,8 @@
 //  - Both at score >= 0.001, the graph output as is (its max-pool peak picking is the NMS); the API path
 //    (same-class NMS at IoU 0.7) is printed too.
 //  - ms_p50: median per image of our detect path (resize from decoded pixels + model + decode).
+//  - --dequantize: an int8 export's graph made float as a GPU provider loads it (SIGHTFLOW_INFERENCE_DEQUANTIZE
+//    on, src/inference/dequantize-graph.ts); `npm run eval -- dequantize` compares the two in one run.
 //  - --upscale F: every photo enlarged F times (sharp, lanczos) before detection, as a camera's large frames
 //    (the input then shrinks more than 2x, the path 720p and larger frames take); the labels scale with it.
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
@@ -37,7 +39,8 @@ interface Det extends RawBox {
 export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   if (skipWithoutEvalData({ json }, 'detection_coco128')) return;
   const model = argValue(args, 'model');
-  if (model && model !== 'centernet-coco') return runModel(model, { quick, json });
+  if (model && model !== 'centernet-coco')
+    return runModel(model, { quick, json, dequantize: args.includes('--dequantize') });
   const dir = evalDir('detection_coco128');
   const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8')
     .split('\n')
@@ -151,22 +154,48 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   }
 }
 
-/** Any detector through the API's path (decode + its own NMS) at score >= 0.001, mAP against the COCO labels. */
-async function runModel(id: string, { quick, json }: { quick: boolean; json: boolean }): Promise<void> {
-  const chosen = await chooseModel(id, { json });
-  if (!chosen) return;
+/** What scoreModel measured: mAP against the COCO labels and the median ms of the detect path per image. */
+export interface ModelScore {
+  map50: number;
+  map50_95: number;
+  msP50: number;
+  images: number;
+  boxes: number;
+  /** The input size, layout and how many of its classes are COCO's, for the report's first line. */
+  about: string;
+}
+
+/** The photos of the evaluation set, sorted (the first 8 when quick). */
+export function evalImages(quick: boolean): string[] {
+  const files = readdirSync(join(evalDir('detection_coco128'), 'images'))
+    .filter((f) => f.endsWith('.jpg'))
+    .sort();
+  return quick ? files.slice(0, 8) : files;
+}
+
+/**
+ * A detector of `registry` through the API's path (decode + its own NMS) at score >= 0.001 on the images, its
+ * graph as exported or (dequantize) made float.
+ */
+export async function scoreModel(
+  registry: ModelRegistry,
+  id: string,
+  images: string[],
+  dequantize = false,
+): Promise<ModelScore> {
   const dir = evalDir('detection_coco128');
   const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8')
     .split('\n')
     .map((s) => s.trim())
     .filter(Boolean);
-  const files = readdirSync(join(dir, 'images'))
-    .filter((f) => f.endsWith('.jpg'))
-    .sort();
-  const images = quick ? files.slice(0, 8) : files;
-  const runtime = new InferenceRuntime({ providers: ['cpu'], log: { info() {}, warn() {} } });
+  const runtime = new InferenceRuntime({
+    providers: ['cpu'],
+    dequantize: dequantize ? 'on' : 'off',
+    log: { info() {}, warn: (_o, m) => warned.push(m) },
+  });
+  const warned: string[] = [];
   try {
-    const detector = await Detector.create(runtime, chosen.registry, id);
+    const detector = await Detector.create(runtime, registry, id);
     const toCoco = detector.labels.map((l) => classes.indexOf(l.toLowerCase()));
     const gts: Gt[] = [];
     const dets: Det[] = [];
@@ -185,27 +214,48 @@ async function runModel(id: string, { quick, json }: { quick: boolean; json: boo
       ms.push(performance.now() - t0);
       for (const d of raw) if (toCoco[d.classId] >= 0) dets.push({ ...d, classId: toCoco[d.classId], image: f });
     }
+    // A refused rewrite loads the int8 graph: its score must not pass for the float graph's.
+    if (dequantize && warned.length) throw new Error(`${id}: ${warned.join('; ')}`);
     const m = meanAp(dets, gts);
-    const p50 = median(ms);
     const mapped = toCoco.filter((c) => c >= 0).length;
+    return {
+      ...m,
+      msP50: median(ms),
+      images: images.length,
+      boxes: gts.length,
+      about: `input ${detector.pre.width}x${detector.pre.height}, layout ${detector.layout}, ${mapped} of its ${detector.labels.length} classes are COCO's`,
+    };
+  } finally {
+    await runtime.release();
+  }
+}
+
+/** Any detector through the API's path (decode + its own NMS) at score >= 0.001, mAP against the COCO labels. */
+async function runModel(
+  id: string,
+  { quick, json, dequantize }: { quick: boolean; json: boolean; dequantize: boolean },
+): Promise<void> {
+  const chosen = await chooseModel(id, { json });
+  if (!chosen) return;
+  try {
+    const m = await scoreModel(chosen.registry, id, evalImages(quick), dequantize);
+    const graph = dequantize ? ', its graph made float' : '';
+    console.log(`detect eval of ${id}${graph} on ${m.images} images (${m.boxes} labelled boxes; ${m.about})`);
     console.log(
-      `detect eval of ${id} on ${images.length} images (${gts.length} labelled boxes; input ${detector.pre.width}x${detector.pre.height}, layout ${detector.layout}, ${mapped} of its ${detector.labels.length} classes are COCO's)`,
-    );
-    console.log(
-      `  sightflow API path (its NMS)   mAP@0.5 ${m.map50.toFixed(3)}  mAP@0.5:0.95 ${m.map50_95.toFixed(3)}  ${p50.toFixed(1)} ms/image p50`,
+      `  sightflow API path (its NMS)   mAP@0.5 ${m.map50.toFixed(3)}  mAP@0.5:0.95 ${m.map50_95.toFixed(3)}  ${m.msP50.toFixed(1)} ms/image p50`,
     );
     if (json) {
       console.log(
         JSON.stringify({
           task: 'detect',
           model: id,
-          images: images.length,
-          sightflow: { map50: round(m.map50), map50_95: round(m.map50_95), ms_p50: round(p50, 1) },
+          ...(dequantize ? { dequantized: true } : {}),
+          images: m.images,
+          sightflow: { map50: round(m.map50), map50_95: round(m.map50_95), ms_p50: round(m.msP50, 1) },
         }),
       );
     }
   } finally {
-    await runtime.release();
     chosen.cleanup();
   }
 }

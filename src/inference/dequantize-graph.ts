@@ -287,16 +287,20 @@ function rewrite(g: Graph): string[] | string {
       if (s !== qs || (zp ?? '') !== qzp)
         return `${where(d)}: it does not undo ${where(q)} (other scale or zero point)`;
       if (consts.has(q.input![0]!)) return `${where(q)}: a QuantizeLinear of a constant`;
-      if (outputs.has(d.output![0]!)) return `${where(d)}: its output is an output of the graph`;
-      renamed.set(d.output![0]!, q.input![0]!);
-      gone.add(d);
+      // A graph output keeps its name through an Identity; elsewhere the readers take the float tensor.
+      if (outputs.has(d.output![0]!))
+        replaced.set(d, { opType: 'Identity', name: d.name, input: [q.input![0]!], output: [d.output![0]!] });
+      else {
+        renamed.set(d.output![0]!, q.input![0]!);
+        gone.add(d);
+      }
       pairs++;
     } else return `${where(d)}: its input is neither a constant nor a QuantizeLinear's`;
   }
   for (const q of nodes) {
     if (q.opType !== 'QuantizeLinear') continue;
     if (outputs.has(q.output![0]!)) return `${where(q)}: its output is an output of the graph`;
-    const other = usersOf(q.output![0]!).find((u) => !gone.has(u));
+    const other = usersOf(q.output![0]!).find((u) => !gone.has(u) && !replaced.has(u));
     if (other) return `${where(q)}: its output feeds ${where(other)}, not only DequantizeLinear`;
     gone.add(q);
   }
