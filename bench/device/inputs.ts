@@ -2,11 +2,13 @@
 // the evaluation data, else assets/astronaut.jpg; decoded and letterboxed as the server does it) into `<models>/<id>/input.f32` + `input.json`, for
 // bench/device/providers.ts to run on a host that has no addon: a GPU provider's detections are compared
 // with the CPU's on a real image, where random input gives near-equal scores whose order any rounding flips.
+// Beside it the same photo as the bytes a graph with a uint8 input takes (`input.u8`, the letterbox written as
+// bytes) and the model's preprocessing (`input.json`'s `pre`), for providers.ts --uint8.
 //   npx tsx bench/device/inputs.ts <out-models-dir>
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Detector, modelInput } from '../../src/detection/detect.js';
+import { Detector, modelInput, modelInputBytes } from '../../src/detection/detect.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { decodeToRgb } from '../../src/media/image-decode.js';
@@ -39,12 +41,20 @@ try {
   const rgb = await decodeToRgb(readFileSync(source), 'jpeg', 'image', 50_000_000);
   for (const id of DEVICE_MODELS.filter((m) => byo || m !== 'yolov8n-int8')) {
     await registry.prepare(id);
-    const { tensor } = await modelInput(rgb, (await Detector.create(rt, registry, id)).pre);
+    const { pre } = await Detector.create(rt, registry, id);
+    const { tensor } = await modelInput(rgb, pre);
     const data = tensor.data as Float32Array;
     writeFileSync(join(out, id, 'input.f32'), Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    const bytes = (await modelInputBytes(rgb, pre)).tensor.data as Uint8Array;
+    writeFileSync(join(out, id, 'input.u8'), bytes);
+    const { layout, channelOrder, scale, mean, std } = pre;
     writeFileSync(
       join(out, id, 'input.json'),
-      JSON.stringify({ dims: tensor.dims, source: source.split('/').slice(-2).join('/') }),
+      JSON.stringify({
+        dims: tensor.dims,
+        source: source.split('/').slice(-2).join('/'),
+        pre: { layout, channelOrder, scale, mean, std },
+      }),
     );
   }
 } finally {

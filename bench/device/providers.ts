@@ -10,11 +10,20 @@
 // the model's queue joins them; each row also checks that a batched run answers what a run alone does.
 // --models-only=a,b limits the models; --sessions=1,4 the sessions of the batch rows, each (default 1 on a
 // GPU, the cores' default split on the CPU).
+// --dequantize adds, for a model with an int8 graph, its rows with the graph made float as a GPU provider
+// loads it (src/inference/dequantize-graph.ts) under the name `<model> (float)`; the model's own rows always
+// run its graph as exported, whatever the provider.
+// --uint8 adds, for a model whose bundle recorded its preprocessing (bench/device/inputs.ts), its rows with
+// the graph given a uint8 NHWC RGB input that it normalises itself (src/inference/uint8-input.ts, as the
+// detector runs it on a GPU provider) under the name `<model> (uint8)`: the photo crosses as a quarter of the
+// bytes. Its other rows take the float input.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { availableProviders } from '../../src/inference/execution-providers.js';
 import { InferenceRuntime, Tensor, type LoadedModel, type RuntimeOptions } from '../../src/inference/runtime.js';
+import { dequantizeGraph } from '../../src/inference/dequantize-graph.js';
+import type { Uint8Preprocess } from '../../src/inference/uint8-input.js';
 
 interface Args {
   models: string;
@@ -25,10 +34,20 @@ interface Args {
   only?: string[];
   sessions?: number[];
   waitMs: number;
+  dequantize: boolean;
+  uint8: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const out: Args = { models: 'data/models', seconds: 3, json: false, gpuOnly: false, waitMs: 2 };
+  const out: Args = {
+    models: 'data/models',
+    seconds: 3,
+    json: false,
+    gpuOnly: false,
+    waitMs: 2,
+    dequantize: false,
+    uint8: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     let [k, v] = argv[i]!.replace(/^--/, '').split('=');
     // `--flag value` as well as `--flag=value`
@@ -43,6 +62,8 @@ function parseArgs(argv: string[]): Args {
     else if (k === 'seconds' && v) out.seconds = Number(v);
     else if (k === 'json') out.json = true;
     else if (k === 'gpu-only') out.gpuOnly = true;
+    else if (k === 'dequantize') out.dequantize = true;
+    else if (k === 'uint8') out.uint8 = true;
     else if (k === 'batch' && v)
       out.batch = v
         .split(',')
@@ -108,6 +129,35 @@ function photoInput(file: string, dims: number[]): Float32Array | undefined {
   return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 }
 
+/** The preprocessing bench/device/inputs.ts recorded beside the model, for its rows with a uint8 input. */
+function recordedPre(file: string): Uint8Preprocess | undefined {
+  const json = join(dirname(file), 'input.json');
+  if (!existsSync(json)) return undefined;
+  return (JSON.parse(readFileSync(json, 'utf8')) as { pre?: Uint8Preprocess }).pre;
+}
+
+/** The photo as bytes (input.u8), when the bundle has it; else deterministic bytes of the model's input size. */
+function photoBytes(file: string, dims: number[]): Uint8Array {
+  const u8 = join(dirname(file), 'input.u8');
+  const n = dims.reduce((a, b) => a * b, 1);
+  if (existsSync(u8)) {
+    const b = readFileSync(u8);
+    if (b.length !== n) throw new Error(`${u8} has ${b.length} bytes, the model takes [${dims}]`);
+    return new Uint8Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+  }
+  return Uint8Array.from(input(dims), (v) => Math.floor(v * 256));
+}
+
+/** A model's input in shared memory, as the detector makes it: float32, or bytes for a graph that takes them. */
+function sharedFeed(x: Float32Array | Uint8Array): Float32Array | Uint8Array {
+  const s =
+    x instanceof Uint8Array
+      ? new Uint8Array(new SharedArrayBuffer(x.byteLength))
+      : new Float32Array(new SharedArrayBuffer(x.byteLength));
+  s.set(x);
+  return s;
+}
+
 /** A runtime on these providers, threads and sessions, logging to stderr; `more`: the rest of its options. */
 const runtime = (providers: string[], threads: number, sessions: number, more: RuntimeOptions) =>
   new InferenceRuntime({ providers, intraOpThreads: threads, sessions, log, available: availableProviders(), ...more });
@@ -159,13 +209,25 @@ async function measure(
   clients: number,
   seconds: number,
   split = true,
+  float = false,
+  bytes?: Uint8Preprocess,
 ): Promise<{ row: Row; first: Float32Array; dims: readonly number[]; ran: string[] }> {
-  const rt = runtime(providers, threads, sessions, { splitCores: split });
+  const rt = runtime(providers, threads, sessions, {
+    splitCores: split,
+    dequantize: float ? 'on' : 'off',
+    uint8Input: bytes ? 'on' : 'off',
+  });
   try {
     const h = rt.register({ id: model, load: async () => file });
+    if (bytes) h.offerBytesInput(bytes);
     const { loaded, meta, dims } = await firstInput(model, h);
-    const data = photoInput(file, dims) ?? input(dims);
-    const feeds = () => ({ [meta.name]: new Tensor('float32', data.slice(), dims) });
+    const data = bytes ? photoBytes(file, dims) : (photoInput(file, dims) ?? input(dims));
+    const feeds = () => ({
+      [meta.name]:
+        data instanceof Uint8Array
+          ? new Tensor('uint8', data.slice(), dims)
+          : new Tensor('float32', data.slice(), dims),
+    });
     const out0 = (await h.run(feeds()))[loaded.outputNames[0]];
     const first = out0.data as Float32Array;
     for (let i = 0; i < 2; i++) await h.run(feeds()); // warm-up
@@ -208,21 +270,26 @@ async function measureBatch(
   batch: number,
   waitMs: number,
   seconds: number,
+  float = false,
+  bytes?: Uint8Preprocess,
 ): Promise<BatchRow> {
-  const rt = runtime(providers, threads, sessions, { batch: { maxBatch: batch, maxWaitMs: waitMs } });
+  const rt = runtime(providers, threads, sessions, {
+    batch: { maxBatch: batch, maxWaitMs: waitMs },
+    dequantize: float ? 'on' : 'off',
+    uint8Input: bytes ? 'on' : 'off',
+  });
   try {
     const h = rt.register({ id: model, load: async () => file, dynamicBatch: true });
+    if (bytes) h.offerBytesInput(bytes);
     const { loaded, meta, dims } = await firstInput(model, h);
     // Inputs in shared memory, as the detector makes them: they cross to the session's worker as they are and
     // the worker copies them into the batch, so this thread copies nothing per image.
-    const shared = (x: Float32Array) => {
-      const s = new Float32Array(new SharedArrayBuffer(x.byteLength));
-      s.set(x);
-      return s;
-    };
-    const data = shared(photoInput(file, dims) ?? input(dims));
-    const other = shared(input(dims));
-    const feeds = (d = data) => ({ [meta.name]: new Tensor('float32', d, dims) });
+    const data = sharedFeed(bytes ? photoBytes(file, dims) : (photoInput(file, dims) ?? input(dims)));
+    const noise = input(dims);
+    const other = sharedFeed(bytes ? Uint8Array.from(noise, (v) => Math.floor(v * 256)) : noise);
+    const feeds = (d = data) => ({
+      [meta.name]: d instanceof Uint8Array ? new Tensor('uint8', d, dims) : new Tensor('float32', d, dims),
+    });
     const name = loaded.outputNames[0]!;
     const alone = (await h.run(feeds()))[name]!.data as Float32Array;
     let same: boolean | null = null;
@@ -316,12 +383,7 @@ async function main(): Promise<void> {
   console.log(`cores ${cores}; providers this host can load: ${available.join(', ')}`);
   const rows: Row[] = [];
   const batchRows: BatchRow[] = [];
-  const checks: Array<{
-    model: string;
-    provider: string;
-    rel_l2: number;
-    detections?: ReturnType<typeof compareDetections>;
-  }> = [];
+  const checks: Check[] = [];
   for (const model of ['centernet-coco', 'yolov8n-int8'].filter((m) => !args.only || args.only.includes(m))) {
     const dir = join(args.models, model);
     if (!existsSync(dir)) {
@@ -331,65 +393,106 @@ async function main(): Promise<void> {
     const onnx = readdirSync(dir).find((f) => f.endsWith('.onnx'));
     if (!onnx) throw new Error(`no .onnx in ${dir}`);
     const file = join(dir, onnx);
-    if (args.batch) {
-      const gpus = ['tensorrt', 'cuda'].filter((p) => available.includes(p));
-      const lists = [...(args.gpuOnly && gpus.length ? [] : [['cpu']]), ...gpus.map((g) => [g, 'cpu'])];
-      for (const eps of lists) {
-        const onCpu = eps[0] === 'cpu';
-        // On the CPU the sessions split the cores, one thread each (the runtime's default on a small host).
-        for (const sessions of args.sessions ?? [onCpu ? Math.min(cores, 2) : 1]) {
-          for (const b of args.batch)
-            batchRows.push(
-              await measureBatch(model, file, eps, cores, sessions, b, b > 1 ? args.waitMs : 0, args.seconds),
-            );
-        }
-      }
-      continue;
-    }
-    const cpu = await measure(model, file, ['cpu'], cores, 1, 1, args.seconds);
-    rows.push(cpu.row);
-    for (const gpu of ['cuda', 'tensorrt'].filter((p) => available.includes(p))) {
-      const g = await measure(model, file, [gpu, 'cpu'], cores, 1, 1, args.seconds);
-      rows.push(g.row);
-      const list = g.dims.length === 3 && g.dims[2] === 6 ? compareDetections(g.first, cpu.first) : undefined;
-      checks.push({
-        model,
-        provider: g.ran.join(','),
-        rel_l2: +maxRelDiff(g.first, cpu.first).toExponential(2),
-        ...(list ? { detections: list } : {}),
-      });
-      rows.push((await measure(model, file, [gpu, 'cpu'], cores, 1, 8, args.seconds)).row);
-      // More sessions on one GPU: whether their runs overlap one run's host work (CPU-placed nodes, copies)
-      // with another's kernels.
-      for (const s of [2, 4, 8])
-        rows.push((await measure(model, file, [gpu, 'cpu'], cores, s, s * 4, args.seconds, false)).row);
-    }
-    if (args.gpuOnly) continue;
-    for (const t of [1, 2, 4, 8].filter((t) => t < cores))
-      rows.push((await measure(model, file, ['cpu'], t, 1, 1, args.seconds)).row);
-    for (const s of [2, 4, 8].filter((s) => s <= cores)) {
-      // Each sessions count both ways, alternating: the wide session kept off overlapping runs, and beside them.
-      rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds)).row);
-      rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds, false)).row);
-    }
+    const r = args.dequantize ? dequantizeGraph(new Uint8Array(readFileSync(file))) : undefined;
+    if (r && !r.ok) console.log(`${model}: its graph stays int8 (${r.reason}), no float rows`);
+    for (const float of r?.ok && r.changed ? [false, true] : [false])
+      await measureModel(args, float ? `${model} (float)` : model, file, float, { rows, batchRows, checks });
+    if (!args.uint8) continue;
+    const pre = recordedPre(file);
+    if (pre) await measureModel(args, `${model} (uint8)`, file, false, { rows, batchRows, checks }, pre);
+    else console.log(`${model}: no preprocessing recorded beside it (bench/device/inputs.ts), no uint8 rows`);
   }
+  report(args, rows, batchRows, checks);
+}
+
+type Check = { model: string; provider: string; rel_l2: number; detections?: ReturnType<typeof compareDetections> };
+
+/** Every row of one model (its graph as exported, `float`: made float, or `bytes`: taking bytes) into the lists. */
+async function measureModel(
+  args: Args,
+  model: string,
+  file: string,
+  float: boolean,
+  out: { rows: Row[]; batchRows: BatchRow[]; checks: Check[] },
+  bytes?: Uint8Preprocess,
+): Promise<void> {
+  const { rows, batchRows, checks } = out;
+  const cores = availableParallelism();
+  const available = availableProviders();
+  if (args.batch) {
+    const gpus = ['tensorrt', 'cuda'].filter((p) => available.includes(p));
+    const lists = [...(args.gpuOnly && gpus.length ? [] : [['cpu']]), ...gpus.map((g) => [g, 'cpu'])];
+    for (const eps of lists) {
+      const onCpu = eps[0] === 'cpu';
+      // On the CPU the sessions split the cores, one thread each (the runtime's default on a small host).
+      for (const sessions of args.sessions ?? [onCpu ? Math.min(cores, 2) : 1]) {
+        for (const b of args.batch)
+          batchRows.push(
+            await measureBatch(
+              model,
+              file,
+              eps,
+              cores,
+              sessions,
+              b,
+              b > 1 ? args.waitMs : 0,
+              args.seconds,
+              float,
+              bytes,
+            ),
+          );
+      }
+    }
+    return;
+  }
+  const cpu = await measure(model, file, ['cpu'], cores, 1, 1, args.seconds, true, float, bytes);
+  rows.push(cpu.row);
+  for (const gpu of ['cuda', 'tensorrt'].filter((p) => available.includes(p))) {
+    const g = await measure(model, file, [gpu, 'cpu'], cores, 1, 1, args.seconds, true, float, bytes);
+    rows.push(g.row);
+    const list = g.dims.length === 3 && g.dims[2] === 6 ? compareDetections(g.first, cpu.first) : undefined;
+    checks.push({
+      model,
+      provider: g.ran.join(','),
+      rel_l2: +maxRelDiff(g.first, cpu.first).toExponential(2),
+      ...(list ? { detections: list } : {}),
+    });
+    rows.push((await measure(model, file, [gpu, 'cpu'], cores, 1, 8, args.seconds, true, float, bytes)).row);
+    // More sessions on one GPU: whether their runs overlap one run's host work (CPU-placed nodes, copies)
+    // with another's kernels.
+    for (const s of [2, 4, 8])
+      rows.push((await measure(model, file, [gpu, 'cpu'], cores, s, s * 4, args.seconds, false, float, bytes)).row);
+  }
+  if (args.gpuOnly) return;
+  for (const t of [1, 2, 4, 8].filter((t) => t < cores))
+    rows.push((await measure(model, file, ['cpu'], t, 1, 1, args.seconds, true, float, bytes)).row);
+  for (const s of [2, 4, 8].filter((s) => s <= cores)) {
+    // Each sessions count both ways, alternating: the wide session kept off overlapping runs, and beside them.
+    rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds, true, float, bytes)).row);
+    rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds, false, float, bytes)).row);
+  }
+}
+
+function report(args: Args, rows: Row[], batchRows: BatchRow[], checks: Check[]): void {
+  const cores = availableParallelism();
+  const available = availableProviders();
   if (args.batch) {
     console.log(
-      'model            providers        sessions batch clients images/s images/call p50_ms p99_ms batched=alone',
+      'model                providers        sessions batch clients images/s images/call p50_ms p99_ms batched=alone',
     );
     for (const r of batchRows) {
       console.log(
-        `${r.model.padEnd(16)} ${r.providers.padEnd(16)} ${String(r.sessions).padStart(8)} ${String(r.batch).padStart(5)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${String(r.images_per_call).padStart(11)} ${r.p50_ms.toFixed(1).padStart(6)} ${String(r.p99_ms).padStart(6)} ${r.same_as_alone === null ? (r.refused ? 'one a call: ' + r.refused : '-') : r.same_as_alone}`,
+        `${r.model.padEnd(20)} ${r.providers.padEnd(16)} ${String(r.sessions).padStart(8)} ${String(r.batch).padStart(5)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${String(r.images_per_call).padStart(11)} ${r.p50_ms.toFixed(1).padStart(6)} ${String(r.p99_ms).padStart(6)} ${r.same_as_alone === null ? (r.refused ? 'one a call: ' + r.refused : '-') : r.same_as_alone}`,
       );
     }
     if (args.json) console.log(JSON.stringify({ cores, available, batch_rows: batchRows }));
     return;
   }
-  console.log('model            providers        threads sessions clients images/s p50_ms wide session');
+  console.log('model                providers        threads sessions clients images/s p50_ms wide session');
   for (const r of rows) {
     const wide = r.sessions < 2 ? '' : r.split ? 'alone only' : 'beside';
     console.log(
-      `${r.model.padEnd(16)} ${r.providers.padEnd(16)} ${String(r.threads).padStart(7)} ${String(r.sessions).padStart(8)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${r.p50_ms.toFixed(1).padStart(6)} ${wide}`,
+      `${r.model.padEnd(20)} ${r.providers.padEnd(16)} ${String(r.threads).padStart(7)} ${String(r.sessions).padStart(8)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${r.p50_ms.toFixed(1).padStart(6)} ${wide}`,
     );
   }
   for (const c of checks) {

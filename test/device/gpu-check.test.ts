@@ -1,7 +1,8 @@
 // scripts/gpu-check.sh --dry-run: the whole GPU check on the CPU, from the bundle laid out as it travels (the
 // stripped Node binary, the bundled bench and check, the models with a real photo's input), so none of it rots
 // before a GPU host runs it: the probe, the reference step (none here, and why), sightflow's in-process
-// ceiling under dynamic batching with its batched = alone check, and the report's JSON and table.
+// ceiling under dynamic batching with its batched = alone check (float inputs, and the graph taking bytes),
+// and the report's JSON and table.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -36,7 +37,7 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   const rows = r.sightflow.batch_rows as Array<Record<string, any>>;
   assert.deepEqual(
     rows.map((x) => `${x.model} ${x.providers} ${x.batch}`),
-    models.flatMap((m) => [`${m} cpu 1`, `${m} cpu 2`]),
+    models.flatMap((m) => [`${m} cpu 1`, `${m} cpu 2`, `${m} (uint8) cpu 1`, `${m} (uint8) cpu 2`]),
   );
   for (const x of rows) assert.ok(x.images_per_s > 0 && x.p50_ms > 0, JSON.stringify(x));
   const centernet2 = rows.find((x) => x.model === 'centernet-coco' && x.batch === 2)!;
@@ -44,6 +45,9 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   assert.ok(centernet2.images_per_call > 1, 'its calls carried more than one image');
   const yolo2 = rows.find((x) => x.model === 'yolov8n-int8' && x.batch === 2);
   if (yolo2) assert.equal(yolo2.same_as_alone, true, 'the int8 export batched answers what a run alone does');
+  // The rows with the graph taking bytes (the photo's letterbox as the detector writes it) batch alike.
+  const bytes2 = rows.find((x) => x.model === 'centernet-coco (uint8)' && x.batch === 2)!;
+  assert.equal(bytes2.same_as_alone, true, 'a batch of bytes inputs answers what a run alone does');
 
   // The unbatched sweep ran too (on the CPU only its CPU row per model; a GPU host adds its GPU rows and checks).
   assert.deepEqual(
