@@ -76,9 +76,8 @@ function assertTwins(a: RawDetection[], b: RawDetection[], bounds: { minIou: num
 
 // The float graph keeps the int8 weights but not the rounding of each layer's input to 8 bits, so its boxes
 // move by what that rounding moved them. Over the first 20 photos of the set the worst twins of the three
-// exports sit well inside these bounds (docs/capacity.md, "Graphs for the GPU" has the figures); the bounds
-// leave about half as much again, and would still catch weights made float wrongly (a scale or zero point
-// misplaced scatters boxes and scores far beyond them).
+// exports sit inside these bounds (docs/capacity.md, "Graphs for the GPU" has the figures) with a third or
+// more to spare.
 const TWIN_BOUNDS = { minIou: 0.85, maxScore: 0.15 };
 
 for (const id of Object.keys(BYO_MODELS) as ByoModelId[]) {
