@@ -175,13 +175,14 @@ export function evalImages(quick: boolean): string[] {
 
 /**
  * A detector of `registry` through the API's path (decode + its own NMS) at score >= 0.001 on the images, its
- * graph as exported or (dequantize) made float.
+ * graph as exported or (dequantize) made float, and (fp16) run in float16 as a GPU provider would load it.
  */
 export async function scoreModel(
   registry: ModelRegistry,
   id: string,
   images: string[],
   dequantize = false,
+  fp16 = false,
 ): Promise<ModelScore> {
   const dir = evalDir('detection_coco128');
   const classes = readFileSync(join(dir, 'coco80_classes.txt'), 'utf8')
@@ -191,6 +192,7 @@ export async function scoreModel(
   const runtime = new InferenceRuntime({
     providers: ['cpu'],
     dequantize: dequantize ? 'on' : 'off',
+    fp16: fp16 ? 'on' : 'off',
     log: { info() {}, warn: (_o, m) => warned.push(m) },
   });
   const warned: string[] = [];
@@ -214,8 +216,8 @@ export async function scoreModel(
       ms.push(performance.now() - t0);
       for (const d of raw) if (toCoco[d.classId] >= 0) dets.push({ ...d, classId: toCoco[d.classId], image: f });
     }
-    // A refused rewrite loads the int8 graph: its score must not pass for the float graph's.
-    if (dequantize && warned.length) throw new Error(`${id}: ${warned.join('; ')}`);
+    // A refused rewrite loads the graph as it was: its score must not pass for the rewritten graph's.
+    if ((dequantize || fp16) && warned.length) throw new Error(`${id}: ${warned.join('; ')}`);
     const m = meanAp(dets, gts);
     const mapped = toCoco.filter((c) => c >= 0).length;
     return {

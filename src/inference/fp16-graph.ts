@@ -16,7 +16,7 @@
 // int8 is left as it was exported, and an int32 sum cast to float16 would overflow), control flow with
 // subgraphs, weights stored outside the file, and a graph none of whose nodes would run in float16.
 // ONNX Runtime on the CPU runs the result too: for a float16 node without a CPU kernel it casts around a
-// float32 one (slower than the float32 graph, which is why the CPU keeps the float32 graph).
+// float32 one, so a GPU's float16 answers can be checked here; `auto` keeps the float32 graph on the CPU.
 import { readFile } from 'node:fs/promises';
 import onnxProto from 'onnx-proto';
 import { attr, floats } from './onnx-tensors.js';

@@ -23,7 +23,7 @@ const { onnx } = onnxProto;
 const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081', '000000000094', '000000000109'];
 
 // Boxes at or above this score in either graph must have a twin in the other, with the tolerances below set
-// with a margin of several times what all 128 photos of detection_coco128 showed (docs/capacity.md, "Graphs for
+// with a margin of several times what all 64 photos of detection_coco128 showed (docs/capacity.md, "Graphs for
 // the GPU"); lower ones can trade places (a heatmap peak that float16 rounds level with its neighbour, or the
 // 100th place), which the mAP gate measures instead.
 const MIN_SCORE = 0.3;
@@ -299,7 +299,7 @@ test('a float32 model whose graph is refused loads as float32 with one warning s
   assert.match(warns[0]!.msg, /model exp runs in float32: no node of the graph would run in float16/);
 });
 
-// Tolerances as measured over all 128 photos, with margin (docs/capacity.md, "Graphs for the GPU"); above 0.5,
+// Tolerances as measured over all 64 photos, with margin (docs/capacity.md, "Graphs for the GPU"); above 0.5,
 // since NMS may keep the other of two overlapping boxes of near scores.
 test('a real YOLOv8 export made float (dequantize step) runs in float16 and finds its float32 boxes', {
   skip: byoModelsSkip(BYO_MODELS['yolov8n-int8']) || cocoSkip,
