@@ -113,16 +113,17 @@ for dir in models/*/; do
 done
 
 log "sightflow's in-process ceiling at batch $batches"
-# Each model's rows with its float input, then (--uint8) with the graph taking bytes, as the detector feeds
-# it on a GPU provider: the difference is the input's copy to the card.
+# Each model's rows with its float input, then (--dequantize) an int8 export's graph made float, as a GPU
+# provider loads it under SIGHTFLOW_INFERENCE_DEQUANTIZE=auto, then (--uint8) with the graph taking bytes, as
+# the detector feeds it on a GPU provider: the difference is the input's copy to the card.
 # On a GPU: one session, and four beside each other (runs overlap one another's host work with kernels).
 only=()
 [[ -n "$gpu" ]] && only=(--gpu-only --sessions "${sessions:-1,4}")
-./node providers.js --models models --batch "$batches" --seconds "$seconds" --uint8 "${only[@]}" --json > "$work/sightflow.log" 2> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
+./node providers.js --models models --batch "$batches" --seconds "$seconds" --dequantize --uint8 "${only[@]}" --json > "$work/sightflow.log" 2> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
 tail -1 "$work/sightflow.log" > "$work/sightflow.json"
 
 log "the GPU's outputs against the CPU's, and sessions without batching"
-./node providers.js --models models --gpu-only --seconds "$seconds" --json > "$work/sweep.log" 2>> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
+./node providers.js --models models --gpu-only --dequantize --seconds "$seconds" --json > "$work/sweep.log" 2>> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
 tail -1 "$work/sweep.log" > "$work/sweep.json"
 
 log "report"

@@ -37,7 +37,13 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   const rows = r.sightflow.batch_rows as Array<Record<string, any>>;
   assert.deepEqual(
     rows.map((x) => `${x.model} ${x.providers} ${x.batch}`),
-    models.flatMap((m) => [`${m} cpu 1`, `${m} cpu 2`, `${m} (uint8) cpu 1`, `${m} (uint8) cpu 2`]),
+    models.flatMap((m) => [
+      `${m} cpu 1`,
+      `${m} cpu 2`,
+      ...(m === 'yolov8n-int8' ? [`${m} (float) cpu 1`, `${m} (float) cpu 2`] : []),
+      `${m} (uint8) cpu 1`,
+      `${m} (uint8) cpu 2`,
+    ]),
   );
   for (const x of rows) assert.ok(x.images_per_s > 0 && x.p50_ms > 0, JSON.stringify(x));
   const centernet2 = rows.find((x) => x.model === 'centernet-coco' && x.batch === 2)!;
@@ -45,6 +51,9 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   assert.ok(centernet2.images_per_call > 1, 'its calls carried more than one image');
   const yolo2 = rows.find((x) => x.model === 'yolov8n-int8' && x.batch === 2);
   if (yolo2) assert.equal(yolo2.same_as_alone, true, 'the int8 export batched answers what a run alone does');
+  // The int8 export's graph made float (what a GPU provider loads) batches alike.
+  const float2 = rows.find((x) => x.model === 'yolov8n-int8 (float)' && x.batch === 2);
+  if (yolo2) assert.equal(float2?.same_as_alone, true, 'the float graph batched answers what a run alone does');
   // The rows with the graph taking bytes (the photo's letterbox as the detector writes it) batch alike.
   const bytes2 = rows.find((x) => x.model === 'centernet-coco (uint8)' && x.batch === 2)!;
   assert.equal(bytes2.same_as_alone, true, 'a batch of bytes inputs answers what a run alone does');
@@ -52,7 +61,7 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   // The unbatched sweep ran too (on the CPU only its CPU row per model; a GPU host adds its GPU rows and checks).
   assert.deepEqual(
     (r.sweep.rows as Array<Record<string, any>>).map((x) => `${x.model} ${x.providers}`),
-    models.map((m) => `${m} cpu`),
+    models.flatMap((m) => (m === 'yolov8n-int8' ? [`${m} cpu`, `${m} (float) cpu`] : [`${m} cpu`])),
   );
   const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
   assert.match(table, /unbatched: centernet-coco on cpu, 1 session\(s\), 1 client\(s\)/);
