@@ -17,12 +17,16 @@
 // the graph given a uint8 NHWC RGB input that it normalises itself (src/inference/uint8-input.ts, as the
 // detector runs it on a GPU provider) under the name `<model> (uint8)`: the photo crosses as a quarter of the
 // bytes. Its other rows take the float input.
+// --fp16 adds, for each float graph (a model's own, and with --dequantize its int8 graph made float), its rows
+// with the graph run in float16 as a GPU provider loads it (src/inference/fp16-graph.ts) under the name
+// `<model> (fp16)` (`<model> (float, fp16)`); its other rows run float32, whatever the provider.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { availableProviders } from '../../src/inference/execution-providers.js';
 import { InferenceRuntime, Tensor, type LoadedModel, type RuntimeOptions } from '../../src/inference/runtime.js';
 import { dequantizeGraph } from '../../src/inference/dequantize-graph.js';
+import { withFloat16 } from '../../src/inference/fp16-graph.js';
 import type { Uint8Preprocess } from '../../src/inference/uint8-input.js';
 
 interface Args {
@@ -36,6 +40,7 @@ interface Args {
   waitMs: number;
   dequantize: boolean;
   uint8: boolean;
+  fp16: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -47,6 +52,7 @@ function parseArgs(argv: string[]): Args {
     waitMs: 2,
     dequantize: false,
     uint8: false,
+    fp16: false,
   };
   for (let i = 0; i < argv.length; i++) {
     let [k, v] = argv[i]!.replace(/^--/, '').split('=');
@@ -64,6 +70,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === 'gpu-only') out.gpuOnly = true;
     else if (k === 'dequantize') out.dequantize = true;
     else if (k === 'uint8') out.uint8 = true;
+    else if (k === 'fp16') out.fp16 = true;
     else if (k === 'batch' && v)
       out.batch = v
         .split(',')
@@ -211,14 +218,16 @@ async function measure(
   split = true,
   float = false,
   bytes?: Uint8Preprocess,
+  half = false,
 ): Promise<{ row: Row; first: Float32Array; dims: readonly number[]; ran: string[] }> {
   const rt = runtime(providers, threads, sessions, {
     splitCores: split,
     dequantize: float ? 'on' : 'off',
     uint8Input: bytes ? 'on' : 'off',
+    fp16: half ? 'on' : 'off',
   });
   try {
-    const h = rt.register({ id: model, load: async () => file });
+    const h = rt.register({ id: model, load: async () => file, float16: half });
     if (bytes) h.offerBytesInput(bytes);
     const { loaded, meta, dims } = await firstInput(model, h);
     const data = bytes ? photoBytes(file, dims) : (photoInput(file, dims) ?? input(dims));
@@ -272,14 +281,16 @@ async function measureBatch(
   seconds: number,
   float = false,
   bytes?: Uint8Preprocess,
+  half = false,
 ): Promise<BatchRow> {
   const rt = runtime(providers, threads, sessions, {
     batch: { maxBatch: batch, maxWaitMs: waitMs },
     dequantize: float ? 'on' : 'off',
     uint8Input: bytes ? 'on' : 'off',
+    fp16: half ? 'on' : 'off',
   });
   try {
-    const h = rt.register({ id: model, load: async () => file, dynamicBatch: true });
+    const h = rt.register({ id: model, load: async () => file, dynamicBatch: true, float16: half });
     if (bytes) h.offerBytesInput(bytes);
     const { loaded, meta, dims } = await firstInput(model, h);
     // Inputs in shared memory, as the detector makes them: they cross to the session's worker as they are and
@@ -300,7 +311,8 @@ async function measureBatch(
         first.length === alone.length &&
         (outs[0]![name]!.dims.at(-1) === 6 && first.length % 6 === 0
           ? compareDetections(first, alone).matched === compareDetections(first, alone).detections
-          : maxRelDiff(first, alone) < 1e-4);
+          : // float16 keeps 11 bits: a kernel chosen for the batch size rounds differently from the one alone.
+            maxRelDiff(first, alone) < (half ? 5e-3 : 1e-4));
     }
     const clients = Math.max(1, sessions * batch * 2);
     for (let i = 0; i < 2; i++) await Promise.all(Array.from({ length: clients }, () => h.run(feeds()))); // warm-up, further sessions load
@@ -395,8 +407,17 @@ async function main(): Promise<void> {
     const file = join(dir, onnx);
     const r = args.dequantize ? dequantizeGraph(new Uint8Array(readFileSync(file))) : undefined;
     if (r && !r.ok) console.log(`${model}: its graph stays int8 (${r.reason}), no float rows`);
-    for (const float of r?.ok && r.changed ? [false, true] : [false])
-      await measureModel(args, float ? `${model} (float)` : model, file, float, { rows, batchRows, checks });
+    for (const float of r?.ok && r.changed ? [false, true] : [false]) {
+      const name = float ? `${model} (float)` : model;
+      await measureModel(args, name, file, float, { rows, batchRows, checks });
+      if (!args.fp16) continue;
+      const h = withFloat16(float && r?.ok ? r.bytes : new Uint8Array(readFileSync(file)));
+      if (!h.ok) console.log(`${name}: no fp16 rows (${h.reason})`);
+      else {
+        const half = float ? `${model} (float, fp16)` : `${model} (fp16)`;
+        await measureModel(args, half, file, float, { rows, batchRows, checks }, undefined, true);
+      }
+    }
     if (!args.uint8) continue;
     const pre = recordedPre(file);
     if (pre) await measureModel(args, `${model} (uint8)`, file, false, { rows, batchRows, checks }, pre);
@@ -407,7 +428,10 @@ async function main(): Promise<void> {
 
 type Check = { model: string; provider: string; rel_l2: number; detections?: ReturnType<typeof compareDetections> };
 
-/** Every row of one model (its graph as exported, `float`: made float, or `bytes`: taking bytes) into the lists. */
+/**
+ * Every row of one model (its graph as exported, `float`: made float, `bytes`: taking bytes, `half`: run in
+ * float16) into the lists.
+ */
 async function measureModel(
   args: Args,
   model: string,
@@ -415,6 +439,7 @@ async function measureModel(
   float: boolean,
   out: { rows: Row[]; batchRows: BatchRow[]; checks: Check[] },
   bytes?: Uint8Preprocess,
+  half = false,
 ): Promise<void> {
   const { rows, batchRows, checks } = out;
   const cores = availableParallelism();
@@ -439,16 +464,17 @@ async function measureModel(
               args.seconds,
               float,
               bytes,
+              half,
             ),
           );
       }
     }
     return;
   }
-  const cpu = await measure(model, file, ['cpu'], cores, 1, 1, args.seconds, true, float, bytes);
+  const cpu = await measure(model, file, ['cpu'], cores, 1, 1, args.seconds, true, float, bytes, half);
   rows.push(cpu.row);
   for (const gpu of ['cuda', 'tensorrt'].filter((p) => available.includes(p))) {
-    const g = await measure(model, file, [gpu, 'cpu'], cores, 1, 1, args.seconds, true, float, bytes);
+    const g = await measure(model, file, [gpu, 'cpu'], cores, 1, 1, args.seconds, true, float, bytes, half);
     rows.push(g.row);
     const list = g.dims.length === 3 && g.dims[2] === 6 ? compareDetections(g.first, cpu.first) : undefined;
     checks.push({
@@ -457,19 +483,21 @@ async function measureModel(
       rel_l2: +maxRelDiff(g.first, cpu.first).toExponential(2),
       ...(list ? { detections: list } : {}),
     });
-    rows.push((await measure(model, file, [gpu, 'cpu'], cores, 1, 8, args.seconds, true, float, bytes)).row);
+    rows.push((await measure(model, file, [gpu, 'cpu'], cores, 1, 8, args.seconds, true, float, bytes, half)).row);
     // More sessions on one GPU: whether their runs overlap one run's host work (CPU-placed nodes, copies)
     // with another's kernels.
     for (const s of [2, 4, 8])
-      rows.push((await measure(model, file, [gpu, 'cpu'], cores, s, s * 4, args.seconds, false, float, bytes)).row);
+      rows.push(
+        (await measure(model, file, [gpu, 'cpu'], cores, s, s * 4, args.seconds, false, float, bytes, half)).row,
+      );
   }
   if (args.gpuOnly) return;
   for (const t of [1, 2, 4, 8].filter((t) => t < cores))
-    rows.push((await measure(model, file, ['cpu'], t, 1, 1, args.seconds, true, float, bytes)).row);
+    rows.push((await measure(model, file, ['cpu'], t, 1, 1, args.seconds, true, float, bytes, half)).row);
   for (const s of [2, 4, 8].filter((s) => s <= cores)) {
     // Each sessions count both ways, alternating: the wide session kept off overlapping runs, and beside them.
-    rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds, true, float, bytes)).row);
-    rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds, false, float, bytes)).row);
+    rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds, true, float, bytes, half)).row);
+    rows.push((await measure(model, file, ['cpu'], cores, s, s * 2, args.seconds, false, float, bytes, half)).row);
   }
 }
 
