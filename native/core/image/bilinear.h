@@ -52,10 +52,10 @@ struct ChannelMap {
 };
 
 // A sampled or padding value (0..255 in exact arithmetic) as a byte: rounded to nearest, halves up (as
-// ResizeRgb and JavaScript's Math.round), clamped against float rounding at the ends.
+// ResizeRgb and JavaScript's Math.round), clamped against float rounding at the ends. Branch-free (min, max,
+// truncation); v is never NaN (it comes from bytes).
 inline uint8_t RoundToByte(float v) {
-  if (!(v > 0.0f)) return 0;
-  return v >= 254.5f ? uint8_t{255} : static_cast<uint8_t>(v + 0.5f);
+  return static_cast<uint8_t>(static_cast<int>(std::min(std::max(v + 0.5f, 0.0f), 255.0f)));
 }
 
 // Writes one output pixel at (x, y) of an out_w x out_h image into a float tensor (one image of a batch).
