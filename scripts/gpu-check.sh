@@ -3,7 +3,8 @@
 # reference on the same ONNX models (a TensorRT FP16 engine through trtexec or the host's TensorRT package,
 # else the host's ONNX Runtime CUDA in FP16 with IO binding, else none, and why), and sightflow's in-process
 # ceiling under dynamic batching at batch 1, 8 and 32 (bench/device/providers.ts), with a check that a batch
-# answers what a run alone does. Writes gpu-check.json (everything) and gpu-check.md (the table) into --out.
+# answers what a run alone does; each float graph also in float16 (`<model> (fp16)` rows, fp16-graph.ts), as
+# SIGHTFLOW_INFERENCE_FP16=auto loads it on the card. Writes gpu-check.json (everything) and gpu-check.md (the table) into --out.
 # It runs from the bundle (scripts/device-bundle.sh --gpu) on a host with an NVIDIA driver and maybe nothing
 # else (no Node.js, no network):
 #   /tmp/sf/gpu-check.sh --provider-dir /tmp/sf-provider --out "$OUT" [--seconds 5] [--batch 1,8,32] [--sessions 1,4]
@@ -119,11 +120,11 @@ log "sightflow's in-process ceiling at batch $batches"
 # On a GPU: one session, and four beside each other (runs overlap one another's host work with kernels).
 only=()
 [[ -n "$gpu" ]] && only=(--gpu-only --sessions "${sessions:-1,4}")
-./node providers.js --models models --batch "$batches" --seconds "$seconds" --dequantize --uint8 "${only[@]}" --json > "$work/sightflow.log" 2> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
+./node providers.js --models models --batch "$batches" --seconds "$seconds" --dequantize --uint8 --fp16 "${only[@]}" --json > "$work/sightflow.log" 2> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
 tail -1 "$work/sightflow.log" > "$work/sightflow.json"
 
 log "the GPU's outputs against the CPU's, and sessions without batching"
-./node providers.js --models models --gpu-only --dequantize --seconds "$seconds" --json > "$work/sweep.log" 2>> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
+./node providers.js --models models --gpu-only --dequantize --fp16 --seconds "$seconds" --json > "$work/sweep.log" 2>> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
 tail -1 "$work/sweep.log" > "$work/sweep.json"
 
 log "report"

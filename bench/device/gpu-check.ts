@@ -167,7 +167,7 @@ function report(work: string, outDir: string): void {
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of (sightflow?.batch_rows ?? []) as Array<Record<string, any>>) {
-    const ref = references[r.model] as Record<string, any> | null | undefined;
+    const ref = references[baseModel(r.model)] as Record<string, any> | null | undefined;
     const refRow = (ref?.rows as Array<Record<string, any>> | undefined)?.find((x) => x.batch === r.batch);
     const ratio = refRow && refRow.images_per_s > 0 ? (r.images_per_s / refRow.images_per_s).toFixed(2) : '-';
     lines.push(
@@ -182,7 +182,7 @@ function report(work: string, outDir: string): void {
   ]) {
     const rows = (sightflow.batch_rows as Array<Record<string, any>>).filter((r) => r.model === model);
     const best = rows.reduce((a, b) => (b.images_per_s > a.images_per_s ? b : a));
-    const ref = references[model] as Record<string, any> | null | undefined;
+    const ref = references[baseModel(model)] as Record<string, any> | null | undefined;
     const refBest = ((ref?.rows ?? []) as Array<Record<string, any>>).reduce(
       (a: Record<string, any> | null, b) => (!a || b.images_per_s > a.images_per_s ? b : a),
       null,
@@ -203,6 +203,36 @@ function report(work: string, outDir: string): void {
     );
   }
   result.ceilings = ceilings;
+  // Each float16 row against the float32 row of the same graph, providers, sessions and batch.
+  const fp16: Array<Record<string, unknown>> = [];
+  const batchRows = (sightflow?.batch_rows ?? []) as Array<Record<string, any>>;
+  for (const h of batchRows.filter((r) => float32Of(r.model) !== undefined)) {
+    const f = batchRows.find(
+      (r) =>
+        r.model === float32Of(h.model) &&
+        r.providers === h.providers &&
+        r.sessions === h.sessions &&
+        r.batch === h.batch,
+    );
+    if (!f || !(f.images_per_s > 0)) continue;
+    const ratio = +(h.images_per_s / f.images_per_s).toFixed(2);
+    fp16.push({
+      model: f.model,
+      providers: h.providers,
+      sessions: h.sessions,
+      batch: h.batch,
+      float32: f.images_per_s,
+      float16: h.images_per_s,
+      ratio,
+    });
+  }
+  result.fp16 = fp16;
+  for (const model of new Set(fp16.map((x) => x.model as string))) {
+    const mine = fp16.filter((x) => x.model === model);
+    lines.push(
+      `- ${model} in float16 against float32: ${mine.map((x) => `${x.providers} ${x.sessions} session(s) batch ${x.batch} ${x.float16}/${x.float32} images/s = ${x.ratio}x`).join('; ')}`,
+    );
+  }
   // Unbatched, one to eight sessions, and whether the GPU's outputs match the CPU's (detections as a set).
   for (const r of (sweep?.rows ?? []) as Array<Record<string, any>>) {
     lines.push(
@@ -219,6 +249,16 @@ function report(work: string, outDir: string): void {
   lines.push('', ...Object.values(notMeasured).map((s) => `- not measured: ${s}`), '');
   writeFileSync(join(outDir, 'gpu-check.md'), lines.join('\n'));
   process.stdout.write(lines.join('\n'));
+}
+
+/** A row's model id without its variant (`yolov8n-int8 (float, fp16)` -> `yolov8n-int8`): the reference's key. */
+const baseModel = (name: string) => name.replace(/ \(.*\)$/, '');
+
+/** The float32 row's name for a float16 row's (`x (fp16)` -> `x`, `x (float, fp16)` -> `x (float)`), else undefined. */
+function float32Of(name: string): string | undefined {
+  if (name.endsWith(' (fp16)')) return name.slice(0, -' (fp16)'.length);
+  if (name.endsWith(', fp16)')) return `${name.slice(0, -', fp16)'.length)})`;
+  return undefined;
 }
 
 const [cmd, ...rest] = process.argv.slice(2);

@@ -1,8 +1,8 @@
 // scripts/gpu-check.sh --dry-run: the whole GPU check on the CPU, from the bundle laid out as it travels (the
 // stripped Node binary, the bundled bench and check, the models with a real photo's input), so none of it rots
 // before a GPU host runs it: the probe, the reference step (none here, and why), sightflow's in-process
-// ceiling under dynamic batching with its batched = alone check (float inputs, and the graph taking bytes),
-// and the report's JSON and table.
+// ceiling under dynamic batching with its batched = alone check (float inputs, the graph taking bytes, and each
+// float graph in float16), and the report's JSON and table.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -40,7 +40,9 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     models.flatMap((m) => [
       `${m} cpu 1`,
       `${m} cpu 2`,
-      ...(m === 'yolov8n-int8' ? [`${m} (float) cpu 1`, `${m} (float) cpu 2`] : []),
+      ...(m === 'yolov8n-int8'
+        ? [`${m} (float) cpu 1`, `${m} (float) cpu 2`, `${m} (float, fp16) cpu 1`, `${m} (float, fp16) cpu 2`]
+        : [`${m} (fp16) cpu 1`, `${m} (fp16) cpu 2`]),
       `${m} (uint8) cpu 1`,
       `${m} (uint8) cpu 2`,
     ]),
@@ -54,6 +56,15 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   // The int8 export's graph made float (what a GPU provider loads) batches alike.
   const float2 = rows.find((x) => x.model === 'yolov8n-int8 (float)' && x.batch === 2);
   if (yolo2) assert.equal(float2?.same_as_alone, true, 'the float graph batched answers what a run alone does');
+  // The float16 graphs batch alike, and the report sets each float16 row against its float32 row.
+  const half2 = rows.find((x) => x.model === 'centernet-coco (fp16)' && x.batch === 2)!;
+  assert.equal(half2.same_as_alone, true, 'a batch of the float16 graph answers what a run alone does');
+  if (yolo2)
+    assert.equal(rows.find((x) => x.model === 'yolov8n-int8 (float, fp16)' && x.batch === 2)?.same_as_alone, true);
+  assert.deepEqual(
+    (r.fp16 as Array<Record<string, any>>).map((x) => `${x.model} ${x.batch}`),
+    models.flatMap((m) => (m === 'yolov8n-int8' ? [`${m} (float) 1`, `${m} (float) 2`] : [`${m} 1`, `${m} 2`])),
+  );
   // The rows with the graph taking bytes (the photo's letterbox as the detector writes it) batch alike.
   const bytes2 = rows.find((x) => x.model === 'centernet-coco (uint8)' && x.batch === 2)!;
   assert.equal(bytes2.same_as_alone, true, 'a batch of bytes inputs answers what a run alone does');
@@ -61,7 +72,11 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   // The unbatched sweep ran too (on the CPU only its CPU row per model; a GPU host adds its GPU rows and checks).
   assert.deepEqual(
     (r.sweep.rows as Array<Record<string, any>>).map((x) => `${x.model} ${x.providers}`),
-    models.flatMap((m) => (m === 'yolov8n-int8' ? [`${m} cpu`, `${m} (float) cpu`] : [`${m} cpu`])),
+    models.flatMap((m) =>
+      m === 'yolov8n-int8'
+        ? [`${m} cpu`, `${m} (float) cpu`, `${m} (float, fp16) cpu`]
+        : [`${m} cpu`, `${m} (fp16) cpu`],
+    ),
   );
   const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
   assert.match(table, /unbatched: centernet-coco on cpu, 1 session\(s\), 1 client\(s\)/);
@@ -71,5 +86,9 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     /centernet-coco: in-process ceiling [\d.]+ images\/s \(cpu, 2 session\(s\), batch [12]\), no reference/,
   );
   assert.ok(r.ceilings['centernet-coco'].sightflow.images_per_s > 0);
+  assert.match(
+    table,
+    /centernet-coco in float16 against float32: cpu 2 session\(s\) batch 1 [\d.]+\/[\d.]+ images\/s = /,
+  );
   assert.match(table, /not measured: the server over HTTP/);
 });
