@@ -21,6 +21,7 @@ import { loadOrCreateSigningSecret, presign } from './store/presign.js';
 import { loadOrCreateAdminToken } from './store/secret-file.js';
 import { filesModule, filesPart } from './files/files.module.js';
 import { ModelsService } from './models/models-service.js';
+import { detectorPreprocess } from './detection/image-preprocess.js';
 import { useAddonPath } from './native/load.js';
 import { visionModule, visionPart } from './vision/vision.module.js';
 import { TaskModels } from './task-models/task-models.js';
@@ -109,6 +110,8 @@ export async function openServices(config: Config, log: Logger = createLogger(co
   const models = await ModelsService.open(config.dataDir, config.modelsDir, log, config.inference, {
     syncMs: config.models.syncMs,
   });
+  // A detector's graph can take its image as bytes from its first load on (SIGHTFLOW_INFERENCE_UINT8_INPUT).
+  models.runtime.imagePreprocess = detectorPreprocess(models.registry);
   const taskModels = new TaskModels(models);
   models.onChange((c) => taskModels.modelsChanged([...c.removed, ...c.changed]));
   return Object.freeze({

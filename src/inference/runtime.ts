@@ -17,7 +17,7 @@ import { SessionReplicas } from './session-replicas.js';
 import { packTensors, type SessionInfo, type WireTensor, type WorkerDecode } from './session-wire.js';
 import { batchFor, type BatchSettings } from './dynamic-batch.js';
 import { withBatchAxis } from './batch-axis.js';
-import { uint8InputSource, type Uint8InputMode, type Uint8Preprocess } from './uint8-input.js';
+import { takesBytes, uint8InputSource, type Uint8InputMode, type Uint8Preprocess } from './uint8-input.js';
 import { dequantizedSource, type DequantizeMode } from './dequantize-graph.js';
 import { float16Source, type Fp16Mode } from './fp16-graph.js';
 
@@ -209,6 +209,12 @@ export class InferenceRuntime {
   readonly dequantize: DequantizeMode;
   /** When the graphs of models that take it run in float16. */
   readonly fp16: Fp16Mode;
+  /**
+   * A detector model's preprocessing by its id (undefined for other models), set where the models and the
+   * detection part meet. With it a detector's graph takes its bytes input however it first loads (a preload,
+   * the add check), not only when a detector made for it offered its preprocessing first.
+   */
+  imagePreprocess: ((modelId: string) => Promise<Uint8Preprocess | undefined>) | undefined;
 
   /** Unset options take their defaults; the server passes its configuration's inference section. */
   constructor(opts: RuntimeOptions = {}) {
@@ -553,6 +559,12 @@ export class ModelHandle {
 
   /** The graph with a detector's bytes input where the runtime's `uint8Input` says so; refused, float input. */
   private async withBytesInput(g: Uint8Array | string): Promise<Uint8Array | string> {
+    const rt = this.runtime;
+    if (!this.bytesPre && rt.imagePreprocess && takesBytes(rt.uint8Input, rt.providersFor(this.spec, true))) {
+      // A preprocessing the model's files do not give stays unknown: the graph keeps its float input.
+      const pre = await rt.imagePreprocess(this.spec.id).catch(() => undefined);
+      if (pre && !this.bytesPre) this.bytesPre = bytesPreprocess(pre);
+    }
     this.madeWithOffer = this.bytesPre !== undefined;
     const r = await uint8InputSource(
       g,
@@ -572,18 +584,12 @@ export class ModelHandle {
   /**
    * A detector's preprocessing ((pixel * scale - mean) / std, channel order, layout), for a graph that takes
    * its image as bytes and does that itself where the runtime's `uint8Input` says so. It counts when the graph
-   * is made: a model loaded before its detector was created (a preload, the add check) keeps the input it
-   * loaded with until it next loads.
+   * is made; a server's runtime also finds it through `imagePreprocess` when a model loads before any detector
+   * was made for it (a preload, the add check).
    */
   offerBytesInput(pre: Uint8Preprocess): void {
     if (this.bytesPre) return;
-    this.bytesPre = {
-      layout: pre.layout,
-      channelOrder: pre.channelOrder,
-      scale: pre.scale,
-      mean: pre.mean,
-      std: pre.std,
-    };
+    this.bytesPre = bytesPreprocess(pre);
     if (this.replicas.loadedCount === 0 && !this.replicas.loading) this.source = undefined;
   }
 
@@ -820,4 +826,9 @@ export class ModelHandle {
 /** Worker key of a model's k-th session: the first keeps the model's id (one worker per model as before). */
 function replicaKey(id: string, k: number): string {
   return k === 0 ? id : `${id}#${k + 1}`;
+}
+
+/** The normalisation fields of a detector's preprocessing, copied (a detector's spec carries more). */
+function bytesPreprocess(pre: Uint8Preprocess): Uint8Preprocess {
+  return { layout: pre.layout, channelOrder: pre.channelOrder, scale: pre.scale, mean: pre.mean, std: pre.std };
 }

@@ -11,6 +11,7 @@ import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import type { Uint8InputMode } from '../../src/inference/uint8-input.js';
 import { Detector, type RawDetection } from '../../src/detection/detect.js';
+import { detectorPreprocess } from '../../src/detection/image-preprocess.js';
 import { iou } from '../../src/detection/yolo.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { collectingLog, loadRgb, tempDataDir, tinyYoloOnnx } from '../helpers/inference.js';
@@ -120,4 +121,29 @@ test('a graph the rewrite refuses keeps its float input, with one warning', asyn
   assert.equal(await handle.imageInput(), 'float32');
   const warnings = log.lines.filter((l) => l.level === 'warn' && /tiny takes its image as float32/.test(l.msg));
   assert.equal(warnings.length, 1, JSON.stringify(log.lines));
+});
+
+test('a detector model loaded before any detector exists (a preload) takes bytes through the runtime port', async (t) => {
+  const dataDir = await tempDataDir(t);
+  const registry = await ModelRegistry.open(dataDir);
+  await registry.prepare('centernet-coco');
+  const runtime = new InferenceRuntime({
+    providers: ['cpu'],
+    intraOpThreads: 1,
+    uint8Input: 'on',
+    log: collectingLog(),
+  });
+  t.after(() => runtime.release());
+  // Without the port, the graph made before a detector offered its preprocessing keeps its float input.
+  const early = runtime.register(registry.spec('centernet-coco'));
+  assert.equal((await early.session()).inputMetadata?.[0]?.type, 'float32');
+  await runtime.unregister('centernet-coco');
+  runtime.imagePreprocess = detectorPreprocess(registry);
+  const handle = runtime.register(registry.spec('centernet-coco'));
+  assert.equal((await handle.session()).inputMetadata?.[0]?.type, 'uint8');
+  // The detector made afterwards sees the bytes graph and feeds it.
+  const det = await Detector.create(runtime, registry, 'centernet-coco');
+  assert.equal(await det.handle.imageInput(), 'uint8');
+  // Models of other tasks have no image preprocessing to give.
+  assert.equal(await detectorPreprocess(registry)('no-such-model'), undefined);
 });
