@@ -7,7 +7,7 @@
 # SIGHTFLOW_INFERENCE_FP16=auto loads it on the card. Writes gpu-check.json (everything) and gpu-check.md (the table) into --out.
 # It runs from the bundle (scripts/device-bundle.sh --gpu) on a host with an NVIDIA driver and maybe nothing
 # else (no Node.js, no network):
-#   /tmp/sf/gpu-check.sh --provider-dir /tmp/sf-provider --out "$OUT" [--seconds 5] [--batch 1,8,32] [--sessions 1,4]
+#   /tmp/sf/gpu-check.sh --provider-dir /tmp/sf-provider --out "$OUT" [--seconds 3] [--batch 1,8,32] [--sessions 1,4]
 # Here, on the CPU, --dry-run lays the bundle out in a temporary folder and runs the same check from it, on the
 # CPU provider with shorter rows (batch 1,2; 1 s), so none of it rots (test/device/gpu-check.test.ts):
 #   bash scripts/gpu-check.sh --dry-run [--out DIR]
@@ -53,7 +53,8 @@ log() { echo "gpu-check [$(( $(date +%s) - t0 )) s] $*" >&2; }
 if [[ $dry == 1 ]]; then
   seconds=${seconds:-1}; batches=${batches:-1,2}
 else
-  seconds=${seconds:-5}; batches=${batches:-1,8,32}
+  # 3 s a row: the check runs ~45 batch rows and ~25 unbatched ones, and must end well inside 8 minutes.
+  seconds=${seconds:-3}; batches=${batches:-1,8,32}
 fi
 
 # The GPU provider's libraries beside the binding, and the CUDA libraries they load from wherever the host has

@@ -14,9 +14,10 @@
 // loads it (src/inference/dequantize-graph.ts) under the name `<model> (float)`; the model's own rows always
 // run its graph as exported, whatever the provider.
 // --uint8 adds, for a model whose bundle recorded its preprocessing (bench/device/inputs.ts), its rows with
-// the graph given a uint8 NHWC RGB input that it normalises itself (src/inference/uint8-input.ts, as the
-// detector runs it on a GPU provider) under the name `<model> (uint8)`: the photo crosses as a quarter of the
-// bytes. Its other rows take the float input.
+// the graph as a GPU provider loads it under the settings' auto (made float with --dequantize, float16 with
+// --fp16, where each applies) and given a uint8 NHWC RGB input that it normalises itself
+// (src/inference/uint8-input.ts, as the detector feeds it on a GPU provider), named by its steps, e.g.
+// `<model> (float, fp16, uint8)`: the photo crosses as a quarter of the bytes. Its other rows take floats.
 // --fp16 adds, for each float graph (a model's own, and with --dequantize its int8 graph made float), its rows
 // with the graph run in float16 as a GPU provider loads it (src/inference/fp16-graph.ts) under the name
 // `<model> (fp16)` (`<model> (float, fp16)`); its other rows run float32, whatever the provider.
@@ -419,8 +420,13 @@ async function main(): Promise<void> {
       }
     }
     if (!args.uint8) continue;
+    // The bytes rows run the graph as a GPU provider loads it under every setting's auto: an int8 graph made
+    // float (--dequantize), in float16 (--fp16) where it takes it, and taking bytes; the rows above show each step.
     const pre = recordedPre(file);
-    if (pre) await measureModel(args, `${model} (uint8)`, file, false, { rows, batchRows, checks }, pre);
+    const made = r?.ok && r.changed;
+    const half = args.fp16 && withFloat16(made ? r.bytes : new Uint8Array(readFileSync(file))).ok;
+    const steps = [made && 'float', half && 'fp16', 'uint8'].filter(Boolean).join(', ');
+    if (pre) await measureModel(args, `${model} (${steps})`, file, !!made, { rows, batchRows, checks }, pre, half);
     else console.log(`${model}: no preprocessing recorded beside it (bench/device/inputs.ts), no uint8 rows`);
   }
   report(args, rows, batchRows, checks);
