@@ -11,8 +11,8 @@
 // The weights are the export's own int8 values, so only the activations' rounding differs from the int8 graph.
 // Like batch-axis.ts it is conservative: any quantised node outside these patterns, or a pattern with a shape
 // or scale it cannot place, refuses the whole graph with the node named, and the model loads as exported.
-import { readFile } from 'node:fs/promises';
 import onnxProto from 'onnx-proto';
+import { rewriteApplies, rewrittenSource, type RewriteMode } from './graph-rewrite-mode.js';
 import { attrInt, DT, dimsOf, floats, floatTensor, int64s, integers } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
@@ -25,21 +25,16 @@ export type DequantizeResult =
   | { ok: true; bytes: Uint8Array; changed: boolean; notes: string[] }
   | { ok: false; reason: string };
 
-/** When sessions load the float graph: always, never, or only on a GPU provider. */
-export type DequantizeMode = 'auto' | 'on' | 'off';
-
-/** Providers on which `auto` dequantises: those that run float convolutions but not the int8 ones. */
-const GPU_PROVIDERS = new Set(['cuda', 'tensorrt']);
+/**
+ * When sessions load the float graph: always, never, or (auto) on a GPU provider, which runs float convolutions
+ * but not the int8 ones.
+ */
+export type DequantizeMode = RewriteMode;
 
 /** Ops that only an int8 graph has; one the rewrite did not consume refuses the graph. */
 const isQuantised = (op: string) => /Integer|Quantiz|^QLinear|^Q[A-Z]/.test(op);
 
 const FLOAT_TO = DT.FLOAT;
-
-/** Whether the mode dequantises on these providers (auto: on a GPU one; on the CPU the int8 kernels are faster). */
-export function dequantizes(mode: DequantizeMode, providers: readonly string[]): boolean {
-  return mode === 'on' || (mode === 'auto' && providers.some((p) => GPU_PROVIDERS.has(p)));
-}
 
 /**
  * What a model's sessions load under the mode: the float graph when the mode applies and the rewrite took it,
@@ -52,13 +47,15 @@ export async function dequantizedSource(
   providers: readonly string[],
   refused: (reason: string) => void,
 ): Promise<Uint8Array | string> {
-  if (!dequantizes(mode, providers)) return src;
-  const r = dequantizeGraph(typeof src === 'string' ? new Uint8Array(await readFile(src)) : src);
-  if (!r.ok) {
-    refused(r.reason);
-    return src;
-  }
-  return r.changed ? r.bytes : src;
+  if (!rewriteApplies(mode, providers)) return src;
+  return rewrittenSource(
+    src,
+    (bytes) => {
+      const r = dequantizeGraph(bytes);
+      return r.ok ? { ok: true, bytes: r.changed ? r.bytes : undefined } : r;
+    },
+    refused,
+  );
 }
 
 /** A rewritten ConvInteger / MatMulInteger chain. */

@@ -17,8 +17,8 @@
 // subgraphs, weights stored outside the file, and a graph none of whose nodes would run in float16.
 // ONNX Runtime on the CPU runs the result too: for a float16 node without a CPU kernel it casts around a
 // float32 one, so a GPU's float16 answers can be checked here; `auto` keeps the float32 graph on the CPU.
-import { readFile } from 'node:fs/promises';
 import onnxProto from 'onnx-proto';
+import { rewriteApplies, rewrittenSource, type RewriteMode } from './graph-rewrite-mode.js';
 import { attr, floats } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
@@ -26,16 +26,11 @@ type Model = import('onnx-proto').onnx.ModelProto;
 type Node = import('onnx-proto').onnx.INodeProto;
 type TensorProto = import('onnx-proto').onnx.ITensorProto;
 
-/** When sessions load the float16 graph: always, never, or only on a GPU provider. */
-export type Fp16Mode = 'auto' | 'on' | 'off';
-
-/** Providers on which `auto` runs float16: on the CPU float16 is slower (ONNX Runtime casts around most nodes). */
-const GPU_PROVIDERS = new Set(['cuda', 'tensorrt']);
-
-/** Whether the mode makes the graph float16 on these providers. */
-export function runsFloat16(mode: Fp16Mode, providers: readonly string[]): boolean {
-  return mode === 'on' || (mode === 'auto' && providers.some((p) => GPU_PROVIDERS.has(p)));
-}
+/**
+ * When sessions load the float16 graph: always, never, or (auto) on a GPU provider; on the CPU float16 is slower
+ * (ONNX Runtime casts around most nodes).
+ */
+export type Fp16Mode = RewriteMode;
 
 /**
  * What a model's sessions load under the mode: the float16 graph when the mode applies and the rewrite took it,
@@ -47,13 +42,8 @@ export async function float16Source(
   providers: readonly string[],
   refused: (reason: string) => void,
 ): Promise<Uint8Array | string> {
-  if (!runsFloat16(mode, providers)) return src;
-  const r = withFloat16(typeof src === 'string' ? new Uint8Array(await readFile(src)) : src);
-  if (!r.ok) {
-    refused(r.reason);
-    return src;
-  }
-  return r.bytes;
+  if (!rewriteApplies(mode, providers)) return src;
+  return rewrittenSource(src, withFloat16, refused);
 }
 
 /** A node left in float32, and why. */

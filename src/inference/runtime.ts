@@ -17,7 +17,8 @@ import { SessionReplicas } from './session-replicas.js';
 import { packTensors, type SessionInfo, type WireTensor, type WorkerDecode } from './session-wire.js';
 import { batchFor, type BatchSettings } from './dynamic-batch.js';
 import { withBatchAxis } from './batch-axis.js';
-import { takesBytes, uint8InputSource, type Uint8InputMode, type Uint8Preprocess } from './uint8-input.js';
+import { uint8InputSource, type Uint8InputMode, type Uint8Preprocess } from './uint8-input.js';
+import { rewriteApplies } from './graph-rewrite-mode.js';
 import { dequantizedSource, type DequantizeMode } from './dequantize-graph.js';
 import { float16Source, type Fp16Mode } from './fp16-graph.js';
 
@@ -560,7 +561,7 @@ export class ModelHandle {
   /** The graph with a detector's bytes input where the runtime's `uint8Input` says so; refused, float input. */
   private async withBytesInput(g: Uint8Array | string): Promise<Uint8Array | string> {
     const rt = this.runtime;
-    if (!this.bytesPre && rt.imagePreprocess && takesBytes(rt.uint8Input, rt.providersFor(this.spec, true))) {
+    if (!this.bytesPre && rt.imagePreprocess && rewriteApplies(rt.uint8Input, rt.providersFor(this.spec, true))) {
       // A preprocessing the model's files do not give stays unknown: the graph keeps its float input.
       const pre = await rt.imagePreprocess(this.spec.id).catch(() => undefined);
       if (pre && !this.bytesPre) this.bytesPre = bytesPreprocess(pre);

@@ -5,8 +5,8 @@
 // (src/native/image.ts), so on a GPU the input crosses as bytes and is normalised where the model runs.
 // The runtime applies it when it makes a detector's graph (uint8InputSource); the detector then writes the
 // letterbox or stretch as bytes (src/detection/detect.ts, modelInputBytes).
-import { readFile } from 'node:fs/promises';
 import onnxProto from 'onnx-proto';
+import { rewriteApplies, rewrittenSource, type RewriteMode } from './graph-rewrite-mode.js';
 
 const { onnx } = onnxProto;
 type TensorProto = import('onnx-proto').onnx.ITensorProto;
@@ -93,19 +93,12 @@ export function withUint8Input(bytes: Uint8Array, pre: Uint8Preprocess): Uint8In
   return { ok: true, bytes: onnx.ModelProto.encode(model).finish(), input: name };
 }
 
-/** When a detector's graph takes its image as bytes: always, never, or (auto) on a GPU provider. */
-export type Uint8InputMode = 'auto' | 'on' | 'off';
-
 /**
- * Providers on which `auto` gives the bytes input: the image crosses the bus to the device, where a quarter of
- * the bytes is the point. On the CPU the float tensor is written in place and read where it lies.
+ * When a detector's graph takes its image as bytes: always, never, or (auto) on a GPU provider, where the image
+ * crosses the bus to the device and a quarter of the bytes is the point. On the CPU the float tensor is written
+ * in place and read where it lies.
  */
-const GPU_PROVIDERS = new Set(['cuda', 'tensorrt']);
-
-/** Whether the mode gives the bytes input on these providers. */
-export function takesBytes(mode: Uint8InputMode, providers: readonly string[]): boolean {
-  return mode === 'on' || (mode === 'auto' && providers.some((p) => GPU_PROVIDERS.has(p)));
-}
+export type Uint8InputMode = RewriteMode;
 
 /**
  * What a detector's sessions load under the mode: the graph with the bytes input when the mode applies, a
@@ -119,11 +112,16 @@ export async function uint8InputSource(
   providers: readonly string[],
   refused: (reason: string) => void,
 ): Promise<{ source: Uint8Array | string; uint8: boolean }> {
-  if (!pre || !takesBytes(mode, providers)) return { source: src, uint8: false };
-  const r = withUint8Input(typeof src === 'string' ? new Uint8Array(await readFile(src)) : src, pre);
-  if (!r.ok) {
-    refused(r.reason);
-    return { source: src, uint8: false };
-  }
-  return { source: r.bytes, uint8: true };
+  if (!pre || !rewriteApplies(mode, providers)) return { source: src, uint8: false };
+  let uint8 = false;
+  const source = await rewrittenSource(
+    src,
+    (bytes) => {
+      const r = withUint8Input(bytes, pre);
+      uint8 = r.ok;
+      return r;
+    },
+    refused,
+  );
+  return { source, uint8 };
 }

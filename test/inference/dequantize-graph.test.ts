@@ -13,7 +13,8 @@ import { BYO_MODELS, byoModelsSkip, byoPath, type ByoModelId } from '../../eval/
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
-import { dequantizeGraph, dequantizes, type DequantizeMode } from '../../src/inference/dequantize-graph.js';
+import { dequantizeGraph, type DequantizeMode } from '../../src/inference/dequantize-graph.js';
+import { rewriteApplies as dequantizes } from '../../src/inference/graph-rewrite-mode.js';
 import { Detector, type RawDetection } from '../../src/detection/detect.js';
 import { iou } from '../../src/detection/yolo.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
