@@ -210,13 +210,7 @@ export async function modelInput(
       mean: pre.mean,
       std: pre.std,
     });
-    const lb: Letterbox = {
-      scale: r.scale,
-      padX: r.padX,
-      padY: r.padY,
-      width: r.contentWidth,
-      height: r.contentHeight,
-    };
+    const lb = letterboxOf(r);
     return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
   }
   const { lb, fx, fy } = stretchGeometry(image, pre);
@@ -239,6 +233,17 @@ export async function modelInput(
     shrinkY: fy,
   });
   return { tensor: new Tensor('float32', r.tensor, r.dims), letterbox: lb };
+}
+
+/** A letterbox's mapping back to the source, from what the native pass answered. */
+function letterboxOf(r: {
+  scale: number;
+  padX: number;
+  padY: number;
+  contentWidth: number;
+  contentHeight: number;
+}): Letterbox {
+  return { scale: r.scale, padX: r.padX, padY: r.padY, width: r.contentWidth, height: r.contentHeight };
 }
 
 /** A stretch's mapping back to the source and its box shrink factors. */
@@ -269,13 +274,7 @@ export async function modelInputBytes(
   const { width: W, height: H } = pre;
   if (pre.resize === 'letterbox') {
     const r = await letterboxBytesAsync(image, { out, width: W, height: H, center: pre.center });
-    const lb: Letterbox = {
-      scale: r.scale,
-      padX: r.padX,
-      padY: r.padY,
-      width: r.contentWidth,
-      height: r.contentHeight,
-    };
+    const lb = letterboxOf(r);
     return { tensor: new Tensor('uint8', r.bytes, r.dims), letterbox: lb };
   }
   const { lb, fx, fy } = stretchGeometry(image, pre);

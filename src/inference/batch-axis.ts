@@ -9,10 +9,9 @@
 // GatherND with batch_dims 1, and per-tensor dynamic int8 quantisation is made per image (see
 // perImageQuantisation). At batch 1 every change computes exactly what the original graph did.
 import onnxProto from 'onnx-proto';
-import { attr, attrInt, attrInts, int64s, int64Tensor } from './onnx-tensors.js';
+import { attr, attrInt, attrInts, decodeModel, int64s, int64Tensor } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
-type Model = import('onnx-proto').onnx.ModelProto;
 type Node = import('onnx-proto').onnx.INodeProto;
 type TensorProto = import('onnx-proto').onnx.ITensorProto;
 
@@ -126,14 +125,9 @@ const AXIS_OPS: Record<string, number> = {
  * quantises with the range of all its images, which moves results slightly from one-at-a-time runs).
  */
 export function withBatchAxis(bytes: Uint8Array): BatchAxisResult {
-  let model: Model;
-  try {
-    model = onnx.ModelProto.decode(bytes);
-  } catch (e) {
-    return { ok: false, reason: `not an ONNX model (${(e as Error).message})` };
-  }
-  const g = model.graph;
-  if (!g) return { ok: false, reason: 'the model has no graph' };
+  const decoded = decodeModel(bytes);
+  if (!decoded.ok) return decoded;
+  const { model, graph: g } = decoded;
   const initNames = new Set((g.initializer ?? []).map((t) => t.name!));
   const inputs = (g.input ?? []).filter((i) => !initNames.has(i.name!));
   if (inputs.length === 0) return { ok: false, reason: 'the graph has no inputs' };

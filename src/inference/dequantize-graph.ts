@@ -13,10 +13,9 @@
 // or scale it cannot place, refuses the whole graph with the node named, and the model loads as exported.
 import onnxProto from 'onnx-proto';
 import { rewriteApplies, rewrittenSource, type RewriteMode } from './graph-rewrite-mode.js';
-import { attrInt, DT, dimsOf, floats, floatTensor, int64s, integers } from './onnx-tensors.js';
+import { attrInt, decodeModel, DT, dimsOf, floats, floatTensor, int64s, integers } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
-type Model = import('onnx-proto').onnx.ModelProto;
 type Graph = import('onnx-proto').onnx.IGraphProto;
 type Node = import('onnx-proto').onnx.INodeProto;
 type TensorProto = import('onnx-proto').onnx.ITensorProto;
@@ -33,8 +32,6 @@ export type DequantizeMode = RewriteMode;
 
 /** Ops that only an int8 graph has; one the rewrite did not consume refuses the graph. */
 const isQuantised = (op: string) => /Integer|Quantiz|^QLinear|^Q[A-Z]/.test(op);
-
-const FLOAT_TO = DT.FLOAT;
 
 /**
  * What a model's sessions load under the mode: the float graph when the mode applies and the rewrite took it,
@@ -75,14 +72,9 @@ interface Chain {
 
 /** The float graph, `changed: false` when there was nothing quantised, or why not (the node named). */
 export function dequantizeGraph(bytes: Uint8Array): DequantizeResult {
-  let model: Model;
-  try {
-    model = onnx.ModelProto.decode(bytes);
-  } catch (e) {
-    return { ok: false, reason: `not an ONNX model (${(e as Error).message})` };
-  }
-  const g = model.graph;
-  if (!g) return { ok: false, reason: 'the model has no graph' };
+  const decoded = decodeModel(bytes);
+  if (!decoded.ok) return decoded;
+  const { model, graph: g } = decoded;
   const nodes = g.node ?? [];
   if (!nodes.some((n) => isQuantised(n.opType ?? '')))
     return { ok: true, bytes, changed: false, notes: ['nothing quantised'] };
@@ -153,7 +145,7 @@ function rewrite(g: Graph): string[] | string {
     if (zpv.length !== 1 && zpv.length !== channels)
       return 'its weight zero point is neither per tensor nor per channel';
     const cast = only(c.output![0]!);
-    if (cast?.opType !== 'Cast' || attrInt(cast, 'to', 0) !== FLOAT_TO) return 'its output is not cast to float alone';
+    if (cast?.opType !== 'Cast' || attrInt(cast, 'to', 0) !== DT.FLOAT) return 'its output is not cast to float alone';
     const mul = only(cast.output![0]!);
     if (mul?.opType !== 'Mul') return 'its float output is not scaled by a Mul alone';
     const s = mul.input!.find((i) => i !== cast.output![0]);

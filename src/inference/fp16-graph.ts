@@ -19,10 +19,9 @@
 // float32 one, so a GPU's float16 answers can be checked here; `auto` keeps the float32 graph on the CPU.
 import onnxProto from 'onnx-proto';
 import { rewriteApplies, rewrittenSource, type RewriteMode } from './graph-rewrite-mode.js';
-import { attr, floats } from './onnx-tensors.js';
+import { attr, decodeModel, DT, floats } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
-type Model = import('onnx-proto').onnx.ModelProto;
 type Node = import('onnx-proto').onnx.INodeProto;
 type TensorProto = import('onnx-proto').onnx.ITensorProto;
 
@@ -66,21 +65,9 @@ export type Fp16Result =
     }
   | { ok: false; reason: string };
 
-// TensorProto.DataType
-const FLOAT = 1,
-  UINT8 = 2,
-  INT8 = 3,
-  UINT16 = 4,
-  INT16 = 5,
-  INT32 = 6,
-  INT64 = 7,
-  STRING = 8,
-  BOOL = 9,
-  FLOAT16 = 10,
-  UINT32 = 12,
-  UINT64 = 13;
+const { FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16, UINT32, UINT64 } = DT;
 /** Integer types that carry shapes, sizes and indices (8-bit ones carry pixels and quantised values). */
-const INDEX_TYPES = new Set([INT64, INT32, UINT64, UINT32, INT16, UINT16]);
+const INDEX_TYPES = new Set<number>([INT64, INT32, UINT64, UINT32, INT16, UINT16]);
 
 /** Operators the CUDA provider runs in float16 whose results float16 keeps close: the float16 part's members. */
 const HALF_OPS = new Set([
@@ -329,14 +316,9 @@ const castNode = (from: string, to: string, type: number): Node => ({
 
 /** The graph with its float part in float16 and float32 inputs and outputs, or why not. */
 export function withFloat16(bytes: Uint8Array): Fp16Result {
-  let model: Model;
-  try {
-    model = onnx.ModelProto.decode(bytes);
-  } catch (e) {
-    return { ok: false, reason: `not an ONNX model (${(e as Error).message})` };
-  }
-  const g = model.graph;
-  if (!g) return { ok: false, reason: 'the model has no graph' };
+  const decoded = decodeModel(bytes);
+  if (!decoded.ok) return decoded;
+  const { model, graph: g } = decoded;
   const nodes = g.node ?? [];
   for (const n of nodes) {
     const where = `${n.opType} node ${n.name || n.output?.[0]}`;

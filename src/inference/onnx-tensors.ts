@@ -1,11 +1,43 @@
 // Reading and writing the pieces of an ONNX graph that the graph rewrites (batch-axis.ts,
-// dequantize-graph.ts) share: constant tensors' values in either of the protobuf's encodings (raw bytes or the
+// dequantize-graph.ts, fp16-graph.ts, uint8-input.ts) share: decoding a model, the data type codes, constant tensors' values in either of the protobuf's encodings (raw bytes or the
 // typed fields) and node attributes with the defaults the operator's definition gives.
+import onnxProto from 'onnx-proto';
+
+const { onnx } = onnxProto;
+type Model = import('onnx-proto').onnx.ModelProto;
+type Graph = import('onnx-proto').onnx.IGraphProto;
 type TensorProto = import('onnx-proto').onnx.ITensorProto;
 type Node = import('onnx-proto').onnx.INodeProto;
 
 /** TensorProto data types the rewrites read or write. */
-export const DT = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7 } as const;
+export const DT = {
+  FLOAT: 1,
+  UINT8: 2,
+  INT8: 3,
+  UINT16: 4,
+  INT16: 5,
+  INT32: 6,
+  INT64: 7,
+  STRING: 8,
+  BOOL: 9,
+  FLOAT16: 10,
+  UINT32: 12,
+  UINT64: 13,
+} as const;
+
+/** A model's bytes decoded, with its graph, or why not (the rewrites' first step). */
+export function decodeModel(
+  bytes: Uint8Array,
+): { ok: true; model: Model; graph: Graph } | { ok: false; reason: string } {
+  let model: Model;
+  try {
+    model = onnx.ModelProto.decode(bytes);
+  } catch (e) {
+    return { ok: false, reason: `not an ONNX model (${(e as Error).message})` };
+  }
+  if (!model.graph) return { ok: false, reason: 'the model has no graph' };
+  return { ok: true, model, graph: model.graph };
+}
 
 /** A tensor's raw bytes as a fresh, aligned copy (protobuf slices may start anywhere). */
 function rawCopy(t: TensorProto): ArrayBuffer | undefined {

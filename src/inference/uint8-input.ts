@@ -6,6 +6,7 @@
 // The runtime applies it when it makes a detector's graph (uint8InputSource); the detector then writes the
 // letterbox or stretch as bytes (src/detection/detect.ts, modelInputBytes).
 import onnxProto from 'onnx-proto';
+import { DT } from './onnx-tensors.js';
 import { rewriteApplies, rewrittenSource, type RewriteMode } from './graph-rewrite-mode.js';
 
 const { onnx } = onnxProto;
@@ -22,9 +23,7 @@ export interface Uint8Preprocess {
 
 export type Uint8InputResult = { ok: true; bytes: Uint8Array; input: string } | { ok: false; reason: string };
 
-const FLOAT = 1,
-  UINT8 = 2,
-  INT64 = 7;
+const { FLOAT, UINT8, INT64 } = DT;
 const INT = onnx.AttributeProto.AttributeType.INT;
 
 /** The graph with its one image input taken as uint8 NHWC RGB under the same name, or why not. */

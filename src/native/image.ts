@@ -214,7 +214,8 @@ function outTensor(out: Float32Array | undefined, size: number): Float32Array {
   return out.length === size ? out : out.subarray(0, size);
 }
 
-function letterboxArgs(img: Pixels, opts: LetterboxOptions) {
+/** The letterbox's checked geometry, as the addon takes it, whatever the output (floats or bytes). */
+function letterboxGeometry(img: Pixels, opts: Omit<LetterboxBytesOptions, 'out'>) {
   const stride = checkImage(img);
   const width = side('width', opts.width);
   const height = side('height', opts.height);
@@ -224,8 +225,13 @@ function letterboxArgs(img: Pixels, opts: LetterboxOptions) {
     pad: triple('pad', opts.pad, [114, 114, 114]),
     center: opts.center ?? true,
     scaleUp: opts.scaleUp ?? true,
-    ...format(opts),
   };
+  return { stride, width, height, native };
+}
+
+function letterboxArgs(img: Pixels, opts: LetterboxOptions) {
+  const { stride, width, height, native: geometry } = letterboxGeometry(img, opts);
+  const native = { ...geometry, ...format(opts) };
   const tensor = outTensor(opts.out, 3 * width * height);
   const dims: [number, number, number, number] = native.nhwc ? [1, height, width, 3] : [1, 3, height, width];
   return { stride, native, tensor, dims };
@@ -275,17 +281,8 @@ export interface LetterboxBytesResult extends Omit<LetterboxResult, 'tensor'> {
  * would have fed it up to that rounding. Do not write to img.data or opts.out until the promise settles.
  */
 export async function letterboxBytesAsync(img: Pixels, opts: LetterboxBytesOptions): Promise<LetterboxBytesResult> {
-  const stride = checkImage(img);
-  const width = side('width', opts.width);
-  const height = side('height', opts.height);
-  const native = {
-    dstWidth: width,
-    dstHeight: height,
-    pad: triple('pad', opts.pad, [114, 114, 114]),
-    center: opts.center ?? true,
-    scaleUp: opts.scaleUp ?? true,
-    bytes: true,
-  };
+  const { stride, width, height, native: geometry } = letterboxGeometry(img, opts);
+  const native = { ...geometry, bytes: true };
   const bytes = outPixels(opts.out, 3 * width * height);
   const res = await withCallerStack(
     loadAddon<ImageAddon>().imageLetterboxAsync(img.data, img.width, img.height, stride, native, bytes),
