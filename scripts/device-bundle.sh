@@ -66,7 +66,11 @@ esb=(npx esbuild --bundle --platform=node --format=esm --target=node20 --log-lev
 "${esb[@]}" bench/device/providers.ts --outfile="$out/providers.js"
 "${esb[@]}" bench/device/gpu-check.ts --outfile="$out/gpu-check.js"
 "${esb[@]}" src/inference/session-worker.ts --outfile="$out/session-worker.js"
+"${esb[@]}" bench/device/http-rows.ts --outfile="$out/http-rows.js"
 cp scripts/gpu-check.sh bench/device/reference.py "$out/"
+# The bundled sources find their root by a package.json (src/base/paths.ts).
+echo '{"name": "sightflow-device-bundle", "private": true, "type": "module"}' > "$out/package.json"
+bash scripts/lib/stage-server.sh "$out"
 if [[ $gpu == 1 ]]; then
   mkdir -p "$work/gpu" "$work/provider"
   tar -xzf "$work"/com.github.asus4.onnxruntime.linux-x64-gpu-0.4.9.tgz -C "$work/gpu"

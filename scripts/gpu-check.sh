@@ -20,6 +20,7 @@ provider_dir=""
 seconds=""
 batches=""
 sessions=""
+http_clients=""
 pass=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -29,7 +30,8 @@ while [[ $# -gt 0 ]]; do
     --seconds) seconds="$2"; pass+=("$1" "$2"); shift ;;
     --batch) batches="$2"; pass+=("$1" "$2"); shift ;;
     --sessions) sessions="$2"; pass+=("$1" "$2"); shift ;;
-    *) echo "usage: gpu-check.sh [--dry-run] [--out DIR] [--provider-dir DIR] [--seconds N] [--batch 1,8,32] [--sessions 1,4]" >&2; exit 2 ;;
+    --http-clients) http_clients="$2"; pass+=("$1" "$2"); shift ;;
+    *) echo "usage: gpu-check.sh [--dry-run] [--out DIR] [--provider-dir DIR] [--seconds N] [--batch 1,8,32] [--sessions 1,4] [--http-clients 1,16,64]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -127,6 +129,19 @@ tail -1 "$work/sightflow.log" > "$work/sightflow.json"
 log "the GPU's outputs against the CPU's, and sessions without batching"
 ./node providers.js --models models --gpu-only --dequantize --fp16 --seconds "$seconds" --json > "$work/sweep.log" 2>> "$work/sightflow.err" || { cat "$work/sightflow.err" >&2; exit 1; }
 tail -1 "$work/sweep.log" > "$work/sweep.json"
+
+# The whole server over HTTP (bench/device/http-rows.ts): the detectors from the bundle's server/, the C clients
+# at each number of connections, under the defaults and with dynamic batching (the dry run: the defaults only).
+if [[ $dry == 1 ]]; then http_clients=${http_clients:-1,4}; configs=defaults; else http_clients=${http_clients:-1,16,64}; configs=defaults,batched; fi
+providers=cpu
+[[ -n "$gpu" ]] && providers=cuda
+log "the server over HTTP ($providers, $http_clients clients)"
+if ! ./node http-rows.js --server server --models models --client ./post-clients --photo photo.jpg --providers "$providers" \
+  --clients "$http_clients" --seconds "$seconds" --configs "$configs" --out "$work/http.json" 2> "$work/http.err"; then
+  # The rows before stay worth reporting: the failure goes into the report, its log into gpu-check.log.
+  ./node -e "console.log(JSON.stringify({error: require('fs').readFileSync(process.argv[1], 'utf8').split('\\n').filter(Boolean).slice(-5).join(' | ')}))" "$work/http.err" > "$work/http.json"
+fi
+cat "$work/http.err" >> "$work/sightflow.err"
 
 log "report"
 ./node gpu-check.js report "$work" "$out"

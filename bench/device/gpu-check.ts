@@ -142,15 +142,16 @@ function report(work: string, outDir: string): void {
   }
   const meta = read('meta.json') ?? {};
   const notMeasured = {
-    http: 'the server over HTTP with the C clients at 1/16/64 connections: not in the bundle yet',
-    cameras: 'cameras per GPU with NVDEC: not in the bundle yet',
+    cameras: "cameras per GPU with NVDEC: not in the bundle yet (its FFmpeg libraries are the build host's)",
   };
+  const http = read('http.json');
   const sweep = read('sweep.json');
   const result: Record<string, unknown> = {
     ...meta,
     probe: probeJson,
     sightflow,
     sweep,
+    http,
     reference: references,
     not_measured: notMeasured,
   };
@@ -245,10 +246,70 @@ function report(work: string, outDir: string): void {
       `- ${c.model} on ${c.provider} against cpu: output relative L2 ${c.rel_l2}${d ? `; detections as a set ${d.matched}/${d.detections} (least IoU ${d.min_iou}, scores within ${d.max_score_diff})` : ''}`,
     );
   }
+  result.http_goals = httpLines(http, references, lines);
   writeFileSync(join(outDir, 'gpu-check.json'), JSON.stringify(result, null, 2) + '\n');
   lines.push('', ...Object.values(notMeasured).map((s) => `- not measured: ${s}`), '');
   writeFileSync(join(outDir, 'gpu-check.md'), lines.join('\n'));
   process.stdout.write(lines.join('\n'));
+}
+
+/**
+ * The server over HTTP: a table of the rows, then per model and configuration the figures the goals name (images/s
+ * and p99 at the most clients, one client's p50, the reference's best), and what one main thread allows.
+ */
+function httpLines(
+  http: Record<string, any> | null,
+  references: Record<string, unknown>,
+  lines: string[],
+): Array<Record<string, unknown>> {
+  lines.push('', '## sightflow over HTTP (POST /v1/vision/detect, a 640x480 JPEG, C clients)', '');
+  if (!http) {
+    lines.push('- not run');
+    return [];
+  }
+  if (http.error) {
+    lines.push(`- failed: ${http.error}`);
+    return [];
+  }
+  lines.push(
+    '| configuration | model | providers | clients | images/s | p50 ms | p99 ms | refused | main thread ms/image | one main thread allows |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  );
+  const rows = (http.rows ?? []) as Array<Record<string, any>>;
+  for (const r of rows) {
+    const cap = r.main_thread_ms_per_image > 0 ? Math.round(1000 / r.main_thread_ms_per_image) : '-';
+    lines.push(
+      `| ${r.config} | ${r.model} | ${r.providers} | ${r.clients} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.refused} | ${r.main_thread_ms_per_image} | ${cap} images/s |`,
+    );
+  }
+  const goals: Array<Record<string, unknown>> = [];
+  lines.push('');
+  for (const key of new Set(rows.map((r) => `${r.config}\u0000${r.model}`))) {
+    const [config, model] = key.split('\u0000') as [string, string];
+    const mine = rows.filter((r) => r.config === config && r.model === model);
+    const most = mine.reduce((a, b) => (b.clients > a.clients ? b : a));
+    const one = mine.find((r) => r.clients === 1);
+    const ref = references[model] as Record<string, any> | null | undefined;
+    const refRows = (ref?.rows ?? []) as Array<Record<string, any>>;
+    const refBest = refRows.reduce(
+      (a: Record<string, any> | null, b) => (!a || b.images_per_s > a.images_per_s ? b : a),
+      null,
+    );
+    const g = {
+      config,
+      model,
+      clients: most.clients,
+      images_per_s: most.images_per_s,
+      p99_ms: most.p99_ms,
+      one_client_p50_ms: one?.p50_ms ?? null,
+      of_reference: refBest && refBest.images_per_s > 0 ? +(most.images_per_s / refBest.images_per_s).toFixed(2) : null,
+    };
+    goals.push(g);
+    lines.push(
+      `- ${model}, ${config}: ${g.images_per_s} images/s at ${g.clients} clients (goal >= 1500${g.of_reference !== null ? `; ${g.of_reference} of the reference's best, goal >= 0.5` : ''}), p99 ${g.p99_ms} ms (goal <= 50 at 64), one client p50 ${g.one_client_p50_ms} ms`,
+    );
+  }
+  return goals;
 }
 
 /** A row's model id without its variant (`yolov8n-int8 (float, fp16)` -> `yolov8n-int8`): the reference's key. */

@@ -2,7 +2,7 @@
 // stripped Node binary, the bundled bench and check, the models with a real photo's input), so none of it rots
 // before a GPU host runs it: the probe, the reference step (none here, and why), sightflow's in-process
 // ceiling under dynamic batching with its batched = alone check (float inputs, the graph taking bytes, and each
-// float graph in float16), and the report's JSON and table.
+// float graph in float16), the whole server over HTTP with the C clients, and the report's JSON and table.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -92,5 +92,21 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     table,
     /centernet-coco in float16 against float32: cpu 2 session\(s\) batch 1 [\d.]+\/[\d.]+ images\/s = /,
   );
-  assert.match(table, /not measured: the server over HTTP/);
+  // The whole server over HTTP from the bundle's server/ (the addon built without FFmpeg, the C clients built
+  // static): every detector answered every row, with the main thread's CPU per image beside it.
+  assert.equal(r.http.error, undefined, `the HTTP rows ran: ${r.http.error}`);
+  const http = r.http.rows as Array<Record<string, any>>;
+  assert.deepEqual(
+    http.map((x) => `${x.config} ${x.model} ${x.clients}`),
+    models.flatMap((m) => [`defaults ${m} 1`, `defaults ${m} 4`]),
+  );
+  for (const x of http) {
+    assert.ok(x.images_per_s > 0 && x.errors === 0 && x.p99_ms >= x.p50_ms, JSON.stringify(x));
+    assert.ok(x.main_thread_ms_per_image > 0 && x.process_cpu_ms_per_image > x.main_thread_ms_per_image);
+  }
+  for (const s of r.http.servers as Array<Record<string, any>>)
+    assert.ok(s.objects > 0, `${s.model} found objects in the photo over HTTP`);
+  assert.match(table, /\| defaults \| centernet-coco \| cpu \| 4 \| [\d.]+ \|/);
+  assert.match(table, /- centernet-coco, defaults: [\d.]+ images\/s at 4 clients \(goal >= 1500\)/);
+  assert.match(table, /not measured: cameras per GPU with NVDEC/);
 });

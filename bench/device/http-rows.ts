@@ -1,0 +1,250 @@
+// The GPU check's HTTP rows (scripts/gpu-check.sh): the whole sightflow server, bundled beside the check
+// (scripts/device-bundle.sh lays it out in server/), answering POST /v1/vision/detect for a 640x480 JPEG to the
+// C clients (bench/peers/post-clients.c, built static into the bundle) at 1, 16 and 64 connections, for each
+// detector in the bundle and each serving configuration (the defaults, then dynamic batching). Beside each row
+// the CPU the server's main thread spent per image (from /proc): one main thread parses every request, so
+// 1000 / that figure is the most images a second one process can take whatever the card does.
+//   node http-rows.js --server DIR --models DIR --client EXE --photo JPEG --providers cuda|cpu
+//                     [--clients 1,16,64] [--seconds 3] [--configs defaults,batched] --out FILE
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { writeByoManifest } from '../../src/models/byo-manifest.js';
+
+interface Args {
+  server: string;
+  models: string;
+  client: string;
+  photo: string;
+  providers: string;
+  clients: number[];
+  seconds: number;
+  configs: string[];
+  out: string;
+}
+
+/** The serving configurations a row can run under: the environment each adds to the server's. */
+const CONFIGS: Record<string, { label: string; env: Record<string, string> }> = {
+  defaults: { label: 'defaults', env: {} },
+  // Triton's dynamic batcher with a short queue delay: up to 32 images a call, the first waiting 2 ms for others.
+  batched: {
+    label: 'batch <= 32, 2 ms',
+    env: { SIGHTFLOW_BATCH_MAX_SIZE: '32', SIGHTFLOW_BATCH_MAX_DELAY_MS: '2' },
+  },
+};
+
+function parseArgs(argv: string[]): Args {
+  const v = (name: string, dflt?: string): string => {
+    const i = argv.indexOf(`--${name}`);
+    const got = i >= 0 ? argv[i + 1] : dflt;
+    if (got === undefined) throw new Error(`http-rows: --${name} is required`);
+    return got;
+  };
+  const configs = v('configs', 'defaults,batched').split(',');
+  for (const c of configs) if (!CONFIGS[c]) throw new Error(`http-rows: unknown configuration ${c}`);
+  return {
+    server: resolve(v('server')),
+    models: resolve(v('models')),
+    client: resolve(v('client')),
+    photo: resolve(v('photo')),
+    providers: v('providers', 'cpu'),
+    clients: v('clients', '1,16,64').split(',').map(Number),
+    seconds: Number(v('seconds', '3')),
+    configs,
+    out: v('out'),
+  };
+}
+
+/** User plus system CPU of one thread (or of the process, where tid is the pid and whole is set), in ms. */
+function cpuMs(pid: number, whole: boolean): number {
+  try {
+    const stat = readFileSync(whole ? `/proc/${pid}/stat` : `/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+interface Server {
+  child: ChildProcess;
+  port: number;
+  key: string;
+  log: string[];
+}
+
+/** Starts the bundled server on a fresh data dir and waits for its port and its first API key. */
+async function startServer(a: Args, dataDir: string, env: Record<string, string>): Promise<Server> {
+  const child = spawn(
+    process.execPath,
+    [join(a.server, 'server.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+    {
+      env: {
+        ...process.env,
+        SIGHTFLOW_LOG_LEVEL: 'info',
+        SIGHTFLOW_MODELS_DIR: a.models,
+        SIGHTFLOW_ADDON_PATH: join(a.server, 'build', 'Release', 'sightflow.node'),
+        SIGHTFLOW_EXECUTION_PROVIDERS: a.providers,
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const log: string[] = [];
+  let port = 0;
+  let key = '';
+  const ready = new Promise<void>((res, rej) => {
+    const timer = setTimeout(
+      () => rej(new Error(`server did not start in 120 s:\n${log.slice(-20).join('\n')}`)),
+      120_000,
+    );
+    const seen = (line: string) => {
+      log.push(line);
+      const k = /with API key (sk_sf_\S+)/.exec(line);
+      if (k) key = k[1]!;
+      if (line.includes('"sightflow listening"')) port = JSON.parse(line).port as number;
+      if (port && key) {
+        clearTimeout(timer);
+        res();
+      }
+    };
+    for (const s of [child.stdout!, child.stderr!]) {
+      let rest = '';
+      s.on('data', (d: Buffer) => {
+        const lines = (rest + d.toString()).split('\n');
+        rest = lines.pop()!;
+        for (const l of lines) seen(l);
+      });
+    }
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      rej(new Error(`server exited (${code}) before it was ready:\n${log.slice(-20).join('\n')}`));
+    });
+  });
+  await ready;
+  return { child, port, key, log };
+}
+
+async function stopServer(s: Server): Promise<void> {
+  if (s.child.exitCode !== null) return;
+  const gone = new Promise((r) => s.child.once('exit', r));
+  s.child.kill('SIGTERM');
+  const t = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
+  await gone;
+  clearTimeout(t);
+}
+
+/** One request, answered 200 (a model's first load, its graph rewrites and the card's warm-up happen here). */
+async function firstDetect(s: Server, body: string): Promise<{ ms: number; objects: number }> {
+  const t0 = performance.now();
+  for (;;) {
+    const r = await fetch(`http://127.0.0.1:${s.port}/v1/vision/detect`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(180_000),
+    });
+    const j = (await r.json()) as { objects?: unknown[]; error?: { message: string } };
+    if (r.status === 200) return { ms: performance.now() - t0, objects: j.objects?.length ?? 0 };
+    if (r.status !== 503 || performance.now() - t0 > 180_000)
+      throw new Error(`detect answered ${r.status}: ${j.error?.message ?? JSON.stringify(j)}`);
+    await new Promise((res) => setTimeout(res, 500));
+  }
+}
+
+/** The C clients: c connections POSTing bodyFile for ms; their one JSON line. */
+async function clients(
+  a: Args,
+  s: Server,
+  bodyFile: string,
+  c: number,
+  ms: number,
+): Promise<{ wall_ms: number; ok: number; refused: number; errors: number; ms: number[] }> {
+  const child = spawn(a.client, [String(s.port), '/v1/vision/detect', s.key, bodyFile, String(c), String(ms)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const chunks: Buffer[] = [];
+  child.stdout!.on('data', (d: Buffer) => chunks.push(d));
+  const code = await new Promise<number | null>((r) => child.on('close', r));
+  if (code !== 0) throw new Error(`post-clients exited with ${code}`);
+  return JSON.parse(Buffer.concat(chunks).toString());
+}
+
+const pct = (xs: number[], p: number) => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((x, y) => x - y);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+};
+const round = (x: number, d = 1) => (Number.isFinite(x) ? +x.toFixed(d) : null);
+
+async function main(): Promise<void> {
+  const a = parseArgs(process.argv.slice(2));
+  const work = mkdtempSync(join(tmpdir(), 'sf-http-rows-'));
+  const jpeg = readFileSync(a.photo);
+  const models = ['centernet-coco', 'yolov8n-int8'].filter((m) => existsSync(join(a.models, m)));
+  const rows: Array<Record<string, unknown>> = [];
+  const servers: Array<Record<string, unknown>> = [];
+  try {
+    for (const name of a.configs) {
+      const config = CONFIGS[name]!;
+      const dataDir = join(work, `data-${name}`);
+      // yolov8n-int8 is a bring-your-own export: registered in the data dir before the server starts, as a
+      // user drops a manifest in.
+      if (models.includes('yolov8n-int8')) {
+        const dir = join(a.models, 'yolov8n-int8');
+        const file = readdirSync(dir).find((f) => f.endsWith('.onnx'));
+        if (file) await writeByoManifest(dataDir, { id: 'yolov8n-int8', task: 'detect', file: join(dir, file) });
+      }
+      const t0 = performance.now();
+      const s = await startServer(a, dataDir, config.env);
+      const started = { config: config.label, env: config.env, start_ms: Math.round(performance.now() - t0) };
+      try {
+        for (const model of models) {
+          const bodyFile = join(work, `body-${model}.json`);
+          writeFileSync(
+            bodyFile,
+            JSON.stringify({ image_base64: `data:image/jpeg;base64,${jpeg.toString('base64')}`, model }),
+          );
+          const first = await firstDetect(s, readFileSync(bodyFile, 'utf8'));
+          servers.push({ ...started, model, first_request_ms: Math.round(first.ms), objects: first.objects });
+          for (const c of a.clients) {
+            // A second at this level first: sessions and batches settle before the measured run.
+            await clients(a, s, bodyFile, c, 1000);
+            const main0 = cpuMs(s.child.pid!, false);
+            const all0 = cpuMs(s.child.pid!, true);
+            const o = await clients(a, s, bodyFile, c, a.seconds * 1000);
+            const mainMs = cpuMs(s.child.pid!, false) - main0;
+            const allMs = cpuMs(s.child.pid!, true) - all0;
+            const row = {
+              config: config.label,
+              model,
+              providers: a.providers,
+              clients: c,
+              images_per_s: round(o.ok / (o.wall_ms / 1000)),
+              p50_ms: round(pct(o.ms, 0.5)),
+              p99_ms: round(pct(o.ms, 0.99)),
+              ok: o.ok,
+              refused: o.refused,
+              errors: o.errors,
+              main_thread_ms_per_image: o.ok > 0 ? round(mainMs / o.ok, 2) : null,
+              process_cpu_ms_per_image: o.ok > 0 ? round(allMs / o.ok, 2) : null,
+            };
+            rows.push(row);
+            process.stderr.write(`http: ${JSON.stringify(row)}\n`);
+          }
+        }
+      } finally {
+        await stopServer(s);
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  writeFileSync(
+    a.out,
+    JSON.stringify({ route: 'POST /v1/vision/detect', photo: '640x480 JPEG', servers, rows }, null, 2) + '\n',
+  );
+}
+
+await main();
