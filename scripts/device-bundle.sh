@@ -71,6 +71,7 @@ cp scripts/gpu-check.sh bench/device/reference.py "$out/"
 # The bundled sources find their root by a package.json (src/base/paths.ts).
 echo '{"name": "sightflow-device-bundle", "private": true, "type": "module"}' > "$out/package.json"
 bash scripts/lib/stage-server.sh "$out"
+bash scripts/lib/stage-reference.sh "$out"
 if [[ $gpu == 1 ]]; then
   mkdir -p "$work/gpu" "$work/provider"
   tar -xzf "$work"/com.github.asus4.onnxruntime.linux-x64-gpu-0.4.9.tgz -C "$work/gpu"

@@ -94,15 +94,18 @@ if [[ -n "$gpu" ]]; then
   elif command -v python3 >/dev/null; then engine=$(python3 reference.py --which)
   else engine="none: no trtexec and no python3"
   fi
+  # Neither TensorRT nor ONNX Runtime's CUDA provider for Python: ONNX Runtime's C++ API from the bundle
+  # (bench/device/ort-reference.cc), on the same release and provider library sightflow loads.
+  [[ $engine == none* && -x ./ort-reference ]] && engine=ort-c-api
 elif [[ $dry == 1 ]]; then
-  # The dry run still runs the reference script's own checks on this host's Python, where there is one.
-  if command -v python3 >/dev/null; then engine="none: dry run on the CPU ($(python3 reference.py --which))"
-  else engine="none: dry run on the CPU (no python3)"
-  fi
+  # The dry run runs the C++ reference on the CPU provider (float32), so it cannot rot.
+  engine=ort-c-api-dry
 fi
 for dir in models/*/; do
   id=$(basename "$dir")
   onnx=$(ls "$dir"*.onnx | head -1)
+  # The reference runs the model's float graph (an int8 export made float as sightflow does on a GPU: TensorRT
+  # and ONNX Runtime's CUDA provider run no integer convolutions) with a free batch axis.
   if ! shape=$(./node gpu-check.js batch-graph "$onnx" "$work/$id.batched.onnx"); then
     echo "{\"engine\": \"none\", \"reason\": \"the graph takes no batch axis\"}" > "$work/reference-$id.json"; continue
   fi
@@ -112,9 +115,25 @@ for dir in models/*/; do
   case "$engine" in
     trtexec) ./node gpu-check.js trtexec "$trt" "$work/$id.batched.onnx" "$batches" "$seconds" "$work" "$work/reference-$id.json" ;;
     tensorrt|ort-cuda) python3 reference.py --model "$work/$id.batched.onnx" --input "$name" --dims "$dims" --batch "$batches" --seconds "$seconds" --out "$work/reference-$id.json" >/dev/null ;;
+    ort-c-api|ort-c-api-dry)
+      model=$work/$id.batched.onnx; precision=fp32; provider=cpu
+      if [[ $engine == ort-c-api ]]; then
+        provider=cuda
+        # Float16 by ONNX Runtime's own converter where the host's Python has it, else by sightflow's.
+        if command -v python3 >/dev/null && python3 reference.py --to-fp16 "$model" "$work/$id.fp16.onnx" >/dev/null 2>>"$work/reference.err"; then
+          model=$work/$id.fp16.onnx; precision="fp16 (ONNX Runtime's converter)"
+        elif ./node gpu-check.js fp16-graph "$work/$id.batched.onnx" "$work/$id.fp16.onnx" 2>>"$work/reference.err"; then
+          model=$work/$id.fp16.onnx; precision="fp16 (sightflow's converter)"
+        fi
+      fi
+      if ! ./ort-reference --model "$model" --input "$name" --dims "$dims" --batch "$batches" --seconds "$seconds" \
+        --provider "$provider" --precision "$precision" --out "$work/reference-$id.json" 2>>"$work/reference.err"; then
+        echo "{\"engine\": \"ort-c-api\", \"error\": \"ort-reference failed (gpu-check.log)\"}" > "$work/reference-$id.json"
+      fi ;;
     *) ./node -e "console.log(JSON.stringify({engine: 'none', reason: process.argv[1].replace(/^none: /, '')}))" "$engine" > "$work/reference-$id.json" ;;
   esac
 done
+[[ -f "$work/reference.err" ]] && cat "$work/reference.err" >&2
 
 log "sightflow's in-process ceiling at batch $batches"
 # Each model's rows with its float input, then (--dequantize) an int8 export's graph made float, as a GPU

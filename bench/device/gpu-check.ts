@@ -1,7 +1,8 @@
 // The Node half of scripts/gpu-check.sh, bundled beside it (scripts/device-bundle.sh): what the host has, the
 // reference on the same ONNX models, and the report. Runs on a host with nothing but the bundle.
 //   node gpu-check.js probe OUT.json
-//   node gpu-check.js batch-graph IN.onnx OUT.onnx        (the graph with a free batch axis, for the reference)
+//   node gpu-check.js batch-graph IN.onnx OUT.onnx        (the float graph with a free batch axis, for the reference)
+//   node gpu-check.js fp16-graph IN.onnx OUT.onnx         (that graph in float16, where the host cannot convert it)
 //   node gpu-check.js trtexec TRTEXEC MODEL.onnx BATCHES SECONDS WORKDIR OUT.json
 //   node gpu-check.js report WORKDIR OUTDIR              (gpu-check.json and gpu-check.md)
 import { execFileSync } from 'node:child_process';
@@ -9,6 +10,8 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { withBatchAxis } from '../../src/inference/batch-axis.js';
+import { dequantizeGraph } from '../../src/inference/dequantize-graph.js';
+import { withFloat16 } from '../../src/inference/fp16-graph.js';
 import { readOnnxInfo } from '../../src/inference/onnx-metadata.js';
 
 /** A command's standard output, or null when it is missing, fails or takes too long. */
@@ -326,14 +329,31 @@ const [cmd, ...rest] = process.argv.slice(2);
 if (cmd === 'probe') {
   writeFileSync(rest[0]!, JSON.stringify(probe(), null, 2) + '\n');
 } else if (cmd === 'batch-graph') {
-  const r = withBatchAxis(new Uint8Array(readFileSync(rest[0]!)));
+  // An int8 export made float first, as a GPU provider loads it (dequantize-graph.ts).
+  const source = new Uint8Array(readFileSync(rest[0]!));
+  const float = dequantizeGraph(source);
+  const r = withBatchAxis(float.ok && float.changed ? float.bytes : source);
   if (!r.ok) {
     console.error(`no batch axis: ${r.reason}`);
     process.exit(3);
   }
   writeFileSync(rest[1]!, r.bytes);
   const i = inputOf(rest[1]!);
-  console.log(JSON.stringify({ input: i.name, dims: i.dims, ...(r.coupled ? { coupled: r.coupled } : {}) }));
+  console.log(
+    JSON.stringify({
+      input: i.name,
+      dims: i.dims,
+      ...(r.coupled ? { coupled: r.coupled } : {}),
+      ...(float.ok && float.changed ? { dequantized: true } : {}),
+    }),
+  );
+} else if (cmd === 'fp16-graph') {
+  const r = withFloat16(new Uint8Array(readFileSync(rest[0]!)));
+  if (!r.ok) {
+    console.error(`no float16 graph: ${r.reason}`);
+    process.exit(3);
+  }
+  writeFileSync(rest[1]!, r.bytes);
 } else if (cmd === 'trtexec') {
   const [tool, model, batches, seconds, work, out] = rest;
   writeFileSync(
@@ -344,7 +364,7 @@ if (cmd === 'probe') {
   report(rest[0]!, rest[1]!);
 } else {
   console.error(
-    'usage: gpu-check.js probe OUT | batch-graph IN OUT | trtexec TOOL MODEL BATCHES SECONDS WORK OUT | report WORK OUTDIR',
+    'usage: gpu-check.js probe OUT | batch-graph IN OUT | fp16-graph IN OUT | trtexec TOOL MODEL BATCHES SECONDS WORK OUT | report WORK OUTDIR',
   );
   process.exit(2);
 }

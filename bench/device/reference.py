@@ -6,6 +6,7 @@ and IO binding (input and outputs on the device), else none. Device buffers come
 needs them. Images/s at each batch is the batch times the runs a second of one stream, run after run.
 
   python3 reference.py --which                        the engine this host can build ('none: why' if none)
+  python3 reference.py --to-fp16 IN.onnx OUT.onnx     the graph in float16 by ONNX Runtime's converter
   python3 reference.py --model M.onnx --input NAME --dims 1,3,640,640 --batch 1,8,32 --seconds 5 --out R.json
 """
 import argparse
@@ -113,6 +114,7 @@ def ort_cuda_rows(model, name, dims, batches, seconds):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument('--which', action='store_true')
+    p.add_argument('--to-fp16', nargs=2, metavar=('IN', 'OUT'))
     p.add_argument('--model')
     p.add_argument('--input')
     p.add_argument('--dims')
@@ -120,6 +122,13 @@ def main():
     p.add_argument('--seconds', type=float, default=5)
     p.add_argument('--out')
     a = p.parse_args()
+    if a.to_fp16:
+        # The graph in float16 by ONNX Runtime's own converter (inputs and outputs kept float32), for the C++
+        # reference (ort-reference.cc) on a host whose onnxruntime for Python has no CUDA provider.
+        import onnx
+        from onnxruntime.transformers.float16 import convert_float_to_float16
+        onnx.save(convert_float_to_float16(onnx.load(a.to_fp16[0]), keep_io_types=True), a.to_fp16[1])
+        return
     engine = which()
     if a.which:
         print(engine)
