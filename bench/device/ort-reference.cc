@@ -77,6 +77,25 @@ CudaMemcpy findCudaMemcpy() {
   return nullptr;
 }
 
+size_t elementBytes(ONNXTensorElementDataType t) {
+  switch (t) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+      return 4;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+      return 2;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+      return 8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 struct Row {
   int batch = 0;
   double imagesPerS = 0, p50 = 0;
@@ -143,9 +162,29 @@ Row runBatch(Ort::Env& env, const Args& a, int batch, bool cudaGraph) {
   Ort::IoBinding binding(session);
   binding.BindInput(a.input.c_str(), in);
   Ort::AllocatorWithDefaultOptions defaultAlloc;
+  // On the card the outputs are memory made once (CUDA graphs replay into fixed addresses); an output whose
+  // shape is not known before the run (beyond the batch) is left to ONNX Runtime, and refuses CUDA graphs.
+  std::vector<void*> deviceOutputs;
+  std::vector<Ort::Value> outputs;
   for (size_t i = 0; i < session.GetOutputCount(); i++) {
     auto name = session.GetOutputNameAllocated(i, defaultAlloc);
-    binding.BindOutput(name.get(), cuda ? cudaMem : cpuMem);
+    auto info = session.GetOutputTypeInfo(i).GetTensorTypeAndShapeInfo();
+    std::vector<int64_t> oshape = info.GetShape();
+    if (!oshape.empty()) oshape[0] = batch;
+    const size_t elem = elementBytes(info.GetElementType());
+    size_t count = 1;
+    bool known = elem > 0;
+    for (auto d : oshape) known = known && d > 0, count *= d > 0 ? static_cast<size_t>(d) : 1;
+    if (memcpyToCard && known) {
+      void* p = cudaAlloc->Alloc(count * elem);
+      deviceOutputs.push_back(p);
+      outputs.push_back(Ort::Value::CreateTensor(cudaMem, p, count * elem, oshape.data(), oshape.size(),
+                                                 info.GetElementType()));
+      binding.BindOutput(name.get(), outputs.back());
+    } else {
+      if (cudaGraph) throw std::runtime_error(std::string("output ") + name.get() + " has a shape known only at run time");
+      binding.BindOutput(name.get(), cuda ? cudaMem : cpuMem);
+    }
   }
   Ort::RunOptions ro;
   auto step = [&] {
@@ -168,6 +207,8 @@ Row runBatch(Ort::Env& env, const Args& a, int batch, bool cudaGraph) {
   row.p50 = lat.empty() ? 0 : lat[lat.size() / 2];
   binding.ClearBoundInputs();
   binding.ClearBoundOutputs();
+  outputs.clear();
+  for (void* p : deviceOutputs) cudaAlloc->Free(p);
   if (device) cudaAlloc->Free(device);
   return row;
 }
