@@ -2,10 +2,12 @@
 # Packs what scripts/gpu-check.sh and bench/device/providers.ts need on another x86-64 Linux host that has no
 # Node.js, no npm access and none of this checkout's build: this Node.js binary (stripped), onnxruntime-node
 # for linux-x64 only, the bench and the check compiled into single files (the session worker beside them),
-# the reference script, gpu-check.sh itself and the two built-in detectors (each with a real photo's input).
+# the reference script and the C++ reference (scripts/lib/stage-reference.sh), gpu-check.sh itself, the two
+# built-in detectors (each with a real photo's input), and the server for the HTTP rows
+# (scripts/lib/stage-server.sh).
 #   bash scripts/device-bundle.sh [--gpu] [--stage DIR]
-# Out: .dev/bundle.tar.xz (git-ignored). On the host:
-#   tar -xJf bundle.tar.xz -C /tmp/sf && /tmp/sf/gpu-check.sh --out "$OUT"        (or ./node providers.js --models models)
+# Out: .dev/bundle.tar.xz and .dev/server.tar.xz (the server for the HTTP rows; git-ignored). On the host:
+#   tar -xJf server.tar.xz -C /tmp/sf && tar -xJf bundle.tar.xz -C /tmp/sf && /tmp/sf/gpu-check.sh --out "$OUT"
 # --stage DIR: only lay the bundle out in DIR, no archive (gpu-check.sh --dry-run runs the check from there).
 # --gpu: the CUDA provider too, as .dev/provider.tar.xz, packed apart: onnxruntime-node does not ship one (its
 # install script downloads it), its library must come from the same ONNX Runtime release as the core it loads
@@ -82,6 +84,9 @@ if [[ $gpu == 1 ]]; then
   ls -la .dev/provider.tar.xz
 fi
 if [[ -z "$stage" ]]; then
-  tar -C "$out" -cf - . | xz -T0 -6 > .dev/bundle.tar.xz.part && mv .dev/bundle.tar.xz.part .dev/bundle.tar.xz
-  ls -la .dev/bundle.tar.xz
+  # The server and the HTTP rows' load (server/, the C clients, the photo) travel as a part of their own: with
+  # them the bundle would leave too little room under 64 MiB for the working tree that travels beside it.
+  tar -C "$out" -cf - server post-clients photo.jpg | xz -T0 -6 > .dev/server.tar.xz.part && mv .dev/server.tar.xz.part .dev/server.tar.xz
+  tar -C "$out" --exclude=./server --exclude=./post-clients --exclude=./photo.jpg -cf - . | xz -T0 -6 > .dev/bundle.tar.xz.part && mv .dev/bundle.tar.xz.part .dev/bundle.tar.xz
+  ls -la .dev/bundle.tar.xz .dev/server.tar.xz
 fi

@@ -27,10 +27,12 @@ interface Args {
 /** The serving configurations a row can run under: the environment each adds to the server's. */
 const CONFIGS: Record<string, { label: string; env: Record<string, string> }> = {
   defaults: { label: 'defaults', env: {} },
-  // Triton's dynamic batcher with a short queue delay: up to 32 images a call, the first waiting 2 ms for others.
+  // Triton's dynamic batcher with a short queue delay: up to 32 images a call, the first waiting 2 ms for others;
+  // a queue deep enough for 64 clients (the default 32 refuses some of them with 503 and Retry-After, which
+  // leaves the card idle while they wait).
   batched: {
-    label: 'batch <= 32, 2 ms',
-    env: { SIGHTFLOW_BATCH_MAX_SIZE: '32', SIGHTFLOW_BATCH_MAX_DELAY_MS: '2' },
+    label: 'batch <= 32, 2 ms, queue 128',
+    env: { SIGHTFLOW_BATCH_MAX_SIZE: '32', SIGHTFLOW_BATCH_MAX_DELAY_MS: '2', SIGHTFLOW_INFERENCE_QUEUE_DEPTH: '128' },
   },
 };
 
@@ -69,6 +71,8 @@ function cpuMs(pid: number, whole: boolean): number {
 
 interface Server {
   child: ChildProcess;
+  /** What the runtime runs on, from its start-up line. */
+  providers: string;
   port: number;
   key: string;
   log: string[];
@@ -94,6 +98,7 @@ async function startServer(a: Args, dataDir: string, env: Record<string, string>
   const log: string[] = [];
   let port = 0;
   let key = '';
+  let ran = '';
   const ready = new Promise<void>((res, rej) => {
     const timer = setTimeout(
       () => rej(new Error(`server did not start in 120 s:\n${log.slice(-20).join('\n')}`)),
@@ -104,6 +109,8 @@ async function startServer(a: Args, dataDir: string, env: Record<string, string>
       const k = /with API key (sk_sf_\S+)/.exec(line);
       if (k) key = k[1]!;
       if (line.includes('"sightflow listening"')) port = JSON.parse(line).port as number;
+      // The providers the runtime took (a GPU provider asked for where its library is missing falls back to cpu).
+      if (line.includes('"msg":"inference runs on')) ran = (JSON.parse(line).providers as string[]).join(',');
       if (port && key) {
         clearTimeout(timer);
         res();
@@ -123,7 +130,7 @@ async function startServer(a: Args, dataDir: string, env: Record<string, string>
     });
   });
   await ready;
-  return { child, port, key, log };
+  return { child, port, key, log, providers: ran || '?' };
 }
 
 async function stopServer(s: Server): Promise<void> {
@@ -219,7 +226,7 @@ async function main(): Promise<void> {
             const row = {
               config: config.label,
               model,
-              providers: a.providers,
+              providers: s.providers,
               clients: c,
               images_per_s: round(o.ok / (o.wall_ms / 1000)),
               p50_ms: round(pct(o.ms, 0.5)),
