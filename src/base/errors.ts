@@ -192,6 +192,11 @@ export const errorCatalogue = {
   overloaded: { status: 503, type: 'overloaded_error', when: 'an inference or work queue is full (Retry-After)' },
   not_ready: { status: 503, type: 'overloaded_error', when: 'a model or service is still starting (Retry-After)' },
   console_not_built: { status: 503, type: 'api_error', when: 'the web console has not been built' },
+  video_unavailable: {
+    status: 503,
+    type: 'api_error',
+    when: 'this build of sightflow has no video decoding (native addon built without FFmpeg)',
+  },
   // 500
   internal_error: {
     status: 500,
@@ -454,6 +459,12 @@ export const errors = {
   notReady: (what: string) => make('not_ready', `${what} is not ready yet`, null, { 'Retry-After': '5' }),
   /** `message` says how to build it; the console's HTML page shows the same words. */
   consoleNotBuilt: (message: string) => make('console_not_built', message),
+  /** The native addon loaded is the build without FFmpeg (sightflow_novideo.node): no video can be decoded. */
+  videoUnavailable: () =>
+    make(
+      'video_unavailable',
+      'This build of sightflow has no video decoding (native addon built without FFmpeg); video needs the full build of the addon',
+    ),
   // 502
   vlmProviderError: (detail: string) =>
     make('vlm_provider_error', `The vision-language model provider failed: ${detail}`),

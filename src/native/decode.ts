@@ -3,9 +3,11 @@
 // Every call runs on a thread of the addon's own (not the libuv pool, which a read waiting on a slow source
 // would hold), so decoding never blocks the event loop nor starves sharp, fs or DNS. Failures reject with the addon's
 // coded errors (src/native/load.ts): ERR_SIGHTFLOW_DECODE_<reason>, where reason is one of DECODE_FAILURES;
-// src/video/source/decoder.ts, the decoder the pipeline uses, turns those into client errors.
+// src/video/source/decoder.ts, the decoder the pipeline uses, turns those into client errors. The addon built
+// without FFmpeg (sightflow_novideo.node) has no decoder: making one throws the catalogue's video_unavailable,
+// an ApiError that fails a video task with that code, where the missing class would be a TypeError.
 import { errors } from '../base/errors.js';
-import { isNativeError, loadAddon, withCallerStack, type NativeError } from './load.js';
+import { addonFeatures, isNativeError, loadAddon, withCallerStack, type NativeError } from './load.js';
 
 export type Sampling = { mode: 'fps'; value: number } | { mode: 'interval'; value: number } | { mode: 'keyframe' };
 
@@ -200,7 +202,13 @@ interface AddonDecoder {
   abort(): Promise<void>;
 }
 interface DecodeAddon {
-  Decoder: new () => AddonDecoder;
+  /** Absent from the build without FFmpeg. */
+  Decoder?: new () => AddonDecoder;
+}
+
+/** Whether the loaded addon can decode video (false for the build without FFmpeg). */
+export function videoAvailable(): boolean {
+  return addonFeatures().video;
 }
 
 function positive(
@@ -334,8 +342,15 @@ export function checkRead(maxCount: number, target: Uint8Array | undefined, fram
  * The addon serialises open, read and close on the decoder; abort is not serialised, so it stops them.
  */
 export class NativeDecoder {
-  readonly #native: AddonDecoder = new (loadAddon<DecodeAddon>().Decoder)();
+  readonly #native: AddonDecoder;
   #frameBytes = 0;
+
+  /** Throws video_unavailable (an ApiError) when the loaded addon is the build without FFmpeg. */
+  constructor() {
+    const { Decoder } = loadAddon<DecodeAddon>();
+    if (!videoAvailable() || typeof Decoder !== 'function') throw errors.videoUnavailable();
+    this.#native = new Decoder();
+  }
 
   /**
    * Opens a file path, an rtsp URL, or an http(s) URL. An http(s) input needs `onNet`: every byte of it (and of

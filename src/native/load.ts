@@ -1,6 +1,7 @@
 // The only file that loads the native addon (build/Release/sightflow.node, built by node-gyp at setup), and the
 // addon's one error convention. The typed faces of the addon sit beside it, one per part of native/core
-// (decode.ts, track.ts, image.ts, vectors.ts); nothing else in src/ calls the addon.
+// (decode.ts, track.ts, image.ts, vectors.ts); nothing else in src/ calls the addon. Two builds exist
+// (binding.gyp): sightflow.node, and sightflow_novideo.node without FFmpeg (no decoder: addonFeatures says so).
 //
 // Errors: whatever the addon raises is an Error (a TypeError or RangeError for a bad argument) with a stable
 // `code`, ERR_SIGHTFLOW_<AREA>_<REASON>. AREA is DECODE, IMAGE, TRACK or VECTORS. REASON is INVALID_ARG for a
@@ -43,6 +44,18 @@ export function loadAddon<T>(): T {
     }
   }
   return cached as T;
+}
+
+/** What the loaded build of the addon has (its `features` export, native/addon/addon.cc). */
+export interface AddonFeatures {
+  /** False for sightflow_novideo.node, the build without FFmpeg: it has no Decoder (src/native/decode.ts). */
+  video: boolean;
+}
+
+/** The loaded addon's features; a build from before the export had every feature, the decoder included. */
+export function addonFeatures(): AddonFeatures {
+  const addon = loadAddon<{ features?: Partial<AddonFeatures>; Decoder?: unknown }>();
+  return { video: addon.features?.video ?? typeof addon.Decoder === 'function' };
 }
 
 export type NativeArea = 'DECODE' | 'IMAGE' | 'TRACK' | 'VECTORS';
