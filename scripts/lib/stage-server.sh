@@ -28,7 +28,7 @@ cp -r node_modules/@img/colour node_modules/@img/sharp-linux-x64 node_modules/@i
 (cd node_modules/@electric-sql/pglite && find . -type f ! -name '*.map' ! -name '*.tar.gz' ! -name '*.d.ts' ! -name '*.d.cts' \
   -exec cp --parents {} "$srv/node_modules/@electric-sql/pglite/" \;)
 addon=build/Release/sightflow_novideo.node
-[[ -f $addon ]] || addon=build/Release/sightflow.node
+[[ -f $addon ]] || { echo "stage-server.sh: no $addon (bash scripts/setup.d/20-native.sh builds it)" >&2; exit 1; }
 cp "$addon" "$srv/build/Release/sightflow.node"
 cp "$(ldconfig -p | awk '/libjpeg.so.62 .*x86-64/ {print $NF; exit}')" "$srv/build/Release/libjpeg.so.62"
 cc -O2 -static -o "$out/post-clients" bench/peers/post-clients.c
