@@ -6,12 +6,13 @@
 // could take.
 //   node --import tsx bench/main-thread-profile.ts [--clients 4] [--seconds 8] [--json]
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { startTestApp } from '../test/helpers/app.js';
 import { compilePeer } from './peers/compile.js';
+import { threadCpuMs } from './proc-cpu.js';
 import { projectRoot } from '../src/base/paths.js';
 import { evalDir } from '../eval/dir.js';
 import { argValue } from '../eval/lib/model-choice.js';
@@ -34,12 +35,6 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string };
   children?: number[];
-}
-
-function threadCpuMs(): number {
-  const st = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8');
-  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
 }
 
 const args = process.argv.slice(2);
@@ -82,9 +77,9 @@ try {
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 500 });
   await session.post('Profiler.start');
-  const cpu0 = threadCpuMs();
+  const cpu0 = threadCpuMs(process.pid);
   const o = await load(seconds * 1000);
-  const cpuMs = threadCpuMs() - cpu0;
+  const cpuMs = threadCpuMs(process.pid) - cpu0;
   const { profile } = (await session.post('Profiler.stop')) as {
     profile: { nodes: ProfileNode[]; samples: number[] };
   };

@@ -8,9 +8,18 @@ const HZ = 100;
 
 /** User plus system CPU time of `pid` so far, in ms (NaN when it cannot be read). */
 export function cpuMs(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
+  return statCpuMs(pid === undefined ? undefined : `/proc/${pid}/stat`);
+}
+
+/** The same for one thread of `pid` (`tid`; the main thread's is the pid itself). */
+export function threadCpuMs(pid: number | undefined, tid = pid): number {
+  return statCpuMs(pid === undefined ? undefined : `/proc/${pid}/task/${tid}/stat`);
+}
+
+function statCpuMs(file: string | undefined): number {
+  if (file === undefined) return NaN;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(file, 'utf8');
     // The command name may hold spaces and parentheses: the fields start after its last ')'.
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(f[11]) + Number(f[12])) * 1000) / HZ;

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
+import { cpuMs, threadCpuMs } from '../proc-cpu.js';
 
 interface Args {
   server: string;
@@ -56,17 +57,6 @@ function parseArgs(argv: string[]): Args {
     configs,
     out: v('out'),
   };
-}
-
-/** User plus system CPU of one thread (or of the process, where tid is the pid and whole is set), in ms. */
-function cpuMs(pid: number, whole: boolean): number {
-  try {
-    const stat = readFileSync(whole ? `/proc/${pid}/stat` : `/proc/${pid}/task/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return NaN;
-  }
 }
 
 interface Server {
@@ -218,11 +208,11 @@ async function main(): Promise<void> {
           for (const c of a.clients) {
             // A second at this level first: sessions and batches settle before the measured run.
             await clients(a, s, bodyFile, c, 1000);
-            const main0 = cpuMs(s.child.pid!, false);
-            const all0 = cpuMs(s.child.pid!, true);
+            const main0 = threadCpuMs(s.child.pid!);
+            const all0 = cpuMs(s.child.pid!);
             const o = await clients(a, s, bodyFile, c, a.seconds * 1000);
-            const mainMs = cpuMs(s.child.pid!, false) - main0;
-            const allMs = cpuMs(s.child.pid!, true) - all0;
+            const mainMs = threadCpuMs(s.child.pid!) - main0;
+            const allMs = cpuMs(s.child.pid!) - all0;
             const row = {
               config: config.label,
               model,
