@@ -40,7 +40,10 @@ import type { RouteDef } from './http/route.js';
 import { enableMetrics } from './metrics/registry.js';
 import { watchModels } from './metrics/models.js';
 import { watchDbPool } from './metrics/db.js';
-import { countingRequests, watchInFlight } from './metrics/http.js';
+import { countingRequests, observeRequest, watchInFlight } from './metrics/http.js';
+import { FrontPool } from './http/fronts/front-pool.js';
+import { listenShared } from './http/fronts/shared-port.js';
+import type { VisionCalls } from './http/fronts/front-wire.js';
 import { listenMetrics, type MetricsListener } from './metrics/server.js';
 import { openOtlpRecorder } from './tracing/otlp.js';
 import { startSpanExport, stopSpanExport } from './tracing/spans.js';
@@ -185,6 +188,11 @@ export interface AppOptions {
    * stays off unless a token is configured.
    */
   adminTokenFromDataDir?: boolean;
+  /**
+   * The CLI entry front processes run (`sightflow serve` passes its own file): with SIGHTFLOW_HTTP_PROCESSES
+   * above 1 they start beside the server (http/fronts). Without it the setting is ignored, with a warning.
+   */
+  frontEntry?: string;
 }
 
 /**
@@ -272,11 +280,12 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
   const tracing = await startTracing(services);
   const logged = requestLogger(services.log);
   const spanned = tracing ? spanningRequests(logged) : logged;
+  const rateLimiter = new RateLimiter(config.rateLimit.rps, config.rateLimit.burst);
   const server = new HttpServer({
     log: services.log,
     requestLog: metrics ? countingRequests(spanned) : spanned,
     authenticator: new Authenticator(services.projects, config.keyCacheMs),
-    rateLimiter: new RateLimiter(config.rateLimit.rps, config.rateLimit.burst),
+    rateLimiter,
     adminToken: adminToken ?? undefined,
     maxJsonBytes: config.maxJsonBytes,
     bodyTimeoutMs: config.bodyTimeoutMs,
@@ -285,7 +294,11 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
   const mods = modules(services, { worker: config.inProcessWorker, router: server.router, ...opts });
   for (const r of allRouteModules(services, mods, () => server.router.all())) server.route(r);
   for (const m of mods) await m.start?.();
-  const port = await server.listen(config.host, config.port);
+  const withFronts = config.httpProcesses > 1 && opts.frontEntry !== undefined;
+  const port = withFronts
+    ? await listenShared(server, config.host, config.port)
+    : await server.listen(config.host, config.port);
+  const fronts = await startFronts(config, services, opts, server, port, rateLimiter, mods);
   let stopping: Promise<void> | null = null;
   return {
     services,
@@ -298,6 +311,9 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
     collections: (mods.find((m) => m.name === 'vectors') as { collections?: CollectionsPort } | undefined)?.collections,
     stop: (progress: ShutdownProgress = { step: '' }) =>
       (stopping ??= (async () => {
+        // The fronts first: their requests need this process to answer them.
+        progress.step = 'stopping the front processes';
+        await fronts?.stop();
         progress.step = 'finishing in-flight requests';
         await server.stop(config.shutdownTimeoutMs);
         await stopServices(services, mods, progress);
@@ -309,4 +325,44 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
         await tracing?.close();
       })()),
   };
+}
+
+/** Front processes beside this one (SIGHTFLOW_HTTP_PROCESSES > 1), listening on its port once it listens. */
+async function startFronts(
+  config: Config,
+  services: Services,
+  opts: AppOptions,
+  server: HttpServer,
+  port: number,
+  rateLimiter: RateLimiter,
+  mods: Module[],
+): Promise<FrontPool | null> {
+  if (config.httpProcesses <= 1) return null;
+  if (!opts.frontEntry) {
+    services.log.warn({ httpProcesses: config.httpProcesses }, 'front processes start only with `sightflow serve`');
+    return null;
+  }
+  const vision = (mods.find((m) => m.name === 'vision') as { service?: VisionCalls } | undefined)?.service;
+  if (!vision) throw new Error('front processes need the vision module');
+  const ownerPort = await server.listen('127.0.0.1', 0);
+  const pool = new FrontPool({
+    count: config.httpProcesses - 1,
+    entry: opts.frontEntry,
+    host: config.host,
+    port,
+    ownerPort,
+    log: services.log,
+    calls: vision,
+    keys: services.projects,
+    rateLimiter,
+    observe: observeRequest,
+    drainMs: config.shutdownTimeoutMs,
+  });
+  try {
+    await pool.start();
+  } catch (e) {
+    await pool.stop();
+    throw e;
+  }
+  return pool;
 }

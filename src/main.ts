@@ -18,6 +18,8 @@ import { modelsCli } from './models/models-cli.js';
 import { checkModelOnSample } from './detection/model-check.js';
 import { sharedModelStore } from './models/model-publish.js';
 import { armShutdownDeadline, SHUTDOWN_GRACE_MS, type ShutdownProgress } from './base/shutdown-deadline.js';
+import { fileURLToPath } from 'node:url';
+import { runFront } from './front.js';
 
 const USAGE = `sightflow ${VERSION}
 usage: sightflow <command> [options]
@@ -76,7 +78,7 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  app = await startApp(config, undefined, { adminTokenFromDataDir: true });
+  app = await startApp(config, undefined, { adminTokenFromDataDir: true, frontEntry: fileURLToPath(import.meta.url) });
   const { log } = app.services;
   if (app.bootstrapKey) {
     // The one line a newcomer needs; printed to stdout once, on the first start of an empty database.
@@ -186,6 +188,12 @@ async function main(): Promise<void> {
   switch (cmd) {
     case 'serve':
       return serve(config);
+    case '__front': {
+      // Not a command for people: `serve` starts its front processes this way (SIGHTFLOW_HTTP_PROCESSES).
+      const ownerPort = Number(args.flags['owner-port']);
+      if (!Number.isInteger(ownerPort) || ownerPort <= 0) fail('__front is started by sightflow serve');
+      return runFront(config, ownerPort);
+    }
     case 'worker':
       return runWorker(config);
     case 'migrate':

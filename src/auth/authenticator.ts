@@ -28,7 +28,8 @@ export class Authenticator {
   private readonly touched = new Map<string, number>();
 
   constructor(
-    private readonly projects: Projects,
+    /** The key store: the database in `serve`, the pipe to `serve` in a front process (http/fronts). */
+    private readonly projects: Pick<Projects, 'keyByHash' | 'touchKey'>,
     private readonly ttlMs: number,
   ) {}
 

@@ -42,6 +42,7 @@ export function callerOf(ctx: RequestContext): Caller {
     signal: ctx.signal,
     log: ctx.log,
     traceparent: ctx.traceparent,
+    requestId: ctx.requestId,
   };
 }
 

@@ -13,6 +13,8 @@ export interface Caller {
   log: Logger;
   /** The `traceparent` of calls made for this caller (the VLM, remote providers, a queued task). */
   traceparent?: string;
+  /** The HTTP request's id, where the caller is one (a front process hands it to the owner's logs). */
+  requestId?: string;
 }
 
 /** What one billable outcome cost; `started` is a performance.now() reading taken when the work began. */

@@ -13,7 +13,13 @@ import {
 } from './schemas.js';
 import type { VisionService } from './vision.service.js';
 
-export function visionRoutes(vision: VisionService): RouteDef[] {
+/**
+ * What the routes call: the service itself in `serve`, or a front process's link to it (http/fronts), which
+ * answers the same three calls from the owner of the models.
+ */
+export type VisionPort = Pick<VisionService, 'detect' | 'ocr' | 'describe'> & { vlm: { model: string } | null };
+
+export function visionRoutes(vision: VisionPort): RouteDef[] {
   const vlm = vision.vlm;
   const tags = ['vision'];
   const errorsDoc = {

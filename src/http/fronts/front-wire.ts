@@ -1,0 +1,76 @@
+// The messages between `serve` (the owner of the models, the database and the rate limits) and its front
+// processes, over the pipe child_process.fork opens with 'advanced' serialization: Buffers cross as bytes, so
+// an image decoded from base64 in a front reaches the owner without being encoded again.
+import { relayedError, type ApiError, type ErrorType } from '../../base/errors.js';
+import type { Caller } from '../../usage/billing.js';
+
+/** The image routes a front answers itself; every other route it passes to the owner over loopback. */
+export type VisionOp = 'detect' | 'ocr' | 'describe';
+
+/** The use cases behind those routes: the vision service in `serve`, the pipe to it in a front. */
+export type VisionCalls = Record<VisionOp, (caller: Caller, body: any) => Promise<any>>;
+
+/** A key row as the authenticator reads it (auth/projects.ts keyByHash). */
+export interface KeyRow {
+  id: string;
+  project_id: string;
+  key_hash: Buffer;
+  disabled: boolean;
+}
+
+/** What a front's request line adds to the owner's HTTP metrics (metrics/http.ts observeRequest). */
+export interface ObservedRequest {
+  method: string;
+  route: string;
+  status: number;
+  startedMs: number;
+  endedMs: number;
+  bytesIn?: number;
+  bytesOut?: number;
+}
+
+export type FrontMessage =
+  | { t: 'ready'; pid: number }
+  | { t: 'key'; id: number; hash: Buffer }
+  | { t: 'touch'; keyId: string }
+  | {
+      t: 'call';
+      id: number;
+      op: VisionOp;
+      projectId: string;
+      keyId: string;
+      requestId: string;
+      traceparent?: string;
+      body: unknown;
+    }
+  | { t: 'abort'; id: number }
+  | { t: 'requests'; records: ObservedRequest[] };
+
+export interface WireError {
+  status: number;
+  type: ErrorType;
+  code: string;
+  message: string;
+  param: string | null;
+  headers: Record<string, string>;
+}
+
+export type OwnerMessage =
+  | { t: 'key'; id: number; row: KeyRow | null; error?: string }
+  | { t: 'done'; id: number; json: unknown }
+  | { t: 'fail'; id: number; error: WireError }
+  | { t: 'stop' };
+
+export function toWire(e: ApiError): WireError {
+  return { status: e.status, type: e.type, code: e.code, message: e.message, param: e.param, headers: e.headers };
+}
+
+/** The owner's error, thrown again in the front so its exchange answers it as the owner would have. */
+export function fromWire(w: WireError): ApiError {
+  return relayedError(w);
+}
+
+/** A Buffer that crossed the pipe (some Node versions hand typed arrays back as Uint8Array). */
+export function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}

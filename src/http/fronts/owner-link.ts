@@ -1,0 +1,128 @@
+// A front process's side of the pipe to `serve`: API-key lookups for its authenticator, the image routes'
+// calls (VisionPort) and the request records for the owner's metrics. The image's base64 is decoded here, so
+// the owner gets bytes, as from an upload, and spends none of its event loop on the text.
+import { decodeBase64 } from '../../media/base64.js';
+import { IMAGE_MAX_BYTES } from '../../media/image-input.js';
+import type { Caller } from '../../usage/billing.js';
+import {
+  asBuffer,
+  fromWire,
+  type FrontMessage,
+  type KeyRow,
+  type ObservedRequest,
+  type OwnerMessage,
+  type VisionCalls,
+  type VisionOp,
+} from './front-wire.js';
+
+/** How often a front hands its request records to the owner's metrics. */
+const RECORDS_EVERY_MS = 100;
+
+interface Pending {
+  resolve: (v: any) => void;
+  reject: (e: unknown) => void;
+}
+
+export class OwnerLink {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private records: ObservedRequest[] = [];
+  private recordsTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly send: (m: FrontMessage) => void,
+    private readonly onStop: () => void,
+  ) {}
+
+  /** Every message from the owner comes here. */
+  receive(m: OwnerMessage): void {
+    if (m.t === 'stop') return this.onStop();
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (m.t === 'key') {
+      if (m.error) p.reject(new Error(m.error));
+      else p.resolve(m.row ? { ...m.row, key_hash: asBuffer(m.row.key_hash) } : null);
+    } else if (m.t === 'done') p.resolve(m.json);
+    else p.reject(fromWire(m.error));
+  }
+
+  /** The owner went away: whatever waits on it fails (the front then exits). */
+  closed(): void {
+    for (const p of this.pending.values()) p.reject(new Error('the serve process went away'));
+    this.pending.clear();
+  }
+
+  get callsInFlight(): number {
+    return this.pending.size;
+  }
+
+  /** The authenticator's store (auth/projects.ts keyByHash and touchKey), answered by the owner's database. */
+  readonly keys = {
+    keyByHash: (hash: Buffer): Promise<KeyRow | null> =>
+      new Promise((resolve, reject) => {
+        const id = this.nextId++;
+        this.pending.set(id, { resolve, reject });
+        this.send({ t: 'key', id, hash });
+      }),
+    touchKey: async (keyId: string): Promise<void> => this.send({ t: 'touch', keyId }),
+  };
+
+  /** The image routes' use cases, run by the owner. */
+  readonly calls: VisionCalls = {
+    detect: (caller, body) => this.call('detect', caller, body),
+    ocr: (caller, body) => this.call('ocr', caller, body),
+    describe: (caller, body) => this.call('describe', caller, body),
+  };
+
+  observe(r: ObservedRequest): void {
+    this.records.push({
+      method: r.method,
+      route: r.route,
+      status: r.status,
+      startedMs: r.startedMs,
+      endedMs: r.endedMs,
+      bytesIn: r.bytesIn,
+      bytesOut: r.bytesOut,
+    });
+    this.recordsTimer ??= setTimeout(() => this.flushRecords(), RECORDS_EVERY_MS);
+  }
+
+  flushRecords(): void {
+    if (this.recordsTimer) clearTimeout(this.recordsTimer);
+    this.recordsTimer = undefined;
+    if (this.records.length === 0) return;
+    const records = this.records;
+    this.records = [];
+    this.send({ t: 'requests', records });
+  }
+
+  private call<R>(op: VisionOp, caller: Caller, body: { image?: unknown; image_base64?: unknown }): Promise<R> {
+    const id = this.nextId++;
+    const out = new Promise<R>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const onAbort = () => this.send({ t: 'abort', id });
+    caller.signal.addEventListener('abort', onAbort, { once: true });
+    const done = () => caller.signal.removeEventListener('abort', onAbort);
+    out.then(done, done);
+    this.send({
+      t: 'call',
+      id,
+      op,
+      projectId: caller.projectId,
+      keyId: caller.keyId!,
+      requestId: caller.requestId ?? '',
+      traceparent: caller.traceparent,
+      body: decoded(body),
+    });
+    return out;
+  }
+}
+
+/**
+ * The body with its base64 image as bytes. Only when `image` is absent: with both given the owner answers the
+ * "exactly one" error as it would for any caller. A malformed string fails here with the owner's own error.
+ */
+function decoded<B extends { image?: unknown; image_base64?: unknown }>(body: B): B {
+  if (typeof body.image_base64 !== 'string' || (body.image !== undefined && body.image !== null)) return body;
+  return { ...body, image_base64: decodeBase64(body.image_base64, 'image_base64', IMAGE_MAX_BYTES, 'image') };
+}

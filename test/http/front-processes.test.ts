@@ -1,0 +1,250 @@
+// SIGHTFLOW_HTTP_PROCESSES=3: `sightflow serve` starts two front processes on its port. The kernel spreads new
+// connections over the three, so every check below sends its request on many fresh connections and asserts
+// that whichever process took it, the answer is the one `serve` gives alone: detect's objects, its errors
+// (from the front's own validation and from the owner's use case), the proxied routes (a JSON answer, a
+// 3 MB request body, an event stream), usage rows and metrics in `serve`, one rate-limit bucket per key. A
+// killed front is replaced, and SIGTERM stops the fronts and the server cleanly.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serve } from '../helpers/cli.js';
+import { projectRoot } from '../../src/base/paths.js';
+
+const astronaut = readFileSync(join(projectRoot, 'assets', 'astronaut.jpg'));
+/** Fresh connections per check: the chance that all of them land on one process is below 1e-9. */
+const SPREAD = 20;
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** One request on a new connection (no keep-alive agent), so the kernel picks the process again. */
+function once(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: Buffer | string,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts).toString() }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The same request SPREAD times; every answer must equal the first (the request id aside). */
+async function sameEverywhere(send: () => Promise<Answer>): Promise<Answer> {
+  const all = [];
+  for (let i = 0; i < SPREAD; i++) all.push(await send());
+  const shape = (a: Answer) => `${a.status} ${a.headers['content-type']} ${a.body}`;
+  for (const a of all) assert.equal(shape(a), shape(all[0]!));
+  return all[0]!;
+}
+
+test('front processes answer as serve does: detect, errors, proxied routes, usage, metrics, restart, stop', {
+  timeout: 180_000,
+}, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-fronts-'));
+  try {
+    const s = await serve(['--data-dir', dataDir], {
+      SIGHTFLOW_HTTP_PROCESSES: '3',
+      SIGHTFLOW_ADMIN_TOKEN: 'adm',
+      SIGHTFLOW_METRICS_PORT: '0',
+    });
+    const fronts = () =>
+      s.lines.filter((l) => l.includes('"front process listening"')).map((l) => (JSON.parse(l) as { pid: number }).pid);
+    assert.equal(fronts().length, 2, 'two fronts listened before serve said it listens');
+    const key = /sk_sf_[A-Za-z0-9_-]{43}/.exec(s.lines.find((l) => /sk_sf_/.test(l))!)![0];
+    const auth = { authorization: `Bearer ${key}` };
+    const json = { ...auth, 'content-type': 'application/json' };
+    const detectBody = JSON.stringify({ image_base64: astronaut.toString('base64') });
+
+    // Detect: the same objects from every process, JSON base64 and a raw upload alike.
+    const det = await sameEverywhere(() => once(s.port, 'POST', '/v1/vision/detect', json, detectBody));
+    assert.equal(det.status, 200, det.body);
+    assert.ok((JSON.parse(det.body) as { objects: unknown[] }).objects.length > 0);
+    const raw = await sameEverywhere(() =>
+      once(s.port, 'POST', '/v1/vision/detect', { ...auth, 'content-type': 'image/jpeg' }, astronaut),
+    );
+    assert.equal(raw.body, det.body);
+    const servedBy = s.lines.filter((l) => l.includes('"route":"/v1/vision/detect"') && l.includes('"status":200'));
+    assert.ok(
+      servedBy.some((l) => l.includes('"front":')),
+      'some detects were answered by a front (its request line names it)',
+    );
+    assert.ok(
+      servedBy.some((l) => !l.includes('"front":')),
+      'some detects were answered by serve itself',
+    );
+
+    // Errors, whoever answers: the front's own (auth, validation, base64, media type, method) and the owner's.
+    const errs: Array<[string, () => Promise<Answer>, number]> = [
+      [
+        'no key',
+        () => once(s.port, 'POST', '/v1/vision/detect', { 'content-type': 'application/json' }, detectBody),
+        401,
+      ],
+      ['bad base64', () => once(s.port, 'POST', '/v1/vision/detect', json, '{"image_base64":"!!!"}'), 400],
+      [
+        'unknown field',
+        () => once(s.port, 'POST', '/v1/vision/detect', json, '{"image_base64":"x","confidence":1}'),
+        400,
+      ],
+      ['bad JSON', () => once(s.port, 'POST', '/v1/vision/detect', json, '{"image_'), 400],
+      [
+        'media type',
+        () => once(s.port, 'POST', '/v1/vision/detect', { ...auth, 'content-type': 'text/plain' }, 'x'),
+        400,
+      ],
+      ['method', () => once(s.port, 'GET', '/v1/vision/detect', auth), 405],
+      [
+        'unknown class (the owner)',
+        () =>
+          once(
+            s.port,
+            'POST',
+            '/v1/vision/detect',
+            json,
+            JSON.stringify({ image_base64: astronaut.toString('base64'), classes: ['unicorn'] }),
+          ),
+        400,
+      ],
+      [
+        'not an image (the owner)',
+        () => once(s.port, 'POST', '/v1/vision/detect', json, '{"image_base64":"aGVsbG8="}'),
+        400,
+      ],
+    ];
+    for (const [what, send, status] of errs) {
+      const a = await sameEverywhere(send);
+      assert.equal(a.status, status, `${what}: ${a.body}`);
+      assert.ok((JSON.parse(a.body) as { error?: { code?: string } }).error?.code, `${what}: the error shape`);
+    }
+
+    // Proxied routes: a JSON answer, an admin call with a body, a 3 MB body read whole, an event stream.
+    const models = await sameEverywhere(() => once(s.port, 'GET', '/v1/models', auth));
+    assert.equal(models.status, 200);
+    const projects = JSON.parse(
+      (await once(s.port, 'GET', '/admin/v1/projects', { authorization: 'Bearer adm' })).body,
+    ) as {
+      data: Array<{ id: string; name: string }>;
+    };
+    const projectId = projects.data.find((p) => p.name === 'default')!.id;
+    const big = JSON.stringify({ input: 'x'.repeat(3 * 1024 * 1024) });
+    const bigAnswer = await sameEverywhere(() => once(s.port, 'POST', '/v1/video/process', json, big));
+    // serve's validation quotes the string it got: the whole body went in, and a 3 MB answer came back out
+    // (streamed, over the front's 1 MB buffering).
+    assert.equal(bigAnswer.status, 400, bigAnswer.body.slice(0, 300));
+    assert.ok(bigAnswer.body.includes('x'.repeat(3 * 1024 * 1024)), `${bigAnswer.body.length} characters`);
+    for (let i = 0; i < SPREAD; i++) {
+      const first = await new Promise<string>((resolve, reject) => {
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port: s.port,
+            path: '/mcp',
+            headers: { ...auth, accept: 'text/event-stream' },
+            agent: false,
+          },
+          (res) => {
+            assert.equal(res.statusCode, 200);
+            assert.match(String(res.headers['content-type']), /text\/event-stream/);
+            let text = '';
+            res.on('data', (c: Buffer) => {
+              text += c;
+              if (text.includes('\n\n')) {
+                req.destroy();
+                resolve(text);
+              }
+            });
+          },
+        );
+        req.on('error', (e) => (req.destroyed ? undefined : reject(e)));
+        req.end();
+      });
+      assert.match(first, /event: endpoint/);
+    }
+
+    // Usage rows and metrics are serve's: every answered detect is one row and one count.
+    const answered = 2 * SPREAD;
+    const usage = JSON.parse(
+      (await once(s.port, 'GET', `/admin/v1/projects/${projectId}/usage`, { authorization: 'Bearer adm' })).body,
+    ) as { data: Array<{ requests: number }> };
+    const rows = usage.data.reduce((n, d) => n + d.requests, 0);
+    assert.equal(rows, answered, `one usage row per answered detect: ${JSON.stringify(usage)}`);
+    const metricsPort = (JSON.parse(s.lines.find((l) => l.includes('"metrics listening"'))!) as { metricsPort: number })
+      .metricsPort;
+    await new Promise((r) => setTimeout(r, 300)); // the fronts hand their counts over every 100 ms
+    const metrics = (await once(metricsPort, 'GET', '/metrics')).body;
+    const counted = metrics
+      .split('\n')
+      .filter(
+        (l) =>
+          l.startsWith('sightflow_http_requests_total{') &&
+          l.includes('route="/v1/vision/detect"') &&
+          l.includes('status="200"'),
+      )
+      .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+    assert.equal(counted, answered, "every detect counted once in serve's metrics");
+
+    // A front killed is replaced; requests go on meanwhile.
+    const [victim] = fronts();
+    process.kill(victim!, 'SIGKILL');
+    const deadline = Date.now() + 60_000;
+    while (fronts().length < 3 && Date.now() < deadline) {
+      const a = await once(s.port, 'POST', '/v1/vision/detect', json, detectBody).catch(() => null);
+      if (a) assert.equal(a.status, 200);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(fronts().length, 3, 'a new front listened');
+    assert.ok(s.lines.some((l) => l.includes('front process died')));
+
+    // SIGTERM: the fronts drain and exit, then serve.
+    const live = fronts().filter((p) => p !== victim);
+    s.child.kill('SIGTERM');
+    assert.equal(await s.exited, 0, s.stderr());
+    for (const pid of live) assert.throws(() => process.kill(pid, 0), 'the front exited');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a key has one rate-limit bucket, however many processes answer it', { timeout: 120_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-fronts-rate-'));
+  try {
+    // Three requests, then a refill so slow that none comes back during the test.
+    const s = await serve(['--data-dir', dataDir], {
+      SIGHTFLOW_HTTP_PROCESSES: '3',
+      SIGHTFLOW_RATE_LIMIT_RPS: '0.0001',
+      SIGHTFLOW_RATE_LIMIT_BURST: '3',
+    });
+    const key = /sk_sf_[A-Za-z0-9_-]{43}/.exec(s.lines.find((l) => /sk_sf_/.test(l))!)![0];
+    const json = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const body = JSON.stringify({ image_base64: astronaut.toString('base64') });
+    const statuses: number[] = [];
+    for (let i = 0; i < SPREAD; i++)
+      statuses.push((await once(s.port, 'POST', '/v1/vision/detect', json, body)).status);
+    assert.deepEqual(statuses.filter((x) => x === 200).length, 3, `three answers, then 429s: ${statuses.join(' ')}`);
+    assert.ok(
+      statuses.every((x) => x === 200 || x === 429),
+      statuses.join(' '),
+    );
+    s.child.kill('SIGTERM');
+    assert.equal(await s.exited, 0, s.stderr());
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
