@@ -4,11 +4,16 @@
 # for linux-x64 only, the bench and the check compiled into single files (the session worker beside them),
 # the reference script and the C++ reference (scripts/lib/stage-reference.sh), gpu-check.sh itself, the two
 # built-in detectors (each with a real photo's input), and the server for the HTTP rows
-# (scripts/lib/stage-server.sh).
+# (scripts/lib/stage-server.sh), and the video part for the camera rows: the addon built with FFmpeg, an FFmpeg
+# with NVDEC built here from Debian's source, the camera's clip (scripts/lib/stage-video.sh).
 #   bash scripts/device-bundle.sh [--gpu] [--stage DIR]
-# Out: .dev/bundle.tar.xz and .dev/server.tar.xz (the server for the HTTP rows; git-ignored). On the host:
-#   tar -xJf server.tar.xz -C /tmp/sf && tar -xJf bundle.tar.xz -C /tmp/sf && /tmp/sf/gpu-check.sh --out "$OUT"
-# --stage DIR: only lay the bundle out in DIR, no archive (gpu-check.sh --dry-run runs the check from there).
+# Out: .dev/bundle.tar.xz, .dev/server.tar.xz (the server for the HTTP and camera rows) and .dev/video.tar.xz
+# (git-ignored). On the host:
+#   tar -xJf server.tar.xz -C /tmp/sf && tar -xJf video.tar.xz -C /tmp/sf && tar -xJf bundle.tar.xz -C /tmp/sf \
+#     && /tmp/sf/gpu-check.sh --out "$OUT"
+# --stage DIR: only lay the bundle out in DIR, no archive (gpu-check.sh --dry-run runs the check from there); its
+# video part has no FFmpeg of its own unless one is built already (.dev/ffmpeg), so the addon loads this
+# machine's.
 # --gpu: the CUDA provider too, as .dev/provider.tar.xz, packed apart: onnxruntime-node does not ship one (its
 # install script downloads it), its library must come from the same ONNX Runtime release as the core it loads
 # into, and with it the whole no longer fits one 64 MiB transfer (docs/capacity.md, "The GPU check"). The
@@ -69,11 +74,13 @@ esb=(npx esbuild --bundle --platform=node --format=esm --target=node20 --log-lev
 "${esb[@]}" bench/device/gpu-check.ts --outfile="$out/gpu-check.js"
 "${esb[@]}" src/inference/session-worker.ts --outfile="$out/session-worker.js"
 "${esb[@]}" bench/device/http-rows.ts --outfile="$out/http-rows.js"
+"${esb[@]}" bench/device/camera-rows.ts --outfile="$out/camera-rows.js"
 cp scripts/gpu-check.sh bench/device/reference.py "$out/"
 # The bundled sources find their root by a package.json (src/base/paths.ts).
 echo '{"name": "sightflow-device-bundle", "private": true, "type": "module"}' > "$out/package.json"
 bash scripts/lib/stage-server.sh "$out"
 bash scripts/lib/stage-reference.sh "$out"
+if [[ -n "$stage" ]]; then bash scripts/lib/stage-video.sh "$out" --no-ffmpeg; else bash scripts/lib/stage-video.sh "$out"; fi
 if [[ $gpu == 1 ]]; then
   mkdir -p "$work/gpu" "$work/provider"
   tar -xzf "$work"/com.github.asus4.onnxruntime.linux-x64-gpu-0.4.9.tgz -C "$work/gpu"
@@ -87,6 +94,9 @@ if [[ -z "$stage" ]]; then
   # The server and the HTTP rows' load (server/, the C clients, the photo) travel as a part of their own: with
   # them the bundle would leave too little room under 64 MiB for the working tree that travels beside it.
   tar -C "$out" -cf - server post-clients photo.jpg | xz -T0 -6 > .dev/server.tar.xz.part && mv .dev/server.tar.xz.part .dev/server.tar.xz
-  tar -C "$out" --exclude=./server --exclude=./post-clients --exclude=./photo.jpg -cf - . | xz -T0 -6 > .dev/bundle.tar.xz.part && mv .dev/bundle.tar.xz.part .dev/bundle.tar.xz
-  ls -la .dev/bundle.tar.xz .dev/server.tar.xz
+  # The camera rows' part (the addon with FFmpeg, the FFmpeg, the clip) is small: it travels beside the bundle
+  # in the second device call (docs/capacity.md, "The GPU check").
+  tar -C "$out" -cf - video | xz -T0 -6 > .dev/video.tar.xz.part && mv .dev/video.tar.xz.part .dev/video.tar.xz
+  tar -C "$out" --exclude=./server --exclude=./post-clients --exclude=./photo.jpg --exclude=./video -cf - . | xz -T0 -6 > .dev/bundle.tar.xz.part && mv .dev/bundle.tar.xz.part .dev/bundle.tar.xz
+  ls -la .dev/bundle.tar.xz .dev/server.tar.xz .dev/video.tar.xz
 fi

@@ -6,12 +6,16 @@
 # ceiling under dynamic batching at batch 1, 8 and 32 (bench/device/providers.ts), with a check that a batch
 # answers what a run alone does; each float graph also in float16 (`<model> (fp16)` rows, fp16-graph.ts), as
 # SIGHTFLOW_INFERENCE_FP16=auto loads it on the card; then the whole server over HTTP with the C clients
-# (bench/device/http-rows.ts). Writes gpu-check.json (everything) and gpu-check.md (the table) into --out.
+# (bench/device/http-rows.ts); then N live H.264 1080p cameras into the server with the NVIDIA decoder and
+# with software in the same run (bench/device/camera-rows.ts, the video part: scripts/lib/stage-video.sh).
+# Writes gpu-check.json (everything) and gpu-check.md (the table) into --out.
 # It runs from the bundle (scripts/device-bundle.sh --gpu) on a host with an NVIDIA driver and maybe nothing
 # else (no Node.js, no network):
 #   /tmp/sf/gpu-check.sh --provider-dir /tmp/sf-provider --out "$OUT" [--seconds 2] [--batch 1,8,32] [--sessions 1,4] [--http-clients 1,16,64]
+#                        [--camera-rows cuda:50,none:50,cuda:25,none:25]
 # Here, on the CPU, --dry-run lays the bundle out in a temporary folder and runs the same check from it, on the
-# CPU provider with shorter rows (batch 1,2; 1 s), so none of it rots (test/device/gpu-check.test.ts):
+# CPU provider with shorter rows (batch 1,2; 1 s; two cameras in software, then asking for NVDEC), so none of
+# it rots (test/device/gpu-check.test.ts):
 #   bash scripts/gpu-check.sh --dry-run [--out DIR]
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
@@ -23,6 +27,7 @@ seconds=""
 batches=""
 sessions=""
 http_clients=""
+camera_rows=""
 pass=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -33,7 +38,8 @@ while [[ $# -gt 0 ]]; do
     --batch) batches="$2"; pass+=("$1" "$2"); shift ;;
     --sessions) sessions="$2"; pass+=("$1" "$2"); shift ;;
     --http-clients) http_clients="$2"; pass+=("$1" "$2"); shift ;;
-    *) echo "usage: gpu-check.sh [--dry-run] [--out DIR] [--provider-dir DIR] [--seconds N] [--batch 1,8,32] [--sessions 1,4] [--http-clients 1,16,64]" >&2; exit 2 ;;
+    --camera-rows) camera_rows="$2"; pass+=("$1" "$2"); shift ;;
+    *) echo "usage: gpu-check.sh [--dry-run] [--out DIR] [--provider-dir DIR] [--seconds N] [--batch 1,8,32] [--sessions 1,4] [--http-clients 1,16,64] [--camera-rows HWACCEL:N,...]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -169,6 +175,28 @@ elif ! ./node http-rows.js --server server --models models --client ./post-clien
   ./node -e "console.log(JSON.stringify({error: require('fs').readFileSync(process.argv[1], 'utf8').split('\\n').filter(Boolean).slice(-5).join(' | ')}))" "$work/http.err" > "$work/http.json"
 fi
 cat "$work/http.err" >> "$work/sightflow.err"
+
+# Live cameras into the same server (bench/device/camera-rows.ts): each row a fresh server with the addon built
+# with FFmpeg and the FFmpeg from video/, N cameras detecting and tracking at 5 fps, the NVIDIA decoder
+# against software in the same run. The dry run: two cameras in software, then asking for NVDEC (auto), which
+# must say it fell back to software and why. Late, fewer rows, or none, so the whole ends inside 8 minutes.
+if [[ $dry == 1 ]]; then camera_rows=${camera_rows:-none:2,auto:2}; camera_s=2; camera_warm=15
+else camera_rows=${camera_rows:-cuda:50,none:50,cuda:25,none:25}; camera_s=8; camera_warm=25; fi
+elapsed=$(( $(date +%s) - t0 ))
+if (( elapsed > 400 )); then
+  ./node -e "console.log(JSON.stringify({skipped: 'late: the check had run ' + process.argv[1] + ' s, and the camera rows need ~2 minutes'}))" "$elapsed" > "$work/cameras.json"
+  log "late: no camera rows"
+elif [[ ! -f video/sightflow.node || ! -f server/server.js ]]; then
+  echo '{"error": "the video part or the server is not unpacked here (video.tar.xz, server.tar.xz: scripts/device-bundle.sh)"}' > "$work/cameras.json"
+else
+  if (( elapsed > 330 )) && [[ $dry == 0 ]]; then camera_rows=$(echo "$camera_rows" | cut -d, -f1-2); log "late: camera rows $camera_rows only"; fi
+  log "cameras ($camera_rows)"
+  if ! ./node camera-rows.js --server server --models models --video video --providers "$providers" --rows "$camera_rows" \
+    --seconds "$camera_s" --warm-s "$camera_warm" --out "$work/cameras.json" 2> "$work/cameras.err"; then
+    ./node -e "console.log(JSON.stringify({error: require('fs').readFileSync(process.argv[1], 'utf8').split('\\n').filter(Boolean).slice(-5).join(' | ')}))" "$work/cameras.err" > "$work/cameras.json"
+  fi
+  cat "$work/cameras.err" >> "$work/sightflow.err"
+fi
 
 log "report"
 ./node gpu-check.js report "$work" "$out"

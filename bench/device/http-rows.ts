@@ -6,12 +6,13 @@
 // 1000 / that figure is the most images a second one process can take whatever the card does.
 //   node http-rows.js --server DIR --models DIR --client EXE --photo JPEG --providers cuda|cpu
 //                     [--clients 1,16,64] [--seconds 3] [--configs defaults,batched] --out FILE
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { cpuMs, threadCpuMs } from '../proc-cpu.js';
+import { type Server, startServer, stopServer } from './staged-server.js';
 
 interface Args {
   server: string;
@@ -57,79 +58,6 @@ function parseArgs(argv: string[]): Args {
     configs,
     out: v('out'),
   };
-}
-
-interface Server {
-  child: ChildProcess;
-  /** What the runtime runs on, from its start-up line. */
-  providers: string;
-  port: number;
-  key: string;
-  log: string[];
-}
-
-/** Starts the bundled server on a fresh data dir and waits for its port and its first API key. */
-async function startServer(a: Args, dataDir: string, env: Record<string, string>): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    [join(a.server, 'server.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
-    {
-      env: {
-        ...process.env,
-        SIGHTFLOW_LOG_LEVEL: 'info',
-        SIGHTFLOW_MODELS_DIR: a.models,
-        SIGHTFLOW_ADDON_PATH: join(a.server, 'build', 'Release', 'sightflow.node'),
-        SIGHTFLOW_EXECUTION_PROVIDERS: a.providers,
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const log: string[] = [];
-  let port = 0;
-  let key = '';
-  let ran = '';
-  const ready = new Promise<void>((res, rej) => {
-    const timer = setTimeout(
-      () => rej(new Error(`server did not start in 120 s:\n${log.slice(-20).join('\n')}`)),
-      120_000,
-    );
-    const seen = (line: string) => {
-      log.push(line);
-      const k = /with API key (sk_sf_\S+)/.exec(line);
-      if (k) key = k[1]!;
-      if (line.includes('"sightflow listening"')) port = JSON.parse(line).port as number;
-      // The providers the runtime took (a GPU provider asked for where its library is missing falls back to cpu).
-      if (line.includes('"msg":"inference runs on')) ran = (JSON.parse(line).providers as string[]).join(',');
-      if (port && key) {
-        clearTimeout(timer);
-        res();
-      }
-    };
-    for (const s of [child.stdout!, child.stderr!]) {
-      let rest = '';
-      s.on('data', (d: Buffer) => {
-        const lines = (rest + d.toString()).split('\n');
-        rest = lines.pop()!;
-        for (const l of lines) seen(l);
-      });
-    }
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      rej(new Error(`server exited (${code}) before it was ready:\n${log.slice(-20).join('\n')}`));
-    });
-  });
-  await ready;
-  return { child, port, key, log, providers: ran || '?' };
-}
-
-async function stopServer(s: Server): Promise<void> {
-  if (s.child.exitCode !== null) return;
-  const gone = new Promise((r) => s.child.once('exit', r));
-  s.child.kill('SIGTERM');
-  const t = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
-  await gone;
-  clearTimeout(t);
 }
 
 /** One request, answered 200 (a model's first load, its graph rewrites and the card's warm-up happen here). */

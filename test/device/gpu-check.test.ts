@@ -2,7 +2,9 @@
 // stripped Node binary, the bundled bench and check, the models with a real photo's input), so none of it rots
 // before a GPU host runs it: the probe, the reference step (none here, and why), sightflow's in-process
 // ceiling under dynamic batching with its batched = alone check (float inputs, the graph taking bytes, and each
-// float graph in float16), the whole server over HTTP with the C clients, and the report's JSON and table.
+// float graph in float16), the whole server over HTTP with the C clients, live cameras into that server (two
+// in software, then two asking for NVDEC, which must fall back to software and say why), and the report's JSON
+// and table.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -119,5 +121,24 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     table,
     /- centernet-coco, defaults: [\d.]+ images\/s at 4 clients \(goal >= 1500; [\d.]+ of the reference's best, goal >= 0\.5\)/,
   );
-  assert.match(table, /not measured: cameras per GPU with NVDEC/);
+  // Live cameras (bench/device/camera-rows.ts): the staged server with the addon built with FFmpeg, two endless
+  // real-time H.264 1080p streams from the check's own process, detect + track at 5 fps.
+  assert.equal(r.cameras.error, undefined, `the camera rows ran: ${r.cameras.error}`);
+  const cams = r.cameras.rows as Array<Record<string, any>>;
+  assert.deepEqual(
+    cams.map((x) => `${x.hwaccel} ${x.cameras}`),
+    ['none 2', 'auto 2'],
+  );
+  for (const x of cams) {
+    assert.ok(x.processed > 0 && x.fps_per_camera_median > 0 && x.lag_p95_ms > 0, JSON.stringify(x));
+    assert.ok(x.cpu_ms_per_frame > 0 && x.cpu_ms_per_camera_frame > 0, JSON.stringify(x));
+    assert.equal(typeof x.drops_by_policy, 'boolean');
+  }
+  assert.deepEqual(cams[0]!.decoder_paths, { software: 2 });
+  // Asked for NVDEC on a host without a CUDA device: software, with the decoder's reason.
+  assert.deepEqual(cams[1]!.decoder_paths, { software: 2 }, 'auto fell back to software on every camera');
+  assert.match(cams[1]!.fallback ?? '', /CUDA/, 'the fallback says why');
+  assert.match(table, /## Cameras/);
+  assert.match(table, /\| auto \| 2 \| software 2 \(fallback: [^)]*CUDA/);
+  assert.match(table, /- cameras held with NVDEC: no row took the NVIDIA decoder \(goal >= 50\)/);
 });

@@ -136,6 +136,12 @@ export class LocalProvider implements VideoProvider {
           ? await this.#openResumed(() => open(maxFrames - cp.frames, openMs, undefined), input.reconnect, signal)
           : await open(input.max_frames, openMs, input.range, cp.decoder);
       const { info } = decoder;
+      // Asked for NVDEC, the operator learns whether the decoder took it or fell back to software, and why.
+      if ((this.deps.hwaccel ?? 'none') !== 'none')
+        this.deps.services?.log?.info(
+          { taskId: ctx.taskId, asked: this.deps.hwaccel, hwaccel: info.hwaccel, fallback: info.hwaccelFallback },
+          'video decoder opened',
+        );
       if (cp && cp.live !== (info.live === true))
         throw new ProviderError(
           this.name,
