@@ -183,13 +183,13 @@ cat "$work/http.err" >> "$work/sightflow.err"
 if [[ $dry == 1 ]]; then camera_rows=${camera_rows:-none:2,auto:2}; camera_s=2; camera_warm=15
 else camera_rows=${camera_rows:-cuda:50,none:50,cuda:25,none:25}; camera_s=8; camera_warm=25; fi
 elapsed=$(( $(date +%s) - t0 ))
-if (( elapsed > 400 )); then
+if (( elapsed > 390 )); then
   ./node -e "console.log(JSON.stringify({skipped: 'late: the check had run ' + process.argv[1] + ' s, and the camera rows need ~2 minutes'}))" "$elapsed" > "$work/cameras.json"
   log "late: no camera rows"
 elif [[ ! -f video/sightflow.node || ! -f server/server.js ]]; then
   echo '{"error": "the video part or the server is not unpacked here (video.tar.xz, server.tar.xz: scripts/device-bundle.sh)"}' > "$work/cameras.json"
 else
-  if (( elapsed > 330 )) && [[ $dry == 0 ]]; then camera_rows=$(echo "$camera_rows" | cut -d, -f1-2); log "late: camera rows $camera_rows only"; fi
+  if (( elapsed > 280 )) && [[ $dry == 0 ]]; then camera_rows=$(echo "$camera_rows" | cut -d, -f1-2); log "late: camera rows $camera_rows only"; fi
   log "cameras ($camera_rows)"
   if ! ./node camera-rows.js --server server --models models --video video --providers "$providers" --rows "$camera_rows" \
     --seconds "$camera_s" --warm-s "$camera_warm" --out "$work/cameras.json" 2> "$work/cameras.err"; then
