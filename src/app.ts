@@ -42,7 +42,7 @@ import { watchModels } from './metrics/models.js';
 import { watchDbPool } from './metrics/db.js';
 import { countingRequests, observeRequest, watchInFlight } from './metrics/http.js';
 import { FrontPool } from './http/fronts/front-pool.js';
-import { listenShared } from './http/fronts/shared-port.js';
+import { freePort } from './http/fronts/free-port.js';
 import type { VisionCalls } from './http/fronts/front-wire.js';
 import { listenMetrics, type MetricsListener } from './metrics/server.js';
 import { openOtlpRecorder } from './tracing/otlp.js';
@@ -189,8 +189,9 @@ export interface AppOptions {
    */
   adminTokenFromDataDir?: boolean;
   /**
-   * The CLI entry front processes run (`sightflow serve` passes its own file): with SIGHTFLOW_HTTP_PROCESSES
-   * above 1 they start beside the server (http/fronts). Without it the setting is ignored, with a warning.
+   * The CLI entry front processes run (`sightflow serve` passes its own file): with SIGHTFLOW_HTTP_FRONTS above
+   * 0 they take the port and this process listens on loopback for them. Without it the setting is ignored,
+   * with a warning.
    */
   frontEntry?: string;
 }
@@ -294,11 +295,13 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
   const mods = modules(services, { worker: config.inProcessWorker, router: server.router, ...opts });
   for (const r of allRouteModules(services, mods, () => server.router.all())) server.route(r);
   for (const m of mods) await m.start?.();
-  const withFronts = config.httpProcesses > 1 && opts.frontEntry !== undefined;
-  const port = withFronts
-    ? await listenShared(server, config.host, config.port)
-    : await server.listen(config.host, config.port);
-  const fronts = await startFronts(config, services, opts, server, port, rateLimiter, mods);
+  if (config.httpFronts > 0 && !opts.frontEntry)
+    services.log.warn({ httpFronts: config.httpFronts }, 'front processes start only with `sightflow serve`');
+  const fronts =
+    config.httpFronts > 0 && opts.frontEntry
+      ? await startFronts(config, services, opts.frontEntry, server, rateLimiter, mods)
+      : null;
+  const port = fronts ? fronts.port : await server.listen(config.host, config.port);
   let stopping: Promise<void> | null = null;
   return {
     services,
@@ -327,42 +330,41 @@ export async function startApp(config: Config, log?: Logger, opts: AppOptions = 
   };
 }
 
-/** Front processes beside this one (SIGHTFLOW_HTTP_PROCESSES > 1), listening on its port once it listens. */
+/**
+ * The front processes (SIGHTFLOW_HTTP_FRONTS) on the configured port, this process on a loopback port that only
+ * they use. With port 0 a free port is chosen; if another process takes it before the fronts do, another.
+ */
 async function startFronts(
   config: Config,
   services: Services,
-  opts: AppOptions,
+  entry: string,
   server: HttpServer,
-  port: number,
   rateLimiter: RateLimiter,
   mods: Module[],
-): Promise<FrontPool | null> {
-  if (config.httpProcesses <= 1) return null;
-  if (!opts.frontEntry) {
-    services.log.warn({ httpProcesses: config.httpProcesses }, 'front processes start only with `sightflow serve`');
-    return null;
-  }
+): Promise<FrontPool> {
   const vision = (mods.find((m) => m.name === 'vision') as { service?: VisionCalls } | undefined)?.service;
   if (!vision) throw new Error('front processes need the vision module');
   const ownerPort = await server.listen('127.0.0.1', 0);
-  const pool = new FrontPool({
-    count: config.httpProcesses - 1,
-    entry: opts.frontEntry,
-    host: config.host,
-    port,
-    ownerPort,
-    log: services.log,
-    calls: vision,
-    keys: services.projects,
-    rateLimiter,
-    observe: observeRequest,
-    drainMs: config.shutdownTimeoutMs,
-  });
-  try {
-    await pool.start();
-  } catch (e) {
-    await pool.stop();
-    throw e;
+  for (let attempt = 1; ; attempt++) {
+    const pool = new FrontPool({
+      count: config.httpFronts,
+      entry,
+      host: config.host,
+      port: config.port === 0 ? await freePort(config.host) : config.port,
+      ownerPort,
+      log: services.log,
+      calls: vision,
+      keys: services.projects,
+      rateLimiter,
+      observe: observeRequest,
+      drainMs: config.shutdownTimeoutMs,
+    });
+    try {
+      await pool.start();
+      return pool;
+    } catch (e) {
+      await pool.stop();
+      if (config.port !== 0 || attempt === 3) throw e;
+    }
   }
-  return pool;
 }

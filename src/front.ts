@@ -1,6 +1,6 @@
-// `sightflow __front`, a front process (SIGHTFLOW_HTTP_PROCESSES > 1): started by `serve`, it listens on the same port (the kernel
-// spreads connections over every process listening there) and takes the image routes' HTTP off the owner's
-// event loop: request, API key (looked up once by the owner, then cached here), body, JSON, validation, base64
+// `sightflow __front`, a front process (SIGHTFLOW_HTTP_FRONTS): started by `serve`, it listens on the server's
+// port with the other fronts (the kernel spreads connections over them; `serve` itself listens only on a
+// loopback port for them) and takes the image routes' HTTP off the event loop of the process that runs the models: request, API key (looked up once by the owner, then cached here), body, JSON, validation, base64
 // and the reply. The owner gets the image's bytes and the caller over the pipe and runs the route's use case
 // (models, rate limit, usage rows), so answers, errors and bills are the ones `serve` gives alone. Every other
 // request is passed to `serve` over loopback. No model, database or video code is loaded here.
@@ -16,7 +16,7 @@ import { OwnerLink } from './http/fronts/owner-link.js';
 
 export async function runFront(config: Config, ownerPort: number): Promise<void> {
   const send = process.send?.bind(process);
-  if (!send) throw new Error('a front process is started by `sightflow serve` (SIGHTFLOW_HTTP_PROCESSES > 1)');
+  if (!send) throw new Error('a front process is started by `sightflow serve` (SIGHTFLOW_HTTP_FRONTS > 0)');
   const log = createLogger(config.logLevel).child({ front: process.pid });
   let stopping: Promise<void> | null = null;
   const link = new OwnerLink(

@@ -189,7 +189,7 @@ async function main(): Promise<void> {
     case 'serve':
       return serve(config);
     case '__front': {
-      // Not a command for people: `serve` starts its front processes this way (SIGHTFLOW_HTTP_PROCESSES).
+      // Not a command for people: `serve` starts its front processes this way (SIGHTFLOW_HTTP_FRONTS).
       const ownerPort = Number(args.flags['owner-port']);
       if (!Number.isInteger(ownerPort) || ownerPort <= 0) fail('__front is started by sightflow serve');
       return runFront(config, ownerPort);

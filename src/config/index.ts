@@ -91,7 +91,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_MAX_JSON_BYTES: int(0, 30 * 1024 * 1024),
     SIGHTFLOW_SHUTDOWN_TIMEOUT_MS: int(0, 10_000),
     SIGHTFLOW_HEAP_GROWING_PERCENT: int(0, 100, 1000),
-    SIGHTFLOW_HTTP_PROCESSES: int(1, 1, 64),
+    SIGHTFLOW_HTTP_FRONTS: int(0, 0, 64),
   },
   store: {
     SIGHTFLOW_DATA_DIR: str('./data'),
@@ -329,10 +329,10 @@ export interface Config {
   bodyTimeoutMs: number;
   maxJsonBytes: number;
   /**
-   * Processes answering HTTP on the one port: 1 is this process alone; N starts N-1 front processes beside it
-   * that take the image routes' HTTP, body and reply off this process's event loop (src/http/fronts/).
+   * Front processes answering HTTP on the port (0: `serve` answers it itself): they take the image routes'
+   * HTTP, body and reply off the event loop of the process that runs the models (src/front.ts, src/http/fronts/).
    */
-  httpProcesses: number;
+  httpFronts: number;
   pgPoolSize: number;
   shutdownTimeoutMs: number;
   /** V8's old-generation growing factor, as (1 + percent / 100); 0 leaves V8's own (src/base/heap-tuning.ts). */
@@ -602,7 +602,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
     keyCacheMs: e.SIGHTFLOW_KEY_CACHE_MS,
     bodyTimeoutMs: e.SIGHTFLOW_BODY_TIMEOUT_MS,
     maxJsonBytes: e.SIGHTFLOW_MAX_JSON_BYTES,
-    httpProcesses: e.SIGHTFLOW_HTTP_PROCESSES,
+    httpFronts: e.SIGHTFLOW_HTTP_FRONTS,
     pgPoolSize: e.SIGHTFLOW_PG_POOL_SIZE,
     shutdownTimeoutMs: e.SIGHTFLOW_SHUTDOWN_TIMEOUT_MS,
     heapGrowingPercent: e.SIGHTFLOW_HEAP_GROWING_PERCENT,

@@ -1,4 +1,4 @@
-// `serve`'s side of its front processes: starts SIGHTFLOW_HTTP_PROCESSES - 1 of them on its own port, answers
+// `serve`'s side of its front processes: starts SIGHTFLOW_HTTP_FRONTS of them on the server's port, answers
 // their key lookups from the database and their image routes' calls with the use cases themselves (the rate
 // limit taken here, so a key has one bucket), counts their requests in the metrics, restarts one that dies,
 // and stops them first when `serve` stops (they finish their requests, which need this process to answer).
@@ -51,6 +51,10 @@ export class FrontPool {
   private stopping = false;
 
   constructor(private readonly d: FrontPoolDeps) {}
+
+  get port(): number {
+    return this.d.port;
+  }
 
   get pids(): number[] {
     return [...this.fronts].map((f) => f.child.pid!);
