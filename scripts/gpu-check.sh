@@ -159,18 +159,20 @@ log "the GPU's outputs against the CPU's, and sessions without batching"
 tail -1 "$work/sweep.log" > "$work/sweep.json"
 
 # The whole server over HTTP (bench/device/http-rows.ts): the detectors from the bundle's server/, the C clients
-# at each number of connections, under the defaults and with dynamic batching (the dry run: the defaults only).
-if [[ $dry == 1 ]]; then http_clients=${http_clients:-1,4}; configs=defaults; else http_clients=${http_clients:-1,16,64}; configs=defaults,batched; fi
+# at each number of connections, under the defaults, with dynamic batching, and batched behind front processes
+# that take the HTTP off the model's event loop (the dry run: the defaults and two fronts).
+if [[ $dry == 1 ]]; then http_clients=${http_clients:-1,4}; configs=defaults,fronts; fronts=2
+else http_clients=${http_clients:-1,16,64}; configs=defaults,batched,fronts; fronts=4; fi
 providers=cpu
 [[ -n "$gpu" ]] && providers=cuda
 # Late (a slow reference build, slow model loads): the defaults only, so the whole still ends inside 8 minutes.
-if (( $(date +%s) - t0 > 330 )) && [[ $configs == *,* ]]; then configs=defaults; log "late: HTTP rows with the defaults only"; fi
+if (( $(date +%s) - t0 > 330 )) && [[ $dry == 0 ]]; then configs=batched,fronts; log "late: HTTP rows batched, alone and behind fronts"; fi
 log "the server over HTTP ($providers, $http_clients clients)"
 if [[ ! -f server/server.js ]]; then
   echo '{"error": "the server part is not unpacked here (server.tar.xz, scripts/device-bundle.sh)"}' > "$work/http.json"
   : > "$work/http.err"
 elif ! ./node http-rows.js --server server --models models --client ./post-clients --photo photo.jpg --providers "$providers" \
-  --clients "$http_clients" --seconds "$seconds" --configs "$configs" --out "$work/http.json" 2> "$work/http.err"; then
+  --clients "$http_clients" --seconds "$seconds" --configs "$configs" --fronts "$fronts" --out "$work/http.json" 2> "$work/http.err"; then
   # The rows before stay worth reporting: the failure goes into the report, its log into gpu-check.log.
   ./node -e "console.log(JSON.stringify({error: require('fs').readFileSync(process.argv[1], 'utf8').split('\\n').filter(Boolean).slice(-5).join(' | ')}))" "$work/http.err" > "$work/http.json"
 fi

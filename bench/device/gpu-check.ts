@@ -275,14 +275,14 @@ function httpLines(
     return [];
   }
   lines.push(
-    '| configuration | model | providers | clients | images/s | p50 ms | p99 ms | refused | main thread ms/image | one main thread allows |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| configuration | model | providers | clients | images/s | p50 ms | p99 ms | refused | main thread ms/image | one main thread allows | fronts CPU ms/image |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   );
   const rows = (http.rows ?? []) as Array<Record<string, any>>;
   for (const r of rows) {
     const cap = r.main_thread_ms_per_image > 0 ? Math.round(1000 / r.main_thread_ms_per_image) : '-';
     lines.push(
-      `| ${r.config} | ${r.model} | ${r.providers} | ${r.clients} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.refused} | ${r.main_thread_ms_per_image} | ${cap} images/s |`,
+      `| ${r.config} | ${r.model} | ${r.providers} | ${r.clients} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.refused} | ${r.main_thread_ms_per_image} | ${cap} images/s | ${r.fronts_cpu_ms_per_image ?? '-'} |`,
     );
   }
   const goals: Array<Record<string, unknown>> = [];

@@ -4,8 +4,11 @@
 // detector in the bundle and each serving configuration (the defaults, then dynamic batching). Beside each row
 // the CPU the server's main thread spent per image (from /proc): one main thread parses every request, so
 // 1000 / that figure is the most images a second one process can take whatever the card does.
+// The `fronts` configuration runs the batched one behind front processes (SIGHTFLOW_HTTP_FRONTS): there the
+// main thread measured is that of the process that runs the model, which no longer parses HTTP, and the fronts'
+// CPU per image is given beside it.
 //   node http-rows.js --server DIR --models DIR --client EXE --photo JPEG --providers cuda|cpu
-//                     [--clients 1,16,64] [--seconds 3] [--configs defaults,batched] --out FILE
+//                     [--clients 1,16,64] [--seconds 3] [--configs defaults,batched,fronts] [--fronts 4] --out FILE
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,18 +26,26 @@ interface Args {
   clients: number[];
   seconds: number;
   configs: string[];
+  fronts: number;
   out: string;
 }
 
 /** The serving configurations a row can run under: the environment each adds to the server's. */
-const CONFIGS: Record<string, { label: string; env: Record<string, string> }> = {
-  defaults: { label: 'defaults', env: {} },
+const BATCHED = {
+  SIGHTFLOW_BATCH_MAX_SIZE: '32',
+  SIGHTFLOW_BATCH_MAX_DELAY_MS: '2',
+  SIGHTFLOW_INFERENCE_QUEUE_DEPTH: '128',
+};
+const CONFIGS: Record<string, { label: (a: Args) => string; env: (a: Args) => Record<string, string> }> = {
+  defaults: { label: () => 'defaults', env: () => ({}) },
   // Triton's dynamic batcher with a short queue delay: up to 32 images a call, the first waiting 2 ms for others;
   // a queue deep enough for 64 clients (the default 32 refuses some of them with 503 and Retry-After, which
   // leaves the card idle while they wait).
-  batched: {
-    label: 'batch <= 32, 2 ms, queue 128',
-    env: { SIGHTFLOW_BATCH_MAX_SIZE: '32', SIGHTFLOW_BATCH_MAX_DELAY_MS: '2', SIGHTFLOW_INFERENCE_QUEUE_DEPTH: '128' },
+  batched: { label: () => 'batch <= 32, 2 ms, queue 128', env: () => BATCHED },
+  // The same behind front processes that take the HTTP off the event loop of the process that runs the model.
+  fronts: {
+    label: (a) => `batch <= 32, 2 ms, queue 128, ${a.fronts} fronts`,
+    env: (a) => ({ ...BATCHED, SIGHTFLOW_HTTP_FRONTS: String(a.fronts) }),
   },
 };
 
@@ -56,6 +67,7 @@ function parseArgs(argv: string[]): Args {
     clients: v('clients', '1,16,64').split(',').map(Number),
     seconds: Number(v('seconds', '3')),
     configs,
+    fronts: Number(v('fronts', '4')),
     out: v('out'),
   };
 }
@@ -112,7 +124,7 @@ async function main(): Promise<void> {
   const servers: Array<Record<string, unknown>> = [];
   try {
     for (const name of a.configs) {
-      const config = CONFIGS[name]!;
+      const config = { label: CONFIGS[name]!.label(a), env: CONFIGS[name]!.env(a) };
       const dataDir = join(work, `data-${name}`);
       // yolov8n-int8 is a bring-your-own export: registered in the data dir before the server starts, as a
       // user drops a manifest in.
@@ -122,7 +134,11 @@ async function main(): Promise<void> {
         if (file) await writeByoManifest(dataDir, { id: 'yolov8n-int8', task: 'detect', file: join(dir, file) });
       }
       const t0 = performance.now();
-      const s = await startServer(a, dataDir, config.env);
+      const fronts: number[] = [];
+      const s = await startServer(a, dataDir, config.env, (line) => {
+        if (line.includes('"front process listening"')) fronts.push((JSON.parse(line) as { pid: number }).pid);
+      });
+      const frontsCpu = () => fronts.reduce((n, pid) => n + cpuMs(pid), 0);
       const started = { config: config.label, env: config.env, start_ms: Math.round(performance.now() - t0) };
       try {
         for (const model of models) {
@@ -138,9 +154,11 @@ async function main(): Promise<void> {
             await clients(a, s, bodyFile, c, 1000);
             const main0 = threadCpuMs(s.child.pid!);
             const all0 = cpuMs(s.child.pid!);
+            const fronts0 = frontsCpu();
             const o = await clients(a, s, bodyFile, c, a.seconds * 1000);
             const mainMs = threadCpuMs(s.child.pid!) - main0;
             const allMs = cpuMs(s.child.pid!) - all0;
+            const frontsMs = frontsCpu() - fronts0;
             const row = {
               config: config.label,
               model,
@@ -154,6 +172,8 @@ async function main(): Promise<void> {
               errors: o.errors,
               main_thread_ms_per_image: o.ok > 0 ? round(mainMs / o.ok, 2) : null,
               process_cpu_ms_per_image: o.ok > 0 ? round(allMs / o.ok, 2) : null,
+              fronts: fronts.length,
+              fronts_cpu_ms_per_image: o.ok > 0 && fronts.length > 0 ? round(frontsMs / o.ok, 2) : null,
             };
             rows.push(row);
             process.stderr.write(`http: ${JSON.stringify(row)}\n`);

@@ -103,16 +103,23 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     /centernet-coco in float16 against float32: cpu 2 session\(s\) batch 1 [\d.]+\/[\d.]+ images\/s = /,
   );
   // The whole server over HTTP from the bundle's server/ (the addon built without FFmpeg, the C clients built
-  // static): every detector answered every row, with the main thread's CPU per image beside it.
+  // static): every detector answered every row, with the main thread's CPU per image beside it; then batched
+  // behind two front processes (the bundled server forks itself as its fronts), their CPU beside it.
   assert.equal(r.http.error, undefined, `the HTTP rows ran: ${r.http.error}`);
   const http = r.http.rows as Array<Record<string, any>>;
+  const frontsLabel = 'batch <= 32, 2 ms, queue 128, 2 fronts';
   assert.deepEqual(
     http.map((x) => `${x.config} ${x.model} ${x.clients}`),
-    models.flatMap((m) => [`defaults ${m} 1`, `defaults ${m} 4`]),
+    [
+      ...models.flatMap((m) => [`defaults ${m} 1`, `defaults ${m} 4`]),
+      ...models.flatMap((m) => [`${frontsLabel} ${m} 1`, `${frontsLabel} ${m} 4`]),
+    ],
   );
   for (const x of http) {
     assert.ok(x.images_per_s > 0 && x.errors === 0 && x.p99_ms >= x.p50_ms, JSON.stringify(x));
     assert.ok(x.main_thread_ms_per_image > 0 && x.process_cpu_ms_per_image > x.main_thread_ms_per_image);
+    if (x.config === frontsLabel) assert.ok(x.fronts === 2 && x.fronts_cpu_ms_per_image > 0, JSON.stringify(x));
+    else assert.equal(x.fronts, 0);
   }
   for (const s of r.http.servers as Array<Record<string, any>>)
     assert.ok(s.objects > 0, `${s.model} found objects in the photo over HTTP`);
