@@ -147,6 +147,7 @@ test('front processes answer as serve does: detect, errors, proxied routes, usag
     // (streamed, over the front's 1 MB buffering).
     assert.equal(bigAnswer.status, 400, bigAnswer.body.slice(0, 300));
     assert.ok(bigAnswer.body.includes('x'.repeat(3 * 1024 * 1024)), `${bigAnswer.body.length} characters`);
+    assert.equal(bigAnswer.headers['content-length'], String(Buffer.byteLength(bigAnswer.body)), 'its length kept');
     for (let i = 0; i < SPREAD; i++) {
       const first = await new Promise<string>((resolve, reject) => {
         const req = http.request(

@@ -136,7 +136,41 @@ function relay(
     });
     return;
   }
-  // Streamed: server-sent events, downloads and answers of unknown length go out as they come.
+  // Larger answers of known length (downloads) keep their Content-Length: uWS's tryEnd takes each chunk against the
+  // total, and a chunk the socket did not take is offered again from where it stopped once it can write.
+  if (Number.isFinite(length)) {
+    res.cork(head);
+    let pending: Buffer | null = null;
+    let pendingAt = 0;
+    answer.on('data', (c: Buffer) => {
+      if (isAborted()) {
+        answer.destroy();
+        return;
+      }
+      pendingAt = res.getWriteOffset();
+      let ok = false;
+      let done = false;
+      res.cork(() => {
+        [ok, done] = res.tryEnd(c, length);
+      });
+      if (ok || done) return;
+      pending = c;
+      answer.pause();
+      res.onWritable((offset) => {
+        const [ok2, done2] = res.tryEnd(pending!.subarray(offset - pendingAt), length);
+        if (ok2 || done2) {
+          pending = null;
+          if (!done2) answer.resume();
+        }
+        return ok2 || done2;
+      });
+    });
+    answer.on('error', () => {
+      if (!isAborted()) res.close();
+    });
+    return;
+  }
+  // Streamed: server-sent events and answers of unknown length go out as they come (chunked).
   res.cork(head);
   answer.on('data', (c: Buffer) => {
     if (isAborted()) {
