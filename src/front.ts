@@ -13,6 +13,8 @@ import { HttpServer } from './http/server.js';
 import { proxyTo } from './http/fronts/front-proxy.js';
 import type { FrontMessage, OwnerMessage } from './http/fronts/front-wire.js';
 import { OwnerLink } from './http/fronts/owner-link.js';
+import { spanningRequests } from './tracing/request-spans.js';
+import { startSpanExport } from './tracing/spans.js';
 
 export async function runFront(config: Config, ownerPort: number): Promise<void> {
   const send = process.send?.bind(process);
@@ -24,7 +26,10 @@ export async function runFront(config: Config, ownerPort: number): Promise<void>
     () => void stop(),
   );
   const proxy = proxyTo(ownerPort);
-  const logged = requestLogger(log);
+  // With an OTLP endpoint the requests answered here are SERVER spans too, handed to the owner's exporter; the
+  // span ids are made here, so the calls the owner makes for a request hang under its span.
+  if (config.otlp) startSpanExport(link.spanRecorder);
+  const logged = config.otlp ? spanningRequests(requestLogger(log)) : requestLogger(log);
   const server = new HttpServer(
     {
       log,

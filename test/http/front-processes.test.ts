@@ -2,8 +2,9 @@
 // for them. The kernel spreads new connections over the two, so every check below sends its request on many
 // fresh connections and asserts that whichever front took it, the answer is the one `serve` gives alone: detect's objects, its errors
 // (from the front's own validation and from the owner's use case), the proxied routes (a JSON answer, a
-// 3 MB request body, an event stream), usage rows and metrics in `serve`, one rate-limit bucket per key. A
-// killed front is replaced, and SIGTERM stops the fronts and the server cleanly.
+// 3 MB request body, a 3 MB download, an event stream), usage rows and metrics in `serve`, one rate-limit bucket
+// per key, spans in the caller's trace. A killed front is replaced, and SIGTERM stops the fronts and the server
+// cleanly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -263,6 +264,121 @@ test('a key has one rate-limit bucket, however many processes answer it', { time
     s.child.kill('SIGTERM');
     assert.equal(await s.exited, 0, s.stderr());
   } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("with an OTLP endpoint, a request a front answers is a SERVER span in its caller's trace, and the owner's calls hang under it", {
+  timeout: 120_000,
+}, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sightflow-fronts-spans-'));
+  // One loopback server plays the collector (OTLP JSON) and the VLM, noting each VLM call's traceparent.
+  const spans: Array<{
+    name: string;
+    traceId: string;
+    spanId: string;
+    parentSpanId?: string;
+    start: number;
+    end: number;
+    requestId: string;
+  }> = [];
+  const vlmParents: string[] = [];
+  const peer = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.url === '/v1/traces') {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as {
+          resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<Record<string, any>> }> }>;
+        };
+        for (const rs of body.resourceSpans ?? [])
+          for (const ss of rs.scopeSpans ?? [])
+            for (const sp of ss.spans ?? [])
+              spans.push({
+                name: sp.name,
+                traceId: sp.traceId,
+                spanId: sp.spanId,
+                parentSpanId: sp.parentSpanId || undefined,
+                start: Number(BigInt(sp.startTimeUnixNano) / 1_000_000n),
+                end: Number(BigInt(sp.endTimeUnixNano) / 1_000_000n),
+                requestId: (sp.attributes as Array<{ key: string; value: { stringValue?: string } }>).find(
+                  (a) => a.key === 'sightflow.request_id',
+                )?.value.stringValue as string,
+              });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      vlmParents.push(/^00-[0-9a-f]{32}-([0-9a-f]{16})-01$/.exec(String(req.headers.traceparent))?.[1] ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: 'c1',
+          object: 'chat.completion',
+          model: 'tiny-vlm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'An astronaut.' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 90, completion_tokens: 3 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
+  const peerUrl = `http://127.0.0.1:${(peer.address() as { port: number }).port}`;
+  try {
+    const s = await serve(['--data-dir', dataDir], {
+      SIGHTFLOW_HTTP_FRONTS: '2',
+      OTEL_EXPORTER_OTLP_ENDPOINT: peerUrl,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      SIGHTFLOW_VLM_URL: `${peerUrl}/v1`,
+      SIGHTFLOW_VLM_MODEL: 'tiny-vlm',
+    });
+    const key = /sk_sf_[A-Za-z0-9_-]{43}/.exec(s.lines.find((l) => /sk_sf_/.test(l))!)![0];
+    const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const headers = {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      traceparent: `00-${trace}-00f067aa0ba902b7-01`,
+    };
+    const body = JSON.stringify({ image_base64: astronaut.toString('base64') });
+    const sent: Array<{ route: string; requestId: string; from: number; to: number }> = [];
+    for (let i = 0; i < SPREAD; i++)
+      for (const [route, path] of [
+        ['POST /v1/vision/describe', '/v1/vision/describe'],
+        ['GET /v1/project', '/v1/project'],
+      ] as const) {
+        const from = Date.now();
+        const a = await once(
+          s.port,
+          path.endsWith('describe') ? 'POST' : 'GET',
+          path,
+          headers,
+          path.endsWith('describe') ? body : undefined,
+        );
+        assert.equal(a.status, 200, a.body);
+        sent.push({ route, requestId: String(a.headers['x-request-id']), from, to: Date.now() });
+      }
+    const deadline = Date.now() + 15_000;
+    while (sent.some((x) => !spans.some((sp) => sp.requestId === x.requestId)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    for (const x of sent) {
+      const sp = spans.filter((y) => y.requestId === x.requestId);
+      assert.equal(sp.length, 1, `one span for ${x.route} ${x.requestId}`);
+      assert.equal(sp[0]!.name, x.route);
+      assert.equal(sp[0]!.traceId, trace);
+      assert.equal(sp[0]!.parentSpanId, '00f067aa0ba902b7', "under the caller's span");
+      // The front's clock moved to the owner's: the span lies inside the request as the client saw it.
+      assert.ok(
+        sp[0]!.start >= x.from - 5 && sp[0]!.end <= x.to + 5,
+        `${sp[0]!.start}..${sp[0]!.end} in ${x.from}..${x.to}`,
+      );
+    }
+    const described = sent
+      .filter((x) => x.route.endsWith('describe'))
+      .map((x) => spans.find((y) => y.requestId === x.requestId)!.spanId);
+    assert.equal(new Set(described).size, SPREAD, 'span ids unique across the fronts');
+    assert.deepEqual(new Set(vlmParents), new Set(described), "each VLM call names its request's span as its parent");
+    s.child.kill('SIGTERM');
+    assert.equal(await s.exited, 0, s.stderr());
+  } finally {
+    await new Promise((r) => peer.close(r));
     rmSync(dataDir, { recursive: true, force: true });
   }
 });

@@ -7,6 +7,7 @@ import { errors, isApiError } from '../../base/errors.js';
 import type { Logger } from '../../base/log.js';
 import type { RateLimiter } from '../../auth/rate-limit.js';
 import type { Projects } from '../../auth/projects.js';
+import { recordSpan } from '../../tracing/spans.js';
 import type { Caller } from '../../usage/billing.js';
 import {
   asBuffer,
@@ -140,9 +141,13 @@ export class FrontPool {
       case 'touch':
         this.d.keys.touchKey(m.keyId).catch(() => {});
         return;
-      case 'requests':
+      case 'requests': {
         for (const r of m.records) this.d.observe(r);
+        // The front's clock to this process's: both count from their own performance.timeOrigin.
+        const shift = (m.origin ?? performance.timeOrigin) - performance.timeOrigin;
+        for (const s of m.spans ?? []) recordSpan({ ...s, startMs: s.startMs + shift, endMs: s.endMs + shift });
         return;
+      }
       case 'abort':
         front.calls.get(m.id)?.abort(new Error('the client went away'));
         return;

@@ -2,6 +2,7 @@
 // processes, over the pipe child_process.fork opens with 'advanced' serialization: Buffers cross as bytes, so
 // an image decoded from base64 in a front reaches the owner without being encoded again.
 import { relayedError, type ApiError, type ErrorType } from '../../base/errors.js';
+import type { SpanRecord } from '../../tracing/spans.js';
 import type { Caller } from '../../usage/billing.js';
 
 /** The image routes a front answers itself; every other route it passes to the owner over loopback. */
@@ -44,7 +45,11 @@ export type FrontMessage =
       body: unknown;
     }
   | { t: 'abort'; id: number }
-  | { t: 'requests'; records: ObservedRequest[] };
+  /**
+   * Request records for the owner's metrics and, while spans are exported, the requests' SERVER spans, their
+   * times on the front's clock (performance.now() from `origin`, the front's performance.timeOrigin).
+   */
+  | { t: 'requests'; records: ObservedRequest[]; spans?: SpanRecord[]; origin?: number };
 
 export interface WireError {
   status: number;

@@ -1,8 +1,9 @@
 // A front process's side of the pipe to `serve`: API-key lookups for its authenticator, the image routes'
-// calls (VisionPort) and the request records for the owner's metrics. The image's base64 is decoded here, so
+// calls (VisionPort), and the request records for the owner's metrics with the requests' spans for its exporter. The image's base64 is decoded here, so
 // the owner gets bytes, as from an upload, and spends none of its event loop on the text.
 import { decodeBase64 } from '../../media/base64.js';
 import { IMAGE_MAX_BYTES } from '../../media/image-input.js';
+import type { SpanRecord, SpanRecorder } from '../../tracing/spans.js';
 import type { Caller } from '../../usage/billing.js';
 import {
   asBuffer,
@@ -15,7 +16,7 @@ import {
   type VisionOp,
 } from './front-wire.js';
 
-/** How often a front hands its request records to the owner's metrics. */
+/** How often a front hands its request records (and spans) to the owner. */
 const RECORDS_EVERY_MS = 100;
 
 interface Pending {
@@ -27,6 +28,7 @@ export class OwnerLink {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private records: ObservedRequest[] = [];
+  private spans: SpanRecord[] = [];
   private recordsTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -88,13 +90,27 @@ export class OwnerLink {
     this.recordsTimer ??= setTimeout(() => this.flushRecords(), RECORDS_EVERY_MS);
   }
 
+  /**
+   * Where this front's spans go while the owner exports them (tracing/spans.ts startSpanExport): to the owner's
+   * exporter with the request records, so a front needs no collector connection of its own.
+   */
+  readonly spanRecorder: SpanRecorder = {
+    record: (s) => {
+      this.spans.push(s);
+      this.recordsTimer ??= setTimeout(() => this.flushRecords(), RECORDS_EVERY_MS);
+    },
+    close: async () => this.flushRecords(),
+  };
+
   flushRecords(): void {
     if (this.recordsTimer) clearTimeout(this.recordsTimer);
     this.recordsTimer = undefined;
-    if (this.records.length === 0) return;
-    const records = this.records;
+    if (this.records.length === 0 && this.spans.length === 0) return;
+    const { records, spans } = this;
     this.records = [];
-    this.send({ t: 'requests', records });
+    this.spans = [];
+    if (spans.length === 0) this.send({ t: 'requests', records });
+    else this.send({ t: 'requests', records, spans, origin: performance.timeOrigin });
   }
 
   private call<R>(op: VisionOp, caller: Caller, body: { image?: unknown; image_base64?: unknown }): Promise<R> {
