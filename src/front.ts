@@ -34,11 +34,13 @@ export async function runFront(config: Config, ownerPort: number): Promise<void>
     {
       log,
       requestLog: (r) => {
+        link.ended(r);
         link.observe(r);
         logged(r);
       },
       authenticator: new Authenticator(link.keys, config.keyCacheMs),
-      // The owner takes from each key's bucket when it runs the call: one bucket, however many fronts.
+      // The owner takes from each key's bucket when it runs the call, and for a request refused here when it
+      // ends (link.ended): one bucket, however many fronts.
       rateLimiter: new RateLimiter(0, 0),
       maxJsonBytes: config.maxJsonBytes,
       bodyTimeoutMs: config.bodyTimeoutMs,

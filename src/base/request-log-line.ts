@@ -33,6 +33,8 @@ export interface RequestLine {
   startedMs: number;
   endedMs: number;
   project: string | undefined;
+  /** The API key's id once the request authenticated (not in the log line: a front hands it to the owner's rate limit). */
+  keyId?: string;
   /** Body bytes read and written (for the HTTP metrics; not in the log line). */
   bytesIn?: number;
   bytesOut?: number;

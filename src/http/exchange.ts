@@ -360,6 +360,7 @@ export class Exchange implements ResState, RequestLink {
       startedMs: this.started,
       endedMs: performance.now(),
       project: this.principal?.projectId,
+      keyId: this.principal?.keyId,
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,
     });

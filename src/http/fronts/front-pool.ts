@@ -138,6 +138,13 @@ export class FrontPool {
           (e: unknown) => send(child, { t: 'key', id: m.id, row: null, error: (e as Error).message }),
         );
         return;
+      case 'take':
+        try {
+          this.d.rateLimiter.take(m.keyId);
+        } catch {
+          // Already empty: the request was answered by the front, so there is nothing to refuse.
+        }
+        return;
       case 'touch':
         this.d.keys.touchKey(m.keyId).catch(() => {});
         return;

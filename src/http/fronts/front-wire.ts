@@ -34,6 +34,8 @@ export type FrontMessage =
   | { t: 'ready'; pid: number }
   | { t: 'key'; id: number; hash: Buffer }
   | { t: 'touch'; keyId: string }
+  /** A request with this key that the front answered itself (a malformed body, a wrong method): `serve` alone takes from the key's bucket for it too. */
+  | { t: 'take'; keyId: string }
   | {
       t: 'call';
       id: number;

@@ -29,6 +29,8 @@ export class OwnerLink {
   private readonly pending = new Map<number, Pending>();
   private records: ObservedRequest[] = [];
   private spans: SpanRecord[] = [];
+  /** Requests whose call went to the owner (it took from the key's rate-limit bucket for them). */
+  private readonly reached = new Set<string>();
   private recordsTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -76,6 +78,15 @@ export class OwnerLink {
     ocr: (caller, body) => this.call('ocr', caller, body),
     describe: (caller, body) => this.call('describe', caller, body),
   };
+
+  /**
+   * A request this front ended: one that authenticated but never reached the owner (refused here) takes from
+   * its key's bucket in the owner now, as `serve` alone takes before it reads a body, so refused requests
+   * count against the rate limit whichever process answered them.
+   */
+  ended(r: { requestId: string; keyId?: string }): void {
+    if (!this.reached.delete(r.requestId) && r.keyId) this.send({ t: 'take', keyId: r.keyId });
+  }
 
   observe(r: ObservedRequest): void {
     this.records.push({
@@ -130,6 +141,7 @@ export class OwnerLink {
       traceparent: caller.traceparent,
       body: decoded(body),
     });
+    if (caller.requestId) this.reached.add(caller.requestId);
     return out;
   }
 }
