@@ -9,11 +9,11 @@
 // CPU per image is given beside it.
 //   node http-rows.js --server DIR --models DIR --client EXE --photo JPEG --providers cuda|cpu
 //                     [--clients 1,16,64] [--seconds 3] [--configs defaults,batched,fronts] [--fronts 4] --out FILE
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
+import { postClients, percentile } from '../peers/post-clients-run.js';
 import { cpuMs, threadCpuMs } from '../proc-cpu.js';
 import { type Server, startServer, stopServer } from './staged-server.js';
 
@@ -90,29 +90,6 @@ async function firstDetect(s: Server, body: string): Promise<{ ms: number; objec
   }
 }
 
-/** The C clients: c connections POSTing bodyFile for ms; their one JSON line. */
-async function clients(
-  a: Args,
-  s: Server,
-  bodyFile: string,
-  c: number,
-  ms: number,
-): Promise<{ wall_ms: number; ok: number; refused: number; errors: number; ms: number[] }> {
-  const child = spawn(a.client, [String(s.port), '/v1/vision/detect', s.key, bodyFile, String(c), String(ms)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const chunks: Buffer[] = [];
-  child.stdout!.on('data', (d: Buffer) => chunks.push(d));
-  const code = await new Promise<number | null>((r) => child.on('close', r));
-  if (code !== 0) throw new Error(`post-clients exited with ${code}`);
-  return JSON.parse(Buffer.concat(chunks).toString());
-}
-
-const pct = (xs: number[], p: number) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((x, y) => x - y);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-};
 const round = (x: number, d = 1) => (Number.isFinite(x) ? +x.toFixed(d) : null);
 
 async function main(): Promise<void> {
@@ -151,11 +128,11 @@ async function main(): Promise<void> {
           servers.push({ ...started, model, first_request_ms: Math.round(first.ms), objects: first.objects });
           for (const c of a.clients) {
             // A second at this level first: sessions and batches settle before the measured run.
-            await clients(a, s, bodyFile, c, 1000);
+            await postClients(a.client, s, bodyFile, c, 1000);
             const main0 = threadCpuMs(s.child.pid!);
             const all0 = cpuMs(s.child.pid!);
             const fronts0 = frontsCpu();
-            const o = await clients(a, s, bodyFile, c, a.seconds * 1000);
+            const o = await postClients(a.client, s, bodyFile, c, a.seconds * 1000);
             const mainMs = threadCpuMs(s.child.pid!) - main0;
             const allMs = cpuMs(s.child.pid!) - all0;
             const frontsMs = frontsCpu() - fronts0;
@@ -165,8 +142,8 @@ async function main(): Promise<void> {
               providers: s.providers,
               clients: c,
               images_per_s: round(o.ok / (o.wall_ms / 1000)),
-              p50_ms: round(pct(o.ms, 0.5)),
-              p99_ms: round(pct(o.ms, 0.99)),
+              p50_ms: round(percentile(o.ms, 0.5)),
+              p99_ms: round(percentile(o.ms, 0.99)),
               ok: o.ok,
               refused: o.refused,
               errors: o.errors,

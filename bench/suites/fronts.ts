@@ -18,6 +18,7 @@ import { argValue } from '../../eval/lib/model-choice.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { projectRoot } from '../../src/base/paths.js';
 import { compilePeer } from '../peers/compile.js';
+import { postClients, percentile } from '../peers/post-clients-run.js';
 import { cpuMs, threadCpuMs } from '../proc-cpu.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -85,28 +86,6 @@ function start(label: string, fronts: number, dataDir: string): Promise<Server> 
   });
 }
 
-async function clients(
-  exe: string,
-  s: Server,
-  bodyFile: string,
-  c: number,
-  ms: number,
-): Promise<{ wall_ms: number; ok: number; refused: number; errors: number; ms: number[] }> {
-  const child = spawn(exe, [String(s.port), '/v1/vision/detect', s.key, bodyFile, String(c), String(ms)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const chunks: Buffer[] = [];
-  child.stdout!.on('data', (d: Buffer) => chunks.push(d));
-  const code = await new Promise<number | null>((r) => child.on('close', r));
-  if (code !== 0) throw new Error(`post-clients exited with ${code}`);
-  return JSON.parse(Buffer.concat(chunks).toString());
-}
-
-const pct = (xs: number[], p: number) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-};
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
 async function measure(exe: string, s: Server, bodyFile: string, c: number, ms: number): Promise<Row> {
@@ -114,15 +93,15 @@ async function measure(exe: string, s: Server, bodyFile: string, c: number, ms: 
   const main0 = threadCpuMs(pid);
   const all0 = cpuMs(pid);
   const fr0 = s.fronts.reduce((n, p) => n + cpuMs(p), 0);
-  const o = await clients(exe, s, bodyFile, c, ms);
+  const o = await postClients(exe, s, bodyFile, c, ms);
   const per = (x: number) => (o.ok > 0 ? r2(x / o.ok) : NaN);
   return {
     server: s.label,
     fronts: s.fronts.length,
     clients: c,
     images_per_s: r2(o.ok / (o.wall_ms / 1000)),
-    p50_ms: r2(pct(o.ms, 0.5)),
-    p99_ms: r2(pct(o.ms, 0.99)),
+    p50_ms: r2(percentile(o.ms, 0.5)),
+    p99_ms: r2(percentile(o.ms, 0.99)),
     refused: o.refused,
     errors: o.errors,
     main_thread_ms_per_image: per(threadCpuMs(pid) - main0),
@@ -151,7 +130,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     servers.push(await start(`serve + ${fronts} fronts`, fronts, join(work, 'fronts')));
     if (servers[1]!.fronts.length !== fronts) throw new Error(`${servers[1]!.fronts.length} fronts listened`);
     for (const s of servers) {
-      await clients(peer.exe, s, bodyFile, c, 1000); // the model's first load and warm-up
+      await postClients(peer.exe, s, bodyFile, c, 1000); // the model's first load and warm-up
     }
     const best = new Map<string, Row>();
     for (let r = 0; r < rounds; r++)

@@ -475,18 +475,21 @@ export const errors = {
     make('not_a_tool', `${method} ${path} does not answer JSON, so it cannot be called as a tool`),
 } as const;
 
-/**
- * An error another sightflow process answered (a front process relays its owner's), made again with the same
- * status, type, code, message, param and headers: the catalogue already made it there.
- */
-export function relayedError(w: {
+/** What an answered error is made of: enough to make it again in another process. */
+export interface ErrorFields {
   status: number;
   type: ErrorType;
   code: string;
   message: string;
   param: string | null;
   headers: Record<string, string>;
-}): ApiError {
+}
+
+/**
+ * An error another sightflow process answered (a front process relays its owner's), made again with the same
+ * status, type, code, message, param and headers: the catalogue already made it there.
+ */
+export function relayedError(w: ErrorFields): ApiError {
   return new ApiError(w.status, w.type, w.code, w.message, w.param, w.headers);
 }
 

@@ -6,7 +6,8 @@
 import { collected, type Sample } from './registry.js';
 import { HistogramSeries, LATENCY_BUCKETS } from './series.js';
 
-interface Observed {
+/** What a request adds to the HTTP metrics (a front process sends these to `serve`). */
+export interface ObservedRequest {
   method: string;
   route: string;
   status: number;
@@ -44,7 +45,7 @@ function seriesFor(method: string, route: string): RouteSeries {
   return s;
 }
 
-export function observeRequest(r: Observed): void {
+export function observeRequest(r: ObservedRequest): void {
   let s = byRoute.get(r.route);
   if (s === undefined || s.method !== r.method) s = seriesFor(r.method, r.route);
   const st = r.status;
@@ -55,7 +56,7 @@ export function observeRequest(r: Observed): void {
 }
 
 /** Wraps the access-log writer so that every logged request is also counted. */
-export function countingRequests<R extends Observed>(log: (r: R) => void): (r: R) => void {
+export function countingRequests<R extends ObservedRequest>(log: (r: R) => void): (r: R) => void {
   return (r) => {
     observeRequest(r);
     log(r);

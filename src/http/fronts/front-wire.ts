@@ -1,7 +1,8 @@
 // The messages between `serve` (the owner of the models, the database and the rate limits) and its front
 // processes, over the pipe child_process.fork opens with 'advanced' serialization: Buffers cross as bytes, so
 // an image decoded from base64 in a front reaches the owner without being encoded again.
-import { relayedError, type ApiError, type ErrorType } from '../../base/errors.js';
+import { relayedError, type ApiError, type ErrorFields } from '../../base/errors.js';
+import type { ObservedRequest } from '../../metrics/http.js';
 import type { SpanRecord } from '../../tracing/spans.js';
 import type { Caller } from '../../usage/billing.js';
 
@@ -20,15 +21,7 @@ export interface KeyRow {
 }
 
 /** What a front's request line adds to the owner's HTTP metrics (metrics/http.ts observeRequest). */
-export interface ObservedRequest {
-  method: string;
-  route: string;
-  status: number;
-  startedMs: number;
-  endedMs: number;
-  bytesIn?: number;
-  bytesOut?: number;
-}
+export type { ObservedRequest };
 
 export type FrontMessage =
   | { t: 'ready'; pid: number }
@@ -53,14 +46,8 @@ export type FrontMessage =
    */
   | { t: 'requests'; records: ObservedRequest[]; spans?: SpanRecord[]; origin?: number };
 
-export interface WireError {
-  status: number;
-  type: ErrorType;
-  code: string;
-  message: string;
-  param: string | null;
-  headers: Record<string, string>;
-}
+/** An answered error as it crosses the pipe (errors.ts relayedError makes it again). */
+export type WireError = ErrorFields;
 
 export type OwnerMessage =
   | { t: 'key'; id: number; row: KeyRow | null; error?: string }
