@@ -23,7 +23,7 @@ import { cpuMs, threadCpuMs } from '../proc-cpu.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
-interface Server {
+export interface Server {
   label: string;
   child: ChildProcess;
   port: number;
@@ -49,10 +49,11 @@ interface Row {
   fronts_cpu_ms_per_image: number;
 }
 
-function start(label: string, fronts: number, dataDir: string): Promise<Server> {
+/** `sightflow serve` on a free port with `fronts` front processes; `nodeArgs` go before the script (profilers). */
+export function start(label: string, fronts: number, dataDir: string, nodeArgs: string[] = []): Promise<Server> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+    [...nodeArgs, '--import', 'tsx', MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
     {
       env: {
         ...process.env,

@@ -1,0 +1,130 @@
+// Where the CPU of the process that owns the model sessions goes when front processes take the HTTP
+// (SIGHTFLOW_HTTP_FRONTS): `sightflow serve` with N fronts under the C clients, its main thread sampled by
+// Linux perf (CPU time, not wall time: V8's own profiler also counts time in calls that wait or are
+// preempted), each sample put in the part its innermost known frame belongs to. docs/capacity.md, "Front
+// processes", holds the figures; they say what must leave the owner for it to keep up with a GPU.
+//   node --import tsx bench/owner-cpu-profile.ts [--fronts 2] [--clients 4] [--seconds 10] [--json]
+// Needs `perf` (Debian's linux-perf) and perf_event_paranoid <= 2.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { argValue } from '../eval/lib/model-choice.js';
+import { projectRoot } from '../src/base/paths.js';
+import { compilePeer } from './peers/compile.js';
+import { postClients } from './peers/post-clients-run.js';
+import { threadCpuMs } from './proc-cpu.js';
+import { start } from './suites/fronts.js';
+
+/** The parts, tried on each frame from the innermost out; the first frame that names one decides. */
+const PARTS: Array<[string, RegExp]> = [
+  ['usage: embedded database (PGlite)', /pglite|wasm/],
+  ['usage: token counting', /gpt-tokenizer|usage\/tokens/],
+  ['usage: ledger and bill', /src\/usage\//],
+  ['pipe to the fronts (calls in, answers out)', /child_process|http\/fronts\/|serialization/],
+  ['image: decode and stretch calls', /src\/native\/image|src\/media\/image-|pixel-pool/],
+  ['detector: colours', /colour\.ts/],
+  ['detector: input, outputs, boxes', /src\/detection\//],
+  ['model queue, runtime, session thread messages', /src\/inference\/|internal\/worker|messageport/],
+  ['vision service', /src\/vision\//],
+];
+
+const args = process.argv.slice(2);
+const fronts = Number(argValue(args, 'fronts') ?? 2);
+const clients = Number(argValue(args, 'clients') ?? 4);
+const seconds = Number(argValue(args, 'seconds') ?? 10);
+const json = args.includes('--json');
+try {
+  execFileSync('perf', ['--version'], { stdio: 'ignore' });
+} catch {
+  throw new Error('owner-cpu-profile: needs perf (apt-get install linux-perf)');
+}
+const peer = compilePeer('post-clients', 'owner-cpu-profile');
+if (!peer) throw new Error('owner-cpu-profile: no C compiler (cc) for the load clients');
+const work = mkdtempSync(join(tmpdir(), 'sightflow-owner-cpu-'));
+const s = await start(`serve + ${fronts} fronts`, fronts, join(work, 'data'), ['--perf-basic-prof-only-functions']);
+try {
+  const jpeg = await sharp(join(projectRoot, 'assets', 'astronaut.jpg'))
+    .resize(640, 480, { fit: 'fill' })
+    .jpeg({ quality: 90 })
+    .toBuffer();
+  const bodyFile = join(work, 'body.json');
+  writeFileSync(bodyFile, JSON.stringify({ image_base64: `data:image/jpeg;base64,${jpeg.toString('base64')}` }));
+  await postClients(peer.exe, s, bodyFile, clients, 2000); // the model's first load and warm-up
+  const pid = s.child.pid!;
+  const data = join(work, 'perf.data');
+  // -t: the main thread only (its id is the process's); the session threads are not the bound.
+  const rec = spawn(
+    'perf',
+    ['record', '-q', '-F', '999', '-g', '-t', String(pid), '-o', data, '--', 'sleep', String(seconds)],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  const recorded = new Promise<number | null>((r) => rec.on('close', r));
+  const cpu0 = threadCpuMs(pid);
+  const o = await postClients(peer.exe, s, bodyFile, clients, seconds * 1000);
+  const cpuMs = threadCpuMs(pid) - cpu0;
+  if ((await recorded) !== 0) throw new Error('owner-cpu-profile: perf record failed');
+  const script = execFileSync('perf', ['script', '-i', data, '-F', 'tid,ip,sym'], {
+    maxBuffer: 256 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).toString();
+
+  // perf script: a line with the thread id opens a sample, its frames follow indented, innermost first.
+  const counts = new Map<string, number>();
+  let samples = 0;
+  const count = (frames: string[]) => {
+    samples++;
+    let part = 'the rest (scheduling, allocation, event loop, garbage collector)';
+    outer: for (const f of frames)
+      for (const [name, re] of PARTS)
+        if (re.test(f)) {
+          part = name;
+          break outer;
+        }
+    counts.set(part, (counts.get(part) ?? 0) + 1);
+  };
+  let frames: string[] | null = null;
+  for (const line of script.split('\n')) {
+    if (line === '') continue;
+    if (!/^\s/.test(line)) {
+      if (frames) count(frames);
+      frames = [];
+    } else frames?.push(line.trim());
+  }
+  if (frames) count(frames);
+  if (samples === 0) throw new Error('owner-cpu-profile: perf recorded no samples');
+  const msPerImage = cpuMs / o.ok;
+  const parts = [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([part, n]) => ({
+      part,
+      share: +(n / samples).toFixed(3),
+      ms_per_image: +((n / samples) * msPerImage).toFixed(2),
+    }));
+  const result = {
+    fronts,
+    clients,
+    seconds,
+    images: o.ok,
+    images_per_s: +(o.ok / (o.wall_ms / 1000)).toFixed(1),
+    samples,
+    main_thread_ms_per_image: +msPerImage.toFixed(2),
+    parts,
+  };
+  if (!json) {
+    console.log(
+      `owner's main thread behind ${fronts} fronts: ${result.main_thread_ms_per_image} ms an image at ${clients} clients (${result.images_per_s} images/s, ${samples} samples)`,
+    );
+    for (const p of parts)
+      console.log(`  ${(p.share * 100).toFixed(1).padStart(5)}%  ${p.ms_per_image.toFixed(2)} ms  ${p.part}`);
+  }
+  console.log(JSON.stringify(result));
+} finally {
+  s.child.kill('SIGTERM');
+  await s.exited;
+  rmSync(work, { recursive: true, force: true });
+  rmSync(`/tmp/perf-${s.child.pid}.map`, { force: true });
+}
