@@ -122,6 +122,11 @@ test('front processes answer as serve does: detect, errors, proxied routes, usag
         400,
       ],
       [
+        'malformed base64 (decoded in the front)',
+        () => once(s.port, 'POST', '/v1/vision/detect', json, '{"image_base64":"data:image/jpeg;base64,%%%"}'),
+        400,
+      ],
+      [
         'not an image (the owner)',
         () => once(s.port, 'POST', '/v1/vision/detect', json, '{"image_base64":"aGVsbG8="}'),
         400,

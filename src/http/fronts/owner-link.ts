@@ -57,10 +57,6 @@ export class OwnerLink {
     this.pending.clear();
   }
 
-  get callsInFlight(): number {
-    return this.pending.size;
-  }
-
   /** The authenticator's store (auth/projects.ts keyByHash and touchKey), answered by the owner's database. */
   readonly keys = {
     keyByHash: (hash: Buffer): Promise<KeyRow | null> =>
@@ -125,6 +121,8 @@ export class OwnerLink {
   }
 
   private call<R>(op: VisionOp, caller: Caller, body: { image?: unknown; image_base64?: unknown }): Promise<R> {
+    // Decoded first: a malformed string is answered here and leaves no call waiting (nor counted in flight).
+    const bytes = decoded(body);
     const id = this.nextId++;
     const out = new Promise<R>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     const onAbort = () => this.send({ t: 'abort', id });
@@ -139,7 +137,7 @@ export class OwnerLink {
       keyId: caller.keyId!,
       requestId: caller.requestId ?? '',
       traceparent: caller.traceparent,
-      body: decoded(body),
+      body: bytes,
     });
     if (caller.requestId) this.reached.add(caller.requestId);
     return out;
