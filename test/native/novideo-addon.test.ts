@@ -2,7 +2,8 @@
 // process of its own (a process loads one addon): its image operations give the same bytes as the full
 // build's, and a real `sightflow serve` on it (SIGHTFLOW_ADDON_PATH) answers POST /v1/vision/detect on a
 // photo while a video task, from an upload or a URL, ends failed with video_unavailable and the server goes
-// on answering.
+// on answering; with another node after local in SIGHTFLOW_PROVIDERS (a real server on the full build) the
+// task goes there and succeeds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -138,5 +139,70 @@ test('sightflow serve on the build without FFmpeg: detect answers 200, a video t
     await s.exited;
     await new Promise((r) => files.close(r));
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('on the build without FFmpeg, SIGHTFLOW_PROVIDERS=local,<node> hands a video task to the node that decodes video', {
+  skip,
+  timeout: 180_000,
+}, async () => {
+  const clip = readFileSync(await h264Clip());
+  const env = {
+    SIGHTFLOW_ALLOW_PRIVATE_URLS: 'true',
+    SIGHTFLOW_MODELS_DIR: process.env.SIGHTFLOW_MODELS_DIR ?? join(projectRoot, 'data', 'models'),
+    SIGHTFLOW_PGLITE_TEMPLATE_DIR:
+      process.env.SIGHTFLOW_PGLITE_TEMPLATE_DIR ?? join(projectRoot, '.tmp', 'pglite-templates'),
+  };
+  const keyOf = (lines: string[]) => /sk_sf_[A-Za-z0-9_-]{43}/.exec(lines.find((l) => /sk_sf_/.test(l)) ?? '')![0];
+  const fullDir = mkdtempSync(join(tmpdir(), 'sightflow-novideo-remote-'));
+  const novideoDir = mkdtempSync(join(tmpdir(), 'sightflow-novideo-local-'));
+  // The node that decodes video: the full build.
+  const remote = await serve(['--data-dir', fullDir], env);
+  const node = await serve(['--data-dir', novideoDir], {
+    ...env,
+    SIGHTFLOW_ADDON_PATH: NOVIDEO,
+    SIGHTFLOW_PROVIDERS: `local,http://127.0.0.1:${remote.port}#${keyOf(remote.lines)}`,
+  });
+  try {
+    const key = keyOf(node.lines);
+    const call = async (method: string, path: string, json?: unknown) => {
+      const res = await fetch(`http://127.0.0.1:${node.port}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(json ? { 'content-type': 'application/json' } : {}) },
+        body: json ? JSON.stringify(json) : undefined,
+      });
+      const text = await res.text();
+      return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
+    };
+    const created = await call('POST', '/v1/video/process', {
+      input: [{ type: 'video_base64', data: clip.toString('base64'), max_frames: 5 }],
+      steps: [{ model: 'detect' }],
+    });
+    assert.equal(created.status, 202, created.text);
+    const until = Date.now() + 90_000;
+    let task: { status: string; error?: unknown; usage?: { processed_frames?: number } } | undefined;
+    for (; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      const r = await call('GET', `/v1/video/tasks/${created.body.id}`);
+      if (r.body.status === 'succeeded' || r.body.status === 'failed') {
+        task = r.body;
+        break;
+      }
+    }
+    assert.ok(task, 'the task ended within 90 s');
+    assert.equal(task.status, 'succeeded', JSON.stringify(task));
+    const results = await call('GET', `/v1/video/tasks/${created.body.id}/results`);
+    assert.equal(results.status, 200, results.text);
+    assert.equal(results.body.usage?.processed_frames, 5, 'every frame processed by the other node');
+    assert.ok(
+      node.lines.some((l) => l.includes('failing over') && l.includes('"provider":"local"')),
+      'the local provider said why it handed the task on',
+    );
+  } finally {
+    for (const s of [node, remote]) {
+      s.child.kill('SIGTERM');
+      await s.exited;
+    }
+    rmSync(fullDir, { recursive: true, force: true });
+    rmSync(novideoDir, { recursive: true, force: true });
   }
 });

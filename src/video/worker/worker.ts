@@ -525,7 +525,8 @@ class TaskRun {
       handedOn: () => (this.outcome === 'lost' || this.stopping) && this.checkpointed,
       ...(this.task.checkpoint && this.task.chunkCount > 0 ? { resume: this.task.checkpoint } : {}),
     };
-    for (const provider of providers.slice(0, MAX_PROVIDER_TRIES)) {
+    const tries = providers.slice(0, MAX_PROVIDER_TRIES);
+    for (const [i, provider] of tries.entries()) {
       let result: ProviderResult;
       try {
         result = await this.untilAborted(provider.run(req, src, ctx));
@@ -533,8 +534,10 @@ class TaskRun {
         if (this.over) return;
         if (this.stopping) return this.shutdownEnd();
         const message = (e as Error)?.message ?? String(e);
-        if (isApiError(e)) {
-          // A bad input is the same on every provider: never retried.
+        // A bad input is the same on every provider: never retried. But a node that cannot decode video (the
+        // addon built without FFmpeg) hands the task to the next provider, another node, when there is one.
+        const elsewhere = isApiError(e) && e.code === 'video_unavailable' && i < tries.length - 1;
+        if (isApiError(e) && !elsewhere) {
           return this.finish({
             status: 'failed',
             reason: 'error',
