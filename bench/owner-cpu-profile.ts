@@ -6,13 +6,12 @@
 //   node --import tsx bench/owner-cpu-profile.ts [--fronts 2] [--clients 4] [--seconds 10] [--json]
 // Needs `perf` (Debian's linux-perf) and perf_event_paranoid <= 2.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import sharp from 'sharp';
 import { argValue } from '../eval/lib/model-choice.js';
-import { projectRoot } from '../src/base/paths.js';
 import { compilePeer } from './peers/compile.js';
+import { writeDetectBody } from './peers/detect-body.js';
 import { postClients } from './peers/post-clients-run.js';
 import { threadCpuMs } from './proc-cpu.js';
 import { start } from './suites/fronts.js';
@@ -45,12 +44,7 @@ if (!peer) throw new Error('owner-cpu-profile: no C compiler (cc) for the load c
 const work = mkdtempSync(join(tmpdir(), 'sightflow-owner-cpu-'));
 const s = await start(`serve + ${fronts} fronts`, fronts, join(work, 'data'), ['--perf-basic-prof-only-functions']);
 try {
-  const jpeg = await sharp(join(projectRoot, 'assets', 'astronaut.jpg'))
-    .resize(640, 480, { fit: 'fill' })
-    .jpeg({ quality: 90 })
-    .toBuffer();
-  const bodyFile = join(work, 'body.json');
-  writeFileSync(bodyFile, JSON.stringify({ image_base64: `data:image/jpeg;base64,${jpeg.toString('base64')}` }));
+  const bodyFile = await writeDetectBody(work);
   await postClients(peer.exe, s, bodyFile, clients, 2000); // the model's first load and warm-up
   const pid = s.child.pid!;
   const data = join(work, 'perf.data');

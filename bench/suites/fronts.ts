@@ -8,16 +8,16 @@
 // say only that nothing is lost; on a GPU host (scripts/gpu-check.sh) they are the point.
 // Rounds alternate between the two servers (3, 1 with --quick) and each keeps its round of most images/s.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import sharp from 'sharp';
 import { argValue } from '../../eval/lib/model-choice.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { projectRoot } from '../../src/base/paths.js';
 import { compilePeer } from '../peers/compile.js';
+import { writeDetectBody } from '../peers/detect-body.js';
 import { postClients, percentile } from '../peers/post-clients-run.js';
 import { cpuMs, threadCpuMs } from '../proc-cpu.js';
 
@@ -121,12 +121,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'sightflow-bench-fronts-'));
   const servers: Server[] = [];
   try {
-    const jpeg = await sharp(join(projectRoot, 'assets', 'astronaut.jpg'))
-      .resize(640, 480, { fit: 'fill' })
-      .jpeg({ quality: 90 })
-      .toBuffer();
-    const bodyFile = join(work, 'body.json');
-    writeFileSync(bodyFile, JSON.stringify({ image_base64: `data:image/jpeg;base64,${jpeg.toString('base64')}` }));
+    const bodyFile = await writeDetectBody(work);
     servers.push(await start('serve alone', 0, join(work, 'alone')));
     servers.push(await start(`serve + ${fronts} fronts`, fronts, join(work, 'fronts')));
     if (servers[1]!.fronts.length !== fronts) throw new Error(`${servers[1]!.fronts.length} fronts listened`);
