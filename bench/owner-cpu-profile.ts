@@ -8,6 +8,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
 import { argValue } from '../eval/lib/model-choice.js';
 import { compilePeer } from './peers/compile.js';
@@ -49,18 +50,34 @@ try {
   const pid = s.child.pid!;
   const data = join(work, 'perf.data');
   // -t: the main thread only (its id is the process's); the session threads are not the bound.
+  // Sampling is switched on only once perf is attached (its control descriptors: enable, then its ack), so a
+  // perf that starts slowly on a loaded machine still samples the whole run of the clients, and only it.
   const rec = spawn(
     'perf',
-    ['record', '-q', '-F', '999', '-g', '-t', String(pid), '-o', data, '--', 'sleep', String(seconds)],
-    {
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
+    ['record', '-q', '-F', '999', '-g', '-D', '-1', '--control', 'fd:3,4', '-t', String(pid), '-o', data],
+    { stdio: ['ignore', 'ignore', 'inherit', 'pipe', 'pipe'] },
   );
   const recorded = new Promise<number | null>((r) => rec.on('close', r));
+  const ctl = rec.stdio[3] as Writable;
+  const ack = rec.stdio[4] as Readable;
+  const command = (c: string) =>
+    new Promise<void>((resolve, reject) => {
+      const failed = () => reject(new Error(`owner-cpu-profile: perf did not acknowledge ${c}`));
+      rec.once('close', failed);
+      ack.once('data', () => {
+        rec.off('close', failed);
+        resolve();
+      });
+      ctl.write(`${c}\n`);
+    });
+  await command('enable');
   const cpu0 = threadCpuMs(pid);
   const o = await postClients(peer.exe, s, bodyFile, clients, seconds * 1000);
   const cpuMs = threadCpuMs(pid) - cpu0;
-  if ((await recorded) !== 0) throw new Error('owner-cpu-profile: perf record failed');
+  await command('disable');
+  rec.kill('SIGINT');
+  const code = await recorded;
+  if (code !== 0 && code !== null) throw new Error(`owner-cpu-profile: perf record exited with ${code}`);
   const script = execFileSync('perf', ['script', '-i', data, '-F', 'tid,ip,sym'], {
     maxBuffer: 256 * 1024 * 1024,
     stdio: ['ignore', 'pipe', 'ignore'],
