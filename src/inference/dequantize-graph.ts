@@ -1,6 +1,7 @@
 // Turns an int8 export into a float graph that a GPU provider runs natively. ONNX Runtime's CUDA provider has
 // no kernels for dynamic quantisation (DynamicQuantizeLinear, ConvInteger, MatMulInteger), so it keeps those
-// nodes on the CPU and copies every activation across and back (docs/capacity.md, "Graphs for the GPU").
+// nodes on the CPU and copies every activation across and back; its CPU kernels run such a graph slower than
+// the float one made here (docs/capacity.md, "Graphs for the GPU").
 // What it rewrites:
 //  - dynamic int8 as ONNX Runtime's quantize_dynamic makes it: DynamicQuantizeLinear(x) -> ConvInteger or
 //    MatMulInteger(x_q, W_q, x_zp, W_zp) -> Cast(float) -> Mul(x_scale * W_scale) [-> Add(bias)] becomes
@@ -12,7 +13,8 @@
 // Like batch-axis.ts it is conservative: any quantised node outside these patterns, or a pattern with a shape
 // or scale it cannot place, refuses the whole graph with the node named, and the model loads as exported.
 import onnxProto from 'onnx-proto';
-import { rewriteApplies, rewrittenSource, type RewriteMode } from './graph-rewrite-mode.js';
+import { readFile } from 'node:fs/promises';
+import { rewriteApplies, type RewriteAnswer, type RewriteMode } from './graph-rewrite-mode.js';
 import { attrInt, decodeModel, DT, dimsOf, floats, floatTensor, int64s, integers } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
@@ -26,12 +28,29 @@ export type DequantizeResult =
 
 /**
  * When sessions load the float graph: always, never, or (auto) on a GPU provider, which runs float convolutions
- * but not the int8 ones.
+ * but not the int8 ones, and on the CPU for dynamic int8, which ONNX Runtime's CPU kernels run slower than the
+ * float graph (docs/capacity.md, "Graphs for the GPU"); a QDQ export keeps its int8 form on the CPU.
  */
 export type DequantizeMode = RewriteMode;
 
+/** Which int8 forms a rewrite takes: every one, or only dynamic quantisation (a QDQ graph stays as it is). */
+export type DequantizeForms = 'any' | 'dynamic';
+
+/** Ops of dynamic quantisation as ONNX Runtime's quantize_dynamic writes it. */
+const DYNAMIC_OPS = ['DynamicQuantizeLinear', 'ConvInteger', 'MatMulInteger'];
+const isDynamic = (op: string) => DYNAMIC_OPS.includes(op);
+
 /** Ops that only an int8 graph has; one the rewrite did not consume refuses the graph. */
 const isQuantised = (op: string) => /Integer|Quantiz|^QLinear|^Q[A-Z]/.test(op);
+
+/** Makes the float graph of `src` (a prepared file's path or a graph in memory) with the forms given. */
+export type Dequantizer = (src: Uint8Array | string, forms: DequantizeForms) => Promise<RewriteAnswer>;
+
+/** The rewrite on this thread (the runtime runs it in the model's session worker instead: dequantizeInWorker). */
+export const dequantizeHere: Dequantizer = async (src, forms) => {
+  const r = dequantizeGraph(typeof src === 'string' ? new Uint8Array(await readFile(src)) : src, forms);
+  return r.ok ? { ok: true, bytes: r.changed ? r.bytes : undefined } : r;
+};
 
 /**
  * What a model's sessions load under the mode: the float graph when the mode applies and the rewrite took it,
@@ -43,16 +62,15 @@ export async function dequantizedSource(
   mode: DequantizeMode,
   providers: readonly string[],
   refused: (reason: string) => void,
+  rewrite: Dequantizer = dequantizeHere,
 ): Promise<Uint8Array | string> {
-  if (!rewriteApplies(mode, providers)) return src;
-  return rewrittenSource(
-    src,
-    (bytes) => {
-      const r = dequantizeGraph(bytes);
-      return r.ok ? { ok: true, bytes: r.changed ? r.bytes : undefined } : r;
-    },
-    refused,
-  );
+  if (mode === 'off') return src;
+  const r = await rewrite(src, rewriteApplies(mode, providers) ? 'any' : 'dynamic');
+  if (!r.ok) {
+    refused(r.reason);
+    return src;
+  }
+  return r.bytes ?? src;
 }
 
 /** A rewritten ConvInteger / MatMulInteger chain. */
@@ -70,14 +88,26 @@ interface Chain {
   output: string;
 }
 
-/** The float graph, `changed: false` when there was nothing quantised, or why not (the node named). */
-export function dequantizeGraph(bytes: Uint8Array): DequantizeResult {
+/**
+ * The float graph, `changed: false` when there was nothing quantised (or, with forms `dynamic`, no dynamic
+ * quantisation), or why not (the node named).
+ */
+export function dequantizeGraph(bytes: Uint8Array, forms: DequantizeForms = 'any'): DequantizeResult {
+  // An op's type is stored as its name's bytes: a graph none of whose bytes spell a dynamic op has none, and
+  // is not decoded (on the CPU every model's load asks, OCR and CLIP graphs of tens of MB included).
+  if (
+    forms === 'dynamic' &&
+    !DYNAMIC_OPS.some((op) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(op))
+  )
+    return { ok: true, bytes, changed: false, notes: ['no dynamic quantisation: kept as exported'] };
   const decoded = decodeModel(bytes);
   if (!decoded.ok) return decoded;
   const { model, graph: g } = decoded;
   const nodes = g.node ?? [];
   if (!nodes.some((n) => isQuantised(n.opType ?? '')))
     return { ok: true, bytes, changed: false, notes: ['nothing quantised'] };
+  if (forms === 'dynamic' && !nodes.some((n) => isDynamic(n.opType ?? '')))
+    return { ok: true, bytes, changed: false, notes: ['no dynamic quantisation: kept as exported'] };
   const sub = nodes.find((n) => n.attribute?.some((a) => a.g || a.graphs?.length));
   if (sub) return { ok: false, reason: `${sub.opType} node ${sub.name}: subgraphs are not rewritten` };
   const r = rewrite(g);

@@ -18,7 +18,7 @@ import { packTensors, type SessionInfo, type WireTensor, type WorkerDecode } fro
 import { batchFor, type BatchSettings } from './dynamic-batch.js';
 import { withBatchAxis } from './batch-axis.js';
 import { uint8InputSource, type Uint8InputMode, type Uint8Preprocess } from './uint8-input.js';
-import { rewriteApplies } from './graph-rewrite-mode.js';
+import { rewriteApplies, type RewriteAnswer } from './graph-rewrite-mode.js';
 import { dequantizedSource, type DequantizeMode } from './dequantize-graph.js';
 import { float16Source, type Fp16Mode } from './fp16-graph.js';
 
@@ -73,7 +73,7 @@ export interface RuntimeOptions {
   uint8Input?: Uint8InputMode;
   /**
    * Whether int8 graphs load as float ones (dequantize-graph.ts): always, never, or (auto, the default) when
-   * the model runs on a GPU provider.
+   * the model runs on a GPU provider, and a dynamic int8 graph on the CPU too.
    */
   dequantize?: DequantizeMode;
   /**
@@ -526,6 +526,10 @@ export class ModelHandle {
         this.runtime.providersFor(this.spec, true),
         (why) =>
           this.runtime.warn({ model: this.spec.id, reason: why }, `model ${this.spec.id} keeps its int8 graph: ${why}`),
+        (source, forms) =>
+          this.runtime
+            .workerFor(replicaKey(this.spec.id, 0))
+            .call<RewriteAnswer>({ op: 'dequantize', source, forms }, `making model ${this.spec.id} float`),
       );
       if (this.spec.batch || !this.spec.dynamicBatch || this.batching.maxBatch <= 1) return src;
       const bytes = typeof src === 'string' ? new Uint8Array(await readFile(src)) : src;

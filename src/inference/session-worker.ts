@@ -13,6 +13,7 @@ import {
   type WorkerDecode,
 } from './session-wire.js';
 import { DECODED_BOXES, decodeYolo, packBoxes } from '../detection/yolo.js';
+import { dequantizeHere } from './dequantize-graph.js';
 
 const port = parentPort;
 if (!port) throw new Error('session-worker.ts is a worker_threads entry, not a module to import');
@@ -123,6 +124,15 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         }
         return packTensors(own, true, transfer);
       });
+    }
+    case 'dequantize': {
+      const r = await dequantizeHere(m.source, m.forms);
+      if (!r.ok) return r;
+      if (!r.bytes) return { ok: true };
+      // The graph's bytes move back rather than being copied (a view of a larger buffer is cut out first).
+      const own = r.bytes.byteLength === r.bytes.buffer.byteLength ? r.bytes : r.bytes.slice();
+      transfer.push(own.buffer as ArrayBuffer);
+      return { ok: true, bytes: own };
     }
     case 'release': {
       const s = sessions.get(m.model);

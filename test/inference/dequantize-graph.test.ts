@@ -13,7 +13,7 @@ import { BYO_MODELS, byoModelsSkip, byoPath, type ByoModelId } from '../../eval/
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
-import { dequantizeGraph, type DequantizeMode } from '../../src/inference/dequantize-graph.js';
+import { dequantizedSource, dequantizeGraph, type DequantizeMode } from '../../src/inference/dequantize-graph.js';
 import { rewriteApplies as dequantizes } from '../../src/inference/graph-rewrite-mode.js';
 import { Detector, type RawDetection } from '../../src/detection/detect.js';
 import { iou } from '../../src/detection/yolo.js';
@@ -108,7 +108,7 @@ for (const id of Object.keys(BYO_MODELS) as ByoModelId[]) {
   });
 }
 
-test('the runtime loads the float graph where its setting says so: the same boxes as the rewritten file itself', {
+test('the runtime loads the float graph where its setting says so (auto on the CPU too): the same boxes as the rewritten file itself', {
   skip: byoModelsSkip(BYO_MODELS['yolov8n-int8']) || cocoSkip,
 }, async (t) => {
   const file = byoPath(BYO_MODELS['yolov8n-int8']);
@@ -120,7 +120,10 @@ test('the runtime loads the float graph where its setting says so: the same boxe
   const viaSetting = await (await detector(t, 'yolov8n-int8', file, 'on')).det.detectRaw(img, 0.05);
   const asFile = await (await detector(t, 'yolov8n-float', floatFile, 'off')).det.detectRaw(img, 0.05);
   const kept = await (await detector(t, 'yolov8n-int8', file, 'off')).det.detectRaw(img, 0.05);
+  // auto on the CPU: this dynamic int8 export loads float too (the rewrite made in the model's worker).
+  const byDefault = await (await detector(t, 'yolov8n-int8', file, 'auto')).det.detectRaw(img, 0.05);
   assert.deepEqual(viaSetting, asFile);
+  assert.deepEqual(byDefault, asFile, 'auto on the CPU loads the float graph');
   assert.notDeepEqual(kept, asFile, 'off loads the int8 graph');
 });
 
@@ -149,14 +152,6 @@ test('the float graph composes with the batch axis: a batch of photos answers wh
       left.splice(k, 1);
     }
   });
-});
-
-test('auto makes the graph float on a GPU provider only', () => {
-  assert.equal(dequantizes('auto', ['cpu']), false);
-  assert.equal(dequantizes('auto', ['cuda', 'cpu']), true);
-  assert.equal(dequantizes('auto', ['tensorrt', 'cuda', 'cpu']), true);
-  assert.equal(dequantizes('on', ['cpu']), true);
-  assert.equal(dequantizes('off', ['cuda', 'cpu']), false);
 });
 
 // Small graphs of each pattern, built here, against the float graph of the same weights built by hand.
@@ -232,13 +227,14 @@ function assertClose(a: Float32Array, b: Float32Array, tol: number, what: string
   assert.ok(worst <= tol, `${what}: differs by up to ${worst}`);
 }
 
-test('a dynamic MatMulInteger chain becomes a MatMul of the weights made float (per column scale and zero point)', async () => {
+/** A dynamic int8 MatMul as quantize_dynamic writes it (per column scale and zero point). */
+function matMulIntegerGraph() {
   const [K, N] = [4, 3];
   const wq = values(K * N, 0, 255, 7).map(Math.round);
   const zp = [7, 120, 200],
     ws = [0.02, 0.01, 0.03],
     bias = [0.5, -1, 2];
-  const int8 = model(
+  const bytes = model(
     [
       node('DynamicQuantizeLinear', ['x'], ['xq', 'xs', 'xzp']),
       node('MatMulInteger', ['xq', 'wq', 'xzp', 'wzp'], ['mmi']),
@@ -256,6 +252,11 @@ test('a dynamic MatMulInteger chain becomes a MatMul of the weights made float (
     ['x', [2, K]],
     [['y', [2, N]]],
   );
+  return { bytes, K, N, wq, zp, ws, bias };
+}
+
+test('a dynamic MatMulInteger chain becomes a MatMul of the weights made float (per column scale and zero point)', async () => {
+  const { bytes: int8, K, N, wq, zp, ws, bias } = matMulIntegerGraph();
   const r = dequantizeGraph(int8);
   assert.ok(r.ok && r.changed, JSON.stringify(r));
   assert.deepEqual(opCounts(r.bytes), { MatMul: 1, Add: 1 });
@@ -319,7 +320,8 @@ test('a dynamic ConvInteger chain with per-channel scales becomes a Conv with it
   assertClose(await runGraph(r.bytes, x, [1, C, 5, 5]), await runGraph(reference, x, [1, C, 5, 5]), 1e-5, 'Conv');
 });
 
-test('QDQ: constant weights are dequantised into initialisers and activation pairs go', async () => {
+/** A QDQ graph: a Conv between quantise/dequantise pairs, its weights and bias stored as integers. */
+function qdqGraph() {
   const [M, C] = [2, 2];
   const wq = values(M * C, -100, 100, 13).map(Math.round);
   const ws = [0.05, 0.1];
@@ -347,6 +349,11 @@ test('QDQ: constant weights are dequantised into initialisers and activation pai
     ['x', [1, C, 2, 2]],
     [['y', [1, M, 2, 2]]],
   );
+  return { bytes: qdq, M, C, wq, ws };
+}
+
+test('QDQ: constant weights are dequantised into initialisers and activation pairs go', async () => {
+  const { bytes: qdq, M, C, wq, ws } = qdqGraph();
   const r = dequantizeGraph(qdq);
   assert.ok(r.ok && r.changed, JSON.stringify(r));
   assert.deepEqual(opCounts(r.bytes), { Conv: 1, Identity: 1 });
@@ -366,6 +373,62 @@ test('QDQ: constant weights are dequantised into initialisers and activation pai
   );
   const x = Float32Array.from(values(C * 4, -1, 1, 17));
   assertClose(await runGraph(r.bytes, x, [1, C, 2, 2]), await runGraph(reference, x, [1, C, 2, 2]), 1e-6, 'QDQ');
+});
+
+test('auto makes every int8 graph float on a GPU provider, and on the CPU dynamic int8 only (QDQ stays)', async () => {
+  const dynamic = matMulIntegerGraph().bytes,
+    qdq = qdqGraph().bytes;
+  const loads = async (bytes: Uint8Array, mode: DequantizeMode, providers: string[]) => {
+    const refusals: string[] = [];
+    const src = await dequantizedSource(bytes, mode, providers, (why) => refusals.push(why));
+    assert.deepEqual(refusals, []);
+    return src === bytes
+      ? 'as exported'
+      : Object.keys(opCounts(src as Uint8Array))
+          .sort()
+          .join(' ');
+  };
+  for (const providers of [['cpu'], ['cuda', 'cpu'], ['tensorrt', 'cuda', 'cpu']]) {
+    assert.equal(await loads(dynamic, 'auto', providers), 'Add MatMul', providers.join());
+    assert.equal(await loads(dynamic, 'on', providers), 'Add MatMul', providers.join());
+    assert.equal(await loads(dynamic, 'off', providers), 'as exported', providers.join());
+    assert.equal(await loads(qdq, 'on', providers), 'Conv Identity', providers.join());
+    assert.equal(await loads(qdq, 'off', providers), 'as exported', providers.join());
+  }
+  assert.equal(await loads(qdq, 'auto', ['cpu']), 'as exported');
+  assert.equal(await loads(qdq, 'auto', ['cuda', 'cpu']), 'Conv Identity');
+  assert.equal(await loads(qdq, 'auto', ['tensorrt', 'cuda', 'cpu']), 'Conv Identity');
+  assert.equal(dequantizes('auto', ['cpu']), false, 'the other rewrites keep auto to GPU providers');
+});
+
+test("the session worker makes the float graph the main thread would, and answers a refusal's reason", async (t) => {
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog() });
+  t.after(() => runtime.release());
+  const worker = runtime.workerFor('graphs');
+  for (const [bytes, forms] of [
+    [matMulIntegerGraph().bytes, 'dynamic'],
+    [qdqGraph().bytes, 'any'],
+  ] as const) {
+    const here = dequantizeGraph(bytes, forms);
+    assert.ok(here.ok && here.changed);
+    const there = await worker.call<{ ok: boolean; bytes?: Uint8Array }>(
+      { op: 'dequantize', source: bytes, forms },
+      'x',
+    );
+    assert.ok(there.ok && there.bytes);
+    assert.deepEqual(Buffer.from(there.bytes), Buffer.from(here.bytes));
+  }
+  const kept = await worker.call<{ ok: boolean; bytes?: Uint8Array }>(
+    { op: 'dequantize', source: qdqGraph().bytes, forms: 'dynamic' },
+    'x',
+  );
+  assert.deepEqual(kept, { ok: true });
+  const refused = await worker.call<{ ok: boolean; reason?: string }>(
+    { op: 'dequantize', source: Uint8Array.of(0xff, 0xff, 0xff), forms: 'any' },
+    'x',
+  );
+  assert.equal(refused.ok, false);
+  assert.equal(refused.reason, (dequantizeGraph(Uint8Array.of(0xff, 0xff, 0xff)) as { reason: string }).reason);
 });
 
 test('a graph the rewrite cannot vouch for loads as exported, with one warning naming the node', async (t) => {
