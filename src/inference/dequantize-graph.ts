@@ -13,8 +13,7 @@
 // Like batch-axis.ts it is conservative: any quantised node outside these patterns, or a pattern with a shape
 // or scale it cannot place, refuses the whole graph with the node named, and the model loads as exported.
 import onnxProto from 'onnx-proto';
-import { readFile } from 'node:fs/promises';
-import { rewriteApplies, type RewriteAnswer, type RewriteMode } from './graph-rewrite-mode.js';
+import type { RewriteMode } from './graph-rewrite-mode.js';
 import { attrInt, decodeModel, DT, dimsOf, floats, floatTensor, int64s, integers } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
@@ -42,36 +41,6 @@ const isDynamic = (op: string) => DYNAMIC_OPS.includes(op);
 
 /** Ops that only an int8 graph has; one the rewrite did not consume refuses the graph. */
 const isQuantised = (op: string) => /Integer|Quantiz|^QLinear|^Q[A-Z]/.test(op);
-
-/** Makes the float graph of `src` (a prepared file's path or a graph in memory) with the forms given. */
-export type Dequantizer = (src: Uint8Array | string, forms: DequantizeForms) => Promise<RewriteAnswer>;
-
-/** The rewrite on this thread (the runtime runs it in the model's session worker instead: dequantizeInWorker). */
-export const dequantizeHere: Dequantizer = async (src, forms) => {
-  const r = dequantizeGraph(typeof src === 'string' ? new Uint8Array(await readFile(src)) : src, forms);
-  return r.ok ? { ok: true, bytes: r.changed ? r.bytes : undefined } : r;
-};
-
-/**
- * What a model's sessions load under the mode: the float graph when the mode applies and the rewrite took it,
- * else `src` unchanged (a graph that has nothing quantised too). A refusal is handed to `refused` with its
- * reason (the node named) and the model loads as exported.
- */
-export async function dequantizedSource(
-  src: Uint8Array | string,
-  mode: DequantizeMode,
-  providers: readonly string[],
-  refused: (reason: string) => void,
-  rewrite: Dequantizer = dequantizeHere,
-): Promise<Uint8Array | string> {
-  if (mode === 'off') return src;
-  const r = await rewrite(src, rewriteApplies(mode, providers) ? 'any' : 'dynamic');
-  if (!r.ok) {
-    refused(r.reason);
-    return src;
-  }
-  return r.bytes ?? src;
-}
 
 /** A rewritten ConvInteger / MatMulInteger chain. */
 interface Chain {

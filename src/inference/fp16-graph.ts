@@ -18,7 +18,7 @@
 // ONNX Runtime on the CPU runs the result too: for a float16 node without a CPU kernel it casts around a
 // float32 one, so a GPU's float16 answers can be checked here; `auto` keeps the float32 graph on the CPU.
 import onnxProto from 'onnx-proto';
-import { rewriteApplies, rewrittenSource, type RewriteMode } from './graph-rewrite-mode.js';
+import type { RewriteMode } from './graph-rewrite-mode.js';
 import { attr, decodeModel, DT, floats } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
@@ -30,20 +30,6 @@ type TensorProto = import('onnx-proto').onnx.ITensorProto;
  * (ONNX Runtime casts around most nodes).
  */
 export type Fp16Mode = RewriteMode;
-
-/**
- * What a model's sessions load under the mode: the float16 graph when the mode applies and the rewrite took it,
- * else `src` unchanged; a refusal is handed to `refused` with its reason and the model loads as float32.
- */
-export async function float16Source(
-  src: Uint8Array | string,
-  mode: Fp16Mode,
-  providers: readonly string[],
-  refused: (reason: string) => void,
-): Promise<Uint8Array | string> {
-  if (!rewriteApplies(mode, providers)) return src;
-  return rewrittenSource(src, withFloat16, refused);
-}
 
 /** A node left in float32, and why. */
 export interface KeptNode {

@@ -4,7 +4,7 @@
 // which on the main thread would stall every HTTP request and SSE stream meanwhile
 // (docs/capacity.md, "Sessions in worker threads").
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
@@ -16,11 +16,11 @@ import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool
 import { SessionReplicas } from './session-replicas.js';
 import { packTensors, type SessionInfo, type WireTensor, type WorkerDecode } from './session-wire.js';
 import { batchFor, type BatchSettings } from './dynamic-batch.js';
-import { withBatchAxis } from './batch-axis.js';
-import { uint8InputSource, type Uint8InputMode, type Uint8Preprocess } from './uint8-input.js';
-import { rewriteApplies, type RewriteAnswer } from './graph-rewrite-mode.js';
-import { dequantizedSource, type DequantizeMode } from './dequantize-graph.js';
-import { float16Source, type Fp16Mode } from './fp16-graph.js';
+import type { Uint8InputMode, Uint8Preprocess } from './uint8-input.js';
+import { rewriteApplies } from './graph-rewrite-mode.js';
+import type { DequantizeMode } from './dequantize-graph.js';
+import { graphPlan, plansAnything, type GraphOutcome } from './graph-steps.js';
+import type { Fp16Mode } from './fp16-graph.js';
 
 export type Tensor = ort.Tensor;
 export const Tensor = ort.Tensor;
@@ -520,70 +520,48 @@ export class ModelHandle {
    */
   private graph(): Promise<Uint8Array | string> {
     this.source ??= (async () => {
-      const src = await dequantizedSource(
-        await this.spec.load(),
-        this.runtime.dequantize,
-        this.runtime.providersFor(this.spec, true),
-        (why) =>
-          this.runtime.warn({ model: this.spec.id, reason: why }, `model ${this.spec.id} keeps its int8 graph: ${why}`),
-        (source, forms) =>
-          this.runtime
-            .workerFor(replicaKey(this.spec.id, 0))
-            .call<RewriteAnswer>({ op: 'dequantize', source, forms }, `making model ${this.spec.id} float`),
-      );
-      if (this.spec.batch || !this.spec.dynamicBatch || this.batching.maxBatch <= 1) return src;
-      const bytes = typeof src === 'string' ? new Uint8Array(await readFile(src)) : src;
-      const r = withBatchAxis(bytes);
-      const why = !r.ok ? r.reason : r.coupled;
-      if (why) {
-        this.batchRefused = why;
-        this.runtime.warn({ model: this.spec.id, reason: why }, `model ${this.spec.id} runs one image a call: ${why}`);
-        return src;
+      const rt = this.runtime,
+        id = this.spec.id;
+      const providers = rt.providersFor(this.spec, true);
+      const src = await this.spec.load();
+      if (!this.bytesPre && rt.imagePreprocess && rewriteApplies(rt.uint8Input, providers)) {
+        // A preprocessing the model's files do not give stays unknown: the graph keeps its float input.
+        const pre = await rt.imagePreprocess(id).catch(() => undefined);
+        if (pre && !this.bytesPre) this.bytesPre = bytesPreprocess(pre);
       }
-      this.queue.setBatch(this.batching.maxBatch, this.batching.maxWaitMs);
-      return r.ok ? r.bytes : src;
-    })()
-      .then((g) =>
-        // Last: float16 where the runtime's `fp16` says so; a refused graph loads as float32.
-        float16Source(
-          g,
-          this.spec.float16 ? this.runtime.fp16 : 'off',
-          this.runtime.providersFor(this.spec, true),
-          (why) =>
-            this.runtime.warn({ model: this.spec.id, reason: why }, `model ${this.spec.id} runs in float32: ${why}`),
-        ),
-      )
-      // After every other step (they see the graph's own float input): the bytes input where it applies.
-      .then((g) => this.withBytesInput(g));
+      this.madeWithOffer = this.bytesPre !== undefined;
+      const plan = graphPlan({
+        dequantize: rt.dequantize,
+        fp16: rt.fp16,
+        uint8Input: rt.uint8Input,
+        providers,
+        batchAxis: !this.spec.batch && !!this.spec.dynamicBatch && this.batching.maxBatch > 1,
+        float16: !!this.spec.float16,
+        pre: this.bytesPre,
+      });
+      const made = plansAnything(plan)
+        ? await rt
+            .workerFor(replicaKey(id, 0))
+            .call<GraphOutcome>({ op: 'graph', source: src, plan }, `preparing the graph of model ${id}`)
+        : undefined;
+      const refused = made?.refused ?? {};
+      const warn = (why: string | undefined, what: string) => {
+        if (why) rt.warn({ model: id, reason: why }, `model ${id} ${what}: ${why}`);
+      };
+      warn(refused.dequantize, 'keeps its int8 graph');
+      warn(refused.batchAxis, 'runs one image a call');
+      warn(refused.fp16, 'runs in float32');
+      warn(refused.uint8, 'takes its image as float32');
+      if (refused.batchAxis) this.batchRefused = refused.batchAxis;
+      if (made?.batched) this.queue.setBatch(this.batching.maxBatch, this.batching.maxWaitMs);
+      this.bytesInput = made?.uint8 ?? false;
+      return made?.bytes ?? src;
+    })();
     // A failed read is tried again by the next load.
     this.source.catch(() => {
       this.source = undefined;
     });
     return this.source;
-  }
-
-  /** The graph with a detector's bytes input where the runtime's `uint8Input` says so; refused, float input. */
-  private async withBytesInput(g: Uint8Array | string): Promise<Uint8Array | string> {
-    const rt = this.runtime;
-    if (!this.bytesPre && rt.imagePreprocess && rewriteApplies(rt.uint8Input, rt.providersFor(this.spec, true))) {
-      // A preprocessing the model's files do not give stays unknown: the graph keeps its float input.
-      const pre = await rt.imagePreprocess(this.spec.id).catch(() => undefined);
-      if (pre && !this.bytesPre) this.bytesPre = bytesPreprocess(pre);
-    }
-    this.madeWithOffer = this.bytesPre !== undefined;
-    const r = await uint8InputSource(
-      g,
-      this.bytesPre,
-      this.runtime.uint8Input,
-      this.runtime.providersFor(this.spec, true),
-      (why) =>
-        this.runtime.warn(
-          { model: this.spec.id, reason: why },
-          `model ${this.spec.id} takes its image as float32: ${why}`,
-        ),
-    );
-    this.bytesInput = r.uint8;
-    return r.source;
   }
 
   /**

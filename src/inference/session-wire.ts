@@ -2,7 +2,7 @@
 // {type, dims, data}, with the data's ArrayBuffer moved (transferred) rather than copied where allowed.
 import type ort from 'onnxruntime-node';
 import type { DecodeOptions } from '../detection/yolo.js';
-import type { DequantizeForms } from './dequantize-graph.js';
+import type { GraphPlan } from './graph-steps.js';
 
 /** A detector's output decoded where the session ran (its boxes come back, not its raw tensor): `output`
  * names the tensor (default the first). */
@@ -45,11 +45,11 @@ export type ToWorker =
     }
   | { op: 'release'; call: number; model: string }
   /**
-   * An int8 graph made float (dequantize-graph.ts) in the worker that will load it: decoding and rewriting a
-   * detector export would hold the main thread, and every request with it (docs/capacity.md, "Graphs for the
-   * GPU").
+   * A model's graph rewritten as it loads (graph-steps.ts), in the worker that will load it: decoding and
+   * re-encoding a graph would hold the main thread, and every request with it (docs/capacity.md, "Graphs for
+   * the GPU").
    */
-  | { op: 'dequantize'; call: number; source: string | Uint8Array; forms: DequantizeForms }
+  | { op: 'graph'; call: number; source: string | Uint8Array; plan: GraphPlan }
   /**
    * Several runs' feeds as one batch: the worker joins each input along axis 0 (one copy, in this thread),
    * runs once and answers each item its own outputs, split along axis 0 (or its decoded boxes).

@@ -13,7 +13,7 @@ import {
   type WorkerDecode,
 } from './session-wire.js';
 import { DECODED_BOXES, decodeYolo, packBoxes } from '../detection/yolo.js';
-import { dequantizeHere } from './dequantize-graph.js';
+import { makeGraph } from './graph-steps.js';
 
 const port = parentPort;
 if (!port) throw new Error('session-worker.ts is a worker_threads entry, not a module to import');
@@ -125,14 +125,14 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         return packTensors(own, true, transfer);
       });
     }
-    case 'dequantize': {
-      const r = await dequantizeHere(m.source, m.forms);
-      if (!r.ok) return r;
-      if (!r.bytes) return { ok: true };
+    case 'graph': {
+      const made = await makeGraph(m.source, m.plan);
       // The graph's bytes move back rather than being copied (a view of a larger buffer is cut out first).
-      const own = r.bytes.byteLength === r.bytes.buffer.byteLength ? r.bytes : r.bytes.slice();
-      transfer.push(own.buffer as ArrayBuffer);
-      return { ok: true, bytes: own };
+      if (made.bytes) {
+        if (made.bytes.byteLength !== made.bytes.buffer.byteLength) made.bytes = made.bytes.slice();
+        transfer.push(made.bytes.buffer as ArrayBuffer);
+      }
+      return made;
     }
     case 'release': {
       const s = sessions.get(m.model);

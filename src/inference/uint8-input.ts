@@ -3,11 +3,11 @@
 // in front of the graph: out = (pixel * scale - mean[c]) / std[c] in the model's channel order, moved to
 // NCHW when the model reads that layout. The arithmetic is what the CPU preprocessing does per pixel
 // (src/native/image.ts), so on a GPU the input crosses as bytes and is normalised where the model runs.
-// The runtime applies it when it makes a detector's graph (uint8InputSource); the detector then writes the
+// The runtime applies it when it makes a detector's graph (graph-steps.ts); the detector then writes the
 // letterbox or stretch as bytes (src/detection/detect.ts, modelInputBytes).
 import onnxProto from 'onnx-proto';
 import { DT } from './onnx-tensors.js';
-import { rewriteApplies, rewrittenSource, type RewriteMode } from './graph-rewrite-mode.js';
+import type { RewriteMode } from './graph-rewrite-mode.js';
 
 const { onnx } = onnxProto;
 type TensorProto = import('onnx-proto').onnx.ITensorProto;
@@ -98,29 +98,3 @@ export function withUint8Input(bytes: Uint8Array, pre: Uint8Preprocess): Uint8In
  * in place and read where it lies.
  */
 export type Uint8InputMode = RewriteMode;
-
-/**
- * What a detector's sessions load under the mode: the graph with the bytes input when the mode applies, a
- * preprocessing was offered and the rewrite took the graph (`uint8` true), else `src` unchanged. A refusal
- * is handed to `refused` with its reason and the graph keeps its float input.
- */
-export async function uint8InputSource(
-  src: Uint8Array | string,
-  pre: Uint8Preprocess | undefined,
-  mode: Uint8InputMode,
-  providers: readonly string[],
-  refused: (reason: string) => void,
-): Promise<{ source: Uint8Array | string; uint8: boolean }> {
-  if (!pre || !rewriteApplies(mode, providers)) return { source: src, uint8: false };
-  let uint8 = false;
-  const source = await rewrittenSource(
-    src,
-    (bytes) => {
-      const r = withUint8Input(bytes, pre);
-      uint8 = r.ok;
-      return r;
-    },
-    refused,
-  );
-  return { source, uint8 };
-}

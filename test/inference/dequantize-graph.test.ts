@@ -13,7 +13,8 @@ import { BYO_MODELS, byoModelsSkip, byoPath, type ByoModelId } from '../../eval/
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
-import { dequantizedSource, dequantizeGraph, type DequantizeMode } from '../../src/inference/dequantize-graph.js';
+import { dequantizeGraph, type DequantizeMode } from '../../src/inference/dequantize-graph.js';
+import { graphPlan, makeGraph } from '../../src/inference/graph-steps.js';
 import { rewriteApplies as dequantizes } from '../../src/inference/graph-rewrite-mode.js';
 import { Detector, type RawDetection } from '../../src/detection/detect.js';
 import { iou } from '../../src/detection/yolo.js';
@@ -379,14 +380,17 @@ test('auto makes every int8 graph float on a GPU provider, and on the CPU dynami
   const dynamic = matMulIntegerGraph().bytes,
     qdq = qdqGraph().bytes;
   const loads = async (bytes: Uint8Array, mode: DequantizeMode, providers: string[]) => {
-    const refusals: string[] = [];
-    const src = await dequantizedSource(bytes, mode, providers, (why) => refusals.push(why));
-    assert.deepEqual(refusals, []);
-    return src === bytes
-      ? 'as exported'
-      : Object.keys(opCounts(src as Uint8Array))
-          .sort()
-          .join(' ');
+    const plan = graphPlan({
+      dequantize: mode,
+      fp16: 'off',
+      uint8Input: 'off',
+      providers,
+      batchAxis: false,
+      float16: false,
+    });
+    const made = await makeGraph(bytes, plan);
+    assert.deepEqual(made.refused, {});
+    return made.bytes ? Object.keys(opCounts(made.bytes)).sort().join(' ') : 'as exported';
   };
   for (const providers of [['cpu'], ['cuda', 'cpu'], ['tensorrt', 'cuda', 'cpu']]) {
     assert.equal(await loads(dynamic, 'auto', providers), 'Add MatMul', providers.join());
@@ -399,36 +403,6 @@ test('auto makes every int8 graph float on a GPU provider, and on the CPU dynami
   assert.equal(await loads(qdq, 'auto', ['cuda', 'cpu']), 'Conv Identity');
   assert.equal(await loads(qdq, 'auto', ['tensorrt', 'cuda', 'cpu']), 'Conv Identity');
   assert.equal(dequantizes('auto', ['cpu']), false, 'the other rewrites keep auto to GPU providers');
-});
-
-test("the session worker makes the float graph the main thread would, and answers a refusal's reason", async (t) => {
-  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog() });
-  t.after(() => runtime.release());
-  const worker = runtime.workerFor('graphs');
-  for (const [bytes, forms] of [
-    [matMulIntegerGraph().bytes, 'dynamic'],
-    [qdqGraph().bytes, 'any'],
-  ] as const) {
-    const here = dequantizeGraph(bytes, forms);
-    assert.ok(here.ok && here.changed);
-    const there = await worker.call<{ ok: boolean; bytes?: Uint8Array }>(
-      { op: 'dequantize', source: bytes, forms },
-      'x',
-    );
-    assert.ok(there.ok && there.bytes);
-    assert.deepEqual(Buffer.from(there.bytes), Buffer.from(here.bytes));
-  }
-  const kept = await worker.call<{ ok: boolean; bytes?: Uint8Array }>(
-    { op: 'dequantize', source: qdqGraph().bytes, forms: 'dynamic' },
-    'x',
-  );
-  assert.deepEqual(kept, { ok: true });
-  const refused = await worker.call<{ ok: boolean; reason?: string }>(
-    { op: 'dequantize', source: Uint8Array.of(0xff, 0xff, 0xff), forms: 'any' },
-    'x',
-  );
-  assert.equal(refused.ok, false);
-  assert.equal(refused.reason, (dequantizeGraph(Uint8Array.of(0xff, 0xff, 0xff)) as { reason: string }).reason);
 });
 
 test('a graph the rewrite cannot vouch for loads as exported, with one warning naming the node', async (t) => {
