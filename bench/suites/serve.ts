@@ -220,6 +220,8 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   // SIGHTFLOW_HEAP_GROWING_PERCENT in the bench's environment reaches the server (an A/B of V8's heap growth).
   const heap = process.env.SIGHTFLOW_HEAP_GROWING_PERCENT;
   const depth = process.env.SIGHTFLOW_INFERENCE_QUEUE_DEPTH;
+  // SIGHTFLOW_INFERENCE_DEQUANTIZE too (an A/B of the int8 export made float on the CPU; the ceiling keeps auto).
+  const dequantize = process.env.SIGHTFLOW_INFERENCE_DEQUANTIZE;
   const t = await startTestApp(
     {
       SIGHTFLOW_LOG_LEVEL: 'silent',
@@ -227,6 +229,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
       SIGHTFLOW_WORKER_CONCURRENCY: String(Math.max(1, cameras)),
       ...(heap ? { SIGHTFLOW_HEAP_GROWING_PERCENT: heap } : {}),
       ...(depth ? { SIGHTFLOW_INFERENCE_QUEUE_DEPTH: depth } : {}),
+      ...(dequantize ? { SIGHTFLOW_INFERENCE_DEQUANTIZE: dequantize } : {}),
     },
     { dataDir },
   );
