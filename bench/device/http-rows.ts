@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { postClients, percentile } from '../peers/post-clients-run.js';
-import { cpuMs, threadCpuMs } from '../proc-cpu.js';
+import { cpuMs, liveThreadsCpuMs, threadCpuMs } from '../proc-cpu.js';
 import { type Server, startServer, stopServer } from './staged-server.js';
 
 interface Args {
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
       const s = await startServer(a, dataDir, config.env, (line) => {
         if (line.includes('"front process listening"')) fronts.push((JSON.parse(line) as { pid: number }).pid);
       });
-      const frontsCpu = () => fronts.reduce((n, pid) => n + cpuMs(pid), 0);
+      const frontsCpu = () => fronts.reduce((n, pid) => n + liveThreadsCpuMs(pid), 0);
       const started = { config: config.label, env: config.env, start_ms: Math.round(performance.now() - t0) };
       try {
         for (const model of models) {

@@ -19,7 +19,7 @@ import { projectRoot } from '../../src/base/paths.js';
 import { compilePeer } from '../peers/compile.js';
 import { writeDetectBody } from '../peers/detect-body.js';
 import { postClients, percentile } from '../peers/post-clients-run.js';
-import { cpuMs, threadCpuMs } from '../proc-cpu.js';
+import { cpuMs, liveThreadsCpuMs, threadCpuMs } from '../proc-cpu.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
@@ -93,7 +93,7 @@ async function measure(exe: string, s: Server, bodyFile: string, c: number, ms: 
   const pid = s.child.pid!;
   const main0 = threadCpuMs(pid);
   const all0 = cpuMs(pid);
-  const fr0 = s.fronts.reduce((n, p) => n + cpuMs(p), 0);
+  const fr0 = s.fronts.reduce((n, p) => n + liveThreadsCpuMs(p), 0);
   const o = await postClients(exe, s, bodyFile, c, ms);
   const per = (x: number) => (o.ok > 0 ? r2(x / o.ok) : NaN);
   return {
@@ -107,7 +107,7 @@ async function measure(exe: string, s: Server, bodyFile: string, c: number, ms: 
     errors: o.errors,
     main_thread_ms_per_image: per(threadCpuMs(pid) - main0),
     serve_cpu_ms_per_image: per(cpuMs(pid) - all0),
-    fronts_cpu_ms_per_image: per(s.fronts.reduce((n, p) => n + cpuMs(p), 0) - fr0),
+    fronts_cpu_ms_per_image: per(s.fronts.reduce((n, p) => n + liveThreadsCpuMs(p), 0) - fr0),
   };
 }
 
