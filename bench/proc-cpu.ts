@@ -1,7 +1,7 @@
 // CPU time of processes by pid from /proc (Linux), for benches that need to say where a round's CPU went:
 // the server is this process (process.cpuUsage), but the broker or a subscriber it started are children
 // whose time only the kernel's accounting shows. Elsewhere every reading is NaN.
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 
 /** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux on every architecture Node runs). */
 const HZ = 100;
@@ -39,7 +39,7 @@ export function liveThreadsCpuMs(pid: number | undefined): number {
     const t = schedNs(`/proc/${pid}/task/${tid}/schedstat`);
     // A thread gone between the listing and the read adds nothing; a kernel without schedstat falls back.
     if (Number.isNaN(t)) {
-      if (readable(`/proc/${pid}/task/${tid}`)) return cpuMs(pid);
+      if (existsSync(`/proc/${pid}/task/${tid}`)) return cpuMs(pid);
       continue;
     }
     ns += t;
@@ -54,15 +54,6 @@ function schedNs(file: string): number {
     return Number.isFinite(v) ? v : NaN;
   } catch {
     return NaN;
-  }
-}
-
-function readable(dir: string): boolean {
-  try {
-    readdirSync(dir);
-    return true;
-  } catch {
-    return false;
   }
 }
 

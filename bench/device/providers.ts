@@ -8,8 +8,9 @@
 // --batch replaces the sweep with the in-process ceiling under dynamic batching at each maximum batch size, on
 // every provider the host loads (--gpu-only: the GPU ones): clients submit one image each, as requests do, and
 // the model's queue joins them; each row also checks that a batched run answers what a run alone does.
-// --models-only=a,b names the models (any folder under --models with one .onnx; default the two built-in ones); --sessions=1,4 the sessions of the batch rows, each (default 1 on a
-// GPU, the cores' default split on the CPU).
+// --models-only=a,b names the models (any folder under --models with one .onnx; default the two built-in
+// ones); --sessions=1,4 the sessions of the batch rows, each (default 1 on a GPU, the cores' default split on
+// the CPU).
 // --dequantize adds, for a model with an int8 graph, its rows with the graph made float as a GPU provider
 // loads it (src/inference/dequantize-graph.ts) under the name `<model> (float)`; the model's own rows always
 // run its graph as exported, whatever the provider.

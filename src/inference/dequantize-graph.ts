@@ -63,11 +63,9 @@ interface Chain {
  */
 export function dequantizeGraph(bytes: Uint8Array, forms: DequantizeForms = 'any'): DequantizeResult {
   // An op's type is stored as its name's bytes: a graph none of whose bytes spell a dynamic op has none, and
-  // is not decoded (on the CPU every model's load asks, OCR and CLIP graphs of tens of MB included).
-  if (
-    forms === 'dynamic' &&
-    !DYNAMIC_OPS.some((op) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(op))
-  )
+  // is not decoded (on the CPU every model's load asks, whatever its size: OCR, CLIP, a brought describer).
+  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (forms === 'dynamic' && !DYNAMIC_OPS.some((op) => raw.includes(op)))
     return { ok: true, bytes, changed: false, notes: ['no dynamic quantisation: kept as exported'] };
   const decoded = decodeModel(bytes);
   if (!decoded.ok) return decoded;
