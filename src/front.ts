@@ -5,7 +5,6 @@
 // (models, rate limit, usage rows), so answers, errors and bills are the ones `serve` gives alone. Every other
 // request is passed to `serve` over loopback. No model, database or video code is loaded here.
 import { Authenticator } from './auth/authenticator.js';
-import { RateLimiter } from './auth/rate-limit.js';
 import { createLogger, requestLogger } from './base/log.js';
 import type { Config } from './config/index.js';
 import { visionRoutes } from './vision/vision.routes.js';
@@ -40,8 +39,9 @@ export async function runFront(config: Config, ownerPort: number): Promise<void>
       },
       authenticator: new Authenticator(link.keys, config.keyCacheMs),
       // The owner takes from each key's bucket when it runs the call, and for a request refused here when it
-      // ends (link.ended): one bucket, however many fronts.
-      rateLimiter: new RateLimiter(0, 0),
+      // ends (link.ended): one bucket, however many fronts. A key the owner found empty is refused here, 429,
+      // until its bucket refills (front-limits.ts).
+      rateLimiter: link.limits,
       maxJsonBytes: config.maxJsonBytes,
       bodyTimeoutMs: config.bodyTimeoutMs,
     },

@@ -24,14 +24,14 @@ import { nextSpanId, spansOn } from '../tracing/spans.js';
 import { errors, isApiError } from '../base/errors.js';
 import type { Logger, RequestRecord } from '../base/log.js';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
-import type { RateLimiter } from '../auth/rate-limit.js';
+import type { RateGate } from '../auth/rate-limit.js';
 
 export interface ServerDeps {
   log: Logger;
   /** The one-line-per-request log (log.ts requestLogger). */
   requestLog: (r: RequestRecord) => void;
   authenticator: Authenticator;
-  rateLimiter: RateLimiter;
+  rateLimiter: RateGate;
   adminToken?: string;
   maxJsonBytes: number;
   bodyTimeoutMs: number;

@@ -272,6 +272,14 @@ test('a key has one rate-limit bucket, however many processes answer it', { time
       statuses.every((x) => x === 200 || x === 429),
       statuses.join(' '),
     );
+    // Once `serve` has refused the key, every front knows: a request a front would refuse itself (bad JSON) is
+    // now answered 429 with Retry-After, as `serve` alone answers it (the bucket before the body).
+    for (let i = 0; i < SPREAD; i++) {
+      const a = await once(s.port, 'POST', '/v1/vision/detect', json, '{"image_');
+      assert.equal(a.status, 429, a.body);
+      assert.equal(JSON.parse(a.body).error.code, 'rate_limit_exceeded');
+      assert.ok(Number(a.headers['retry-after']) > 9000, String(a.headers['retry-after']));
+    }
     s.child.kill('SIGTERM');
     assert.equal(await s.exited, 0, s.stderr());
   } finally {

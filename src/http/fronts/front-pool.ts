@@ -50,6 +50,8 @@ interface Front {
 export class FrontPool {
   private readonly fronts = new Set<Front>();
   private stopping = false;
+  /** Key id -> until when (performance.now()) the fronts were told its bucket is empty. */
+  private readonly toldEmpty = new Map<string, number>();
 
   constructor(private readonly d: FrontPoolDeps) {}
 
@@ -142,7 +144,9 @@ export class FrontPool {
         try {
           this.d.rateLimiter.take(m.keyId);
         } catch {
-          // Already empty: the request was answered by the front, so there is nothing to refuse.
+          // Already empty: the request was answered by the front, so there is nothing to refuse; the fronts
+          // are told, so the next ones are refused there.
+          this.empty(m.keyId);
         }
         return;
       case 'touch':
@@ -185,6 +189,7 @@ export class FrontPool {
       this.d.rateLimiter.take(m.keyId);
       work = this.d.calls[m.op](caller, body);
     } catch (e) {
+      if (isApiError(e) && e.status === 429) this.empty(m.keyId);
       work = Promise.reject(e);
     }
     work.then(
@@ -200,6 +205,20 @@ export class FrontPool {
         send(front.child, { t: 'fail', id: m.id, error: toWire(isApiError(e) ? e : errors.internal()) });
       },
     );
+  }
+
+  /**
+   * The key's bucket refused a request: every front hears how long it stays empty, once per emptying (a front
+   * that has heard refuses the key itself meanwhile, so the refusals stop coming here).
+   */
+  private empty(keyId: string): void {
+    const now = performance.now();
+    const forMs = this.d.rateLimiter.msUntilToken(keyId, now);
+    // Told already: the time a bucket next holds a request does not move while it refuses (1 ms for rounding).
+    if (forMs <= 0 || (this.toldEmpty.get(keyId) ?? 0) + 1 >= now + forMs) return;
+    for (const [k, until] of this.toldEmpty) if (until <= now) this.toldEmpty.delete(k);
+    this.toldEmpty.set(keyId, now + forMs);
+    for (const f of this.fronts) send(f.child, { t: 'limited', keyId, forMs });
   }
 }
 

@@ -53,6 +53,8 @@ export type OwnerMessage =
   | { t: 'key'; id: number; row: KeyRow | null; error?: string }
   | { t: 'done'; id: number; json: unknown }
   | { t: 'fail'; id: number; error: WireError }
+  /** The key's bucket in `serve` is empty for `forMs` more: the front answers its requests 429 meanwhile. */
+  | { t: 'limited'; keyId: string; forMs: number }
   | { t: 'stop' };
 
 export function toWire(e: ApiError): WireError {

@@ -5,6 +5,7 @@ import { decodeBase64 } from '../../media/base64.js';
 import { IMAGE_MAX_BYTES } from '../../media/image-input.js';
 import type { SpanRecord, SpanRecorder } from '../../tracing/spans.js';
 import type { Caller } from '../../usage/billing.js';
+import { FrontLimits } from './front-limits.js';
 import {
   asBuffer,
   fromWire,
@@ -32,6 +33,8 @@ export class OwnerLink {
   /** Requests whose call went to the owner (it took from the key's rate-limit bucket for them). */
   private readonly reached = new Set<string>();
   private recordsTimer: NodeJS.Timeout | undefined;
+  /** The keys `serve` found out of requests, for this front's HTTP server to answer 429 itself. */
+  readonly limits = new FrontLimits();
 
   constructor(
     private readonly send: (m: FrontMessage) => void,
@@ -41,6 +44,7 @@ export class OwnerLink {
   /** Every message from the owner comes here. */
   receive(m: OwnerMessage): void {
     if (m.t === 'stop') return this.onStop();
+    if (m.t === 'limited') return this.limits.limited(m.keyId, m.forMs);
     const p = this.pending.get(m.id);
     if (!p) return;
     this.pending.delete(m.id);
@@ -78,10 +82,11 @@ export class OwnerLink {
   /**
    * A request this front ended: one that authenticated but never reached the owner (refused here) takes from
    * its key's bucket in the owner now, as `serve` alone takes before it reads a body, so refused requests
-   * count against the rate limit whichever process answered them.
+   * count against the rate limit whichever process answered them. A 429 this front answered takes nothing
+   * (`serve` alone takes nothing from an empty bucket).
    */
-  ended(r: { requestId: string; keyId?: string }): void {
-    if (!this.reached.delete(r.requestId) && r.keyId) this.send({ t: 'take', keyId: r.keyId });
+  ended(r: { requestId: string; keyId?: string; status: number }): void {
+    if (!this.reached.delete(r.requestId) && r.keyId && r.status !== 429) this.send({ t: 'take', keyId: r.keyId });
   }
 
   observe(r: ObservedRequest): void {
