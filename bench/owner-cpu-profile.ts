@@ -3,10 +3,10 @@
 // Linux perf (CPU time, not wall time: V8's own profiler also counts time in calls that wait or are
 // preempted), each sample put in the part its innermost known frame belongs to. docs/capacity.md, "Front
 // processes", holds the figures; they say what must leave the owner for it to keep up with a GPU.
-//   node --import tsx bench/owner-cpu-profile.ts [--fronts 2] [--clients 4] [--seconds 10] [--json]
-// Needs `perf` (Debian's linux-perf) and perf_event_paranoid <= 2. Run by hand, not by the suite: in two CI
-// runs perf recorded no samples of the owner here, which no run outside CI reproduced (the error now says
-// how many answers the clients had and what perf said).
+//   node --import tsx bench/owner-cpu-profile.ts [--fronts 2] [--clients 4] [--seconds 10] [--model tiny] [--json]
+//   --model tiny: a detector whose model takes next to no CPU (bench fronts --model tiny), so the owner runs at
+//   the rate its request path allows, as behind a GPU; --fronts 0: `serve` alone.
+// Needs `perf` (Debian's linux-perf) and perf_event_paranoid <= 2. Run by hand, not by the suite.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { compilePeer } from './peers/compile.js';
 import { writeDetectBody } from './peers/detect-body.js';
 import { postClients } from './peers/post-clients-run.js';
 import { threadCpuMs } from './proc-cpu.js';
-import { start } from './suites/fronts.js';
+import { start, writeTinyDetector } from './suites/fronts.js';
 
 /** The parts, tried on each frame from the innermost out; the first frame that names one decides. */
 const PARTS: Array<[string, RegExp]> = [
@@ -37,6 +37,7 @@ const fronts = Number(argValue(args, 'fronts') ?? 2);
 const clients = Number(argValue(args, 'clients') ?? 4);
 const seconds = Number(argValue(args, 'seconds') ?? 10);
 const json = args.includes('--json');
+const tinyModel = argValue(args, 'model') === 'tiny';
 try {
   execFileSync('perf', ['--version'], { stdio: 'ignore' });
 } catch {
@@ -45,9 +46,10 @@ try {
 const peer = compilePeer('post-clients', 'owner-cpu-profile');
 if (!peer) throw new Error('owner-cpu-profile: no C compiler (cc) for the load clients');
 const work = mkdtempSync(join(tmpdir(), 'sightflow-owner-cpu-'));
+const tiny = tinyModel ? await writeTinyDetector(work, [join(work, 'data')]) : undefined;
 const s = await start(`serve + ${fronts} fronts`, fronts, join(work, 'data'), ['--perf-basic-prof-only-functions']);
 try {
-  const bodyFile = await writeDetectBody(work);
+  const bodyFile = await writeDetectBody(work, undefined, tiny);
   await postClients(peer.exe, s, bodyFile, clients, 2000); // the model's first load and warm-up
   const pid = s.child.pid!;
   const data = join(work, 'perf.data');
@@ -83,7 +85,8 @@ try {
   const scripted = spawnSync('perf', ['script', '-i', data, '-F', 'tid,ip,sym'], { maxBuffer: 256 * 1024 * 1024 });
   const script = scripted.stdout?.toString() ?? '';
 
-  // perf script: a line with the thread id opens a sample, its frames follow indented, innermost first.
+  // perf script: a line with the thread id alone opens a sample (perf 6.1 pads it with spaces), its frames
+  // follow indented, each an address and a symbol, innermost first.
   const counts = new Map<string, number>();
   let samples = 0;
   const count = (frames: string[]) => {
@@ -100,7 +103,7 @@ try {
   let frames: string[] | null = null;
   for (const line of script.split('\n')) {
     if (line === '') continue;
-    if (!/^\s/.test(line)) {
+    if (/^\s*\d+\s*$/.test(line)) {
       if (frames) count(frames);
       frames = [];
     } else frames?.push(line.trim());

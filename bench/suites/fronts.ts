@@ -1,4 +1,4 @@
-// `npm run bench -- fronts [--fronts 2] [--clients 4] [--quick] [--json]`: `sightflow serve` with front
+// `npm run bench -- fronts [--fronts 2] [--clients 4] [--model tiny] [--quick] [--json]`: `sightflow serve` with front
 // processes (SIGHTFLOW_HTTP_FRONTS=N) beside the peer, `serve` alone, both real servers answering
 // POST /v1/vision/detect for a 640x480 JPEG to the C clients (bench/peers/post-clients.c). What it is for: the
 // CPU the serving process's main thread spends per image (from /proc), since one event loop's milliseconds
@@ -7,8 +7,10 @@
 // process's whole CPU and the fronts' CPU per image. On a CPU-only host the model takes the cores, so images/s
 // say only that nothing is lost; on a GPU host (scripts/gpu-check.sh) they are the point.
 // Rounds alternate between the two servers (3, 1 with --quick) and each keeps its round of most images/s.
+// --model tiny serves a detector whose model takes next to no CPU (writeTinyDetector), so the request path,
+// not the model, is the bound here too, as on a GPU host.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -16,6 +18,9 @@ import { fileURLToPath } from 'node:url';
 import { argValue } from '../../eval/lib/model-choice.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { projectRoot } from '../../src/base/paths.js';
+import { COCO_CLASSES } from '../../src/detection/coco-classes.js';
+import { writeByoManifest } from '../../src/models/byo-manifest.js';
+import { tinyYoloOnnx } from '../../test/helpers/inference.js';
 import { compilePeer } from '../peers/compile.js';
 import { writeDetectBody } from '../peers/detect-body.js';
 import { postClients, percentile } from '../peers/post-clients-run.js';
@@ -114,6 +119,8 @@ async function measure(exe: string, s: Server, bodyFile: string, c: number, ms: 
 export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const fronts = Number(argValue(args, 'fronts') ?? 2);
   const c = Number(argValue(args, 'clients') ?? 4);
+  const model = argValue(args, 'model') ?? 'builtin';
+  if (model !== 'builtin' && model !== 'tiny') throw new Error(`--model: expected builtin or tiny, got ${model}`);
   const rounds = quick ? 1 : 3;
   const ms = quick ? 1000 : 6000;
   const peer = compilePeer('post-clients', 'clients');
@@ -121,7 +128,8 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'sightflow-bench-fronts-'));
   const servers: Server[] = [];
   try {
-    const bodyFile = await writeDetectBody(work);
+    const tiny = model === 'tiny' ? await writeTinyDetector(work, [join(work, 'alone'), join(work, 'fronts')]) : null;
+    const bodyFile = await writeDetectBody(work, undefined, tiny ?? undefined);
     servers.push(await start('serve alone', 0, join(work, 'alone')));
     servers.push(await start(`serve + ${fronts} fronts`, fronts, join(work, 'fronts')));
     if (servers[1]!.fronts.length !== fronts) throw new Error(`${servers[1]!.fronts.length} fronts listened`);
@@ -142,7 +150,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     const ipsRatio = r2(fronted.images_per_s / alone.images_per_s);
     if (!json || !quick) {
       console.log(
-        `fronts: detect, 640x480 JPEG, ${c} C clients, ${rounds} round(s) of ${ms / 1000} s, best round each`,
+        `fronts: detect${tiny ? ` with ${TINY_ID} (a 640 input, next to no compute)` : ''}, 640x480 JPEG, ${c} C clients, ${rounds} round(s) of ${ms / 1000} s, best round each`,
       );
       for (const x of rows)
         console.log(
@@ -157,6 +165,7 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
         JSON.stringify({
           suite: 'fronts',
           quick,
+          model,
           clients: c,
           fronts,
           rows,
@@ -171,4 +180,34 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     }
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+const TINY_ID = 'tiny-detector-640';
+
+/**
+ * --model tiny: a YOLOv8-layout detector with a 640x640 input whose graph is a mean and one multiply-add
+ * (test/helpers/inference.ts tinyYoloOnnx), registered in each server's data directory. Its runs take next to
+ * no CPU, so the servers answer as fast as the request path allows and the per-image figures are those of a
+ * process whose model keeps up, as a GPU does; letterbox, outputs, boxes and colours stay a real detector's.
+ * Three boxes with scores of the image's brightness: the body asks for them (confidence_threshold 0.1).
+ */
+export async function writeTinyDetector(work: string, dataDirs: string[]): Promise<Record<string, unknown>> {
+  const file = join(work, `${TINY_ID}.onnx`);
+  const boxes = [
+    { cx: 320, cy: 240, w: 200, h: 300, cls: 0, score: 0.9 },
+    { cx: 120, cy: 400, w: 80, h: 60, cls: 2, score: 0.8 },
+    { cx: 500, cy: 150, w: 120, h: 90, cls: 16, score: 0.7 },
+  ];
+  writeFileSync(file, tinyYoloOnnx('yolov8', boxes, COCO_CLASSES.length, 640));
+  for (const dir of dataDirs)
+    await writeByoManifest(dir, {
+      id: TINY_ID,
+      task: 'detect',
+      file,
+      extra: {
+        preprocess: { resize: 'letterbox', width: 640, height: 640, scale: 1 / 255 },
+        postprocess: { type: 'yolo', layout: 'yolov8', nmsIou: 0.45 },
+      },
+    });
+  return { model: TINY_ID, confidence_threshold: 0.1 };
 }

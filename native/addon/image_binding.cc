@@ -1,6 +1,6 @@
 // N-API surface of native/core/image: letterbox and a model's stretched input (both also on the libuv pool,
 // both writing a float tensor or, with the option `bytes`, the RGB bytes a model normalises itself),
-// batched ROI crops and plain RGB resize. Every argument is read with the shared reader (options.h): a bad
+// batched ROI crops, plain RGB resize and colour names (boxes' dominant colours on the pool). Every argument is read with the shared reader (options.h): a bad
 // one throws ERR_SIGHTFLOW_IMAGE_INVALID_ARG, so the core never sees a buffer smaller than the geometry says.
 // A failure the core reports throws (or, for the async calls, rejects with) ERR_SIGHTFLOW_IMAGE_FAILED.
 // src/native/image.ts types these functions and checks their inputs first.
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "image/colour_names.h"
 #include "image/crop_resize.h"
 #include "image/jpeg_decode.h"
 #include "image/letterbox.h"
@@ -373,6 +374,80 @@ Napi::Value JpegDecodeAsync(const Napi::CallbackInfo& info) {
   return p;
 }
 
+// The dominant colour of each of a frame's boxes on the libuv pool: a detect's colours are the serving
+// thread's largest per-image part in JavaScript (docs/capacity.md, "Colour names"). The JS side keeps the
+// pixels alive through the reference below and must not write to them until the promise settles.
+class DominantColoursWorker : public Napi::AsyncWorker {
+ public:
+  DominantColoursWorker(Napi::Env env, const Napi::Value& src, RgbView view, std::vector<image::ColourGrid> grids)
+      : Napi::AsyncWorker(env, "sightflow.colours"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        src_ref_(Napi::Persistent(src.As<Napi::Object>())),
+        view_(view),
+        grids_(std::move(grids)),
+        names_(grids_.size()) {}
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  void Execute() override {
+    for (size_t i = 0; i < grids_.size(); i++) names_[i] = image::DominantColour(view_, grids_[i]);
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    auto out = Napi::Uint8Array::New(env, names_.size());
+    for (size_t i = 0; i < names_.size(); i++) out[i] = names_[i];
+    deferred_.Resolve(out);
+  }
+
+  void OnError(const Napi::Error& e) override { deferred_.Reject(CodedError(Env(), ErrorCode("IMAGE", "failed"), e.Message()).Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference src_ref_;
+  RgbView view_;
+  std::vector<image::ColourGrid> grids_;
+  std::vector<uint8_t> names_;
+};
+
+// dominantColoursAsync(src, width, height, stride, grids: Int32Array, 5 per box: x0, x1, y0, y1, step) ->
+// Promise<Uint8Array> (a colour index per box, 255 for an empty grid); each grid must lie inside the frame.
+Napi::Value DominantColoursAsync(const Napi::CallbackInfo& info) {
+  const ArgReader args(info.Env(), "IMAGE");
+  const RgbView view = ReadSource(args, info);
+  auto g = args.Typed<Napi::Int32Array>(info[4], "grids", napi_int32_array, "Int32Array", "of 5 values a box",
+                                        [](size_t n) { return n % 5 == 0; });
+  std::vector<image::ColourGrid> grids(g.ElementLength() / 5);
+  for (size_t i = 0; i < grids.size(); i++) {
+    image::ColourGrid& c = grids[i];
+    c.x0 = g[5 * i];
+    c.x1 = g[5 * i + 1];
+    c.y0 = g[5 * i + 2];
+    c.y1 = g[5 * i + 3];
+    c.step = g[5 * i + 4];
+    if (c.x0 < 0 || c.x1 < c.x0 || c.x1 > view.width || c.y0 < 0 || c.y1 < c.y0 || c.y1 > view.height || c.step < 1)
+      args.Fail("invalid_arg", "grid " + std::to_string(i) + " is not inside the " + std::to_string(view.width) + "x" +
+                                   std::to_string(view.height) + " frame with a step of at least 1");
+  }
+  auto* worker = new DominantColoursWorker(info.Env(), info[0], view, std::move(grids));
+  Napi::Promise p = worker->Promise();
+  worker->Queue();
+  return p;
+}
+
+// colourNames(rgb: Uint8Array) -> Uint8Array: each RGB triple's colour index.
+Napi::Value ColourNames(const Napi::CallbackInfo& info) {
+  const ArgReader args(info.Env(), "IMAGE");
+  auto rgb = args.Typed<Napi::Uint8Array>(info[0], "rgb", napi_uint8_array, "Uint8Array", "of whole RGB triples",
+                                          [](size_t n) { return n % 3 == 0; });
+  const size_t n = rgb.ElementLength() / 3;
+  auto out = Napi::Uint8Array::New(info.Env(), n);
+  const uint8_t* p = rgb.Data();
+  uint8_t* o = out.Data();
+  for (size_t i = 0; i < n; i++) o[i] = image::ColourIndex(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+  return out;
+}
+
 }  // namespace
 
 void InitImage(Napi::Env env, Napi::Object exports) {
@@ -383,6 +458,8 @@ void InitImage(Napi::Env env, Napi::Object exports) {
   exports.Set("imageResize", Napi::Function::New(env, ResizeSync, "imageResize"));
   exports.Set("imageShrink", Napi::Function::New(env, ShrinkSync, "imageShrink"));
   exports.Set("imageJpegDecodeAsync", Napi::Function::New(env, JpegDecodeAsync, "imageJpegDecodeAsync"));
+  exports.Set("imageDominantColoursAsync", Napi::Function::New(env, DominantColoursAsync, "imageDominantColoursAsync"));
+  exports.Set("imageColourNames", Napi::Function::New(env, ColourNames, "imageColourNames"));
 }
 
 }  // namespace sightflow

@@ -10,7 +10,7 @@ import type { RgbImage } from '../media/rgb-image.js';
 import { readOnnxInfo } from '../inference/onnx-metadata.js';
 import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
 import { letterboxAsync, letterboxBytesAsync, stretchAsync, stretchBytesAsync } from '../native/image.js';
-import { dominantColor } from '../media/colour.js';
+import { dominantColors } from '../media/colour.js';
 import {
   DECODED_BOXES,
   decodeYolo,
@@ -152,17 +152,22 @@ export class Detector {
     }
     const wanted = this.classFilter(opts.classes);
     const raw = await this.detectRaw(image, threshold);
-    return raw
-      .filter((d) => d.score >= threshold && (!wanted || wanted.has(d.classId)))
-      .map((d) => {
-        const color = dominantColor(image, d.box);
-        return {
-          class: this.labels[d.classId] ?? String(d.classId),
-          confidence: round(d.score, 4),
-          bbox: d.box.map((v) => round(v, 1)) as [number, number, number, number],
-          attributes: color ? { color } : {},
-        };
-      });
+    const kept = raw.filter((d) => d.score >= threshold && (!wanted || wanted.has(d.classId)));
+    // On the libuv pool: in JavaScript the colours were the serving thread's largest part of a photo with a
+    // model that keeps up (docs/capacity.md, "Colour names").
+    const colors = await dominantColors(
+      image,
+      kept.map((d) => d.box),
+    );
+    return kept.map((d, i) => {
+      const color = colors[i];
+      return {
+        class: this.labels[d.classId] ?? String(d.classId),
+        confidence: round(d.score, 4),
+        bbox: d.box.map((v) => round(v, 1)) as [number, number, number, number],
+        attributes: color ? { color } : {},
+      };
+    });
   }
 
   /** Class ids for the requested names; throws the 400 listing the valid names. */

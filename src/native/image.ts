@@ -124,6 +124,14 @@ interface ImageAddon {
     maxPixels: number,
     into?: Uint8Array,
   ): Promise<{ width: number; height: number; data?: Buffer; into?: true } | { unsupported: string }>;
+  imageDominantColoursAsync(
+    src: Uint8Array,
+    w: number,
+    h: number,
+    stride: number,
+    grids: Int32Array,
+  ): Promise<Uint8Array>;
+  imageColourNames(rgb: Uint8Array): Uint8Array;
 }
 
 const MAX_SIDE = 32768;
@@ -510,4 +518,33 @@ export async function decodeJpeg(bytes: Uint8Array, maxPixels: number, into?: Bu
   if ('unsupported' in r) return null;
   const data = r.into ? into!.subarray(0, r.width * r.height * 3) : r.data!;
   return { data, width: r.width, height: r.height, channels: 3 };
+}
+
+/** Where a box's colour is sampled: x0 <= x < x1, y0 <= y < y1, every step-th column and row. */
+export interface ColourGrid {
+  x0: number;
+  x1: number;
+  y0: number;
+  y1: number;
+  step: number;
+}
+
+/**
+ * The colour index (src/media/colour.ts's names) most pixels of each grid have, a tie to the one sampled
+ * first, 255 for an empty grid; on the libuv pool. Each grid must lie inside the image. Do not write to
+ * img.data until the promise settles.
+ */
+export async function dominantColourIndicesAsync(img: Pixels, grids: readonly ColourGrid[]): Promise<Uint8Array> {
+  const stride = checkImage(img);
+  const packed = new Int32Array(grids.length * 5);
+  grids.forEach((g, i) => packed.set([g.x0, g.x1, g.y0, g.y1, g.step], i * 5));
+  return withCallerStack(
+    loadAddon<ImageAddon>().imageDominantColoursAsync(img.data, img.width, img.height, stride, packed),
+    new Error(),
+  );
+}
+
+/** Each RGB triple's colour index (src/media/colour.ts's names), by the addon's copy of the rules. */
+export function colourIndices(rgb: Uint8Array): Uint8Array {
+  return loadAddon<ImageAddon>().imageColourNames(rgb);
 }

@@ -52,3 +52,43 @@ test('dominantColor: the most common name in the middle of the box; a tie goes t
   // Too small a box has no colour.
   assert.equal(dominantColor(halves, [10, 10, 11, 50]), undefined);
 });
+
+/** The rules as written (colour.ts's comment), pixel by pixel: what its tables and shortcuts must give. */
+function byTheRules(r: number, g: number, b: number): string {
+  const max = Math.max(r, g, b) / 255;
+  const min = Math.min(r, g, b) / 255;
+  const v = max;
+  const s = max === 0 ? 0 : (max - min) / max;
+  let h = 0;
+  if (max !== min) {
+    const [rn, gn, bn, dlt] = [r / 255, g / 255, b / 255, max - min];
+    if (max === rn) h = 60 * (((gn - bn) / dlt) % 6);
+    else if (max === gn) h = 60 * ((bn - rn) / dlt + 2);
+    else h = 60 * ((rn - gn) / dlt + 4);
+    if (h < 0) h += 360;
+  }
+  if (v < 0.18) return 'black';
+  if (s < 0.15 && v > 0.8) return 'white';
+  if (s < 0.18) return 'gray';
+  if (h >= 10 && h < 45 && v < 0.55 && s > 0.25) return 'brown';
+  if (h < 12 || h >= 340) return 'red';
+  if (h < 40) return 'orange';
+  if (h < 68) return 'yellow';
+  if (h < 165) return 'green';
+  if (h < 255) return 'blue';
+  if (h < 295) return 'purple';
+  return 'pink';
+}
+
+test('colorName gives every one of the 2^24 colours the name the rules give it', () => {
+  let wrong = 0;
+  let first = '';
+  for (let r = 0; r < 256; r++)
+    for (let g = 0; g < 256; g++)
+      for (let b = 0; b < 256; b++) {
+        const want = byTheRules(r, g, b);
+        const got = colorName(r, g, b);
+        if (got !== want && wrong++ === 0) first = `${r},${g},${b}: ${got}, the rules say ${want}`;
+      }
+  assert.equal(wrong, 0, `${wrong} colours named otherwise, the first ${first}`);
+});
