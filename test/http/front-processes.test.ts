@@ -280,6 +280,17 @@ test('a key has one rate-limit bucket, however many processes answer it', { time
       assert.equal(JSON.parse(a.body).error.code, 'rate_limit_exceeded');
       assert.ok(Number(a.headers['retry-after']) > 9000, String(a.headers['retry-after']));
     }
+    // A front that replaces one that died hears of the empty bucket as it starts.
+    const fronts = () => s.lines.filter((l) => l.includes('"front process listening"')).length;
+    process.kill(
+      (JSON.parse(s.lines.find((l) => l.includes('"front process listening"'))!) as { pid: number }).pid,
+      'SIGKILL',
+    );
+    const deadline = Date.now() + 60_000;
+    while (fronts() < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(fronts(), 3, 'a new front listened');
+    for (let i = 0; i < SPREAD; i++)
+      assert.equal((await once(s.port, 'POST', '/v1/vision/detect', json, '{"image_')).status, 429);
     s.child.kill('SIGTERM');
     assert.equal(await s.exited, 0, s.stderr());
   } finally {

@@ -12,7 +12,10 @@ export class FrontLimits implements RateGate {
   /** `serve` refused this key: its bucket holds no request for `forMs` from now. */
   limited(keyId: string, forMs: number, now = performance.now()): void {
     const until = now + forMs;
-    if (until > (this.emptyUntil.get(keyId) ?? 0)) this.emptyUntil.set(keyId, until);
+    if (until <= (this.emptyUntil.get(keyId) ?? 0)) return;
+    // Keys whose buckets have refilled go as another empties, so keys never used again are not kept.
+    for (const [k, u] of this.emptyUntil) if (u <= now) this.emptyUntil.delete(k);
+    this.emptyUntil.set(keyId, until);
   }
 
   take(keyId: string, now = performance.now()): void {

@@ -113,6 +113,10 @@ export class FrontPool {
           ready = true;
           clearTimeout(timer);
           this.d.log.info({ pid: m.pid, port: this.d.port }, 'front process listening');
+          // A front started while keys are empty (one that replaced a front that died) hears of them too.
+          const now = performance.now();
+          for (const [keyId, until] of this.toldEmpty)
+            if (until > now) send(child, { t: 'limited', keyId, forMs: until - now });
           resolve();
         } else this.receive(front, m);
       });
