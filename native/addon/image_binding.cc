@@ -1,7 +1,8 @@
 // N-API surface of native/core/image: letterbox and a model's stretched input (both also on the libuv pool,
 // both writing a float tensor or, with the option `bytes`, the RGB bytes a model normalises itself),
-// batched ROI crops, plain RGB resize and colour names (boxes' dominant colours on the pool). Every argument is read with the shared reader (options.h): a bad
-// one throws ERR_SIGHTFLOW_IMAGE_INVALID_ARG, so the core never sees a buffer smaller than the geometry says.
+// batched ROI crops, plain RGB resize and colour names (boxes' dominant colours on the pool). Every argument
+// is read with the shared reader (options.h): a bad one throws ERR_SIGHTFLOW_IMAGE_INVALID_ARG, so the core
+// never sees a buffer smaller than the geometry says.
 // A failure the core reports throws (or, for the async calls, rejects with) ERR_SIGHTFLOW_IMAGE_FAILED.
 // src/native/image.ts types these functions and checks their inputs first.
 #include <string>

@@ -128,9 +128,10 @@ const HUE_DECIDES_BROWN_POSSIBLE = 255;
  *   v = max / 255, s = (max - min) / 255 / v (0 when v is 0), h the HSV hue in degrees;
  *   black v < 0.18; white s < 0.15 and v > 0.8; gray s < 0.18; brown 10 <= h < 45, v < 0.55 and s > 0.25;
  *   red h < 12 or h >= 340; orange h < 40; yellow h < 68; green h < 165; blue h < 255; purple h < 295; pink.
- * Why a table: a detect's colours sample up to ~1600 pixels a box on the serving thread, and the value and
- * saturation rules were most of each pixel's cost (docs/capacity.md, "Colour names"). Built with the rules'
- * own arithmetic, so every pixel gets the name the rules give it (test/media/colour.test.ts checks all 2^24).
+ * Why a table: describe, the multimodal embedder and the moment index still name pixels on the serving
+ * thread (a detect's colours run in the addon), and the value and saturation rules were most of each pixel's
+ * cost (docs/capacity.md, "Colour names"). Built with the rules' own arithmetic, so every pixel gets the
+ * name the rules give it (test/media/colour.test.ts checks all 2^24).
  */
 const BY_VALUE_AND_SATURATION = (() => {
   const t = new Uint8Array(1 << 16);
