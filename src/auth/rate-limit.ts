@@ -23,7 +23,7 @@ export class RateLimiter implements RateGate {
     if (!this.enabled) return;
     now ??= performance.now();
     const b = this.refilled(key, now);
-    if (b.tokens < 1) throw errors.rateLimited(Math.max(1, Math.ceil((1 - b.tokens) / this.rps)));
+    if (b.tokens < 1) throw errors.rateLimited(retryAfterS(this.untilTokenMs(b)));
     b.tokens -= 1;
   }
 
@@ -46,7 +46,10 @@ export class RateLimiter implements RateGate {
   }
 }
 
-/** A 429's Retry-After: whole seconds, at least one. */
+/**
+ * A 429's Retry-After: whole seconds, at least one. A wait of whole seconds can come out of clock arithmetic a
+ * few ulps over (an end time told as t + 5 s, asked at t + 1 s); a nanosecond's grace keeps that at 4 s, not 5.
+ */
 export function retryAfterS(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
+  return Math.max(1, Math.ceil((ms - 1e-6) / 1000));
 }

@@ -51,4 +51,8 @@ test('msUntilToken names when the emptied bucket takes again; a front told so re
   front.limited('j', 5000, now);
   front.limited('j', 10, now);
   assert.equal(refusal(() => front.take('j', now + 1000))?.retryAfter, '4');
+  // At 0.1 ms the end less the time asked is a few ulps over 4000 ms: still 4 s (it once said 5, by the clock).
+  front.limited('m', 5000, 0.1);
+  assert.ok(0.1 + 5000 - (0.1 + 1000) > 4000);
+  assert.equal(refusal(() => front.take('m', 0.1 + 1000))?.retryAfter, '4');
 });
