@@ -71,6 +71,7 @@ export async function runFront(config: Config, ownerPort: number): Promise<void>
   // same drain here, and the owner waits for it.
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
+  await link.hello();
   await server.listen(config.host, config.port);
   send({ t: 'ready', pid: process.pid });
 }

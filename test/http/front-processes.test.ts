@@ -272,15 +272,16 @@ test('a key has one rate-limit bucket, however many processes answer it', { time
       statuses.every((x) => x === 200 || x === 429),
       statuses.join(' '),
     );
-    // Once `serve` has refused the key, every front knows: a request a front would refuse itself (bad JSON) is
-    // now answered 429 with Retry-After, as `serve` alone answers it (the bucket before the body).
+    // Once a client has seen `serve` refuse the key, every front knows (`serve` sends that 429 once each has
+    // said it heard): a request a front would refuse itself (bad JSON) is now answered 429 with Retry-After, as
+    // `serve` alone answers it (the bucket before the body). No pause: nothing here may depend on timing.
     for (let i = 0; i < SPREAD; i++) {
       const a = await once(s.port, 'POST', '/v1/vision/detect', json, '{"image_');
       assert.equal(a.status, 429, a.body);
       assert.equal(JSON.parse(a.body).error.code, 'rate_limit_exceeded');
       assert.ok(Number(a.headers['retry-after']) > 9000, String(a.headers['retry-after']));
     }
-    // A front that replaces one that died hears of the empty bucket as it starts.
+    // A front that replaces one that died hears of the empty bucket before it listens.
     const fronts = () => s.lines.filter((l) => l.includes('"front process listening"')).length;
     process.kill(
       (JSON.parse(s.lines.find((l) => l.includes('"front process listening"'))!) as { pid: number }).pid,

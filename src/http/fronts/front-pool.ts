@@ -24,6 +24,8 @@ const START_TIMEOUT_MS = 60_000;
 const RESTART_AFTER_MS = 1000;
 /** A front that has not exited this long after its drain time is killed. */
 const EXIT_GRACE_MS = 2000;
+/** The 429 that emptied a key's bucket waits at most this long for the fronts to have heard of it. */
+const HEAR_TIMEOUT_MS = 1000;
 
 export interface FrontPoolDeps {
   /** Front processes to start beside this one. */
@@ -45,6 +47,15 @@ export interface FrontPoolDeps {
 interface Front {
   child: ChildProcess;
   calls: Map<number, AbortController>;
+  /** It has said 'hello' (it takes in 'limited' messages from now on, and answers them). */
+  hello: boolean;
+}
+
+/** A 'limited' message on its way: the fronts that have not said 'heard' yet, and the wait's end. */
+interface Telling {
+  keyId: string;
+  fronts: Set<Front>;
+  done: () => void;
 }
 
 export class FrontPool {
@@ -52,6 +63,11 @@ export class FrontPool {
   private stopping = false;
   /** Key id -> until when (performance.now()) the fronts were told its bucket is empty. */
   private readonly toldEmpty = new Map<string, number>();
+  /** 'limited' messages by seq, until every front has heard. */
+  private readonly telling = new Map<number, Telling>();
+  /** Key id -> the wait for the fronts to hear of its emptying, while it lasts. */
+  private readonly hearing = new Map<string, Promise<void>>();
+  private nextSeq = 1;
 
   constructor(private readonly d: FrontPoolDeps) {}
 
@@ -100,7 +116,7 @@ export class FrontPool {
       serialization: 'advanced',
       stdio: 'inherit',
     });
-    const front: Front = { child, calls: new Map() };
+    const front: Front = { child, calls: new Map(), hello: false };
     this.fronts.add(front);
     return new Promise((resolve, reject) => {
       let ready = false;
@@ -113,10 +129,6 @@ export class FrontPool {
           ready = true;
           clearTimeout(timer);
           this.d.log.info({ pid: m.pid, port: this.d.port }, 'front process listening');
-          // A front started while keys are empty (one that replaced a front that died) hears of them too.
-          const now = performance.now();
-          for (const [keyId, until] of this.toldEmpty)
-            if (until > now) send(child, { t: 'limited', keyId, forMs: until - now });
           resolve();
         } else this.receive(front, m);
       });
@@ -124,6 +136,7 @@ export class FrontPool {
         clearTimeout(timer);
         this.fronts.delete(front);
         for (const c of front.calls.values()) c.abort(new Error('the front process went away'));
+        for (const seq of [...this.telling.keys()]) this.heard(front, seq);
         if (!ready) return reject(new Error(`a front process exited (${code ?? signal}) before it listened`));
         if (this.stopping) return;
         this.d.log.error({ pid: child.pid, code, signal }, 'front process died; starting another');
@@ -138,6 +151,19 @@ export class FrontPool {
   private receive(front: Front, m: FrontMessage): void {
     const { child } = front;
     switch (m.t) {
+      case 'hello': {
+        // Before it listens: a front started while keys are empty (one that replaced a front that died) refuses
+        // them from its first request.
+        front.hello = true;
+        const now = performance.now();
+        const limited = [...this.toldEmpty]
+          .filter(([, until]) => until > now)
+          .map(([keyId, until]) => ({ keyId, forMs: until - now }));
+        send(child, { t: 'welcome', limited });
+        return;
+      }
+      case 'heard':
+        return this.heard(front, m.seq);
       case 'key':
         this.d.keys.keyByHash(asBuffer(m.hash)).then(
           (row) => send(child, { t: 'key', id: m.id, row }),
@@ -193,8 +219,13 @@ export class FrontPool {
       this.d.rateLimiter.take(m.keyId);
       work = this.d.calls[m.op](caller, body);
     } catch (e) {
-      if (isApiError(e) && e.status === 429) this.empty(m.keyId);
-      work = Promise.reject(e);
+      // The 429 goes out once every front has heard, so a client that has seen it is refused by every front.
+      const told = isApiError(e) && e.status === 429 ? this.empty(m.keyId) : undefined;
+      work = told
+        ? told.then(() => {
+            throw e;
+          })
+        : Promise.reject(e);
     }
     work.then(
       (json) => {
@@ -213,16 +244,43 @@ export class FrontPool {
 
   /**
    * The key's bucket refused a request: every front hears how long it stays empty, once per emptying (a front
-   * that has heard refuses the key itself meanwhile, so the refusals stop coming here).
+   * that has heard refuses the key itself meanwhile, so the refusals stop coming here). Returns the wait for
+   * every front that has said 'hello' to have heard (bounded by HEAR_TIMEOUT_MS), or undefined when none is
+   * left to hear.
    */
-  private empty(keyId: string): void {
+  private empty(keyId: string): Promise<void> | undefined {
     const now = performance.now();
     const forMs = this.d.rateLimiter.msUntilToken(keyId, now);
     // Told already: the time a bucket next holds a request does not move while it refuses (1 ms for rounding).
-    if (forMs <= 0 || (this.toldEmpty.get(keyId) ?? 0) + 1 >= now + forMs) return;
+    if (forMs <= 0 || (this.toldEmpty.get(keyId) ?? 0) + 1 >= now + forMs) return this.hearing.get(keyId);
     for (const [k, until] of this.toldEmpty) if (until <= now) this.toldEmpty.delete(k);
+    // Fronts that have not said 'hello' yet get this in their 'welcome'.
     this.toldEmpty.set(keyId, now + forMs);
-    for (const f of this.fronts) send(f.child, { t: 'limited', keyId, forMs });
+    const fronts = new Set([...this.fronts].filter((f) => f.hello && f.child.connected));
+    if (fronts.size === 0) return undefined;
+    const seq = this.nextSeq++;
+    const wait = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.d.log.warn({ keyId, fronts: this.telling.get(seq)?.fronts.size }, 'fronts slow to hear of a rate limit');
+        done();
+      }, HEAR_TIMEOUT_MS);
+      const done = () => {
+        clearTimeout(timer);
+        this.telling.delete(seq);
+        if (this.hearing.get(keyId) === wait) this.hearing.delete(keyId);
+        resolve();
+      };
+      this.telling.set(seq, { keyId, fronts, done });
+    });
+    this.hearing.set(keyId, wait);
+    for (const f of fronts) send(f.child, { t: 'limited', keyId, forMs, seq });
+    return wait;
+  }
+
+  /** The front has heard the 'limited' message `seq` (or has gone). */
+  private heard(front: Front, seq: number): void {
+    const t = this.telling.get(seq);
+    if (t?.fronts.delete(front) && t.fronts.size === 0) t.done();
   }
 }
 

@@ -24,7 +24,11 @@ export interface KeyRow {
 export type { ObservedRequest };
 
 export type FrontMessage =
+  /** Before it listens: the front asks which keys' buckets are empty (the owner answers 'welcome'). */
+  | { t: 'hello' }
   | { t: 'ready'; pid: number }
+  /** The front has taken in the 'limited' message with this `seq`. */
+  | { t: 'heard'; seq: number }
   | { t: 'key'; id: number; hash: Buffer }
   | { t: 'touch'; keyId: string }
   /** A request with this key that the front answered itself (a malformed body, a wrong method): `serve` alone takes from the key's bucket for it too. */
@@ -53,8 +57,13 @@ export type OwnerMessage =
   | { t: 'key'; id: number; row: KeyRow | null; error?: string }
   | { t: 'done'; id: number; json: unknown }
   | { t: 'fail'; id: number; error: WireError }
-  /** The key's bucket in `serve` is empty for `forMs` more: the front answers its requests 429 meanwhile. */
-  | { t: 'limited'; keyId: string; forMs: number }
+  /**
+   * The key's bucket in `serve` is empty for `forMs` more: the front answers its requests 429 meanwhile, and
+   * says 'heard' with `seq` (`serve` holds the 429 that emptied it until every front has).
+   */
+  | { t: 'limited'; keyId: string; forMs: number; seq: number }
+  /** The answer to 'hello': the keys whose buckets are empty now, each for `forMs` more. */
+  | { t: 'welcome'; limited: Array<{ keyId: string; forMs: number }> }
   | { t: 'stop' };
 
 export function toWire(e: ApiError): WireError {

@@ -35,6 +35,7 @@ export class OwnerLink {
   private recordsTimer: NodeJS.Timeout | undefined;
   /** The keys `serve` found out of requests, for this front's HTTP server to answer 429 itself. */
   readonly limits = new FrontLimits();
+  private welcomed: (() => void) | undefined;
 
   constructor(
     private readonly send: (m: FrontMessage) => void,
@@ -44,7 +45,14 @@ export class OwnerLink {
   /** Every message from the owner comes here. */
   receive(m: OwnerMessage): void {
     if (m.t === 'stop') return this.onStop();
-    if (m.t === 'limited') return this.limits.limited(m.keyId, m.forMs);
+    if (m.t === 'limited') {
+      this.limits.limited(m.keyId, m.forMs);
+      return this.send({ t: 'heard', seq: m.seq });
+    }
+    if (m.t === 'welcome') {
+      for (const l of m.limited) this.limits.limited(l.keyId, l.forMs);
+      return this.welcomed?.();
+    }
     const p = this.pending.get(m.id);
     if (!p) return;
     this.pending.delete(m.id);
@@ -53,6 +61,17 @@ export class OwnerLink {
       else p.resolve(m.row ? { ...m.row, key_hash: asBuffer(m.row.key_hash) } : null);
     } else if (m.t === 'done') p.resolve(m.json);
     else p.reject(fromWire(m.error));
+  }
+
+  /**
+   * Asks the owner for the keys whose buckets are empty now and resolves when they are known: called before
+   * the front listens, so its first request is refused as `serve` would refuse it.
+   */
+  hello(): Promise<void> {
+    return new Promise((resolve) => {
+      this.welcomed = resolve;
+      this.send({ t: 'hello' });
+    });
   }
 
   /** The owner went away: whatever waits on it fails (the front then exits). */
