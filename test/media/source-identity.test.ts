@@ -3,7 +3,7 @@
 // instead of decoding a mix of two files' bytes (docs/video.md, "When a worker dies"). An MP4 whose index is
 // at its end makes the decoder seek there and back while it opens; the file is replaced between two of those
 // requests (same length, other bytes, as a re-upload would be). The continued-task side (a checkpoint's
-// identity) is in test/video/video-resume.both-db.test.ts.
+// identity) is in test/video/video-resume-file.both-db.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // When a file task's chunks store a checkpoint (CheckpointCadence), and how a continued task's frames processed
 // again stand in for themselves (CatchUp): the archived output comes back, another frame index fails the task
-// resume_mismatch, other targets are counted. The whole path runs in test/video/video-resume.both-db.test.ts.
+// resume_mismatch, other targets are counted. The whole path runs in test/video/video-resume-file.both-db.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CatchUp, CheckpointCadence } from '../../src/video/worker/checkpoint-cadence.js';

@@ -4,7 +4,7 @@
 // (status kept, resumes counted, claimed before pending tasks, handed over with its checkpoint) every time a
 // taker archived something before it died, and at most 3 times in a row when none did; the previous owner's appends and heartbeats then change nothing; a cancel while it waits ends it at
 // once; a task without a checkpoint fails worker_lost as before. The real-process cases (SIGKILL, SIGSTOP, a
-// real RTSP camera) are in video-resume.both-db.test.ts.
+// real RTSP camera) are in video-resume-*.both-db.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../helpers/app.js';
