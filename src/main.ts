@@ -1,25 +1,15 @@
 #!/usr/bin/env node
 // The `sightflow` CLI: serve | worker | migrate | projects | keys | models.
+// Each command imports what it runs when it runs: the whole service (app.js: models, video, every route) is
+// a large module graph, and a front process (`__front`), `--help` or a mistyped command loads none of it.
 import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
 import { parseArgs, type ParsedArgs } from './base/cli-args.js';
-import {
-  allMigrations,
-  openMigratedDb,
-  openServices,
-  startApp,
-  startMetrics,
-  startTracing,
-  stopServices,
-  workerModules,
-} from './app.js';
-import { Projects } from './auth/projects.js';
+import type { Projects } from './auth/projects.js';
 import { VERSION } from './base/paths.js';
-import { modelsCli } from './models/models-cli.js';
-import { checkModelOnSample } from './detection/model-check.js';
-import { sharedModelStore } from './models/model-publish.js';
 import { armShutdownDeadline, SHUTDOWN_GRACE_MS, type ShutdownProgress } from './base/shutdown-deadline.js';
 import { fileURLToPath } from 'node:url';
-import { runFront } from './front.js';
+
+type AppModule = typeof import('./app.js');
 
 const USAGE = `sightflow ${VERSION}
 usage: sightflow <command> [options]
@@ -51,7 +41,7 @@ function fail(msg: string): never {
 async function serve(config: Config): Promise<void> {
   // Signal handlers first: a SIGTERM/SIGINT during start-up must also end in a clean shutdown.
   let signals = 0;
-  let app: Awaited<ReturnType<typeof startApp>> | null = null;
+  let app: Awaited<ReturnType<AppModule['startApp']>> | null = null;
   let pending: string | null = null;
   const shutdown = (sig: string) => {
     if (++signals > 1) process.exit(1);
@@ -78,6 +68,7 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  const { startApp } = await import('./app.js');
   app = await startApp(config, undefined, { adminTokenFromDataDir: true, frontEntry: fileURLToPath(import.meta.url) });
   const { log } = app.services;
   if (app.bootstrapKey) {
@@ -117,10 +108,10 @@ async function runWorker(config: Config): Promise<void> {
   // As in serve: handlers before start-up, so an early signal still shuts down cleanly.
   let signals = 0;
   let started: {
-    services: Awaited<ReturnType<typeof openServices>>;
-    mods: ReturnType<typeof workerModules>;
-    metrics: Awaited<ReturnType<typeof startMetrics>>;
-    tracing: Awaited<ReturnType<typeof startTracing>>;
+    services: Awaited<ReturnType<AppModule['openServices']>>;
+    mods: ReturnType<AppModule['workerModules']>;
+    metrics: Awaited<ReturnType<AppModule['startMetrics']>>;
+    tracing: Awaited<ReturnType<AppModule['startTracing']>>;
   } | null = null;
   let pending = false;
   const shutdown = async () => {
@@ -133,7 +124,7 @@ async function runWorker(config: Config): Promise<void> {
     const progress: ShutdownProgress = { step: '' };
     // No HTTP to drain: the steps alone are bounded.
     armShutdownDeadline(services.log, SHUTDOWN_GRACE_MS, progress);
-    await stopServices(services, mods, progress);
+    await app.stopServices(services, mods, progress);
     progress.step = 'closing the metrics endpoint';
     await metrics?.close();
     progress.step = 'sending the last spans';
@@ -143,10 +134,11 @@ async function runWorker(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown());
   process.on('SIGINT', () => void shutdown());
-  const services = await openServices(config);
-  const metrics = await startMetrics(services);
-  const tracing = await startTracing(services);
-  const mods = workerModules(services);
+  const app = await import('./app.js');
+  const services = await app.openServices(config);
+  const metrics = await app.startMetrics(services);
+  const tracing = await app.startTracing(services);
+  const mods = app.workerModules(services);
   for (const m of mods) await m.start?.();
   started = { services, mods, metrics, tracing };
   services.log.info({ db: services.db.kind }, 'sightflow worker running');
@@ -162,6 +154,7 @@ async function runWorker(config: Config): Promise<void> {
  * `serve` loads and checks at start (seconds a command, for nothing these commands use).
  */
 async function withProjects<T>(config: Config, fn: (projects: Projects) => Promise<T>): Promise<T> {
+  const [{ openMigratedDb }, { Projects }] = await Promise.all([import('./app.js'), import('./auth/projects.js')]);
   const db = await openMigratedDb(config);
   try {
     return await fn(new Projects(db));
@@ -192,6 +185,7 @@ async function main(): Promise<void> {
       // Not a command for people: `serve` starts its front processes this way (SIGHTFLOW_HTTP_FRONTS).
       const ownerPort = Number(args.flags['owner-port']);
       if (!Number.isInteger(ownerPort) || ownerPort <= 0) fail('__front is started by sightflow serve');
+      const { runFront } = await import('./front.js');
       return runFront(config, ownerPort);
     }
     case 'worker':
@@ -241,6 +235,12 @@ async function main(): Promise<void> {
         } else fail(`unknown keys command ${sub}`);
       });
     case 'models': {
+      const [{ modelsCli }, { checkModelOnSample }, { sharedModelStore }, { allMigrations }] = await Promise.all([
+        import('./models/models-cli.js'),
+        import('./detection/model-check.js'),
+        import('./models/model-publish.js'),
+        import('./app.js'),
+      ]);
       process.exitCode = await modelsCli(
         [sub ?? 'list', ...rest, ...(args.flags.json ? ['--json'] : []), ...(args.flags.force ? ['--force'] : [])],
         {
