@@ -38,6 +38,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { evalDir, hasEvalData, skipWithoutEvalData } from '../../eval/dir.js';
 import { compilePeer } from '../peers/compile.js';
+import { scriptArgs } from '../../test/helpers/node-script.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const now = () => performance.timeOrigin + performance.now();
@@ -342,7 +343,7 @@ let nativeExe: string | undefined;
 async function startClient(cfg: ClientConfig): Promise<Client> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', SELF, 'client', JSON.stringify({ ...cfg, native: nativeExe })],
+    [...scriptArgs(SELF), 'client', JSON.stringify({ ...cfg, native: nativeExe })],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   // Only a process of readers alone: one that also hosts node B is a server, at the server's priority.

@@ -25,6 +25,7 @@ import { compilePeer } from '../peers/compile.js';
 import { writeDetectBody } from '../peers/detect-body.js';
 import { postClients, percentile } from '../peers/post-clients-run.js';
 import { cpuMs, liveThreadsCpuMs, threadCpuMs } from '../proc-cpu.js';
+import { scriptArgs } from '../../test/helpers/node-script.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
@@ -58,7 +59,7 @@ interface Row {
 export function start(label: string, fronts: number, dataDir: string, nodeArgs: string[] = []): Promise<Server> {
   const child = spawn(
     process.execPath,
-    [...nodeArgs, '--import', 'tsx', MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+    [...nodeArgs, ...scriptArgs(MAIN), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
     {
       env: {
         ...process.env,

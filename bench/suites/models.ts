@@ -23,6 +23,7 @@ import { ModelRegistry } from '../../src/inference/registry.js';
 import { projectRoot } from '../../src/base/paths.js';
 import { BYO_MODELS, byoPath } from '../../eval/byo-dir.js';
 import { tinyYoloOnnx } from '../../test/helpers/inference.js';
+import { scriptArgs } from '../../test/helpers/node-script.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -129,7 +130,7 @@ export async function run({ quick, json }: { quick: boolean; json: boolean; args
     const { MALLOC_MMAP_THRESHOLD_: _unset, ...base } = process.env;
     const out = execFileSync(
       process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', quick ? '--quick' : ''],
+      [...scriptArgs(fileURLToPath(import.meta.url)), '--child', quick ? '--quick' : ''],
       {
         env: { ...base, ...env },
         encoding: 'utf8',

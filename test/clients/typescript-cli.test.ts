@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startConformance, SAMPLE_IMAGE, type Conformance } from '../../clients/conformance/server.js';
 import { Sightflow } from '../../clients/typescript/src/index.js';
+import { scriptArgs } from '../helpers/node-script.js';
 
 const CLI = fileURLToPath(new URL('../../clients/typescript/src/cli.ts', import.meta.url));
 let c: Conformance;
@@ -25,7 +26,7 @@ beforeEach(() => {
 
 function cli(args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    const child = spawn(process.execPath, [...scriptArgs(CLI), ...args], {
       env: { ...process.env, SIGHTFLOW_API_KEY: c.key, SIGHTFLOW_BASE_URL: c.url },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

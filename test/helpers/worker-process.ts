@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { openServices, stopServices, workerModules } from '../../src/app.js';
 import { projectRoot } from '../../src/base/paths.js';
 import type { VideoProvider } from '../../src/video/task-contract.js';
+import { scriptArgs } from './node-script.js';
 
 export interface SpawnWorkerOptions {
   databaseUrl: string;
@@ -21,10 +22,10 @@ export interface SpawnWorkerOptions {
   spawned(child: ChildProcess): void;
 }
 
-/** Starts `script` (node --import tsx); resolves once it logs "sightflow worker running". */
+/** Starts `script` (node-script.ts); resolves once it logs "sightflow worker running". */
 export function spawnWorker(script: string, opts: SpawnWorkerOptions): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...(opts.args ?? [])], {
+    const child = spawn(process.execPath, [...scriptArgs(script), ...(opts.args ?? [])], {
       env: {
         ...process.env,
         DATABASE_URL: opts.databaseUrl,

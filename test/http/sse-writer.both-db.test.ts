@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { EVENTS, event } from '../helpers/sse-slow-server.js';
 import { MAX_PIECE } from '../../src/http/sse.js';
+import { scriptArgs } from '../helpers/node-script.js';
 
 test('a slow SSE reader gets every byte in order; server RSS stays bounded', { timeout: 240_000 }, async (t) => {
   const expected = createHash('sha256');
@@ -23,7 +24,7 @@ test('a slow SSE reader gets every byte in order; server RSS stays bounded', { t
 
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', new URL('../helpers/sse-slow-server.ts', import.meta.url).pathname],
+    [...scriptArgs(new URL('../helpers/sse-slow-server.ts', import.meta.url).pathname)],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   // Killed however the test ends: a server left running would hold this file's process open.

@@ -17,6 +17,7 @@ import { Detector, modelInput } from '../../src/detection/detect.js';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
+import { scriptArgs } from '../helpers/node-script.js';
 
 /** The shared prepared models (as the test server uses), preparing CenterNet there if missing. */
 async function centernet(t: Parameters<typeof tempDataDir>[0], runtime: InferenceRuntime) {
@@ -288,7 +289,7 @@ test('close() ends every worker; a later run starts a fresh one; one shared work
 
 test('idle workers do not keep the process alive', async () => {
   const fixture = fileURLToPath(new URL('./fixtures/run-without-close.ts', import.meta.url));
-  const child = execFile(process.execPath, ['--import', 'tsx', fixture], { cwd: projectRoot, timeout: 60_000 });
+  const child = execFile(process.execPath, [...scriptArgs(fixture)], { cwd: projectRoot, timeout: 60_000 });
   let out = '';
   child.stdout!.on('data', (d) => {
     out += d;

@@ -18,6 +18,7 @@ import { projectRoot } from '../../src/base/paths.js';
 import { serve } from '../helpers/cli.js';
 import { carPhoto } from '../helpers/eval-data.js';
 import { h264Clip } from '../helpers/media.js';
+import { scriptArgs } from '../helpers/node-script.js';
 
 const FULL = join(projectRoot, 'build', 'Release', 'sightflow.node');
 const NOVIDEO = join(projectRoot, 'build', 'Release', 'sightflow_novideo.node');
@@ -29,7 +30,7 @@ const photo = carPhoto();
 /** The image digests of one addon build, computed in a child process (fixtures/image-digest.ts). */
 async function digests(addon: string, jpeg: string): Promise<Record<string, unknown>> {
   const fixture = fileURLToPath(new URL('./fixtures/image-digest.ts', import.meta.url));
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', fixture, addon, jpeg], {
+  const { stdout } = await promisify(execFile)(process.execPath, [...scriptArgs(fixture), addon, jpeg], {
     cwd: projectRoot,
     timeout: 60_000,
   });

@@ -46,9 +46,18 @@ class Conformance:
         return httpx.get(f"{self.control}/webhooks").json()
 
 
+def server_command() -> list[str]:
+    """The server from the suite's compiled tree when the suite runs from one (SIGHTFLOW_TEST_TREE), else
+    through tsx from the sources."""
+    tree = os.environ.get("SIGHTFLOW_TEST_TREE")
+    if tree and (Path(tree) / "clients/conformance/server.js").is_file():
+        return ["node", "--enable-source-maps", str(Path(tree) / "clients/conformance/server.js")]
+    return ["node", "--import", "tsx", "clients/conformance/server.ts"]
+
+
 @pytest.fixture(scope="session")
 def conformance() -> Iterator[Conformance]:
-    proc = subprocess.Popen(["node", "--import", "tsx", "clients/conformance/server.ts"], cwd=ROOT,
+    proc = subprocess.Popen(server_command(), cwd=ROOT,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ})
     assert proc.stdout is not None
     line = proc.stdout.readline()

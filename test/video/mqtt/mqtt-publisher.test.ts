@@ -23,6 +23,7 @@ import {
   mqttSettings as settings,
   publisherOnBroker,
 } from '../../helpers/mqtt-publishing.js';
+import { scriptArgs } from '../../helpers/node-script.js';
 
 const skip = mosquittoMissing();
 const log = createLogger('silent');
@@ -127,7 +128,7 @@ test('a process that dies leaves `offline` on its availability topic (the last w
   const prefix = `t${Math.random().toString(16).slice(2, 8)}`;
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(new URL('./fixtures/publisher-process.ts', import.meta.url)), broker.url, prefix],
+    [...scriptArgs(fileURLToPath(new URL('./fixtures/publisher-process.ts', import.meta.url))), broker.url, prefix],
     { cwd: projectRoot, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   try {
@@ -198,7 +199,7 @@ test("mqtts: the broker's certificate is checked (trusted through NODE_EXTRA_CA_
   const fixture = fileURLToPath(new URL('./fixtures/publisher-process.ts', import.meta.url));
   const ready = (env: NodeJS.ProcessEnv, waitMs: number) =>
     new Promise<boolean>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', fixture, broker.url, 'tls'], {
+      const child = spawn(process.execPath, [...scriptArgs(fixture), broker.url, 'tls'], {
         cwd: projectRoot,
         env,
         stdio: ['ignore', 'pipe', 'inherit'],
