@@ -4,7 +4,6 @@
 // every module; docs/benchmarks.md, "The test suite's compiled JavaScript"), and the suite starts many
 // (workers killed and restarted, fixtures). Run from the sources (node --import tsx), there is no .js beside
 // the script and the child runs through tsx too.
-import tsx), there is no .js beside the script and the child runs through tsx too.
 import { existsSync } from 'node:fs';
 
 const fromTree = import.meta.url.endsWith('.js');
