@@ -1,12 +1,9 @@
 // Builds a running sightflow from a config: database (migrated), services, routes, HTTP server.
 // Used by `sightflow serve` and by the tests (port 0), so both run the same thing.
-import { mkdirSync } from 'node:fs';
 import { VERSION } from './base/paths.js';
 import type { Config } from './config/index.js';
+import { openMigratedDb } from './store/migrated-db.js';
 import { createLogger, requestLogger, type Logger } from './base/log.js';
-import { openDb, type Db } from './store/db.js';
-import { migrate, migrationsKey } from './store/migrate.js';
-import { coreMigrations, type Migration } from './store/migrations.sql.js';
 import { Projects } from './auth/projects.js';
 import { Authenticator } from './auth/authenticator.js';
 import { RateLimiter } from './auth/rate-limit.js';
@@ -87,23 +84,9 @@ export const PARTS: readonly ModulePart[] = [
   modelsPart,
 ];
 
-/** The core tables plus every part's, as one list for migrate(). */
-export function allMigrations(): Migration[] {
-  return [...coreMigrations, ...PARTS.flatMap((p) => p.migrations)];
-}
-
-/** The database with every migration applied (the data dir made first when embedded). */
-export async function openMigratedDb(config: Config): Promise<Db> {
-  mkdirSync(config.dataDir, { recursive: true });
-  const all = allMigrations();
-  return openDb({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: config.pgPoolSize,
-    pgliteTemplateDir: config.pgliteTemplateDir,
-    prepare: { key: migrationsKey(all), run: (d) => migrate(d, all) },
-  });
-}
+// The migrations of the parts above, in their order, and the database with them applied: in a file of their
+// own so that the CLI's database commands need not import the service.
+export { allMigrations, openMigratedDb } from './store/migrated-db.js';
 
 export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
   if (config.native.addonPath) useAddonPath(config.native.addonPath);

@@ -154,7 +154,10 @@ async function runWorker(config: Config): Promise<void> {
  * `serve` loads and checks at start (seconds a command, for nothing these commands use).
  */
 async function withProjects<T>(config: Config, fn: (projects: Projects) => Promise<T>): Promise<T> {
-  const [{ openMigratedDb }, { Projects }] = await Promise.all([import('./app.js'), import('./auth/projects.js')]);
+  const [{ openMigratedDb }, { Projects }] = await Promise.all([
+    import('./store/migrated-db.js'),
+    import('./auth/projects.js'),
+  ]);
   const db = await openMigratedDb(config);
   try {
     return await fn(new Projects(db));
@@ -239,7 +242,7 @@ async function main(): Promise<void> {
         import('./models/models-cli.js'),
         import('./detection/model-check.js'),
         import('./models/model-publish.js'),
-        import('./app.js'),
+        import('./store/migrated-db.js'),
       ]);
       process.exitCode = await modelsCli(
         [sub ?? 'list', ...rest, ...(args.flags.json ? ['--json'] : []), ...(args.flags.force ? ['--force'] : [])],
