@@ -2,7 +2,7 @@
 // Used by `sightflow serve` and by the tests (port 0), so both run the same thing.
 import { VERSION } from './base/paths.js';
 import type { Config } from './config/index.js';
-import { openMigratedDb } from './store/migrated-db.js';
+import { openMigratedDb } from './migrated-db.js';
 import { createLogger, requestLogger, type Logger } from './base/log.js';
 import { Projects } from './auth/projects.js';
 import { Authenticator } from './auth/authenticator.js';
@@ -86,7 +86,7 @@ export const PARTS: readonly ModulePart[] = [
 
 // The migrations of the parts above, in their order, and the database with them applied: in a file of their
 // own so that the CLI's database commands need not import the service.
-export { allMigrations, openMigratedDb } from './store/migrated-db.js';
+export { allMigrations, openMigratedDb } from './migrated-db.js';
 
 export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
   if (config.native.addonPath) useAddonPath(config.native.addonPath);

@@ -155,7 +155,7 @@ async function runWorker(config: Config): Promise<void> {
  */
 async function withProjects<T>(config: Config, fn: (projects: Projects) => Promise<T>): Promise<T> {
   const [{ openMigratedDb }, { Projects }] = await Promise.all([
-    import('./store/migrated-db.js'),
+    import('./migrated-db.js'),
     import('./auth/projects.js'),
   ]);
   const db = await openMigratedDb(config);
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
         import('./models/models-cli.js'),
         import('./detection/model-check.js'),
         import('./models/model-publish.js'),
-        import('./store/migrated-db.js'),
+        import('./migrated-db.js'),
       ]);
       process.exitCode = await modelsCli(
         [sub ?? 'list', ...rest, ...(args.flags.json ? ['--json'] : []), ...(args.flags.force ? ['--force'] : [])],

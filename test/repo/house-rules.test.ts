@@ -254,8 +254,9 @@ export const FLOORS: ReadonlyArray<{ floor: string; parts: readonly string[] }> 
   { floor: 'services', parts: ['services'] },
   { floor: 'features', parts: ['system', 'vision', 'video', 'vectors', 'mcp', 'console', 'projects', 'files'] },
 ];
-// front.ts composes a front process (HTTP, keys and the vision routes over the pipe to `serve`) as app.ts does serve.
-const COMPOSITION_ROOT = new Set(['app.ts', 'main.ts', 'front.ts']);
+// front.ts composes a front process (HTTP, keys and the vision routes over the pipe to `serve`) as app.ts does serve;
+// migrated-db.ts composes every part's migrations for the CLI's database commands.
+const COMPOSITION_ROOT = new Set(['app.ts', 'main.ts', 'front.ts', 'migrated-db.ts']);
 const FEATURE_FLOOR = FLOORS.length - 1;
 
 export const CROSS_IMPORTS_TODAY: Record<string, string> = {};
