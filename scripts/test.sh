@@ -35,7 +35,10 @@ failed_parts=()
 for part in scripts/test.d/*.sh; do
   [ -e "$part" ] || continue
   echo "== test: ${part##*/}"
+  part_started=$SECONDS
   if ! bash "$part"; then status=1; failed_parts+=("${part##*/}"); fi
+  # Where the suite's time goes, part by part, in every log (CI's budget is the whole).
+  echo "== test: ${part##*/} took $((SECONDS - part_started)) s"
 done
 if [ "$status" -ne 0 ]; then
   echo "failed parts: ${failed_parts[*]}"
