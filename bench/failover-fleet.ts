@@ -15,6 +15,7 @@ import { startVideoApp, waitFor } from '../test/helpers/video-tasks.js';
 import { projectRoot } from '../src/base/paths.js';
 import { sql } from './task-lease.sql.js';
 import { sql as checkpointSql } from '../test/helpers/task-checkpoint.sql.js';
+import { scriptArgs } from '../test/helpers/node-script.js';
 
 /** The CLI itself (`sightflow worker`), compiled or not, as the suite runs. */
 const MAIN = fileURLToPath(new URL(`../src/main${import.meta.url.endsWith('.js') ? '.js' : '.ts'}`, import.meta.url));
@@ -77,7 +78,7 @@ export class Fleet {
       this.opts.role === 'worker'
         ? [['worker'], '"sightflow worker running"']
         : [['serve', '--port', '0', '--host', '127.0.0.1'], '"sightflow listening"'];
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    const child = spawn(process.execPath, [...scriptArgs(MAIN), ...args], {
       env: {
         ...process.env,
         DATABASE_URL: this.pg.url,

@@ -418,10 +418,15 @@ async function liveRun(
   });
   const follower = new StreamFollower(fleet.app, id, 10 * WAIT_MS);
   const seen = new Set<string>();
+  // Statuses once the task has started: before a worker first claims it, it is pending, and the first poll
+  // can land there (it did, on a busy machine); "running throughout" is about the takeovers after.
+  const afterStart = new Set<string>();
   let polling = true;
   const poll = (async () => {
     while (polling) {
-      seen.add(String((await fleet.record(id)).status));
+      const status = String((await fleet.record(id)).status);
+      seen.add(status);
+      if (afterStart.size > 0 || status !== 'pending') afterStart.add(status);
       await sleep(150);
     }
   })();
@@ -442,7 +447,7 @@ async function liveRun(
   }
   const out = await outcome(fleet, id);
   const got = await follower.done;
-  const between = [...seen].filter((s) => !['running', 'streaming', 'succeeded'].includes(s));
+  const between = [...afterStart].filter((s) => !['running', 'streaming', 'succeeded'].includes(s));
   const a = follower.frameArrivals;
   const chunkGapMs = pct(
     a.slice(1).map((t, i) => t - a[i]!),
