@@ -53,7 +53,6 @@ interface Front {
 
 /** A 'limited' message on its way: the fronts that have not said 'heard' yet, and the wait's end. */
 interface Telling {
-  keyId: string;
   fronts: Set<Front>;
   done: () => void;
 }
@@ -261,7 +260,7 @@ export class FrontPool {
     const seq = this.nextSeq++;
     const wait = new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        this.d.log.warn({ keyId, fronts: this.telling.get(seq)?.fronts.size }, 'fronts slow to hear of a rate limit');
+        this.d.log.warn({ keyId, fronts: fronts.size }, 'fronts slow to hear of a rate limit');
         done();
       }, HEAR_TIMEOUT_MS);
       const done = () => {
@@ -270,7 +269,7 @@ export class FrontPool {
         if (this.hearing.get(keyId) === wait) this.hearing.delete(keyId);
         resolve();
       };
-      this.telling.set(seq, { keyId, fronts, done });
+      this.telling.set(seq, { fronts, done });
     });
     this.hearing.set(keyId, wait);
     for (const f of fronts) send(f.child, { t: 'limited', keyId, forMs, seq });
