@@ -59,6 +59,8 @@ out=${out:-${OUT:-$here/out}}
 mkdir -p "$out"
 work=$(mktemp -d /tmp/sf-gpu-work.XXXXXX)
 t0=$(date +%s)
+# Every server the check starts makes its fresh embedded database from one set of templates (the first makes them).
+export SIGHTFLOW_PGLITE_TEMPLATE_DIR="${SIGHTFLOW_PGLITE_TEMPLATE_DIR:-$work/pglite-templates}"
 log() { echo "gpu-check [$(( $(date +%s) - t0 )) s] $*" >&2; }
 if [[ $dry == 1 ]]; then
   seconds=${seconds:-1}; batches=${batches:-1,2}

@@ -1,12 +1,14 @@
 // The suite's compiled tree: every TypeScript file of src/, test/, bench/, eval/, scripts/, console/ and clients/
-// compiled once to JavaScript (esbuild, as tsx would, with inline source maps so that stacks name the .ts
-// lines), at the same relative path under one folder, with everything else there as a link to the real file:
-// fixtures, the .ts sources themselves (helpers that a test spawns through tsx), node_modules, and every other
-// top-level entry (package.json, models, build, dist, docs...). Tests then run as plain JavaScript: a test
-// process that loads the app through tsx spends more CPU than one that loads compiled code (tsx's module hooks
-// run on a thread of their own, and each inference worker registers them again), and the suite starts some 200
-// of them (docs/benchmarks.md, "The test suite's compiled JavaScript"). File-relative paths hold because the
-// layout is the same; the project root (src/base/paths.ts) resolves to the real one through the package.json link.
+// compiled once to JavaScript (esbuild, as tsx would), at the same relative path under one folder, with
+// everything else there as a link to the real file: fixtures, the .ts sources themselves (helpers that a test
+// spawns through tsx), node_modules, and every other top-level entry (package.json, models, build, dist,
+// docs...). Tests then run as plain JavaScript: a test process that loads the app through tsx spends more CPU
+// than one that loads compiled code (tsx's module hooks run on a thread of their own, and each inference worker
+// registers them again), and the suite starts some 200 of them (docs/benchmarks.md, "The test suite's compiled
+// JavaScript"). Source maps name the .ts lines in stacks; they are files beside the code rather than inline,
+// where they made each module's text several times as long for every process to read (the same section).
+// File-relative paths hold because the layout is the same; the project root (src/base/paths.ts) resolves to
+// the real one through the package.json link.
 // Usage: node --import tsx scripts/test-tree.ts [out-dir] (default .tmp/js; made anew each run).
 import { build } from 'esbuild';
 import { mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
@@ -60,7 +62,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  sourcemap: 'inline',
+  sourcemap: 'linked',
   logLevel: 'warning',
 });
 console.log(`test tree: ${entryPoints.length} files compiled, ${links} links, in ${out} (${Date.now() - started} ms)`);

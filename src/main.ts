@@ -68,7 +68,9 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  const { startApp } = await import('./app.js');
+  const [{ startApp }, { warmTokenizer }] = await Promise.all([import('./app.js'), import('./usage/tokens.js')]);
+  // Loaded lazily everywhere else; a server loads it before it listens, so that no request waits for it.
+  await warmTokenizer();
   app = await startApp(config, undefined, { adminTokenFromDataDir: true, frontEntry: fileURLToPath(import.meta.url) });
   const { log } = app.services;
   if (app.bootstrapKey) {

@@ -1,7 +1,7 @@
 // The bundled sightflow server (scripts/lib/stage-server.sh lays it out in server/) as the GPU check's rows run
 // it: a child process on a fresh data dir, port 0, its first API key read from its log.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface Server {
   child: ChildProcess;
@@ -39,6 +39,11 @@ export async function startServer(
         SIGHTFLOW_MODELS_DIR: a.models,
         SIGHTFLOW_ADDON_PATH: join(a.server, 'build', 'Release', 'sightflow.node'),
         SIGHTFLOW_EXECUTION_PROVIDERS: a.providers,
+        // The check's servers share templates of a fresh embedded database (gpu-check.sh names one folder for
+        // the whole check): the first runs initdb and the migrations, each later one starts from a copy in a
+        // fraction of that time.
+        SIGHTFLOW_PGLITE_TEMPLATE_DIR:
+          process.env.SIGHTFLOW_PGLITE_TEMPLATE_DIR ?? join(dirname(dataDir), 'pglite-templates'),
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,7 @@
 // lives in *.sql.ts modules.
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readTemplate, saveTemplate } from './pglite-template.js';
+import { copyTemplate, saveTemplate } from './pglite-template.js';
 
 export type Row = Record<string, unknown>;
 
@@ -56,19 +56,19 @@ async function openPglite(dir: string, templateDir: string | undefined, prepare:
   const fresh = !existsSync(join(dir, 'PG_VERSION'));
   type Pg = InstanceType<typeof PGlite>;
   // A damaged template must not keep the service from starting: the directory is emptied, the next way tried.
-  const load = (template: Blob | null): Promise<Pg | null> =>
-    template === null
-      ? Promise.resolve(null)
-      : PGlite.create(dir, { loadDataDir: template }).catch(() => {
-          rmSync(dir, { recursive: true, force: true });
-          mkdirSync(dir, { recursive: true });
-          return null;
-        });
+  const fromTemplate = async (key?: string): Promise<Pg | null> => {
+    if (!templateDir || !copyTemplate(templateDir, dir, key)) return null;
+    return PGlite.create(dir).catch(() => {
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+      return null;
+    });
+  };
   // Fresh: from the template with `prepare` done (nothing left for it to do), else from the empty cluster's
   // template, else initdb (which then becomes the empty cluster's template).
-  let pg: Pg | null = fresh && templateDir && prepare ? await load(readTemplate(templateDir, prepare.key)) : null;
+  let pg: Pg | null = fresh && prepare ? await fromTemplate(prepare.key) : null;
   const prepared = pg !== null;
-  if (!pg && fresh && templateDir) pg = await load(readTemplate(templateDir));
+  if (!pg && fresh) pg = await fromTemplate();
   if (!pg) {
     pg = await PGlite.create(dir);
     if (fresh && templateDir) await saveTemplate(pg, templateDir);

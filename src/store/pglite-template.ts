@@ -1,11 +1,14 @@
 // A new embedded database starts from a template of an empty PGlite cluster instead of running initdb, which
-// costs several times the CPU of loading the template (docs/operations.md, "Where data lives"; the test
+// costs several times the CPU of starting from the template (docs/operations.md, "Where data lives"; the test
 // suite makes a few hundred fresh databases; a user making a second data dir also gains). Templates live in
-// a directory of their own (SIGHTFLOW_PGLITE_TEMPLATE_DIR), one file per PGlite version, made by the first
-// fresh start that finds none; a template of another version is never loaded. A second kind has the
-// migrations applied too (sparing every fresh database their run), one file per version and set of
-// migrations (a hash of their versions, names and SQL), so a changed migration never meets an old template.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// a directory of their own (SIGHTFLOW_PGLITE_TEMPLATE_DIR), one per PGlite version, made by the first fresh
+// start that finds none; a template of another version is never used. A second kind has the migrations
+// applied too (sparing every fresh database their run), one per version and set of migrations (a hash of
+// their versions, names and SQL), so a changed migration never meets an old template.
+// A template is the data directory of a cluster shut down cleanly, copied file by file into the new data dir,
+// which PGlite then opens as an existing cluster: faster than having PGlite unpack a tarball of the cluster (its
+// `loadDataDir`), as templates did before (docs/operations.md, "Where data lives").
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
@@ -25,37 +28,55 @@ function pgliteVersion(): string {
 }
 
 /**
- * The empty cluster's template, or (with `key`) that of a cluster on which the work named by `key` was done
- * (the migrations: db.ts DbPrepare), for this PGlite version.
+ * The directory of the empty cluster's template, or (with `key`) of a cluster on which the work named by `key`
+ * was done (the migrations: db.ts DbPrepare), for this PGlite version.
  */
 export function templatePath(dir: string, key?: string): string {
-  return join(dir, `pglite-${pgliteVersion()}${key ? `-${key}` : ''}.tar`);
+  return join(dir, `pglite-${pgliteVersion()}${key ? `-${key}` : ''}`);
 }
 
-/** The template's bytes, or null when there is none for this PGlite version (or it cannot be read). */
-export function readTemplate(dir: string, key?: string): Blob | null {
+/**
+ * Copies the template into `target` (an empty or missing directory) and says whether it did: false when there
+ * is none for this PGlite version or the copy failed (then `target` is left empty). Whether the copy is a
+ * cluster PGlite can open is for the caller to find out.
+ */
+export function copyTemplate(dir: string, target: string, key?: string): boolean {
   try {
     const path = templatePath(dir, key);
-    return existsSync(path) ? new Blob([readFileSync(path)]) : null;
+    if (!existsSync(join(path, 'PG_VERSION'))) return false;
+    cpSync(path, target, { recursive: true });
+    return true;
   } catch {
-    return null;
+    rmSync(target, { recursive: true, force: true });
+    mkdirSync(target, { recursive: true });
+    return false;
   }
 }
 
 /**
- * Saves a just-initialised (with `key`: just-migrated), still empty cluster as the template. Written to a
- * temporary name and renamed, so processes starting at once never read half a file. Best effort: a failure
- * only costs the next start the slower way.
+ * Saves a just-initialised (with `key`: just-migrated), still empty cluster as the template: its files as
+ * PGlite dumps them, opened once in a directory beside the template and closed, which leaves a cluster shut
+ * down cleanly; then renamed into place, so processes starting at once never copy half a template. A template
+ * already there is replaced (this runs only when it could not be used, so a damaged one does not stay). Best
+ * effort: a failure only costs the next start the slower way.
  */
 export async function saveTemplate(pg: PGlite, dir: string, key?: string): Promise<void> {
+  let tmp: string | undefined;
   try {
-    const tar = Buffer.from(await (await pg.dumpDataDir('none')).arrayBuffer());
-    mkdirSync(dir, { recursive: true });
     const path = templatePath(dir, key);
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, tar);
+    tmp = `${path}.${process.pid}.tmp`;
+    const dump = await pg.dumpDataDir('none');
+    mkdirSync(dir, { recursive: true });
+    rmSync(tmp, { recursive: true, force: true });
+    const { PGlite } = await import('@electric-sql/pglite');
+    const copy = await PGlite.create(tmp, { loadDataDir: dump });
+    await copy.close();
+    const old = `${path}.${process.pid}.old`;
+    if (existsSync(path)) renameSync(path, old);
     renameSync(tmp, path);
+    rmSync(old, { recursive: true, force: true });
   } catch {
-    // Read-only or full disk: fresh databases keep running initdb.
+    // Read-only or full disk, or another process's template landed first: fresh databases start the way they can.
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
   }
 }

@@ -5,7 +5,6 @@
 //   high detail: the image is scaled down (never up) to fit 2048x2048, then down so its shorter side is at
 //                most 768; each 512x512 tile of the result costs 170, plus 85 base.
 // Text is counted with gpt-tokenizer's o200k_base encoding (the GPT-4o tokenizer).
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 
 export type Detail = 'low' | 'high';
 
@@ -41,9 +40,27 @@ export function imageTokens(width: number, height: number, detail: Detail): numb
   return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tiles;
 }
 
+type CountTokens = (text: string) => number;
+let countTokens: Promise<CountTokens> | undefined;
+/**
+ * The tokenizer, loaded on first use: its table is a module of megabytes whose loading is a good part of a
+ * process's start (docs/benchmarks.md, "The test suite's compiled JavaScript"), and many processes that load
+ * this file (video workers, CLI commands, most tests) never count a text. `sightflow serve` loads it before it
+ * listens (warmTokenizer), so no request waits for it.
+ */
+function tokenizer(): Promise<CountTokens> {
+  countTokens ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => m.countTokens);
+  return countTokens;
+}
+
+/** Loads the tokenizer now rather than with the first text counted. */
+export async function warmTokenizer(): Promise<void> {
+  await tokenizer();
+}
+
 /** Tokens of a text (a prompt in, a description or page text out) in o200k_base. */
-export function textTokens(text: string): number {
-  return text ? countTokens(text) : 0;
+export async function textTokens(text: string): Promise<number> {
+  return text ? (await tokenizer())(text) : 0;
 }
 
 export interface Usage {

@@ -86,7 +86,7 @@ export class VisionService {
     );
     const usage = {
       input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
-      output_tokens: textTokens(JSON.stringify(objects)),
+      output_tokens: await textTokens(JSON.stringify(objects)),
     };
     await this.bill(caller, '/v1/vision/detect', det.modelId, usage, started);
     return { objects, model: det.modelId, usage };
@@ -103,7 +103,7 @@ export class VisionService {
     const r = await releaseAfter(img, this.ocrJob(img, body.language, caller.signal));
     const usage = {
       input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
-      output_tokens: textTokens(r.text),
+      output_tokens: await textTokens(r.text),
     };
     await this.bill(caller, '/v1/vision/ocr', r.model, usage, started);
     return { text: r.text, blocks: r.blocks, model: r.model, usage };
@@ -136,8 +136,8 @@ export class VisionService {
         });
         const usage = reply.usage ?? {
           input_tokens:
-            imageTokens(img.width, img.height, detail) + textTokens(vlmPromptText(body.prompt, body.language)),
-          output_tokens: textTokens(reply.text),
+            imageTokens(img.width, img.height, detail) + (await textTokens(vlmPromptText(body.prompt, body.language))),
+          output_tokens: await textTokens(reply.text),
         };
         await this.bill(caller, '/v1/vision/describe', reply.model, usage, started);
         return { description: reply.text, model: reply.model, usage };
@@ -162,8 +162,8 @@ export class VisionService {
       ),
     );
     const usage = {
-      input_tokens: imageTokens(img.width, img.height, d.detail) + textTokens(body.prompt ?? ''),
-      output_tokens: textTokens(d.description),
+      input_tokens: imageTokens(img.width, img.height, d.detail) + (await textTokens(body.prompt ?? '')),
+      output_tokens: await textTokens(d.description),
     };
     await this.bill(caller, '/v1/vision/describe', BUILTIN_DESCRIBE_MODEL, usage, started);
     return { description: d.description, model: BUILTIN_DESCRIBE_MODEL, usage };

@@ -38,7 +38,7 @@ test('the first fresh database makes the template; the next starts from it, empt
     );
     await reopened.close();
 
-    writeFileSync(templatePath(templates), 'not a tarball');
+    writeFileSync(join(templatePath(templates), 'global', 'pg_control'), 'not a control file');
     const c = await openDb({ dataDir: join(root, 'c'), pgliteTemplateDir: templates });
     assert.deepEqual(await c.query('SELECT 1 AS one'), [{ one: 1 }]);
     await c.close();
@@ -90,7 +90,7 @@ test('a fresh migrated database becomes the template of its migrations; the next
     assert.equal(applied.at(-1)!.length, fewer.length);
     await c.close();
 
-    writeFileSync(templatePath(templates, migrationsKey(all)), 'not a tarball');
+    writeFileSync(join(templatePath(templates, migrationsKey(all)), 'global', 'pg_control'), 'not a control file');
     const d = await openDb({ dataDir: join(root, 'd'), pgliteTemplateDir: templates, prepare: prepare() });
     assert.equal(applied.at(-1)!.length, all.length, 'a damaged migrated template: migrated from the empty cluster');
     assert.equal(await tables(d), migratedTables);

@@ -217,7 +217,9 @@ test('collections embed with their model: text finds the image of its colour, an
   assert.equal(r.body.indexed, 6);
   assert.equal(r.body.model, ID);
   // Images up to 512 px are 85 tokens (low detail); text in o200k tokens.
-  assert.deepEqual(r.body.usage, { input_tokens: 4 * 85 + textTokens('a photo of a cat') + textTokens('green') });
+  assert.deepEqual(r.body.usage, {
+    input_tokens: 4 * 85 + (await textTokens('a photo of a cat')) + (await textTokens('green')),
+  });
 
   const search = async (json: object) => {
     const s = await api(t, `/v1/vectors/collections/${id}/search`, { method: 'POST', json: { top_k: 6, ...json } });
@@ -230,7 +232,7 @@ test('collections embed with their model: text finds the image of its colour, an
     assert.equal(s.results[0]!.metadata.name, colour);
     assert.ok(s.results[0]!.score > 0.999, `${colour}: ${s.results[0]!.score}`);
     assert.ok(s.results[1]!.score < 0.95, `${colour} runner-up: ${s.results[1]!.score}`);
-    assert.deepEqual(s.usage, { input_tokens: textTokens(colour) });
+    assert.deepEqual(s.usage, { input_tokens: await textTokens(colour) });
   }
   // A solid green image: its own copy and the word "green" are the same direction.
   const g = await search({ image_base64: await png(0, 255, 0, 300, 200) });

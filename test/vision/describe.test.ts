@@ -152,8 +152,8 @@ test('usage: image tokens at the detail used plus prompt tokens in, description 
   assert.equal(r.status, 200);
   // 640x426: above one tile, so automatic detail is high.
   assert.deepEqual(r.body.usage, {
-    input_tokens: imageTokens(640, 426, 'high') + textTokens(prompt),
-    output_tokens: textTokens(r.body.description),
+    input_tokens: imageTokens(640, 426, 'high') + (await textTokens(prompt)),
+    output_tokens: await textTokens(r.body.description),
   });
   const rows = await t.app.services.usage.events(t.projectId);
   const row = rows[rows.length - 1]!;

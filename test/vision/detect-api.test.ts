@@ -89,7 +89,7 @@ test('labelled photos: the labelled class comes back with a box on the labelled 
     assert.ok(best >= 0.5, `${name}: best IoU with a labelled ${cls} is ${best.toFixed(2)}`);
     assert.deepEqual(r.body.usage, {
       input_tokens: imageTokens(width, height, autoDetail(width, height)),
-      output_tokens: textTokens(JSON.stringify(r.body.objects)),
+      output_tokens: await textTokens(JSON.stringify(r.body.objects)),
     });
   }
 });

@@ -90,7 +90,7 @@ test('a rendered page: exact text in reading order, blocks around the words, usa
   }
   assert.deepEqual(r.body.usage, {
     input_tokens: imageTokens(W, H, autoDetail(W, H)),
-    output_tokens: textTokens(EXPECTED),
+    output_tokens: await textTokens(EXPECTED),
   });
   const rows = await t.app.services.usage.events(t.projectId);
   const row = rows[rows.length - 1]!;

@@ -32,12 +32,15 @@ after(async () => {
 test('detect, ocr and describe return usage by the formula and bill one row each', async () => {
   const high = imageTokens(700, 300, 'high');
   const detect = await vision.detect(t.caller(), { image_base64 });
-  assert.deepEqual(detect.usage, { input_tokens: high, output_tokens: textTokens(JSON.stringify(detect.objects)) });
+  assert.deepEqual(detect.usage, {
+    input_tokens: high,
+    output_tokens: await textTokens(JSON.stringify(detect.objects)),
+  });
   const ocr = await vision.ocr(t.caller(), { image_base64 });
   assert.equal(ocr.text, 'Bakery');
-  assert.deepEqual(ocr.usage, { input_tokens: high, output_tokens: textTokens('Bakery') });
+  assert.deepEqual(ocr.usage, { input_tokens: high, output_tokens: await textTokens('Bakery') });
   const describe = await vision.describe(t.caller(), { image_base64, detail: 'low' });
-  assert.deepEqual(describe.usage, { input_tokens: 85, output_tokens: textTokens(describe.description) });
+  assert.deepEqual(describe.usage, { input_tokens: 85, output_tokens: await textTokens(describe.description) });
 
   const rows = await t.s.usage.events(t.projectId);
   const results = [detect, ocr, describe];

@@ -220,8 +220,8 @@ test('streaming asked for: stream flags sent; without a usage block our formula 
     description: ANSWER,
     model: 'tiny-vlm',
     usage: {
-      input_tokens: imageTokens(640, 426, 'high') + textTokens('Describe it'),
-      output_tokens: textTokens(ANSWER),
+      input_tokens: imageTokens(640, 426, 'high') + (await textTokens('Describe it')),
+      output_tokens: await textTokens(ANSWER),
     },
   });
 });

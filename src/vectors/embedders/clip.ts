@@ -127,7 +127,7 @@ export class ClipEmbedder implements Embedder {
     if (input.kind === 'text') {
       return {
         vector: normalize(await this.runText(input.text, signal)),
-        usage: { input_tokens: textTokens(input.text) },
+        usage: { input_tokens: await textTokens(input.text) },
       };
     }
     if (input.kind === 'image') {

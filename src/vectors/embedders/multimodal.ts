@@ -120,7 +120,7 @@ export class MultimodalEmbedder implements Embedder {
       const tokens = tokenize(input.text);
       place(out, SEM, sem.embed(input.text), Math.sqrt(TEXT_SHARES.sem));
       place(out, SOUND, phoneVector(wordsToPhones(tokens)), Math.sqrt(TEXT_SHARES.sound));
-      return { vector: normalize(out), usage: { input_tokens: textTokens(input.text) } };
+      return { vector: normalize(out), usage: { input_tokens: await textTokens(input.text) } };
     }
     if (input.kind === 'audio') {
       const t = await transcribe(input.bytes, input.param, signal);
