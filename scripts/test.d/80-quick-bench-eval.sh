@@ -14,5 +14,11 @@ for kind in bench eval; do
     suites+=("$kind/$(basename "$f" .ts)")
   done
 done
+# The longest quick runs in CI's logs first (several times most of the others), so that the last to
+# start are short and the part does not wait on one long run at its end; the rest in name order.
+longest=(bench/failover bench/live bench/mqtt bench/vision bench/http bench/fanout bench/vectors bench/serve eval/retrieval)
+ordered=()
+for s in "${longest[@]}"; do [[ " ${suites[*]} " == *" $s "* ]] && ordered+=("$s"); done
+for s in "${suites[@]}"; do [[ " ${longest[*]} " == *" $s "* ]] || ordered+=("$s"); done
 # Counted with the tests in the summary line.
-run_suites .tmp/bench-eval.tap "${suites[@]}"
+run_suites .tmp/bench-eval.tap "${ordered[@]}"
