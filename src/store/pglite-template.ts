@@ -75,8 +75,12 @@ export async function saveTemplate(pg: PGlite, dir: string, key?: string): Promi
     if (existsSync(path)) renameSync(path, old);
     renameSync(tmp, path);
     rmSync(old, { recursive: true, force: true });
+    // The same template as an earlier release kept it (a tarball beside where the directory now is): never read
+    // again, so not left to take its room.
+    rmSync(`${path}.tar`, { force: true });
   } catch {
-    // Read-only or full disk, or another process's template landed first: fresh databases start the way they can.
+    // Read-only or full disk, or another process's template landed between our check and our rename: fresh
+    // databases start the way they can.
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   }
 }

@@ -5,7 +5,7 @@
 // another set of migrations never loads it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb, type DbPrepare } from '../../src/store/db.js';
@@ -19,8 +19,12 @@ test('the first fresh database makes the template; the next starts from it, empt
   const root = mkdtempSync(join(tmpdir(), 'sightflow-pglite-template-'));
   const templates = join(root, 'templates');
   try {
+    // A template as an earlier release kept it (a tarball), which nothing reads any more.
+    mkdirSync(templates, { recursive: true });
+    writeFileSync(`${templatePath(templates)}.tar`, 'an old template');
     const a = await openDb({ dataDir: join(root, 'a'), pgliteTemplateDir: templates });
     assert.ok(existsSync(templatePath(templates)), 'the first fresh database wrote the template');
+    assert.ok(!existsSync(`${templatePath(templates)}.tar`), 'and removed the old tarball of it');
     await a.exec('CREATE TABLE kept (v int); INSERT INTO kept VALUES (1);');
     await a.close();
 
