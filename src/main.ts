@@ -68,9 +68,14 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  const [{ startApp }, { warmTokenizer }] = await Promise.all([import('./app.js'), import('./usage/tokens.js')]);
-  // Loaded lazily everywhere else; a server loads it before it listens, so that no request waits for it.
-  await warmTokenizer();
+  const [{ startApp }, { warmTokenizer }, { mcpSdk }] = await Promise.all([
+    import('./app.js'),
+    import('./usage/tokens.js'),
+    import('./mcp/sdk.js'),
+  ]);
+  // The tokenizer and the MCP SDK load lazily everywhere else (CLI commands, fronts, tests); a server loads them
+  // before it listens, so that no request waits for them.
+  await Promise.all([warmTokenizer(), mcpSdk()]);
   app = await startApp(config, undefined, { adminTokenFromDataDir: true, frontEntry: fileURLToPath(import.meta.url) });
   const { log } = app.services;
   if (app.bootstrapKey) {

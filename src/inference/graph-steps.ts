@@ -3,12 +3,12 @@
 // decoding and re-encoding a graph of megabytes never holds the thread that serves requests. The order is
 // fixed: an int8 graph made float, a free batch axis, float16, then a detector's bytes input (each later step
 // sees what the earlier ones made). A step that refuses leaves the graph as it was and says why.
+// The steps (and the ONNX protobuf library they decode with) are imported by the plan that takes them: most
+// processes load no graph that needs one.
 import { readFile } from 'node:fs/promises';
-import { withBatchAxis } from './batch-axis.js';
-import { dequantizeGraph, type DequantizeForms } from './dequantize-graph.js';
-import { withFloat16 } from './fp16-graph.js';
+import type { DequantizeForms } from './dequantize-graph.js';
 import { rewriteApplies, type RewriteMode } from './graph-rewrite-mode.js';
-import { withUint8Input, type Uint8Preprocess } from './uint8-input.js';
+import type { Uint8Preprocess } from './uint8-input.js';
 
 /** The steps asked of one graph; an absent one is not tried. */
 export interface GraphPlan {
@@ -84,11 +84,13 @@ export async function makeGraph(src: Uint8Array | string, plan: GraphPlan): Prom
     bytes = next;
   };
   if (plan.dequantize) {
+    const { dequantizeGraph } = await import('./dequantize-graph.js');
     const r = dequantizeGraph(bytes, plan.dequantize);
     if (!r.ok) out.refused.dequantize = r.reason;
     else if (r.changed) took(r.bytes);
   }
   if (plan.batchAxis) {
+    const { withBatchAxis } = await import('./batch-axis.js');
     const r = withBatchAxis(bytes);
     // Rows that would still influence each other in a batch refuse it as a failed rewrite does.
     const why = !r.ok ? r.reason : r.coupled;
@@ -99,11 +101,13 @@ export async function makeGraph(src: Uint8Array | string, plan: GraphPlan): Prom
     }
   }
   if (plan.fp16) {
+    const { withFloat16 } = await import('./fp16-graph.js');
     const r = withFloat16(bytes);
     if (!r.ok) out.refused.fp16 = r.reason;
     else took(r.bytes);
   }
   if (plan.uint8) {
+    const { withUint8Input } = await import('./uint8-input.js');
     const r = withUint8Input(bytes, plan.uint8);
     if (!r.ok) out.refused.uint8 = r.reason;
     else {

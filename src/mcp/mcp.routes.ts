@@ -6,13 +6,14 @@
 //   DELETE /mcp + Mcp-Session-Id   ends a Streamable HTTP session
 //   POST   /mcp/messages?sessionId=  legacy HTTP+SSE: a client message; replies go out on the stream
 import { z } from 'zod';
-import { isInitializeRequest, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { defineRoute, type RequestContext, type Reply, type RouteDef } from '../http/route.js';
 import { errors } from '../base/errors.js';
 import { ErrorSchema } from '../http/openapi.js';
 import type { Logger } from '../base/log.js';
 import { fromWebResponse, toWebRequest } from './web-bridge.js';
 import { MESSAGES_PATH, type McpSessions, type Session } from './session-opener.js';
+import { mcpSdk, type McpSdk } from './sdk.js';
 
 const JsonRpcBody = z
   .unknown()
@@ -37,14 +38,14 @@ const JsonRpcError = z
 const mcpError = (description: string) => ({ description, schema: z.union([ErrorSchema, JsonRpcError]) });
 const SESSION_HEADER = 'mcp-session-id';
 
-function isInitialize(body: unknown): boolean {
-  return Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
+function isInitialize({ types }: McpSdk, body: unknown): boolean {
+  return Array.isArray(body) ? body.some((m) => types.isInitializeRequest(m)) : types.isInitializeRequest(body);
 }
 
-function jsonRpcMessages(body: unknown): JSONRPCMessage[] {
+function jsonRpcMessages({ types }: McpSdk, body: unknown): JSONRPCMessage[] {
   const list = Array.isArray(body) ? body : [body];
   return list.map((m, i) => {
-    const r = JSONRPCMessageSchema.safeParse(m);
+    const r = types.JSONRPCMessageSchema.safeParse(m);
     if (!r.success) {
       throw errors.invalidBody(
         `Invalid body${Array.isArray(body) ? ` element [${i}]` : ''}: expected a JSON-RPC 2.0 message ({jsonrpc: "2.0", method, id?, params?} or a response)`,
@@ -104,7 +105,7 @@ export function mcpRoutes(sessions: McpSessions, log: Logger): RouteDef[] {
       },
       handler: async (ctx) => {
         if (ctx.headers[SESSION_HEADER]) return streamable(ctx, sessionOf(ctx), true);
-        if (!isInitialize(ctx.body)) {
+        if (!isInitialize(await mcpSdk(), ctx.body)) {
           throw errors.invalidBody(
             'Expected an MCP initialize request (to open a session) or an Mcp-Session-Id header naming an open session',
             null,
@@ -188,7 +189,7 @@ export function mcpRoutes(sessions: McpSessions, log: Logger): RouteDef[] {
         const session = reg.get(ctx.rawQuery.get('sessionId') ?? undefined, ctx.principal, 'sse') as Session & {
           kind: 'sse';
         };
-        const messages = jsonRpcMessages(ctx.body);
+        const messages = jsonRpcMessages(await mcpSdk(), ctx.body);
         const requestInfo = { headers: ctx.headers };
         for (const m of messages) session.transport.receive(m, { requestInfo });
         return { status: 202, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: 'Accepted' };

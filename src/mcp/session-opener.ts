@@ -2,7 +2,7 @@
 // SDK's web-standard Streamable HTTP transport or the legacy SSE transport, registered so later requests
 // find it and so that ending either side (DELETE, stream closed, idle expiry, shutdown) ends both.
 import { randomUUID } from 'node:crypto';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { SseWriter } from '../http/sse.js';
@@ -10,6 +10,7 @@ import { LegacySseTransport } from './legacy-sse-transport.js';
 import { SessionRegistry, type McpSession } from './session-registry.js';
 import { createToolServer, type ToolServerDeps } from './tool-server.js';
 import type { McpSettings } from '../config/index.js';
+import { mcpSdk, type McpSdk } from './sdk.js';
 
 export type Session =
   | (McpSession & { kind: 'streamable-http'; transport: WebStandardStreamableHTTPServerTransport })
@@ -38,14 +39,15 @@ export class McpSessions {
   async openStreamable(
     principal: Principal,
   ): Promise<{ session: Session & { kind: 'streamable-http' }; abandon(): Promise<void> }> {
+    const sdk = await mcpSdk();
     const id = randomUUID();
     let session!: Session & { kind: 'streamable-http' };
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new sdk.StreamableTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: () => this.registry.add(session),
       keepAliveMs: this.settings.keepAliveMs,
     });
-    const server = this.serverFor(id, principal, () => session);
+    const server = this.serverFor(sdk, id, principal, () => session);
     session = {
       id,
       kind: 'streamable-http',
@@ -66,10 +68,11 @@ export class McpSessions {
 
   /** A legacy SSE session on `writer`: registered before the endpoint event goes out, so its POSTs find it. */
   async openSse(principal: Principal, writer: SseWriter, signal: AbortSignal): Promise<Session & { kind: 'sse' }> {
+    const sdk = await mcpSdk();
     const id = randomUUID();
     const transport = new LegacySseTransport(id, writer, `${MESSAGES_PATH}?sessionId=${id}`, this.settings.keepAliveMs);
     let session!: Session & { kind: 'sse' };
-    const server = this.serverFor(id, principal, () => session);
+    const server = this.serverFor(sdk, id, principal, () => session);
     session = {
       id,
       kind: 'sse',
@@ -91,9 +94,9 @@ export class McpSessions {
     return session;
   }
 
-  private serverFor(id: string, principal: Principal, session: () => Session): McpServer {
+  private serverFor(sdk: McpSdk, id: string, principal: Principal, session: () => Session): McpServer {
     const ended = new AbortController();
-    const server = createToolServer(this.deps, {
+    const server = createToolServer(sdk, this.deps, {
       id,
       principal,
       signal: ended.signal,

@@ -2,19 +2,14 @@
 // tools/call dispatches into the route in-process. A route's answer becomes structured content plus a short
 // summary (and the JSON as text, for clients that only read text); an ApiError becomes a tool error carrying
 // the REST message, so an agent can correct its arguments and call again on the same session.
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { Logger } from '../base/log.js';
 import { errors, isApiError, toolCancelledBody } from '../base/errors.js';
 import { callRoute } from './route-dispatch.js';
 import type { RouteTools } from './route-tools.js';
+import type { McpSdk } from './sdk.js';
 
 export interface ToolServerDeps {
   tools: RouteTools;
@@ -47,8 +42,9 @@ function toolError(message: string, body: unknown): CallToolResult {
   };
 }
 
-export function createToolServer(deps: ToolServerDeps, session: SessionBinding): McpServer {
-  const mcp = new McpServer(
+export function createToolServer(sdk: McpSdk, deps: ToolServerDeps, session: SessionBinding): McpServer {
+  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdk.types;
+  const mcp = new sdk.McpServer(
     { name: 'sightflow', title: 'sightflow', version: deps.version },
     { instructions: INSTRUCTIONS },
   );

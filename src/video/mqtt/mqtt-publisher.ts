@@ -9,7 +9,7 @@
 // At most WINDOW messages are handed to the client unacknowledged; npm `mqtt` keeps those and sends them
 // again after a reconnect, so the memory held while the broker is down is the queue's bound plus WINDOW.
 // Home Assistant announcing `online` on `<ha prefix>/status` republishes every discovery config and state.
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import { randomBytes } from 'node:crypto';
 import type { MqttSettings } from '../../config/index.js';
 import type { Logger } from '../../base/log.js';
@@ -38,6 +38,8 @@ interface Queued {
 export class MqttPublisher {
   readonly topics: Topics;
   #client: MqttClient | null = null;
+  /** The client library's import and the connect that follows it (start). */
+  #starting: Promise<void> | null = null;
   readonly #state = new Map<string, Retained>();
   /** Retained topics whose latest payload is not handed to the client yet, in the order they changed. */
   readonly #dirty = new Set<string>();
@@ -58,9 +60,23 @@ export class MqttPublisher {
     this.#state.set(this.topics.available, { payload: 'online', kind: 'state' });
   }
 
-  /** Connects (and keeps reconnecting until close); returns this. */
+  /**
+   * Connects (and keeps reconnecting until close); returns this at once. The client library is imported here,
+   * not with the app, since most processes never publish; what is handed over before it connects waits, as it
+   * does while the broker is away.
+   */
   start(): this {
-    if (this.#client || this.#closed) return this;
+    if (this.#starting || this.#closed) return this;
+    this.#starting = import('mqtt').then(
+      ({ default: mqtt }) => {
+        if (!this.#closed) this.#connect(mqtt);
+      },
+      (err: unknown) => this.log.error({ err }, 'the MQTT client library did not load; nothing is published'),
+    );
+    return this;
+  }
+
+  #connect(mqtt: typeof import('mqtt').default): void {
     const settings = this.settings;
     this.#client = mqtt.connect(settings.url, {
       clientId: settings.clientId ?? `sightflow_${randomBytes(6).toString('hex')}`,
@@ -79,7 +95,6 @@ export class MqttPublisher {
       if (topic === this.#haStatusTopic && payload.toString().trim() === 'online') this.#republish();
     });
     this.#unwatch = watchMqtt(() => this.connected);
-    return this;
   }
 
   get connected(): boolean {
@@ -145,6 +160,7 @@ export class MqttPublisher {
   /** Publishes `offline` and what is still waiting (within a short time), then disconnects. */
   async close(): Promise<void> {
     if (this.#closed) return;
+    await this.#starting;
     this.retain(this.topics.available, 'offline');
     const deadline = Date.now() + CLOSE_MS;
     while (
