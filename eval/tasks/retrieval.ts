@@ -196,14 +196,36 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
       clips.map((c) => ({ text: c.transcript })),
     );
     let t2a = 0,
-      a2t = 0;
+      a2t = 0,
+      t2aMrr = 0,
+      a2tMrr = 0;
+    // Each clip's own outcome too, so a change is seen clip by clip and not only in the share.
+    const perClip: Array<{ clip: string; text_to_audio_rank: number | null; audio_to_text_rank: number | null }> = [];
     for (let i = 0; i < clips.length; i++) {
-      if ((await search(t, audioCol, { text: clips[i]!.transcript }, 1))[0] === audioIds[i]) t2a++;
-      if ((await search(t, textCol, { audio: b64(audio[i]!) }, 1))[0] === textIds[i]) a2t++;
+      // The whole ranking, for the reciprocal rank beside R@1.
+      const audioRank = (await search(t, audioCol, { text: clips[i]!.transcript }, clips.length)).indexOf(audioIds[i]!);
+      const textRank = (await search(t, textCol, { audio: b64(audio[i]!) }, clips.length)).indexOf(textIds[i]!);
+      const toAudio = audioRank === 0;
+      const toText = textRank === 0;
+      if (toAudio) t2a++;
+      if (toText) a2t++;
+      if (audioRank >= 0) t2aMrr += 1 / (audioRank + 1);
+      if (textRank >= 0) a2tMrr += 1 / (textRank + 1);
+      perClip.push({
+        clip: basename(clips[i]!.path),
+        text_to_audio_rank: audioRank >= 0 ? audioRank + 1 : null,
+        audio_to_text_rank: textRank >= 0 ? textRank + 1 : null,
+      });
     }
-    const textToAudio = { r1: round(t2a / clips.length) };
-    const audioToText = { r1: round(a2t / clips.length) };
-    console.log(`speech: ${clips.length} clips: text->audio R@1 ${textToAudio.r1}, audio->text R@1 ${audioToText.r1}`);
+    const textToAudio = { r1: round(t2a / clips.length), mrr: round(t2aMrr / clips.length) };
+    const audioToText = { r1: round(a2t / clips.length), mrr: round(a2tMrr / clips.length) };
+    console.log(
+      `speech: ${clips.length} clips: text->audio R@1 ${textToAudio.r1} MRR ${textToAudio.mrr}, audio->text R@1 ${audioToText.r1} MRR ${audioToText.mrr}`,
+    );
+    for (const c of perClip.filter((c) => c.text_to_audio_rank !== 1 || c.audio_to_text_rank !== 1))
+      console.log(
+        `  not first: ${c.clip}: text->audio rank ${c.text_to_audio_rank}, audio->text rank ${c.audio_to_text_rank}`,
+      );
     console.log(`(${Math.round((performance.now() - started) / 1000)} s through the HTTP API)`);
     if (json)
       console.log(
@@ -213,6 +235,7 @@ export async function run({ quick, json }: SuiteOptions): Promise<void> {
           near_duplicate: nearDuplicate,
           text_to_audio: textToAudio,
           audio_to_text: audioToText,
+          clips: perClip,
         }),
       );
   } finally {
