@@ -2,9 +2,9 @@
 // pays for its imports, so libraries only some requests need load with the first of them: the MCP SDK with the
 // first /mcp request, the MQTT client when a worker starts publishing, the ONNX protobuf library with the first
 // graph rewrite, the tokenizer's table with the first text counted (`sightflow serve` loads the SDK and the
-// tokenizer before it listens). A child process imports the app and lists
-// the packages it loaded (every module an import loads passes a loader hook; CommonJS files that require one
-// another are in the require cache), then loads the MCP SDK the way /mcp does, which must show up.
+// tokenizer before it listens). A child process imports the app and lists the packages it loaded (every module
+// an import loads passes a loader hook; CommonJS files that require one another are in the require cache), then
+// loads the MCP SDK the way /mcp does, which must show up.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
