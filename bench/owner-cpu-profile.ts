@@ -3,12 +3,15 @@
 // Linux perf (CPU time, not wall time: V8's own profiler also counts time in calls that wait or are
 // preempted), each sample put in the part its innermost known frame belongs to. docs/capacity.md, "Front
 // processes", holds the figures; they say what must leave the owner for it to keep up with a GPU.
-//   node --import tsx bench/owner-cpu-profile.ts [--fronts 2] [--clients 4] [--seconds 10] [--model tiny] [--json]
+//   node --import tsx bench/owner-cpu-profile.ts [--fronts 2] [--clients 4] [--seconds 10] [--model tiny]
+//     [--stacks FILE] [--json]
+//   --stacks FILE: every sample's frames, named, innermost first (samples apart by a line '=='), to look
+//   inside a part.
 //   --model tiny: a detector whose model takes next to no CPU (bench fronts --model tiny), so the owner runs at
 //   the rate its request path allows, as behind a GPU; --fronts 0: `serve` alone.
 // Needs `perf` (Debian's linux-perf) and perf_event_paranoid <= 2. Run by hand, not by the suite.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
@@ -16,6 +19,7 @@ import { argValue } from '../eval/lib/model-choice.js';
 import { compilePeer } from './peers/compile.js';
 import { writeDetectBody } from './peers/detect-body.js';
 import { postClients } from './peers/post-clients-run.js';
+import { readPerfMap } from './perf-map.js';
 import { threadCpuMs } from './proc-cpu.js';
 import { start, writeTinyDetector } from './suites/fronts.js';
 
@@ -38,6 +42,7 @@ const clients = Number(argValue(args, 'clients') ?? 4);
 const seconds = Number(argValue(args, 'seconds') ?? 10);
 const json = args.includes('--json');
 const tinyModel = argValue(args, 'model') === 'tiny';
+const stacksFile = argValue(args, 'stacks');
 try {
   execFileSync('perf', ['--version'], { stdio: 'ignore' });
 } catch {
@@ -86,11 +91,19 @@ try {
   const script = scripted.stdout?.toString() ?? '';
 
   // perf script: a line with the thread id alone opens a sample (perf 6.1 pads it with spaces), its frames
-  // follow indented, each an address and a symbol, innermost first.
+  // follow indented, each an address and a symbol, innermost first. A JavaScript frame is named from V8's map
+  // by the newest code at its address, not perf's first (bench/perf-map.ts).
+  const jit = readPerfMap(`/tmp/perf-${pid}.map`);
+  const frameName = (line: string) => {
+    const m = /^([0-9a-f]+) (.*)$/.exec(line);
+    return m ? (jit.name(Number.parseInt(m[1]!, 16)) ?? m[2]!) : line;
+  };
   const counts = new Map<string, number>();
   let samples = 0;
+  const stacks: string[] = [];
   const count = (frames: string[]) => {
     samples++;
+    if (stacksFile) stacks.push(frames.join('\n'));
     let part = 'the rest (scheduling, allocation, event loop, garbage collector)';
     outer: for (const f of frames)
       for (const [name, re] of PARTS)
@@ -106,13 +119,14 @@ try {
     if (/^\s*\d+\s*$/.test(line)) {
       if (frames) count(frames);
       frames = [];
-    } else frames?.push(line.trim());
+    } else frames?.push(frameName(line.trim()));
   }
   if (frames) count(frames);
   if (samples === 0)
     throw new Error(
       `owner-cpu-profile: perf recorded no samples (the clients had ${o.ok} answers, ${o.errors} errors; perf.data ${statSync(data).size} bytes; perf script: ${String(scripted.stderr).trim().slice(0, 600)})`,
     );
+  if (stacksFile) writeFileSync(stacksFile, `${stacks.join('\n==\n')}\n`);
   const msPerImage = cpuMs / o.ok;
   const parts = [...counts.entries()]
     .sort((a, b) => b[1] - a[1])

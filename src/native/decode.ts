@@ -372,7 +372,7 @@ export class NativeDecoder {
    */
   async read(maxCount: number, target?: Uint8Array): Promise<NativeFrameBatch> {
     checkRead(maxCount, target, this.#frameBytes);
-    return withCallerStack(this.#native.read(maxCount, target), new Error());
+    return await withCallerStack(this.#native.read(maxCount, target));
   }
 
   /** The answers to onNet requests (see NetSink in src/media/guarded-source.ts). */

@@ -260,7 +260,6 @@ export async function letterboxAsync(img: Pixels, opts: LetterboxOptions): Promi
   const { stride, native, tensor, dims } = letterboxArgs(img, opts);
   const res = await withCallerStack(
     loadAddon<ImageAddon>().imageLetterboxAsync(img.data, img.width, img.height, stride, native, tensor),
-    new Error(),
   );
   return { tensor, dims, ...res };
 }
@@ -294,7 +293,6 @@ export async function letterboxBytesAsync(img: Pixels, opts: LetterboxBytesOptio
   const bytes = outPixels(opts.out, 3 * width * height);
   const res = await withCallerStack(
     loadAddon<ImageAddon>().imageLetterboxAsync(img.data, img.width, img.height, stride, native, bytes),
-    new Error(),
   );
   return { bytes, dims: [1, height, width, 3], ...res };
 }
@@ -417,7 +415,6 @@ export async function stretchAsync(
       { width, height, shrinkX, shrinkY, ...fmt },
       tensor,
     ),
-    new Error(),
   );
   return { tensor, dims };
 }
@@ -455,7 +452,6 @@ export async function stretchBytesAsync(
       { width, height, shrinkX, shrinkY, bytes: true },
       bytes,
     ),
-    new Error(),
   );
   return { bytes, dims: [1, height, width, 3] };
 }
@@ -514,7 +510,7 @@ export async function decodeJpeg(bytes: Uint8Array, maxPixels: number, into?: Bu
     );
   if (into !== undefined && (!Buffer.isBuffer(into) || into.length === 0))
     throw errors.invalidParam('into', 'Expected a non-empty Buffer to decode into');
-  const r = await withCallerStack(loadAddon<ImageAddon>().imageJpegDecodeAsync(bytes, maxPixels, into), new Error());
+  const r = await withCallerStack(loadAddon<ImageAddon>().imageJpegDecodeAsync(bytes, maxPixels, into));
   if ('unsupported' in r) return null;
   const data = r.into ? into!.subarray(0, r.width * r.height * 3) : r.data!;
   return { data, width: r.width, height: r.height, channels: 3 };
@@ -538,9 +534,8 @@ export async function dominantColourIndicesAsync(img: Pixels, grids: readonly Co
   const stride = checkImage(img);
   const packed = new Int32Array(grids.length * 5);
   grids.forEach((g, i) => packed.set([g.x0, g.x1, g.y0, g.y1, g.step], i * 5));
-  return withCallerStack(
+  return await withCallerStack(
     loadAddon<ImageAddon>().imageDominantColoursAsync(img.data, img.width, img.height, stride, packed),
-    new Error(),
   );
 }
 

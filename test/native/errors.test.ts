@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeFailure, NativeDecoder } from '../../src/native/decode.js';
+import { decodeJpeg } from '../../src/native/image.js';
 import { isNativeError, loadAddon } from '../../src/native/load.js';
 
 type Ctor = new (...args: never[]) => unknown;
@@ -110,6 +111,24 @@ test('decode: a failure rejects with the decoder reason in the code and the call
   assert.match(e.stack ?? '', /errors\.test\.ts/);
   assert.equal(decodeFailure(e), 'input_not_found');
   assert.equal(decodeFailure(new Error('other')), null);
+});
+
+test('image: a call made per image that fails rejects with a stack through the callers that await it', async () => {
+  // No Error is made before these calls (they run for every image); the stack is made when one fails, from
+  // the async functions awaiting it, so it still leads here.
+  const decodeInHelper = async () => await decodeJpeg(Buffer.from('not a jpeg'), 1e6);
+  let e: unknown;
+  try {
+    await decodeInHelper();
+  } catch (err) {
+    e = err;
+  }
+  assert.ok(isNativeError(e, 'IMAGE'), String(e));
+  assert.match(e.message, /./);
+  assert.match(e.stack ?? '', /^Error: /);
+  assert.match(e.stack ?? '', /decodeInHelper/);
+  assert.match(e.stack ?? '', /errors\.test\.ts/);
+  assert.match(e.stack ?? '', /image\.ts/, 'the face the call went through');
 });
 
 test('image: bad sources, options and outputs', () => {
