@@ -30,7 +30,7 @@ export interface DailyUsage {
  * this window of rows; a clean stop and every read in this process wait for them.
  */
 export const USAGE_BATCH_MS = 250;
-/** Most rows in one statement (PostgreSQL takes at most 65535 parameters). */
+/** Most rows in one statement, so one write holds the embedded database (this process's thread) briefly. */
 const MAX_BATCH_ROWS = 500;
 
 const params = (e: UsageEvent): unknown[] => [
@@ -43,6 +43,16 @@ const params = (e: UsageEvent): unknown[] => [
   e.frames ?? 0,
   Math.round(e.ms ?? 0),
 ];
+
+/** The rows as one array a column, in the order of sql.insertColumns' parameters. */
+function columns(rows: UsageEvent[]): unknown[][] {
+  const cols: unknown[][] = Array.from({ length: 8 }, () => new Array(rows.length));
+  rows.forEach((e, i) => {
+    const p = params(e);
+    for (let c = 0; c < 8; c++) cols[c]![i] = p[c];
+  });
+  return cols;
+}
 
 export class UsageLedger {
   /** Rows queued by recordAfterReply() and not yet written. */
@@ -92,7 +102,10 @@ export class UsageLedger {
       while (this.queued.length) {
         const rows = this.queued.splice(0, MAX_BATCH_ROWS);
         try {
-          await this.db.query(rows.length === 1 ? sql.insert : sql.insertMany(rows.length), rows.flatMap(params));
+          await this.db.query(
+            rows.length === 1 ? sql.insert : sql.insertColumns,
+            rows.length === 1 ? params(rows[0]!) : columns(rows),
+          );
         } catch (err) {
           if (rows.length === 1) {
             this.onError(err, rows[0]!);

@@ -132,4 +132,18 @@ test('rows after a reply are written together within the batch window; reads, fl
   assert.equal(failures.length, 1, failures.join('; '));
   assert.match(failures[0]!, /^\/test\/batch: .*null/);
   assert.equal(await count(), 27);
+  // Every column of a batched row as given (the batch goes as one array a column).
+  const full = { endpoint: '/test/batch-full', model: 'm', inputTokens: 7, outputTokens: 9, frames: 3, ms: 12.4 };
+  const keyId = (await t.app.services.projects.listKeys(projectId))[0]!.id;
+  ledger.recordAfterReply({ projectId, keyId, ...full });
+  ledger.recordAfterReply({ projectId, keyId: null, ...full, model: null });
+  await ledger.flush();
+  const written = (await ledger.events(projectId)).filter((r) => r.endpoint === '/test/batch-full');
+  assert.deepEqual(
+    written.map((r) => [r.key_id, r.model, r.input_tokens, r.output_tokens, r.frames, r.ms].map(String)),
+    [
+      [keyId, 'm', '7', '9', '3', '12'],
+      ['null', 'null', '7', '9', '3', '12'],
+    ],
+  );
 });
