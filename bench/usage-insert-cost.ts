@@ -12,6 +12,7 @@ import { argValue } from '../eval/lib/model-choice.js';
 import { loadConfig } from '../src/config/index.js';
 import { openMigratedDb } from '../src/migrated-db.js';
 import { sql } from '../src/usage/usage.sql.js';
+import { sql as benchSql } from './usage-insert-cost.sql.js';
 
 const args = process.argv.slice(2);
 const sizes = (argValue(args, 'rows') ?? '1,10,60,375').split(',').map(Number);
@@ -21,15 +22,10 @@ const dir = mkdtempSync(join(tmpdir(), 'sightflow-usage-insert-'));
 const db = await openMigratedDb(loadConfig(process.env, { dataDir: dir }));
 try {
   const project = `p_bench_${process.pid}`;
-  await db.query('INSERT INTO projects (id, name) VALUES ($1, $2)', [project, 'usage insert cost']);
+  await db.query(benchSql.project, [project, 'usage insert cost']);
   const row = [project, null, '/v1/vision/detect', 'tiny-detector-640', 85, 120, 0, 3];
-  const valuesList = (n: number) =>
-    `INSERT INTO usage_events (project_id, key_id, endpoint, model, input_tokens, output_tokens, frames, ms) VALUES ${Array.from(
-      { length: n },
-      (_, r) => `(${Array.from({ length: 8 }, (_, c) => `$${r * 8 + c + 1}`).join(', ')})`,
-    ).join(', ')}`;
   const forms = {
-    'VALUES list': (n: number) => [valuesList(n), Array.from({ length: n }, () => row).flat()] as const,
+    'VALUES list': (n: number) => [benchSql.valuesList(n), Array.from({ length: n }, () => row).flat()] as const,
     'column arrays': (n: number) => [sql.insertColumns, row.map((v) => new Array(n).fill(v))] as const,
   };
   const best = new Map<string, number>();
