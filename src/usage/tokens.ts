@@ -6,6 +6,8 @@
 //                most 768; each 512x512 tile of the result costs 170, plus 85 base.
 // Text is counted with gpt-tokenizer's o200k_base encoding (the GPT-4o tokenizer).
 
+import { fastTokenCounter, type CountOrdinary } from './text-token-count.js';
+
 export type Detail = 'low' | 'high';
 
 export const IMAGE_BASE_TOKENS = 85;
@@ -40,16 +42,20 @@ export function imageTokens(width: number, height: number, detail: Detail): numb
   return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tiles;
 }
 
-type CountTokens = (text: string) => number;
-let countTokens: Promise<CountTokens> | undefined;
+let countTokens: Promise<CountOrdinary> | undefined;
 /**
  * The tokenizer, loaded on first use: its table is a module of megabytes whose loading is a good part of a
  * process's start (docs/benchmarks.md, "The test suite's compiled JavaScript"), and many processes that load
  * this file (video workers, CLI commands, most tests) never count a text. `sightflow serve` loads it before it
- * listens (warmTokenizer), so no request waits for it.
+ * listens (warmTokenizer), so no request waits for it. A text is counted as ordinary text: one that spells a
+ * special token (`<|endoftext|>` in a prompt, or read from an image) is billed as the characters it is, where
+ * the tokenizer's default refuses it.
  */
-function tokenizer(): Promise<CountTokens> {
-  countTokens ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => m.countTokens);
+function tokenizer(): Promise<CountOrdinary> {
+  countTokens ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => {
+    const ordinary = { disallowedSpecial: new Set<string>() };
+    return fastTokenCounter((text) => m.countTokens(text, ordinary));
+  });
   return countTokens;
 }
 

@@ -36,6 +36,14 @@ test('text tokens are o200k_base tokens', async () => {
   assert.ok((await textTokens('图中有两只长颈鹿。')) > 0);
 });
 
+test('text that spells a special token is counted as the text it is', async () => {
+  // `<|endoftext|>` in a prompt or in text read from an image is text to bill, not a control token (nor a refusal).
+  for (const text of ['<|endoftext|>', 'say <|endofprompt|> twice <|endoftext|>', '<|im_start|>']) {
+    const n = await textTokens(text);
+    assert.ok(n > 1, `${text}: ${n}`);
+  }
+});
+
 let t: TestApp;
 before(async () => {
   t = await startTestApp();
@@ -55,7 +63,7 @@ test('each endpoint reports usage by the formula and the ledger has the same num
   const image_base64 = png.toString('base64');
   const high = imageTokens(700, 300, 'high');
   assert.equal(high, 85 + 2 * 170);
-  const prompt = 'What does the sign say?';
+  const prompt = 'What does the sign say? <|endoftext|>';
   const calls = [
     { endpoint: '/v1/vision/detect', json: { image_base64 } },
     { endpoint: '/v1/vision/ocr', json: { image_base64 } },
