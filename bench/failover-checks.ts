@@ -1,6 +1,7 @@
 // What the failover bench (bench/suites/failover.ts) checks on each run's archive and answers, as named checks
 // that pass or fail with a reason rather than assertions, so one failed run is reported beside the others
 // instead of ending the suite. The rules are those of docs/video.md, "When a worker dies".
+import { partsAtGaps } from '../test/helpers/archive-parts.js';
 
 export interface Check {
   name: string;
@@ -174,22 +175,12 @@ export function sameAsUndisturbed(base: RunOutcome, run: RunOutcome): Check[] {
   ];
 }
 
-/** A live task's frame chunks split where a worker took over (the chunk that carries gap_ms starts a part). */
-function parts(frames: any[]): any[][] {
-  const out: any[][] = [[]];
-  for (const c of frames) {
-    if (c.stream_info.gap_ms !== undefined) out.push([]);
-    out.at(-1)!.push(c);
-  }
-  return out;
-}
-
 /** A live task continued after `kills` takeovers: gaps marked, ids never reused, totals never backwards. */
 export function liveChecks(bytes: Buffer, kills: number, line: string): Check[] {
   const events = eventsOf(bytes);
   if (typeof events === 'string') return [check('live archive', false, events)];
   const frames = chunksOf(events).filter((c) => c.finish_reason === null);
-  const split = parts(frames);
+  const split = partsAtGaps(frames);
   const out: Check[] = [
     check(
       `${kills} gaps marked (stream_info.gap_ms)`,

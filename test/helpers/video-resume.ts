@@ -14,6 +14,7 @@ import { api, backend, freshDatabaseUrl, type TestApp } from './app.js';
 import { evalDataSkip } from '../../eval/dir.js';
 import { TUD_CAMPUS } from './eval-data.js';
 import { liveClip, startRtspServer, type RtspSource } from './live-sources.js';
+import { partsAtGaps } from './archive-parts.js';
 import { chunksOf, parseEvents, startVideoApp, waitFor } from './video-tasks.js';
 import { spawnWorker } from './worker-process.js';
 
@@ -146,16 +147,6 @@ export class ResumeHarness {
   }
 }
 
-/** The archive's frame chunks split where a worker took over (the chunk that carries gap_ms starts a part). */
-function parts(frames: any[]): any[][] {
-  const out: any[][] = [[]];
-  for (const c of frames) {
-    if (c.stream_info.gap_ms !== undefined) out.push([]);
-    out.at(-1)!.push(c);
-  }
-  return out;
-}
-
 /** The checks every continued task's archive passes, whatever its end. */
 export function assertContinued(id: string, bytes: Buffer, gaps: number): any[] {
   const chunks = chunksOf(bytes);
@@ -168,7 +159,7 @@ export function assertContinued(id: string, bytes: Buffer, gaps: number): any[] 
   assert.notEqual(chunks.at(-1).finish_reason, null, 'the terminal chunk is the last');
   assert.equal(parseEvents(bytes).at(-1)!.kind, 'done');
   const frames = chunks.slice(0, -1);
-  const split = parts(frames);
+  const split = partsAtGaps(frames);
   assert.equal(
     split.length,
     gaps + 1,
