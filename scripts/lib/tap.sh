@@ -19,17 +19,20 @@ byo_models_reason() {
 # for two, the two cores then 95% busy; quick runs assert that every part works, not how fast). One passes
 # when it exits 0 and its last stdout line is a JSON object; that object being {"skipped": true, "reason": R}
 # makes it skipped with reason R. Writes a TAP line per run (in the order given) and the totals to TAP;
-# returns 1 when any failed.
+# returns 1 when any failed. A KIND/NAME may be followed by arguments of its own, in the same word list
+# ("bench/live --streams 2"): they go after --quick --json.
 run_suites() {
   local tap=$1; shift
-  local jobs=${SIGHTFLOW_SUITE_JOBS:-3} spec kind name out rc last reason i n=0 pass=0 fail=0 skipped=0 status=0 running=0
+  local jobs=${SIGHTFLOW_SUITE_JOBS:-3} spec extra kind name out rc last reason i n=0 pass=0 fail=0 skipped=0 status=0 running=0
   local -a specs=("$@") lines=()
   local dir
   dir=$(mktemp -d)
   # Each run writes its output, exit status and seconds under $dir/<index>.
   _run_suite() {
-    local i=$1 spec=$2 kind name t0=$SECONDS
-    local -a args=(--quick --json)
+    local i=$1 spec kind name t0=$SECONDS
+    local -a args=(--quick --json) words
+    read -r -a words <<< "$2"
+    spec=${words[0]}; args+=("${words[@]:1}")
     kind=${spec%%/*}; name=${spec#*/}
     [ "$spec" = eval/track ] && args+=(--detections gt)
     if [ -n "${SIGHTFLOW_TEST_TREE:-}" ]; then
@@ -48,9 +51,9 @@ run_suites() {
   done
   wait
   for i in "${!specs[@]}"; do
-    spec=${specs[$i]}; kind=${spec%%/*}; name=${spec#*/}; n=$((n + 1))
+    read -r spec extra <<< "${specs[$i]}"; kind=${spec%%/*}; name=${spec#*/}; n=$((n + 1))
     out=$(cat "$dir/$i.out"); rc=$(cat "$dir/$i.rc")
-    echo "-- npm run $kind -- $name --quick --json ($(cat "$dir/$i.s") s)"
+    echo "-- npm run $kind -- $name --quick --json${extra:+ $extra} ($(cat "$dir/$i.s") s)"
     last=$(printf '%s\n' "$out" | grep -v '^npm warn' | tail -n 1)
     if [ "$rc" -eq 0 ] && reason=$(node -e '
         const o = JSON.parse(process.argv[1]);

@@ -28,7 +28,11 @@ if users=$(node --import tsx scripts/eval-data-users.ts); then
   while read -r kind what; do
     case "$kind" in
       test) tests+=("$what") ;;
-      bench|eval) suites+=("$kind/$what") ;;
+      # bench live's one-camera runs read no evaluation data and ran in the main quick run; only its cameras-
+      # per-machine entry reads it, so that entry alone runs here (its own skip, rather than the cameras again).
+      bench)
+        if [ "$what" = live ]; then suites+=("bench/live --streams 2 --source-fps 5"); else suites+=("bench/$what"); fi ;;
+      eval) suites+=("eval/$what") ;;
     esac
   done <<< "$users"
   echo "readers of the evaluation data: ${#tests[@]} test files, ${#suites[@]} benches and evaluations; running them with an empty SIGHTFLOW_EVAL_DIR"
