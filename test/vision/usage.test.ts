@@ -145,6 +145,9 @@ test('rows after a reply are written together within the batch window; reads, fl
   const keyId = (await t.app.services.projects.listKeys(projectId))[0]!.id;
   ledger.recordAfterReply({ projectId, keyId, ...full });
   ledger.recordAfterReply({ projectId, keyId: null, ...full, model: null });
+  // Characters an array literal must escape, in a model's name.
+  ledger.recordAfterReply({ projectId, keyId, ...full, model: "a,{b}\"c\\d NULL 'e' " });
+  ledger.recordAfterReply({ projectId, keyId, ...full, model: 'NULL' });
   await ledger.flush();
   const written = (await ledger.events(projectId)).filter((r) => r.endpoint === '/test/batch-full');
   assert.deepEqual(
@@ -152,6 +155,8 @@ test('rows after a reply are written together within the batch window; reads, fl
     [
       [keyId, 'm', '7', '9', '3', '12'],
       ['null', 'null', '7', '9', '3', '12'],
+      [keyId, "a,{b}\"c\\d NULL 'e' ", '7', '9', '3', '12'],
+      [keyId, 'NULL', '7', '9', '3', '12'],
     ],
   );
 });
