@@ -76,8 +76,8 @@ export function isNativeError(e: unknown, area?: NativeArea): e is NativeError {
  * Awaits an asynchronous addon call whose errors are made in a libuv callback (their stack has no JS frames)
  * and gives a rejection a stack that leads to the caller. With `caller`, an Error made before the call, that
  * stack is its. Without it the stack is made when the call fails, from the async functions awaiting this one
- * (V8's async stack traces), so a call that succeeds makes no Error: capturing a stack before every call cost
- * the thread that owns the models about a twentieth of its time per image (docs/capacity.md, "Front
+ * (V8's async stack traces), so a call that succeeds makes no Error: capturing a stack before every call was a
+ * measurable part of the per-image time of the thread that owns the models (docs/capacity.md, "Front
  * processes"). That chain is only the callers that `await` (not those that chain `.then`), so calls made per
  * image or per frame, whose callers await, leave `caller` out; a call made once per video keeps it.
  */

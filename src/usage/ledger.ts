@@ -44,14 +44,10 @@ const params = (e: UsageEvent): unknown[] => [
   Math.round(e.ms ?? 0),
 ];
 
-/** The rows as one array a column, in the order of sql.insertColumns' parameters. */
+/** The rows as one array a column, in the order of sql.insertColumns' parameters (params' order). */
 function columns(rows: UsageEvent[]): unknown[][] {
-  const cols: unknown[][] = Array.from({ length: 8 }, () => new Array(rows.length));
-  rows.forEach((e, i) => {
-    const p = params(e);
-    for (let c = 0; c < 8; c++) cols[c]![i] = p[c];
-  });
-  return cols;
+  const table = rows.map(params);
+  return table[0]!.map((_, c) => table.map((row) => row[c]));
 }
 
 export class UsageLedger {

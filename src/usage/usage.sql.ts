@@ -3,8 +3,9 @@ export const sql = {
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
   /**
    * Any number of rows in one statement of eight parameters, one array a column (row i is element i of each):
-   * the statement's text and plan do not grow with the rows, where a VALUES list of eight parameters a row
-   * cost the embedded database about half as much again (docs/capacity.md, "The embedded database's cost").
+   * the statement's text and plan do not grow with the rows, as those of a VALUES list of eight parameters a
+   * row did, so large batches cost the embedded database less (docs/capacity.md, "The embedded database's
+   * cost").
    */
   insertColumns: `INSERT INTO usage_events (project_id, key_id, endpoint, model, input_tokens, output_tokens, frames, ms)
                   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[],
