@@ -14,7 +14,7 @@
 #   /tmp/sf/gpu-check.sh --provider-dir /tmp/sf-provider --out "$OUT" [--seconds 2] [--batch 1,8,32] [--sessions 1,4] [--http-clients 1,16,64]
 #                        [--camera-rows cuda:50,none:50,cuda:25,none:25]
 # Here, on the CPU, --dry-run lays the bundle out in a temporary folder and runs the same check from it, on the
-# CPU provider with shorter rows (batch 1,2; 1 s; two cameras in software, then asking for NVDEC), so none of
+# CPU provider with shorter rows (batch 2; 1 s; two cameras in software, then asking for NVDEC), so none of
 # it rots (test/device/gpu-check.test.ts):
 #   bash scripts/gpu-check.sh --dry-run [--out DIR]
 set -euo pipefail
@@ -63,7 +63,9 @@ t0=$(date +%s)
 export SIGHTFLOW_PGLITE_TEMPLATE_DIR="${SIGHTFLOW_PGLITE_TEMPLATE_DIR:-$work/pglite-templates}"
 log() { echo "gpu-check [$(( $(date +%s) - t0 )) s] $*" >&2; }
 if [[ $dry == 1 ]]; then
-  seconds=${seconds:-1}; batches=${batches:-1,2}
+  # Batch 2 only: a batch-1 row runs the same code at one image a call, and each row is most of a test's CPU
+  # (the row of a batch that answers what runs alone do is the one that can rot).
+  seconds=${seconds:-1}; batches=${batches:-2}
 else
   # 2 s a row: the check runs ~45 batch rows and ~25 unbatched ones, the reference and the HTTP rows, and must
   # end inside 8 minutes.
