@@ -3,6 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, api, admin, type TestApp } from '../helpers/app.js';
 import { generateKey } from '../../src/auth/api-key.js';
+import { Authenticator } from '../../src/auth/authenticator.js';
 
 let t: TestApp;
 before(async () => {
@@ -171,4 +172,73 @@ test('per-key rate limit answers 429 with Retry-After', async () => {
   } finally {
     await t3.close();
   }
+});
+
+// The clock is the `now` each request passes in (the time it arrived), stepped here an eighth of the cache's
+// time at a step; the lookups are the real key store's, each awaited before the next step.
+test('a key in steady use is looked up ahead of its cache entry running out: no request waits, a disable still counts', async () => {
+  const ttl = 1000;
+  const step = ttl / 8;
+  const projects = t.app.services.projects;
+  const lookups: Promise<unknown>[] = [];
+  const store = {
+    keyByHash: (hash: Buffer) => {
+      const p = projects.keyByHash(hash);
+      lookups.push(p);
+      return p;
+    },
+    touchKey: (id: string) => projects.touchKey(id),
+  };
+  const settled = async () => {
+    await Promise.allSettled(lookups);
+    await new Promise((r) => setImmediate(r));
+  };
+  const created = await admin(t, `/admin/v1/projects/${t.projectId}/keys`, {
+    method: 'POST',
+    json: { name: 'steady' },
+  });
+  assert.equal(created.status, 201);
+  const header = `Bearer ${created.body.key}`;
+  const a = new Authenticator(store, ttl);
+
+  const t0 = performance.now();
+  assert.equal(a.cached(header, t0), undefined, 'the first request looks the key up');
+  const principal = await a.authenticate(header);
+  assert.equal(lookups.length, 1);
+  // Ten entries' time of requests every eighth of it: every one answered from the cache; the key looked up
+  // again in each entry's last quarter, so once every six steps (three quarters of the entry's time).
+  let now = t0;
+  for (let i = 1; i <= 80; i++) {
+    now = t0 + i * step;
+    assert.deepEqual(a.cached(header, now), principal, `step ${i}: answered without waiting on a lookup`);
+    await settled();
+  }
+  assert.ok(lookups.length >= 13 && lookups.length <= 15, `${lookups.length} lookups in ten entries' time`);
+
+  // Disabled while in use: refused within the entry's time of the disable.
+  const off = await admin(t, `/admin/v1/projects/${t.projectId}/keys/${created.body.id}/disable`, { method: 'POST' });
+  assert.equal(off.status, 200);
+  const disabledAt = now;
+  let refusedAt: number | undefined;
+  for (let i = 1; i <= 16 && refusedAt === undefined; i++) {
+    now = disabledAt + i * step;
+    try {
+      a.cached(header, now);
+    } catch (e) {
+      assert.equal((e as { code?: string }).code, 'disabled_api_key');
+      refusedAt = now;
+    }
+    await settled();
+  }
+  assert.ok(refusedAt !== undefined && refusedAt - disabledAt <= ttl, `refused ${refusedAt! - disabledAt} ms after`);
+
+  // An unknown key's entry is not looked up ahead: it is refused until its entry runs out, then looked up again.
+  const unknown = `Bearer ${generateKey()}`;
+  await assert.rejects(a.authenticate(unknown));
+  const before = lookups.length;
+  const u0 = performance.now();
+  for (let i = 1; i < 8; i++) assert.throws(() => a.cached(unknown, u0 + i * step));
+  await settled();
+  assert.equal(lookups.length, before);
+  assert.equal(a.cached(unknown, u0 + ttl + 1), undefined);
 });
