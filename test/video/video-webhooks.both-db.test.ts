@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, freshDatabaseUrl } from '../helpers/app.js';
 import { SyntheticProvider, startVideoApp, body, startWorker, waitFor, waitStatus } from '../helpers/video-tasks.js';
+import { WebhookDispatcher } from '../../src/video/tasks/webhooks.js';
+import type { Db } from '../../src/store/db.js';
 
 interface Hit {
   id: string;
@@ -159,6 +161,30 @@ test('webhook validation: http(s) URLs and whsec_ secrets only; unknown include 
     const rec = await api(t, `/v1/video/tasks/${plain.body.id}?include=webhook_deliveries`);
     assert.deepEqual(rec.body.webhook_deliveries, []);
     assert.equal((await api(t, `/v1/video/tasks/${plain.body.id}?include=nope`)).status, 400);
+  } finally {
+    await t.close();
+  }
+});
+
+test('an idle pass is one statement: no task to queue a delivery for, no delivery due', async () => {
+  const t = await startVideoApp();
+  try {
+    // The real database, its statements counted.
+    const real = t.app.services.db;
+    const seen: string[] = [];
+    const db: Db = Object.create(real);
+    db.query = (text: string, params?: unknown[]) => {
+      seen.push(text);
+      return real.query(text, params);
+    };
+    db.tx = (fn) => {
+      seen.push('BEGIN');
+      return real.tx(fn);
+    };
+    const d = new WebhookDispatcher({ ...t.app.services, db }, { pollMs: 50, retryMs: 400 });
+    await d.pass();
+    assert.equal(seen.length, 1, seen.join('\n'));
+    assert.match(seen[0]!, /EXISTS/);
   } finally {
     await t.close();
   }

@@ -8,6 +8,15 @@ const TERMINAL = TERMINAL_STATES.map((st) => `'${st}'`).join(', ');
 export const sql = {
   setWebhook: `UPDATE video_tasks SET webhook_url = $2, webhook_secret = $3, webhook_pending = true WHERE id = $1`,
 
+  /**
+   * Whether a pass has anything to do: a task to queue a delivery for, a delivery due. One statement, so an idle
+   * pass costs one instead of the queuing's transaction and the claim (each planned anew on the embedded
+   * database, on the thread that answers requests).
+   */
+  anything: `SELECT EXISTS (SELECT 1 FROM video_tasks WHERE webhook_pending AND status IN (${TERMINAL})) AS tasks,
+                    EXISTS (SELECT 1 FROM video_webhook_deliveries
+                            WHERE status = 'pending' AND next_attempt_at <= clock_timestamp()) AS deliveries`,
+
   /** Tasks with a webhook that reached a terminal state and have no delivery queued yet. */
   dueTasks: `SELECT id, project_id, status, model, created_at, started_at, finished_at, progress, usage, error
              FROM video_tasks WHERE webhook_pending AND status IN (${TERMINAL})

@@ -143,7 +143,9 @@ export class WebhookDispatcher {
 
   /** One pass: queue deliveries for newly finished tasks, then send what is due. */
   async pass(): Promise<void> {
-    await this.queueFinished();
+    const [todo] = await this.s.db.query(sql.anything);
+    if (!todo?.tasks && !todo?.deliveries) return;
+    if (todo.tasks) await this.queueFinished();
     for (;;) {
       if (this.stopped) return;
       const due = await this.s.db.query(sql.claim, [BATCH, CLAIM_MS]);
