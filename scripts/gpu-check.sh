@@ -63,8 +63,8 @@ t0=$(date +%s)
 export SIGHTFLOW_PGLITE_TEMPLATE_DIR="${SIGHTFLOW_PGLITE_TEMPLATE_DIR:-$work/pglite-templates}"
 log() { echo "gpu-check [$(( $(date +%s) - t0 )) s] $*" >&2; }
 if [[ $dry == 1 ]]; then
-  # Batch 2 only: a batch-1 row runs the same code at one image a call, and each row is most of a test's CPU
-  # (the row of a batch that answers what runs alone do is the one that can rot).
+  # Batch 2 only: a batch-1 row runs the same code one image a call, the batch rows were most of the check's
+  # CPU, and the check that a batch answers what runs alone do is in the batch-2 rows.
   seconds=${seconds:-1}; batches=${batches:-2}
 else
   # 2 s a row: the check runs ~45 batch rows and ~25 unbatched ones, the reference and the HTTP rows, and must

@@ -4,6 +4,10 @@
 import { TERMINAL_STATES } from '../task-contract.js';
 
 const TERMINAL = TERMINAL_STATES.map((st) => `'${st}'`).join(', ');
+/** A task with a webhook that reached a terminal state and has no delivery queued yet. */
+const UNQUEUED_TASK = `webhook_pending AND status IN (${TERMINAL})`;
+/** A delivery due for an attempt. */
+const DUE_DELIVERY = `status = 'pending' AND next_attempt_at <= clock_timestamp()`;
 
 export const sql = {
   setWebhook: `UPDATE video_tasks SET webhook_url = $2, webhook_secret = $3, webhook_pending = true WHERE id = $1`,
@@ -13,13 +17,12 @@ export const sql = {
    * pass costs one instead of the queuing's transaction and the claim (each planned anew on the embedded
    * database, on the thread that answers requests).
    */
-  anything: `SELECT EXISTS (SELECT 1 FROM video_tasks WHERE webhook_pending AND status IN (${TERMINAL})) AS tasks,
-                    EXISTS (SELECT 1 FROM video_webhook_deliveries
-                            WHERE status = 'pending' AND next_attempt_at <= clock_timestamp()) AS deliveries`,
+  anything: `SELECT EXISTS (SELECT 1 FROM video_tasks WHERE ${UNQUEUED_TASK}) AS tasks,
+                    EXISTS (SELECT 1 FROM video_webhook_deliveries WHERE ${DUE_DELIVERY}) AS deliveries`,
 
   /** Tasks with a webhook that reached a terminal state and have no delivery queued yet. */
   dueTasks: `SELECT id, project_id, status, model, created_at, started_at, finished_at, progress, usage, error
-             FROM video_tasks WHERE webhook_pending AND status IN (${TERMINAL})
+             FROM video_tasks WHERE ${UNQUEUED_TASK}
              ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
   enqueue: `INSERT INTO video_webhook_deliveries (id, task_id, event, payload) VALUES ($1, $2, $3, $4)
             ON CONFLICT (task_id, event) DO NOTHING`,
@@ -30,7 +33,7 @@ export const sql = {
           FROM video_tasks t
           WHERE t.id = d.task_id AND d.id IN (
             SELECT id FROM video_webhook_deliveries
-            WHERE status = 'pending' AND next_attempt_at <= clock_timestamp()
+            WHERE ${DUE_DELIVERY}
             ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
           RETURNING d.id, d.task_id, d.payload, d.attempts, d.created_at, t.webhook_url, t.webhook_secret, t.job->>'traceparent' AS traceparent`,
   delivered: `UPDATE video_webhook_deliveries SET status = 'delivered', attempts = attempts + 1,
