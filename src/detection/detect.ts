@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { errors } from '../base/errors.js';
 import type { ModelRegistry } from '../inference/registry.js';
-import { Tensor, type InferenceRuntime, type ModelHandle } from '../inference/runtime.js';
+import { Tensor, type InferenceRuntime, type ModelHandle, type RunContext } from '../inference/runtime.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { readOnnxInfo } from '../inference/onnx-metadata.js';
 import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
@@ -21,7 +21,7 @@ import {
   type RawBox,
 } from './yolo.js';
 
-export interface DetectOptions {
+export interface DetectOptions extends RunContext {
   classes?: string[];
   confidence_threshold?: number;
 }
@@ -90,7 +90,12 @@ export class Detector {
    * Runs the model on one image and returns every candidate at or above minScore, boxes in source pixels,
    * after same-class NMS (set nmsIou to 0 to get the graph output as is). For the video pipeline.
    */
-  async detectRaw(image: RgbImage, minScore = 0, nmsIou = this.post.nmsIou): Promise<RawDetection[]> {
+  async detectRaw(
+    image: RgbImage,
+    minScore = 0,
+    nmsIou = this.post.nmsIou,
+    ctx: RunContext = {},
+  ): Promise<RawDetection[]> {
     // The input is made when the run starts, into shared memory an earlier run used. Why: a new input buffer
     // per image, held while the run waited its turn, outlived the young generation's collections; with several
     // cameras V8 then fell, in about half the runs, into back-to-back full collections and the frame rate
@@ -126,7 +131,7 @@ export class Detector {
           return { [this.pre.inputName]: input.tensor };
         },
         undefined,
-        undefined,
+        ctx,
         { decode: { output: this.post.output, options } },
       );
       const decoded = out[DECODED_BOXES];
@@ -151,7 +156,7 @@ export class Detector {
       );
     }
     const wanted = this.classFilter(opts.classes);
-    const raw = await this.detectRaw(image, threshold);
+    const raw = await this.detectRaw(image, threshold, undefined, { signal: opts.signal, priority: opts.priority });
     const kept = raw.filter((d) => d.score >= threshold && (!wanted || wanted.has(d.classId)));
     // On the libuv pool: in JavaScript the colours were the serving thread's largest part of a photo with a
     // model that keeps up (docs/capacity.md, "Colour names").

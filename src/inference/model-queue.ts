@@ -5,7 +5,6 @@
 // Two lanes, each bounded by the depth: interactive runs (an API request) go first, background runs (a
 // camera's frames) get at least every BACKGROUND_EVERY-th batch while both wait, so a camera's backlog never
 // delays an image request and a flood of image requests never stalls a camera.
-import { AsyncResource } from 'node:async_hooks';
 import { errors } from '../base/errors.js';
 import { countRejected, observeQueueWait } from '../metrics/models.js';
 
@@ -51,8 +50,6 @@ interface Item<I, O> {
   reject: (e: unknown) => void;
   signal?: AbortSignal;
   onAbort?: () => void;
-  /** The submitter's async context (AsyncLocalStorage state such as the request signal). */
-  scope: AsyncResource;
 }
 
 export class ModelQueue<I, O> {
@@ -124,7 +121,6 @@ export class ModelQueue<I, O> {
         resolve,
         reject,
         signal,
-        scope: new AsyncResource('ModelQueueItem'),
       };
       if (signal) {
         item.onAbort = () => {
@@ -198,10 +194,9 @@ export class ModelQueue<I, O> {
     observeQueueWait(this.opts.name, batch);
     for (const b of batch) if (b.onAbort) b.signal!.removeEventListener('abort', b.onAbort);
     this.running++;
-    // A batch runs in its (first) submitter's async context, not in that of whoever freed the queue: work
-    // queued by task code (an OCR job) must see its own request's signal, never another request's.
-    batch[0].scope
-      .runInAsyncScope(() => this.runBatch(batch.map((b) => b.input)))
+    // Work a job queues in turn (an OCR job's model runs) takes its request's signal from the job's input, not
+    // from an async context: the batch starts in whichever callback freed the queue.
+    this.runBatch(batch.map((b) => b.input))
       .then(
         (outs) =>
           batch.forEach((b, i) => {

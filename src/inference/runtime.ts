@@ -3,7 +3,6 @@
 // (session-worker.ts): onnxruntime-node runs a model synchronously on the calling thread for the whole run,
 // which on the main thread would stall every HTTP request and SSE stream meanwhile
 // (docs/capacity.md, "Sessions in worker threads").
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
@@ -108,28 +107,17 @@ export interface ModelSpec {
   sessions?: number;
 }
 
-// The signal of the request on whose behalf model runs happen. Task code (detector, describer) sits between
-// the route and the queue and need not thread it through every call: runs made inside withRequestSignal()
-// leave the queue unrun when the client goes away.
-const requestSignal = new AsyncLocalStorage<AbortSignal>();
-
-/** Runs fn so that every model run it queues (directly or deep down) is dropped if signal fires first. */
-export function withRequestSignal<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
-  return signal ? requestSignal.run(signal, fn) : fn();
-}
-
-// Whether the runs queued inside are a background task's (a camera's frames): they go after interactive
-// requests in every model queue, with a lane and bound of their own (model-queue.ts).
-const runPriority = new AsyncLocalStorage<RunPriority>();
-
-/** Runs fn so that every model run it queues has this priority (default: interactive). */
-export function withRunPriority<T>(priority: RunPriority, fn: () => Promise<T>): Promise<T> {
-  return runPriority.run(priority, fn);
-}
-
-/** The signal of the surrounding withRequestSignal(), if any. */
-export function currentRequestSignal(): AbortSignal | undefined {
-  return requestSignal.getStore();
+/**
+ * On whose behalf a model run happens, passed by the task code (detector, OCR, describer) from the route or the
+ * camera down to the queue. `signal`: the request's; an item whose signal fires before its run starts is
+ * dropped (its client went away). `priority`: a background task's runs (a camera's frames) go after
+ * interactive requests in every model queue, with a lane and bound of their own (model-queue.ts). Passed as an
+ * argument rather than held in an AsyncLocalStorage: on this Node a store, once entered, turns on promise hooks
+ * for the whole process, a cost on every promise of every request (docs/capacity.md, "Front processes").
+ */
+export interface RunContext {
+  signal?: AbortSignal;
+  priority?: RunPriority;
 }
 
 /** A model loaded in its worker: the providers it runs on and its input/output names. */
@@ -606,29 +594,24 @@ export class ModelHandle {
   }
 
   /** Throws the 503 a run would get now, when this caller's lane of the queue is full (check before costly preparation). */
-  checkRoom(): void {
-    this.queue.checkRoom(runPriority.getStore() ?? 'interactive');
+  checkRoom(priority: RunPriority = 'interactive'): void {
+    this.queue.checkRoom(priority);
   }
 
   /**
-   * Runs through the model's bounded queue; a full queue rejects at once with 503 overloaded_error. The
-   * signal (default: the surrounding withRequestSignal's) drops the item if it fires before the run starts.
+   * Runs through the model's bounded queue in the lane of the context's priority; a full lane rejects at once
+   * with 503 overloaded_error. The context's signal drops the item if it fires before the run starts.
    * Feeds may be deferred (a function): they are made when the run starts, so a large input is not held
    * while the run waits; a dropped item's are never made. Whatever they read must stay as it is until then.
    */
-  run(
-    feeds: Feeds | DeferredFeeds,
-    outputs?: string[],
-    signal: AbortSignal | undefined = currentRequestSignal(),
-    opts: RunOptions = {},
-  ): Promise<Outputs> {
+  run(feeds: Feeds | DeferredFeeds, outputs?: string[], ctx: RunContext = {}, opts: RunOptions = {}): Promise<Outputs> {
     const t0 = performance.now();
     this.requests++;
     this.stopIdleTimer();
     const done = this.queue.submit(
       { feeds, outputs, transfer: opts.transfer, decode: opts.decode },
-      signal,
-      runPriority.getStore() ?? 'interactive',
+      ctx.signal,
+      ctx.priority ?? 'interactive',
     );
     done
       .then(

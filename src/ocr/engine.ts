@@ -5,10 +5,10 @@ import { DETECT_DEFAULTS, detectText } from './detect-text.js';
 import type { Point } from './geometry.js';
 import { routeLanguage } from './languages.js';
 import { type BBox, type LineText, type OcrBlock, lineWords, pageText, readingOrder } from './layout.js';
-import { OcrModelLoader, ocrModelSourceFor, type OcrModelSource } from './ocr-models.js';
+import { OcrModelLoader, ocrModelSourceFor, runningFor, type OcrModelSource } from './ocr-models.js';
 import { recognizeLines } from './recognize-text.js';
 import type { RgbImage } from '../media/rgb-image.js';
-import type { RuntimeOptions } from '../inference/runtime.js';
+import type { RunContext, RuntimeOptions } from '../inference/runtime.js';
 import { tesseractOcr } from './tesseract.js';
 
 export type { BBox, OcrBlock } from './layout.js';
@@ -23,7 +23,8 @@ export const PP_OCR_MODEL = 'pp-ocrv4';
  */
 export const ocrPagesInFlight = (sessions: number) => 2 * Math.max(1, sessions);
 
-export interface OcrOptions {
+/** `signal` and `priority`: on whose behalf the models run (inference/runtime.ts, RunContext). */
+export interface OcrOptions extends RunContext {
   /** 'auto' (default), 'en', 'zh', or an installed Tesseract language such as 'de'; else a 400. */
   language?: string;
   /** One block per detected line (default) or per word. */
@@ -51,7 +52,7 @@ async function ocrImage(loader: OcrModelLoader, image: RgbImage, opts: OcrOption
     const r = await tesseractOcr(image, route.lang, granularity);
     return { ...r, model: route.model };
   }
-  const models = await loader.load();
+  const models = runningFor(await loader.load(), opts);
   const detected = await detectText(models.detection, image, {
     ...DETECT_DEFAULTS,
     maxSide: opts.maxSide ?? DETECT_DEFAULTS.maxSide,
@@ -104,7 +105,7 @@ async function ocrRegion(
 async function readLine(
   loader: OcrModelLoader,
   image: RgbImage,
-  opts: Pick<OcrOptions, 'language' | 'angleClassifier'> = {},
+  opts: Pick<OcrOptions, 'language' | 'angleClassifier' | 'signal' | 'priority'> = {},
 ): Promise<OcrBlock & { model: string }> {
   checkImage(image);
   const route = await routeLanguage(opts.language);
@@ -117,7 +118,7 @@ async function readLine(
       model: route.model,
     };
   }
-  const models = await loader.load();
+  const models = runningFor(await loader.load(), opts);
   const corners: Point[] = [
     [0, 0],
     [image.width, 0],
@@ -164,7 +165,7 @@ export class OcrEngine {
   /** Reads an image that is already one line of text (no detection), e.g. a word crop or a plate. */
   readonly readLine = (
     image: RgbImage,
-    opts?: Pick<OcrOptions, 'language' | 'angleClassifier'>,
+    opts?: Pick<OcrOptions, 'language' | 'angleClassifier' | 'signal' | 'priority'>,
   ): Promise<OcrBlock & { model: string }> => readLine(this.#models, image, opts);
 }
 

@@ -6,14 +6,20 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ModelRegistry } from '../inference/registry.js';
-import { type Feeds, InferenceRuntime, type Outputs, type RuntimeOptions } from '../inference/runtime.js';
+import {
+  type Feeds,
+  InferenceRuntime,
+  type Outputs,
+  type RunContext,
+  type RuntimeOptions,
+} from '../inference/runtime.js';
 
 /** The part of a session the OCR steps use; runs go through the model's runtime queue. */
 export interface OcrSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   /** Runs the model; the feeds' buffers move to the inference worker (do not reuse them). */
-  run(feeds: Feeds): Promise<Outputs>;
+  run(feeds: Feeds, ctx?: RunContext): Promise<Outputs>;
 }
 
 export interface OcrModels {
@@ -23,6 +29,22 @@ export interface OcrModels {
   angle: OcrSession;
   /** Recognition classes: index 0 is the CTC blank, then the dictionary lines, then a space. */
   charset: string[];
+}
+
+/** The models with every run made on behalf of `ctx` (its request's signal, its priority). */
+export function runningFor(models: OcrModels, ctx: RunContext): OcrModels {
+  if (!ctx.signal && !ctx.priority) return models;
+  const bound = (m: OcrSession): OcrSession => ({
+    inputNames: m.inputNames,
+    outputNames: m.outputNames,
+    run: (feeds) => m.run(feeds, ctx),
+  });
+  return {
+    ...models,
+    detection: bound(models.detection),
+    recognition: bound(models.recognition),
+    angle: bound(models.angle),
+  };
 }
 
 export interface OcrModelSource {
@@ -79,7 +101,7 @@ export class OcrModelLoader {
       return {
         inputNames: info.inputNames,
         outputNames: info.outputNames,
-        run: (feeds) => handle.run(feeds, undefined, undefined, { transfer: true }),
+        run: (feeds, ctx) => handle.run(feeds, undefined, ctx, { transfer: true }),
       };
     };
     const [detection, recognition, angle] = await Promise.all(

@@ -6,7 +6,6 @@
 import type { Services } from '../services/services.js';
 import { type ApiError, errors } from '../base/errors.js';
 import { ModelQueue } from '../inference/model-queue.js';
-import { withRequestSignal } from '../inference/runtime.js';
 import { loadImage, parseImageInput, type LoadedImage } from '../media/image-input.js';
 import { releaseAfter, requestPixels, type PixelPool } from '../media/pixel-pool.js';
 import type { RgbImage } from '../media/rgb-image.js';
@@ -53,7 +52,7 @@ export class VisionService {
    * here (beside the runtime's per-model queues) so OCR traffic is refused with 503 before any of that work
    * starts, and a gone caller's job is dropped.
    */
-  private readonly ocrQueue: ModelQueue<{ image: RgbImage; language?: string }, OcrResult>;
+  private readonly ocrQueue: ModelQueue<{ image: RgbImage; language?: string; signal: AbortSignal }, OcrResult>;
 
   constructor(private readonly s: Services) {
     const vlmConfig = s.config.vlm;
@@ -63,11 +62,11 @@ export class VisionService {
         { url: vlmConfig!.url, model: this.vlm.model, fallback: vlmConfig!.fallback },
         `describe uses the VLM ${this.vlm.model}`,
       );
-    this.ocrQueue = new ModelQueue<{ image: RgbImage; language?: string }, OcrResult>(
+    this.ocrQueue = new ModelQueue<{ image: RgbImage; language?: string; signal: AbortSignal }, OcrResult>(
       // Several pages at once (ocrPagesInFlight): one page's runs alone leave narrow sessions idle
       // (docs/capacity.md, "OCR pages and batches").
       { name: 'ocr', depth: s.models.runtime.queueDepth, concurrency: ocrPagesInFlight(s.models.runtime.sessions) },
-      async ([job]) => [await s.taskModels.ocrImage(job!.image, { language: job!.language })],
+      async ([job]) => [await s.taskModels.ocrImage(job!.image, { language: job!.language, signal: job!.signal })],
     );
   }
 
@@ -78,11 +77,13 @@ export class VisionService {
     det.classFilter(body.classes); // unknown class -> 400 before any fetch
     det.handle.checkRoom(); // a full queue refuses before the image is fetched and decoded
     const img = await this.load(caller, input, requestPixels);
-    const objects = await withRequestSignal(caller.signal, () =>
-      releaseAfter(
-        img,
-        det.detect(img, { classes: body.classes, confidence_threshold: body.confidence_threshold ?? 0.5 }),
-      ),
+    const objects = await releaseAfter(
+      img,
+      det.detect(img, {
+        classes: body.classes,
+        confidence_threshold: body.confidence_threshold ?? 0.5,
+        signal: caller.signal,
+      }),
     );
     const usage = {
       input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
@@ -155,11 +156,9 @@ export class VisionService {
     }
 
     const det = await this.detector();
-    const d = await withRequestSignal(caller.signal, () =>
-      describeImage(
-        { detector: det, ocr: (image) => this.ocrJob(image, 'auto', caller.signal) },
-        { image: img, prompt: body.prompt, language: builtinLanguage!, detail: body.detail },
-      ),
+    const d = await describeImage(
+      { detector: det, ocr: (image) => this.ocrJob(image, 'auto', caller.signal) },
+      { image: img, prompt: body.prompt, language: builtinLanguage!, detail: body.detail, signal: caller.signal },
     );
     const usage = {
       input_tokens: imageTokens(img.width, img.height, d.detail) + (await textTokens(body.prompt ?? '')),
@@ -170,7 +169,7 @@ export class VisionService {
   }
 
   private ocrJob(image: RgbImage, language: string | undefined, signal: AbortSignal): Promise<OcrResult> {
-    return this.ocrQueue.submit({ image, language }, signal);
+    return this.ocrQueue.submit({ image, language, signal }, signal);
   }
 
   private detector(model?: string): Promise<Detector> {

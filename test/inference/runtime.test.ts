@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { ApiError, errors } from '../../src/base/errors.js';
 import { availableProviders, chooseProviders, requestedProviders } from '../../src/inference/execution-providers.js';
 import { ModelQueue } from '../../src/inference/model-queue.js';
-import { currentRequestSignal, InferenceRuntime, Tensor, withRequestSignal } from '../../src/inference/runtime.js';
+import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { loadConfig } from '../../src/config/index.js';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { collectingLog } from '../helpers/inference.js';
@@ -177,22 +177,6 @@ test('ahead: an interactive item whose input is made at its start may start one 
   assert.deepEqual(started, ['ready-e', 'deferred-f']);
   gates.get('deferred-f')!();
   assert.equal(await f, 'deferred-f');
-});
-
-test("a queued job runs in its own submitter's context: it sees its own request signal, not the one that freed the queue", async () => {
-  const seen: (AbortSignal | undefined)[] = [];
-  const q = new ModelQueue<string, string>({ name: 'jobs', depth: 10 }, async ([x]) => {
-    seen.push(currentRequestSignal());
-    await new Promise((r) => setTimeout(r, 5));
-    return [x!];
-  });
-  const a = new AbortController();
-  const b = new AbortController();
-  const ra = withRequestSignal(a.signal, () => q.submit('a'));
-  const rb = withRequestSignal(b.signal, () => q.submit('b')); // dispatched when a's job ends, from a's context
-  const rc = q.submit('c');
-  assert.deepEqual(await Promise.all([ra, rb, rc]), ['a', 'b', 'c']);
-  assert.deepEqual(seen, [a.signal, b.signal, undefined]);
 });
 
 test('a GPU provider requested on a host without one falls back to CPU with a warning', async (t) => {

@@ -212,7 +212,7 @@ test('deferred feeds are made when the run starts, after the runs before it; a d
     return o;
   });
   const abort = new AbortController();
-  const third = model.run(feeds('third', 3), undefined, abort.signal);
+  const third = model.run(feeds('third', 3), undefined, { signal: abort.signal });
   const fourth = model.run(feeds('fourth', 4)).then((o) => {
     order.push('done fourth');
     return o;

@@ -679,3 +679,31 @@ test('rule 10: no comment quotes a measured figure (the docs hold them; a commen
     'c.ts:1: // 1.5x faster than sharp',
   ]);
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// 11. No async context in src/: on Node 20 an AsyncLocalStorage, once entered, and an async_hooks hook turn on
+//     promise hooks for the whole process, a cost on every promise of every request (docs/capacity.md,
+//     "Front processes"). What a model run needs from its caller (the request's signal, a camera's priority)
+//     is passed as an argument (inference/runtime.ts, RunContext).
+
+const ASYNC_CONTEXT =
+  /\b(?:AsyncLocalStorage|AsyncResource|createHook|executionAsyncResource)\b|['"]node:async_hooks['"]/;
+
+export function asyncContextUses(files: SourceFile[]): string[] {
+  return files
+    .filter((f) => ASYNC_CONTEXT.test(stripComments(f.text)))
+    .map((f) => `${f.path}: ${stripComments(f.text).match(ASYNC_CONTEXT)![0]}`);
+}
+
+test('rule 11: no AsyncLocalStorage, AsyncResource or async hook in src/ (run contexts are arguments)', () => {
+  assert.deepEqual(asyncContextUses(tree), []);
+  const planted = [
+    { path: 'a.ts', text: "import { AsyncLocalStorage } from 'node:async_hooks';" },
+    { path: 'b.ts', text: 'const scope = new AsyncResource("x");' },
+    { path: 'c.ts', text: '// an AsyncLocalStorage would turn on promise hooks\nconst ctx: RunContext = {};' },
+  ];
+  assert.deepEqual(
+    asyncContextUses(planted).map((v) => v.split(':')[0]),
+    ['a.ts', 'b.ts'],
+  );
+});

@@ -59,6 +59,7 @@ test('track and segment items carry class, colour, lines and zones, and filters 
     .find((p) => p.kind === 'index')!
     .open({
       models: s.taskModels,
+      priority: 'background',
       tracking: trackerSettings(undefined),
       ids: new TrackIds(),
       task: stepTask,

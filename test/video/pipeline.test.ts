@@ -15,6 +15,10 @@ import { Detector } from '../../src/detection/detect.js';
 import { evaluateMot, parseMotFile, type MotRow } from '../../eval/lib/mot-metrics.js';
 import { LocalProvider } from '../../src/video/worker/local-provider.js';
 import { OcrEngine } from '../../src/ocr/engine.js';
+import { OCR_MODEL_IDS } from '../../src/ocr/ocr-models.js';
+import { enableMetrics, renderMetrics } from '../../src/metrics/registry.js';
+import { FramePipeline } from '../../src/video/steps/frame-pipeline.js';
+import { parseExposition, sampleSum } from '../helpers/metrics-text.js';
 import type { FrameOutput, ProviderResult, VideoTaskRequest } from '../../src/video/task-contract.js';
 import { corruptClip, garbageFile, h264Clip, longClip, stillClip, textClip } from '../helpers/videos.js';
 import { carPhoto, evalData, TUD_CAMPUS } from '../helpers/eval-data.js';
@@ -227,6 +231,46 @@ test('ocr with no detect before it reads whole frames and emits tracked `text` t
       (x) => x.class === 'text' && x.frames_seen === 2 && /^dim=160;norm=/.test(x.feature_digest ?? ''),
     ),
   );
+});
+
+test("a task's frames take every model queue's background lane; a pipeline outside a task the interactive one", {
+  timeout: 120_000,
+}, async () => {
+  enableMetrics({ projectLabel: false });
+  // Queue waits by model and lane: one per run each model's queue started.
+  const waits = async () => {
+    const m = parseExposition((await renderMetrics(undefined)).body);
+    const at = (model: string, lane: string) =>
+      sampleSum(m, 'sightflow_model_queue_wait_seconds_count', { model, lane });
+    return {
+      detector: { background: at('centernet-coco', 'background'), interactive: at('centernet-coco', 'interactive') },
+      ocr: {
+        background: at(OCR_MODEL_IDS.detection, 'background'),
+        interactive: at(OCR_MODEL_IDS.detection, 'interactive'),
+      },
+    };
+  };
+  const before = await waits();
+  const detected = await runTask({ ...cheap(), steps: [{ model: 'detect' }] }, { path: clip });
+  const read = await runTask(
+    { input: [{ type: 'video_url', sampling: { mode: 'fps', value: 1 } }], steps: [{ model: 'ocr' }] },
+    { path: await textClip() },
+  );
+  const after = await waits();
+  assert.equal(after.detector.background - before.detector.background, detected.frames.length);
+  assert.equal(after.ocr.background - before.ocr.background, read.frames.length);
+  assert.deepEqual(
+    [after.detector.interactive, after.ocr.interactive],
+    [before.detector.interactive, before.ocr.interactive],
+  );
+
+  // The same steps in a pipeline without a task (a script's): interactive.
+  const models = { detector: loadDetector, ocrImage, ocrRegion };
+  const pipeline = await FramePipeline.create({ ...cheap(), steps: [{ model: 'detect' }, { model: 'ocr' }] }, models);
+  await pipeline.process({ index: 0, width: 64, height: 48, data: new Uint8Array(64 * 48 * 3).fill(128) });
+  const outside = await waits();
+  assert.equal(outside.detector.interactive - after.detector.interactive, 1);
+  assert.equal(outside.detector.background, after.detector.background);
 });
 
 test('unknown class and unknown feature model are ApiErrors (400), never retried', async () => {

@@ -10,7 +10,6 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { loadRgb } from '../helpers/inference.js';
 import { modelInput } from '../../src/detection/detect.js';
-import { withRequestSignal } from '../../src/inference/runtime.js';
 import { COCO_CLASSES } from '../../src/detection/coco-classes.js';
 import { iou } from '../../src/detection/yolo.js';
 import { requestPixels } from '../../src/media/pixel-pool.js';
@@ -214,11 +213,11 @@ test('a gone client cancels its queued model runs (the request signal reaches th
   const droppedBefore = handle.dropped;
   const { tensor } = await modelInput(await loadRgb(join(cocoDir(), 'images', '000000000025.jpg')), det.pre);
   const feeds = { [det.pre.inputName]: tensor };
-  // Runs queued inside withRequestSignal (as the routes do) behind runs that keep the model busy.
+  // Runs queued with a request's signal (as the routes queue them) behind runs that keep the model busy.
   const blockers = [1, 2].map(() => handle.run(feeds));
   const client = new AbortController();
   const victims = [1, 2, 3].map(() =>
-    withRequestSignal(client.signal, () => handle.run(feeds)).then(
+    handle.run(feeds, undefined, { signal: client.signal }).then(
       () => 'ran',
       () => 'dropped',
     ),

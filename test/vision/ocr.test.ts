@@ -94,6 +94,14 @@ test('a rendered page reads back exactly, lines in reading order, blocks around 
   }
 });
 
+test("the caller's signal reaches OCR's model runs: once it has fired, nothing runs", async () => {
+  const page = await render(WORDS);
+  const gone = AbortSignal.abort(new Error('client gone'));
+  await assert.rejects(ocrImage(page, { signal: gone }), /client gone/);
+  await assert.rejects(ocrRegion(page, [30, 30, 500, 100], { signal: gone }), /client gone/);
+  assert.match((await ocrImage(page)).text, /Invoice/, 'the engine goes on for other callers');
+});
+
 test('a region of the page: only its text, boxes in the full image', async () => {
   const page = await render(WORDS);
   const apples = await inkBox(WORDS[4]);

@@ -149,7 +149,7 @@ export class ClipEmbedder implements Embedder {
     const feeds = { [m.vision.input]: new Tensor('float32', px, [1, 3, m.image_size, m.image_size]) };
     return this.single(
       'vision',
-      await this.vision.run(feeds, [m.vision.output], signal, { transfer: true }),
+      await this.vision.run(feeds, [m.vision.output], { signal }, { transfer: true }),
       m.vision.output,
     );
   }
@@ -166,7 +166,11 @@ export class ClipEmbedder implements Embedder {
           )
         : new Tensor('int32', Int32Array.from(v), [1, v.length]);
     const feeds = { [m.text.input]: tensor(ids), ...(this.feedMask ? { [m.text.attention_mask]: tensor(mask) } : {}) };
-    return this.single('text', await this.text.run(feeds, [m.text.output], signal, { transfer: true }), m.text.output);
+    return this.single(
+      'text',
+      await this.text.run(feeds, [m.text.output], { signal }, { transfer: true }),
+      m.text.output,
+    );
   }
 
   /** The one embedding in an output of shape [1, D] (or [D]), as a fresh array. */

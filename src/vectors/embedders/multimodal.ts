@@ -152,7 +152,7 @@ export class MultimodalEmbedder implements Embedder {
     const rgb: RgbImage = { data: img.data, width: img.width, height: img.height, channels: 3 };
     const det = await this.detector();
     const [objects, ocrText] = await allSettled([
-      det.detect(rgb, { confidence_threshold: MIN_CONFIDENCE }),
+      det.detect(rgb, { confidence_threshold: MIN_CONFIDENCE, signal }),
       this.opts.ocr === false ? Promise.resolve('') : this.ocrQueue.submit(rgb, signal),
     ] as const);
     const m = 0.15;

@@ -4,6 +4,7 @@
 // The provider that makes the frames (steps/frame-pipeline.ts) runs this side; the worker side is worker-step.ts.
 import { errors } from '../../base/errors.js';
 import type { RgbImage } from '../../media/rgb-image.js';
+import type { RunPriority } from '../../inference/model-queue.js';
 import type { TaskModels } from '../../task-models/task-models.js';
 import type { CollectionsPort } from '../../services/collections-port.js';
 import type { Logger } from '../../base/log.js';
@@ -70,6 +71,11 @@ export interface StepTask extends StepScope {
 /** Per task, shared by its steps: the models, the tracker settings and the one source of track ids. */
 export interface TaskContext {
   models: FrameModels;
+  /**
+   * The lane the steps' model runs take in each model queue: a task's frames (a file's, a camera's) go after
+   * interactive requests ('background'); a pipeline outside a task (a script's, a test's) is 'interactive'.
+   */
+  priority: RunPriority;
   tracking: TrackerSettings;
   ids: TrackIds;
   task?: StepTask;

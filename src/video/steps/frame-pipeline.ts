@@ -15,6 +15,7 @@ import type {
   StepFrame,
   StepRun,
   StepTask,
+  TaskContext,
   WorkTarget,
 } from '../pipeline/frame-step.js';
 import { STEPS } from './step-list.js';
@@ -70,7 +71,13 @@ export class FramePipeline {
     firstTrackId = 1,
   ) {
     this.#ids = new ContinuedTrackIds(firstTrackId);
-    const ctx = { models, tracking: trackerSettings(request.tracker), ids: this.#ids, task };
+    const ctx: TaskContext = {
+      models,
+      priority: task ? 'background' : 'interactive',
+      tracking: trackerSettings(request.tracker),
+      ids: this.#ids,
+      task,
+    };
     this.#runs = plan.map((step) => {
       const r = step.open(ctx);
       return typeof r === 'function' ? { frame: r } : r;

@@ -38,7 +38,6 @@ import { DEFAULT_MAX_FRAMES, DEFAULT_RECONNECT, DEFAULT_STALL_TIMEOUT_SECONDS } 
 import { FramePipeline, type FrameModels } from '../steps/frame-pipeline.js';
 import type { FrameRefetch, StepServices } from '../pipeline/frame-step.js';
 import type { RgbImage } from '../../media/rgb-image.js';
-import { withRunPriority } from '../../inference/runtime.js';
 import { isSourceDrop, LiveReader, SourceLostError, type LiveResume } from '../source/live-reader.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openVideo } from '../source/video-source.js';
@@ -220,7 +219,7 @@ export class LocalProvider implements VideoProvider {
           pending = batch.finishReason ? null : decoder.read(1, buffers[turn]);
           for (const frame of batch.frames) {
             const at = resumable ? { ...frame, before } : frame;
-            const targets = await withRunPriority('background', () => steps.process(at, signal));
+            const targets = await steps.process(at, signal);
             before = frame.cursor;
             signal.throwIfAborted();
             last = {
@@ -429,9 +428,7 @@ export class LocalProvider implements VideoProvider {
       }
       let targets;
       try {
-        targets = await withRunPriority('background', () =>
-          pipeline.process({ ...frame, index: frame.streamIndex }, signal),
-        );
+        targets = await pipeline.process({ ...frame, index: frame.streamIndex }, signal);
       } catch (e) {
         // More cameras than the models keep up with: a frame the full background queue refused is dropped
         // and counted like any frame the camera outran, and the camera goes on with a newer one.

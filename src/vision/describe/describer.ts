@@ -35,6 +35,8 @@ export interface DescribeRequest {
   language: DescribeLanguage;
   /** Left out: by image size, or high when the prompt asks about text. */
   detail?: Detail;
+  /** The request's: the detector's runs not yet started are dropped when it fires. */
+  signal?: AbortSignal;
 }
 
 export interface Description {
@@ -57,11 +59,14 @@ export async function describeImage(models: DescriberModels, req: DescribeReques
   let facts: Facts;
   if (detail === 'low') {
     const small = await downscale(req.image, LOW_DETAIL_MAX_SIDE);
-    const objects = await models.detector.detect(small, { confidence_threshold: DESCRIBE_CONFIDENCE });
+    const objects = await models.detector.detect(small, {
+      confidence_threshold: DESCRIBE_CONFIDENCE,
+      signal: req.signal,
+    });
     facts = buildFacts(small, objects, { detailed: false });
   } else {
     const [objects, ocr]: [DetectedObject[], OcrResult] = await Promise.all([
-      models.detector.detect(req.image, { confidence_threshold: DESCRIBE_CONFIDENCE }),
+      models.detector.detect(req.image, { confidence_threshold: DESCRIBE_CONFIDENCE, signal: req.signal }),
       models.ocr(req.image),
     ]);
     facts = buildFacts(req.image, objects, { ocr, palette: imagePalette(req.image), detailed: true });

@@ -84,7 +84,7 @@ export const detectStep = defineStep({
         // Lowest detector score handed to the tracker (below the reporting threshold, see target-tracker.ts).
         const floor = candidateFloor(task.tracking, threshold);
         const run: FrameRun = async (frame, targets) => {
-          const raw = await detector.detectRaw(frame.image, floor);
+          const raw = await detector.detectRaw(frame.image, floor, undefined, { priority: task.priority });
           const candidates: Array<Candidate & { classId: number }> = raw
             .filter((d) => !wanted || wanted.has(d.classId))
             .map((d) => {

@@ -53,7 +53,7 @@ export const ocrStep = defineStep({
         if (frameLevel) {
           const tracker = new TargetTracker(task.tracking, index, task.ids, 0);
           const run: FrameRun = async (frame, targets) => {
-            const r = await task.models.ocrImage(frame.image, { language });
+            const r = await task.models.ocrImage(frame.image, { language, priority: task.priority });
             const candidates = r.blocks.map((b) => ({
               box: clampBox(b.bbox, frame.width, frame.height),
               score: b.confidence,
@@ -76,7 +76,7 @@ export const ocrStep = defineStep({
           for (const t of targets) {
             if (!selects(filter, t)) continue;
             frame.signal?.throwIfAborted();
-            t.text = (await task.models.ocrRegion(frame.image, t.box, { language })).text;
+            t.text = (await task.models.ocrRegion(frame.image, t.box, { language, priority: task.priority })).text;
           }
         };
       },
