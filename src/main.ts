@@ -93,7 +93,13 @@ async function serve(config: Config): Promise<void> {
     );
   }
   log.info(
-    { port: app.port, host: config.host, db: app.services.db.kind, dataDir: config.dataDir },
+    {
+      port: app.port,
+      host: config.host,
+      db: app.services.db.kind,
+      dataDir: config.dataDir,
+      imageThreads: config.imageThreads,
+    },
     'sightflow listening',
   );
   // Supervisors and tests wait for this line; do not leave it in the log buffer.

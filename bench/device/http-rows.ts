@@ -125,7 +125,13 @@ async function main(): Promise<void> {
             JSON.stringify({ image_base64: `data:image/jpeg;base64,${jpeg.toString('base64')}`, model }),
           );
           const first = await firstDetect(s, readFileSync(bodyFile, 'utf8'));
-          servers.push({ ...started, model, first_request_ms: Math.round(first.ms), objects: first.objects });
+          servers.push({
+            ...started,
+            model,
+            image_threads: s.imageThreads,
+            first_request_ms: Math.round(first.ms),
+            objects: first.objects,
+          });
           for (const c of a.clients) {
             // A second at this level first: sessions and batches settle before the measured run.
             await postClients(a.client, s, bodyFile, c, 1000);

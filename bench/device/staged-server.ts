@@ -1,5 +1,6 @@
 // The bundled sightflow server (scripts/lib/stage-server.sh lays it out in server/) as the GPU check's rows run
-// it: a child process on a fresh data dir, port 0, its first API key read from its log.
+// it: a child process through its launcher (server/sightflow.cjs, as `sightflow` runs), on a fresh data dir,
+// port 0, its first API key read from its log.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 
@@ -7,6 +8,8 @@ export interface Server {
   child: ChildProcess;
   /** What the runtime runs on, from its start-up line. */
   providers: string;
+  /** Threads of libuv's pool (the image work), as its start-up line says. */
+  imageThreads: number;
   port: number;
   key: string;
   log: string[];
@@ -31,7 +34,7 @@ export async function startServer(
 ): Promise<Server> {
   const child = spawn(
     process.execPath,
-    [join(a.server, 'server.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+    [join(a.server, 'sightflow.cjs'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
     {
       env: {
         ...process.env,
@@ -51,6 +54,7 @@ export async function startServer(
   );
   const log: string[] = [];
   let port = 0;
+  let imageThreads = 0;
   let key = '';
   let ran = '';
   const ready = new Promise<void>((res, rej) => {
@@ -64,7 +68,11 @@ export async function startServer(
       onLine?.(line);
       const k = /with API key (sk_sf_\S+)/.exec(line);
       if (k) key = k[1]!;
-      if (line.includes('"sightflow listening"')) port = JSON.parse(line).port as number;
+      if (line.includes('"sightflow listening"')) {
+        const j = JSON.parse(line) as { port: number; imageThreads: number };
+        port = j.port;
+        imageThreads = j.imageThreads;
+      }
       // The providers the runtime took (a GPU provider asked for where its library is missing falls back to cpu).
       if (line.includes('"msg":"inference runs on')) ran = (JSON.parse(line).providers as string[]).join(',');
       if (port && key) {
@@ -86,7 +94,7 @@ export async function startServer(
     });
   });
   await ready;
-  return { child, port, key, log, providers: ran || '?' };
+  return { child, port, key, log, providers: ran || '?', imageThreads };
 }
 
 export async function stopServer(s: Server): Promise<void> {

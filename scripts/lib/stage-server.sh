@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lays the sightflow server out in BUNDLE/server for the GPU check's HTTP rows (bench/device/http-rows.ts), on a
-# host with nothing but the bundle: the server compiled into one file (its session worker beside it), the
+# host with nothing but the bundle: the server compiled into one file (its session worker and launcher beside it), the
 # packages it loads from disk (uWebSockets.js's linux-x64 binary for this Node ABI, sharp with its libvips,
 # PGlite without its extensions), the addon built without FFmpeg (the host has no Debian FFmpeg libraries) with
 # the libjpeg it links beside it, the built-in detector's manifest, the C load clients built static, and a
@@ -17,6 +17,8 @@ esb=(npx esbuild --bundle --platform=node --format=esm --target=node20 --log-lev
   "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);")
 "${esb[@]}" src/main.ts --outfile="$srv/server.js"
 "${esb[@]}" src/inference/session-worker.ts --outfile="$srv/session-worker.js"
+# The launcher that sizes libuv's thread pool before the server loads, as `sightflow` does on any install.
+cp bin/sightflow.cjs "$srv/sightflow.cjs"
 # The server finds its root (models/, build/) by its package.json.
 node -e "const p=require('./package.json'); console.log(JSON.stringify({name: p.name, version: p.version, type: 'module', private: true}))" > "$srv/package.json"
 cp models/centernet-coco.json "$srv/models/"

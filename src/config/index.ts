@@ -92,6 +92,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_SHUTDOWN_TIMEOUT_MS: int(0, 10_000),
     SIGHTFLOW_HEAP_GROWING_PERCENT: int(0, 100, 1000),
     SIGHTFLOW_HTTP_FRONTS: int(0, 0, 64),
+    UV_THREADPOOL_SIZE: int(1, 4, 1024),
   },
   store: {
     SIGHTFLOW_DATA_DIR: str('./data'),
@@ -333,6 +334,12 @@ export interface Config {
    * HTTP, body and reply off the event loop of the process that runs the models (src/front.ts, src/http/fronts/).
    */
   httpFronts: number;
+  /**
+   * Threads of libuv's pool, where each request's image work runs (JPEG decode, the detector's letterbox, colour
+   * names): UV_THREADPOOL_SIZE as libuv read it, which the `sightflow` launcher (bin/sightflow.cjs) sets to one
+   * a core (at least 4) unless given; libuv's 4 when the CLI is started without it.
+   */
+  imageThreads: number;
   pgPoolSize: number;
   shutdownTimeoutMs: number;
   /** V8's old-generation growing factor, as (1 + percent / 100); 0 leaves V8's own (src/base/heap-tuning.ts). */
@@ -603,6 +610,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
     bodyTimeoutMs: e.SIGHTFLOW_BODY_TIMEOUT_MS,
     maxJsonBytes: e.SIGHTFLOW_MAX_JSON_BYTES,
     httpFronts: e.SIGHTFLOW_HTTP_FRONTS,
+    imageThreads: e.UV_THREADPOOL_SIZE,
     pgPoolSize: e.SIGHTFLOW_PG_POOL_SIZE,
     shutdownTimeoutMs: e.SIGHTFLOW_SHUTDOWN_TIMEOUT_MS,
     heapGrowingPercent: e.SIGHTFLOW_HEAP_GROWING_PERCENT,

@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
-import { runCli, serve, type Served } from '../helpers/cli.js';
+import { availableParallelism } from 'node:os';
+import { runCli, serve, useDist, type Served } from '../helpers/cli.js';
 import { freshDatabaseUrl, backend } from '../helpers/app.js';
 import { ensureConsoleBuilt } from '../helpers/console-build.js';
 
@@ -22,6 +23,13 @@ test('first start prints a key; /v1 works with it and is 401 without; SIGTERM dr
   };
   try {
     const s = await serve(['--data-dir', dataDir], env);
+    // The image work's threads: one a core (at least libuv's 4) through the launcher that `./quickstart serve`
+    // runs (CI runs the built CLI through it), libuv's 4 when the sources start without it.
+    const listening = s.lines
+      .map((l) => (l.startsWith('{') ? JSON.parse(l) : {}))
+      .find((j) => j.msg === 'sightflow listening');
+    const given = process.env.UV_THREADPOOL_SIZE;
+    assert.equal(listening.imageThreads, given ? Number(given) : useDist ? Math.max(4, availableParallelism()) : 4);
     const keyLines = s.lines.filter((l) => /sk_sf_/.test(l));
     assert.equal(keyLines.length, 1, 'exactly one line with the key');
     const key = /sk_sf_[A-Za-z0-9_-]{43}/.exec(keyLines[0]!)![0];

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../src/base/paths.js';
@@ -118,8 +118,12 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     if (x.config === frontsLabel) assert.ok(x.fronts === 2 && x.fronts_cpu_ms_per_image > 0, JSON.stringify(x));
     else assert.equal(x.fronts, 0);
   }
-  for (const s of r.http.servers as Array<Record<string, any>>)
+  // Each server started through the bundle's launcher (server/sightflow.cjs): its image pool one thread a core.
+  for (const s of r.http.servers as Array<Record<string, any>>) {
     assert.ok(s.objects > 0, `${s.model} found objects in the photo over HTTP`);
+    const given = Number(process.env.UV_THREADPOOL_SIZE);
+    assert.equal(s.image_threads, given || Math.max(4, availableParallelism()), JSON.stringify(s));
+  }
   assert.match(table, /\| defaults \| centernet-coco \| cpu \| 4 \| [\d.]+ \|/);
   assert.match(
     table,

@@ -4,10 +4,10 @@ import { createInterface } from 'node:readline';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-// CI (SIGHTFLOW_TEST_DIST=1, after setup built dist/) runs the built CLI exactly as `./quickstart serve` does;
-// elsewhere the sources run through tsx.
-const useDist = process.env.SIGHTFLOW_TEST_DIST === '1';
-export const MAIN = fileURLToPath(new URL(useDist ? '../../dist/src/main.js' : '../../src/main.ts', import.meta.url));
+// CI (SIGHTFLOW_TEST_DIST=1, after setup built dist/) runs the built CLI exactly as `./quickstart serve` does,
+// through its launcher (bin/sightflow.cjs); elsewhere the sources run through tsx.
+export const useDist = process.env.SIGHTFLOW_TEST_DIST === '1';
+export const MAIN = fileURLToPath(new URL(useDist ? '../../bin/sightflow.cjs' : '../../src/main.ts', import.meta.url));
 export const NODE_ARGS = useDist ? [] : ['--import', 'tsx'];
 
 // Every child started here is killed once its test file's tests are done: a test that failed before its own
