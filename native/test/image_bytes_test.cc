@@ -58,7 +58,8 @@ TEST_CASE("letterbox bytes are the float letterbox's unnormalised values rounded
   // Down and up, wide and tall, padded source rows, top-left content, small frames kept at 1x.
   const Case cases[] = {{97, 61, 3 * 97 + 5, 64, 64, true, true}, {61, 97, 3 * 61, 64, 48, true, true},
                         {40, 20, 3 * 40 + 1, 160, 160, false, true}, {30, 12, 3 * 30, 64, 64, true, false},
-                        {640, 480, 3 * 640, 320, 320, true, true}};
+                        {640, 480, 3 * 640, 320, 320, true, true}, {640, 480, 3 * 640 + 2, 640, 640, true, true},
+                        {192, 96, 3 * 192, 64, 64, true, true}};
   for (const Case& c : cases) {
     const std::vector<uint8_t> px = Noise(static_cast<size_t>(c.stride) * static_cast<size_t>(c.h), 3);
     const RgbView src{px.data(), c.w, c.h, c.stride};
@@ -88,6 +89,33 @@ TEST_CASE("letterbox bytes are the float letterbox's unnormalised values rounded
     CHECK(bi.content_width == fi.content_width);
     CHECK(bi.content_height == fi.content_height);
   }
+}
+
+TEST_CASE("letterbox bytes at the image's own size: the content is the source's bytes, exactly") {
+  // 640x480 into 640x640: every tap has weight 0 (the skipped second pixel and row, the packed stores).
+  const int w = 640, h = 480, stride = 3 * w + 4;
+  const std::vector<uint8_t> px = Noise(static_cast<size_t>(stride) * static_cast<size_t>(h), 11);
+  const RgbView src{px.data(), w, h, stride};
+  LetterboxOptions o;
+  o.dst_width = 640;
+  o.dst_height = 640;
+  o.center = true;
+  o.pad[0] = 114.0f;
+  o.pad[1] = 114.0f;
+  o.pad[2] = 114.0f;
+  std::vector<uint8_t> out(static_cast<size_t>(3 * 640 * 640), 7);
+  LetterboxInfo info;
+  REQUIRE(LetterboxBytes(src, o, out.data(), &info).empty());
+  REQUIRE(info.pad_y == 80);
+  bool content = true, padding = true;
+  for (int y = 0; y < 640; ++y)
+    for (int x = 0; x < 3 * 640; ++x) {
+      const uint8_t got = out[static_cast<size_t>(y) * 3 * 640 + static_cast<size_t>(x)];
+      if (y < 80 || y >= 560) padding = padding && got == 114;
+      else content = content && got == px[static_cast<size_t>(y - 80) * static_cast<size_t>(stride) + static_cast<size_t>(x)];
+    }
+  CHECK(content);
+  CHECK(padding);
 }
 
 TEST_CASE("letterbox bytes of a wide frame: padding rows hold the rounded pad colour, content the pixels") {

@@ -69,8 +69,10 @@ TEST_CASE("separable sampling equals the per-pixel formula exactly, up and down,
   const int w = 97, h = 61, stride = 3 * w + 5;
   const std::vector<uint8_t> px = Noise(static_cast<size_t>(stride * h), 1);
   const RgbView src{px.data(), w, h, stride};
-  const BoxF rois[] = {{0, 0, 97, 61}, {10.5f, 3.25f, 60.0f, 40.0f}, {-8, -4, 120, 70}, {50, 30, 51, 31}};
-  const int sizes[][2] = {{64, 48}, {200, 150}, {33, 97}, {1, 1}};
+  // With the whole image at its own size every tap has weight 0, as with {0, 0, 96, 60} shrunk by 3 to 32 x 20:
+  // the paths that skip the second pixel and the second row.
+  const BoxF rois[] = {{0, 0, 97, 61}, {10.5f, 3.25f, 60.0f, 40.0f}, {-8, -4, 120, 70}, {50, 30, 51, 31}, {0, 0, 96, 60}};
+  const int sizes[][2] = {{64, 48}, {200, 150}, {33, 97}, {1, 1}, {97, 61}, {32, 20}};
   for (const BoxF& roi : rois)
     for (const auto& sz : sizes)
       for (int variant = 0; variant < 4; ++variant) {
