@@ -74,53 +74,109 @@ inline void StorePixel(float* out, Layout layout, int out_w, int out_h, int x, i
   }
 }
 
+// The outputs [fast, ow) of an interpolated row, one value at a time (those whose pixel cannot be read as one
+// 32-bit word within the row): output channel c of x reads source channel m.src[c] into dst[slot(c, x)].
+template <typename Slot>
+inline void LerpTail(const RgbView& src, const uint8_t* r, int px, const Tap* taps, int fast, int ow,
+                     const ChannelMap& m, float* dst, const Slot& slot) {
+  for (int c = 0; c < 3; ++c) {
+    const int s = m.src[c];
+    const auto at = [&](int i) {
+      const uint8_t* p = r + px * i + s;
+      return static_cast<float>(src.pairs ? (p[0] + p[3] + 1) >> 1 : p[0]);
+    };
+    for (int x = fast; x < ow; ++x) {
+      const Tap& t = taps[x];
+      const float p0 = at(t.i0);
+      const float p1 = at(t.i1);
+      dst[slot(c, x)] = p0 + (p1 - p0) * t.w;
+    }
+  }
+}
+
+// The outputs [0, fast) whose right tap lies two or more pixels from the row's end: there a pixel's three
+// bytes and the next one can be read as one 32-bit word without reading past the row (taps only grow). With
+// pairs, a pixel is two stored ones and the second word starts a stored pixel later. 0 without SSE2.
+inline int FastOutputs(const RgbView& src, const Tap* taps, int ow) {
+  int fast = 0;
+#if defined(__SSE2__)
+  const int px = src.pairs ? 6 : 3;
+  const int row_bytes = src.pairs ? 6 * src.width : 3 * src.width;
+  while (fast < ow && px * taps[fast].i1 + (src.pairs ? 7 : 4) <= row_bytes) ++fast;
+#else
+  (void)src;
+  (void)taps;
+  (void)ow;
+#endif
+  return fast;
+}
+
+// One pixel-interleaved output row: the vertical blend of two interpolated rows, then the scale and offset
+// (or, for bytes, the rounding), over contiguous values the compiler vectorises.
+template <typename Out>
+inline void BlendRow(Out* o, const float* h0, const float* h1, float wy, const float* scale, const float* offset,
+                     size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    const float top = h0[k];
+    if constexpr (std::is_same_v<Out, uint8_t>) {
+      o[k] = RoundToByte(top + (h1[k] - top) * wy);
+    } else {
+      o[k] = (top + (h1[k] - top) * wy) * scale[k] + offset[k];
+    }
+  }
+}
+
+// The two interpolated rows an output row blends, kept while consecutive output rows share them: h0 holds
+// source row ty.i0 and, unless the weight is 0, h1 holds ty.i1 (row0 and row1 say which rows they hold).
+// With weight 0 the row below is not needed: top + (h1 - top) * 0 is top for any finite h1, and h1 holds finite
+// values (zeros at first, then some interpolated row), so it keeps whatever row it held.
+template <typename Interpolate>
+inline void CacheRows(const Tap& ty, float*& h0, float*& h1, int& row0, int& row1, const Interpolate& interpolate) {
+  if (row0 != ty.i0) {
+    if (row1 == ty.i0) {
+      std::swap(h0, h1);
+      std::swap(row0, row1);
+    } else {
+      interpolate(ty.i0, h0);
+      row0 = ty.i0;
+    }
+  }
+  if (ty.w != 0.0f && row1 != ty.i1) {
+    interpolate(ty.i1, h1);
+    row1 = ty.i1;
+  }
+}
+
 // SampleRegion (below) when the output rows are pixel-interleaved in source channel order (NHWC, RGB: the bytes
 // a model that normalises itself takes, NHWC float models): the same values, with shortcuts that need that
 // layout. A function of its own: its loops beside the planar ones in one body made the planar rows slower.
 template <typename Out>
-inline void SampleRegionPacked(const RgbView& src, float sx, float sy, float sw, float sh, Out* out, Layout layout, int out_w,
-                         int out_h, int ox, int oy, int ow, int oh, const ChannelMap& m, std::vector<Tap>& xt,
-                         std::vector<Tap>& yt) {
-  if (ow <= 0 || oh <= 0) return;
+inline void SampleRegionPacked(const RgbView& src, float sx, float sy, float sw, float sh, Out* out, int out_w, int ox,
+                               int oy, int ow, int oh, const ChannelMap& m, std::vector<Tap>& xt, std::vector<Tap>& yt) {
   BuildTaps(sx, sw, ow, src.width, xt);
   BuildTaps(sy, sh, oh, src.height, yt);
-  const size_t plane = static_cast<size_t>(out_w) * static_cast<size_t>(out_h);
   const size_t n = static_cast<size_t>(ow) * 3;
-  const bool planar = layout == Layout::kNCHW;
-  // Two interpolated rows, then the per-value scale and offset in the same order as a row's values. Each row
-  // has a spare lane at its end: the packed store below writes a pixel's three values as four.
-  const size_t row_len = (n + 4) & ~size_t{3};  // a spare lane, and every array 16-byte aligned as before
+  // Two interpolated rows, each with a spare lane at its end (the four-lane store below writes a pixel's three
+  // values as four) and 16-byte aligned, then the per-value scale and offset in a row's order.
+  const size_t row_len = (n + 4) & ~size_t{3};
   std::vector<float> scratch(2 * row_len + 2 * n);
   float* h0 = scratch.data();
   float* h1 = h0 + row_len;
   float* scale = h1 + row_len;
   float* offset = scale + n;
   for (size_t k = 0; k < n; ++k) {
-    const int c = planar ? static_cast<int>(k / static_cast<size_t>(ow)) : static_cast<int>(k % 3);
-    scale[k] = m.a[c];
-    offset[k] = m.b[c];
+    scale[k] = m.a[k % 3];
+    offset[k] = m.b[k % 3];
   }
   const Tap* taps = xt.data();
-  // Where a pixel's value lands in an interpolated row: output channel c of x reads source channel src[c].
-  const auto slot = [&](int c, int x) {
-    return planar ? static_cast<size_t>(c) * static_cast<size_t>(ow) + static_cast<size_t>(x) : static_cast<size_t>(3 * x + c);
-  };
-  // The outputs [0, fast) whose right tap lies two or more pixels from the row's end: there a pixel's three
-  // bytes and the next one can be read as one 32-bit word without reading past the row (taps only grow).
-  // With pairs, a pixel is two stored ones and the second word starts a stored pixel later.
   const int px = src.pairs ? 6 : 3;
-  const int row_bytes = src.pairs ? 6 * src.width : 3 * src.width;
-  int fast = 0;
-#if defined(__SSE2__)
-  while (fast < ow && px * taps[fast].i1 + (src.pairs ? 7 : 4) <= row_bytes) ++fast;
-#endif
-  const bool packed = !planar && m.src[0] == 0 && m.src[1] == 1 && m.src[2] == 2;
+  const int fast = FastOutputs(src, taps, ow);
   // Bytes out, every horizontal tap with weight 0 and a row whose vertical one is 0 too (no resize, or a shrink
   // by an odd whole factor: a 640-wide photo into a 640 input, a 1080p frame into 640): each output byte is one
   // source byte, copied from the row. The arithmetic below gives the same: p0 + (p1 - p0) * 0 is p0, and so is
   // top + (bottom - top) * 0, and a byte read into a float and rounded back is the byte. Taps one pixel apart
   // (no resize) are one run of the row.
-  bool aligned_x = std::is_same_v<Out, uint8_t> && packed && !src.pairs;
+  bool aligned_x = std::is_same_v<Out, uint8_t> && !src.pairs;
   bool contiguous = true;
   for (int x = 0; x < ow && aligned_x; ++x) {
     aligned_x = taps[x].w == 0.0f;
@@ -135,55 +191,12 @@ inline void SampleRegionPacked(const RgbView& src, float sx, float sy, float sw,
     }
     for (int x = 0; x < ow; ++x) std::memcpy(o + 3 * x, r + 3 * static_cast<size_t>(taps[x].i0), 3);
   };
+  // A pixel's four lanes stored as they are: the fourth lands on the next pixel's first value, written after it
+  // (or on the row's spare lane). A tap with weight 0 is its left pixel: p0 + (p1 - p0) * 0 is p0 for any finite
+  // p1, so the right pixel is not read.
   const auto interpolate = [&](int sy_row, float* dst) {
     const uint8_t* r = src.data + static_cast<size_t>(sy_row) * static_cast<size_t>(src.stride);
 #if defined(__SSE2__)
-    // The three channels of a pixel in one 4-lane register (the fourth lane, the next pixel's red, unused):
-    // the same lerp per lane as the scalar loop below, so the values are identical; about twice as fast.
-    const __m128i zero = _mm_setzero_si128();
-    const auto word = [](const uint8_t* p) {
-      int32_t w;
-      std::memcpy(&w, p, 4);
-      return _mm_cvtsi32_si128(w);
-    };
-    const auto lanes = [&](const uint8_t* p) {
-      // _mm_avg_epu8 is (a + b + 1) >> 1 per byte: the shrink's rounding.
-      const __m128i b = src.pairs ? _mm_avg_epu8(word(p), word(p + 3)) : word(p);
-      return _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_unpacklo_epi8(b, zero), zero));
-    };
-    for (int x = 0; x < fast; ++x) {
-      const Tap& t = taps[x];
-      const __m128 p0 = lanes(r + px * t.i0);
-      const __m128 p1 = lanes(r + px * t.i1);
-      alignas(16) float v[4];
-      _mm_store_ps(v, _mm_add_ps(p0, _mm_mul_ps(_mm_sub_ps(p1, p0), _mm_set1_ps(t.w))));
-      dst[slot(0, x)] = v[m.src[0]];
-      dst[slot(1, x)] = v[m.src[1]];
-      dst[slot(2, x)] = v[m.src[2]];
-    }
-#endif
-    for (int c = 0; c < 3; ++c) {
-      const int s = m.src[c];
-      const auto at = [&](int i) {
-        const uint8_t* p = r + px * i + s;
-        return static_cast<float>(src.pairs ? (p[0] + p[3] + 1) >> 1 : p[0]);
-      };
-      for (int x = fast; x < ow; ++x) {
-        const Tap& t = taps[x];
-        const float p0 = at(t.i0);
-        const float p1 = at(t.i1);
-        dst[slot(c, x)] = p0 + (p1 - p0) * t.w;
-      }
-    }
-  };
-#if defined(__SSE2__)
-  // Pixel-interleaved rows in source channel order (NHWC, RGB) take a pixel's four lanes as they are: the
-  // fourth lands on the next pixel's first value, written after it (or on the row's spare lane). A tap with
-  // weight 0 (the pixel centres line up: no resize, or a shrink by an odd whole factor) is its left pixel:
-  // p0 + (p1 - p0) * 0 is p0 for any finite p1, so the right pixel is not read. A lambda of its own: beside the
-  // loop above in one body, it made the planar rows slower.
-  const auto interpolate_packed = [&](int sy_row, float* dst) {
-    const uint8_t* r = src.data + static_cast<size_t>(sy_row) * static_cast<size_t>(src.stride);
     const __m128i zero = _mm_setzero_si128();
     const auto lanes = [&](const uint8_t* p) {
       int32_t w0;
@@ -192,7 +205,7 @@ inline void SampleRegionPacked(const RgbView& src, float sx, float sy, float sw,
       if (src.pairs) {
         int32_t w1;
         std::memcpy(&w1, p + 3, 4);
-        b = _mm_avg_epu8(b, _mm_cvtsi32_si128(w1));
+        b = _mm_avg_epu8(b, _mm_cvtsi32_si128(w1));  // (a + b + 1) >> 1 per byte: the shrink's rounding
       }
       return _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_unpacklo_epi8(b, zero), zero));
     };
@@ -203,80 +216,22 @@ inline void SampleRegionPacked(const RgbView& src, float sx, float sy, float sw,
           t.w == 0.0f ? p0 : _mm_add_ps(p0, _mm_mul_ps(_mm_sub_ps(lanes(r + px * t.i1), p0), _mm_set1_ps(t.w)));
       _mm_storeu_ps(dst + 3 * x, v);
     }
-    for (int c = 0; c < 3; ++c) {
-      const auto at = [&](int i) {
-        const uint8_t* p = r + px * i + c;
-        return static_cast<float>(src.pairs ? (p[0] + p[3] + 1) >> 1 : p[0]);
-      };
-      for (int x = fast; x < ow; ++x) {
-        const Tap& t = taps[x];
-        const float p0 = at(t.i0);
-        const float p1 = at(t.i1);
-        dst[3 * x + c] = p0 + (p1 - p0) * t.w;
-      }
-    }
-  };
-  const auto fill_row = [&](int sy_row, float* dst) {
-    if (packed)
-      interpolate_packed(sy_row, dst);
-    else
-      interpolate(sy_row, dst);
-  };
-#else
-  const auto& fill_row = interpolate;
 #endif
+    LerpTail(src, r, px, taps, fast, ow, m, dst, [](int c, int x) { return static_cast<size_t>(3 * x + c); });
+  };
   int row0 = -1, row1 = -1;
   for (int y = 0; y < oh; ++y) {
     const Tap ty = yt[static_cast<size_t>(y)];
+    const size_t row = static_cast<size_t>(oy + y) * static_cast<size_t>(out_w) + static_cast<size_t>(ox);
     if (aligned_x && ty.w == 0.0f) {
-      direct_row(ty.i0, static_cast<size_t>(oy + y) * static_cast<size_t>(out_w) + static_cast<size_t>(ox));
+      direct_row(ty.i0, row);
       continue;
     }
-    if (row0 != ty.i0) {
-      if (row1 == ty.i0) {
-        std::swap(h0, h1);
-        std::swap(row0, row1);
-      } else {
-        fill_row(ty.i0, h0);
-        row0 = ty.i0;
-      }
-    }
-    // With weight 0 the row below is not needed: top + (h1 - top) * 0 is top for any finite h1, and h1 holds
-    // finite values (zeros at first, then some interpolated row), so it keeps whatever row it held.
     const float wy = ty.w;
-    if (wy != 0.0f && row1 != ty.i1) {
-      fill_row(ty.i1, h1);
-      row1 = ty.i1;
-    }
-    const size_t row = static_cast<size_t>(oy + y) * static_cast<size_t>(out_w) + static_cast<size_t>(ox);
-    if (planar) {
-      for (int c = 0; c < 3; ++c) {
-        Out* o = out + static_cast<size_t>(c) * plane + row;
-        const size_t base = static_cast<size_t>(c) * static_cast<size_t>(ow);
-        for (int x = 0; x < ow; ++x) {
-          const size_t k = base + static_cast<size_t>(x);
-          const float top = h0[k];
-          if constexpr (std::is_same_v<Out, uint8_t>) {
-            o[x] = RoundToByte(top + (h1[k] - top) * wy);
-          } else {
-            o[x] = (top + (h1[k] - top) * wy) * scale[k] + offset[k];
-          }
-        }
-      }
-    } else {
-      Out* o = out + 3 * row;
-      for (size_t k = 0; k < n; ++k) {
-        const float top = h0[k];
-        if constexpr (std::is_same_v<Out, uint8_t>) {
-          o[k] = RoundToByte(top + (h1[k] - top) * wy);
-        } else {
-          o[k] = (top + (h1[k] - top) * wy) * scale[k] + offset[k];
-        }
-      }
-    }
+    CacheRows(ty, h0, h1, row0, row1, interpolate);
+    BlendRow(out + 3 * row, h0, h1, wy, scale, offset, n);
   }
 }
-
 
 // Samples the source region [sx, sx+sw) x [sy, sy+sh) into the output rectangle at (ox, oy) of size ow x oh
 // inside an out_w x out_h float image, normalising on the way (the "one pass"). This is the hot loop of every
@@ -296,7 +251,7 @@ inline void SampleRegion(const RgbView& src, float sx, float sy, float sw, float
                          std::vector<Tap>& yt) {
   if (ow <= 0 || oh <= 0) return;
   if (layout == Layout::kNHWC && m.src[0] == 0 && m.src[1] == 1 && m.src[2] == 2) {
-    SampleRegionPacked<Out>(src, sx, sy, sw, sh, out, layout, out_w, out_h, ox, oy, ow, oh, m, xt, yt);
+    SampleRegionPacked<Out>(src, sx, sy, sw, sh, out, out_w, ox, oy, ow, oh, m, xt, yt);
     return;
   }
   BuildTaps(sx, sw, ow, src.width, xt);
@@ -320,15 +275,8 @@ inline void SampleRegion(const RgbView& src, float sx, float sy, float sw, float
   const auto slot = [&](int c, int x) {
     return planar ? static_cast<size_t>(c) * static_cast<size_t>(ow) + static_cast<size_t>(x) : static_cast<size_t>(3 * x + c);
   };
-  // The outputs [0, fast) whose right tap lies two or more pixels from the row's end: there a pixel's three
-  // bytes and the next one can be read as one 32-bit word without reading past the row (taps only grow).
-  // With pairs, a pixel is two stored ones and the second word starts a stored pixel later.
   const int px = src.pairs ? 6 : 3;
-  const int row_bytes = src.pairs ? 6 * src.width : 3 * src.width;
-  int fast = 0;
-#if defined(__SSE2__)
-  while (fast < ow && px * taps[fast].i1 + (src.pairs ? 7 : 4) <= row_bytes) ++fast;
-#endif
+  const int fast = FastOutputs(src, taps, ow);
   const auto interpolate = [&](int sy_row, float* dst) {
     const uint8_t* r = src.data + static_cast<size_t>(sy_row) * static_cast<size_t>(src.stride);
 #if defined(__SSE2__)
@@ -356,39 +304,13 @@ inline void SampleRegion(const RgbView& src, float sx, float sy, float sw, float
       dst[slot(2, x)] = v[m.src[2]];
     }
 #endif
-    for (int c = 0; c < 3; ++c) {
-      const int s = m.src[c];
-      const auto at = [&](int i) {
-        const uint8_t* p = r + px * i + s;
-        return static_cast<float>(src.pairs ? (p[0] + p[3] + 1) >> 1 : p[0]);
-      };
-      for (int x = fast; x < ow; ++x) {
-        const Tap& t = taps[x];
-        const float p0 = at(t.i0);
-        const float p1 = at(t.i1);
-        dst[slot(c, x)] = p0 + (p1 - p0) * t.w;
-      }
-    }
+    LerpTail(src, r, px, taps, fast, ow, m, dst, slot);
   };
   int row0 = -1, row1 = -1;
   for (int y = 0; y < oh; ++y) {
     const Tap ty = yt[static_cast<size_t>(y)];
-    if (row0 != ty.i0) {
-      if (row1 == ty.i0) {
-        std::swap(h0, h1);
-        std::swap(row0, row1);
-      } else {
-        interpolate(ty.i0, h0);
-        row0 = ty.i0;
-      }
-    }
-    // With weight 0 the row below is not needed: top + (h1 - top) * 0 is top for any finite h1, and h1 holds
-    // finite values (zeros at first, then some interpolated row), so it keeps whatever row it held.
     const float wy = ty.w;
-    if (wy != 0.0f && row1 != ty.i1) {
-      interpolate(ty.i1, h1);
-      row1 = ty.i1;
-    }
+    CacheRows(ty, h0, h1, row0, row1, interpolate);
     const size_t row = static_cast<size_t>(oy + y) * static_cast<size_t>(out_w) + static_cast<size_t>(ox);
     if (planar) {
       for (int c = 0; c < 3; ++c) {
@@ -405,15 +327,7 @@ inline void SampleRegion(const RgbView& src, float sx, float sy, float sw, float
         }
       }
     } else {
-      Out* o = out + 3 * row;
-      for (size_t k = 0; k < n; ++k) {
-        const float top = h0[k];
-        if constexpr (std::is_same_v<Out, uint8_t>) {
-          o[k] = RoundToByte(top + (h1[k] - top) * wy);
-        } else {
-          o[k] = (top + (h1[k] - top) * wy) * scale[k] + offset[k];
-        }
-      }
+      BlendRow(out + 3 * row, h0, h1, wy, scale, offset, n);
     }
   }
 }
