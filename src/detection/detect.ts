@@ -156,7 +156,7 @@ export class Detector {
       );
     }
     const wanted = this.classFilter(opts.classes);
-    const raw = await this.detectRaw(image, threshold, undefined, { signal: opts.signal, priority: opts.priority });
+    const raw = await this.detectRaw(image, threshold, undefined, opts);
     const kept = raw.filter((d) => d.score >= threshold && (!wanted || wanted.has(d.classId)));
     // On the libuv pool: in JavaScript the colours were the serving thread's largest part of a photo with a
     // model that keeps up (docs/capacity.md, "Colour names").

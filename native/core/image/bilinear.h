@@ -174,7 +174,7 @@ inline void SampleRegionPacked(const RgbView& src, float sx, float sy, float sw,
   // Bytes out, every horizontal tap with weight 0 and a row whose vertical one is 0 too (no resize, or a shrink
   // by an odd whole factor: a 640-wide photo into a 640 input, a 1080p frame into 640): each output byte is one
   // source byte, copied from the row. The arithmetic below gives the same: p0 + (p1 - p0) * 0 is p0, and so is
-  // top + (bottom - top) * 0, and a byte read into a float and rounded back is the byte. Taps one pixel apart
+  // top + (h1 - top) * 0, and a byte read into a float and rounded back is the byte. Taps one pixel apart
   // (no resize) are one run of the row.
   bool aligned_x = std::is_same_v<Out, uint8_t> && !src.pairs;
   bool contiguous = true;
