@@ -27,12 +27,12 @@ import sharp from 'sharp';
 
 const MIN_SCORE = 0.001;
 type Box = [number, number, number, number];
-interface Gt {
+export interface Gt {
   image: string;
   classId: number;
   box: Box;
 }
-interface Det extends RawBox {
+export interface Det extends RawBox {
   image: string;
 }
 
@@ -262,7 +262,7 @@ async function runModel(
   }
 }
 
-function readLabels(path: string, image: string, w: number, h: number): Gt[] {
+export function readLabels(path: string, image: string, w: number, h: number): Gt[] {
   if (!existsSync(path)) return []; // background image
   return readFileSync(path, 'utf8')
     .trim()
@@ -333,7 +333,7 @@ function averagePrecision(dets: Det[], gts: Gt[], threshold: number): number {
   return total / 101;
 }
 
-const median = (xs: number[]) => {
+export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : 0;
 };

@@ -296,16 +296,18 @@ Napi::Value ShrinkSync(const Napi::CallbackInfo& info) {
 // not write to them until the promise settles. Resolves { width, height, data } for a decoded image,
 // { unsupported: reason } for a well-formed file this decoder leaves to another, and rejects with
 // ERR_SIGHTFLOW_IMAGE_FAILED and the reason for a corrupt one. With `into` large enough the pixels are written
-// there and the result is { width, height, into: true } (no data).
+// there and the result is { width, height, into: true } (no data). width and height are the decoded size
+// (ceil(size / shrink) with a shrink).
 class JpegWorker : public Napi::AsyncWorker {
  public:
-  JpegWorker(Napi::Env env, Napi::Uint8Array src, int64_t max_pixels, Napi::Uint8Array into)
+  JpegWorker(Napi::Env env, Napi::Uint8Array src, int64_t max_pixels, Napi::Uint8Array into, int shrink)
       : Napi::AsyncWorker(env, "sightflow.jpeg"),
         deferred_(Napi::Promise::Deferred::New(env)),
         src_ref_(Napi::Persistent(src.As<Napi::Object>())),
         data_(src.Data()),
         size_(src.ByteLength()),
-        max_pixels_(max_pixels) {
+        max_pixels_(max_pixels),
+        shrink_(shrink) {
     if (!into.IsEmpty()) {
       into_ref_ = Napi::Persistent(into.As<Napi::Object>());
       target_ = {into.Data(), into.ByteLength()};
@@ -314,7 +316,9 @@ class JpegWorker : public Napi::AsyncWorker {
 
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
-  void Execute() override { status_ = image::DecodeJpegRgb(data_, size_, max_pixels_, &image_, &reason_, target_); }
+  void Execute() override {
+    status_ = image::DecodeJpegRgb(data_, size_, max_pixels_, &image_, &reason_, target_, shrink_);
+  }
 
   void OnOK() override {
     Napi::Env env = Env();
@@ -351,12 +355,14 @@ class JpegWorker : public Napi::AsyncWorker {
   const uint8_t* data_;
   size_t size_;
   int64_t max_pixels_;
+  int shrink_;
   image::JpegImage image_;
   image::JpegStatus status_ = image::JpegStatus::kFailed;
   std::string reason_;
 };
 
-// jpegDecodeAsync(bytes: Uint8Array, maxPixels, into?: Uint8Array) -> Promise; bad arguments throw at once.
+// jpegDecodeAsync(bytes: Uint8Array, maxPixels, into?: Uint8Array, shrink = 1) -> Promise; bad arguments throw
+// at once.
 Napi::Value JpegDecodeAsync(const Napi::CallbackInfo& info) {
   const ArgReader args(info.Env(), "IMAGE");
   auto src = args.Typed<Napi::Uint8Array>(info[0], "bytes", napi_uint8_array, "Uint8Array", "that is not empty",
@@ -369,7 +375,12 @@ Napi::Value JpegDecodeAsync(const Napi::CallbackInfo& info) {
     into = args.Typed<Napi::Uint8Array>(info[2], "into", napi_uint8_array, "Uint8Array", "that is not empty",
                                         [](size_t n) { return n > 0; });
   }
-  auto* worker = new JpegWorker(info.Env(), src, max_pixels, into);
+  int shrink = 1;
+  if (info.Length() > 3 && !info[3].IsUndefined()) {
+    // 3, 5, 6 and 7 are refused by the decoder with its reason (the JavaScript side never asks for them).
+    shrink = static_cast<int>(args.Integer(info[3], "shrink", 1, 8));
+  }
+  auto* worker = new JpegWorker(info.Env(), src, max_pixels, into, shrink);
   Napi::Promise p = worker->Promise();
   worker->Queue();
   return p;

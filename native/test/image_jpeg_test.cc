@@ -1,7 +1,8 @@
 // The JPEG decoder against files made here with libjpeg's own encoder: exact pixels of a lossless-enough
 // baseline and a progressive file, greyscale widened to RGB, CMYK left to the caller, a cut-off file, the
 // pixel limit, a progressive file with more scans than the bound (a CPU bomb), and thousands of mutated
-// files that must fail or decode, never crash (the sanitizer build runs this too).
+// files that must fail or decode, never crash (the sanitizer build runs this too); the same at a shrink (1/2,
+// 1/4, 1/8 while decoding).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -170,4 +171,50 @@ TEST_CASE("mutated files fail or decode, never crash") {
   }
   CHECK(ok + failed == 3000);
   CHECK(failed > 0);
+}
+
+TEST_CASE("a shrink decodes ceil(size / shrink), into a target of that size; 3 is refused; mutated files stay safe") {
+  const auto base = Encode(77, 45, 3, false);
+  const auto prog = Encode(77, 45, 3, true);
+  std::string why;
+  for (const int d : {2, 4, 8}) {
+    const int w = (77 + d - 1) / d, h = (45 + d - 1) / d;
+    JpegImage a, b;
+    REQUIRE(DecodeJpegRgb(base.bytes.data(), base.bytes.size(), 1 << 26, &a, &why, {}, d) == JpegStatus::kOk);
+    REQUIRE(DecodeJpegRgb(prog.bytes.data(), prog.bytes.size(), 1 << 26, &b, &why, {}, d) == JpegStatus::kOk);
+    CHECK(a.width == w);
+    CHECK(a.height == h);
+    REQUIRE(a.rgb.size() == static_cast<size_t>(w * h * 3));
+    CHECK(a.rgb == b.rgb);
+    std::vector<uint8_t> target(static_cast<size_t>(w * h * 3) + 4u, 0xAB);
+    JpegImage into;
+    REQUIRE(DecodeJpegRgb(base.bytes.data(), base.bytes.size(), 1 << 26, &into, &why, JpegTarget{target.data(), target.size()}, d) ==
+            JpegStatus::kOk);
+    CHECK(into.in_target);
+    CHECK(std::equal(a.rgb.begin(), a.rgb.end(), target.begin()));
+    CHECK(target[static_cast<size_t>(w * h * 3)] == 0xAB);
+  }
+  // Greyscale widens at a shrink too.
+  JpegImage grey;
+  REQUIRE(DecodeJpegRgb(Encode(33, 17, 1, false).bytes.data(), Encode(33, 17, 1, false).bytes.size(), 1 << 26, &grey, &why, {}, 4) ==
+          JpegStatus::kOk);
+  CHECK(grey.width == 9);
+  CHECK(grey.height == 5);
+  // The pixel limit is the file's own size whatever the shrink.
+  JpegImage over;
+  CHECK(DecodeJpegRgb(base.bytes.data(), base.bytes.size(), 77 * 45 - 1, &over, &why, {}, 8) == JpegStatus::kFailed);
+  JpegImage odd;
+  CHECK(DecodeJpegRgb(base.bytes.data(), base.bytes.size(), 1 << 26, &odd, &why, {}, 3) == JpegStatus::kFailed);
+  CHECK(why == "a shrink of 3 (1, 2, 4 or 8 are made while decoding)");
+  uint32_t seed = 11;
+  auto next = [&seed] { seed = seed * 1664525u + 1013904223u; return seed >> 8; };
+  for (int i = 0; i < 1500; ++i) {
+    std::vector<uint8_t> b = (i % 2) ? prog.bytes : base.bytes;
+    const int edits = 1 + static_cast<int>(next() % 8);
+    for (int e = 0; e < edits; ++e) b[next() % b.size()] = static_cast<uint8_t>(next());
+    if (i % 7 == 0) b.resize(next() % b.size() + 1);
+    JpegImage img;
+    if (DecodeJpegRgb(b.data(), b.size(), 1 << 20, &img, &why, {}, 1 << (1 + i % 3)) == JpegStatus::kOk)
+      CHECK(img.rgb.size() == static_cast<size_t>(img.width) * static_cast<size_t>(img.height) * 3);
+  }
 }

@@ -7,6 +7,7 @@ import { errors } from '../base/errors.js';
 import type { ModelRegistry } from '../inference/registry.js';
 import { Tensor, type InferenceRuntime, type ModelHandle, type RunContext } from '../inference/runtime.js';
 import type { RgbImage } from '../media/rgb-image.js';
+import type { DecodedImage, DecodeFor } from '../media/image-decode.js';
 import { readOnnxInfo } from '../inference/onnx-metadata.js';
 import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
 import { letterboxAsync, letterboxBytesAsync, stretchAsync, stretchBytesAsync } from '../native/image.js';
@@ -81,6 +82,15 @@ export class Detector {
     return new Detector(modelId, c.labels, handle, c.pre, c.post, c.origin);
   }
 
+  /** The resize the model's input makes of an image (a photo for detect may be decoded no larger than it needs). */
+  get decodeFor(): DecodeFor {
+    return {
+      width: this.pre.width,
+      height: this.pre.height,
+      fit: this.pre.resize === 'letterbox' ? 'contain' : 'fill',
+    };
+  }
+
   /** The output layout, or 'auto' when the model did not declare its output shape (decided per run). */
   get layout(): PostSpec['layout'] {
     return this.post.layout;
@@ -146,8 +156,11 @@ export class Detector {
     }
   }
 
-  /** POST /v1/vision/detect's objects. Unknown class names are 400 unknown_class (param "classes"). */
-  async detect(image: RgbImage, opts: DetectOptions = {}): Promise<DetectedObject[]> {
+  /**
+   * POST /v1/vision/detect's objects. Unknown class names are 400 unknown_class (param "classes"). Boxes are in
+   * the file's pixels also for an image decoded smaller (DecodedImage.shrunk).
+   */
+  async detect(image: RgbImage & Pick<DecodedImage, 'shrunk'>, opts: DetectOptions = {}): Promise<DetectedObject[]> {
     const threshold = opts.confidence_threshold ?? 0.5;
     if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1)) {
       throw errors.invalidParam(
@@ -164,12 +177,14 @@ export class Detector {
       image,
       kept.map((d) => d.box),
     );
+    const shrunk = image.shrunk;
     return kept.map((d, i) => {
       const color = colors[i];
+      const box = shrunk ? toSource(d.box, shrunk) : d.box;
       return {
         class: this.labels[d.classId] ?? String(d.classId),
         confidence: round(d.score, 4),
-        bbox: d.box.map((v) => round(v, 1)) as [number, number, number, number],
+        bbox: box.map((v) => round(v, 1)) as [number, number, number, number],
         attributes: color ? { color } : {},
       };
     });
@@ -290,6 +305,19 @@ export async function modelInputBytes(
   const { lb, fx, fy } = stretchGeometry(image, pre);
   const r = await stretchBytesAsync(image, { out, width: W, height: H, shrinkX: fx, shrinkY: fy });
   return { tensor: new Tensor('uint8', r.bytes, r.dims), letterbox: lb };
+}
+
+/** A box in a shrunk decode's pixels, in the file's: each decoded pixel covers `shrink` of the file's a side. */
+function toSource(
+  [x0, y0, x1, y1]: readonly number[],
+  { shrink, width, height }: NonNullable<DecodedImage['shrunk']>,
+): number[] {
+  return [
+    Math.min(x0 * shrink, width),
+    Math.min(y0 * shrink, height),
+    Math.min(x1 * shrink, width),
+    Math.min(y1 * shrink, height),
+  ];
 }
 
 /** A class name's index in labels (case and surrounding spaces ignored), or -1. */

@@ -3,11 +3,12 @@
 // rather than sharp's generic "exceeds limit". Plain sRGB or grey JPEGs (no EXIF rotation, no profile but the
 // standard sRGB one: most photos) then decode with libjpeg-turbo in the addon, at about a quarter of the CPU
 // of sharp's pipeline, with identical pixels (docs/capacity.md, "JPEG decoding"); everything else goes
-// through sharp, which rotates and colour-manages.
+// through sharp, which rotates and colour-manages. A caller that resizes the image down anyway (detect) says
+// to what (DecodeFor), and a plain JPEG twice that size or more is decoded smaller while it is decoded.
 import sharp, { type Metadata } from 'sharp';
 import { errors } from '../base/errors.js';
 import { isNativeError } from '../native/load.js';
-import { decodeJpeg } from '../native/image.js';
+import { decodeJpeg, JPEG_SHRINKS, jpegShrunkSize, type JpegShrink } from '../native/image.js';
 import { iccKind, isPlainJpeg, readJpegHeader } from './jpeg-header.js';
 import type { AcceptedImageFormat } from './image-sniff.js';
 import type { PixelPool } from './pixel-pool.js';
@@ -21,11 +22,48 @@ export interface DecodedImage extends RgbImage {
    * Not calling it is safe (the memory is collected).
    */
   release?: () => void;
+  /**
+   * Set when a JPEG was decoded smaller (DecodeFor): pixel (x, y) here is the average of the file's pixels
+   * [shrink * x, shrink * x + shrink) x [shrink * y, shrink * y + shrink), and width and height are the file's own.
+   */
+  shrunk?: { shrink: Exclude<JpegShrink, 1>; width: number; height: number };
+}
+
+/**
+ * What a caller makes of the pixels: a resize to `width` x `height`, the whole image inside it with its aspect
+ * kept ('contain', a letterbox) or stretched to it ('fill').
+ */
+export interface DecodeFor {
+  width: number;
+  height: number;
+  fit: 'contain' | 'fill';
+}
+
+/**
+ * The largest shrink the JPEG decoder can make that leaves the image at least as large as the caller's resize
+ * makes it on each axis, so the resize still only shrinks (by less than 2x) and no detail it would keep is lost.
+ * Why: the entropy decoding aside, a decode's CPU and memory go with the pixels it makes; a 12-megapixel photo
+ * for a 640-pixel detector needs a sixteenth of them (docs/capacity.md, "JPEG decoding").
+ */
+export function decodeShrink(width: number, height: number, target: DecodeFor): JpegShrink {
+  const room =
+    target.fit === 'contain'
+      ? Math.max(width / target.width, height / target.height)
+      : Math.min(width / target.width, height / target.height);
+  let best: JpegShrink = 1;
+  for (const d of JPEG_SHRINKS) if (d <= room) best = d;
+  return best;
+}
+
+/** The image's own size, whatever size it was decoded at. */
+export function sourceSize(img: DecodedImage): { width: number; height: number } {
+  return img.shrunk ?? img;
 }
 
 /**
  * Decodes an already-sniffed JPEG, PNG or WEBP. Throws imageTooManyPixels or undecodableImage. With `pool`,
- * a JPEG the native decoder reads goes into the pool's memory (see DecodedImage.release).
+ * a JPEG the native decoder reads goes into the pool's memory (see DecodedImage.release). With `decodeFor`, a
+ * JPEG the native decoder reads may come back smaller (see DecodedImage.shrunk).
  */
 export async function decodeToRgb(
   bytes: Buffer,
@@ -33,6 +71,7 @@ export async function decodeToRgb(
   param: string,
   maxPixels: number,
   pool?: PixelPool,
+  decodeFor?: DecodeFor,
 ): Promise<DecodedImage> {
   // A JPEG's own header where it is plain to read (most photos); else sharp's reading of it.
   const header = format === 'jpeg' ? readJpegHeader(bytes) : null;
@@ -55,10 +94,13 @@ export async function decodeToRgb(
   if (width <= 0 || height <= 0) throw errors.undecodableImage(param, `the ${format} header has no dimensions`);
   if (width * height > maxPixels) throw errors.imageTooManyPixels(param, width * height, maxPixels);
   if (plain) {
-    const into = pool?.take(width * height * 3);
+    const shrink = decodeFor ? decodeShrink(width, height, decodeFor) : 1;
+    const size = jpegShrunkSize(width, height, shrink);
+    const shrunk = shrink === 1 ? undefined : { shrink, width, height };
+    const into = pool?.take(size.width * size.height * 3);
     let img: Awaited<ReturnType<typeof decodeJpeg>>;
     try {
-      img = await decodeJpeg(bytes, maxPixels, into);
+      img = await decodeJpeg(bytes, maxPixels, into, shrink);
     } catch (e) {
       if (into) pool!.give(into);
       if (isNativeError(e, 'IMAGE'))
@@ -69,6 +111,7 @@ export async function decodeToRgb(
       let given = false;
       return {
         ...img,
+        shrunk,
         release: () => {
           if (!given) {
             given = true;
@@ -78,7 +121,7 @@ export async function decodeToRgb(
       };
     }
     if (into) pool!.give(into);
-    if (img) return img;
+    if (img) return shrunk ? { ...img, shrunk } : img;
   }
   try {
     // failOn 'truncated': a cut-off JPEG otherwise decodes "successfully" with grey rows where data was missing.

@@ -2,7 +2,7 @@
 // (data URI or bare base64), exactly one, turned into RGB24 pixels or a documented 400/413.
 import { errors } from '../base/errors.js';
 import { decodeBase64 } from './base64.js';
-import { decodeToRgb, type DecodedImage } from './image-decode.js';
+import { decodeToRgb, type DecodedImage, type DecodeFor } from './image-decode.js';
 import { fetchMediaBytes } from './fetch.js';
 import type { PixelPool } from './pixel-pool.js';
 import type { Resolver, UrlPolicy } from './url-policy.js';
@@ -38,6 +38,8 @@ export interface LoadImageOptions {
   maxPixels?: number;
   /** Decode into this pool's memory where possible; the caller then calls the image's release() when done. */
   pixels?: PixelPool;
+  /** The resize the caller makes: a large JPEG may then be decoded smaller (DecodedImage.shrunk). */
+  decodeFor?: DecodeFor;
   timeoutMs?: number;
   maxRedirects?: number;
 }
@@ -100,6 +102,7 @@ export async function loadImage(input: ImageInput, opts: LoadImageOptions = {}):
     input.param,
     opts.maxPixels ?? IMAGE_MAX_PIXELS,
     opts.pixels,
+    opts.decodeFor,
   );
   return { ...decoded, format: sniffed.format, bytes };
 }

@@ -123,6 +123,7 @@ interface ImageAddon {
     bytes: Uint8Array,
     maxPixels: number,
     into?: Uint8Array,
+    shrink?: number,
   ): Promise<{ width: number; height: number; data?: Buffer; into?: true } | { unsupported: string }>;
   imageDominantColoursAsync(
     src: Uint8Array,
@@ -492,15 +493,31 @@ export interface DecodedJpeg extends RgbImage {
   data: Buffer;
 }
 
+/** The shrinks the JPEG decoder makes while it decodes (a scaled inverse DCT). */
+export const JPEG_SHRINKS = [1, 2, 4, 8] as const;
+export type JpegShrink = (typeof JPEG_SHRINKS)[number];
+
+/** A JPEG's decoded size at a shrink: ceil of each side over it. */
+export function jpegShrunkSize(width: number, height: number, shrink: JpegShrink): { width: number; height: number } {
+  return { width: Math.ceil(width / shrink), height: Math.ceil(height / shrink) };
+}
+
 /**
  * JPEG bytes to packed RGB24 with libjpeg-turbo on the libuv pool: baseline and progressive, greyscale, YCbCr
  * or RGB. Resolves null for a well-formed file in a form it leaves to a colour-managed decoder (CMYK, YCCK);
  * rejects with ERR_SIGHTFLOW_IMAGE_FAILED and libjpeg's reason for a corrupt or cut-off file, one over
  * maxPixels, or one with more than 500 progressive scans. EXIF orientation and ICC profiles are not applied.
  * With `into` that holds the whole image the pixels are written there and `data` is its first width * height * 3
- * bytes (else new memory). Do not write to bytes, nor touch `into`, until the promise settles.
+ * bytes (else new memory). Do not write to bytes, nor touch `into`, until the promise settles. With `shrink` the
+ * image is decoded at 1/shrink of its size (jpegShrunkSize), each pixel the average of those it covers; maxPixels
+ * still bounds the file's own size.
  */
-export async function decodeJpeg(bytes: Uint8Array, maxPixels: number, into?: Buffer): Promise<DecodedJpeg | null> {
+export async function decodeJpeg(
+  bytes: Uint8Array,
+  maxPixels: number,
+  into?: Buffer,
+  shrink: JpegShrink = 1,
+): Promise<DecodedJpeg | null> {
   if (!(bytes instanceof Uint8Array) || bytes.length === 0)
     throw errors.invalidParam('bytes', 'Expected a non-empty Uint8Array of JPEG bytes');
   if (!Number.isInteger(maxPixels) || maxPixels < 1)
@@ -510,7 +527,9 @@ export async function decodeJpeg(bytes: Uint8Array, maxPixels: number, into?: Bu
     );
   if (into !== undefined && (!Buffer.isBuffer(into) || into.length === 0))
     throw errors.invalidParam('into', 'Expected a non-empty Buffer to decode into');
-  const r = await withCallerStack(loadAddon<ImageAddon>().imageJpegDecodeAsync(bytes, maxPixels, into));
+  if (!JPEG_SHRINKS.includes(shrink))
+    throw errors.invalidParam('shrink', `Expected 1, 2, 4 or 8 for shrink but received ${String(shrink)}`);
+  const r = await withCallerStack(loadAddon<ImageAddon>().imageJpegDecodeAsync(bytes, maxPixels, into, shrink));
   if ('unsupported' in r) return null;
   const data = r.into ? into!.subarray(0, r.width * r.height * 3) : r.data!;
   return { data, width: r.width, height: r.height, channels: 3 };

@@ -7,6 +7,7 @@ import type { Services } from '../services/services.js';
 import { type ApiError, errors } from '../base/errors.js';
 import { ModelQueue } from '../inference/model-queue.js';
 import { loadImage, parseImageInput, type LoadedImage } from '../media/image-input.js';
+import { sourceSize, type DecodeFor } from '../media/image-decode.js';
 import { releaseAfter, requestPixels, type PixelPool } from '../media/pixel-pool.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import { bill, type Caller } from '../usage/billing.js';
@@ -76,7 +77,9 @@ export class VisionService {
     const det = await this.detector(body.model);
     det.classFilter(body.classes); // unknown class -> 400 before any fetch
     det.handle.checkRoom(); // a full queue refuses before the image is fetched and decoded
-    const img = await this.load(caller, input, requestPixels);
+    // Decoded no larger than the model's input needs: boxes come back in the file's pixels.
+    const img = await this.load(caller, input, requestPixels, det.decodeFor);
+    const { width, height } = sourceSize(img);
     const objects = await releaseAfter(
       img,
       det.detect(img, {
@@ -86,7 +89,7 @@ export class VisionService {
       }),
     );
     const usage = {
-      input_tokens: imageTokens(img.width, img.height, autoDetail(img.width, img.height)),
+      input_tokens: imageTokens(width, height, autoDetail(width, height)),
       output_tokens: await textTokens(JSON.stringify(objects)),
     };
     await this.bill(caller, '/v1/vision/detect', det.modelId, usage, started);
@@ -257,8 +260,13 @@ export class VisionService {
     };
   }
 
-  private load(caller: Caller, input: ReturnType<typeof parseImageInput>, pixels?: PixelPool): Promise<LoadedImage> {
-    return loadImage(input, { ...this.s.config.urlPolicy, signal: caller.signal, pixels });
+  private load(
+    caller: Caller,
+    input: ReturnType<typeof parseImageInput>,
+    pixels?: PixelPool,
+    decodeFor?: DecodeFor,
+  ): Promise<LoadedImage> {
+    return loadImage(input, { ...this.s.config.urlPolicy, signal: caller.signal, pixels, decodeFor });
   }
 
   /** One ledger row per answered call (none when the caller went away before the answer), written after the reply. */

@@ -59,9 +59,18 @@ bool ReadHeader(ErrorState* st, jpeg_decompress_struct* cinfo, const uint8_t* da
   return true;
 }
 
-bool ReadPixels(ErrorState* st, jpeg_decompress_struct* cinfo, uint8_t* out, JDIMENSION width, JDIMENSION height) {
+// The output size for a shrink (what jpeg_start_decompress will make), with RGB out.
+bool PlanOutput(ErrorState* st, jpeg_decompress_struct* cinfo, int shrink) {
   if (setjmp(st->jump)) return false;
   cinfo->out_color_space = JCS_RGB;
+  cinfo->scale_num = 1;
+  cinfo->scale_denom = static_cast<unsigned int>(shrink);
+  jpeg_calc_output_dimensions(cinfo);
+  return true;
+}
+
+bool ReadPixels(ErrorState* st, jpeg_decompress_struct* cinfo, uint8_t* out, JDIMENSION width, JDIMENSION height) {
+  if (setjmp(st->jump)) return false;
   jpeg_start_decompress(cinfo);
   if (cinfo->output_width != width || cinfo->output_height != height || cinfo->output_components != 3) {
     std::snprintf(st->message, sizeof st->message, "unexpected output geometry");
@@ -78,8 +87,10 @@ bool ReadPixels(ErrorState* st, jpeg_decompress_struct* cinfo, uint8_t* out, JDI
 
 }  // namespace
 
+bool IsJpegShrink(int shrink) { return shrink == 1 || shrink == 2 || shrink == 4 || shrink == 8; }
+
 JpegStatus DecodeJpegRgb(const uint8_t* data, size_t size, int64_t max_pixels, JpegImage* out, std::string* reason,
-                         JpegTarget target) {
+                         JpegTarget target, int shrink) {
   ErrorState st{};
   jpeg_decompress_struct cinfo{};
   cinfo.err = jpeg_std_error(&st.mgr);
@@ -97,13 +108,18 @@ JpegStatus DecodeJpegRgb(const uint8_t* data, size_t size, int64_t max_pixels, J
   } else if (const int64_t pixels = static_cast<int64_t>(cinfo.image_width) * static_cast<int64_t>(cinfo.image_height);
              pixels <= 0 || pixels > max_pixels) {
     *reason = "image of " + std::to_string(pixels) + " pixels is over the limit of " + std::to_string(max_pixels);
+  } else if (!IsJpegShrink(shrink)) {
+    *reason = "a shrink of " + std::to_string(shrink) + " (1, 2, 4 or 8 are made while decoding)";
+  } else if (!PlanOutput(&st, &cinfo, shrink)) {
+    *reason = Lower(st.message);
   } else {
-    out->width = static_cast<int>(cinfo.image_width);
-    out->height = static_cast<int>(cinfo.image_height);
-    const size_t bytes = static_cast<size_t>(pixels) * 3;
+    out->width = static_cast<int>(cinfo.output_width);
+    out->height = static_cast<int>(cinfo.output_height);
+    const size_t bytes = static_cast<size_t>(out->width) * static_cast<size_t>(out->height) * 3;
     out->in_target = target.data != nullptr && target.size >= bytes;
     if (!out->in_target) out->rgb.resize(bytes);
-    if (ReadPixels(&st, &cinfo, out->in_target ? target.data : out->rgb.data(), cinfo.image_width, cinfo.image_height)) {
+    if (ReadPixels(&st, &cinfo, out->in_target ? target.data : out->rgb.data(), cinfo.output_width,
+                   cinfo.output_height)) {
       status = JpegStatus::kOk;
     } else {
       *reason = Lower(st.message);
