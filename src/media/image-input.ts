@@ -3,6 +3,13 @@
 import { errors } from '../base/errors.js';
 import { decodeBase64 } from './base64.js';
 import { decodeToRgb, type DecodedImage, type DecodeFor } from './image-decode.js';
+
+/**
+ * decodeFor for a caller that forwards the bytes and needs only to know they decode, and their size (a VLM):
+ * a plain JPEG is decoded as small as the decoder makes it (1/8). Every byte is still read, so a corrupt file is
+ * still refused; the pixels are 1/64 of the memory while the caller waits.
+ */
+export const CHECK_ONLY: DecodeFor = { width: 1, height: 1, fit: 'fill' };
 import { fetchMediaBytes } from './fetch.js';
 import type { PixelPool } from './pixel-pool.js';
 import type { Resolver, UrlPolicy } from './url-policy.js';
@@ -105,6 +112,12 @@ export async function loadImage(input: ImageInput, opts: LoadImageOptions = {}):
     opts.decodeFor,
   );
   return { ...decoded, format: sniffed.format, bytes };
+}
+
+/** The image at its full size: itself, or its bytes decoded again where it was decoded smaller. */
+export async function wholeImage(img: LoadedImage, param: string, maxPixels = IMAGE_MAX_PIXELS): Promise<LoadedImage> {
+  if (!img.shrunk) return img;
+  return { ...(await decodeToRgb(img.bytes, img.format, param, maxPixels)), format: img.format, bytes: img.bytes };
 }
 
 /** The input with its bytes: a URL's fetched now (a caller that waits its turn to decode fetches before it

@@ -6,7 +6,7 @@
 import type { Services } from '../services/services.js';
 import { type ApiError, errors } from '../base/errors.js';
 import { ModelQueue } from '../inference/model-queue.js';
-import { loadImage, parseImageInput, type LoadedImage } from '../media/image-input.js';
+import { CHECK_ONLY, loadImage, parseImageInput, wholeImage, type LoadedImage } from '../media/image-input.js';
 import { sourceSize, type DecodeFor } from '../media/image-decode.js';
 import { releaseAfter, requestPixels, type PixelPool } from '../media/pixel-pool.js';
 import type { RgbImage } from '../media/rgb-image.js';
@@ -124,10 +124,13 @@ export class VisionService {
     const builtinLanguage = describeLanguage(body.language);
     if (!builtinLanguage && !(vlm && LANGUAGE_CODE.test(body.language ?? '')))
       throw unsupportedLanguage(body.language, !!vlm);
-    const img = await this.load(caller, input);
+    // A VLM gets the bytes: the decode only checks them and gives their size, at the smallest size the decoder
+    // makes, so a request holds next to no pixels while the VLM answers (docs/capacity.md, "JPEG decoding").
+    let img = await this.load(caller, input, undefined, vlm ? CHECK_ONLY : undefined);
+    const { width, height } = sourceSize(img);
 
     if (vlm) {
-      const detail = body.detail ?? autoDetail(img.width, img.height);
+      const detail = body.detail ?? autoDetail(width, height);
       try {
         const reply = await vlm.describe({
           bytes: img.bytes,
@@ -140,7 +143,7 @@ export class VisionService {
         });
         const usage = reply.usage ?? {
           input_tokens:
-            imageTokens(img.width, img.height, detail) + (await textTokens(vlmPromptText(body.prompt, body.language))),
+            imageTokens(width, height, detail) + (await textTokens(vlmPromptText(body.prompt, body.language))),
           output_tokens: await textTokens(reply.text),
         };
         await this.bill(caller, '/v1/vision/describe', reply.model, usage, started);
@@ -155,6 +158,7 @@ export class VisionService {
           { err: e.message, model: vlm.model },
           'VLM provider failed; falling back to the built-in describer',
         );
+        img = await wholeImage(img, input.param);
       }
     }
 

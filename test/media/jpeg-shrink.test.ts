@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { ApiError } from '../../src/base/errors.js';
 import { decodeShrink } from '../../src/media/image-decode.js';
-import { loadImage, type ImageInput } from '../../src/media/image-input.js';
+import { CHECK_ONLY, loadImage, wholeImage, type ImageInput } from '../../src/media/image-input.js';
 import { PixelPool } from '../../src/media/pixel-pool.js';
 import { decodeJpeg, shrink } from '../../src/native/image.js';
 
@@ -112,4 +112,19 @@ test('loadImage for a resize: a large plain JPEG comes back smaller with its own
     const o = await loadImage(b64(other), { decodeFor: target });
     assert.deepEqual([o.width, o.height, o.shrunk], [1001, 757, undefined]);
   }
+});
+
+test('a check-only load decodes at 1/8 and still refuses a corrupt file; wholeImage decodes it again in full', async () => {
+  const bytes = await scene(1001, 757);
+  const small = await loadImage(b64(bytes), { decodeFor: CHECK_ONLY });
+  assert.deepEqual([small.width, small.height, small.shrunk], [126, 95, { shrink: 8, width: 1001, height: 757 }]);
+  const whole = await wholeImage(small, 'image_base64');
+  assert.deepEqual([whole.width, whole.height, whole.shrunk, whole.format], [1001, 757, undefined, 'jpeg']);
+  assert.ok(whole.data.equals((await loadImage(b64(bytes))).data), 'the pixels of a plain full decode');
+  assert.equal(await wholeImage(whole, 'image_base64'), whole, 'a whole image is itself');
+  // The entropy decoding reads every byte at any shrink: a cut-off file is the same 400.
+  await assert.rejects(
+    loadImage(b64(bytes.subarray(0, bytes.length - 500)), { decodeFor: CHECK_ONLY }),
+    (e: ApiError) => e.status === 400 && e.code === 'invalid_image' && /premature end/.test(e.message),
+  );
 });

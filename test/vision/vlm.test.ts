@@ -240,6 +240,31 @@ test('with SIGHTFLOW_VLM_FALLBACK=true a failing provider hands over to the buil
   assert.equal(fr.status, 502);
 });
 
+test('a plain JPEG is decoded only to be checked: the VLM gets its bytes, usage its size, a fallback the whole photo', {
+  skip: cocoSkip,
+}, async () => {
+  // 640x480 with no profile: the native decoder reads it, at 1/8 for a VLM (an ICC-tagged photo such as the one
+  // above goes through sharp, whole).
+  const photo = readFileSync(join(cocoDir(), 'images', '000000000009.jpg'));
+  mode = 'sse-no-usage';
+  const r = await describe(streaming, { image_base64: photo.toString('base64'), prompt: 'Describe it' });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(
+    seen.at(-1)!.body.messages[0].content[1].image_url.url,
+    `data:image/jpeg;base64,${photo.toString('base64')}`,
+  );
+  assert.equal(r.body.usage.input_tokens, imageTokens(640, 480, 'high') + (await textTokens('Describe it')));
+  mode = 'error';
+  const fell = await describe(streaming, { image_base64: photo.toString('base64') });
+  const builtin = await describe(streaming, { image_base64: photo.toString('base64'), model: 'sightflow-describe-v1' });
+  assert.equal(fell.status, 200, fell.text);
+  assert.deepEqual(fell.body, builtin.body, 'the fallback describes the photo as the built-in describer does');
+  assert.equal(builtin.body.usage.input_tokens, imageTokens(640, 480, 'high'));
+  const cut = await describe(streaming, { image_base64: photo.subarray(0, photo.length - 2000).toString('base64') });
+  assert.equal(cut.status, 400, 'a cut-off file is still refused before the VLM is asked');
+  assert.equal(cut.body.error.code, 'invalid_image');
+});
+
 test('configuration from the environment', () => {
   const vlmConfigFromEnv = (env: Record<string, string>) => loadConfig(env).vlm;
   assert.equal(vlmConfigFromEnv({}), null);
