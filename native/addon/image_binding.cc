@@ -297,17 +297,19 @@ Napi::Value ShrinkSync(const Napi::CallbackInfo& info) {
 // { unsupported: reason } for a well-formed file this decoder leaves to another, and rejects with
 // ERR_SIGHTFLOW_IMAGE_FAILED and the reason for a corrupt one. With `into` large enough the pixels are written
 // there and the result is { width, height, into: true } (no data). width and height are the decoded size
-// (ceil(size / shrink) with a shrink).
+// (ceil(size / shrink) with a shrink), upright (with an orientation of 5-8 the file's height is the width).
 class JpegWorker : public Napi::AsyncWorker {
  public:
-  JpegWorker(Napi::Env env, Napi::Uint8Array src, int64_t max_pixels, Napi::Uint8Array into, int shrink)
+  JpegWorker(Napi::Env env, Napi::Uint8Array src, int64_t max_pixels, Napi::Uint8Array into, int shrink,
+             int orientation)
       : Napi::AsyncWorker(env, "sightflow.jpeg"),
         deferred_(Napi::Promise::Deferred::New(env)),
         src_ref_(Napi::Persistent(src.As<Napi::Object>())),
         data_(src.Data()),
         size_(src.ByteLength()),
         max_pixels_(max_pixels),
-        shrink_(shrink) {
+        shrink_(shrink),
+        orientation_(orientation) {
     if (!into.IsEmpty()) {
       into_ref_ = Napi::Persistent(into.As<Napi::Object>());
       target_ = {into.Data(), into.ByteLength()};
@@ -317,7 +319,7 @@ class JpegWorker : public Napi::AsyncWorker {
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
   void Execute() override {
-    status_ = image::DecodeJpegRgb(data_, size_, max_pixels_, &image_, &reason_, target_, shrink_);
+    status_ = image::DecodeJpegRgb(data_, size_, max_pixels_, &image_, &reason_, target_, shrink_, orientation_);
   }
 
   void OnOK() override {
@@ -356,13 +358,14 @@ class JpegWorker : public Napi::AsyncWorker {
   size_t size_;
   int64_t max_pixels_;
   int shrink_;
+  int orientation_;
   image::JpegImage image_;
   image::JpegStatus status_ = image::JpegStatus::kFailed;
   std::string reason_;
 };
 
-// jpegDecodeAsync(bytes: Uint8Array, maxPixels, into?: Uint8Array, shrink = 1) -> Promise; bad arguments throw
-// at once.
+// jpegDecodeAsync(bytes: Uint8Array, maxPixels, into?: Uint8Array, shrink = 1, orientation = 1) -> Promise; bad
+// arguments throw at once.
 Napi::Value JpegDecodeAsync(const Napi::CallbackInfo& info) {
   const ArgReader args(info.Env(), "IMAGE");
   auto src = args.Typed<Napi::Uint8Array>(info[0], "bytes", napi_uint8_array, "Uint8Array", "that is not empty",
@@ -380,7 +383,10 @@ Napi::Value JpegDecodeAsync(const Napi::CallbackInfo& info) {
     // 3, 5, 6 and 7 are refused by the decoder with its reason (the JavaScript side never asks for them).
     shrink = static_cast<int>(args.Integer(info[3], "shrink", 1, 8));
   }
-  auto* worker = new JpegWorker(info.Env(), src, max_pixels, into, shrink);
+  int orientation = 1;
+  if (info.Length() > 4 && !info[4].IsUndefined())
+    orientation = static_cast<int>(args.Integer(info[4], "orientation", 1, 8));
+  auto* worker = new JpegWorker(info.Env(), src, max_pixels, into, shrink, orientation);
   Napi::Promise p = worker->Promise();
   worker->Queue();
   return p;

@@ -2,7 +2,7 @@
 // baseline and a progressive file, greyscale widened to RGB, CMYK left to the caller, a cut-off file, the
 // pixel limit, a progressive file with more scans than the bound (a CPU bomb), and thousands of mutated
 // files that must fail or decode, never crash (the sanitizer build runs this too); the same at a shrink (1/2,
-// 1/4, 1/8 while decoding).
+// 1/4, 1/8 while decoding); EXIF orientations turned upright, strip by strip.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include <jpeglib.h>
 
 #include "image/jpeg_decode.h"
+#include "image/orient.h"
 
 using namespace sightflow::image;
 
@@ -216,5 +217,38 @@ TEST_CASE("a shrink decodes ceil(size / shrink), into a target of that size; 3 i
     JpegImage img;
     if (DecodeJpegRgb(b.data(), b.size(), 1 << 20, &img, &why, {}, 1 << (1 + i % 3)) == JpegStatus::kOk)
       CHECK(img.rgb.size() == static_cast<size_t>(img.width) * static_cast<size_t>(img.height) * 3);
+  }
+}
+
+TEST_CASE("an EXIF orientation comes out upright: each of 2-8 equals the upright decode turned, in strips, at a shrink too") {
+  // 3 x 2 stored: pixel value = its index; upright corners by the EXIF definitions.
+  const uint8_t px[6][3] = {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {3, 3, 3}, {4, 4, 4}, {5, 5, 5}};
+  std::vector<uint8_t> small(18);
+  for (int i = 0; i < 6; ++i) std::copy(px[i], px[i] + 3, small.begin() + 3 * i);
+  // Upright images, row-major, for orientations 1-8 (rows of 3 for 1-4, rows of 2 for 5-8).
+  const std::vector<std::vector<int>> want = {
+      {0, 1, 2, 3, 4, 5}, {2, 1, 0, 5, 4, 3}, {5, 4, 3, 2, 1, 0}, {3, 4, 5, 0, 1, 2},
+      {0, 3, 1, 4, 2, 5}, {3, 0, 4, 1, 5, 2}, {5, 2, 4, 1, 3, 0}, {2, 5, 1, 4, 0, 3},
+  };
+  for (int o = 1; o <= 8; ++o) {
+    std::vector<uint8_t> up(18, 0xEE);
+    Orient(small.data(), 3, 2, o, up.data());
+    for (int i = 0; i < 6; ++i) CHECK_MESSAGE(up[3 * i] == want[o - 1][i], "orientation " << o << " pixel " << i);
+  }
+  // A decoded photo, rows not a whole number of strips: the decoder's upright pixels are the stored decode turned.
+  const auto e = Encode(75, 41, 3, false);
+  std::string why;
+  for (const int d : {1, 2}) {
+    JpegImage stored;
+    REQUIRE(DecodeJpegRgb(e.bytes.data(), e.bytes.size(), 1 << 26, &stored, &why, {}, d) == JpegStatus::kOk);
+    for (int o = 1; o <= 8; ++o) {
+      JpegImage up;
+      REQUIRE(DecodeJpegRgb(e.bytes.data(), e.bytes.size(), 1 << 26, &up, &why, {}, d, o) == JpegStatus::kOk);
+      CHECK(up.width == (o >= 5 ? stored.height : stored.width));
+      CHECK(up.height == (o >= 5 ? stored.width : stored.height));
+      std::vector<uint8_t> expected(stored.rgb.size());
+      Orient(stored.rgb.data(), stored.width, stored.height, o, expected.data());
+      CHECK_MESSAGE(up.rgb == expected, "orientation " << o << " at 1/" << d);
+    }
   }
 }

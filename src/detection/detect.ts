@@ -310,14 +310,11 @@ export async function modelInputBytes(
 /** A box in a shrunk decode's pixels, in the file's: each decoded pixel covers `shrink` of the file's a side. */
 function toSource(
   [x0, y0, x1, y1]: readonly number[],
-  { shrink, width, height }: NonNullable<DecodedImage['shrunk']>,
+  { shrink, width, height, offsetX, offsetY }: NonNullable<DecodedImage['shrunk']>,
 ): number[] {
-  return [
-    Math.min(x0 * shrink, width),
-    Math.min(y0 * shrink, height),
-    Math.min(x1 * shrink, width),
-    Math.min(y1 * shrink, height),
-  ];
+  const x = (v: number) => Math.min(Math.max(v * shrink + offsetX, 0), width);
+  const y = (v: number) => Math.min(Math.max(v * shrink + offsetY, 0), height);
+  return [x(x0), y(y0), x(x1), y(y1)];
 }
 
 /** A class name's index in labels (case and surrounding spaces ignored), or -1. */

@@ -1,10 +1,10 @@
 // Bytes -> RGB24 pixels. The header is read first (a JPEG's by jpeg-header.ts where it can, else sharp) so a
 // decompression bomb is refused before any pixel is decoded, and so the error names the real pixel count
-// rather than sharp's generic "exceeds limit". Plain sRGB or grey JPEGs (no EXIF rotation, no profile but the
-// standard sRGB one: most photos) then decode with libjpeg-turbo in the addon, at about a quarter of the CPU
-// of sharp's pipeline, with identical pixels (docs/capacity.md, "JPEG decoding"); everything else goes
-// through sharp, which rotates and colour-manages. A caller that resizes the image down anyway (detect) says
-// to what (DecodeFor), and a plain JPEG twice that size or more is decoded smaller while it is decoded.
+// rather than sharp's generic "exceeds limit". Plain sRGB or grey JPEGs (no profile but the standard sRGB one:
+// most photos; turned upright by their EXIF orientation) then decode with libjpeg-turbo in the addon, at about
+// a quarter of the CPU of sharp's pipeline, with identical pixels (docs/capacity.md, "JPEG decoding");
+// everything else goes through sharp, which colour-manages. A caller that resizes the image down anyway (detect) says to what
+// (DecodeFor), and a plain JPEG twice that size or more is decoded smaller while it is decoded.
 import sharp, { type Metadata } from 'sharp';
 import { errors } from '../base/errors.js';
 import { isNativeError } from '../native/load.js';
@@ -23,10 +23,12 @@ export interface DecodedImage extends RgbImage {
    */
   release?: () => void;
   /**
-   * Set when a JPEG was decoded smaller (DecodeFor): pixel (x, y) here is the average of the file's pixels
-   * [shrink * x, shrink * x + shrink) x [shrink * y, shrink * y + shrink), and width and height are the file's own.
+   * Set when a JPEG was decoded smaller (DecodeFor): pixel (x, y) here is the average of the file's upright
+   * pixels [shrink * x + offsetX, + shrink) x [shrink * y + offsetY, + shrink) that lie in it, and width and
+   * height are the file's own, upright. The offsets are 0 but on an axis the photo is stored mirrored on (EXIF
+   * orientations), where its partial block of pixels comes first: then -(the part of a block it lacks).
    */
-  shrunk?: { shrink: Exclude<JpegShrink, 1>; width: number; height: number };
+  shrunk?: { shrink: Exclude<JpegShrink, 1>; width: number; height: number; offsetX: number; offsetY: number };
 }
 
 /**
@@ -41,7 +43,8 @@ export interface DecodeFor {
 
 /**
  * The largest shrink the JPEG decoder can make that leaves the image at least as large as the caller's resize
- * makes it on each axis, so the resize still only shrinks (by less than 2x) and no detail it would keep is lost.
+ * makes it on each axis, so the resize after it still only shrinks (by less than 2x on the axis that decides
+ * the shrink) and no detail it would keep is lost.
  * Why: the entropy decoding aside, a decode's CPU and memory go with the pixels it makes; a 12-megapixel photo
  * for a 640-pixel detector needs a sixteenth of them (docs/capacity.md, "JPEG decoding").
  */
@@ -75,9 +78,9 @@ export async function decodeToRgb(
 ): Promise<DecodedImage> {
   // A JPEG's own header where it is plain to read (most photos); else sharp's reading of it.
   const header = format === 'jpeg' ? readJpegHeader(bytes) : null;
-  let width: number, height: number, plain: boolean;
+  let width: number, height: number, plain: boolean, orientation: number;
   if (header) {
-    ({ width, height } = header);
+    ({ width, height, orientation } = header);
     plain = isPlainJpeg(header);
   } else {
     let meta: Metadata;
@@ -89,18 +92,21 @@ export async function decodeToRgb(
     }
     width = meta.width ?? 0;
     height = meta.height ?? 0;
+    orientation = meta.orientation ?? 1;
     plain = format === 'jpeg' && plainJpeg(meta);
   }
   if (width <= 0 || height <= 0) throw errors.undecodableImage(param, `the ${format} header has no dimensions`);
   if (width * height > maxPixels) throw errors.imageTooManyPixels(param, width * height, maxPixels);
+  // Upright: EXIF orientations 5-8 store the photo turned a quarter.
+  const upright = orientation >= 5 && orientation <= 8 ? { width: height, height: width } : { width, height };
   if (plain) {
-    const shrink = decodeFor ? decodeShrink(width, height, decodeFor) : 1;
+    const shrink = decodeFor ? decodeShrink(upright.width, upright.height, decodeFor) : 1;
     const size = jpegShrunkSize(width, height, shrink);
-    const shrunk = shrink === 1 ? undefined : { shrink, width, height };
+    const shrunk = shrink === 1 ? undefined : { shrink, ...upright, ...shrunkOffsets(orientation, upright, shrink) };
     const into = pool?.take(size.width * size.height * 3);
     let img: Awaited<ReturnType<typeof decodeJpeg>>;
     try {
-      img = await decodeJpeg(bytes, maxPixels, into, shrink);
+      img = await decodeJpeg(bytes, maxPixels, into, shrink, orientation);
     } catch (e) {
       if (into) pool!.give(into);
       if (isNativeError(e, 'IMAGE'))
@@ -136,6 +142,23 @@ export async function decodeToRgb(
   } catch (e) {
     throw errors.undecodableImage(param, sharpDetail(e, format));
   }
+}
+
+/**
+ * Where a shrunk decode's first pixel starts in the upright file (DecodedImage.shrunk): the decoder averages
+ * whole blocks from the stored image's top-left, so on an axis the upright image runs backwards along (EXIF
+ * orientations 2, 3, 6 and 7 horizontally, 3, 4, 7 and 8 vertically) the partial block comes first.
+ */
+function shrunkOffsets(
+  orientation: number,
+  upright: { width: number; height: number },
+  shrink: number,
+): { offsetX: number; offsetY: number } {
+  const lack = (side: number) => side - shrink * Math.ceil(side / shrink);
+  return {
+    offsetX: [2, 3, 6, 7].includes(orientation) ? lack(upright.width) : 0,
+    offsetY: [3, 4, 7, 8].includes(orientation) ? lack(upright.height) : 0,
+  };
 }
 
 /** The plain-JPEG rule (jpeg-header.ts) on sharp's reading of a header; a colour space other than sRGB or grey is not plain. */

@@ -3,13 +3,6 @@
 import { errors } from '../base/errors.js';
 import { decodeBase64 } from './base64.js';
 import { decodeToRgb, type DecodedImage, type DecodeFor } from './image-decode.js';
-
-/**
- * decodeFor for a caller that forwards the bytes and needs only to know they decode, and their size (a VLM):
- * a plain JPEG is decoded as small as the decoder makes it (1/8). Every byte is still read, so a corrupt file is
- * still refused; the pixels are 1/64 of the memory while the caller waits.
- */
-export const CHECK_ONLY: DecodeFor = { width: 1, height: 1, fit: 'fill' };
 import { fetchMediaBytes } from './fetch.js';
 import type { PixelPool } from './pixel-pool.js';
 import type { Resolver, UrlPolicy } from './url-policy.js';
@@ -20,6 +13,13 @@ export const IMAGE_MAX_PIXELS = 50_000_000;
 export const IMAGE_FETCH_TIMEOUT_MS = 10_000;
 export const IMAGE_MAX_REDIRECTS = 3;
 const MAX_URL_LENGTH = 8192;
+
+/**
+ * decodeFor for a caller that forwards the bytes and needs only to know they decode, and their size (a VLM):
+ * a plain JPEG is decoded as small as the decoder makes it (1/8). Every byte is still read, so a corrupt file is
+ * still refused; the pixels are 1/64 of the memory while the caller waits.
+ */
+export const CHECK_ONLY: DecodeFor = { width: 1, height: 1, fit: 'fill' };
 
 export type ImageInput = { kind: 'url'; url: URL; param: string } | { kind: 'base64'; bytes: Buffer; param: string };
 

@@ -84,13 +84,13 @@ export function readJpegHeader(bytes: Uint8Array): JpegHeader | null {
 }
 
 /**
- * Whether libjpeg-turbo alone decodes it exactly as sharp would: no rotation, no colour management, RGB or grey.
- * An embedded profile counts only when it is the standard sRGB IEC61966-2.1 one, which sharp's transform leaves
- * unchanged: identical pixels on the 19 COCO photos that carry it, where Adobe RGB and Apple profiles moved
- * pixels by up to 138 levels.
+ * Whether the addon decodes it exactly as sharp would: no colour management, RGB or grey; any EXIF orientation
+ * (the addon turns it upright as sharp does). An embedded profile counts only when it is the standard sRGB
+ * IEC61966-2.1 one, which sharp's transform leaves unchanged: identical pixels on the 19 COCO photos that carry
+ * it, where Adobe RGB and Apple profiles moved pixels by up to 138 levels.
  */
 export function isPlainJpeg(h: Pick<JpegHeader, 'orientation' | 'icc' | 'components'>): boolean {
-  return h.orientation === 1 && h.icc !== 'other' && (h.components === 1 || h.components === 3);
+  return h.orientation >= 1 && h.orientation <= 8 && h.icc !== 'other' && (h.components === 1 || h.components === 3);
 }
 
 /** A profile's kind by its header: device manufacturer "IEC " and model "sRGB" make the standard sRGB one. */

@@ -124,6 +124,7 @@ interface ImageAddon {
     maxPixels: number,
     into?: Uint8Array,
     shrink?: number,
+    orientation?: number,
   ): Promise<{ width: number; height: number; data?: Buffer; into?: true } | { unsupported: string }>;
   imageDominantColoursAsync(
     src: Uint8Array,
@@ -506,7 +507,9 @@ export function jpegShrunkSize(width: number, height: number, shrink: JpegShrink
  * JPEG bytes to packed RGB24 with libjpeg-turbo on the libuv pool: baseline and progressive, greyscale, YCbCr
  * or RGB. Resolves null for a well-formed file in a form it leaves to a colour-managed decoder (CMYK, YCCK);
  * rejects with ERR_SIGHTFLOW_IMAGE_FAILED and libjpeg's reason for a corrupt or cut-off file, one over
- * maxPixels, or one with more than 500 progressive scans. EXIF orientation and ICC profiles are not applied.
+ * maxPixels, or one with more than 500 progressive scans. ICC profiles are not applied; the EXIF orientation is
+ * applied when the caller passes it (`orientation`, 1-8, read from the file's header): width and height are then
+ * the upright ones.
  * With `into` that holds the whole image the pixels are written there and `data` is its first width * height * 3
  * bytes (else new memory). Do not write to bytes, nor touch `into`, until the promise settles. With `shrink` the
  * image is decoded at 1/shrink of its size (jpegShrunkSize), each pixel the average of those it covers; maxPixels
@@ -517,6 +520,7 @@ export async function decodeJpeg(
   maxPixels: number,
   into?: Buffer,
   shrink: JpegShrink = 1,
+  orientation = 1,
 ): Promise<DecodedJpeg | null> {
   if (!(bytes instanceof Uint8Array) || bytes.length === 0)
     throw errors.invalidParam('bytes', 'Expected a non-empty Uint8Array of JPEG bytes');
@@ -529,7 +533,14 @@ export async function decodeJpeg(
     throw errors.invalidParam('into', 'Expected a non-empty Buffer to decode into');
   if (!JPEG_SHRINKS.includes(shrink))
     throw errors.invalidParam('shrink', `Expected 1, 2, 4 or 8 for shrink but received ${String(shrink)}`);
-  const r = await withCallerStack(loadAddon<ImageAddon>().imageJpegDecodeAsync(bytes, maxPixels, into, shrink));
+  if (!Number.isInteger(orientation) || orientation < 1 || orientation > 8)
+    throw errors.invalidParam(
+      'orientation',
+      `Expected an EXIF orientation from 1 to 8 but received ${String(orientation)}`,
+    );
+  const r = await withCallerStack(
+    loadAddon<ImageAddon>().imageJpegDecodeAsync(bytes, maxPixels, into, shrink, orientation),
+  );
   if ('unsupported' in r) return null;
   const data = r.into ? into!.subarray(0, r.width * r.height * 3) : r.data!;
   return { data, width: r.width, height: r.height, channels: 3 };

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import { isPlainJpeg, readJpegHeader, type JpegHeader } from '../../src/media/jpeg-header.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
+import { exifOrientation, insertSegment } from '../helpers/exif.js';
 
 function sharpVerdict(
   m: Metadata,
@@ -47,7 +48,7 @@ async function made(
   return img.jpeg({ quality: 90, progressive: opts.progressive ?? false }).toBuffer();
 }
 
-test('made variants: read as sharp reads them, and plain exactly where no rotation or profile applies', async () => {
+test('made variants: read as sharp reads them, and plain exactly where no profile applies', async () => {
   const cases: Array<[string, Parameters<typeof made>[0], boolean]> = [
     ['baseline', {}, true],
     ['progressive', { progressive: true }, true],
@@ -57,6 +58,7 @@ test('made variants: read as sharp reads them, and plain exactly where no rotati
     ['libvips sRGB profile', { icc: 'srgb' }, false],
     ['P3 profile', { icc: 'p3' }, false],
     ['CMYK', { cmyk: true }, false],
+    // sharp writes its own sRGB profile with the EXIF block: not plain for the profile (a bare EXIF block is, below).
     ['EXIF orientation 6', { orientation: 6 }, false],
   ];
   for (const [what, opts, plain] of cases) {
@@ -84,27 +86,10 @@ test('every COCO photo: the same size and verdict as sharp, and nearly all read 
 
 /** A JPEG with `segment` (marker, payload) inserted after SOI. */
 async function withSegment(marker: number, payload: Buffer, base?: Buffer): Promise<Buffer> {
-  const b = base ?? (await made());
-  const len = Buffer.alloc(2);
-  len.writeUInt16BE(payload.length + 2);
-  return Buffer.concat([b.subarray(0, 2), Buffer.from([0xff, marker]), len, payload, b.subarray(2)]);
+  return insertSegment(base ?? (await made()), marker, payload);
 }
 
-function exif(order: 'II' | 'MM', orientation: number, type = 3): Buffer {
-  const t = Buffer.alloc(8 + 2 + 12 + 4);
-  const le = order === 'II';
-  t.write(order, 0, 'latin1');
-  const w16 = (v: number, o: number) => (le ? t.writeUInt16LE(v, o) : t.writeUInt16BE(v, o));
-  const w32 = (v: number, o: number) => (le ? t.writeUInt32LE(v, o) : t.writeUInt32BE(v, o));
-  w16(42, 2);
-  w32(8, 4);
-  w16(1, 8);
-  w16(0x0112, 10);
-  w16(type, 12);
-  w32(1, 14);
-  w16(orientation, 18);
-  return Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), t]);
-}
+const exif = (order: 'II' | 'MM', orientation: number, type = 3) => exifOrientation(orientation, order, type);
 
 test('hand-built headers: both byte orders of EXIF; what it does not follow is left to sharp', async () => {
   for (const order of ['II', 'MM'] as const) {
@@ -114,6 +99,8 @@ test('hand-built headers: both byte orders of EXIF; what it does not follow is l
   }
   const upright = await withSegment(0xe1, exif('II', 1));
   assert.ok(isPlainJpeg((await agrees(upright, 'orientation 1'))!), 'EXIF orientation 1 is plain');
+  const turned = await withSegment(0xe1, exif('MM', 6));
+  assert.ok(isPlainJpeg((await agrees(turned, 'orientation 6'))!), 'so is 6: the addon turns it upright');
   assert.equal(readJpegHeader(await withSegment(0xe1, exif('II', 3, 4))), null, 'orientation that is not a SHORT');
   assert.equal(readJpegHeader(await withSegment(0xe1, exif('II', 9))), null, 'orientation out of range');
   assert.equal(

@@ -98,7 +98,7 @@ test('loadImage for a resize: a large plain JPEG comes back smaller with its own
   const pool = new PixelPool(4 << 20, 8 << 20);
   const img = await loadImage(b64(bytes), { decodeFor: target, pixels: pool });
   assert.deepEqual([img.width, img.height], [251, 190]);
-  assert.deepEqual(img.shrunk, { shrink: 4, width: 1001, height: 757 });
+  assert.deepEqual(img.shrunk, { shrink: 4, width: 1001, height: 757, offsetX: 0, offsetY: 0 });
   assert.equal(img.data.length, 251 * 190 * 3);
   img.release!();
   assert.deepEqual(pool.idle, { buffers: 1, bytes: 251 * 190 * 3 }, 'the pool lent the smaller size');
@@ -107,8 +107,12 @@ test('loadImage for a resize: a large plain JPEG comes back smaller with its own
   assert.deepEqual([whole.width, whole.height, whole.shrunk], [1001, 757, undefined]);
   const near = await loadImage(b64(bytes), { decodeFor: { width: 640, height: 640, fit: 'contain' } });
   assert.deepEqual([near.width, near.height, near.shrunk], [1001, 757, undefined]);
-  // What the native decoder does not read (PNG, CMYK) is decoded whole through sharp.
-  for (const other of [await scene(1001, 757, { format: 'png' }), await scene(1001, 757, { cmyk: true })]) {
+  // What the native decoder does not read (PNG, CMYK, a profile to apply) is decoded whole through sharp.
+  const p3 = await sharp(await scene(1001, 757))
+    .withIccProfile('p3')
+    .jpeg({ quality: 92 })
+    .toBuffer();
+  for (const other of [await scene(1001, 757, { format: 'png' }), await scene(1001, 757, { cmyk: true }), p3]) {
     const o = await loadImage(b64(other), { decodeFor: target });
     assert.deepEqual([o.width, o.height, o.shrunk], [1001, 757, undefined]);
   }
@@ -117,7 +121,10 @@ test('loadImage for a resize: a large plain JPEG comes back smaller with its own
 test('a check-only load decodes at 1/8 and still refuses a corrupt file; wholeImage decodes it again in full', async () => {
   const bytes = await scene(1001, 757);
   const small = await loadImage(b64(bytes), { decodeFor: CHECK_ONLY });
-  assert.deepEqual([small.width, small.height, small.shrunk], [126, 95, { shrink: 8, width: 1001, height: 757 }]);
+  assert.deepEqual(
+    [small.width, small.height, small.shrunk],
+    [126, 95, { shrink: 8, width: 1001, height: 757, offsetX: 0, offsetY: 0 }],
+  );
   const whole = await wholeImage(small, 'image_base64');
   assert.deepEqual([whole.width, whole.height, whole.shrunk, whole.format], [1001, 757, undefined, 'jpeg']);
   assert.ok(whole.data.equals((await loadImage(b64(bytes))).data), 'the pixels of a plain full decode');

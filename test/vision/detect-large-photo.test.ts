@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { openTestServices, type TestServices } from '../helpers/app.js';
 import { carPhoto, cocoSkip } from '../helpers/eval-data.js';
+import { withOrientation } from '../helpers/exif.js';
 import { VisionService } from '../../src/vision/vision.service.js';
 import { decodeToRgb } from '../../src/media/image-decode.js';
 import { requestPixels } from '../../src/media/pixel-pool.js';
@@ -47,5 +48,34 @@ test('a 2560x1920 JPEG: decoded at half size, the objects of a full decode in th
     // Scores move a little with the pixels, not more.
     const score = expected.find((e) => e.class === o.class && iou(e.bbox, o.bbox) === best)!.confidence;
     assert.ok(Math.abs(score - o.confidence) < 0.05, `${o.class}: ${o.confidence} against ${score}`);
+  }
+});
+
+test('the same photo stored turned (EXIF orientation 8): upright boxes in the file pixels, decoded at half size', {
+  skip: cocoSkip,
+}, async () => {
+  const upright = await sharp(carPhoto()!).resize(2560, 1920, { fit: 'fill' }).raw().toBuffer();
+  // Stored turned a quarter clockwise, so a viewer turns it back (orientation 8), as a camera held on its side
+  // writes it; the EXIF block alone, no profile.
+  const stored = await sharp(upright, { raw: { width: 2560, height: 1920, channels: 3 } })
+    .rotate(90)
+    .jpeg({ quality: 90 })
+    .toBuffer();
+  const bytes = withOrientation(stored, 8);
+  const vision = new VisionService(t.s);
+  const idle = requestPixels.idle;
+  const answer = await vision.detect(t.caller(), { image_base64: bytes.toString('base64'), confidence_threshold: 0.4 });
+  // Half-size memory: the pool's own from the test above, or a new buffer of that size; a whole decode's
+  // 2560 x 1920 x 3 bytes would have been new memory of that size.
+  assert.ok(requestPixels.idle.bytes - idle.bytes <= 1280 * 960 * 3, 'decoded at half size');
+  assert.equal(answer.usage.input_tokens, imageTokens(2560, 1920, autoDetail(2560, 1920)));
+  const detector = await t.s.taskModels.readyDetector(5000, 'centernet-coco');
+  const whole = await decodeToRgb(bytes, 'jpeg', 'image', 1e8);
+  assert.deepEqual([whole.width, whole.height], [2560, 1920], 'upright');
+  const expected = await detector.detect(whole, { confidence_threshold: 0.4 });
+  assert.deepEqual(answer.objects.map((o) => o.class).sort(), expected.map((o) => o.class).sort());
+  for (const o of answer.objects) {
+    const best = Math.max(...expected.filter((e) => e.class === o.class).map((e) => iou(e.bbox, o.bbox)));
+    assert.ok(best > 0.9, `${o.class}: IoU ${best.toFixed(3)} with the full decode's upright box`);
   }
 });

@@ -6,6 +6,8 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
+#include "orient.h"
+
 namespace sightflow::image {
 namespace {
 
@@ -69,7 +71,14 @@ bool PlanOutput(ErrorState* st, jpeg_decompress_struct* cinfo, int shrink) {
   return true;
 }
 
-bool ReadPixels(ErrorState* st, jpeg_decompress_struct* cinfo, uint8_t* out, JDIMENSION width, JDIMENSION height) {
+// Rows a photo stored turned is read in before they are placed upright (OrientRows): one strip of stored rows
+// rather than a stored copy of the whole image.
+constexpr int kStripRows = 64;
+
+// Decodes into out (width x height x 3, upright). With orientation 2-8 the stored rows go through `strip`
+// (kStripRows rows of width pixels) and are placed upright; otherwise straight into out.
+bool ReadPixels(ErrorState* st, jpeg_decompress_struct* cinfo, uint8_t* out, JDIMENSION width, JDIMENSION height,
+                int orientation, uint8_t* strip) {
   if (setjmp(st->jump)) return false;
   jpeg_start_decompress(cinfo);
   if (cinfo->output_width != width || cinfo->output_height != height || cinfo->output_components != 3) {
@@ -77,9 +86,22 @@ bool ReadPixels(ErrorState* st, jpeg_decompress_struct* cinfo, uint8_t* out, JDI
     return false;
   }
   const size_t stride = static_cast<size_t>(width) * 3;
-  while (cinfo->output_scanline < height) {
-    JSAMPROW row = out + static_cast<size_t>(cinfo->output_scanline) * stride;
-    jpeg_read_scanlines(cinfo, &row, 1);
+  if (strip == nullptr) {
+    while (cinfo->output_scanline < height) {
+      JSAMPROW row = out + static_cast<size_t>(cinfo->output_scanline) * stride;
+      jpeg_read_scanlines(cinfo, &row, 1);
+    }
+  } else {
+    while (cinfo->output_scanline < height) {
+      const JDIMENSION y0 = cinfo->output_scanline;
+      JDIMENSION n = 0;
+      while (n < static_cast<JDIMENSION>(kStripRows) && cinfo->output_scanline < height) {
+        JSAMPROW row = strip + static_cast<size_t>(n) * stride;
+        n += jpeg_read_scanlines(cinfo, &row, 1);
+      }
+      OrientRows(strip, static_cast<int>(y0), static_cast<int>(n), static_cast<int>(width), static_cast<int>(height),
+                 orientation, out);
+    }
   }
   jpeg_finish_decompress(cinfo);
   return true;
@@ -90,7 +112,7 @@ bool ReadPixels(ErrorState* st, jpeg_decompress_struct* cinfo, uint8_t* out, JDI
 bool IsJpegShrink(int shrink) { return shrink == 1 || shrink == 2 || shrink == 4 || shrink == 8; }
 
 JpegStatus DecodeJpegRgb(const uint8_t* data, size_t size, int64_t max_pixels, JpegImage* out, std::string* reason,
-                         JpegTarget target, int shrink) {
+                         JpegTarget target, int shrink, int orientation) {
   ErrorState st{};
   jpeg_decompress_struct cinfo{};
   cinfo.err = jpeg_std_error(&st.mgr);
@@ -113,13 +135,18 @@ JpegStatus DecodeJpegRgb(const uint8_t* data, size_t size, int64_t max_pixels, J
   } else if (!PlanOutput(&st, &cinfo, shrink)) {
     *reason = Lower(st.message);
   } else {
-    out->width = static_cast<int>(cinfo.output_width);
-    out->height = static_cast<int>(cinfo.output_height);
-    const size_t bytes = static_cast<size_t>(out->width) * static_cast<size_t>(out->height) * 3;
+    const int w = static_cast<int>(cinfo.output_width), h = static_cast<int>(cinfo.output_height);
+    const bool turned = orientation >= 2 && orientation <= 8;
+    out->width = OrientationSwapsSides(orientation) ? h : w;
+    out->height = OrientationSwapsSides(orientation) ? w : h;
+    const size_t bytes = static_cast<size_t>(w) * static_cast<size_t>(h) * 3;
     out->in_target = target.data != nullptr && target.size >= bytes;
     if (!out->in_target) out->rgb.resize(bytes);
-    if (ReadPixels(&st, &cinfo, out->in_target ? target.data : out->rgb.data(), cinfo.output_width,
-                   cinfo.output_height)) {
+    uint8_t* dst = out->in_target ? target.data : out->rgb.data();
+    // A turned photo is decoded a strip of stored rows at a time, each placed upright where the caller reads it.
+    std::vector<uint8_t> strip(turned ? static_cast<size_t>(w) * 3 * kStripRows : 0);
+    if (ReadPixels(&st, &cinfo, dst, cinfo.output_width, cinfo.output_height, orientation,
+                   turned ? strip.data() : nullptr)) {
       status = JpegStatus::kOk;
     } else {
       *reason = Lower(st.message);
