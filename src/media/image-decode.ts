@@ -3,8 +3,9 @@
 // rather than sharp's generic "exceeds limit". Plain sRGB or grey JPEGs (no profile but the standard sRGB one:
 // most photos; turned upright by their EXIF orientation) then decode with libjpeg-turbo in the addon, at about
 // a quarter of the CPU of sharp's pipeline, with identical pixels (docs/capacity.md, "JPEG decoding");
-// everything else goes through sharp, which colour-manages. A caller that resizes the image down anyway (detect) says to what
-// (DecodeFor), and a plain JPEG twice that size or more is decoded smaller while it is decoded.
+// everything else goes through sharp, which colour-manages. A caller that resizes the image down anyway
+// (detect) says to what (DecodeFor), and a plain JPEG twice that size or more is decoded smaller while it is
+// decoded.
 import sharp, { type Metadata } from 'sharp';
 import { errors } from '../base/errors.js';
 import { isNativeError } from '../native/load.js';
