@@ -55,8 +55,17 @@ interface Row {
   fronts_cpu_ms_per_image: number;
 }
 
-/** `sightflow serve` on a free port with `fronts` front processes; `nodeArgs` go before the script (profilers). */
-export function start(label: string, fronts: number, dataDir: string, nodeArgs: string[] = []): Promise<Server> {
+/**
+ * `sightflow serve` on a free port with `fronts` front processes; `nodeArgs` go before the script (profilers);
+ * `env` over the defaults (no video worker unless it says otherwise).
+ */
+export function start(
+  label: string,
+  fronts: number,
+  dataDir: string,
+  nodeArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Server> {
   const child = spawn(
     process.execPath,
     [...nodeArgs, ...scriptArgs(MAIN), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
@@ -67,6 +76,7 @@ export function start(label: string, fronts: number, dataDir: string, nodeArgs: 
         SIGHTFLOW_HTTP_FRONTS: String(fronts),
         SIGHTFLOW_MODELS_DIR: join(projectRoot, 'data', 'models'),
         SIGHTFLOW_NO_WORKER: 'true',
+        ...env,
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     },

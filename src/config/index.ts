@@ -126,6 +126,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_VIDEO_CHECKPOINT_CHUNKS: int(1, 8),
     SIGHTFLOW_VIDEO_CHECKPOINT_MS: int(0, 250),
     SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS: int(50, 15_000),
+    SIGHTFLOW_VIDEO_APPEND_GATHER_MS: int(0, 50, 1000),
     SIGHTFLOW_VIDEO_STREAM_POLL_MS: int(20, 2000),
     SIGHTFLOW_VIDEO_STREAM_BUFFER_BYTES: int(65_536, 4 * 1024 * 1024),
     SIGHTFLOW_VIDEO_STREAM_STALL_MS: int(100, 30_000),
@@ -267,6 +268,11 @@ export interface VideoSettings {
   checkpointMs: number;
   /** An archived `: hb` comment after this long without bytes, to keep idle subscribers' connections open. */
   sseHeartbeatMs: number;
+  /**
+   * How long a live camera's frame chunk waits for other cameras' chunks so they are archived in one
+   * statement (0: never waits); it waits no longer once every live task of the process has one waiting.
+   */
+  appendGatherMs: number;
   /** How long a stream subscriber waits for a wake-up before re-reading the archive anyway. */
   streamPollMs: number;
   /** Recent stream bytes a process keeps in memory per live task that has readers here. */
@@ -624,6 +630,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       checkpointChunks: e.SIGHTFLOW_VIDEO_CHECKPOINT_CHUNKS,
       checkpointMs: e.SIGHTFLOW_VIDEO_CHECKPOINT_MS,
       sseHeartbeatMs: e.SIGHTFLOW_VIDEO_SSE_HEARTBEAT_MS,
+      appendGatherMs: e.SIGHTFLOW_VIDEO_APPEND_GATHER_MS,
       streamPollMs: e.SIGHTFLOW_VIDEO_STREAM_POLL_MS,
       streamBufferBytes: e.SIGHTFLOW_VIDEO_STREAM_BUFFER_BYTES,
       streamStallMs: e.SIGHTFLOW_VIDEO_STREAM_STALL_MS,

@@ -18,6 +18,12 @@ export const FRAME_APPENDED = `status = CASE WHEN status = 'running' THEN 'strea
   lease_expires_at = now() + $4::int * interval '1 millisecond',
   checkpoint = CASE WHEN $5::text = '' THEN checkpoint ELSE $5::text END`;
 
+/** FRAME_APPENDED for a row `t` of a task from the row `i` of an array of frames (stream.sql.ts FRAMES_IN_ONE). */
+export const FRAMES_APPENDED = `status = CASE WHEN t.status = 'running' THEN 'streaming' ELSE t.status END,
+  stream_bytes = t.stream_bytes + i.n, chunk_count = t.chunk_count + 1, progress = i.info::jsonb,
+  lease_expires_at = now() + i.lease_ms * interval '1 millisecond',
+  checkpoint = CASE WHEN i.cp = '' THEN t.checkpoint ELSE i.cp END`;
+
 export const sql = {
   // $8: the bytes the archive starts with (the opening comment, stored in the same transaction).
   insert: `INSERT INTO video_tasks (id, project_id, key_id, status, model, request, job, max_attempts, stream_bytes)

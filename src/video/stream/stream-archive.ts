@@ -90,16 +90,49 @@ interface Tail {
   model: string;
 }
 
+/** A frame waiting to be appended at its task's tail. */
+interface WaitingFrame {
+  taskId: string;
+  owner: string;
+  /** The chunk's SSE event text, and its bytes once encoded. */
+  text: string;
+  bytes?: Buffer;
+  info: string;
+  leaseMs: number;
+  checkpoint: string | null;
+  tail: Tail;
+  resolve: (appended: boolean) => void;
+  reject: (e: unknown) => void;
+}
+
+/** At most this many frames a statement (a bound on its parameters' size). */
+const MAX_FRAMES_A_STATEMENT = 64;
+
 export class StreamArchive {
   /** Per task this process streams, its last frame append's tail; taken out while an append is in flight. */
   private readonly tails = new Map<string, Tail>();
-  /** Frame chunks appended in one statement and under the row lock (tests read it). */
-  readonly frameAppends = { oneStatement: 0, locked: 0 };
+  /**
+   * Frame chunks appended without the row lock (alone or with other tasks' frames) and under it, and the
+   * statements that carried several tasks' frames (tests read it).
+   */
+  readonly frameAppends = { oneStatement: 0, locked: 0, batches: 0 };
+  /** Frames waiting for the statement in flight to end. */
+  private readonly waiting: WaitingFrame[] = [];
+  /** A statement of waiting frames is in flight or about to start. */
+  private writing = false;
+  /** Set while live frames wait for others before a statement starts. */
+  private gatherTimer: NodeJS.Timeout | undefined;
+  /** Live tasks this process appends to: once each has a frame waiting, the wait for company is over. */
+  private readonly liveTasks = new Set<string>();
+  /** How long a live frame waits for other cameras' frames when no statement is in flight. */
+  private readonly gatherMs: number;
 
   constructor(
     private readonly s: Services,
     private readonly hub: StreamHub,
-  ) {}
+  ) {
+    this.gatherMs = s.config.video.appendGatherMs;
+  }
 
   /**
    * Runs fn with the task row locked; fn's appended bytes land at the current end. Subscribers are told
@@ -176,10 +209,17 @@ export class StreamArchive {
   /** This process appends no more to the task (its worker ended): its tail is not kept. */
   forget(taskId: string): void {
     this.tails.delete(taskId);
+    this.liveTasks.delete(taskId);
   }
 
-  /** The one-statement append at `tail`; false when the row is no longer as it says (nothing was written). */
-  private async appendAtTail(
+  /**
+   * The one-statement append at `tail`; false when the row is no longer as it says (nothing was written).
+   * Frames of other tasks that arrive while a statement is in flight wait and go together in the next one
+   * (appendFrames): a live camera makes an append a frame, and on the embedded database each statement is
+   * main-thread time, most of it the statement's own, not its rows' (docs/capacity.md, "The embedded
+   * database's cost"). One frame alone goes as before; nothing waits for company when the database is idle.
+   */
+  private appendAtTail(
     taskId: string,
     owner: string,
     frame: FrameOutput,
@@ -187,29 +227,125 @@ export class StreamArchive {
     checkpoint: string | null,
     tail: Tail,
   ): Promise<boolean> {
-    const bytes = Buffer.from(frameEvent(taskId, tail.chunks, frame, tail.model), 'utf8');
-    const end = tail.end + bytes.length;
+    const text = frameEvent(taskId, tail.chunks, frame, tail.model);
+    return new Promise<boolean>((resolve, reject) => {
+      this.waiting.push({
+        taskId,
+        owner,
+        text,
+        info: JSON.stringify(frame.stream_info),
+        leaseMs,
+        checkpoint,
+        tail,
+        resolve,
+        reject,
+      });
+      // A live camera's frame waits a little for other cameras' frames, until each live task has one waiting;
+      // a file's frame does not (its task appends one frame after another as fast as it decodes, so a wait
+      // would be its pace).
+      const live = frame.stream_info.live === true;
+      if (live) this.liveTasks.add(taskId);
+      if (this.writing) return;
+      if (live && this.gatherMs > 0 && this.waiting.length < this.liveTasks.size) {
+        this.gatherTimer ??= setTimeout(() => this.startWriting(), this.gatherMs);
+        return;
+      }
+      // Frames made in the same turn of the event loop (a batch of cameras' detections) go together.
+      this.writing = true;
+      setImmediate(() => this.startWriting());
+    });
+  }
+
+  private startWriting(): void {
+    if (this.gatherTimer) {
+      clearTimeout(this.gatherTimer);
+      this.gatherTimer = undefined;
+    }
+    this.writing = true;
+    void this.writeWaiting();
+  }
+
+  /** Writes the waiting frames, a statement at a time, until none wait. */
+  private async writeWaiting(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const group = this.waiting.splice(0, MAX_FRAMES_A_STATEMENT);
+      let appended: Set<string>;
+      try {
+        appended = group.length === 1 ? await this.writeOne(group[0]!) : await this.writeMany(group);
+      } catch (e) {
+        // The statement is one transaction: none of its frames was written; each caller hears why.
+        for (const f of group) f.reject(e);
+        continue;
+      }
+      if (group.length > 1) this.frameAppends.batches++;
+      for (const f of group) {
+        const ok = appended.has(f.taskId);
+        if (ok) {
+          this.tails.set(f.taskId, {
+            end: f.tail.end + f.bytes!.length,
+            chunks: f.tail.chunks + 1,
+            model: f.tail.model,
+          });
+          this.frameAppends.oneStatement++;
+        }
+        f.resolve(ok);
+        // After the commit, as withTask does; a subscriber's failure is not the append's.
+        if (ok) {
+          try {
+            this.hub.publish(f.taskId, { from: f.tail.end, bytes: f.bytes! });
+          } catch (e) {
+            this.s.log.error({ err: e, taskId: f.taskId }, 'stream subscriber failed on an appended frame');
+          }
+        }
+      }
+    }
+    this.writing = false;
+  }
+
+  private async writeOne(f: WaitingFrame): Promise<Set<string>> {
+    f.bytes = Buffer.from(f.text, 'utf8');
     const params = [
-      taskId,
-      bytes.length,
-      JSON.stringify(frame.stream_info),
-      leaseMs,
-      checkpoint,
-      tail.end,
-      owner,
-      bytes,
-      tail.chunks,
+      f.taskId,
+      f.bytes.length,
+      f.info,
+      f.leaseMs,
+      f.checkpoint,
+      f.tail.end,
+      f.owner,
+      f.bytes,
+      f.tail.chunks,
     ];
-    const notify = this.hub.notifyArgs(taskId, end);
+    const notify = this.hub.notifyArgs(f.taskId, f.tail.end + f.bytes.length);
     const rows = await this.s.db.query(
       notify ? sql.appendFrameNotify : sql.appendFrame,
       notify ? [...params, ...notify] : params,
     );
-    if (rows.length !== 1) return false;
-    this.tails.set(taskId, { end, chunks: tail.chunks + 1, model: tail.model });
-    this.frameAppends.oneStatement++;
-    this.hub.publish(taskId, { from: tail.end, bytes });
-    return true;
+    return new Set(rows.length === 1 ? [f.taskId] : []);
+  }
+
+  private async writeMany(group: WaitingFrame[]): Promise<Set<string>> {
+    const cols: unknown[][] = Array.from({ length: 9 }, () => []);
+    for (const f of group) {
+      f.bytes = Buffer.from(f.text, 'utf8');
+      const row = [
+        f.taskId,
+        f.bytes.length,
+        f.info,
+        f.leaseMs,
+        f.checkpoint,
+        f.tail.end,
+        f.owner,
+        f.text,
+        f.tail.chunks,
+      ];
+      for (let c = 0; c < 9; c++) cols[c]!.push(row[c]);
+    }
+    const channel = this.hub.notifyChannel();
+    const rows = await this.s.db.query(
+      channel ? sql.appendFramesNotify : sql.appendFrames,
+      channel ? [...cols, channel] : cols,
+    );
+    return new Set(rows.map((r) => String(r.task_id)));
   }
 
   /** A heartbeat comment for idle subscribers, while this worker still owns a live task. */
@@ -233,6 +369,7 @@ export class StreamArchive {
     f: Finish,
   ): Promise<TaskState> {
     this.tails.delete(task.id);
+    this.liveTasks.delete(task.id);
     const cancel = task.status === 'cancelling' && f.status !== 'cancelled';
     const status = cancel ? 'cancelled' : f.status;
     const reason = cancel ? 'cancelled' : f.reason;

@@ -65,6 +65,11 @@ export class StreamHub {
     if (args) await q.query(sql.notify, args);
   }
 
+  /** pg_notify's channel (null on PGlite: no other process to tell). */
+  notifyChannel(): string | null {
+    return this.s.db.kind === 'postgres' ? CHANNEL : null;
+  }
+
   /** pg_notify's channel and payload for a change to a task (null on PGlite: no other process to tell). */
   notifyArgs(taskId: string, end?: number): [string, string] | null {
     return this.s.db.kind === 'postgres' ? [CHANNEL, end === undefined ? taskId : `${taskId} ${end}`] : null;

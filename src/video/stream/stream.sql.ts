@@ -1,7 +1,7 @@
 // The stream archive: rows of SSE bytes keyed by the offset where each starts. Appends happen under the
 // task's row lock (tasks.sql.ts `lock`), or in one statement that changes nothing unless the task's row still
 // ends where its writer last left it, so offsets are contiguous and never overlap.
-import { FRAME_APPENDED } from '../tasks.sql.js';
+import { FRAME_APPENDED, FRAMES_APPENDED } from '../tasks.sql.js';
 
 /**
  * A frame chunk in one statement, for the worker that made the task's last append: the task moves on
@@ -17,8 +17,36 @@ const FRAME_IN_ONE = `WITH moved AS (
     RETURNING id),
   stored AS (INSERT INTO video_stream_bytes (task_id, byte_offset, bytes) SELECT id, $6, $8 FROM moved RETURNING task_id)`;
 
+/**
+ * The frame chunks of several tasks in one statement, each as FRAME_IN_ONE: arrays of one element a frame
+ * ($1 task ids, $2 byte lengths, $3 stream_info as JSON text, $4 lease ms, $5 checkpoints, $6 the archive's end
+ * each expects, $7 owners, $8 the chunks as text, $9 chunk counts each expects). A task whose row moved
+ * matches no row and is not in the answer; the others are appended. At most one frame a task, so a row is
+ * updated once.
+ */
+const FRAMES_IN_ONE = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::text[],
+                         $8::text[], $9::int[])
+      AS i(id, n, info, lease_ms, cp, tail_end, owner, bytes, chunks)),
+  moved AS (
+    UPDATE video_tasks t
+    SET ${FRAMES_APPENDED}
+    FROM input i
+    WHERE t.id = i.id AND t.lease_owner = i.owner AND t.status IN ('running', 'streaming')
+      AND t.stream_bytes = i.tail_end AND t.chunk_count = i.chunks
+    RETURNING t.id),
+  stored AS (INSERT INTO video_stream_bytes (task_id, byte_offset, bytes)
+    SELECT i.id, i.tail_end, convert_to(i.bytes, 'UTF8') FROM moved JOIN input i ON i.id = moved.id
+    RETURNING task_id, byte_offset)`;
+
 export const sql = {
   appendFrame: `${FRAME_IN_ONE} SELECT task_id FROM stored`,
+  /** Several tasks' frames (FRAMES_IN_ONE): the ids appended. */
+  appendFrames: `${FRAMES_IN_ONE} SELECT s.task_id FROM stored s`,
+  /** The same on PostgreSQL, telling other processes each task's new end at commit ($10: the channel). */
+  appendFramesNotify: `${FRAMES_IN_ONE}
+    SELECT s.task_id, pg_notify($10, s.task_id || ' ' || (i.tail_end + i.n)::text)
+    FROM stored s JOIN input i ON i.id = s.task_id`,
   /** The same on PostgreSQL, telling other processes at commit (pg_notify($10, $11), as stream-hub.ts). */
   appendFrameNotify: `${FRAME_IN_ONE} SELECT pg_notify($10, $11) FROM stored`,
   append: `INSERT INTO video_stream_bytes (task_id, byte_offset, bytes) VALUES ($1, $2, $3)`,
