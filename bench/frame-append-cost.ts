@@ -3,7 +3,9 @@
 // (appendFrames, as the archive sends the frames that waited together). The embedded database runs on the serving
 // process's main thread, so for it this CPU is event-loop time a camera's frame costs (docs/capacity.md, "The
 // embedded database's cost"). Forms alternate round by round on one fresh database. Run by hand:
-//   node --import tsx bench/frame-append-cost.ts [--cameras 50] [--batch 1,4,16,50] [--rounds 3] [--frames 400]
+//   node --import tsx bench/frame-append-cost.ts [--cameras 50] [--batch 4,16,50] [--rounds 3] [--frames 400]
+//     [--checkpoint]
+//   --checkpoint: each frame stores a live camera's checkpoint, as a live task's every chunk does.
 //   DATABASE_URL=postgres://... the same against PostgreSQL (the client's CPU, this process's only).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,9 +18,10 @@ import { sql } from './frame-append-cost.sql.js';
 
 const args = process.argv.slice(2);
 const cameras = Number(argValue(args, 'cameras') ?? 50);
-const batches = (argValue(args, 'batch') ?? '1,4,16,50').split(',').map(Number);
+const batches = (argValue(args, 'batch') ?? '4,16,50').split(',').map(Number);
 const rounds = Number(argValue(args, 'rounds') ?? 3);
 const frames = Number(argValue(args, 'frames') ?? 400);
+const withCheckpoint = args.includes('--checkpoint');
 const dir = mkdtempSync(join(tmpdir(), 'sightflow-frame-append-'));
 const db = await openMigratedDb(loadConfig(process.env, { dataDir: dir }));
 const OWNER = 'bench-worker';
@@ -33,6 +36,22 @@ const info = JSON.stringify({
   width: 1920,
   height: 1080,
 });
+const checkpoint = (i: number) =>
+  withCheckpoint
+    ? JSON.stringify({
+        v: 2,
+        frames: i + 1,
+        frame_index: 5 * i,
+        stream_time_ms: 200 * i,
+        received_at_ms: Date.now(),
+        decoded_frames: 5 * i + 1,
+        dropped_frames: 4 * i,
+        reconnects: 0,
+        elapsed_ms: 200 * i + 13,
+        next_track_id: 42,
+        live: true,
+      })
+    : '';
 const objects = Array.from({ length: 8 }, (_, i) => ({
   track_id: i + 1,
   label: 'person',
@@ -55,7 +74,17 @@ try {
   const one = async (text: string, id: string) => {
     const t = tails.get(id)!;
     const bytes = Buffer.from(chunk(id, t.chunks));
-    const rows = await db.query(text, [id, bytes.length, info, LEASE_MS, '', t.end, OWNER, bytes, t.chunks]);
+    const rows = await db.query(text, [
+      id,
+      bytes.length,
+      info,
+      LEASE_MS,
+      checkpoint(t.chunks),
+      t.end,
+      OWNER,
+      bytes,
+      t.chunks,
+    ]);
     if (rows.length !== 1) throw new Error(`${id}: not appended`);
     tails.set(id, { end: t.end + bytes.length, chunks: t.chunks + 1 });
   };
@@ -67,7 +96,8 @@ try {
       const t = tails.get(id)!;
       const text = chunk(id, t.chunks);
       const n = Buffer.byteLength(text);
-      for (const [c, v] of [id, n, info, LEASE_MS, '', t.end, OWNER, text, t.chunks].entries()) cols[c]!.push(v);
+      for (const [c, v] of [id, n, info, LEASE_MS, checkpoint(t.chunks), t.end, OWNER, text, t.chunks].entries())
+        cols[c]!.push(v);
       next.push([id, { end: t.end + n, chunks: t.chunks + 1 }]);
     }
     const rows = await db.query(archiveSql.appendFrames, cols);
@@ -104,6 +134,7 @@ try {
     JSON.stringify({
       database: db.kind,
       cameras,
+      checkpoint: withCheckpoint,
       rounds,
       frames,
       result: forms.map(([name]) => ({ form: name, ms_per_frame: +best.get(name)!.toFixed(3) })),

@@ -21,7 +21,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { cpuMs } from '../proc-cpu.js';
+import { cpuMs, threadCpuMs } from '../proc-cpu.js';
 import { sseReads } from '../sse-reads.js';
 import { type Server, startServer, stopServer } from './staged-server.js';
 import { startTsCameras, type TsCameras } from './ts-cameras.js';
@@ -182,6 +182,7 @@ async function row(a: Args, cams: TsCameras, hwaccel: Hwaccel, n: number, work: 
     const firstChunkS = round((performance.now() - t0 - startMs) / 1000);
     await sleep(1000);
     const cpu0 = cpuMs(s.child.pid!);
+    const main0 = threadCpuMs(s.child.pid!);
     const w0 = performance.now();
     windowOpen = true;
     await sleep((a.seconds * 1000) / 2);
@@ -189,6 +190,7 @@ async function row(a: Args, cams: TsCameras, hwaccel: Hwaccel, n: number, work: 
     await sleep((a.seconds * 1000) / 2);
     windowClosed = true;
     const cpu = cpuMs(s.child.pid!) - cpu0;
+    const main = threadCpuMs(s.child.pid!) - main0;
     const windowS = (performance.now() - w0) / 1000;
     ac.abort();
     await Promise.allSettled(readers);
@@ -252,6 +254,8 @@ async function row(a: Args, cams: TsCameras, hwaccel: Hwaccel, n: number, work: 
       drops_not_by_policy: whyNot.length ? whyNot.join('; ') : null,
       cpu_ms_per_frame: processed > 0 ? round(cpu / processed, 2) : null,
       cpu_ms_per_camera_frame: decoded > 0 ? round(cpu / decoded, 2) : null,
+      // The server's event loop, one core for all its cameras: 1000 / (this x 5) cameras fill it.
+      main_thread_ms_per_frame: processed > 0 ? round(main / processed, 2) : null,
       server_cores: round(cpu / 1000 / windowS, 2),
       nvdec_utilisation_pct: nvdec,
     };

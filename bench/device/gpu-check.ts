@@ -333,8 +333,8 @@ function cameraLines(cameras: Record<string, any> | null, lines: string[]): Reco
   lines.push(
     `${cameras.source}; sampled at ${cameras.sample_fps} fps; ${cameras.steps}. Lag: a chunk's arrival at an SSE subscriber minus its received_at_ms (when the decoder received the frame).`,
     '',
-    '| asked | cameras | decoder path | FFmpeg | frames/s per camera (median, min) | lag p50 ms | lag p95 ms | late drops per camera | drops by policy | server CPU ms per processed frame | per camera frame | server cores | NVDEC % |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| asked | cameras | decoder path | FFmpeg | frames/s per camera (median, min) | lag p50 ms | lag p95 ms | late drops per camera | drops by policy | server CPU ms per processed frame | per camera frame | main thread ms per processed frame | server cores | NVDEC % |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   );
   const rows = (cameras.rows ?? []) as Array<Record<string, any>>;
   for (const r of rows) {
@@ -342,7 +342,7 @@ function cameraLines(cameras: Record<string, any> | null, lines: string[]): Reco
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
     lines.push(
-      `| ${r.hwaccel} | ${r.cameras} | ${paths}${r.fallback ? ` (fallback: ${r.fallback})` : ''} | ${r.ffmpeg} | ${r.fps_per_camera_median}, ${r.fps_per_camera_min} | ${r.lag_p50_ms} | ${r.lag_p95_ms} | ${r.late_drops_per_camera} | ${r.drops_by_policy ? 'yes' : `no: ${r.drops_not_by_policy}`} | ${r.cpu_ms_per_frame} | ${r.cpu_ms_per_camera_frame} | ${r.server_cores} | ${r.nvdec_utilisation_pct ?? '-'} |`,
+      `| ${r.hwaccel} | ${r.cameras} | ${paths}${r.fallback ? ` (fallback: ${r.fallback})` : ''} | ${r.ffmpeg} | ${r.fps_per_camera_median}, ${r.fps_per_camera_min} | ${r.lag_p50_ms} | ${r.lag_p95_ms} | ${r.late_drops_per_camera} | ${r.drops_by_policy ? 'yes' : `no: ${r.drops_not_by_policy}`} | ${r.cpu_ms_per_frame} | ${r.cpu_ms_per_camera_frame} | ${r.main_thread_ms_per_frame ?? '-'} | ${r.server_cores} | ${r.nvdec_utilisation_pct ?? '-'} |`,
     );
   }
   // A number of cameras holds when every camera keeps >= 90% of the sampling rate, lag p95 is under 1 s and

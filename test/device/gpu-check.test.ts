@@ -140,6 +140,7 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   for (const x of cams) {
     assert.ok(x.processed > 0 && x.fps_per_camera_median > 0 && x.lag_p95_ms > 0, JSON.stringify(x));
     assert.ok(x.cpu_ms_per_frame > 0 && x.cpu_ms_per_camera_frame > 0, JSON.stringify(x));
+    assert.ok(x.main_thread_ms_per_frame > 0 && x.main_thread_ms_per_frame < x.cpu_ms_per_frame, JSON.stringify(x));
     assert.equal(typeof x.drops_by_policy, 'boolean');
   }
   assert.deepEqual(cams[0]!.decoder_paths, { software: 2 });
