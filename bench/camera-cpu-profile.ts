@@ -9,6 +9,7 @@
 //     [--stacks FILE] [--json]
 //   --model tiny: the detector with next to no compute (bench fronts --model tiny), as behind a GPU; its two
 //   fixed boxes make tracking cheaper than the walk's people do.
+// DATABASE_URL in the environment: the server on that PostgreSQL database instead of the embedded one.
 // Needs perf and the evaluation data. Run by hand, not by the suite.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,7 @@ const FPS = 5;
 /** The parts, tried on each frame from the innermost out; the first frame that names one decides. */
 const PARTS: Array<[string, RegExp]> = [
   ['embedded database (PGlite)', /pglite|wasm/],
+  ['PostgreSQL client (DATABASE_URL)', /node_modules\/(pg|pg-protocol|pg-pool)\//],
   ['SSE subscribers (uWS writes)', /src\/http\/(sse|uws)|uws_/],
   ['stream: chunk, archive, fan-out', /src\/video\/stream\//],
   ['tracking', /src\/native\/track|pipeline\/(target-tracker|continued-track-ids|track-summary)|Tracker/],
