@@ -217,7 +217,8 @@ export async function scoreModel(
       for (const d of raw) if (toCoco[d.classId] >= 0) dets.push({ ...d, classId: toCoco[d.classId], image: f });
     }
     // A refused rewrite loads the graph as it was: its score must not pass for the rewritten graph's.
-    if ((dequantize || fp16) && warned.length) throw new Error(`${id}: ${warned.join('; ')}`);
+    if ((dequantize || fp16 || warned.some((w) => w.includes('float16'))) && warned.length)
+      throw new Error(`${id}: ${warned.join('; ')}`);
     const m = meanAp(dets, gts);
     const mapped = toCoco.filter((c) => c >= 0).length;
     return {

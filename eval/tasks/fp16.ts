@@ -12,7 +12,7 @@ import { argValue, chooseModel } from '../lib/model-choice.js';
 import { evalImages, scoreModel } from './detect.js';
 
 /** The most mAP@0.5 may move between the float32 and float16 graphs. */
-const MAX_DELTA = 0.005;
+export const MAX_DELTA = 0.005;
 
 export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
   if (skipWithoutEvalData({ json }, 'detection_coco128')) return;

@@ -1,8 +1,9 @@
 // The rewrites a model's graph takes as it loads, as one plan: which steps apply is decided on the main thread
 // from the settings (graphPlan), and the session worker that loads the model carries them out (makeGraph), so
 // decoding and re-encoding a graph of megabytes never holds the thread that serves requests. The order is
-// fixed: an int8 graph made float, a free batch axis, float16, then a detector's bytes input (each later step
-// sees what the earlier ones made). A step that refuses leaves the graph as it was and says why.
+// fixed: a float16 export made to take and give float32, an int8 graph made float, a free batch axis,
+// float16, then a detector's bytes input (each later step sees what the earlier ones made). A step that
+// refuses leaves the graph as it was and says why.
 // The steps (and the ONNX protobuf library they decode with) are imported by the plan that takes them: most
 // processes load no graph that needs one.
 import { readFile } from 'node:fs/promises';
@@ -12,6 +13,11 @@ import type { Uint8Preprocess } from './uint8-input.js';
 
 /** The steps asked of one graph; an absent one is not tried. */
 export interface GraphPlan {
+  /**
+   * A graph with float16 inputs or outputs (an export in float16): cast to float32 at its edges, float16 kept
+   * inside, or float32 throughout (float16-export.ts).
+   */
+  float16Export?: 'edges' | 'widen';
   /** Which int8 forms become float (dequantize-graph.ts). */
   dequantize?: DequantizeForms;
   /** A free first axis, for dynamic batching (batch-axis.ts). */
@@ -24,6 +30,7 @@ export interface GraphPlan {
 
 /** Each step's refusal, by step. */
 export interface GraphRefusals {
+  float16Export?: string;
   dequantize?: string;
   batchAxis?: string;
   fp16?: string;
@@ -51,6 +58,8 @@ export interface GraphSettings {
   batchAxis: boolean;
   /** The model's graph may run in float16. */
   float16: boolean;
+  /** The graph's declared inputs or outputs include float16 (it was exported in float16). */
+  float16Io?: boolean;
   /** A detector's preprocessing, where known. */
   pre?: Uint8Preprocess;
 }
@@ -62,16 +71,20 @@ export interface GraphSettings {
  */
 export function graphPlan(s: GraphSettings): GraphPlan {
   const plan: GraphPlan = {};
+  const fp16 = rewriteApplies(s.fp16, s.providers);
+  // An export in float16 keeps its float16 where float16 applies (it needs no float16 rewrite then), and is
+  // float32 throughout elsewhere.
+  if (s.float16Io) plan.float16Export = fp16 ? 'edges' : 'widen';
   if (s.dequantize !== 'off') plan.dequantize = rewriteApplies(s.dequantize, s.providers) ? 'any' : 'dynamic';
   if (s.batchAxis) plan.batchAxis = true;
-  if (s.float16 && rewriteApplies(s.fp16, s.providers)) plan.fp16 = true;
+  if (s.float16 && fp16 && !s.float16Io) plan.fp16 = true;
   if (s.pre && rewriteApplies(s.uint8Input, s.providers)) plan.uint8 = s.pre;
   return plan;
 }
 
 /** Whether the plan asks anything (nothing: the source loads as it is, unread). */
 export const plansAnything = (p: GraphPlan): boolean =>
-  p.dequantize !== undefined || !!p.batchAxis || !!p.fp16 || p.uint8 !== undefined;
+  p.float16Export !== undefined || p.dequantize !== undefined || !!p.batchAxis || !!p.fp16 || p.uint8 !== undefined;
 
 /** Carries out the plan on `src` (a prepared file's path or a graph in memory). */
 export async function makeGraph(src: Uint8Array | string, plan: GraphPlan): Promise<GraphOutcome> {
@@ -83,6 +96,12 @@ export async function makeGraph(src: Uint8Array | string, plan: GraphPlan): Prom
     changed ||= next !== bytes;
     bytes = next;
   };
+  if (plan.float16Export) {
+    const { withFloat32Edges, widenedToFloat32 } = await import('./float16-export.js');
+    const r = plan.float16Export === 'edges' ? withFloat32Edges(bytes) : widenedToFloat32(bytes);
+    if (!r.ok) out.refused.float16Export = r.reason;
+    else if (r.changed) took(r.bytes);
+  }
   if (plan.dequantize) {
     const { dequantizeGraph } = await import('./dequantize-graph.js');
     const r = dequantizeGraph(bytes, plan.dequantize);

@@ -12,12 +12,17 @@ export interface OnnxTensorInfo {
   elemType: number;
 }
 
+/** TensorProto.DataType of float16. */
+export const ELEM_FLOAT16 = 10;
+
 export interface OnnxModelInfo {
   metadata: Record<string, string>;
   inputs: OnnxTensorInfo[];
   outputs: OnnxTensorInfo[];
   producer: string;
 }
+
+import { open, type FileHandle } from 'node:fs/promises';
 
 // Protobuf wire types.
 const VARINT = 0;
@@ -176,5 +181,91 @@ function readTensorType(t: Reader, out: OnnxTensorInfo): void {
         out.shape.push(value);
       }
     } else t.skip(wire);
+  }
+}
+
+/**
+ * The graph's declared inputs and outputs of an ONNX file on disk, read without reading its weights: the few
+ * bytes of each field's tag and length are read where they lie and the large fields (initialisers, nodes'
+ * tensors) are stepped over, so a model of hundreds of MB costs a few small reads (its graph's inputs and
+ * outputs usually come after its weights). Old exporters' initialisers listed among the inputs stay listed.
+ */
+export async function readOnnxIoFromFile(path: string): Promise<Pick<OnnxModelInfo, 'inputs' | 'outputs'>> {
+  const fh = await open(path, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const file = new FileWindow(fh, size);
+    const out: Pick<OnnxModelInfo, 'inputs' | 'outputs'> = { inputs: [], outputs: [] };
+    let pos = 0;
+    while (pos < size) {
+      const { field, wire, at } = await file.tag(pos);
+      if (field === 7 && wire === LEN) {
+        const { value: len, at: start } = await file.varint(at);
+        let g = start;
+        const end = start + len;
+        if (end > size) throw new Error('the graph runs past the file');
+        while (g < end) {
+          const t = await file.tag(g);
+          if ((t.field === 11 || t.field === 12) && t.wire === LEN) {
+            const { value: n, at: s } = await file.varint(t.at);
+            const vi = readValueInfo(new Reader(await file.bytes(s, n)));
+            (t.field === 11 ? out.inputs : out.outputs).push(vi);
+            g = s + n;
+          } else g = await file.skip(t.wire, t.at);
+        }
+        pos = end;
+      } else pos = await file.skip(wire, at);
+    }
+    return out;
+  } catch (e) {
+    throw new Error(`not a readable ONNX model: ${(e as Error).message}`);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Reads a file in windows of 64 KB, for walking a protobuf's tags and lengths at any offset. */
+class FileWindow {
+  private buf = new Uint8Array(0);
+  private start = 0;
+  constructor(
+    private readonly fh: FileHandle,
+    private readonly size: number,
+  ) {}
+
+  /** At least `n` bytes (fewer at the file's end) from `pos`. */
+  async bytes(pos: number, n: number): Promise<Uint8Array> {
+    if (pos < this.start || pos + n > this.start + this.buf.length) {
+      const len = Math.min(Math.max(n, 65536), this.size - pos);
+      if (len < n) throw new Error('a field runs past the file');
+      const buf = new Uint8Array(len);
+      const { bytesRead } = await this.fh.read(buf, 0, len, pos);
+      this.buf = buf.subarray(0, bytesRead);
+      this.start = pos;
+    }
+    return this.buf.subarray(pos - this.start, pos - this.start + n);
+  }
+
+  async varint(pos: number): Promise<{ value: number; at: number }> {
+    const r = new Reader(await this.bytes(pos, Math.min(10, this.size - pos)));
+    const value = r.varint();
+    return { value, at: pos + r.pos };
+  }
+
+  async tag(pos: number): Promise<{ field: number; wire: number; at: number }> {
+    const { value, at } = await this.varint(pos);
+    return { field: Math.floor(value / 8), wire: value & 7, at };
+  }
+
+  /** Where the field whose value starts at `pos` ends. */
+  async skip(wire: number, pos: number): Promise<number> {
+    if (wire === VARINT) return (await this.varint(pos)).at;
+    if (wire === I64) return pos + 8;
+    if (wire === I32) return pos + 4;
+    if (wire === LEN) {
+      const { value, at } = await this.varint(pos);
+      return at + value;
+    }
+    throw new Error(`unsupported protobuf wire type ${wire}`);
   }
 }

@@ -19,6 +19,7 @@ import type { Uint8InputMode, Uint8Preprocess } from './uint8-input.js';
 import { rewriteApplies } from './graph-rewrite-mode.js';
 import type { DequantizeMode } from './dequantize-graph.js';
 import { graphPlan, plansAnything, type GraphOutcome } from './graph-steps.js';
+import { ELEM_FLOAT16, readOnnxInfo, readOnnxIoFromFile } from './onnx-metadata.js';
 import type { Fp16Mode } from './fp16-graph.js';
 
 export type Tensor = ort.Tensor;
@@ -518,6 +519,10 @@ export class ModelHandle {
         if (pre && !this.bytesPre) this.bytesPre = bytesPreprocess(pre);
       }
       this.madeWithOffer = this.bytesPre !== undefined;
+      // An unreadable file is left for the session to refuse with its own words.
+      const io = await (typeof src === 'string' ? readOnnxIoFromFile(src) : Promise.resolve(readOnnxInfo(src))).catch(
+        () => ({ inputs: [], outputs: [] }),
+      );
       const plan = graphPlan({
         dequantize: rt.dequantize,
         fp16: rt.fp16,
@@ -525,6 +530,7 @@ export class ModelHandle {
         providers,
         batchAxis: !this.spec.batch && !!this.spec.dynamicBatch && this.batching.maxBatch > 1,
         float16: !!this.spec.float16,
+        float16Io: [...io.inputs, ...io.outputs].some((t) => t.elemType === ELEM_FLOAT16),
         pre: this.bytesPre,
       });
       const made = plansAnything(plan)
@@ -536,6 +542,7 @@ export class ModelHandle {
       const warn = (why: string | undefined, what: string) => {
         if (why) rt.warn({ model: id, reason: why }, `model ${id} ${what}: ${why}`);
       };
+      warn(refused.float16Export, 'keeps its float16 inputs and outputs');
       warn(refused.dequantize, 'keeps its int8 graph');
       warn(refused.batchAxis, 'runs one image a call');
       warn(refused.fp16, 'runs in float32');

@@ -1,7 +1,8 @@
 // Real exports (yolov8n int8 at 640, yolo11n int8 at 320, a one-class face model, found through
 // eval/byo-dir.ts; skipped without them) added with the real CLI while `sightflow serve` runs on
 // the same data dir: each is checked on the sample image (people found), and the running server serves it
-// within a few seconds without a restart; `models remove` takes it away again.
+// within a few seconds without a restart; `models remove` takes it away again. The YOLOv8 export made float16
+// (test/helpers/half-export.ts) is added and served the same way.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, serve } from '../helpers/cli.js';
 import { BYO_MODELS, byoModelsSkip, byoPath, type ByoModelId } from '../../eval/byo-dir.js';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { halfExport } from '../helpers/half-export.js';
 import { modelsDirWithBuiltins } from '../helpers/inference.js';
 import { SAMPLE_IMAGE } from '../../src/detection/model-check.js';
 
@@ -94,6 +96,28 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
     assert.equal(used.requests, 1);
     assert.ok(used.p50_ms > 0);
   }
+
+  // The same YOLOv8 as a float16 export (inputs and outputs float16, as `export half=True` makes it for a GPU):
+  // before, its check failed on the input's type.
+  const halfFile = join(dir, 'yolov8n-half.onnx');
+  writeFileSync(halfFile, halfExport(readFileSync(byoModelPath('yolov8n-int8'))));
+  const half = await runCli(['models', 'add', halfFile, '--id', 'yolov8n-half', '--data-dir', dir, '--json'], env);
+  assert.equal(half.code, 0, half.stderr);
+  const halfOut = JSON.parse(half.stdout.trim().split('\n').at(-1)!);
+  assert.ok(
+    halfOut.check.objects.some(
+      (o: { class: string; confidence: number }) => o.class === 'person' && o.confidence > 0.5,
+    ),
+    JSON.stringify(halfOut.check),
+  );
+  await until('yolov8n-half served', 5000, async () => ((await get('yolov8n-half')).status === 200 ? true : undefined));
+  const halfDet: Response = await fetch(`http://127.0.0.1:${server.port}/v1/vision/detect`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ image_base64: sample, model: 'yolov8n-half' }),
+  });
+  assert.equal(halfDet.status, 200);
+  assert.ok(((await halfDet.json()) as { objects: { class: string }[] }).objects.some((o) => o.class === 'person'));
 
   // A one-class export with its own labels and serving settings: preloaded by the server on sight, on cpu after
   // an honest warning about cuda (this host has no GPU).
