@@ -5,8 +5,10 @@ set -euo pipefail
 cd "${SIGHTFLOW_ROOT:-$(dirname "$0")/../..}"
 source scripts/lib/node.sh
 
-# onnxruntime-node's postinstall would download CUDA files; the CPU build ships in the package.
-export ONNXRUNTIME_NODE_INSTALL=skip
+# onnxruntime-node's postinstall would download its CUDA provider from outside the npm registry; the CPU
+# build ships in the package. A GPU server asks for it (ONNXRUNTIME_NODE_INSTALL=cuda12: docs/operations.md,
+# "On a GPU server").
+export ONNXRUNTIME_NODE_INSTALL="${ONNXRUNTIME_NODE_INSTALL:-skip}"
 # node-gyp (run by npm ci for binding.gyp) builds against the local headers, never downloaded ones.
 npm_config_nodedir="$(node_headers_dir)"
 export npm_config_nodedir

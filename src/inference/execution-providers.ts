@@ -22,14 +22,31 @@ export function requestedProviders(value: string | undefined): string[] {
   return list.length ? list : ['cpu'];
 }
 
+const nvidiaDriver = () => existsSync('/proc/driver/nvidia/version') || existsSync('/dev/nvidia0');
+
 /** Providers this host can actually use. cpu is always there. */
 export function availableProviders(): string[] {
   const out = ['cpu'];
   const libs = providerLibraries();
-  const driver = existsSync('/proc/driver/nvidia/version') || existsSync('/dev/nvidia0');
+  const driver = nvidiaDriver();
   if (driver && libs.some((f) => f.startsWith('libonnxruntime_providers_cuda'))) out.unshift('cuda');
   if (driver && libs.some((f) => f.startsWith('libonnxruntime_providers_tensorrt'))) out.unshift('tensorrt');
   return out;
+}
+
+/**
+ * What this host lacks for a GPU provider, in words an operator can act on: the driver, or the provider's
+ * library, which onnxruntime-node installs only when asked (setup asks for none unless ONNXRUNTIME_NODE_INSTALL
+ * says so: docs/operations.md, "On a GPU server").
+ */
+export function whyUnavailable(provider: string): string {
+  if (!nvidiaDriver()) return 'no NVIDIA driver';
+  const lib = `libonnxruntime_providers_${provider}`;
+  if (!providerLibraries().some((f) => f.startsWith(lib)))
+    return provider === 'cuda'
+      ? `${lib}.so is not installed beside onnxruntime-node (ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node)`
+      : `${lib}.so is not installed beside onnxruntime-node`;
+  return 'not offered by this host';
 }
 
 function providerLibraries(): string[] {
@@ -53,9 +70,10 @@ export function chooseProviders(requested: string[], available: string[], log: P
     if (!(KNOWN_PROVIDERS as readonly string[]).includes(p)) {
       log.warn({ provider: p, known: KNOWN_PROVIDERS }, `unknown execution provider "${p}" ignored`);
     } else if (!available.includes(p)) {
+      const why = whyUnavailable(p);
       log.warn(
-        { provider: p, available },
-        `execution provider ${p} requested but not available on this host; falling back to cpu`,
+        { provider: p, available, why },
+        `execution provider ${p} requested but not available on this host (${why}); falling back to cpu`,
       );
     } else if (!chosen.includes(p)) {
       chosen.push(p);

@@ -126,6 +126,7 @@ test('the tree: derived defaults, flags over variables, frozen, one line for sev
     checkpointChunks: 8,
     checkpointMs: 250,
     sseHeartbeatMs: 15000,
+    appendGatherMs: 50,
     streamPollMs: 2000,
     streamBufferBytes: 4194304,
     streamStallMs: 30000,

@@ -8,7 +8,7 @@ import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError } from '../../src/base/errors.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
-import { availableProviders } from '../../src/inference/execution-providers.js';
+import { availableProviders, whyUnavailable } from '../../src/inference/execution-providers.js';
 import { ModelsService } from '../../src/models/models-service.js';
 import { createLogger } from '../../src/base/log.js';
 import { collectingLog, modelsDirWithBuiltins, tempDataDir, tinyYoloOnnx } from '../helpers/inference.js';
@@ -75,8 +75,8 @@ test('per-model providers: cuda asked for on a host without it warns and runs on
   assert.deepEqual(h.state().providers, ['cpu']);
   const warnings = log.lines.filter((l) => l.level === 'warn').map((l) => l.msg);
   assert.deepEqual(warnings, [
-    'model wants-gpu: execution provider tensorrt requested but not available on this host; falling back to cpu',
-    'model wants-gpu: execution provider cuda requested but not available on this host; falling back to cpu',
+    `model wants-gpu: execution provider tensorrt requested but not available on this host (${whyUnavailable('tensorrt')}); falling back to cpu`,
+    `model wants-gpu: execution provider cuda requested but not available on this host (${whyUnavailable('cuda')}); falling back to cpu`,
   ]);
 });
 

@@ -3,7 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError, errors } from '../../src/base/errors.js';
-import { availableProviders, chooseProviders, requestedProviders } from '../../src/inference/execution-providers.js';
+import {
+  availableProviders,
+  chooseProviders,
+  requestedProviders,
+  whyUnavailable,
+} from '../../src/inference/execution-providers.js';
 import { ModelQueue } from '../../src/inference/model-queue.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -193,6 +198,19 @@ test('a GPU provider requested on a host without one falls back to CPU with a wa
   );
   assert.ok(
     warnings.some((m) => /cuda requested but not available.*falling back to cpu/.test(m)),
+    warnings.join('\n'),
+  );
+  // The warning says what the host lacks: the driver, or the provider's library and how to install it.
+  const why = whyUnavailable('cuda');
+  assert.ok(
+    why === 'no NVIDIA driver' ||
+      /libonnxruntime_providers_cuda\.so is not installed beside onnxruntime-node \(ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node\)/.test(
+        why,
+      ),
+    why,
+  );
+  assert.ok(
+    warnings.some((m) => m.includes(`cuda requested but not available on this host (${why})`)),
     warnings.join('\n'),
   );
   assert.ok(log.lines.some((l) => l.level === 'info' && /inference runs on cpu/.test(l.msg)));

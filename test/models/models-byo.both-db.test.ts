@@ -145,7 +145,7 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
   assert.equal(face.code, 0, face.stderr);
   assert.match(
     face.stderr,
-    /warning: model faces: execution provider cuda requested but not available on this host; falling back to cpu/,
+    /warning: model faces: execution provider cuda requested but not available on this host \(.+\); falling back to cpu/,
   );
   const loaded = await until('faces preloaded', 10_000, async () => {
     const g = await get('faces');
