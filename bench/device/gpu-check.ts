@@ -174,16 +174,23 @@ function report(work: string, outDir: string): void {
     const refRow = (ref?.rows as Array<Record<string, any>> | undefined)?.find((x) => x.batch === r.batch);
     const ratio = refRow && refRow.images_per_s > 0 ? (r.images_per_s / refRow.images_per_s).toFixed(2) : '-';
     lines.push(
-      `| ${r.model} | ${r.providers} | ${r.sessions} | ${r.batch} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.images_per_call} | ${r.same_as_alone ?? (r.refused ? 'one a call' : '-')} | ${ref?.engine ?? 'none'}${ref?.precision ? ` ${ref.precision}` : ''} | ${refRow?.images_per_s ?? ref?.error ?? ref?.reason ?? '-'} | ${ratio} |`,
+      `| ${r.model} | ${r.providers} | ${r.sessions} | ${r.batch} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.images_per_call} | ${r.error ? `failed: ${r.error}` : (r.same_as_alone ?? (r.refused ? 'one a call' : '-'))} | ${ref?.engine ?? 'none'}${ref?.precision ? ` ${ref.precision}` : ''} | ${refRow?.images_per_s ?? ref?.error ?? ref?.reason ?? '-'} | ${ratio} |`,
     );
   }
   // The in-process ceiling (the best row) against the reference's best, per model: the issue's goal is 0.7.
   const ceilings: Record<string, unknown> = {};
   lines.push('');
+  // A step that failed as a whole (its rows never came) says so; a row that failed says why in its line.
+  if (sightflow?.error) lines.push(`- in-process rows failed: ${sightflow.error}`);
+  if (sweep?.error) lines.push(`- unbatched rows failed: ${sweep.error}`);
   for (const model of [
-    ...new Set(((sightflow?.batch_rows ?? []) as Array<Record<string, any>>).map((r) => r.model as string)),
+    ...new Set(
+      ((sightflow?.batch_rows ?? []) as Array<Record<string, any>>)
+        .filter((r) => !r.error)
+        .map((r) => r.model as string),
+    ),
   ]) {
-    const rows = (sightflow.batch_rows as Array<Record<string, any>>).filter((r) => r.model === model);
+    const rows = (sightflow.batch_rows as Array<Record<string, any>>).filter((r) => r.model === model && !r.error);
     const best = rows.reduce((a, b) => (b.images_per_s > a.images_per_s ? b : a));
     const ref = references[baseModel(model)] as Record<string, any> | null | undefined;
     const refBest = ((ref?.rows ?? []) as Array<Record<string, any>>).reduce(
@@ -209,7 +216,7 @@ function report(work: string, outDir: string): void {
   // Each float16 row against the float32 row of the same graph, providers, sessions and batch.
   const fp16: Array<Record<string, unknown>> = [];
   const batchRows = (sightflow?.batch_rows ?? []) as Array<Record<string, any>>;
-  for (const h of batchRows.filter((r) => float32Of(r.model) !== undefined)) {
+  for (const h of batchRows.filter((r) => float32Of(r.model) !== undefined && !r.error)) {
     const f = batchRows.find(
       (r) =>
         r.model === float32Of(h.model) &&
@@ -239,7 +246,9 @@ function report(work: string, outDir: string): void {
   // Unbatched, one to eight sessions, and whether the GPU's outputs match the CPU's (detections as a set).
   for (const r of (sweep?.rows ?? []) as Array<Record<string, any>>) {
     lines.push(
-      `- unbatched: ${r.model} on ${r.providers}, ${r.sessions} session(s), ${r.clients} client(s): ${r.images_per_s} images/s, p50 ${r.p50_ms} ms`,
+      r.error
+        ? `- unbatched: ${r.model} on ${r.providers}, ${r.sessions} session(s): failed: ${r.error}`
+        : `- unbatched: ${r.model} on ${r.providers}, ${r.sessions} session(s), ${r.clients} client(s): ${r.images_per_s} images/s, p50 ${r.p50_ms} ms`,
     );
   }
   for (const c of (sweep?.checks ?? []) as Array<Record<string, any>>) {

@@ -118,6 +118,8 @@ interface Row {
   batch?: number;
   p99_ms?: number;
   images_per_call?: number;
+  /** The row could not run (a provider that failed to load, a graph it refused): why, and no figures. */
+  error?: string;
 }
 
 /** One in-process ceiling row under dynamic batching, and whether the batched answers equal runs alone. */
@@ -472,7 +474,11 @@ async function measureModel(
               float,
               bytes,
               half,
-            ),
+            ).catch((e: Error) => ({
+              ...failedRow(model, eps, cores, sessions, e),
+              batch: b,
+              same_as_alone: null,
+            })),
           );
       }
     }
@@ -481,7 +487,14 @@ async function measureModel(
   const cpu = await measure(model, file, ['cpu'], cores, 1, 1, args.seconds, true, float, bytes, half);
   rows.push(cpu.row);
   for (const gpu of ['cuda', 'tensorrt'].filter((p) => available.includes(p))) {
-    const g = await measure(model, file, [gpu, 'cpu'], cores, 1, 1, args.seconds, true, float, bytes, half);
+    let g: Awaited<ReturnType<typeof measure>>;
+    try {
+      g = await measure(model, file, [gpu, 'cpu'], cores, 1, 1, args.seconds, true, float, bytes, half);
+    } catch (e) {
+      // The provider failed on this graph: the row says why and the other providers and models still run.
+      rows.push(failedRow(model, [gpu, 'cpu'], cores, 1, e as Error));
+      continue;
+    }
     rows.push(g.row);
     const list = g.dims.length === 3 && g.dims[2] === 6 ? compareDetections(g.first, cpu.first) : undefined;
     checks.push({
@@ -508,6 +521,25 @@ async function measureModel(
   }
 }
 
+/** A row that could not run, with why (its first line). */
+function failedRow(model: string, providers: string[], threads: number, sessions: number, e: Error): Row {
+  const error = String(e?.message ?? e)
+    .split('\n')[0]!
+    .slice(0, 300);
+  console.error(`${model} on ${providers.join(',')}, ${sessions} session(s): failed: ${error}`);
+  return {
+    model,
+    providers: providers.join(','),
+    threads,
+    sessions,
+    clients: 0,
+    images_per_s: 0,
+    p50_ms: 0,
+    split: false,
+    error,
+  };
+}
+
 function report(args: Args, rows: Row[], batchRows: BatchRow[], checks: Check[]): void {
   const cores = availableParallelism();
   const available = availableProviders();
@@ -517,7 +549,7 @@ function report(args: Args, rows: Row[], batchRows: BatchRow[], checks: Check[])
     );
     for (const r of batchRows) {
       console.log(
-        `${r.model.padEnd(20)} ${r.providers.padEnd(16)} ${String(r.sessions).padStart(8)} ${String(r.batch).padStart(5)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${String(r.images_per_call).padStart(11)} ${r.p50_ms.toFixed(1).padStart(6)} ${String(r.p99_ms).padStart(6)} ${r.same_as_alone === null ? (r.refused ? 'one a call: ' + r.refused : '-') : r.same_as_alone}`,
+        `${r.model.padEnd(20)} ${r.providers.padEnd(16)} ${String(r.sessions).padStart(8)} ${String(r.batch).padStart(5)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${String(r.images_per_call).padStart(11)} ${r.p50_ms.toFixed(1).padStart(6)} ${String(r.p99_ms).padStart(6)} ${r.error ? `failed: ${r.error}` : r.same_as_alone === null ? (r.refused ? 'one a call: ' + r.refused : '-') : r.same_as_alone}`,
       );
     }
     if (args.json) console.log(JSON.stringify({ cores, available, batch_rows: batchRows }));
@@ -525,7 +557,7 @@ function report(args: Args, rows: Row[], batchRows: BatchRow[], checks: Check[])
   }
   console.log('model                providers        threads sessions clients images/s p50_ms wide session');
   for (const r of rows) {
-    const wide = r.sessions < 2 ? '' : r.split ? 'alone only' : 'beside';
+    const wide = r.error ? `failed: ${r.error}` : r.sessions < 2 ? '' : r.split ? 'alone only' : 'beside';
     console.log(
       `${r.model.padEnd(20)} ${r.providers.padEnd(16)} ${String(r.threads).padStart(7)} ${String(r.sessions).padStart(8)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${r.p50_ms.toFixed(1).padStart(6)} ${wide}`,
     );
