@@ -95,16 +95,17 @@ fi
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}${libs}"
 
 log "probing the host"
-./node gpu-check.js probe "$work/probe.json"
+./node gpu-check.js probe "$work/probe.json" || echo '{"error": "the probe failed (gpu-check.log)"}' > "$work/probe.json"
 gpu=$(./node -e "const p=require('$work/probe.json'); console.log(p.driver ? 'yes' : '')")
 printf '{"dry_run": %s, "seconds": %s, "batches": [%s], "bundle": "%s"}\n' "$([[ $dry == 1 ]] && echo true || echo false)" "$seconds" "$batches" "$here" > "$work/meta.json"
 
 # The reference, per model, on the graph with a free batch axis.
-trt=$(./node -e "const p=require('$work/probe.json'); console.log(p.tensorrt.trtexec || '')")
+trt=$(./node -e "const p=require('$work/probe.json'); console.log(p.tensorrt?.trtexec || '')")
 engine="none: no NVIDIA driver"
 if [[ -n "$gpu" ]]; then
   if [[ -n "$trt" ]]; then engine=trtexec
-  elif command -v python3 >/dev/null; then engine=$(python3 reference.py --which)
+  elif command -v python3 >/dev/null; then
+    engine=$(python3 reference.py --which 2>>"$work/reference.err" || echo "none: reference.py --which failed (gpu-check.log)")
   else engine="none: no trtexec and no python3"
   fi
   # Neither TensorRT nor ONNX Runtime's CUDA provider for Python: ONNX Runtime's C++ API from the bundle
@@ -126,8 +127,11 @@ for dir in models/*/; do
   dims=$(./node -e "console.log(JSON.parse(process.argv[1]).dims.join(','))" "$shape")
   log "reference for $id: $engine"
   case "$engine" in
-    trtexec) ./node gpu-check.js trtexec "$trt" "$work/$id.batched.onnx" "$batches" "$seconds" "$work" "$work/reference-$id.json" ;;
-    tensorrt|ort-cuda) python3 reference.py --model "$work/$id.batched.onnx" --input "$name" --dims "$dims" --batch "$batches" --seconds "$seconds" --out "$work/reference-$id.json" >/dev/null ;;
+    # A reference that fails is a row of the report that says so, not the end of the check.
+    trtexec) ./node gpu-check.js trtexec "$trt" "$work/$id.batched.onnx" "$batches" "$seconds" "$work" "$work/reference-$id.json" 2>>"$work/reference.err" \
+      || echo "{\"engine\": \"trtexec\", \"error\": \"the TensorRT reference failed (gpu-check.log)\"}" > "$work/reference-$id.json" ;;
+    tensorrt|ort-cuda) python3 reference.py --model "$work/$id.batched.onnx" --input "$name" --dims "$dims" --batch "$batches" --seconds "$seconds" --out "$work/reference-$id.json" >/dev/null 2>>"$work/reference.err" \
+      || echo "{\"engine\": \"$engine\", \"error\": \"reference.py failed (gpu-check.log)\"}" > "$work/reference-$id.json" ;;
     ort-c-api|ort-c-api-dry)
       model=$work/$id.batched.onnx; precision=fp32; provider=cpu
       if [[ $engine == ort-c-api ]]; then
