@@ -140,6 +140,7 @@ try {
     frames: processed,
     frames_per_s_per_camera: +(processed / seconds / n).toFixed(2),
     objects_per_frame: +(objects / Math.max(1, processed)).toFixed(1),
+    lag_p50_ms: lags[Math.floor(0.5 * lags.length)] ?? null,
     lag_p95_ms: lags[Math.floor(0.95 * lags.length)] ?? null,
     samples: samples.length,
     main_thread_ms_per_frame: +msPerFrame.toFixed(2),
@@ -149,7 +150,7 @@ try {
   };
   if (!json) {
     console.log(
-      `main thread: ${result.main_thread_ms_per_frame} ms a frame, ${n} cameras at ${FPS} fps (${result.frames_per_s_per_camera} frames/s each, ${result.objects_per_frame} objects a frame, lag p95 ${result.lag_p95_ms} ms; process ${result.process_cpu_ms_per_frame} ms a frame; one event loop: ~${result.one_event_loop_allows_cameras} cameras)`,
+      `main thread: ${result.main_thread_ms_per_frame} ms a frame, ${n} cameras at ${FPS} fps (${result.frames_per_s_per_camera} frames/s each, ${result.objects_per_frame} objects a frame, lag p50 ${result.lag_p50_ms} p95 ${result.lag_p95_ms} ms; process ${result.process_cpu_ms_per_frame} ms a frame; one event loop: ~${result.one_event_loop_allows_cameras} cameras)`,
     );
     for (const p of parts)
       console.log(`  ${(p.share * 100).toFixed(1).padStart(5)}%  ${p.ms.toFixed(2)} ms  ${p.part}`);
