@@ -8,7 +8,7 @@
 import { skipWithoutEvalData } from '../dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { argValue, chooseModel } from '../lib/model-choice.js';
-import { evalImages, scoreModel } from './detect.js';
+import { evalImages, printScores, rounded, scoreJson, scoreModel } from './detect.js';
 
 /** The most mAP@0.5 the float graph may lose against the int8 one. */
 const MAX_DROP = 0.005;
@@ -24,29 +24,24 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     const float = await scoreModel(chosen.registry, id, images, true);
     const drop = int8.map50 - float.map50;
     console.log(`dequantize eval of ${id} on ${images.length} images (${int8.boxes} labelled boxes; ${int8.about})`);
-    for (const [name, m] of [
+    printScores([
       ['int8 graph as exported ', int8],
       ['graph made float       ', float],
-    ] as const)
-      console.log(
-        `  ${name}  mAP@0.5 ${m.map50.toFixed(4)}  mAP@0.5:0.95 ${m.map50_95.toFixed(4)}  ${m.msP50.toFixed(1)} ms/image p50 (CPU)`,
-      );
+    ] as const);
     const ok = drop <= MAX_DROP;
     console.log(
       `  float - int8: mAP@0.5 ${(-drop).toFixed(4)}, mAP@0.5:0.95 ${(float.map50_95 - int8.map50_95).toFixed(4)} (${ok ? 'within' : 'BEYOND'} the ${MAX_DROP} allowed loss)`,
     );
     if (!ok) process.exitCode = 1;
     if (json) {
-      const r = (v: number, d = 4) => Math.round(v * 10 ** d) / 10 ** d;
-      const out = (m: typeof int8) => ({ map50: r(m.map50), map50_95: r(m.map50_95), ms_p50: r(m.msP50, 1) });
       console.log(
         JSON.stringify({
           task: 'dequantize',
           model: id,
           images: images.length,
-          int8: out(int8),
-          float: out(float),
-          map50_drop: r(drop),
+          int8: scoreJson(int8),
+          float: scoreJson(float),
+          map50_drop: rounded(drop),
           max_drop: MAX_DROP,
           ok,
         }),

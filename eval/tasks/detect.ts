@@ -233,6 +233,24 @@ export async function scoreModel(
   }
 }
 
+/** Each scored graph's line: mAP@0.5, mAP@0.5:0.95 and the CPU's p50 an image. */
+export function printScores(rows: ReadonlyArray<readonly [string, ModelScore]>): void {
+  for (const [name, m] of rows)
+    console.log(
+      `  ${name}  mAP@0.5 ${m.map50.toFixed(4)}  mAP@0.5:0.95 ${m.map50_95.toFixed(4)}  ${m.msP50.toFixed(1)} ms/image p50 (CPU)`,
+    );
+}
+
+/** `v` to `d` decimals, for the JSON lines. */
+export const rounded = (v: number, d = 4) => Math.round(v * 10 ** d) / 10 ** d;
+
+/** A score as the JSON lines give it. */
+export const scoreJson = (m: ModelScore) => ({
+  map50: rounded(m.map50),
+  map50_95: rounded(m.map50_95),
+  ms_p50: rounded(m.msP50, 1),
+});
+
 /** Any detector through the API's path (decode + its own NMS) at score >= 0.001, mAP against the COCO labels. */
 async function runModel(
   id: string,

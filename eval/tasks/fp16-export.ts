@@ -16,7 +16,7 @@ import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { halfExport } from '../../test/helpers/half-export.js';
 import { skipWithoutEvalData } from '../dir.js';
 import { argValue, chooseModel } from '../lib/model-choice.js';
-import { evalImages, scoreModel } from './detect.js';
+import { evalImages, printScores, rounded, scoreJson, scoreModel } from './detect.js';
 import { MAX_DELTA } from './fp16.js';
 
 export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
@@ -60,15 +60,11 @@ async function scoreHalfExport(registry: ModelRegistry, id: string, quick: boole
     console.log(
       `fp16 eval of ${id} exported in float16 on ${images.length} images (${float.boxes} labelled boxes; ${float.about})`,
     );
-    const rows = [
+    printScores([
       ['float graph (float32)', float],
       ['float16 export, as loaded on the CPU (float32 throughout)', widened],
       ['float16 export, SIGHTFLOW_INFERENCE_FP16=on (float16 inside)', kept],
-    ] as const;
-    for (const [name, m] of rows)
-      console.log(
-        `  ${name}  mAP@0.5 ${m.map50.toFixed(4)}  mAP@0.5:0.95 ${m.map50_95.toFixed(4)}  ${m.msP50.toFixed(1)} ms/image p50 (CPU)`,
-      );
+    ]);
     const deltas = [widened.map50 - float.map50, kept.map50 - float.map50];
     const ok = deltas.every((d) => Math.abs(d) <= MAX_DELTA);
     console.log(
@@ -76,17 +72,15 @@ async function scoreHalfExport(registry: ModelRegistry, id: string, quick: boole
     );
     if (!ok) process.exitCode = 1;
     if (json) {
-      const r = (v: number, d = 4) => Math.round(v * 10 ** d) / 10 ** d;
-      const out = (m: typeof float) => ({ map50: r(m.map50), map50_95: r(m.map50_95), ms_p50: r(m.msP50, 1) });
       console.log(
         JSON.stringify({
           task: 'fp16-export',
           model: id,
           images: images.length,
-          float32: out(float),
-          export_widened: out(widened),
-          export_float16: out(kept),
-          map50_deltas: deltas.map((d) => r(d)),
+          float32: scoreJson(float),
+          export_widened: scoreJson(widened),
+          export_float16: scoreJson(kept),
+          map50_deltas: deltas.map((d) => rounded(d)),
           max_delta: MAX_DELTA,
           ok,
         }),

@@ -9,7 +9,7 @@
 import { skipWithoutEvalData } from '../dir.js';
 import type { SuiteOptions } from '../../scripts/suite-runner.js';
 import { argValue, chooseModel } from '../lib/model-choice.js';
-import { evalImages, scoreModel } from './detect.js';
+import { evalImages, printScores, rounded, scoreJson, scoreModel } from './detect.js';
 
 /** The most mAP@0.5 may move between the float32 and float16 graphs. */
 export const MAX_DELTA = 0.005;
@@ -27,30 +27,25 @@ export async function run({ quick, json, args }: SuiteOptions): Promise<void> {
     const delta = half.map50 - full.map50;
     const made = dequantize ? ', made float' : '';
     console.log(`fp16 eval of ${id}${made} on ${images.length} images (${full.boxes} labelled boxes; ${full.about})`);
-    for (const [name, m] of [
+    printScores([
       ['float32 graph', full],
       ['float16 graph', half],
-    ] as const)
-      console.log(
-        `  ${name}  mAP@0.5 ${m.map50.toFixed(4)}  mAP@0.5:0.95 ${m.map50_95.toFixed(4)}  ${m.msP50.toFixed(1)} ms/image p50 (CPU)`,
-      );
+    ] as const);
     const ok = Math.abs(delta) <= MAX_DELTA;
     console.log(
       `  float16 - float32: mAP@0.5 ${delta.toFixed(4)}, mAP@0.5:0.95 ${(half.map50_95 - full.map50_95).toFixed(4)} (${ok ? 'within' : 'BEYOND'} the ${MAX_DELTA} allowed)`,
     );
     if (!ok) process.exitCode = 1;
     if (json) {
-      const r = (v: number, d = 4) => Math.round(v * 10 ** d) / 10 ** d;
-      const out = (m: typeof full) => ({ map50: r(m.map50), map50_95: r(m.map50_95), ms_p50: r(m.msP50, 1) });
       console.log(
         JSON.stringify({
           task: 'fp16',
           model: id,
           ...(dequantize ? { dequantized: true } : {}),
           images: images.length,
-          float32: out(full),
-          float16: out(half),
-          map50_delta: r(delta),
+          float32: scoreJson(full),
+          float16: scoreJson(half),
+          map50_delta: rounded(delta),
           max_delta: MAX_DELTA,
           ok,
         }),

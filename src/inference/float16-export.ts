@@ -10,7 +10,7 @@
 // elsewhere, the widening. Both refuse (say why) graphs with subgraphs, sparse initialisers or weights stored
 // outside the file; the model then loads as exported and its first run names the type it wanted.
 import onnxProto from 'onnx-proto';
-import { decodeModel, DT } from './onnx-tensors.js';
+import { castNode, decodeModel, DT } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
 type Graph = import('onnx-proto').onnx.IGraphProto;
@@ -37,27 +37,37 @@ function refusal(g: Graph): string | undefined {
   return undefined;
 }
 
-const isHalf = (vi: { type?: { tensorType?: { elemType?: number | null } | null } | null }) =>
-  vi.type?.tensorType?.elemType === DT.FLOAT16;
+type ValueInfo = import('onnx-proto').onnx.IValueInfoProto;
 
-const castNode = (from: string, to: string, type: number): Node => ({
-  opType: 'Cast',
-  name: `${to}_node`,
-  input: [from],
-  output: [to],
-  attribute: [{ name: 'to', type: onnx.AttributeProto.AttributeType.INT, i: type }],
-});
-
-/** The graph taking float32 where it took float16 and giving float32 where it gave float16; its inside unchanged. */
-export function withFloat32Edges(bytes: Uint8Array): Float16ExportResult {
+/** The graph decoded, unless refused, with its float16 inputs (initialisers listed as inputs aside) and outputs. */
+function openHalf(
+  bytes: Uint8Array,
+):
+  | { ok: true; model: import('onnx-proto').onnx.ModelProto; graph: Graph; inputs: ValueInfo[]; outputs: ValueInfo[] }
+  | { ok: false; reason: string } {
   const decoded = decodeModel(bytes);
   if (!decoded.ok) return decoded;
-  const { model, graph: g } = decoded;
+  const g = decoded.graph;
   const why = refusal(g);
   if (why) return { ok: false, reason: why };
   const initialisers = new Set((g.initializer ?? []).map((t) => t.name ?? ''));
-  const inputs = (g.input ?? []).filter((i) => isHalf(i) && !initialisers.has(i.name ?? ''));
-  const outputs = (g.output ?? []).filter(isHalf);
+  return {
+    ok: true,
+    model: decoded.model,
+    graph: g,
+    inputs: (g.input ?? []).filter((i) => isHalf(i) && !initialisers.has(i.name ?? '')),
+    outputs: (g.output ?? []).filter(isHalf),
+  };
+}
+
+const isHalf = (vi: { type?: { tensorType?: { elemType?: number | null } | null } | null }) =>
+  vi.type?.tensorType?.elemType === DT.FLOAT16;
+
+/** The graph taking float32 where it took float16 and giving float32 where it gave float16; its inside unchanged. */
+export function withFloat32Edges(bytes: Uint8Array): Float16ExportResult {
+  const opened = openHalf(bytes);
+  if (!opened.ok) return opened;
+  const { model, graph: g, inputs, outputs } = opened;
   if (inputs.length === 0 && outputs.length === 0) return { ok: true, bytes, changed: false, inputs: [], outputs: [] };
   const names = new Set<string>();
   for (const n of g.node ?? []) for (const x of [...(n.input ?? []), ...(n.output ?? [])]) names.add(x);
@@ -160,14 +170,11 @@ function widenAttribute(a: AttributeProto): boolean {
 
 /** The graph with no float16 left: weights, constants, casts and declarations in float32. */
 export function widenedToFloat32(bytes: Uint8Array): Float16ExportResult {
-  const decoded = decodeModel(bytes);
-  if (!decoded.ok) return decoded;
-  const { model, graph: g } = decoded;
-  const why = refusal(g);
-  if (why) return { ok: false, reason: why };
-  const initialisers = new Set((g.initializer ?? []).map((t) => t.name ?? ''));
-  const inputs = (g.input ?? []).filter((i) => isHalf(i) && !initialisers.has(i.name ?? '')).map((i) => i.name ?? '');
-  const outputs = (g.output ?? []).filter(isHalf).map((o) => o.name ?? '');
+  const opened = openHalf(bytes);
+  if (!opened.ok) return opened;
+  const { model, graph: g } = opened;
+  const inputs = opened.inputs.map((i) => i.name ?? '');
+  const outputs = opened.outputs.map((o) => o.name ?? '');
   let changed = false;
   g.initializer = (g.initializer ?? []).map((t) => {
     if (t.dataType !== DT.FLOAT16) return t;

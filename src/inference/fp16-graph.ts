@@ -19,7 +19,7 @@
 // float32 one, so a GPU's float16 answers can be checked here; `auto` keeps the float32 graph on the CPU.
 import onnxProto from 'onnx-proto';
 import type { RewriteMode } from './graph-rewrite-mode.js';
-import { attr, decodeModel, DT, floats } from './onnx-tensors.js';
+import { attr, castNode, decodeModel, DT, floats } from './onnx-tensors.js';
 
 const { onnx } = onnxProto;
 type Node = import('onnx-proto').onnx.INodeProto;
@@ -291,14 +291,6 @@ function halfTensor(t: TensorProto, count: { clamped: number }, name = t.name ??
   // Protobuf stores raw_data little-endian, as every platform Node runs on is.
   return { name, dims: t.dims, dataType: FLOAT16, rawData: bytes, docString: t.docString };
 }
-
-const castNode = (from: string, to: string, type: number): Node => ({
-  opType: 'Cast',
-  name: `${to}_node`,
-  input: [from],
-  output: [to],
-  attribute: [{ name: 'to', type: onnx.AttributeProto.AttributeType.INT, i: type }],
-});
 
 /** The graph with its float part in float16 and float32 inputs and outputs, or why not. */
 export function withFloat16(bytes: Uint8Array): Fp16Result {

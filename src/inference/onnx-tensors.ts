@@ -85,6 +85,15 @@ export function floatTensor(name: string, dims: number[], values: Float32Array):
 /** A tensor's dims as numbers. */
 export const dimsOf = (t: TensorProto): number[] => (t.dims ?? []).map((d) => Number(String(d)));
 
+/** A Cast of `from` to `type`, made as `to` (its node named after what it makes). */
+export const castNode = (from: string, to: string, type: number): Node => ({
+  opType: 'Cast',
+  name: `${to}_node`,
+  input: [from],
+  output: [to],
+  attribute: [{ name: 'to', type: onnx.AttributeProto.AttributeType.INT, i: type }],
+});
+
 export const attr = (n: Node, name: string) => n.attribute?.find((a) => a.name === name);
 export const attrInt = (n: Node, name: string, dflt: number): number => {
   const a = attr(n, name);

@@ -11,19 +11,18 @@ import { join } from 'node:path';
 import ort from 'onnxruntime-node';
 import onnxProto from 'onnx-proto';
 import { BYO_MODELS, byoModelsSkip, byoPath } from '../../eval/byo-dir.js';
-import { writeByoManifest } from '../../src/models/byo-manifest.js';
-import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime, type RuntimeOptions } from '../../src/inference/runtime.js';
 import { widenedToFloat32, withFloat32Edges } from '../../src/inference/float16-export.js';
 import { graphPlan } from '../../src/inference/graph-steps.js';
 import { readOnnxInfo, readOnnxIoFromFile } from '../../src/inference/onnx-metadata.js';
 import { projectRoot } from '../../src/base/paths.js';
-import { Detector, type RawDetection } from '../../src/detection/detect.js';
-import { iou } from '../../src/detection/yolo.js';
+import type { RawDetection } from '../../src/detection/detect.js';
 import { OnnxGraphBuilder, DataType } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { DT } from '../../src/inference/onnx-tensors.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { halfExport } from '../helpers/half-export.js';
+import { cpuDetector } from '../helpers/detectors.js';
+import { assertTwins } from '../helpers/detection-twins.js';
 import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 
 const { onnx } = onnxProto;
@@ -31,55 +30,20 @@ const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081'];
 const YOLO = BYO_MODELS['yolov8n-int8'];
 const skip = byoModelsSkip(YOLO) || cocoSkip;
 
-/** Each box above `min` in one list has its twin (class, score within `tol`, IoU) in the other. */
-function assertSameSet(a: RawDetection[], b: RawDetection[], what: string, min: number, tol: number, minIou: number) {
-  for (const [from, to, side] of [
-    [a, b, 'one -> other'],
-    [b, a, 'other -> one'],
-  ] as const)
-    for (const d of from.filter((x) => x.score >= min)) {
-      const twin = to.find(
-        (x) => x.classId === d.classId && Math.abs(x.score - d.score) <= tol && iou(x.box, d.box) >= minIou,
-      );
-      assert.ok(twin, `${what} (${side}): no twin for ${JSON.stringify(d)} among ${JSON.stringify(to)}`);
-    }
-}
+/** Boxes at or above `min` have twins both ways (the lists go down to 0.05, under min - 2 tol). */
+const assertSameSet = (a: RawDetection[], b: RawDetection[], what: string, min: number, tol: number, minIou: number) =>
+  assertTwins(a, b, { threshold: min - tol, margin: tol, score: tol, minIou }, what);
 
 /** The half export of the real YOLOv8 export, written into a data dir of its own and registered there. */
 async function halfDetector(t: Parameters<typeof tempDataDir>[0], opts: Partial<RuntimeOptions>) {
   const dataDir = await tempDataDir(t);
   const file = join(dataDir, 'yolov8n-half.onnx');
   await writeFile(file, halfExport(new Uint8Array(await readFile(byoPath(YOLO)))));
-  await writeByoManifest(dataDir, { id: 'yolov8n-half', task: 'detect', file });
-  return detector(t, dataDir, 'yolov8n-half', opts);
+  return cpuDetector(t, opts, { id: 'yolov8n-half', file, dataDir });
 }
 
-async function floatDetector(t: Parameters<typeof tempDataDir>[0]) {
-  const dataDir = await tempDataDir(t);
-  await writeByoManifest(dataDir, { id: 'yolov8n-int8', task: 'detect', file: byoPath(YOLO) });
-  return detector(t, dataDir, 'yolov8n-int8', { dequantize: 'on', fp16: 'off' });
-}
-
-async function detector(
-  t: Parameters<typeof tempDataDir>[0],
-  dataDir: string,
-  id: string,
-  opts: Partial<RuntimeOptions>,
-) {
-  const registry = await ModelRegistry.open(dataDir);
-  await registry.prepare(id);
-  const log = collectingLog();
-  const runtime = new InferenceRuntime({
-    providers: ['cpu'],
-    intraOpThreads: 2,
-    sessions: 1,
-    uint8Input: 'off',
-    log,
-    ...opts,
-  });
-  t.after(() => runtime.release());
-  return { det: await Detector.create(runtime, registry, id), log, registry };
-}
+const floatDetector = (t: Parameters<typeof tempDataDir>[0]) =>
+  cpuDetector(t, { dequantize: 'on', fp16: 'off' }, { id: 'yolov8n-int8', file: byoPath(YOLO) });
 
 const warnings = (log: ReturnType<typeof collectingLog>) => log.lines.filter((l) => l.level === 'warn');
 

@@ -9,16 +9,16 @@ import { join } from 'node:path';
 import ort from 'onnxruntime-node';
 import onnxProto from 'onnx-proto';
 import { BYO_MODELS, byoModelsSkip, byoPath } from '../../eval/byo-dir.js';
-import { writeByoManifest } from '../../src/models/byo-manifest.js';
-import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime, type RuntimeOptions } from '../../src/inference/runtime.js';
 import { withFloat16 } from '../../src/inference/fp16-graph.js';
 import { rewriteApplies as runsFloat16 } from '../../src/inference/graph-rewrite-mode.js';
-import { Detector, type RawDetection } from '../../src/detection/detect.js';
+import type { RawDetection } from '../../src/detection/detect.js';
 import { iou } from '../../src/detection/yolo.js';
 import { OnnxGraphBuilder, DataType } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
-import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
+import { cpuDetector } from '../helpers/detectors.js';
+import { assertTwins } from '../helpers/detection-twins.js';
+import { collectingLog, loadRgb, type tempDataDir } from '../helpers/inference.js';
 
 const { onnx } = onnxProto;
 const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081', '000000000094', '000000000109'];
@@ -32,47 +32,25 @@ const SCORE_TOL = 0.01;
 const MIN_IOU = 0.9;
 
 /** Each box above `min` in one list has its twin (class, score within `tol`, IoU) in the other. */
-function assertSameSet(
+const assertSameSet = (
   half: RawDetection[],
   full: RawDetection[],
   what: string,
-  { min, tol, minIou } = { min: MIN_SCORE, tol: SCORE_TOL, minIou: MIN_IOU },
-): void {
-  for (const [from, to, side] of [
-    [full, half, 'float32 -> float16'],
-    [half, full, 'float16 -> float32'],
-  ] as const) {
-    for (const a of from.filter((d) => d.score >= min)) {
-      const twin = to.find(
-        (b) => b.classId === a.classId && Math.abs(a.score - b.score) <= tol && iou(a.box, b.box) >= minIou,
-      );
-      assert.ok(twin, `${what} (${side}): no twin for ${JSON.stringify(a)} among ${JSON.stringify(to)}`);
-    }
-  }
-}
+  limits = { min: MIN_SCORE, tol: SCORE_TOL, minIou: MIN_IOU },
+) =>
+  assertTwins(
+    half,
+    full,
+    { threshold: limits.min - limits.tol, margin: limits.tol, score: limits.tol, minIou: limits.minIou },
+    what,
+  );
 
-async function detectorWith(
+const detectorWith = (
   t: Parameters<typeof tempDataDir>[0],
   opts: Partial<RuntimeOptions>,
   id = 'centernet-coco',
   file?: string,
-) {
-  const dataDir = await tempDataDir(t);
-  if (file) await writeByoManifest(dataDir, { id, task: 'detect', file });
-  const registry = await ModelRegistry.open(dataDir);
-  await registry.prepare(id);
-  const log = collectingLog();
-  const runtime = new InferenceRuntime({
-    providers: ['cpu'],
-    intraOpThreads: 2,
-    sessions: 1,
-    uint8Input: 'off',
-    log,
-    ...opts,
-  });
-  t.after(() => runtime.release());
-  return { det: await Detector.create(runtime, registry, id), log, registry };
-}
+) => cpuDetector(t, opts, { id, file });
 
 test('auto runs float16 on a GPU provider only; on and off are what they say', () => {
   assert.equal(runsFloat16('auto', ['cpu']), false);

@@ -6,7 +6,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { BYO_MODELS, byoModelsSkip, byoPath } from '../../eval/byo-dir.js';
-import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
 import type { Uint8InputMode } from '../../src/inference/uint8-input.js';
@@ -14,34 +13,18 @@ import { Detector, type RawDetection } from '../../src/detection/detect.js';
 import { detectorPreprocess } from '../../src/detection/image-preprocess.js';
 import { iou } from '../../src/detection/yolo.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
+import { cpuDetector } from '../helpers/detectors.js';
 import { collectingLog, loadRgb, tempDataDir, tinyYoloOnnx } from '../helpers/inference.js';
 import { assertTwins, type TwinTolerance } from '../helpers/detection-twins.js';
 import { BYTES_VS_FLOAT } from '../helpers/bytes-vs-float.js';
 
 const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081', '000000000094', '000000000049'];
 
-async function detector(
+const detector = (
   t: Parameters<typeof tempDataDir>[0],
   uint8Input: Uint8InputMode,
   opts: { id?: string; file?: string; batch?: { maxBatch: number; maxWaitMs: number } } = {},
-) {
-  const id = opts.id ?? 'centernet-coco';
-  const dataDir = await tempDataDir(t);
-  if (opts.file) await writeByoManifest(dataDir, { id, task: 'detect', file: opts.file });
-  const registry = await ModelRegistry.open(dataDir);
-  await registry.prepare(id);
-  const log = collectingLog();
-  const runtime = new InferenceRuntime({
-    providers: ['cpu'],
-    intraOpThreads: 2,
-    sessions: 1,
-    uint8Input,
-    batch: opts.batch ?? { maxBatch: 1, maxWaitMs: 0 },
-    log,
-  });
-  t.after(() => runtime.release());
-  return { det: await Detector.create(runtime, registry, id), log };
-}
+) => cpuDetector(t, { uint8Input, batch: opts.batch ?? { maxBatch: 1, maxWaitMs: 0 } }, opts);
 
 async function sameAsFloat(
   t: Parameters<typeof tempDataDir>[0],

@@ -61,6 +61,20 @@ async function stored(archive: StreamArchive, id: string) {
   return { bytes, row: row! };
 }
 
+/** Every row starts where the previous one ended (reading from any row's offset gives the rest exactly), to `length`. */
+async function assertContiguous(id: string, length: number): Promise<void> {
+  const rows = await t.app.services.db.query<{ byte_offset: string; bytes: Uint8Array }>(
+    'SELECT byte_offset, bytes FROM video_stream_bytes WHERE task_id = $1 ORDER BY byte_offset',
+    [id],
+  );
+  let end = 0;
+  for (const r of rows) {
+    assert.equal(Number(r.byte_offset), end);
+    end += r.bytes.length;
+  }
+  assert.equal(end, length);
+}
+
 test('consecutive frames: the first under the row lock, the rest in one statement each; bytes contiguous, ids consecutive', async () => {
   const { id, archive } = await claimed('w1');
   for (let i = 0; i < 6; i++) assert.equal(await archive.appendFrame(id, 'w1', frame(i), LEASE), 'appended');
@@ -81,17 +95,7 @@ test('consecutive frames: the first under the row lock, the rest in one statemen
     chunks.map((c) => c.delta.results[0].targets[0].roi.left),
     [0, 1, 2, 3, 4, 5],
   );
-  // Every row starts where the previous one ended: reading from any row's offset gives the rest exactly.
-  const rows = await t.app.services.db.query<{ byte_offset: string; bytes: Uint8Array }>(
-    'SELECT byte_offset, bytes FROM video_stream_bytes WHERE task_id = $1 ORDER BY byte_offset',
-    [id],
-  );
-  let end = 0;
-  for (const r of rows) {
-    assert.equal(Number(r.byte_offset), end);
-    end += r.bytes.length;
-  }
-  assert.equal(end, bytes.length);
+  await assertContiguous(id, bytes.length);
   await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });
 });
 
@@ -227,16 +231,7 @@ test('frames of many tasks at once go several to a statement; each task reads as
       chunks.map((c) => c.delta.results[0].targets[0].roi.left),
       [0, 1, 2, 3, 4],
     );
-    const rows = await t.app.services.db.query<{ byte_offset: string; bytes: Uint8Array }>(
-      'SELECT byte_offset, bytes FROM video_stream_bytes WHERE task_id = $1 ORDER BY byte_offset',
-      [id],
-    );
-    let end = 0;
-    for (const r of rows) {
-      assert.equal(Number(r.byte_offset), end);
-      end += r.bytes.length;
-    }
-    assert.equal(end, bytes.length);
+    await assertContiguous(id, bytes.length);
     assert.equal(published.get(id), bytes.length, 'subscribers heard the last end');
   }
   for (const id of ids) await api(t, `/v1/video/tasks/${id}/cancel`, { method: 'POST' });

@@ -94,9 +94,9 @@ interface Tail {
 interface WaitingFrame {
   taskId: string;
   owner: string;
-  /** The chunk's SSE event text, and its bytes once encoded. */
+  /** The chunk's SSE event text, and its bytes. */
   text: string;
-  bytes?: Buffer;
+  bytes: Buffer;
   info: string;
   leaseMs: number;
   checkpoint: string | null;
@@ -104,6 +104,19 @@ interface WaitingFrame {
   resolve: (appended: boolean) => void;
   reject: (e: unknown) => void;
 }
+
+/** A frame's parameters in the order of the one-frame statement ($1-$9), the chunk as `chunk`. */
+const frameParams = (f: WaitingFrame, chunk: Buffer | string): unknown[] => [
+  f.taskId,
+  f.bytes.length,
+  f.info,
+  f.leaseMs,
+  f.checkpoint,
+  f.tail.end,
+  f.owner,
+  chunk,
+  f.tail.chunks,
+];
 
 /** At most this many frames a statement (a bound on its parameters' size). */
 const MAX_FRAMES_A_STATEMENT = 64;
@@ -233,6 +246,7 @@ export class StreamArchive {
         taskId,
         owner,
         text,
+        bytes: Buffer.from(text, 'utf8'),
         info: JSON.stringify(frame.stream_info),
         leaseMs,
         checkpoint,
@@ -282,7 +296,7 @@ export class StreamArchive {
         const ok = appended.has(f.taskId);
         if (ok) {
           this.tails.set(f.taskId, {
-            end: f.tail.end + f.bytes!.length,
+            end: f.tail.end + f.bytes.length,
             chunks: f.tail.chunks + 1,
             model: f.tail.model,
           });
@@ -292,7 +306,7 @@ export class StreamArchive {
         // After the commit, as withTask does; a subscriber's failure is not the append's.
         if (ok) {
           try {
-            this.hub.publish(f.taskId, { from: f.tail.end, bytes: f.bytes! });
+            this.hub.publish(f.taskId, { from: f.tail.end, bytes: f.bytes });
           } catch (e) {
             this.s.log.error({ err: e, taskId: f.taskId }, 'stream subscriber failed on an appended frame');
           }
@@ -303,18 +317,7 @@ export class StreamArchive {
   }
 
   private async writeOne(f: WaitingFrame): Promise<Set<string>> {
-    f.bytes = Buffer.from(f.text, 'utf8');
-    const params = [
-      f.taskId,
-      f.bytes.length,
-      f.info,
-      f.leaseMs,
-      f.checkpoint,
-      f.tail.end,
-      f.owner,
-      f.bytes,
-      f.tail.chunks,
-    ];
+    const params = frameParams(f, f.bytes);
     const notify = this.hub.notifyArgs(f.taskId, f.tail.end + f.bytes.length);
     const rows = await this.s.db.query(
       notify ? sql.appendFrameNotify : sql.appendFrame,
@@ -326,18 +329,8 @@ export class StreamArchive {
   private async writeMany(group: WaitingFrame[]): Promise<Set<string>> {
     const cols: unknown[][] = Array.from({ length: 9 }, () => []);
     for (const f of group) {
-      f.bytes = Buffer.from(f.text, 'utf8');
-      const row = [
-        f.taskId,
-        f.bytes.length,
-        f.info,
-        f.leaseMs,
-        f.checkpoint,
-        f.tail.end,
-        f.owner,
-        f.text,
-        f.tail.chunks,
-      ];
+      // The statement takes the chunks as text (one array of one type) and stores their UTF-8 bytes.
+      const row = frameParams(f, f.text);
       for (let c = 0; c < 9; c++) cols[c]!.push(row[c]);
     }
     const channel = this.hub.notifyChannel();
