@@ -230,7 +230,8 @@ export class StreamArchive {
    * Frames of other tasks that arrive while a statement is in flight wait and go together in the next one
    * (appendFrames): a live camera makes an append a frame, and on the embedded database each statement is
    * main-thread time, most of it the statement's own, not its rows' (docs/capacity.md, "The embedded
-   * database's cost"). One frame alone goes as before; nothing waits for company when the database is idle.
+   * database's cost"). A file's frame that finds the database idle goes at once, alone as before; a live
+   * camera's waits for the other cameras' up to the gather time (SIGHTFLOW_VIDEO_APPEND_GATHER_MS).
    */
   private appendAtTail(
     taskId: string,
