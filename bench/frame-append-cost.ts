@@ -71,10 +71,10 @@ try {
   const chunk = (id: string, seq: number) =>
     `id: ${id}-${seq}\ndata: ${JSON.stringify({ id: `${id}-${seq}`, object: 'mm.pipeline.chunk', stream_info: JSON.parse(info), delta: { objects }, finish_reason: null })}\n\n`;
   /** One frame of `id` in one statement. */
-  const one = async (text: string, id: string) => {
+  const one = async (id: string) => {
     const t = tails.get(id)!;
     const bytes = Buffer.from(chunk(id, t.chunks));
-    const rows = await db.query(text, [
+    const rows = await db.query(archiveSql.appendFrame, [
       id,
       bytes.length,
       info,
@@ -105,7 +105,7 @@ try {
     for (const [id, t] of next) tails.set(id, t);
   };
   const forms: Array<[string, (i: number) => Promise<number>]> = [
-    ['one statement a frame', (i) => one(archiveSql.appendFrame, ids[i % cameras]!).then(() => 1)],
+    ['one statement a frame', (i) => one(ids[i % cameras]!).then(() => 1)],
     ...batches.map(
       (b) =>
         [

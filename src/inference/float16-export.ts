@@ -11,6 +11,7 @@
 // outside the file; the model then loads as exported and its first run names the type it wanted.
 import onnxProto from 'onnx-proto';
 import { castNode, decodeModel, DT } from './onnx-tensors.js';
+import { halfToFloat } from './tfjs-import/tfjs-graph.js';
 
 const { onnx } = onnxProto;
 type Graph = import('onnx-proto').onnx.IGraphProto;
@@ -69,7 +70,12 @@ export function withFloat32Edges(bytes: Uint8Array): Float16ExportResult {
   if (!opened.ok) return opened;
   const { model, graph: g, inputs, outputs } = opened;
   if (inputs.length === 0 && outputs.length === 0) return { ok: true, bytes, changed: false, inputs: [], outputs: [] };
-  const names = new Set<string>();
+  // Every name the graph uses, so a Cast's new tensor takes none of them.
+  const names = new Set<string>([
+    ...[...(g.input ?? []), ...(g.output ?? []), ...(g.valueInfo ?? []), ...(g.initializer ?? [])].map(
+      (x) => x.name ?? '',
+    ),
+  ]);
   for (const n of g.node ?? []) for (const x of [...(n.input ?? []), ...(n.output ?? [])]) names.add(x);
   const fresh = (base: string) => {
     let name = `${base}__float16`;
@@ -122,16 +128,6 @@ export function withFloat32Edges(bytes: Uint8Array): Float16ExportResult {
     inputs: inputs.map((i) => i.name ?? ''),
     outputs: outputs.map((o) => o.name ?? ''),
   };
-}
-
-/** IEEE 754 binary16 bits -> number (Node 20 has no Float16Array). */
-function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const frac = h & 0x3ff;
-  if (exp === 0) return sign * frac * 2 ** -24;
-  if (exp === 31) return frac ? Number.NaN : sign * Number.POSITIVE_INFINITY;
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
 }
 
 /** A float16 tensor as the same values in float32 (raw bytes, or the uint16 bits protobuf keeps in int32Data). */

@@ -520,7 +520,7 @@ export class ModelHandle {
       }
       this.madeWithOffer = this.bytesPre !== undefined;
       // An unreadable file is left for the session to refuse with its own words.
-      const io = await (typeof src === 'string' ? readOnnxIoFromFile(src) : Promise.resolve(readOnnxInfo(src))).catch(
+      const io = await (async () => (typeof src === 'string' ? readOnnxIoFromFile(src) : readOnnxInfo(src)))().catch(
         () => ({ inputs: [], outputs: [] }),
       );
       const plan = graphPlan({

@@ -13,16 +13,18 @@ const RECORD = `id, project_id, key_id, status, model, created_at, started_at, f
  * archive's chunks: the last one, or for a file one of the few before it (a kept value's TOAST pointer is
  * carried over, its bytes are not written again).
  */
-export const FRAME_APPENDED = `status = CASE WHEN status = 'running' THEN 'streaming' ELSE status END,
-  stream_bytes = stream_bytes + $2, chunk_count = chunk_count + 1, progress = $3::jsonb,
-  lease_expires_at = now() + $4::int * interval '1 millisecond',
-  checkpoint = CASE WHEN $5::text = '' THEN checkpoint ELSE $5::text END`;
+export const FRAME_APPENDED = frameAppended({ n: '$2', info: '$3::jsonb', leaseMs: '$4::int', cp: '$5::text' });
 
-/** FRAME_APPENDED for a row `t` of a task from the row `i` of an array of frames (stream.sql.ts FRAMES_IN_ONE). */
-export const FRAMES_APPENDED = `status = CASE WHEN t.status = 'running' THEN 'streaming' ELSE t.status END,
-  stream_bytes = t.stream_bytes + i.n, chunk_count = t.chunk_count + 1, progress = i.info::jsonb,
-  lease_expires_at = now() + i.lease_ms * interval '1 millisecond',
-  checkpoint = CASE WHEN i.cp = '' THEN t.checkpoint ELSE i.cp END`;
+/** FRAME_APPENDED for the row `i` of an array of frames (stream.sql.ts FRAMES_IN_ONE, which has none of these columns). */
+export const FRAMES_APPENDED = frameAppended({ n: 'i.n', info: 'i.info::jsonb', leaseMs: 'i.lease_ms', cp: 'i.cp' });
+
+/** The SET list of a frame's append, from the SQL that gives each value. */
+function frameAppended(v: { n: string; info: string; leaseMs: string; cp: string }): string {
+  return `status = CASE WHEN status = 'running' THEN 'streaming' ELSE status END,
+  stream_bytes = stream_bytes + ${v.n}, chunk_count = chunk_count + 1, progress = ${v.info},
+  lease_expires_at = now() + ${v.leaseMs} * interval '1 millisecond',
+  checkpoint = CASE WHEN ${v.cp} = '' THEN checkpoint ELSE ${v.cp} END`;
+}
 
 export const sql = {
   // $8: the bytes the archive starts with (the opening comment, stored in the same transaction).

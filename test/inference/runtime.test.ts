@@ -252,3 +252,16 @@ test('providers and threads from the environment', () => {
   assert.equal(loadConfig({}).inference.intraOpThreads, undefined);
   assert.deepEqual(loadConfig({}).inference.providers, ['cpu']);
 });
+
+test("bytes that are not an ONNX model are refused in the session's own words, not by the inputs' check", async (t) => {
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, log: collectingLog() });
+  t.after(() => runtime.release());
+  const h = runtime.register({
+    id: 'junk',
+    load: async () => Uint8Array.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3]),
+  });
+  await assert.rejects(
+    h.session(),
+    (e: Error) => /protobuf parsing failed/i.test(e.message) && !/not a readable ONNX/.test(e.message),
+  );
+});
