@@ -19,6 +19,10 @@
 // --fp16, where each applies) and given a uint8 NHWC RGB input that it normalises itself
 // (src/inference/uint8-input.ts, as the detector feeds it on a GPU provider), named by its steps, e.g.
 // `<model> (float, fp16, uint8)`: the photo crosses as a quarter of the bytes. Its other rows take floats.
+// With --batch those rows run as the detector runs the model on a GPU server: the session's worker decodes each
+// image's boxes (`<model> (..., uint8, decoded)`), from the output reduced in the graph where it is a YOLO one
+// (src/inference/best-class.ts); such a model also gets the same rows decoded from its whole output
+// (`..., decoded, whole output)`), which is what the reduction saves.
 // --fp16 adds, for each float graph (a model's own, and with --dequantize its int8 graph made float), its rows
 // with the graph run in float16 as a GPU provider loads it (src/inference/fp16-graph.ts) under the name
 // `<model> (fp16)` (`<model> (float, fp16)`); its other rows run float32, whatever the provider.
@@ -30,6 +34,9 @@ import { InferenceRuntime, Tensor, type LoadedModel, type RuntimeOptions } from 
 import { dequantizeGraph } from '../../src/inference/dequantize-graph.js';
 import { withFloat16 } from '../../src/inference/fp16-graph.js';
 import type { Uint8Preprocess } from '../../src/inference/uint8-input.js';
+import { reducibleOutput } from '../../src/inference/best-class-output.js';
+import { readOnnxInfo } from '../../src/inference/onnx-metadata.js';
+import { DECODED_BOXES, detectLayout, impliedClassCount, type DecodeOptions } from '../../src/detection/yolo.js';
 
 interface Args {
   models: string;
@@ -286,15 +293,23 @@ async function measureBatch(
   float = false,
   bytes?: Uint8Preprocess,
   half = false,
+  decode?: Decode,
 ): Promise<BatchRow> {
   const rt = runtime(providers, threads, sessions, {
     batch: { maxBatch: batch, maxWaitMs: waitMs },
     dequantize: float ? 'on' : 'off',
     uint8Input: bytes ? 'on' : 'off',
     fp16: half ? 'on' : 'off',
+    reduceYoloOutput: decode?.reduce ?? false,
   });
   try {
-    const h = rt.register({ id: model, load: async () => file, dynamicBatch: true, float16: half });
+    const h = rt.register({
+      id: model,
+      load: async () => file,
+      dynamicBatch: true,
+      float16: half,
+      detector: !!decode,
+    });
     if (bytes) h.offerBytesInput(bytes);
     const { loaded, meta, dims } = await firstInput(model, h);
     // Inputs in shared memory, as the detector makes them: they cross to the session's worker as they are and
@@ -305,23 +320,32 @@ async function measureBatch(
     const feeds = (d = data) => ({
       [meta.name]: d instanceof Uint8Array ? new Tensor('uint8', d, dims) : new Tensor('float32', d, dims),
     });
-    const name = loaded.outputNames[0]!;
-    const alone = (await h.run(feeds()))[name]!.data as Float32Array;
+    // Decoded as a detector decodes (its boxes from the session's worker), or the graph's first output.
+    const name = decode ? DECODED_BOXES : loaded.outputNames[0]!;
+    const runOpts = decode ? { decode: { output: loaded.outputNames[0]!, options: decode.options } } : {};
+    const run = (d?: Float32Array | Uint8Array) => h.run(feeds(d), undefined, {}, runOpts);
+    const alone = (await run())[name]!.data as Float32Array | Float64Array;
     let same: boolean | null = null;
     if (h.batchInForce.maxBatch > 1) {
-      const outs = await Promise.all(Array.from({ length: batch }, (_, i) => h.run(feeds(i % 2 ? other : data))));
-      const first = outs[0]![name]!.data as Float32Array;
-      same =
-        first.length === alone.length &&
-        (outs[0]![name]!.dims.at(-1) === 6 && first.length % 6 === 0
-          ? compareDetections(first, alone).matched === compareDetections(first, alone).detections
-          : // float16 keeps 11 bits: a kernel chosen for the batch size rounds differently from the one alone.
-            maxRelDiff(first, alone) < (half ? 5e-3 : 1e-4));
+      const outs = await Promise.all(Array.from({ length: batch }, (_, i) => run(i % 2 ? other : data)));
+      const first = outs[0]![name]!.data as Float32Array | Float64Array;
+      const sameSet = () => {
+        const c = compareDetections(first, alone);
+        return c.matched === c.detections;
+      };
+      // Decoded boxes: the confident ones as a set (a box near the threshold may be in one list only).
+      same = decode
+        ? sameSet()
+        : first.length === alone.length &&
+          (outs[0]![name]!.dims.at(-1) === 6 && first.length % 6 === 0
+            ? sameSet()
+            : // float16 keeps 11 bits: a kernel chosen for the batch size rounds differently from the one alone.
+              maxRelDiff(first as Float32Array, alone as Float32Array) < (half ? 5e-3 : 1e-4));
     }
     const clients = Math.max(1, sessions * batch * 2);
-    for (let i = 0; i < 2; i++) await Promise.all(Array.from({ length: clients }, () => h.run(feeds()))); // warm-up, further sessions load
+    for (let i = 0; i < 2; i++) await Promise.all(Array.from({ length: clients }, () => run())); // warm-up, further sessions load
     const runs0 = h.stats.runs;
-    const { lat, done, wall } = await timedClients(clients, seconds, () => h.run(feeds()));
+    const { lat, done, wall } = await timedClients(clients, seconds, () => run());
     return {
       model,
       providers: loaded.providers.join(','),
@@ -348,11 +372,12 @@ async function measureBatch(
  * CPU detection scoring at least 0.3, the same-class GPU detection that overlaps it most.
  */
 function compareDetections(
-  gpu: Float32Array,
-  cpu: Float32Array,
+  gpu: Float32Array | Float64Array,
+  cpu: Float32Array | Float64Array,
 ): { detections: number; matched: number; min_iou: number; max_score_diff: number } {
-  const rows = (d: Float32Array) => Array.from({ length: d.length / 6 }, (_, i) => d.subarray(i * 6, i * 6 + 6));
-  const iou = (a: Float32Array, b: Float32Array) => {
+  const rows = (d: Float32Array | Float64Array): (Float32Array | Float64Array)[] =>
+    Array.from({ length: d.length / 6 }, (_, i) => d.subarray(i * 6, i * 6 + 6));
+  const iou = (a: Float32Array | Float64Array, b: Float32Array | Float64Array) => {
     const w = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0]));
     const h = Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
     const inter = w * h;
@@ -366,7 +391,7 @@ function compareDetections(
     maxScoreDiff = 0;
   for (const c of rows(cpu).filter((r) => r[4] >= 0.3)) {
     detections++;
-    let best: Float32Array | undefined,
+    let best: Float32Array | Float64Array | undefined,
       bestIou = 0;
     for (const r of g)
       if (r[5] === c[5] && iou(r, c) > bestIou) {
@@ -429,13 +454,46 @@ async function main(): Promise<void> {
     const made = r?.ok && r.changed;
     const half = args.fp16 && withFloat16(made ? r.bytes : new Uint8Array(readFileSync(file))).ok;
     const steps = [made && 'float', half && 'fp16', 'uint8'].filter(Boolean).join(', ');
-    if (pre) await measureModel(args, `${model} (${steps})`, file, !!made, { rows, batchRows, checks }, pre, half);
+    if (pre && args.batch) {
+      // As the detector runs it on a GPU server: the session's worker decodes each image's boxes, from the
+      // output reduced in the graph where it is a YOLO one (src/inference/best-class.ts); for such a model also
+      // from its whole output, which is what the reduction saves.
+      const d = decodeFor(file);
+      const lists = { rows, batchRows, checks };
+      await measureModel(args, `${model} (${steps}, decoded)`, file, !!made, lists, pre, half, { ...d, reduce: true });
+      if (d.reducible)
+        await measureModel(args, `${model} (${steps}, decoded, whole output)`, file, !!made, lists, pre, half, {
+          ...d,
+          reduce: false,
+        });
+    } else if (pre)
+      await measureModel(args, `${model} (${steps})`, file, !!made, { rows, batchRows, checks }, pre, half);
     else console.log(`${model}: no preprocessing recorded beside it (bench/device/inputs.ts), no uint8 rows`);
   }
   report(args, rows, batchRows, checks);
 }
 
 type Check = { model: string; provider: string; rel_l2: number; detections?: ReturnType<typeof compareDetections> };
+
+/** A batch row's decoding as a detector's: its options, and whether the output is reduced in the graph. */
+interface Decode {
+  options: DecodeOptions;
+  reduce: boolean;
+}
+
+/**
+ * How a detector decodes the model's declared first output (a COCO detector: 80 classes where the shape does not
+ * say), and whether that output is one the graph reduces (a channels-first YOLO one).
+ */
+function decodeFor(file: string): { options: DecodeOptions; reducible: boolean } {
+  const out = readOnnxInfo(new Uint8Array(readFileSync(file))).outputs[0];
+  if (!out) throw new Error(`${file}: no outputs declared`);
+  const dims = out.shape.map((d) => (typeof d === 'number' ? d : 1));
+  const numClasses = impliedClassCount(out.shape) ?? 80;
+  const layout = detectLayout(dims, numClasses);
+  const options: DecodeOptions = { layout, numClasses, minScore: 0.25, iouThreshold: 0.7, maxDetections: 100 };
+  return { options, reducible: layout === 'yolov8' && reducibleOutput(out) };
+}
 
 /**
  * Every row of one model (its graph as exported, `float`: made float, `bytes`: taking bytes, `half`: run in
@@ -449,6 +507,7 @@ async function measureModel(
   out: { rows: Row[]; batchRows: BatchRow[]; checks: Check[] },
   bytes?: Uint8Preprocess,
   half = false,
+  decode?: Decode,
 ): Promise<void> {
   const { rows, batchRows, checks } = out;
   const cores = availableParallelism();
@@ -474,6 +533,7 @@ async function measureModel(
               float,
               bytes,
               half,
+              decode,
             ).catch((e: Error) => ({
               ...failedRow(model, eps, cores, sessions, e),
               batch: b,

@@ -165,18 +165,14 @@ export function decodeYolo(data: Float32Array, dims: readonly number[], opts: De
   ];
   if (layout === 'yolov8') {
     const n = dims[2];
+    const { score, classId } = bestClasses(data, n, C, opts.minScore);
     for (let i = 0; i < n; i++) {
-      let best = -1,
-        score = -Infinity;
-      for (let c = 0; c < C; c++) {
-        const s = data[(4 + c) * n + i];
-        if (s > score) {
-          score = s;
-          best = c;
-        }
-      }
-      if (score < opts.minScore) continue;
-      out.push({ box: xywh(data[i], data[n + i], data[2 * n + i], data[3 * n + i]), score, classId: best });
+      if (score[i]! < opts.minScore) continue;
+      out.push({
+        box: xywh(data[i], data[n + i], data[2 * n + i], data[3 * n + i]),
+        score: score[i]!,
+        classId: classId[i]!,
+      });
     }
   } else if (layout === 'yolov5' || layout === 'yolov8-t') {
     const n = dims[1];
@@ -212,11 +208,73 @@ export function decodeYolo(data: Float32Array, dims: readonly number[], opts: De
       out.push({ box: [data[o], data[o + 1], data[o + 2], data[o + 3]], score, classId: Math.round(data[o + 5]) });
     }
   }
+  return suppressed(out, opts);
+}
+
+/** The candidates after NMS (or sorted by score without it), at most maxDetections of them. */
+function suppressed(out: RawBox[], opts: DecodeOptions): RawBox[] {
   const kept =
     opts.iouThreshold > 0
       ? nms(out, opts.iouThreshold, opts.classAgnostic ?? false)
       : out.sort((a, b) => b.score - a.score);
   return opts.maxDetections ? kept.slice(0, opts.maxDetections) : kept;
+}
+
+/**
+ * What decodeYolo gives for a channels-first yolov8 output, from that output reduced in the graph
+ * ([N, 6, A]: the box, the best class's score, that class; src/inference/best-class.ts). n = 1.
+ */
+export function decodeYoloBest(data: Float32Array, dims: readonly number[], opts: DecodeOptions): RawBox[] {
+  if (dims.length !== 3 || dims[1] !== 6)
+    throw new Error(`expected a [1, 6, n] reduced output, got [${dims.join(', ')}]`);
+  const n = dims[2]!;
+  const out: RawBox[] = [];
+  for (let i = 0; i < n; i++) {
+    const score = data[4 * n + i]!;
+    // Not negated: a NaN score is no candidate, as in the scan over every class.
+    if (!(score >= opts.minScore)) continue;
+    const cx = data[i]!,
+      cy = data[n + i]!,
+      w = data[2 * n + i]!,
+      h = data[3 * n + i]!;
+    out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score, classId: data[5 * n + i]! });
+  }
+  return suppressed(out, opts);
+}
+
+let bestScore = new Float32Array(0);
+let bestClass = new Int32Array(0);
+
+/**
+ * Each column's highest class score and its class (the first on a tie) for a channels-first [4 + C, n] output,
+ * where that score is at least minScore; -Infinity elsewhere. Only a score at or above minScore is compared
+ * with the column's best, so the branch that is almost never taken is the cheap one (compared with every score,
+ * the best changed a few times a column in an order the processor could not predict). Read class row by class
+ * row, along memory. Scratch arrays reused call to call.
+ */
+function bestClasses(
+  data: Float32Array,
+  n: number,
+  C: number,
+  minScore: number,
+): { score: Float32Array; classId: Int32Array } {
+  if (bestScore.length < n) {
+    bestScore = new Float32Array(n);
+    bestClass = new Int32Array(n);
+  }
+  const score = bestScore.subarray(0, n).fill(-Infinity);
+  const classId = bestClass.subarray(0, n).fill(-1);
+  for (let c = 0; c < C; c++) {
+    const row = (4 + c) * n;
+    for (let i = 0; i < n; i++) {
+      const v = data[row + i]!;
+      if (v >= minScore && v > score[i]!) {
+        score[i] = v;
+        classId[i] = c;
+      }
+    }
+  }
+  return { score, classId };
 }
 
 function decodeYolox(data: Float32Array, dims: readonly number[], opts: DecodeOptions, out: RawBox[]): void {

@@ -2,7 +2,8 @@
 // from the settings (graphPlan), and the session worker that loads the model carries them out (makeGraph), so
 // decoding and re-encoding a graph of megabytes never holds the thread that serves requests. The order is
 // fixed: a float16 export made to take and give float32, an int8 graph made float, a free batch axis,
-// float16, then a detector's bytes input (each later step sees what the earlier ones made). A step that
+// float16, a detector's bytes input, then a YOLO output's reduced twin (each later step sees what the earlier
+// ones made). A step that
 // refuses leaves the graph as it was and says why.
 // The steps (and the ONNX protobuf library they decode with) are imported by the plan that takes them: most
 // processes load no graph that needs one.
@@ -26,6 +27,8 @@ export interface GraphPlan {
   fp16?: boolean;
   /** The image input as uint8 NHWC RGB, normalised in the graph with this preprocessing (uint8-input.ts). */
   uint8?: Uint8Preprocess;
+  /** These channels-first YOLO outputs get a twin reduced to box, best score and class (best-class.ts). */
+  bestClass?: readonly string[];
 }
 
 /** Each step's refusal, by step. */
@@ -35,6 +38,7 @@ export interface GraphRefusals {
   batchAxis?: string;
   fp16?: string;
   uint8?: string;
+  bestClass?: string;
 }
 
 /** What the plan made: the graph (absent: the source as it was) and which steps took. */
@@ -62,6 +66,8 @@ export interface GraphSettings {
   float16Io?: boolean;
   /** A detector's preprocessing, where known. */
   pre?: Uint8Preprocess;
+  /** A detector's outputs that may be channels-first YOLO outputs (best-class-output.ts, reducibleOutput). */
+  yoloOutputs?: readonly string[];
 }
 
 /**
@@ -79,12 +85,18 @@ export function graphPlan(s: GraphSettings): GraphPlan {
   if (s.batchAxis) plan.batchAxis = true;
   if (s.float16 && fp16 && !s.float16Io) plan.fp16 = true;
   if (s.pre && rewriteApplies(s.uint8Input, s.providers)) plan.uint8 = s.pre;
+  if (s.yoloOutputs?.length) plan.bestClass = s.yoloOutputs;
   return plan;
 }
 
 /** Whether the plan asks anything (nothing: the source loads as it is, unread). */
 export const plansAnything = (p: GraphPlan): boolean =>
-  p.float16Export !== undefined || p.dequantize !== undefined || !!p.batchAxis || !!p.fp16 || p.uint8 !== undefined;
+  p.float16Export !== undefined ||
+  p.dequantize !== undefined ||
+  !!p.batchAxis ||
+  !!p.fp16 ||
+  p.uint8 !== undefined ||
+  !!p.bestClass?.length;
 
 /** Carries out the plan on `src` (a prepared file's path or a graph in memory). */
 export async function makeGraph(src: Uint8Array | string, plan: GraphPlan): Promise<GraphOutcome> {
@@ -133,6 +145,12 @@ export async function makeGraph(src: Uint8Array | string, plan: GraphPlan): Prom
       took(r.bytes);
       out.uint8 = true;
     }
+  }
+  if (plan.bestClass?.length) {
+    const { withBestClass } = await import('./best-class.js');
+    const r = withBestClass(bytes, plan.bestClass);
+    if (!r.ok) out.refused.bestClass = r.reason;
+    else took(r.bytes);
   }
   if (changed) out.bytes = bytes;
   return out;

@@ -221,6 +221,7 @@ export class ModelRegistry {
       batch: m.batch,
       dynamicBatch: m.task === 'detect',
       float16: m.task === 'detect',
+      detector: m.task === 'detect',
       providers: r?.providers,
       queueDepth: r?.queueDepth,
       idleUnloadMs: r?.idleUnloadS === undefined ? undefined : r.idleUnloadS * 1000,

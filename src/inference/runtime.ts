@@ -21,6 +21,7 @@ import type { DequantizeMode } from './dequantize-graph.js';
 import { graphPlan, plansAnything, type GraphOutcome } from './graph-steps.js';
 import { ELEM_FLOAT16, readOnnxInfo, readOnnxIoFromFile } from './onnx-metadata.js';
 import type { Fp16Mode } from './fp16-graph.js';
+import { reducibleOutput } from './best-class-output.js';
 
 export type Tensor = ort.Tensor;
 export const Tensor = ort.Tensor;
@@ -81,6 +82,12 @@ export interface RuntimeOptions {
    * or (auto, the default) when the model runs on a GPU provider.
    */
   fp16?: Fp16Mode;
+  /**
+   * Whether a detector's channels-first YOLO output gets a twin reduced to box, best score and class that its
+   * decode reads instead (best-class.ts; default true: the same boxes from a fifteenth of the bytes). false
+   * keeps the graph's outputs as exported, for comparisons.
+   */
+  reduceYoloOutput?: boolean;
 }
 
 export interface ModelSpec {
@@ -100,6 +107,8 @@ export interface ModelSpec {
    * says so. The detectors, whose accuracy in float16 is measured (docs/capacity.md, "Graphs for the GPU").
    */
   float16?: boolean;
+  /** A detector: a channels-first YOLO output gets a twin reduced to what decoding reads (best-class.ts). */
+  detector?: boolean;
   /** Execution providers for this model, in order (default: the runtime's). */
   providers?: string[];
   /** Unload after this long without a run (0: never; default: the runtime's). */
@@ -199,6 +208,7 @@ export class InferenceRuntime {
   readonly dequantize: DequantizeMode;
   /** When the graphs of models that take it run in float16. */
   readonly fp16: Fp16Mode;
+  readonly reduceYoloOutput: boolean;
   /**
    * A detector model's preprocessing by its id (undefined for other models), set where the models and the
    * detection part meet. With it a detector's graph takes its bytes input however it first loads (a preload,
@@ -222,6 +232,7 @@ export class InferenceRuntime {
     this.uint8Input = opts.uint8Input ?? 'auto';
     this.dequantize = opts.dequantize ?? 'auto';
     this.fp16 = opts.fp16 ?? 'auto';
+    this.reduceYoloOutput = opts.reduceYoloOutput ?? true;
     this.pool = new SessionPool(this.workers);
     this.log.info(
       {
@@ -532,6 +543,8 @@ export class ModelHandle {
         float16: !!this.spec.float16,
         float16Io: [...io.inputs, ...io.outputs].some((t) => t.elemType === ELEM_FLOAT16),
         pre: this.bytesPre,
+        yoloOutputs:
+          this.spec.detector && rt.reduceYoloOutput ? io.outputs.filter(reducibleOutput).map((o) => o.name) : undefined,
       });
       const made = plansAnything(plan)
         ? await rt
@@ -547,6 +560,7 @@ export class ModelHandle {
       warn(refused.batchAxis, 'runs one image a call');
       warn(refused.fp16, 'runs in float32');
       warn(refused.uint8, 'takes its image as float32');
+      warn(refused.bestClass, 'hands its whole output to the decoder');
       if (refused.batchAxis) this.batchRefused = refused.batchAxis;
       if (made?.batched) this.queue.setBatch(this.batching.maxBatch, this.batching.maxWaitMs);
       this.bytesInput = made?.uint8 ?? false;

@@ -12,7 +12,8 @@ import {
   type WireTensor,
   type WorkerDecode,
 } from './session-wire.js';
-import { DECODED_BOXES, decodeYolo, packBoxes } from '../detection/yolo.js';
+import { DECODED_BOXES, decodeYolo, decodeYoloBest, detectLayout, packBoxes } from '../detection/yolo.js';
+import { bestClassOutput } from './best-class-output.js';
 import { makeGraph } from './graph-steps.js';
 
 const port = parentPort;
@@ -70,16 +71,18 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         releases.push(release);
         feeds[k] = new ort.Tensor(t.type, data as never, t.dims);
       }
+      const best = m.decode && reducedOutput(session, m.decode);
       let out: ort.InferenceSession.ReturnType;
       try {
-        out = m.outputs ? await session.run(feeds, m.outputs) : await session.run(feeds);
+        const fetch = best ? [best] : m.outputs;
+        out = fetch ? await session.run(feeds, fetch) : await session.run(feeds);
       } finally {
         for (const r of releases) r();
       }
       // A detector's raw output (a YOLOv8's runs to megabytes) is decoded here and only its boxes cross: a new
       // large buffer on the main thread each run made V8 run a full collection of the main heap about
       // every second under load.
-      if (m.decode) return decoded(out, m.decode, 0, 1, transfer);
+      if (m.decode) return decoded(out, m.decode, 0, 1, transfer, best);
       // Outputs are ours alone: their buffers move to the main thread.
       return packTensors(out, true, transfer);
     }
@@ -90,6 +93,9 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
       const total = rows.reduce((a, b) => a + b, 0);
       const feeds: Record<string, ort.Tensor> = {};
       const releases: Array<() => void> = [];
+      // The reduced output when every item decodes from it.
+      const bests = m.items.map((it) => it.decode && reducedOutput(session, it.decode));
+      const best = bests.every((b) => b === bests[0]) ? bests[0] : undefined;
       let out: ort.InferenceSession.ReturnType;
       try {
         for (const name of Object.keys(m.items[0]!.feeds))
@@ -100,7 +106,8 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
             total,
             releases,
           );
-        out = m.outputs ? await session.run(feeds, m.outputs) : await session.run(feeds);
+        const fetch = best ? [best] : m.outputs;
+        out = fetch ? await session.run(feeds, fetch) : await session.run(feeds);
       } finally {
         for (const r of releases) r();
       }
@@ -112,7 +119,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
       return m.items.map((it, i) => {
         const first = row;
         row += rows[i]!;
-        if (it.decode) return decoded(out, it.decode, first, rows[i]!, transfer);
+        if (it.decode) return decoded(out, it.decode, first, rows[i]!, transfer, best);
         const own: Record<string, WireTensor> = {};
         for (const [k, t] of Object.entries(out)) {
           const per = (t.data as Float32Array).length / total;
@@ -145,6 +152,25 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
   }
 }
 
+/**
+ * The output a detector's decode reads, reduced in the graph (best-class.ts), where the graph has it and it
+ * decodes to the same boxes: the raw output is channels-first yolov8 (by the layout the detector resolved or,
+ * for `auto`, by the declared shape) with one feature a class.
+ */
+function reducedOutput(session: ort.InferenceSession, decode: WorkerDecode): string | undefined {
+  const raw = decode.output ?? session.outputNames[0]!;
+  const best = bestClassOutput(raw);
+  if (!session.outputNames.includes(best)) return undefined;
+  const { layout, numClasses } = decode.options;
+  const meta = session.outputMetadata.find((o) => o.name === raw);
+  const shape = meta?.isTensor ? meta.shape : [];
+  if (shape[1] !== 4 + numClasses) return undefined;
+  if (layout === 'yolov8') return best;
+  if (layout !== 'auto' || typeof shape[2] !== 'number') return undefined;
+  const dims = [1, 4 + numClasses, shape[2]];
+  return detectLayout(dims, numClasses, decode.options.input, decode.options.strides) === 'yolov8' ? best : undefined;
+}
+
 /** A detector's boxes for rows [first, first + n) of its output (n is 1: a detector run is one image). */
 function decoded(
   out: ort.InferenceSession.ReturnType,
@@ -152,12 +178,14 @@ function decoded(
   first: number,
   n: number,
   transfer: ArrayBuffer[],
+  best?: string,
 ): Record<string, WireTensor> {
-  const t = (decode.output ? out[decode.output] : undefined) ?? Object.values(out)[0]!;
+  const t = (best ? out[best] : decode.output ? out[decode.output] : undefined) ?? Object.values(out)[0]!;
   const data = t.data as Float32Array;
   const per = data.length / t.dims[0]!;
   const rows = first === 0 && n === t.dims[0] ? data : data.subarray(first * per, (first + n) * per);
-  const boxes = packBoxes(decodeYolo(rows, [n, ...t.dims.slice(1)], decode.options));
+  const dims = [n, ...t.dims.slice(1)];
+  const boxes = packBoxes(best ? decodeYoloBest(rows, dims, decode.options) : decodeYolo(rows, dims, decode.options));
   return packTensors(
     { [DECODED_BOXES]: { type: 'float64', dims: [boxes.length / 6, 6], data: boxes } },
     true,

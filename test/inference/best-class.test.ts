@@ -1,0 +1,172 @@
+// A channels-first YOLO output reduced in the graph to box, best score and class (src/inference/best-class.ts):
+// the twin holds exactly the raw output's per-anchor maximum and its first class, in either ReduceMax form (axes
+// as an attribute before opset 18, as an input from 18); a detector decoding it finds exactly the boxes it finds
+// from the whole output, alone, batched and fed bytes; a graph the step cannot vouch for is refused with a reason.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import ort from 'onnxruntime-node';
+import { BYO_MODELS, byoModelsSkip, byoPath } from '../../eval/byo-dir.js';
+import { withBestClass } from '../../src/inference/best-class.js';
+import { bestClassOutput, reducibleOutput } from '../../src/inference/best-class-output.js';
+import { graphPlan, makeGraph } from '../../src/inference/graph-steps.js';
+import { DT } from '../../src/inference/onnx-tensors.js';
+import { OnnxGraphBuilder, DataType } from '../../src/inference/tfjs-import/onnx-builder.js';
+import { decodeYolo, decodeYoloBest } from '../../src/detection/yolo.js';
+import type { RawDetection } from '../../src/detection/detect.js';
+import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
+import { cpuDetector } from '../helpers/detectors.js';
+import { loadRgb } from '../helpers/inference.js';
+
+const YOLO = BYO_MODELS['yolov8n-int8'];
+const skip = byoModelsSkip(YOLO) || cocoSkip;
+const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081', '000000000094'];
+
+/** Each anchor's highest class score and first class of that score, read from a [N, 4 + C, A] output. */
+function bestByHand(raw: Float32Array, n: number, f: number, a: number) {
+  const out = new Float32Array(n * 6 * a);
+  for (let b = 0; b < n; b++)
+    for (let i = 0; i < a; i++) {
+      let m = -Infinity,
+        c = -1;
+      for (let k = 4; k < f; k++) {
+        const v = raw[(b * f + k) * a + i]!;
+        if (v > m) {
+          m = v;
+          c = k - 4;
+        }
+      }
+      for (let k = 0; k < 4; k++) out[(b * 6 + k) * a + i] = raw[(b * f + k) * a + i]!;
+      out[(b * 6 + 4) * a + i] = m;
+      out[(b * 6 + 5) * a + i] = c;
+    }
+  return out;
+}
+
+/** An identity graph [N, 4 + C, A] -> the same, so the test writes the raw output itself (ties included). */
+function identityYolo(opset: number, f: number, a: number): Uint8Array {
+  const b = new OnnxGraphBuilder();
+  b.node('Identity', ['x'], ['output0']);
+  return b.encode({
+    name: 'identity',
+    opset,
+    inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: ['batch', f, a] }],
+    outputs: [{ name: 'output0', elemType: DataType.FLOAT, shape: ['batch', f, a] }],
+  });
+}
+
+for (const opset of [13, 18]) {
+  test(`opset ${opset}: the twin holds each anchor's box, highest score and its first class, ties included`, async () => {
+    const [n, f, a] = [3, 4 + 7, 50];
+    const r = withBestClass(identityYolo(opset, f, a), ['output0']);
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    const s = await ort.InferenceSession.create(r.bytes);
+    assert.deepEqual(s.outputNames, ['output0', bestClassOutput('output0')]);
+    // Scores on a coarse grid, so that several classes of an anchor often share its highest score.
+    const x = Float32Array.from({ length: n * f * a }, (_, i) => ((i * 7919) % 13) / 4);
+    const out = await s.run({ x: new ort.Tensor('float32', x, [n, f, a]) });
+    assert.deepEqual(out[bestClassOutput('output0')]!.dims, [n, 6, a]);
+    assert.deepEqual(out[bestClassOutput('output0')]!.data, bestByHand(x, n, f, a));
+    assert.deepEqual(out.output0!.data, x, 'the raw output is still there, unchanged');
+  });
+}
+
+test('decodeYoloBest over the twin answers what decodeYolo answers over the raw output', () => {
+  const [f, a] = [4 + 5, 400];
+  let seed = 7;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 16777216;
+  const raw = Float32Array.from({ length: f * a }, (_, i) =>
+    i < 4 * a ? 20 + rnd() * 200 : Math.round(rnd() * 8) / 8,
+  );
+  raw[5 * a + 3] = Number.NaN; // a NaN score is never a candidate
+  const best = bestByHand(raw, 1, f, a);
+  for (const minScore of [0, 0.5, 0.99]) {
+    const o = { layout: 'yolov8', numClasses: 5, minScore, iouThreshold: 0.5, maxDetections: 50 } as const;
+    assert.deepEqual(decodeYoloBest(best, [1, 6, a], o), decodeYolo(raw, [1, f, a], o), `minScore ${minScore}`);
+  }
+});
+
+test('which outputs are reduced: channels-first rank 3 with a fixed feature axis; the plan takes them', () => {
+  const out = (shape: (number | string | null)[], elemType: number = DT.FLOAT) => ({ name: 'o', shape, elemType });
+  assert.ok(reducibleOutput(out([1, 84, 8400])));
+  assert.ok(reducibleOutput(out(['batch', 84, 'anchors'])));
+  assert.ok(reducibleOutput(out([1, 84, 8400], DT.FLOAT16)));
+  assert.ok(!reducibleOutput(out([1, 100, 6])), 'end-to-end rows');
+  assert.ok(!reducibleOutput(out([1, 25200, 85])), 'rows of a YOLOv5');
+  assert.ok(!reducibleOutput(out([1, 'f', 8400])), 'features not fixed');
+  assert.ok(!reducibleOutput(out([1, 84, 8400], DT.INT64)));
+  assert.ok(!reducibleOutput(out([84, 8400])));
+  const base = { dequantize: 'off', fp16: 'off', uint8Input: 'off', providers: ['cpu'], batchAxis: false } as const;
+  assert.deepEqual(graphPlan({ ...base, float16: true, yoloOutputs: ['output0'] }).bestClass, ['output0']);
+  assert.equal(graphPlan({ ...base, float16: true, yoloOutputs: [] }).bestClass, undefined);
+});
+
+test('a graph the step cannot vouch for is refused with a reason, and the plan loads it as it was', async () => {
+  const g = identityYolo(13, 9, 40);
+  const no = withBestClass(g, ['missing']);
+  assert.ok(!no.ok && /no output missing/.test(no.reason), JSON.stringify(no));
+  const old = withBestClass(identityYolo(9, 9, 40), ['output0']);
+  assert.ok(!old.ok && /opset 9/.test(old.reason), JSON.stringify(old));
+  const twice = withBestClass((withBestClass(g, ['output0']) as { bytes: Uint8Array }).bytes, ['output0']);
+  assert.ok(!twice.ok && /already names/.test(twice.reason), JSON.stringify(twice));
+  const made = await makeGraph(g, { bestClass: ['missing'] });
+  assert.match(made.refused.bestClass ?? '', /no output missing/);
+  assert.equal(made.bytes, undefined);
+});
+
+test('yolov8n: its twin on a COCO photo is the raw output reduced, after every other step of a GPU load', {
+  skip,
+}, async () => {
+  const made = await makeGraph(byoPath(YOLO), {
+    dequantize: 'any',
+    batchAxis: true,
+    fp16: true,
+    bestClass: ['output0'],
+  });
+  assert.deepEqual(made.refused, {});
+  const s = await ort.InferenceSession.create(made.bytes!);
+  const img = await loadRgb(join(cocoDir(), 'images', `${PHOTOS[0]}.jpg`));
+  // The photo stretched to 640 x 640, NCHW in 0..1: any real input will do for the reduction.
+  const x = new Float32Array(2 * 3 * 640 * 640);
+  for (let y = 0; y < 640; y++)
+    for (let xx = 0; xx < 640; xx++) {
+      const sp = (Math.floor((y * img.height) / 640) * img.width + Math.floor((xx * img.width) / 640)) * 3;
+      for (let c = 0; c < 3; c++) x[c * 640 * 640 + y * 640 + xx] = img.data[sp + c]! / 255;
+    }
+  x.copyWithin(3 * 640 * 640, 0, 3 * 640 * 640);
+  const out = await s.run({ [s.inputNames[0]!]: new ort.Tensor('float32', x, [2, 3, 640, 640]) });
+  const raw = out.output0!.data as Float32Array;
+  assert.deepEqual(out[bestClassOutput('output0')]!.data, bestByHand(raw, 2, 84, 8400));
+});
+
+test('yolov8n detecting COCO photos from the twin finds exactly what it finds from the whole output', {
+  skip,
+}, async (t) => {
+  const model = { id: 'yolov8n-int8', file: byoPath(YOLO) };
+  const images = await Promise.all(PHOTOS.map((p) => loadRgb(join(cocoDir(), 'images', `${p}.jpg`))));
+  const all = async (det: Awaited<ReturnType<typeof cpuDetector>>['det'], concurrent: boolean) => {
+    const one = (i: number) => det.detectRaw(images[i]!, 0.05);
+    if (concurrent) return Promise.all(images.map((_, i) => one(i)));
+    const out: RawDetection[][] = [];
+    for (let i = 0; i < images.length; i++) out.push(await one(i));
+    return out;
+  };
+  for (const opts of [{}, { uint8Input: 'on' as const }, { batch: { maxBatch: 4, maxWaitMs: 50 } }]) {
+    const what = JSON.stringify(opts);
+    const whole = await cpuDetector(t, { ...opts, reduceYoloOutput: false }, model);
+    const reduced = await cpuDetector(t, opts, model);
+    assert.deepEqual((await whole.det.handle.session()).outputNames, ['output0'], what);
+    assert.deepEqual((await reduced.det.handle.session()).outputNames, ['output0', bestClassOutput('output0')], what);
+    const concurrent = 'batch' in opts;
+    const a = await all(whole.det, concurrent);
+    const b = await all(reduced.det, concurrent);
+    assert.ok(
+      a.every((l) => l.length > 0),
+      `${what}: something found in each photo`,
+    );
+    assert.deepEqual(b, a, what);
+  }
+  // The raw file is not touched: the twin exists only in the loaded graph.
+  assert.equal((await readFile(byoPath(YOLO))).includes(Buffer.from('best-class')), false);
+});
