@@ -213,34 +213,23 @@ function report(work: string, outDir: string): void {
     );
   }
   result.ceilings = ceilings;
-  // Each float16 row against the float32 row of the same graph, providers, sessions and batch.
-  const fp16: Array<Record<string, unknown>> = [];
+  // Each float16 row against the float32 row of the same graph, providers, sessions and batch; each row decoded
+  // from the reduced output against the same decoded from the whole output.
   const batchRows = (sightflow?.batch_rows ?? []) as Array<Record<string, any>>;
-  for (const h of batchRows.filter((r) => float32Of(r.model) !== undefined && !r.error)) {
-    const f = batchRows.find(
-      (r) =>
-        r.model === float32Of(h.model) &&
-        r.providers === h.providers &&
-        r.sessions === h.sessions &&
-        r.batch === h.batch,
-    );
-    if (!f || !(f.images_per_s > 0)) continue;
-    const ratio = +(h.images_per_s / f.images_per_s).toFixed(2);
-    fp16.push({
-      model: f.model,
-      providers: h.providers,
-      sessions: h.sessions,
-      batch: h.batch,
-      float32: f.images_per_s,
-      float16: h.images_per_s,
-      ratio,
-    });
-  }
+  const fp16 = sideBySide(batchRows, float32Of, 'float32', 'float16');
   result.fp16 = fp16;
   for (const model of new Set(fp16.map((x) => x.model as string))) {
     const mine = fp16.filter((x) => x.model === model);
     lines.push(
       `- ${model} in float16 against float32: ${mine.map((x) => `${x.providers} ${x.sessions} session(s) batch ${x.batch} ${x.float16}/${x.float32} images/s = ${x.ratio}x`).join('; ')}`,
+    );
+  }
+  const reduced = sideBySide(batchRows, wholeOutputOf, 'whole', 'reduced');
+  result.reduced_output = reduced;
+  for (const model of new Set(reduced.map((x) => x.model as string))) {
+    const mine = reduced.filter((x) => x.model === model);
+    lines.push(
+      `- ${baseModel(model)} decoded from its reduced output against its whole output: ${mine.map((x) => `${x.providers} ${x.sessions} session(s) batch ${x.batch} ${x.reduced}/${x.whole} images/s = ${x.ratio}x`).join('; ')}`,
     );
   }
   // Unbatched, one to eight sessions, and whether the GPU's outputs match the CPU's (detections as a set).
@@ -389,6 +378,43 @@ function cameraLines(cameras: Record<string, any> | null, lines: string[]): Reco
 
 /** A row's model id without its variant (`yolov8n-int8 (float, fp16)` -> `yolov8n-int8`): the reference's key. */
 const baseModel = (name: string) => name.replace(/ \(.*\)$/, '');
+
+/**
+ * Each row that has a partner (`partnerOf` its name) of the same providers, sessions and batch, beside it:
+ * { model: the partner's, `base`: the partner's images/s, `variant`: the row's, ratio }.
+ */
+function sideBySide(
+  rows: Array<Record<string, any>>,
+  partnerOf: (name: string) => string | undefined,
+  base: string,
+  variant: string,
+): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (const h of rows.filter((r) => partnerOf(r.model) !== undefined && !r.error)) {
+    const f = rows.find(
+      (r) =>
+        r.model === partnerOf(h.model) &&
+        r.providers === h.providers &&
+        r.sessions === h.sessions &&
+        r.batch === h.batch,
+    );
+    if (!f || !(f.images_per_s > 0)) continue;
+    out.push({
+      model: f.model,
+      providers: h.providers,
+      sessions: h.sessions,
+      batch: h.batch,
+      [base]: f.images_per_s,
+      [variant]: h.images_per_s,
+      ratio: +(h.images_per_s / f.images_per_s).toFixed(2),
+    });
+  }
+  return out;
+}
+
+/** The whole-output row's name for a row decoded from the reduced output (`x (..., decoded)`), else undefined. */
+const wholeOutputOf = (name: string): string | undefined =>
+  name.endsWith(', decoded)') ? `${name.slice(0, -1)}, whole output)` : undefined;
 
 /** The float32 row's name for a float16 row's (`x (fp16)` -> `x`, `x (float, fp16)` -> `x (float)`), else undefined. */
 function float32Of(name: string): string | undefined {

@@ -53,8 +53,11 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     models.flatMap((m) => [
       `${m} cpu 2`,
       ...(m === 'yolov8n-int8' ? [`${m} (float) cpu 2`, `${m} (float, fp16) cpu 2`] : [`${m} (fp16) cpu 2`]),
-      // What a GPU server loads under auto: every step that applies, the bytes input last.
-      m === 'yolov8n-int8' ? `${m} (float, fp16, uint8) cpu 2` : `${m} (fp16, uint8) cpu 2`,
+      // What a GPU server loads under auto: every step that applies, the bytes input last, decoded as the
+      // detector decodes it (a YOLO output from its reduced twin, and again from the whole output).
+      ...(m === 'yolov8n-int8'
+        ? [`${m} (float, fp16, uint8, decoded) cpu 2`, `${m} (float, fp16, uint8, decoded, whole output) cpu 2`]
+        : [`${m} (fp16, uint8, decoded) cpu 2`]),
     ]),
   );
   for (const x of rows) assert.ok(x.images_per_s > 0 && x.p50_ms > 0, JSON.stringify(x));
@@ -74,9 +77,20 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     (r.fp16 as Array<Record<string, any>>).map((x) => `${x.model} ${x.batch}`),
     models.map((m) => (m === 'yolov8n-int8' ? `${m} (float) 2` : `${m} 2`)),
   );
+  // The YOLO export decoded from its reduced output, set against the same decoded from its whole output.
+  assert.deepEqual(
+    (r.reduced_output as Array<Record<string, any>>).map((x) => `${x.model} ${x.batch} ${x.ratio > 0}`),
+    ['yolov8n-int8 (float, fp16, uint8, decoded, whole output) 2 true'],
+  );
   // The rows with the graph taking bytes (the photo's letterbox as the detector writes it) batch alike.
-  const bytes2 = rows.find((x) => x.model === 'centernet-coco (fp16, uint8)' && x.batch === 2)!;
-  assert.equal(bytes2.same_as_alone, true, 'a batch of bytes inputs answers what a run alone does');
+  for (const m of [
+    'centernet-coco (fp16, uint8, decoded)',
+    'yolov8n-int8 (float, fp16, uint8, decoded)',
+    'yolov8n-int8 (float, fp16, uint8, decoded, whole output)',
+  ]) {
+    const bytes2 = rows.find((x) => x.model === m && x.batch === 2)!;
+    assert.equal(bytes2.same_as_alone, true, `${m}: a batch of bytes inputs finds the boxes a run alone finds`);
+  }
 
   // The unbatched sweep ran too (on the CPU only its CPU row per model; a GPU host adds its GPU rows and checks).
   assert.deepEqual(
@@ -88,6 +102,7 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     ),
   );
   const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
+  assert.match(table, /yolov8n-int8 decoded from its reduced output against its whole output: cpu 2 session/);
   assert.match(table, /unbatched: centernet-coco on cpu, 1 session\(s\), 1 client\(s\)/);
   assert.match(table, /\| centernet-coco \| cpu \| 2 \| 2 \|/, 'two sessions, batch 2');
   assert.match(
