@@ -20,6 +20,8 @@ const port = parentPort;
 if (!port) throw new Error('session-worker.ts is a worker_threads entry, not a module to import');
 
 const sessions = new Map<string, ort.InferenceSession>();
+/** Per model whose graph has reduced twins (best-class.ts), its outputs without them. */
+const ownOutputs = new Map<string, string[] | undefined>();
 /** Per model and input, the memory a shared input is copied into (a run that finds it held copies into its own). */
 const scratch = new Map<string, { buf?: ArrayBufferView; busy: boolean }>();
 
@@ -42,6 +44,11 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
           : await ort.InferenceSession.create(m.source, options);
       await sessions.get(m.model)?.release();
       sessions.set(m.model, session);
+      // A reduced twin is fetched only by the decode that reads it: a run that asks for no output by name gets
+      // the graph's own outputs.
+      const twins = new Set(session.outputNames.map(bestClassOutput));
+      const own = session.outputNames.filter((n) => !twins.has(n));
+      ownOutputs.set(m.model, own.length < session.outputNames.length ? own : undefined);
       const info: SessionInfo = {
         inputNames: [...session.inputNames],
         outputNames: [...session.outputNames],
@@ -74,7 +81,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
       const best = m.decode && reducedOutput(session, m.decode);
       let out: ort.InferenceSession.ReturnType;
       try {
-        const fetch = best ? [best] : m.outputs;
+        const fetch = best ? [best] : (m.outputs ?? ownOutputs.get(m.model));
         out = fetch ? await session.run(feeds, fetch) : await session.run(feeds);
       } finally {
         for (const r of releases) r();
@@ -106,7 +113,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
             total,
             releases,
           );
-        const fetch = best ? [best] : m.outputs;
+        const fetch = best ? [best] : (m.outputs ?? ownOutputs.get(m.model));
         out = fetch ? await session.run(feeds, fetch) : await session.run(feeds);
       } finally {
         for (const r of releases) r();
@@ -144,6 +151,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
     case 'release': {
       const s = sessions.get(m.model);
       sessions.delete(m.model);
+      ownOutputs.delete(m.model);
       for (const k of scratch.keys()) if (k.startsWith(`${m.model}\u0000`)) scratch.delete(k);
       for (const k of joinedScratch.keys()) if (k.startsWith(`${m.model}\u0000`)) joinedScratch.delete(k);
       await s?.release();

@@ -14,7 +14,7 @@ import { graphPlan, makeGraph } from '../../src/inference/graph-steps.js';
 import { DT } from '../../src/inference/onnx-tensors.js';
 import { OnnxGraphBuilder, DataType } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { decodeYolo, decodeYoloBest } from '../../src/detection/yolo.js';
-import type { RawDetection } from '../../src/detection/detect.js';
+import { modelInput, modelInputBytes, type RawDetection } from '../../src/detection/detect.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { cpuDetector } from '../helpers/detectors.js';
 import { loadRgb } from '../helpers/inference.js';
@@ -166,6 +166,11 @@ test('yolov8n detecting COCO photos from the twin finds exactly what it finds fr
       `${what}: something found in each photo`,
     );
     assert.deepEqual(b, a, what);
+    // A run that names no output gets the graph's own outputs, not the twin.
+    const bytes = (await reduced.det.handle.imageInput()) === 'uint8';
+    const input = await (bytes ? modelInputBytes : modelInput)(images[0]!, reduced.det.pre);
+    const raw = await reduced.det.handle.run({ [reduced.det.pre.inputName]: input.tensor });
+    assert.deepEqual(Object.keys(raw), ['output0'], what);
   }
   // The raw file is not touched: the twin exists only in the loaded graph.
   assert.equal((await readFile(byoPath(YOLO))).includes(Buffer.from('best-class')), false);
