@@ -1,6 +1,10 @@
 // One model's work queue: bounded (a full queue rejects at once with 503 overloaded_error, nothing waits
 // without bound) and micro-batching (up to maxBatch items, or whatever arrived within maxWaitMs of the
-// first, run as one call). A model without a batch axis is the same queue with maxBatch 1. An item whose
+// first, run as one call). The first item waits for company only where company is to be expected: when it
+// came less than maxWaitMs after the item before it. An item that comes alone after a quiet spell (one client,
+// a lull) runs as soon as the items submitted in the same turn of the event loop have joined it, rather than
+// paying the whole delay for company that is not coming. A model without a batch axis is the same queue with
+// maxBatch 1. An item whose
 // AbortSignal fires while it waits is dropped (its caller's client went away; nobody wants the answer).
 // Two lanes, each bounded by the depth: interactive runs (an API request) go first, background runs (a
 // camera's frames) get at least every BACKGROUND_EVERY-th batch while both wait, so a camera's backlog never
@@ -46,6 +50,8 @@ interface Item<I, O> {
   input: I;
   lane: RunPriority;
   at: number;
+  /** Milliseconds since the item submitted before it (Infinity for the first). */
+  gap: number;
   resolve: (o: O) => void;
   reject: (e: unknown) => void;
   signal?: AbortSignal;
@@ -59,6 +65,9 @@ export class ModelQueue<I, O> {
   private skippedBackground = 0;
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The dispatch of a batch whose first item expects no company, after this turn's items joined it. */
+  private soon: NodeJS.Immediate | undefined;
+  private lastArrival = -Infinity;
   private maxBatch: number;
   private maxWaitMs: number;
   private readonly concurrency: number;
@@ -113,11 +122,15 @@ export class ModelQueue<I, O> {
       return Promise.reject(e);
     }
     const lane = priority === 'background' ? this.background : this.waiting;
+    const now = performance.now();
+    const gap = now - this.lastArrival;
+    this.lastArrival = now;
     return new Promise<O>((resolve, reject) => {
       const item: Item<I, O> = {
         input,
         lane: priority,
         at: Date.now(),
+        gap,
         resolve,
         reject,
         signal,
@@ -169,10 +182,17 @@ export class ModelQueue<I, O> {
       const first = Math.min(this.waiting[0]?.at ?? Infinity, this.background[0]?.at ?? Infinity);
       const waited = Date.now() - first;
       if (this.pending < this.maxBatch && waited < this.maxWaitMs) {
-        this.timer ??= setTimeout(() => {
-          this.timer = undefined;
-          this.dispatch();
-        }, this.maxWaitMs - waited);
+        if (this.timer || this.soon) return;
+        if (this.nextLanes()[0][0]!.gap < this.maxWaitMs)
+          this.timer = setTimeout(() => {
+            this.timer = undefined;
+            this.dispatch();
+          }, this.maxWaitMs - waited);
+        else
+          this.soon = setImmediate(() => {
+            this.soon = undefined;
+            this.dispatch();
+          });
         return;
       }
       this.dispatch();
@@ -183,6 +203,10 @@ export class ModelQueue<I, O> {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
+    }
+    if (this.soon) {
+      clearImmediate(this.soon);
+      this.soon = undefined;
     }
     if (!this.canStart()) return;
     const [a, b, backgroundTurn] = this.nextLanes();

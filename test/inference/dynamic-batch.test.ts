@@ -223,20 +223,24 @@ test('a graph the rewrite cannot vouch for runs one image a call, and its log sa
   );
 });
 
-test('the queue delay bound: a lone item waits its max delay for company and no longer, counted from the first item; a full batch does not wait', async () => {
+test('the queue delay bound: an item that comes close after another waits its max delay for company and no longer, counted from the first item; a full batch does not wait', async () => {
   const started: { at: number; size: number }[] = [];
   const q = new ModelQueue<number, number>({ name: 'bound', depth: 32, maxBatch: 4, maxWaitMs: 300 }, async (items) => {
     started.push({ at: performance.now(), size: items.length });
     return items;
   });
+  // Item 0 comes after a quiet spell, so it runs at once; item 1 comes right after it, so it expects company.
+  await q.submit(0);
   const t0 = performance.now();
   const first = q.submit(1);
   await new Promise((r) => setTimeout(r, 150));
   const second = q.submit(2);
   assert.deepEqual(await Promise.all([first, second]), [1, 2]);
-  assert.equal(started.length, 1);
-  assert.equal(started[0]!.size, 2);
-  const waited = started[0]!.at - t0;
+  assert.deepEqual(
+    started.map((s) => s.size),
+    [1, 2],
+  );
+  const waited = started[1]!.at - t0;
   // Not before the first item's delay, and before the second item's own delay would have run out.
   assert.ok(waited >= 299, `dispatched after ${waited} ms, before the 300 ms delay`);
   assert.ok(waited < 450, `dispatched after ${waited} ms: the delay counts from the first item`);
@@ -244,6 +248,29 @@ test('the queue delay bound: a lone item waits its max delay for company and no 
   const t1 = performance.now();
   const full = await Promise.all([5, 6, 7, 8].map((n) => q.submit(n)));
   assert.deepEqual(full, [5, 6, 7, 8]);
-  assert.equal(started[1]!.size, 4);
-  assert.ok(started[1]!.at - t1 < 150, `a full batch waited ${started[1]!.at - t1} ms`);
+  assert.equal(started[2]!.size, 4);
+  assert.ok(started[2]!.at - t1 < 150, `a full batch waited ${started[2]!.at - t1} ms`);
+});
+
+test('an item alone after a quiet spell does not wait for company: it runs with what came in the same turn', async () => {
+  const started: { at: number; size: number }[] = [];
+  const q = new ModelQueue<number, number>({ name: 'lone', depth: 32, maxBatch: 8, maxWaitMs: 300 }, async (items) => {
+    started.push({ at: performance.now(), size: items.length });
+    return items;
+  });
+  // One client: each request comes well after the last one's answer.
+  for (const n of [1, 2, 3]) {
+    const t0 = performance.now();
+    assert.equal(await q.submit(n), n);
+    assert.ok(started.at(-1)!.at - t0 < 100, `a lone item waited ${started.at(-1)!.at - t0} ms`);
+    await new Promise((r) => setTimeout(r, 320));
+  }
+  // Items submitted in one turn after a quiet spell run together, at once.
+  const t1 = performance.now();
+  assert.deepEqual(await Promise.all([4, 5, 6].map((n) => q.submit(n))), [4, 5, 6]);
+  assert.deepEqual(
+    started.map((s) => s.size),
+    [1, 1, 1, 3],
+  );
+  assert.ok(started[3]!.at - t1 < 100, `the turn's items waited ${started[3]!.at - t1} ms`);
 });
