@@ -3,8 +3,7 @@
 // decoding and re-encoding a graph of megabytes never holds the thread that serves requests. The order is
 // fixed: a float16 export made to take and give float32, an int8 graph made float, a free batch axis,
 // float16, a detector's bytes input, then a YOLO output's reduced twin (each later step sees what the earlier
-// ones made). A step that
-// refuses leaves the graph as it was and says why.
+// ones made). A step that refuses leaves the graph as it was and says why.
 // The steps (and the ONNX protobuf library they decode with) are imported by the plan that takes them: most
 // processes load no graph that needs one.
 import { readFile } from 'node:fs/promises';

@@ -4,8 +4,8 @@
 // came less than maxWaitMs after the item before it. An item that comes alone after a quiet spell (one client,
 // a lull) runs as soon as the items submitted in the same turn of the event loop have joined it, rather than
 // paying the whole delay for company that is not coming. A model without a batch axis is the same queue with
-// maxBatch 1. An item whose
-// AbortSignal fires while it waits is dropped (its caller's client went away; nobody wants the answer).
+// maxBatch 1. An item whose AbortSignal fires while it waits is dropped (its caller's client went away; nobody
+// wants the answer).
 // Two lanes, each bounded by the depth: interactive runs (an API request) go first, background runs (a
 // camera's frames) get at least every BACKGROUND_EVERY-th batch while both wait, so a camera's backlog never
 // delays an image request and a flood of image requests never stalls a camera.

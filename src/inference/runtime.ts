@@ -84,7 +84,7 @@ export interface RuntimeOptions {
   fp16?: Fp16Mode;
   /**
    * Whether a detector's channels-first YOLO output gets a twin reduced to box, best score and class that its
-   * decode reads instead (best-class.ts; default true: the same boxes from a fifteenth of the bytes). false
+   * decode reads instead (best-class.ts; default true: the same boxes from a fourteenth of the bytes). false
    * keeps the graph's outputs as exported, for comparisons.
    */
   reduceYoloOutput?: boolean;
