@@ -483,7 +483,7 @@ interface Decode {
 
 /**
  * How a detector decodes the model's declared first output (a COCO detector: 80 classes where the shape does not
- * say), and whether that output is one the graph reduces (a channels-first YOLO one).
+ * say), and whether that output is one the graph reduces (a YOLOv8 or YOLOv5 one).
  */
 function decodeFor(file: string): { options: DecodeOptions; reducible: boolean } {
   const out = readOnnxInfo(new Uint8Array(readFileSync(file))).outputs[0];
@@ -492,7 +492,7 @@ function decodeFor(file: string): { options: DecodeOptions; reducible: boolean }
   const numClasses = impliedClassCount(out.shape) ?? 80;
   const layout = detectLayout(dims, numClasses);
   const options: DecodeOptions = { layout, numClasses, minScore: 0.25, iouThreshold: 0.7, maxDetections: 100 };
-  return { options, reducible: layout === 'yolov8' && reducibleOutput(out) };
+  return { options, reducible: (layout === 'yolov8' || layout === 'yolov5') && reducibleOutput(out) };
 }
 
 /**

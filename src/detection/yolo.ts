@@ -221,24 +221,33 @@ function suppressed(out: RawBox[], opts: DecodeOptions): RawBox[] {
 }
 
 /**
- * What decodeYolo gives for a channels-first yolov8 output, from that output reduced in the graph
- * ([N, 6, A]: the box, the best class's score, that class; src/inference/best-class.ts). n = 1.
+ * What decodeYolo gives for a yolov8 or yolov5 output, from that output reduced in the graph
+ * (src/inference/best-class.ts): [1, 6, A] for a channels-first yolov8 one (the box, the best class's score,
+ * that class), [1, A, 7] for a yolov5 one (the box, the objectness, the best class's score, that class).
  */
 export function decodeYoloBest(data: Float32Array, dims: readonly number[], opts: DecodeOptions): RawBox[] {
-  if (dims.length !== 3 || dims[1] !== 6)
-    throw new Error(`expected a [1, 6, n] reduced output, got [${dims.join(', ')}]`);
-  const n = dims[2]!;
   const out: RawBox[] = [];
-  for (let i = 0; i < n; i++) {
-    const score = data[4 * n + i]!;
-    // Not negated: a NaN score is no candidate, as in the scan over every class.
-    if (!(score >= opts.minScore)) continue;
-    const cx = data[i]!,
-      cy = data[n + i]!,
-      w = data[2 * n + i]!,
-      h = data[3 * n + i]!;
-    out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score, classId: data[5 * n + i]! });
-  }
+  const push = (cx: number, cy: number, w: number, h: number, score: number, classId: number) =>
+    out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score, classId });
+  if (dims.length === 3 && dims[1] === 6) {
+    const n = dims[2]!;
+    for (let i = 0; i < n; i++) {
+      const score = data[4 * n + i]!;
+      // Not negated: a NaN score is no candidate, as in the scan over every class.
+      if (!(score >= opts.minScore)) continue;
+      push(data[i]!, data[n + i]!, data[2 * n + i]!, data[3 * n + i]!, score, data[5 * n + i]!);
+    }
+  } else if (dims.length === 3 && dims[2] === 7) {
+    const n = dims[1]!;
+    for (let o = 0; o < n * 7; o += 7) {
+      const obj = data[o + 4]!;
+      if (obj < opts.minScore) continue;
+      // The product in double precision, as the scan over every class computes it.
+      const score = obj * data[o + 5]!;
+      if (score < opts.minScore) continue;
+      push(data[o]!, data[o + 1]!, data[o + 2]!, data[o + 3]!, score, data[o + 6]!);
+    }
+  } else throw new Error(`expected a reduced output [1, 6, n] or [1, n, 7], got [${dims.join(', ')}]`);
   return suppressed(out, opts);
 }
 

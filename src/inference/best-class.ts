@@ -1,15 +1,17 @@
-// A channels-first YOLO output ([N, 4 + C, A]: a box and C class scores for each of A anchors, as YOLOv8 and
-// YOLO11 export it) reduced in the graph to what decoding reads of it: a second output [N, 6, A] holding each
-// anchor's box, its highest class score (ReduceMax over the classes) and that class (ArgMax, the first on a
-// tie), the class as float32 (exact to 2^24). The session's worker fetches that output instead of the raw one
-// (session-worker.ts) and decodes it as it decodes the raw one (yolo.ts, decodeYoloBest), so the boxes are the
-// same. Why: the raw output of a 640 YOLOv8 is 2.7 MB an image; on a GPU it crosses the bus back for every
-// image, and on whichever thread decodes it the per-anchor scan over 80 classes is the decode's whole cost.
-// Reduced, 0.2 MB an image crosses, and the scan runs in the runtime's vectorised kernels where the model runs.
-// The raw output stays an output, so nothing that reads it changes.
+// A YOLO output reduced in the graph to what decoding reads of it, as a second output (the twin): for a
+// channels-first one ([N, 4 + C, A]: a box and C class scores for each of A anchors, as YOLOv8 and YOLO11 export
+// it) [N, 6, A], each anchor's box, its highest class score (ReduceMax over the classes) and that class (ArgMax,
+// the first on a tie); for one anchor a row ([N, A, 5 + C], YOLOv5: a box, an objectness, the classes)
+// [N, A, 7], the box, the objectness, the highest class score and that class. The class is float32 (exact to
+// 2^24). The session's worker fetches the twin instead of the raw output (session-worker.ts) and decodes it as
+// it decodes the raw one (yolo.ts, decodeYoloBest), so the boxes are the same. Why: the raw output of a 640
+// YOLOv8 is 2.7 MB an image (a YOLOv5's 8.6 MB); on a GPU it crosses the bus back for every image, and on
+// whichever thread decodes it the scan over 80 classes is the decode's whole cost. Reduced, 0.2 MB (0.7 MB)
+// crosses, and the scan runs in the runtime's vectorised kernels where the model runs. The raw output stays an
+// output, so nothing that reads it changes.
 import onnxProto from 'onnx-proto';
 import { decodeModel, DT, int64Tensor } from './onnx-tensors.js';
-import { bestClassOutput } from './best-class-output.js';
+import { bestClassOutput, twinForm } from './best-class-output.js';
 
 const { onnx } = onnxProto;
 type Node = import('onnx-proto').onnx.INodeProto;
@@ -34,6 +36,12 @@ export function withBestClass(bytes: Uint8Array, outputs: readonly string[]): Be
     const o = (g.output ?? []).find((x) => x.name === output);
     if (!o) return { ok: false, reason: `the graph has no output ${output}` };
     if (o.type?.tensorType?.elemType !== DT.FLOAT) return { ok: false, reason: `output ${output} is not float32` };
+    const dims = o.type.tensorType.shape?.dim ?? [];
+    const shape = dims.map((d) =>
+      d.dimValue !== undefined && d.dimValue !== null ? Number(String(d.dimValue)) : null,
+    );
+    const form = twinForm({ name: output, shape, elemType: DT.FLOAT });
+    if (!form) return { ok: false, reason: `output ${output} is [${shape.join(', ')}], no YOLO layout` };
     const best = bestClassOutput(output);
     const stem = `${output}/best_class`;
     if (names.has(best) || [...names].some((x) => x.startsWith(stem)))
@@ -47,30 +55,33 @@ export function withBestClass(bytes: Uint8Array, outputs: readonly string[]): Be
       nodes.push({ opType, name: `${out}_node`, input: ins, output: [out], attribute });
       return out;
     };
-    const axis1 = k('axis1', [1n]);
-    const box = n('Slice', [output, k('zero', [0n]), k('four', [4n]), axis1], `${stem}/box`);
+    // The features' axis: 1 channels-first, 2 for rows; what is kept whole before the classes: the box (and,
+    // for rows, the objectness).
+    const axis = form === 'channels' ? 1 : 2;
+    const kept = form === 'channels' ? 4n : 5n;
+    const along = k('axis', [BigInt(axis)]);
+    const head = n('Slice', [output, k('zero', [0n]), k('kept', [kept]), along], `${stem}/head`);
     // To the end of the axis, whatever its length.
-    const scores = n('Slice', [output, k('four_from', [4n]), k('end', [2n ** 62n]), axis1], `${stem}/scores`);
+    const scores = n('Slice', [output, k('classes_from', [kept]), k('end', [2n ** 62n]), along], `${stem}/scores`);
     const max =
       opset >= 18
-        ? n('ReduceMax', [scores, axis1], `${stem}/max`, [{ name: 'keepdims', type: INT, i: 1 }])
+        ? n('ReduceMax', [scores, along], `${stem}/max`, [{ name: 'keepdims', type: INT, i: 1 }])
         : n('ReduceMax', [scores], `${stem}/max`, [
-            { name: 'axes', type: INTS, ints: [1] },
+            { name: 'axes', type: INTS, ints: [axis] },
             { name: 'keepdims', type: INT, i: 1 },
           ]);
     const arg = n('ArgMax', [scores], `${stem}/argmax`, [
-      { name: 'axis', type: INT, i: 1 },
+      { name: 'axis', type: INT, i: axis },
       { name: 'keepdims', type: INT, i: 1 },
     ]);
     const cls = n('Cast', [arg], `${stem}/class`, [{ name: 'to', type: INT, i: DT.FLOAT }]);
-    n('Concat', [box, max, cls], best, [{ name: 'axis', type: INT, i: 1 }]);
-    const dims = o.type.tensorType.shape?.dim ?? [];
+    n('Concat', [head, max, cls], best, [{ name: 'axis', type: INT, i: axis }]);
+    const width = { dimValue: Number(kept) + 2 };
+    const twinDims =
+      form === 'channels' ? [dims[0] ?? {}, width, dims[2] ?? {}] : [dims[0] ?? {}, dims[1] ?? {}, width];
     g.output = [
       ...(g.output ?? []),
-      {
-        name: best,
-        type: { tensorType: { elemType: DT.FLOAT, shape: { dim: [dims[0] ?? {}, { dimValue: 6 }, dims[2] ?? {}] } } },
-      },
+      { name: best, type: { tensorType: { elemType: DT.FLOAT, shape: { dim: twinDims } } } },
     ];
   }
   g.node = [...(g.node ?? []), ...nodes];

@@ -26,7 +26,7 @@ export interface GraphPlan {
   fp16?: boolean;
   /** The image input as uint8 NHWC RGB, normalised in the graph with this preprocessing (uint8-input.ts). */
   uint8?: Uint8Preprocess;
-  /** These channels-first YOLO outputs get a twin reduced to box, best score and class (best-class.ts). */
+  /** These YOLO outputs get a twin reduced to what decoding reads (best-class.ts). */
   bestClass?: readonly string[];
 }
 
@@ -65,7 +65,7 @@ export interface GraphSettings {
   float16Io?: boolean;
   /** A detector's preprocessing, where known. */
   pre?: Uint8Preprocess;
-  /** A detector's outputs that may be channels-first YOLO outputs (best-class-output.ts, reducibleOutput). */
+  /** A detector's outputs that may be YOLOv8 or YOLOv5 outputs (best-class-output.ts, twinForm). */
   yoloOutputs?: readonly string[];
 }
 

@@ -83,7 +83,7 @@ export interface RuntimeOptions {
    */
   fp16?: Fp16Mode;
   /**
-   * Whether a detector's channels-first YOLO output gets a twin reduced to box, best score and class that its
+   * Whether a detector's YOLOv8 or YOLOv5 output gets a twin reduced to box, best score and class that its
    * decode reads instead (best-class.ts; default true: the same boxes from a fourteenth of the bytes). false
    * keeps the graph's outputs as exported, for comparisons.
    */
@@ -107,7 +107,7 @@ export interface ModelSpec {
    * says so. The detectors, whose accuracy in float16 is measured (docs/capacity.md, "Graphs for the GPU").
    */
   float16?: boolean;
-  /** A detector: a channels-first YOLO output gets a twin reduced to what decoding reads (best-class.ts). */
+  /** A detector: a YOLOv8 or YOLOv5 output gets a twin reduced to what decoding reads (best-class.ts). */
   detector?: boolean;
   /** Execution providers for this model, in order (default: the runtime's). */
   providers?: string[];

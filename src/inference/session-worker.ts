@@ -162,21 +162,30 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
 
 /**
  * The output a detector's decode reads, reduced in the graph (best-class.ts), where the graph has it and it
- * decodes to the same boxes: the raw output is channels-first yolov8 (by the layout the detector resolved or,
- * for `auto`, by the declared shape) with one feature a class.
+ * decodes to the same boxes: the raw output is channels-first yolov8 ([N, 4 + C, A]) or yolov5 ([N, A, 5 + C]),
+ * by the layout the detector resolved or, for `auto`, by the declared shape, with one feature a class.
  */
 function reducedOutput(session: ort.InferenceSession, decode: WorkerDecode): string | undefined {
   const raw = decode.output ?? session.outputNames[0]!;
   const best = bestClassOutput(raw);
   if (!session.outputNames.includes(best)) return undefined;
-  const { layout, numClasses } = decode.options;
+  const { numClasses, input, strides } = decode.options;
   const meta = session.outputMetadata.find((o) => o.name === raw);
   const shape = meta?.isTensor ? meta.shape : [];
-  if (shape[1] !== 4 + numClasses) return undefined;
-  if (layout === 'yolov8') return best;
-  if (layout !== 'auto' || typeof shape[2] !== 'number') return undefined;
-  const dims = [1, 4 + numClasses, shape[2]];
-  return detectLayout(dims, numClasses, decode.options.input, decode.options.strides) === 'yolov8' ? best : undefined;
+  const twin = session.outputMetadata.find((o) => o.name === best);
+  const twinShape = twin?.isTensor ? twin.shape : [];
+  let layout = decode.options.layout;
+  if (layout === 'auto') {
+    if (typeof shape[1] !== 'number' || typeof shape[2] !== 'number') return undefined;
+    try {
+      layout = detectLayout([1, shape[1], shape[2]], numClasses, input, strides);
+    } catch {
+      return undefined; // the decode says why
+    }
+  }
+  if (layout === 'yolov8' && shape[1] === 4 + numClasses && twinShape[1] === 6) return best;
+  if (layout === 'yolov5' && shape[2] === 5 + numClasses && twinShape[2] === 7) return best;
+  return undefined;
 }
 
 /** A detector's boxes for rows [first, first + n) of its output (n is 1: a detector run is one image). */

@@ -1,23 +1,27 @@
-// A channels-first YOLO output reduced in the graph to box, best score and class (src/inference/best-class.ts):
-// the twin holds exactly the raw output's per-anchor maximum and its first class, in either ReduceMax form (axes
-// as an attribute before opset 18, as an input from 18); a detector decoding it finds exactly the boxes it finds
-// from the whole output, alone, batched and fed bytes; a graph the step cannot vouch for is refused with a reason.
+// A YOLO output reduced in the graph to what decoding reads (src/inference/best-class.ts): a channels-first one
+// (YOLOv8) to box, best score and class, one with an anchor a row (YOLOv5) to box, objectness, best score and
+// class. The twin holds exactly the raw output's per-anchor maximum and its first class, in either ReduceMax form
+// (axes as an attribute before opset 18, as an input from 18); a detector decoding it finds exactly the boxes it
+// finds from the whole output, alone, batched and fed bytes; a graph the step cannot vouch for is refused with a
+// reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ort from 'onnxruntime-node';
 import { BYO_MODELS, byoModelsSkip, byoPath } from '../../eval/byo-dir.js';
 import { withBestClass } from '../../src/inference/best-class.js';
-import { bestClassOutput, reducibleOutput } from '../../src/inference/best-class-output.js';
+import { bestClassOutput, reducibleOutput, twinForm } from '../../src/inference/best-class-output.js';
 import { graphPlan, makeGraph } from '../../src/inference/graph-steps.js';
 import { DT } from '../../src/inference/onnx-tensors.js';
 import { OnnxGraphBuilder, DataType } from '../../src/inference/tfjs-import/onnx-builder.js';
 import { decodeYolo, decodeYoloBest } from '../../src/detection/yolo.js';
-import { modelInput, modelInputBytes, type RawDetection } from '../../src/detection/detect.js';
+import { Detector, modelInput, modelInputBytes, type RawDetection } from '../../src/detection/detect.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { cpuDetector } from '../helpers/detectors.js';
-import { loadRgb } from '../helpers/inference.js';
+import { collectingLog, loadRgb, solidImage, tempDataDir, tinyYoloOnnx } from '../helpers/inference.js';
+import { ModelRegistry } from '../../src/inference/registry.js';
+import { InferenceRuntime } from '../../src/inference/runtime.js';
 
 const YOLO = BYO_MODELS['yolov8n-int8'];
 const skip = byoModelsSkip(YOLO) || cocoSkip;
@@ -44,15 +48,35 @@ function bestByHand(raw: Float32Array, n: number, f: number, a: number) {
   return out;
 }
 
-/** An identity graph [N, 4 + C, A] -> the same, so the test writes the raw output itself (ties included). */
-function identityYolo(opset: number, f: number, a: number): Uint8Array {
+/** The same for rows [N, A, 5 + C]: each row's box and objectness, highest class score, first class of it. */
+function rowsByHand(raw: Float32Array, n: number, a: number, f: number) {
+  const out = new Float32Array(n * a * 7);
+  for (let r = 0; r < n * a; r++) {
+    let m = -Infinity,
+      c = -1;
+    for (let k = 5; k < f; k++) {
+      const v = raw[r * f + k]!;
+      if (v > m) {
+        m = v;
+        c = k - 5;
+      }
+    }
+    for (let k = 0; k < 5; k++) out[r * 7 + k] = raw[r * f + k]!;
+    out[r * 7 + 5] = m;
+    out[r * 7 + 6] = c;
+  }
+  return out;
+}
+
+/** An identity graph, so the test writes the raw output itself (ties included). */
+function identityYolo(opset: number, d1: number, d2: number): Uint8Array {
   const b = new OnnxGraphBuilder();
   b.node('Identity', ['x'], ['output0']);
   return b.encode({
     name: 'identity',
     opset,
-    inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: ['batch', f, a] }],
-    outputs: [{ name: 'output0', elemType: DataType.FLOAT, shape: ['batch', f, a] }],
+    inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: ['batch', d1, d2] }],
+    outputs: [{ name: 'output0', elemType: DataType.FLOAT, shape: ['batch', d1, d2] }],
   });
 }
 
@@ -70,6 +94,17 @@ for (const opset of [13, 18]) {
     assert.deepEqual(out[bestClassOutput('output0')]!.data, bestByHand(x, n, f, a));
     assert.deepEqual(out.output0!.data, x, 'the raw output is still there, unchanged');
   });
+
+  test(`opset ${opset}: a YOLOv5 output's twin holds each row's box, objectness, highest score and its first class`, async () => {
+    const [n, a, f] = [2, 40, 5 + 6];
+    const r = withBestClass(identityYolo(opset, a, f), ['output0']);
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    const s = await ort.InferenceSession.create(r.bytes);
+    const x = Float32Array.from({ length: n * a * f }, (_, i) => ((i * 7919) % 11) / 4);
+    const out = await s.run({ x: new ort.Tensor('float32', x, [n, a, f]) });
+    assert.deepEqual(out[bestClassOutput('output0')]!.dims, [n, a, 7]);
+    assert.deepEqual(out[bestClassOutput('output0')]!.data, rowsByHand(x, n, a, f));
+  });
 }
 
 test('decodeYoloBest over the twin answers what decodeYolo answers over the raw output', () => {
@@ -85,16 +120,30 @@ test('decodeYoloBest over the twin answers what decodeYolo answers over the raw 
     const o = { layout: 'yolov8', numClasses: 5, minScore, iouThreshold: 0.5, maxDetections: 50 } as const;
     assert.deepEqual(decodeYoloBest(best, [1, 6, a], o), decodeYolo(raw, [1, f, a], o), `minScore ${minScore}`);
   }
+  // YOLOv5 rows: score = objectness x the best class's score, both skipped below the minimum.
+  const rows = Float32Array.from({ length: a * 10 }, (_, i) =>
+    i % 10 < 4 ? 20 + rnd() * 200 : Math.round(rnd() * 8) / 8,
+  );
+  for (const minScore of [0, 0.3, 0.9]) {
+    const o = { layout: 'yolov5', numClasses: 5, minScore, iouThreshold: 0.5, maxDetections: 50 } as const;
+    assert.deepEqual(
+      decodeYoloBest(rowsByHand(rows, 1, a, 10), [1, a, 7], o),
+      decodeYolo(rows, [1, a, 10], o),
+      `yolov5, minScore ${minScore}`,
+    );
+  }
 });
 
-test('which outputs are reduced: channels-first rank 3 with a fixed feature axis; the plan takes them', () => {
+test('which outputs are reduced: rank 3 with a fixed feature axis, channels-first or a row an anchor; the plan takes them', () => {
   const out = (shape: (number | string | null)[], elemType: number = DT.FLOAT) => ({ name: 'o', shape, elemType });
   assert.ok(reducibleOutput(out([1, 84, 8400])));
   assert.ok(reducibleOutput(out(['batch', 84, 'anchors'])));
   assert.ok(reducibleOutput(out([1, 84, 8400], DT.FLOAT16)));
+  assert.equal(twinForm(out([1, 84, 8400])), 'channels');
+  assert.equal(twinForm(out([1, 25200, 85])), 'rows', 'rows of a YOLOv5');
+  assert.equal(twinForm(out(['batch', 'anchors', 85])), 'rows');
   assert.ok(!reducibleOutput(out([1, 100, 6])), 'end-to-end rows');
-  assert.ok(!reducibleOutput(out([1, 25200, 85])), 'rows of a YOLOv5');
-  assert.ok(!reducibleOutput(out([1, 'f', 8400])), 'features not fixed');
+  assert.ok(!reducibleOutput(out([1, 'a', 'f'])), 'neither fixed');
   assert.ok(!reducibleOutput(out([1, 84, 8400], DT.INT64)));
   assert.ok(!reducibleOutput(out([84, 8400])));
   const base = { dequantize: 'off', fp16: 'off', uint8Input: 'off', providers: ['cpu'], batchAxis: false } as const;
@@ -174,4 +223,60 @@ test('yolov8n detecting COCO photos from the twin finds exactly what it finds fr
   }
   // The raw file is not touched: the twin exists only in the loaded graph.
   assert.equal((await readFile(byoPath(YOLO))).includes(Buffer.from('best-class')), false);
+});
+
+test('a YOLOv5 detector finds exactly the same boxes from its twin as from its whole output, alone and batched', async (t) => {
+  const labels = ['cat', 'dog', 'car'];
+  // Twelve rows, more than the 8 features a row, so the output reads as one anchor a row.
+  const boxes = Array.from({ length: 12 }, (_, i) => ({
+    cx: 6 + (i % 4) * 16,
+    cy: 8 + Math.floor(i / 4) * 20,
+    w: 10 + (i % 3) * 4,
+    h: 8 + (i % 2) * 6,
+    cls: i % 3,
+    score: 0.2 + ((i * 37) % 80) / 100,
+  }));
+  const images = [255, 200, 128, 60].map((v) => solidImage(96, 64, [v, v, v]));
+  const dataDir = await tempDataDir(t);
+  const manifests = join(dataDir, 'manifests');
+  await mkdir(manifests, { recursive: true });
+  await writeFile(join(manifests, 'tiny-v5.onnx'), tinyYoloOnnx('yolov5', boxes, labels.length, 64));
+  await writeFile(
+    join(manifests, 'tiny-v5.json'),
+    JSON.stringify({
+      id: 'tiny-v5',
+      task: 'detect',
+      format: 'onnx',
+      source: { file: 'tiny-v5.onnx' },
+      labels,
+      preprocess: { resize: 'letterbox', width: 64, height: 64, scale: 1 / 255 },
+      postprocess: { type: 'yolo', layout: 'yolov5', nmsIou: 0.45 },
+    }),
+  );
+  const registry = await ModelRegistry.open(dataDir);
+  await registry.prepare('tiny-v5');
+  for (const batch of [undefined, { maxBatch: 4, maxWaitMs: 50 }]) {
+    const run = async (reduce: boolean) => {
+      const runtime = new InferenceRuntime({
+        providers: ['cpu'],
+        intraOpThreads: 1,
+        log: collectingLog(),
+        reduceYoloOutput: reduce,
+        ...(batch ? { batch } : {}),
+      });
+      t.after(() => runtime.release());
+      const det = await Detector.create(runtime, registry, 'tiny-v5');
+      const names = (await det.handle.session()).outputNames;
+      return { names, found: await Promise.all(images.map((img) => det.detectRaw(img, 0.05))) };
+    };
+    const whole = await run(false);
+    const reduced = await run(true);
+    assert.deepEqual(whole.names, ['output0']);
+    assert.deepEqual(reduced.names, ['output0', bestClassOutput('output0')]);
+    assert.ok(
+      whole.found.every((l) => l.length > 0),
+      'something found in each image',
+    );
+    assert.deepEqual(reduced.found, whole.found, JSON.stringify(batch));
+  }
 });
