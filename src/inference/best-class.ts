@@ -12,17 +12,27 @@
 import onnxProto from 'onnx-proto';
 import { decodeModel, DT, int64Tensor } from './onnx-tensors.js';
 import { bestClassOutput, twinForm } from './best-class-output.js';
+import { parseNames } from '../detection/detector-config.js';
 
 const { onnx } = onnxProto;
 type Node = import('onnx-proto').onnx.INodeProto;
 
 export type BestClassResult = { ok: true; bytes: Uint8Array } | { ok: false; reason: string };
 
-/** The graph with `<output>/best-class` beside each named output, or why not. */
+/**
+ * The graph with `<output>/best-class` beside each named output, or why not. An output whose features are not a
+ * box (and an objectness) and the classes by the exporter's own metadata (Ultralytics writes `task` and `names`)
+ * gets none, since its decode never reads one: a segmentation, pose or oriented-box export's extra channels. The
+ * same bytes come back when no output gets one.
+ */
 export function withBestClass(bytes: Uint8Array, outputs: readonly string[]): BestClassResult {
   const d = decodeModel(bytes);
   if (!d.ok) return d;
   const { model, graph: g } = d;
+  const meta = new Map((model.metadataProps ?? []).map((p) => [p.key ?? '', p.value ?? '']));
+  const task = meta.get('task')?.trim();
+  if (task && task !== 'detect') return { ok: true, bytes };
+  const classes = parseNames(meta.get('names')).length;
   const opset = Number(String(model.opsetImport?.find((o) => !o.domain)?.version ?? 0));
   // Slice takes its bounds as inputs from opset 10; ReduceMax takes its axes as an input from 18.
   if (opset < 10) return { ok: false, reason: `opset ${opset} is older than 10` };
@@ -42,6 +52,8 @@ export function withBestClass(bytes: Uint8Array, outputs: readonly string[]): Be
     );
     const form = twinForm({ name: output, shape, elemType: DT.FLOAT });
     if (!form) return { ok: false, reason: `output ${output} is [${shape.join(', ')}], no YOLO layout` };
+    const features = form === 'channels' ? shape[1] : shape[2];
+    if (classes > 0 && features !== (form === 'channels' ? 4 : 5) + classes) continue;
     const best = bestClassOutput(output);
     const stem = `${output}/best_class`;
     if (names.has(best) || [...names].some((x) => x.startsWith(stem)))
@@ -84,6 +96,7 @@ export function withBestClass(bytes: Uint8Array, outputs: readonly string[]): Be
       { name: best, type: { tensorType: { elemType: DT.FLOAT, shape: { dim: twinDims } } } },
     ];
   }
+  if (nodes.length === 0) return { ok: true, bytes };
   g.node = [...(g.node ?? []), ...nodes];
   return { ok: true, bytes: onnx.ModelProto.encode(model).finish() };
 }

@@ -69,12 +69,13 @@ function rowsByHand(raw: Float32Array, n: number, a: number, f: number) {
 }
 
 /** An identity graph, so the test writes the raw output itself (ties included). */
-function identityYolo(opset: number, d1: number, d2: number): Uint8Array {
+function identityYolo(opset: number, d1: number, d2: number, metadata?: Record<string, string>): Uint8Array {
   const b = new OnnxGraphBuilder();
   b.node('Identity', ['x'], ['output0']);
   return b.encode({
     name: 'identity',
     opset,
+    metadata,
     inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: ['batch', d1, d2] }],
     outputs: [{ name: 'output0', elemType: DataType.FLOAT, shape: ['batch', d1, d2] }],
   });
@@ -149,6 +150,21 @@ test('which outputs are reduced: rank 3 with a fixed feature axis, channels-firs
   const base = { dequantize: 'off', fp16: 'off', uint8Input: 'off', providers: ['cpu'], batchAxis: false } as const;
   assert.deepEqual(graphPlan({ ...base, float16: true, yoloOutputs: ['output0'] }).bestClass, ['output0']);
   assert.equal(graphPlan({ ...base, float16: true, yoloOutputs: [] }).bestClass, undefined);
+});
+
+test("an output the exporter's metadata says is no detector's gets no twin: a segment export, other class counts", () => {
+  const names = (n: number) => `{${Array.from({ length: n }, (_, i) => `${i}: 'c${i}'`).join(', ')}}`;
+  const twin = (g: Uint8Array) => {
+    const r = withBestClass(g, ['output0']);
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    return r.bytes !== g;
+  };
+  assert.ok(twin(identityYolo(13, 11, 40, { task: 'detect', names: names(7) })), 'YOLOv8, 7 classes');
+  assert.ok(twin(identityYolo(13, 40, 12, { names: names(7) })), 'YOLOv5, 7 classes');
+  assert.ok(!twin(identityYolo(13, 11, 40, { task: 'segment', names: names(7) })), 'a segment export');
+  assert.ok(!twin(identityYolo(13, 11 + 32, 40, { task: 'pose', names: names(7) })), 'a pose export');
+  assert.ok(!twin(identityYolo(13, 11, 40, { names: names(5) })), 'features beside the box and 5 classes');
+  assert.ok(twin(identityYolo(13, 11, 40)), 'no metadata: the shape decides');
 });
 
 test('a graph the step cannot vouch for is refused with a reason, and the plan loads it as it was', async () => {
