@@ -215,7 +215,7 @@ export function decodeYolo(data: Float32Array, dims: readonly number[], opts: De
 function suppressed(out: RawBox[], opts: DecodeOptions): RawBox[] {
   const kept =
     opts.iouThreshold > 0
-      ? nms(out, opts.iouThreshold, opts.classAgnostic ?? false)
+      ? nms(out, opts.iouThreshold, opts.classAgnostic ?? false, opts.maxDetections || Infinity)
       : out.sort((a, b) => b.score - a.score);
   return opts.maxDetections ? kept.slice(0, opts.maxDetections) : kept;
 }
@@ -373,11 +373,16 @@ export function iou(a: readonly number[], b: readonly number[]): number {
   return union > 0 ? inter / union : 0;
 }
 
-/** Greedy non-maximum suppression, per class unless classAgnostic. Returns the kept boxes by score. */
-export function nms<T extends RawBox>(boxes: T[], iouThreshold: number, classAgnostic = false): T[] {
+/**
+ * Greedy non-maximum suppression, per class unless classAgnostic. Returns the kept boxes by score, at most
+ * `limit` of them: a box's fate depends only on the boxes ranked above it, so the first `limit` kept are the
+ * same whether or not the rest are looked at (at a low minimum score the rest are thousands).
+ */
+export function nms<T extends RawBox>(boxes: T[], iouThreshold: number, classAgnostic = false, limit = Infinity): T[] {
   const sorted = [...boxes].sort((a, b) => b.score - a.score);
   const kept: T[] = [];
   for (const b of sorted) {
+    if (kept.length >= limit) break;
     if (kept.every((k) => (!classAgnostic && k.classId !== b.classId) || iou(k.box, b.box) <= iouThreshold))
       kept.push(b);
   }

@@ -155,3 +155,23 @@ test('decodeYolo layouts, unletterbox and NMS on plain arrays', () => {
     [0.9, 0.7],
   );
 });
+
+test('NMS with a limit keeps exactly the first boxes NMS without one keeps', () => {
+  let seed = 11;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 16777216;
+  const boxes = Array.from({ length: 400 }, () => {
+    const x = rnd() * 300,
+      y = rnd() * 300;
+    return {
+      box: [x, y, x + 20 + rnd() * 60, y + 20 + rnd() * 60] as [number, number, number, number],
+      score: Math.round(rnd() * 50) / 50,
+      classId: Math.floor(rnd() * 3),
+    };
+  });
+  for (const agnostic of [false, true]) {
+    const all = nms(boxes, 0.5, agnostic);
+    assert.ok(all.length > 30, `${all.length} kept`);
+    for (const limit of [1, 10, 30, all.length + 5])
+      assert.deepEqual(nms(boxes, 0.5, agnostic, limit), all.slice(0, limit));
+  }
+});
