@@ -492,7 +492,7 @@ function decodeFor(file: string): { options: DecodeOptions; reducible: boolean }
   const numClasses = impliedClassCount(out.shape) ?? 80;
   const layout = detectLayout(dims, numClasses);
   const options: DecodeOptions = { layout, numClasses, minScore: 0.25, iouThreshold: 0.7, maxDetections: 100 };
-  return { options, reducible: (layout === 'yolov8' || layout === 'yolov5') && reducibleOutput(out) };
+  return { options, reducible: ['yolov8', 'yolov5', 'yolox'].includes(layout) && reducibleOutput(out) };
 }
 
 /**

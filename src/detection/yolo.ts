@@ -221,9 +221,10 @@ function suppressed(out: RawBox[], opts: DecodeOptions): RawBox[] {
 }
 
 /**
- * What decodeYolo gives for a yolov8 or yolov5 output, from that output reduced in the graph
+ * What decodeYolo gives for a yolov8, yolov5 or yolox output, from that output reduced in the graph
  * (src/inference/best-class.ts): [1, 6, A] for a channels-first yolov8 one (the box, the best class's score,
- * that class), [1, A, 7] for a yolov5 one (the box, the objectness, the best class's score, that class).
+ * that class), [1, A, 7] for a yolov5 or yolox one (the box, or YOLOX's offsets and log sizes, the objectness,
+ * the best class's score, that class), told apart by `opts.layout` (yolox) and the shape.
  */
 export function decodeYoloBest(data: Float32Array, dims: readonly number[], opts: DecodeOptions): RawBox[] {
   const out: RawBox[] = [];
@@ -237,6 +238,8 @@ export function decodeYoloBest(data: Float32Array, dims: readonly number[], opts
       if (!(score >= opts.minScore)) continue;
       push(data[i]!, data[n + i]!, data[2 * n + i]!, data[3 * n + i]!, score, data[5 * n + i]!);
     }
+  } else if (dims.length === 3 && dims[2] === 7 && opts.layout === 'yolox') {
+    decodeYolox(data, dims, opts, out, true);
   } else if (dims.length === 3 && dims[2] === 7) {
     const n = dims[1]!;
     for (let o = 0; o < n * 7; o += 7) {
@@ -286,7 +289,17 @@ function bestClasses(
   return { score, classId };
 }
 
-function decodeYolox(data: Float32Array, dims: readonly number[], opts: DecodeOptions, out: RawBox[]): void {
+/**
+ * YOLOX's grid: from its whole output ([1, cells, 5 + C]), or (`reduced`) from the twin the graph reduced it to
+ * ([1, cells, 7]: the row's first five values, then its best class's score and that class).
+ */
+function decodeYolox(
+  data: Float32Array,
+  dims: readonly number[],
+  opts: DecodeOptions,
+  out: RawBox[],
+  reduced = false,
+): void {
   if (!opts.input) throw new Error('the yolox layout needs the model input size');
   const strides = opts.strides ?? DEFAULT_STRIDES;
   const [, n, F] = dims;
@@ -307,13 +320,17 @@ function decodeYolox(data: Float32Array, dims: readonly number[], opts: DecodeOp
         if (obj < opts.minScore) continue;
         let best = -1,
           cls = -Infinity;
-        for (let c = 0; c < C; c++) {
-          const v = data[o + 5 + c];
-          if (v > cls) {
-            cls = v;
-            best = c;
+        if (reduced) {
+          cls = data[o + 5]!;
+          best = data[o + 6]!;
+        } else
+          for (let c = 0; c < C; c++) {
+            const v = data[o + 5 + c];
+            if (v > cls) {
+              cls = v;
+              best = c;
+            }
           }
-        }
         const score = obj * cls;
         if (score < opts.minScore) continue;
         const cx = (data[o] + gx) * s;

@@ -1,8 +1,9 @@
 // A YOLO output reduced in the graph to what decoding reads of it, as a second output (the twin): for a
 // channels-first one ([N, 4 + C, A]: a box and C class scores for each of A anchors, as YOLOv8 and YOLO11 export
 // it) [N, 6, A], each anchor's box, its highest class score (ReduceMax over the classes) and that class (ArgMax,
-// the first on a tie); for one anchor a row ([N, A, 5 + C], YOLOv5: a box, an objectness, the classes)
-// [N, A, 7], the box, the objectness, the highest class score and that class. The class is float32 (exact to
+// the first on a tie); for one anchor a row ([N, A, 5 + C], YOLOv5: a box, an objectness, the classes; YOLOX
+// alike, its box as grid offsets and log sizes) [N, A, 7], the row's first five values, the highest class score
+// and that class. The class is float32 (exact to
 // 2^24). The session's worker fetches the twin instead of the raw output (session-worker.ts) and decodes it as
 // it decodes the raw one (yolo.ts, decodeYoloBest), so the boxes are the same. Why: the raw output of a 640
 // YOLOv8 is 2.7 MB an image (a YOLOv5's 8.6 MB); on a GPU it crosses the bus back for every image, and on

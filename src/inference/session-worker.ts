@@ -162,7 +162,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
 
 /**
  * The output a detector's decode reads, reduced in the graph (best-class.ts), where the graph has it and it
- * decodes to the same boxes: the raw output is channels-first yolov8 ([N, 4 + C, A]) or yolov5 ([N, A, 5 + C]),
+ * decodes to the same boxes: the raw output is channels-first yolov8 ([N, 4 + C, A]) or yolov5 or yolox ([N, A, 5 + C]),
  * by the layout the detector resolved or, for `auto`, by the declared shape, with one feature a class.
  */
 function reducedOutput(session: ort.InferenceSession, decode: WorkerDecode): string | undefined {
@@ -184,7 +184,7 @@ function reducedOutput(session: ort.InferenceSession, decode: WorkerDecode): str
     }
   }
   if (layout === 'yolov8' && shape[1] === 4 + numClasses && twinShape[1] === 6) return best;
-  if (layout === 'yolov5' && shape[2] === 5 + numClasses && twinShape[2] === 7) return best;
+  if ((layout === 'yolov5' || layout === 'yolox') && shape[2] === 5 + numClasses && twinShape[2] === 7) return best;
   return undefined;
 }
 

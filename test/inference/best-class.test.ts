@@ -133,6 +133,24 @@ test('decodeYoloBest over the twin answers what decodeYolo answers over the raw 
       `yolov5, minScore ${minScore}`,
     );
   }
+  // YOLOX: the same rows on its grid (a 64 x 64 input at strides 8, 16, 32: 84 cells), offsets and log sizes.
+  const grid = Float32Array.from({ length: 84 * 8 }, (_, i) =>
+    i % 8 < 4 ? rnd() * 2 - 0.5 : Math.round(rnd() * 8) / 8,
+  );
+  for (const minScore of [0, 0.3, 0.9]) {
+    const o = {
+      layout: 'yolox',
+      numClasses: 3,
+      minScore,
+      iouThreshold: 0.5,
+      input: { width: 64, height: 64 },
+    } as const;
+    assert.deepEqual(
+      decodeYoloBest(rowsByHand(grid, 1, 84, 8), [1, 84, 7], o),
+      decodeYolo(grid, [1, 84, 8], o),
+      `yolox, minScore ${minScore}`,
+    );
+  }
 });
 
 test('which outputs are reduced: rank 3 with a fixed feature axis, channels-first or a row an anchor; the plan takes them', () => {
