@@ -49,7 +49,7 @@ export function withBestClass(bytes: Uint8Array, outputs: readonly string[]): Be
     if (o.type?.tensorType?.elemType !== DT.FLOAT) return { ok: false, reason: `output ${output} is not float32` };
     const dims = o.type.tensorType.shape?.dim ?? [];
     const shape = dims.map((d) =>
-      d.dimValue !== undefined && d.dimValue !== null ? Number(String(d.dimValue)) : null,
+      d.dimValue !== undefined && d.dimValue !== null && !d.dimParam ? Number(String(d.dimValue)) : null,
     );
     const form = twinForm({ name: output, shape, elemType: DT.FLOAT });
     if (!form) return { ok: false, reason: `output ${output} is [${shape.join(', ')}], no YOLO layout` };
