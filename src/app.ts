@@ -127,7 +127,9 @@ export async function startMetrics(s: Services): Promise<MetricsListener | null>
   if (m.port === undefined) return null;
   enableMetrics({ projectLabel: m.projectLabel });
   const unwatchModels = watchModels(() =>
-    s.models.runtime.handles().map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state(), lanes: h.lanes })),
+    s.models.runtime
+      .handles()
+      .map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state(), lanes: h.lanes, sessions: h.sessionsByDevice() })),
   );
   const unwatchDb = watchDbPool(() => s.db.poolStats?.() ?? null);
   const l = await listenMetrics(m.host, m.port, (err) => s.log.error({ err }, 'metrics collection failed'));

@@ -14,6 +14,7 @@ import { withBatchAxis } from '../../src/inference/batch-axis.js';
 import { dequantizeGraph } from '../../src/inference/dequantize-graph.js';
 import { withFloat16 } from '../../src/inference/fp16-graph.js';
 import { readOnnxInfo } from '../../src/inference/onnx-metadata.js';
+import { visibleGpuCount } from '../../src/inference/gpu-devices.js';
 
 /** A command's standard output, or null when it is missing, fails or takes too long. */
 function run(cmd: string, args: string[], timeoutMs = 20_000): string | null {
@@ -51,6 +52,8 @@ function probe(): Record<string, unknown> {
     date: new Date().toISOString(),
     cpu: { model: cpus()[0]?.model ?? null, cores: cpus().length },
     driver: gpus.length ? { gpus, cuda_driver_api: /CUDA Version: ([\d.]+)/.exec(smiHeader ?? '')?.[1] ?? null } : null,
+    // The devices the server spreads sessions and decoders over (gpu-devices.ts), beside nvidia-smi's count.
+    sightflow_devices: visibleGpuCount(process.env.CUDA_VISIBLE_DEVICES),
     cuda: {
       nvcc: /release ([\d.]+)/.exec(run('nvcc', ['--version']) ?? '')?.[1] ?? null,
       libcudart: lib('libcudart.so'),
@@ -163,7 +166,7 @@ function report(work: string, outDir: string): void {
   const lines = [
     `# gpu-check ${meta.dry_run ? '(dry run on the CPU)' : ''}`.trim(),
     '',
-    `${probeJson?.date ?? ''}; ${gpu ? `${gpu.name}, driver ${gpu.driver}` : 'no NVIDIA driver'}; ${probeJson?.cpu?.cores ?? '?'} cores`,
+    `${probeJson?.date ?? ''}; ${gpu ? `${gpu.name}, driver ${gpu.driver}` : 'no NVIDIA driver'}; ${probeJson?.cpu?.cores ?? '?'} cores; devices the server sees ${probeJson?.sightflow_devices ?? '?'} of nvidia-smi's ${probeJson?.driver?.gpus?.length ?? 0}`,
     `CUDA ${probeJson?.cuda?.nvcc ?? probeJson?.driver?.cuda_driver_api ?? 'none'}; TensorRT ${probeJson?.tensorrt?.python ?? (probeJson?.tensorrt?.trtexec ? 'trtexec' : 'none')}; ONNX Runtime (Python) ${probeJson?.onnxruntime ? `${probeJson.onnxruntime.python} [${probeJson.onnxruntime.providers.join(', ')}]` : 'none'}; PyTorch ${probeJson?.pytorch ? `${probeJson.pytorch.version}${probeJson.pytorch.cuda_available ? ' (CUDA)' : ''}` : 'none'}`,
     '',
     '| model | providers | sessions | batch | sightflow images/s | p50 ms | p99 ms | images/call | batched = alone | reference | reference images/s | ratio |',

@@ -185,6 +185,7 @@ decode::Options ParseOptions(const Napi::Value& value) {
   opts.read_timeout_ms = o.Integer("readTimeoutMs", 15000, 1, 3600000);
   const std::string hw = o.OneOf("hwaccel", "none", {"none", "auto", "cuda"});
   opts.hwaccel = hw == "auto" ? decode::HwAccel::Auto : hw == "cuda" ? decode::HwAccel::Cuda : decode::HwAccel::None;
+  opts.hwaccel_device = static_cast<int>(o.Integer("hwaccelDevice", 0, 0, 255));
   if (o.Has("resume")) {
     opts.has_resume = true;
     opts.resume = ReadCursor(args, o.Get("resume"));
@@ -283,6 +284,7 @@ class OpenWorker : public PromiseWorker {
     r.Set("codec", info_.codec);
     r.Set("format", info_.format);
     r.Set("hwaccel", info_.hwaccel);
+    r.Set("hwaccelDevice", info_.hwaccel_device < 0 ? env.Null() : Napi::Number::New(env, info_.hwaccel_device));
     r.Set("hwaccelFallback", info_.hwaccel_fallback.empty() ? env.Null() : Napi::String::New(env, info_.hwaccel_fallback));
     r.Set("finalUrl", info_.final_url);
     r.Set("live", info_.live);

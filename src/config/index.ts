@@ -8,6 +8,7 @@ import { cpus } from 'node:os';
 import { z } from 'zod';
 import type { WorkerMode } from '../inference/session-pool.js';
 import { requestedProviders } from '../inference/execution-providers.js';
+import { type GpuDeviceRequest, parseGpuDevices } from '../inference/gpu-devices.js';
 import { parseProviderList, PROVIDERS_HINT_PREFIX, type ProviderSpec } from './providers.js';
 import { parseCidrList, type Cidr, type UrlPolicy } from '../media/url-policy.js';
 import type { OtlpSettings } from '../tracing/otlp.js';
@@ -148,6 +149,8 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_INFERENCE_DEQUANTIZE: oneOf(['auto', 'on', 'off'], 'auto'),
     SIGHTFLOW_INFERENCE_FP16: oneOf(['auto', 'on', 'off'], 'auto'),
     SIGHTFLOW_INFERENCE_UINT8_INPUT: oneOf(['auto', 'on', 'off'], 'auto'),
+    SIGHTFLOW_GPU_DEVICES: str('all'),
+    CUDA_VISIBLE_DEVICES: str(),
   },
   models: {
     SIGHTFLOW_MODEL_HUB_URL: str('https://huggingface.co'),
@@ -227,6 +230,10 @@ export interface InferenceConfig {
   fp16: 'auto' | 'on' | 'off';
   /** Whether detectors' graphs take their image as uint8 RGB and normalise it themselves: always, never, or (auto) on a GPU provider. */
   uint8Input: 'auto' | 'on' | 'off';
+  /** The GPUs that sessions on a GPU provider, and the NVIDIA video decoder, use: every visible one or these ordinals. */
+  gpuDevices: GpuDeviceRequest;
+  /** CUDA_VISIBLE_DEVICES as CUDA reads it: the devices CUDA shows the process (unset: every card). */
+  cudaVisibleDevices: string | undefined;
 }
 
 /** Bring-your-own models: where hub references download from, and how often a node looks for added ones. */
@@ -526,6 +533,17 @@ function mqttSettings(e: Record<string, any>): MqttSettings | null {
   };
 }
 
+function gpuDevices(text: string): GpuDeviceRequest {
+  try {
+    return parseGpuDevices(text);
+  } catch (e) {
+    throw new ConfigError(
+      'SIGHTFLOW_GPU_DEVICES',
+      `SIGHTFLOW_GPU_DEVICES must be "all" or a comma-separated list of GPU ordinals (0,1): ${(e as Error).message}`,
+    );
+  }
+}
+
 function cidrs(text: string | undefined, variable: string): Cidr[] {
   try {
     return parseCidrList(text);
@@ -654,6 +672,9 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       dequantize: e.SIGHTFLOW_INFERENCE_DEQUANTIZE,
       fp16: e.SIGHTFLOW_INFERENCE_FP16,
       uint8Input: e.SIGHTFLOW_INFERENCE_UINT8_INPUT,
+      gpuDevices: gpuDevices(e.SIGHTFLOW_GPU_DEVICES),
+      // Kept as given, blank too: an empty value hides every device from CUDA.
+      cudaVisibleDevices: env.CUDA_VISIBLE_DEVICES,
     },
     models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },
     vlm: vlmUrl

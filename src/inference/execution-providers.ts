@@ -13,6 +13,13 @@ export interface ProviderLog {
 
 export const KNOWN_PROVIDERS = ['tensorrt', 'cuda', 'cpu'] as const;
 
+const GPU_PROVIDERS = new Set(['cuda', 'tensorrt']);
+
+/** Whether a provider list has a GPU provider in it (a model's sessions then run on a device). */
+export function usesGpu(providers: readonly string[]): boolean {
+  return providers.some((p) => GPU_PROVIDERS.has(p));
+}
+
 /** Provider names parsed from the environment value ("tensorrt,cuda,cpu"); default cpu. */
 export function requestedProviders(value: string | undefined): string[] {
   const list = (value ?? '')
@@ -20,6 +27,17 @@ export function requestedProviders(value: string | undefined): string[] {
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean);
   return list.length ? list : ['cpu'];
+}
+
+/**
+ * The providers as ONNX Runtime's session options take them: a GPU provider with the device it runs on
+ * (onnxruntime-node passes `deviceId` to CUDA and TensorRT), the CPU by name.
+ */
+export function sessionProviders(
+  providers: readonly string[],
+  device: number | undefined,
+): Array<string | { name: string; deviceId: number }> {
+  return providers.map((p) => (device !== undefined && GPU_PROVIDERS.has(p) ? { name: p, deviceId: device } : p));
 }
 
 const nvidiaDriver = () => existsSync('/proc/driver/nvidia/version') || existsSync('/dev/nvidia0');

@@ -8,7 +8,8 @@ import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
 import { createLogger } from '../base/log.js';
-import { availableProviders, chooseProviders, type ProviderLog } from './execution-providers.js';
+import { availableProviders, chooseProviders, type ProviderLog, usesGpu } from './execution-providers.js';
+import { chooseGpuDevices, type GpuDeviceRequest, sessionDevice, visibleGpuCount } from './gpu-devices.js';
 import { ItemFailed, ModelQueue, type RunPriority } from './model-queue.js';
 import { observeExecution } from '../metrics/models.js';
 import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool.js';
@@ -88,6 +89,16 @@ export interface RuntimeOptions {
    * keeps the graph's outputs as exported, for comparisons.
    */
   reduceYoloOutput?: boolean;
+  /**
+   * The GPUs sessions on a GPU provider run on (gpu-devices.ts): every visible one (default) or these
+   * ordinals. A model's sessions take them in turn, and on a GPU provider a model has at least one session
+   * per device.
+   */
+  gpuDevices?: GpuDeviceRequest;
+  /** CUDA_VISIBLE_DEVICES as the process was given it (the configuration's), which narrows the cards CUDA shows. */
+  cudaVisibleDevices?: string;
+  /** For tests: how many GPUs the host shows (default: probed). */
+  visibleGpus?: number;
 }
 
 export interface ModelSpec {
@@ -133,6 +144,8 @@ export interface RunContext {
 /** A model loaded in its worker: the providers it runs on and its input/output names. */
 export interface LoadedModel extends SessionInfo {
   providers: string[];
+  /** The GPU (CUDA ordinal) the session runs on; undefined on the CPU, or where the host shows no device. */
+  device: number | undefined;
   /** Process RSS growth while it loaded, at least the weights' size (approximate: other work in the process counts too). */
   memoryBytes: number;
   loadedAt: number;
@@ -142,6 +155,8 @@ export interface LoadedModel extends SessionInfo {
 export interface ModelState {
   state: 'unloaded' | 'loading' | 'loaded';
   providers: string[] | null;
+  /** The GPUs (CUDA ordinals) its loaded sessions run on, in order; null when none runs on a GPU. */
+  devices: number[] | null;
   memory_bytes: number | null;
   loaded_at: string | null;
   last_used_at: string | null;
@@ -209,6 +224,8 @@ export class InferenceRuntime {
   /** When the graphs of models that take it run in float16. */
   readonly fp16: Fp16Mode;
   readonly reduceYoloOutput: boolean;
+  /** The GPUs sessions on a GPU provider take in turn (empty: none seen; the provider picks its own). */
+  readonly devices: number[];
   /**
    * A detector model's preprocessing by its id (undefined for other models), set where the models and the
    * detection part meet. With it a detector's graph takes its bytes input however it first loads (a preload,
@@ -225,8 +242,15 @@ export class InferenceRuntime {
     this.intraOpThreads = opts.intraOpThreads ?? availableParallelism();
     this.queueDepth = opts.queueDepth ?? 32;
     this.workers = opts.workers ?? 'per-model';
-    // One shared worker runs one session at a time: more sessions would only wait for it.
-    this.sessions = this.workers === 'shared' ? 1 : Math.max(1, opts.sessions ?? 1);
+    this.devices = chooseGpuDevices(
+      opts.gpuDevices ?? 'all',
+      opts.visibleGpus ?? visibleGpuCount(opts.cudaVisibleDevices),
+      this.log,
+    );
+    // One shared worker runs one session at a time: more sessions would only wait for it. On a GPU, at
+    // least one session per device, so every card runs.
+    const perDevice = usesGpu(this.providers) ? this.devices.length : 1;
+    this.sessions = this.workers === 'shared' ? 1 : Math.max(1, opts.sessions ?? 1, perDevice);
     this.splitCores = opts.splitCores ?? true;
     this.batch = opts.batch ?? {};
     this.uint8Input = opts.uint8Input ?? 'auto';
@@ -240,8 +264,9 @@ export class InferenceRuntime {
         intraOpThreads: this.intraOpThreads,
         sessions: this.sessions,
         workers: this.workers,
+        ...(usesGpu(this.providers) ? { devices: this.devices } : {}),
       },
-      `inference runs on ${this.providers.join(', ')}`,
+      `inference runs on ${this.providers.join(', ')}${usesGpu(this.providers) && this.devices.length > 1 ? ` (devices ${this.devices.join(', ')})` : ''}`,
     );
   }
 
@@ -314,6 +339,7 @@ export class InferenceRuntime {
   ): Promise<{ worker: SessionWorker; model: LoadedModel }> {
     const load = async (eps: string[]) => {
       const worker = this.pool.workerFor(replicaKey(id, replica));
+      const device = usesGpu(eps) ? sessionDevice(this.devices, replica) : undefined;
       // The session holds at least its weights; RSS growth over the load says more (arenas, copies) but can
       // read zero when other work in the process frees memory meanwhile.
       const weights =
@@ -325,7 +351,7 @@ export class InferenceRuntime {
           : source.byteLength;
       const rss0 = process.memoryUsage.rss();
       const info = await worker.call<SessionInfo>(
-        { op: 'load', model: id, source, providers: eps, intraOpThreads: threads },
+        { op: 'load', model: id, source, providers: eps, device, intraOpThreads: threads },
         `loading model ${id}`,
       );
       return {
@@ -333,25 +359,38 @@ export class InferenceRuntime {
         model: {
           ...info,
           providers: eps,
+          device,
           memoryBytes: Math.max(weights, process.memoryUsage.rss() - rss0),
           loadedAt: Date.now(),
         },
       };
     };
+    // Where a session runs, in words: the providers given, and the device on a GPU one.
+    const on = (eps: string[]) => {
+      const device = usesGpu(eps) ? sessionDevice(this.devices, replica) : undefined;
+      return device === undefined ? eps.join(', ') : `${eps.join(', ')} (device ${device})`;
+    };
     try {
       const loaded = await load(providers);
       this.log.info(
-        { model: id, providers, replica, threads, memoryBytes: loaded.model.memoryBytes },
+        {
+          model: id,
+          providers,
+          ...(loaded.model.device === undefined ? {} : { device: loaded.model.device }),
+          replica,
+          threads,
+          memoryBytes: loaded.model.memoryBytes,
+        },
         replica === 0
-          ? `model ${id} loaded on ${providers[0]}`
-          : `model ${id}: session ${replica + 1} loaded for concurrent runs`,
+          ? `model ${id} loaded on ${on(providers.slice(0, 1))}`
+          : `model ${id}: session ${replica + 1} loaded for concurrent runs on ${on(providers.slice(0, 1))}`,
       );
       return loaded;
     } catch (e) {
       if (providers.length === 1 && providers[0] === 'cpu') throw e;
       this.log.warn(
-        { model: id, providers, err: (e as Error).message },
-        `model ${id} could not start on ${providers.join(', ')}; falling back to cpu`,
+        { model: id, providers, device: sessionDevice(this.devices, replica), err: (e as Error).message },
+        `model ${id} could not start on ${on(providers)}; falling back to cpu`,
       );
       return load(['cpu']);
     }
@@ -504,6 +543,16 @@ export class ModelHandle {
   /** Sessions loaded now. */
   get loadedSessions(): number {
     return this.replicas.loadedCount;
+  }
+
+  /** Sessions loaded now by where they run: 'cpu', or the GPU's ordinal. */
+  sessionsByDevice(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const { model } of this.replicas.loaded) {
+      const where = model.device === undefined ? 'cpu' : String(model.device);
+      out[where] = (out[where] ?? 0) + 1;
+    }
+    return out;
   }
 
   /** The batching in force now (a detector's rises to `batching` once its graph took a batch axis). */
@@ -695,6 +744,7 @@ export class ModelHandle {
     return {
       state: l ? 'loaded' : this.replicas.loading ? 'loading' : 'unloaded',
       providers: l?.providers ?? null,
+      devices: devicesOf(this.replicas.loaded.map((r) => r.model)),
       memory_bytes: l?.memoryBytes ?? null,
       loaded_at: l ? new Date(l.loadedAt).toISOString() : null,
       last_used_at: this.lastUsedAt ? new Date(this.lastUsedAt).toISOString() : null,
@@ -811,6 +861,12 @@ export class ModelHandle {
 }
 
 /** Worker key of a model's k-th session: the first keeps the model's id (one worker per model as before). */
+/** The devices of these sessions, each once, in order; null when none runs on a GPU. */
+function devicesOf(models: LoadedModel[]): number[] | null {
+  const d = [...new Set(models.flatMap((m) => (m.device === undefined ? [] : [m.device])))].sort((a, b) => a - b);
+  return d.length ? d : null;
+}
+
 function replicaKey(id: string, k: number): string {
   return k === 0 ? id : `${id}#${k + 1}`;
 }

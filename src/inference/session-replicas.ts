@@ -69,6 +69,14 @@ export class SessionReplicas<L extends LoadedReplica> {
     return l?.worker.alive ? l : undefined;
   }
 
+  /** Every session loaded and alive, by key. */
+  get loaded(): L[] {
+    return this.slots
+      .filter((s) => s.loaded?.worker.alive)
+      .sort((a, b) => a.key - b.key)
+      .map((s) => s.loaded!);
+  }
+
   get loading(): boolean {
     return this.slots.some((s) => !s.loaded);
   }

@@ -33,6 +33,8 @@ export type ToWorker =
       model: string;
       source: string | Uint8Array;
       providers: string[];
+      /** The GPU (CUDA ordinal) the GPU providers run on; unset: their own default (device 0). */
+      device?: number;
       intraOpThreads: number;
     }
   | {

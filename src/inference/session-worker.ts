@@ -15,6 +15,7 @@ import {
 import { DECODED_BOXES, decodeYolo, decodeYoloBest, detectLayout, packBoxes } from '../detection/yolo.js';
 import { bestClassOutput } from './best-class-output.js';
 import { makeGraph } from './graph-steps.js';
+import { sessionProviders } from './execution-providers.js';
 
 const port = parentPort;
 if (!port) throw new Error('session-worker.ts is a worker_threads entry, not a module to import');
@@ -29,7 +30,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
   switch (m.op) {
     case 'load': {
       const options: ort.InferenceSession.SessionOptions = {
-        executionProviders: m.providers,
+        executionProviders: sessionProviders(m.providers, m.device) as ort.InferenceSession.ExecutionProviderConfig[],
         intraOpNumThreads: m.intraOpThreads,
         interOpNumThreads: 1,
         graphOptimizationLevel: 'all',

@@ -21,6 +21,8 @@ export interface ModelGaugeSource {
   };
   /** Items waiting now in each lane of the model's queue (each lane holds up to queue_depth). */
   lanes: Record<Lane, number>;
+  /** Sessions loaded now by where they run: 'cpu' or a GPU's ordinal. */
+  sessions?: Record<string, number>;
 }
 
 /** The model queue's lanes: a client's request, or a background task such as a camera's frames. */
@@ -100,6 +102,17 @@ collected(
   'Model executions (a micro-batch counts once)',
   'counter',
   perModel((m) => m.runs),
+);
+collected(
+  'sightflow_model_sessions',
+  'Sessions of a model loaded now, by the device they run on (cpu, or the GPU ordinal on a GPU provider)',
+  'gauge',
+  () =>
+    sources
+      .flatMap((f) => f())
+      .flatMap((m) =>
+        Object.entries(m.sessions ?? {}).map(([device, n]) => ({ labels: { model: m.id, device }, value: n })),
+      ),
 );
 function perLane(pick: (m: ModelGaugeSource, lane: Lane) => number): () => Sample[] {
   return () =>

@@ -95,6 +95,7 @@ export class ModelsAdminService {
     const idle: ModelState = handle?.state() ?? {
       state: 'unloaded',
       providers: null,
+      devices: null,
       memory_bytes: null,
       loaded_at: null,
       last_used_at: null,

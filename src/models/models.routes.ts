@@ -10,6 +10,10 @@ import { defineRoute, type RouteDef } from '../http/route.js';
 export const ModelServingOut = z.object({
   state: z.enum(['unloaded', 'loading', 'loaded']),
   providers: z.array(z.string()).nullable().meta({ description: 'Providers the loaded session runs on' }),
+  devices: z
+    .array(z.number().int())
+    .nullable()
+    .meta({ description: 'GPUs (CUDA device ordinals) its loaded sessions run on; null when none runs on a GPU' }),
   memory_bytes: z
     .number()
     .nullable()

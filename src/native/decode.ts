@@ -46,6 +46,8 @@ export interface DecodeOptions {
    * says which path was taken (SIGHTFLOW_VIDEO_HWACCEL).
    */
   hwaccel?: 'auto' | 'none' | 'cuda';
+  /** The CUDA device (an ordinal of those CUDA shows the process) the NVIDIA decoder runs on; default 0. */
+  hwaccelDevice?: number;
   /**
    * Continue after the frame this cursor was taken at (a file; the same input and options as the decode that
    * made it): the frames after it come with the same indices, times, pixels and counters as from one decode
@@ -119,6 +121,8 @@ export interface VideoInfo {
   hwaccel: 'cuda' | 'software';
   /** With the NVIDIA decoder asked for and software taken: why (no CUDA device, a codec without it, ...). */
   hwaccelFallback: string | null;
+  /** The CUDA device decoding, when hwaccel is 'cuda'; null in software. */
+  hwaccelDevice: number | null;
   /**
    * With `resume`: how the cursor's frame was found again, 'seek' (from the key frame before it) or 'replay'
    * (a decode from the start without output, after the seek landed wrong); null without resume.
@@ -325,6 +329,8 @@ export function nativeOptions(input: string, o: DecodeOptions): Record<string, u
     throw errors.invalidParam('hwaccel', `Expected one of auto, none, cuda for hwaccel but received ${String(hw)}`);
   }
   out.hwaccel = hw;
+  if (o.hwaccelDevice !== undefined)
+    out.hwaccelDevice = positive('hwaccelDevice', o.hwaccelDevice, { integer: true, allowZero: true, max: 255 });
   if (o.resume !== undefined) out.resume = checkCursor(o.resume);
   return out;
 }

@@ -33,6 +33,7 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   for (const k of ['driver', 'cuda', 'tensorrt', 'onnxruntime', 'pytorch'])
     assert.ok(k in r.probe, `the probe reports ${k}`);
   assert.equal(r.probe.driver, null, 'no NVIDIA driver here');
+  assert.equal(r.probe.sightflow_devices, 0, 'and no device for the server to spread over');
 
   const models = ['centernet-coco', 'yolov8n-int8'];
   // The reference through ONNX Runtime's C++ API (ort-reference.cc, the engine of a GPU host without TensorRT

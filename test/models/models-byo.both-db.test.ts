@@ -80,6 +80,7 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
     assert.equal(served.prepared, true);
     assert.equal(served.task, 'detect');
     assert.equal(served.serving.state, 'unloaded');
+    assert.equal(served.serving.devices, null);
     assert.equal(served.origin, byoModelPath(name));
     assert.equal(served.source, 'bring-your-own');
     assert.deepEqual(served.input_size, [size, size]);
@@ -153,6 +154,7 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
   });
   assert.deepEqual(loaded.settings, { preload: true, idle_unload_s: 600, providers: ['cuda', 'cpu'], queue_depth: 4 });
   assert.deepEqual(loaded.serving.providers, ['cpu']);
+  assert.equal(loaded.serving.devices, null, 'asked for cuda, fell back to the CPU: no device');
   assert.equal(loaded.serving.queue_depth, 4);
   assert.equal(loaded.serving.idle_unload_s, 600);
   assert.equal(loaded.labels_count, 1);

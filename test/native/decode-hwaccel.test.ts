@@ -38,6 +38,9 @@ for (const [name, clip] of [
       if (!hasGpu) {
         assert.equal(r.info.hwaccel, 'software', `${hw} without a GPU decodes in software`);
         assert.match(r.info.hwaccelFallback ?? '', /no CUDA device|has no NVIDIA path/, `${hw}: why it fell back`);
+        assert.equal(r.info.hwaccelDevice, null, `${hw}: no device decodes in software`);
+      } else if (r.info.hwaccel === 'cuda') {
+        assert.equal(r.info.hwaccelDevice, 0, `${hw}: the first device by default`);
       }
       assert.deepEqual(
         r.frames.map((f) => [f.index, f.ptsMs]),
@@ -57,4 +60,34 @@ test('an unknown hwaccel is a 400 naming the parameter', async () => {
     VideoDecoder.open(await h264Clip(), { hwaccel: 'vaapi' as never }),
     (e: unknown) => e instanceof ApiError && e.status === 400 && /hwaccel/.test(e.message),
   );
+});
+
+test('a device the host does not have sends the decoder to software, naming the device, with the same frames', async () => {
+  const input = await h264Clip();
+  const soft = await decodeAll(input, { hwaccel: 'none' });
+  // No host here or on the GPU machines this is checked on has 200 cards.
+  const r = await decodeAll(input, { hwaccel: 'cuda', hwaccelDevice: 200 });
+  assert.equal(r.info.hwaccel, 'software');
+  assert.equal(r.info.hwaccelDevice, null);
+  assert.match(r.info.hwaccelFallback ?? '', /no CUDA device 200\b/);
+  assert.deepEqual(
+    r.frames.map((f) => [f.index, f.ptsMs]),
+    soft.frames.map((f) => [f.index, f.ptsMs]),
+  );
+  r.frames.forEach((f, i) => assert.ok(f.data.equals(soft.frames[i]!.data), `frame ${f.index} has software's pixels`));
+  if (!hasGpu) {
+    // Each device's failure is its own: device 0 still reports its own reason, not device 200's.
+    const zero = await decodeAll(input, { hwaccel: 'cuda', hwaccelDevice: 0 });
+    assert.match(zero.info.hwaccelFallback ?? '', /no CUDA device 0\b/);
+  }
+});
+
+test('a device that is no ordinal is a 400 naming the parameter', async () => {
+  for (const bad of [-1, 1.5, 256, Number.NaN]) {
+    await assert.rejects(
+      VideoDecoder.open(await h264Clip(), { hwaccel: 'cuda', hwaccelDevice: bad }),
+      (e: unknown) => e instanceof ApiError && e.status === 400 && /hwaccelDevice/.test(e.message),
+      String(bad),
+    );
+  }
 });

@@ -181,6 +181,7 @@ class ModelServing(TypedDict):
     """Registered models: loaded or not, memory, requests, p50 latency"""
     state: Literal["unloaded", "loading", "loaded"]
     providers: list[str] | None
+    devices: list[int] | None
     memory_bytes: float | None
     loaded_at: str | None
     last_used_at: str | None

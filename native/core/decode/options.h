@@ -56,6 +56,8 @@ struct Options {
   // B-frames); they are still counted as if decoded and dropped, so counts and indices do not change.
   bool skip_unsampled = true;
   HwAccel hwaccel = HwAccel::None;
+  // Which CUDA device the NVIDIA decoder runs on (an ordinal of those CUDA shows the process).
+  int hwaccel_device = 0;
   // Continue after the frame this cursor describes (files only): the frames after it, with the same indices,
   // times, pixels and counters as one decode from the start; max_frames still counts the whole task's frames
   // (the cursor carries those emitted so far). See VideoDecoder::open.
@@ -80,6 +82,7 @@ struct Info {
   // software taken, hwaccel_fallback says why (no CUDA device, the codec has no NVIDIA decoder, ...).
   std::string hwaccel = "software";
   std::string hwaccel_fallback;
+  int hwaccel_device = -1;  // the CUDA device decoding, with hwaccel "cuda"; -1 otherwise
   // With Options::resume: how the cursor's frame was found again, "seek" (from the key frame before it) or
   // "replay" (from the start, after the seek landed wrong); empty without resume.
   std::string resumed_by;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -493,31 +494,36 @@ bool VideoDecoder::select_stream() {
 
 namespace {
 
-// One CUDA device context for the process, made on first use and shared by every decoder (each would
-// otherwise create a CUDA context of its own, costly in time and device memory); a failure is remembered,
-// so a host without a GPU tries once.
+// One CUDA device context per device for the process, made on first use and shared by every decoder on
+// that device (each would otherwise create a CUDA context of its own, costly in time and device memory); a
+// failure is remembered, so a host without a GPU tries once.
+struct CudaDevice {
+  AVBufferRef* ctx = nullptr;
+  bool tried = false;
+  std::string error;
+};
 std::mutex g_cuda_mu;
-AVBufferRef* g_cuda_device = nullptr;
-bool g_cuda_tried = false;
-std::string g_cuda_error;
+std::map<int, CudaDevice> g_cuda_devices;
 
-AVBufferRef* cuda_device(std::string* why) {
+AVBufferRef* cuda_device(int index, std::string* why) {
   std::lock_guard<std::mutex> lock(g_cuda_mu);
-  if (!g_cuda_tried) {
-    g_cuda_tried = true;
-    const int r = av_hwdevice_ctx_create(&g_cuda_device, AV_HWDEVICE_TYPE_CUDA, nullptr, nullptr, 0);
+  CudaDevice& d = g_cuda_devices[index];
+  if (!d.tried) {
+    d.tried = true;
+    const std::string name = std::to_string(index);
+    const int r = av_hwdevice_ctx_create(&d.ctx, AV_HWDEVICE_TYPE_CUDA, name.c_str(), nullptr, 0);
     if (r < 0) {
       char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
       av_strerror(r, buf, sizeof buf);
-      g_cuda_error = std::string("no CUDA device (") + buf + ")";
-      g_cuda_device = nullptr;
+      d.error = "no CUDA device " + name + " (" + buf + ")";
+      d.ctx = nullptr;
     }
   }
-  if (!g_cuda_device) {
-    *why = g_cuda_error;
+  if (!d.ctx) {
+    *why = d.error;
     return nullptr;
   }
-  return av_buffer_ref(g_cuda_device);
+  return av_buffer_ref(d.ctx);
 }
 
 AVPixelFormat get_format(AVCodecContext* ctx, const AVPixelFormat* formats) {
@@ -540,6 +546,7 @@ int VideoDecoder::pick_format(AVCodecContext* ctx, const int* formats) {
       if (self && self->hw_) {
         self->hw_ = false;
         self->info_.hwaccel = "software";
+        self->info_.hwaccel_device = -1;
         self->info_.hwaccel_fallback = "the NVIDIA decoder does not take this stream";
       }
       return *f;
@@ -560,7 +567,7 @@ void VideoDecoder::ask_hwaccel(const AVCodec* codec) {
     return;
   }
   std::string why;
-  AVBufferRef* device = cuda_device(&why);
+  AVBufferRef* device = cuda_device(opts_.hwaccel_device, &why);
   if (!device) {
     info_.hwaccel_fallback = why;
     return;
@@ -572,6 +579,7 @@ void VideoDecoder::ask_hwaccel(const AVCodec* codec) {
   codec_->thread_count = 1;
   hw_ = true;
   info_.hwaccel = "cuda";
+  info_.hwaccel_device = opts_.hwaccel_device;
 }
 
 bool VideoDecoder::open_codec() {
@@ -592,6 +600,7 @@ bool VideoDecoder::open_codec() {
   codec_->thread_count = opts_.threads > 0 ? opts_.threads : 0;
   codec_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   info_.hwaccel = "software";
+  info_.hwaccel_device = -1;
   info_.hwaccel_fallback.clear();
   if (opts_.hwaccel != HwAccel::None) ask_hwaccel(codec);
   ret = avcodec_open2(codec_, codec, nullptr);
@@ -609,6 +618,7 @@ bool VideoDecoder::open_codec() {
     codec_->thread_count = opts_.threads > 0 ? opts_.threads : 0;
     codec_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
     info_.hwaccel = "software";
+    info_.hwaccel_device = -1;
     info_.hwaccel_fallback = std::string("the NVIDIA decoder would not open (") + buf + ")";
     ret = avcodec_open2(codec_, codec, nullptr);
   }

@@ -41,6 +41,8 @@ import type { RgbImage } from '../../media/rgb-image.js';
 import { isSourceDrop, LiveReader, SourceLostError, type LiveResume } from '../source/live-reader.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openVideo } from '../source/video-source.js';
+import { DecoderDevices } from './decoder-devices.js';
+import { chooseGpuDevices, visibleGpuCount } from '../../inference/gpu-devices.js';
 import { SourceChangedError } from '../../media/guarded-source.js';
 import type { Resolver, UrlPolicy } from '../../media/url-policy.js';
 
@@ -63,6 +65,8 @@ export interface LocalProviderDeps {
   services?: StepServices;
   /** SIGHTFLOW_VIDEO_HWACCEL: whether the decoder asks for the NVIDIA decoder (default none). */
   hwaccel?: 'none' | 'auto' | 'cuda';
+  /** The GPUs the NVIDIA decoders take in turn (SIGHTFLOW_GPU_DEVICES); unset: device 0. */
+  decoderDevices?: DecoderDevices;
 }
 
 /** Decoder failures that say nothing about the input itself: worth another provider (or another try). */
@@ -85,6 +89,16 @@ export class LocalProvider implements VideoProvider {
       models: s.taskModels,
       services: s,
       hwaccel: s.config.video.hwaccel,
+      decoderDevices:
+        s.config.video.hwaccel === 'none'
+          ? undefined
+          : new DecoderDevices(
+              chooseGpuDevices(
+                s.config.inference.gpuDevices,
+                visibleGpuCount(s.config.inference.cudaVisibleDevices),
+                s.log,
+              ),
+            ),
     });
   }
 
@@ -98,6 +112,8 @@ export class LocalProvider implements VideoProvider {
     let emitted = false;
     let decoder: VideoDecoder | null = null;
     let pipeline: FramePipeline | null = null;
+    // The card this task's decoders ask for, the same one across its reconnects.
+    const device = (this.deps.hwaccel ?? 'none') === 'none' ? undefined : this.deps.decoderDevices?.take();
     try {
       signal.throwIfAborted();
       pipeline = await this.#pipeline(request, ctx);
@@ -120,6 +136,7 @@ export class LocalProvider implements VideoProvider {
           probeTimeoutMs: timeoutMs,
           readTimeoutMs: stallMs,
           hwaccel: this.deps.hwaccel,
+          ...(device !== undefined ? { hwaccelDevice: device } : {}),
           ...(resume !== undefined ? { resume: resume as DecoderCursor } : {}),
         });
       const openMs = Math.max(stallMs, MIN_PROBE_TIMEOUT_MS);
@@ -138,7 +155,13 @@ export class LocalProvider implements VideoProvider {
       // Asked for NVDEC, the operator learns whether the decoder took it or fell back to software, and why.
       if ((this.deps.hwaccel ?? 'none') !== 'none')
         this.deps.services?.log?.info(
-          { taskId: ctx.taskId, asked: this.deps.hwaccel, hwaccel: info.hwaccel, fallback: info.hwaccelFallback },
+          {
+            taskId: ctx.taskId,
+            asked: this.deps.hwaccel,
+            hwaccel: info.hwaccel,
+            device: info.hwaccelDevice,
+            fallback: info.hwaccelFallback,
+          },
           'video decoder opened',
         );
       if (cp && cp.live !== (info.live === true))
@@ -291,6 +314,7 @@ export class LocalProvider implements VideoProvider {
       throw this.#classify(e, emitted);
     } finally {
       await decoder?.close().catch(() => undefined);
+      this.deps.decoderDevices?.give(device);
     }
   }
 

@@ -187,6 +187,7 @@ export type Model = {
   serving?: {
     state: "unloaded" | "loading" | "loaded";
     providers: Array<string> | null;
+    devices: Array<number> | null;
     memory_bytes: number | null;
     loaded_at: string | null;
     last_used_at: string | null;
@@ -364,6 +365,7 @@ export interface Operations {
       serving: {
         state: "unloaded" | "loading" | "loaded";
         providers: Array<string> | null;
+        devices: Array<number> | null;
         memory_bytes: number | null;
         loaded_at: string | null;
         last_used_at: string | null;
@@ -424,6 +426,7 @@ export interface Operations {
         serving: {
           state: "unloaded" | "loading" | "loaded";
           providers: Array<string> | null;
+          devices: Array<number> | null;
           memory_bytes: number | null;
           loaded_at: string | null;
           last_used_at: string | null;
