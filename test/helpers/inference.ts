@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
+import { Tensor } from '../../src/inference/runtime.js';
 import type { ProviderLog } from '../../src/inference/execution-providers.js';
 import type { RgbImage } from '../../src/media/rgb-image.js';
 
@@ -139,3 +140,20 @@ export async function modelsDirWithBuiltins(t: { after: (fn: () => Promise<void>
   }
   return dir;
 }
+
+/** y = x * 2 + 1 over [batch, 4]: a model with a free batch axis. */
+export function affineModel(): Uint8Array {
+  const b = new OnnxGraphBuilder();
+  const m = b.op('Mul', ['x', b.floatInit('two', [], [2])]);
+  b.node('Add', [m, b.floatInit('one', [], [1])], ['y']);
+  return b.encode({
+    name: 'affine',
+    inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: ['batch', 4] }],
+    outputs: [{ name: 'y', elemType: DataType.FLOAT, shape: ['batch', 4] }],
+  });
+}
+
+/** One row of affineModel's input: v, v+1, v+2, v+3. */
+export const affineRow = (v: number) => ({
+  x: new Tensor('float32', Float32Array.from([v, v + 1, v + 2, v + 3]), [1, 4]),
+});

@@ -8,11 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chooseGpuDevices, parseGpuDevices, sessionDevice, visibleGpuCount } from '../../src/inference/gpu-devices.js';
 import { sessionProviders } from '../../src/inference/execution-providers.js';
-import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
+import { InferenceRuntime } from '../../src/inference/runtime.js';
 import { DecoderDevices } from '../../src/video/worker/decoder-devices.js';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
-import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
-import { collectingLog } from '../helpers/inference.js';
+import { affineModel, affineRow, collectingLog } from '../helpers/inference.js';
 
 /** A driver's view of a host: /proc/driver/nvidia/gpus with `proc` cards and /dev with `nodes` nvidiaN nodes. */
 function host(t: { after: (fn: () => void) => void }, proc: number, nodes: number) {
@@ -86,18 +85,7 @@ test('sessions take the devices in turn, and a GPU provider is told its device',
   assert.deepEqual(sessionProviders(['cpu'], 1), ['cpu']);
 });
 
-/** y = x * 2 + 1 over [batch, 4]. */
-function affineModel(): Uint8Array {
-  const b = new OnnxGraphBuilder();
-  const m = b.op('Mul', ['x', b.floatInit('two', [], [2])]);
-  b.node('Add', [m, b.floatInit('one', [], [1])], ['y']);
-  return b.encode({
-    name: 'affine',
-    inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: ['batch', 4] }],
-    outputs: [{ name: 'y', elemType: DataType.FLOAT, shape: ['batch', 4] }],
-  });
-}
-const row = (v: number) => ({ x: new Tensor('float32', Float32Array.from([v, v + 1, v + 2, v + 3]), [1, 4]) });
+const row = affineRow;
 
 test('on a GPU provider a model gets a session per device, each loaded on its own device (here each falls back to the CPU)', async (t) => {
   const log = collectingLog();

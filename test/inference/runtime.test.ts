@@ -12,22 +12,9 @@ import {
 import { ModelQueue } from '../../src/inference/model-queue.js';
 import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { loadConfig } from '../../src/config/index.js';
-import { DataType, OnnxGraphBuilder } from '../../src/inference/tfjs-import/onnx-builder.js';
-import { collectingLog } from '../helpers/inference.js';
+import { affineModel, affineRow, collectingLog } from '../helpers/inference.js';
 
-/** y = x * 2 + 1 over [batch, 4]: a model with a free batch axis. */
-function affineModel(): Uint8Array {
-  const b = new OnnxGraphBuilder();
-  const m = b.op('Mul', ['x', b.floatInit('two', [], [2])]);
-  b.node('Add', [m, b.floatInit('one', [], [1])], ['y']);
-  return b.encode({
-    name: 'affine',
-    inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: ['batch', 4] }],
-    outputs: [{ name: 'y', elemType: DataType.FLOAT, shape: ['batch', 4] }],
-  });
-}
-
-const row = (v: number) => ({ x: new Tensor('float32', Float32Array.from([v, v + 1, v + 2, v + 3]), [1, 4]) });
+const row = affineRow;
 
 test('a full queue rejects at once with 503 overloaded_error; nothing queues without bound', async (t) => {
   const log = collectingLog();

@@ -116,7 +116,7 @@ test("Prometheus scrapes it: requests per route, a model's inferences, a task's 
   assert.equal(await prom.settle('sightflow_model_compute_seconds_count{model="centernet-coco"}', 2), 2);
   assert.equal(await prom.scalar('sightflow_model_loaded{model="centernet-coco"}'), 1);
   // Its sessions by device: on the CPU here, at least the one that ran (a second may load for overlapping runs).
-  assert.ok((await prom.scalar('sightflow_model_sessions{model="centernet-coco",device="cpu"}')) >= 1);
+  assert.ok(((await prom.scalar('sightflow_model_sessions{model="centernet-coco",device="cpu"}')) ?? 0) >= 1);
   assert.equal(await prom.scalar('count(sightflow_model_sessions{model="centernet-coco",device!="cpu"})'), null);
 
   // The task's frames: processed as archived, decoded and dropped as its terminal chunk's usage says.
