@@ -109,7 +109,11 @@ export async function openServices(config: Config, log: Logger = createLogger(co
       log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed'),
     ),
     version: VERSION,
-    readiness: new Map([['models', () => models.isReady()]]),
+    readiness: new Map([
+      ['models', () => models.isReady()],
+      // With SIGHTFLOW_GPU_REQUIRED, a model that could not start on its GPU takes the node out of rotation.
+      ...(models.runtime.gpuRequired ? [['gpu', () => models.runtime.gpuFailures.size === 0] as const] : []),
+    ]),
     models,
     taskModels,
     blobs: BlobStore.forDataDir(config.dataDir),

@@ -192,6 +192,11 @@ export const errorCatalogue = {
   overloaded: { status: 503, type: 'overloaded_error', when: 'an inference or work queue is full (Retry-After)' },
   not_ready: { status: 503, type: 'overloaded_error', when: 'a model or service is still starting (Retry-After)' },
   console_not_built: { status: 503, type: 'api_error', when: 'the web console has not been built' },
+  gpu_unavailable: {
+    status: 503,
+    type: 'api_error',
+    when: 'SIGHTFLOW_GPU_REQUIRED is set and the model could not start on its GPU provider (Retry-After)',
+  },
   video_unavailable: {
     status: 503,
     type: 'api_error',
@@ -459,6 +464,13 @@ export const errors = {
   notReady: (what: string) => make('not_ready', `${what} is not ready yet`, null, { 'Retry-After': '5' }),
   /** `message` says how to build it; the console's HTML page shows the same words. */
   consoleNotBuilt: (message: string) => make('console_not_built', message),
+  gpuUnavailable: (model: string, where: string, detail: string) =>
+    make(
+      'gpu_unavailable',
+      `Model ${model} could not start on ${where} (${detail}), and SIGHTFLOW_GPU_REQUIRED forbids running it on the CPU`,
+      null,
+      { 'Retry-After': '5' },
+    ),
   /** The native addon loaded is the build without FFmpeg (sightflow_novideo.node): no video can be decoded. */
   videoUnavailable: () =>
     make(

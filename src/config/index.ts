@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { cpus } from 'node:os';
 import { z } from 'zod';
 import type { WorkerMode } from '../inference/session-pool.js';
-import { requestedProviders } from '../inference/execution-providers.js';
+import { requestedProviders, usesGpu } from '../inference/execution-providers.js';
 import { type GpuDeviceRequest, parseGpuDevices } from '../inference/gpu-devices.js';
 import { parseProviderList, PROVIDERS_HINT_PREFIX, type ProviderSpec } from './providers.js';
 import { parseCidrList, type Cidr, type UrlPolicy } from '../media/url-policy.js';
@@ -150,6 +150,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_INFERENCE_FP16: oneOf(['auto', 'on', 'off'], 'auto'),
     SIGHTFLOW_INFERENCE_UINT8_INPUT: oneOf(['auto', 'on', 'off'], 'auto'),
     SIGHTFLOW_GPU_DEVICES: str('all'),
+    SIGHTFLOW_GPU_REQUIRED: bool(false),
     CUDA_VISIBLE_DEVICES: str(),
   },
   models: {
@@ -232,6 +233,8 @@ export interface InferenceConfig {
   uint8Input: 'auto' | 'on' | 'off';
   /** The GPUs that sessions on a GPU provider, and the NVIDIA video decoder, use: every visible one or these ordinals. */
   gpuDevices: GpuDeviceRequest;
+  /** Refuse the CPU fallback: no start without a GPU provider, and a model that cannot load on its GPU fails its runs. */
+  gpuRequired: boolean;
   /** CUDA_VISIBLE_DEVICES as CUDA reads it: the devices CUDA shows the process (unset: every card). */
   cudaVisibleDevices: string | undefined;
 }
@@ -611,6 +614,12 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
   // Every list is parsed now, so a typo fails at start rather than on the first task that uses the hint.
   for (const [k, v] of Object.entries(raw)) if (k.startsWith(PROVIDERS_HINT_PREFIX)) byHint[k] = providerList(v, k);
 
+  if (e.SIGHTFLOW_GPU_REQUIRED && !usesGpu(requestedProviders(e.SIGHTFLOW_EXECUTION_PROVIDERS)))
+    throw new ConfigError(
+      'SIGHTFLOW_GPU_REQUIRED',
+      `SIGHTFLOW_GPU_REQUIRED is set but SIGHTFLOW_EXECUTION_PROVIDERS (${JSON.stringify(e.SIGHTFLOW_EXECUTION_PROVIDERS)}) names no GPU provider; add cuda or tensorrt`,
+    );
+
   const leaseMs: number = e.SIGHTFLOW_VIDEO_LEASE_MS;
   const dataDir = flags.dataDir ?? e.SIGHTFLOW_DATA_DIR;
   return deepFreeze<Config>({
@@ -673,6 +682,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       fp16: e.SIGHTFLOW_INFERENCE_FP16,
       uint8Input: e.SIGHTFLOW_INFERENCE_UINT8_INPUT,
       gpuDevices: gpuDevices(e.SIGHTFLOW_GPU_DEVICES),
+      gpuRequired: e.SIGHTFLOW_GPU_REQUIRED,
       // Kept as given, blank too: an empty value hides every device from CUDA.
       cudaVisibleDevices: env.CUDA_VISIBLE_DEVICES,
     },

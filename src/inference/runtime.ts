@@ -8,7 +8,14 @@ import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
 import { createLogger } from '../base/log.js';
-import { availableProviders, chooseProviders, type ProviderLog, usesGpu } from './execution-providers.js';
+import { errors } from '../base/errors.js';
+import {
+  availableProviders,
+  chooseProviders,
+  type ProviderLog,
+  usesGpu,
+  whyUnavailable,
+} from './execution-providers.js';
 import { chooseGpuDevices, type GpuDeviceRequest, sessionDevice, visibleGpuCount } from './gpu-devices.js';
 import { ItemFailed, ModelQueue, type RunPriority } from './model-queue.js';
 import { observeExecution } from '../metrics/models.js';
@@ -95,6 +102,12 @@ export interface RuntimeOptions {
    * per device.
    */
   gpuDevices?: GpuDeviceRequest;
+  /**
+   * Refuse the CPU fallback (SIGHTFLOW_GPU_REQUIRED): the runtime is not made where no GPU provider can run,
+   * and a model on a GPU provider whose session cannot start there fails its runs with 503 gpu_unavailable
+   * instead of loading on the CPU. A model whose own providers name no GPU provider runs on the CPU as asked.
+   */
+  gpuRequired?: boolean;
   /** CUDA_VISIBLE_DEVICES as the process was given it (the configuration's), which narrows the cards CUDA shows. */
   cudaVisibleDevices?: string;
   /** For tests: how many GPUs the host shows (default: probed). */
@@ -226,6 +239,10 @@ export class InferenceRuntime {
   readonly reduceYoloOutput: boolean;
   /** The GPUs sessions on a GPU provider take in turn (empty: none seen; the provider picks its own). */
   readonly devices: number[];
+  /** No CPU fallback for models on a GPU provider (RuntimeOptions.gpuRequired). */
+  readonly gpuRequired: boolean;
+  /** With gpuRequired: the models whose last load on their GPU provider failed, and why (readiness reads it). */
+  readonly gpuFailures = new Map<string, string>();
   /**
    * A detector model's preprocessing by its id (undefined for other models), set where the models and the
    * detection part meet. With it a detector's graph takes its bytes input however it first loads (a preload,
@@ -238,6 +255,14 @@ export class InferenceRuntime {
     this.log = opts.log ?? createLogger('info').child({ component: 'inference' });
     this.available = opts.available ?? availableProviders();
     this.providers = chooseProviders(opts.providers ?? ['cpu'], this.available, this.log);
+    this.gpuRequired = opts.gpuRequired ?? false;
+    if (this.gpuRequired && !usesGpu(this.providers)) {
+      const asked = (opts.providers ?? []).filter((p) => usesGpu([p]));
+      const why = asked.length ? asked.map((p) => `${p}: ${whyUnavailable(p)}`).join('; ') : 'none was asked for';
+      throw new Error(
+        `SIGHTFLOW_GPU_REQUIRED is set but no GPU provider can run on this host (${why}); not starting on the CPU`,
+      );
+    }
     this.idleUnloadMs = opts.idleUnloadMs ?? 0;
     this.intraOpThreads = opts.intraOpThreads ?? availableParallelism();
     this.queueDepth = opts.queueDepth ?? 32;
@@ -296,6 +321,7 @@ export class InferenceRuntime {
   async unregister(id: string): Promise<void> {
     const h = this.models.get(id);
     this.models.delete(id);
+    this.gpuFailures.delete(id);
     if (h) await h.unload();
   }
 
@@ -372,6 +398,7 @@ export class InferenceRuntime {
     };
     try {
       const loaded = await load(providers);
+      this.gpuFailures.delete(id);
       this.log.info(
         {
           model: id,
@@ -388,6 +415,15 @@ export class InferenceRuntime {
       return loaded;
     } catch (e) {
       if (providers.length === 1 && providers[0] === 'cpu') throw e;
+      if (this.gpuRequired && usesGpu(providers)) {
+        const detail = (e as Error).message.split('\n')[0]!.slice(0, 500);
+        this.gpuFailures.set(id, detail);
+        this.log.warn(
+          { model: id, providers, device: sessionDevice(this.devices, replica), err: (e as Error).message },
+          `model ${id} could not start on ${on(providers)}; SIGHTFLOW_GPU_REQUIRED forbids the CPU fallback`,
+        );
+        throw errors.gpuUnavailable(id, on(providers.slice(0, 1)), detail);
+      }
       this.log.warn(
         { model: id, providers, device: sessionDevice(this.devices, replica), err: (e as Error).message },
         `model ${id} could not start on ${on(providers)}; falling back to cpu`,
