@@ -71,14 +71,19 @@ function physicalCards(paths: GpuProbePaths): number {
  * The ordinals to use: every visible one, or those asked for that exist (each missing one warned about). Empty
  * when there is no GPU; a GPU provider then runs on device 0 as its library decides.
  */
-export function chooseGpuDevices(request: GpuDeviceRequest, visible: number, log?: GpuDeviceLog): number[] {
+export function chooseGpuDevices(
+  request: GpuDeviceRequest,
+  visible: number,
+  log?: GpuDeviceLog,
+  asker = 'SIGHTFLOW_GPU_DEVICES names',
+): number[] {
   const all = Array.from({ length: visible }, (_, i) => i);
   if (request === 'all') return all;
   const missing = request.filter((d) => d >= visible);
   if (missing.length && visible > 0)
     log?.warn(
       { asked: request, visible },
-      `SIGHTFLOW_GPU_DEVICES names device ${missing.join(', ')} but this process sees ${visible} (ordinals 0-${visible - 1}); ignored`,
+      `${asker} device ${missing.join(', ')} but this process sees ${visible} (ordinals 0-${visible - 1}); ignored`,
     );
   return request.filter((d) => d < visible);
 }

@@ -53,6 +53,8 @@ export const ModelRuntimeSchema = z.object({
     .optional(),
   /** Waiting-request bound of this model's queue; default SIGHTFLOW_INFERENCE_QUEUE_DEPTH. */
   queueDepth: z.number().int().min(1).optional(),
+  /** The GPUs (CUDA device ordinals) its sessions run on, in turn; default every one the server uses (SIGHTFLOW_GPU_DEVICES). */
+  devices: z.array(z.number().int().min(0).max(255)).min(1).max(256).optional(),
 });
 export type ModelRuntimeSettings = z.infer<typeof ModelRuntimeSchema>;
 

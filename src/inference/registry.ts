@@ -224,6 +224,7 @@ export class ModelRegistry {
       detector: m.task === 'detect',
       providers: r?.providers,
       queueDepth: r?.queueDepth,
+      devices: r?.devices,
       idleUnloadMs: r?.idleUnloadS === undefined ? undefined : r.idleUnloadS * 1000,
     };
   }

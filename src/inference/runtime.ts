@@ -135,6 +135,8 @@ export interface ModelSpec {
   detector?: boolean;
   /** Execution providers for this model, in order (default: the runtime's). */
   providers?: string[];
+  /** The GPUs its sessions take in turn on a GPU provider (default: the runtime's devices). */
+  devices?: number[];
   /** Unload after this long without a run (0: never; default: the runtime's). */
   idleUnloadMs?: number;
   /** Most sessions that run at once (default: the runtime's). */
@@ -239,6 +241,8 @@ export class InferenceRuntime {
   readonly reduceYoloOutput: boolean;
   /** The GPUs sessions on a GPU provider take in turn (empty: none seen; the provider picks its own). */
   readonly devices: number[];
+  /** How many GPUs CUDA shows the process. */
+  private readonly visibleGpus: number;
   /** No CPU fallback for models on a GPU provider (RuntimeOptions.gpuRequired). */
   readonly gpuRequired: boolean;
   /** With gpuRequired: the models whose last load on their GPU provider failed, and why (readiness reads it). */
@@ -267,11 +271,8 @@ export class InferenceRuntime {
     this.intraOpThreads = opts.intraOpThreads ?? availableParallelism();
     this.queueDepth = opts.queueDepth ?? 32;
     this.workers = opts.workers ?? 'per-model';
-    this.devices = chooseGpuDevices(
-      opts.gpuDevices ?? 'all',
-      opts.visibleGpus ?? visibleGpuCount(opts.cudaVisibleDevices),
-      this.log,
-    );
+    this.visibleGpus = opts.visibleGpus ?? visibleGpuCount(opts.cudaVisibleDevices);
+    this.devices = chooseGpuDevices(opts.gpuDevices ?? 'all', this.visibleGpus, this.log);
     // One shared worker runs one session at a time: more sessions would only wait for it. On a GPU, at
     // least one session per device, so every card runs.
     const perDevice = usesGpu(this.providers) ? this.devices.length : 1;
@@ -342,6 +343,20 @@ export class InferenceRuntime {
     return chooseProviders(spec.providers, this.available, log);
   }
 
+  /**
+   * The GPUs a model's sessions take in turn: its own list (ordinals this process does not see are dropped with a
+   * warning, and none left means the runtime's), or the runtime's.
+   */
+  devicesFor(spec: ModelSpec, quiet = false): number[] {
+    if (!spec.devices?.length) return this.devices;
+    const log = {
+      warn: (o: object, m: string) =>
+        quiet ? undefined : this.log.warn({ ...o, model: spec.id }, `model ${spec.id}: ${m}`),
+    };
+    const own = chooseGpuDevices(spec.devices, this.visibleGpus, log, 'its devices name');
+    return own.length ? own : this.devices;
+  }
+
   /** The worker thread hosting a model (started if needed). */
   workerFor(id: string): SessionWorker {
     return this.pool.workerFor(id);
@@ -362,10 +377,11 @@ export class InferenceRuntime {
     providers = this.providers,
     replica = 0,
     threads = this.intraOpThreads,
+    devices = this.devices,
   ): Promise<{ worker: SessionWorker; model: LoadedModel }> {
     const load = async (eps: string[]) => {
       const worker = this.pool.workerFor(replicaKey(id, replica));
-      const device = usesGpu(eps) ? sessionDevice(this.devices, replica) : undefined;
+      const device = usesGpu(eps) ? sessionDevice(devices, replica) : undefined;
       // The session holds at least its weights; RSS growth over the load says more (arenas, copies) but can
       // read zero when other work in the process frees memory meanwhile.
       const weights =
@@ -393,7 +409,7 @@ export class InferenceRuntime {
     };
     // Where a session runs, in words: the providers given, and the device on a GPU one.
     const on = (eps: string[]) => {
-      const device = usesGpu(eps) ? sessionDevice(this.devices, replica) : undefined;
+      const device = usesGpu(eps) ? sessionDevice(devices, replica) : undefined;
       return device === undefined ? eps.join(', ') : `${eps.join(', ')} (device ${device})`;
     };
     try {
@@ -419,13 +435,13 @@ export class InferenceRuntime {
         const detail = (e as Error).message.split('\n')[0]!.slice(0, 500);
         this.gpuFailures.set(id, detail);
         this.log.warn(
-          { model: id, providers, device: sessionDevice(this.devices, replica), err: (e as Error).message },
+          { model: id, providers, device: sessionDevice(devices, replica), err: (e as Error).message },
           `model ${id} could not start on ${on(providers)}; SIGHTFLOW_GPU_REQUIRED forbids the CPU fallback`,
         );
         throw errors.gpuUnavailable(id, on(providers.slice(0, 1)), detail);
       }
       this.log.warn(
-        { model: id, providers, device: sessionDevice(this.devices, replica), err: (e as Error).message },
+        { model: id, providers, device: sessionDevice(devices, replica), err: (e as Error).message },
         `model ${id} could not start on ${on(providers)}; falling back to cpu`,
       );
       return load(['cpu']);
@@ -498,10 +514,12 @@ export class ModelHandle {
       (spec.dynamicBatch ? batchFor(runtime.providersFor(spec, true), runtime.batch) : { maxBatch: 1, maxWaitMs: 0 });
     // A detector's graph gets its batch axis when it loads: until then (and if refused) one image a call.
     const batch = spec.batch ?? { maxBatch: 1, maxWaitMs: 0 };
-    const sessions = runtime.workers === 'shared' ? 1 : Math.max(1, spec.sessions ?? runtime.sessions);
+    const eps = spec.providers?.length ? spec.providers : runtime.providers;
+    // On a GPU provider, at least a session for each of its devices (unless its spec sets the count).
+    const perDevice = usesGpu(eps) && spec.sessions === undefined ? runtime.devicesFor(spec, true).length : 1;
+    const sessions = runtime.workers === 'shared' ? 1 : Math.max(1, spec.sessions ?? runtime.sessions, perDevice);
     // On CPU, runs that overlap go to sessions that split the cores (a wide one with every thread serves one
     // client at a time); elsewhere threads do not split the device, so the sessions are alike.
-    const eps = spec.providers?.length ? spec.providers : runtime.providers;
     const wide =
       runtime.splitCores &&
       eps.every((p) => p === 'cpu') &&
@@ -684,7 +702,14 @@ export class ModelHandle {
     const rt = this.runtime;
     // The first session gets every intra-op thread (one client's latency); further ones share the cores.
     const threads = key === 0 ? rt.intraOpThreads : narrowThreads(rt.intraOpThreads, this.replicas.max);
-    const l = await rt.createSession(this.spec.id, src, rt.providersFor(this.spec), key, threads);
+    const l = await rt.createSession(
+      this.spec.id,
+      src,
+      rt.providersFor(this.spec),
+      key,
+      threads,
+      rt.devicesFor(this.spec, key > 0),
+    );
     this.armIdleTimer();
     return l;
   }

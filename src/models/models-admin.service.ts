@@ -58,6 +58,7 @@ export class ModelsAdminService {
           ...(body.idle_unload_s !== undefined ? { idleUnloadS: body.idle_unload_s } : {}),
           ...(body.providers ? { providers: body.providers } : {}),
           ...(body.queue_depth !== undefined ? { queueDepth: body.queue_depth } : {}),
+          ...(body.devices ? { devices: [...new Set(body.devices)] } : {}),
         },
       },
       {
@@ -124,6 +125,7 @@ export class ModelsAdminService {
         idle_unload_s: m.runtime?.idleUnloadS ?? null,
         providers: m.runtime?.providers ?? null,
         queue_depth: m.runtime?.queueDepth ?? null,
+        devices: m.runtime?.devices ?? null,
       },
       serving: idle,
     };

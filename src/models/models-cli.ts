@@ -18,7 +18,7 @@ import type { UrlPolicy } from '../media/url-policy.js';
 
 const USAGE = `usage: sightflow models list|prepare|verify [model-id...] [--force] [--json]
        sightflow models add <file.onnx|https-url|owner/repo[@rev]:path> [--id ID] [--task detect] [--labels a,b,...|labels.txt]
-                            [--sha256 HEX] [--preload] [--idle-unload-s N] [--providers cuda,cpu] [--queue-depth N] [--json]
+                            [--sha256 HEX] [--preload] [--idle-unload-s N] [--providers cuda,cpu] [--queue-depth N] [--devices 0,1] [--json]
        sightflow models remove <model-id>`;
 
 /** What `models add|remove` need beyond the data dir: the sample check and, on a shared database, publishing. */
@@ -165,6 +165,17 @@ async function addCommand(ids: string[], ctx: ModelsCliContext, json: boolean): 
         }
       : {}),
     ...(num('queue-depth') !== undefined ? { queueDepth: num('queue-depth') } : {}),
+    ...(str('devices') !== undefined
+      ? {
+          devices: [
+            ...new Set(
+              str('devices')!
+                .split(',')
+                .map((d) => (/^\s*\d+\s*$/.test(d) ? Number(d) : Number.NaN)),
+            ),
+          ],
+        }
+      : {}),
   });
   const registry = await ModelRegistry.open(ctx.dataDir, { modelsDir: ctx.modelsDir });
   const quiet = {

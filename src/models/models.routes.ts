@@ -35,6 +35,7 @@ export const ModelSettingsOut = z.object({
   idle_unload_s: z.number().nullable(),
   providers: z.array(z.string()).nullable(),
   queue_depth: z.number().nullable(),
+  devices: z.array(z.number().int()).nullable().meta({ description: 'GPUs its sessions run on (null: the server’s)' }),
 });
 
 export const ServedModelOut = z

@@ -31,6 +31,10 @@ export const AddModelBody = z.strictObject({
     description: 'Execution providers in order; missing ones fall back to cpu with a warning',
   }),
   queue_depth: z.number().int().min(1).max(10_000).optional().meta({ description: 'Waiting requests before 503' }),
+  devices: z.array(z.number().int().min(0).max(255)).min(1).max(256).optional().meta({
+    description:
+      'GPUs (CUDA device ordinals) its sessions run on, in turn, on a GPU provider; default every one the server uses',
+  }),
 });
 export type AddModelBody = z.infer<typeof AddModelBody>;
 

@@ -173,3 +173,29 @@ test('video decoders take the card with the fewest open, and give it back when t
   const none = new DecoderDevices([]);
   assert.equal(none.take(), undefined);
 });
+
+test("a model's own devices: its sessions take those cards only; ordinals the host lacks are dropped with a warning", async (t) => {
+  const log = collectingLog();
+  // The server runs on the CPU; the model asks for cuda itself, on cards 2 and 9 of a three-card host.
+  const runtime = new InferenceRuntime({
+    providers: ['cpu'],
+    available: ['cuda', 'cpu'],
+    visibleGpus: 3,
+    sessions: 1,
+    intraOpThreads: 1,
+    log,
+  });
+  t.after(() => runtime.release());
+  const spec = { id: 'pinned', load: async () => affineModel(), providers: ['cuda', 'cpu'], devices: [2, 9] };
+  assert.deepEqual(runtime.devicesFor(spec), [2]);
+  assert.ok(log.lines.some((l) => /model pinned: its devices name device 9 but this process sees 3/.test(l.msg)));
+  assert.deepEqual(runtime.devicesFor({ ...spec, devices: [7] }, true), [0, 1, 2], 'none left: the server’s');
+  const model = runtime.register(spec);
+  assert.equal(model.maxSessions, 1, 'one card: one session, as the server was told');
+  assert.deepEqual(Array.from((await model.run(row(1))).y.data as Float32Array), [3, 5, 7, 9]);
+  const tried = log.lines.find((l) => /model pinned could not start on cuda, cpu \(device 2\)/.test(l.msg));
+  assert.ok(tried, log.lines.map((l) => l.msg).join('\n'));
+
+  const wide = runtime.register({ ...spec, id: 'two-cards', devices: [0, 2] });
+  assert.equal(wide.maxSessions, 2, 'a model on a GPU provider gets a session per card of its own');
+});

@@ -138,6 +138,8 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
       'cuda,cpu',
       '--queue-depth',
       '4',
+      '--devices',
+      '1,0,1',
       '--data-dir',
       dir,
     ],
@@ -152,7 +154,13 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
     const g = await get('faces');
     return g.status === 200 && g.body.serving.state === 'loaded' ? g.body : undefined;
   });
-  assert.deepEqual(loaded.settings, { preload: true, idle_unload_s: 600, providers: ['cuda', 'cpu'], queue_depth: 4 });
+  assert.deepEqual(loaded.settings, {
+    preload: true,
+    idle_unload_s: 600,
+    providers: ['cuda', 'cpu'],
+    queue_depth: 4,
+    devices: [1, 0],
+  });
   assert.deepEqual(loaded.serving.providers, ['cpu']);
   assert.equal(loaded.serving.devices, null, 'asked for cuda, fell back to the CPU: no device');
   assert.equal(loaded.serving.queue_depth, 4);

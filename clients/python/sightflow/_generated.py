@@ -199,6 +199,7 @@ class ModelSettings(TypedDict):
     idle_unload_s: float | None
     providers: list[str] | None
     queue_depth: float | None
+    devices: list[int] | None
 
 
 class Model(TypedDict):

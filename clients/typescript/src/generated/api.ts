@@ -204,6 +204,7 @@ export type Model = {
     idle_unload_s: number | null;
     providers: Array<string> | null;
     queue_depth: number | null;
+    devices: Array<number> | null;
   };
   prepared?: boolean;
   sha256?: string | null;
@@ -344,6 +345,7 @@ export interface Operations {
       idle_unload_s?: number;
       providers?: Array<"tensorrt" | "cuda" | "cpu">;
       queue_depth?: number;
+      devices?: Array<number>;
     };
     response: {
       id: string;
@@ -361,6 +363,7 @@ export interface Operations {
         idle_unload_s: number | null;
         providers: Array<string> | null;
         queue_depth: number | null;
+        devices: Array<number> | null;
       };
       serving: {
         state: "unloaded" | "loading" | "loaded";
@@ -422,6 +425,7 @@ export interface Operations {
           idle_unload_s: number | null;
           providers: Array<string> | null;
           queue_depth: number | null;
+          devices: Array<number> | null;
         };
         serving: {
           state: "unloaded" | "loading" | "loaded";
