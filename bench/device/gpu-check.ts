@@ -309,8 +309,15 @@ function httpLines(
       of_reference: refBest && refBest.images_per_s > 0 ? +(most.images_per_s / refBest.images_per_s).toFixed(2) : null,
     };
     goals.push(g);
+    // Where its sessions ran as the server reports it: a GPU session that failed to load fell back to the CPU.
+    const serving = ((http.servers ?? []) as Array<Record<string, any>>).find(
+      (x) => x.config === config && x.model === model,
+    )?.serving;
+    const where = serving
+      ? `; sessions on ${Array.isArray(serving.providers) ? serving.providers.join(', ') : serving.providers}${Array.isArray(serving.devices) ? ` (devices ${serving.devices.join(', ')})` : ''}`
+      : '';
     lines.push(
-      `- ${model}, ${config}: ${g.images_per_s} images/s at ${g.clients} clients (goal >= 1500${g.of_reference !== null ? `; ${g.of_reference} of the reference's best, goal >= 0.5` : ''}), p99 ${g.p99_ms} ms (goal <= 50 at 64), one client p50 ${g.one_client_p50_ms} ms`,
+      `- ${model}, ${config}: ${g.images_per_s} images/s at ${g.clients} clients (goal >= 1500${g.of_reference !== null ? `; ${g.of_reference} of the reference's best, goal >= 0.5` : ''}), p99 ${g.p99_ms} ms (goal <= 50 at 64), one client p50 ${g.one_client_p50_ms} ms${where}`,
     );
   }
   return goals;

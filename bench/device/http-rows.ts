@@ -90,6 +90,20 @@ async function firstDetect(s: Server, body: string): Promise<{ ms: number; objec
   }
 }
 
+/** Where the model's loaded sessions run, as the server reports it (a GPU session that failed to load fell back). */
+async function servingOf(s: Server, model: string): Promise<{ providers: unknown; devices: unknown }> {
+  try {
+    const r = await fetch(`http://127.0.0.1:${s.port}/v1/models/${model}`, {
+      headers: { authorization: `Bearer ${s.key}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    const j = (await r.json()) as { serving?: { providers?: unknown; devices?: unknown } };
+    return { providers: j.serving?.providers ?? null, devices: j.serving?.devices ?? null };
+  } catch (e) {
+    return { providers: `unknown (${(e as Error).message})`, devices: null };
+  }
+}
+
 const round = (x: number, d = 1) => (Number.isFinite(x) ? +x.toFixed(d) : null);
 
 async function main(): Promise<void> {
@@ -125,13 +139,14 @@ async function main(): Promise<void> {
             JSON.stringify({ image_base64: `data:image/jpeg;base64,${jpeg.toString('base64')}`, model }),
           );
           const first = await firstDetect(s, readFileSync(bodyFile, 'utf8'));
-          servers.push({
+          const entry: Record<string, unknown> = {
             ...started,
             model,
             image_threads: s.imageThreads,
             first_request_ms: Math.round(first.ms),
             objects: first.objects,
-          });
+          };
+          servers.push(entry);
           for (const c of a.clients) {
             // A second at this level first: sessions and batches settle before the measured run.
             await postClients(a.client, s, bodyFile, c, 1000);
@@ -161,6 +176,8 @@ async function main(): Promise<void> {
             rows.push(row);
             process.stderr.write(`http: ${JSON.stringify(row)}\n`);
           }
+          // After the rows, when overlapping requests have loaded the further sessions.
+          entry.serving = await servingOf(s, model);
         }
       } finally {
         await stopServer(s);

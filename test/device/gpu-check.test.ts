@@ -139,11 +139,12 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     assert.ok(s.objects > 0, `${s.model} found objects in the photo over HTTP`);
     const given = Number(process.env.UV_THREADPOOL_SIZE);
     assert.equal(s.image_threads, given || Math.max(4, availableParallelism()), JSON.stringify(s));
+    assert.deepEqual(s.serving, { providers: ['cpu'], devices: null }, 'where its sessions ran, as the server says');
   }
   assert.match(table, /\| defaults \| centernet-coco \| cpu \| 4 \| [\d.]+ \|/);
   assert.match(
     table,
-    /- centernet-coco, defaults: [\d.]+ images\/s at 4 clients \(goal >= 1500; [\d.]+ of the reference's best, goal >= 0\.5\)/,
+    /- centernet-coco, defaults: [\d.]+ images\/s at 4 clients \(goal >= 1500; [\d.]+ of the reference's best, goal >= 0\.5\), .*; sessions on cpu$/m,
   );
   // Live cameras (bench/device/camera-rows.ts): the staged server with the addon built with FFmpeg, two endless
   // real-time H.264 1080p streams from the check's own process, detect + track at 5 fps.
