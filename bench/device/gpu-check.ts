@@ -169,15 +169,15 @@ function report(work: string, outDir: string): void {
     `${probeJson?.date ?? ''}; ${gpu ? `${gpu.name}, driver ${gpu.driver}` : 'no NVIDIA driver'}; ${probeJson?.cpu?.cores ?? '?'} cores; devices the server sees ${probeJson?.sightflow_devices ?? '?'} of nvidia-smi's ${probeJson?.driver?.gpus?.length ?? 0}`,
     `CUDA ${probeJson?.cuda?.nvcc ?? probeJson?.driver?.cuda_driver_api ?? 'none'}; TensorRT ${probeJson?.tensorrt?.python ?? (probeJson?.tensorrt?.trtexec ? 'trtexec' : 'none')}; ONNX Runtime (Python) ${probeJson?.onnxruntime ? `${probeJson.onnxruntime.python} [${probeJson.onnxruntime.providers.join(', ')}]` : 'none'}; PyTorch ${probeJson?.pytorch ? `${probeJson.pytorch.version}${probeJson.pytorch.cuda_available ? ' (CUDA)' : ''}` : 'none'}`,
     '',
-    '| model | providers | sessions | batch | sightflow images/s | p50 ms | p99 ms | images/call | batched = alone | reference | reference images/s | ratio |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| model | providers | sessions | batch | sightflow images/s | p50 ms | p99 ms | images/call | first run ms: 1 / batch | batched = alone | reference | reference images/s | ratio |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of (sightflow?.batch_rows ?? []) as Array<Record<string, any>>) {
     const ref = references[baseModel(r.model)] as Record<string, any> | null | undefined;
     const refRow = (ref?.rows as Array<Record<string, any>> | undefined)?.find((x) => x.batch === r.batch);
     const ratio = refRow && refRow.images_per_s > 0 ? (r.images_per_s / refRow.images_per_s).toFixed(2) : '-';
     lines.push(
-      `| ${r.model} | ${r.providers} | ${r.sessions} | ${r.batch} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.images_per_call} | ${r.error ? `failed: ${r.error}` : (r.same_as_alone ?? (r.refused ? 'one a call' : '-'))} | ${ref?.engine ?? 'none'}${ref?.precision ? ` ${ref.precision}` : ''} | ${refRow?.images_per_s ?? ref?.error ?? ref?.reason ?? '-'} | ${ratio} |`,
+      `| ${r.model} | ${r.providers} | ${r.sessions} | ${r.batch} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.images_per_call} | ${r.first_run_ms ?? '-'} / ${r.first_batch_ms ?? '-'} | ${r.error ? `failed: ${r.error}` : (r.same_as_alone ?? (r.refused ? 'one a call' : '-'))} | ${ref?.engine ?? 'none'}${ref?.precision ? ` ${ref.precision}` : ''} | ${refRow?.images_per_s ?? ref?.error ?? ref?.reason ?? '-'} | ${ratio} |`,
     );
   }
   // The in-process ceiling (the best row) against the reference's best, per model: the issue's goal is 0.7.

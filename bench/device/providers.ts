@@ -133,6 +133,9 @@ interface Row {
 interface BatchRow extends Row {
   batch: number;
   same_as_alone: boolean | null;
+  /** The first run alone and the first full batch after the session loaded: each a new input shape. */
+  first_run_ms?: number;
+  first_batch_ms?: number | null;
   refused?: string;
 }
 
@@ -324,10 +327,17 @@ async function measureBatch(
     const name = decode ? DECODED_BOXES : loaded.outputNames[0]!;
     const runOpts = decode ? { decode: { output: loaded.outputNames[0]!, options: decode.options } } : {};
     const run = (d?: Float32Array | Uint8Array) => h.run(feeds(d), undefined, {}, runOpts);
+    // The first run of each input shape: on a GPU, the provider picks its kernels for a shape when it first
+    // meets it (cuDNN's search), a cost every new batch size pays once; these say what a warm-up would save.
+    let t0 = performance.now();
     const alone = (await run())[name]!.data as Float32Array | Float64Array;
+    const firstRunMs = performance.now() - t0;
+    let firstBatchMs: number | null = null;
     let same: boolean | null = null;
     if (h.batchInForce.maxBatch > 1) {
+      t0 = performance.now();
       const outs = await Promise.all(Array.from({ length: batch }, (_, i) => run(i % 2 ? other : data)));
+      firstBatchMs = performance.now() - t0;
       const first = outs[0]![name]!.data as Float32Array | Float64Array;
       const sameSet = () => {
         const c = compareDetections(first, alone);
@@ -359,6 +369,8 @@ async function measureBatch(
       p99_ms: +lat[Math.floor(lat.length * 0.99)]!.toFixed(1),
       images_per_call: +(done / Math.max(1, h.stats.runs - runs0)).toFixed(2),
       same_as_alone: same,
+      first_run_ms: +firstRunMs.toFixed(1),
+      first_batch_ms: firstBatchMs === null ? null : +firstBatchMs.toFixed(1),
       ...(h.batchRefused ? { refused: h.batchRefused } : {}),
     };
   } finally {

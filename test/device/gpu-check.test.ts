@@ -61,7 +61,11 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
         : [`${m} (fp16, uint8, decoded) cpu 2`]),
     ]),
   );
-  for (const x of rows) assert.ok(x.images_per_s > 0 && x.p50_ms > 0, JSON.stringify(x));
+  for (const x of rows) {
+    assert.ok(x.images_per_s > 0 && x.p50_ms > 0, JSON.stringify(x));
+    // What the first run of each shape cost (a GPU provider's kernel search): measured on every row.
+    assert.ok(x.first_run_ms > 0 && x.first_batch_ms > 0, JSON.stringify(x));
+  }
   const centernet2 = rows.find((x) => x.model === 'centernet-coco' && x.batch === 2)!;
   assert.equal(centernet2.same_as_alone, true, 'a batch of the built-in detector answers what a run alone does');
   assert.ok(centernet2.images_per_call > 1, 'its calls carried more than one image');
@@ -105,7 +109,11 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
   assert.match(table, /yolov8n-int8 decoded from its reduced output against its whole output: cpu 2 session/);
   assert.match(table, /unbatched: centernet-coco on cpu, 1 session\(s\), 1 client\(s\)/);
-  assert.match(table, /\| centernet-coco \| cpu \| 2 \| 2 \|/, 'two sessions, batch 2');
+  assert.match(
+    table,
+    /\| centernet-coco \| cpu \| 2 \| 2 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \/ [\d.]+ \| true \|/,
+    'two sessions, batch 2',
+  );
   assert.match(
     table,
     /centernet-coco: in-process ceiling [\d.]+ images\/s \(cpu, 2 session\(s\), batch 2\), reference [\d.]+ at batch 2: [\d.]+ of it/,
