@@ -53,6 +53,12 @@ export const ModelRuntimeSchema = z.object({
     .optional(),
   /** Waiting-request bound of this model's queue; default SIGHTFLOW_INFERENCE_QUEUE_DEPTH. */
   queueDepth: z.number().int().min(1).optional(),
+  /** Most sessions of this model that run at once (Triton's instance count); default SIGHTFLOW_INFERENCE_SESSIONS. */
+  sessions: z.number().int().min(1).max(64).optional(),
+  /** A detector's dynamic batching: most images a call; default SIGHTFLOW_BATCH_MAX_SIZE (or its provider's). */
+  maxBatch: z.number().int().min(1).max(256).optional(),
+  /** A detector's dynamic batching: longest wait for company, ms; default SIGHTFLOW_BATCH_MAX_DELAY_MS (or its provider's). */
+  maxBatchDelayMs: z.number().min(0).max(1000).optional(),
   /** The GPUs (CUDA device ordinals) its sessions run on, in turn; default every one the server uses (SIGHTFLOW_GPU_DEVICES). */
   devices: z.array(z.number().int().min(0).max(255)).min(1).max(256).optional(),
 });

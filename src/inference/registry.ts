@@ -225,6 +225,15 @@ export class ModelRegistry {
       providers: r?.providers,
       queueDepth: r?.queueDepth,
       devices: r?.devices,
+      sessions: r?.sessions,
+      ...(r?.maxBatch !== undefined || r?.maxBatchDelayMs !== undefined
+        ? {
+            batchLimits: {
+              ...(r.maxBatch !== undefined ? { maxBatch: r.maxBatch } : {}),
+              ...(r.maxBatchDelayMs !== undefined ? { maxWaitMs: r.maxBatchDelayMs } : {}),
+            },
+          }
+        : {}),
       idleUnloadMs: r?.idleUnloadS === undefined ? undefined : r.idleUnloadS * 1000,
     };
   }

@@ -141,6 +141,8 @@ export interface ModelSpec {
   idleUnloadMs?: number;
   /** Most sessions that run at once (default: the runtime's). */
   sessions?: number;
+  /** A dynamically batched model's own batching, over the runtime's (unset fields: the runtime's, else the provider's). */
+  batchLimits?: Partial<BatchSettings>;
 }
 
 /**
@@ -172,6 +174,10 @@ export interface ModelState {
   providers: string[] | null;
   /** The GPUs (CUDA ordinals) its loaded sessions run on, in order; null when none runs on a GPU. */
   devices: number[] | null;
+  /** Sessions loaded now and the most that run at once; null before the model is registered. */
+  sessions: { loaded: number; max: number } | null;
+  /** Dynamic batching in force: most items a call and longest wait (a detector's rises once its graph took a batch axis). */
+  batch: { max_size: number; max_delay_ms: number } | null;
   memory_bytes: number | null;
   loaded_at: string | null;
   last_used_at: string | null;
@@ -511,7 +517,9 @@ export class ModelHandle {
   ) {
     this.batching =
       spec.batch ??
-      (spec.dynamicBatch ? batchFor(runtime.providersFor(spec, true), runtime.batch) : { maxBatch: 1, maxWaitMs: 0 });
+      (spec.dynamicBatch
+        ? batchFor(runtime.providersFor(spec, true), { ...runtime.batch, ...spec.batchLimits })
+        : { maxBatch: 1, maxWaitMs: 0 });
     // A detector's graph gets its batch axis when it loads: until then (and if refused) one image a call.
     const batch = spec.batch ?? { maxBatch: 1, maxWaitMs: 0 };
     const eps = spec.providers?.length ? spec.providers : runtime.providers;
@@ -806,6 +814,8 @@ export class ModelHandle {
       state: l ? 'loaded' : this.replicas.loading ? 'loading' : 'unloaded',
       providers: l?.providers ?? null,
       devices: devicesOf(this.replicas.loaded.map((r) => r.model)),
+      sessions: { loaded: this.replicas.loadedCount, max: this.replicas.max },
+      batch: { max_size: this.queue.batch.maxBatch, max_delay_ms: this.queue.batch.maxWaitMs },
       memory_bytes: l?.memoryBytes ?? null,
       loaded_at: l ? new Date(l.loadedAt).toISOString() : null,
       last_used_at: this.lastUsedAt ? new Date(this.lastUsedAt).toISOString() : null,

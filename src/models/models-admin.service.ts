@@ -59,6 +59,9 @@ export class ModelsAdminService {
           ...(body.providers ? { providers: body.providers } : {}),
           ...(body.queue_depth !== undefined ? { queueDepth: body.queue_depth } : {}),
           ...(body.devices ? { devices: [...new Set(body.devices)] } : {}),
+          ...(body.sessions !== undefined ? { sessions: body.sessions } : {}),
+          ...(body.max_batch_size !== undefined ? { maxBatch: body.max_batch_size } : {}),
+          ...(body.max_batch_delay_ms !== undefined ? { maxBatchDelayMs: body.max_batch_delay_ms } : {}),
         },
       },
       {
@@ -97,6 +100,8 @@ export class ModelsAdminService {
       state: 'unloaded',
       providers: null,
       devices: null,
+      sessions: null,
+      batch: null,
       memory_bytes: null,
       loaded_at: null,
       last_used_at: null,
@@ -126,6 +131,9 @@ export class ModelsAdminService {
         providers: m.runtime?.providers ?? null,
         queue_depth: m.runtime?.queueDepth ?? null,
         devices: m.runtime?.devices ?? null,
+        sessions: m.runtime?.sessions ?? null,
+        max_batch_size: m.runtime?.maxBatch ?? null,
+        max_batch_delay_ms: m.runtime?.maxBatchDelayMs ?? null,
       },
       serving: idle,
     };

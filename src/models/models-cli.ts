@@ -18,7 +18,8 @@ import type { UrlPolicy } from '../media/url-policy.js';
 
 const USAGE = `usage: sightflow models list|prepare|verify [model-id...] [--force] [--json]
        sightflow models add <file.onnx|https-url|owner/repo[@rev]:path> [--id ID] [--task detect] [--labels a,b,...|labels.txt]
-                            [--sha256 HEX] [--preload] [--idle-unload-s N] [--providers cuda,cpu] [--queue-depth N] [--devices 0,1] [--json]
+                            [--sha256 HEX] [--preload] [--idle-unload-s N] [--providers cuda,cpu] [--queue-depth N] [--sessions N] [--max-batch N]
+                            [--max-batch-delay-ms MS] [--devices 0,1] [--json]
        sightflow models remove <model-id>`;
 
 /** What `models add|remove` need beyond the data dir: the sample check and, on a shared database, publishing. */
@@ -165,6 +166,9 @@ async function addCommand(ids: string[], ctx: ModelsCliContext, json: boolean): 
         }
       : {}),
     ...(num('queue-depth') !== undefined ? { queueDepth: num('queue-depth') } : {}),
+    ...(num('sessions') !== undefined ? { sessions: num('sessions') } : {}),
+    ...(num('max-batch') !== undefined ? { maxBatch: num('max-batch') } : {}),
+    ...(num('max-batch-delay-ms') !== undefined ? { maxBatchDelayMs: num('max-batch-delay-ms') } : {}),
     ...(str('devices') !== undefined
       ? {
           devices: [

@@ -14,6 +14,14 @@ export const ModelServingOut = z.object({
     .array(z.number().int())
     .nullable()
     .meta({ description: 'GPUs (CUDA device ordinals) its loaded sessions run on; null when none runs on a GPU' }),
+  sessions: z
+    .object({ loaded: z.number().int(), max: z.number().int() })
+    .nullable()
+    .meta({ description: 'Sessions loaded now, and the most that run at once' }),
+  batch: z.object({ max_size: z.number().int(), max_delay_ms: z.number() }).nullable().meta({
+    description:
+      "Dynamic batching in force: most items a call, longest wait for company (a detector's rises once its graph took a batch axis)",
+  }),
   memory_bytes: z
     .number()
     .nullable()
@@ -36,6 +44,16 @@ export const ModelSettingsOut = z.object({
   providers: z.array(z.string()).nullable(),
   queue_depth: z.number().nullable(),
   devices: z.array(z.number().int()).nullable().meta({ description: 'GPUs its sessions run on (null: the server’s)' }),
+  sessions: z.number().int().nullable().meta({ description: 'Most sessions that run at once (null: the server’s)' }),
+  max_batch_size: z
+    .number()
+    .int()
+    .nullable()
+    .meta({ description: 'A detector’s most images a call (null: the server’s)' }),
+  max_batch_delay_ms: z
+    .number()
+    .nullable()
+    .meta({ description: 'A detector’s longest wait for company, ms (null: the server’s)' }),
 });
 
 export const ServedModelOut = z

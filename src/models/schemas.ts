@@ -31,6 +31,26 @@ export const AddModelBody = z.strictObject({
     description: 'Execution providers in order; missing ones fall back to cpu with a warning',
   }),
   queue_depth: z.number().int().min(1).max(10_000).optional().meta({ description: 'Waiting requests before 503' }),
+  sessions: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .optional()
+    .meta({ description: 'Most sessions of the model that run at once; default SIGHTFLOW_INFERENCE_SESSIONS' }),
+  max_batch_size: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .optional()
+    .meta({ description: "A detector's dynamic batching: most images a call; default the server's" }),
+  max_batch_delay_ms: z
+    .number()
+    .min(0)
+    .max(1000)
+    .optional()
+    .meta({ description: "A detector's dynamic batching: longest wait for company, ms; default the server's" }),
   devices: z.array(z.number().int().min(0).max(255)).min(1).max(256).optional().meta({
     description:
       'GPUs (CUDA device ordinals) its sessions run on, in turn, on a GPU provider; default every one the server uses',

@@ -140,6 +140,12 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
       '4',
       '--devices',
       '1,0,1',
+      '--sessions',
+      '2',
+      '--max-batch',
+      '4',
+      '--max-batch-delay-ms',
+      '3',
       '--data-dir',
       dir,
     ],
@@ -160,7 +166,14 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
     providers: ['cuda', 'cpu'],
     queue_depth: 4,
     devices: [1, 0],
+    sessions: 2,
+    max_batch_size: 4,
+    max_batch_delay_ms: 3,
   });
+  // Its own sessions and batching in force: the export's graph took a batch axis, so up to 4 images a call.
+  assert.equal(loaded.serving.sessions.max, 2);
+  assert.ok(loaded.serving.sessions.loaded >= 1);
+  assert.deepEqual(loaded.serving.batch, { max_size: 4, max_delay_ms: 3 });
   assert.deepEqual(loaded.serving.providers, ['cpu']);
   assert.equal(loaded.serving.devices, null, 'asked for cuda, fell back to the CPU: no device');
   assert.equal(loaded.serving.queue_depth, 4);

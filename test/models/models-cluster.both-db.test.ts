@@ -73,10 +73,21 @@ test('a model added on node A through the admin API is served by node B within 1
 }, async () => {
   const added = await admin(a, '/admin/v1/models', {
     method: 'POST',
-    json: { source: 'acme/tiny:tiny.onnx', id: 'tiny-cluster', queue_depth: 4, devices: [0] },
+    json: {
+      source: 'acme/tiny:tiny.onnx',
+      id: 'tiny-cluster',
+      queue_depth: 4,
+      devices: [0],
+      sessions: 3,
+      max_batch_size: 16,
+      max_batch_delay_ms: 1.5,
+    },
   });
   assert.equal(added.status, 201, added.text);
   assert.deepEqual(added.body.settings.devices, [0]);
+  assert.equal(added.body.settings.sessions, 3);
+  assert.equal(added.body.settings.max_batch_size, 16);
+  assert.equal(added.body.settings.max_batch_delay_ms, 1.5);
   assert.equal(added.body.sha256, sha);
   assert.match(added.body.check.summary, /1 person/);
   assert.equal(added.body.settings.queue_depth, 4);

@@ -177,11 +177,23 @@ class Key(TypedDict):
     status: Literal["active", "disabled"]
 
 
+class ModelServingSessions(TypedDict):
+    loaded: int
+    max: int
+
+
+class ModelServingBatch(TypedDict):
+    max_size: int
+    max_delay_ms: float
+
+
 class ModelServing(TypedDict):
     """Registered models: loaded or not, memory, requests, p50 latency"""
     state: Literal["unloaded", "loading", "loaded"]
     providers: list[str] | None
     devices: list[int] | None
+    sessions: "ModelServingSessions" | None
+    batch: "ModelServingBatch" | None
     memory_bytes: float | None
     loaded_at: str | None
     last_used_at: str | None
@@ -200,6 +212,9 @@ class ModelSettings(TypedDict):
     providers: list[str] | None
     queue_depth: float | None
     devices: list[int] | None
+    sessions: int | None
+    max_batch_size: int | None
+    max_batch_delay_ms: float | None
 
 
 class Model(TypedDict):
@@ -354,7 +369,7 @@ class TaskResults(TypedDict):
     analytics: NotRequired[dict[str, Any]]
 
 
-__all__ = ["AdminProject", "Analytics", "AnalyticsFrameSize", "AnalyticsParameters", "AnalyticsParametersLines", "AnalyticsParametersSpeed", "AnalyticsParametersZones", "AnalyticsTotals", "Chunk", "ChunkAnalytics", "ChunkDelta", "ChunkDeltaResults", "ChunkStreamInfo", "ChunkUsage", "Collection", "EmbeddingModel", "Error", "ErrorError", "Item", "Key", "Model", "ModelServing", "ModelSettings", "Moment", "Project", "SearchResult", "Task", "TaskCreated", "TaskCreatedWebhook", "TaskError", "TaskIndex", "TaskProgress", "TaskResults", "TaskResultsTracks", "TaskResultsUsage", "TaskUsage", "TaskWebhookDeliveries", "OPERATIONS", "RESPONSE_SCHEMAS"]
+__all__ = ["AdminProject", "Analytics", "AnalyticsFrameSize", "AnalyticsParameters", "AnalyticsParametersLines", "AnalyticsParametersSpeed", "AnalyticsParametersZones", "AnalyticsTotals", "Chunk", "ChunkAnalytics", "ChunkDelta", "ChunkDeltaResults", "ChunkStreamInfo", "ChunkUsage", "Collection", "EmbeddingModel", "Error", "ErrorError", "Item", "Key", "Model", "ModelServing", "ModelServingBatch", "ModelServingSessions", "ModelSettings", "Moment", "Project", "SearchResult", "Task", "TaskCreated", "TaskCreatedWebhook", "TaskError", "TaskIndex", "TaskProgress", "TaskResults", "TaskResultsTracks", "TaskResultsUsage", "TaskUsage", "TaskWebhookDeliveries", "OPERATIONS", "RESPONSE_SCHEMAS"]
 
 # Every operation of the document: method, path, path parameters, whether it takes Idempotency-Key,
 # the credential it needs and the content type of its 2xx answer.

@@ -188,6 +188,14 @@ export type Model = {
     state: "unloaded" | "loading" | "loaded";
     providers: Array<string> | null;
     devices: Array<number> | null;
+    sessions: {
+      loaded: number;
+      max: number;
+    } | null;
+    batch: {
+      max_size: number;
+      max_delay_ms: number;
+    } | null;
     memory_bytes: number | null;
     loaded_at: string | null;
     last_used_at: string | null;
@@ -205,6 +213,9 @@ export type Model = {
     providers: Array<string> | null;
     queue_depth: number | null;
     devices: Array<number> | null;
+    sessions: number | null;
+    max_batch_size: number | null;
+    max_batch_delay_ms: number | null;
   };
   prepared?: boolean;
   sha256?: string | null;
@@ -345,6 +356,9 @@ export interface Operations {
       idle_unload_s?: number;
       providers?: Array<"tensorrt" | "cuda" | "cpu">;
       queue_depth?: number;
+      sessions?: number;
+      max_batch_size?: number;
+      max_batch_delay_ms?: number;
       devices?: Array<number>;
     };
     response: {
@@ -364,11 +378,22 @@ export interface Operations {
         providers: Array<string> | null;
         queue_depth: number | null;
         devices: Array<number> | null;
+        sessions: number | null;
+        max_batch_size: number | null;
+        max_batch_delay_ms: number | null;
       };
       serving: {
         state: "unloaded" | "loading" | "loaded";
         providers: Array<string> | null;
         devices: Array<number> | null;
+        sessions: {
+          loaded: number;
+          max: number;
+        } | null;
+        batch: {
+          max_size: number;
+          max_delay_ms: number;
+        } | null;
         memory_bytes: number | null;
         loaded_at: string | null;
         last_used_at: string | null;
@@ -426,11 +451,22 @@ export interface Operations {
           providers: Array<string> | null;
           queue_depth: number | null;
           devices: Array<number> | null;
+          sessions: number | null;
+          max_batch_size: number | null;
+          max_batch_delay_ms: number | null;
         };
         serving: {
           state: "unloaded" | "loading" | "loaded";
           providers: Array<string> | null;
           devices: Array<number> | null;
+          sessions: {
+            loaded: number;
+            max: number;
+          } | null;
+          batch: {
+            max_size: number;
+            max_delay_ms: number;
+          } | null;
           memory_bytes: number | null;
           loaded_at: string | null;
           last_used_at: string | null;
