@@ -87,12 +87,14 @@ test('sessions take the devices in turn, and a GPU provider is told its device',
 
 const row = affineRow;
 
-test('on a GPU provider a model gets a session per device, each loaded on its own device (here each falls back to the CPU)', async (t) => {
-  const log = collectingLog();
-  // A host that claims CUDA and three cards: the binding is asked for each device and, with no CUDA provider
-  // library here, refuses, so each session falls back to the CPU and still answers.
+/** A runtime on a host that claims CUDA and three cards, one session and one thread unless a GPU adds some. */
+function threeCards(
+  t: { after: (fn: () => Promise<void>) => void },
+  providers: string[],
+  log: ReturnType<typeof collectingLog>,
+) {
   const runtime = new InferenceRuntime({
-    providers: ['cuda', 'cpu'],
+    providers,
     available: ['cuda', 'cpu'],
     visibleGpus: 3,
     sessions: 1,
@@ -100,6 +102,14 @@ test('on a GPU provider a model gets a session per device, each loaded on its ow
     log,
   });
   t.after(() => runtime.release());
+  return runtime;
+}
+
+test('on a GPU provider a model gets a session per device, each loaded on its own device (here each falls back to the CPU)', async (t) => {
+  const log = collectingLog();
+  // A host that claims CUDA and three cards: the binding is asked for each device and, with no CUDA provider
+  // library here, refuses, so each session falls back to the CPU and still answers.
+  const runtime = threeCards(t, ['cuda', 'cpu'], log);
   assert.deepEqual(runtime.devices, [0, 1, 2]);
   assert.equal(runtime.sessions, 3, 'at least one session per device');
   assert.ok(log.lines.some((l) => /inference runs on cuda, cpu \(devices 0, 1, 2\)/.test(l.msg)));
@@ -177,15 +187,7 @@ test('video decoders take the card with the fewest open, and give it back when t
 test("a model's own devices: its sessions take those cards only; ordinals the host lacks are dropped with a warning", async (t) => {
   const log = collectingLog();
   // The server runs on the CPU; the model asks for cuda itself, on cards 2 and 9 of a three-card host.
-  const runtime = new InferenceRuntime({
-    providers: ['cpu'],
-    available: ['cuda', 'cpu'],
-    visibleGpus: 3,
-    sessions: 1,
-    intraOpThreads: 1,
-    log,
-  });
-  t.after(() => runtime.release());
+  const runtime = threeCards(t, ['cpu'], log);
   const spec = { id: 'pinned', load: async () => affineModel(), providers: ['cuda', 'cpu'], devices: [2, 9] };
   assert.deepEqual(runtime.devicesFor(spec), [2]);
   assert.ok(log.lines.some((l) => /model pinned: its devices name device 9 but this process sees 3/.test(l.msg)));
