@@ -25,6 +25,8 @@ export interface SyntheticOptions {
   failBefore?: number;
   /** Throw ProviderError after emitting this many frames. */
   failAfterFrames?: number;
+  /** Throw this error (an ApiError, as the local provider's parts throw them) before emitting anything. */
+  failWith?: Error;
 }
 
 /** A synthetic run's result: `emitted` frames since `started` (Date.now()), the last one's stream info. */
@@ -97,6 +99,7 @@ export class SyntheticProvider implements VideoProvider {
     const targets = Math.max(1, n('targets', 1));
     const started = Date.now();
     await sleep(n('start_ms', this.opts.startMs ?? 0), ctx.signal);
+    if (this.opts.failWith) throw this.opts.failWith;
     if (this.opts.failBefore !== undefined)
       throw new ProviderError(
         this.name,

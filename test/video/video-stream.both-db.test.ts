@@ -17,6 +17,7 @@ import {
   waitStatus,
 } from '../helpers/video-tasks.js';
 import type { VideoWorker } from '../../src/video/worker/worker.js';
+import { errors } from '../../src/base/errors.js';
 
 let t: TestApp;
 before(async () => {
@@ -306,6 +307,24 @@ test('failover: provider 1 answers 500 before the first chunk -> succeeds on pro
     );
     assert.equal(new Set(chunks.map((c) => c.id)).size, 9);
     assert.equal(chunks.at(-1).finish_reason, 'stop');
+  });
+});
+
+test("a node that cannot start the task's model on its required GPU hands the task on; alone, the task fails with that code", async () => {
+  const noGpu = () => errors.gpuUnavailable('centernet-coco', 'cuda (device 0)', 'no CUDA-capable device is detected');
+  const p1 = new SyntheticProvider({ name: 'p1', failWith: noGpu() });
+  const p2 = new SyntheticProvider({ name: 'p2', frames: 4, frameMs: 2 });
+  await withWorker([p1, p2], async () => {
+    const id = await createTask(t);
+    await waitStatus(t, id, ['succeeded']);
+    assert.deepEqual([p1.runs, p2.runs], [1, 1]);
+  });
+  const only = new SyntheticProvider({ name: 'only', failWith: noGpu() });
+  await withWorker([only], async () => {
+    const id = await createTask(t);
+    const rec = await waitStatus(t, id, ['failed']);
+    assert.equal(rec.error.code, 'gpu_unavailable');
+    assert.match(rec.error.message, /SIGHTFLOW_GPU_REQUIRED forbids running it on the CPU/);
   });
 });
 

@@ -43,6 +43,8 @@ export type ProviderSource = (model: string | undefined) => VideoProvider[] | Pr
 export const MAX_PROVIDER_TRIES = 3;
 /** How long a cancelled or shut-down provider gets to return before its slot is freed anyway. */
 const ABORT_GRACE_MS = 10_000;
+/** Errors that say what this node lacks, not what is wrong with the task: another provider may have it. */
+const NODE_LACKS = new Set(['video_unavailable', 'gpu_unavailable']);
 
 export class NoProviderError extends Error {}
 
@@ -535,8 +537,9 @@ class TaskRun {
         if (this.stopping) return this.shutdownEnd();
         const message = (e as Error)?.message ?? String(e);
         // A bad input is the same on every provider: never retried. But a node that cannot decode video (the
-        // addon built without FFmpeg) hands the task to the next provider, another node, when there is one.
-        const elsewhere = isApiError(e) && e.code === 'video_unavailable' && i < tries.length - 1;
+        // addon built without FFmpeg), or cannot start the task's model on the GPU it requires, hands the task
+        // to the next provider, another node, when there is one.
+        const elsewhere = isApiError(e) && NODE_LACKS.has(e.code) && i < tries.length - 1;
         if (isApiError(e) && !elsewhere) {
           return this.finish({
             status: 'failed',
