@@ -73,6 +73,7 @@ export class Exchange implements ResState, RequestLink {
   done = false;
   status = 0;
   bytesOut = 0;
+  answeredAt: number | undefined = undefined;
   /** Request body bytes read (0 for a request without a body, or whose body was never read). */
   private bytesIn = 0;
   onAbort: Array<() => void> = [];
@@ -358,7 +359,7 @@ export class Exchange implements ResState, RequestLink {
       path: this.path,
       status: this.aborted && !this.status ? 499 : this.status,
       startedMs: this.started,
-      endedMs: performance.now(),
+      endedMs: this.answeredAt ?? performance.now(),
       project: this.principal?.projectId,
       keyId: this.principal?.keyId,
       bytesIn: this.bytesIn,

@@ -14,6 +14,12 @@ export interface ResState {
   bytesOut: number;
   /** The request's AbortController, made when a handler first asks for its signal. */
   controller?: AbortController | null;
+  /**
+   * performance.now() as a whole reply was handed to the socket: taken before the write, so the request's end
+   * (its log line, its span) can never fall after the client has read the answer, however late this process
+   * runs again after the write. Unset for replies that stream (files, server-sent events).
+   */
+  answeredAt?: number;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -68,6 +74,7 @@ export function sendBody(
   st.done = true;
   st.status = status;
   st.bytesOut += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  st.answeredAt = performance.now();
   res.cork(() => {
     res.writeStatus(statusLine(status));
     writeHeaders(res, headers);
@@ -105,6 +112,7 @@ export function sendJsonReply(
   st.status = status;
   const body = serialized(value);
   st.bytesOut += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  st.answeredAt = performance.now();
   // uWS corks the socket for the length of its own request callback: an answer written there needs no cork
   // (and no closure for one).
   if (inRequestCallback) writeJsonReply(res, status, requestId, extra, body);
