@@ -106,6 +106,11 @@ export class MqttPublisher {
     return this.#events.size;
   }
 
+  /** Nothing waiting, to be sent again or unacknowledged: every message handed over has reached the broker. */
+  get settled(): boolean {
+    return this.#inFlight === 0 && this.#dirty.size === 0 && this.#events.size === 0;
+  }
+
   get #haStatusTopic(): string {
     return `${this.settings.haPrefix}/status`;
   }
@@ -163,11 +168,7 @@ export class MqttPublisher {
     await this.#starting;
     this.retain(this.topics.available, 'offline');
     const deadline = Date.now() + CLOSE_MS;
-    while (
-      this.connected &&
-      (this.#inFlight > 0 || this.#dirty.size > 0 || this.#events.size > 0) &&
-      Date.now() < deadline
-    ) {
+    while (this.connected && !this.settled && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));
     }
     this.#closed = true;

@@ -286,9 +286,16 @@ test('past the bound the oldest events are dropped and counted; a fresh broker g
     assert.equal((await metric('sightflow_mqtt_dropped_total')) - droppedBefore, 200);
     assert.equal(await metric('sightflow_mqtt_connected'), 0);
     pub.retain(`${s.topicPrefix}/cam/zones/z1/all`, '4');
-    // Without persistence the restarted broker knows no retained message: the publisher sends them again.
+    // Without persistence the restarted broker knows no retained message: the publisher sends them again (after
+    // the queued events). A subscriber that comes once it has sent everything reads them from the broker's own
+    // store, with the retain flag: one subscribed while they were still on their way would get them live, flagged
+    // as not retained.
     await broker.start({ fresh: true });
     await connected(pub);
+    for (const end = Date.now() + 5000; !pub.settled; ) {
+      assert.ok(Date.now() < end, `the publisher sent what waited (${pub.queued} events left)`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const late = await subscribe(broker.url, [`${s.topicPrefix}/#`]);
     await late.until(
       (m) => m.some((x) => x.topic === `${s.topicPrefix}/cam/zones/z1/all` && x.payload === '4' && x.retain),
