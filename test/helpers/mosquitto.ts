@@ -128,18 +128,25 @@ export async function startBroker(
     clearTimeout(timer);
   };
   await start();
+  const url = `${opts.tls ? 'mqtts' : 'mqtt'}://127.0.0.1:${port}`;
   return {
-    url: `${opts.tls ? 'mqtts' : 'mqtt'}://127.0.0.1:${port}`,
+    url,
     port,
     cert,
     start,
     stop,
     async close() {
+      // Subscribers a failed test left open would keep reconnecting, and its process alive, after the broker.
+      await Promise.all([...(openSubscribers.get(url) ?? [])].map((c) => c.endAsync(true).catch(() => {})));
+      openSubscribers.delete(url);
       await stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
 }
+
+/** The subscribers not closed yet, by broker URL: closing the broker ends them. */
+const openSubscribers = new Map<string, Set<MqttClient>>();
 
 export interface Received {
   topic: string;
@@ -177,6 +184,8 @@ export async function subscribe(
     ...(opts.ca ? { ca: opts.ca } : {}),
   });
   client.on('error', () => {});
+  const open = openSubscribers.get(url) ?? new Set<MqttClient>();
+  openSubscribers.set(url, open.add(client));
   const messages: Received[] = [];
   client.on('message', (topic, payload, packet) =>
     messages.push({ topic, payload: payload.toString(), retain: packet.retain, at: Date.now() }),
@@ -197,6 +206,9 @@ export async function subscribe(
         await new Promise((r) => setTimeout(r, 20));
       }
     },
-    close: () => client.endAsync(true),
+    close: () => {
+      open.delete(client);
+      return client.endAsync(true);
+    },
   };
 }

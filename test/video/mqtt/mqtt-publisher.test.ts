@@ -297,14 +297,18 @@ test('past the bound the oldest events are dropped and counted; a fresh broker g
       await new Promise((r) => setTimeout(r, 20));
     }
     const late = await subscribe(broker.url, [`${s.topicPrefix}/#`]);
-    await late.until(
-      (m) => m.some((x) => x.topic === `${s.topicPrefix}/cam/zones/z1/all` && x.payload === '4' && x.retain),
-      5000,
-      'retained occupancy',
-    );
-    assert.ok(late.on(`${s.topicPrefix}/available`).some((x) => x.payload === 'online' && x.retain));
-    assert.equal(await metric('sightflow_mqtt_connected'), 1);
-    await late.close();
+    try {
+      await late.until(
+        (m) => m.some((x) => x.topic === `${s.topicPrefix}/cam/zones/z1/all` && x.payload === '4' && x.retain),
+        5000,
+        'retained occupancy',
+      );
+      assert.ok(late.on(`${s.topicPrefix}/available`).some((x) => x.payload === 'online' && x.retain));
+      assert.equal(await metric('sightflow_mqtt_connected'), 1);
+    } finally {
+      // A subscriber left open keeps the test's process alive after a failure.
+      await late.close();
+    }
   } finally {
     await close();
   }
