@@ -385,9 +385,11 @@ export class InferenceRuntime {
     threads = this.intraOpThreads,
     devices = this.devices,
   ): Promise<{ worker: SessionWorker; model: LoadedModel }> {
+    // The card this session runs on, where its providers include a GPU one.
+    const cardFor = (eps: string[]) => (usesGpu(eps) ? sessionDevice(devices, replica) : undefined);
     const load = async (eps: string[]) => {
       const worker = this.pool.workerFor(replicaKey(id, replica));
-      const device = usesGpu(eps) ? sessionDevice(devices, replica) : undefined;
+      const device = cardFor(eps);
       // The session holds at least its weights; RSS growth over the load says more (arenas, copies) but can
       // read zero when other work in the process frees memory meanwhile.
       const weights =
@@ -415,7 +417,7 @@ export class InferenceRuntime {
     };
     // Where a session runs, in words: the providers given, and the device on a GPU one.
     const on = (eps: string[]) => {
-      const device = usesGpu(eps) ? sessionDevice(devices, replica) : undefined;
+      const device = cardFor(eps);
       return device === undefined ? eps.join(', ') : `${eps.join(', ')} (device ${device})`;
     };
     try {
@@ -441,13 +443,13 @@ export class InferenceRuntime {
         const detail = (e as Error).message.split('\n')[0]!.slice(0, 500);
         this.gpuFailures.set(id, detail);
         this.log.warn(
-          { model: id, providers, device: sessionDevice(devices, replica), err: (e as Error).message },
+          { model: id, providers, device: cardFor(providers), err: (e as Error).message },
           `model ${id} could not start on ${on(providers)}; SIGHTFLOW_GPU_REQUIRED forbids the CPU fallback`,
         );
         throw errors.gpuUnavailable(id, on(providers.slice(0, 1)), detail);
       }
       this.log.warn(
-        { model: id, providers, device: sessionDevice(devices, replica), err: (e as Error).message },
+        { model: id, providers, device: cardFor(providers), err: (e as Error).message },
         `model ${id} could not start on ${on(providers)}; falling back to cpu`,
       );
       return load(['cpu']);

@@ -93,11 +93,8 @@ export class LocalProvider implements VideoProvider {
         s.config.video.hwaccel === 'none'
           ? undefined
           : new DecoderDevices(
-              chooseGpuDevices(
-                s.config.inference.gpuDevices,
-                visibleGpuCount(s.config.inference.cudaVisibleDevices),
-                s.log,
-              ),
+              // No log: the inference runtime of the same process has warned about a missing ordinal.
+              chooseGpuDevices(s.config.inference.gpuDevices, visibleGpuCount(s.config.inference.cudaVisibleDevices)),
             ),
     });
   }
