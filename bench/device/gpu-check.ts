@@ -177,7 +177,7 @@ function report(work: string, outDir: string): void {
     const refRow = (ref?.rows as Array<Record<string, any>> | undefined)?.find((x) => x.batch === r.batch);
     const ratio = refRow && refRow.images_per_s > 0 ? (r.images_per_s / refRow.images_per_s).toFixed(2) : '-';
     lines.push(
-      `| ${r.model} | ${r.providers} | ${r.sessions} | ${r.batch} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.images_per_call} | ${r.first_run_ms ?? '-'} / ${r.first_batch_ms ?? '-'} | ${r.error ? `failed: ${r.error}` : (r.same_as_alone ?? (r.refused ? 'one a call' : '-'))} | ${ref?.engine ?? 'none'}${ref?.precision ? ` ${ref.precision}` : ''} | ${refRow?.images_per_s ?? ref?.error ?? ref?.reason ?? '-'} | ${ratio} |`,
+      `| ${r.model} | ${r.providers} | ${r.sessions} | ${r.batch} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.images_per_call}${r.padded_per_call ? ` (+${r.padded_per_call} blank)` : ''} | ${r.first_run_ms ?? '-'} / ${r.first_batch_ms ?? '-'} | ${r.error ? `failed: ${r.error}` : (r.same_as_alone ?? (r.refused ? 'one a call' : '-'))} | ${ref?.engine ?? 'none'}${ref?.precision ? ` ${ref.precision}` : ''} | ${refRow?.images_per_s ?? ref?.error ?? ref?.reason ?? '-'} | ${ratio} |`,
     );
   }
   // The in-process ceiling (the best row) against the reference's best, per model: the issue's goal is 0.7.
@@ -314,13 +314,29 @@ function httpLines(
       (x) => x.config === config && x.model === model,
     )?.serving;
     const where = serving
-      ? `; sessions on ${Array.isArray(serving.providers) ? serving.providers.join(', ') : serving.providers}${Array.isArray(serving.devices) ? ` (devices ${serving.devices.join(', ')})` : ''}`
+      ? `; sessions on ${Array.isArray(serving.providers) ? serving.providers.join(', ') : serving.providers}${Array.isArray(serving.devices) ? ` (devices ${serving.devices.join(', ')})` : ''}${warmupText(serving)}`
       : '';
     lines.push(
       `- ${model}, ${config}: ${g.images_per_s} images/s at ${g.clients} clients (goal >= 1500${g.of_reference !== null ? `; ${g.of_reference} of the reference's best, goal >= 0.5` : ''}), p99 ${g.p99_ms} ms (goal <= 50 at 64), one client p50 ${g.one_client_p50_ms} ms${where}`,
     );
   }
   return goals;
+}
+
+/** A server's batch sizes and its first session's warm-up (each size's first run, at load), as it reports them. */
+function warmupText(serving: Record<string, any>): string {
+  const sizes = serving.batch?.sizes;
+  const w = serving.warmup;
+  const most = serving.batch?.max_size;
+  const bs = !(most > 1)
+    ? '; one image a call'
+    : Array.isArray(sizes)
+      ? `; batch sizes ${sizes.join(', ')}`
+      : `; every batch size to ${most}`;
+  if (!w) return `${bs}; no warm-up`;
+  if (w.skipped) return `${bs}; warm-up skipped: ${w.skipped}`;
+  const each = (w.batch_sizes as number[]).map((b, i) => `${b}: ${w.ms[i]}`).join(', ');
+  return `${bs}; warm-up at load ms by batch size ${each}`;
 }
 
 /**

@@ -91,14 +91,25 @@ async function firstDetect(s: Server, body: string): Promise<{ ms: number; objec
 }
 
 /** Where the model's loaded sessions run, as the server reports it (a GPU session that failed to load fell back). */
-async function servingOf(s: Server, model: string): Promise<{ providers: unknown; devices: unknown }> {
+async function servingOf(
+  s: Server,
+  model: string,
+): Promise<{ providers: unknown; devices: unknown; batch?: unknown; warmup?: unknown }> {
   try {
     const r = await fetch(`http://127.0.0.1:${s.port}/v1/models/${model}`, {
       headers: { authorization: `Bearer ${s.key}` },
       signal: AbortSignal.timeout(10_000),
     });
-    const j = (await r.json()) as { serving?: { providers?: unknown; devices?: unknown } };
-    return { providers: j.serving?.providers ?? null, devices: j.serving?.devices ?? null };
+    const j = (await r.json()) as {
+      serving?: { providers?: unknown; devices?: unknown; batch?: unknown; warmup?: unknown };
+    };
+    // The batch sizes its sessions keep to and the first session's warm-up (each size's first run, at load).
+    return {
+      providers: j.serving?.providers ?? null,
+      devices: j.serving?.devices ?? null,
+      batch: j.serving?.batch ?? null,
+      warmup: j.serving?.warmup ?? null,
+    };
   } catch (e) {
     return { providers: `unknown (${(e as Error).message})`, devices: null };
   }

@@ -136,6 +136,8 @@ interface BatchRow extends Row {
   /** The first run alone and the first full batch after the session loaded: each a new input shape. */
   first_run_ms?: number;
   first_batch_ms?: number | null;
+  /** Blank images a call added to reach a batch size the session keeps to. */
+  padded_per_call?: number;
   refused?: string;
 }
 
@@ -179,9 +181,21 @@ function sharedFeed(x: Float32Array | Uint8Array): Float32Array | Uint8Array {
   return s;
 }
 
-/** A runtime on these providers, threads and sessions, logging to stderr; `more`: the rest of its options. */
+/**
+ * A runtime on these providers, threads and sessions, logging to stderr; `more`: the rest of its options. No
+ * warm-up at load: the rows time each new shape's first run themselves (first_run_ms, first_batch_ms), which
+ * is what the server's warm-up moves to a session's load.
+ */
 const runtime = (providers: string[], threads: number, sessions: number, more: RuntimeOptions) =>
-  new InferenceRuntime({ providers, intraOpThreads: threads, sessions, log, available: availableProviders(), ...more });
+  new InferenceRuntime({
+    providers,
+    intraOpThreads: threads,
+    sessions,
+    log,
+    available: availableProviders(),
+    warmup: 'off',
+    ...more,
+  });
 
 /** The loaded session and its first input, with dimensions that are not fixed taken as 1. */
 async function firstInput(model: string, h: { session(): Promise<LoadedModel> }) {
@@ -355,6 +369,7 @@ async function measureBatch(
     const clients = Math.max(1, sessions * batch * 2);
     for (let i = 0; i < 2; i++) await Promise.all(Array.from({ length: clients }, () => run())); // warm-up, further sessions load
     const runs0 = h.stats.runs;
+    const padded0 = h.stats.padded;
     const { lat, done, wall } = await timedClients(clients, seconds, () => run());
     return {
       model,
@@ -368,6 +383,8 @@ async function measureBatch(
       p50_ms: +lat[Math.floor(lat.length / 2)]!.toFixed(1),
       p99_ms: +lat[Math.floor(lat.length * 0.99)]!.toFixed(1),
       images_per_call: +(done / Math.max(1, h.stats.runs - runs0)).toFixed(2),
+      // Blank images a call added to reach one of the batch sizes the session keeps to (SIGHTFLOW_BATCH_SIZES).
+      padded_per_call: +((h.stats.padded - padded0) / Math.max(1, h.stats.runs - runs0)).toFixed(2),
       same_as_alone: same,
       first_run_ms: +firstRunMs.toFixed(1),
       first_batch_ms: firstBatchMs === null ? null : +firstBatchMs.toFixed(1),

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { WorkerMode } from '../inference/session-pool.js';
 import { requestedProviders, usesGpu } from '../inference/execution-providers.js';
 import { type GpuDeviceRequest, parseGpuDevices } from '../inference/gpu-devices.js';
+import { type BatchSizes, parseBatchSizes } from '../inference/dynamic-batch.js';
 import { parseProviderList, PROVIDERS_HINT_PREFIX, type ProviderSpec } from './providers.js';
 import { parseCidrList, type Cidr, type UrlPolicy } from '../media/url-policy.js';
 import type { OtlpSettings } from '../tracing/otlp.js';
@@ -146,6 +147,8 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_MODEL_IDLE_UNLOAD_S: num(0, 0),
     SIGHTFLOW_BATCH_MAX_SIZE: int(1),
     SIGHTFLOW_BATCH_MAX_DELAY_MS: num(0),
+    SIGHTFLOW_BATCH_SIZES: str('auto'),
+    SIGHTFLOW_MODEL_WARMUP: oneOf(['auto', 'on', 'off'], 'auto'),
     SIGHTFLOW_INFERENCE_DEQUANTIZE: oneOf(['auto', 'on', 'off'], 'auto'),
     SIGHTFLOW_INFERENCE_FP16: oneOf(['auto', 'on', 'off'], 'auto'),
     SIGHTFLOW_INFERENCE_UINT8_INPUT: oneOf(['auto', 'on', 'off'], 'auto'),
@@ -225,6 +228,10 @@ export interface InferenceConfig {
   idleUnloadMs: number;
   /** Dynamic batching of detectors: most images a call and longest wait for company; unset: the provider's default. */
   batch: { maxBatch?: number; maxWaitMs?: number };
+  /** The batch sizes batched models' sessions run (a batch padded up to the next): every size, a list, or (auto) by provider. */
+  batchSizes: BatchSizes;
+  /** Whether a model's session runs its batch sizes once on blank inputs as it loads: always, never, or (auto) on a GPU provider. */
+  warmup: 'auto' | 'on' | 'off';
   /** Whether int8 graphs load as float ones: always, never, or (auto) on a GPU provider. */
   dequantize: 'auto' | 'on' | 'off';
   /** Whether detectors' graphs run in float16: always, never, or (auto) on a GPU provider. */
@@ -536,6 +543,17 @@ function mqttSettings(e: Record<string, any>): MqttSettings | null {
   };
 }
 
+function batchSizes(text: string): BatchSizes {
+  try {
+    return parseBatchSizes(text);
+  } catch (e) {
+    throw new ConfigError(
+      'SIGHTFLOW_BATCH_SIZES',
+      `SIGHTFLOW_BATCH_SIZES must be "auto", "all" or a comma-separated list of batch sizes (1,4,16): ${(e as Error).message}`,
+    );
+  }
+}
+
 function gpuDevices(text: string): GpuDeviceRequest {
   try {
     return parseGpuDevices(text);
@@ -678,6 +696,8 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       workers: e.SIGHTFLOW_INFERENCE_WORKERS,
       idleUnloadMs: Math.round(e.SIGHTFLOW_MODEL_IDLE_UNLOAD_S * 1000),
       batch: { maxBatch: e.SIGHTFLOW_BATCH_MAX_SIZE, maxWaitMs: e.SIGHTFLOW_BATCH_MAX_DELAY_MS },
+      batchSizes: batchSizes(e.SIGHTFLOW_BATCH_SIZES),
+      warmup: e.SIGHTFLOW_MODEL_WARMUP,
       dequantize: e.SIGHTFLOW_INFERENCE_DEQUANTIZE,
       fp16: e.SIGHTFLOW_INFERENCE_FP16,
       uint8Input: e.SIGHTFLOW_INFERENCE_UINT8_INPUT,

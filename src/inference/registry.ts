@@ -226,6 +226,8 @@ export class ModelRegistry {
       queueDepth: r?.queueDepth,
       devices: r?.devices,
       sessions: r?.sessions,
+      batchSizes: r?.batchSizes,
+      warmup: r?.warmup,
       ...(r?.maxBatch !== undefined || r?.maxBatchDelayMs !== undefined
         ? {
             batchLimits: {

@@ -22,7 +22,14 @@ import { observeExecution } from '../metrics/models.js';
 import { SessionPool, type SessionWorker, type WorkerMode } from './session-pool.js';
 import { SessionReplicas } from './session-replicas.js';
 import { packTensors, type SessionInfo, type WireTensor, type WorkerDecode } from './session-wire.js';
-import { batchFor, type BatchSettings } from './dynamic-batch.js';
+import {
+  batchFor,
+  type BatchSettings,
+  type BatchSizes,
+  batchSizesFor,
+  paddedSize,
+  warmupOrder,
+} from './dynamic-batch.js';
 import type { Uint8InputMode, Uint8Preprocess } from './uint8-input.js';
 import { rewriteApplies } from './graph-rewrite-mode.js';
 import type { DequantizeMode } from './dequantize-graph.js';
@@ -75,6 +82,18 @@ export interface RuntimeOptions {
    * the default of the provider the model runs on (dynamic-batch.ts).
    */
   batch?: Partial<BatchSettings>;
+  /**
+   * The batch sizes a batched model's sessions run (dynamic-batch.ts batchSizesFor): every size, a list
+   * (a batch is padded with blank images up to the next listed size), or (auto, the default) every size on
+   * the CPU and powers of two on a GPU provider.
+   */
+  batchSizes?: BatchSizes;
+  /**
+   * Whether a model's session runs each of its batch sizes once on blank inputs as it loads, so a
+   * provider's per-shape work (cuDNN's kernel search, TensorRT's engine profile) is done before a request
+   * waits on it: always, never, or (auto, the default) on a GPU provider.
+   */
+  warmup?: WarmupMode;
   /**
    * Whether a detector's graph takes its image as uint8 NHWC RGB and normalises it itself (uint8-input.ts):
    * always, never, or (auto, the default) when the model runs on a GPU provider.
@@ -143,6 +162,10 @@ export interface ModelSpec {
   sessions?: number;
   /** A dynamically batched model's own batching, over the runtime's (unset fields: the runtime's, else the provider's). */
   batchLimits?: Partial<BatchSettings>;
+  /** The model's own batch sizes (default: the runtime's). */
+  batchSizes?: BatchSizes;
+  /** The model's own warm-up (default: the runtime's). */
+  warmup?: WarmupMode;
 }
 
 /**
@@ -159,8 +182,16 @@ export interface RunContext {
 }
 
 /** A model loaded in its worker: the providers it runs on and its input/output names. */
+/** When a detector's sessions warm up as they load. */
+export type WarmupMode = 'auto' | 'on' | 'off';
+
+/** A session's warm-up: each batch size run once, in order, and what each took; or why it was skipped. */
+export type Warmup = { sizes: number[]; ms: number[] } | { skipped: string };
+
 export interface LoadedModel extends SessionInfo {
   providers: string[];
+  /** The session's warm-up as it loaded, where it had one. */
+  warmup?: Warmup;
   /** The GPU (CUDA ordinal) the session runs on; undefined on the CPU, or where the host shows no device. */
   device: number | undefined;
   /** Process RSS growth while it loaded, at least the weights' size (approximate: other work in the process counts too). */
@@ -177,7 +208,9 @@ export interface ModelState {
   /** Sessions loaded now and the most that run at once; null before the model is registered. */
   sessions: { loaded: number; max: number } | null;
   /** Dynamic batching in force: most items a call and longest wait (a detector's rises once its graph took a batch axis). */
-  batch: { max_size: number; max_delay_ms: number } | null;
+  batch: { max_size: number; max_delay_ms: number; sizes: number[] | null } | null;
+  /** The first session's warm-up (batch sizes in the order run, ms each), why it was skipped, or null (none). */
+  warmup: { batch_sizes: number[]; ms: number[] } | { skipped: string } | null;
   memory_bytes: number | null;
   loaded_at: string | null;
   last_used_at: string | null;
@@ -238,6 +271,10 @@ export class InferenceRuntime {
   readonly idleUnloadMs: number;
   /** Dynamic batching as configured (unset fields: the provider's default). */
   readonly batch: Partial<BatchSettings>;
+  /** The batch sizes batched models run (a batch padded up to the next). */
+  readonly batchSizes: BatchSizes;
+  /** When models' sessions warm up as they load. */
+  readonly warmup: WarmupMode;
   /** When a detector's graph takes its image as bytes. */
   readonly uint8Input: Uint8InputMode;
   /** When int8 graphs load as float ones. */
@@ -285,6 +322,8 @@ export class InferenceRuntime {
     this.sessions = this.workers === 'shared' ? 1 : Math.max(1, opts.sessions ?? 1, perDevice);
     this.splitCores = opts.splitCores ?? true;
     this.batch = opts.batch ?? {};
+    this.batchSizes = opts.batchSizes ?? 'auto';
+    this.warmup = opts.warmup ?? 'auto';
     this.uint8Input = opts.uint8Input ?? 'auto';
     this.dequantize = opts.dequantize ?? 'auto';
     this.fp16 = opts.fp16 ?? 'auto';
@@ -463,6 +502,11 @@ export class InferenceRuntime {
       m.stopIdleTimer();
     }
     await this.pool.close();
+  }
+
+  /** A line in the runtime's log about a model's sessions. */
+  info(o: object, msg: string): void {
+    this.log.info(o, msg);
   }
 
   /** A warning in the runtime's log (models report trouble that does not fail a run here). */
@@ -720,8 +764,63 @@ export class ModelHandle {
       threads,
       rt.devicesFor(this.spec, key > 0),
     );
+    if (this.warmsUp(l.model.providers)) l.model.warmup = await this.warmUp(l, key);
     this.armIdleTimer();
     return l;
+  }
+
+  /**
+   * The batch sizes this model's sessions run on these providers (default: where it is meant to run), or
+   * null for every size (and for a model that runs one item a call).
+   */
+  batchSizes(providers?: string[]): number[] | null {
+    const eps = providers ?? this.runtime.providersFor(this.spec, true);
+    return batchSizesFor(eps, this.queue.batch.maxBatch, this.spec.batchSizes ?? this.runtime.batchSizes);
+  }
+
+  /** Whether a session on these providers warms up as it loads. */
+  private warmsUp(providers: string[]): boolean {
+    const mode = this.spec.warmup ?? this.runtime.warmup;
+    return mode === 'on' || (mode === 'auto' && usesGpu(providers));
+  }
+
+  /**
+   * Runs each batch size the session will meet once on blank inputs, largest first (warmupOrder), before it
+   * serves: a GPU provider's work for a new shape is done here rather than in a request. A graph whose
+   * inputs cannot be made blank (a dimension the image sets, as OCR's) is skipped with a line that says
+   * why; a warm-up run that fails leaves the session serving as it is, with a warning.
+   */
+  private async warmUp(l: Loaded, key: number): Promise<Warmup> {
+    const id = this.spec.id;
+    const sizes = warmupOrder(
+      this.batchSizes(l.model.providers) ?? Array.from({ length: this.queue.batch.maxBatch }, (_, k) => k + 1),
+    );
+    try {
+      const done = await l.worker.call<{ ms: number[] } | { skipped: string }>(
+        { op: 'warmup', model: id, sizes },
+        `warming up model ${id}`,
+      );
+      if ('skipped' in done) {
+        this.runtime.info(
+          { model: id, replica: key, reason: done.skipped },
+          `model ${id}: session ${key + 1} not warmed up: ${done.skipped}`,
+        );
+        return done;
+      }
+      const ms = done.ms;
+      this.runtime.info(
+        { model: id, replica: key, sizes, ms: ms.map((x) => Math.round(x * 10) / 10) },
+        `model ${id}: session ${key + 1} warmed up at batch sizes ${sizes.join(', ')} in ${Math.round(ms.reduce((a, b) => a + b, 0))} ms`,
+      );
+      return { sizes, ms: ms.map((x) => Math.round(x * 10) / 10) };
+    } catch (e) {
+      const why = (e as Error).message.split('\n')[0]!.slice(0, 300);
+      this.runtime.warn(
+        { model: id, replica: key, reason: why },
+        `model ${id}: session ${key + 1} not warmed up: ${why}`,
+      );
+      return { skipped: why };
+    }
   }
 
   /** Drops the cached sessions (their workers are gone or going). */
@@ -817,7 +916,12 @@ export class ModelHandle {
       providers: l?.providers ?? null,
       devices: devicesOf(this.replicas.loaded.map((r) => r.model)),
       sessions: { loaded: this.replicas.loadedCount, max: this.replicas.max },
-      batch: { max_size: this.queue.batch.maxBatch, max_delay_ms: this.queue.batch.maxWaitMs },
+      batch: {
+        max_size: this.queue.batch.maxBatch,
+        max_delay_ms: this.queue.batch.maxWaitMs,
+        sizes: this.batchSizes(l?.providers),
+      },
+      warmup: !l?.warmup ? null : 'skipped' in l.warmup ? l.warmup : { batch_sizes: l.warmup.sizes, ms: l.warmup.ms },
       memory_bytes: l?.memoryBytes ?? null,
       loaded_at: l ? new Date(l.loadedAt).toISOString() : null,
       last_used_at: this.lastUsedAt ? new Date(this.lastUsedAt).toISOString() : null,
@@ -832,7 +936,7 @@ export class ModelHandle {
   }
 
   /** Session runs and the inputs they carried (runs < items when micro-batching merged some). */
-  readonly stats = { runs: 0, items: 0 };
+  readonly stats = { runs: 0, items: 0, padded: 0 };
 
   private async runNow(item: ReadyItem, items = 1): Promise<Outputs> {
     // Compute time starts once a session is lent: waiting for one (or for a further one to load) is not compute.
@@ -898,10 +1002,13 @@ export class ModelHandle {
   private async runGroup(items: ReadyItem[]): Promise<Outputs[]> {
     if (items.length === 1) return [await this.runNow(items[0])];
     const replica = await this.replicas.acquire();
+    // Blank images up to the next batch size the session runs (where the model keeps to a few).
+    const pad = paddedSize(items.length, this.batchSizes(replica.loaded!.model.providers)) - items.length;
     let out: Array<Record<string, WireTensor>>;
     try {
       this.stats.runs++;
       this.stats.items += items.length;
+      this.stats.padded += pad;
       const transfer: ArrayBuffer[] = [];
       const wire = items.map((it) => ({
         feeds: packTensors(it.feeds, it.transfer ?? false, transfer),
@@ -909,11 +1016,11 @@ export class ModelHandle {
       }));
       const t0 = performance.now();
       out = await replica.loaded!.worker.call<Array<Record<string, WireTensor>>>(
-        { op: 'runBatch', model: this.spec.id, items: wire, outputs: items[0].outputs },
+        { op: 'runBatch', model: this.spec.id, items: wire, outputs: items[0].outputs, ...(pad ? { pad } : {}) },
         `model ${this.spec.id} run`,
         transfer,
       );
-      observeExecution(this.spec.id, items.length, performance.now() - t0);
+      observeExecution(this.spec.id, items.length, performance.now() - t0, pad);
     } finally {
       this.replicas.release(replica);
     }

@@ -54,9 +54,16 @@ export type ToWorker =
   | { op: 'graph'; call: number; source: string | Uint8Array; plan: GraphPlan }
   /**
    * Several runs' feeds as one batch: the worker joins each input along axis 0 (one copy, in this thread),
-   * runs once and answers each item its own outputs, split along axis 0 (or its decoded boxes).
+   * runs once and answers each item its own outputs, split along axis 0 (or its decoded boxes). `pad` blank
+   * rows follow the items' (a batch size the session keeps to); their outputs are dropped.
    */
-  | { op: 'runBatch'; call: number; model: string; items: BatchItem[]; outputs?: string[] };
+  | { op: 'runBatch'; call: number; model: string; items: BatchItem[]; outputs?: string[]; pad?: number }
+  /**
+   * Runs the model once at each batch size on blank inputs (zeros of each input's type, the shape the graph
+   * declares with the batch size first) and answers each run's time in ms, in order (`{ ms }`), or why its
+   * inputs cannot be made blank (`{ skipped }`).
+   */
+  | { op: 'warmup'; call: number; model: string; sizes: number[] };
 
 /** One run of a batch: its feeds (first axis its own rows) and, for a detector, how to decode its rows. */
 export interface BatchItem {

@@ -99,6 +99,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
       if (!session) throw new Error(`model ${m.model} is not loaded in this worker`);
       const rows = m.items.map((it) => Object.values(it.feeds)[0]!.dims[0]!);
       const total = rows.reduce((a, b) => a + b, 0);
+      const pad = m.pad ?? 0;
       const feeds: Record<string, ort.Tensor> = {};
       const releases: Array<() => void> = [];
       // The reduced output when every item decodes from it.
@@ -112,6 +113,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
             name,
             m.items.map((it) => it.feeds[name]!),
             total,
+            pad,
             releases,
           );
         const fetch = best ? [best] : (m.outputs ?? ownOutputs.get(m.model));
@@ -120,8 +122,8 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         for (const r of releases) r();
       }
       for (const [k, t] of Object.entries(out)) {
-        if (t.dims[0] !== total)
-          throw new Error(`model ${m.model}: output ${k} has ${t.dims[0]} rows for a batch of ${total}`);
+        if (t.dims[0] !== total + pad)
+          throw new Error(`model ${m.model}: output ${k} has ${t.dims[0]} rows for a batch of ${total + pad}`);
       }
       let row = 0;
       return m.items.map((it, i) => {
@@ -130,7 +132,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         if (it.decode) return decoded(out, it.decode, first, rows[i]!, transfer, best);
         const own: Record<string, WireTensor> = {};
         for (const [k, t] of Object.entries(out)) {
-          const per = (t.data as Float32Array).length / total;
+          const per = (t.data as Float32Array).length / (total + pad);
           own[k] = {
             type: t.type,
             dims: [rows[i]!, ...t.dims.slice(1)],
@@ -139,6 +141,27 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         }
         return packTensors(own, true, transfer);
       });
+    }
+    case 'warmup': {
+      const session = sessions.get(m.model);
+      if (!session) throw new Error(`model ${m.model} is not loaded in this worker`);
+      // A graph whose inputs cannot be made blank (a dimension the image sets, a type not made here) is left
+      // as it is: said, not failed.
+      for (const meta of session.inputMetadata) {
+        const why = cannotBlank(meta);
+        if (why) return { skipped: why };
+      }
+      const ms: number[] = [];
+      for (const size of m.sizes) {
+        const feeds: Record<string, ort.Tensor> = {};
+        for (const meta of session.inputMetadata) feeds[meta.name] = blankInput(meta, size);
+        const fetch = ownOutputs.get(m.model);
+        const t0 = performance.now();
+        if (fetch) await session.run(feeds, fetch);
+        else await session.run(feeds);
+        ms.push(performance.now() - t0);
+      }
+      return { ms };
     }
     case 'graph': {
       const made = await makeGraph(m.source, m.plan);
@@ -211,6 +234,37 @@ function decoded(
   );
 }
 
+/** Typed arrays of zeros for the tensor types a warm-up can make. */
+const BLANK: Record<string, (n: number) => ArrayBufferView> = {
+  float32: (n) => new Float32Array(n),
+  float16: (n) => new Uint16Array(n),
+  float64: (n) => new Float64Array(n),
+  uint8: (n) => new Uint8Array(n),
+  int8: (n) => new Int8Array(n),
+  int32: (n) => new Int32Array(n),
+  int64: (n) => new BigInt64Array(n),
+  bool: (n) => new Uint8Array(n),
+};
+
+/** Why an input cannot be made blank at any batch size: not a tensor, a free dimension besides the batch, its type. */
+function cannotBlank(meta: ort.InferenceSession.ValueMetadata): string | undefined {
+  if (!meta.isTensor) return `input ${meta.name} is not a tensor`;
+  const free = meta.shape.findIndex((d, i) => i > 0 && (typeof d !== 'number' || d < 1));
+  if (free >= 0)
+    return `input ${meta.name} has a free dimension ${free} (${String(meta.shape[free])}) besides the batch`;
+  if (!BLANK[meta.type]) return `input ${meta.name} is ${meta.type}, which a warm-up does not make`;
+  return undefined;
+}
+
+/** An input of zeros at this batch size, in the shape the graph declares (cannotBlank said it can be made). */
+function blankInput(meta: ort.InferenceSession.ValueMetadata, size: number): ort.Tensor {
+  if (!meta.isTensor) throw new Error(`input ${meta.name} is not a tensor`);
+  const dims = meta.shape.map((d, i) => (i === 0 ? size : d)) as number[];
+  const make = BLANK[meta.type]!;
+  const n = dims.reduce((a, b) => a * b, 1);
+  return new ort.Tensor(meta.type as 'float32', make(n) as never, dims as number[]);
+}
+
 /**
  * One input of a batch: the items' rows joined along axis 0 into memory this worker keeps per model, input
  * and size (reused by the next batch of that size; a run that finds it held joins into memory of its own).
@@ -220,12 +274,18 @@ function joined(
   name: string,
   parts: WireTensor[],
   total: number,
+  pad: number,
   releases: Array<() => void>,
 ): ort.Tensor {
   const first = parts[0]!;
-  type Typed = ArrayBufferView & { length: number; set(a: ArrayLike<number>, offset?: number): void };
+  type Typed = ArrayBufferView & {
+    length: number;
+    set(a: ArrayLike<number>, offset?: number): void;
+    fill(v: number, start?: number): void;
+  };
   const src = parts.map((p) => p.data as unknown as Typed);
-  const len = src.reduce((a, d) => a + d.length, 0);
+  const filled = src.reduce((a, d) => a + d.length, 0);
+  const len = pad ? filled + (filled / total) * pad : filled;
   const key = `${model}\u0000${name}\u0000batch`;
   const held = joinedScratch.get(key);
   const reuse = held && !held.busy && held.buf.length === len && held.buf.constructor === src[0]!.constructor;
@@ -242,11 +302,20 @@ function joined(
     buf.set(d as unknown as ArrayLike<number>, off);
     off += d.length;
   }
-  return new ort.Tensor(first.type, buf as never, [total, ...first.dims.slice(1)]);
+  // Blank rows, not a previous batch's images: a padded batch answers the same whatever ran before it.
+  if (pad) buf.fill(0, off);
+  return new ort.Tensor(first.type, buf as never, [total + pad, ...first.dims.slice(1)]);
 }
 const joinedScratch = new Map<
   string,
-  { buf: ArrayBufferView & { length: number; set(a: ArrayLike<number>, offset?: number): void }; busy: boolean }
+  {
+    buf: ArrayBufferView & {
+      length: number;
+      set(a: ArrayLike<number>, offset?: number): void;
+      fill(v: number, start?: number): void;
+    };
+    busy: boolean;
+  }
 >();
 
 port.on('message', (m: ToWorker) => {

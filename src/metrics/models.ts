@@ -44,6 +44,10 @@ const batchSize = new HistogramFamily(
   'Items per model execution (above 1 when micro-batching merged requests)',
   BATCH_BUCKETS,
 );
+const padded = new ValueFamily(
+  'sightflow_model_padded_items_total',
+  "Blank images run to fill a batch up to one of the model's batch sizes (SIGHTFLOW_BATCH_SIZES; none on the CPU by default)",
+);
 const rejected = new ValueFamily(
   'sightflow_model_rejected_total',
   "Inference items refused at once because their lane of the model's queue was full (answered 503; a camera drops the frame)",
@@ -56,10 +60,12 @@ export function observeQueueWait(model: string, batch: ReadonlyArray<{ at: numbe
   for (const b of batch) queueWait.get({ model, lane: b.lane }).observe((now - b.at) / 1000);
 }
 
-export function observeExecution(model: string, items: number, ms: number): void {
+/** One execution: `items` real inputs, and `pad` blank ones that filled its batch size. */
+export function observeExecution(model: string, items: number, ms: number, pad = 0): void {
   if (!metricsOn) return;
   compute.get({ model }).observe(ms / 1000);
   batchSize.get({ model }).observe(items);
+  if (pad) padded.add({ model }, pad);
 }
 
 export function countRejected(model: string, lane: Lane): void {

@@ -62,6 +62,14 @@ export class ModelsAdminService {
           ...(body.sessions !== undefined ? { sessions: body.sessions } : {}),
           ...(body.max_batch_size !== undefined ? { maxBatch: body.max_batch_size } : {}),
           ...(body.max_batch_delay_ms !== undefined ? { maxBatchDelayMs: body.max_batch_delay_ms } : {}),
+          ...(body.batch_sizes !== undefined
+            ? {
+                batchSizes: Array.isArray(body.batch_sizes)
+                  ? [...new Set(body.batch_sizes)].sort((x, y) => x - y)
+                  : body.batch_sizes,
+              }
+            : {}),
+          ...(body.warmup !== undefined ? { warmup: body.warmup } : {}),
         },
       },
       {
@@ -102,6 +110,7 @@ export class ModelsAdminService {
       devices: null,
       sessions: null,
       batch: null,
+      warmup: null,
       memory_bytes: null,
       loaded_at: null,
       last_used_at: null,
@@ -134,6 +143,8 @@ export class ModelsAdminService {
         sessions: m.runtime?.sessions ?? null,
         max_batch_size: m.runtime?.maxBatch ?? null,
         max_batch_delay_ms: m.runtime?.maxBatchDelayMs ?? null,
+        batch_sizes: m.runtime?.batchSizes ?? null,
+        warmup: m.runtime?.warmup ?? null,
       },
       serving: idle,
     };

@@ -4,6 +4,7 @@
 // on stderr by every command (and fail verify).
 import { ApiError } from '../base/errors.js';
 import { ModelRegistry, type PrepareProgress } from '../inference/registry.js';
+import { type BatchSizes, parseBatchSizes } from '../inference/dynamic-batch.js';
 import { InferenceRuntime } from '../inference/runtime.js';
 import {
   addModel,
@@ -19,7 +20,8 @@ import type { UrlPolicy } from '../media/url-policy.js';
 const USAGE = `usage: sightflow models list|prepare|verify [model-id...] [--force] [--json]
        sightflow models add <file.onnx|https-url|owner/repo[@rev]:path> [--id ID] [--task detect] [--labels a,b,...|labels.txt]
                             [--sha256 HEX] [--preload] [--idle-unload-s N] [--providers cuda,cpu] [--queue-depth N] [--sessions N] [--max-batch N]
-                            [--max-batch-delay-ms MS] [--devices 0,1] [--json]
+                            [--max-batch-delay-ms MS] [--batch-sizes 1,8,32|all] [--warmup on|off]
+                            [--devices 0,1] [--json]
        sightflow models remove <model-id>`;
 
 /** What `models add|remove` need beyond the data dir: the sample check and, on a shared database, publishing. */
@@ -169,6 +171,8 @@ async function addCommand(ids: string[], ctx: ModelsCliContext, json: boolean): 
     ...(num('sessions') !== undefined ? { sessions: num('sessions') } : {}),
     ...(num('max-batch') !== undefined ? { maxBatch: num('max-batch') } : {}),
     ...(num('max-batch-delay-ms') !== undefined ? { maxBatchDelayMs: num('max-batch-delay-ms') } : {}),
+    ...(str('batch-sizes') !== undefined ? { batchSizes: batchSizesFlag(str('batch-sizes')!) } : {}),
+    ...(str('warmup') !== undefined ? { warmup: str('warmup') } : {}),
     ...(str('devices') !== undefined
       ? {
           devices: [
@@ -315,4 +319,13 @@ function table(head: string[], rows: string[][]): string {
       .join('  ')
       .trimEnd();
   return [line(head), ...rows.map(line)].join('\n');
+}
+
+/** --batch-sizes as the manifest keeps it; a bad list stops the command with the flag's name. */
+function batchSizesFlag(text: string): BatchSizes {
+  try {
+    return parseBatchSizes(text);
+  } catch (e) {
+    throw new Error(`--batch-sizes: ${(e as Error).message}`);
+  }
 }

@@ -18,10 +18,30 @@ export const ModelServingOut = z.object({
     .object({ loaded: z.number().int(), max: z.number().int() })
     .nullable()
     .meta({ description: 'Sessions loaded now, and the most that run at once' }),
-  batch: z.object({ max_size: z.number().int(), max_delay_ms: z.number() }).nullable().meta({
-    description:
-      "Dynamic batching in force: most items a call, longest wait for company (a detector's rises once its graph took a batch axis)",
-  }),
+  batch: z
+    .object({
+      max_size: z.number().int(),
+      max_delay_ms: z.number(),
+      sizes: z.array(z.number().int()).nullable().meta({
+        description:
+          'Batch sizes its sessions run: a batch is padded with blank images up to the next (null: every size, no padding)',
+      }),
+    })
+    .nullable()
+    .meta({
+      description:
+        "Dynamic batching in force: most items a call, longest wait for company (a detector's rises once its graph took a batch axis)",
+    }),
+  warmup: z
+    .union([
+      z.object({ batch_sizes: z.array(z.number().int()), ms: z.array(z.number()) }),
+      z.object({ skipped: z.string() }),
+    ])
+    .nullable()
+    .meta({
+      description:
+        'The loaded session’s warm-up: the batch sizes it ran on blank images as it loaded, in order, and ms each (or why it was skipped); null: none',
+    }),
   memory_bytes: z
     .number()
     .nullable()
@@ -54,6 +74,14 @@ export const ModelSettingsOut = z.object({
     .number()
     .nullable()
     .meta({ description: 'A detector’s longest wait for company, ms (null: the server’s)' }),
+  batch_sizes: z
+    .union([z.enum(['auto', 'all']), z.array(z.number().int())])
+    .nullable()
+    .meta({ description: 'A detector’s batch sizes, padded up to the next (null: the server’s)' }),
+  warmup: z
+    .enum(['auto', 'on', 'off'])
+    .nullable()
+    .meta({ description: 'Whether a detector’s sessions warm up as they load (null: the server’s)' }),
 });
 
 export const ServedModelOut = z

@@ -51,6 +51,17 @@ export const AddModelBody = z.strictObject({
     .max(1000)
     .optional()
     .meta({ description: "A detector's dynamic batching: longest wait for company, ms; default the server's" }),
+  batch_sizes: z
+    .union([z.enum(['auto', 'all']), z.array(z.number().int().min(1).max(4096)).min(1).max(64)])
+    .optional()
+    .meta({
+      description:
+        "A detector's batch sizes: a batch is padded with blank images up to the next listed size (auto: powers of two on a GPU, every size on the CPU; all: no padding); default the server's",
+    }),
+  warmup: z.enum(['auto', 'on', 'off']).optional().meta({
+    description:
+      "Whether a detector's sessions run their batch sizes once on blank images as they load (auto: on a GPU provider); default the server's",
+  }),
   devices: z.array(z.number().int().min(0).max(255)).min(1).max(256).optional().meta({
     description:
       'GPUs (CUDA device ordinals) its sessions run on, in turn, on a GPU provider; default every one the server uses',

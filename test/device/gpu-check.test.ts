@@ -147,12 +147,22 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     assert.ok(s.objects > 0, `${s.model} found objects in the photo over HTTP`);
     const given = Number(process.env.UV_THREADPOOL_SIZE);
     assert.equal(s.image_threads, given || Math.max(4, availableParallelism()), JSON.stringify(s));
-    assert.deepEqual(s.serving, { providers: ['cpu'], devices: null }, 'where its sessions ran, as the server says');
+    // Where its sessions ran, its batching and warm-up, as the server says (on the CPU every batch size, no
+    // warm-up).
+    assert.deepEqual(s.serving, {
+      providers: ['cpu'],
+      devices: null,
+      batch:
+        s.config === frontsLabel
+          ? { max_size: 32, max_delay_ms: 2, sizes: null }
+          : { max_size: 1, max_delay_ms: 0, sizes: null },
+      warmup: null,
+    });
   }
   assert.match(table, /\| defaults \| centernet-coco \| cpu \| 4 \| [\d.]+ \|/);
   assert.match(
     table,
-    /- centernet-coco, defaults: [\d.]+ images\/s at 4 clients \(goal >= 1500; [\d.]+ of the reference's best, goal >= 0\.5\), .*; sessions on cpu$/m,
+    /- centernet-coco, defaults: [\d.]+ images\/s at 4 clients \(goal >= 1500; [\d.]+ of the reference's best, goal >= 0\.5\), .*; sessions on cpu; one image a call; no warm-up$/m,
   );
   // Live cameras (bench/device/camera-rows.ts): the staged server with the addon built with FFmpeg, two endless
   // real-time H.264 1080p streams from the check's own process, detect + track at 5 fps.

@@ -53,7 +53,7 @@ test('micro-batching: concurrent single inputs run as one batch and each gets it
   });
   await model.session(); // load first so the batch forms from the runs alone
   const outs = await Promise.all([0, 1, 2, 3, 4].map((v) => model.run(row(v * 10))));
-  assert.deepEqual(model.stats, { runs: 2, items: 5 }, 'batches of 4 + 1');
+  assert.deepEqual(model.stats, { runs: 2, items: 5, padded: 0 }, 'batches of 4 + 1');
   outs.forEach((o, i) => {
     assert.deepEqual(o.y.dims, [1, 4]);
     assert.deepEqual(
@@ -94,14 +94,14 @@ test('micro-batching: an item whose input cannot be made fails alone; the rest o
     Array.from((rs[2] as PromiseFulfilledResult<Record<string, Tensor>>).value.y.data as Float32Array),
     [41, 43, 45, 47],
   );
-  assert.deepEqual(model.stats, { runs: 1, items: 3 }, 'the three good items ran as one batch');
+  assert.deepEqual(model.stats, { runs: 1, items: 3, padded: 0 }, 'the three good items ran as one batch');
   // Every input failing: each caller gets its error, and no run happens.
   const all = await Promise.allSettled([model.run(bad), model.run(bad)]);
   assert.deepEqual(
     all.map((r) => r.status),
     ['rejected', 'rejected'],
   );
-  assert.deepEqual(model.stats, { runs: 1, items: 3 });
+  assert.deepEqual(model.stats, { runs: 1, items: 3, padded: 0 });
 });
 
 test('the queue forms batches of at most maxBatch, or what arrived within maxWaitMs', async () => {

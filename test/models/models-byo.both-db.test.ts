@@ -146,6 +146,10 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
       '4',
       '--max-batch-delay-ms',
       '3',
+      '--batch-sizes',
+      '4,1',
+      '--warmup',
+      'on',
       '--data-dir',
       dir,
     ],
@@ -169,11 +173,16 @@ test('sightflow models add: real YOLO exports, added while a server runs, served
     sessions: 2,
     max_batch_size: 4,
     max_batch_delay_ms: 3,
+    batch_sizes: [1, 4],
+    warmup: 'on',
   });
   // Its own sessions and batching in force: the export's graph took a batch axis, so up to 4 images a call.
   assert.equal(loaded.serving.sessions.max, 2);
   assert.ok(loaded.serving.sessions.loaded >= 1);
-  assert.deepEqual(loaded.serving.batch, { max_size: 4, max_delay_ms: 3 });
+  assert.deepEqual(loaded.serving.batch, { max_size: 4, max_delay_ms: 3, sizes: [1, 4] });
+  // Its session ran both sizes on blank images as it loaded, the largest first.
+  assert.deepEqual(loaded.serving.warmup.batch_sizes, [4, 1], JSON.stringify(loaded.serving.warmup));
+  assert.equal(loaded.serving.warmup.ms.length, 2);
   assert.deepEqual(loaded.serving.providers, ['cpu']);
   assert.equal(loaded.serving.devices, null, 'asked for cuda, fell back to the CPU: no device');
   assert.equal(loaded.serving.queue_depth, 4);

@@ -81,6 +81,8 @@ test('a model added on node A through the admin API is served by node B within 1
       sessions: 3,
       max_batch_size: 16,
       max_batch_delay_ms: 1.5,
+      batch_sizes: [8, 1],
+      warmup: 'off',
     },
   });
   assert.equal(added.status, 201, added.text);
@@ -88,6 +90,8 @@ test('a model added on node A through the admin API is served by node B within 1
   assert.equal(added.body.settings.sessions, 3);
   assert.equal(added.body.settings.max_batch_size, 16);
   assert.equal(added.body.settings.max_batch_delay_ms, 1.5);
+  assert.deepEqual(added.body.settings.batch_sizes, [1, 8], 'kept in order, as the server reads it');
+  assert.equal(added.body.settings.warmup, 'off');
   assert.equal(added.body.sha256, sha);
   assert.match(added.body.check.summary, /1 person/);
   assert.equal(added.body.settings.queue_depth, 4);

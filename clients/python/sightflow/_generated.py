@@ -185,6 +185,16 @@ class ModelServingSessions(TypedDict):
 class ModelServingBatch(TypedDict):
     max_size: int
     max_delay_ms: float
+    sizes: list[int] | None
+
+
+class ModelServingWarmup(TypedDict):
+    batch_sizes: list[int]
+    ms: list[float]
+
+
+class ModelServingWarmup2(TypedDict):
+    skipped: str
 
 
 class ModelServing(TypedDict):
@@ -194,6 +204,7 @@ class ModelServing(TypedDict):
     devices: list[int] | None
     sessions: "ModelServingSessions" | None
     batch: "ModelServingBatch" | None
+    warmup: "ModelServingWarmup" | "ModelServingWarmup2" | None
     memory_bytes: float | None
     loaded_at: str | None
     last_used_at: str | None
@@ -215,6 +226,8 @@ class ModelSettings(TypedDict):
     sessions: int | None
     max_batch_size: int | None
     max_batch_delay_ms: float | None
+    batch_sizes: Literal["auto", "all"] | list[int] | None
+    warmup: Literal["auto", "on", "off"] | None
 
 
 class Model(TypedDict):
@@ -369,7 +382,7 @@ class TaskResults(TypedDict):
     analytics: NotRequired[dict[str, Any]]
 
 
-__all__ = ["AdminProject", "Analytics", "AnalyticsFrameSize", "AnalyticsParameters", "AnalyticsParametersLines", "AnalyticsParametersSpeed", "AnalyticsParametersZones", "AnalyticsTotals", "Chunk", "ChunkAnalytics", "ChunkDelta", "ChunkDeltaResults", "ChunkStreamInfo", "ChunkUsage", "Collection", "EmbeddingModel", "Error", "ErrorError", "Item", "Key", "Model", "ModelServing", "ModelServingBatch", "ModelServingSessions", "ModelSettings", "Moment", "Project", "SearchResult", "Task", "TaskCreated", "TaskCreatedWebhook", "TaskError", "TaskIndex", "TaskProgress", "TaskResults", "TaskResultsTracks", "TaskResultsUsage", "TaskUsage", "TaskWebhookDeliveries", "OPERATIONS", "RESPONSE_SCHEMAS"]
+__all__ = ["AdminProject", "Analytics", "AnalyticsFrameSize", "AnalyticsParameters", "AnalyticsParametersLines", "AnalyticsParametersSpeed", "AnalyticsParametersZones", "AnalyticsTotals", "Chunk", "ChunkAnalytics", "ChunkDelta", "ChunkDeltaResults", "ChunkStreamInfo", "ChunkUsage", "Collection", "EmbeddingModel", "Error", "ErrorError", "Item", "Key", "Model", "ModelServing", "ModelServingBatch", "ModelServingSessions", "ModelServingWarmup", "ModelServingWarmup2", "ModelSettings", "Moment", "Project", "SearchResult", "Task", "TaskCreated", "TaskCreatedWebhook", "TaskError", "TaskIndex", "TaskProgress", "TaskResults", "TaskResultsTracks", "TaskResultsUsage", "TaskUsage", "TaskWebhookDeliveries", "OPERATIONS", "RESPONSE_SCHEMAS"]
 
 # Every operation of the document: method, path, path parameters, whether it takes Idempotency-Key,
 # the credential it needs and the content type of its 2xx answer.

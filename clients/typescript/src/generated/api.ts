@@ -195,6 +195,13 @@ export type Model = {
     batch: {
       max_size: number;
       max_delay_ms: number;
+      sizes: Array<number> | null;
+    } | null;
+    warmup: {
+      batch_sizes: Array<number>;
+      ms: Array<number>;
+    } | {
+      skipped: string;
     } | null;
     memory_bytes: number | null;
     loaded_at: string | null;
@@ -216,6 +223,8 @@ export type Model = {
     sessions: number | null;
     max_batch_size: number | null;
     max_batch_delay_ms: number | null;
+    batch_sizes: "auto" | "all" | Array<number> | null;
+    warmup: "auto" | "on" | "off" | null;
   };
   prepared?: boolean;
   sha256?: string | null;
@@ -359,6 +368,8 @@ export interface Operations {
       sessions?: number;
       max_batch_size?: number;
       max_batch_delay_ms?: number;
+      batch_sizes?: "auto" | "all" | Array<number>;
+      warmup?: "auto" | "on" | "off";
       devices?: Array<number>;
     };
     response: {
@@ -381,6 +392,8 @@ export interface Operations {
         sessions: number | null;
         max_batch_size: number | null;
         max_batch_delay_ms: number | null;
+        batch_sizes: "auto" | "all" | Array<number> | null;
+        warmup: "auto" | "on" | "off" | null;
       };
       serving: {
         state: "unloaded" | "loading" | "loaded";
@@ -393,6 +406,13 @@ export interface Operations {
         batch: {
           max_size: number;
           max_delay_ms: number;
+          sizes: Array<number> | null;
+        } | null;
+        warmup: {
+          batch_sizes: Array<number>;
+          ms: Array<number>;
+        } | {
+          skipped: string;
         } | null;
         memory_bytes: number | null;
         loaded_at: string | null;
@@ -454,6 +474,8 @@ export interface Operations {
           sessions: number | null;
           max_batch_size: number | null;
           max_batch_delay_ms: number | null;
+          batch_sizes: "auto" | "all" | Array<number> | null;
+          warmup: "auto" | "on" | "off" | null;
         };
         serving: {
           state: "unloaded" | "loading" | "loaded";
@@ -466,6 +488,13 @@ export interface Operations {
           batch: {
             max_size: number;
             max_delay_ms: number;
+            sizes: Array<number> | null;
+          } | null;
+          warmup: {
+            batch_sizes: Array<number>;
+            ms: Array<number>;
+          } | {
+            skipped: string;
           } | null;
           memory_bytes: number | null;
           loaded_at: string | null;
