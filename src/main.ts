@@ -18,7 +18,7 @@ usage: sightflow <command> [options]
   migrate    [--data-dir D]                                       apply database migrations
   projects   create <name> | list
   keys       create --project <id|name> --name <text> | list [--project <id|name>] | disable <id-or-hint>
-  models     list | prepare | verify | add <file|url|owner/repo[@rev]:path> [--id] [--task] [--labels] | remove <id>
+  models     list | prepare | verify | add <file|url|owner/repo[@rev]:path> [--id] [--task] [--labels] | settings <id> [--sessions N ...] | remove <id>
 Environment: SIGHTFLOW_PORT, SIGHTFLOW_HOST, SIGHTFLOW_DATA_DIR, DATABASE_URL, SIGHTFLOW_ADMIN_TOKEN, ... (see docs/configuration.md)`;
 
 function flagsOf(a: ParsedArgs): CliFlags {

@@ -12,6 +12,8 @@ import { errors } from '../base/errors.js';
 import { isPackageSource, ManifestSchema, type ModelManifest } from './manifest.js';
 import { ClipManifestSchema, clipEncoderManifests, isFamilyManifest, type ClipModel } from './clip-manifest.js';
 import type { ModelSpec } from './runtime.js';
+import type { ModelRuntimeSettings } from './manifest.js';
+import { readSettingsOverrides, sameRuntime, writeSettingsOverrides } from './settings-overrides.js';
 
 export interface RegisteredModel {
   manifest: ModelManifest;
@@ -125,12 +127,21 @@ export class ModelRegistry {
   /** Bring-your-own models whose preparation failed at start, with the reason. */
   private readonly prepareFailures = new Map<string, string>();
 
+  /** Serving settings set while running, by model id (settings-overrides.ts): each replaces its manifest's block. */
+  private overrides: Map<string, ModelRuntimeSettings>;
+  /** Writes of the overrides file, one after another (each reads, changes and writes the whole file). */
+  private writing: Promise<unknown> = Promise.resolve();
+
   private constructor(
     readonly dataDir: string,
     sets: ManifestSet[],
     private readonly modelsDirOverride?: string,
+    overrides: { overrides: Map<string, ModelRuntimeSettings>; problem?: string } = { overrides: new Map() },
   ) {
     this.problems = sets.flatMap((s) => s.problems);
+    this.overrides = overrides.overrides;
+    if (overrides.problem)
+      this.problems.push({ path: join(dataDir, 'model-settings.json'), message: overrides.problem });
     const clip = sets.flatMap((s) => s.clip);
     const skipped = new Set<string>();
     for (const m of sets.flatMap((s) => s.models)) {
@@ -168,7 +179,12 @@ export class ModelRegistry {
       sets.push(set);
     }
     sets.push(await readManifestDir(join(dataDir, 'manifests'), false));
-    return new ModelRegistry(resolve(dataDir), sets, opts.modelsDir ? resolve(opts.modelsDir) : undefined);
+    return new ModelRegistry(
+      resolve(dataDir),
+      sets,
+      opts.modelsDir ? resolve(opts.modelsDir) : undefined,
+      await readSettingsOverrides(dataDir),
+    );
   }
 
   /** Why a bring-your-own model could not be prepared at start (undefined when it was, or was not tried). */
@@ -211,10 +227,38 @@ export class ModelRegistry {
     return p;
   }
 
+  /** The serving settings in force for a model: those set while running, else its manifest's. */
+  runtimeOf(id: string): ModelRuntimeSettings | undefined {
+    return this.overrides.get(id) ?? this.get(id).manifest.runtime;
+  }
+
+  /** The settings set for a model while running (undefined: its manifest's are in force). */
+  overrideOf(id: string): ModelRuntimeSettings | undefined {
+    return this.overrides.get(id);
+  }
+
+  /**
+   * Sets (or, with null, drops) a model's settings override in the data dir's file. The running registry
+   * takes it at its next reload(), which reports the model changed, as a changed manifest is.
+   */
+  setOverride(id: string, runtime: ModelRuntimeSettings | null): Promise<void> {
+    const next = this.writing.then(async () => {
+      const { overrides } = await readSettingsOverrides(this.dataDir);
+      if (runtime === null) {
+        if (!overrides.has(id)) return;
+        overrides.delete(id);
+      } else overrides.set(id, runtime);
+      await mkdir(this.dataDir, { recursive: true });
+      await writeSettingsOverrides(this.dataDir, overrides);
+    });
+    this.writing = next.catch(() => {});
+    return next;
+  }
+
   /** A runtime spec for the model (loads the prepared file on first use). */
   spec(id: string): ModelSpec {
     const m = this.get(id).manifest;
-    const r = m.runtime;
+    const r = this.runtimeOf(id);
     return {
       id,
       load: () => this.onnxPath(id),
@@ -325,6 +369,16 @@ export class ModelRegistry {
       else if (JSON.stringify(prev.manifest) !== JSON.stringify(r.manifest)) changed.push(id);
       else continue;
       this.byId.set(id, r);
+    }
+    // Settings set while running: a model whose override came, went or changed is changed too (its sessions
+    // load again with them). A file that cannot be read keeps the overrides in force.
+    const read = await readSettingsOverrides(this.dataDir);
+    if (!read.problem) {
+      for (const id of new Set([...this.overrides.keys(), ...read.overrides.keys()])) {
+        if (sameRuntime(this.overrides.get(id), read.overrides.get(id))) continue;
+        if (this.byId.has(id) && !added.includes(id) && !changed.includes(id)) changed.push(id);
+      }
+      this.overrides = read.overrides;
     }
     return { added, removed, changed };
   }

@@ -200,5 +200,7 @@ export async function removeModel(registry: ModelRegistry, id: string): Promise<
   if (r.builtin) throw errors.invalidParam('id', `Model ${id} is built in and cannot be removed`);
   await rm(registry.manifestPathFor(id), { force: true });
   registry.delete(id);
+  // Settings set for it while it ran go with it: a model added again under the id starts from its own.
+  await registry.setOverride(id, null);
   await rm(join(registry.modelsDir, id), { recursive: true, force: true });
 }

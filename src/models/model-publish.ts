@@ -12,10 +12,11 @@ import type { Logger } from '../base/log.js';
 import { openDb, type Db } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import type { Migration } from '../store/migrations.sql.js';
-import { ManifestSchema, type ModelManifest } from '../inference/manifest.js';
+import { ManifestSchema, type ModelManifest, type ModelRuntimeSettings } from '../inference/manifest.js';
+import { publishSettings } from './settings-publish.js';
 import { sha256File, type ModelRegistry } from '../inference/registry.js';
 import { writeManifest } from './model-install.js';
-import { modelSql } from './model-store.sql.js';
+import { modelSql, settingsSql } from './model-store.sql.js';
 
 export const CHUNK_BYTES = 4 * 1024 * 1024;
 
@@ -43,6 +44,8 @@ export async function unpublishModel(db: Db, id: string): Promise<boolean> {
   return db.tx(async (q) => {
     const rows = await q.query<{ sha256: string }>(modelSql.remove, [id]);
     if (rows[0]) await q.query(modelSql.dropOrphanChunks, [rows[0].sha256]);
+    // Settings changed for it while it ran go with it, on every node.
+    await q.query(settingsSql.drop, [id]);
     return rows.length > 0;
   });
 }
@@ -71,6 +74,7 @@ export async function pullModels(db: Db, registry: ModelRegistry, log: Logger): 
       if (ownedHere && sourceSha(local.manifest) === row.sha256) {
         await rm(local.manifestPath, { force: true });
         await rm(join(registry.modelsDir, row.id), { recursive: true, force: true });
+        await registry.setOverride(row.id, null);
         log.info({ model: row.id }, `model ${row.id} was removed on another node; removed here`);
         changed++;
       }
@@ -141,6 +145,7 @@ export function sharedModelStore(
 ): {
   publish: (m: ModelManifest, file: string) => Promise<void>;
   unpublish: (id: string) => Promise<void>;
+  publishSettings: (id: string, runtime: ModelRuntimeSettings) => Promise<void>;
 } {
   const withDb = async <T>(fn: (db: Db) => Promise<T>): Promise<T> => {
     const db = await openDb({ databaseUrl, dataDir, poolSize: 2 });
@@ -156,5 +161,6 @@ export function sharedModelStore(
     unpublish: async (id) => {
       await withDb((db) => unpublishModel(db, id));
     },
+    publishSettings: (id, runtime) => withDb((db) => publishSettings(db, id, runtime)),
   };
 }

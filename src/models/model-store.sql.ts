@@ -18,3 +18,13 @@ export const modelSql = {
   list: `SELECT id, manifest, sha256, bytes, removed_at FROM added_models ORDER BY id`,
   chunk: `SELECT data FROM added_model_chunks WHERE sha256 = $1 AND n = $2`,
 };
+
+// Serving settings changed while running (PATCH /admin/v1/models/:id), built-in and added models alike: one
+// runtime block per model id, NULL once dropped (its model removed), so nodes holding it learn to drop it.
+export const settingsSql = {
+  upsert: `
+    INSERT INTO model_settings (id, runtime, updated_at) VALUES ($1, $2, now())
+    ON CONFLICT (id) DO UPDATE SET runtime = EXCLUDED.runtime, updated_at = now()`,
+  drop: `UPDATE model_settings SET runtime = NULL, updated_at = now() WHERE id = $1 AND runtime IS NOT NULL`,
+  list: `SELECT id, runtime FROM model_settings ORDER BY id`,
+};

@@ -1,7 +1,7 @@
-// The admin API's models: GET/POST /admin/v1/models, DELETE /admin/v1/models/:id (the console's Models tab).
+// The admin API's models: GET/POST /admin/v1/models, PATCH and DELETE /admin/v1/models/:id (the console's Models tab).
 import { defineRoute, type RouteDef } from '../http/route.js';
 import type { ModelsAdminService } from './models-admin.service.js';
-import { AddModelBody, AddedModelOut, DeletedModelOut, ModelListOut } from './schemas.js';
+import { AddModelBody, AddedModelOut, DeletedModelOut, ModelListOut, ModelOut, ModelSettingsPatch } from './schemas.js';
 
 export function modelsAdminRoutes(service: ModelsAdminService): RouteDef[] {
   const tags = ['admin'];
@@ -32,6 +32,21 @@ export function modelsAdminRoutes(service: ModelsAdminService): RouteDef[] {
         409: { description: 'The id is taken (model_exists)' },
       },
       handler: async (ctx) => ({ status: 201, json: await service.add(ctx.body as AddModelBody, ctx.signal) }),
+    }),
+    defineRoute({
+      method: 'PATCH',
+      path: '/admin/v1/models/:id',
+      auth: 'admin',
+      tags,
+      body: ModelSettingsPatch,
+      summary:
+        "Change a model's serving settings while it runs (built in or added; on every node): the fields given change, null puts one back to the server's default; its sessions load again with them",
+      responses: {
+        200: { description: 'The model with its settings in force', schema: ModelOut },
+        400: { description: 'A setting out of its bounds or unknown (invalid_parameter, invalid_request)' },
+        404: { description: 'No such model' },
+      },
+      handler: async (ctx) => ({ json: await service.update(ctx.params.id!, ctx.body as ModelSettingsPatch) }),
     }),
     defineRoute({
       method: 'DELETE',

@@ -11,7 +11,9 @@ import { addModel, removeModel, type AddedModel } from './model-install.js';
 import type { RegisteredModel } from '../inference/registry.js';
 import type { ModelState } from '../inference/runtime.js';
 import { publishModel, unpublishModel } from './model-publish.js';
-import type { AddModelBody } from './schemas.js';
+import type { AddModelBody, ModelSettingsPatch } from './schemas.js';
+import { applySettings, settingsOut } from './model-settings.js';
+import { publishSettings } from './settings-publish.js';
 
 /**
  * What the models part runs on. The composition root hands it the services object (which has all of it);
@@ -53,24 +55,7 @@ export class ModelsAdminService {
         task: body.task,
         labels: body.labels,
         sha256: body.sha256,
-        runtime: {
-          ...(body.preload !== undefined ? { preload: body.preload } : {}),
-          ...(body.idle_unload_s !== undefined ? { idleUnloadS: body.idle_unload_s } : {}),
-          ...(body.providers ? { providers: body.providers } : {}),
-          ...(body.queue_depth !== undefined ? { queueDepth: body.queue_depth } : {}),
-          ...(body.devices ? { devices: [...new Set(body.devices)] } : {}),
-          ...(body.sessions !== undefined ? { sessions: body.sessions } : {}),
-          ...(body.max_batch_size !== undefined ? { maxBatch: body.max_batch_size } : {}),
-          ...(body.max_batch_delay_ms !== undefined ? { maxBatchDelayMs: body.max_batch_delay_ms } : {}),
-          ...(body.batch_sizes !== undefined
-            ? {
-                batchSizes: Array.isArray(body.batch_sizes)
-                  ? [...new Set(body.batch_sizes)].sort((x, y) => x - y)
-                  : body.batch_sizes,
-              }
-            : {}),
-          ...(body.warmup !== undefined ? { warmup: body.warmup } : {}),
-        },
+        runtime: applySettings(undefined, body),
       },
       {
         registry,
@@ -88,6 +73,28 @@ export class ModelsAdminService {
       `model ${added.manifest.id} added: ${added.check.summary}`,
     );
     return { ...this.describe(registry.get(added.manifest.id)), check: added.check };
+  }
+
+  /**
+   * Changes a model's serving settings while it runs, built in or added: kept in the data dir (and on
+   * PostgreSQL for every node), then the model's sessions load again with them at its next run (at once when
+   * it preloads). Returns the model as GET lists it.
+   */
+  async update(id: string, body: ModelSettingsPatch) {
+    const { registry } = this.s.models;
+    if (!registry.has(id)) throw errors.notFound('model', id);
+    let next;
+    try {
+      next = applySettings(registry.runtimeOf(id), body);
+    } catch (e) {
+      const issue = (e as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues?.[0];
+      throw errors.invalidParam(String(issue?.path[0] ?? 'settings'), issue?.message ?? (e as Error).message);
+    }
+    await registry.setOverride(id, next);
+    if (this.shared) await publishSettings(this.s.db, id, next);
+    await this.s.models.refresh();
+    this.s.log.info({ model: id, settings: next }, `model ${id}: serving settings changed`);
+    return this.describe(registry.get(id));
   }
 
   async remove(id: string) {
@@ -134,18 +141,7 @@ export class ModelsAdminService {
       origin: m.origin?.url ?? m.origin?.file ?? null,
       added_at: m.origin?.addedAt ?? null,
       labels: Array.isArray(m.labels) ? m.labels.length : 0,
-      settings: {
-        preload: m.runtime?.preload ?? false,
-        idle_unload_s: m.runtime?.idleUnloadS ?? null,
-        providers: m.runtime?.providers ?? null,
-        queue_depth: m.runtime?.queueDepth ?? null,
-        devices: m.runtime?.devices ?? null,
-        sessions: m.runtime?.sessions ?? null,
-        max_batch_size: m.runtime?.maxBatch ?? null,
-        max_batch_delay_ms: m.runtime?.maxBatchDelayMs ?? null,
-        batch_sizes: m.runtime?.batchSizes ?? null,
-        warmup: m.runtime?.warmup ?? null,
-      },
+      settings: settingsOut(registry.runtimeOf(m.id)),
       serving: idle,
     };
   }

@@ -1,4 +1,4 @@
-// `sightflow models list|prepare|verify [ids...] [--force] [--json]` and `models add|remove`. Returns the
+// `sightflow models list|prepare|verify [ids...] [--force] [--json]` and `models add|settings|remove`. Returns the
 // process exit code. prepare and add show a progress bar on a terminal and one line per step otherwise
 // (logs, CI). A CLIP model's id stands for its two encoders. Skipped bring-your-own manifests are reported
 // on stderr by every command (and fail verify).
@@ -14,14 +14,17 @@ import {
   type ModelCheck,
   type ModelTask,
 } from './model-install.js';
-import { ManifestSchema, type ModelManifest } from '../inference/manifest.js';
+import type { ModelManifest, ModelRuntimeSettings } from '../inference/manifest.js';
+import { applySettings, type SettingsFields, settingsOut } from './model-settings.js';
 import type { UrlPolicy } from '../media/url-policy.js';
 
+const SETTINGS_FLAGS = `[--preload] [--idle-unload-s N] [--providers cuda,cpu] [--queue-depth N] [--sessions N] [--max-batch N]
+                            [--max-batch-delay-ms MS] [--batch-sizes 1,8,32|all] [--warmup on|off] [--devices 0,1]`;
 const USAGE = `usage: sightflow models list|prepare|verify [model-id...] [--force] [--json]
        sightflow models add <file.onnx|https-url|owner/repo[@rev]:path> [--id ID] [--task detect] [--labels a,b,...|labels.txt]
-                            [--sha256 HEX] [--preload] [--idle-unload-s N] [--providers cuda,cpu] [--queue-depth N] [--sessions N] [--max-batch N]
-                            [--max-batch-delay-ms MS] [--batch-sizes 1,8,32|all] [--warmup on|off]
-                            [--devices 0,1] [--json]
+                            [--sha256 HEX] ${SETTINGS_FLAGS} [--json]
+       sightflow models settings <model-id> ${SETTINGS_FLAGS} [--json]
+                            (a setting given as "default" goes back to the server's; none given shows them)
        sightflow models remove <model-id>`;
 
 /** What `models add|remove` need beyond the data dir: the sample check and, on a shared database, publishing. */
@@ -36,6 +39,8 @@ export interface ModelsCliContext {
   /** With a shared database: the model is stored there so every node gets it. */
   publish?: (manifest: ModelManifest, file: string) => Promise<void>;
   unpublish?: (id: string) => Promise<void>;
+  /** With a shared database: a model's serving settings are stored there for every node. */
+  publishSettings?: (id: string, runtime: ModelRuntimeSettings) => Promise<void>;
 }
 
 /** `context`: the data dir alone is enough for list, prepare and verify. */
@@ -45,9 +50,13 @@ export async function modelsCli(args: string[], context: ModelsCliContext | stri
   const json = rest.includes('--json');
   const force = rest.includes('--force');
   const ids = rest.filter((a) => !a.startsWith('--'));
-  if (cmd === 'add' || cmd === 'remove') {
+  if (cmd === 'add' || cmd === 'remove' || cmd === 'settings') {
     try {
-      return await (cmd === 'add' ? addCommand(ids, ctx, json) : removeCommand(ids, ctx));
+      return await (cmd === 'add'
+        ? addCommand(ids, ctx, json)
+        : cmd === 'settings'
+          ? settingsCommand(ids, ctx, json)
+          : removeCommand(ids, ctx));
     } catch (e) {
       // One line a person can act on (offline, checksum, bad file); exit status 1.
       console.error(`sightflow: ${e instanceof ApiError ? e.message : (e as Error).message}`);
@@ -157,34 +166,7 @@ async function addCommand(ids: string[], ctx: ModelsCliContext, json: boolean): 
           .map((l) => l.trim())
           .filter(Boolean);
   }
-  const runtimeSettings = ManifestSchema.shape.runtime.parse({
-    ...(f.preload === true ? { preload: true } : {}),
-    ...(num('idle-unload-s') !== undefined ? { idleUnloadS: num('idle-unload-s') } : {}),
-    ...(str('providers')
-      ? {
-          providers: str('providers')!
-            .split(',')
-            .map((p) => p.trim().toLowerCase()),
-        }
-      : {}),
-    ...(num('queue-depth') !== undefined ? { queueDepth: num('queue-depth') } : {}),
-    ...(num('sessions') !== undefined ? { sessions: num('sessions') } : {}),
-    ...(num('max-batch') !== undefined ? { maxBatch: num('max-batch') } : {}),
-    ...(num('max-batch-delay-ms') !== undefined ? { maxBatchDelayMs: num('max-batch-delay-ms') } : {}),
-    ...(str('batch-sizes') !== undefined ? { batchSizes: batchSizesFlag(str('batch-sizes')!) } : {}),
-    ...(str('warmup') !== undefined ? { warmup: str('warmup') } : {}),
-    ...(str('devices') !== undefined
-      ? {
-          devices: [
-            ...new Set(
-              str('devices')!
-                .split(',')
-                .map((d) => (/^\s*\d+\s*$/.test(d) ? Number(d) : Number.NaN)),
-            ),
-          ],
-        }
-      : {}),
-  });
+  const runtimeSettings = applySettings(undefined, settingsFlags(f, false));
   const registry = await ModelRegistry.open(ctx.dataDir, { modelsDir: ctx.modelsDir });
   const quiet = {
     info() {},
@@ -236,6 +218,70 @@ async function addCommand(ids: string[], ctx: ModelsCliContext, json: boolean): 
   } finally {
     await runtime.close();
   }
+}
+
+/**
+ * `models settings <id>`: changes a model's serving settings (built in or added) in the data dir, where a
+ * server running on it takes them at its next re-read, and on a shared database for every node; with no
+ * setting given, shows them.
+ */
+async function settingsCommand(ids: string[], ctx: ModelsCliContext, json: boolean): Promise<number> {
+  if (ids.length !== 1) {
+    console.error(USAGE);
+    return 2;
+  }
+  const id = ids[0]!;
+  const registry = await ModelRegistry.open(ctx.dataDir, { modelsDir: ctx.modelsDir });
+  if (!registry.has(id)) throw new Error(`no model ${id} (sightflow models list shows them)`);
+  const body = settingsFlags(ctx.flags ?? {}, true);
+  if (Object.keys(body).length > 0) {
+    const next = applySettings(registry.runtimeOf(id), body);
+    await registry.setOverride(id, next);
+    await ctx.publishSettings?.(id, next);
+  }
+  const shown = settingsOut((await ModelRegistry.open(ctx.dataDir, { modelsDir: ctx.modelsDir })).runtimeOf(id));
+  if (json) console.log(JSON.stringify({ id, settings: shown }));
+  else
+    console.log(
+      `${id}: ${Object.entries(shown)
+        .map(([k, v]) => `${k} ${v === null ? 'default' : Array.isArray(v) ? v.join(',') : v}`)
+        .join(', ')}${Object.keys(body).length ? ' (saved)' : ''}`,
+    );
+  return 0;
+}
+
+/**
+ * The serving-setting flags as the admin API's fields. With `reset`, a flag given as "default" is null (the
+ * server's default); --preload takes true or false there, as a bare flag true.
+ */
+function settingsFlags(f: Record<string, string | true>, reset: boolean): SettingsFields {
+  const out: SettingsFields = {};
+  const given = (k: string) => f[k] !== undefined;
+  const str = (k: string) => (typeof f[k] === 'string' ? (f[k] as string) : undefined);
+  const isDefault = (k: string) => reset && str(k)?.trim().toLowerCase() === 'default';
+  const list = (k: string) =>
+    str(k)!
+      .split(',')
+      .map((d) => (/^\s*\d+\s*$/.test(d) ? Number(d) : Number.NaN));
+  const put = (flag: string, field: keyof SettingsFields, value: () => unknown) => {
+    if (!given(flag)) return;
+    out[field] = isDefault(flag) ? null : value();
+  };
+  put('preload', 'preload', () => f.preload === true || str('preload') === 'true');
+  put('idle-unload-s', 'idle_unload_s', () => Number(str('idle-unload-s')));
+  put('providers', 'providers', () =>
+    str('providers')!
+      .split(',')
+      .map((p) => p.trim().toLowerCase()),
+  );
+  put('queue-depth', 'queue_depth', () => Number(str('queue-depth')));
+  put('sessions', 'sessions', () => Number(str('sessions')));
+  put('max-batch', 'max_batch_size', () => Number(str('max-batch')));
+  put('max-batch-delay-ms', 'max_batch_delay_ms', () => Number(str('max-batch-delay-ms')));
+  put('batch-sizes', 'batch_sizes', () => batchSizesFlag(str('batch-sizes')!));
+  put('warmup', 'warmup', () => str('warmup'));
+  put('devices', 'devices', () => list('devices'));
+  return out;
 }
 
 async function removeCommand(ids: string[], ctx: ModelsCliContext): Promise<number> {

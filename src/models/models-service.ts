@@ -121,7 +121,7 @@ export class ModelsService {
   /** Loads the models among `ids` whose manifest asks for it (runtime.preload) now rather than on first use. */
   private async preload(ids: string[]): Promise<void> {
     for (const id of ids) {
-      if (!this.registry.has(id) || !this.registry.get(id).manifest.runtime?.preload) continue;
+      if (!this.registry.has(id) || !this.registry.runtimeOf(id)?.preload) continue;
       try {
         await this.runtime.register(this.registry.spec(id)).session();
         this.log.info({ model: id }, `model ${id} preloaded`);

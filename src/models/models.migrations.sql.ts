@@ -24,4 +24,15 @@ export const modelMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 301,
+    name: 'model serving settings shared by every node',
+    sql: `
+      CREATE TABLE model_settings (
+        id          text PRIMARY KEY,
+        runtime     jsonb,
+        updated_at  timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];

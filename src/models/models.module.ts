@@ -5,6 +5,7 @@ import { modelMigrations } from './models.migrations.sql.js';
 import { ModelsAdminService, type ModelsDeps } from './models-admin.service.js';
 import { modelsAdminRoutes } from './models-admin.routes.js';
 import { pullModels } from './model-publish.js';
+import { pullSettings } from './settings-publish.js';
 
 /** The shared model store's tables (versions 300-399). */
 export const modelsPart: ModulePart = { name: 'models', migrations: modelMigrations };
@@ -18,7 +19,9 @@ export function modelsModule(s: ModelsDeps, opts: { routes?: boolean } = {}): Mo
   let running: Promise<void> | null = null;
   const log = s.log.child({ component: 'models' });
   const pull = async () => {
-    if (await pullModels(s.db, s.models.registry, log)) await s.models.refresh();
+    const models = await pullModels(s.db, s.models.registry, log);
+    const settings = await pullSettings(s.db, s.models.registry, log);
+    if (models + settings > 0) await s.models.refresh();
   };
   const schedule = () => {
     timer = setTimeout(() => {

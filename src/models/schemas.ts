@@ -4,6 +4,50 @@ import { ModelServingOut, ModelSettingsOut } from './models.routes.js';
 
 const Providers = z.array(z.enum(['tensorrt', 'cuda', 'cpu'])).min(1);
 
+/** A model's serving settings as the admin API takes them (the manifest's runtime block, in snake_case). */
+const SettingsShape = {
+  preload: z.boolean().meta({ description: 'Load at start instead of on first use' }),
+  idle_unload_s: z.number().min(0).meta({ description: 'Unload after this many idle seconds (0: never)' }),
+  providers: Providers.meta({
+    description: 'Execution providers in order; missing ones fall back to cpu with a warning',
+  }),
+  queue_depth: z.number().int().min(1).max(10_000).meta({ description: 'Waiting requests before 503' }),
+  sessions: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .meta({ description: 'Most sessions of the model that run at once; default SIGHTFLOW_INFERENCE_SESSIONS' }),
+  max_batch_size: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .meta({ description: "A detector's dynamic batching: most images a call; default the server's" }),
+  max_batch_delay_ms: z
+    .number()
+    .min(0)
+    .max(1000)
+    .meta({ description: "A detector's dynamic batching: longest wait for company, ms; default the server's" }),
+  batch_sizes: z.union([z.enum(['auto', 'all']), z.array(z.number().int().min(1).max(4096)).min(1).max(64)]).meta({
+    description:
+      "A batched model's batch sizes: a batch is padded with blank inputs up to the next listed size (auto: powers of two on a GPU, every size on the CPU; all: no padding); default the server's",
+  }),
+  warmup: z.enum(['auto', 'on', 'off']).meta({
+    description:
+      "Whether the model's sessions run their batch sizes once on blank inputs as they load (auto: on a GPU provider); default the server's",
+  }),
+  devices: z.array(z.number().int().min(0).max(255)).min(1).max(256).meta({
+    description:
+      'GPUs (CUDA device ordinals) its sessions run on, in turn, on a GPU provider; default every one the server uses',
+  }),
+};
+
+/** Each optional when a model is added. */
+const SettingsFields = Object.fromEntries(Object.entries(SettingsShape).map(([k, v]) => [k, v.optional()])) as {
+  [K in keyof typeof SettingsShape]: z.ZodOptional<(typeof SettingsShape)[K]>;
+};
+
 export const AddModelBody = z.strictObject({
   source: z
     .string()
@@ -25,49 +69,20 @@ export const AddModelBody = z.strictObject({
     .regex(/^[0-9a-f]{64}$/)
     .optional()
     .meta({ description: 'Expected sha256 of the file; a mismatch is refused' }),
-  preload: z.boolean().optional().meta({ description: 'Load at start instead of on first use' }),
-  idle_unload_s: z.number().min(0).optional().meta({ description: 'Unload after this many idle seconds (0: never)' }),
-  providers: Providers.optional().meta({
-    description: 'Execution providers in order; missing ones fall back to cpu with a warning',
-  }),
-  queue_depth: z.number().int().min(1).max(10_000).optional().meta({ description: 'Waiting requests before 503' }),
-  sessions: z
-    .number()
-    .int()
-    .min(1)
-    .max(64)
-    .optional()
-    .meta({ description: 'Most sessions of the model that run at once; default SIGHTFLOW_INFERENCE_SESSIONS' }),
-  max_batch_size: z
-    .number()
-    .int()
-    .min(1)
-    .max(256)
-    .optional()
-    .meta({ description: "A detector's dynamic batching: most images a call; default the server's" }),
-  max_batch_delay_ms: z
-    .number()
-    .min(0)
-    .max(1000)
-    .optional()
-    .meta({ description: "A detector's dynamic batching: longest wait for company, ms; default the server's" }),
-  batch_sizes: z
-    .union([z.enum(['auto', 'all']), z.array(z.number().int().min(1).max(4096)).min(1).max(64)])
-    .optional()
-    .meta({
-      description:
-        "A detector's batch sizes: a batch is padded with blank images up to the next listed size (auto: powers of two on a GPU, every size on the CPU; all: no padding); default the server's",
-    }),
-  warmup: z.enum(['auto', 'on', 'off']).optional().meta({
-    description:
-      "Whether a detector's sessions run their batch sizes once on blank images as they load (auto: on a GPU provider); default the server's",
-  }),
-  devices: z.array(z.number().int().min(0).max(255)).min(1).max(256).optional().meta({
-    description:
-      'GPUs (CUDA device ordinals) its sessions run on, in turn, on a GPU provider; default every one the server uses',
-  }),
+  ...SettingsFields,
 });
 export type AddModelBody = z.infer<typeof AddModelBody>;
+
+/**
+ * PATCH /admin/v1/models/:id: the settings to change, each optional; null puts one back to the server's
+ * default. The fields left out keep what is in force.
+ */
+export const ModelSettingsPatch = z.strictObject(
+  Object.fromEntries(Object.entries(SettingsShape).map(([k, v]) => [k, v.nullable().optional()])) as {
+    [K in keyof typeof SettingsShape]: z.ZodOptional<z.ZodNullable<(typeof SettingsShape)[K]>>;
+  },
+);
+export type ModelSettingsPatch = z.infer<typeof ModelSettingsPatch>;
 
 export const ModelOut = z.object({
   id: z.string(),

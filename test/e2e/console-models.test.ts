@@ -1,6 +1,7 @@
 // The console's Models tab end to end (real server, built console, Debian Chromium): the list with built-in
 // models, adding a model by URL (served by a loopback hub; the server downloads it and runs it on the sample
-// image, the page shows what it found), the new row, and removal through the confirmation dialog.
+// image, the page shows what it found), the new row, and removal through the confirmation dialog; a model's
+// serving settings changed from its row (the server's PATCH), its own checks and the server's refusals shown.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
@@ -82,5 +83,76 @@ test('Models tab: list, add by URL (checked on the sample image), remove', { ski
   await page.getByLabel('Model URL').fill('http://127.0.0.1:9/none.onnx');
   await page.getByRole('button', { name: 'Add model' }).click();
   await page.getByText(/could not be fetched: connection refused/).waitFor();
+  assert.deepEqual(pageProblems, []);
+});
+
+test("Models tab: a built-in model's serving settings changed, refused when wrong, and put back", {
+  skip,
+  timeout: 120_000,
+}, async () => {
+  await page.goto('/console/');
+  if (await page.getByLabel('Admin token').count()) {
+    await page.getByLabel('Admin token').fill(t.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+  await page.getByRole('link', { name: 'Models' }).click();
+  const table = page.getByRole('table', { name: 'Models' });
+  await table.getByRole('button', { name: 'Settings of centernet-coco' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByRole('heading', { name: 'Serving settings of centernet-coco' }).waitFor();
+  assert.equal(await dialog.getByLabel('Sessions').inputValue(), '', "empty: the server's default");
+
+  // The form's own check: nothing is sent.
+  await dialog.getByLabel('Batch sizes').fill('eight');
+  await dialog.getByRole('button', { name: 'Save settings' }).click();
+  await dialog
+    .getByRole('alert')
+    .getByText(/batch sizes: auto, all, or whole numbers/)
+    .waitFor();
+  // The server's refusal, in its own words.
+  await dialog.getByLabel('Batch sizes').fill('1,4');
+  await dialog.getByLabel('Sessions').fill('100');
+  await dialog.getByRole('button', { name: 'Save settings' }).click();
+  await dialog
+    .getByRole('alert')
+    .getByText(/sessions/i)
+    .waitFor();
+  assert.equal(
+    (await admin(t, '/admin/v1/models')).body.data.find((m: { id: string }) => m.id === 'centernet-coco').settings
+      .sessions,
+    null,
+  );
+
+  await dialog.getByLabel('Sessions').fill('2');
+  await dialog.getByLabel('Most inputs a call').fill('4');
+  await dialog.getByLabel('Warm-up at load').selectOption('on');
+  await screenshot(page, 'models-settings-dialog');
+  await dialog.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByText('Settings of centernet-coco saved').waitFor();
+  await dialog.waitFor({ state: 'hidden' });
+  const set = (await admin(t, '/admin/v1/models')).body.data.find((m: { id: string }) => m.id === 'centernet-coco');
+  assert.deepEqual(
+    [set.settings.sessions, set.settings.max_batch_size, set.settings.batch_sizes, set.settings.warmup],
+    [2, 4, [1, 4], 'on'],
+  );
+  await table
+    .getByRole('row', { name: /centernet-coco/ })
+    .getByText('set: 2 sessions, up to 4 a call, sizes 1, 4, warm-up on')
+    .waitFor();
+  await screenshot(page, 'models-settings');
+
+  // Opened again it shows them; emptied, the server's defaults come back.
+  await table.getByRole('button', { name: 'Settings of centernet-coco' }).click();
+  assert.equal(await dialog.getByLabel('Sessions').inputValue(), '2');
+  assert.equal(await dialog.getByLabel('Batch sizes').inputValue(), '1,4');
+  for (const label of ['Sessions', 'Most inputs a call', 'Batch sizes']) await dialog.getByLabel(label).fill('');
+  await dialog.getByLabel('Warm-up at load').selectOption('');
+  await dialog.getByRole('button', { name: 'Save settings' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  const reset = (await admin(t, '/admin/v1/models')).body.data.find((m: { id: string }) => m.id === 'centernet-coco');
+  assert.deepEqual(
+    [reset.settings.sessions, reset.settings.max_batch_size, reset.settings.batch_sizes, reset.settings.warmup],
+    [null, null, null, null],
+  );
   assert.deepEqual(pageProblems, []);
 });

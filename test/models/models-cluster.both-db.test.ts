@@ -1,7 +1,8 @@
 // Two nodes on one PostgreSQL with different data dirs and models dirs (SIGHTFLOW_TEST_DB=postgres only;
 // skipped on PGlite): a model added on node A (admin API from a hub URL; the CLI with DATABASE_URL for a real
 // export) is served by node B within 10 s, its file having travelled through the database (B's models dir
-// never saw it), and a removal on A reaches B the same way.
+// never saw it), and a removal on A reaches B the same way; serving settings changed on A while running
+// (PATCH /admin/v1/models/:id, built-in or added) are in force on B as well.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -115,12 +116,65 @@ test('a model added on node A through the admin API is served by node B within 1
     ['person'],
   );
 
+  // Its settings changed on A while it runs reach B; removing the model drops them on both.
+  const patched = await admin(a, '/admin/v1/models/tiny-cluster', {
+    method: 'PATCH',
+    json: { queue_depth: 9, sessions: null },
+  });
+  assert.equal(patched.status, 200, patched.text);
+  assert.equal(patched.body.settings.sessions, null, 'back to the server default');
+  assert.equal(patched.body.settings.max_batch_size, 16, 'left out, kept');
+  await within('settings on B', 10_000, async () => {
+    const r = await api(b, '/v1/models/tiny-cluster');
+    return r.body?.settings?.queue_depth === 9 ? true : undefined;
+  });
+  assert.equal((await api(b, '/v1/models/tiny-cluster')).body.settings.sessions, null);
+
   const gone = await admin(a, '/admin/v1/models/tiny-cluster', { method: 'DELETE' });
   assert.deepEqual(gone.body, { id: 'tiny-cluster', object: 'model', deleted: true });
   await within('removed from B', 10_000, async () =>
     (await api(b, '/v1/models/tiny-cluster')).status === 404 ? true : undefined,
   );
   assert.ok(!existsSync(join(b.config.modelsDir, 'tiny-cluster')));
+  for (const node of [a, b]) {
+    const file = join(node.dataDir, 'model-settings.json');
+    const kept = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+    assert.equal(kept['tiny-cluster'], undefined, `its settings are gone from ${node === a ? 'A' : 'B'}`);
+  }
+});
+
+test("a built-in model's settings changed on node A are in force on node B within 10 s", {
+  skip,
+  timeout: 60_000,
+}, async () => {
+  const r = await admin(a, '/admin/v1/models/centernet-coco', {
+    method: 'PATCH',
+    json: { sessions: 3, max_batch_size: 2, warmup: 'on' },
+  });
+  assert.equal(r.status, 200, r.text);
+  const onB = await within('settings on B', 10_000, async () => {
+    const g = await api(b, '/v1/models/centernet-coco');
+    return g.body?.settings?.sessions === 3 ? g.body : undefined;
+  });
+  assert.equal(onB.value.settings.max_batch_size, 2);
+  const det = await api(b, '/v1/vision/detect', {
+    method: 'POST',
+    json: { image_base64: sample, model: 'centernet-coco' },
+  });
+  assert.equal(det.status, 200, det.text);
+  const served = (await api(b, '/v1/models/centernet-coco')).body.serving;
+  assert.equal(served.sessions.max, 3);
+  assert.equal(served.batch.max_size, 2);
+  assert.deepEqual(served.warmup?.batch_sizes, [2, 1], JSON.stringify(served.warmup));
+  // Back to the defaults everywhere.
+  const reset = await admin(a, '/admin/v1/models/centernet-coco', {
+    method: 'PATCH',
+    json: { sessions: null, max_batch_size: null, warmup: null },
+  });
+  assert.equal(reset.status, 200, reset.text);
+  await within('defaults on B', 10_000, async () =>
+    (await api(b, '/v1/models/centernet-coco')).body?.settings?.sessions === null ? true : undefined,
+  );
 });
 
 test("a real export added with the CLI on node A's data dir (DATABASE_URL set) is served by node B within 10 s", {

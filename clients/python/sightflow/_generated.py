@@ -390,6 +390,7 @@ OPERATIONS: dict[str, dict[str, Any]] = {
     "admin.models.create": {"method": "POST", "path": "/admin/v1/models", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.models.delete": {"method": "DELETE", "path": "/admin/v1/models/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.models.list": {"method": "GET", "path": "/admin/v1/models", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.models.update": {"method": "PATCH", "path": "/admin/v1/models/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.projects.create": {"method": "POST", "path": "/admin/v1/projects", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.projects.keys.create": {"method": "POST", "path": "/admin/v1/projects/{id}/keys", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.projects.keys.disable": {"method": "POST", "path": "/admin/v1/projects/{id}/keys/{key_id}/disable", "path_params": ("id", "key_id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},

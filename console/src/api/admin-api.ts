@@ -1,6 +1,6 @@
 // The admin API (/admin/v1, docs/operations.md, "Projects, keys and the admin API") with the signed-in admin token.
 import { requestJson } from './http';
-import type { AddedModel, ApiKey, CreatedKey, List, Model, Project, UsageList } from './types';
+import type { AddedModel, ApiKey, CreatedKey, List, Model, ModelSettingsPatch, Project, UsageList } from './types';
 
 const base = '/admin/v1';
 const enc = encodeURIComponent;
@@ -20,6 +20,8 @@ export function adminApi(token: string) {
     models: () => requestJson<List<Model>>(`${base}/models`, { token }),
     addModel: (body: { source: string; id?: string }) =>
       requestJson<AddedModel>(`${base}/models`, { token, method: 'POST', json: body }),
+    updateModel: (id: string, body: ModelSettingsPatch) =>
+      requestJson<Model>(`${base}/models/${enc(id)}`, { token, method: 'PATCH', json: body }),
     removeModel: (id: string) =>
       requestJson<{ id: string; deleted: true }>(`${base}/models/${enc(id)}`, { token, method: 'DELETE' }),
   };

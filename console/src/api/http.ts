@@ -16,7 +16,7 @@ export class HttpError extends Error {
 }
 
 export interface RequestOptions {
-  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   token: string;
   json?: unknown;
   signal?: AbortSignal;

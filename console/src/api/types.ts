@@ -195,6 +195,10 @@ export interface CollectionItem {
 export interface ModelServing {
   state: 'unloaded' | 'loading' | 'loaded';
   providers: string[] | null;
+  devices: number[] | null;
+  sessions: { loaded: number; max: number } | null;
+  batch: { max_size: number; max_delay_ms: number; sizes: number[] | null } | null;
+  warmup: { batch_sizes: number[]; ms: number[] } | { skipped: string } | null;
   memory_bytes: number | null;
   loaded_at: string | null;
   last_used_at: string | null;
@@ -217,8 +221,24 @@ export interface Model {
   origin: string | null;
   added_at: string | null;
   labels: number;
+  settings: ModelSettings;
   serving: ModelServing;
 }
+/** A model's serving settings (null: the server's default). */
+export interface ModelSettings {
+  preload: boolean;
+  idle_unload_s: number | null;
+  providers: string[] | null;
+  queue_depth: number | null;
+  devices: number[] | null;
+  sessions: number | null;
+  max_batch_size: number | null;
+  max_batch_delay_ms: number | null;
+  batch_sizes: 'auto' | 'all' | number[] | null;
+  warmup: 'auto' | 'on' | 'off' | null;
+}
+/** PATCH /admin/v1/models/:id: the fields to change; null puts one back to the server's default. */
+export type ModelSettingsPatch = { [K in keyof ModelSettings]?: ModelSettings[K] | null };
 export interface AddedModel extends Model {
   check: { summary: string; ms: number };
 }

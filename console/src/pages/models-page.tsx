@@ -1,15 +1,41 @@
 // Models: every model with its serving state, a form to add one from a URL or hub reference (the server
-// downloads it, runs it on the sample image and serves it on every node), and removal of added models.
+// downloads it, runs it on the sample image and serves it on every node), each model's serving settings
+// (sessions, batching, warm-up) changed while it runs, and removal of added models.
 import { useState } from 'preact/hooks';
 import { useSession } from '../session-context';
 import { useLoad } from '../use-load';
 import { fmtDateTime } from '../format';
 import { ErrorNotice, Loading, Notice, errorMessage } from '../components/notice';
 import { ConfirmDialog } from '../components/confirm-dialog';
+import { ModelSettingsDialog } from '../components/model-settings-dialog';
 import { useAdminErrors } from './use-admin-errors';
-import type { Model } from '../api/types';
+import type { Model, ModelSettingsPatch } from '../api/types';
 
 const mb = (n: number | null) => (n === null ? '' : `${Math.round(n / 1048576)} MB`);
+
+/** Sessions loaded of the most, and the batching in force: "1/2 sessions, up to 8 a call". */
+function servingText(m: Model): string {
+  const s = m.serving;
+  const parts: string[] = [];
+  if (s.sessions) parts.push(`${s.sessions.loaded}/${s.sessions.max} sessions`);
+  if (s.batch && s.batch.max_size > 1)
+    parts.push(`up to ${s.batch.max_size} a call${s.batch.sizes ? ` (sizes ${s.batch.sizes.join(', ')})` : ''}`);
+  return parts.join(', ');
+}
+
+/** The serving settings set for the model (the rest are the server's): "set: 2 sessions, up to 4 a call". */
+function settingsText(m: Model): string {
+  const s = m.settings;
+  const parts: string[] = [];
+  if (s.sessions !== null) parts.push(`${s.sessions} sessions`);
+  if (s.max_batch_size !== null) parts.push(`up to ${s.max_batch_size} a call`);
+  if (s.max_batch_delay_ms !== null) parts.push(`wait ${s.max_batch_delay_ms} ms`);
+  if (s.batch_sizes !== null)
+    parts.push(`sizes ${Array.isArray(s.batch_sizes) ? s.batch_sizes.join(', ') : s.batch_sizes}`);
+  if (s.warmup !== null) parts.push(`warm-up ${s.warmup}`);
+  if (s.queue_depth !== null) parts.push(`queue ${s.queue_depth}`);
+  return parts.length ? `set: ${parts.join(', ')}` : '';
+}
 
 export function ModelsPage() {
   const { api } = useSession();
@@ -21,6 +47,15 @@ export function ModelsPage() {
   const [error, setError] = useState<string | null>(null);
   const [added, setAdded] = useState<string | null>(null);
   const [toRemove, setToRemove] = useState<Model | null>(null);
+  const [editing, setEditing] = useState<Model | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+
+  const saveSettings = async (modelId: string, body: ModelSettingsPatch) => {
+    await api.updateModel(modelId, body);
+    setEditing(null);
+    setSaved(`Settings of ${modelId} saved; its sessions load again with them at its next run.`);
+    models.reload();
+  };
 
   const add = async (e: Event) => {
     e.preventDefault();
@@ -82,6 +117,11 @@ export function ModelsPage() {
           {added}
         </Notice>
       )}
+      {saved && (
+        <Notice kind="info" title="Settings saved">
+          {saved}
+        </Notice>
+      )}
       {error && (
         <Notice kind="error" title="The model could not be added or removed">
           {error}
@@ -99,6 +139,7 @@ export function ModelsPage() {
               <th scope="col">Requests</th>
               <th scope="col">p50</th>
               <th scope="col">Memory</th>
+              <th scope="col">Serving</th>
               <th scope="col">Source</th>
               <th scope="col">Added</th>
               <th scope="col">
@@ -120,9 +161,16 @@ export function ModelsPage() {
                 <td>{m.serving.requests}</td>
                 <td>{m.serving.p50_ms === null ? '' : `${m.serving.p50_ms} ms`}</td>
                 <td>{mb(m.serving.memory_bytes)}</td>
+                <td>
+                  {servingText(m)}
+                  {settingsText(m) && <div class="muted">{settingsText(m)}</div>}
+                </td>
                 <td>{m.builtin ? 'built in' : m.origin}</td>
                 <td>{m.added_at ? fmtDateTime(m.added_at) : ''}</td>
                 <td>
+                  <button type="button" onClick={() => setEditing(m)} aria-label={`Settings of ${m.id}`}>
+                    Settings
+                  </button>{' '}
                   {!m.builtin && (
                     <button type="button" class="danger" onClick={() => setToRemove(m)} aria-label={`Remove ${m.id}`}>
                       Remove
@@ -134,6 +182,7 @@ export function ModelsPage() {
           </tbody>
         </table>
       )}
+      <ModelSettingsDialog model={editing} onSave={saveSettings} onClose={() => setEditing(null)} />
       <ConfirmDialog
         open={toRemove !== null}
         title="Remove this model?"

@@ -510,6 +510,77 @@ export interface Operations {
       }>;
     };
   };
+  /** PATCH /admin/v1/models/{id}: Change a model's serving settings while it runs (built in or added; on every node): the fields given change, null puts one back to the server's default; its sessions load again with them */
+  "admin.models.update": {
+    path: { id: string };
+    query: Record<string, never>;
+    body: {
+      preload?: boolean | null;
+      idle_unload_s?: number | null;
+      providers?: Array<"tensorrt" | "cuda" | "cpu"> | null;
+      queue_depth?: number | null;
+      sessions?: number | null;
+      max_batch_size?: number | null;
+      max_batch_delay_ms?: number | null;
+      batch_sizes?: "auto" | "all" | Array<number> | null;
+      warmup?: "auto" | "on" | "off" | null;
+      devices?: Array<number> | null;
+    };
+    response: {
+      id: string;
+      object: "model";
+      task: string;
+      description: string;
+      builtin: boolean;
+      prepared: boolean;
+      sha256: string | null;
+      origin: string | null;
+      added_at: string | null;
+      labels: number;
+      settings: {
+        preload: boolean;
+        idle_unload_s: number | null;
+        providers: Array<string> | null;
+        queue_depth: number | null;
+        devices: Array<number> | null;
+        sessions: number | null;
+        max_batch_size: number | null;
+        max_batch_delay_ms: number | null;
+        batch_sizes: "auto" | "all" | Array<number> | null;
+        warmup: "auto" | "on" | "off" | null;
+      };
+      serving: {
+        state: "unloaded" | "loading" | "loaded";
+        providers: Array<string> | null;
+        devices: Array<number> | null;
+        sessions: {
+          loaded: number;
+          max: number;
+        } | null;
+        batch: {
+          max_size: number;
+          max_delay_ms: number;
+          sizes: Array<number> | null;
+        } | null;
+        warmup: {
+          batch_sizes: Array<number>;
+          ms: Array<number>;
+        } | {
+          skipped: string;
+        } | null;
+        memory_bytes: number | null;
+        loaded_at: string | null;
+        last_used_at: string | null;
+        requests: number;
+        errors: number;
+        p50_ms: number | null;
+        queue_depth: number;
+        pending: number;
+        idle_unload_s: number;
+        unloads: number;
+      };
+    };
+  };
   /** POST /admin/v1/projects: Create a project */
   "admin.projects.create": {
     path: Record<string, never>;
@@ -1316,6 +1387,7 @@ export const OPERATIONS: { readonly [K in OperationId]: OperationSpec } = {
   "admin.models.create": { method: "POST", path: "/admin/v1/models", pathParams: [], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.models.delete": { method: "DELETE", path: "/admin/v1/models/{id}", pathParams: ["id"], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.models.list": { method: "GET", path: "/admin/v1/models", pathParams: [], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
+  "admin.models.update": { method: "PATCH", path: "/admin/v1/models/{id}", pathParams: ["id"], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.projects.create": { method: "POST", path: "/admin/v1/projects", pathParams: [], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.projects.keys.create": { method: "POST", path: "/admin/v1/projects/{id}/keys", pathParams: ["id"], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.projects.keys.disable": { method: "POST", path: "/admin/v1/projects/{id}/keys/{key_id}/disable", pathParams: ["id","key_id"], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },

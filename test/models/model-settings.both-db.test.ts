@@ -1,0 +1,160 @@
+// A model's serving settings changed while the server runs (PATCH /admin/v1/models/:id), for a built-in model
+// whose manifest has none: its sessions load again with them at its next run, they outlive a restart (the
+// data dir's model-settings.json), null puts one back to the server's default, and junk is a 400 that
+// changes nothing; and through `sightflow models settings` on the data dir of the running server. On both
+// databases; across nodes: models-cluster.both-db.test.ts.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SAMPLE_IMAGE } from '../../src/detection/model-check.js';
+import { admin, api, freshDatabaseUrl, startTestApp, type TestApp } from '../helpers/app.js';
+import { runCli } from '../helpers/cli.js';
+
+const sample = readFileSync(SAMPLE_IMAGE).toString('base64');
+const dataDir = mkdtempSync(join(tmpdir(), 'sf-settings-'));
+let app: TestApp | undefined;
+after(async () => {
+  await app?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const detect = (t: TestApp) =>
+  api(t, '/v1/vision/detect', { method: 'POST', json: { image_base64: sample, model: 'centernet-coco' } });
+const model = async (t: TestApp) => (await api(t, '/v1/models/centernet-coco')).body;
+
+test('a built-in detector given sessions, batching and a warm-up while running; kept over a restart; reset by null', {
+  timeout: 180_000,
+}, async () => {
+  const databaseUrl = await freshDatabaseUrl();
+  app = await startTestApp({ SIGHTFLOW_INFERENCE_SESSIONS: '1' }, { dataDir, databaseUrl });
+  assert.equal((await detect(app)).status, 200);
+  const before = await model(app);
+  assert.equal(before.settings.sessions, null);
+  assert.deepEqual(before.serving.batch, { max_size: 1, max_delay_ms: 0, sizes: null }, 'the CPU defaults');
+  assert.equal(before.serving.warmup, null);
+
+  const set = await admin(app, '/admin/v1/models/centernet-coco', {
+    method: 'PATCH',
+    json: { sessions: 2, max_batch_size: 4, max_batch_delay_ms: 5, batch_sizes: [4, 1, 1], warmup: 'on' },
+  });
+  assert.equal(set.status, 200, set.text);
+  assert.equal(set.body.id, 'centernet-coco');
+  assert.equal(set.body.builtin, true);
+  assert.deepEqual(
+    { ...set.body.settings },
+    {
+      preload: false,
+      idle_unload_s: null,
+      providers: null,
+      queue_depth: null,
+      devices: null,
+      sessions: 2,
+      max_batch_size: 4,
+      max_batch_delay_ms: 5,
+      batch_sizes: [1, 4],
+      warmup: 'on',
+    },
+  );
+  // Its loaded session was let go; the next run loads it with the new settings.
+  assert.equal(set.body.serving.state, 'unloaded');
+  assert.equal((await detect(app)).status, 200);
+  const after1 = await model(app);
+  assert.equal(after1.serving.sessions.max, 2);
+  assert.deepEqual(after1.serving.batch, { max_size: 4, max_delay_ms: 5, sizes: [1, 4] });
+  assert.deepEqual(after1.serving.warmup?.batch_sizes, [4, 1], JSON.stringify(after1.serving.warmup));
+  assert.ok(existsSync(join(dataDir, 'model-settings.json')));
+
+  // Junk: a 400 naming the field, and nothing changes.
+  for (const [body, field] of [
+    [{ sessions: 0 }, 'sessions'],
+    [{ batch_sizes: [0] }, 'batch_sizes'],
+    [{ batch_sizes: 'some' }, 'batch_sizes'],
+    [{ warmup: true }, 'warmup'],
+    [{ nonsense: 1 }, null],
+  ] as const) {
+    const r = await admin(app, '/admin/v1/models/centernet-coco', { method: 'PATCH', json: body });
+    assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
+    assert.ok(r.body.error?.message, r.text);
+    if (field) assert.match(JSON.stringify(r.body.error), new RegExp(field), r.text);
+  }
+  const missing = await admin(app, '/admin/v1/models/no-such-model', { method: 'PATCH', json: { sessions: 2 } });
+  assert.equal(missing.status, 404, missing.text);
+  const anon = await api(app, '/admin/v1/models/centernet-coco', { method: 'PATCH', json: { sessions: 3 } });
+  assert.equal(anon.status, 401, 'the admin token guards it, not a project key');
+  assert.equal((await model(app)).settings.sessions, 2, 'unchanged');
+
+  // A restart on the same data dir keeps them.
+  await app.close();
+  app = await startTestApp({ SIGHTFLOW_INFERENCE_SESSIONS: '1' }, { dataDir, databaseUrl });
+  assert.equal((await model(app)).settings.max_batch_size, 4);
+  assert.equal((await detect(app)).status, 200);
+  assert.deepEqual((await model(app)).serving.batch, { max_size: 4, max_delay_ms: 5, sizes: [1, 4] });
+
+  // null: back to the server's; fields left out keep theirs.
+  const reset = await admin(app, '/admin/v1/models/centernet-coco', {
+    method: 'PATCH',
+    json: { max_batch_size: null, max_batch_delay_ms: null, batch_sizes: null, warmup: null },
+  });
+  assert.equal(reset.status, 200, reset.text);
+  assert.equal(reset.body.settings.sessions, 2);
+  assert.equal(reset.body.settings.max_batch_size, null);
+  assert.equal(reset.body.settings.warmup, null);
+  assert.equal((await detect(app)).status, 200);
+  const after2 = await model(app);
+  assert.deepEqual(after2.serving.batch, { max_size: 1, max_delay_ms: 0, sizes: null });
+  assert.equal(after2.serving.warmup, null);
+  assert.equal(after2.serving.sessions.max, 2);
+});
+
+test('sightflow models settings: changed on the data dir of a running server, taken within its re-read; "default" resets', {
+  timeout: 180_000,
+}, async () => {
+  assert.ok(app, 'the server of the test before');
+  const env = {
+    ...(app.databaseUrl ? { DATABASE_URL: app.databaseUrl } : {}),
+    SIGHTFLOW_MODELS_DIR: app.config.modelsDir,
+  };
+  const set = await runCli(
+    ['models', 'settings', 'ppocr-cls', '--sessions', '3', '--batch-sizes', '8,2', '--data-dir', dataDir, '--json'],
+    env,
+  );
+  assert.equal(set.code, 0, set.stderr);
+  const shown = JSON.parse(set.stdout.trim().split('\n').at(-1)!);
+  assert.equal(shown.id, 'ppocr-cls');
+  assert.equal(shown.settings.sessions, 3);
+  assert.deepEqual(shown.settings.batch_sizes, [2, 8]);
+  await within('taken by the server', 10_000, async () => {
+    const m = (await admin(app!, '/admin/v1/models')).body.data.find((x: { id: string }) => x.id === 'ppocr-cls');
+    return m?.settings.sessions === 3 ? true : undefined;
+  });
+
+  const bad = await runCli(['models', 'settings', 'ppocr-cls', '--warmup', 'sometimes', '--data-dir', dataDir], env);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /sightflow: .*warmup/s);
+  const missing = await runCli(['models', 'settings', 'no-such', '--sessions', '2', '--data-dir', dataDir], env);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /no model no-such/);
+
+  const reset = await runCli(
+    ['models', 'settings', 'ppocr-cls', '--sessions', 'default', '--batch-sizes', 'default', '--data-dir', dataDir],
+    env,
+  );
+  assert.equal(reset.code, 0, reset.stderr);
+  assert.match(reset.stdout, /ppocr-cls: .*sessions default.*batch_sizes default.*\(saved\)/);
+  await within('reset on the server', 10_000, async () => {
+    const m = (await admin(app!, '/admin/v1/models')).body.data.find((x: { id: string }) => x.id === 'ppocr-cls');
+    return m?.settings.sessions === null ? true : undefined;
+  });
+});
+
+async function within<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
