@@ -6,9 +6,12 @@
 // 1000 / that figure is the most images a second one process can take whatever the card does.
 // The `fronts` configuration runs the batched one behind front processes (SIGHTFLOW_HTTP_FRONTS): there the
 // main thread measured is that of the process that runs the model, which no longer parses HTTP, and the fronts'
-// CPU per image is given beside it.
+// CPU per image is given beside it. After each batched configuration's rows, one more at its most clients
+// with every batch size and no warm-up (changed on the running server), beside the default's padding to a few
+// sizes and warm-up at load (`--every-size off` leaves it out).
 //   node http-rows.js --server DIR --models DIR --client EXE --photo JPEG --providers cuda|cpu
-//                     [--clients 1,16,64] [--seconds 3] [--configs defaults,batched,fronts] [--fronts 4] --out FILE
+//                     [--clients 1,16,64] [--seconds 3] [--configs defaults,batched,fronts] [--fronts 4]
+//                     [--every-size on|off] --out FILE
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -27,6 +30,8 @@ interface Args {
   seconds: number;
   configs: string[];
   fronts: number;
+  /** After each batched configuration's rows, one more at the most clients with every batch size, no warm-up. */
+  everySize: boolean;
   out: string;
 }
 
@@ -68,6 +73,7 @@ function parseArgs(argv: string[]): Args {
     seconds: Number(v('seconds', '3')),
     configs,
     fronts: Number(v('fronts', '4')),
+    everySize: v('every-size', 'on') !== 'off',
     out: v('out'),
   };
 }
@@ -115,6 +121,17 @@ async function servingOf(
   }
 }
 
+/** Changes a model's serving settings on the running server; its sessions load again at the next request. */
+async function patchSettings(s: Server, model: string, settings: Record<string, unknown>): Promise<void> {
+  const r = await fetch(`http://127.0.0.1:${s.port}/admin/v1/models/${model}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(settings),
+    signal: AbortSignal.timeout(60_000),
+  });
+  if (r.status !== 200) throw new Error(`PATCH ${model} settings answered ${r.status}: ${await r.text()}`);
+}
+
 const round = (x: number, d = 1) => (Number.isFinite(x) ? +x.toFixed(d) : null);
 
 async function main(): Promise<void> {
@@ -158,7 +175,7 @@ async function main(): Promise<void> {
             objects: first.objects,
           };
           servers.push(entry);
-          for (const c of a.clients) {
+          const measure = async (label: string, c: number) => {
             // A second at this level first: sessions and batches settle before the measured run.
             await postClients(a.client, s, bodyFile, c, 1000);
             const main0 = threadCpuMs(s.child.pid!);
@@ -169,7 +186,7 @@ async function main(): Promise<void> {
             const allMs = cpuMs(s.child.pid!) - all0;
             const frontsMs = frontsCpu() - fronts0;
             const row = {
-              config: config.label,
+              config: label,
               model,
               providers: s.providers,
               clients: c,
@@ -186,9 +203,20 @@ async function main(): Promise<void> {
             };
             rows.push(row);
             process.stderr.write(`http: ${JSON.stringify(row)}\n`);
-          }
+          };
+          for (const c of a.clients) await measure(config.label, c);
           // After the rows, when overlapping requests have loaded the further sessions.
           entry.serving = await servingOf(s, model);
+          // A batched configuration once more at its most clients with every batch size and no warm-up, its
+          // settings changed on the running server (PATCH /admin/v1/models/:id): what the padding to a few
+          // sizes and the warm-up gain or cost against the shapes they save, on the same server and card.
+          if (a.everySize && name !== 'defaults') {
+            await patchSettings(s, model, { batch_sizes: 'all', warmup: 'off' });
+            await firstDetect(s, readFileSync(bodyFile, 'utf8'));
+            await measure(`${config.label}; every batch size, no warm-up`, Math.max(...a.clients));
+            entry.every_size_serving = await servingOf(s, model);
+            await patchSettings(s, model, { batch_sizes: null, warmup: null });
+          }
         }
       } finally {
         await stopServer(s);

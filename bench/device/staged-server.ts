@@ -12,6 +12,8 @@ export interface Server {
   imageThreads: number;
   port: number;
   key: string;
+  /** The admin token it was started with (SIGHTFLOW_ADMIN_TOKEN). */
+  adminToken: string;
   log: string[];
 }
 
@@ -32,6 +34,7 @@ export async function startServer(
   env: Record<string, string>,
   onLine?: (line: string) => void,
 ): Promise<Server> {
+  const adminToken = `check-${process.pid}-${Date.now()}`;
   const child = spawn(
     process.execPath,
     [join(a.server, 'sightflow.cjs'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
@@ -42,6 +45,7 @@ export async function startServer(
         SIGHTFLOW_MODELS_DIR: a.models,
         SIGHTFLOW_ADDON_PATH: join(a.server, 'build', 'Release', 'sightflow.node'),
         SIGHTFLOW_EXECUTION_PROVIDERS: a.providers,
+        SIGHTFLOW_ADMIN_TOKEN: adminToken,
         // The check's servers share templates of a fresh embedded database (gpu-check.sh names one folder for
         // the whole check): the first runs initdb and the migrations, each later one starts from a copy in a
         // fraction of that time.
@@ -94,7 +98,7 @@ export async function startServer(
     });
   });
   await ready;
-  return { child, port, key, log, providers: ran || '?', imageThreads };
+  return { child, port, key, adminToken, log, providers: ran || '?', imageThreads };
 }
 
 export async function stopServer(s: Server): Promise<void> {

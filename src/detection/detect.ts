@@ -9,6 +9,7 @@ import { Tensor, type InferenceRuntime, type ModelHandle, type RunContext } from
 import type { RgbImage } from '../media/rgb-image.js';
 import type { DecodedImage, DecodeFor } from '../media/image-decode.js';
 import { readOnnxInfo } from '../inference/onnx-metadata.js';
+import { LiveHandle } from '../inference/live-handle.js';
 import { resolveDetectorConfig, type DetectorConfig, type ModelInputSpec, type PostSpec } from './detector-config.js';
 import { letterboxAsync, letterboxBytesAsync, stretchAsync, stretchBytesAsync } from '../native/image.js';
 import { dominantColors } from '../media/colour.js';
@@ -54,13 +55,17 @@ export class Detector {
   private constructor(
     readonly modelId: string,
     readonly labels: string[],
-    /** The model's runtime handle (queue, session, stats). */
-    readonly handle: ModelHandle,
+    private readonly live: LiveHandle,
     readonly pre: ModelInputSpec,
     private readonly post: PostSpec,
     /** Where the labels and input size came from. */
     readonly origin: DetectorConfig['origin'],
   ) {}
+
+  /** The model's runtime handle in force (queue, session, stats): a new one after its settings changed. */
+  get handle(): ModelHandle {
+    return this.live.get();
+  }
 
   /**
    * A detector for a registered model (its prepared ONNX runs through the runtime's queue). Input size,
@@ -75,11 +80,10 @@ export class Detector {
     if (manifest.task !== 'detect') throw new Error(`model ${modelId} is a ${manifest.task} model, not a detector`);
     const onnx = readOnnxInfo(await readFile(await registry.onnxPath(modelId)));
     const c = resolveDetectorConfig(manifest, onnx, await registry.labels(modelId));
-    const handle = runtime.register(registry.spec(modelId));
     // Where the runtime gives its graph a bytes input (a GPU provider, or SIGHTFLOW_INFERENCE_UINT8_INPUT=on),
     // the normalisation below moves into the graph and each image crosses as a quarter of the bytes.
-    handle.offerBytesInput(c.pre);
-    return new Detector(modelId, c.labels, handle, c.pre, c.post, c.origin);
+    const live = new LiveHandle(runtime, registry, modelId, (h) => h.offerBytesInput(c.pre));
+    return new Detector(modelId, c.labels, live, c.pre, c.post, c.origin);
   }
 
   /** The resize the model's input makes of an image (a photo for detect may be decoded no larger than it needs). */

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ModelRegistry } from '../inference/registry.js';
+import { LiveHandle } from '../inference/live-handle.js';
 import {
   type Feeds,
   InferenceRuntime,
@@ -96,12 +97,13 @@ export class OcrModelLoader {
   private async open(): Promise<OcrModels> {
     const { registry, runtime } = await this.source();
     const session = async (id: string): Promise<OcrSession> => {
-      const handle = runtime.register(registry.spec(id));
-      const info = await handle.session();
+      // Each run takes the handle in force (a new one after the model's settings changed).
+      const live = new LiveHandle(runtime, registry, id);
+      const info = await live.get().session();
       return {
         inputNames: info.inputNames,
         outputNames: info.outputNames,
-        run: (feeds, ctx) => handle.run(feeds, undefined, ctx, { transfer: true }),
+        run: (feeds, ctx) => live.get().run(feeds, undefined, ctx, { transfer: true }),
       };
     };
     const [detection, recognition, angle] = await Promise.all(

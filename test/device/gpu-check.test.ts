@@ -133,13 +133,18 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     http.map((x) => `${x.config} ${x.model} ${x.clients}`),
     [
       ...models.flatMap((m) => [`defaults ${m} 1`, `defaults ${m} 4`]),
-      ...models.flatMap((m) => [`${frontsLabel} ${m} 1`, `${frontsLabel} ${m} 4`]),
+      ...models.flatMap((m) => [
+        `${frontsLabel} ${m} 1`,
+        `${frontsLabel} ${m} 4`,
+        // Once more with every batch size and no warm-up, set on the running server through the admin API.
+        `${frontsLabel}; every batch size, no warm-up ${m} 4`,
+      ]),
     ],
   );
   for (const x of http) {
     assert.ok(x.images_per_s > 0 && x.errors === 0 && x.p99_ms >= x.p50_ms, JSON.stringify(x));
     assert.ok(x.main_thread_ms_per_image > 0 && x.process_cpu_ms_per_image > x.main_thread_ms_per_image);
-    if (x.config === frontsLabel) assert.ok(x.fronts === 2 && x.fronts_cpu_ms_per_image > 0, JSON.stringify(x));
+    if (x.config.startsWith(frontsLabel)) assert.ok(x.fronts === 2 && x.fronts_cpu_ms_per_image > 0, JSON.stringify(x));
     else assert.equal(x.fronts, 0);
   }
   // Each server started through the bundle's launcher (server/sightflow.cjs): its image pool one thread a core.
@@ -160,6 +165,16 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     });
   }
   assert.match(table, /\| defaults \| centernet-coco \| cpu \| 4 \| [\d.]+ \|/);
+  assert.match(
+    table,
+    /- centernet-coco, batch <= 32, 2 ms, queue 128, 2 fronts, 4 clients: its batch sizes and warm-up [\d.]+ images\/s \(p99 [\d.]+ ms\) against every batch size without warm-up [\d.]+ \(p99 [\d.]+ ms\)/,
+  );
+  for (const s of (r.http.servers as Array<Record<string, any>>).filter((x) => x.config === frontsLabel))
+    assert.deepEqual(
+      s.every_size_serving?.batch,
+      { max_size: 32, max_delay_ms: 2, sizes: null },
+      `${s.model}: the settings in force for that row`,
+    );
   assert.match(
     table,
     /- centernet-coco, defaults: [\d.]+ images\/s at 4 clients \(goal >= 1500; [\d.]+ of the reference's best, goal >= 0\.5\), .*; sessions on cpu; one image a call; no warm-up$/m,

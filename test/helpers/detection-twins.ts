@@ -39,3 +39,20 @@ export function assertTwins(a: AnyBox[], b: AnyBox[], tol: TwinTolerance, what: 
   }
   return confident(a).length;
 }
+
+/**
+ * The same detections one to one: as many boxes, each of `a` paired with its own of `b` (same class, score
+ * within 1e-4, IoU at least 0.999). What a batch must answer against runs alone: each row is the image's own
+ * computation, equal up to the order of a batched kernel's float sums.
+ */
+export function assertSameBoxes(a: AnyBox[], b: AnyBox[], what: string): void {
+  assert.equal(a.length, b.length, `${what}: ${a.length} boxes against ${b.length}`);
+  const left = [...b];
+  for (const x of a) {
+    const k = left.findIndex(
+      (y) => y.classId === x.classId && Math.abs(y.score - x.score) <= 1e-4 && iou(y.box, x.box) >= 0.999,
+    );
+    assert.ok(k >= 0, `${what}: no twin for ${JSON.stringify(x)} among ${JSON.stringify(left)}`);
+    left.splice(k, 1);
+  }
+}

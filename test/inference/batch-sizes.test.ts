@@ -10,11 +10,11 @@ import { InferenceRuntime, Tensor } from '../../src/inference/runtime.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { batchSizesFor, paddedSize, parseBatchSizes, warmupOrder } from '../../src/inference/dynamic-batch.js';
 import { Detector, type RawDetection } from '../../src/detection/detect.js';
-import { iou } from '../../src/detection/yolo.js';
 import { enableMetrics, renderMetrics } from '../../src/metrics/registry.js';
 import { loadConfig } from '../../src/config/index.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { parseExposition, sampleSum } from '../helpers/metrics-text.js';
+import { assertSameBoxes } from '../helpers/detection-twins.js';
 import { affineModel, affineRow, collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 
 test('the sizes: every size on the CPU, powers of two and the most on a GPU provider, a list as given with 1 and the most', () => {
@@ -200,19 +200,6 @@ test('a graph with a free dimension besides the batch is not warmed up: the sess
   });
   assert.deepEqual(Array.from(out.y.data as Float32Array), [0, 2, 0]);
 });
-
-/** The same detections as a set: each box of one list has its twin in the other (class, IoU, score). */
-function assertSameBoxes(padded: RawDetection[], alone: RawDetection[], what: string): void {
-  assert.equal(padded.length, alone.length, `${what}: ${padded.length} boxes padded, ${alone.length} alone`);
-  const left = [...alone];
-  for (const b of padded) {
-    const k = left.findIndex(
-      (a) => a.classId === b.classId && Math.abs(a.score - b.score) <= 1e-4 && iou(a.box, b.box) >= 0.999,
-    );
-    assert.ok(k >= 0, `${what}: no twin for ${JSON.stringify(b)}`);
-    left.splice(k, 1);
-  }
-}
 
 test('the built-in detector warmed up and padded: three photos in a batch of four answer what each does alone', {
   skip: cocoSkip,

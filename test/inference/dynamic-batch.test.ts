@@ -19,21 +19,9 @@ import { OnnxGraphBuilder, DataType } from '../../src/inference/tfjs-import/onnx
 import { Tensor } from '../../src/inference/runtime.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
+import { assertSameBoxes } from '../helpers/detection-twins.js';
 
 const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081', '000000000094'];
-
-/** The same detections as a set: each box of one list has its twin in the other (class, IoU, score). */
-function assertSameBoxes(batched: RawDetection[], alone: RawDetection[], what: string): void {
-  assert.equal(batched.length, alone.length, `${what}: ${batched.length} boxes batched, ${alone.length} alone`);
-  const left = [...alone];
-  for (const b of batched) {
-    const k = left.findIndex(
-      (a) => a.classId === b.classId && Math.abs(a.score - b.score) <= 1e-4 && iou(a.box, b.box) >= 0.999,
-    );
-    assert.ok(k >= 0, `${what}: no twin for ${JSON.stringify(b)} among ${JSON.stringify(left)}`);
-    left.splice(k, 1);
-  }
-}
 
 async function detectorWith(
   t: Parameters<typeof tempDataDir>[0],

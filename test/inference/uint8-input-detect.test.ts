@@ -11,11 +11,10 @@ import { InferenceRuntime } from '../../src/inference/runtime.js';
 import type { Uint8InputMode } from '../../src/inference/uint8-input.js';
 import { Detector, type RawDetection } from '../../src/detection/detect.js';
 import { detectorPreprocess } from '../../src/detection/image-preprocess.js';
-import { iou } from '../../src/detection/yolo.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { cpuDetector } from '../helpers/detectors.js';
 import { collectingLog, loadRgb, tempDataDir, tinyYoloOnnx } from '../helpers/inference.js';
-import { assertTwins, type TwinTolerance } from '../helpers/detection-twins.js';
+import { assertSameBoxes, assertTwins, type TwinTolerance } from '../helpers/detection-twins.js';
 import { BYTES_VS_FLOAT } from '../helpers/bytes-vs-float.js';
 
 const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081', '000000000094', '000000000049'];
@@ -79,15 +78,7 @@ test('bytes inputs batched: concurrent photos run in one call and each gets the 
     assert.ok(a.length >= 1, `${p}: something found`);
     // A batch's rows are each image's own computation (the same bytes, the same graph): equal up to the
     // float sums' order in a batched kernel.
-    assert.equal(b.length, a.length, `${p}: ${b.length} boxes batched, ${a.length} alone`);
-    const left = [...a];
-    for (const x of b) {
-      const k = left.findIndex(
-        (y) => y.classId === x.classId && Math.abs(y.score - x.score) <= 1e-4 && iou(y.box, x.box) >= 0.999,
-      );
-      assert.ok(k >= 0, `${p}: no twin for ${JSON.stringify(x)}`);
-      left.splice(k, 1);
-    }
+    assertSameBoxes(b, a, `${p}, batched against alone`);
   });
 });
 

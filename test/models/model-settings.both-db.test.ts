@@ -23,6 +23,7 @@ after(async () => {
 const detect = (t: TestApp) =>
   api(t, '/v1/vision/detect', { method: 'POST', json: { image_base64: sample, model: 'centernet-coco' } });
 const model = async (t: TestApp) => (await api(t, '/v1/models/centernet-coco')).body;
+const ocr = (t: TestApp) => api(t, '/v1/vision/ocr', { method: 'POST', json: { image_base64: sample } });
 
 test('a built-in detector given sessions, batching and a warm-up while running; kept over a restart; reset by null', {
   timeout: 180_000,
@@ -116,21 +117,29 @@ test('sightflow models settings: changed on the data dir of a running server, ta
     ...(app.databaseUrl ? { DATABASE_URL: app.databaseUrl } : {}),
     SIGHTFLOW_MODELS_DIR: app.config.modelsDir,
   };
+  // OCR runs first, so it holds its models when their settings change.
+  assert.equal((await ocr(app)).status, 200);
   const set = await runCli(
-    ['models', 'settings', 'ppocr-cls', '--sessions', '3', '--batch-sizes', '8,2', '--data-dir', dataDir, '--json'],
+    ['models', 'settings', 'ppocr-det', '--sessions', '3', '--batch-sizes', '8,2', '--data-dir', dataDir, '--json'],
     env,
   );
   assert.equal(set.code, 0, set.stderr);
   const shown = JSON.parse(set.stdout.trim().split('\n').at(-1)!);
-  assert.equal(shown.id, 'ppocr-cls');
+  assert.equal(shown.id, 'ppocr-det');
   assert.equal(shown.settings.sessions, 3);
   assert.deepEqual(shown.settings.batch_sizes, [2, 8]);
   await within('taken by the server', 10_000, async () => {
-    const m = (await admin(app!, '/admin/v1/models')).body.data.find((x: { id: string }) => x.id === 'ppocr-cls');
+    const m = (await admin(app!, '/admin/v1/models')).body.data.find((x: { id: string }) => x.id === 'ppocr-det');
     return m?.settings.sessions === 3 ? true : undefined;
   });
 
-  const bad = await runCli(['models', 'settings', 'ppocr-cls', '--warmup', 'sometimes', '--data-dir', dataDir], env);
+  // OCR, which holds its models from its first request, runs with the new settings: the handle it runs on is
+  // the one registered now (on a forgotten one the registered model would show no sessions at all).
+  assert.equal((await ocr(app)).status, 200);
+  const det = (await admin(app, '/admin/v1/models')).body.data.find((x: { id: string }) => x.id === 'ppocr-det');
+  assert.equal(det.serving.sessions?.max, 3, JSON.stringify(det.serving));
+
+  const bad = await runCli(['models', 'settings', 'ppocr-det', '--warmup', 'sometimes', '--data-dir', dataDir], env);
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /sightflow: .*warmup/s);
   const missing = await runCli(['models', 'settings', 'no-such', '--sessions', '2', '--data-dir', dataDir], env);
@@ -138,13 +147,13 @@ test('sightflow models settings: changed on the data dir of a running server, ta
   assert.match(missing.stderr, /no model no-such/);
 
   const reset = await runCli(
-    ['models', 'settings', 'ppocr-cls', '--sessions', 'default', '--batch-sizes', 'default', '--data-dir', dataDir],
+    ['models', 'settings', 'ppocr-det', '--sessions', 'default', '--batch-sizes', 'default', '--data-dir', dataDir],
     env,
   );
   assert.equal(reset.code, 0, reset.stderr);
-  assert.match(reset.stdout, /ppocr-cls: .*sessions default.*batch_sizes default.*\(saved\)/);
+  assert.match(reset.stdout, /ppocr-det: .*sessions default.*batch_sizes default.*\(saved\)/);
   await within('reset on the server', 10_000, async () => {
-    const m = (await admin(app!, '/admin/v1/models')).body.data.find((x: { id: string }) => x.id === 'ppocr-cls');
+    const m = (await admin(app!, '/admin/v1/models')).body.data.find((x: { id: string }) => x.id === 'ppocr-det');
     return m?.settings.sessions === null ? true : undefined;
   });
 });

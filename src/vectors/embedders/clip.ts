@@ -17,6 +17,7 @@ import {
   type Modality,
 } from './embedder.js';
 import { clipPixels, type ClipImageOptions } from './clip-preprocess.js';
+import { LiveHandle } from '../../inference/live-handle.js';
 import { ClipTokenizer } from './clip-tokenizer.js';
 
 const CLIP_TYPES: Modality[] = ['image', 'text'];
@@ -32,8 +33,8 @@ export class ClipEmbedder implements Embedder {
   private tokenizer: ClipTokenizer | null = null;
   private feedMask = false;
   private probing: Promise<void> | null = null;
-  private readonly vision: ModelHandle;
-  private readonly text: ModelHandle;
+  private readonly visionLive: LiveHandle;
+  private readonly textLive: LiveHandle;
   private readonly image: ClipImageOptions;
 
   constructor(
@@ -41,10 +42,18 @@ export class ClipEmbedder implements Embedder {
     private readonly models: ModelsService,
     private readonly log: Logger,
   ) {
-    this.vision = models.runtime.register(models.registry.spec(clip.visionId));
-    this.text = models.runtime.register(models.registry.spec(clip.textId));
+    this.visionLive = new LiveHandle(models.runtime, models.registry, clip.visionId);
+    this.textLive = new LiveHandle(models.runtime, models.registry, clip.textId);
     const m = clip.manifest;
     this.image = { size: m.image_size, resize: m.resize ?? m.image_size, mean: m.mean, std: m.std };
+  }
+
+  /** The encoders' runtime handles in force (new ones after their settings changed). */
+  private get vision(): ModelHandle {
+    return this.visionLive.get();
+  }
+  private get text(): ModelHandle {
+    return this.textLive.get();
   }
 
   get info(): EmbeddingModelInfo {

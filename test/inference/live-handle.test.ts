@@ -1,0 +1,37 @@
+// A part's hold on a model's handle follows the model: once the runtime lets the handle go (its settings
+// changed, its manifest replaced), the next run takes the handle registered then, or registers the model anew,
+// so no part runs on a forgotten handle beside the new one. Through the real runtime and worker.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { InferenceRuntime, type ModelHandle, type ModelSpec } from '../../src/inference/runtime.js';
+import { LiveHandle } from '../../src/inference/live-handle.js';
+import { affineModel, affineRow, collectingLog } from '../helpers/inference.js';
+
+test('a live handle: the registered one while it lasts, a new one after the runtime let it go', async (t) => {
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, sessions: 1, log: collectingLog() });
+  t.after(() => runtime.release());
+  let sessions = 1;
+  const registry = { spec: (id: string): ModelSpec => ({ id, load: async () => affineModel(), sessions }) };
+  const seen: ModelHandle[] = [];
+  const live = new LiveHandle(runtime, registry, 'affine', (h) => seen.push(h));
+  const first = live.get();
+  assert.equal(first, runtime.model('affine'));
+  assert.equal(live.get(), first, 'the same while it is registered');
+  assert.deepEqual(Array.from((await first.run(affineRow(1))).y.data as Float32Array), [3, 5, 7, 9]);
+
+  // Its settings change: the runtime forgets the handle; the next run registers the model with the new spec.
+  sessions = 2;
+  await runtime.unregister('affine');
+  const second = live.get();
+  assert.notEqual(second, first);
+  assert.equal(second, runtime.model('affine'), 'the one registered, not a second beside it');
+  assert.equal(second.maxSessions, 2);
+  assert.deepEqual(Array.from((await second.run(affineRow(2))).y.data as Float32Array), [5, 7, 9, 11]);
+  assert.deepEqual(seen, [first, second], 'each new handle is set up once');
+
+  // Registered meanwhile by someone else (a request): that one is taken.
+  await runtime.unregister('affine');
+  const other = runtime.register(registry.spec('affine'));
+  assert.equal(live.get(), other);
+  assert.equal(seen.length, 3);
+});
