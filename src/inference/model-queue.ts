@@ -64,6 +64,8 @@ export class ModelQueue<I, O> {
   /** Batches dispatched in a row while background items waited and none of them went. */
   private skippedBackground = 0;
   private running = 0;
+  /** Callers of whenIdle() waiting for nothing to wait or run. */
+  private idleWaiters: Array<() => void> = [];
   private timer: NodeJS.Timeout | undefined;
   /** The dispatch of a batch whose first item expects no company, after this turn's items joined it. */
   private soon: NodeJS.Immediate | undefined;
@@ -110,6 +112,19 @@ export class ModelQueue<I, O> {
   /** Items dropped before they ran because their signal fired. */
   dropped = 0;
 
+  /** Settles once no item waits or runs (at once when none does): a queue being let go drains first. */
+  whenIdle(): Promise<void> {
+    if (this.pending === 0 && this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private settleIdle(): void {
+    if (this.pending > 0 || this.running > 0 || this.idleWaiters.length === 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
   /**
    * Queues one item; the promise rejects at once with errors.overloaded when the queue is full, and with the
    * signal's reason when the signal fires before the item starts (a started batch runs to the end).
@@ -142,6 +157,7 @@ export class ModelQueue<I, O> {
           lane.splice(i, 1);
           this.dropped++;
           reject(signal.reason);
+          this.settleIdle();
         };
         signal.addEventListener('abort', item.onAbort, { once: true });
       }
@@ -233,6 +249,7 @@ export class ModelQueue<I, O> {
       .finally(() => {
         this.running--;
         this.pump();
+        this.settleIdle();
       });
   }
 }

@@ -345,11 +345,18 @@ export class InferenceRuntime {
   register(spec: ModelSpec): ModelHandle {
     let h = this.models.get(spec.id);
     if (!h) {
-      h = new ModelHandle(spec, this, spec.queueDepth ?? this.queueDepth);
+      // A model registered again after it was let go gets sessions and workers of its own, apart from the
+      // handle before it, which may still be draining its queue on its own.
+      const generation = this.generations.get(spec.id) ?? 0;
+      this.generations.set(spec.id, generation + 1);
+      h = new ModelHandle(spec, this, spec.queueDepth ?? this.queueDepth, generation);
       this.models.set(spec.id, h);
     }
     return h;
   }
+
+  /** How many handles each model id has had (a new one after each unregister). */
+  private readonly generations = new Map<string, number>();
 
   model(id: string): ModelHandle | undefined {
     return this.models.get(id);
@@ -361,14 +368,16 @@ export class InferenceRuntime {
   }
 
   /**
-   * Forgets a model (removed or replaced): its session is released and, with one worker per model, its
-   * worker thread ends, so the memory goes back. A later register() starts afresh.
+   * Forgets a model (removed, replaced, its settings changed): new runs go to a handle registered afresh,
+   * while the runs already queued or running on this one finish on its sessions (a settings change under load
+   * fails no request); then its sessions are released and, with one worker per model, its worker threads end,
+   * so the memory goes back.
    */
   async unregister(id: string): Promise<void> {
     const h = this.models.get(id);
     this.models.delete(id);
     this.gpuFailures.delete(id);
-    if (h) await h.unload();
+    if (h) await h.retire();
   }
 
   /** Ends the worker threads of a model that has nothing loaded any more (one worker per model only). */
@@ -423,11 +432,12 @@ export class InferenceRuntime {
     replica = 0,
     threads = this.intraOpThreads,
     devices = this.devices,
+    sessionName = id,
   ): Promise<{ worker: SessionWorker; model: LoadedModel }> {
     // The card this session runs on, where its providers include a GPU one.
     const cardFor = (eps: string[]) => (usesGpu(eps) ? sessionDevice(devices, replica) : undefined);
     const load = async (eps: string[]) => {
-      const worker = this.pool.workerFor(replicaKey(id, replica));
+      const worker = this.pool.workerFor(replicaKey(sessionName, replica));
       const device = cardFor(eps);
       // The session holds at least its weights; RSS growth over the load says more (arenas, copies) but can
       // read zero when other work in the process frees memory meanwhile.
@@ -440,7 +450,7 @@ export class InferenceRuntime {
           : source.byteLength;
       const rss0 = process.memoryUsage.rss();
       const info = await worker.call<SessionInfo>(
-        { op: 'load', model: id, source, providers: eps, device, intraOpThreads: threads },
+        { op: 'load', model: sessionName, source, providers: eps, device, intraOpThreads: threads },
         `loading model ${id}`,
       );
       return {
@@ -556,11 +566,21 @@ export class ModelHandle {
   private bytesInput = false;
   private madeWithOffer = false;
 
+  /**
+   * The name its sessions and worker threads go by: the model's id, and for a model registered again after it
+   * was let go, the id with its generation (`id~1`), so the handle before it can drain on its own sessions.
+   */
+  readonly sessionName: string;
+  /** Let go by the runtime: it only drains what it holds, and its idle timer no longer arms. */
+  private retired = false;
+
   constructor(
     readonly spec: ModelSpec,
     private readonly runtime: InferenceRuntime,
     readonly depth: number,
+    generation = 0,
   ) {
+    this.sessionName = generation === 0 ? spec.id : `${spec.id}~${generation}`;
     this.batching =
       spec.batch ??
       (spec.dynamicBatch
@@ -705,7 +725,7 @@ export class ModelHandle {
       });
       const made = plansAnything(plan)
         ? await rt
-            .workerFor(replicaKey(id, 0))
+            .workerFor(replicaKey(this.sessionName, 0))
             .call<GraphOutcome>({ op: 'graph', source: src, plan }, `preparing the graph of model ${id}`)
         : undefined;
       const refused = made?.refused ?? {};
@@ -763,6 +783,7 @@ export class ModelHandle {
       key,
       threads,
       rt.devicesFor(this.spec, key > 0),
+      this.sessionName,
     );
     if (this.warmsUp(l.model.providers)) l.model.warmup = await this.warmUp(l, key);
     this.armIdleTimer();
@@ -797,7 +818,7 @@ export class ModelHandle {
     );
     try {
       const done = await l.worker.call<{ ms: number[] } | { skipped: string }>(
-        { op: 'warmup', model: id, sizes },
+        { op: 'warmup', model: this.sessionName, sizes },
         `warming up model ${id}`,
       );
       if ('skipped' in done) {
@@ -879,6 +900,7 @@ export class ModelHandle {
 
   private armIdleTimer(): void {
     this.stopIdleTimer();
+    if (this.retired) return;
     const ms = this.idleUnloadMs;
     if (!(ms > 0) || this.replicas.loadedCount === 0) return;
     this.idleTimer = setTimeout(() => {
@@ -896,12 +918,31 @@ export class ModelHandle {
     this.idleTimer = undefined;
   }
 
+  /**
+   * Let go by the runtime (runtime.unregister): the runs waiting or running on it finish on its sessions, at
+   * most `drainMs` (then those left fail as an unload fails them), and its sessions and worker threads go.
+   */
+  async retire(drainMs = 60_000): Promise<void> {
+    this.retired = true;
+    this.stopIdleTimer();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.queue.whenIdle(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, drainMs);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    await this.unload();
+  }
+
   /** Releases the session and, with one worker per model, ends its worker thread: the memory goes back. */
   async unload(): Promise<void> {
     this.stopIdleTimer();
     const had = this.replicas.loadedCount > 0 || this.replicas.loading;
     await this.release();
-    await this.runtime.retireWorker(this.spec.id, this.replicas.keys);
+    await this.runtime.retireWorker(this.sessionName, this.replicas.keys);
     // A graph made before a detector offered its preprocessing is made again, with it, at the next load.
     if (this.bytesPre && !this.madeWithOffer) this.source = undefined;
     if (had) this.unloads++;
@@ -951,7 +992,7 @@ export class ModelHandle {
       out = await replica.loaded!.worker.call<Record<string, WireTensor>>(
         {
           op: 'run',
-          model: this.spec.id,
+          model: this.sessionName,
           feeds,
           outputs: item.outputs,
           ...(items === 1 && item.decode ? { decode: item.decode } : {}),
@@ -1016,7 +1057,13 @@ export class ModelHandle {
       }));
       const t0 = performance.now();
       out = await replica.loaded!.worker.call<Array<Record<string, WireTensor>>>(
-        { op: 'runBatch', model: this.spec.id, items: wire, outputs: items[0].outputs, ...(pad ? { pad } : {}) },
+        {
+          op: 'runBatch',
+          model: this.sessionName,
+          items: wire,
+          outputs: items[0].outputs,
+          ...(pad ? { pad } : {}),
+        },
         `model ${this.spec.id} run`,
         transfer,
       );
@@ -1035,7 +1082,7 @@ export class ModelHandle {
   async release(): Promise<void> {
     for (const l of await Promise.all(this.replicas.takeAll())) {
       if (l?.worker.alive)
-        await l.worker.call({ op: 'release', model: this.spec.id }, `releasing model ${this.spec.id}`);
+        await l.worker.call({ op: 'release', model: this.sessionName }, `releasing model ${this.spec.id}`);
     }
   }
 }

@@ -158,6 +158,42 @@ test('sightflow models settings: changed on the data dir of a running server, ta
   });
 });
 
+test('settings changed under load fail no request: runs queued on the old sessions finish there', {
+  timeout: 120_000,
+}, async () => {
+  assert.ok(app, 'the server of the tests before');
+  const t = app;
+  const codes: Record<number, number> = {};
+  const failures: string[] = [];
+  let stop = false;
+  const client = async () => {
+    while (!stop) {
+      const r = await detect(t);
+      codes[r.status] = (codes[r.status] ?? 0) + 1;
+      if (r.status !== 200) failures.push(r.text.slice(0, 200));
+    }
+  };
+  const clients = Array.from({ length: 6 }, client);
+  for (const body of [
+    { sessions: 1, max_batch_size: 4 },
+    { sessions: 2, max_batch_size: null },
+    { sessions: 1, warmup: 'on' },
+    { sessions: null, warmup: null },
+  ]) {
+    await new Promise((r) => setTimeout(r, 800));
+    const p = await admin(t, '/admin/v1/models/centernet-coco', { method: 'PATCH', json: body });
+    assert.equal(p.status, 200, p.text);
+  }
+  await new Promise((r) => setTimeout(r, 800));
+  stop = true;
+  await Promise.all(clients);
+  assert.deepEqual(failures, [], JSON.stringify(codes));
+  assert.ok((codes[200] ?? 0) >= 12, JSON.stringify(codes));
+  const m = await model(t);
+  assert.equal(m.settings.sessions, null);
+  assert.equal(m.settings.max_batch_size, null);
+});
+
 async function within<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
   const t0 = Date.now();
   for (;;) {
