@@ -24,10 +24,10 @@ export function batchFor(providers: readonly string[], configured: Partial<Batch
 }
 
 /**
- * The batch sizes sessions run: 'every' (a batch runs at the size it formed), or a list (a batch of n runs
- * padded with blank images up to the smallest listed size >= n). Each size a GPU session meets is a new
- * shape for its provider (cuDNN's kernel search, a TensorRT engine's profile), so on a GPU batches keep to a
- * few sizes that a warm-up can run as the session loads.
+ * The batch sizes sessions run: `all` (a batch runs at the size it formed), a list (a batch of n runs padded
+ * with blank images up to the smallest listed size >= n), or `auto` (by provider: batchSizesFor). Each size a
+ * GPU session meets is a new shape for its provider (cuDNN's kernel search, a TensorRT engine's profile), so
+ * on a GPU batches keep to a few sizes that a warm-up can run as the session loads.
  */
 export type BatchSizes = 'auto' | 'all' | number[];
 

@@ -181,13 +181,13 @@ export interface RunContext {
   priority?: RunPriority;
 }
 
-/** A model loaded in its worker: the providers it runs on and its input/output names. */
-/** When a detector's sessions warm up as they load. */
+/** When a model's sessions warm up as they load. */
 export type WarmupMode = 'auto' | 'on' | 'off';
 
 /** A session's warm-up: each batch size run once, in order, and what each took; or why it was skipped. */
 export type Warmup = { sizes: number[]; ms: number[] } | { skipped: string };
 
+/** A model loaded in its worker: the providers it runs on and its input/output names. */
 export interface LoadedModel extends SessionInfo {
   providers: string[];
   /** The session's warm-up as it loaded, where it had one. */

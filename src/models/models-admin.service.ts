@@ -13,6 +13,7 @@ import type { ModelState } from '../inference/runtime.js';
 import { publishModel, unpublishModel } from './model-publish.js';
 import type { AddModelBody, ModelSettingsPatch } from './schemas.js';
 import { applySettings, settingsOut } from './model-settings.js';
+import { sameRuntime } from '../inference/settings-overrides.js';
 import { publishSettings } from './settings-publish.js';
 
 /**
@@ -92,7 +93,8 @@ export class ModelsAdminService {
     }
     await registry.setOverride(id, next);
     if (this.shared) await publishSettings(this.s.db, id, next);
-    await this.s.models.refresh();
+    // A re-read already under way may have read the file before this change: then one more takes it.
+    for (let i = 0; i < 2 && !sameRuntime(registry.overrideOf(id), next); i++) await this.s.models.refresh();
     this.s.log.info({ model: id, settings: next }, `model ${id}: serving settings changed`);
     return this.describe(registry.get(id));
   }
