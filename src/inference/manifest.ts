@@ -40,6 +40,14 @@ const LabelsSchema = z.union([
   z.object({ package: z.string().optional(), path: z.string() }),
 ]);
 
+/** Batch sizes a batched model keeps to (a batch padded up to the next): auto, all, or a list. */
+export const BatchSizesSetting = z.union([
+  z.enum(['auto', 'all']),
+  z.array(z.number().int().min(1).max(4096)).min(1).max(64),
+]);
+/** Whether a model's sessions run their batch sizes once on blank inputs as they load. */
+export const WarmupSetting = z.enum(['auto', 'on', 'off']);
+
 /** Per-model serving settings: load at start, idle unload, execution providers in order, queue bound. */
 export const ModelRuntimeSchema = z.object({
   /** Load when the server starts instead of on first use. */
@@ -60,12 +68,12 @@ export const ModelRuntimeSchema = z.object({
   /** A detector's dynamic batching: longest wait for company, ms; default SIGHTFLOW_BATCH_MAX_DELAY_MS (or its provider's). */
   maxBatchDelayMs: z.number().min(0).max(1000).optional(),
   /**
-   * A detector's batch sizes (a batch padded with blank images up to the next): auto, all, or a list; default
+   * A batched model's batch sizes (a batch padded with blank inputs up to the next): auto, all, or a list; default
    * SIGHTFLOW_BATCH_SIZES.
    */
-  batchSizes: z.union([z.enum(['auto', 'all']), z.array(z.number().int().min(1).max(4096)).min(1).max(64)]).optional(),
-  /** A detector's sessions run their batch sizes once on blank images as they load; default SIGHTFLOW_MODEL_WARMUP. */
-  warmup: z.enum(['auto', 'on', 'off']).optional(),
+  batchSizes: BatchSizesSetting.optional(),
+  /** Its sessions run their batch sizes once on blank inputs as they load; default SIGHTFLOW_MODEL_WARMUP. */
+  warmup: WarmupSetting.optional(),
   /** The GPUs (CUDA device ordinals) its sessions run on, in turn; default every one the server uses (SIGHTFLOW_GPU_DEVICES). */
   devices: z.array(z.number().int().min(0).max(255)).min(1).max(256).optional(),
 });

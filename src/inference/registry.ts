@@ -9,10 +9,9 @@ import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { projectRoot } from '../base/paths.js';
 import { errors } from '../base/errors.js';
-import { isPackageSource, ManifestSchema, type ModelManifest } from './manifest.js';
+import { isPackageSource, ManifestSchema, type ModelManifest, type ModelRuntimeSettings } from './manifest.js';
 import { ClipManifestSchema, clipEncoderManifests, isFamilyManifest, type ClipModel } from './clip-manifest.js';
 import type { ModelSpec } from './runtime.js';
-import type { ModelRuntimeSettings } from './manifest.js';
 import { readSettingsOverrides, sameRuntime, writeSettingsOverrides } from './settings-overrides.js';
 
 export interface RegisteredModel {

@@ -796,8 +796,14 @@ export class ModelHandle {
    */
   batchSizes(providers?: string[]): number[] | null {
     const eps = providers ?? this.runtime.providersFor(this.spec, true);
-    return batchSizesFor(eps, this.queue.batch.maxBatch, this.spec.batchSizes ?? this.runtime.batchSizes);
+    const maxBatch = this.queue.batch.maxBatch;
+    // Asked for at every batch: made once per provider and most (the most rises once the graph is made).
+    const key = `${eps[0]}\u0000${maxBatch}`;
+    if (this.sizesMemo?.key !== key)
+      this.sizesMemo = { key, sizes: batchSizesFor(eps, maxBatch, this.spec.batchSizes ?? this.runtime.batchSizes) };
+    return this.sizesMemo.sizes;
   }
+  private sizesMemo: { key: string; sizes: number[] | null } | undefined;
 
   /** Whether a session on these providers warms up as it loads. */
   private warmsUp(providers: string[]): boolean {
@@ -828,12 +834,12 @@ export class ModelHandle {
         );
         return done;
       }
-      const ms = done.ms;
+      const ms = done.ms.map((x) => Math.round(x * 10) / 10);
       this.runtime.info(
-        { model: id, replica: key, sizes, ms: ms.map((x) => Math.round(x * 10) / 10) },
-        `model ${id}: session ${key + 1} warmed up at batch sizes ${sizes.join(', ')} in ${Math.round(ms.reduce((a, b) => a + b, 0))} ms`,
+        { model: id, replica: key, sizes, ms },
+        `model ${id}: session ${key + 1} warmed up at batch sizes ${sizes.join(', ')} in ${Math.round(done.ms.reduce((a, b) => a + b, 0))} ms`,
       );
-      return { sizes, ms: ms.map((x) => Math.round(x * 10) / 10) };
+      return { sizes, ms };
     } catch (e) {
       const why = (e as Error).message.split('\n')[0]!.slice(0, 300);
       this.runtime.warn(
@@ -1043,8 +1049,10 @@ export class ModelHandle {
   private async runGroup(items: ReadyItem[]): Promise<Outputs[]> {
     if (items.length === 1) return [await this.runNow(items[0])];
     const replica = await this.replicas.acquire();
-    // Blank images up to the next batch size the session runs (where the model keeps to a few).
-    const pad = paddedSize(items.length, this.batchSizes(replica.loaded!.model.providers)) - items.length;
+    // Blank rows up to the next batch size the session runs (where the model keeps to a few). Rows, not items:
+    // an OCR item carries every crop of its page.
+    const rows = items.reduce((n, it) => n + (Object.values(it.feeds)[0]?.dims[0] ?? 1), 0);
+    const pad = paddedSize(rows, this.batchSizes(replica.loaded!.model.providers)) - rows;
     let out: Array<Record<string, WireTensor>>;
     try {
       this.stats.runs++;

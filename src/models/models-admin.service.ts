@@ -84,13 +84,7 @@ export class ModelsAdminService {
   async update(id: string, body: ModelSettingsPatch) {
     const { registry } = this.s.models;
     if (!registry.has(id)) throw errors.notFound('model', id);
-    let next;
-    try {
-      next = applySettings(registry.runtimeOf(id), body);
-    } catch (e) {
-      const issue = (e as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues?.[0];
-      throw errors.invalidParam(String(issue?.path[0] ?? 'settings'), issue?.message ?? (e as Error).message);
-    }
+    const next = applySettings(registry.runtimeOf(id), body);
     await registry.setOverride(id, next);
     if (this.shared) await publishSettings(this.s.db, id, next);
     // A re-read already under way may have read the file before this change: then one more takes it.

@@ -234,12 +234,13 @@ async function settingsCommand(ids: string[], ctx: ModelsCliContext, json: boole
   const registry = await ModelRegistry.open(ctx.dataDir, { modelsDir: ctx.modelsDir });
   if (!registry.has(id)) throw new Error(`no model ${id} (sightflow models list shows them)`);
   const body = settingsFlags(ctx.flags ?? {}, true);
+  let inForce = registry.runtimeOf(id);
   if (Object.keys(body).length > 0) {
-    const next = applySettings(registry.runtimeOf(id), body);
-    await registry.setOverride(id, next);
-    await ctx.publishSettings?.(id, next);
+    inForce = applySettings(inForce, body);
+    await registry.setOverride(id, inForce);
+    await ctx.publishSettings?.(id, inForce);
   }
-  const shown = settingsOut((await ModelRegistry.open(ctx.dataDir, { modelsDir: ctx.modelsDir })).runtimeOf(id));
+  const shown = settingsOut(inForce);
   if (json) console.log(JSON.stringify({ id, settings: shown }));
   else
     console.log(

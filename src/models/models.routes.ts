@@ -3,6 +3,7 @@
 // /v1/vectors/models keeps its own shape beside it.
 import { z } from 'zod';
 import { errors } from '../base/errors.js';
+import { BatchSizesSetting, WarmupSetting } from '../inference/manifest.js';
 import type { ModelCatalogue } from './model-catalogue.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 
@@ -74,14 +75,12 @@ export const ModelSettingsOut = z.object({
     .number()
     .nullable()
     .meta({ description: 'A detector’s longest wait for company, ms (null: the server’s)' }),
-  batch_sizes: z
-    .union([z.enum(['auto', 'all']), z.array(z.number().int())])
-    .nullable()
-    .meta({ description: 'A detector’s batch sizes, padded up to the next (null: the server’s)' }),
-  warmup: z
-    .enum(['auto', 'on', 'off'])
-    .nullable()
-    .meta({ description: 'Whether a detector’s sessions warm up as they load (null: the server’s)' }),
+  batch_sizes: BatchSizesSetting.nullable().meta({
+    description: 'A batched model’s batch sizes, padded up to the next (null: the server’s)',
+  }),
+  warmup: WarmupSetting.nullable().meta({
+    description: 'Whether the model’s sessions warm up as they load (null: the server’s)',
+  }),
 });
 
 export const ServedModelOut = z

@@ -1,6 +1,7 @@
 // Shapes of the model management routes (admin API); the serving state is GET /v1/models/:id's.
 import { z } from 'zod';
 import { ModelServingOut, ModelSettingsOut } from './models.routes.js';
+import { BatchSizesSetting, WarmupSetting } from '../inference/manifest.js';
 
 const Providers = z.array(z.enum(['tensorrt', 'cuda', 'cpu'])).min(1);
 
@@ -29,11 +30,11 @@ const SettingsShape = {
     .min(0)
     .max(1000)
     .meta({ description: "A detector's dynamic batching: longest wait for company, ms; default the server's" }),
-  batch_sizes: z.union([z.enum(['auto', 'all']), z.array(z.number().int().min(1).max(4096)).min(1).max(64)]).meta({
+  batch_sizes: BatchSizesSetting.meta({
     description:
       "A batched model's batch sizes: a batch is padded with blank inputs up to the next listed size (auto: powers of two on a GPU, every size on the CPU; all: no padding); default the server's",
   }),
-  warmup: z.enum(['auto', 'on', 'off']).meta({
+  warmup: WarmupSetting.meta({
     description:
       "Whether the model's sessions run their batch sizes once on blank inputs as they load (auto: on a GPU provider); default the server's",
   }),

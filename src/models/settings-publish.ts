@@ -8,10 +8,9 @@ import type { ModelRuntimeSettings } from '../inference/manifest.js';
 import { normaliseRuntime, sameRuntime } from '../inference/settings-overrides.js';
 import { settingsSql } from './model-store.sql.js';
 
-/** Stores a model's settings for every node; null drops them (the model was removed). */
-export async function publishSettings(db: Db, id: string, runtime: ModelRuntimeSettings | null): Promise<void> {
-  if (runtime === null) await db.query(settingsSql.drop, [id]);
-  else await db.query(settingsSql.upsert, [id, JSON.stringify(runtime)]);
+/** Stores a model's settings for every node (a removed model's go with it: unpublishModel). */
+export async function publishSettings(db: Db, id: string, runtime: ModelRuntimeSettings): Promise<void> {
+  await db.query(settingsSql.upsert, [id, JSON.stringify(runtime)]);
 }
 
 /** Brings this node's overrides in line with the shared ones; returns how many it changed. */

@@ -105,6 +105,17 @@ test('a batch padded to the next size: each caller gets its own rows, the blank 
   assert.equal(model.stats.padded, 5);
 });
 
+test('padding counts rows, not items: an item of two rows and one of one run as four rows', async (t) => {
+  const { model } = affineRuntime(t, { batch: { maxBatch: 8, maxWaitMs: 200 }, batchSizes: [1, 4, 8], warmup: 'off' });
+  await model.session();
+  const two = { x: new Tensor('float32', Float32Array.from([0, 1, 2, 3, 10, 11, 12, 13]), [2, 4]) };
+  const [a, b] = await Promise.all([model.run(two), model.run(affineRow(20))]);
+  assert.deepEqual(a.y.dims, [2, 4]);
+  assert.deepEqual(Array.from(a.y.data as Float32Array), [1, 3, 5, 7, 21, 23, 25, 27]);
+  assert.deepEqual(Array.from(b.y.data as Float32Array), [41, 43, 45, 47]);
+  assert.equal(model.stats.padded, 1, 'three rows padded to four');
+});
+
 test('every size (the CPU default): no padding', async (t) => {
   const { model } = affineRuntime(t, { batch: { maxBatch: 8, maxWaitMs: 200 }, warmup: 'off' });
   await model.session();
