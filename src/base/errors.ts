@@ -202,6 +202,11 @@ export const errorCatalogue = {
     type: 'api_error',
     when: 'this build of sightflow has no video decoding (native addon built without FFmpeg)',
   },
+  settings_locked: {
+    status: 503,
+    type: 'api_error',
+    when: 'the model settings file stayed locked by another process past the wait (Retry-After)',
+  },
   // 500
   internal_error: {
     status: 500,
@@ -477,6 +482,9 @@ export const errors = {
       'video_unavailable',
       'This build of sightflow has no video decoding (native addon built without FFmpeg); video needs the full build of the addon',
     ),
+  /** Another process held the data dir's model settings file past the wait (`detail` names the lock and its pid). */
+  settingsLocked: (detail: string) =>
+    make('settings_locked', `The model settings could not be changed: ${detail}`, null, { 'Retry-After': '5' }),
   // 502
   vlmProviderError: (detail: string) =>
     make('vlm_provider_error', `The vision-language model provider failed: ${detail}`),

@@ -72,6 +72,7 @@ export class ModelQueue<I, O> {
   private lastArrival = -Infinity;
   private maxBatch: number;
   private maxWaitMs: number;
+  private depth: number;
   private readonly concurrency: number;
   private readonly ahead: number;
 
@@ -81,6 +82,7 @@ export class ModelQueue<I, O> {
   ) {
     this.maxBatch = Math.max(1, opts.maxBatch ?? 1);
     this.maxWaitMs = Math.max(0, opts.maxWaitMs ?? 0);
+    this.depth = opts.depth;
     this.concurrency = Math.max(1, opts.concurrency ?? 1);
     this.ahead = opts.deferred ? Math.max(0, opts.ahead ?? 0) : 0;
   }
@@ -90,6 +92,14 @@ export class ModelQueue<I, O> {
     this.maxBatch = Math.max(1, maxBatch);
     this.maxWaitMs = Math.max(0, maxWaitMs);
     this.pump();
+  }
+
+  /**
+   * Most items that may wait in each lane, from now on. Items already waiting past a lower bound stay and run;
+   * new ones are refused until their lane is below it.
+   */
+  setDepth(depth: number): void {
+    this.depth = depth;
   }
 
   /** The batching in force: most items in one call, longest wait for company. */
@@ -171,7 +181,7 @@ export class ModelQueue<I, O> {
    * item (decoding an image) so that under overload a refused request costs no more than its refusal.
    */
   checkRoom(priority: RunPriority = 'interactive'): void {
-    if (this.pendingIn(priority) < this.opts.depth) return;
+    if (this.pendingIn(priority) < this.depth) return;
     countRejected(this.opts.name, priority);
     throw errors.overloaded(`${this.opts.name} inference`);
   }

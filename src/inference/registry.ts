@@ -12,7 +12,8 @@ import { errors } from '../base/errors.js';
 import { isPackageSource, ManifestSchema, type ModelManifest, type ModelRuntimeSettings } from './manifest.js';
 import { ClipManifestSchema, clipEncoderManifests, isFamilyManifest, type ClipModel } from './clip-manifest.js';
 import type { ModelSpec } from './runtime.js';
-import { readSettingsOverrides, sameRuntime, writeSettingsOverrides } from './settings-overrides.js';
+import { FileLockTimeout } from '../base/file-lock.js';
+import { readSettingsOverrides, retunableChange, sameRuntime, updateSettingsOverride } from './settings-overrides.js';
 
 export interface RegisteredModel {
   manifest: ModelManifest;
@@ -115,6 +116,16 @@ export async function readManifests(dir: string, builtin: boolean): Promise<Regi
   const set = await readManifestDir(dir, builtin);
   if (set.problems.length) throw new Error(set.problems[0].message);
   return set.models;
+}
+
+/** What a re-read of the data dir found. */
+export interface ModelChanges {
+  added: string[];
+  removed: string[];
+  /** Their manifest, or settings a running model cannot take in place, changed: their sessions load again. */
+  changed: string[];
+  /** Only settings a running model takes in place changed (RETUNABLE_SETTINGS): its sessions stay. */
+  retuned: string[];
 }
 
 export class ModelRegistry {
@@ -241,15 +252,11 @@ export class ModelRegistry {
    * takes it at its next reload(), which reports the model changed, as a changed manifest is.
    */
   setOverride(id: string, runtime: ModelRuntimeSettings | null): Promise<void> {
-    const next = this.writing.then(async () => {
-      const { overrides } = await readSettingsOverrides(this.dataDir);
-      if (runtime === null) {
-        if (!overrides.has(id)) return;
-        overrides.delete(id);
-      } else overrides.set(id, runtime);
-      await mkdir(this.dataDir, { recursive: true });
-      await writeSettingsOverrides(this.dataDir, overrides);
-    });
+    const next = this.writing.then(() =>
+      updateSettingsOverride(this.dataDir, id, runtime).catch((e: unknown) => {
+        throw e instanceof FileLockTimeout ? errors.settingsLocked(e.message) : e;
+      }),
+    );
     this.writing = next.catch(() => {});
     return next;
   }
@@ -334,7 +341,7 @@ export class ModelRegistry {
    * Reads <data-dir>/manifests again (models added or removed while serving) and reports what changed.
    * Built-in manifests do not change while running.
    */
-  async reload(): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
+  async reload(): Promise<ModelChanges> {
     let set: ManifestSet;
     for (;;) {
       const edits = this.edits;
@@ -369,17 +376,23 @@ export class ModelRegistry {
       else continue;
       this.byId.set(id, r);
     }
-    // Settings set while running: a model whose override came, went or changed is changed too (its sessions
-    // load again with them). A file that cannot be read keeps the overrides in force.
+    // Settings set while running: a model whose settings in force changed with its override is retuned when
+    // only settings a running model takes changed, else changed (its sessions load again with them). A file
+    // that cannot be read keeps the overrides in force.
+    const retuned: string[] = [];
     const read = await readSettingsOverrides(this.dataDir);
     if (!read.problem) {
       for (const id of new Set([...this.overrides.keys(), ...read.overrides.keys()])) {
-        if (sameRuntime(this.overrides.get(id), read.overrides.get(id))) continue;
-        if (this.byId.has(id) && !added.includes(id) && !changed.includes(id)) changed.push(id);
+        const r = this.byId.get(id);
+        if (!r || added.includes(id) || changed.includes(id)) continue;
+        const was = this.overrides.get(id) ?? r.manifest.runtime;
+        const now = read.overrides.get(id) ?? r.manifest.runtime;
+        if (sameRuntime(was, now)) continue;
+        (retunableChange(was, now) ? retuned : changed).push(id);
       }
       this.overrides = read.overrides;
     }
-    return { added, removed, changed };
+    return { added, removed, changed, retuned };
   }
 
   /** Labels from the manifest: inline, or a label file (one per line) from the package or the prepared folder. */

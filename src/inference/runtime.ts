@@ -555,7 +555,7 @@ export class ModelHandle {
   private latencyAt = 0;
 
   /** The batching this model is meant to run with (its queue takes it once the graph is known to allow it). */
-  readonly batching: BatchSettings;
+  batching: BatchSettings;
   /** Why the model runs one image a call though batching was asked for (its graph could not take a batch axis). */
   batchRefused: string | undefined;
   /** The graph as sessions load it: the prepared file, or its bytes with a batch axis. Made once. */
@@ -574,12 +574,19 @@ export class ModelHandle {
   /** Let go by the runtime: it only drains what it holds, and its idle timer no longer arms. */
   private retired = false;
 
+  /** The spec in force: the one registered, with the settings retune() applied since. */
+  private current: ModelSpec;
+  /** Most items that may wait in each lane of its queue. */
+  private queueDepth: number;
+
   constructor(
-    readonly spec: ModelSpec,
+    spec: ModelSpec,
     private readonly runtime: InferenceRuntime,
-    readonly depth: number,
+    depth: number,
     generation = 0,
   ) {
+    this.current = spec;
+    this.queueDepth = depth;
     this.sessionName = generation === 0 ? spec.id : `${spec.id}~${generation}`;
     this.batching =
       spec.batch ??
@@ -643,6 +650,32 @@ export class ModelHandle {
         return out;
       },
     );
+  }
+
+  get spec(): ModelSpec {
+    return this.current;
+  }
+  get depth(): number {
+    return this.queueDepth;
+  }
+
+  /**
+   * Takes the settings that apply to a running model without loading it again (RETUNABLE: queue depth, batch
+   * delay, idle unload) from `spec`, the same model's spec with only those changed: the sessions loaded, their
+   * warm-up and the runs queued stay. A lower depth refuses new runs until the queue is below it; a new batch
+   * delay applies from the next batch; the idle timer restarts with the new idle time.
+   */
+  retune(spec: ModelSpec): void {
+    this.current = spec;
+    this.queueDepth = spec.queueDepth ?? this.runtime.queueDepth;
+    this.queue.setDepth(this.queueDepth);
+    if (!spec.batch && spec.dynamicBatch) {
+      const b = batchFor(this.runtime.providersFor(spec, true), { ...this.runtime.batch, ...spec.batchLimits });
+      this.batching = { maxBatch: this.batching.maxBatch, maxWaitMs: b.maxWaitMs };
+      // Its queue batches once the graph took its batch axis; until then it takes the batching when it does.
+      if (this.queue.batch.maxBatch > 1) this.queue.setBatch(this.queue.batch.maxBatch, b.maxWaitMs);
+    }
+    this.armIdleTimer();
   }
 
   get id(): string {

@@ -2,9 +2,10 @@
 // added: <data-dir>/model-settings.json holds one runtime block per model id, which replaces the block of its
 // manifest (a built-in's manifest has none). Kept apart from the manifests: a built-in's is the package's,
 // and an added model's stays as it was added (removing the model drops its override too).
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { withFileLock } from '../base/file-lock.js';
 import { ModelRuntimeSchema, type ModelRuntimeSettings } from './manifest.js';
 
 export const SETTINGS_FILE = 'model-settings.json';
@@ -22,6 +23,32 @@ export function sameRuntime(a: ModelRuntimeSettings | undefined, b: ModelRuntime
     JSON.stringify(a === undefined ? null : normaliseRuntime(a)) ===
     JSON.stringify(b === undefined ? null : normaliseRuntime(b))
   );
+}
+
+/**
+ * The settings a running model takes without loading again (ModelHandle.retune; preload loads it at once):
+ * the others change its sessions (providers, devices, count), their graphs' shapes (batch size and sizes) or
+ * their load (warm-up), so a change of any of those loads its sessions again.
+ */
+export const RETUNABLE_SETTINGS: ReadonlySet<keyof ModelRuntimeSettings> = new Set([
+  'queueDepth',
+  'maxBatchDelayMs',
+  'idleUnloadS',
+  'preload',
+]);
+
+/** Whether two runtime blocks differ only in settings a running model takes in place (and differ at all). */
+export function retunableChange(a: ModelRuntimeSettings | undefined, b: ModelRuntimeSettings | undefined): boolean {
+  const x: Record<string, unknown> = a === undefined ? {} : normaliseRuntime(a);
+  const y: Record<string, unknown> = b === undefined ? {} : normaliseRuntime(b);
+  const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
+  let differs = false;
+  for (const k of keys) {
+    if (JSON.stringify(x[k]) === JSON.stringify(y[k])) continue;
+    if (!RETUNABLE_SETTINGS.has(k as keyof ModelRuntimeSettings)) return false;
+    differs = true;
+  }
+  return differs;
 }
 
 /**
@@ -62,4 +89,24 @@ export async function writeSettingsOverrides(
   const sorted = Object.fromEntries([...overrides.entries()].sort(([a], [b]) => a.localeCompare(b)));
   await writeFile(tmp, JSON.stringify(sorted, null, 2) + '\n');
   await rename(tmp, path);
+}
+
+/**
+ * Sets (or, with null, drops) one model's override in a data dir's file: read, changed and written whole under
+ * a lock on the file, so a server and the CLI (or two of either) changing models at once each keep their change.
+ */
+export async function updateSettingsOverride(
+  dataDir: string,
+  id: string,
+  runtime: ModelRuntimeSettings | null,
+): Promise<void> {
+  await mkdir(dataDir, { recursive: true });
+  await withFileLock(join(dataDir, SETTINGS_FILE), async () => {
+    const { overrides } = await readSettingsOverrides(dataDir);
+    if (runtime === null) {
+      if (!overrides.has(id)) return;
+      overrides.delete(id);
+    } else overrides.set(id, runtime);
+    await writeSettingsOverrides(dataDir, overrides);
+  });
 }

@@ -6,14 +6,10 @@
 // or replaced model's session is released and listeners (the parts' caches of task objects) are told.
 import type { Logger } from '../base/log.js';
 import { ModelCatalogue } from './model-catalogue.js';
-import { ModelRegistry } from '../inference/registry.js';
+import { type ModelChanges, ModelRegistry } from '../inference/registry.js';
 import { InferenceRuntime, type RuntimeOptions } from '../inference/runtime.js';
 
-export interface ModelChanges {
-  added: string[];
-  removed: string[];
-  changed: string[];
-}
+export type { ModelChanges } from '../inference/registry.js';
 
 export class ModelsService {
   private prepared = false;
@@ -97,6 +93,8 @@ export class ModelsService {
   private async applyChanges(): Promise<ModelChanges> {
     const c = await this.registry.reload();
     for (const id of [...c.removed, ...c.changed]) await this.runtime.unregister(id);
+    // Settings a running model takes in place: its loaded sessions, warm-up and queued runs stay.
+    for (const id of c.retuned) if (this.registry.has(id)) this.runtime.model(id)?.retune(this.registry.spec(id));
     for (const id of [...c.added, ...c.changed]) {
       try {
         await this.registry.prepare(id);
@@ -107,13 +105,15 @@ export class ModelsService {
         );
       }
     }
-    if (c.added.length || c.removed.length || c.changed.length) {
+    if (c.added.length || c.removed.length || c.changed.length || c.retuned.length) {
       this.log.info(
         c,
-        `models changed: ${[...c.added.map((i) => `+${i}`), ...c.removed.map((i) => `-${i}`), ...c.changed.map((i) => `~${i}`)].join(' ')}`,
+        `models changed: ${[...c.added.map((i) => `+${i}`), ...c.removed.map((i) => `-${i}`), ...c.changed.map((i) => `~${i}`), ...c.retuned.map((i) => `${i} (settings applied in place)`)].join(' ')}`,
       );
       for (const fn of this.listeners) fn(c);
-      await this.preload([...c.added, ...c.changed]);
+      // A model retuned to preload loads now; one already loaded is left as it is.
+      const unloaded = c.retuned.filter((id) => this.runtime.model(id)?.state().state !== 'loaded');
+      await this.preload([...c.added, ...c.changed, ...unloaded]);
     }
     return c;
   }

@@ -1,6 +1,7 @@
 // Serving settings changed while running, across nodes. With PostgreSQL each change is stored for every
 // node (model-store.sql.ts settingsSql) and every node writes what differs into its own data dir's overrides
-// file on its next pull; its registry then reports the model changed and its sessions load again with them.
+// file on its next pull; its registry then reports the model retuned (taken in place) or changed (its sessions
+// load again with them).
 import type { Logger } from '../base/log.js';
 import type { Db } from '../store/db.js';
 import type { ModelRegistry } from '../inference/registry.js';

@@ -1,11 +1,12 @@
 // A model's serving settings changed while the server runs (PATCH /admin/v1/models/:id), for a built-in model
-// whose manifest has none: its sessions load again with them at its next run, they outlive a restart (the
+// whose manifest has none: its sessions load again with them at its next run (queue depth, batch delay, idle time
+// and preload apply in place, the sessions kept), they outlive a restart (the
 // data dir's model-settings.json), null puts one back to the server's default, and junk is a 400 that
 // changes nothing; and through `sightflow models settings` on the data dir of the running server. On both
 // databases; across nodes: models-cluster.both-db.test.ts.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SAMPLE_IMAGE } from '../../src/detection/model-check.js';
@@ -192,6 +193,81 @@ test('settings changed under load fail no request: runs queued on the old sessio
   const m = await model(t);
   assert.equal(m.settings.sessions, null);
   assert.equal(m.settings.max_batch_size, null);
+});
+
+test('queue depth, batch delay, idle time and preload apply in place: the loaded sessions stay; sessions load again', {
+  timeout: 120_000,
+}, async () => {
+  assert.ok(app, 'the server of the tests before');
+  const t = app;
+  const patch = (json: object) => admin(t, '/admin/v1/models/centernet-coco', { method: 'PATCH', json });
+  assert.equal((await patch({ max_batch_size: 4 })).status, 200);
+  assert.equal((await detect(t)).status, 200);
+  const loaded = (await model(t)).serving;
+  assert.equal(loaded.state, 'loaded');
+  assert.equal(loaded.batch.max_size, 4);
+
+  const p = await patch({ queue_depth: 5, max_batch_delay_ms: 7, idle_unload_s: 600 });
+  assert.equal(p.status, 200, p.text);
+  assert.equal(p.body.serving.state, 'loaded', 'not let go');
+  assert.equal(p.body.serving.loaded_at, loaded.loaded_at, 'the same sessions');
+  assert.equal(p.body.serving.queue_depth, 5);
+  assert.equal(p.body.serving.idle_unload_s, 600);
+  assert.deepEqual(p.body.serving.batch, { ...loaded.batch, max_delay_ms: 7 });
+  assert.equal((await detect(t)).status, 200);
+  assert.equal((await model(t)).serving.loaded_at, loaded.loaded_at);
+
+  // A short idle time: unloaded after it, with no run to start the count.
+  assert.equal((await patch({ idle_unload_s: 1 })).body.serving.state, 'loaded');
+  const unloaded = await within('idle unload', 10_000, async () => {
+    const s = (await model(t)).serving;
+    return s.state === 'unloaded' ? s : undefined;
+  });
+  assert.equal(unloaded.unloads, loaded.unloads + 1);
+  // Preload turned on loads it at once (the answer comes once it has).
+  const pre = await patch({ preload: true, idle_unload_s: null });
+  assert.equal(pre.body.serving.state, 'loaded', pre.text);
+  assert.notEqual(pre.body.serving.loaded_at, loaded.loaded_at);
+  assert.equal(pre.body.serving.queue_depth, 5);
+
+  // Sessions are not one of them: let go and, as it preloads, loaded again with two.
+  const more = await patch({ sessions: 2 });
+  assert.equal(more.body.serving.state, 'loaded', more.text);
+  assert.notEqual(more.body.serving.loaded_at, pre.body.serving.loaded_at);
+  assert.equal(more.body.serving.sessions.max, 2);
+
+  const reset = await patch({
+    preload: null,
+    queue_depth: null,
+    max_batch_delay_ms: null,
+    sessions: null,
+    max_batch_size: null,
+  });
+  assert.equal(reset.status, 200, reset.text);
+  assert.equal(reset.body.settings.queue_depth, null);
+});
+
+test('the settings file held locked by another process: 503 settings_locked after the wait, nothing changed', {
+  // The same path on either database; the wait is 10 s, so once.
+  skip: process.env.SIGHTFLOW_TEST_DB === 'postgres' ? "runs with PGlite (the file lock is the data dir's)" : false,
+  timeout: 60_000,
+}, async () => {
+  assert.ok(app, 'the server of the tests before');
+  const lock = join(dataDir, 'model-settings.json.lock');
+  // Held by a live process: this one (the server runs in it too, but holds no lock now).
+  writeFileSync(lock, `${process.pid}\n`);
+  try {
+    const r = await admin(app, '/admin/v1/models/centernet-coco', { method: 'PATCH', json: { queue_depth: 3 } });
+    assert.equal(r.status, 503, r.text);
+    assert.equal(r.body.error.code, 'settings_locked');
+    assert.match(r.body.error.message, new RegExp(`model-settings\\.json\\.lock is held by process ${process.pid}`));
+    assert.equal(r.headers.get('retry-after'), '5');
+  } finally {
+    rmSync(lock, { force: true });
+  }
+  assert.equal((await model(app)).settings.queue_depth, null, 'unchanged');
+  const ok = await admin(app, '/admin/v1/models/centernet-coco', { method: 'PATCH', json: { queue_depth: null } });
+  assert.equal(ok.status, 200, ok.text);
 });
 
 async function within<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {

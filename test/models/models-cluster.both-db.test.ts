@@ -166,10 +166,19 @@ test("a built-in model's settings changed on node A are in force on node B withi
   assert.equal(served.sessions.max, 3);
   assert.equal(served.batch.max_size, 2);
   assert.deepEqual(served.warmup?.batch_sizes, [2, 1], JSON.stringify(served.warmup));
+  // A queue depth alone: B's running model takes it in place, its sessions kept.
+  const depth = await admin(a, '/admin/v1/models/centernet-coco', { method: 'PATCH', json: { queue_depth: 7 } });
+  assert.equal(depth.status, 200, depth.text);
+  const { value: retuned } = await within('queue depth on B', 10_000, async () => {
+    const g = (await api(b, '/v1/models/centernet-coco')).body;
+    return g?.serving?.queue_depth === 7 ? g.serving : undefined;
+  });
+  assert.equal(retuned.state, 'loaded');
+  assert.equal(retuned.loaded_at, served.loaded_at, 'the same sessions on B');
   // Back to the defaults everywhere.
   const reset = await admin(a, '/admin/v1/models/centernet-coco', {
     method: 'PATCH',
-    json: { sessions: null, max_batch_size: null, warmup: null },
+    json: { sessions: null, max_batch_size: null, warmup: null, queue_depth: null },
   });
   assert.equal(reset.status, 200, reset.text);
   await within('defaults on B', 10_000, async () =>

@@ -1,6 +1,6 @@
 // A model's serving settings in a modal form: sessions, dynamic batching, batch sizes, warm-up and queue depth.
-// An empty field is the server's default (sent as null); the server keeps them on every node and the model's
-// sessions load again with them at its next run.
+// An empty field is the server's default (sent as null); the server keeps them on every node; the running model
+// takes a queue depth or batch delay in place, and any other change loads its sessions again at its next run.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Model, ModelSettings, ModelSettingsPatch } from '../api/types';
 import { errorMessage } from './notice';
@@ -107,7 +107,10 @@ export function ModelSettingsDialog(p: ModelSettingsProps) {
     >
       <form onSubmit={save} aria-label="Serving settings">
         <h2 id="model-settings-title">Serving settings of {p.model?.id}</h2>
-        <p>Empty fields take the server's default. Its sessions load again with these at its next run.</p>
+        <p>
+          Empty fields take the server's default. Queue depth and batch delay apply to the running model at once; any
+          other change loads its sessions again at its next run.
+        </p>
         {field('sessions', 'Sessions', 'server default')}
         {field('max_batch_size', 'Most inputs a call', 'server default')}
         {field('max_batch_delay_ms', 'Longest wait for company (ms)', 'server default')}

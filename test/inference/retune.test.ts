@@ -1,0 +1,102 @@
+// Settings a running model takes in place (ModelHandle.retune): its loaded session stays, the queue takes the
+// new depth at once, the next batch the new delay, the idle timer the new time. Through the real runtime and
+// worker; what decides that a change is one of these: retunableChange.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { InferenceRuntime, type ModelSpec } from '../../src/inference/runtime.js';
+import { retunableChange } from '../../src/inference/settings-overrides.js';
+import { affineModel, affineRow, collectingLog } from '../helpers/inference.js';
+
+const spec = (extra: Partial<ModelSpec> = {}): ModelSpec => ({
+  id: 'affine',
+  load: async () => affineModel(),
+  dynamicBatch: true,
+  ...extra,
+});
+
+test('a running model retuned keeps its session; the queue takes the new depth, the next batch the new delay', async (t) => {
+  const runtime = new InferenceRuntime({
+    providers: ['cpu'],
+    intraOpThreads: 1,
+    sessions: 1,
+    queueDepth: 64,
+    batch: { maxBatch: 4, maxWaitMs: 0 },
+    batchSizes: 'all',
+    log: collectingLog(),
+  });
+  t.after(() => runtime.release());
+  const model = runtime.register(spec());
+  await model.session();
+  const loadedAt = model.state().loaded_at;
+  assert.deepEqual(model.state().batch, { max_size: 4, max_delay_ms: 0, sizes: null });
+
+  // Depth 2: of twelve runs at once the first two wait (the first for company), the rest are refused at once.
+  model.retune(spec({ queueDepth: 2, batchLimits: { maxWaitMs: 250 } }));
+  assert.equal(model.state().queue_depth, 2);
+  assert.equal(model.state().batch?.max_delay_ms, 250);
+  assert.equal(model.state().loaded_at, loadedAt, 'the same session');
+  assert.equal(model.state().state, 'loaded');
+  const settled = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => model.run(affineRow(i))));
+  const refused = settled.filter((s) => s.status === 'rejected');
+  assert.equal(refused.length, 10, 'two wait (the first for company), the other ten are refused at once');
+  for (const r of refused)
+    assert.match(
+      String((r as PromiseRejectedResult).reason?.code ?? (r as PromiseRejectedResult).reason),
+      /overloaded/,
+    );
+  settled.forEach((s, i) => {
+    if (s.status === 'fulfilled') assert.equal((s.value.y.data as Float32Array)[0], 2 * i + 1, `run ${i}`);
+  });
+
+  // The delay applies from the next batch: two rows a tenth of a second apart join one call of 250 ms.
+  const runs0 = model.stats.runs;
+  const t0 = performance.now();
+  const a = model.run(affineRow(1));
+  await new Promise((r) => setTimeout(r, 100));
+  const b = model.run(affineRow(2));
+  await Promise.all([a, b]);
+  assert.equal(model.stats.runs - runs0, 1, 'one call for both');
+  assert.ok(performance.now() - t0 >= 240, 'the first waited for company');
+
+  // Back to the runtime's: depth 64 and no delay; twelve at once all run.
+  model.retune(spec());
+  assert.equal(model.state().queue_depth, 64);
+  assert.equal(model.state().batch?.max_delay_ms, 0);
+  const all = await Promise.all(Array.from({ length: 12 }, (_, i) => model.run(affineRow(i))));
+  assert.equal(all.length, 12);
+  assert.equal(model.state().loaded_at, loadedAt, 'still the same session');
+  assert.equal(model.state().unloads, 0);
+});
+
+test('a running model retuned to an idle time unloads after it, without another run', async (t) => {
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, sessions: 1, log: collectingLog() });
+  t.after(() => runtime.release());
+  const model = runtime.register(spec());
+  await model.run(affineRow(0));
+  assert.equal(model.state().idle_unload_s, 0);
+  model.retune(spec({ idleUnloadMs: 300 }));
+  assert.equal(model.state().idle_unload_s, 0.3);
+  const t0 = Date.now();
+  // (The unload counts once its worker has ended, a moment after the session went.)
+  while (model.state().unloads === 0 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(model.state().state, 'unloaded');
+  assert.equal(model.state().unloads, 1);
+  assert.ok(Date.now() - t0 >= 250, 'not before its idle time');
+  // Back to never: loaded again by a run, it stays.
+  model.retune(spec({ idleUnloadMs: 0 }));
+  await model.run(affineRow(0));
+  await new Promise((r) => setTimeout(r, 600));
+  assert.equal(model.state().state, 'loaded');
+});
+
+test('which changes a running model takes in place', () => {
+  assert.equal(retunableChange(undefined, undefined), false, 'no change');
+  assert.equal(retunableChange(undefined, { queueDepth: 4 }), true);
+  assert.equal(retunableChange({ queueDepth: 4, sessions: 2 }, { sessions: 2, maxBatchDelayMs: 3 }), true);
+  assert.equal(retunableChange({ idleUnloadS: 60 }, { idleUnloadS: 60, preload: true }), true);
+  assert.equal(retunableChange({ sessions: 2 }, { sessions: 3 }), false, 'sessions load again');
+  assert.equal(retunableChange(undefined, { queueDepth: 4, maxBatch: 8 }), false, 'a batch size with it');
+  assert.equal(retunableChange(undefined, { warmup: 'on' }), false);
+  assert.equal(retunableChange({ batchSizes: [1, 4] }, undefined), false);
+  assert.equal(retunableChange({ devices: [0] }, { devices: [0], queueDepth: 1 }), true);
+});
