@@ -73,7 +73,7 @@ export class ModelQueue<I, O> {
   private maxBatch: number;
   private maxWaitMs: number;
   private depth: number;
-  private readonly concurrency: number;
+  private concurrency: number;
   private readonly ahead: number;
 
   constructor(
@@ -100,6 +100,12 @@ export class ModelQueue<I, O> {
    */
   setDepth(depth: number): void {
     this.depth = depth;
+  }
+
+  /** Batches that may run at once, from now on (the model's sessions): more start at once where items wait. */
+  setConcurrency(n: number): void {
+    this.concurrency = Math.max(1, n);
+    this.pump();
   }
 
   /** The batching in force: most items in one call, longest wait for company. */

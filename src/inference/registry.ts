@@ -124,7 +124,7 @@ export interface ModelChanges {
   removed: string[];
   /** Their manifest, or settings a running model cannot take in place, changed: their sessions load again. */
   changed: string[];
-  /** Only settings a running model takes in place changed (RETUNABLE_SETTINGS): its sessions stay. */
+  /** Only settings a running model may take in place changed (RETUNABLE_SETTINGS; ModelHandle.retune decides). */
   retuned: string[];
 }
 

@@ -380,6 +380,12 @@ export class InferenceRuntime {
     if (h) await h.retire();
   }
 
+  /** Ends the worker thread of a model's k-th session (one worker per model only). */
+  async retireWorkerAt(id: string, k: number): Promise<void> {
+    if (this.workers !== 'per-model') return;
+    await this.pool.retire(replicaKey(id, k));
+  }
+
   /** Ends the worker threads of a model that has nothing loaded any more (one worker per model only). */
   async retireWorker(id: string, sessions = 1): Promise<void> {
     if (this.workers !== 'per-model') return;
@@ -539,6 +545,33 @@ type Loaded = { worker: SessionWorker; model: LoadedModel };
  */
 const OVERLAP_HOLD_MS = 250;
 
+/**
+ * Sessions a model may run at once: its own count, else the runtime's; on a GPU provider at least one for each
+ * of its devices unless its spec sets the count; one with a shared worker (it runs one session at a time).
+ */
+function sessionCount(spec: ModelSpec, runtime: InferenceRuntime): number {
+  if (runtime.workers === 'shared') return 1;
+  const eps = spec.providers?.length ? spec.providers : runtime.providers;
+  const perDevice = usesGpu(eps) && spec.sessions === undefined ? runtime.devicesFor(spec, true).length : 1;
+  return Math.max(1, spec.sessions ?? runtime.sessions, perDevice);
+}
+
+/** The spec fields retune() may take in place (the batch limits' delay, not their size: checked apart). */
+const RETUNED_FIELDS: ReadonlySet<keyof ModelSpec> = new Set([
+  'load',
+  'queueDepth',
+  'idleUnloadMs',
+  'sessions',
+  'batchLimits',
+]);
+
+/** Whether two specs say the same in every field but `except` (the load function is the registry's each time). */
+function sameBut(a: ModelSpec, b: ModelSpec, except: ReadonlySet<keyof ModelSpec>): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)] as Array<keyof ModelSpec>);
+  for (const k of keys) if (!except.has(k) && JSON.stringify(a[k]) !== JSON.stringify(b[k])) return false;
+  return true;
+}
+
 /** Intra-op threads of each session that runs beside others: the cores split between them. */
 const narrowThreads = (threads: number, sessions: number) => Math.max(1, Math.floor(threads / sessions));
 
@@ -596,9 +629,7 @@ export class ModelHandle {
     // A detector's graph gets its batch axis when it loads: until then (and if refused) one image a call.
     const batch = spec.batch ?? { maxBatch: 1, maxWaitMs: 0 };
     const eps = spec.providers?.length ? spec.providers : runtime.providers;
-    // On a GPU provider, at least a session for each of its devices (unless its spec sets the count).
-    const perDevice = usesGpu(eps) && spec.sessions === undefined ? runtime.devicesFor(spec, true).length : 1;
-    const sessions = runtime.workers === 'shared' ? 1 : Math.max(1, spec.sessions ?? runtime.sessions, perDevice);
+    const sessions = sessionCount(spec, runtime);
     // On CPU, runs that overlap go to sessions that split the cores (a wide one with every thread serves one
     // client at a time); elsewhere threads do not split the device, so the sessions are alike.
     const wide =
@@ -615,7 +646,12 @@ export class ModelHandle {
         ),
       // Runs waiting in the queue count as overlapping before they ask for a session (those lent one or
       // waiting for one are counted by the replicas themselves).
-      { wide, demand: () => 1 + this.queue.pending, holdMs: OVERLAP_HOLD_MS },
+      {
+        wide,
+        demand: () => 1 + this.queue.pending,
+        holdMs: OVERLAP_HOLD_MS,
+        onDropped: (l, key) => void this.dropSession(l, key),
+      },
     );
     // As many batches run at once as the model has sessions; each waits for one of them. One more (an
     // interactive one whose feeds are made at its start) may start early, making them while the running ones
@@ -660,12 +696,30 @@ export class ModelHandle {
   }
 
   /**
-   * Takes the settings that apply to a running model without loading it again (RETUNABLE: queue depth, batch
-   * delay, idle unload) from `spec`, the same model's spec with only those changed: the sessions loaded, their
-   * warm-up and the runs queued stay. A lower depth refuses new runs until the queue is below it; a new batch
-   * delay applies from the next batch; the idle timer restarts with the new idle time.
+   * Takes settings without loading the model again, where it can: the queue depth, the batch delay and the
+   * idle unload always, and on a GPU provider the number of sessions (they are alike there: on the CPU each
+   * further session's threads depend on the count). The sessions loaded, their warm-up and the runs queued
+   * stay: a lower depth refuses new runs until the queue is below it, a new batch delay applies from the next
+   * batch, the idle timer restarts with the new idle time, more sessions load as runs overlap, and sessions past
+   * a lower count are let go (a busy one once its run ends). Returns false, changing nothing, for a spec that
+   * differs in anything else: the caller lets the handle go and registers the model afresh.
    */
-  retune(spec: ModelSpec): void {
+  retune(spec: ModelSpec): boolean {
+    const was = this.current;
+    if (!sameBut(was, spec, RETUNED_FIELDS)) return false;
+    if ((was.batchLimits?.maxBatch ?? null) !== (spec.batchLimits?.maxBatch ?? null)) return false;
+    const sessions = sessionCount(spec, this.runtime);
+    if (sessions !== this.replicas.max) {
+      const alike = usesGpu(this.runtime.providersFor(spec, true)) && !this.replicas.wide;
+      if (!alike || this.runtime.workers === 'shared') return false;
+      const gone = this.replicas.resize(sessions);
+      this.queue.setConcurrency(sessions);
+      for (const g of gone) void g.then(({ key, loaded }) => this.dropSession(loaded, key));
+      this.runtime.info(
+        { model: spec.id, sessions },
+        `model ${spec.id}: at most ${sessions} session${sessions === 1 ? '' : 's'} now, those loaded kept`,
+      );
+    }
     this.current = spec;
     this.queueDepth = spec.queueDepth ?? this.runtime.queueDepth;
     this.queue.setDepth(this.queueDepth);
@@ -676,6 +730,18 @@ export class ModelHandle {
       if (this.queue.batch.maxBatch > 1) this.queue.setBatch(this.queue.batch.maxBatch, b.maxWaitMs);
     }
     this.armIdleTimer();
+    return true;
+  }
+
+  /** Releases one session let go by a lower count, and ends its worker thread. */
+  private async dropSession(l: Loaded | undefined, key: number): Promise<void> {
+    try {
+      if (l?.worker.alive)
+        await l.worker.call({ op: 'release', model: this.sessionName }, `releasing a session of model ${this.spec.id}`);
+    } catch {
+      /* a worker that died has nothing loaded */
+    }
+    await this.runtime.retireWorkerAt(this.sessionName, key);
   }
 
   get id(): string {

@@ -41,15 +41,46 @@ export class SessionReplicas<L extends LoadedReplica> {
    * after runs last overlapped, a run alone still takes a narrow session for this long, so a brief lull
    * between overlapping runs does not put one on the wide session beside the narrow ones.
    */
+  private maxSessions: number;
+  /** A session past the most after resize(), given back by its run: the caller releases it. */
+  private readonly onDropped: (loaded: L, key: number) => void;
+
+  /** `onDropped`: a session resize() let go that was lent out, once its run gave it back. */
   constructor(
-    readonly max: number,
+    max: number,
     private readonly loadOne: (key: number) => Promise<L>,
     private readonly onExtraFailure: (e: unknown) => void = () => {},
-    opts: { wide?: boolean; demand?: () => number; holdMs?: number } = {},
+    opts: { wide?: boolean; demand?: () => number; holdMs?: number; onDropped?: (loaded: L, key: number) => void } = {},
   ) {
+    this.maxSessions = max;
     this.wide = (opts.wide ?? false) && max >= 2;
     this.demand = opts.demand ?? (() => 1);
     this.holdMs = opts.holdMs ?? 0;
+    this.onDropped = opts.onDropped ?? (() => {});
+  }
+
+  /** Most sessions. */
+  get max(): number {
+    return this.maxSessions;
+  }
+
+  /**
+   * A new most (sessions alike only, not `wide`). Rising, further sessions load as runs overlap, as before.
+   * Falling, the sessions past it are let go: those free or loading now are returned for the caller to
+   * release (as takeAll's), those lent out when their run gives them back (`onDropped`).
+   */
+  resize(max: number): Array<Promise<{ key: number; loaded: L | undefined }>> {
+    if (this.wide) throw new Error('a wide model cannot change its sessions in place');
+    this.maxSessions = Math.max(1, max);
+    this.extraFailed = false;
+    const gone = this.slots.filter((s) => s.key >= this.maxSessions && !s.busy);
+    this.slots = this.slots.filter((s) => !gone.includes(s));
+    return gone.map((s) =>
+      s.promise.then(
+        (loaded) => ({ key: s.key, loaded }),
+        () => ({ key: s.key, loaded: undefined }),
+      ),
+    );
   }
 
   /** Worker keys this model may use (0..keys-1). */
@@ -149,6 +180,12 @@ export class SessionReplicas<L extends LoadedReplica> {
   release(slot: Replica<L>): void {
     slot.busy = false;
     if (!this.slots.includes(slot)) return;
+    if (slot.key >= this.maxSessions && slot.loaded) {
+      // Past the most since resize(): let go rather than lent again.
+      this.slots = this.slots.filter((s) => s !== slot);
+      this.onDropped(slot.loaded, slot.key);
+      return;
+    }
     if (!slot.loaded?.worker.alive) {
       // Its worker died: forget it; a waiter starts over (loading a fresh one if none is left).
       this.slots = this.slots.filter((s) => s !== slot);

@@ -26,18 +26,20 @@ export function sameRuntime(a: ModelRuntimeSettings | undefined, b: ModelRuntime
 }
 
 /**
- * The settings a running model takes without loading again (ModelHandle.retune; preload loads it at once):
- * the others change its sessions (providers, devices, count), their graphs' shapes (batch size and sizes) or
- * their load (warm-up), so a change of any of those loads its sessions again.
+ * The settings a running model may take without loading again (ModelHandle.retune decides: the session count
+ * only on a GPU provider; preload loads it at once): the others change what its sessions are (providers,
+ * devices), their graphs' shapes (batch size and sizes) or their load (warm-up), so a change of any of those
+ * loads its sessions again.
  */
 export const RETUNABLE_SETTINGS: ReadonlySet<keyof ModelRuntimeSettings> = new Set([
   'queueDepth',
   'maxBatchDelayMs',
   'idleUnloadS',
   'preload',
+  'sessions',
 ]);
 
-/** Whether two runtime blocks differ only in settings a running model takes in place (and differ at all). */
+/** Whether two runtime blocks differ only in settings a running model may take in place (and differ at all). */
 export function retunableChange(a: ModelRuntimeSettings | undefined, b: ModelRuntimeSettings | undefined): boolean {
   const x: Record<string, unknown> = a === undefined ? {} : normaliseRuntime(a);
   const y: Record<string, unknown> = b === undefined ? {} : normaliseRuntime(b);

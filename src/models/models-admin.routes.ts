@@ -40,7 +40,7 @@ export function modelsAdminRoutes(service: ModelsAdminService): RouteDef[] {
       tags,
       body: ModelSettingsPatch,
       summary:
-        "Change a model's serving settings while it runs (built in or added; on every node): the fields given change, null puts one back to the server's default; queue_depth, max_batch_delay_ms, idle_unload_s and preload alone apply to the running model in place; any other field makes its sessions load again with them",
+        "Change a model's serving settings while it runs (built in or added; on every node): the fields given change, null puts one back to the server's default; queue_depth, max_batch_delay_ms, idle_unload_s and preload alone (and sessions on a GPU provider) apply to the running model in place; any other field makes its sessions load again with them",
       responses: {
         200: { description: 'The model with its settings in force', schema: ModelOut },
         400: { description: 'A setting out of its bounds or unknown (invalid_parameter, invalid_request)' },

@@ -92,9 +92,17 @@ export class ModelsService {
 
   private async applyChanges(): Promise<ModelChanges> {
     const c = await this.registry.reload();
+    // Settings a running model may take in place: its loaded sessions, warm-up and queued runs stay. One it
+    // cannot take so (a session count on the CPU) is a change: its sessions load again. A model not registered
+    // takes them when it is.
+    const retuned = c.retuned;
+    c.retuned = [];
+    for (const id of retuned) {
+      const h = this.registry.has(id) ? this.runtime.model(id) : undefined;
+      if (!h || h.retune(this.registry.spec(id))) c.retuned.push(id);
+      else c.changed.push(id);
+    }
     for (const id of [...c.removed, ...c.changed]) await this.runtime.unregister(id);
-    // Settings a running model takes in place: its loaded sessions, warm-up and queued runs stay.
-    for (const id of c.retuned) if (this.registry.has(id)) this.runtime.model(id)?.retune(this.registry.spec(id));
     for (const id of [...c.added, ...c.changed]) {
       try {
         await this.registry.prepare(id);

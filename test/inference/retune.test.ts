@@ -1,6 +1,7 @@
 // Settings a running model takes in place (ModelHandle.retune): its loaded session stays, the queue takes the
-// new depth at once, the next batch the new delay, the idle timer the new time. Through the real runtime and
-// worker; what decides that a change is one of these: retunableChange.
+// new depth at once, the next batch the new delay, the idle timer the new time, and on a GPU provider the
+// number of sessions. Through the real runtime and worker (a GPU provider asked of the real binding, which
+// falls back to the CPU here); what decides that a change may be one of these: retunableChange.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InferenceRuntime, type ModelSpec } from '../../src/inference/runtime.js';
@@ -89,12 +90,70 @@ test('a running model retuned to an idle time unloads after it, without another 
   assert.equal(model.state().state, 'loaded');
 });
 
+test('on a GPU provider the session count changes in place: more load as runs overlap, those past a lower one go', async (t) => {
+  const runtime = new InferenceRuntime({
+    providers: ['cuda', 'cpu'],
+    available: ['cuda', 'cpu'],
+    visibleGpus: 1,
+    intraOpThreads: 1,
+    sessions: 1,
+    queueDepth: 256,
+    log: collectingLog(),
+  });
+  t.after(() => runtime.release());
+  const model = runtime.register(spec({ dynamicBatch: false }));
+  await model.run(affineRow(0));
+  const loadedAt = model.state().loaded_at;
+  assert.equal(model.maxSessions, 1);
+  const round = async (n: number) => {
+    const outs = await Promise.all(Array.from({ length: n }, (_, i) => model.run(affineRow(i))));
+    outs.forEach((o, i) => assert.equal((o.y.data as Float32Array)[0], 2 * i + 1, `run ${i}`));
+  };
+
+  assert.equal(model.retune(spec({ dynamicBatch: false, sessions: 3 })), true);
+  assert.equal(model.maxSessions, 3);
+  assert.equal(model.state().loaded_at, loadedAt, 'the first session kept');
+  // Runs that overlap load the further ones (each in a worker thread of its own, started as it loads).
+  const t1 = Date.now();
+  while (model.loadedSessions < 3 && Date.now() - t1 < 30_000) await round(30);
+  assert.equal(model.loadedSessions, 3);
+  assert.equal(runtime.threads.length, 3);
+
+  // Down to one while thirty runs are under way: each answers, the two further sessions go (the busy ones
+  // as their runs end) and their worker threads end.
+  const running = round(30);
+  assert.equal(model.retune(spec({ dynamicBatch: false, sessions: 1 })), true);
+  await running;
+  const t0 = Date.now();
+  while (runtime.threads.length > 1 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(runtime.threads.length, 1);
+  assert.equal(model.loadedSessions, 1);
+  assert.equal(model.state().loaded_at, loadedAt);
+  await round(10);
+  assert.equal(model.loadedSessions, 1, 'no further session loads past the count');
+  assert.equal(model.state().unloads, 0);
+});
+
+test('what a running model cannot take in place: the count on the CPU, a batch size, its providers', async (t) => {
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 2, sessions: 1, log: collectingLog() });
+  t.after(() => runtime.release());
+  const model = runtime.register(spec());
+  await model.run(affineRow(0));
+  assert.equal(model.retune(spec({ sessions: 2 })), false, 'on the CPU the threads of each session depend on it');
+  assert.equal(model.retune(spec({ batchLimits: { maxBatch: 2 } })), false);
+  assert.equal(model.retune(spec({ providers: ['cpu'] })), false);
+  assert.equal(model.retune(spec({ warmup: 'on' })), false);
+  assert.equal(model.maxSessions, 1, 'nothing changed');
+  assert.equal(model.retune(spec({ queueDepth: 3 })), true);
+  assert.equal(model.state().queue_depth, 3);
+});
+
 test('which changes a running model takes in place', () => {
   assert.equal(retunableChange(undefined, undefined), false, 'no change');
   assert.equal(retunableChange(undefined, { queueDepth: 4 }), true);
   assert.equal(retunableChange({ queueDepth: 4, sessions: 2 }, { sessions: 2, maxBatchDelayMs: 3 }), true);
   assert.equal(retunableChange({ idleUnloadS: 60 }, { idleUnloadS: 60, preload: true }), true);
-  assert.equal(retunableChange({ sessions: 2 }, { sessions: 3 }), false, 'sessions load again');
+  assert.equal(retunableChange({ sessions: 2 }, { sessions: 3 }), true, 'the handle decides (on a GPU in place)');
   assert.equal(retunableChange(undefined, { queueDepth: 4, maxBatch: 8 }), false, 'a batch size with it');
   assert.equal(retunableChange(undefined, { warmup: 'on' }), false);
   assert.equal(retunableChange({ batchSizes: [1, 4] }, undefined), false);

@@ -1,6 +1,7 @@
 // A model's serving settings in a modal form: sessions, dynamic batching, batch sizes, warm-up and queue depth.
 // An empty field is the server's default (sent as null); the server keeps them on every node; the running model
-// takes a queue depth or batch delay in place, and any other change loads its sessions again at its next run.
+// takes a queue depth or batch delay (and on a GPU a session count) in place, and any other change loads its
+// sessions again at its next run.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Model, ModelSettings, ModelSettingsPatch } from '../api/types';
 import { errorMessage } from './notice';
@@ -108,8 +109,8 @@ export function ModelSettingsDialog(p: ModelSettingsProps) {
       <form onSubmit={save} aria-label="Serving settings">
         <h2 id="model-settings-title">Serving settings of {p.model?.id}</h2>
         <p>
-          Empty fields take the server's default. Queue depth and batch delay apply to the running model at once; any
-          other change loads its sessions again at its next run.
+          Empty fields take the server's default. Queue depth and batch delay (and sessions on a GPU) apply to the
+          running model at once; any other change loads its sessions again at its next run.
         </p>
         {field('sessions', 'Sessions', 'server default')}
         {field('max_batch_size', 'Most inputs a call', 'server default')}

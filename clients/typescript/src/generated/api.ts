@@ -510,7 +510,7 @@ export interface Operations {
       }>;
     };
   };
-  /** PATCH /admin/v1/models/{id}: Change a model's serving settings while it runs (built in or added; on every node): the fields given change, null puts one back to the server's default; queue_depth, max_batch_delay_ms, idle_unload_s and preload alone apply to the running model in place; any other field makes its sessions load again with them */
+  /** PATCH /admin/v1/models/{id}: Change a model's serving settings while it runs (built in or added; on every node): the fields given change, null puts one back to the server's default; queue_depth, max_batch_delay_ms, idle_unload_s and preload alone (and sessions on a GPU provider) apply to the running model in place; any other field makes its sessions load again with them */
   "admin.models.update": {
     path: { id: string };
     query: Record<string, never>;
