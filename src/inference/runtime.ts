@@ -650,7 +650,7 @@ export class ModelHandle {
         wide,
         demand: () => 1 + this.queue.pending,
         holdMs: OVERLAP_HOLD_MS,
-        onDropped: (l, key) => void this.dropSession(l, key),
+        onDropped: (l, key) => void this.dropSession(key, Promise.resolve(l)),
       },
     );
     // As many batches run at once as the model has sessions; each waits for one of them. One more (an
@@ -714,7 +714,8 @@ export class ModelHandle {
       if (!alike || this.runtime.workers === 'shared') return false;
       const gone = this.replicas.resize(sessions);
       this.queue.setConcurrency(sessions);
-      for (const g of gone) void g.then(({ key, loaded }) => this.dropSession(loaded, key));
+      // Each key is marked at once: a session loading again under it waits until this one is gone.
+      for (const g of gone) void this.dropSession(g.key, g.loaded);
       this.runtime.info(
         { model: spec.id, sessions },
         `model ${spec.id}: at most ${sessions} session${sessions === 1 ? '' : 's'} now, those loaded kept`,
@@ -733,16 +734,28 @@ export class ModelHandle {
     return true;
   }
 
-  /** Releases one session let go by a lower count, and ends its worker thread. */
-  private async dropSession(l: Loaded | undefined, key: number): Promise<void> {
-    try {
-      if (l?.worker.alive)
-        await l.worker.call({ op: 'release', model: this.sessionName }, `releasing a session of model ${this.spec.id}`);
-    } catch {
-      /* a worker that died has nothing loaded */
-    }
-    await this.runtime.retireWorkerAt(this.sessionName, key);
+  /** Releases one session let go by a lower count (once it has loaded, if it was loading), and ends its worker. */
+  private dropSession(key: number, loaded: Promise<Loaded | undefined>): Promise<void> {
+    const done = (async () => {
+      try {
+        const l = await loaded;
+        if (l?.worker.alive)
+          await l.worker.call(
+            { op: 'release', model: this.sessionName },
+            `releasing a session of model ${this.spec.id}`,
+          );
+      } catch {
+        /* a worker that died has nothing loaded */
+      }
+      await this.runtime.retireWorkerAt(this.sessionName, key);
+    })().finally(() => {
+      if (this.dropping.get(key) === done) this.dropping.delete(key);
+    });
+    this.dropping.set(key, done);
+    return done;
   }
+  /** Sessions being let go by key: a session loading again under the key waits until its worker has ended. */
+  private readonly dropping = new Map<number, Promise<void>>();
 
   get id(): string {
     return this.spec.id;
@@ -871,6 +884,7 @@ export class ModelHandle {
   }
 
   private async loadReplica(key: number): Promise<Loaded> {
+    await this.dropping.get(key);
     const src = await this.graph();
     const rt = this.runtime;
     // The first session gets every intra-op thread (one client's latency); further ones share the cores.

@@ -69,18 +69,13 @@ export class SessionReplicas<L extends LoadedReplica> {
    * Falling, the sessions past it are let go: those free or loading now are returned for the caller to
    * release (as takeAll's), those lent out when their run gives them back (`onDropped`).
    */
-  resize(max: number): Array<Promise<{ key: number; loaded: L | undefined }>> {
+  resize(max: number): Array<{ key: number; loaded: Promise<L | undefined> }> {
     if (this.wide) throw new Error('a wide model cannot change its sessions in place');
     this.maxSessions = Math.max(1, max);
     this.extraFailed = false;
     const gone = this.slots.filter((s) => s.key >= this.maxSessions && !s.busy);
     this.slots = this.slots.filter((s) => !gone.includes(s));
-    return gone.map((s) =>
-      s.promise.then(
-        (loaded) => ({ key: s.key, loaded }),
-        () => ({ key: s.key, loaded: undefined }),
-      ),
-    );
+    return gone.map((s) => ({ key: s.key, loaded: s.promise.catch(() => undefined) }));
   }
 
   /** Worker keys this model may use (0..keys-1). */

@@ -132,6 +132,19 @@ test('on a GPU provider the session count changes in place: more load as runs ov
   await round(10);
   assert.equal(model.loadedSessions, 1, 'no further session loads past the count');
   assert.equal(model.state().unloads, 0);
+
+  // Up, down and up again while runs go on: a key let go loads again only once its worker has ended.
+  const busy = round(30);
+  const g = (n: number) => assert.equal(model.retune(spec({ dynamicBatch: false, sessions: n })), true);
+  g(3);
+  await round(12);
+  g(1);
+  g(3);
+  await busy;
+  const t2 = Date.now();
+  while (model.loadedSessions < 3 && Date.now() - t2 < 30_000) await round(30);
+  assert.equal(model.loadedSessions, 3);
+  assert.equal(runtime.threads.length, 3);
 });
 
 test('what a running model cannot take in place: the count on the CPU, a batch size, its providers', async (t) => {
