@@ -1,4 +1,5 @@
-// The admin API's models: GET/POST /admin/v1/models, PATCH and DELETE /admin/v1/models/:id (the console's Models tab).
+// The admin API's models: GET/POST /admin/v1/models, PATCH and DELETE /admin/v1/models/:id, and loading or
+// unloading one on this node (POST .../:id/load, .../:id/unload); the console's Models tab.
 import { defineRoute, type RouteDef } from '../http/route.js';
 import type { ModelsAdminService } from './models-admin.service.js';
 import { AddModelBody, AddedModelOut, DeletedModelOut, ModelListOut, ModelOut, ModelSettingsPatch } from './schemas.js';
@@ -47,6 +48,39 @@ export function modelsAdminRoutes(service: ModelsAdminService): RouteDef[] {
         404: { description: 'No such model' },
       },
       handler: async (ctx) => ({ json: await service.update(ctx.params.id!, ctx.body as ModelSettingsPatch) }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/admin/v1/models/:id/load',
+      auth: 'admin',
+      tags,
+      noBody: true,
+      summary:
+        'Load a model on this node now (its first session; on a GPU warmed up), rather than at its first run; answers once it is loaded',
+      responses: {
+        200: { description: 'The model, loaded', schema: ModelOut },
+        400: { description: 'The model did not load (invalid_model, with the reason)' },
+        404: { description: 'No such model' },
+        503: {
+          description:
+            'Not prepared yet (not_ready), or SIGHTFLOW_GPU_REQUIRED and it could not start on its GPU (gpu_unavailable)',
+        },
+      },
+      handler: async (ctx) => ({ json: await service.load(ctx.params.id!) }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/admin/v1/models/:id/unload',
+      auth: 'admin',
+      tags,
+      noBody: true,
+      summary:
+        "Unload a model on this node: its sessions and their memory (on a GPU, the card's) go once the runs queued or running on them finish (at most 60 s); its next run loads it again",
+      responses: {
+        200: { description: 'The model, unloaded (loaded again if runs came meanwhile)', schema: ModelOut },
+        404: { description: 'No such model' },
+      },
+      handler: async (ctx) => ({ json: await service.unload(ctx.params.id!) }),
     }),
     defineRoute({
       method: 'DELETE',

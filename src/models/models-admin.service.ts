@@ -6,7 +6,7 @@ import type { Logger } from '../base/log.js';
 import type { Db } from '../store/db.js';
 import type { TaskModels } from '../task-models/task-models.js';
 import type { ModelsService } from './models-service.js';
-import { errors } from '../base/errors.js';
+import { errors, isApiError } from '../base/errors.js';
 import { addModel, removeModel, type AddedModel } from './model-install.js';
 import type { RegisteredModel } from '../inference/registry.js';
 import type { ModelState } from '../inference/runtime.js';
@@ -90,6 +90,36 @@ export class ModelsAdminService {
     // A re-read already under way may have read the file before this change: then one more takes it.
     for (let i = 0; i < 2 && !sameRuntime(registry.overrideOf(id), next); i++) await this.s.models.refresh();
     this.s.log.info({ model: id, settings: next }, `model ${id}: serving settings changed`);
+    return this.describe(registry.get(id));
+  }
+
+  /**
+   * Loads a model's first session on this node now (as a preload does: on a GPU it warms up), and answers once
+   * it has. A load that fails for the model's own reasons is a 400 invalid_model with the reason.
+   */
+  async load(id: string) {
+    const { registry, runtime } = this.s.models;
+    if (!registry.has(id)) throw errors.notFound('model', id);
+    const t0 = performance.now();
+    try {
+      await runtime.register(registry.spec(id)).session();
+    } catch (e) {
+      if (isApiError(e)) throw e;
+      throw errors.invalidModel(`model ${id} did not load: ${(e as Error).message}`);
+    }
+    this.s.log.info({ model: id, ms: Math.round(performance.now() - t0) }, `model ${id} loaded on request`);
+    return this.describe(registry.get(id));
+  }
+
+  /**
+   * Unloads a model on this node: the runtime lets its handle go, so the runs queued or running on it finish on
+   * its sessions (at most 60 s) and then they are released; a run after it loads the model again.
+   */
+  async unload(id: string) {
+    const { registry, runtime } = this.s.models;
+    if (!registry.has(id)) throw errors.notFound('model', id);
+    await runtime.unregister(id);
+    this.s.log.info({ model: id }, `model ${id} unloaded on request`);
     return this.describe(registry.get(id));
   }
 

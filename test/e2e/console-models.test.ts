@@ -156,3 +156,46 @@ test("Models tab: a built-in model's serving settings changed, refused when wron
   );
   assert.deepEqual(pageProblems, []);
 });
+
+test('Models tab: a model loaded and unloaded on request; a queue depth taken in place', {
+  skip,
+  timeout: 120_000,
+}, async () => {
+  await page.goto('/console/');
+  if (await page.getByLabel('Admin token').count()) {
+    await page.getByLabel('Admin token').fill(t.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+  await page.getByRole('link', { name: 'Models' }).click();
+  const table = page.getByRole('table', { name: 'Models' });
+  const row = table.getByRole('row', { name: /centernet-coco/ });
+  const state = async () =>
+    (await admin(t, '/admin/v1/models')).body.data.find((m: { id: string }) => m.id === 'centernet-coco').serving;
+  if ((await state()).state === 'loaded') {
+    await table.getByRole('button', { name: 'Unload centernet-coco' }).click();
+    await table.getByRole('button', { name: 'Load centernet-coco' }).waitFor();
+  }
+  await table.getByRole('button', { name: 'Load centernet-coco' }).click();
+  await table.getByRole('button', { name: 'Unload centernet-coco' }).waitFor();
+  await row.getByText(/^loaded/).waitFor();
+  const loaded = await state();
+  assert.equal(loaded.state, 'loaded');
+
+  // A queue depth: the running model takes it, and the notice says so.
+  await table.getByRole('button', { name: 'Settings of centernet-coco' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Queue depth').fill('9');
+  await dialog.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByText('Settings of centernet-coco saved; the running model took them in place.').waitFor();
+  assert.equal((await state()).loaded_at, loaded.loaded_at);
+  await screenshot(page, 'models-load-unload');
+  await table.getByRole('button', { name: 'Settings of centernet-coco' }).click();
+  await dialog.getByLabel('Queue depth').fill('');
+  await dialog.getByRole('button', { name: 'Save settings' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+
+  await table.getByRole('button', { name: 'Unload centernet-coco' }).click();
+  await table.getByRole('button', { name: 'Load centernet-coco' }).waitFor();
+  assert.equal((await state()).state, 'unloaded');
+  assert.deepEqual(pageProblems, []);
+});

@@ -247,6 +247,52 @@ test('queue depth, batch delay, idle time and preload apply in place: the loaded
   assert.equal(reset.body.settings.queue_depth, null);
 });
 
+test('a model loaded and unloaded on request: now, idempotent, and under load without a failed request', {
+  timeout: 120_000,
+}, async () => {
+  assert.ok(app, 'the server of the tests before');
+  const t = app;
+  const call = (id: string, what: 'load' | 'unload') => admin(t, `/admin/v1/models/${id}/${what}`, { method: 'POST' });
+  const off = await call('centernet-coco', 'unload');
+  assert.equal(off.status, 200, off.text);
+  assert.equal(off.body.serving.state, 'unloaded');
+  assert.equal(off.body.id, 'centernet-coco');
+  const on = await call('centernet-coco', 'load');
+  assert.equal(on.status, 200, on.text);
+  assert.equal(on.body.serving.state, 'loaded', 'loaded when it answers');
+  assert.ok(on.body.serving.loaded_at);
+  const again = await call('centernet-coco', 'load');
+  assert.equal(again.body.serving.loaded_at, on.body.serving.loaded_at, 'loading a loaded model changes nothing');
+  assert.equal((await detect(t)).status, 200);
+  assert.equal((await model(t)).serving.requests, 1, 'the run went to the session loaded');
+
+  assert.equal((await call('no-such-model', 'load')).status, 404);
+  assert.equal((await call('no-such-model', 'unload')).status, 404);
+  const anon = await api(t, '/admin/v1/models/centernet-coco/unload', { method: 'POST' });
+  assert.equal(anon.status, 401, 'the admin token guards it');
+
+  // Unloaded and loaded three times while four clients detect: every request answered 200.
+  const codes: Record<number, number> = {};
+  let stop = false;
+  const client = async () => {
+    while (!stop) {
+      const r = await detect(t);
+      codes[r.status] = (codes[r.status] ?? 0) + 1;
+    }
+  };
+  const clients = Array.from({ length: 4 }, client);
+  for (let i = 0; i < 3; i++) {
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal((await call('centernet-coco', 'unload')).status, 200);
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal((await call('centernet-coco', 'load')).status, 200);
+  }
+  stop = true;
+  await Promise.all(clients);
+  assert.deepEqual(Object.keys(codes), ['200'], JSON.stringify(codes));
+  assert.ok(codes[200]! >= 8, JSON.stringify(codes));
+});
+
 test('the settings file held locked by another process: 503 settings_locked after the wait, nothing changed', {
   // The same path on either database; the wait is 10 s, so once.
   skip: process.env.SIGHTFLOW_TEST_DB === 'postgres' ? "runs with PGlite (the file lock is the data dir's)" : false,

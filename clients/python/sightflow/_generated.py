@@ -390,6 +390,8 @@ OPERATIONS: dict[str, dict[str, Any]] = {
     "admin.models.create": {"method": "POST", "path": "/admin/v1/models", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.models.delete": {"method": "DELETE", "path": "/admin/v1/models/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.models.list": {"method": "GET", "path": "/admin/v1/models", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.models.load": {"method": "POST", "path": "/admin/v1/models/{id}/load", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
+    "admin.models.unload": {"method": "POST", "path": "/admin/v1/models/{id}/unload", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.models.update": {"method": "PATCH", "path": "/admin/v1/models/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.projects.create": {"method": "POST", "path": "/admin/v1/projects", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.projects.keys.create": {"method": "POST", "path": "/admin/v1/projects/{id}/keys", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},

@@ -22,6 +22,8 @@ export function adminApi(token: string) {
       requestJson<AddedModel>(`${base}/models`, { token, method: 'POST', json: body }),
     updateModel: (id: string, body: ModelSettingsPatch) =>
       requestJson<Model>(`${base}/models/${enc(id)}`, { token, method: 'PATCH', json: body }),
+    loadModel: (id: string) => requestJson<Model>(`${base}/models/${enc(id)}/load`, { token, method: 'POST' }),
+    unloadModel: (id: string) => requestJson<Model>(`${base}/models/${enc(id)}/unload`, { token, method: 'POST' }),
     removeModel: (id: string) =>
       requestJson<{ id: string; deleted: true }>(`${base}/models/${enc(id)}`, { token, method: 'DELETE' }),
   };

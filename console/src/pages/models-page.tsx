@@ -51,10 +51,33 @@ export function ModelsPage() {
   const [saved, setSaved] = useState<string | null>(null);
 
   const saveSettings = async (modelId: string, body: ModelSettingsPatch) => {
-    await api.updateModel(modelId, body);
+    const before = editing?.serving;
+    const after = (await api.updateModel(modelId, body)).serving;
     setEditing(null);
-    setSaved(`Settings of ${modelId} saved; its sessions load again with them at its next run.`);
+    // The same sessions loaded before and after: the running model took them in place.
+    const inPlace = before?.state === 'loaded' && after.state === 'loaded' && after.loaded_at === before.loaded_at;
+    setSaved(
+      inPlace
+        ? `Settings of ${modelId} saved; the running model took them in place.`
+        : `Settings of ${modelId} saved; its sessions load again with them at its next run.`,
+    );
     models.reload();
+  };
+
+  /** Models being loaded or unloaded on request (their button waits). */
+  const [switching, setSwitching] = useState<string | null>(null);
+  const loadOrUnload = async (m: Model) => {
+    setSwitching(m.id);
+    setError(null);
+    try {
+      if (m.serving.state === 'loaded') await api.unloadModel(m.id);
+      else await api.loadModel(m.id);
+      models.reload();
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setSwitching(null);
+    }
   };
 
   const add = async (e: Event) => {
@@ -170,6 +193,14 @@ export function ModelsPage() {
                 <td>
                   <button type="button" onClick={() => setEditing(m)} aria-label={`Settings of ${m.id}`}>
                     Settings
+                  </button>{' '}
+                  <button
+                    type="button"
+                    disabled={switching === m.id}
+                    onClick={() => void loadOrUnload(m)}
+                    aria-label={`${m.serving.state === 'loaded' ? 'Unload' : 'Load'} ${m.id}`}
+                  >
+                    {switching === m.id ? '...' : m.serving.state === 'loaded' ? 'Unload' : 'Load'}
                   </button>{' '}
                   {!m.builtin && (
                     <button type="button" class="danger" onClick={() => setToRemove(m)} aria-label={`Remove ${m.id}`}>

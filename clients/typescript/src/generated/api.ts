@@ -510,6 +510,126 @@ export interface Operations {
       }>;
     };
   };
+  /** POST /admin/v1/models/{id}/load: Load a model on this node now (its first session; on a GPU warmed up), rather than at its first run; answers once it is loaded */
+  "admin.models.load": {
+    path: { id: string };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      id: string;
+      object: "model";
+      task: string;
+      description: string;
+      builtin: boolean;
+      prepared: boolean;
+      sha256: string | null;
+      origin: string | null;
+      added_at: string | null;
+      labels: number;
+      settings: {
+        preload: boolean;
+        idle_unload_s: number | null;
+        providers: Array<string> | null;
+        queue_depth: number | null;
+        devices: Array<number> | null;
+        sessions: number | null;
+        max_batch_size: number | null;
+        max_batch_delay_ms: number | null;
+        batch_sizes: "auto" | "all" | Array<number> | null;
+        warmup: "auto" | "on" | "off" | null;
+      };
+      serving: {
+        state: "unloaded" | "loading" | "loaded";
+        providers: Array<string> | null;
+        devices: Array<number> | null;
+        sessions: {
+          loaded: number;
+          max: number;
+        } | null;
+        batch: {
+          max_size: number;
+          max_delay_ms: number;
+          sizes: Array<number> | null;
+        } | null;
+        warmup: {
+          batch_sizes: Array<number>;
+          ms: Array<number>;
+        } | {
+          skipped: string;
+        } | null;
+        memory_bytes: number | null;
+        loaded_at: string | null;
+        last_used_at: string | null;
+        requests: number;
+        errors: number;
+        p50_ms: number | null;
+        queue_depth: number;
+        pending: number;
+        idle_unload_s: number;
+        unloads: number;
+      };
+    };
+  };
+  /** POST /admin/v1/models/{id}/unload: Unload a model on this node: its sessions and their memory (on a GPU, the card's) go once the runs queued or running on them finish (at most 60 s); its next run loads it again */
+  "admin.models.unload": {
+    path: { id: string };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      id: string;
+      object: "model";
+      task: string;
+      description: string;
+      builtin: boolean;
+      prepared: boolean;
+      sha256: string | null;
+      origin: string | null;
+      added_at: string | null;
+      labels: number;
+      settings: {
+        preload: boolean;
+        idle_unload_s: number | null;
+        providers: Array<string> | null;
+        queue_depth: number | null;
+        devices: Array<number> | null;
+        sessions: number | null;
+        max_batch_size: number | null;
+        max_batch_delay_ms: number | null;
+        batch_sizes: "auto" | "all" | Array<number> | null;
+        warmup: "auto" | "on" | "off" | null;
+      };
+      serving: {
+        state: "unloaded" | "loading" | "loaded";
+        providers: Array<string> | null;
+        devices: Array<number> | null;
+        sessions: {
+          loaded: number;
+          max: number;
+        } | null;
+        batch: {
+          max_size: number;
+          max_delay_ms: number;
+          sizes: Array<number> | null;
+        } | null;
+        warmup: {
+          batch_sizes: Array<number>;
+          ms: Array<number>;
+        } | {
+          skipped: string;
+        } | null;
+        memory_bytes: number | null;
+        loaded_at: string | null;
+        last_used_at: string | null;
+        requests: number;
+        errors: number;
+        p50_ms: number | null;
+        queue_depth: number;
+        pending: number;
+        idle_unload_s: number;
+        unloads: number;
+      };
+    };
+  };
   /** PATCH /admin/v1/models/{id}: Change a model's serving settings while it runs (built in or added; on every node): the fields given change, null puts one back to the server's default; queue_depth, max_batch_delay_ms, idle_unload_s and preload alone (and sessions on a GPU provider) apply to the running model in place; any other field makes its sessions load again with them */
   "admin.models.update": {
     path: { id: string };
@@ -1387,6 +1507,8 @@ export const OPERATIONS: { readonly [K in OperationId]: OperationSpec } = {
   "admin.models.create": { method: "POST", path: "/admin/v1/models", pathParams: [], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.models.delete": { method: "DELETE", path: "/admin/v1/models/{id}", pathParams: ["id"], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.models.list": { method: "GET", path: "/admin/v1/models", pathParams: [], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
+  "admin.models.load": { method: "POST", path: "/admin/v1/models/{id}/load", pathParams: ["id"], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
+  "admin.models.unload": { method: "POST", path: "/admin/v1/models/{id}/unload", pathParams: ["id"], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.models.update": { method: "PATCH", path: "/admin/v1/models/{id}", pathParams: ["id"], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.projects.create": { method: "POST", path: "/admin/v1/projects", pathParams: [], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.projects.keys.create": { method: "POST", path: "/admin/v1/projects/{id}/keys", pathParams: ["id"], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
