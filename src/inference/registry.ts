@@ -249,7 +249,9 @@ export class ModelRegistry {
 
   /**
    * Sets (or, with null, drops) a model's settings override in the data dir's file. The running registry
-   * takes it at its next reload(), which reports the model changed, as a changed manifest is.
+   * takes it at its next reload(), which reports the model retuned (settings a running model may take in
+   * place) or changed, as a changed manifest is. A lock held by another process past its wait is a 503
+   * settings_locked.
    */
   setOverride(id: string, runtime: ModelRuntimeSettings | null): Promise<void> {
     const next = this.writing.then(() =>

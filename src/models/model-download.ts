@@ -33,7 +33,7 @@ export function parseModelSource(source: string, hubUrl: string, isFile: (p: str
     } catch {
       throw errors.invalidParam('source', `Expected source to be a valid URL but received ${JSON.stringify(s)}`);
     }
-    return { kind: 'url', url, fileName: decodeURIComponent(url.pathname.split('/').pop() || 'model.onnx') };
+    return { kind: 'url', url, fileName: fileNameOf(url.pathname.split('/').pop() || 'model.onnx') };
   }
   if (isFile(s)) return { kind: 'file', path: s };
   const m = HUB_REF.exec(s);
@@ -52,6 +52,18 @@ export function parseModelSource(source: string, hubUrl: string, isFile: (p: str
     'source',
     `Expected source to be an existing .onnx file, an http(s) URL or a Hugging Face reference owner/repo[@rev]:path but received ${JSON.stringify(s)}`,
   );
+}
+
+/**
+ * A URL's last path segment as a file name: percent-decoded, or as written where it is not valid percent-encoding
+ * (`%zz`), which URLs allow and servers may take as it is.
+ */
+function fileNameOf(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 export interface DownloadProgress {

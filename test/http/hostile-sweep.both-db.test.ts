@@ -44,3 +44,14 @@ test('found by the sweep: an empty or 3-byte raw image body is a 400 unsupported
     }
   }
 });
+
+test('found by the sweep: a model source URL whose file name is not valid percent-encoding is a 4xx, not a 500', async () => {
+  const r = await fetch(`${t.url}/admin/v1/models`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ source: 'http://127.0.0.1:9/x.jpg%zz', preload: true, sessions: 30, warmup: 'on' }),
+  });
+  const body = (await r.json()) as { error: { code: string; message: string } };
+  assert.ok(r.status >= 400 && r.status < 500, `${r.status} ${JSON.stringify(body)}`);
+  assert.ok(body.error.message, JSON.stringify(body));
+});

@@ -22,6 +22,11 @@ test('sources: https URLs, hub references (rev default main), local files, and a
     url: new URL('https://x.example/a/b%20c.onnx'),
     fileName: 'b c.onnx',
   });
+  // Not valid percent-encoding (a URL may carry it): the name as written, not an internal error.
+  assert.equal(
+    (parseModelSource('http://127.0.0.1:9/x.onnx%zz', hub, none) as { fileName: string }).fileName,
+    'x.onnx%zz',
+  );
   const ref = parseModelSource('acme/yolo:onnx/model.onnx', hub, none);
   assert.ok(
     ref.kind === 'url' &&
