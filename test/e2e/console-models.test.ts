@@ -90,13 +90,7 @@ test("Models tab: a built-in model's serving settings changed, refused when wron
   skip,
   timeout: 120_000,
 }, async () => {
-  await page.goto('/console/');
-  if (await page.getByLabel('Admin token').count()) {
-    await page.getByLabel('Admin token').fill(t.adminToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
-  await page.getByRole('link', { name: 'Models' }).click();
-  const table = page.getByRole('table', { name: 'Models' });
+  const table = await modelsTab();
   await table.getByRole('button', { name: 'Settings of centernet-coco' }).click();
   const dialog = page.getByRole('dialog');
   await dialog.getByRole('heading', { name: 'Serving settings of centernet-coco' }).waitFor();
@@ -161,13 +155,7 @@ test('Models tab: a model loaded and unloaded on request; a queue depth taken in
   skip,
   timeout: 120_000,
 }, async () => {
-  await page.goto('/console/');
-  if (await page.getByLabel('Admin token').count()) {
-    await page.getByLabel('Admin token').fill(t.adminToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
-  await page.getByRole('link', { name: 'Models' }).click();
-  const table = page.getByRole('table', { name: 'Models' });
+  const table = await modelsTab();
   const row = table.getByRole('row', { name: /centernet-coco/ });
   const state = async () =>
     (await admin(t, '/admin/v1/models')).body.data.find((m: { id: string }) => m.id === 'centernet-coco').serving;
@@ -199,3 +187,14 @@ test('Models tab: a model loaded and unloaded on request; a queue depth taken in
   assert.equal((await state()).state, 'unloaded');
   assert.deepEqual(pageProblems, []);
 });
+
+/** The console opened on its Models tab (signed in with the admin token where it asks); the models' table. */
+async function modelsTab() {
+  await page.goto('/console/');
+  if (await page.getByLabel('Admin token').count()) {
+    await page.getByLabel('Admin token').fill(t.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+  await page.getByRole('link', { name: 'Models' }).click();
+  return page.getByRole('table', { name: 'Models' });
+}
