@@ -32,9 +32,9 @@ test('a running model retuned keeps its session; the queue takes the new depth, 
   assert.deepEqual(model.state().batch, { max_size: 4, max_delay_ms: 0, sizes: null });
 
   // Depth 2: of twelve runs at once the first two wait (the first for company), the rest are refused at once.
-  model.retune(spec({ queueDepth: 2, batchLimits: { maxWaitMs: 250 } }));
+  model.retune(spec({ queueDepth: 2, batchLimits: { maxWaitMs: 1000 } }));
   assert.equal(model.state().queue_depth, 2);
-  assert.equal(model.state().batch?.max_delay_ms, 250);
+  assert.equal(model.state().batch?.max_delay_ms, 1000);
   assert.equal(model.state().loaded_at, loadedAt, 'the same session');
   assert.equal(model.state().state, 'loaded');
   const settled = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => model.run(affineRow(i))));
@@ -49,7 +49,8 @@ test('a running model retuned keeps its session; the queue takes the new depth, 
     if (s.status === 'fulfilled') assert.equal((s.value.y.data as Float32Array)[0], 2 * i + 1, `run ${i}`);
   });
 
-  // The delay applies from the next batch: two rows a tenth of a second apart join one call of 250 ms.
+  // The delay applies from the next batch: two rows a tenth of a second apart join one call after a second (a
+  // second, so that a busy machine's late timer cannot split them).
   const runs0 = model.stats.runs;
   const t0 = performance.now();
   const a = model.run(affineRow(1));
@@ -57,7 +58,7 @@ test('a running model retuned keeps its session; the queue takes the new depth, 
   const b = model.run(affineRow(2));
   await Promise.all([a, b]);
   assert.equal(model.stats.runs - runs0, 1, 'one call for both');
-  assert.ok(performance.now() - t0 >= 240, 'the first waited for company');
+  assert.ok(performance.now() - t0 >= 990, 'the first waited for company');
 
   // Back to the runtime's: depth 64 and no delay; twelve at once all run.
   model.retune(spec());
