@@ -32,8 +32,9 @@ pass=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dry-run) dry=1 ;;
-    --out) out="$2"; pass+=("$1" "$2"); shift ;;
-    --provider-dir) provider_dir="$2"; shift ;;
+    # Absolute before the check moves into the bundle (a relative one would land there, and in a dry run vanish).
+    --out) mkdir -p "$2"; out=$(cd "$2" && pwd); pass+=("$1" "$out"); shift ;;
+    --provider-dir) provider_dir=$(cd "$2" 2>/dev/null && pwd || echo "$2"); shift ;;
     --seconds) seconds="$2"; pass+=("$1" "$2"); shift ;;
     --batch) batches="$2"; pass+=("$1" "$2"); shift ;;
     --sessions) sessions="$2"; pass+=("$1" "$2"); shift ;;
@@ -161,7 +162,7 @@ only=()
 [[ -n "$gpu" ]] && only=(--gpu-only --sessions "${sessions:-1,4}")
 # A row that fails (a provider that does not load, a graph it refuses) says why in its row; a step that fails as
 # a whole leaves its error in the report and the check goes on: the HTTP and camera rows are worth having anyway.
-failed() { ./node -e "console.log(JSON.stringify({error: require('fs').readFileSync(process.argv[1], 'utf8').split('\\n').filter(Boolean).slice(-3).join(' | ')}))" "$1"; }
+failed() { ./node gpu-check.js failure "$1"; }
 if ./node providers.js --models models --batch "$batches" --seconds "$seconds" --dequantize --uint8 --fp16 "${only[@]}" --json > "$work/sightflow.log" 2> "$work/sightflow.err"; then
   tail -1 "$work/sightflow.log" > "$work/sightflow.json"
 else
@@ -192,7 +193,7 @@ if [[ ! -f server/server.js ]]; then
 elif ! ./node http-rows.js --server server --models models --client ./post-clients --photo photo.jpg --providers "$providers" \
   --clients "$http_clients" --seconds "$seconds" --configs "$configs" --fronts "$fronts" --out "$work/http.json" 2> "$work/http.err"; then
   # The rows before stay worth reporting: the failure goes into the report, its log into gpu-check.log.
-  ./node -e "console.log(JSON.stringify({error: require('fs').readFileSync(process.argv[1], 'utf8').split('\\n').filter(Boolean).slice(-5).join(' | ')}))" "$work/http.err" > "$work/http.json"
+  failed "$work/http.err" > "$work/http.json"
 fi
 cat "$work/http.err" >> "$work/sightflow.err"
 
@@ -213,7 +214,7 @@ else
   log "cameras ($camera_rows)"
   if ! ./node camera-rows.js --server server --models models --video video --providers "$providers" --rows "$camera_rows" \
     --seconds "$camera_s" --warm-s "$camera_warm" --out "$work/cameras.json" 2> "$work/cameras.err"; then
-    ./node -e "console.log(JSON.stringify({error: require('fs').readFileSync(process.argv[1], 'utf8').split('\\n').filter(Boolean).slice(-5).join(' | ')}))" "$work/cameras.err" > "$work/cameras.json"
+    failed "$work/cameras.err" > "$work/cameras.json"
   fi
   cat "$work/cameras.err" >> "$work/sightflow.err"
 fi

@@ -15,6 +15,7 @@ import { dequantizeGraph } from '../../src/inference/dequantize-graph.js';
 import { withFloat16 } from '../../src/inference/fp16-graph.js';
 import { readOnnxInfo } from '../../src/inference/onnx-metadata.js';
 import { visibleGpuCount } from '../../src/inference/gpu-devices.js';
+import { stepFailure } from './step-failure.js';
 
 /** A command's standard output, or null when it is missing, fails or takes too long. */
 function run(cmd: string, args: string[], timeoutMs = 20_000): string | null {
@@ -497,9 +498,12 @@ if (cmd === 'probe') {
   );
 } else if (cmd === 'report') {
   report(rest[0]!, rest[1]!);
+} else if (cmd === 'failure') {
+  // A step that failed as a whole: its error, as the report shows it.
+  console.log(JSON.stringify({ error: stepFailure(existsSync(rest[0]!) ? readFileSync(rest[0]!, 'utf8') : '') }));
 } else {
   console.error(
-    'usage: gpu-check.js probe OUT | batch-graph IN OUT | fp16-graph IN OUT | trtexec TOOL MODEL BATCHES SECONDS WORK OUT | report WORK OUTDIR',
+    'usage: gpu-check.js probe OUT | batch-graph IN OUT | fp16-graph IN OUT | trtexec TOOL MODEL BATCHES SECONDS WORK OUT | report WORK OUTDIR | failure STDERR',
   );
   process.exit(2);
 }
