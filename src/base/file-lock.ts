@@ -19,8 +19,10 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, timeou
   const lock = `${path}.lock`;
   const deadline = Date.now() + timeoutMs;
   for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+    let made = false;
     try {
       const h = await open(lock, 'wx');
+      made = true;
       try {
         await h.writeFile(`${process.pid}\n`);
       } finally {
@@ -28,7 +30,9 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, timeou
       }
       break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      // A lock made but not written (a full disk) would hold the others off for STALE_MS: gone with the error.
+      if (made) await rm(lock, { force: true });
+      if (made || (e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     const holder = await lockHolder(lock);
     if (holder.stale) {
