@@ -13,7 +13,7 @@ import { isPackageSource, ManifestSchema, type ModelManifest, type ModelRuntimeS
 import { ClipManifestSchema, clipEncoderManifests, isFamilyManifest, type ClipModel } from './clip-manifest.js';
 import type { ModelSpec } from './runtime.js';
 import { FileLockTimeout } from '../base/file-lock.js';
-import { readSettingsOverrides, retunableChange, sameRuntime, updateSettingsOverride } from './settings-overrides.js';
+import { readSettingsOverrides, sameRuntime, updateSettingsOverride } from './settings-overrides.js';
 
 export interface RegisteredModel {
   manifest: ModelManifest;
@@ -122,9 +122,12 @@ export async function readManifests(dir: string, builtin: boolean): Promise<Regi
 export interface ModelChanges {
   added: string[];
   removed: string[];
-  /** Their manifest, or settings a running model cannot take in place, changed: their sessions load again. */
+  /** Their manifest changed (or, once the caller asked, settings a running model cannot take in place). */
   changed: string[];
-  /** Only settings a running model may take in place changed (RETUNABLE_SETTINGS; ModelHandle.retune decides). */
+  /**
+   * Only their serving settings changed: the running model may take them in place (ModelHandle.retune decides;
+   * what it cannot take the caller moves to `changed`).
+   */
   retuned: string[];
 }
 
@@ -249,9 +252,8 @@ export class ModelRegistry {
 
   /**
    * Sets (or, with null, drops) a model's settings override in the data dir's file. The running registry
-   * takes it at its next reload(), which reports the model retuned (settings a running model may take in
-   * place) or changed, as a changed manifest is. A lock held by another process past its wait is a 503
-   * settings_locked.
+   * takes it at its next reload(), which reports the model retuned. A lock held by another process past its
+   * wait is a 503 settings_locked.
    */
   setOverride(id: string, runtime: ModelRuntimeSettings | null): Promise<void> {
     const next = this.writing.then(() =>
@@ -378,9 +380,9 @@ export class ModelRegistry {
       else continue;
       this.byId.set(id, r);
     }
-    // Settings set while running: a model whose settings in force changed with its override is retuned when
-    // only settings a running model takes changed, else changed (its sessions load again with them). A file
-    // that cannot be read keeps the overrides in force.
+    // Settings set while running: a model whose settings in force changed with its override is retuned (the
+    // runtime's handle says whether it can take them in place). A file that cannot be read keeps the overrides
+    // in force.
     const retuned: string[] = [];
     const read = await readSettingsOverrides(this.dataDir);
     if (!read.problem) {
@@ -390,7 +392,7 @@ export class ModelRegistry {
         const was = this.overrides.get(id) ?? r.manifest.runtime;
         const now = read.overrides.get(id) ?? r.manifest.runtime;
         if (sameRuntime(was, now)) continue;
-        (retunableChange(was, now) ? retuned : changed).push(id);
+        retuned.push(id);
       }
       this.overrides = read.overrides;
     }

@@ -35,17 +35,17 @@ export class SessionReplicas<L extends LoadedReplica> {
   /** When a run last found others beside it. */
   private overlapAt = -Infinity;
 
-  /**
-   * `wide`: see above. `demand`: runs that want a session now, the caller's included (default: those lent
-   * out or waiting here, plus the caller); a queue in front of this knows of runs not yet asking. `holdMs`:
-   * after runs last overlapped, a run alone still takes a narrow session for this long, so a brief lull
-   * between overlapping runs does not put one on the wide session beside the narrow ones.
-   */
   private maxSessions: number;
   /** A session past the most after resize(), given back by its run: the caller releases it. */
   private readonly onDropped: (loaded: L, key: number) => void;
 
-  /** `onDropped`: a session resize() let go that was lent out, once its run gave it back. */
+  /**
+   * `wide`: see above. `demand`: runs that want a session now, the caller's included (default: those lent
+   * out or waiting here, plus the caller); a queue in front of this knows of runs not yet asking. `holdMs`:
+   * after runs last overlapped, a run alone still takes a narrow session for this long, so a brief lull
+   * between overlapping runs does not put one on the wide session beside the narrow ones. `onDropped`: a
+   * session resize() let go that was lent out, once its run gave it back.
+   */
   constructor(
     max: number,
     private readonly loadOne: (key: number) => Promise<L>,

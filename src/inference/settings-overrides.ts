@@ -26,34 +26,6 @@ export function sameRuntime(a: ModelRuntimeSettings | undefined, b: ModelRuntime
 }
 
 /**
- * The settings a running model may take without loading again (ModelHandle.retune decides: the session count
- * only on a GPU provider; preload loads it at once): the others change what its sessions are (providers,
- * devices), their graphs' shapes (batch size and sizes) or their load (warm-up), so a change of any of those
- * loads its sessions again.
- */
-export const RETUNABLE_SETTINGS: ReadonlySet<keyof ModelRuntimeSettings> = new Set([
-  'queueDepth',
-  'maxBatchDelayMs',
-  'idleUnloadS',
-  'preload',
-  'sessions',
-]);
-
-/** Whether two runtime blocks differ only in settings a running model may take in place (and differ at all). */
-export function retunableChange(a: ModelRuntimeSettings | undefined, b: ModelRuntimeSettings | undefined): boolean {
-  const x: Record<string, unknown> = a === undefined ? {} : normaliseRuntime(a);
-  const y: Record<string, unknown> = b === undefined ? {} : normaliseRuntime(b);
-  const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
-  let differs = false;
-  for (const k of keys) {
-    if (JSON.stringify(x[k]) === JSON.stringify(y[k])) continue;
-    if (!RETUNABLE_SETTINGS.has(k as keyof ModelRuntimeSettings)) return false;
-    differs = true;
-  }
-  return differs;
-}
-
-/**
  * The overrides in a data dir; none when the file is absent. An unreadable file is reported (`problem`) and
  * read as none, as a bad bring-your-own manifest is: the server starts on the manifests' settings.
  */

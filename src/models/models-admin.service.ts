@@ -78,7 +78,7 @@ export class ModelsAdminService {
 
   /**
    * Changes a model's serving settings while it runs, built in or added: kept in the data dir (and on
-   * PostgreSQL for every node), then the running model takes them in place (RETUNABLE_SETTINGS), or its sessions
+   * PostgreSQL for every node), then the running model takes them in place (ModelHandle.retune), or its sessions
    * load again with them at its next run (at once when it preloads). Returns the model as GET lists it.
    */
   async update(id: string, body: ModelSettingsPatch) {

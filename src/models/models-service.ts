@@ -120,7 +120,7 @@ export class ModelsService {
       );
       for (const fn of this.listeners) fn(c);
       // A model retuned to preload loads now; one already loaded is left as it is.
-      const unloaded = c.retuned.filter((id) => this.runtime.model(id)?.state().state !== 'loaded');
+      const unloaded = c.retuned.filter((id) => !this.runtime.model(id)?.loadedSessions);
       await this.preload([...c.added, ...c.changed, ...unloaded]);
     }
     return c;

@@ -1,11 +1,10 @@
 // Settings a running model takes in place (ModelHandle.retune): its loaded session stays, the queue takes the
 // new depth at once, the next batch the new delay, the idle timer the new time, and on a GPU provider the
 // number of sessions. Through the real runtime and worker (a GPU provider asked of the real binding, which
-// falls back to the CPU here); what decides that a change may be one of these: retunableChange.
+// falls back to the CPU here); the handle decides, from the spec the registry makes of the settings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InferenceRuntime, type ModelSpec } from '../../src/inference/runtime.js';
-import { retunableChange } from '../../src/inference/settings-overrides.js';
 import { affineModel, affineRow, collectingLog } from '../helpers/inference.js';
 
 const spec = (extra: Partial<ModelSpec> = {}): ModelSpec => ({
@@ -162,14 +161,27 @@ test('what a running model cannot take in place: the count on the CPU, a batch s
   assert.equal(model.state().queue_depth, 3);
 });
 
-test('which changes a running model takes in place', () => {
-  assert.equal(retunableChange(undefined, undefined), false, 'no change');
-  assert.equal(retunableChange(undefined, { queueDepth: 4 }), true);
-  assert.equal(retunableChange({ queueDepth: 4, sessions: 2 }, { sessions: 2, maxBatchDelayMs: 3 }), true);
-  assert.equal(retunableChange({ idleUnloadS: 60 }, { idleUnloadS: 60, preload: true }), true);
-  assert.equal(retunableChange({ sessions: 2 }, { sessions: 3 }), true, 'the handle decides (on a GPU in place)');
-  assert.equal(retunableChange(undefined, { queueDepth: 4, maxBatch: 8 }), false, 'a batch size with it');
-  assert.equal(retunableChange(undefined, { warmup: 'on' }), false);
-  assert.equal(retunableChange({ batchSizes: [1, 4] }, undefined), false);
-  assert.equal(retunableChange({ devices: [0] }, { devices: [0], queueDepth: 1 }), true);
+test('which changes a running model takes in place', async (t) => {
+  const runtime = new InferenceRuntime({ providers: ['cpu'], intraOpThreads: 1, sessions: 1, log: collectingLog() });
+  t.after(() => runtime.release());
+  const base: Partial<ModelSpec> = { devices: [0], idleUnloadMs: 60_000, batchLimits: { maxBatch: 4 } };
+  const model = runtime.register(spec(base));
+  await model.run(affineRow(0));
+  const loadedAt = model.state().loaded_at;
+  // Each from the base and back: in place or not, as the settings each case changes.
+  const takes = (extra: Partial<ModelSpec>) => {
+    const took = model.retune(spec({ ...base, ...extra }));
+    assert.equal(model.retune(spec(base)), true, 'back to the base');
+    return took;
+  };
+  assert.equal(takes({}), true, 'no change');
+  assert.equal(takes({ queueDepth: 4 }), true);
+  assert.equal(takes({ queueDepth: 4, batchLimits: { maxBatch: 4, maxWaitMs: 3 } }), true);
+  assert.equal(takes({ idleUnloadMs: 1_000 }), true);
+  assert.equal(takes({ queueDepth: 4, batchLimits: { maxBatch: 8 } }), false, 'a batch size with it');
+  assert.equal(takes({ warmup: 'on' }), false);
+  assert.equal(takes({ batchSizes: [1, 4] }), false);
+  assert.equal(takes({ devices: [1], queueDepth: 1 }), false, 'other cards');
+  assert.equal(takes({ providers: ['cpu'] }), false);
+  assert.equal(model.state().loaded_at, loadedAt, 'the same session all along');
 });
