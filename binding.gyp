@@ -17,7 +17,7 @@
       "type": "static_library",
       "sources": [
         "<!@(node -p \"require('fs').readdirSync('native/addon').filter(f=>f.endsWith('.cc')&&f!=='addon.cc'&&f!=='decode_binding.cc').sort().map(f=>'native/addon/'+f).join(' ')\")",
-        "<!@(node -p \"const fs=require('fs');['image','track','vectors'].flatMap(d=>fs.existsSync('native/core/'+d)?fs.readdirSync('native/core/'+d).filter(f=>f.endsWith('.cc')).sort().map(f=>'native/core/'+d+'/'+f):[]).join(' ')\")"
+        "<!@(node -p \"const fs=require('fs');['gpu','image','track','vectors'].flatMap(d=>fs.existsSync('native/core/'+d)?fs.readdirSync('native/core/'+d).filter(f=>f.endsWith('.cc')).sort().map(f=>'native/core/'+d+'/'+f):[]).join(' ')\")"
       ],
       "include_dirs": ["<!@(pkg-config --cflags-only-I libjpeg | sed 's/-I//g')"],
       "cflags": ["-fPIC"]
@@ -31,14 +31,14 @@
         "<!@(node -p \"const fs=require('fs');fs.readdirSync('native/core/decode').filter(f=>f.endsWith('.cc')).sort().map(f=>'native/core/decode/'+f).join(' ')\")"
       ],
       "include_dirs": ["<!@(pkg-config --cflags-only-I libavformat libavcodec libswscale libavutil | sed 's/-I//g')"],
-      "libraries": ["<!@(pkg-config --libs libavformat libavcodec libswscale libavutil libjpeg)"]
+      "libraries": ["<!@(pkg-config --libs libavformat libavcodec libswscale libavutil libjpeg)", "-ldl"]
     },
     {
       "target_name": "sightflow_novideo",
       "dependencies": ["sightflow_common"],
       "sources": ["native/addon/addon.cc"],
       "defines": ["SIGHTFLOW_NO_VIDEO"],
-      "libraries": ["<!@(pkg-config --libs libjpeg)"],
+      "libraries": ["<!@(pkg-config --libs libjpeg)", "-ldl"],
       "ldflags": ["-Wl,-rpath,'$$ORIGIN'"]
     }
   ]

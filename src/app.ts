@@ -37,6 +37,8 @@ import type { RouteDef } from './http/route.js';
 import { enableMetrics } from './metrics/registry.js';
 import { watchModels } from './metrics/models.js';
 import { watchDbPool } from './metrics/db.js';
+import { watchGpus } from './metrics/gpu.js';
+import { cachedGpuStatus } from './native/gpu.js';
 import { countingRequests, observeRequest, watchInFlight } from './metrics/http.js';
 import { FrontPool } from './http/fronts/front-pool.js';
 import { freePort } from './http/fronts/free-port.js';
@@ -124,7 +126,8 @@ export async function openServices(config: Config, log: Logger = createLogger(co
 
 /**
  * Turns metrics on and opens the metrics port when SIGHTFLOW_METRICS_PORT is set (serve and worker alike);
- * null when it is not. The models' gauges are read from this process's runtime at scrape time.
+ * null when it is not. The models' gauges are read from this process's runtime at scrape time, the GPUs' from
+ * the driver.
  */
 export async function startMetrics(s: Services): Promise<MetricsListener | null> {
   const m = s.config.metrics;
@@ -136,6 +139,7 @@ export async function startMetrics(s: Services): Promise<MetricsListener | null>
       .map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state(), lanes: h.lanes, sessions: h.sessionsByDevice() })),
   );
   const unwatchDb = watchDbPool(() => s.db.poolStats?.() ?? null);
+  const unwatchGpus = watchGpus(cachedGpuStatus());
   const l = await listenMetrics(m.host, m.port, (err) => s.log.error({ err }, 'metrics collection failed'));
   // Not `port`: scripts that wait for the API's port read the first `"port"` of the log.
   s.log.info({ metricsPort: l.port, host: m.host }, 'metrics listening');
@@ -144,6 +148,7 @@ export async function startMetrics(s: Services): Promise<MetricsListener | null>
     close: async () => {
       unwatchModels();
       unwatchDb();
+      unwatchGpus();
       await l.close();
     },
   };

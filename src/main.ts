@@ -104,6 +104,18 @@ async function serve(config: Config): Promise<void> {
   );
   // Supervisors and tests wait for this line; do not leave it in the log buffer.
   log.flush();
+  // The cards, once, after the line above (starting the driver's library may take a moment): what an operator
+  // checks first on a GPU host. A host without a driver says why at debug level only.
+  void import('./native/gpu.js')
+    .then(({ gpuStatus }) => gpuStatus())
+    .then(
+      (g) => {
+        if (!g.available) return log.debug({ reason: g.reason }, 'no NVIDIA GPU readings');
+        const gpus = g.devices.map((d) => ({ index: d.index, name: d.name, memoryTotalBytes: d.memoryTotalBytes }));
+        log.info({ driverVersion: g.driverVersion, gpus }, 'NVIDIA GPUs');
+      },
+      (err) => log.warn({ err }, 'the NVIDIA GPU readings failed'),
+    );
   if (pending) {
     signals--;
     shutdown(pending);

@@ -11,6 +11,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   const bool video = true;
   sightflow::InitDecode(env, exports);
 #endif
+  sightflow::InitGpu(env, exports);
   sightflow::InitImage(env, exports);
   sightflow::InitTrack(env, exports);
   sightflow::InitVectorIndex(env, exports);

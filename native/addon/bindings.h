@@ -4,6 +4,7 @@
 
 namespace sightflow {
 void InitDecode(Napi::Env env, Napi::Object exports);
+void InitGpu(Napi::Env env, Napi::Object exports);
 void InitImage(Napi::Env env, Napi::Object exports);
 void InitTrack(Napi::Env env, Napi::Object exports);
 void InitVectorIndex(Napi::Env env, Napi::Object exports);

@@ -1,7 +1,7 @@
 // The one way every binding reads its arguments and options objects, and the one way the addon fails.
 //
 // Every error the addon raises is a JS Error with a stable `code`, ERR_SIGHTFLOW_<AREA>_<REASON> (AREA is
-// DECODE, IMAGE, TRACK or VECTORS):
+// DECODE, GPU, IMAGE, TRACK or VECTORS):
 // - a bad argument or option is <AREA>_INVALID_ARG, a TypeError for the wrong kind of value and a RangeError
 //   for one out of bounds, worded "Expected <type> <constraint> for <name> but received <value>";
 // - a failure of the core itself is <AREA>_<what the core says> (the decoder's codes, e.g. DECODE_TIMEOUT)

@@ -1,10 +1,10 @@
 // The only file that loads the native addon (build/Release/sightflow.node, built by node-gyp at setup), and the
 // addon's one error convention. The typed faces of the addon sit beside it, one per part of native/core
-// (decode.ts, track.ts, image.ts, vectors.ts); nothing else in src/ calls the addon. Two builds exist
+// (decode.ts, gpu.ts, track.ts, image.ts, vectors.ts); nothing else in src/ calls the addon. Two builds exist
 // (binding.gyp): sightflow.node, and sightflow_novideo.node without FFmpeg (no decoder: addonFeatures says so).
 //
 // Errors: whatever the addon raises is an Error (a TypeError or RangeError for a bad argument) with a stable
-// `code`, ERR_SIGHTFLOW_<AREA>_<REASON>. AREA is DECODE, IMAGE, TRACK or VECTORS. REASON is INVALID_ARG for a
+// `code`, ERR_SIGHTFLOW_<AREA>_<REASON>. AREA is DECODE, GPU, IMAGE, TRACK or VECTORS. REASON is INVALID_ARG for a
 // bad argument or option (message "Expected <type> <constraint> for <name> but received <value>"), the
 // decoder's own reason for its failures (ERR_SIGHTFLOW_DECODE_TIMEOUT, ..._INPUT_NOT_FOUND), or FAILED with
 // the core's message. The faces check their inputs first and throw the catalogue's invalid_parameter error
@@ -58,7 +58,7 @@ export function addonFeatures(): AddonFeatures {
   return { video: addon.features?.video ?? typeof addon.Decoder === 'function' };
 }
 
-export type NativeArea = 'DECODE' | 'IMAGE' | 'TRACK' | 'VECTORS';
+export type NativeArea = 'DECODE' | 'GPU' | 'IMAGE' | 'TRACK' | 'VECTORS';
 
 /** An error raised by the addon (see the convention above). */
 export interface NativeError extends Error {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { admin, api, startTestApp, type TestApp } from '../helpers/app.js';
+import { gpuStatus } from '../../src/native/gpu.js';
 import { prometheusMissing, promtoolCheck, startPrometheus, type Prometheus } from '../helpers/prometheus.js';
 import { parseExposition, sampleSum, scrape } from '../helpers/metrics-text.js';
 import { h264Clip } from '../helpers/videos.js';
@@ -118,6 +119,10 @@ test("Prometheus scrapes it: requests per route, a model's inferences, a task's 
   // Its sessions by device: on the CPU here, at least the one that ran (a second may load for overlapping runs).
   assert.ok(((await prom.scalar('sightflow_model_sessions{model="centernet-coco",device="cpu"}')) ?? 0) >= 1);
   assert.equal(await prom.scalar('count(sightflow_model_sessions{model="centernet-coco",device!="cpu"})'), null);
+  // The cards' gauges: this host's as its driver lists them; none but the count where there is no driver.
+  const cards = await gpuStatus();
+  assert.equal(await prom.scalar('sightflow_gpu_devices'), cards.devices.length);
+  if (!cards.available) assert.equal(await prom.scalar('count({__name__=~"sightflow_gpu_.+_(ratio|bytes)"})'), null);
 
   // The task's frames: processed as archived, decoded and dropped as its terminal chunk's usage says.
   assert.equal(await prom.settle('sightflow_video_frames_total{stage="processed"}', 6), 6);

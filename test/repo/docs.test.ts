@@ -172,3 +172,18 @@ test('README keeps the two quick-start commands and the first-start lines CI rea
   assert.match(readme, /^sightflow: created project "default" with API key sk_sf_/m);
   assert.match(readme, /^sightflow: console at http:\/\/[^ ]+\/console, admin token sf_admin_/m);
 });
+
+test('every metric src/metrics/ exports is listed in docs/metrics.md', () => {
+  const dir = join(root, 'src/metrics');
+  const names = new Set(
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/'(sightflow_[a-z0-9_]+)'/g)].map((m) => m[1]!)),
+  );
+  assert.ok(names.size > 40, `found ${names.size} names`);
+  const page = readFileSync(join(root, 'docs/metrics.md'), 'utf8');
+  assert.deepEqual(
+    [...names].filter((n) => !page.includes(`\`${n}\``)),
+    [],
+  );
+});
