@@ -13,16 +13,16 @@
 //     such a drop: no reconnect, no error chunk, the decoder read every frame the camera sent, and every frame
 //     it read was either processed or counted in dropped_frames;
 //   - the server process's CPU (all its threads, from /proc) per processed frame and per camera frame (every
-//     frame the cameras sent is decoded, whichever path), and on a GPU the NVDEC utilisation (nvidia-smi).
+//     frame the cameras sent is decoded, whichever path), and on a GPU the card's
+//     kernels' and NVDEC's utilisation and its memory over the window (the driver's library: gpu-sampler.ts).
 //   node camera-rows.js --server DIR --models DIR --video DIR --providers cuda|cpu --rows cuda:50,none:50
 //                       [--seconds 8] [--warm-s 20] --out FILE
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { cpuMs, threadCpuMs } from '../proc-cpu.js';
 import { sseReads } from '../sse-reads.js';
+import { sampleGpu, useServerAddon } from './gpu-sampler.js';
 import { type Server, startServer, stopServer } from './staged-server.js';
 import { startTsCameras, type TsCameras } from './ts-cameras.js';
 
@@ -99,21 +99,6 @@ interface Camera {
   errors: string[];
 }
 
-/** The NVIDIA decoder's utilisation (%) now, or null without nvidia-smi. */
-async function nvdecUtilisation(): Promise<number | null> {
-  try {
-    const { stdout } = await promisify(execFile)(
-      'nvidia-smi',
-      ['--query-gpu=utilization.decoder', '--format=csv,noheader,nounits'],
-      { timeout: 5000 },
-    );
-    const x = Number(stdout.trim().split('\n')[0]);
-    return Number.isFinite(x) ? x : null;
-  } catch {
-    return null;
-  }
-}
-
 async function row(a: Args, cams: TsCameras, hwaccel: Hwaccel, n: number, work: string) {
   const decoders = new Map<string, { hwaccel: string; fallback: string | null }>();
   const onLine = (line: string) => {
@@ -185,9 +170,9 @@ async function row(a: Args, cams: TsCameras, hwaccel: Hwaccel, n: number, work: 
     const main0 = threadCpuMs(s.child.pid!);
     const w0 = performance.now();
     windowOpen = true;
-    await sleep((a.seconds * 1000) / 2);
-    const nvdec = await nvdecUtilisation();
-    await sleep((a.seconds * 1000) / 2);
+    const card = sampleGpu();
+    await sleep(a.seconds * 1000);
+    const gpu = await card.stop();
     windowClosed = true;
     const cpu = cpuMs(s.child.pid!) - cpu0;
     const main = threadCpuMs(s.child.pid!) - main0;
@@ -257,7 +242,10 @@ async function row(a: Args, cams: TsCameras, hwaccel: Hwaccel, n: number, work: 
       // The server's event loop, one core for all its cameras: 1000 / (this x 5) cameras fill it.
       main_thread_ms_per_frame: processed > 0 ? round(main / processed, 2) : null,
       server_cores: round(cpu / 1000 / windowS, 2),
-      nvdec_utilisation_pct: nvdec,
+      nvdec_utilisation_pct:
+        gpu?.decoder_utilization_mean == null ? null : Math.round(gpu.decoder_utilization_mean * 100),
+      // The card over the window (null without a driver): its kernels, decoders and memory.
+      gpu,
     };
   } finally {
     ac.abort();
@@ -267,6 +255,7 @@ async function row(a: Args, cams: TsCameras, hwaccel: Hwaccel, n: number, work: 
 
 async function main(): Promise<void> {
   const a = parseArgs(process.argv.slice(2));
+  useServerAddon(a.server);
   const work = mkdtempSync(join(tmpdir(), 'sf-camera-rows-'));
   const cams = await startTsCameras(join(a.video, 'camera.ts'));
   const rows: Array<Record<string, unknown>> = [];

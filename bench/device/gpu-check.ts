@@ -277,14 +277,14 @@ function httpLines(
     return [];
   }
   lines.push(
-    '| configuration | model | providers | clients | images/s | p50 ms | p99 ms | refused | main thread ms/image | one main thread allows | fronts CPU ms/image |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| configuration | model | providers | clients | images/s | p50 ms | p99 ms | refused | main thread ms/image | one main thread allows | fronts CPU ms/image | card busy (mean, max) | card memory MiB |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   );
   const rows = (http.rows ?? []) as Array<Record<string, any>>;
   for (const r of rows) {
     const cap = r.main_thread_ms_per_image > 0 ? Math.round(1000 / r.main_thread_ms_per_image) : '-';
     lines.push(
-      `| ${r.config} | ${r.model} | ${r.providers} | ${r.clients} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.refused} | ${r.main_thread_ms_per_image} | ${cap} images/s | ${r.fronts_cpu_ms_per_image ?? '-'} |`,
+      `| ${r.config} | ${r.model} | ${r.providers} | ${r.clients} | ${r.images_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.refused} | ${r.main_thread_ms_per_image} | ${cap} images/s | ${r.fronts_cpu_ms_per_image ?? '-'} | ${cardBusy(r.gpu)} | ${r.gpu?.memory_used_max_mib ?? '-'} |`,
     );
   }
   const goals: Array<Record<string, unknown>> = [];
@@ -322,6 +322,13 @@ function httpLines(
       `- ${model}, ${config}: ${g.images_per_s} images/s at ${g.clients} clients (goal >= 1500${g.of_reference !== null ? `; ${g.of_reference} of the reference's best, goal >= 0.5` : ''}), p99 ${g.p99_ms} ms (goal <= 50 at 64), one client p50 ${g.one_client_p50_ms} ms${where}`,
     );
   }
+  const m = http.server_metrics as Record<string, any> | null | undefined;
+  if (m)
+    lines.push(
+      m.error
+        ? `- the server's GPU metrics: ${m.error}`
+        : `- the server's GPU metrics (SIGHTFLOW_METRICS_PORT): ${m.server_devices} card(s) against the driver's ${m.driver_devices}${m.driver_reason ? ` (${m.driver_reason})` : ''}, ${m.matches ? 'the same cards and memory' : 'NOT the same cards or memory'}; series ${(m.series as string[]).join(', ') || 'none'}`,
+    );
   // The batched configurations' own padding and warm-up against every batch size without warm-up, same server.
   for (const r of rows.filter((x) => x.config.endsWith(EVERY))) {
     const base = rows.find(
@@ -333,6 +340,12 @@ function httpLines(
     );
   }
   return goals;
+}
+
+/** A row's card utilisation as a percentage, mean and max over the row ('-' without a driver). */
+function cardBusy(g: Record<string, any> | null | undefined): string {
+  if (!g || g.utilization_mean === null) return '-';
+  return `${Math.round(g.utilization_mean * 100)}%, ${Math.round(g.utilization_max * 100)}%`;
 }
 
 /** A server's batch sizes and its first session's warm-up (each size's first run, at load), as it reports them. */
@@ -369,8 +382,8 @@ function cameraLines(cameras: Record<string, any> | null, lines: string[]): Reco
   lines.push(
     `${cameras.source}; sampled at ${cameras.sample_fps} fps; ${cameras.steps}. Lag: a chunk's arrival at an SSE subscriber minus its received_at_ms (when the decoder received the frame).`,
     '',
-    '| asked | cameras | decoder path | FFmpeg | frames/s per camera (median, min) | lag p50 ms | lag p95 ms | late drops per camera | drops by policy | server CPU ms per processed frame | per camera frame | main thread ms per processed frame | server cores | NVDEC % |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| asked | cameras | decoder path | FFmpeg | frames/s per camera (median, min) | lag p50 ms | lag p95 ms | late drops per camera | drops by policy | server CPU ms per processed frame | per camera frame | main thread ms per processed frame | server cores | NVDEC % | card busy (mean, max) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   );
   const rows = (cameras.rows ?? []) as Array<Record<string, any>>;
   for (const r of rows) {
@@ -378,7 +391,7 @@ function cameraLines(cameras: Record<string, any> | null, lines: string[]): Reco
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
     lines.push(
-      `| ${r.hwaccel} | ${r.cameras} | ${paths}${r.fallback ? ` (fallback: ${r.fallback})` : ''} | ${r.ffmpeg} | ${r.fps_per_camera_median}, ${r.fps_per_camera_min} | ${r.lag_p50_ms} | ${r.lag_p95_ms} | ${r.late_drops_per_camera} | ${r.drops_by_policy ? 'yes' : `no: ${r.drops_not_by_policy}`} | ${r.cpu_ms_per_frame} | ${r.cpu_ms_per_camera_frame} | ${r.main_thread_ms_per_frame ?? '-'} | ${r.server_cores} | ${r.nvdec_utilisation_pct ?? '-'} |`,
+      `| ${r.hwaccel} | ${r.cameras} | ${paths}${r.fallback ? ` (fallback: ${r.fallback})` : ''} | ${r.ffmpeg} | ${r.fps_per_camera_median}, ${r.fps_per_camera_min} | ${r.lag_p50_ms} | ${r.lag_p95_ms} | ${r.late_drops_per_camera} | ${r.drops_by_policy ? 'yes' : `no: ${r.drops_not_by_policy}`} | ${r.cpu_ms_per_frame} | ${r.cpu_ms_per_camera_frame} | ${r.main_thread_ms_per_frame ?? '-'} | ${r.server_cores} | ${r.nvdec_utilisation_pct ?? '-'} | ${cardBusy(r.gpu)} |`,
     );
   }
   // A number of cameras holds when every camera keeps >= 90% of the sampling rate, lag p95 is under 1 s and

@@ -18,6 +18,8 @@ import { join, resolve } from 'node:path';
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { postClients, percentile } from '../peers/post-clients-run.js';
 import { cpuMs, liveThreadsCpuMs, threadCpuMs } from '../proc-cpu.js';
+import { gpuStatus } from '../../src/native/gpu.js';
+import { sampleGpu, useServerAddon } from './gpu-sampler.js';
 import { type Server, startServer, stopServer } from './staged-server.js';
 
 interface Args {
@@ -132,15 +134,56 @@ async function patchSettings(s: Server, model: string, settings: Record<string, 
   if (r.status !== 200) throw new Error(`PATCH ${model} settings answered ${r.status}: ${await r.text()}`);
 }
 
+/**
+ * The server's own GPU metrics on this host: a server with its metrics port on, its `NVIDIA GPUs` line and
+ * one scrape's sightflow_gpu_* series, set beside what the driver's library tells the check itself (the same
+ * cards by UUID, with the same memory). Without a driver both say none.
+ */
+async function serverMetrics(a: Args, dataDir: string): Promise<Record<string, unknown>> {
+  const driver = await gpuStatus();
+  const s = await startServer(a, dataDir, { SIGHTFLOW_METRICS_PORT: '0', SIGHTFLOW_METRICS_HOST: '127.0.0.1' });
+  try {
+    const logged = (msg: string) =>
+      s.log
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, any>)
+        .find((j) => j.msg === msg);
+    // The cards' line comes after the server listens, once the library has started.
+    for (let t = 0; driver.available && !logged('NVIDIA GPUs') && t < 100; t++)
+      await new Promise((r) => setTimeout(r, 100));
+    const port = logged('metrics listening')?.metricsPort as number | undefined;
+    if (!port) return { error: 'the server logged no metrics port' };
+    const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) });
+    const lines = (await r.text()).split('\n').filter((l) => l.startsWith('sightflow_gpu_'));
+    const total = lines.filter((l) => l.startsWith('sightflow_gpu_memory_total_bytes'));
+    const card = (d: { uuid: string; memoryTotalBytes?: number }) =>
+      total.some((l) => l.includes(`uuid="${d.uuid}"`) && Number(l.split(' ').at(-1)) === d.memoryTotalBytes);
+    const devices = Number(lines.find((l) => l.startsWith('sightflow_gpu_devices '))?.split(' ')[1]);
+    return {
+      driver_devices: driver.devices.length,
+      driver_reason: driver.reason ?? null,
+      server_devices: devices,
+      logged: logged('NVIDIA GPUs')?.gpus ?? null,
+      series: [...new Set(lines.map((l) => l.split(/[{ ]/)[0]))],
+      matches: devices === driver.devices.length && driver.devices.every(card),
+      lines: lines.slice(0, 40),
+    };
+  } finally {
+    await stopServer(s);
+  }
+}
+
 const round = (x: number, d = 1) => (Number.isFinite(x) ? +x.toFixed(d) : null);
 
 async function main(): Promise<void> {
   const a = parseArgs(process.argv.slice(2));
+  useServerAddon(a.server);
   const work = mkdtempSync(join(tmpdir(), 'sf-http-rows-'));
   const jpeg = readFileSync(a.photo);
   const models = ['centernet-coco', 'yolov8n-int8'].filter((m) => existsSync(join(a.models, m)));
   const rows: Array<Record<string, unknown>> = [];
   const servers: Array<Record<string, unknown>> = [];
+  let metrics: Record<string, unknown> | null = null;
   try {
     for (const name of a.configs) {
       const config = { label: CONFIGS[name]!.label(a), env: CONFIGS[name]!.env(a) };
@@ -181,7 +224,9 @@ async function main(): Promise<void> {
             const main0 = threadCpuMs(s.child.pid!);
             const all0 = cpuMs(s.child.pid!);
             const fronts0 = frontsCpu();
+            const card = sampleGpu();
             const o = await postClients(a.client, s, bodyFile, c, a.seconds * 1000);
+            const gpu = await card.stop();
             const mainMs = threadCpuMs(s.child.pid!) - main0;
             const allMs = cpuMs(s.child.pid!) - all0;
             const frontsMs = frontsCpu() - fronts0;
@@ -200,6 +245,8 @@ async function main(): Promise<void> {
               process_cpu_ms_per_image: o.ok > 0 ? round(allMs / o.ok, 2) : null,
               fronts: fronts.length,
               fronts_cpu_ms_per_image: o.ok > 0 && fronts.length > 0 ? round(frontsMs / o.ok, 2) : null,
+              // The card meanwhile (null without a driver): near 1 the card is the bound, well below it the host.
+              gpu,
             };
             rows.push(row);
             process.stderr.write(`http: ${JSON.stringify(row)}\n`);
@@ -222,12 +269,17 @@ async function main(): Promise<void> {
         await stopServer(s);
       }
     }
+    metrics = await serverMetrics(a, join(work, 'data-metrics'));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
   writeFileSync(
     a.out,
-    JSON.stringify({ route: 'POST /v1/vision/detect', photo: '640x480 JPEG', servers, rows }, null, 2) + '\n',
+    JSON.stringify(
+      { route: 'POST /v1/vision/detect', photo: '640x480 JPEG', servers, rows, server_metrics: metrics },
+      null,
+      2,
+    ) + '\n',
   );
 }
 

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../src/base/paths.js';
 import { BYO_MODELS, byoModelsSkip } from '../../eval/byo-dir.js';
+import { buildNvmlStub } from '../helpers/nvml-stub.js';
 
 // With the int8 export only (the model a GPU server is brought most): the check without it is the same code with
 // one model fewer, and running it again in the suite's run without the exports took the longest of that run.
@@ -23,9 +24,15 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
 }, async (t) => {
   const out = await mkdtemp(join(tmpdir(), 'sf-gpu-check-test-'));
   t.after(() => rm(out, { recursive: true, force: true }));
+  // The driver's management library as a stand-in (two cards that run nothing): the check's readings of the
+  // card beside each row and the server's GPU metrics go through the same calls as on a GPU host. The probe and
+  // every provider still find no driver (no nvidia-smi, no /proc/driver/nvidia), so the rows run on the CPU.
+  const nvml = buildNvmlStub();
+  t.after(() => nvml.remove());
   await promisify(execFile)('bash', [join(projectRoot, 'scripts', 'gpu-check.sh'), '--dry-run', '--out', out], {
     cwd: projectRoot,
     maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, LD_LIBRARY_PATH: [nvml.dir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') },
   });
   const r = JSON.parse(await readFile(join(out, 'gpu-check.json'), 'utf8'));
   assert.equal(r.dry_run, true);
@@ -146,7 +153,47 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     assert.ok(x.main_thread_ms_per_image > 0 && x.process_cpu_ms_per_image > x.main_thread_ms_per_image);
     if (x.config.startsWith(frontsLabel)) assert.ok(x.fronts === 2 && x.fronts_cpu_ms_per_image > 0, JSON.stringify(x));
     else assert.equal(x.fronts, 0);
+    // The first card read through the row (the stand-in's fixed readings).
+    assert.ok(x.gpu.samples >= 2, JSON.stringify(x.gpu));
+    assert.deepEqual(
+      { ...x.gpu, samples: 0 },
+      {
+        samples: 0,
+        utilization_mean: 0.37,
+        utilization_max: 0.37,
+        decoder_utilization_mean: 0.12,
+        memory_used_max_mib: 1024,
+      },
+    );
   }
+  // The server's own GPU metrics against the check's readings: the same two cards with the same memory.
+  const m = r.http.server_metrics;
+  assert.deepEqual(
+    { ...m, lines: m.lines.length },
+    {
+      driver_devices: 2,
+      driver_reason: null,
+      server_devices: 2,
+      logged: [0, 1].map((i) => ({ index: i, name: `Stub GPU ${i}`, memoryTotalBytes: 80 * 2 ** 30 })),
+      series: [
+        'sightflow_gpu_devices',
+        'sightflow_gpu_info',
+        'sightflow_gpu_utilization_ratio',
+        'sightflow_gpu_memory_used_bytes',
+        'sightflow_gpu_memory_total_bytes',
+        'sightflow_gpu_decoder_utilization_ratio',
+        'sightflow_gpu_power_watts',
+        'sightflow_gpu_temperature_celsius',
+      ],
+      matches: true,
+      lines: 13,
+    },
+  );
+  assert.match(table, /\| 37%, 37% \| 1024 \|$/m);
+  assert.match(
+    table,
+    /- the server's GPU metrics \(SIGHTFLOW_METRICS_PORT\): 2 card\(s\) against the driver's 2, the same cards and memory;/,
+  );
   // Each server started through the bundle's launcher (server/sightflow.cjs): its image pool one thread a core.
   for (const s of r.http.servers as Array<Record<string, any>>) {
     assert.ok(s.objects > 0, `${s.model} found objects in the photo over HTTP`);
@@ -192,6 +239,9 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     assert.ok(x.cpu_ms_per_frame > 0 && x.cpu_ms_per_camera_frame > 0, JSON.stringify(x));
     assert.ok(x.main_thread_ms_per_frame > 0 && x.main_thread_ms_per_frame < x.cpu_ms_per_frame, JSON.stringify(x));
     assert.equal(typeof x.drops_by_policy, 'boolean');
+    // The card over the window: its decoders' share is the NVDEC column.
+    assert.equal(x.gpu.decoder_utilization_mean, 0.12, JSON.stringify(x.gpu));
+    assert.equal(x.nvdec_utilisation_pct, 12);
   }
   assert.deepEqual(cams[0]!.decoder_paths, { software: 2 });
   // Asked for NVDEC on a host without a CUDA device: software, with the decoder's reason.
