@@ -50,19 +50,38 @@ export async function gpuStatus(library: string = NVML_LIBRARY): Promise<GpuStat
 }
 
 /**
- * gpuStatus at most once every `maxAgeMs`: a scrape reads several metrics from one reading, and scrapers
- * that come together share it.
+ * gpuStatus at most once every `maxAgeMs`, and never two at once: a scrape reads several metrics from one
+ * reading, scrapers that come together share it, and a driver that hangs (a card fallen off the bus can hold
+ * NVML's calls for seconds) ties up one thread of the pool, not one more at every scrape. A reading that takes
+ * longer than `timeoutMs` answers not available, saying so, while it goes on; the next call after it ends reads
+ * again.
  */
-export function cachedGpuStatus(maxAgeMs = 1000, library: string = NVML_LIBRARY): () => Promise<GpuStatus> {
-  let last: { at: number; status: Promise<GpuStatus> } | undefined;
+export function cachedGpuStatus(
+  maxAgeMs = 1000,
+  library: string = NVML_LIBRARY,
+  timeoutMs = 3000,
+): () => Promise<GpuStatus> {
+  let last: { at: number; status: GpuStatus } | undefined;
+  let pending: Promise<GpuStatus> | undefined;
   return () => {
-    const now = performance.now();
-    if (!last || now - last.at >= maxAgeMs) {
-      const status = gpuStatus(library).catch(
-        (e: Error): GpuStatus => ({ available: false, reason: e.message, devices: [] }),
-      );
-      last = { at: now, status };
+    if (last && performance.now() - last.at < maxAgeMs) return Promise.resolve(last.status);
+    if (!pending) {
+      pending = gpuStatus(library)
+        .catch((e: Error): GpuStatus => ({ available: false, reason: e.message, devices: [] }))
+        .then((status) => {
+          last = { at: performance.now(), status };
+          pending = undefined;
+          return status;
+        });
     }
-    return last.status;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<GpuStatus>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ available: false, reason: `the driver did not answer in ${timeoutMs} ms`, devices: [] }),
+        timeoutMs,
+      );
+      timer.unref();
+    });
+    return Promise.race([pending, late]).finally(() => clearTimeout(timer));
   };
 }

@@ -1,11 +1,13 @@
 /* A stand-in for the NVIDIA driver's management library (libnvidia-ml.so.1) on a host without a GPU, for the
  * tests of sightflow's GPU readings (native/core/gpu): the calls it makes, by NVML's documented C signatures,
  * answering for cards that do not exist. NVML_STUB_INIT is the status nvmlInit_v2 returns (0, success, by
- * default), NVML_STUB_DEVICES the number of cards (2), NVML_STUB_UTIL card 0's utilisation in percent (37).
+ * default), NVML_STUB_DEVICES the number of cards (2), NVML_STUB_UTIL card 0's utilisation in percent (37),
+ * NVML_STUB_SLOW_MS how long counting the cards takes (0: a driver that hangs for a while).
  * Card 0 reads everything; card 1 has no video decoder or power reading (NOT_SUPPORTED); a third card is lost. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct { unsigned int gpu, memory; } utilization_t;
 typedef struct { unsigned long long total, free, used; } memory_t;
@@ -31,6 +33,8 @@ int nvmlSystemGetDriverVersion(char *out, unsigned int n) {
   return 0;
 }
 int nvmlDeviceGetCount_v2(unsigned int *n) {
+  int slow = env_int("NVML_STUB_SLOW_MS", 0);
+  if (slow > 0) usleep((useconds_t)slow * 1000);
   *n = (unsigned int)env_int("NVML_STUB_DEVICES", 2);
   return 0;
 }

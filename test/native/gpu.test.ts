@@ -90,15 +90,37 @@ test('cachedGpuStatus reads once within its age, again after it', async () => {
   const stub = buildNvmlStub();
   try {
     const read = cachedGpuStatus(200, stub.library);
-    const first = read();
-    assert.equal(read(), first, 'callers within the age share one reading');
-    assert.equal((await first).devices[0]!.utilization, 0.37);
+    const [first, second] = await Promise.all([read(), read()]);
+    assert.equal(second, first, 'callers together share one reading');
+    assert.equal(first.devices[0]!.utilization, 0.37);
     process.env.NVML_STUB_UTIL = '50';
     assert.equal((await read()).devices[0]!.utilization, 0.37);
     await new Promise((r) => setTimeout(r, 250));
     assert.equal((await read()).devices[0]!.utilization, 0.5);
   } finally {
     delete process.env.NVML_STUB_UTIL;
+    stub.remove();
+  }
+});
+
+test('cachedGpuStatus: a driver that hangs answers not available after the timeout, with one reading at a time', async () => {
+  const stub = buildNvmlStub();
+  try {
+    process.env.NVML_STUB_SLOW_MS = '600';
+    const read = cachedGpuStatus(0, stub.library, 150);
+    const t0 = performance.now();
+    const [a, b] = await Promise.all([read(), read()]);
+    assert.ok(performance.now() - t0 < 500, 'the scrape did not wait for the driver');
+    for (const s of [a, b])
+      assert.deepEqual(s, { available: false, reason: 'the driver did not answer in 150 ms', devices: [] });
+    // The reading still under way is the one the next call waits on; once it ends, its cards are the answer.
+    delete process.env.NVML_STUB_SLOW_MS;
+    await new Promise((r) => setTimeout(r, 600));
+    const after = await read();
+    assert.equal(after.available, true);
+    assert.equal(after.devices.length, 2);
+  } finally {
+    delete process.env.NVML_STUB_SLOW_MS;
     stub.remove();
   }
 });
