@@ -42,39 +42,22 @@ collected('sightflow_gpu_info', 'An NVIDIA card: its name and the driver version
     value: 1,
   }));
 });
-collected(
-  'sightflow_gpu_utilization_ratio',
-  "Share of the card's last sample period in which a kernel ran (0-1; nvidia-smi's utilization.gpu)",
-  'gauge',
-  per((d) => d.utilization),
-);
-collected(
-  'sightflow_gpu_memory_used_bytes',
-  "The card's memory in use, by every process",
-  'gauge',
-  per((d) => d.memoryUsedBytes),
-);
-collected(
-  'sightflow_gpu_memory_total_bytes',
-  "The card's memory",
-  'gauge',
-  per((d) => d.memoryTotalBytes),
-);
-collected(
-  'sightflow_gpu_decoder_utilization_ratio',
-  "Share of the card's last sample period its video decoders (NVDEC) were busy (0-1)",
-  'gauge',
-  per((d) => d.decoderUtilization),
-);
-collected(
-  'sightflow_gpu_power_watts',
-  "The card's power draw",
-  'gauge',
-  per((d) => d.powerWatts),
-);
-collected(
-  'sightflow_gpu_temperature_celsius',
-  "The card's core temperature",
-  'gauge',
-  per((d) => d.temperatureCelsius),
-);
+
+/** Each card's readings: name, help, and the reading (a card without it has no series). */
+const READINGS: Array<[string, string, (d: GpuReading) => number | undefined]> = [
+  [
+    'sightflow_gpu_utilization_ratio',
+    "Share of the card's last sample period in which a kernel ran (0-1; nvidia-smi's utilization.gpu)",
+    (d) => d.utilization,
+  ],
+  ['sightflow_gpu_memory_used_bytes', "The card's memory in use, by every process", (d) => d.memoryUsedBytes],
+  ['sightflow_gpu_memory_total_bytes', "The card's memory", (d) => d.memoryTotalBytes],
+  [
+    'sightflow_gpu_decoder_utilization_ratio',
+    "Share of the card's last sample period its video decoders (NVDEC) were busy (0-1)",
+    (d) => d.decoderUtilization,
+  ],
+  ['sightflow_gpu_power_watts', "The card's power draw", (d) => d.powerWatts],
+  ['sightflow_gpu_temperature_celsius', "The card's core temperature", (d) => d.temperatureCelsius],
+];
+for (const [name, help, pick] of READINGS) collected(name, help, 'gauge', per(pick));
