@@ -104,8 +104,22 @@ async function serve(config: Config): Promise<void> {
   );
   // Supervisors and tests wait for this line; do not leave it in the log buffer.
   log.flush();
-  // The cards, once, after the line above (starting the driver's library may take a moment): what an operator
-  // checks first on a GPU host. A host without a driver says why at debug level only.
+  logGpus(log);
+  if (pending) {
+    signals--;
+    shutdown(pending);
+  }
+}
+
+/**
+ * The host's NVIDIA cards, logged once after the process's ready line (starting the driver's library may take
+ * a moment): what an operator checks first on a GPU host. A host without a driver says why at debug level only.
+ */
+function logGpus(log: {
+  info(o: object, m: string): void;
+  debug(o: object, m: string): void;
+  warn(o: object, m: string): void;
+}): void {
   void import('./native/gpu.js')
     .then(({ gpuStatus }) => gpuStatus())
     .then(
@@ -116,10 +130,6 @@ async function serve(config: Config): Promise<void> {
       },
       (err) => log.warn({ err }, 'the NVIDIA GPU readings failed'),
     );
-  if (pending) {
-    signals--;
-    shutdown(pending);
-  }
 }
 
 /** Where a browser on this machine reaches the console: a wildcard listen address reads as localhost. */
@@ -167,6 +177,7 @@ async function runWorker(config: Config): Promise<void> {
   for (const m of mods) await m.start?.();
   started = { services, mods, metrics, tracing };
   services.log.info({ db: services.db.kind }, 'sightflow worker running');
+  logGpus(services.log);
   services.log.flush();
   if (pending) {
     signals--;
