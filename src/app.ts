@@ -111,6 +111,7 @@ export async function openServices(config: Config, log: Logger = createLogger(co
       log.error({ err, endpoint: e.endpoint, project: e.projectId }, 'usage ledger write failed'),
     ),
     version: VERSION,
+    gpus: cachedGpuStatus(1000, config.inference.nvmlLibrary),
     readiness: new Map([
       ['models', () => models.isReady()],
       // With SIGHTFLOW_GPU_REQUIRED, a model that could not start on its GPU takes the node out of rotation.
@@ -139,7 +140,7 @@ export async function startMetrics(s: Services): Promise<MetricsListener | null>
       .map((h) => ({ id: h.id, runs: h.stats.runs, state: h.state(), lanes: h.lanes, sessions: h.sessionsByDevice() })),
   );
   const unwatchDb = watchDbPool(() => s.db.poolStats?.() ?? null);
-  const unwatchGpus = watchGpus(cachedGpuStatus());
+  const unwatchGpus = watchGpus(s.gpus);
   const l = await listenMetrics(m.host, m.port, (err) => s.log.error({ err }, 'metrics collection failed'));
   // Not `port`: scripts that wait for the API's port read the first `"port"` of the log.
   s.log.info({ metricsPort: l.port, host: m.host }, 'metrics listening');

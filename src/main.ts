@@ -104,7 +104,7 @@ async function serve(config: Config): Promise<void> {
   );
   // Supervisors and tests wait for this line; do not leave it in the log buffer.
   log.flush();
-  logGpus(log);
+  logGpus(log, config.inference.nvmlLibrary);
   if (pending) {
     signals--;
     shutdown(pending);
@@ -115,13 +115,16 @@ async function serve(config: Config): Promise<void> {
  * The host's NVIDIA cards, logged once after the process's ready line (starting the driver's library may take
  * a moment): what an operator checks first on a GPU host. A host without a driver says why at debug level only.
  */
-function logGpus(log: {
-  info(o: object, m: string): void;
-  debug(o: object, m: string): void;
-  warn(o: object, m: string): void;
-}): void {
+function logGpus(
+  log: {
+    info(o: object, m: string): void;
+    debug(o: object, m: string): void;
+    warn(o: object, m: string): void;
+  },
+  library: string,
+): void {
   void import('./native/gpu.js')
-    .then(({ gpuStatus }) => gpuStatus())
+    .then(({ gpuStatus }) => gpuStatus(library))
     .then(
       (g) => {
         if (!g.available) return log.debug({ reason: g.reason }, 'no NVIDIA GPU readings');
@@ -177,7 +180,7 @@ async function runWorker(config: Config): Promise<void> {
   for (const m of mods) await m.start?.();
   started = { services, mods, metrics, tracing };
   services.log.info({ db: services.db.kind }, 'sightflow worker running');
-  logGpus(services.log);
+  logGpus(services.log, config.inference.nvmlLibrary);
   services.log.flush();
   if (pending) {
     signals--;

@@ -154,6 +154,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_INFERENCE_UINT8_INPUT: oneOf(['auto', 'on', 'off'], 'auto'),
     SIGHTFLOW_GPU_DEVICES: str('all'),
     SIGHTFLOW_GPU_REQUIRED: bool(false),
+    SIGHTFLOW_NVML_LIBRARY: str('libnvidia-ml.so.1'),
     CUDA_VISIBLE_DEVICES: str(),
   },
   models: {
@@ -244,6 +245,8 @@ export interface InferenceConfig {
   gpuRequired: boolean;
   /** CUDA_VISIBLE_DEVICES as CUDA reads it: the devices CUDA shows the process (unset: every card). */
   cudaVisibleDevices: string | undefined;
+  /** The NVIDIA driver's management library the cards' readings come from (a file name the loader finds, or a path). */
+  nvmlLibrary: string;
 }
 
 /** Bring-your-own models: where hub references download from, and how often a node looks for added ones. */
@@ -705,6 +708,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       gpuRequired: e.SIGHTFLOW_GPU_REQUIRED,
       // Kept as given, blank too: an empty value hides every device from CUDA.
       cudaVisibleDevices: env.CUDA_VISIBLE_DEVICES,
+      nvmlLibrary: e.SIGHTFLOW_NVML_LIBRARY || 'libnvidia-ml.so.1',
     },
     models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },
     vlm: vlmUrl

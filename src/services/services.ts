@@ -8,6 +8,7 @@ import type { UsageLedger } from '../usage/ledger.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { ModelsService } from '../models/models-service.js';
 import type { TaskModels } from '../task-models/task-models.js';
+import type { GpuStatus } from '../native/gpu.js';
 
 export interface Services {
   config: Config;
@@ -24,6 +25,8 @@ export interface Services {
   /** A presigned link to a blob, valid for an hour by default. */
   presign(key: string, expiresInS?: number): string;
   version: string;
+  /** The host's NVIDIA cards now (at most one reading a second, shared): the metrics and GET /admin/v1/gpus. */
+  gpus(): Promise<GpuStatus>;
   /** Readiness checks beyond the database (e.g. models prepared); all must be true for /readyz. */
   readiness: Map<string, () => boolean>;
 }

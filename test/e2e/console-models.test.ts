@@ -1,7 +1,9 @@
 // The console's Models tab end to end (real server, built console, Debian Chromium): the list with built-in
 // models, adding a model by URL (served by a loopback hub; the server downloads it and runs it on the sample
 // image, the page shows what it found), the new row, and removal through the confirmation dialog; a model's
-// serving settings changed from its row (the server's PATCH), its own checks and the server's refusals shown.
+// serving settings changed from its row (the server's PATCH), its own checks and the server's refusals shown;
+// above the table the node's GPUs (a stand-in for the driver's library, test/helpers/nvml-stub.c, read again
+// every few seconds).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
@@ -10,6 +12,7 @@ import { chromiumMissing, launchBrowser, screenshot } from '../helpers/browser.j
 import { ensureConsoleBuilt } from '../helpers/console-build.js';
 import { modelsDirWithBuiltins, tinyYoloOnnx } from '../helpers/inference.js';
 import { startModelHub, type ModelHub } from '../helpers/model-hub.js';
+import { buildNvmlStub } from '../helpers/nvml-stub.js';
 
 const skip = chromiumMissing();
 let t: TestApp;
@@ -35,7 +38,9 @@ before(async () => {
       cleanups.push(fn);
     },
   });
-  t = await startTestApp({ SIGHTFLOW_MODELS_DIR: modelsDir });
+  const nvml = buildNvmlStub();
+  cleanups.push(async () => nvml.remove());
+  t = await startTestApp({ SIGHTFLOW_MODELS_DIR: modelsDir, SIGHTFLOW_NVML_LIBRARY: nvml.library });
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: t.url });
   context.setDefaultTimeout(30_000);
@@ -57,6 +62,13 @@ test('Models tab: list, add by URL (checked on the sample image), remove', { ski
   await page.getByRole('heading', { name: 'Models' }).waitFor();
   const table = page.getByRole('table', { name: 'Models' });
   await table.getByRole('cell', { name: 'centernet-coco', exact: true }).waitFor();
+  // The node's cards: every reading a card gives, none it does not.
+  const gpus = page.getByRole('region', { name: 'GPUs on this node' });
+  await gpus.getByText('Driver 580.95.05').waitFor();
+  assert.deepEqual(await gpus.getByRole('listitem').allInnerTexts(), [
+    'GPU 0 Stub GPU 0: 37% busy, 1.0 of 80.0 GB, NVDEC 12%, 41 °C, 123 W',
+    'GPU 1 Stub GPU 1: 90% busy, 2.0 of 80.0 GB, 42 °C',
+  ]);
   assert.equal(
     await table.getByRole('button', { name: 'Remove centernet-coco' }).count(),
     0,

@@ -387,6 +387,7 @@ __all__ = ["AdminProject", "Analytics", "AnalyticsFrameSize", "AnalyticsParamete
 # Every operation of the document: method, path, path parameters, whether it takes Idempotency-Key,
 # the credential it needs and the content type of its 2xx answer.
 OPERATIONS: dict[str, dict[str, Any]] = {
+    "admin.gpus.list": {"method": "GET", "path": "/admin/v1/gpus", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.models.create": {"method": "POST", "path": "/admin/v1/models", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.models.delete": {"method": "DELETE", "path": "/admin/v1/models/{id}", "path_params": ("id",), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},
     "admin.models.list": {"method": "GET", "path": "/admin/v1/models", "path_params": (), "idempotency_key": False, "auth": "admin", "response_type": "application/json"},

@@ -1,6 +1,16 @@
 // The admin API (/admin/v1, docs/operations.md, "Projects, keys and the admin API") with the signed-in admin token.
 import { requestJson } from './http';
-import type { AddedModel, ApiKey, CreatedKey, List, Model, ModelSettingsPatch, Project, UsageList } from './types';
+import type {
+  AddedModel,
+  ApiKey,
+  CreatedKey,
+  GpuList,
+  List,
+  Model,
+  ModelSettingsPatch,
+  Project,
+  UsageList,
+} from './types';
 
 const base = '/admin/v1';
 const enc = encodeURIComponent;
@@ -24,6 +34,7 @@ export function adminApi(token: string) {
       requestJson<Model>(`${base}/models/${enc(id)}`, { token, method: 'PATCH', json: body }),
     loadModel: (id: string) => requestJson<Model>(`${base}/models/${enc(id)}/load`, { token, method: 'POST' }),
     unloadModel: (id: string) => requestJson<Model>(`${base}/models/${enc(id)}/unload`, { token, method: 'POST' }),
+    gpus: () => requestJson<GpuList>(`${base}/gpus`, { token }),
     removeModel: (id: string) =>
       requestJson<{ id: string; deleted: true }>(`${base}/models/${enc(id)}`, { token, method: 'DELETE' }),
   };

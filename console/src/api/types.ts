@@ -297,3 +297,26 @@ export interface AnalyticsRecount {
   totals: AnalyticsTotals;
   recount_ms: number;
 }
+
+/** One of the node's NVIDIA cards (GET /admin/v1/gpus); a reading the card does not give is absent. */
+export interface Gpu {
+  object: 'gpu';
+  index: number;
+  uuid: string;
+  name: string;
+  error?: string;
+  utilization?: number;
+  memory_used_bytes?: number;
+  memory_total_bytes?: number;
+  decoder_utilization?: number;
+  power_watts?: number;
+  temperature_celsius?: number;
+}
+
+export interface GpuList {
+  object: 'list';
+  data: Gpu[];
+  available: boolean;
+  reason: string | null;
+  driver_version: string | null;
+}

@@ -1,6 +1,6 @@
 // Models: every model with its serving state, a form to add one from a URL or hub reference (the server
 // downloads it, runs it on the sample image and serves it on every node), each model's serving settings
-// (sessions, batching, warm-up) changed while it runs, and removal of added models.
+// (sessions, batching, warm-up) changed while it runs, and removal of added models; above them the node's GPUs.
 import { useState } from 'preact/hooks';
 import { useSession } from '../session-context';
 import { useLoad } from '../use-load';
@@ -8,6 +8,7 @@ import { fmtDateTime } from '../format';
 import { ErrorNotice, Loading, Notice, errorMessage } from '../components/notice';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { ModelSettingsDialog } from '../components/model-settings-dialog';
+import { GpuCards } from '../components/gpu-cards';
 import { useAdminErrors } from './use-admin-errors';
 import type { Model, ModelSettingsPatch } from '../api/types';
 
@@ -112,6 +113,7 @@ export function ModelsPage() {
   return (
     <>
       <h1>Models</h1>
+      <GpuCards api={api} />
       <form class="panel row" onSubmit={add} aria-label="Add a model">
         <label for="model-source">Model URL</label>
         <input

@@ -351,6 +351,31 @@ export type TaskResults = {
 
 /** Each operation's path parameters, query, JSON body and 2xx JSON answer. */
 export interface Operations {
+  /** GET /admin/v1/gpus: This node's NVIDIA cards now, from the driver's management library: utilisation, memory, NVDEC, power, temperature (an empty list without a driver) */
+  "admin.gpus.list": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    response: {
+      object: "list";
+      data: Array<{
+        object: "gpu";
+        index: number;
+        uuid: string;
+        name: string;
+        error?: string;
+        utilization?: number;
+        memory_used_bytes?: number;
+        memory_total_bytes?: number;
+        decoder_utilization?: number;
+        power_watts?: number;
+        temperature_celsius?: number;
+      }>;
+      available: boolean;
+      reason: string | null;
+      driver_version: string | null;
+    };
+  };
   /** POST /admin/v1/models: Add a model from a URL or hub reference: download (resumed, checksum verified), run on the sample image, serve on every node */
   "admin.models.create": {
     path: Record<string, never>;
@@ -1504,6 +1529,7 @@ export interface OperationSpec {
 }
 
 export const OPERATIONS: { readonly [K in OperationId]: OperationSpec } = {
+  "admin.gpus.list": { method: "GET", path: "/admin/v1/gpus", pathParams: [], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.models.create": { method: "POST", path: "/admin/v1/models", pathParams: [], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.models.delete": { method: "DELETE", path: "/admin/v1/models/{id}", pathParams: ["id"], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
   "admin.models.list": { method: "GET", path: "/admin/v1/models", pathParams: [], idempotencyKey: false, auth: "admin", responseType: "application/json", bodyTypes: [] },
