@@ -5,6 +5,7 @@
 import { ConfigError, loadProcessConfig, type CliFlags, type Config } from './config/index.js';
 import { parseArgs, type ParsedArgs } from './base/cli-args.js';
 import type { Projects } from './auth/projects.js';
+import type { Logger } from './base/log.js';
 import { VERSION } from './base/paths.js';
 import { armShutdownDeadline, SHUTDOWN_GRACE_MS, type ShutdownProgress } from './base/shutdown-deadline.js';
 import { fileURLToPath } from 'node:url';
@@ -115,14 +116,7 @@ async function serve(config: Config): Promise<void> {
  * The host's NVIDIA cards, logged once after the process's ready line (starting the driver's library may take
  * a moment): what an operator checks first on a GPU host. A host without a driver says why at debug level only.
  */
-function logGpus(
-  log: {
-    info(o: object, m: string): void;
-    debug(o: object, m: string): void;
-    warn(o: object, m: string): void;
-  },
-  library: string,
-): void {
+function logGpus(log: Logger, library: string): void {
   void import('./native/gpu.js')
     .then(({ gpuStatus }) => gpuStatus(library))
     .then(

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { postClients, percentile } from '../peers/post-clients-run.js';
+import { parseExposition, sampleSum } from '../../test/helpers/metrics-text.js';
 import { cpuMs, liveThreadsCpuMs, threadCpuMs } from '../proc-cpu.js';
 import { gpuStatus } from '../../src/native/gpu.js';
 import { sampleGpu, useServerAddon } from './gpu-sampler.js';
@@ -154,17 +155,21 @@ async function serverMetrics(a: Args, dataDir: string): Promise<Record<string, u
     const port = logged('metrics listening')?.metricsPort as number | undefined;
     if (!port) return { error: 'the server logged no metrics port' };
     const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) });
-    const lines = (await r.text()).split('\n').filter((l) => l.startsWith('sightflow_gpu_'));
-    const total = lines.filter((l) => l.startsWith('sightflow_gpu_memory_total_bytes'));
+    const text = await r.text();
+    const lines = text.split('\n').filter((l) => l.startsWith('sightflow_gpu_'));
+    const samples = parseExposition(text).filter((x) => x.name.startsWith('sightflow_gpu_'));
     const card = (d: { uuid: string; memoryTotalBytes?: number }) =>
-      total.some((l) => l.includes(`uuid="${d.uuid}"`) && Number(l.split(' ').at(-1)) === d.memoryTotalBytes);
-    const devices = Number(lines.find((l) => l.startsWith('sightflow_gpu_devices '))?.split(' ')[1]);
+      samples.some(
+        (x) =>
+          x.name === 'sightflow_gpu_memory_total_bytes' && x.labels.uuid === d.uuid && x.value === d.memoryTotalBytes,
+      );
+    const devices = sampleSum(samples, 'sightflow_gpu_devices');
     return {
       driver_devices: driver.devices.length,
       driver_reason: driver.reason ?? null,
       server_devices: devices,
       logged: logged('NVIDIA GPUs')?.gpus ?? null,
-      series: [...new Set(lines.map((l) => l.split(/[{ ]/)[0]))],
+      series: [...new Set(samples.map((x) => x.name))],
       matches: devices === driver.devices.length && driver.devices.every(card),
       lines: lines.slice(0, 40),
     };

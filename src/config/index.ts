@@ -10,6 +10,7 @@ import type { WorkerMode } from '../inference/session-pool.js';
 import { requestedProviders, usesGpu } from '../inference/execution-providers.js';
 import { type GpuDeviceRequest, parseGpuDevices } from '../inference/gpu-devices.js';
 import { type BatchSizes, parseBatchSizes } from '../inference/dynamic-batch.js';
+import { NVML_LIBRARY } from '../native/gpu.js';
 import { parseProviderList, PROVIDERS_HINT_PREFIX, type ProviderSpec } from './providers.js';
 import { parseCidrList, type Cidr, type UrlPolicy } from '../media/url-policy.js';
 import type { OtlpSettings } from '../tracing/otlp.js';
@@ -154,7 +155,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_INFERENCE_UINT8_INPUT: oneOf(['auto', 'on', 'off'], 'auto'),
     SIGHTFLOW_GPU_DEVICES: str('all'),
     SIGHTFLOW_GPU_REQUIRED: bool(false),
-    SIGHTFLOW_NVML_LIBRARY: str('libnvidia-ml.so.1'),
+    SIGHTFLOW_NVML_LIBRARY: str(NVML_LIBRARY),
     CUDA_VISIBLE_DEVICES: str(),
   },
   models: {
@@ -708,7 +709,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       gpuRequired: e.SIGHTFLOW_GPU_REQUIRED,
       // Kept as given, blank too: an empty value hides every device from CUDA.
       cudaVisibleDevices: env.CUDA_VISIBLE_DEVICES,
-      nvmlLibrary: e.SIGHTFLOW_NVML_LIBRARY || 'libnvidia-ml.so.1',
+      nvmlLibrary: e.SIGHTFLOW_NVML_LIBRARY,
     },
     models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },
     vlm: vlmUrl

@@ -16,12 +16,12 @@ export function watchGpus(read: () => Promise<GpuStatus>): () => void {
 }
 
 const none: GpuStatus = { available: false, devices: [] };
+const current = async (): Promise<GpuStatus> => (source ? source() : none);
 
 function per(pick: (d: GpuReading) => number | undefined): () => Promise<Sample[]> {
   return async () => {
-    const s = source ? await source() : none;
     const out: Sample[] = [];
-    for (const d of s.devices) {
+    for (const d of (await current()).devices) {
       const v = pick(d);
       if (v !== undefined) out.push({ labels: { gpu: d.index, uuid: d.uuid }, value: v });
     }
@@ -33,10 +33,10 @@ collected(
   'sightflow_gpu_devices',
   "NVIDIA cards the driver's management library lists (0 without a driver)",
   'gauge',
-  async () => [{ value: source ? (await source()).devices.length : 0 }],
+  async () => [{ value: (await current()).devices.length }],
 );
 collected('sightflow_gpu_info', 'An NVIDIA card: its name and the driver version (value 1)', 'gauge', async () => {
-  const s = source ? await source() : none;
+  const s = await current();
   return s.devices.map((d) => ({
     labels: { gpu: d.index, uuid: d.uuid, name: d.name, driver_version: s.driverVersion ?? '' },
     value: 1,

@@ -53,8 +53,8 @@ export async function gpuStatus(library: string = NVML_LIBRARY): Promise<GpuStat
  * gpuStatus at most once every `maxAgeMs`, and never two at once: a scrape reads several metrics from one
  * reading, scrapers that come together share it, and a driver that hangs (a card fallen off the bus can hold
  * NVML's calls for seconds) ties up one thread of the pool, not one more at every scrape. A reading that takes
- * longer than `timeoutMs` answers not available, saying so, while it goes on; the next call after it ends reads
- * again.
+ * longer than `timeoutMs` answers not available, saying so, to every caller until it ends (at once, after the
+ * first wait); the next call after it ends reads again.
  */
 export function cachedGpuStatus(
   maxAgeMs = 1000,
@@ -62,26 +62,29 @@ export function cachedGpuStatus(
   timeoutMs = 3000,
 ): () => Promise<GpuStatus> {
   let last: { at: number; status: GpuStatus } | undefined;
-  let pending: Promise<GpuStatus> | undefined;
+  /** The reading under way, bounded by the timeout; shared by every caller until it ends. */
+  let answer: Promise<GpuStatus> | undefined;
   return () => {
     if (last && performance.now() - last.at < maxAgeMs) return Promise.resolve(last.status);
-    if (!pending) {
-      pending = gpuStatus(library)
+    if (!answer) {
+      let timer: NodeJS.Timeout | undefined;
+      const reading = gpuStatus(library)
         .catch((e: Error): GpuStatus => ({ available: false, reason: e.message, devices: [] }))
         .then((status) => {
+          clearTimeout(timer);
           last = { at: performance.now(), status };
-          pending = undefined;
+          answer = undefined;
           return status;
         });
+      const late = new Promise<GpuStatus>((resolve) => {
+        timer = setTimeout(
+          () => resolve({ available: false, reason: `the driver did not answer in ${timeoutMs} ms`, devices: [] }),
+          timeoutMs,
+        );
+        timer.unref();
+      });
+      answer = Promise.race([reading, late]);
     }
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<GpuStatus>((resolve) => {
-      timer = setTimeout(
-        () => resolve({ available: false, reason: `the driver did not answer in ${timeoutMs} ms`, devices: [] }),
-        timeoutMs,
-      );
-      timer.unref();
-    });
-    return Promise.race([pending, late]).finally(() => clearTimeout(timer));
+    return answer;
   };
 }
