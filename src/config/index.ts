@@ -11,6 +11,7 @@ import { requestedProviders, usesGpu } from '../inference/execution-providers.js
 import { type GpuDeviceRequest, parseGpuDevices } from '../inference/gpu-devices.js';
 import { type BatchSizes, parseBatchSizes } from '../inference/dynamic-batch.js';
 import { NVML_LIBRARY } from '../native/gpu.js';
+import type { EngineSettings } from '../inference/native-session.js';
 import { parseProviderList, PROVIDERS_HINT_PREFIX, type ProviderSpec } from './providers.js';
 import { parseCidrList, type Cidr, type UrlPolicy } from '../media/url-policy.js';
 import type { OtlpSettings } from '../tracing/otlp.js';
@@ -156,6 +157,10 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_GPU_DEVICES: str('all'),
     SIGHTFLOW_GPU_REQUIRED: bool(false),
     SIGHTFLOW_NVML_LIBRARY: str(NVML_LIBRARY),
+    SIGHTFLOW_INFERENCE_ENGINE: oneOf(['binding', 'native'], 'binding'),
+    SIGHTFLOW_ORT_ENGINE_PATH: str(),
+    SIGHTFLOW_TENSORRT_CACHE_DIR: str(),
+    SIGHTFLOW_CUDNN_CONV_ALGO_SEARCH: oneOf(['exhaustive', 'heuristic', 'default'], 'exhaustive'),
     CUDA_VISIBLE_DEVICES: str(),
   },
   models: {
@@ -248,6 +253,8 @@ export interface InferenceConfig {
   cudaVisibleDevices: string | undefined;
   /** The NVIDIA driver's management library the cards' readings come from (a file name the loader finds, or a path). */
   nvmlLibrary: string;
+  /** What runs the sessions: onnxruntime-node's binding, or the native engine (native/ort) with the GPU providers' options. */
+  engine: EngineSettings;
 }
 
 /** Bring-your-own models: where hub references download from, and how often a node looks for added ones. */
@@ -710,6 +717,16 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
       // Kept as given, blank too: an empty value hides every device from CUDA.
       cudaVisibleDevices: env.CUDA_VISIBLE_DEVICES,
       nvmlLibrary: e.SIGHTFLOW_NVML_LIBRARY,
+      engine: {
+        kind: e.SIGHTFLOW_INFERENCE_ENGINE,
+        path: (e.SIGHTFLOW_ORT_ENGINE_PATH as string | undefined)?.trim() || undefined,
+        // Set blank, no cache; unset, one in the data dir (engines are per card and TensorRT version: it checks).
+        tensorrtCacheDir:
+          e.SIGHTFLOW_TENSORRT_CACHE_DIR === undefined
+            ? resolve(dataDir, 'tensorrt-cache')
+            : (e.SIGHTFLOW_TENSORRT_CACHE_DIR as string).trim() && resolve(e.SIGHTFLOW_TENSORRT_CACHE_DIR.trim()),
+        cudnnSearch: e.SIGHTFLOW_CUDNN_CONV_ALGO_SEARCH,
+      },
     },
     models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },
     vlm: vlmUrl

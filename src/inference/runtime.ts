@@ -3,7 +3,7 @@
 // (session-worker.ts): onnxruntime-node runs a model synchronously on the calling thread for the whole run,
 // which on the main thread would stall every HTTP request and SSE stream meanwhile
 // (docs/capacity.md, "Sessions in worker threads").
-import { stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import ort from 'onnxruntime-node';
@@ -36,6 +36,12 @@ import type { DequantizeMode } from './dequantize-graph.js';
 import { graphPlan, plansAnything, type GraphOutcome } from './graph-steps.js';
 import { ELEM_FLOAT16, readOnnxInfo, readOnnxIoFromFile } from './onnx-metadata.js';
 import type { Fp16Mode } from './fp16-graph.js';
+import {
+  DEFAULT_ORT_ENGINE_PATH,
+  engineProblem,
+  type EngineSettings,
+  type NativeEngineOptions,
+} from './native-session.js';
 import { reducibleOutput } from './best-class-output.js';
 
 export type Tensor = ort.Tensor;
@@ -131,6 +137,12 @@ export interface RuntimeOptions {
   cudaVisibleDevices?: string;
   /** For tests: how many GPUs the host shows (default: probed). */
   visibleGpus?: number;
+  /**
+   * What runs the sessions (native-session.ts): onnxruntime-node's binding (default), or the native engine, which
+   * passes TensorRT FP16 and its caches and the CUDA provider's cuDNN search. A native engine that is not built
+   * stops the runtime from being made.
+   */
+  engine?: EngineSettings;
 }
 
 export interface ModelSpec {
@@ -288,6 +300,8 @@ export class InferenceRuntime {
   private readonly visibleGpus: number;
   /** No CPU fallback for models on a GPU provider (RuntimeOptions.gpuRequired). */
   readonly gpuRequired: boolean;
+  /** What runs the sessions (RuntimeOptions.engine), its path resolved. */
+  readonly engine: EngineSettings & { path: string };
   /** With gpuRequired: the models whose last load on their GPU provider failed, and why (readiness reads it). */
   readonly gpuFailures = new Map<string, string>();
   /**
@@ -309,6 +323,17 @@ export class InferenceRuntime {
       throw new Error(
         `SIGHTFLOW_GPU_REQUIRED is set but no GPU provider can run on this host (${why}); not starting on the CPU`,
       );
+    }
+    this.engine = {
+      kind: 'binding',
+      tensorrtCacheDir: '',
+      cudnnSearch: 'exhaustive',
+      ...opts.engine,
+      path: opts.engine?.path ?? DEFAULT_ORT_ENGINE_PATH,
+    };
+    if (this.engine.kind === 'native') {
+      const why = engineProblem(this.engine.path);
+      if (why) throw new Error(why);
     }
     this.idleUnloadMs = opts.idleUnloadMs ?? 0;
     this.intraOpThreads = opts.intraOpThreads ?? availableParallelism();
@@ -336,8 +361,9 @@ export class InferenceRuntime {
         sessions: this.sessions,
         workers: this.workers,
         ...(usesGpu(this.providers) ? { devices: this.devices } : {}),
+        engine: this.engine.kind,
       },
-      `inference runs on ${this.providers.join(', ')}${usesGpu(this.providers) && this.devices.length > 1 ? ` (devices ${this.devices.join(', ')})` : ''}`,
+      `inference runs on ${this.providers.join(', ')}${usesGpu(this.providers) && this.devices.length > 1 ? ` (devices ${this.devices.join(', ')})` : ''}${this.engine.kind === 'native' ? ', through the native engine' : ''}`,
     );
   }
 
@@ -456,7 +482,15 @@ export class InferenceRuntime {
           : source.byteLength;
       const rss0 = process.memoryUsage.rss();
       const info = await worker.call<SessionInfo>(
-        { op: 'load', model: sessionName, source, providers: eps, device, intraOpThreads: threads },
+        {
+          op: 'load',
+          model: sessionName,
+          source,
+          providers: eps,
+          device,
+          intraOpThreads: threads,
+          engine: await this.nativeEngine(eps),
+        },
         `loading model ${id}`,
       );
       return {
@@ -486,6 +520,7 @@ export class InferenceRuntime {
           replica,
           threads,
           memoryBytes: loaded.model.memoryBytes,
+          ...(this.engine.kind === 'native' ? { engine: 'native' } : {}),
         },
         replica === 0
           ? `model ${id} loaded on ${on(providers.slice(0, 1))}`
@@ -509,6 +544,21 @@ export class InferenceRuntime {
       );
       return load(['cpu']);
     }
+  }
+
+  /** The native engine's options for a session on these providers; unset on the binding. */
+  private async nativeEngine(eps: readonly string[]): Promise<NativeEngineOptions | undefined> {
+    if (this.engine.kind !== 'native') return undefined;
+    const trt = eps.includes('tensorrt');
+    const cacheDir = trt ? this.engine.tensorrtCacheDir : '';
+    if (cacheDir) await mkdir(cacheDir, { recursive: true });
+    return {
+      path: this.engine.path,
+      // TensorRT builds in FP16 where the fp16 setting applies to these providers (auto: any GPU provider).
+      fp16: trt && rewriteApplies(this.fp16, eps),
+      cacheDir,
+      cudnnSearch: this.engine.cudnnSearch,
+    };
   }
 
   /** Ends every worker thread (runs in flight fail); a later run loads its model again in a fresh worker. */

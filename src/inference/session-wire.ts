@@ -3,6 +3,7 @@
 import type ort from 'onnxruntime-node';
 import type { DecodeOptions } from '../detection/yolo.js';
 import type { GraphPlan } from './graph-steps.js';
+import type { NativeEngineOptions } from './native-session.js';
 
 /** A detector's output decoded where the session ran (its boxes come back, not its raw tensor): `output`
  * names the tensor (default the first). */
@@ -36,6 +37,8 @@ export type ToWorker =
       /** The GPU (CUDA ordinal) the GPU providers run on; unset: their own default (device 0). */
       device?: number;
       intraOpThreads: number;
+      /** Run on the native engine (native-session.ts) with these options; unset: onnxruntime-node's binding. */
+      engine?: NativeEngineOptions;
     }
   | {
       op: 'run';

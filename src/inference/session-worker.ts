@@ -16,11 +16,12 @@ import { DECODED_BOXES, decodeYolo, decodeYoloBest, detectLayout, packBoxes } fr
 import { bestClassOutput } from './best-class-output.js';
 import { makeGraph } from './graph-steps.js';
 import { sessionProviders } from './execution-providers.js';
+import { createNativeSession, type EngineSession } from './native-session.js';
 
 const port = parentPort;
 if (!port) throw new Error('session-worker.ts is a worker_threads entry, not a module to import');
 
-const sessions = new Map<string, ort.InferenceSession>();
+const sessions = new Map<string, EngineSession>();
 /** Per model whose graph has reduced twins (best-class.ts), its outputs without them. */
 const ownOutputs = new Map<string, string[] | undefined>();
 /** Per model and input, the memory a shared input is copied into (a run that finds it held copies into its own). */
@@ -29,20 +30,9 @@ const scratch = new Map<string, { buf?: ArrayBufferView; busy: boolean }>();
 async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
   switch (m.op) {
     case 'load': {
-      const options: ort.InferenceSession.SessionOptions = {
-        executionProviders: sessionProviders(m.providers, m.device) as ort.InferenceSession.ExecutionProviderConfig[],
-        intraOpNumThreads: m.intraOpThreads,
-        interOpNumThreads: 1,
-        graphOptimizationLevel: 'all',
-        executionMode: 'sequential',
-        // Idle intra-op threads that spin only steal cores from the rest of the process (and other
-        // models' workers); measured faster in wall time too on a busy 2-core host.
-        extra: { session: { intra_op: { allow_spinning: '0' } } },
-      };
-      const session =
-        typeof m.source === 'string'
-          ? await ort.InferenceSession.create(m.source, options)
-          : await ort.InferenceSession.create(m.source, options);
+      const session = m.engine
+        ? await createNativeSession(m.source, m.providers, m.device, m.intraOpThreads, m.engine)
+        : await bindingSession(m);
       await sessions.get(m.model)?.release();
       sessions.set(m.model, session);
       // A reduced twin is fetched only by the decode that reads it: a run that asks for no output by name gets
@@ -184,12 +174,29 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
   }
 }
 
+/** A session of onnxruntime-node's binding: the providers by name, a GPU one with its device. */
+async function bindingSession(m: Extract<ToWorker, { op: 'load' }>): Promise<EngineSession> {
+  const options: ort.InferenceSession.SessionOptions = {
+    executionProviders: sessionProviders(m.providers, m.device) as ort.InferenceSession.ExecutionProviderConfig[],
+    intraOpNumThreads: m.intraOpThreads,
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+    // Idle intra-op threads that spin only steal cores from the rest of the process (and other
+    // models' workers); measured faster in wall time too on a busy 2-core host.
+    extra: { session: { intra_op: { allow_spinning: '0' } } },
+  };
+  return typeof m.source === 'string'
+    ? await ort.InferenceSession.create(m.source, options)
+    : await ort.InferenceSession.create(m.source, options);
+}
+
 /**
  * The output a detector's decode reads, reduced in the graph (best-class.ts), where the graph has it and it
  * decodes to the same boxes: the raw output is channels-first yolov8 ([N, 4 + C, A]) or yolov5 or yolox ([N, A, 5 + C]),
  * by the layout the detector resolved or, for `auto`, by the declared shape, with one feature a class.
  */
-function reducedOutput(session: ort.InferenceSession, decode: WorkerDecode): string | undefined {
+function reducedOutput(session: EngineSession, decode: WorkerDecode): string | undefined {
   const raw = decode.output ?? session.outputNames[0]!;
   const best = bestClassOutput(raw);
   if (!session.outputNames.includes(best)) return undefined;

@@ -1,0 +1,464 @@
+// sightflow_ort.node: ONNX Runtime driven through its own C/C++ API, the inference engine that reaches what
+// onnxruntime-node's binding cannot ask of a GPU provider (the binding passes CUDA and TensorRT a device id and
+// nothing else): TensorRT in FP16 with its engine and timing caches kept on disk, and the CUDA provider's cuDNN
+// search and stream settings. It links the very libonnxruntime.so.1 that onnxruntime-node ships, so one process
+// has one ONNX Runtime whichever engine a model uses. Built apart from the main addon, by
+// scripts/lib/build-ort-engine.sh, because ONNX Runtime's headers come from a large npm package; an opt-in
+// build for GPU hosts (src/inference/native-session.ts is its face).
+//
+// Exports: version, apiVersion, availableProviders(), createSession(source, options) -> Promise<Session>.
+// A Session has inputNames, outputNames, inputMetadata, outputMetadata (as onnxruntime-node gives them),
+// run(feeds, fetch?) -> Promise<{name: {type, dims, data}}> (on the libuv pool; inputs are read in place, so
+// their memory must not change until the promise settles) and release(). Errors carry a code,
+// ERR_SIGHTFLOW_INFERENCE_INVALID_ARG or ERR_SIGHTFLOW_INFERENCE_FAILED.
+#define ORT_API_MANUAL_INIT
+#include <onnxruntime_cxx_api.h>
+
+#include <napi.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+Napi::Error Coded(Napi::Env env, const char* reason, const std::string& message) {
+  Napi::Error e = std::strcmp(reason, "INVALID_ARG") == 0 ? Napi::TypeError::New(env, message) : Napi::Error::New(env, message);
+  e.Set("code", Napi::String::New(env, std::string("ERR_SIGHTFLOW_INFERENCE_") + reason));
+  return e;
+}
+
+// The API table of the loaded library, asked for at the version these headers were written for (a library
+// older than that has no such table, and every call says so rather than crashing).
+const OrtApi* Api() {
+  static const OrtApi* api = [] {
+    const OrtApi* a = OrtGetApiBase()->GetApi(ORT_API_VERSION);
+    if (a) Ort::InitApi(a);
+    return a;
+  }();
+  return api;
+}
+
+Ort::Env& Environment() {
+  static std::once_flag once;
+  static std::unique_ptr<Ort::Env> env;
+  std::call_once(once, [] { env = std::make_unique<Ort::Env>(ORT_LOGGING_LEVEL_WARNING, "sightflow"); });
+  return *env;
+}
+
+struct ElementType {
+  const char* name;
+  ONNXTensorElementDataType onnx;
+  napi_typedarray_type array;
+  size_t bytes;
+};
+
+const ElementType kTypes[] = {
+    {"float32", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, napi_float32_array, 4},
+    {"uint8", ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, napi_uint8_array, 1},
+    {"int8", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, napi_int8_array, 1},
+    {"uint16", ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, napi_uint16_array, 2},
+    {"int16", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, napi_int16_array, 2},
+    {"int32", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, napi_int32_array, 4},
+    {"int64", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, napi_bigint64_array, 8},
+    {"bool", ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, napi_uint8_array, 1},
+    {"float16", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, napi_uint16_array, 2},
+    {"float64", ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, napi_float64_array, 8},
+    {"uint32", ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, napi_uint32_array, 4},
+    {"uint64", ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, napi_biguint64_array, 8},
+};
+
+const ElementType* ByName(const std::string& name) {
+  for (const auto& t : kTypes)
+    if (name == t.name) return &t;
+  return nullptr;
+}
+
+const ElementType* ByOnnx(ONNXTensorElementDataType onnx) {
+  for (const auto& t : kTypes)
+    if (t.onnx == onnx) return &t;
+  return nullptr;
+}
+
+struct ValueInfo {
+  std::string name;
+  bool tensor = false;
+  std::string type;             // empty for a type this engine does not pass
+  std::vector<int64_t> dims;    // -1 where free
+  std::vector<std::string> symbolic;  // the free dimensions' names ("" where unnamed)
+};
+
+ValueInfo Describe(const std::string& name, const Ort::TypeInfo& info) {
+  ValueInfo v;
+  v.name = name;
+  v.tensor = info.GetONNXType() == ONNX_TYPE_TENSOR;
+  if (!v.tensor) return v;
+  auto shape = info.GetTensorTypeAndShapeInfo();
+  const ElementType* t = ByOnnx(shape.GetElementType());
+  if (t) v.type = t->name;
+  v.dims = shape.GetShape();
+  std::vector<const char*> sym(v.dims.size(), nullptr);
+  if (!sym.empty()) shape.GetSymbolicDimensions(sym.data(), sym.size());
+  for (const char* s : sym) v.symbolic.emplace_back(s ? s : "");
+  return v;
+}
+
+struct SessionOptionsIn {
+  std::vector<std::string> providers;  // in order of preference; cpu is always last
+  int device = 0;
+  int intraOpThreads = 0;
+  std::string cudnnSearch = "EXHAUSTIVE";
+  bool fp16 = false;
+  std::string cacheDir;  // TensorRT's engine and timing caches; empty: none kept
+};
+
+// The shared state of one session: the JS object and the runs in flight hold it, so a release while a run is on
+// the pool frees the session when that run ends.
+struct State {
+  std::unique_ptr<Ort::Session> session;
+  std::vector<ValueInfo> inputs, outputs;
+};
+
+void AppendProviders(Ort::SessionOptions& so, const SessionOptionsIn& o) {
+  const OrtApi& api = *Api();
+  const std::string device = std::to_string(o.device);
+  for (const auto& p : o.providers) {
+    if (p == "tensorrt") {
+      OrtTensorRTProviderOptionsV2* trt = nullptr;
+      Ort::ThrowOnError(api.CreateTensorRTProviderOptions(&trt));
+      std::unique_ptr<OrtTensorRTProviderOptionsV2, void (*)(OrtTensorRTProviderOptionsV2*)> hold(
+          trt, [](OrtTensorRTProviderOptionsV2* x) { Api()->ReleaseTensorRTProviderOptions(x); });
+      std::vector<std::string> keys = {"device_id", "trt_fp16_enable"};
+      std::vector<std::string> vals = {device, o.fp16 ? "1" : "0"};
+      if (!o.cacheDir.empty()) {
+        for (const char* k : {"trt_engine_cache_enable", "trt_timing_cache_enable"}) keys.emplace_back(k), vals.emplace_back("1");
+        for (const char* k : {"trt_engine_cache_path", "trt_timing_cache_path"}) keys.emplace_back(k), vals.emplace_back(o.cacheDir);
+      }
+      std::vector<const char*> k, v;
+      for (size_t i = 0; i < keys.size(); i++) k.push_back(keys[i].c_str()), v.push_back(vals[i].c_str());
+      Ort::ThrowOnError(api.UpdateTensorRTProviderOptions(trt, k.data(), v.data(), k.size()));
+      so.AppendExecutionProvider_TensorRT_V2(*trt);
+    } else if (p == "cuda") {
+      OrtCUDAProviderOptionsV2* cuda = nullptr;
+      Ort::ThrowOnError(api.CreateCUDAProviderOptions(&cuda));
+      std::unique_ptr<OrtCUDAProviderOptionsV2, void (*)(OrtCUDAProviderOptionsV2*)> hold(
+          cuda, [](OrtCUDAProviderOptionsV2* x) { Api()->ReleaseCUDAProviderOptions(x); });
+      const char* keys[] = {"device_id", "cudnn_conv_algo_search", "do_copy_in_default_stream"};
+      const char* vals[] = {device.c_str(), o.cudnnSearch.c_str(), "1"};
+      Ort::ThrowOnError(api.UpdateCUDAProviderOptions(cuda, keys, vals, 3));
+      so.AppendExecutionProvider_CUDA_V2(*cuda);
+    }
+    // cpu: ONNX Runtime's own, always there after the others.
+  }
+}
+
+class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Session",
+                       {InstanceMethod<&SessionWrap::Run>("run"), InstanceMethod<&SessionWrap::Release>("release")});
+  }
+  explicit SessionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SessionWrap>(info) {}
+  std::shared_ptr<State> state;
+
+ private:
+  Napi::Value Run(const Napi::CallbackInfo& info);
+  Napi::Value Release(const Napi::CallbackInfo& info) {
+    state.reset();
+    return info.Env().Undefined();
+  }
+};
+
+struct EnvData {
+  Napi::FunctionReference sessionClass;
+};
+
+Napi::Array Names(Napi::Env env, const std::vector<ValueInfo>& list) {
+  Napi::Array a = Napi::Array::New(env, list.size());
+  for (size_t i = 0; i < list.size(); i++) a.Set(static_cast<uint32_t>(i), list[i].name);
+  return a;
+}
+
+Napi::Array Metadata(Napi::Env env, const std::vector<ValueInfo>& list) {
+  Napi::Array a = Napi::Array::New(env, list.size());
+  for (size_t i = 0; i < list.size(); i++) {
+    const ValueInfo& v = list[i];
+    Napi::Object m = Napi::Object::New(env);
+    m.Set("name", v.name);
+    m.Set("isTensor", Napi::Boolean::New(env, v.tensor));
+    if (v.tensor) {
+      m.Set("type", v.type.empty() ? Napi::Value(env.Undefined()) : Napi::String::New(env, v.type));
+      Napi::Array shape = Napi::Array::New(env, v.dims.size());
+      for (size_t d = 0; d < v.dims.size(); d++) {
+        if (v.dims[d] >= 0) shape.Set(static_cast<uint32_t>(d), Napi::Number::New(env, static_cast<double>(v.dims[d])));
+        else if (!v.symbolic[d].empty()) shape.Set(static_cast<uint32_t>(d), v.symbolic[d]);
+        else shape.Set(static_cast<uint32_t>(d), Napi::Number::New(env, -1));
+      }
+      m.Set("shape", shape);
+    }
+    a.Set(static_cast<uint32_t>(i), m);
+  }
+  return a;
+}
+
+class CreateWorker : public Napi::AsyncWorker {
+ public:
+  CreateWorker(Napi::Env env, std::string path, std::vector<uint8_t> bytes, SessionOptionsIn opts)
+      : Napi::AsyncWorker(env, "sightflow.ortCreateSession"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        path_(std::move(path)),
+        bytes_(std::move(bytes)),
+        opts_(std::move(opts)) {}
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      Ort::SessionOptions so;
+      so.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
+      so.SetExecutionMode(ExecutionMode::ORT_SEQUENTIAL);
+      if (opts_.intraOpThreads > 0) so.SetIntraOpNumThreads(opts_.intraOpThreads);
+      so.SetInterOpNumThreads(1);
+      // Idle intra-op threads that spin take cores from the rest of the process, as with the binding's sessions.
+      so.AddConfigEntry("session.intra_op.allow_spinning", "0");
+      AppendProviders(so, opts_);
+      state_ = std::make_shared<State>();
+      state_->session = path_.empty() ? std::make_unique<Ort::Session>(Environment(), bytes_.data(), bytes_.size(), so)
+                                      : std::make_unique<Ort::Session>(Environment(), path_.c_str(), so);
+      bytes_.clear();
+      bytes_.shrink_to_fit();
+      Ort::AllocatorWithDefaultOptions alloc;
+      Ort::Session& s = *state_->session;
+      for (size_t i = 0; i < s.GetInputCount(); i++)
+        state_->inputs.push_back(Describe(s.GetInputNameAllocated(i, alloc).get(), s.GetInputTypeInfo(i)));
+      for (size_t i = 0; i < s.GetOutputCount(); i++)
+        state_->outputs.push_back(Describe(s.GetOutputNameAllocated(i, alloc).get(), s.GetOutputTypeInfo(i)));
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::Object obj = env.GetInstanceData<EnvData>()->sessionClass.New({});
+    SessionWrap::Unwrap(obj)->state = state_;
+    obj.Set("inputNames", Names(env, state_->inputs));
+    obj.Set("outputNames", Names(env, state_->outputs));
+    obj.Set("inputMetadata", Metadata(env, state_->inputs));
+    obj.Set("outputMetadata", Metadata(env, state_->outputs));
+    deferred_.Resolve(obj);
+  }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(Coded(Env(), "FAILED", e.Message()).Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string path_;
+  std::vector<uint8_t> bytes_;
+  SessionOptionsIn opts_;
+  std::shared_ptr<State> state_;
+};
+
+struct Feed {
+  std::string name;
+  const ElementType* type;
+  std::vector<int64_t> dims;
+  void* data;
+  size_t bytes;
+};
+
+class RunWorker : public Napi::AsyncWorker {
+ public:
+  RunWorker(Napi::Env env, std::shared_ptr<State> state, std::vector<Feed> feeds, std::vector<std::string> fetch,
+            Napi::Object keep)
+      : Napi::AsyncWorker(env, "sightflow.ortRun"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        state_(std::move(state)),
+        feeds_(std::move(feeds)),
+        fetch_(std::move(fetch)),
+        keep_(Napi::Persistent(keep)) {}
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      Ort::MemoryInfo cpu = Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeDefault);
+      std::vector<Ort::Value> in;
+      std::vector<const char*> inNames, outNames;
+      for (auto& f : feeds_) {
+        in.push_back(Ort::Value::CreateTensor(cpu, f.data, f.bytes, f.dims.data(), f.dims.size(), f.type->onnx));
+        inNames.push_back(f.name.c_str());
+      }
+      for (auto& n : fetch_) outNames.push_back(n.c_str());
+      out_ = state_->session->Run(Ort::RunOptions{nullptr}, inNames.data(), in.data(), in.size(), outNames.data(),
+                                  outNames.size());
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::Object result = Napi::Object::New(env);
+    for (size_t i = 0; i < out_.size(); i++) {
+      Ort::Value& v = out_[i];
+      if (!v.IsTensor()) {
+        deferred_.Reject(Coded(env, "FAILED", "output " + fetch_[i] + " is not a tensor").Value());
+        return;
+      }
+      auto info = v.GetTensorTypeAndShapeInfo();
+      const ElementType* t = ByOnnx(info.GetElementType());
+      if (!t) {
+        deferred_.Reject(Coded(env, "FAILED", "output " + fetch_[i] + " has a type this engine does not pass").Value());
+        return;
+      }
+      const size_t count = info.GetElementCount();
+      std::vector<int64_t> shape = info.GetShape();
+      // The output's memory is ONNX Runtime's; the answer is a copy the caller owns (and may transfer).
+      Napi::ArrayBuffer buf = Napi::ArrayBuffer::New(env, count * t->bytes);
+      if (count) std::memcpy(buf.Data(), v.GetTensorRawData(), count * t->bytes);
+      napi_value arr;
+      napi_create_typedarray(env, t->array, count, buf, 0, &arr);
+      Napi::Array dims = Napi::Array::New(env, shape.size());
+      for (size_t d = 0; d < shape.size(); d++) dims.Set(static_cast<uint32_t>(d), Napi::Number::New(env, static_cast<double>(shape[d])));
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("type", t->name);
+      o.Set("dims", dims);
+      o.Set("data", Napi::Value(env, arr));
+      result.Set(fetch_[i], o);
+    }
+    out_.clear();
+    deferred_.Resolve(result);
+  }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(Coded(Env(), "FAILED", e.Message()).Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::shared_ptr<State> state_;
+  std::vector<Feed> feeds_;
+  std::vector<std::string> fetch_;
+  Napi::ObjectReference keep_;  // the feeds' typed arrays, alive until the run ends
+  std::vector<Ort::Value> out_;
+};
+
+std::vector<int64_t> Dims(Napi::Env env, const Napi::Value& v, const std::string& what) {
+  if (!v.IsArray()) throw Coded(env, "INVALID_ARG", "Expected array of dimensions for " + what);
+  Napi::Array a = v.As<Napi::Array>();
+  std::vector<int64_t> dims;
+  for (uint32_t i = 0; i < a.Length(); i++) {
+    Napi::Value d = a.Get(i);
+    if (!d.IsNumber() || d.As<Napi::Number>().DoubleValue() < 0)
+      throw Coded(env, "INVALID_ARG", "Expected non-negative integer dimensions for " + what);
+    dims.push_back(d.As<Napi::Number>().Int64Value());
+  }
+  return dims;
+}
+
+Napi::Value SessionWrap::Run(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!state) throw Coded(env, "FAILED", "session released");
+  if (!info[0].IsObject()) throw Coded(env, "INVALID_ARG", "Expected object of tensors for feeds");
+  Napi::Object feeds = info[0].As<Napi::Object>();
+  Napi::Object keep = Napi::Object::New(env);
+  std::vector<Feed> list;
+  Napi::Array keys = feeds.GetPropertyNames();
+  for (uint32_t i = 0; i < keys.Length(); i++) {
+    std::string name = keys.Get(i).As<Napi::String>().Utf8Value();
+    Napi::Value tv = feeds.Get(name);
+    if (!tv.IsObject()) throw Coded(env, "INVALID_ARG", "Expected tensor for feed " + name);
+    Napi::Object t = tv.As<Napi::Object>();
+    Napi::Value type = t.Get("type");
+    const ElementType* et = type.IsString() ? ByName(type.As<Napi::String>().Utf8Value()) : nullptr;
+    if (!et) throw Coded(env, "INVALID_ARG", "Expected a known tensor type for feed " + name);
+    Napi::Value data = t.Get("data");
+    if (!data.IsTypedArray()) throw Coded(env, "INVALID_ARG", "Expected typed array data for feed " + name);
+    Napi::TypedArray arr = data.As<Napi::TypedArray>();
+    Feed f{name, et, Dims(env, t.Get("dims"), "feed " + name), nullptr, arr.ByteLength()};
+    size_t count = 1;
+    for (auto d : f.dims) count *= static_cast<size_t>(d);
+    if (count * et->bytes != f.bytes)
+      throw Coded(env, "INVALID_ARG", "Expected " + std::to_string(count * et->bytes) + " bytes for feed " + name);
+    f.data = static_cast<uint8_t*>(arr.ArrayBuffer().Data()) + arr.ByteOffset();
+    keep.Set(name, data);
+    list.push_back(std::move(f));
+  }
+  std::vector<std::string> fetch;
+  if (info.Length() > 1 && info[1].IsArray()) {
+    Napi::Array a = info[1].As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); i++) fetch.push_back(a.Get(i).ToString().Utf8Value());
+  } else {
+    for (const auto& o : state->outputs) fetch.push_back(o.name);
+  }
+  auto* w = new RunWorker(env, state, std::move(list), std::move(fetch), keep);
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+
+std::string Str(const Napi::Object& o, const char* key, const std::string& fallback) {
+  Napi::Value v = o.Get(key);
+  return v.IsString() ? v.As<Napi::String>().Utf8Value() : fallback;
+}
+
+Napi::Value CreateSession(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!Api()) throw Coded(env, "FAILED", "the loaded ONNX Runtime has no API version " + std::to_string(ORT_API_VERSION));
+  std::string path;
+  std::vector<uint8_t> bytes;
+  if (info[0].IsString()) path = info[0].As<Napi::String>().Utf8Value();
+  else if (info[0].IsTypedArray()) {
+    Napi::TypedArray a = info[0].As<Napi::TypedArray>();
+    const uint8_t* p = static_cast<const uint8_t*>(a.ArrayBuffer().Data()) + a.ByteOffset();
+    bytes.assign(p, p + a.ByteLength());
+  } else throw Coded(env, "INVALID_ARG", "Expected a path or bytes for source");
+  if (path.empty() && bytes.empty()) throw Coded(env, "INVALID_ARG", "Expected a non-empty path or bytes for source");
+  SessionOptionsIn o;
+  if (info[1].IsObject()) {
+    Napi::Object opts = info[1].As<Napi::Object>();
+    Napi::Value providers = opts.Get("providers");
+    if (providers.IsArray()) {
+      Napi::Array a = providers.As<Napi::Array>();
+      for (uint32_t i = 0; i < a.Length(); i++) {
+        std::string p = a.Get(i).ToString().Utf8Value();
+        if (p != "cpu" && p != "cuda" && p != "tensorrt")
+          throw Coded(env, "INVALID_ARG", "Expected cpu, cuda or tensorrt for providers but received " + p);
+        o.providers.push_back(p);
+      }
+    }
+    if (opts.Get("deviceId").IsNumber()) o.device = opts.Get("deviceId").As<Napi::Number>().Int32Value();
+    if (opts.Get("intraOpThreads").IsNumber()) o.intraOpThreads = opts.Get("intraOpThreads").As<Napi::Number>().Int32Value();
+    o.cudnnSearch = Str(opts, "cudnnSearch", o.cudnnSearch);
+    if (o.cudnnSearch != "EXHAUSTIVE" && o.cudnnSearch != "HEURISTIC" && o.cudnnSearch != "DEFAULT")
+      throw Coded(env, "INVALID_ARG", "Expected EXHAUSTIVE, HEURISTIC or DEFAULT for cudnnSearch but received " + o.cudnnSearch);
+    o.fp16 = opts.Get("fp16").ToBoolean().Value();
+    o.cacheDir = Str(opts, "cacheDir", "");
+  }
+  auto* w = new CreateWorker(env, std::move(path), std::move(bytes), std::move(o));
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+
+Napi::Value AvailableProviders(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!Api()) return Napi::Array::New(env, 0);
+  std::vector<std::string> list = Ort::GetAvailableProviders();
+  Napi::Array a = Napi::Array::New(env, list.size());
+  for (size_t i = 0; i < list.size(); i++) a.Set(static_cast<uint32_t>(i), list[i]);
+  return a;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  auto* data = new EnvData();
+  data->sessionClass = Napi::Persistent(SessionWrap::Define(env));
+  env.SetInstanceData(data);
+  exports.Set("version", OrtGetApiBase()->GetVersionString());
+  exports.Set("apiVersion", Napi::Number::New(env, ORT_API_VERSION));
+  exports.Set("createSession", Napi::Function::New(env, CreateSession, "createSession"));
+  exports.Set("availableProviders", Napi::Function::New(env, AvailableProviders, "availableProviders"));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(sightflow_ort, Init)

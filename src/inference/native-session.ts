@@ -1,0 +1,155 @@
+// The native ONNX Runtime engine's face (native/ort/ort_engine.cc, built apart by scripts/lib/build-ort-engine.sh):
+// a session with what the session worker uses of onnxruntime-node's InferenceSession, created with the options
+// the binding cannot pass to the GPU providers (TensorRT FP16 and its engine and timing caches, the CUDA
+// provider's cuDNN search). It runs the same libonnxruntime.so.1 as the binding. The worker that owns a model's
+// sessions loads it (session-worker.ts); the main thread only checks it is there (engineProblem).
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import ort from 'onnxruntime-node';
+import { projectRoot } from '../base/paths.js';
+
+/** Where scripts/lib/build-ort-engine.sh puts the engine by default. */
+export const DEFAULT_ORT_ENGINE_PATH = resolve(projectRoot, 'native/build-ort/sightflow_ort.node');
+
+/** The inference engine and what only the native one passes to the GPU providers (the configuration's; the runtime resolves the defaults). */
+export interface EngineSettings {
+  kind: 'binding' | 'native';
+  /** The built native engine; unset: its default place (src/inference/DEFAULT_ORT_ENGINE_PATH). */
+  path?: string;
+  /** TensorRT's engine and timing caches; blank: none kept (each session builds its engines again). */
+  tensorrtCacheDir: string;
+  /** The CUDA provider's cuDNN convolution search. */
+  cudnnSearch: 'exhaustive' | 'heuristic' | 'default';
+}
+
+/** What a session needs of the native engine besides the providers, device and threads every session has. */
+export interface NativeEngineOptions {
+  /** The built engine (sightflow_ort.node). */
+  path: string;
+  /** TensorRT builds its engines in FP16 (the fp16 setting, resolved for the model's providers). */
+  fp16: boolean;
+  /** TensorRT's engine and timing caches; blank: none. */
+  cacheDir: string;
+  cudnnSearch: 'exhaustive' | 'heuristic' | 'default';
+}
+
+/** What the session worker calls, onnxruntime-node's InferenceSession and a native session alike. */
+export interface EngineSession {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  readonly inputMetadata: readonly ort.InferenceSession.ValueMetadata[];
+  readonly outputMetadata: readonly ort.InferenceSession.ValueMetadata[];
+  run(feeds: Record<string, ort.Tensor>): Promise<ort.InferenceSession.ReturnType>;
+  run(feeds: Record<string, ort.Tensor>, fetch: readonly string[]): Promise<ort.InferenceSession.ReturnType>;
+  release(): Promise<void>;
+}
+
+interface RawTensor {
+  type: ort.Tensor.Type;
+  dims: number[];
+  data: ort.Tensor.DataType;
+}
+interface RawSession {
+  inputNames: string[];
+  outputNames: string[];
+  inputMetadata: ort.InferenceSession.ValueMetadata[];
+  outputMetadata: ort.InferenceSession.ValueMetadata[];
+  run(
+    feeds: Record<string, { type: string; dims: readonly number[]; data: unknown }>,
+    fetch?: string[],
+  ): Promise<Record<string, RawTensor>>;
+  release(): void;
+}
+export interface OrtEngineAddon {
+  /** The loaded ONNX Runtime's version. */
+  version: string;
+  /** The API version the engine was built for. */
+  apiVersion: number;
+  availableProviders(): string[];
+  createSession(
+    source: string | Uint8Array,
+    options: {
+      providers: string[];
+      deviceId?: number;
+      intraOpThreads?: number;
+      fp16?: boolean;
+      cacheDir?: string;
+      cudnnSearch?: string;
+    },
+  ): Promise<RawSession>;
+}
+
+const loaded = new Map<string, OrtEngineAddon>();
+
+/** The engine at this path, loaded once per thread; a clear error when it has not been built. */
+export function loadOrtEngine(path: string): OrtEngineAddon {
+  const p = resolve(path);
+  let addon = loaded.get(p);
+  if (!addon) {
+    try {
+      addon = createRequire(import.meta.url)(p) as OrtEngineAddon;
+    } catch (e) {
+      throw new Error(
+        `the native ONNX Runtime engine is not loadable at ${p} (build it with bash scripts/lib/build-ort-engine.sh, or SIGHTFLOW_BUILD_ORT_ENGINE=1 ./quickstart serve): ${(e as Error).message}`,
+      );
+    }
+    loaded.set(p, addon);
+  }
+  return addon;
+}
+
+/** Why the engine at this path cannot serve (unset when it can); the main thread asks before any model loads. */
+export function engineProblem(path: string): string | undefined {
+  if (!existsSync(path))
+    return `SIGHTFLOW_INFERENCE_ENGINE=native but no engine is built at ${path} (bash scripts/lib/build-ort-engine.sh, or SIGHTFLOW_BUILD_ORT_ENGINE=1 ./quickstart serve)`;
+  try {
+    loadOrtEngine(path);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+class NativeSession implements EngineSession {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  readonly inputMetadata: readonly ort.InferenceSession.ValueMetadata[];
+  readonly outputMetadata: readonly ort.InferenceSession.ValueMetadata[];
+  constructor(private readonly raw: RawSession) {
+    this.inputNames = raw.inputNames;
+    this.outputNames = raw.outputNames;
+    this.inputMetadata = raw.inputMetadata;
+    this.outputMetadata = raw.outputMetadata;
+  }
+  async run(feeds: Record<string, ort.Tensor>, fetch?: readonly string[]): Promise<ort.InferenceSession.ReturnType> {
+    const out = await this.raw.run(feeds, fetch ? [...fetch] : undefined);
+    // The engine's answers are copies this thread owns; as Tensors they read as the binding's do.
+    const tensors: Record<string, ort.Tensor> = {};
+    for (const [k, t] of Object.entries(out)) tensors[k] = new ort.Tensor(t.type, t.data as never, t.dims);
+    return tensors;
+  }
+  async release(): Promise<void> {
+    this.raw.release();
+  }
+}
+
+/** A session of the native engine on these providers (in order; the CPU is always there after them). */
+export async function createNativeSession(
+  source: string | Uint8Array,
+  providers: readonly string[],
+  device: number | undefined,
+  intraOpThreads: number,
+  engine: NativeEngineOptions,
+): Promise<EngineSession> {
+  const addon = loadOrtEngine(engine.path);
+  const raw = await addon.createSession(source, {
+    providers: [...providers],
+    ...(device !== undefined ? { deviceId: device } : {}),
+    intraOpThreads,
+    fp16: engine.fp16,
+    cacheDir: engine.cacheDir,
+    cudnnSearch: engine.cudnnSearch.toUpperCase(),
+  });
+  return new NativeSession(raw);
+}

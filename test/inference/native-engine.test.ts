@@ -1,0 +1,198 @@
+// The native ONNX Runtime engine (native/ort/ort_engine.cc, SIGHTFLOW_INFERENCE_ENGINE=native) on the CPU: it runs
+// the binding's own libonnxruntime.so.1, so a session of it answers what the binding's answers, bit for bit, and
+// a detector on it finds the same boxes, alone and batched. Its GPU options (TensorRT FP16 and caches, the cuDNN
+// search) are the GPU check's to measure (docs/capacity.md, "The native engine").
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import ort from 'onnxruntime-node';
+import { BYO_MODELS, byoModelsSkip, byoPath } from '../../eval/byo-dir.js';
+import { writeByoManifest } from '../../src/models/byo-manifest.js';
+import { ModelRegistry } from '../../src/inference/registry.js';
+import { InferenceRuntime } from '../../src/inference/runtime.js';
+import { Detector, modelInput, type RawDetection } from '../../src/detection/detect.js';
+import {
+  createNativeSession,
+  DEFAULT_ORT_ENGINE_PATH,
+  loadOrtEngine,
+  type EngineSettings,
+} from '../../src/inference/native-session.js';
+import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
+import { affineModel, collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
+import { assertSameBoxes } from '../helpers/detection-twins.js';
+
+const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081', '000000000094'];
+const NATIVE: EngineSettings = { kind: 'native', tensorrtCacheDir: '', cudnnSearch: 'exhaustive' };
+const ENGINE_OPTIONS = { path: DEFAULT_ORT_ENGINE_PATH, fp16: false, cacheDir: '', cudnnSearch: 'exhaustive' } as const;
+
+const require = createRequire(import.meta.url);
+
+test('the engine is built (setup builds it for the tests) and loads the binding’s ONNX Runtime', () => {
+  assert.ok(
+    existsSync(DEFAULT_ORT_ENGINE_PATH),
+    `${DEFAULT_ORT_ENGINE_PATH}: run bash scripts/lib/build-ort-engine.sh`,
+  );
+  const engine = loadOrtEngine(DEFAULT_ORT_ENGINE_PATH);
+  // The binding's package version is its ONNX Runtime's.
+  assert.equal(engine.version, (require('onnxruntime-node/package.json') as { version: string }).version);
+  assert.ok(engine.apiVersion >= 29);
+  assert.ok(engine.availableProviders().includes('CPUExecutionProvider'));
+});
+
+test('a session of the engine answers what the binding answers, bit for bit, with the same declarations', {
+  skip: cocoSkip,
+}, async (t) => {
+  const dataDir = await tempDataDir(t);
+  const registry = await ModelRegistry.open(dataDir);
+  await registry.prepare('centernet-coco');
+  const path = await registry.onnxPath('centernet-coco');
+  const bytes = new Uint8Array(await readFile(path));
+  const native = await createNativeSession(bytes, ['cpu'], undefined, 2, ENGINE_OPTIONS);
+  const binding = await ort.InferenceSession.create(path, { intraOpNumThreads: 2, graphOptimizationLevel: 'all' });
+  t.after(async () => {
+    await native.release();
+    await binding.release();
+  });
+  assert.deepEqual(native.inputNames, binding.inputNames);
+  assert.deepEqual(native.outputNames, binding.outputNames);
+  assert.deepEqual(native.inputMetadata, binding.inputMetadata);
+  assert.deepEqual(native.outputMetadata, binding.outputMetadata);
+  const img = await loadRgb(join(cocoDir(), 'images', `${PHOTOS[0]}.jpg`));
+  const det = await detectorWith(t, 'binding');
+  const input = (await modelInput(img, det.det.pre)).tensor;
+  const a = await native.run({ images: input });
+  const b = await binding.run({ images: input });
+  assert.deepEqual(a.detections!.dims, b.detections!.dims);
+  assert.deepEqual(a.detections!.data, b.detections!.data);
+  // A fetch by name, and the input's memory read where it lies (a view into a larger buffer).
+  const wide = new Float32Array(input.data.length + 7);
+  wide.set(input.data as Float32Array, 7);
+  const view = new ort.Tensor('float32', wide.subarray(7), input.dims);
+  const c = await native.run({ images: view }, ['detections']);
+  assert.deepEqual(c.detections!.data, b.detections!.data);
+});
+
+async function detectorWith(
+  t: Parameters<typeof tempDataDir>[0],
+  kind: 'binding' | 'native',
+  batch = { maxBatch: 1, maxWaitMs: 0 },
+  id = 'centernet-coco',
+  file?: string,
+) {
+  const dataDir = await tempDataDir(t);
+  if (file) await writeByoManifest(dataDir, { id, task: 'detect', file });
+  const registry = await ModelRegistry.open(dataDir);
+  await registry.prepare(id);
+  const log = collectingLog();
+  const runtime = new InferenceRuntime({
+    providers: ['cpu'],
+    intraOpThreads: 2,
+    sessions: 1,
+    batch,
+    log,
+    engine: kind === 'native' ? NATIVE : undefined,
+  });
+  t.after(() => runtime.release());
+  return { det: await Detector.create(runtime, registry, id), log, runtime };
+}
+
+async function boxesOf(det: Detector, images: Awaited<ReturnType<typeof loadRgb>>[], together: boolean) {
+  if (together) return Promise.all(images.map((img) => det.detectRaw(img, 0.05)));
+  const out: RawDetection[][] = [];
+  for (const img of images) out.push(await det.detectRaw(img, 0.05));
+  return out;
+}
+
+test('the built-in detector on the engine finds the boxes the binding finds, alone and batched', {
+  skip: cocoSkip,
+}, async (t) => {
+  const images = await Promise.all(PHOTOS.map((p) => loadRgb(join(cocoDir(), 'images', `${p}.jpg`))));
+  const binding = await detectorWith(t, 'binding');
+  const want = await boxesOf(binding.det, images, false);
+  const alone = await detectorWith(t, 'native');
+  const got = await boxesOf(alone.det, images, false);
+  assert.ok(
+    alone.log.lines.some((l) => /through the native engine/.test(l.msg)),
+    alone.log.lines.map((l) => l.msg).join('\n'),
+  );
+  const batched = await detectorWith(t, 'native', { maxBatch: 8, maxWaitMs: 200 });
+  const together = await boxesOf(batched.det, images, true);
+  assert.equal(batched.det.handle.batchRefused, undefined);
+  assert.ok(batched.det.handle.stats.runs < PHOTOS.length, `${batched.det.handle.stats.runs} calls: not batched`);
+  PHOTOS.forEach((p, i) => {
+    assert.ok(want[i]!.length >= 1, `${p}: something found`);
+    assert.deepEqual(got[i], want[i], `${p}: alone`);
+    assertSameBoxes(together[i]!, want[i]!, `${p}: batched`);
+  });
+});
+
+test('a brought YOLOv8 export (made float, its output reduced in the graph) on the engine: the binding’s boxes', {
+  skip: byoModelsSkip(BYO_MODELS['yolov8n-int8']) || cocoSkip,
+}, async (t) => {
+  const file = byoPath(BYO_MODELS['yolov8n-int8']);
+  const images = await Promise.all(PHOTOS.slice(0, 3).map((p) => loadRgb(join(cocoDir(), 'images', `${p}.jpg`))));
+  const binding = await detectorWith(t, 'binding', { maxBatch: 4, maxWaitMs: 200 }, 'yolov8n-int8', file);
+  const native = await detectorWith(t, 'native', { maxBatch: 4, maxWaitMs: 200 }, 'yolov8n-int8', file);
+  const want = await boxesOf(binding.det, images, true);
+  const got = await boxesOf(native.det, images, true);
+  images.forEach((_, i) => {
+    assert.ok(want[i]!.length >= 1);
+    assertSameBoxes(got[i]!, want[i]!, PHOTOS[i]!);
+  });
+});
+
+test('bad arguments are coded errors; a bad graph rejects; a release with a run in flight lets the run end', async () => {
+  const engine = loadOrtEngine(DEFAULT_ORT_ENGINE_PATH);
+  const coded = (code: string) => (e: unknown) => (e as { code?: string }).code === code;
+  await assert.rejects(engine.createSession(new Uint8Array([1, 2, 3]), { providers: ['cpu'] }), (e: unknown) => {
+    assert.equal((e as { code?: string }).code, 'ERR_SIGHTFLOW_INFERENCE_FAILED');
+    assert.match((e as Error).message, /protobuf|parse|model/i);
+    return true;
+  });
+  assert.throws(
+    () => engine.createSession(new Uint8Array([1]), { providers: ['opencl'] }),
+    coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'),
+  );
+  assert.throws(
+    () => engine.createSession(new Uint8Array([1]), { providers: ['cpu'], cudnnSearch: 'FASTEST' }),
+    coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'),
+  );
+  assert.throws(
+    () => engine.createSession(42 as never, { providers: ['cpu'] }),
+    coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'),
+  );
+  await assert.rejects(
+    engine.createSession('/nonexistent/model.onnx', { providers: ['cpu'] }),
+    coded('ERR_SIGHTFLOW_INFERENCE_FAILED'),
+  );
+
+  const s = await engine.createSession(affineModel(), { providers: ['cpu'] });
+  // A free dimension is declared by its name, as the binding declares it.
+  const b = await ort.InferenceSession.create(affineModel());
+  assert.deepEqual(s.inputMetadata, b.inputMetadata);
+  assert.deepEqual(s.outputMetadata, b.outputMetadata);
+  await b.release();
+  const x = { type: 'float32', dims: [1, 4], data: new Float32Array([3, 4, 5, 6]) };
+  assert.throws(() => s.run({ x: { ...x, dims: [1, 5] } }), coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'));
+  assert.throws(() => s.run({ x: { ...x, dims: [1, -4] } }), coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'));
+  assert.throws(() => s.run({ x: { ...x, type: 'complex64' } }), coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'));
+  assert.throws(() => s.run({ x: { ...x, data: [3] } }), coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'));
+  await assert.rejects(s.run({ y: x }), coded('ERR_SIGHTFLOW_INFERENCE_FAILED'));
+  await assert.rejects(s.run({ x }, ['nope']), coded('ERR_SIGHTFLOW_INFERENCE_FAILED'));
+  const inFlight = s.run({ x });
+  s.release();
+  const out = await inFlight;
+  assert.deepEqual(out.y!.dims, [1, 4]);
+  assert.deepEqual([...(out.y!.data as Float32Array)], [7, 9, 11, 13]);
+  assert.throws(() => s.run({ x }), coded('ERR_SIGHTFLOW_INFERENCE_FAILED'));
+});
+
+test('SIGHTFLOW_INFERENCE_ENGINE=native without a built engine: the runtime is not made, and says how to build it', () => {
+  assert.throws(
+    () => new InferenceRuntime({ providers: ['cpu'], engine: { ...NATIVE, path: '/nonexistent/sightflow_ort.node' } }),
+    /no engine is built at \/nonexistent\/sightflow_ort\.node \(bash scripts\/lib\/build-ort-engine\.sh/,
+  );
+});
