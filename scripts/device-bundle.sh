@@ -2,7 +2,8 @@
 # Packs what scripts/gpu-check.sh and bench/device/providers.ts need on another x86-64 Linux host that has no
 # Node.js, no npm access and none of this checkout's build: this Node.js binary (stripped), onnxruntime-node
 # for linux-x64 only, the bench and the check compiled into single files (the session worker beside them),
-# the reference script and the C++ reference (scripts/lib/stage-reference.sh), gpu-check.sh itself, the two
+# the reference script and the C++ reference (scripts/lib/stage-reference.sh), the native ONNX Runtime engine
+# (scripts/lib/build-ort-engine.sh), gpu-check.sh itself, the two
 # built-in detectors (each with a real photo's input), and the server for the HTTP rows
 # (scripts/lib/stage-server.sh), and the video part for the camera rows: the addon built with FFmpeg, an FFmpeg
 # with NVDEC built here from Debian's source, the camera's clip (scripts/lib/stage-video.sh).
@@ -80,6 +81,12 @@ cp scripts/gpu-check.sh bench/device/reference.py "$out/"
 echo '{"name": "sightflow-device-bundle", "private": true, "type": "module"}' > "$out/package.json"
 bash scripts/lib/stage-server.sh "$out"
 bash scripts/lib/stage-reference.sh "$out"
+# The native engine (SIGHTFLOW_INFERENCE_ENGINE=native) against the bundle's ONNX Runtime, where the bench and the
+# server each look for it from their root (src/inference/native-session.ts).
+for root in "$out" "$out/server"; do
+  ORT_LIB_DIR="$out/node_modules/onnxruntime-node/bin/napi-v6/linux/x64" \
+    bash scripts/lib/build-ort-engine.sh "$root/native/build-ort/sightflow_ort.node" >/dev/null
+done
 if [[ -n "$stage" ]]; then bash scripts/lib/stage-video.sh "$out" --no-ffmpeg; else bash scripts/lib/stage-video.sh "$out"; fi
 if [[ $gpu == 1 ]]; then
   mkdir -p "$work/gpu" "$work/provider"

@@ -5,7 +5,8 @@
 # on the same release and provider sightflow loads, bench/device/ort-reference.cc), sightflow's in-process
 # ceiling under dynamic batching at batch 1, 8 and 32 (bench/device/providers.ts), with a check that a batch
 # answers what a run alone does; each float graph also in float16 (`<model> (fp16)` rows, fp16-graph.ts), as
-# SIGHTFLOW_INFERENCE_FP16=auto loads it on the card; then the whole server over HTTP with the C clients
+# SIGHTFLOW_INFERENCE_FP16=auto loads it on the card; the same ceiling on the native engine (src/inference/
+# native-session.ts: TensorRT FP16 and caches, CUDA graphs); then the whole server over HTTP with the C clients
 # (bench/device/http-rows.ts); then N live H.264 1080p cameras into the server with the NVIDIA decoder and
 # with software in the same run (bench/device/camera-rows.ts, the video part: scripts/lib/stage-video.sh).
 # Writes gpu-check.json (everything) and gpu-check.md (the table) into --out.
@@ -169,6 +170,24 @@ else
   failed "$work/sightflow.err" > "$work/sightflow.json"; cat "$work/sightflow.err" >&2
 fi
 
+# The same ceiling on the native engine (TensorRT in FP16 with its caches, CUDA graphs on the CUDA provider), one
+# session a row and no bytes-input rows: which route reaches the card, beside the binding's rows above.
+log "sightflow's in-process ceiling on the native engine"
+native_rows=(--dequantize --fp16 "${only[@]}")
+[[ -n "$gpu" ]] && native_rows=(--dequantize --fp16 --gpu-only --sessions 1)
+[[ $dry == 1 ]] && native_rows=(--models-only centernet-coco)
+if [[ ! -f native/build-ort/sightflow_ort.node ]]; then
+  echo '{"error": "the native engine is not in the bundle (scripts/device-bundle.sh builds it)"}' > "$work/native.json"
+elif (( $(date +%s) - t0 > 240 )) && [[ $dry == 0 ]]; then
+  log "late: no native engine rows"
+  echo '{"error": "skipped: the check was past 240 s"}' > "$work/native.json"
+elif ./node providers.js --engine native --cuda-graphs --models models --batch "$batches" --seconds "$seconds" "${native_rows[@]}" --json > "$work/native.log" 2> "$work/native.err"; then
+  tail -1 "$work/native.log" > "$work/native.json"
+else
+  failed "$work/native.err" > "$work/native.json"; cat "$work/native.err" >&2
+fi
+[[ -f "$work/native.err" ]] && cat "$work/native.err" >> "$work/sightflow.err"
+
 log "the GPU's outputs against the CPU's, and sessions without batching"
 if ./node providers.js --models models --gpu-only --dequantize --fp16 --seconds "$seconds" --json > "$work/sweep.log" 2> "$work/sweep.err"; then
   tail -1 "$work/sweep.log" > "$work/sweep.json"
@@ -178,14 +197,16 @@ fi
 cat "$work/sweep.err" >> "$work/sightflow.err"
 
 # The whole server over HTTP (bench/device/http-rows.ts): the detectors from the bundle's server/, the C clients
-# at each number of connections, under the defaults, with dynamic batching, and batched behind front processes
-# that take the HTTP off the model's event loop (the dry run: the defaults and two fronts).
-if [[ $dry == 1 ]]; then http_clients=${http_clients:-1,4}; configs=defaults,fronts; fronts=2
-else http_clients=${http_clients:-1,16,64}; configs=defaults,batched,fronts; fronts=4; fi
+# at each number of connections, under the defaults, with dynamic batching, batched on the native engine with CUDA
+# graphs, and batched behind front processes that take the HTTP off the model's event loop (the dry run: the
+# defaults, the native engine and two fronts).
+if [[ $dry == 1 ]]; then http_clients=${http_clients:-1,4}; configs=defaults,native,fronts; fronts=2
+else http_clients=${http_clients:-1,16,64}; configs=defaults,batched,native,fronts; fronts=4; fi
 providers=cpu
 [[ -n "$gpu" ]] && providers=cuda
-# Late (a slow reference build, slow model loads): batched only, alone and behind fronts, so the whole still ends inside 8 minutes.
-if (( $(date +%s) - t0 > 330 )) && [[ $dry == 0 ]]; then configs=batched,fronts; log "late: HTTP rows batched, alone and behind fronts"; fi
+# Late (a slow reference build, slow model loads): batched only, alone, on the native engine and behind fronts, so the
+# whole still ends inside 8 minutes.
+if (( $(date +%s) - t0 > 330 )) && [[ $dry == 0 ]]; then configs=batched,native,fronts; log "late: HTTP rows batched, alone, on the native engine and behind fronts"; fi
 log "the server over HTTP ($providers, $http_clients clients)"
 if [[ ! -f server/server.js ]]; then
   echo '{"error": "the server part is not unpacked here (server.tar.xz, scripts/device-bundle.sh)"}' > "$work/http.json"

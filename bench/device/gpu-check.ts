@@ -152,10 +152,12 @@ function report(work: string, outDir: string): void {
   const http = read('http.json');
   const cameras = read('cameras.json');
   const sweep = read('sweep.json');
+  const native = read('native.json');
   const result: Record<string, unknown> = {
     ...meta,
     probe: probeJson,
     sightflow,
+    native,
     sweep,
     http,
     cameras,
@@ -173,7 +175,9 @@ function report(work: string, outDir: string): void {
     '| model | providers | sessions | batch | sightflow images/s | p50 ms | p99 ms | images/call | first run ms: 1 / batch | batched = alone | reference | reference images/s | ratio |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
-  for (const r of (sightflow?.batch_rows ?? []) as Array<Record<string, any>>) {
+  // The binding's rows, then the native engine's (their providers marked `[native...]`): one table, one ceiling.
+  const batchRows = [...(sightflow?.batch_rows ?? []), ...(native?.batch_rows ?? [])] as Array<Record<string, any>>;
+  for (const r of batchRows) {
     const ref = references[baseModel(r.model)] as Record<string, any> | null | undefined;
     const refRow = (ref?.rows as Array<Record<string, any>> | undefined)?.find((x) => x.batch === r.batch);
     const ratio = refRow && refRow.images_per_s > 0 ? (r.images_per_s / refRow.images_per_s).toFixed(2) : '-';
@@ -187,14 +191,9 @@ function report(work: string, outDir: string): void {
   // A step that failed as a whole (its rows never came) says so; a row that failed says why in its line.
   if (sightflow?.error) lines.push(`- in-process rows failed: ${sightflow.error}`);
   if (sweep?.error) lines.push(`- unbatched rows failed: ${sweep.error}`);
-  for (const model of [
-    ...new Set(
-      ((sightflow?.batch_rows ?? []) as Array<Record<string, any>>)
-        .filter((r) => !r.error)
-        .map((r) => r.model as string),
-    ),
-  ]) {
-    const rows = (sightflow.batch_rows as Array<Record<string, any>>).filter((r) => r.model === model && !r.error);
+  if (native?.error) lines.push(`- native engine rows: ${native.error}`);
+  for (const model of [...new Set(batchRows.filter((r) => !r.error).map((r) => r.model as string))]) {
+    const rows = batchRows.filter((r) => r.model === model && !r.error);
     const best = rows.reduce((a, b) => (b.images_per_s > a.images_per_s ? b : a));
     const ref = references[baseModel(model)] as Record<string, any> | null | undefined;
     const refBest = ((ref?.rows ?? []) as Array<Record<string, any>>).reduce(
@@ -219,7 +218,6 @@ function report(work: string, outDir: string): void {
   result.ceilings = ceilings;
   // Each float16 row against the float32 row of the same graph, providers, sessions and batch; each row decoded
   // from the reduced output against the same decoded from the whole output.
-  const batchRows = (sightflow?.batch_rows ?? []) as Array<Record<string, any>>;
   const fp16 = sideBySide(batchRows, float32Of, 'float32', 'float16');
   result.fp16 = fp16;
   for (const model of new Set(fp16.map((x) => x.model as string))) {
@@ -236,6 +234,19 @@ function report(work: string, outDir: string): void {
       `- ${baseModel(model)} decoded from its reduced output against its whole output: ${mine.map((x) => `${x.providers} ${x.sessions} session(s) batch ${x.batch} ${x.reduced}/${x.whole} images/s = ${x.ratio}x`).join('; ')}`,
     );
   }
+  // Each native engine row against the binding's row of the same model, providers, sessions and batch: the route.
+  const routes = nativeAgainstBinding(batchRows);
+  result.native_vs_binding = routes;
+  for (const model of new Set(routes.map((x) => x.model as string))) {
+    const mine = routes.filter((x) => x.model === model);
+    lines.push(
+      `- ${model} on the native engine against the binding: ${mine.map((x) => `${x.providers} ${x.sessions} session(s) batch ${x.batch} ${x.native}/${x.binding} images/s = ${x.ratio}x`).join('; ')}`,
+    );
+  }
+  for (const [model, note] of new Set(
+    batchRows.filter((r) => r.cuda_graph_note).map((r) => [r.model as string, r.cuda_graph_note as string] as const),
+  ))
+    lines.push(`- ${model}: no CUDA graphs (${note})`);
   // Unbatched, one to eight sessions, and whether the GPU's outputs match the CPU's (detections as a set).
   for (const r of (sweep?.rows ?? []) as Array<Record<string, any>>) {
     lines.push(
@@ -316,7 +327,7 @@ function httpLines(
       (x) => x.config === config && x.model === model,
     )?.serving;
     const where = serving
-      ? `; sessions on ${Array.isArray(serving.providers) ? serving.providers.join(', ') : serving.providers}${Array.isArray(serving.devices) ? ` (devices ${serving.devices.join(', ')})` : ''}${warmupText(serving)}`
+      ? `; sessions on ${Array.isArray(serving.providers) ? serving.providers.join(', ') : serving.providers}${Array.isArray(serving.devices) ? ` (devices ${serving.devices.join(', ')})` : ''}${engineText(serving)}${warmupText(serving)}`
       : '';
     lines.push(
       `- ${model}, ${config}: ${g.images_per_s} images/s at ${g.clients} clients (goal >= 1500${g.of_reference !== null ? `; ${g.of_reference} of the reference's best, goal >= 0.5` : ''}), p99 ${g.p99_ms} ms (goal <= 50 at 64), one client p50 ${g.one_client_p50_ms} ms${where}`,
@@ -349,6 +360,14 @@ function cardBusy(g: Record<string, any> | null | undefined): string {
 }
 
 /** A server's batch sizes and its first session's warm-up (each size's first run, at load), as it reports them. */
+/** The native engine and its CUDA graphs as the server reports them; nothing for the binding. */
+function engineText(serving: Record<string, any>): string {
+  const e = serving.engine;
+  if (e?.kind !== 'native') return '';
+  const g = e.cuda_graphs;
+  return `; native engine${g ? (g.on ? ', CUDA graphs' : `, no CUDA graphs (${g.note ?? 'off'})`) : ''}`;
+}
+
 function warmupText(serving: Record<string, any>): string {
   const sizes = serving.batch?.sizes;
   const w = serving.warmup;
@@ -458,6 +477,29 @@ function sideBySide(
       [base]: f.images_per_s,
       [variant]: h.images_per_s,
       ratio: +(h.images_per_s / f.images_per_s).toFixed(2),
+    });
+  }
+  return out;
+}
+
+/** Each native engine row (providers `<list> [native...]`) beside the binding's row of the same model, providers, sessions and batch. */
+function nativeAgainstBinding(rows: Array<Record<string, any>>): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (const n of rows.filter((r) => / \[native/.test(r.providers ?? '') && !r.error)) {
+    const plain = (n.providers as string).replace(/ \[native.*$/, '');
+    const b = rows.find(
+      (r) =>
+        r.model === n.model && r.providers === plain && r.sessions === n.sessions && r.batch === n.batch && !r.error,
+    );
+    if (!b || !(b.images_per_s > 0)) continue;
+    out.push({
+      model: n.model,
+      providers: n.providers,
+      sessions: n.sessions,
+      batch: n.batch,
+      binding: b.images_per_s,
+      native: n.images_per_s,
+      ratio: +(n.images_per_s / b.images_per_s).toFixed(2),
     });
   }
   return out;

@@ -26,10 +26,16 @@
 // --fp16 adds, for each float graph (a model's own, and with --dequantize its int8 graph made float), its rows
 // with the graph run in float16 as a GPU provider loads it (src/inference/fp16-graph.ts) under the name
 // `<model> (fp16)` (`<model> (float, fp16)`); its other rows run float32, whatever the provider.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+// --engine native runs every row's sessions on the native ONNX Runtime engine (src/inference/native-session.ts:
+// TensorRT in FP16 with its caches, the CUDA provider's settings), its providers column marked `[native]`;
+// --cuda-graphs adds CUDA graphs on the CUDA provider (`[native, CUDA graphs]` where the session replays them;
+// a session that cannot says why in the row's `cuda_graph_note`).
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { availableProviders } from '../../src/inference/execution-providers.js';
+import type { EngineSettings } from '../../src/inference/native-session.js';
 import { InferenceRuntime, Tensor, type LoadedModel, type RuntimeOptions } from '../../src/inference/runtime.js';
 import { dequantizeGraph } from '../../src/inference/dequantize-graph.js';
 import { withFloat16 } from '../../src/inference/fp16-graph.js';
@@ -50,6 +56,8 @@ interface Args {
   dequantize: boolean;
   uint8: boolean;
   fp16: boolean;
+  engine: 'binding' | 'native';
+  cudaGraphs: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -62,13 +70,15 @@ function parseArgs(argv: string[]): Args {
     dequantize: false,
     uint8: false,
     fp16: false,
+    engine: 'binding',
+    cudaGraphs: false,
   };
   for (let i = 0; i < argv.length; i++) {
     let [k, v] = argv[i]!.replace(/^--/, '').split('=');
     // `--flag value` as well as `--flag=value`
     if (
       v === undefined &&
-      ['models', 'seconds', 'batch', 'models-only', 'sessions', 'wait-ms'].includes(k!) &&
+      ['models', 'seconds', 'batch', 'models-only', 'sessions', 'wait-ms', 'engine'].includes(k!) &&
       argv[i + 1] &&
       !argv[i + 1]!.startsWith('--')
     )
@@ -80,6 +90,9 @@ function parseArgs(argv: string[]): Args {
     else if (k === 'dequantize') out.dequantize = true;
     else if (k === 'uint8') out.uint8 = true;
     else if (k === 'fp16') out.fp16 = true;
+    else if (k === 'cuda-graphs') out.cudaGraphs = true;
+    else if (k === 'engine' && (v === 'binding' || v === 'native')) out.engine = v;
+    else if (k === 'engine') throw new Error(`--engine takes binding or native, not ${v}`);
     else if (k === 'batch' && v)
       out.batch = v
         .split(',')
@@ -127,6 +140,8 @@ interface Row {
   images_per_call?: number;
   /** The row could not run (a provider that failed to load, a graph it refused): why, and no figures. */
   error?: string;
+  /** --cuda-graphs: why the session runs without them. */
+  cuda_graph_note?: string;
 }
 
 /** One in-process ceiling row under dynamic batching, and whether the batched answers equal runs alone. */
@@ -194,8 +209,22 @@ const runtime = (providers: string[], threads: number, sessions: number, more: R
     log,
     available: availableProviders(),
     warmup: 'off',
+    ...(engine ? { engine } : {}),
     ...more,
   });
+
+/** The engine every row runs on (--engine native); unset: the binding. */
+let engine: EngineSettings | undefined;
+
+/** Where a session ran: its providers, marked with the native engine and its CUDA graphs where they ran there. */
+function ranOn(loaded: LoadedModel): string {
+  if (!engine) return loaded.providers.join(',');
+  return `${loaded.providers.join(',')} [native${loaded.cudaGraph?.on ? ', CUDA graphs' : ''}]`;
+}
+
+/** A CUDA graph the session was asked for and does not replay: why, for the row. */
+const graphNote = (loaded: LoadedModel) =>
+  loaded.cudaGraph && !loaded.cudaGraph.on ? { cuda_graph_note: loaded.cudaGraph.note ?? 'off' } : {};
 
 /** The loaded session and its first input, with dimensions that are not fixed taken as 1. */
 async function firstInput(model: string, h: { session(): Promise<LoadedModel> }) {
@@ -276,7 +305,8 @@ async function measure(
     return {
       row: {
         model,
-        providers: loaded.providers.join(','),
+        providers: ranOn(loaded),
+        ...graphNote(loaded),
         threads,
         sessions,
         clients,
@@ -373,7 +403,8 @@ async function measureBatch(
     const { lat, done, wall } = await timedClients(clients, seconds, () => run());
     return {
       model,
-      providers: loaded.providers.join(','),
+      providers: ranOn(loaded),
+      ...graphNote(loaded),
       threads,
       sessions,
       clients,
@@ -448,6 +479,12 @@ function maxRelDiff(a: Float32Array, b: Float32Array): number {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.engine === 'native') {
+    // TensorRT's engines and timing caches for this run only: each row builds its own, as a first start does.
+    const cacheDir = mkdtempSync(join(tmpdir(), 'sf-trt-cache-'));
+    process.on('exit', () => rmSync(cacheDir, { recursive: true, force: true }));
+    engine = { kind: 'native', tensorrtCacheDir: cacheDir, cudnnSearch: 'exhaustive', cudaGraph: args.cudaGraphs };
+  }
   const cores = availableParallelism();
   const available = availableProviders();
   console.log(`cores ${cores}; providers this host can load: ${available.join(', ')}`);

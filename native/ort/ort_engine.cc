@@ -16,7 +16,10 @@
 
 #include <napi.h>
 
+#include <dlfcn.h>
+
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -113,6 +116,40 @@ struct SessionOptionsIn {
   std::string cudnnSearch = "EXHAUSTIVE";
   bool fp16 = false;
   std::string cacheDir;  // TensorRT's engine and timing caches; empty: none kept
+  bool cudaGraph = false;  // CUDA provider: capture each input shape's run as a CUDA graph and replay it
+};
+
+// The CUDA runtime's few calls the graph path makes, from the libcudart the CUDA provider has loaded (never
+// linked: a host without CUDA loads this engine all the same).
+struct CudaRuntime {
+  int (*memcpy)(void*, const void*, size_t, int) = nullptr;
+  int (*streamSynchronize)(void*) = nullptr;
+  int (*setDevice)(int) = nullptr;
+  bool ok() const { return memcpy && streamSynchronize && setDevice; }
+};
+
+CudaRuntime FindCudaRuntime() {
+  CudaRuntime r;
+  for (const char* so : {"libcudart.so.13", "libcudart.so.12", "libcudart.so"}) {
+    void* h = dlopen(so, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) continue;
+    r.memcpy = reinterpret_cast<decltype(r.memcpy)>(dlsym(h, "cudaMemcpy"));
+    r.streamSynchronize = reinterpret_cast<decltype(r.streamSynchronize)>(dlsym(h, "cudaStreamSynchronize"));
+    r.setDevice = reinterpret_cast<decltype(r.setDevice)>(dlsym(h, "cudaSetDevice"));
+    if (r.ok()) return r;
+  }
+  return CudaRuntime{};
+}
+
+// One input shape's CUDA graph: inputs and outputs in card memory at addresses that stay (a replayed graph
+// reads and writes where it was captured), bound once. One run at a time uses it.
+struct GraphSlot {
+  int id = 0;
+  std::vector<void*> in, out;
+  std::vector<size_t> inBytes, outBytes;
+  std::vector<std::vector<int64_t>> outShapes;
+  std::unique_ptr<Ort::IoBinding> binding;
+  std::mutex mu;
 };
 
 // The shared state of one session: the JS object and the runs in flight hold it, so a release while a run is on
@@ -120,6 +157,27 @@ struct SessionOptionsIn {
 struct State {
   std::unique_ptr<Ort::Session> session;
   std::vector<ValueInfo> inputs, outputs;
+  // The CUDA graph path (SessionOptionsIn::cudaGraph on the CUDA provider), or why it is off.
+  bool cudaGraph = false;
+  std::string cudaGraphNote;
+  int device = 0;
+  CudaRuntime cuda;
+  std::unique_ptr<Ort::MemoryInfo> cudaMem;
+  std::unique_ptr<Ort::Allocator> cudaAlloc;
+  std::mutex slotsMu;
+  std::map<std::string, std::unique_ptr<GraphSlot>> slots;
+
+  ~State() {
+    // The card memory goes back through the allocator before the allocator and the session go.
+    for (auto& [key, slot] : slots) {
+      slot->binding.reset();
+      for (void* p : slot->in) cudaAlloc->Free(p);
+      for (void* p : slot->out) cudaAlloc->Free(p);
+    }
+    slots.clear();
+    cudaAlloc.reset();
+    session.reset();
+  }
 };
 
 void AppendProviders(Ort::SessionOptions& so, const SessionOptionsIn& o) {
@@ -146,9 +204,9 @@ void AppendProviders(Ort::SessionOptions& so, const SessionOptionsIn& o) {
       Ort::ThrowOnError(api.CreateCUDAProviderOptions(&cuda));
       std::unique_ptr<OrtCUDAProviderOptionsV2, void (*)(OrtCUDAProviderOptionsV2*)> hold(
           cuda, [](OrtCUDAProviderOptionsV2* x) { Api()->ReleaseCUDAProviderOptions(x); });
-      const char* keys[] = {"device_id", "cudnn_conv_algo_search", "do_copy_in_default_stream"};
-      const char* vals[] = {device.c_str(), o.cudnnSearch.c_str(), "1"};
-      Ort::ThrowOnError(api.UpdateCUDAProviderOptions(cuda, keys, vals, 3));
+      const char* keys[] = {"device_id", "cudnn_conv_algo_search", "do_copy_in_default_stream", "enable_cuda_graph"};
+      const char* vals[] = {device.c_str(), o.cudnnSearch.c_str(), "1", o.cudaGraph ? "1" : "0"};
+      Ort::ThrowOnError(api.UpdateCUDAProviderOptions(cuda, keys, vals, 4));
       so.AppendExecutionProvider_CUDA_V2(*cuda);
     }
     // cpu: ONNX Runtime's own, always there after the others.
@@ -216,17 +274,46 @@ class CreateWorker : public Napi::AsyncWorker {
 
   void Execute() override {
     try {
-      Ort::SessionOptions so;
-      so.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
-      so.SetExecutionMode(ExecutionMode::ORT_SEQUENTIAL);
-      if (opts_.intraOpThreads > 0) so.SetIntraOpNumThreads(opts_.intraOpThreads);
-      so.SetInterOpNumThreads(1);
-      // Idle intra-op threads that spin take cores from the rest of the process, as with the binding's sessions.
-      so.AddConfigEntry("session.intra_op.allow_spinning", "0");
-      AppendProviders(so, opts_);
       state_ = std::make_shared<State>();
-      state_->session = path_.empty() ? std::make_unique<Ort::Session>(Environment(), bytes_.data(), bytes_.size(), so)
-                                      : std::make_unique<Ort::Session>(Environment(), path_.c_str(), so);
+      state_->device = opts_.device;
+      auto make = [&](bool graph) {
+        Ort::SessionOptions so;
+        so.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
+        so.SetExecutionMode(ExecutionMode::ORT_SEQUENTIAL);
+        if (opts_.intraOpThreads > 0) so.SetIntraOpNumThreads(opts_.intraOpThreads);
+        so.SetInterOpNumThreads(1);
+        // Idle intra-op threads that spin take cores from the rest of the process, as with the binding's sessions.
+        so.AddConfigEntry("session.intra_op.allow_spinning", "0");
+        SessionOptionsIn o = opts_;
+        o.cudaGraph = graph;
+        AppendProviders(so, o);
+        return path_.empty() ? std::make_unique<Ort::Session>(Environment(), bytes_.data(), bytes_.size(), so)
+                             : std::make_unique<Ort::Session>(Environment(), path_.c_str(), so);
+      };
+      bool cuda = false;
+      for (const auto& p : opts_.providers) cuda = cuda || p == "cuda";
+      bool graph = opts_.cudaGraph && cuda;
+      if (opts_.cudaGraph && !cuda) state_->cudaGraphNote = "CUDA graphs need the cuda provider";
+      if (graph) {
+        // ONNX Runtime refuses graphs for a model with a node it leaves on the CPU: then it runs without.
+        try {
+          state_->session = make(true);
+          state_->cuda = FindCudaRuntime();
+          if (!state_->cuda.ok()) {
+            state_->cudaGraphNote = "the CUDA runtime the provider loaded was not found (libcudart)";
+            state_->session.reset();
+          }
+        } catch (const std::exception& e) {
+          state_->cudaGraphNote = std::string("refused: ") + e.what();
+        }
+      }
+      if (state_->session) {
+        state_->cudaGraph = true;
+        state_->cudaMem = std::make_unique<Ort::MemoryInfo>("Cuda", OrtDeviceAllocator, opts_.device, OrtMemTypeDefault);
+        state_->cudaAlloc = std::make_unique<Ort::Allocator>(*state_->session, *state_->cudaMem);
+      } else {
+        state_->session = make(false);
+      }
       bytes_.clear();
       bytes_.shrink_to_fit();
       Ort::AllocatorWithDefaultOptions alloc;
@@ -248,6 +335,8 @@ class CreateWorker : public Napi::AsyncWorker {
     obj.Set("outputNames", Names(env, state_->outputs));
     obj.Set("inputMetadata", Metadata(env, state_->inputs));
     obj.Set("outputMetadata", Metadata(env, state_->outputs));
+    obj.Set("cudaGraph", Napi::Boolean::New(env, state_->cudaGraph));
+    if (!state_->cudaGraphNote.empty()) obj.Set("cudaGraphNote", state_->cudaGraphNote);
     deferred_.Resolve(obj);
   }
   void OnError(const Napi::Error& e) override { deferred_.Reject(Coded(Env(), "FAILED", e.Message()).Value()); }
@@ -282,6 +371,7 @@ class RunWorker : public Napi::AsyncWorker {
 
   void Execute() override {
     try {
+      if (state_->cudaGraph) return RunGraph();
       Ort::MemoryInfo cpu = Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeDefault);
       std::vector<Ort::Value> in;
       std::vector<const char*> inNames, outNames;
@@ -290,8 +380,19 @@ class RunWorker : public Napi::AsyncWorker {
         inNames.push_back(f.name.c_str());
       }
       for (auto& n : fetch_) outNames.push_back(n.c_str());
-      out_ = state_->session->Run(Ort::RunOptions{nullptr}, inNames.data(), in.data(), in.size(), outNames.data(),
-                                  outNames.size());
+      std::vector<Ort::Value> values = state_->session->Run(Ort::RunOptions{nullptr}, inNames.data(), in.data(),
+                                                            in.size(), outNames.data(), outNames.size());
+      for (size_t i = 0; i < values.size(); i++) {
+        Out o;
+        o.name = fetch_[i];
+        if (!values[i].IsTensor()) throw std::runtime_error("output " + o.name + " is not a tensor");
+        auto info = values[i].GetTensorTypeAndShapeInfo();
+        o.type = ByOnnx(info.GetElementType());
+        if (!o.type) throw std::runtime_error("output " + o.name + " has a type this engine does not pass");
+        o.shape = info.GetShape();
+        o.value = std::move(values[i]);
+        out_.push_back(std::move(o));
+      }
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -300,32 +401,22 @@ class RunWorker : public Napi::AsyncWorker {
   void OnOK() override {
     Napi::Env env = Env();
     Napi::Object result = Napi::Object::New(env);
-    for (size_t i = 0; i < out_.size(); i++) {
-      Ort::Value& v = out_[i];
-      if (!v.IsTensor()) {
-        deferred_.Reject(Coded(env, "FAILED", "output " + fetch_[i] + " is not a tensor").Value());
-        return;
-      }
-      auto info = v.GetTensorTypeAndShapeInfo();
-      const ElementType* t = ByOnnx(info.GetElementType());
-      if (!t) {
-        deferred_.Reject(Coded(env, "FAILED", "output " + fetch_[i] + " has a type this engine does not pass").Value());
-        return;
-      }
-      const size_t count = info.GetElementCount();
-      std::vector<int64_t> shape = info.GetShape();
-      // The output's memory is ONNX Runtime's; the answer is a copy the caller owns (and may transfer).
-      Napi::ArrayBuffer buf = Napi::ArrayBuffer::New(env, count * t->bytes);
-      if (count) std::memcpy(buf.Data(), v.GetTensorRawData(), count * t->bytes);
+    for (Out& o : out_) {
+      size_t count = 1;
+      for (auto d : o.shape) count *= static_cast<size_t>(d);
+      // The answer is a copy the caller owns (and may transfer): ONNX Runtime's output, or the graph path's.
+      Napi::ArrayBuffer buf = Napi::ArrayBuffer::New(env, count * o.type->bytes);
+      const void* src = o.value ? o.value.GetTensorRawData() : o.bytes.data();
+      if (count) std::memcpy(buf.Data(), src, count * o.type->bytes);
       napi_value arr;
-      napi_create_typedarray(env, t->array, count, buf, 0, &arr);
-      Napi::Array dims = Napi::Array::New(env, shape.size());
-      for (size_t d = 0; d < shape.size(); d++) dims.Set(static_cast<uint32_t>(d), Napi::Number::New(env, static_cast<double>(shape[d])));
-      Napi::Object o = Napi::Object::New(env);
-      o.Set("type", t->name);
-      o.Set("dims", dims);
-      o.Set("data", Napi::Value(env, arr));
-      result.Set(fetch_[i], o);
+      napi_create_typedarray(env, o.type->array, count, buf, 0, &arr);
+      Napi::Array dims = Napi::Array::New(env, o.shape.size());
+      for (size_t d = 0; d < o.shape.size(); d++) dims.Set(static_cast<uint32_t>(d), Napi::Number::New(env, static_cast<double>(o.shape[d])));
+      Napi::Object t = Napi::Object::New(env);
+      t.Set("type", o.type->name);
+      t.Set("dims", dims);
+      t.Set("data", Napi::Value(env, arr));
+      result.Set(o.name, t);
     }
     out_.clear();
     deferred_.Resolve(result);
@@ -333,12 +424,123 @@ class RunWorker : public Napi::AsyncWorker {
   void OnError(const Napi::Error& e) override { deferred_.Reject(Coded(Env(), "FAILED", e.Message()).Value()); }
 
  private:
+  struct Out {
+    std::string name;
+    const ElementType* type = nullptr;
+    std::vector<int64_t> shape;
+    Ort::Value value{nullptr};   // ONNX Runtime's output, or
+    std::vector<uint8_t> bytes;  // the graph path's copy from the card
+  };
+
+  // The inputs copied to the card at the addresses this shape's graph was captured with, the graph run (captured
+  // on its first runs, replayed after), the fetched outputs copied back.
+  void RunGraph() {
+    State& st = *state_;
+    std::string key;
+    for (const auto& f : feeds_) {
+      key += f.name + ":";
+      for (auto d : f.dims) key += std::to_string(d) + ",";
+      key += ";";
+    }
+    GraphSlot* slot;
+    {
+      std::lock_guard<std::mutex> lock(st.slotsMu);
+      auto it = st.slots.find(key);
+      if (it == st.slots.end()) it = st.slots.emplace(key, MakeSlot(static_cast<int>(st.slots.size()))).first;
+      slot = it->second.get();
+    }
+    std::lock_guard<std::mutex> lock(slot->mu);
+    const CudaRuntime& cu = st.cuda;
+    if (cu.setDevice(st.device) != 0) throw std::runtime_error("cudaSetDevice failed");
+    for (size_t i = 0; i < st.inputs.size(); i++) {
+      const Feed& f = FeedFor(st.inputs[i].name);
+      if (cu.memcpy(slot->in[i], f.data, f.bytes, 1 /* host to device */) != 0)
+        throw std::runtime_error("copying input " + f.name + " to the card failed");
+    }
+    // A copy from pageable memory may return before its transfer ends; the legacy stream's end is the transfer's.
+    if (cu.streamSynchronize(nullptr) != 0) throw std::runtime_error("waiting for the input copies failed");
+    Ort::RunOptions ro;
+    ro.AddConfigEntry("gpu_graph_id", std::to_string(slot->id).c_str());
+    st.session->Run(ro, *slot->binding);
+    slot->binding->SynchronizeOutputs();
+    for (const auto& name : fetch_) {
+      size_t k = 0;
+      while (k < st.outputs.size() && st.outputs[k].name != name) k++;
+      if (k == st.outputs.size()) throw std::runtime_error("no output named " + name);
+      Out o;
+      o.name = name;
+      o.type = ByName(st.outputs[k].type);
+      o.shape = slot->outShapes[k];
+      o.bytes.resize(slot->outBytes[k]);
+      if (cu.memcpy(o.bytes.data(), slot->out[k], slot->outBytes[k], 2 /* device to host */) != 0)
+        throw std::runtime_error("copying output " + name + " from the card failed");
+      out_.push_back(std::move(o));
+    }
+  }
+
+  const Feed& FeedFor(const std::string& name) const {
+    for (const auto& f : feeds_)
+      if (f.name == name) return f;
+    throw std::runtime_error("input " + name + " was not given");
+  }
+
+  // A new input shape's card memory and binding. Every output's shape must follow from the inputs' batch: the
+  // graph writes where it was captured, so a shape known only at run time cannot be bound beforehand.
+  std::unique_ptr<GraphSlot> MakeSlot(int id) {
+    State& st = *state_;
+    auto slot = std::make_unique<GraphSlot>();
+    slot->id = id;
+    slot->binding = std::make_unique<Ort::IoBinding>(*st.session);
+    const int64_t batch = feeds_.empty() || feeds_[0].dims.empty() ? 1 : feeds_[0].dims[0];
+    auto hold = [&](size_t bytes) { return st.cudaAlloc->Alloc(bytes ? bytes : 1); };
+    try {
+      Bind(*slot, batch, hold);
+    } catch (...) {
+      slot->binding.reset();
+      for (void* p : slot->in) st.cudaAlloc->Free(p);
+      for (void* p : slot->out) st.cudaAlloc->Free(p);
+      throw;
+    }
+    return slot;
+  }
+
+  template <typename Hold>
+  void Bind(GraphSlot& s, int64_t batch, Hold hold) {
+    State& st = *state_;
+    GraphSlot* slot = &s;
+    for (const auto& info : st.inputs) {
+      const Feed& f = FeedFor(info.name);
+      void* p = hold(f.bytes);
+      slot->in.push_back(p);
+      slot->inBytes.push_back(f.bytes);
+      slot->binding->BindInput(info.name.c_str(), Ort::Value::CreateTensor(*st.cudaMem, p, f.bytes, f.dims.data(), f.dims.size(), f.type->onnx));
+    }
+    for (const auto& info : st.outputs) {
+      const ElementType* t = ByName(info.type);
+      if (!info.tensor || !t) throw std::runtime_error("output " + info.name + " is not a tensor this engine passes");
+      std::vector<int64_t> shape = info.dims;
+      size_t count = 1;
+      for (size_t d = 0; d < shape.size(); d++) {
+        if (d == 0 && shape[d] < 0) shape[d] = batch;
+        if (shape[d] < 0)
+          throw std::runtime_error("output " + info.name + " has a shape known only at run time, which a CUDA graph cannot bind");
+        count *= static_cast<size_t>(shape[d]);
+      }
+      void* p = hold(count * t->bytes);
+      slot->out.push_back(p);
+      slot->outBytes.push_back(count * t->bytes);
+      slot->outShapes.push_back(shape);
+      slot->binding->BindOutput(info.name.c_str(), Ort::Value::CreateTensor(*st.cudaMem, p, count * t->bytes, shape.data(), shape.size(), t->onnx));
+    }
+  }
+
+ private:
   Napi::Promise::Deferred deferred_;
   std::shared_ptr<State> state_;
   std::vector<Feed> feeds_;
   std::vector<std::string> fetch_;
   Napi::ObjectReference keep_;  // the feeds' typed arrays, alive until the run ends
-  std::vector<Ort::Value> out_;
+  std::vector<Out> out_;
 };
 
 std::vector<int64_t> Dims(Napi::Env env, const Napi::Value& v, const std::string& what) {
@@ -432,6 +634,7 @@ Napi::Value CreateSession(const Napi::CallbackInfo& info) {
       throw Coded(env, "INVALID_ARG", "Expected EXHAUSTIVE, HEURISTIC or DEFAULT for cudnnSearch but received " + o.cudnnSearch);
     o.fp16 = opts.Get("fp16").ToBoolean().Value();
     o.cacheDir = Str(opts, "cacheDir", "");
+    o.cudaGraph = opts.Get("cudaGraph").ToBoolean().Value();
   }
   auto* w = new CreateWorker(env, std::move(path), std::move(bytes), std::move(o));
   Napi::Promise p = w->Promise();

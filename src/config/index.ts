@@ -161,6 +161,7 @@ export const CONFIG_SECTIONS = {
     SIGHTFLOW_ORT_ENGINE_PATH: str(),
     SIGHTFLOW_TENSORRT_CACHE_DIR: str(),
     SIGHTFLOW_CUDNN_CONV_ALGO_SEARCH: oneOf(['exhaustive', 'heuristic', 'default'], 'exhaustive'),
+    SIGHTFLOW_CUDA_GRAPHS: bool(false),
     CUDA_VISIBLE_DEVICES: str(),
   },
   models: {
@@ -726,6 +727,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: CliFl
             ? resolve(dataDir, 'tensorrt-cache')
             : (e.SIGHTFLOW_TENSORRT_CACHE_DIR as string).trim() && resolve(e.SIGHTFLOW_TENSORRT_CACHE_DIR.trim()),
         cudnnSearch: e.SIGHTFLOW_CUDNN_CONV_ALGO_SEARCH,
+        cudaGraph: e.SIGHTFLOW_CUDA_GRAPHS,
       },
     },
     models: { hubUrl: e.SIGHTFLOW_MODEL_HUB_URL, syncMs: e.SIGHTFLOW_MODELS_SYNC_MS },

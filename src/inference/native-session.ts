@@ -21,6 +21,8 @@ export interface EngineSettings {
   tensorrtCacheDir: string;
   /** The CUDA provider's cuDNN convolution search. */
   cudnnSearch: 'exhaustive' | 'heuristic' | 'default';
+  /** On the CUDA provider, each input shape's run captured as a CUDA graph and replayed. */
+  cudaGraph?: boolean;
 }
 
 /** What a session needs of the native engine besides the providers, device and threads every session has. */
@@ -32,6 +34,8 @@ export interface NativeEngineOptions {
   /** TensorRT's engine and timing caches; blank: none. */
   cacheDir: string;
   cudnnSearch: 'exhaustive' | 'heuristic' | 'default';
+  /** CUDA graphs on the CUDA provider (inputs and outputs then live in card memory the engine keeps per shape). */
+  cudaGraph: boolean;
 }
 
 /** What the session worker calls, onnxruntime-node's InferenceSession and a native session alike. */
@@ -43,6 +47,8 @@ export interface EngineSession {
   run(feeds: Record<string, ort.Tensor>): Promise<ort.InferenceSession.ReturnType>;
   run(feeds: Record<string, ort.Tensor>, fetch: readonly string[]): Promise<ort.InferenceSession.ReturnType>;
   release(): Promise<void>;
+  /** The native engine's: whether CUDA graphs were asked for and replay, and why not. */
+  readonly cudaGraph?: { on: boolean; note?: string };
 }
 
 interface RawTensor {
@@ -55,6 +61,8 @@ interface RawSession {
   outputNames: string[];
   inputMetadata: ort.InferenceSession.ValueMetadata[];
   outputMetadata: ort.InferenceSession.ValueMetadata[];
+  cudaGraph: boolean;
+  cudaGraphNote?: string;
   run(
     feeds: Record<string, { type: string; dims: readonly number[]; data: unknown }>,
     fetch?: string[],
@@ -76,6 +84,7 @@ export interface OrtEngineAddon {
       fp16?: boolean;
       cacheDir?: string;
       cudnnSearch?: string;
+      cudaGraph?: boolean;
     },
   ): Promise<RawSession>;
 }
@@ -116,7 +125,12 @@ class NativeSession implements EngineSession {
   readonly outputNames: readonly string[];
   readonly inputMetadata: readonly ort.InferenceSession.ValueMetadata[];
   readonly outputMetadata: readonly ort.InferenceSession.ValueMetadata[];
-  constructor(private readonly raw: RawSession) {
+  readonly cudaGraph?: { on: boolean; note?: string };
+  constructor(
+    private readonly raw: RawSession,
+    askedGraph: boolean,
+  ) {
+    if (askedGraph) this.cudaGraph = { on: raw.cudaGraph, ...(raw.cudaGraphNote ? { note: raw.cudaGraphNote } : {}) };
     this.inputNames = raw.inputNames;
     this.outputNames = raw.outputNames;
     this.inputMetadata = raw.inputMetadata;
@@ -150,6 +164,7 @@ export async function createNativeSession(
     fp16: engine.fp16,
     cacheDir: engine.cacheDir,
     cudnnSearch: engine.cudnnSearch.toUpperCase(),
+    cudaGraph: engine.cudaGraph,
   });
-  return new NativeSession(raw);
+  return new NativeSession(raw, engine.cudaGraph);
 }

@@ -209,6 +209,8 @@ export interface LoadedModel extends SessionInfo {
   /** Process RSS growth while it loaded, at least the weights' size (approximate: other work in the process counts too). */
   memoryBytes: number;
   loadedAt: number;
+  /** What runs the session (RuntimeOptions.engine). */
+  engine: 'binding' | 'native';
 }
 
 /** A model's serving state, for GET /v1/models/:id. */
@@ -217,6 +219,8 @@ export interface ModelState {
   providers: string[] | null;
   /** The GPUs (CUDA ordinals) its loaded sessions run on, in order; null when none runs on a GPU. */
   devices: number[] | null;
+  /** What runs the loaded session, and its CUDA graphs where asked for; null when none is loaded. */
+  engine: { kind: 'binding' | 'native'; cuda_graphs: { on: boolean; note?: string } | null } | null;
   /** Sessions loaded now and the most that run at once; null before the model is registered. */
   sessions: { loaded: number; max: number } | null;
   /** Dynamic batching in force: most items a call and longest wait (a detector's rises once its graph took a batch axis). */
@@ -501,6 +505,7 @@ export class InferenceRuntime {
           device,
           memoryBytes: Math.max(weights, process.memoryUsage.rss() - rss0),
           loadedAt: Date.now(),
+          engine: this.engine.kind,
         },
       };
     };
@@ -521,6 +526,7 @@ export class InferenceRuntime {
           threads,
           memoryBytes: loaded.model.memoryBytes,
           ...(this.engine.kind === 'native' ? { engine: 'native' } : {}),
+          ...(loaded.model.cudaGraph ? { cudaGraph: loaded.model.cudaGraph } : {}),
         },
         replica === 0
           ? `model ${id} loaded on ${on(providers.slice(0, 1))}`
@@ -558,6 +564,7 @@ export class InferenceRuntime {
       fp16: trt && rewriteApplies(this.fp16, eps),
       cacheDir,
       cudnnSearch: this.engine.cudnnSearch,
+      cudaGraph: !!this.engine.cudaGraph && eps[0] === 'cuda',
     };
   }
 
@@ -1125,6 +1132,7 @@ export class ModelHandle {
       state: l ? 'loaded' : this.replicas.loading ? 'loading' : 'unloaded',
       providers: l?.providers ?? null,
       devices: devicesOf(this.replicas.loaded.map((r) => r.model)),
+      engine: l ? { kind: l.engine, cuda_graphs: l.cudaGraph ?? null } : null,
       sessions: { loaded: this.replicas.loadedCount, max: this.replicas.max },
       batch: {
         max_size: this.queue.batch.maxBatch,

@@ -25,6 +25,8 @@ export interface SessionInfo {
   outputMetadata: { name: string; isTensor: boolean; shape?: (number | string)[] }[];
   /** The model's declared inputs, the same way. */
   inputMetadata?: { name: string; isTensor: boolean; type?: string; shape?: (number | string)[] }[];
+  /** On the native engine with CUDA graphs asked for: whether the session replays them, and why not. */
+  cudaGraph?: { on: boolean; note?: string };
 }
 
 export type ToWorker =

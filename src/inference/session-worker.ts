@@ -54,6 +54,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
           type: i.isTensor ? i.type : undefined,
           shape: i.isTensor ? [...i.shape] : undefined,
         })),
+        ...(session.cudaGraph ? { cudaGraph: session.cudaGraph } : {}),
       };
       return info;
     }

@@ -141,6 +141,7 @@ export class ModelsAdminService {
       state: 'unloaded',
       providers: null,
       devices: null,
+      engine: null,
       sessions: null,
       batch: null,
       warmup: null,

@@ -15,6 +15,21 @@ export const ModelServingOut = z.object({
     .array(z.number().int())
     .nullable()
     .meta({ description: 'GPUs (CUDA device ordinals) its loaded sessions run on; null when none runs on a GPU' }),
+  engine: z
+    .object({
+      kind: z.enum(['binding', 'native']),
+      cuda_graphs: z
+        .object({ on: z.boolean(), note: z.string().optional() })
+        .nullable()
+        .meta({
+          description: 'Asked for (native engine on cuda): whether its sessions replay CUDA graphs, and why not',
+        }),
+    })
+    .nullable()
+    .meta({
+      description:
+        "What runs the loaded session: onnxruntime-node's binding or the native engine (SIGHTFLOW_INFERENCE_ENGINE); null when none is loaded",
+    }),
   sessions: z
     .object({ loaded: z.number().int(), max: z.number().int() })
     .nullable()

@@ -113,7 +113,25 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
         : [`${m} cpu`, `${m} (fp16) cpu`],
     ),
   );
+  // The same ceiling on the native engine (the dry run: the built-in detector only), set against the binding's row.
+  assert.equal(r.native.error, undefined, `the native engine rows ran: ${r.native.error}`);
+  const nativeRows = r.native.batch_rows as Array<Record<string, any>>;
+  assert.deepEqual(
+    nativeRows.map((x) => `${x.model} ${x.providers} ${x.batch}`),
+    ['centernet-coco cpu [native] 2'],
+  );
+  assert.equal(nativeRows[0]!.same_as_alone, true, 'a batch on the native engine answers what a run alone does');
+  assert.equal(nativeRows[0]!.cuda_graph_note, undefined, 'no CUDA graphs are asked of the CPU');
+  assert.deepEqual(
+    (r.native_vs_binding as Array<Record<string, any>>).map((x) => `${x.model} ${x.batch} ${x.ratio > 0}`),
+    ['centernet-coco 2 true'],
+  );
   const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
+  assert.match(table, /\| centernet-coco \| cpu \[native\] \| 2 \| 2 \| [\d.]+ \|/);
+  assert.match(
+    table,
+    /centernet-coco on the native engine against the binding: cpu \[native\] 2 session\(s\) batch 2 [\d.]+\/[\d.]+ images\/s = /,
+  );
   assert.match(table, /yolov8n-int8 decoded from its reduced output against its whole output: cpu 2 session/);
   assert.match(table, /unbatched: centernet-coco on cpu, 1 session\(s\), 1 client\(s\)/);
   assert.match(
@@ -123,7 +141,7 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   );
   assert.match(
     table,
-    /centernet-coco: in-process ceiling [\d.]+ images\/s \(cpu, 2 session\(s\), batch 2\), reference [\d.]+ at batch 2: [\d.]+ of it/,
+    /centernet-coco: in-process ceiling [\d.]+ images\/s \(cpu( \[native\])?, 2 session\(s\), batch 2\), reference [\d.]+ at batch 2: [\d.]+ of it/,
   );
   assert.ok(r.ceilings['centernet-coco'].sightflow.images_per_s > 0);
   assert.match(
@@ -136,10 +154,12 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   assert.equal(r.http.error, undefined, `the HTTP rows ran: ${r.http.error}`);
   const http = r.http.rows as Array<Record<string, any>>;
   const frontsLabel = 'batch <= 32, 2 ms, queue 128, 2 fronts';
+  const nativeLabel = 'batch <= 32, 2 ms, queue 128, native engine, CUDA graphs';
   assert.deepEqual(
     http.map((x) => `${x.config} ${x.model} ${x.clients}`),
     [
       ...models.flatMap((m) => [`defaults ${m} 1`, `defaults ${m} 4`]),
+      ...models.flatMap((m) => [`${nativeLabel} ${m} 1`, `${nativeLabel} ${m} 4`]),
       ...models.flatMap((m) => [
         `${frontsLabel} ${m} 1`,
         `${frontsLabel} ${m} 4`,
@@ -204,8 +224,10 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
     assert.deepEqual(s.serving, {
       providers: ['cpu'],
       devices: null,
+      // The native configuration's server runs its sessions on the native engine (no CUDA graphs on the CPU).
+      engine: { kind: s.config === nativeLabel ? 'native' : 'binding', cuda_graphs: null },
       batch:
-        s.config === frontsLabel
+        s.config === frontsLabel || s.config === nativeLabel
           ? { max_size: 32, max_delay_ms: 2, sizes: null }
           : { max_size: 1, max_delay_ms: 0, sizes: null },
       warmup: null,

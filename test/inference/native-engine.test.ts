@@ -26,7 +26,13 @@ import { assertSameBoxes } from '../helpers/detection-twins.js';
 
 const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081', '000000000094'];
 const NATIVE: EngineSettings = { kind: 'native', tensorrtCacheDir: '', cudnnSearch: 'exhaustive' };
-const ENGINE_OPTIONS = { path: DEFAULT_ORT_ENGINE_PATH, fp16: false, cacheDir: '', cudnnSearch: 'exhaustive' } as const;
+const ENGINE_OPTIONS = {
+  path: DEFAULT_ORT_ENGINE_PATH,
+  fp16: false,
+  cacheDir: '',
+  cudnnSearch: 'exhaustive',
+  cudaGraph: false,
+} as const;
 
 const require = createRequire(import.meta.url);
 
@@ -169,7 +175,14 @@ test('bad arguments are coded errors; a bad graph rejects; a release with a run 
     coded('ERR_SIGHTFLOW_INFERENCE_FAILED'),
   );
 
+  // CUDA graphs asked for where the CUDA provider is not: the session runs without, and says why.
+  const g = await engine.createSession(affineModel(), { providers: ['cpu'], cudaGraph: true });
+  assert.equal(g.cudaGraph, false);
+  assert.equal(g.cudaGraphNote, 'CUDA graphs need the cuda provider');
+  g.release();
   const s = await engine.createSession(affineModel(), { providers: ['cpu'] });
+  assert.equal(s.cudaGraph, false);
+  assert.equal(s.cudaGraphNote, undefined);
   // A free dimension is declared by its name, as the binding declares it.
   const b = await ort.InferenceSession.create(affineModel());
   assert.deepEqual(s.inputMetadata, b.inputMetadata);

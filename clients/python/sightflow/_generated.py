@@ -177,6 +177,16 @@ class Key(TypedDict):
     status: Literal["active", "disabled"]
 
 
+class ModelServingEngineCudaGraphs(TypedDict):
+    on: bool
+    note: NotRequired[str]
+
+
+class ModelServingEngine(TypedDict):
+    kind: Literal["binding", "native"]
+    cuda_graphs: "ModelServingEngineCudaGraphs" | None
+
+
 class ModelServingSessions(TypedDict):
     loaded: int
     max: int
@@ -202,6 +212,7 @@ class ModelServing(TypedDict):
     state: Literal["unloaded", "loading", "loaded"]
     providers: list[str] | None
     devices: list[int] | None
+    engine: "ModelServingEngine" | None
     sessions: "ModelServingSessions" | None
     batch: "ModelServingBatch" | None
     warmup: "ModelServingWarmup" | "ModelServingWarmup2" | None
@@ -382,7 +393,7 @@ class TaskResults(TypedDict):
     analytics: NotRequired[dict[str, Any]]
 
 
-__all__ = ["AdminProject", "Analytics", "AnalyticsFrameSize", "AnalyticsParameters", "AnalyticsParametersLines", "AnalyticsParametersSpeed", "AnalyticsParametersZones", "AnalyticsTotals", "Chunk", "ChunkAnalytics", "ChunkDelta", "ChunkDeltaResults", "ChunkStreamInfo", "ChunkUsage", "Collection", "EmbeddingModel", "Error", "ErrorError", "Item", "Key", "Model", "ModelServing", "ModelServingBatch", "ModelServingSessions", "ModelServingWarmup", "ModelServingWarmup2", "ModelSettings", "Moment", "Project", "SearchResult", "Task", "TaskCreated", "TaskCreatedWebhook", "TaskError", "TaskIndex", "TaskProgress", "TaskResults", "TaskResultsTracks", "TaskResultsUsage", "TaskUsage", "TaskWebhookDeliveries", "OPERATIONS", "RESPONSE_SCHEMAS"]
+__all__ = ["AdminProject", "Analytics", "AnalyticsFrameSize", "AnalyticsParameters", "AnalyticsParametersLines", "AnalyticsParametersSpeed", "AnalyticsParametersZones", "AnalyticsTotals", "Chunk", "ChunkAnalytics", "ChunkDelta", "ChunkDeltaResults", "ChunkStreamInfo", "ChunkUsage", "Collection", "EmbeddingModel", "Error", "ErrorError", "Item", "Key", "Model", "ModelServing", "ModelServingBatch", "ModelServingEngine", "ModelServingEngineCudaGraphs", "ModelServingSessions", "ModelServingWarmup", "ModelServingWarmup2", "ModelSettings", "Moment", "Project", "SearchResult", "Task", "TaskCreated", "TaskCreatedWebhook", "TaskError", "TaskIndex", "TaskProgress", "TaskResults", "TaskResultsTracks", "TaskResultsUsage", "TaskUsage", "TaskWebhookDeliveries", "OPERATIONS", "RESPONSE_SCHEMAS"]
 
 # Every operation of the document: method, path, path parameters, whether it takes Idempotency-Key,
 # the credential it needs and the content type of its 2xx answer.

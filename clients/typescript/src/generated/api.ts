@@ -188,6 +188,13 @@ export type Model = {
     state: "unloaded" | "loading" | "loaded";
     providers: Array<string> | null;
     devices: Array<number> | null;
+    engine: {
+      kind: "binding" | "native";
+      cuda_graphs: {
+        on: boolean;
+        note?: string;
+      } | null;
+    } | null;
     sessions: {
       loaded: number;
       max: number;
@@ -424,6 +431,13 @@ export interface Operations {
         state: "unloaded" | "loading" | "loaded";
         providers: Array<string> | null;
         devices: Array<number> | null;
+        engine: {
+          kind: "binding" | "native";
+          cuda_graphs: {
+            on: boolean;
+            note?: string;
+          } | null;
+        } | null;
         sessions: {
           loaded: number;
           max: number;
@@ -506,6 +520,13 @@ export interface Operations {
           state: "unloaded" | "loading" | "loaded";
           providers: Array<string> | null;
           devices: Array<number> | null;
+          engine: {
+            kind: "binding" | "native";
+            cuda_graphs: {
+              on: boolean;
+              note?: string;
+            } | null;
+          } | null;
           sessions: {
             loaded: number;
             max: number;
@@ -567,6 +588,13 @@ export interface Operations {
         state: "unloaded" | "loading" | "loaded";
         providers: Array<string> | null;
         devices: Array<number> | null;
+        engine: {
+          kind: "binding" | "native";
+          cuda_graphs: {
+            on: boolean;
+            note?: string;
+          } | null;
+        } | null;
         sessions: {
           loaded: number;
           max: number;
@@ -627,6 +655,13 @@ export interface Operations {
         state: "unloaded" | "loading" | "loaded";
         providers: Array<string> | null;
         devices: Array<number> | null;
+        engine: {
+          kind: "binding" | "native";
+          cuda_graphs: {
+            on: boolean;
+            note?: string;
+          } | null;
+        } | null;
         sessions: {
           loaded: number;
           max: number;
@@ -698,6 +733,13 @@ export interface Operations {
         state: "unloaded" | "loading" | "loaded";
         providers: Array<string> | null;
         devices: Array<number> | null;
+        engine: {
+          kind: "binding" | "native";
+          cuda_graphs: {
+            on: boolean;
+            note?: string;
+          } | null;
+        } | null;
         sessions: {
           loaded: number;
           max: number;
