@@ -18,12 +18,9 @@ export const ModelServingOut = z.object({
   engine: z
     .object({
       kind: z.enum(['binding', 'native']),
-      cuda_graphs: z
-        .object({ on: z.boolean(), note: z.string().optional() })
-        .nullable()
-        .meta({
-          description: 'Asked for (native engine on cuda): whether its sessions replay CUDA graphs, and why not',
-        }),
+      cuda_graphs: z.object({ on: z.boolean(), note: z.string().optional() }).nullable().meta({
+        description: 'Asked for (native engine on cuda): whether its sessions replay CUDA graphs, and why not',
+      }),
     })
     .nullable()
     .meta({
