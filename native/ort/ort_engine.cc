@@ -18,6 +18,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -116,7 +117,12 @@ struct SessionOptionsIn {
   std::string cudnnSearch = "EXHAUSTIVE";
   bool fp16 = false;
   std::string cacheDir;  // TensorRT's engine and timing caches; empty: none kept
+  // TensorRT's optimisation profile ("input:1x3x640x640,..."): one engine for every batch up to the most, built
+  // once, rather than one built again for each new batch size. Empty: TensorRT's own (the shapes it meets).
+  std::string profileMin, profileOpt, profileMax;
   bool cudaGraph = false;  // CUDA provider: capture each input shape's run as a CUDA graph and replay it
+  // The graph path's fixed buffers and binding in host memory, on the CPU: how that path is tested without a card.
+  bool fixedBuffers = false;
 };
 
 // The CUDA runtime's few calls the graph path makes, from the libcudart the CUDA provider has loaded (never
@@ -127,6 +133,14 @@ struct CudaRuntime {
   int (*setDevice)(int) = nullptr;
   bool ok() const { return memcpy && streamSynchronize && setDevice; }
 };
+
+// The same calls on host memory, for fixedBuffers.
+int HostMemcpy(void* to, const void* from, size_t n, int) {
+  std::memcpy(to, from, n);
+  return 0;
+}
+int HostNoop(void*) { return 0; }
+int HostSetDevice(int) { return 0; }
 
 CudaRuntime FindCudaRuntime() {
   CudaRuntime r;
@@ -157,7 +171,9 @@ struct GraphSlot {
 struct State {
   std::unique_ptr<Ort::Session> session;
   std::vector<ValueInfo> inputs, outputs;
-  // The CUDA graph path (SessionOptionsIn::cudaGraph on the CUDA provider), or why it is off.
+  // The CUDA graph path (SessionOptionsIn::cudaGraph on the CUDA provider), or why it is off; `bound`: runs go
+  // through a shape's fixed buffers and binding (the graph path, or fixedBuffers in host memory).
+  bool bound = false;
   bool cudaGraph = false;
   std::string cudaGraphNote;
   int device = 0;
@@ -167,12 +183,19 @@ struct State {
   std::mutex slotsMu;
   std::map<std::string, std::unique_ptr<GraphSlot>> slots;
 
+  // Host buffers (fixedBuffers) on 64-byte lines, as ONNX Runtime's own CPU allocations are.
+  void* Alloc(size_t n) { return cudaAlloc ? cudaAlloc->Alloc(n) : std::aligned_alloc(64, (n + 63) / 64 * 64); }
+  void Free(void* p) {
+    if (cudaAlloc) cudaAlloc->Free(p);
+    else std::free(p);
+  }
+
   ~State() {
     // The card memory goes back through the allocator before the allocator and the session go.
     for (auto& [key, slot] : slots) {
       slot->binding.reset();
-      for (void* p : slot->in) cudaAlloc->Free(p);
-      for (void* p : slot->out) cudaAlloc->Free(p);
+      for (void* p : slot->in) Free(p);
+      for (void* p : slot->out) Free(p);
     }
     slots.clear();
     cudaAlloc.reset();
@@ -191,6 +214,11 @@ void AppendProviders(Ort::SessionOptions& so, const SessionOptionsIn& o) {
           trt, [](OrtTensorRTProviderOptionsV2* x) { Api()->ReleaseTensorRTProviderOptions(x); });
       std::vector<std::string> keys = {"device_id", "trt_fp16_enable"};
       std::vector<std::string> vals = {device, o.fp16 ? "1" : "0"};
+      if (!o.profileMin.empty()) {
+        keys.emplace_back("trt_profile_min_shapes"), vals.emplace_back(o.profileMin);
+        keys.emplace_back("trt_profile_opt_shapes"), vals.emplace_back(o.profileOpt);
+        keys.emplace_back("trt_profile_max_shapes"), vals.emplace_back(o.profileMax);
+      }
       if (!o.cacheDir.empty()) {
         for (const char* k : {"trt_engine_cache_enable", "trt_timing_cache_enable"}) keys.emplace_back(k), vals.emplace_back("1");
         for (const char* k : {"trt_engine_cache_path", "trt_timing_cache_path"}) keys.emplace_back(k), vals.emplace_back(o.cacheDir);
@@ -308,11 +336,16 @@ class CreateWorker : public Napi::AsyncWorker {
         }
       }
       if (state_->session) {
-        state_->cudaGraph = true;
+        state_->cudaGraph = state_->bound = true;
         state_->cudaMem = std::make_unique<Ort::MemoryInfo>("Cuda", OrtDeviceAllocator, opts_.device, OrtMemTypeDefault);
         state_->cudaAlloc = std::make_unique<Ort::Allocator>(*state_->session, *state_->cudaMem);
       } else {
         state_->session = make(false);
+        if (opts_.fixedBuffers && !cuda) {
+          state_->bound = true;
+          state_->cuda = CudaRuntime{HostMemcpy, HostNoop, HostSetDevice};
+          state_->cudaMem = std::make_unique<Ort::MemoryInfo>(Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeDefault));
+        }
       }
       bytes_.clear();
       bytes_.shrink_to_fit();
@@ -336,6 +369,7 @@ class CreateWorker : public Napi::AsyncWorker {
     obj.Set("inputMetadata", Metadata(env, state_->inputs));
     obj.Set("outputMetadata", Metadata(env, state_->outputs));
     obj.Set("cudaGraph", Napi::Boolean::New(env, state_->cudaGraph));
+    obj.Set("fixedBuffers", Napi::Boolean::New(env, state_->bound));
     if (!state_->cudaGraphNote.empty()) obj.Set("cudaGraphNote", state_->cudaGraphNote);
     deferred_.Resolve(obj);
   }
@@ -371,7 +405,7 @@ class RunWorker : public Napi::AsyncWorker {
 
   void Execute() override {
     try {
-      if (state_->cudaGraph) return RunGraph();
+      if (state_->bound) return RunGraph();
       Ort::MemoryInfo cpu = Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeDefault);
       std::vector<Ort::Value> in;
       std::vector<const char*> inNames, outNames;
@@ -460,7 +494,7 @@ class RunWorker : public Napi::AsyncWorker {
     // A copy from pageable memory may return before its transfer ends; the legacy stream's end is the transfer's.
     if (cu.streamSynchronize(nullptr) != 0) throw std::runtime_error("waiting for the input copies failed");
     Ort::RunOptions ro;
-    ro.AddConfigEntry("gpu_graph_id", std::to_string(slot->id).c_str());
+    if (st.cudaGraph) ro.AddConfigEntry("gpu_graph_id", std::to_string(slot->id).c_str());
     st.session->Run(ro, *slot->binding);
     slot->binding->SynchronizeOutputs();
     for (const auto& name : fetch_) {
@@ -492,13 +526,17 @@ class RunWorker : public Napi::AsyncWorker {
     slot->id = id;
     slot->binding = std::make_unique<Ort::IoBinding>(*st.session);
     const int64_t batch = feeds_.empty() || feeds_[0].dims.empty() ? 1 : feeds_[0].dims[0];
-    auto hold = [&](size_t bytes) { return st.cudaAlloc->Alloc(bytes ? bytes : 1); };
+    auto hold = [&](size_t bytes) {
+      void* p = st.Alloc(bytes ? bytes : 1);
+      if (!p) throw std::runtime_error("out of memory for a bound buffer");
+      return p;
+    };
     try {
       Bind(*slot, batch, hold);
     } catch (...) {
       slot->binding.reset();
-      for (void* p : slot->in) st.cudaAlloc->Free(p);
-      for (void* p : slot->out) st.cudaAlloc->Free(p);
+      for (void* p : slot->in) st.Free(p);
+      for (void* p : slot->out) st.Free(p);
       throw;
     }
     return slot;
@@ -635,6 +673,16 @@ Napi::Value CreateSession(const Napi::CallbackInfo& info) {
     o.fp16 = opts.Get("fp16").ToBoolean().Value();
     o.cacheDir = Str(opts, "cacheDir", "");
     o.cudaGraph = opts.Get("cudaGraph").ToBoolean().Value();
+    o.fixedBuffers = opts.Get("fixedBuffers").ToBoolean().Value();
+    Napi::Value profile = opts.Get("trtProfile");
+    if (profile.IsObject()) {
+      Napi::Object p = profile.As<Napi::Object>();
+      o.profileMin = Str(p, "min", "");
+      o.profileOpt = Str(p, "opt", "");
+      o.profileMax = Str(p, "max", "");
+      if (o.profileMin.empty() || o.profileOpt.empty() || o.profileMax.empty())
+        throw Coded(env, "INVALID_ARG", "Expected min, opt and max shapes for trtProfile");
+    }
   }
   auto* w = new CreateWorker(env, std::move(path), std::move(bytes), std::move(o));
   Napi::Promise p = w->Promise();

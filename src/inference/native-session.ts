@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import ort from 'onnxruntime-node';
 import { projectRoot } from '../base/paths.js';
+import { type OnnxTensorInfo, readOnnxInfo, readOnnxIoFromFile } from './onnx-metadata.js';
 
 /** Where scripts/lib/build-ort-engine.sh puts the engine by default. */
 export const DEFAULT_ORT_ENGINE_PATH = resolve(projectRoot, 'native/build-ort/sightflow_ort.node');
@@ -36,6 +37,8 @@ export interface NativeEngineOptions {
   cudnnSearch: 'exhaustive' | 'heuristic' | 'default';
   /** CUDA graphs on the CUDA provider (inputs and outputs then live in card memory the engine keeps per shape). */
   cudaGraph: boolean;
+  /** The most rows a run of this session carries (a batched model's largest batch): TensorRT's profile covers 1 to it. */
+  maxBatch?: number;
 }
 
 /** What the session worker calls, onnxruntime-node's InferenceSession and a native session alike. */
@@ -63,6 +66,8 @@ interface RawSession {
   outputMetadata: ort.InferenceSession.ValueMetadata[];
   cudaGraph: boolean;
   cudaGraphNote?: string;
+  /** Runs go through each input shape's fixed buffers and binding (CUDA graphs, or fixedBuffers). */
+  fixedBuffers: boolean;
   run(
     feeds: Record<string, { type: string; dims: readonly number[]; data: unknown }>,
     fetch?: string[],
@@ -85,6 +90,10 @@ export interface OrtEngineAddon {
       cacheDir?: string;
       cudnnSearch?: string;
       cudaGraph?: boolean;
+      /** The CUDA graph path's fixed buffers and binding in host memory, on the CPU: for its tests. */
+      fixedBuffers?: boolean;
+      /** TensorRT's optimisation profile (tensorrtProfile). */
+      trtProfile?: TensorrtProfile;
     },
   ): Promise<RawSession>;
 }
@@ -148,6 +157,26 @@ class NativeSession implements EngineSession {
   }
 }
 
+/** TensorRT's optimisation profile: each input's shapes as `name:1x3x640x640`, comma-separated. */
+export interface TensorrtProfile {
+  min: string;
+  opt: string;
+  max: string;
+}
+
+/**
+ * The profile for a graph whose inputs have a free batch axis and every other dimension fixed: batch 1 to
+ * `maxBatch`, built for the most (a batched model's calls are full under load). Unset where a graph has no free batch
+ * axis, another free dimension (TensorRT then takes the shapes it meets), or runs one row a call.
+ */
+export function tensorrtProfile(inputs: readonly OnnxTensorInfo[], maxBatch: number): TensorrtProfile | undefined {
+  if (maxBatch < 2 || !inputs.length) return undefined;
+  const fixed = (d: number | string | null) => typeof d === 'number' && d > 0;
+  if (!inputs.every((i) => i.shape.length > 0 && !fixed(i.shape[0]) && i.shape.slice(1).every(fixed))) return undefined;
+  const at = (n: number) => inputs.map((i) => `${i.name}:${[n, ...i.shape.slice(1)].join('x')}`).join(',');
+  return { min: at(1), opt: at(maxBatch), max: at(maxBatch) };
+}
+
 /** A session of the native engine on these providers (in order; the CPU is always there after them). */
 export async function createNativeSession(
   source: string | Uint8Array,
@@ -157,6 +186,11 @@ export async function createNativeSession(
   engine: NativeEngineOptions,
 ): Promise<EngineSession> {
   const addon = loadOrtEngine(engine.path);
+  let trtProfile: TensorrtProfile | undefined;
+  if (providers.includes('tensorrt') && (engine.maxBatch ?? 1) > 1) {
+    const io = typeof source === 'string' ? await readOnnxIoFromFile(source) : readOnnxInfo(source);
+    trtProfile = tensorrtProfile(io.inputs, engine.maxBatch!);
+  }
   const raw = await addon.createSession(source, {
     providers: [...providers],
     ...(device !== undefined ? { deviceId: device } : {}),
@@ -165,6 +199,7 @@ export async function createNativeSession(
     cacheDir: engine.cacheDir,
     cudnnSearch: engine.cudnnSearch.toUpperCase(),
     cudaGraph: engine.cudaGraph,
+    ...(trtProfile ? { trtProfile } : {}),
   });
   return new NativeSession(raw, engine.cudaGraph);
 }

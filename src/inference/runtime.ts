@@ -469,6 +469,7 @@ export class InferenceRuntime {
     threads = this.intraOpThreads,
     devices = this.devices,
     sessionName = id,
+    maxBatch = 1,
   ): Promise<{ worker: SessionWorker; model: LoadedModel }> {
     // The card this session runs on, where its providers include a GPU one.
     const cardFor = (eps: string[]) => (usesGpu(eps) ? sessionDevice(devices, replica) : undefined);
@@ -493,7 +494,7 @@ export class InferenceRuntime {
           providers: eps,
           device,
           intraOpThreads: threads,
-          engine: await this.nativeEngine(eps),
+          engine: await this.nativeEngine(eps, maxBatch),
         },
         `loading model ${id}`,
       );
@@ -553,7 +554,7 @@ export class InferenceRuntime {
   }
 
   /** The native engine's options for a session on these providers; unset on the binding. */
-  private async nativeEngine(eps: readonly string[]): Promise<NativeEngineOptions | undefined> {
+  private async nativeEngine(eps: readonly string[], maxBatch: number): Promise<NativeEngineOptions | undefined> {
     if (this.engine.kind !== 'native') return undefined;
     const trt = eps.includes('tensorrt');
     const cacheDir = trt ? this.engine.tensorrtCacheDir : '';
@@ -565,6 +566,7 @@ export class InferenceRuntime {
       cacheDir,
       cudnnSearch: this.engine.cudnnSearch,
       cudaGraph: !!this.engine.cudaGraph && eps[0] === 'cuda',
+      maxBatch,
     };
   }
 
@@ -954,6 +956,8 @@ export class ModelHandle {
       threads,
       rt.devicesFor(this.spec, key > 0),
       this.sessionName,
+      // The most rows a call carries: a batch padded up to its largest size, or the batching's most.
+      Math.max(this.queue.batch.maxBatch, ...(this.batchSizes() ?? [])),
     );
     if (this.warmsUp(l.model.providers)) l.model.warmup = await this.warmUp(l, key);
     this.armIdleTimer();

@@ -203,6 +203,107 @@ test('bad arguments are coded errors; a bad graph rejects; a release with a run 
   assert.throws(() => s.run({ x }), coded('ERR_SIGHTFLOW_INFERENCE_FAILED'));
 });
 
+test('the CUDA graph path’s fixed buffers and binding, run in host memory: a buffer set per input shape, the answers of plain runs', {
+  skip: cocoSkip,
+}, async (t) => {
+  // On a card the same code binds card memory and replays a CUDA graph per shape; here (fixedBuffers) it binds host
+  // memory, so what it shares with the card's path (a shape's buffers made once and reused, the binding, the
+  // outputs' shapes from the batch, the fetched outputs copied out) is checked where no card is.
+  const engine = loadOrtEngine(DEFAULT_ORT_ENGINE_PATH);
+  const dataDir = await tempDataDir(t);
+  const registry = await ModelRegistry.open(dataDir);
+  await registry.prepare('centernet-coco');
+  const { withBatchAxis } = await import('../../src/inference/batch-axis.js');
+  const r = withBatchAxis(new Uint8Array(await readFile(await registry.onnxPath('centernet-coco'))));
+  assert.ok(r.ok);
+  const bound = await engine.createSession(r.bytes, { providers: ['cpu'], intraOpThreads: 2, fixedBuffers: true });
+  const plain = await engine.createSession(r.bytes, { providers: ['cpu'], intraOpThreads: 2 });
+  t.after(() => {
+    bound.release();
+    plain.release();
+  });
+  assert.equal(bound.fixedBuffers, true);
+  assert.equal(plain.fixedBuffers, false);
+  const det = await detectorWith(t, 'binding');
+  const inputs = await Promise.all(
+    PHOTOS.slice(0, 3).map(
+      async (p) => (await modelInput(await loadRgb(join(cocoDir(), 'images', `${p}.jpg`)), det.det.pre)).tensor,
+    ),
+  );
+  const per = inputs[0]!.data.length;
+  const batchOf = (list: typeof inputs) => {
+    const data = new Float32Array(per * list.length);
+    list.forEach((x, i) => data.set(x.data as Float32Array, i * per));
+    return { type: 'float32', dims: [list.length, ...inputs[0]!.dims.slice(1)], data };
+  };
+  // Batch 1, 2, 1 again (its buffers reused with another image), 3; two runs of one shape at once.
+  for (const list of [[inputs[0]!], inputs.slice(0, 2), [inputs[2]!], inputs]) {
+    const feeds = { images: batchOf(list) };
+    const [a, b] = await Promise.all([bound.run(feeds), plain.run(feeds)]);
+    assert.deepEqual(a.detections!.dims, b.detections!.dims);
+    assert.deepEqual(a.detections!.data, b.detections!.data, `batch ${list.length}`);
+  }
+  const twice = await Promise.all([
+    bound.run({ images: batchOf([inputs[1]!]) }),
+    bound.run({ images: batchOf([inputs[2]!]) }),
+  ]);
+  const alone1 = await plain.run({ images: batchOf([inputs[1]!]) }, ['detections']);
+  const alone2 = await plain.run({ images: batchOf([inputs[2]!]) }, ['detections']);
+  assert.deepEqual(twice[0].detections!.data, alone1.detections!.data);
+  assert.deepEqual(twice[1].detections!.data, alone2.detections!.data);
+  // A name that is no output, and an input left out, fail that run only.
+  await assert.rejects(bound.run({ images: batchOf([inputs[0]!]) }, ['nope']), /no output named nope/);
+  await assert.rejects(bound.run({}), /input images was not given/);
+  assert.deepEqual((await bound.run({ images: batchOf([inputs[0]!]) })).detections!.dims, [1, 100, 6]);
+});
+
+test('the fixed-buffer path refuses an output whose shape only the run knows, in words', async () => {
+  const { OnnxGraphBuilder, DataType } = await import('../../src/inference/tfjs-import/onnx-builder.js');
+  const b = new OnnxGraphBuilder();
+  b.node('NonZero', ['x'], ['y']);
+  const model = b.encode({
+    name: 'nonzero',
+    inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: [1, 4] }],
+    outputs: [{ name: 'y', elemType: DataType.INT64, shape: [2, 'n'] }],
+  });
+  const s = await loadOrtEngine(DEFAULT_ORT_ENGINE_PATH).createSession(model, {
+    providers: ['cpu'],
+    fixedBuffers: true,
+  });
+  const x = { type: 'float32', dims: [1, 4], data: new Float32Array([0, 1, 0, 2]) };
+  await assert.rejects(s.run({ x }), /output y has a shape known only at run time, which a CUDA graph cannot bind/);
+  s.release();
+});
+
+test('TensorRT’s optimisation profile: batch 1 to the most for graphs with a free batch axis, none otherwise', async () => {
+  const { tensorrtProfile } = await import('../../src/inference/native-session.js');
+  const images = { name: 'images', shape: ['batch', 3, 640, 640], elemType: 1 };
+  assert.deepEqual(tensorrtProfile([images], 8), {
+    min: 'images:1x3x640x640',
+    opt: 'images:8x3x640x640',
+    max: 'images:8x3x640x640',
+  });
+  assert.deepEqual(tensorrtProfile([images, { name: 'scale', shape: [null, 2], elemType: 1 }], 4), {
+    min: 'images:1x3x640x640,scale:1x2',
+    opt: 'images:4x3x640x640,scale:4x2',
+    max: 'images:4x3x640x640,scale:4x2',
+  });
+  assert.equal(tensorrtProfile([images], 1), undefined, 'one row a call');
+  assert.equal(tensorrtProfile([{ ...images, shape: [1, 3, 640, 640] }], 8), undefined, 'no free batch axis');
+  assert.equal(tensorrtProfile([{ ...images, shape: ['batch', 3, 'h', 'w'] }], 8), undefined, 'free sizes');
+  // The engine takes it (the CPU provider ignores TensorRT's options) and wants all three shapes.
+  const engine = loadOrtEngine(DEFAULT_ORT_ENGINE_PATH);
+  const s = await engine.createSession(affineModel(), {
+    providers: ['cpu'],
+    trtProfile: { min: 'x:1x4', opt: 'x:8x4', max: 'x:8x4' },
+  });
+  s.release();
+  assert.throws(
+    () => engine.createSession(affineModel(), { providers: ['cpu'], trtProfile: { min: 'x:1x4' } as never }),
+    (e: unknown) => (e as { code?: string }).code === 'ERR_SIGHTFLOW_INFERENCE_INVALID_ARG',
+  );
+});
+
 test('SIGHTFLOW_INFERENCE_ENGINE=native without a built engine: the runtime is not made, and says how to build it', () => {
   assert.throws(
     () => new InferenceRuntime({ providers: ['cpu'], engine: { ...NATIVE, path: '/nonexistent/sightflow_ort.node' } }),
