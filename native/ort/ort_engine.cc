@@ -156,14 +156,13 @@ CudaRuntime FindCudaRuntime() {
 }
 
 // One input shape's CUDA graph: inputs and outputs in card memory at addresses that stay (a replayed graph
-// reads and writes where it was captured), bound once. One run at a time uses it.
+// reads and writes where it was captured), bound once. The session's runMu holds it for a run.
 struct GraphSlot {
   int id = 0;
   std::vector<void*> in, out;
   std::vector<size_t> inBytes, outBytes;
   std::vector<std::vector<int64_t>> outShapes;
   std::unique_ptr<Ort::IoBinding> binding;
-  std::mutex mu;
 };
 
 // The shared state of one session: the JS object and the runs in flight hold it, so a release while a run is on
@@ -180,7 +179,9 @@ struct State {
   CudaRuntime cuda;
   std::unique_ptr<Ort::MemoryInfo> cudaMem;
   std::unique_ptr<Ort::Allocator> cudaAlloc;
-  std::mutex slotsMu;
+  // One bound run at a time: a shape's buffers are its graph's, and ONNX Runtime captures one graph at a time.
+  std::mutex runMu;
+  bool graphFailed = false;
   std::map<std::string, std::unique_ptr<GraphSlot>> slots;
 
   // Host buffers (fixedBuffers) on 64-byte lines, as ONNX Runtime's own CPU allocations are.
@@ -324,22 +325,23 @@ class CreateWorker : public Napi::AsyncWorker {
       if (opts_.cudaGraph && !cuda) state_->cudaGraphNote = "CUDA graphs need the cuda provider";
       if (graph) {
         // ONNX Runtime refuses graphs for a model with a node it leaves on the CPU: then it runs without.
+        // Anything short of a session with its card allocator makes a session without graphs: the model still runs
+        // on its card, and says why.
         try {
           state_->session = make(true);
           state_->cuda = FindCudaRuntime();
-          if (!state_->cuda.ok()) {
-            state_->cudaGraphNote = "the CUDA runtime the provider loaded was not found (libcudart)";
-            state_->session.reset();
-          }
+          if (!state_->cuda.ok()) throw std::runtime_error("the CUDA runtime the provider loaded was not found (libcudart)");
+          state_->cudaMem = std::make_unique<Ort::MemoryInfo>("Cuda", OrtDeviceAllocator, opts_.device, OrtMemTypeDefault);
+          state_->cudaAlloc = std::make_unique<Ort::Allocator>(*state_->session, *state_->cudaMem);
+          state_->cudaGraph = state_->bound = true;
         } catch (const std::exception& e) {
           state_->cudaGraphNote = std::string("refused: ") + e.what();
+          state_->cudaAlloc.reset();
+          state_->cudaMem.reset();
+          state_->session.reset();
         }
       }
-      if (state_->session) {
-        state_->cudaGraph = state_->bound = true;
-        state_->cudaMem = std::make_unique<Ort::MemoryInfo>("Cuda", OrtDeviceAllocator, opts_.device, OrtMemTypeDefault);
-        state_->cudaAlloc = std::make_unique<Ort::Allocator>(*state_->session, *state_->cudaMem);
-      } else {
+      if (!state_->session) {
         state_->session = make(false);
         if (opts_.fixedBuffers && !cuda) {
           state_->bound = true;
@@ -405,7 +407,26 @@ class RunWorker : public Napi::AsyncWorker {
 
   void Execute() override {
     try {
-      if (state_->bound) return RunGraph();
+      if (state_->bound && !state_->graphFailed) {
+        std::lock_guard<std::mutex> lock(state_->runMu);
+        if (!state_->graphFailed) {
+          try {
+            return RunGraph();
+          } catch (const std::exception& e) {
+            // Not on the CPU (fixedBuffers is a test; its errors are the run's). On the card the session goes on
+            // without graphs: this run and the later ones as plain runs.
+            if (!state_->cudaGraph) throw;
+            state_->graphFailed = true;
+            state_->cudaGraphNote = std::string("failed at a run, runs without since: ") + e.what();
+            out_.clear();
+          }
+        }
+      }
+      Ort::RunOptions plain{nullptr};
+      if (state_->cudaGraph) {
+        plain = Ort::RunOptions();
+        plain.AddConfigEntry("gpu_graph_id", "-1");
+      }
       Ort::MemoryInfo cpu = Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeDefault);
       std::vector<Ort::Value> in;
       std::vector<const char*> inNames, outNames;
@@ -414,7 +435,7 @@ class RunWorker : public Napi::AsyncWorker {
         inNames.push_back(f.name.c_str());
       }
       for (auto& n : fetch_) outNames.push_back(n.c_str());
-      std::vector<Ort::Value> values = state_->session->Run(Ort::RunOptions{nullptr}, inNames.data(), in.data(),
+      std::vector<Ort::Value> values = state_->session->Run(plain, inNames.data(), in.data(),
                                                             in.size(), outNames.data(), outNames.size());
       for (size_t i = 0; i < values.size(); i++) {
         Out o;
@@ -476,14 +497,9 @@ class RunWorker : public Napi::AsyncWorker {
       for (auto d : f.dims) key += std::to_string(d) + ",";
       key += ";";
     }
-    GraphSlot* slot;
-    {
-      std::lock_guard<std::mutex> lock(st.slotsMu);
-      auto it = st.slots.find(key);
-      if (it == st.slots.end()) it = st.slots.emplace(key, MakeSlot(static_cast<int>(st.slots.size()))).first;
-      slot = it->second.get();
-    }
-    std::lock_guard<std::mutex> lock(slot->mu);
+    auto it = st.slots.find(key);
+    if (it == st.slots.end()) it = st.slots.emplace(key, MakeSlot(static_cast<int>(st.slots.size()))).first;
+    GraphSlot* slot = it->second.get();
     const CudaRuntime& cu = st.cuda;
     if (cu.setDevice(st.device) != 0) throw std::runtime_error("cudaSetDevice failed");
     for (size_t i = 0; i < st.inputs.size(); i++) {
