@@ -175,7 +175,7 @@ fi
 log "sightflow's in-process ceiling on the native engine"
 native_rows=(--dequantize --fp16 "${only[@]}")
 [[ -n "$gpu" ]] && native_rows=(--dequantize --fp16 --gpu-only --sessions 1)
-[[ $dry == 1 ]] && native_rows=(--models-only centernet-coco)
+[[ $dry == 1 ]] && native_rows=(--models-only centernet-coco --native-checks)
 if [[ ! -f native/build-ort/sightflow_ort.node ]]; then
   echo '{"error": "the native engine is not in the bundle (scripts/device-bundle.sh builds it)"}' > "$work/native.json"
 elif (( $(date +%s) - t0 > 240 )) && [[ $dry == 0 ]]; then

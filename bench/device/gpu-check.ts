@@ -240,7 +240,7 @@ function report(work: string, outDir: string): void {
   for (const model of new Set(routes.map((x) => x.model as string))) {
     const mine = routes.filter((x) => x.model === model);
     lines.push(
-      `- ${model} on the native engine against the binding: ${mine.map((x) => `${x.providers} ${x.sessions} session(s) batch ${x.batch} ${x.native}/${x.binding} images/s = ${x.ratio}x`).join('; ')}`,
+      `- ${model} on the native engine against the binding: ${mine.map((x) => `${x.providers} ${x.sessions} session(s) batch ${x.batch} ${x.native}/${x.binding} images/s = ${x.ratio}x${nativeChecksText(x)}`).join('; ')}`,
     );
   }
   for (const [model, note] of new Set(
@@ -482,6 +482,17 @@ function sideBySide(
   return out;
 }
 
+/** A native row's checks: its answer after the timed runs against its first, and against the CPU's. */
+function nativeChecksText(x: Record<string, any>): string {
+  const parts: string[] = [];
+  if (x.again_same !== undefined)
+    parts.push(x.again_same ? 'same answer after its runs' : 'ANSWER CHANGED after its runs');
+  const d = x.vs_cpu?.detections;
+  if (d) parts.push(`against the CPU ${d.matched}/${d.detections} boxes (least IoU ${d.min_iou})`);
+  else if (x.vs_cpu?.rel_l2 !== undefined) parts.push(`against the CPU relative L2 ${x.vs_cpu.rel_l2}`);
+  return parts.length ? ` (${parts.join(', ')})` : '';
+}
+
 /** Each native engine row (providers `<list> [native...]`) beside the binding's row of the same model, providers, sessions and batch. */
 function nativeAgainstBinding(rows: Array<Record<string, any>>): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
@@ -500,6 +511,8 @@ function nativeAgainstBinding(rows: Array<Record<string, any>>): Array<Record<st
       binding: b.images_per_s,
       native: n.images_per_s,
       ratio: +(n.images_per_s / b.images_per_s).toFixed(2),
+      ...(n.again_same !== undefined ? { again_same: n.again_same } : {}),
+      ...(n.vs_cpu ? { vs_cpu: n.vs_cpu } : {}),
     });
   }
   return out;

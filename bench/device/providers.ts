@@ -29,7 +29,9 @@
 // --engine native runs every row's sessions on the native ONNX Runtime engine (src/inference/native-session.ts:
 // TensorRT in FP16 with its caches, the CUDA provider's settings), its providers column marked `[native]`;
 // --cuda-graphs adds CUDA graphs on the CUDA provider (`[native, CUDA graphs]` where the session replays them;
-// a session that cannot says why in the row's `cuda_graph_note`).
+// a session that cannot says why in the row's `cuda_graph_note`). Each native row on a card also answers the photo
+// once more after its timed runs (`again_same`) and sets its answer against the CPU's through the binding
+// (`vs_cpu`); --native-checks does both on the CPU too.
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { availableParallelism } from 'node:os';
@@ -91,6 +93,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === 'uint8') out.uint8 = true;
     else if (k === 'fp16') out.fp16 = true;
     else if (k === 'cuda-graphs') out.cudaGraphs = true;
+    else if (k === 'native-checks') nativeChecksOnCpu = true;
     else if (k === 'engine' && (v === 'binding' || v === 'native')) out.engine = v;
     else if (k === 'engine') throw new Error(`--engine takes binding or native, not ${v}`);
     else if (k === 'batch' && v)
@@ -154,6 +157,10 @@ interface BatchRow extends Row {
   /** Blank images a call added to reach a batch size the session keeps to. */
   padded_per_call?: number;
   refused?: string;
+  /** Native engine on a card: the photo answered the same after the timed runs as before them. */
+  again_same?: boolean;
+  /** Native engine on a card: the photo's answer against the CPU's (boxes as a set, else the relative L2). */
+  vs_cpu?: { detections?: ReturnType<typeof compareDetections>; rel_l2?: number };
 }
 
 /** A real photo's input tensor written beside the model by bench/device/inputs.ts, when the bundle has one. */
@@ -215,6 +222,8 @@ const runtime = (providers: string[], threads: number, sessions: number, more: R
 
 /** The engine every row runs on (--engine native); unset: the binding. */
 let engine: EngineSettings | undefined;
+/** --native-checks: the native rows' checks on the CPU too (the dry run's, so they cannot rot). */
+let nativeChecksOnCpu = false;
 
 /** Where a session ran: its providers, marked with the native engine and its CUDA graphs where they ran there. */
 function ranOn(loaded: LoadedModel): string {
@@ -401,10 +410,27 @@ async function measureBatch(
     const runs0 = h.stats.runs;
     const padded0 = h.stats.padded;
     const { lat, done, wall } = await timedClients(clients, seconds, () => run());
+    // On the native engine on a card: the photo's answer after the timed runs (a CUDA graph replayed many times)
+    // against its first, and that first against the CPU's (the binding on the same graph).
+    let nativeChecks: Pick<BatchRow, 'again_same' | 'vs_cpu'> = {};
+    if (engine && (providers[0] !== 'cpu' || nativeChecksOnCpu)) {
+      const again = (await run())[name]!.data as Float32Array | Float64Array;
+      const boxes = decode !== undefined || (alone.length % 6 === 0 && loaded.outputMetadata[0]?.shape?.at(-1) === 6);
+      const cpu = await cpuAnswer(model, file, float, bytes, half, decode, name, runOpts);
+      nativeChecks = {
+        again_same: boxes
+          ? compareDetections(again, alone).matched === compareDetections(again, alone).detections
+          : maxRelDiff(again as Float32Array, alone as Float32Array) < (half ? 5e-3 : 1e-4),
+        vs_cpu: boxes
+          ? { detections: compareDetections(alone, cpu) }
+          : { rel_l2: +maxRelDiff(alone as Float32Array, cpu as Float32Array).toExponential(2) },
+      };
+    }
     return {
       model,
       providers: ranOn(loaded),
       ...graphNote(loaded),
+      ...nativeChecks,
       threads,
       sessions,
       clients,
@@ -421,6 +447,43 @@ async function measureBatch(
       first_batch_ms: firstBatchMs === null ? null : +firstBatchMs.toFixed(1),
       ...(h.batchRefused ? { refused: h.batchRefused } : {}),
     };
+  } finally {
+    await rt.release();
+  }
+}
+
+/** The photo's answer on the CPU through the binding, once per graph variant (the native rows' reference). */
+const cpuAnswers = new Map<string, Float32Array | Float64Array>();
+async function cpuAnswer(
+  model: string,
+  file: string,
+  float: boolean,
+  bytes: Uint8Preprocess | undefined,
+  half: boolean,
+  decode: Decode | undefined,
+  name: string,
+  runOpts: object,
+): Promise<Float32Array | Float64Array> {
+  const key = `${model}\u0000${file}`;
+  const known = cpuAnswers.get(key);
+  if (known) return known;
+  const rt = runtime(['cpu'], availableParallelism(), 1, {
+    engine: undefined,
+    dequantize: float ? 'on' : 'off',
+    uint8Input: bytes ? 'on' : 'off',
+    fp16: half ? 'on' : 'off',
+    reduceYoloOutput: decode?.reduce ?? false,
+  });
+  try {
+    const h = rt.register({ id: model, load: async () => file, float16: half, detector: !!decode });
+    if (bytes) h.offerBytesInput(bytes);
+    const { loaded, meta, dims } = await firstInput(model, h);
+    const d = bytes ? photoBytes(file, dims) : (photoInput(file, dims) ?? input(dims));
+    const t = d instanceof Uint8Array ? new Tensor('uint8', d, dims) : new Tensor('float32', d, dims);
+    const out = await h.run({ [meta.name]: t }, undefined, {}, decode ? runOpts : {});
+    const answer = out[decode ? name : loaded.outputNames[0]!]!.data as Float32Array | Float64Array;
+    cpuAnswers.set(key, answer);
+    return answer;
   } finally {
     await rt.release();
   }

@@ -122,6 +122,10 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   );
   assert.equal(nativeRows[0]!.same_as_alone, true, 'a batch on the native engine answers what a run alone does');
   assert.equal(nativeRows[0]!.cuda_graph_note, undefined, 'no CUDA graphs are asked of the CPU');
+  // Its checks (on a card: after a CUDA graph's replays, and against the CPU's answer through the binding).
+  assert.equal(nativeRows[0]!.again_same, true, 'the photo answered the same after the timed runs');
+  const vsCpu = nativeRows[0]!.vs_cpu.detections;
+  assert.ok(vsCpu.detections > 0 && vsCpu.matched === vsCpu.detections, JSON.stringify(vsCpu));
   assert.deepEqual(
     (r.native_vs_binding as Array<Record<string, any>>).map((x) => `${x.model} ${x.batch} ${x.ratio > 0}`),
     ['centernet-coco 2 true'],
@@ -130,7 +134,7 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   assert.match(table, /\| centernet-coco \| cpu \[native\] \| 2 \| 2 \| [\d.]+ \|/);
   assert.match(
     table,
-    /centernet-coco on the native engine against the binding: cpu \[native\] 2 session\(s\) batch 2 [\d.]+\/[\d.]+ images\/s = /,
+    /centernet-coco on the native engine against the binding: cpu \[native\] 2 session\(s\) batch 2 [\d.]+\/[\d.]+ images\/s = [\d.]+x \(same answer after its runs, against the CPU (\d+)\/\1 boxes/,
   );
   assert.match(table, /yolov8n-int8 decoded from its reduced output against its whole output: cpu 2 session/);
   assert.match(table, /unbatched: centernet-coco on cpu, 1 session\(s\), 1 client\(s\)/);
