@@ -63,6 +63,11 @@ export interface GraphSettings {
   float16: boolean;
   /** The graph's declared inputs or outputs include float16 (it was exported in float16). */
   float16Io?: boolean;
+  /**
+   * The session's engine runs the graph in FP16 itself (TensorRT on the native engine, as trtexec --fp16 does):
+   * the graph stays float32 for it to choose each layer's precision, an export in float16 made float32 throughout.
+   */
+  engineFp16?: boolean;
   /** A detector's preprocessing, where known. */
   pre?: Uint8Preprocess;
   /** A detector's outputs that may be YOLOv8 or YOLOv5 outputs (best-class-output.ts, twinForm). */
@@ -76,7 +81,7 @@ export interface GraphSettings {
  */
 export function graphPlan(s: GraphSettings): GraphPlan {
   const plan: GraphPlan = {};
-  const fp16 = rewriteApplies(s.fp16, s.providers);
+  const fp16 = rewriteApplies(s.fp16, s.providers) && !s.engineFp16;
   // An export in float16 keeps its float16 where float16 applies (it needs no float16 rewrite then), and is
   // float32 throughout elsewhere.
   if (s.float16Io) plan.float16Export = fp16 ? 'edges' : 'widen';

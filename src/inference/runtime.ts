@@ -553,6 +553,11 @@ export class InferenceRuntime {
     }
   }
 
+  /** Whether TensorRT runs these providers' graphs in FP16 itself: the native engine, TensorRT first, FP16 applying. */
+  engineFp16(eps: readonly string[]): boolean {
+    return this.engine.kind === 'native' && eps[0] === 'tensorrt' && rewriteApplies(this.fp16, eps);
+  }
+
   /** The native engine's options for a session on these providers; unset on the binding. */
   private async nativeEngine(eps: readonly string[], maxBatch: number): Promise<NativeEngineOptions | undefined> {
     if (this.engine.kind !== 'native') return undefined;
@@ -562,7 +567,7 @@ export class InferenceRuntime {
     return {
       path: this.engine.path,
       // TensorRT builds in FP16 where the fp16 setting applies to these providers (auto: any GPU provider).
-      fp16: trt && rewriteApplies(this.fp16, eps),
+      fp16: this.engineFp16(eps),
       cacheDir,
       cudnnSearch: this.engine.cudnnSearch,
       cudaGraph: !!this.engine.cudaGraph && eps[0] === 'cuda',
@@ -890,6 +895,7 @@ export class ModelHandle {
         batchAxis: !this.spec.batch && !!this.spec.dynamicBatch && this.batching.maxBatch > 1,
         float16: !!this.spec.float16,
         float16Io: [...io.inputs, ...io.outputs].some((t) => t.elemType === ELEM_FLOAT16),
+        engineFp16: rt.engineFp16(providers),
         pre: this.bytesPre,
         yoloOutputs:
           this.spec.detector && rt.reduceYoloOutput ? io.outputs.filter(reducibleOutput).map((o) => o.name) : undefined,

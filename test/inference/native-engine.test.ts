@@ -304,6 +304,24 @@ test('TensorRT’s optimisation profile: batch 1 to the most for graphs with a f
   );
 });
 
+test('TensorRT on the native engine takes the float32 graph and builds it in FP16 itself; the binding’s GPU sessions get the float16 graph', async () => {
+  const { graphPlan } = await import('../../src/inference/graph-steps.js');
+  const base = { dequantize: 'auto', fp16: 'auto', uint8Input: 'off', batchAxis: false, float16: true } as const;
+  assert.equal(graphPlan({ ...base, providers: ['tensorrt', 'cuda', 'cpu'] }).fp16, true);
+  assert.equal(graphPlan({ ...base, providers: ['cuda', 'cpu'], engineFp16: false }).fp16, true);
+  assert.equal(graphPlan({ ...base, providers: ['tensorrt', 'cuda', 'cpu'], engineFp16: true }).fp16, undefined);
+  assert.equal(
+    graphPlan({ ...base, providers: ['tensorrt', 'cpu'], engineFp16: true, float16Io: true }).float16Export,
+    'widen',
+  );
+  const runtime = (engine: EngineSettings | undefined, fp16: 'auto' | 'off') =>
+    new InferenceRuntime({ providers: ['cpu'], engine, fp16, log: collectingLog() });
+  assert.equal(runtime(NATIVE, 'auto').engineFp16(['tensorrt', 'cuda', 'cpu']), true);
+  assert.equal(runtime(NATIVE, 'off').engineFp16(['tensorrt', 'cuda', 'cpu']), false);
+  assert.equal(runtime(NATIVE, 'auto').engineFp16(['cuda', 'cpu']), false, 'the CUDA provider takes the float16 graph');
+  assert.equal(runtime(undefined, 'auto').engineFp16(['tensorrt', 'cpu']), false, 'the binding cannot ask TensorRT');
+});
+
 test('SIGHTFLOW_INFERENCE_ENGINE=native without a built engine: the runtime is not made, and says how to build it', () => {
   assert.throws(
     () => new InferenceRuntime({ providers: ['cpu'], engine: { ...NATIVE, path: '/nonexistent/sightflow_ort.node' } }),
