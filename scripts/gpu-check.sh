@@ -170,12 +170,11 @@ else
   failed "$work/sightflow.err" > "$work/sightflow.json"; cat "$work/sightflow.err" >&2
 fi
 
-# The same ceiling on the native engine (TensorRT in FP16 with its caches, CUDA graphs on the CUDA provider), one
-# session a row and no bytes-input rows: which route reaches the card, beside the binding's rows above.
+# The same ceiling on the native engine (TensorRT in FP16 with its caches, CUDA graphs on the CUDA provider), each
+# model only as a GPU server runs it (--server-rows): which route reaches the card, beside the binding's rows above.
 log "sightflow's in-process ceiling on the native engine"
-native_rows=(--dequantize --fp16 "${only[@]}")
-[[ -n "$gpu" ]] && native_rows=(--dequantize --fp16 --gpu-only --sessions 1)
-[[ $dry == 1 ]] && native_rows=(--models-only centernet-coco --native-checks)
+native_rows=(--server-rows --dequantize --fp16 --uint8 "${only[@]}")
+[[ $dry == 1 ]] && native_rows+=(--models-only centernet-coco --native-checks)
 if [[ ! -f native/build-ort/sightflow_ort.node ]]; then
   echo '{"error": "the native engine is not in the bundle (scripts/device-bundle.sh builds it)"}' > "$work/native.json"
 elif (( $(date +%s) - t0 > 240 )) && [[ $dry == 0 ]]; then

@@ -32,6 +32,8 @@
 // a session that cannot says why in the row's `cuda_graph_note`). Each native row on a card also answers the photo
 // once more after its timed runs (`again_same`) and sets its answer against the CPU's through the binding
 // (`vs_cpu`); --native-checks does both on the CPU too.
+// --server-rows keeps only each model's rows as a GPU server runs it (with --dequantize --fp16 --uint8 --batch: the
+// graph made float, in float16, taking bytes, decoded in the worker), not the rows of each step.
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { availableParallelism } from 'node:os';
@@ -60,6 +62,7 @@ interface Args {
   fp16: boolean;
   engine: 'binding' | 'native';
   cudaGraphs: boolean;
+  serverRows: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -74,6 +77,7 @@ function parseArgs(argv: string[]): Args {
     fp16: false,
     engine: 'binding',
     cudaGraphs: false,
+    serverRows: false,
   };
   for (let i = 0; i < argv.length; i++) {
     let [k, v] = argv[i]!.replace(/^--/, '').split('=');
@@ -94,6 +98,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === 'fp16') out.fp16 = true;
     else if (k === 'cuda-graphs') out.cudaGraphs = true;
     else if (k === 'native-checks') nativeChecksOnCpu = true;
+    else if (k === 'server-rows') out.serverRows = true;
     else if (k === 'engine' && (v === 'binding' || v === 'native')) out.engine = v;
     else if (k === 'engine') throw new Error(`--engine takes binding or native, not ${v}`);
     else if (k === 'batch' && v)
@@ -567,6 +572,7 @@ async function main(): Promise<void> {
     if (r && !r.ok) console.log(`${model}: its graph stays int8 (${r.reason}), no float rows`);
     for (const float of r?.ok && r.changed ? [false, true] : [false]) {
       const name = float ? `${model} (float)` : model;
+      if (args.serverRows) continue;
       await measureModel(args, name, file, float, { rows, batchRows, checks });
       if (!args.fp16) continue;
       const h = withFloat16(float && r?.ok ? r.bytes : new Uint8Array(readFileSync(file)));
@@ -590,7 +596,7 @@ async function main(): Promise<void> {
       const d = decodeFor(file);
       const lists = { rows, batchRows, checks };
       await measureModel(args, `${model} (${steps}, decoded)`, file, !!made, lists, pre, half, { ...d, reduce: true });
-      if (d.reducible)
+      if (d.reducible && !args.serverRows)
         await measureModel(args, `${model} (${steps}, decoded, whole output)`, file, !!made, lists, pre, half, {
           ...d,
           reduce: false,

@@ -118,7 +118,7 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   const nativeRows = r.native.batch_rows as Array<Record<string, any>>;
   assert.deepEqual(
     nativeRows.map((x) => `${x.model} ${x.providers} ${x.batch}`),
-    ['centernet-coco cpu [native] 2'],
+    ['centernet-coco (fp16, uint8, decoded) cpu [native] 2'],
   );
   assert.equal(nativeRows[0]!.same_as_alone, true, 'a batch on the native engine answers what a run alone does');
   assert.equal(nativeRows[0]!.cuda_graph_note, undefined, 'no CUDA graphs are asked of the CPU');
@@ -128,13 +128,13 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   assert.ok(vsCpu.detections > 0 && vsCpu.matched === vsCpu.detections, JSON.stringify(vsCpu));
   assert.deepEqual(
     (r.native_vs_binding as Array<Record<string, any>>).map((x) => `${x.model} ${x.batch} ${x.ratio > 0}`),
-    ['centernet-coco 2 true'],
+    ['centernet-coco (fp16, uint8, decoded) 2 true'],
   );
   const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
-  assert.match(table, /\| centernet-coco \| cpu \[native\] \| 2 \| 2 \| [\d.]+ \|/);
+  assert.match(table, /\| centernet-coco \(fp16, uint8, decoded\) \| cpu \[native\] \| 2 \| 2 \| [\d.]+ \|/);
   assert.match(
     table,
-    /centernet-coco on the native engine against the binding: cpu \[native\] 2 session\(s\) batch 2 [\d.]+\/[\d.]+ images\/s = [\d.]+x \(same answer after its runs, against the CPU (\d+)\/\1 boxes/,
+    /centernet-coco \(fp16, uint8, decoded\) on the native engine against the binding: cpu \[native\] 2 session\(s\) batch 2 [\d.]+\/[\d.]+ images\/s = [\d.]+x \(same answer after its runs, against the CPU (\d+)\/\1 boxes/,
   );
   assert.match(table, /yolov8n-int8 decoded from its reduced output against its whole output: cpu 2 session/);
   assert.match(table, /unbatched: centernet-coco on cpu, 1 session\(s\), 1 client\(s\)/);
@@ -145,7 +145,7 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   );
   assert.match(
     table,
-    /centernet-coco: in-process ceiling [\d.]+ images\/s \(cpu( \[native\])?, 2 session\(s\), batch 2\), reference [\d.]+ at batch 2: [\d.]+ of it/,
+    /centernet-coco: in-process ceiling [\d.]+ images\/s \(cpu, 2 session\(s\), batch 2\), reference [\d.]+ at batch 2: [\d.]+ of it/,
   );
   assert.ok(r.ceilings['centernet-coco'].sightflow.images_per_s > 0);
   assert.match(
