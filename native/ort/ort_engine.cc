@@ -597,6 +597,15 @@ class RunWorker : public Napi::AsyncWorker {
   std::vector<Out> out_;
 };
 
+// Where a typed array's elements start, whether its memory is an ArrayBuffer or a SharedArrayBuffer (the runtime's
+// inputs are often shared memory).
+void* ViewData(Napi::Env env, const Napi::TypedArray& a) {
+  void* data = nullptr;
+  if (napi_get_typedarray_info(env, a, nullptr, nullptr, &data, nullptr, nullptr) != napi_ok)
+    throw Coded(env, "INVALID_ARG", "Expected a readable typed array");
+  return data;
+}
+
 std::vector<int64_t> Dims(Napi::Env env, const Napi::Value& v, const std::string& what) {
   if (!v.IsArray()) throw Coded(env, "INVALID_ARG", "Expected array of dimensions for " + what);
   Napi::Array a = v.As<Napi::Array>();
@@ -634,7 +643,7 @@ Napi::Value SessionWrap::Run(const Napi::CallbackInfo& info) {
     for (auto d : f.dims) count *= static_cast<size_t>(d);
     if (count * et->bytes != f.bytes)
       throw Coded(env, "INVALID_ARG", "Expected " + std::to_string(count * et->bytes) + " bytes for feed " + name);
-    f.data = static_cast<uint8_t*>(arr.ArrayBuffer().Data()) + arr.ByteOffset();
+    f.data = ViewData(env, arr);
     keep.Set(name, data);
     list.push_back(std::move(f));
   }
@@ -664,7 +673,7 @@ Napi::Value CreateSession(const Napi::CallbackInfo& info) {
   if (info[0].IsString()) path = info[0].As<Napi::String>().Utf8Value();
   else if (info[0].IsTypedArray()) {
     Napi::TypedArray a = info[0].As<Napi::TypedArray>();
-    const uint8_t* p = static_cast<const uint8_t*>(a.ArrayBuffer().Data()) + a.ByteOffset();
+    const uint8_t* p = static_cast<const uint8_t*>(ViewData(env, a));
     bytes.assign(p, p + a.ByteLength());
   } else throw Coded(env, "INVALID_ARG", "Expected a path or bytes for source");
   if (path.empty() && bytes.empty()) throw Coded(env, "INVALID_ARG", "Expected a non-empty path or bytes for source");
