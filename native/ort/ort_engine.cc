@@ -20,6 +20,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -181,7 +182,10 @@ struct State {
   std::unique_ptr<Ort::Allocator> cudaAlloc;
   // One bound run at a time: a shape's buffers are its graph's, and ONNX Runtime captures one graph at a time.
   std::mutex runMu;
-  bool graphFailed = false;
+  // Set when a bound run failed: the session runs plain runs since (read before taking runMu).
+  std::atomic<bool> graphFailed{false};
+  // cudaGraphNote once the session is made: written when a bound run fails, read by graphStatus() on the JS thread.
+  std::mutex noteMu;
   std::map<std::string, std::unique_ptr<GraphSlot>> slots;
 
   // Host buffers (fixedBuffers) on 64-byte lines, as ONNX Runtime's own CPU allocations are.
@@ -246,7 +250,8 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Session",
-                       {InstanceMethod<&SessionWrap::Run>("run"), InstanceMethod<&SessionWrap::Release>("release")});
+                       {InstanceMethod<&SessionWrap::Run>("run"), InstanceMethod<&SessionWrap::Release>("release"),
+                        InstanceMethod<&SessionWrap::GraphStatus>("graphStatus")});
   }
   explicit SessionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SessionWrap>(info) {}
   std::shared_ptr<State> state;
@@ -256,6 +261,18 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
   Napi::Value Release(const Napi::CallbackInfo& info) {
     state.reset();
     return info.Env().Undefined();
+  }
+  // {cudaGraph, fixedBuffers, note?} now: a bound run that failed turned them off, and the note says why.
+  Napi::Value GraphStatus(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!state) throw Coded(env, "FAILED", "session released");
+    const bool failed = state->graphFailed;
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("cudaGraph", Napi::Boolean::New(env, state->cudaGraph && !failed));
+    o.Set("fixedBuffers", Napi::Boolean::New(env, state->bound && !failed));
+    std::lock_guard<std::mutex> lock(state->noteMu);
+    if (!state->cudaGraphNote.empty()) o.Set("note", state->cudaGraphNote);
+    return o;
   }
 };
 
@@ -407,17 +424,24 @@ class RunWorker : public Napi::AsyncWorker {
 
   void Execute() override {
     try {
+      // The caller's mistakes are the run's errors, never the bound path's.
+      for (const auto& name : fetch_) {
+        bool known = false;
+        for (const auto& o : state_->outputs) known = known || o.name == name;
+        if (!known) throw std::runtime_error("no output named " + name);
+      }
       if (state_->bound && !state_->graphFailed) {
+        for (const auto& i : state_->inputs) FeedFor(i.name);
         std::lock_guard<std::mutex> lock(state_->runMu);
         if (!state_->graphFailed) {
           try {
             return RunGraph();
           } catch (const std::exception& e) {
-            // Not on the CPU (fixedBuffers is a test; its errors are the run's). On the card the session goes on
-            // without graphs: this run and the later ones as plain runs.
-            if (!state_->cudaGraph) throw;
-            state_->graphFailed = true;
+            // The session goes on without its bound path (on a card: without graphs), this run and the later
+            // ones as plain runs, and graphStatus() says why.
+            std::lock_guard<std::mutex> note(state_->noteMu);
             state_->cudaGraphNote = std::string("failed at a run, runs without since: ") + e.what();
+            state_->graphFailed = true;
             out_.clear();
           }
         }

@@ -24,6 +24,11 @@ export interface EngineSettings {
   cudnnSearch: 'exhaustive' | 'heuristic' | 'default';
   /** On the CUDA provider, each input shape's run captured as a CUDA graph and replayed. */
   cudaGraph?: boolean;
+  /**
+   * For tests: the CUDA graph path's buffers, binding and copies in host memory on the CPU, reported as its CUDA
+   * graphs are (the path's failures and what the runtime makes of them, where no card is).
+   */
+  fixedBuffers?: boolean;
 }
 
 /** What a session needs of the native engine besides the providers, device and threads every session has. */
@@ -39,6 +44,8 @@ export interface NativeEngineOptions {
   cudaGraph: boolean;
   /** The most rows a run of this session carries (a batched model's largest batch): TensorRT's profile covers 1 to it. */
   maxBatch?: number;
+  /** EngineSettings.fixedBuffers, on the CPU. */
+  fixedBuffers?: boolean;
 }
 
 /** What the session worker calls, onnxruntime-node's InferenceSession and a native session alike. */
@@ -52,6 +59,8 @@ export interface EngineSession {
   release(): Promise<void>;
   /** The native engine's: whether CUDA graphs were asked for and replay, and why not. */
   readonly cudaGraph?: { on: boolean; note?: string };
+  /** The native engine's: CUDA graphs that stopped since the last call (a run on them failed), once. */
+  takeGraphChange?(): { on: boolean; note?: string } | undefined;
 }
 
 interface RawTensor {
@@ -68,6 +77,8 @@ interface RawSession {
   cudaGraphNote?: string;
   /** Runs go through each input shape's fixed buffers and binding (CUDA graphs, or fixedBuffers). */
   fixedBuffers: boolean;
+  /** The same now: a bound run that failed turned them off (the session runs plain runs since), and why. */
+  graphStatus(): { cudaGraph: boolean; fixedBuffers: boolean; note?: string };
   run(
     feeds: Record<string, { type: string; dims: readonly number[]; data: unknown }>,
     fetch?: string[],
@@ -134,12 +145,17 @@ class NativeSession implements EngineSession {
   readonly outputNames: readonly string[];
   readonly inputMetadata: readonly ort.InferenceSession.ValueMetadata[];
   readonly outputMetadata: readonly ort.InferenceSession.ValueMetadata[];
-  readonly cudaGraph?: { on: boolean; note?: string };
+  cudaGraph?: { on: boolean; note?: string };
+  private changed = false;
   constructor(
     private readonly raw: RawSession,
     askedGraph: boolean,
+    private readonly hostBuffers: boolean,
   ) {
-    if (askedGraph) this.cudaGraph = { on: raw.cudaGraph, ...(raw.cudaGraphNote ? { note: raw.cudaGraphNote } : {}) };
+    if (askedGraph || hostBuffers) {
+      const on = hostBuffers ? raw.fixedBuffers : raw.cudaGraph;
+      this.cudaGraph = { on, ...(raw.cudaGraphNote ? { note: raw.cudaGraphNote } : {}) };
+    }
     this.inputNames = raw.inputNames;
     this.outputNames = raw.outputNames;
     this.inputMetadata = raw.inputMetadata;
@@ -147,6 +163,13 @@ class NativeSession implements EngineSession {
   }
   async run(feeds: Record<string, ort.Tensor>, fetch?: readonly string[]): Promise<ort.InferenceSession.ReturnType> {
     const out = await this.raw.run(feeds, fetch ? [...fetch] : undefined);
+    if (this.cudaGraph?.on) {
+      const now = this.raw.graphStatus();
+      if (!(this.hostBuffers ? now.fixedBuffers : now.cudaGraph)) {
+        this.cudaGraph = { on: false, ...(now.note ? { note: now.note } : {}) };
+        this.changed = true;
+      }
+    }
     // The engine's answers are copies this thread owns; as Tensors they read as the binding's do.
     const tensors: Record<string, ort.Tensor> = {};
     for (const [k, t] of Object.entries(out)) tensors[k] = new ort.Tensor(t.type, t.data as never, t.dims);
@@ -154,6 +177,11 @@ class NativeSession implements EngineSession {
   }
   async release(): Promise<void> {
     this.raw.release();
+  }
+  takeGraphChange(): { on: boolean; note?: string } | undefined {
+    if (!this.changed) return undefined;
+    this.changed = false;
+    return this.cudaGraph;
   }
 }
 
@@ -199,7 +227,8 @@ export async function createNativeSession(
     cacheDir: engine.cacheDir,
     cudnnSearch: engine.cudnnSearch.toUpperCase(),
     cudaGraph: engine.cudaGraph,
+    fixedBuffers: engine.fixedBuffers,
     ...(trtProfile ? { trtProfile } : {}),
   });
-  return new NativeSession(raw, engine.cudaGraph);
+  return new NativeSession(raw, engine.cudaGraph, !!engine.fixedBuffers && !providers.some((p) => p !== 'cpu'));
 }

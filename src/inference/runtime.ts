@@ -572,6 +572,7 @@ export class InferenceRuntime {
       cudnnSearch: this.engine.cudnnSearch,
       cudaGraph: !!this.engine.cudaGraph && eps[0] === 'cuda',
       maxBatch,
+      ...(this.engine.fixedBuffers ? { fixedBuffers: true } : {}),
     };
   }
 
@@ -1163,6 +1164,20 @@ export class ModelHandle {
     };
   }
 
+  /**
+   * A session whose CUDA graphs stopped at a run (the native engine goes on with plain runs on its card): its
+   * serving state says so from now, and the log says why, once.
+   */
+  private graphChanged(l: Loaded): void {
+    const change = l.worker.takeGraphChange(this.sessionName);
+    if (!change) return;
+    l.model.cudaGraph = change;
+    this.runtime.warn(
+      { model: this.spec.id, device: l.model.device, reason: change.note },
+      `model ${this.spec.id}: CUDA graphs stopped; its session runs without them: ${change.note ?? 'no reason given'}`,
+    );
+  }
+
   /** Session runs and the inputs they carried (runs < items when micro-batching merged some). */
   readonly stats = { runs: 0, items: 0, padded: 0 };
 
@@ -1188,6 +1203,7 @@ export class ModelHandle {
         transfer,
       );
       observeExecution(this.spec.id, items, performance.now() - t0);
+      this.graphChanged(replica.loaded!);
     } finally {
       this.replicas.release(replica);
     }
@@ -1257,6 +1273,7 @@ export class ModelHandle {
         transfer,
       );
       observeExecution(this.spec.id, items.length, performance.now() - t0, pad);
+      this.graphChanged(replica.loaded!);
     } finally {
       this.replicas.release(replica);
     }

@@ -27,6 +27,15 @@ function workerEntry(): { url: URL; execArgv: string[] } {
 export class SessionWorker {
   readonly thread: Worker;
   private readonly pending = new Map<number, Pending>();
+  /** Per model, its session's CUDA graphs that stopped at a run and were not taken yet (takeGraphChange). */
+  private readonly graphChanges = new Map<string, { on: boolean; note?: string }>();
+
+  /** A model's CUDA graphs that stopped at a run of this worker since the last call, once. */
+  takeGraphChange(model: string): { on: boolean; note?: string } | undefined {
+    const c = this.graphChanges.get(model);
+    if (c) this.graphChanges.delete(model);
+    return c ? { on: c.on, ...(c.note ? { note: c.note } : {}) } : undefined;
+  }
   private nextCall = 1;
   private closing = false;
   private exited = false;
@@ -39,6 +48,7 @@ export class SessionWorker {
     this.thread = new Worker(entry.url, { execArgv: entry.execArgv, name: `sightflow-inference:${name}` });
     this.thread.unref();
     this.thread.on('message', (m: FromWorker) => {
+      if (m.ok && m.cudaGraph) this.graphChanges.set(m.cudaGraph.model, m.cudaGraph);
       const p = this.pending.get(m.call);
       if (!p) return;
       this.settled(m.call);

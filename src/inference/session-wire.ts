@@ -76,7 +76,15 @@ export interface BatchItem {
   decode?: WorkerDecode;
 }
 
-export type FromWorker = { call: number; ok: true; value: unknown } | { call: number; ok: false; message: string };
+export type FromWorker =
+  | {
+      call: number;
+      ok: true;
+      value: unknown;
+      /** A session's CUDA graphs that stopped at this run (the native engine): the runtime records and logs it. */
+      cudaGraph?: { model: string; on: boolean; note?: string };
+    }
+  | { call: number; ok: false; message: string };
 
 type Viewish = { buffer: ArrayBufferLike; byteOffset: number; byteLength: number };
 

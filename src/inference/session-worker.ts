@@ -27,7 +27,10 @@ const ownOutputs = new Map<string, string[] | undefined>();
 /** Per model and input, the memory a shared input is copied into (a run that finds it held copies into its own). */
 const scratch = new Map<string, { buf?: ArrayBufferView; busy: boolean }>();
 
-async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
+/** What a run tells besides its answer: a session's CUDA graphs that stopped (takeGraphChange). */
+type Told = { cudaGraph?: { model: string; on: boolean; note?: string } };
+
+async function handle(m: ToWorker, transfer: ArrayBuffer[], told: Told): Promise<unknown> {
   switch (m.op) {
     case 'load': {
       const session = m.engine
@@ -77,6 +80,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         out = fetch ? await session.run(feeds, fetch) : await session.run(feeds);
       } finally {
         for (const r of releases) r();
+        tellGraphChange(session, m.model, told);
       }
       // A detector's raw output (a YOLOv8's runs to megabytes) is decoded here and only its boxes cross: a new
       // large buffer on the main thread each run made V8 run a full collection of the main heap about
@@ -111,6 +115,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[]): Promise<unknown> {
         out = fetch ? await session.run(feeds, fetch) : await session.run(feeds);
       } finally {
         for (const r of releases) r();
+        tellGraphChange(session, m.model, told);
       }
       for (const [k, t] of Object.entries(out)) {
         if (t.dims[0] !== total + pad)
@@ -326,10 +331,17 @@ const joinedScratch = new Map<
   }
 >();
 
+/** A native session's CUDA graphs that stopped during this call, for the answer. */
+function tellGraphChange(session: EngineSession, model: string, told: Told): void {
+  const change = session.takeGraphChange?.();
+  if (change) told.cudaGraph = { model, ...change };
+}
+
 port.on('message', (m: ToWorker) => {
   const transfer: ArrayBuffer[] = [];
-  handle(m, transfer).then(
-    (value) => port.postMessage({ call: m.call, ok: true, value } satisfies FromWorker, transfer),
+  const told: Told = {};
+  handle(m, transfer, told).then(
+    (value) => port.postMessage({ call: m.call, ok: true, value, ...told } satisfies FromWorker, transfer),
     (e: unknown) =>
       port.postMessage({
         call: m.call,

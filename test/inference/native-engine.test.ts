@@ -21,6 +21,7 @@ import {
   type EngineSettings,
 } from '../../src/inference/native-session.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
+import { Tensor } from '../../src/inference/runtime.js';
 import { affineModel, collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 import { assertSameBoxes } from '../helpers/detection-twins.js';
 
@@ -262,22 +263,65 @@ test('the CUDA graph path’s fixed buffers and binding, run in host memory: a b
   assert.deepEqual((await bound.run({ images: batchOf([inputs[0]!]) })).detections!.dims, [1, 100, 6]);
 });
 
-test('the fixed-buffer path refuses an output whose shape only the run knows, in words', async () => {
+/** A graph whose output only the run shapes (NonZero's count), which the bound path cannot bind beforehand. */
+async function nonZeroModel(): Promise<Uint8Array> {
   const { OnnxGraphBuilder, DataType } = await import('../../src/inference/tfjs-import/onnx-builder.js');
   const b = new OnnxGraphBuilder();
   b.node('NonZero', ['x'], ['y']);
-  const model = b.encode({
+  return b.encode({
     name: 'nonzero',
     inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: [1, 4] }],
     outputs: [{ name: 'y', elemType: DataType.INT64, shape: [2, 'n'] }],
   });
-  const s = await loadOrtEngine(DEFAULT_ORT_ENGINE_PATH).createSession(model, {
+}
+
+test('a bound run that fails turns the session to plain runs, which answer; its status says why', async () => {
+  const s = await loadOrtEngine(DEFAULT_ORT_ENGINE_PATH).createSession(await nonZeroModel(), {
     providers: ['cpu'],
     fixedBuffers: true,
   });
+  assert.deepEqual(s.graphStatus(), { cudaGraph: false, fixedBuffers: true });
   const x = { type: 'float32', dims: [1, 4], data: new Float32Array([0, 1, 0, 2]) };
-  await assert.rejects(s.run({ x }), /output y has a shape known only at run time, which a CUDA graph cannot bind/);
+  const out = await s.run({ x });
+  assert.deepEqual(out.y!.dims, [2, 2]);
+  assert.deepEqual([...(out.y!.data as BigInt64Array)], [0n, 0n, 1n, 3n]);
+  const status = s.graphStatus();
+  assert.equal(status.fixedBuffers, false);
+  assert.equal(
+    status.note,
+    'failed at a run, runs without since: output y has a shape known only at run time, which a CUDA graph cannot bind',
+  );
+  assert.deepEqual((await s.run({ x })).y!.dims, [2, 2]);
   s.release();
+  assert.throws(() => s.graphStatus(), /session released/);
+});
+
+test('the runtime records a session whose bound path stopped: its serving state says why, the log says it once', async () => {
+  const log = collectingLog();
+  const runtime = new InferenceRuntime({
+    providers: ['cpu'],
+    intraOpThreads: 1,
+    log,
+    engine: { ...NATIVE, fixedBuffers: true },
+  });
+  try {
+    const model = await nonZeroModel();
+    const h = runtime.register({ id: 'nonzero', load: async () => model });
+    await h.session();
+    assert.deepEqual(h.state().engine, { kind: 'native', cuda_graphs: { on: true } }, 'bound until a run fails');
+    const feeds = { x: new Tensor('float32', new Float32Array([3, 0, 0, 4]), [1, 4]) };
+    const out = await h.run(feeds);
+    assert.deepEqual(out.y!.dims, [2, 2]);
+    assert.deepEqual([...(out.y!.data as BigInt64Array)], [0n, 0n, 0n, 3n]);
+    assert.equal(h.state().engine?.cuda_graphs?.on, false);
+    assert.match(h.state().engine?.cuda_graphs?.note ?? '', /known only at run time/);
+    await h.run(feeds);
+    const warned = log.lines.filter((l) => /CUDA graphs stopped/.test(l.msg));
+    assert.equal(warned.length, 1, JSON.stringify(warned));
+    assert.match(warned[0]!.msg, /^model nonzero: CUDA graphs stopped; its session runs without them: failed at a run/);
+  } finally {
+    await runtime.release();
+  }
 });
 
 test('TensorRT’s optimisation profile: batch 1 to the most for graphs with a free batch axis, none otherwise', async () => {
