@@ -40,7 +40,12 @@ before(async () => {
   });
   const nvml = buildNvmlStub();
   cleanups.push(async () => nvml.remove());
-  t = await startTestApp({ SIGHTFLOW_MODELS_DIR: modelsDir, SIGHTFLOW_NVML_LIBRARY: nvml.library });
+  // On the native engine (the console says so beside a loaded model); everything else here reads the same on either.
+  t = await startTestApp({
+    SIGHTFLOW_MODELS_DIR: modelsDir,
+    SIGHTFLOW_NVML_LIBRARY: nvml.library,
+    SIGHTFLOW_INFERENCE_ENGINE: 'native',
+  });
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: t.url });
   context.setDefaultTimeout(30_000);
@@ -180,6 +185,8 @@ test('Models tab: a model loaded and unloaded on request; a queue depth taken in
   await row.getByText(/^loaded/).waitFor();
   const loaded = await state();
   assert.equal(loaded.state, 'loaded');
+  assert.deepEqual(loaded.engine, { kind: 'native', cuda_graphs: null });
+  await row.getByText(/^native engine, 1\/\d+ sessions/).waitFor();
 
   // A queue depth: the running model takes it, and the notice says so.
   await table.getByRole('button', { name: 'Settings of centernet-coco' }).click();

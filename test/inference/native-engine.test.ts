@@ -2,7 +2,7 @@
 // the binding's own libonnxruntime.so.1, so a session of it answers what the binding's answers, bit for bit, and
 // a detector on it finds the same boxes, alone and batched. Its GPU options (TensorRT FP16 and caches, the cuDNN
 // search) are the GPU check's to measure (docs/capacity.md, "The native engine").
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,10 +10,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ort from 'onnxruntime-node';
 import { BYO_MODELS, byoModelsSkip, byoPath } from '../../eval/byo-dir.js';
-import { writeByoManifest } from '../../src/models/byo-manifest.js';
 import { ModelRegistry } from '../../src/inference/registry.js';
 import { InferenceRuntime } from '../../src/inference/runtime.js';
-import { Detector, modelInput, type RawDetection } from '../../src/detection/detect.js';
+import { type Detector, modelInput, type RawDetection } from '../../src/detection/detect.js';
 import {
   createNativeSession,
   DEFAULT_ORT_ENGINE_PATH,
@@ -24,6 +23,7 @@ import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
 import { Tensor } from '../../src/inference/runtime.js';
 import { affineModel, collectingLog, loadRgb, tempDataDir } from '../helpers/inference.js';
 import { assertSameBoxes } from '../helpers/detection-twins.js';
+import { cpuDetector } from '../helpers/detectors.js';
 
 const PHOTOS = ['000000000025', '000000000034', '000000000071', '000000000081', '000000000094'];
 const NATIVE: EngineSettings = { kind: 'native', tensorrtCacheDir: '', cudnnSearch: 'exhaustive' };
@@ -87,29 +87,14 @@ test('a session of the engine answers what the binding answers, bit for bit, wit
   assert.deepEqual(d.detections!.data, b.detections!.data);
 });
 
-async function detectorWith(
-  t: Parameters<typeof tempDataDir>[0],
+/** A detector on the CPU through this engine (test/helpers/detectors.ts), batched as asked. */
+const detectorWith = (
+  t: TestContext,
   kind: 'binding' | 'native',
   batch = { maxBatch: 1, maxWaitMs: 0 },
   id = 'centernet-coco',
   file?: string,
-) {
-  const dataDir = await tempDataDir(t);
-  if (file) await writeByoManifest(dataDir, { id, task: 'detect', file });
-  const registry = await ModelRegistry.open(dataDir);
-  await registry.prepare(id);
-  const log = collectingLog();
-  const runtime = new InferenceRuntime({
-    providers: ['cpu'],
-    intraOpThreads: 2,
-    sessions: 1,
-    batch,
-    log,
-    engine: kind === 'native' ? NATIVE : undefined,
-  });
-  t.after(() => runtime.release());
-  return { det: await Detector.create(runtime, registry, id), log, runtime };
-}
+) => cpuDetector(t, { batch, ...(kind === 'native' ? { engine: NATIVE } : {}) }, { id, file });
 
 async function boxesOf(det: Detector, images: Awaited<ReturnType<typeof loadRgb>>[], together: boolean) {
   if (together) return Promise.all(images.map((img) => det.detectRaw(img, 0.05)));

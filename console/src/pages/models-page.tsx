@@ -18,6 +18,9 @@ const mb = (n: number | null) => (n === null ? '' : `${Math.round(n / 1048576)} 
 function servingText(m: Model): string {
   const s = m.serving;
   const parts: string[] = [];
+  // The binding is every server's default: only the native engine is worth a word.
+  const g = s.engine?.cuda_graphs;
+  if (s.engine?.kind === 'native') parts.push(`native engine${g ? (g.on ? ', CUDA graphs' : ', no CUDA graphs') : ''}`);
   if (s.sessions) parts.push(`${s.sessions.loaded}/${s.sessions.max} sessions`);
   if (s.batch && s.batch.max_size > 1)
     parts.push(`up to ${s.batch.max_size} a call${s.batch.sizes ? ` (sizes ${s.batch.sizes.join(', ')})` : ''}`);
