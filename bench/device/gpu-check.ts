@@ -359,15 +359,16 @@ function cardBusy(g: Record<string, any> | null | undefined): string {
   return `${Math.round(g.utilization_mean * 100)}%, ${Math.round(g.utilization_max * 100)}%`;
 }
 
-/** A server's batch sizes and its first session's warm-up (each size's first run, at load), as it reports them. */
-/** The native engine and its CUDA graphs as the server reports them; nothing for the binding. */
+/** The native engine, its CUDA graphs and page-locked inputs as the server reports them; nothing for the binding. */
 function engineText(serving: Record<string, any>): string {
   const e = serving.engine;
   if (e?.kind !== 'native') return '';
   const g = e.cuda_graphs;
-  return `; native engine${g ? (g.on ? ', CUDA graphs' : `, no CUDA graphs (${g.note ?? 'off'})`) : ''}`;
+  const graphs = g ? (g.on ? ', CUDA graphs' : `, no CUDA graphs (${g.note ?? 'off'})`) : '';
+  return `; native engine${graphs}${e.pinned_inputs ? ', page-locked inputs' : ''}`;
 }
 
+/** A server's batch sizes and its first session's warm-up (each size's first run, at load), as it reports them. */
 function warmupText(serving: Record<string, any>): string {
   const sizes = serving.batch?.sizes;
   const w = serving.warmup;

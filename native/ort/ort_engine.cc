@@ -9,7 +9,8 @@
 // Exports: version, apiVersion, availableProviders(), createSession(source, options) -> Promise<Session>.
 // A Session has inputNames, outputNames, inputMetadata, outputMetadata (as onnxruntime-node gives them),
 // run(feeds, fetch?) -> Promise<{name: {type, dims, data}}> (on the libuv pool; inputs are read in place, so
-// their memory must not change until the promise settles) and release(). Errors carry a code,
+// their memory must not change until the promise settles), hostBuffer(bytes) (page-locked memory for inputs,
+// where pinnedHost), graphStatus() and release(). Errors carry a code,
 // ERR_SIGHTFLOW_INFERENCE_INVALID_ARG or ERR_SIGHTFLOW_INFERENCE_FAILED.
 #define ORT_API_MANUAL_INIT
 #include <onnxruntime_cxx_api.h>
@@ -126,13 +127,16 @@ struct SessionOptionsIn {
   bool fixedBuffers = false;
 };
 
-// The CUDA runtime's few calls the graph path makes, from the libcudart the CUDA provider has loaded (never
-// linked: a host without CUDA loads this engine all the same).
+// The CUDA runtime's few calls the graph path and page-locked inputs make, from the libcudart the GPU provider
+// has loaded (never linked: a host without CUDA loads this engine all the same).
 struct CudaRuntime {
   int (*memcpy)(void*, const void*, size_t, int) = nullptr;
   int (*streamSynchronize)(void*) = nullptr;
   int (*setDevice)(int) = nullptr;
+  int (*hostAlloc)(void**, size_t, unsigned) = nullptr;
+  int (*freeHost)(void*) = nullptr;
   bool ok() const { return memcpy && streamSynchronize && setDevice; }
+  bool pinnable() const { return hostAlloc && freeHost; }
 };
 
 // The same calls on host memory, for fixedBuffers.
@@ -142,6 +146,15 @@ int HostMemcpy(void* to, const void* from, size_t n, int) {
 }
 int HostNoop(void*) { return 0; }
 int HostSetDevice(int) { return 0; }
+int HostAlloc(void** p, size_t n, unsigned) {
+  *p = std::aligned_alloc(4096, (n + 4095) / 4096 * 4096);
+  return *p ? 0 : 2;
+}
+int HostFree(void* p) {
+  std::free(p);
+  return 0;
+}
+const CudaRuntime kHostRuntime{HostMemcpy, HostNoop, HostSetDevice, HostAlloc, HostFree};
 
 CudaRuntime FindCudaRuntime() {
   CudaRuntime r;
@@ -151,6 +164,8 @@ CudaRuntime FindCudaRuntime() {
     r.memcpy = reinterpret_cast<decltype(r.memcpy)>(dlsym(h, "cudaMemcpy"));
     r.streamSynchronize = reinterpret_cast<decltype(r.streamSynchronize)>(dlsym(h, "cudaStreamSynchronize"));
     r.setDevice = reinterpret_cast<decltype(r.setDevice)>(dlsym(h, "cudaSetDevice"));
+    r.hostAlloc = reinterpret_cast<decltype(r.hostAlloc)>(dlsym(h, "cudaHostAlloc"));
+    r.freeHost = reinterpret_cast<decltype(r.freeHost)>(dlsym(h, "cudaFreeHost"));
     if (r.ok()) return r;
   }
   return CudaRuntime{};
@@ -178,6 +193,11 @@ struct State {
   std::string cudaGraphNote;
   int device = 0;
   CudaRuntime cuda;
+  // Page-locked host memory for the caller's inputs (hostBuffer()): a card copies from it directly, at the bus's
+  // speed, where a copy from pageable memory goes through the driver's staging buffers. On a GPU provider with
+  // libcudart loaded; with fixedBuffers on the CPU, page-aligned host memory stands in for it.
+  CudaRuntime host;
+  bool pinned = false;
   std::unique_ptr<Ort::MemoryInfo> cudaMem;
   std::unique_ptr<Ort::Allocator> cudaAlloc;
   // One bound run at a time: a shape's buffers are its graph's, and ONNX Runtime captures one graph at a time.
@@ -251,7 +271,8 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Session",
                        {InstanceMethod<&SessionWrap::Run>("run"), InstanceMethod<&SessionWrap::Release>("release"),
-                        InstanceMethod<&SessionWrap::GraphStatus>("graphStatus")});
+                        InstanceMethod<&SessionWrap::GraphStatus>("graphStatus"),
+                        InstanceMethod<&SessionWrap::HostBuffer>("hostBuffer")});
   }
   explicit SessionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SessionWrap>(info) {}
   std::shared_ptr<State> state;
@@ -273,6 +294,23 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     std::lock_guard<std::mutex> lock(state->noteMu);
     if (!state->cudaGraphNote.empty()) o.Set("note", state->cudaGraphNote);
     return o;
+  }
+  // hostBuffer(bytes): an ArrayBuffer over page-locked host memory for inputs (freed with it, whatever becomes of
+  // the session), or undefined where the session has none or the allocation is refused: the caller's own memory
+  // serves as well, more slowly on a card.
+  Napi::Value HostBuffer(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsNumber() || info[0].As<Napi::Number>().DoubleValue() < 1)
+      throw Coded(env, "INVALID_ARG", "Expected a positive byte count for hostBuffer");
+    if (!state || !state->pinned) return env.Undefined();
+    const size_t bytes = static_cast<size_t>(info[0].As<Napi::Number>().Int64Value());
+    const CudaRuntime& rt = state->host;
+    void* p = nullptr;
+    if (rt.setDevice(state->device) != 0 || rt.hostAlloc(&p, bytes, 1 /* portable: every card's context */) != 0 || !p)
+      return env.Undefined();
+    auto free = rt.freeHost;
+    return Napi::ArrayBuffer::New(
+        env, p, bytes, [](Napi::Env, void* data, int (*f)(void*)) { f(data); }, reinterpret_cast<int (*)(void*)>(free));
   }
 };
 
@@ -362,9 +400,19 @@ class CreateWorker : public Napi::AsyncWorker {
         state_->session = make(false);
         if (opts_.fixedBuffers && !cuda) {
           state_->bound = true;
-          state_->cuda = CudaRuntime{HostMemcpy, HostNoop, HostSetDevice};
+          state_->cuda = kHostRuntime;
           state_->cudaMem = std::make_unique<Ort::MemoryInfo>(Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeDefault));
         }
+      }
+      bool gpu = false;
+      for (const auto& p : opts_.providers) gpu = gpu || p == "cuda" || p == "tensorrt";
+      if (gpu) {
+        // The provider has loaded libcudart by now; without it (a session that fell to the CPU) inputs stay pageable.
+        CudaRuntime rt = state_->cuda.ok() ? state_->cuda : FindCudaRuntime();
+        if (rt.ok() && rt.pinnable()) state_->host = rt, state_->pinned = true;
+      } else if (opts_.fixedBuffers) {
+        state_->host = kHostRuntime;
+        state_->pinned = true;
       }
       bytes_.clear();
       bytes_.shrink_to_fit();
@@ -389,6 +437,7 @@ class CreateWorker : public Napi::AsyncWorker {
     obj.Set("outputMetadata", Metadata(env, state_->outputs));
     obj.Set("cudaGraph", Napi::Boolean::New(env, state_->cudaGraph));
     obj.Set("fixedBuffers", Napi::Boolean::New(env, state_->bound));
+    obj.Set("pinnedHost", Napi::Boolean::New(env, state_->pinned));
     if (!state_->cudaGraphNote.empty()) obj.Set("cudaGraphNote", state_->cudaGraphNote);
     deferred_.Resolve(obj);
   }

@@ -61,6 +61,13 @@ export interface EngineSession {
   readonly cudaGraph?: { on: boolean; note?: string };
   /** The native engine's: CUDA graphs that stopped since the last call (a run on them failed), once. */
   takeGraphChange?(): { on: boolean; note?: string } | undefined;
+  /**
+   * The native engine's: whether hostBuffer gives page-locked memory (a GPU provider with the CUDA runtime loaded;
+   * fixedBuffers' page-aligned stand-in on the CPU).
+   */
+  readonly pinnedInputs?: boolean;
+  /** Page-locked host memory of this many bytes for inputs, freed with the buffer; undefined where none is given. */
+  hostBuffer?(bytes: number): ArrayBuffer | undefined;
 }
 
 interface RawTensor {
@@ -79,6 +86,9 @@ interface RawSession {
   fixedBuffers: boolean;
   /** The same now: a bound run that failed turned them off (the session runs plain runs since), and why. */
   graphStatus(): { cudaGraph: boolean; fixedBuffers: boolean; note?: string };
+  /** hostBuffer gives page-locked memory (a GPU provider with libcudart loaded; fixedBuffers' stand-in). */
+  pinnedHost: boolean;
+  hostBuffer(bytes: number): ArrayBuffer | undefined;
   run(
     feeds: Record<string, { type: string; dims: readonly number[]; data: unknown }>,
     fetch?: string[],
@@ -146,6 +156,7 @@ class NativeSession implements EngineSession {
   readonly inputMetadata: readonly ort.InferenceSession.ValueMetadata[];
   readonly outputMetadata: readonly ort.InferenceSession.ValueMetadata[];
   cudaGraph?: { on: boolean; note?: string };
+  readonly pinnedInputs: boolean;
   private changed = false;
   constructor(
     private readonly raw: RawSession,
@@ -160,6 +171,10 @@ class NativeSession implements EngineSession {
     this.outputNames = raw.outputNames;
     this.inputMetadata = raw.inputMetadata;
     this.outputMetadata = raw.outputMetadata;
+    this.pinnedInputs = raw.pinnedHost;
+  }
+  hostBuffer(bytes: number): ArrayBuffer | undefined {
+    return this.raw.hostBuffer(bytes);
   }
   async run(feeds: Record<string, ort.Tensor>, fetch?: readonly string[]): Promise<ort.InferenceSession.ReturnType> {
     const out = await this.raw.run(feeds, fetch ? [...fetch] : undefined);

@@ -219,8 +219,15 @@ export interface ModelState {
   providers: string[] | null;
   /** The GPUs (CUDA ordinals) its loaded sessions run on, in order; null when none runs on a GPU. */
   devices: number[] | null;
-  /** What runs the loaded session, and its CUDA graphs where asked for; null when none is loaded. */
-  engine: { kind: 'binding' | 'native'; cuda_graphs: { on: boolean; note?: string } | null } | null;
+  /**
+   * What runs the loaded session, its CUDA graphs where asked for, and on the native engine whether its inputs are
+   * copied into page-locked memory; null when none is loaded.
+   */
+  engine: {
+    kind: 'binding' | 'native';
+    cuda_graphs: { on: boolean; note?: string } | null;
+    pinned_inputs: boolean | null;
+  } | null;
   /** Sessions loaded now and the most that run at once; null before the model is registered. */
   sessions: { loaded: number; max: number } | null;
   /** Dynamic batching in force: most items a call and longest wait (a detector's rises once its graph took a batch axis). */
@@ -528,6 +535,7 @@ export class InferenceRuntime {
           memoryBytes: loaded.model.memoryBytes,
           ...(this.engine.kind === 'native' ? { engine: 'native' } : {}),
           ...(loaded.model.cudaGraph ? { cudaGraph: loaded.model.cudaGraph } : {}),
+          ...(loaded.model.pinnedInputs ? { pinnedInputs: true } : {}),
         },
         replica === 0
           ? `model ${id} loaded on ${on(providers.slice(0, 1))}`
@@ -1143,7 +1151,7 @@ export class ModelHandle {
       state: l ? 'loaded' : this.replicas.loading ? 'loading' : 'unloaded',
       providers: l?.providers ?? null,
       devices: devicesOf(this.replicas.loaded.map((r) => r.model)),
-      engine: l ? { kind: l.engine, cuda_graphs: l.cudaGraph ?? null } : null,
+      engine: l ? { kind: l.engine, cuda_graphs: l.cudaGraph ?? null, pinned_inputs: l.pinnedInputs ?? null } : null,
       sessions: { loaded: this.replicas.loadedCount, max: this.replicas.max },
       batch: {
         max_size: this.queue.batch.maxBatch,

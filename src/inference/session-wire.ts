@@ -27,6 +27,8 @@ export interface SessionInfo {
   inputMetadata?: { name: string; isTensor: boolean; type?: string; shape?: (number | string)[] }[];
   /** On the native engine with CUDA graphs asked for: whether the session replays them, and why not. */
   cudaGraph?: { on: boolean; note?: string };
+  /** On the native engine: whether its inputs are copied into page-locked host memory, which a card reads directly. */
+  pinnedInputs?: boolean;
 }
 
 export type ToWorker =
@@ -125,6 +127,16 @@ export function packTensors(
   return out;
 }
 
+/** Memory for a session's inputs that its card copies from fastest (page-locked), or undefined: ordinary memory. */
+export type HostAlloc = (bytes: number) => ArrayBuffer | undefined;
+
+/** A typed array of `src`'s kind and `length` elements, in memory from `alloc` where it gives some. */
+export function newLike<V extends ArrayBufferView>(src: V, length: number, alloc?: HostAlloc): V {
+  const Ctor = src.constructor as { new (n: number): V; new (b: ArrayBuffer): V; BYTES_PER_ELEMENT: number };
+  const host = length > 0 ? alloc?.(length * Ctor.BYTES_PER_ELEMENT) : undefined;
+  return host ? new Ctor(host) : new Ctor(length);
+}
+
 function isWholeShared(v: Viewish): boolean {
   return (
     typeof SharedArrayBuffer !== 'undefined' &&
@@ -143,6 +155,7 @@ function isWholeShared(v: Viewish): boolean {
 export function sharedInput<T extends ort.Tensor.DataType>(
   data: T,
   scratch: { buf?: ArrayBufferView; busy: boolean },
+  alloc?: HostAlloc,
 ): { data: T; release: () => void } {
   const v = data as unknown as Viewish & ArrayBufferView;
   if (!ArrayBuffer.isView(data) || !isWholeShared(v)) return { data, release: () => {} };
@@ -150,7 +163,8 @@ export function sharedInput<T extends ort.Tensor.DataType>(
   const src = data as unknown as Typed;
   const free = !scratch.busy;
   const reuse = free && scratch.buf?.constructor === src.constructor && scratch.buf.byteLength === src.byteLength;
-  const copy = (reuse ? scratch.buf : new (src.constructor as new (n: number) => Typed)(src.length)) as Typed;
+  // Only memory kept for reuse is page-locked: it is slow to make and to give back.
+  const copy = (reuse ? scratch.buf : newLike(src, src.length, free ? alloc : undefined)) as Typed;
   copy.set(src);
   // The scratch is held by a run already (one more at once): this copy is the run's own.
   if (!free) return { data: copy as unknown as T, release: () => {} };

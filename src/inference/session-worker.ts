@@ -5,6 +5,8 @@ import { parentPort } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import {
   type FromWorker,
+  type HostAlloc,
+  newLike,
   packTensors,
   sharedInput,
   type SessionInfo,
@@ -58,6 +60,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[], told: Told): Promise
           shape: i.isTensor ? [...i.shape] : undefined,
         })),
         ...(session.cudaGraph ? { cudaGraph: session.cudaGraph } : {}),
+        ...(session.pinnedInputs !== undefined ? { pinnedInputs: session.pinnedInputs } : {}),
       };
       return info;
     }
@@ -69,7 +72,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[], told: Told): Promise
       for (const [k, t] of Object.entries(m.feeds)) {
         const key = `${m.model}\u0000${k}`;
         if (!scratch.has(key)) scratch.set(key, { busy: false });
-        const { data, release } = sharedInput(t.data, scratch.get(key)!);
+        const { data, release } = sharedInput(t.data, scratch.get(key)!, hostAlloc(session));
         releases.push(release);
         feeds[k] = new ort.Tensor(t.type, data as never, t.dims);
       }
@@ -104,6 +107,7 @@ async function handle(m: ToWorker, transfer: ArrayBuffer[], told: Told): Promise
       try {
         for (const name of Object.keys(m.items[0]!.feeds))
           feeds[name] = joined(
+            session,
             m.model,
             name,
             m.items.map((it) => it.feeds[name]!),
@@ -279,10 +283,13 @@ function blankInput(meta: ort.InferenceSession.ValueMetadata, size: number): ort
 }
 
 /**
- * One input of a batch: the items' rows joined along axis 0 into memory this worker keeps per model, input
- * and size (reused by the next batch of that size; a run that finds it held joins into memory of its own).
+ * One input of a batch: the items' rows joined along axis 0 into memory this worker keeps per model and input
+ * (reused by the next batch of that size; a run that finds it held joins into memory of its own). In page-locked
+ * memory (a native session on a card) the memory is kept at the largest batch met and a smaller batch is a view
+ * of its start: page-locked memory is slow to make and to give back, so it is made once, not per batch size.
  */
 function joined(
+  session: EngineSession,
   model: string,
   name: string,
   parts: WireTensor[],
@@ -291,20 +298,22 @@ function joined(
   releases: Array<() => void>,
 ): ort.Tensor {
   const first = parts[0]!;
-  type Typed = ArrayBufferView & {
-    length: number;
-    set(a: ArrayLike<number>, offset?: number): void;
-    fill(v: number, start?: number): void;
-  };
-  const src = parts.map((p) => p.data as unknown as Typed);
+  const src = parts.map((p) => p.data as unknown as Joinable);
   const filled = src.reduce((a, d) => a + d.length, 0);
   const len = pad ? filled + (filled / total) * pad : filled;
   const key = `${model}\u0000${name}\u0000batch`;
   const held = joinedScratch.get(key);
-  const reuse = held && !held.busy && held.buf.length === len && held.buf.constructor === src[0]!.constructor;
-  const buf = reuse ? held.buf : new (src[0]!.constructor as new (n: number) => Typed)(len);
+  const kind = src[0]!.constructor as { new (b: ArrayBufferLike, offset: number, n: number): Joinable };
+  const free = held && !held.busy && held.buf.constructor === kind ? held.buf : undefined;
+  let buf: Joinable;
+  let keep: Joinable;
+  if (free && free.length === len) buf = keep = free;
+  else if (free && free.length > len && pinnedMemory.has(free.buffer)) {
+    buf = new kind(free.buffer, 0, len);
+    keep = free;
+  } else buf = keep = newLike(src[0]!, len, held?.busy ? undefined : hostAlloc(session));
   if (!held || !held.busy) {
-    const slot = { buf, busy: true };
+    const slot = { buf: keep, busy: true };
     joinedScratch.set(key, slot);
     releases.push(() => {
       slot.busy = false;
@@ -319,17 +328,24 @@ function joined(
   if (pad) buf.fill(0, off);
   return new ort.Tensor(first.type, buf as never, [total + pad, ...first.dims.slice(1)]);
 }
-const joinedScratch = new Map<
-  string,
-  {
-    buf: ArrayBufferView & {
-      length: number;
-      set(a: ArrayLike<number>, offset?: number): void;
-      fill(v: number, start?: number): void;
-    };
-    busy: boolean;
-  }
->();
+type Joinable = ArrayBufferView & {
+  length: number;
+  set(a: ArrayLike<number>, offset?: number): void;
+  fill(v: number, start?: number): void;
+};
+const joinedScratch = new Map<string, { buf: Joinable; busy: boolean }>();
+
+/** Where a session's inputs are copied to: page-locked memory on a native engine's card, else the heap's. */
+function hostAlloc(session: EngineSession): HostAlloc | undefined {
+  if (!session.pinnedInputs) return undefined;
+  return (bytes) => {
+    const b = session.hostBuffer?.(bytes);
+    if (b) pinnedMemory.add(b);
+    return b;
+  };
+}
+/** The page-locked memory hostAlloc gave. */
+const pinnedMemory = new WeakSet<ArrayBufferLike>();
 
 /** A native session's CUDA graphs that stopped during this call, for the answer. */
 function tellGraphChange(session: EngineSession, model: string, told: Told): void {

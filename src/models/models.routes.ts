@@ -21,6 +21,10 @@ export const ModelServingOut = z.object({
       cuda_graphs: z.object({ on: z.boolean(), note: z.string().optional() }).nullable().meta({
         description: 'Asked for (native engine on cuda): whether its sessions replay CUDA graphs, and why not',
       }),
+      pinned_inputs: z.boolean().nullable().meta({
+        description:
+          'Native engine: whether its inputs are copied into page-locked host memory, which a GPU reads directly (true on a GPU provider with the CUDA runtime); null on the binding',
+      }),
     })
     .nullable()
     .meta({

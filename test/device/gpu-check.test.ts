@@ -229,7 +229,10 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
       providers: ['cpu'],
       devices: null,
       // The native configuration's server runs its sessions on the native engine (no CUDA graphs on the CPU).
-      engine: { kind: s.config === nativeLabel ? 'native' : 'binding', cuda_graphs: null },
+      engine:
+        s.config === nativeLabel
+          ? { kind: 'native', cuda_graphs: null, pinned_inputs: false }
+          : { kind: 'binding', cuda_graphs: null, pinned_inputs: null },
       batch:
         s.config === frontsLabel || s.config === nativeLabel
           ? { max_size: 32, max_delay_ms: 2, sizes: null }

@@ -185,7 +185,7 @@ test('Models tab: a model loaded and unloaded on request; a queue depth taken in
   await row.getByText(/^loaded/).waitFor();
   const loaded = await state();
   assert.equal(loaded.state, 'loaded');
-  assert.deepEqual(loaded.engine, { kind: 'native', cuda_graphs: null });
+  assert.deepEqual(loaded.engine, { kind: 'native', cuda_graphs: null, pinned_inputs: false });
   await row.getByText(/^native engine, 1\/\d+ sessions/).waitFor();
 
   // A queue depth: the running model takes it, and the notice says so.

@@ -248,6 +248,54 @@ test('the CUDA graph path’s fixed buffers and binding, run in host memory: a b
   assert.deepEqual((await bound.run({ images: batchOf([inputs[0]!]) })).detections!.dims, [1, 100, 6]);
 });
 
+test('inputs in page-locked memory (its stand-in on the CPU): hostBuffer’s memory outlives its session; a detector joins its batches there, a smaller batch in a view of the largest, and finds the boxes runs alone find', {
+  skip: cocoSkip,
+}, async (t) => {
+  // On a card hostBuffer is cudaHostAlloc's memory, which the card copies from directly; with fixedBuffers on the
+  // CPU it is page-aligned host memory given the same way, so what the worker does with it is checked here.
+  const engine = loadOrtEngine(DEFAULT_ORT_ENGINE_PATH);
+  const coded = (code: string) => (e: unknown) => (e as { code?: string }).code === code;
+  const bound = await engine.createSession(affineModel(), { providers: ['cpu'], fixedBuffers: true });
+  const plain = await engine.createSession(affineModel(), { providers: ['cpu'] });
+  assert.equal(bound.pinnedHost, true);
+  assert.equal(plain.pinnedHost, false);
+  assert.equal(plain.hostBuffer(64), undefined, 'no page-locked memory for a session on the CPU');
+  assert.throws(() => bound.hostBuffer(0), coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'));
+  assert.throws(() => bound.hostBuffer('8' as never), coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'));
+  const mem = bound.hostBuffer(4096 + 20);
+  assert.ok(mem instanceof ArrayBuffer && mem.byteLength === 4096 + 20);
+  // Two rows in a view of its start: the answer of the same rows in the heap.
+  const x = new Float32Array(mem, 0, 8);
+  x.set([3, 4, 5, 6, 1, 0, -1, 2]);
+  const want = await plain.run({ x: { type: 'float32', dims: [2, 4], data: x.slice() } });
+  const got = await bound.run({ x: { type: 'float32', dims: [2, 4], data: x } });
+  assert.deepEqual(got.y!.data, want.y!.data);
+  bound.release();
+  plain.release();
+  new Float32Array(mem).fill(1);
+  assert.equal(new Float32Array(mem)[1028], 1, 'the memory stays its buffer’s after the session');
+
+  const images = await Promise.all(PHOTOS.slice(0, 3).map((p) => loadRgb(join(cocoDir(), 'images', `${p}.jpg`))));
+  const binding = await detectorWith(t, 'binding');
+  const alone = await boxesOf(binding.det, images, false);
+  const pinned = await cpuDetector(t, {
+    batch: { maxBatch: 4, maxWaitMs: 200 },
+    engine: { ...NATIVE, fixedBuffers: true },
+  });
+  await pinned.det.handle.session();
+  assert.equal(pinned.det.handle.state().engine?.pinned_inputs, true);
+  // Three together, two (in a view of the three's memory), one, three again: each photo its boxes alone.
+  for (const idx of [[0, 1, 2], [1, 2], [2], [2, 0, 1]]) {
+    const got = await boxesOf(
+      pinned.det,
+      idx.map((i) => images[i]!),
+      true,
+    );
+    idx.forEach((i, k) => assertSameBoxes(got[k]!, alone[i]!, `${PHOTOS[i]} among ${idx.length}`));
+  }
+  assert.ok(pinned.det.handle.stats.runs < 9, `${pinned.det.handle.stats.runs} calls: not batched`);
+});
+
 /** A graph whose output only the run shapes (NonZero's count), which the bound path cannot bind beforehand. */
 async function nonZeroModel(): Promise<Uint8Array> {
   const { OnnxGraphBuilder, DataType } = await import('../../src/inference/tfjs-import/onnx-builder.js');
@@ -293,7 +341,11 @@ test('the runtime records a session whose bound path stopped: its serving state 
     const model = await nonZeroModel();
     const h = runtime.register({ id: 'nonzero', load: async () => model });
     await h.session();
-    assert.deepEqual(h.state().engine, { kind: 'native', cuda_graphs: { on: true } }, 'bound until a run fails');
+    assert.deepEqual(
+      h.state().engine,
+      { kind: 'native', cuda_graphs: { on: true }, pinned_inputs: true },
+      'bound until a run fails; the page-locked stand-in on the CPU',
+    );
     const feeds = { x: new Tensor('float32', new Float32Array([3, 0, 0, 4]), [1, 4]) };
     const out = await h.run(feeds);
     assert.deepEqual(out.y!.dims, [2, 2]);

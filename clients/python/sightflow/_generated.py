@@ -185,6 +185,7 @@ class ModelServingEngineCudaGraphs(TypedDict):
 class ModelServingEngine(TypedDict):
     kind: Literal["binding", "native"]
     cuda_graphs: "ModelServingEngineCudaGraphs" | None
+    pinned_inputs: bool | None
 
 
 class ModelServingSessions(TypedDict):

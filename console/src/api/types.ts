@@ -197,7 +197,11 @@ export interface ModelServing {
   providers: string[] | null;
   devices: number[] | null;
   /** What runs the loaded session (the binding or the native engine) and its CUDA graphs where asked; null unloaded. */
-  engine: { kind: 'binding' | 'native'; cuda_graphs: { on: boolean; note?: string } | null } | null;
+  engine: {
+    kind: 'binding' | 'native';
+    cuda_graphs: { on: boolean; note?: string } | null;
+    pinned_inputs: boolean | null;
+  } | null;
   sessions: { loaded: number; max: number } | null;
   batch: { max_size: number; max_delay_ms: number; sizes: number[] | null } | null;
   warmup: { batch_sizes: number[]; ms: number[] } | { skipped: string } | null;

@@ -194,6 +194,7 @@ export type Model = {
         on: boolean;
         note?: string;
       } | null;
+      pinned_inputs: boolean | null;
     } | null;
     sessions: {
       loaded: number;
@@ -437,6 +438,7 @@ export interface Operations {
             on: boolean;
             note?: string;
           } | null;
+          pinned_inputs: boolean | null;
         } | null;
         sessions: {
           loaded: number;
@@ -526,6 +528,7 @@ export interface Operations {
               on: boolean;
               note?: string;
             } | null;
+            pinned_inputs: boolean | null;
           } | null;
           sessions: {
             loaded: number;
@@ -594,6 +597,7 @@ export interface Operations {
             on: boolean;
             note?: string;
           } | null;
+          pinned_inputs: boolean | null;
         } | null;
         sessions: {
           loaded: number;
@@ -661,6 +665,7 @@ export interface Operations {
             on: boolean;
             note?: string;
           } | null;
+          pinned_inputs: boolean | null;
         } | null;
         sessions: {
           loaded: number;
@@ -739,6 +744,7 @@ export interface Operations {
             on: boolean;
             note?: string;
           } | null;
+          pinned_inputs: boolean | null;
         } | null;
         sessions: {
           loaded: number;
