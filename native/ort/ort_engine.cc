@@ -346,15 +346,21 @@ Napi::Array Metadata(Napi::Env env, const std::vector<ValueInfo>& list) {
   return a;
 }
 
-class CreateWorker : public Napi::AsyncWorker {
+// Work on the libuv pool whose end settles a promise; its failure rejects it with ERR_SIGHTFLOW_INFERENCE_FAILED.
+class PromiseWorker : public Napi::AsyncWorker {
+ public:
+  PromiseWorker(Napi::Env env, const char* name) : Napi::AsyncWorker(env, name), deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+ protected:
+  void OnError(const Napi::Error& e) override { deferred_.Reject(Coded(Env(), "FAILED", e.Message()).Value()); }
+  Napi::Promise::Deferred deferred_;
+};
+
+class CreateWorker : public PromiseWorker {
  public:
   CreateWorker(Napi::Env env, std::string path, std::vector<uint8_t> bytes, SessionOptionsIn opts)
-      : Napi::AsyncWorker(env, "sightflow.ortCreateSession"),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        path_(std::move(path)),
-        bytes_(std::move(bytes)),
-        opts_(std::move(opts)) {}
-  Napi::Promise Promise() const { return deferred_.Promise(); }
+      : PromiseWorker(env, "sightflow.ortCreateSession"), path_(std::move(path)), bytes_(std::move(bytes)), opts_(std::move(opts)) {}
 
   void Execute() override {
     try {
@@ -441,10 +447,8 @@ class CreateWorker : public Napi::AsyncWorker {
     if (!state_->cudaGraphNote.empty()) obj.Set("cudaGraphNote", state_->cudaGraphNote);
     deferred_.Resolve(obj);
   }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(Coded(Env(), "FAILED", e.Message()).Value()); }
 
  private:
-  Napi::Promise::Deferred deferred_;
   std::string path_;
   std::vector<uint8_t> bytes_;
   SessionOptionsIn opts_;
@@ -459,17 +463,11 @@ struct Feed {
   size_t bytes;
 };
 
-class RunWorker : public Napi::AsyncWorker {
+class RunWorker : public PromiseWorker {
  public:
   RunWorker(Napi::Env env, std::shared_ptr<State> state, std::vector<Feed> feeds, std::vector<std::string> fetch,
             Napi::Object keep)
-      : Napi::AsyncWorker(env, "sightflow.ortRun"),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        state_(std::move(state)),
-        feeds_(std::move(feeds)),
-        fetch_(std::move(fetch)),
-        keep_(Napi::Persistent(keep)) {}
-  Napi::Promise Promise() const { return deferred_.Promise(); }
+      : PromiseWorker(env, "sightflow.ortRun"), state_(std::move(state)), feeds_(std::move(feeds)), fetch_(std::move(fetch)), keep_(Napi::Persistent(keep)) {}
 
   void Execute() override {
     try {
@@ -549,7 +547,6 @@ class RunWorker : public Napi::AsyncWorker {
     out_.clear();
     deferred_.Resolve(result);
   }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(Coded(Env(), "FAILED", e.Message()).Value()); }
 
  private:
   struct Out {
@@ -661,8 +658,6 @@ class RunWorker : public Napi::AsyncWorker {
     }
   }
 
- private:
-  Napi::Promise::Deferred deferred_;
   std::shared_ptr<State> state_;
   std::vector<Feed> feeds_;
   std::vector<std::string> fetch_;
