@@ -1,8 +1,8 @@
 // The GPU check's HTTP rows (scripts/gpu-check.sh): the whole sightflow server, bundled beside the check
 // (scripts/device-bundle.sh lays it out in server/), answering POST /v1/vision/detect for a 640x480 JPEG to the
 // C clients (bench/peers/post-clients.c, built static into the bundle) at 1, 16 and 64 connections, for each
-// detector in the bundle and each serving configuration (the defaults, then dynamic batching, on the binding and on
-// the native engine). Beside each row
+// detector in the bundle and each serving configuration (the defaults, then dynamic batching, behind fronts, and
+// behind fronts on the native engine). Beside each row
 // the CPU the server's main thread spent per image (from /proc): one main thread parses every request, so
 // 1000 / that figure is the most images a second one process can take whatever the card does.
 // The `fronts` configuration runs the batched one behind front processes (SIGHTFLOW_HTTP_FRONTS): there the
@@ -11,7 +11,7 @@
 // with every batch size and no warm-up (changed on the running server), beside the default's padding to a few
 // sizes and warm-up at load (`--every-size off` leaves it out).
 //   node http-rows.js --server DIR --models DIR --client EXE --photo JPEG --providers cuda|cpu
-//                     [--clients 1,16,64] [--seconds 3] [--configs defaults,batched,native,fronts] [--fronts 4]
+//                     [--clients 1,16,64] [--seconds 3] [--configs defaults,batched,fronts,native] [--fronts 4]
 //                     [--every-size on|off] --out FILE
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,15 +51,21 @@ const CONFIGS: Record<string, { label: (a: Args) => string; env: (a: Args) => Re
   // a queue deep enough for 64 clients (the default 32 refuses some of them with 503 and Retry-After, which
   // leaves the card idle while they wait).
   batched: { label: () => 'batch <= 32, 2 ms, queue 128', env: () => BATCHED },
-  // The same on the native engine (TensorRT in FP16 with its caches, CUDA graphs on the CUDA provider).
-  native: {
-    label: () => 'batch <= 32, 2 ms, queue 128, native engine, CUDA graphs',
-    env: () => ({ ...BATCHED, SIGHTFLOW_INFERENCE_ENGINE: 'native', SIGHTFLOW_CUDA_GRAPHS: 'true' }),
-  },
   // The same behind front processes that take the HTTP off the event loop of the process that runs the model.
   fronts: {
     label: (a) => `batch <= 32, 2 ms, queue 128, ${a.fronts} fronts`,
     env: (a) => ({ ...BATCHED, SIGHTFLOW_HTTP_FRONTS: String(a.fronts) }),
+  },
+  // The same again on the native engine (TensorRT in FP16 with its caches, CUDA graphs on the CUDA provider,
+  // page-locked inputs): against `fronts`, what the engine alone changes; with both, what the server does at its best.
+  native: {
+    label: (a) => `batch <= 32, 2 ms, queue 128, ${a.fronts} fronts, native engine, CUDA graphs`,
+    env: (a) => ({
+      ...BATCHED,
+      SIGHTFLOW_HTTP_FRONTS: String(a.fronts),
+      SIGHTFLOW_INFERENCE_ENGINE: 'native',
+      SIGHTFLOW_CUDA_GRAPHS: 'true',
+    }),
   },
 };
 

@@ -154,22 +154,23 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   );
   // The whole server over HTTP from the bundle's server/ (the addon built without FFmpeg, the C clients built
   // static): every detector answered every row, with the main thread's CPU per image beside it; then batched
-  // behind two front processes (the bundled server forks itself as its fronts), their CPU beside it.
+  // behind two front processes (the bundled server forks itself as its fronts), their CPU beside it; then the same
+  // on the native engine.
   assert.equal(r.http.error, undefined, `the HTTP rows ran: ${r.http.error}`);
   const http = r.http.rows as Array<Record<string, any>>;
   const frontsLabel = 'batch <= 32, 2 ms, queue 128, 2 fronts';
-  const nativeLabel = 'batch <= 32, 2 ms, queue 128, native engine, CUDA graphs';
+  const nativeLabel = `${frontsLabel}, native engine, CUDA graphs`;
   assert.deepEqual(
     http.map((x) => `${x.config} ${x.model} ${x.clients}`),
     [
       ...models.flatMap((m) => [`defaults ${m} 1`, `defaults ${m} 4`]),
-      ...models.flatMap((m) => [`${nativeLabel} ${m} 1`, `${nativeLabel} ${m} 4`]),
       ...models.flatMap((m) => [
         `${frontsLabel} ${m} 1`,
         `${frontsLabel} ${m} 4`,
         // Once more with every batch size and no warm-up, set on the running server through the admin API.
         `${frontsLabel}; every batch size, no warm-up ${m} 4`,
       ]),
+      ...models.flatMap((m) => [`${nativeLabel} ${m} 1`, `${nativeLabel} ${m} 4`]),
     ],
   );
   for (const x of http) {
