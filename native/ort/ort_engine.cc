@@ -300,7 +300,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
   // serves as well, more slowly on a card.
   Napi::Value HostBuffer(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (!info[0].IsNumber() || info[0].As<Napi::Number>().DoubleValue() < 1)
+    if (!info[0].IsNumber() || !(info[0].As<Napi::Number>().DoubleValue() >= 1))
       throw Coded(env, "INVALID_ARG", "Expected a positive byte count for hostBuffer");
     if (!state || !state->pinned) return env.Undefined();
     const size_t bytes = static_cast<size_t>(info[0].As<Napi::Number>().Int64Value());

@@ -262,6 +262,7 @@ test('inputs in page-locked memory (its stand-in on the CPU): hostBuffer’s mem
   assert.equal(plain.hostBuffer(64), undefined, 'no page-locked memory for a session on the CPU');
   assert.throws(() => bound.hostBuffer(0), coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'));
   assert.throws(() => bound.hostBuffer('8' as never), coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'));
+  assert.throws(() => bound.hostBuffer(Number.NaN), coded('ERR_SIGHTFLOW_INFERENCE_INVALID_ARG'));
   const mem = bound.hostBuffer(4096 + 20);
   assert.ok(mem instanceof ArrayBuffer && mem.byteLength === 4096 + 20);
   // Two rows in a view of its start: the answer of the same rows in the heap.
