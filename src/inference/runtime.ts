@@ -423,10 +423,18 @@ export class InferenceRuntime {
     await this.pool.retire(replicaKey(id, k));
   }
 
-  /** Ends the worker threads of a model that has nothing loaded any more (one worker per model only). */
-  async retireWorker(id: string, sessions = 1): Promise<void> {
-    if (this.workers !== 'per-model') return;
-    for (let k = 0; k < sessions; k++) await this.pool.retire(replicaKey(id, k));
+  /**
+   * Takes a model's worker threads out of the pool (one worker per model only), for the caller to end once their
+   * sessions are released: a load that comes meanwhile starts fresh workers instead of loading into one being ended.
+   */
+  detachWorkers(id: string, sessions = 1): SessionWorker[] {
+    if (this.workers !== 'per-model') return [];
+    const out: SessionWorker[] = [];
+    for (let k = 0; k < sessions; k++) {
+      const w = this.pool.detach(replicaKey(id, k));
+      if (w) out.push(w);
+    }
+    return out;
   }
 
   /** The providers a model runs on: its own list (each missing one warned about, unless quiet) or the runtime's. */
@@ -1135,12 +1143,15 @@ export class ModelHandle {
   /** Releases the session and, with one worker per model, ends its worker thread: the memory goes back. */
   async unload(): Promise<void> {
     this.stopIdleTimer();
-    const had = this.replicas.loadedCount > 0 || this.replicas.loading;
+    // Counted as the sessions are taken, not once they are gone: the state reads unloaded from then on, and a
+    // reader of both saw the count lag the state while the worker ended.
+    if (this.replicas.loadedCount > 0 || this.replicas.loading) this.unloads++;
+    // Its workers leave the pool first: a run that comes while they end loads the model again in new ones.
+    const workers = this.runtime.detachWorkers(this.sessionName, this.replicas.keys);
     await this.release();
-    await this.runtime.retireWorker(this.sessionName, this.replicas.keys);
+    for (const w of workers) await w.terminate();
     // A graph made before a detector offered its preprocessing is made again, with it, at the next load.
     if (this.bytesPre && !this.madeWithOffer) this.source = undefined;
-    if (had) this.unloads++;
   }
 
   /** Serving state and counters. */
@@ -1301,13 +1312,13 @@ export class ModelHandle {
   }
 }
 
-/** Worker key of a model's k-th session: the first keeps the model's id (one worker per model as before). */
 /** The devices of these sessions, each once, in order; null when none runs on a GPU. */
 function devicesOf(models: LoadedModel[]): number[] | null {
   const d = [...new Set(models.flatMap((m) => (m.device === undefined ? [] : [m.device])))].sort((a, b) => a - b);
   return d.length ? d : null;
 }
 
+/** Worker key of a model's k-th session: the first keeps the model's id (one worker per model as before). */
 function replicaKey(id: string, k: number): string {
   return k === 0 ? id : `${id}#${k + 1}`;
 }

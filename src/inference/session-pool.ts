@@ -140,11 +140,18 @@ export class SessionPool {
 
   /** Ends the worker that hosts a model (one worker per model only; a shared worker keeps running). */
   async retire(model: string): Promise<void> {
-    if (this.mode === 'shared') return;
+    await this.detach(model)?.terminate();
+  }
+
+  /**
+   * Takes the worker that hosts a model out of the pool (one worker per model only), for the caller to end: a call
+   * for that model from now on starts a fresh worker rather than one about to be ended.
+   */
+  detach(model: string): SessionWorker | undefined {
+    if (this.mode === 'shared') return undefined;
     const w = this.workers.get(model);
-    if (!w) return;
     this.workers.delete(model);
-    await w.terminate();
+    return w;
   }
 
   /** The running worker threads. */

@@ -49,6 +49,19 @@ test('idle unload: the session and its worker go after the idle time; the next r
   await h.run(feeds());
   assert.equal(h.state().state, 'loaded');
   assert.equal(h.state().requests, 4);
+  // The count moves with the state: read while the worker is still ending, an unloaded model has counted it.
+  const going = h.unload();
+  assert.deepEqual([h.state().state, h.state().unloads], ['unloaded', 2]);
+  // A run that comes while the worker ends loads the model again in a new worker, not in the one being ended.
+  const during = h.run(feeds());
+  await going;
+  assert.ok(Object.keys(await during).length > 0);
+  assert.equal(h.state().unloads, 2);
+  assert.equal(h.state().state, 'loaded');
+  assert.equal(runtime.threads.length, 1);
+  const after = await h.run(feeds());
+  assert.ok(Object.keys(after).length > 0, 'the new worker runs it');
+  assert.equal(h.state().requests, 6);
 });
 
 test("a model may keep its own idle time (0: never), overriding the runtime's", async (t) => {

@@ -78,7 +78,7 @@ test('a running model retuned to an idle time unloads after it, without another 
   model.retune(spec({ idleUnloadMs: 300 }));
   assert.equal(model.state().idle_unload_s, 0.3);
   const t0 = Date.now();
-  // (The unload counts once its worker has ended, a moment after the session went.)
+  // (The unload counts as its sessions go; its worker ends a moment later, and a run meanwhile loads it in a new one.)
   while (model.state().unloads === 0 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 50));
   assert.equal(model.state().state, 'unloaded');
   assert.equal(model.state().unloads, 1);
