@@ -196,7 +196,8 @@ export interface ModelServing {
   state: 'unloaded' | 'loading' | 'loaded';
   providers: string[] | null;
   devices: number[] | null;
-  /** What runs the loaded session (the binding or the native engine) and its CUDA graphs where asked; null unloaded. */
+  /** What runs the loaded session (the binding or the native engine), its CUDA graphs where asked, and whether the
+   * native engine's inputs are page-locked; null unloaded. */
   engine: {
     kind: 'binding' | 'native';
     cuda_graphs: { on: boolean; note?: string } | null;
