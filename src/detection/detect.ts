@@ -5,7 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import { errors } from '../base/errors.js';
 import type { ModelRegistry } from '../inference/registry.js';
-import { Tensor, type InferenceRuntime, type ModelHandle, type RunContext } from '../inference/runtime.js';
+import { Tensor, type InferenceRuntime, type RunContext } from '../inference/runtime.js';
+import type { ModelHandle } from '../inference/model-handle.js';
 import type { RgbImage } from '../media/rgb-image.js';
 import type { DecodedImage, DecodeFor } from '../media/image-decode.js';
 import { readOnnxInfo } from '../inference/onnx-metadata.js';
@@ -129,7 +130,7 @@ export class Detector {
       // The session's worker decodes the output (its boxes cross to this thread, not the raw tensor).
       const out = await this.handle.run(
         async () => {
-          // The graph sessions load says which input it takes (runtime.ts, ModelHandle.imageInput).
+          // The graph sessions load says which input it takes (model-handle.ts, ModelHandle.imageInput).
           const size = 3 * this.pre.width * this.pre.height;
           let input: { tensor: Tensor; letterbox: Letterbox };
           if ((await this.handle.imageInput()) === 'uint8') {

@@ -3,7 +3,8 @@
 // (a detector, OCR, an embedder) would then run on a forgotten handle with the old settings, beside the new
 // one that requests register, both loading sessions into the same worker threads. Through this, the next run
 // takes the handle registered now, or registers the model anew from the registry.
-import type { InferenceRuntime, ModelHandle, ModelSpec } from './runtime.js';
+import type { InferenceRuntime, ModelSpec } from './runtime.js';
+import type { ModelHandle } from './model-handle.js';
 
 export class LiveHandle {
   private current: ModelHandle;

@@ -3,7 +3,8 @@
 // so no part runs on a forgotten handle beside the new one. Through the real runtime and worker.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InferenceRuntime, type ModelHandle, type ModelSpec } from '../../src/inference/runtime.js';
+import { InferenceRuntime, type ModelSpec } from '../../src/inference/runtime.js';
+import type { ModelHandle } from '../../src/inference/model-handle.js';
 import { LiveHandle } from '../../src/inference/live-handle.js';
 import { affineModel, affineRow, collectingLog } from '../helpers/inference.js';
 

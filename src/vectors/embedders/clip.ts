@@ -5,7 +5,8 @@
 import type { Logger } from '../../base/log.js';
 import type { ModelsService } from '../../models/models-service.js';
 import type { ClipModel } from '../../inference/clip-manifest.js';
-import { Tensor, type ModelHandle, type Outputs } from '../../inference/runtime.js';
+import { Tensor, type Outputs } from '../../inference/runtime.js';
+import type { ModelHandle } from '../../inference/model-handle.js';
 import { errors } from '../../base/errors.js';
 import { autoDetail, imageTokens, textTokens } from '../../usage/tokens.js';
 import {
