@@ -13,7 +13,12 @@
 # It runs from the bundle (scripts/device-bundle.sh --gpu) on a host with an NVIDIA driver and maybe nothing
 # else (no Node.js, no network):
 #   /tmp/sf/gpu-check.sh --provider-dir /tmp/sf-provider --out "$OUT" [--seconds 2] [--batch 1,8,32] [--sessions 1,4] [--http-clients 1,16,64]
-#                        [--camera-rows cuda:50,none:50,cuda:25,none:25]
+#                        [--camera-rows cuda:50,none:50,cuda:25,none:25] [--budget 480]
+# The steps run in the order of what the goals need: the in-process rows as a GPU server runs each model (binding,
+# then native engine), the HTTP rows, the cameras, and only then each step's own rows and the unbatched sweep. Each
+# step has its share of --budget seconds (default 480; none in a dry run): in-process rows start no row past it,
+# a step that overruns is stopped, and the report in --out is written again after every step, so a check cut off
+# from outside (the device call's limit) still leaves everything it measured.
 # Here, on the CPU, --dry-run lays the bundle out in a temporary folder and runs the same check from it, on the
 # CPU provider with shorter rows (batch 2; 1 s; two cameras in software, then asking for NVDEC), so none of
 # it rots (test/device/gpu-check.test.ts):
@@ -29,6 +34,7 @@ batches=""
 sessions=""
 http_clients=""
 camera_rows=""
+budget=""
 pass=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -41,7 +47,8 @@ while [[ $# -gt 0 ]]; do
     --sessions) sessions="$2"; pass+=("$1" "$2"); shift ;;
     --http-clients) http_clients="$2"; pass+=("$1" "$2"); shift ;;
     --camera-rows) camera_rows="$2"; pass+=("$1" "$2"); shift ;;
-    *) echo "usage: gpu-check.sh [--dry-run] [--out DIR] [--provider-dir DIR] [--seconds N] [--batch 1,8,32] [--sessions 1,4] [--http-clients 1,16,64] [--camera-rows HWACCEL:N,...]" >&2; exit 2 ;;
+    --budget) budget="$2"; pass+=("$1" "$2"); shift ;;
+    *) echo "usage: gpu-check.sh [--dry-run] [--out DIR] [--provider-dir DIR] [--seconds N] [--batch 1,8,32] [--sessions 1,4] [--http-clients 1,16,64] [--camera-rows HWACCEL:N,...] [--budget SECONDS]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -69,10 +76,29 @@ if [[ $dry == 1 ]]; then
   # CPU, and the check that a batch answers what runs alone do is in the batch-2 rows.
   seconds=${seconds:-1}; batches=${batches:-2}
 else
-  # 2 s a row: the check runs ~45 batch rows and ~25 unbatched ones, the reference and the HTTP rows, and must
-  # end inside 8 minutes.
+  # 2 s a row: the check runs ~48 batch rows, ~25 unbatched ones, the reference, the HTTP and the camera rows, and
+  # must end inside 8 minutes (--budget keeps it there, the rows the goals need first).
   seconds=${seconds:-2}; batches=${batches:-1,8,32}
 fi
+[[ -z $budget && $dry == 0 ]] && budget=480
+if [[ -n $budget ]] && ! [[ $budget =~ ^[0-9]+$ && $budget -ge 60 ]]; then
+  echo "gpu-check: --budget takes whole seconds, at least 60" >&2; exit 2
+fi
+# A step's share of the budget: the moment (epoch seconds) it starts no more rows, as a fraction of the budget from the
+# start; none without a budget.
+by() { [[ -n $budget ]] && echo $(( t0 + budget * $1 / 100 )) || echo ""; }
+# Seconds a step may run before it is stopped: to its share's end and a margin for the row in flight (a row loads
+# its sessions and meets each batch size's first run); without a budget, an hour.
+cap() { local end=$1 margin=$2; [[ -n $end ]] && echo $(( end - $(date +%s) + margin > 20 ? end - $(date +%s) + margin : 20 )) || echo 3600; }
+done_steps=()
+# The report as it stands, into --out: after every step, and with the step now running named.
+snapshot() {
+  local running=${1:-}
+  ./node -e 'const [d, r] = [process.argv[1] ? process.argv[1].split("|") : [], process.argv[2]]; console.log(JSON.stringify({ done: d, ...(r ? { running: r } : {}) }))' \
+    "$(IFS='|'; echo "${done_steps[*]:-}")" "$running" > "$work/steps.json"
+  [[ -f "$work/sightflow.err" ]] && cp "$work/sightflow.err" "$out/gpu-check.log"
+  ./node gpu-check.js report "$work" "$out" > /dev/null 2>> "$work/report.err" || true
+}
 
 # The GPU provider's libraries beside the binding, and the CUDA libraries they load from wherever the host has
 # them: its own LD_LIBRARY_PATH, /usr/local/cuda, or the lib folders of its Python nvidia packages.
@@ -99,7 +125,9 @@ export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}${libs}"
 log "probing the host"
 ./node gpu-check.js probe "$work/probe.json" || echo '{"error": "the probe failed (gpu-check.log)"}' > "$work/probe.json"
 gpu=$(./node -e "const p=require('$work/probe.json'); console.log(p.driver ? 'yes' : '')")
-printf '{"dry_run": %s, "seconds": %s, "batches": [%s], "bundle": "%s"}\n' "$([[ $dry == 1 ]] && echo true || echo false)" "$seconds" "$batches" "$here" > "$work/meta.json"
+printf '{"dry_run": %s, "seconds": %s, "batches": [%s], "budget_s": %s, "bundle": "%s"}\n' "$([[ $dry == 1 ]] && echo true || echo false)" "$seconds" "$batches" "${budget:-null}" "$here" > "$work/meta.json"
+done_steps+=("probe")
+snapshot "reference"
 
 # The reference, per model, on the graph with a free batch axis.
 trt=$(./node -e "const p=require('$work/probe.json'); console.log(p.tensorrt?.trtexec || '')")
@@ -128,11 +156,13 @@ for dir in models/*/; do
   name=$(./node -e "console.log(JSON.parse(process.argv[1]).input)" "$shape")
   dims=$(./node -e "console.log(JSON.parse(process.argv[1]).dims.join(','))" "$shape")
   log "reference for $id: $engine"
+  # Its share of the budget (a quarter, both models), and a margin for the one in flight.
+  ref_cap=$(cap "$(by 25)" 30)
   case "$engine" in
     # A reference that fails is a row of the report that says so, not the end of the check.
-    trtexec) ./node gpu-check.js trtexec "$trt" "$work/$id.batched.onnx" "$batches" "$seconds" "$work" "$work/reference-$id.json" 2>>"$work/reference.err" \
+    trtexec) timeout -k 5 "$ref_cap" ./node gpu-check.js trtexec "$trt" "$work/$id.batched.onnx" "$batches" "$seconds" "$work" "$work/reference-$id.json" 2>>"$work/reference.err" \
       || echo "{\"engine\": \"trtexec\", \"error\": \"the TensorRT reference failed (gpu-check.log)\"}" > "$work/reference-$id.json" ;;
-    tensorrt|ort-cuda) python3 reference.py --model "$work/$id.batched.onnx" --input "$name" --dims "$dims" --batch "$batches" --seconds "$seconds" --out "$work/reference-$id.json" >/dev/null 2>>"$work/reference.err" \
+    tensorrt|ort-cuda) timeout -k 5 "$ref_cap" python3 reference.py --model "$work/$id.batched.onnx" --input "$name" --dims "$dims" --batch "$batches" --seconds "$seconds" --out "$work/reference-$id.json" >/dev/null 2>>"$work/reference.err" \
       || echo "{\"engine\": \"$engine\", \"error\": \"reference.py failed (gpu-check.log)\"}" > "$work/reference-$id.json" ;;
     ort-c-api|ort-c-api-dry)
       model=$work/$id.batched.onnx; precision=fp32; provider=cpu
@@ -145,7 +175,7 @@ for dir in models/*/; do
           model=$work/$id.fp16.onnx; precision="fp16 (sightflow's converter)"
         fi
       fi
-      if ! ./ort-reference --model "$model" --input "$name" --dims "$dims" --batch "$batches" --seconds "$seconds" \
+      if ! timeout -k 5 "$ref_cap" ./ort-reference --model "$model" --input "$name" --dims "$dims" --batch "$batches" --seconds "$seconds" \
         --provider "$provider" --precision "$precision" --out "$work/reference-$id.json" 2>>"$work/reference.err"; then
         echo "{\"engine\": \"ort-c-api\", \"error\": \"ort-reference failed (gpu-check.log)\"}" > "$work/reference-$id.json"
       fi ;;
@@ -154,46 +184,60 @@ for dir in models/*/; do
 done
 [[ -f "$work/reference.err" ]] && cat "$work/reference.err" >&2
 
-log "sightflow's in-process ceiling at batch $batches"
-# Each model's rows with its float input, then (--dequantize) an int8 export's graph made float, as a GPU
-# provider loads it under SIGHTFLOW_INFERENCE_DEQUANTIZE=auto, then (--uint8) with the graph taking bytes, as
-# the detector feeds it on a GPU provider: the difference is the input's copy to the card.
+done_steps+=("reference")
+snapshot
+
+# The in-process ceiling (bench/device/providers.ts). Each model's rows as a GPU server loads it under every setting's
+# auto (an int8 export made float, in float16, taking bytes, decoded in the session's worker: --server-rows) come
+# first, on the binding and then on the native engine; each step's own rows (the graph as exported, made float, in
+# float16: what each step gains) come after the HTTP and camera rows (--detail-rows), as time allows.
 # On a GPU: one session, and four beside each other (runs overlap one another's host work with kernels).
 only=()
 [[ -n "$gpu" ]] && only=(--gpu-only --sessions "${sessions:-1,4}")
 # A row that fails (a provider that does not load, a graph it refuses) says why in its row; a step that fails as
-# a whole leaves its error in the report and the check goes on: the HTTP and camera rows are worth having anyway.
-failed() { ./node gpu-check.js failure "$1"; }
-if ./node providers.js --models models --batch "$batches" --seconds "$seconds" --dequantize --uint8 --fp16 "${only[@]}" --json > "$work/sightflow.log" 2> "$work/sightflow.err"; then
-  tail -1 "$work/sightflow.log" > "$work/sightflow.json"
-else
-  failed "$work/sightflow.err" > "$work/sightflow.json"; cat "$work/sightflow.err" >&2
-fi
+# a whole leaves its error (beside the rows it made) in the report and the check goes on.
+# failed RC STDERR JSON: the step's JSON becomes its rows so far (written after each) with its error beside them: the
+# error its stderr shows, or, where `timeout` stopped it (124; 137 after the kill), that it ran past its share.
+failed() {
+  local stopped=()
+  (( $1 == 124 || $1 == 137 )) && stopped=(--stopped)
+  ./node gpu-check.js failure "${stopped[@]}" "$2" "$3" > "$3.failed" && mv "$3.failed" "$3"
+}
+# providers.js for one step: its JSON (written after every row) into $work/$1.json, its log into $1.log and .err; $2
+# names the step in the report; rows start until $3 (epoch seconds; empty: no limit), and the step is stopped $4 s
+# after it.
+in_process() {
+  local name=$1 label=$2 end=$3 margin=$4; shift 4
+  local until=()
+  [[ -n $end ]] && until=(--until "$(( end * 1000 ))")
+  snapshot "$label"
+  if timeout -k 10 "$(cap "$end" "$margin")" ./node providers.js --models models --batch "$batches" --seconds "$seconds" \
+    "${until[@]}" --json-file "$work/$name.json" --json "$@" > "$work/$name.log" 2> "$work/$name.err"; then
+    tail -1 "$work/$name.log" > "$work/$name.json"
+  else
+    failed $? "$work/$name.err" "$work/$name.json"
+    cat "$work/$name.err" >&2
+  fi
+}
 
-# The same ceiling on the native engine (TensorRT in FP16 with its caches, CUDA graphs on the CUDA provider), each
-# model only as a GPU server runs it (--server-rows): which route reaches the card, beside the binding's rows above.
+log "sightflow's in-process ceiling at batch $batches, each model as a GPU server runs it"
+in_process sightflow "in-process rows" "$(by 38)" 60 --server-rows --dequantize --uint8 --fp16 "${only[@]}"
+done_steps+=("in-process rows")
+
+# The same rows on the native engine (TensorRT in FP16 with its caches, CUDA graphs on the CUDA provider): which route
+# reaches the card, beside the binding's rows above.
 log "sightflow's in-process ceiling on the native engine"
-native_rows=(--server-rows --dequantize --fp16 --uint8 "${only[@]}")
+native_rows=(--engine native --cuda-graphs --server-rows --dequantize --fp16 --uint8 "${only[@]}")
 [[ $dry == 1 ]] && native_rows+=(--models-only centernet-coco --native-checks)
 if [[ ! -f native/build-ort/sightflow_ort.node ]]; then
   echo '{"error": "the native engine is not in the bundle (scripts/device-bundle.sh builds it)"}' > "$work/native.json"
-elif (( $(date +%s) - t0 > 240 )) && [[ $dry == 0 ]]; then
-  log "late: no native engine rows"
-  echo '{"error": "skipped: the check was past 240 s"}' > "$work/native.json"
-elif ./node providers.js --engine native --cuda-graphs --models models --batch "$batches" --seconds "$seconds" "${native_rows[@]}" --json > "$work/native.log" 2> "$work/native.err"; then
-  tail -1 "$work/native.log" > "$work/native.json"
 else
-  failed "$work/native.err" > "$work/native.json"; cat "$work/native.err" >&2
+  in_process native "native engine rows" "$(by 50)" 45 "${native_rows[@]}"
 fi
-[[ -f "$work/native.err" ]] && cat "$work/native.err" >> "$work/sightflow.err"
-
-log "the GPU's outputs against the CPU's, and sessions without batching"
-if ./node providers.js --models models --gpu-only --dequantize --fp16 --seconds "$seconds" --json > "$work/sweep.log" 2> "$work/sweep.err"; then
-  tail -1 "$work/sweep.log" > "$work/sweep.json"
-else
-  failed "$work/sweep.err" > "$work/sweep.json"; cat "$work/sweep.err" >&2
-fi
-cat "$work/sweep.err" >> "$work/sightflow.err"
+cat "$work/sightflow.err" "$work/native.err" > "$work/steps.err" 2>/dev/null || true
+mv "$work/steps.err" "$work/sightflow.err"
+done_steps+=("native engine rows")
+snapshot
 
 # The whole server over HTTP (bench/device/http-rows.ts): the detectors from the bundle's server/, the C clients
 # at each number of connections, under the defaults, with dynamic batching, batched behind front processes that
@@ -204,42 +248,73 @@ else http_clients=${http_clients:-1,16,64}; configs=defaults,batched,fronts,nati
 providers=cpu
 [[ -n "$gpu" ]] && providers=cuda
 # Late (a slow reference build, slow model loads): batched only, alone, behind fronts and behind fronts on the native
-# engine, so the whole still ends inside 8 minutes.
-if (( $(date +%s) - t0 > 330 )) && [[ $dry == 0 ]]; then configs=batched,fronts,native; log "late: HTTP rows batched, alone, behind fronts and behind fronts on the native engine"; fi
+# engine, so that the cameras still get their share.
+if [[ -n $budget ]] && (( $(date +%s) > $(by 52) )); then configs=batched,fronts,native; log "late: HTTP rows batched, alone, behind fronts and behind fronts on the native engine"; fi
 log "the server over HTTP ($providers, $http_clients clients)"
+snapshot "HTTP rows"
 if [[ ! -f server/server.js ]]; then
   echo '{"error": "the server part is not unpacked here (server.tar.xz, scripts/device-bundle.sh)"}' > "$work/http.json"
   : > "$work/http.err"
-elif ! ./node http-rows.js --server server --models models --client ./post-clients --photo photo.jpg --providers "$providers" \
+elif timeout -k 10 "$(cap "$(by 78)" 20)" ./node http-rows.js --server server --models models --client ./post-clients --photo photo.jpg --providers "$providers" \
   --clients "$http_clients" --seconds "$seconds" --configs "$configs" --fronts "$fronts" --out "$work/http.json" 2> "$work/http.err"; then
-  # The rows before stay worth reporting: the failure goes into the report, its log into gpu-check.log.
-  failed "$work/http.err" > "$work/http.json"
+  :
+else
+  # The rows before stay worth reporting (written after each): the failure goes beside them, its log into gpu-check.log.
+  failed $? "$work/http.err" "$work/http.json"
 fi
 cat "$work/http.err" >> "$work/sightflow.err"
+done_steps+=("HTTP rows")
+snapshot
 
 # Live cameras into the same server (bench/device/camera-rows.ts): each row a fresh server with the addon built
 # with FFmpeg and the FFmpeg from video/, N cameras detecting and tracking at 5 fps, the NVIDIA decoder
 # against software in the same run. The dry run: two cameras in software, then asking for NVDEC (auto), which
-# must say it fell back to software and why. Late, fewer rows, or none, so the whole ends inside 8 minutes.
+# must say it fell back to software and why. Late, fewer rows, or none (each row takes its warm-up and its window).
 if [[ $dry == 1 ]]; then camera_rows=${camera_rows:-none:2,auto:2}; camera_s=2; camera_warm=15
 else camera_rows=${camera_rows:-cuda:50,none:50,cuda:25,none:25}; camera_s=8; camera_warm=25; fi
 elapsed=$(( $(date +%s) - t0 ))
-if (( elapsed > 390 )); then
-  ./node -e "console.log(JSON.stringify({skipped: 'late: the check had run ' + process.argv[1] + ' s, and the camera rows need ~2 minutes'}))" "$elapsed" > "$work/cameras.json"
+if [[ -n $budget ]] && (( $(date +%s) > $(by 86) )); then
+  ./node -e "console.log(JSON.stringify({skipped: 'late: the check had run ' + process.argv[1] + ' s, and the camera rows need ~1-2 minutes'}))" "$elapsed" > "$work/cameras.json"
   log "late: no camera rows"
 elif [[ ! -f video/sightflow.node || ! -f server/server.js ]]; then
   echo '{"error": "the video part or the server is not unpacked here (video.tar.xz, server.tar.xz: scripts/device-bundle.sh)"}' > "$work/cameras.json"
 else
-  if (( elapsed > 280 )) && [[ $dry == 0 ]]; then camera_rows=$(echo "$camera_rows" | cut -d, -f1-2); log "late: camera rows $camera_rows only"; fi
+  if [[ -n $budget ]] && (( $(date +%s) > $(by 66) )); then camera_rows=$(echo "$camera_rows" | cut -d, -f1-2); log "late: camera rows $camera_rows only"; fi
   log "cameras ($camera_rows)"
-  if ! ./node camera-rows.js --server server --models models --video video --providers "$providers" --rows "$camera_rows" \
+  snapshot "camera rows"
+  if timeout -k 10 "$(cap "$(by 96)" 0)" ./node camera-rows.js --server server --models models --video video --providers "$providers" --rows "$camera_rows" \
     --seconds "$camera_s" --warm-s "$camera_warm" --out "$work/cameras.json" 2> "$work/cameras.err"; then
-    failed "$work/cameras.err" > "$work/cameras.json"
+    :
+  else
+    failed $? "$work/cameras.err" "$work/cameras.json"
   fi
   cat "$work/cameras.err" >> "$work/sightflow.err"
 fi
+done_steps+=("camera rows")
+snapshot
+
+# As time allows: each step's own rows (the graph as exported, made float, in float16, taking bytes; a YOLO output
+# decoded from its whole output), then the unbatched sweep by sessions and the GPU's outputs against the CPU's.
+log "each step's own in-process rows"
+in_process sightflow-detail "each step's own rows" "$(by 92)" 20 --detail-rows --dequantize --uint8 --fp16 "${only[@]}"
+cat "$work/sightflow-detail.err" >> "$work/sightflow.err"
+done_steps+=("each step's own rows")
+log "the GPU's outputs against the CPU's, and sessions without batching"
+sweep_until=()
+[[ -n $budget ]] && sweep_until=(--until "$(( $(by 98) * 1000 ))")
+snapshot "unbatched rows"
+if timeout -k 10 "$(cap "$(by 100)" 0)" ./node providers.js --models models --gpu-only --dequantize --fp16 --seconds "$seconds" \
+  "${sweep_until[@]}" --json-file "$work/sweep.json" --json > "$work/sweep.log" 2> "$work/sweep.err"; then
+  tail -1 "$work/sweep.log" > "$work/sweep.json"
+else
+  failed $? "$work/sweep.err" "$work/sweep.json"
+  cat "$work/sweep.err" >&2
+fi
+cat "$work/sweep.err" >> "$work/sightflow.err"
+done_steps+=("unbatched rows")
 
 log "report"
+snapshot
 ./node gpu-check.js report "$work" "$out"
 echo
 cp "$work/sightflow.err" "$out/gpu-check.log"

@@ -259,29 +259,33 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'sf-camera-rows-'));
   const cams = await startTsCameras(join(a.video, 'camera.ts'));
   const rows: Array<Record<string, unknown>> = [];
+  // Written after every row as well: a check stopped from outside keeps the rows it made.
+  const write = () =>
+    writeFileSync(
+      a.out,
+      `${JSON.stringify(
+        {
+          source: `H.264 1920x1080 ${cams.fps} fps MPEG-TS over HTTP, looped in real time (${cams.frames} frames a loop)`,
+          sample_fps: SAMPLE_FPS,
+          steps: 'detect (default detector) + tracking',
+          rows,
+        },
+        null,
+        2,
+      )}\n`,
+    );
   try {
     for (const r of a.rows) {
       const x = await row(a, cams, r.hwaccel, r.cameras, work);
       rows.push(x);
       process.stderr.write(`cameras: ${JSON.stringify(x)}\n`);
+      write();
     }
   } finally {
     await cams.close();
     rmSync(work, { recursive: true, force: true });
   }
-  writeFileSync(
-    a.out,
-    `${JSON.stringify(
-      {
-        source: `H.264 1920x1080 ${cams.fps} fps MPEG-TS over HTTP, looped in real time (${cams.frames} frames a loop)`,
-        sample_fps: SAMPLE_FPS,
-        steps: 'detect (default detector) + tracking',
-        rows,
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  write();
 }
 
 await main();

@@ -143,18 +143,22 @@ function trtexec(
 function report(work: string, outDir: string): void {
   const read = (f: string) => (existsSync(join(work, f)) ? JSON.parse(readFileSync(join(work, f), 'utf8')) : null);
   const probeJson = read('probe.json');
-  const sightflow = read('sightflow.json');
+  // The rows as a GPU server runs each model come first; each step's own rows later, as time allows: one list.
+  const sightflow = mergedSteps(read('sightflow.json'), read('sightflow-detail.json'));
   const references: Record<string, unknown> = {};
   for (const f of readdirSync(work).filter((n) => n.startsWith('reference-') && n.endsWith('.json'))) {
     references[f.slice('reference-'.length, -'.json'.length)] = read(f);
   }
   const meta = read('meta.json') ?? {};
+  // Written again after every step, so a check stopped from outside still leaves what it measured.
+  const steps = read('steps.json') as { done: string[]; running?: string } | null;
   const http = read('http.json');
   const cameras = read('cameras.json');
   const sweep = read('sweep.json');
   const native = read('native.json');
   const result: Record<string, unknown> = {
     ...meta,
+    ...(steps ? { steps } : {}),
     probe: probeJson,
     sightflow,
     native,
@@ -189,9 +193,19 @@ function report(work: string, outDir: string): void {
   const ceilings: Record<string, unknown> = {};
   lines.push('');
   // A step that failed as a whole (its rows never came) says so; a row that failed says why in its line.
+  if (steps?.running) lines.push(`- unfinished: the check stopped during "${steps.running}"; the figures are up to it`);
   if (sightflow?.error) lines.push(`- in-process rows failed: ${sightflow.error}`);
   if (sweep?.error) lines.push(`- unbatched rows failed: ${sweep.error}`);
   if (native?.error) lines.push(`- native engine rows: ${native.error}`);
+  // Rows the check's time budget left out (bench/device/providers.ts --until), by step.
+  for (const [step, s] of [
+    ['in-process', sightflow],
+    ['native engine', native],
+    ['unbatched', sweep],
+  ] as const) {
+    const skipped = (s?.skipped_rows ?? []) as string[];
+    if (skipped.length) lines.push(`- ${step} rows not run (the check's time was spent): ${skipped.join('; ')}`);
+  }
   for (const model of [...new Set(batchRows.filter((r) => !r.error).map((r) => r.model as string))]) {
     const rows = batchRows.filter((r) => r.model === model && !r.error);
     const best = rows.reduce((a, b) => (b.images_per_s > a.images_per_s ? b : a));
@@ -270,6 +284,25 @@ function report(work: string, outDir: string): void {
 }
 
 /**
+ * The in-process rows of the two binding steps as one (the server's rows, then each step's own), with the rows
+ * either left out and an error of either; null where neither ran.
+ */
+function mergedSteps(first: any, detail: any): Record<string, any> | null {
+  if (!first && !detail) return null;
+  if (!detail) return first;
+  if (!first) return detail;
+  const errors = [first.error, detail.error && `each step's own rows: ${detail.error}`].filter(Boolean);
+  const skipped = [...(first.skipped_rows ?? []), ...(detail.skipped_rows ?? [])];
+  return {
+    ...detail,
+    ...first,
+    batch_rows: [...(first.batch_rows ?? []), ...(detail.batch_rows ?? [])],
+    ...(skipped.length ? { skipped_rows: skipped } : {}),
+    ...(errors.length ? { error: errors.join('; ') } : {}),
+  };
+}
+
+/**
  * The server over HTTP: a table of the rows, then per model and configuration the figures the goals name (images/s
  * and p99 at the most clients, one client's p50, the reference's best), and what one main thread allows.
  */
@@ -283,9 +316,11 @@ function httpLines(
     lines.push('- not run');
     return [];
   }
+  // A step stopped or failed part way keeps the rows it made (written after each): the error, then those rows.
   if (http.error) {
     lines.push(`- failed: ${http.error}`);
-    return [];
+    if (!http.rows?.length) return [];
+    lines.push('');
   }
   lines.push(
     '| configuration | model | providers | clients | images/s | p50 ms | p99 ms | refused | main thread ms/image | one main thread allows | fronts CPU ms/image | card busy (mean, max) | card memory MiB |',
@@ -397,7 +432,8 @@ function cameraLines(cameras: Record<string, any> | null, lines: string[]): Reco
   }
   if (cameras.error || cameras.skipped) {
     lines.push(`- ${cameras.error ? `failed: ${cameras.error}` : `skipped: ${cameras.skipped}`}`);
-    return null;
+    if (!cameras.rows?.length) return null;
+    lines.push('');
   }
   lines.push(
     `${cameras.source}; sampled at ${cameras.sample_fps} fps; ${cameras.steps}. Lag: a chunk's arrival at an SSE subscriber minus its received_at_ms (when the decoder received the frame).`,
@@ -568,11 +604,24 @@ if (cmd === 'probe') {
 } else if (cmd === 'report') {
   report(rest[0]!, rest[1]!);
 } else if (cmd === 'failure') {
-  // A step that failed as a whole: its error, as the report shows it.
-  console.log(JSON.stringify({ error: stepFailure(existsSync(rest[0]!) ? readFileSync(rest[0]!, 'utf8') : '') }));
+  // A step that failed as a whole: its error, as the report shows it, beside the rows it wrote before it stopped
+  // (PARTIAL: its --json-file), if any.
+  // --stopped: `timeout` ended it at its share of the check's time (--budget), which its stderr does not say.
+  const stopped = rest[0] === '--stopped';
+  const [stderr, json] = stopped ? rest.slice(1) : rest;
+  const error = stopped
+    ? "stopped: it ran past its share of the check's time (--budget); the rows it made before are kept"
+    : stepFailure(existsSync(stderr!) ? readFileSync(stderr!, 'utf8') : '');
+  let partial: Record<string, unknown> = {};
+  try {
+    if (json && existsSync(json)) partial = JSON.parse(readFileSync(json, 'utf8'));
+  } catch {
+    // A file cut off mid-write: only the error.
+  }
+  console.log(JSON.stringify({ ...partial, error }));
 } else {
   console.error(
-    'usage: gpu-check.js probe OUT | batch-graph IN OUT | fp16-graph IN OUT | trtexec TOOL MODEL BATCHES SECONDS WORK OUT | report WORK OUTDIR | failure STDERR',
+    'usage: gpu-check.js probe OUT | batch-graph IN OUT | fp16-graph IN OUT | trtexec TOOL MODEL BATCHES SECONDS WORK OUT | report WORK OUTDIR | failure [--stopped] STDERR [PARTIAL_JSON]',
   );
   process.exit(2);
 }

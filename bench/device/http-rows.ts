@@ -203,6 +203,16 @@ async function main(): Promise<void> {
   const rows: Array<Record<string, unknown>> = [];
   const servers: Array<Record<string, unknown>> = [];
   let metrics: Record<string, unknown> | null = null;
+  // Written after every row as well: a check stopped from outside keeps the rows it made.
+  const write = () =>
+    writeFileSync(
+      a.out,
+      JSON.stringify(
+        { route: 'POST /v1/vision/detect', photo: '640x480 JPEG', servers, rows, server_metrics: metrics },
+        null,
+        2,
+      ) + '\n',
+    );
   try {
     for (const name of a.configs) {
       const config = { label: CONFIGS[name]!.label(a), env: CONFIGS[name]!.env(a) };
@@ -269,6 +279,7 @@ async function main(): Promise<void> {
             };
             rows.push(row);
             process.stderr.write(`http: ${JSON.stringify(row)}\n`);
+            write();
           };
           for (const c of a.clients) await measure(config.label, c);
           // After the rows, when overlapping requests have loaded the further sessions.
@@ -292,14 +303,7 @@ async function main(): Promise<void> {
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  writeFileSync(
-    a.out,
-    JSON.stringify(
-      { route: 'POST /v1/vision/detect', photo: '640x480 JPEG', servers, rows, server_metrics: metrics },
-      null,
-      2,
-    ) + '\n',
-  );
+  write();
 }
 
 await main();

@@ -33,8 +33,11 @@
 // once more after its timed runs (`again_same`) and sets its answer against the CPU's through the binding
 // (`vs_cpu`); --native-checks does both on the CPU too.
 // --server-rows keeps only each model's rows as a GPU server runs it (with --dequantize --fp16 --uint8 --batch: the
-// graph made float, in float16, taking bytes, decoded in the worker), not the rows of each step.
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+// graph made float, in float16, taking bytes, decoded in the worker), not the rows of each step; --detail-rows keeps
+// the others (each step's rows), so a check can run the rows its goals need first and the rest as time allows.
+// --until=EPOCH_MS starts no row after that moment: the rows not run are listed in the JSON's `skipped_rows`.
+// --json-file=FILE writes the JSON after every row as well, so a run stopped from outside leaves the rows it made.
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -63,6 +66,9 @@ interface Args {
   engine: 'binding' | 'native';
   cudaGraphs: boolean;
   serverRows: boolean;
+  detailRows: boolean;
+  until?: number;
+  jsonFile?: string;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -78,13 +84,16 @@ function parseArgs(argv: string[]): Args {
     engine: 'binding',
     cudaGraphs: false,
     serverRows: false,
+    detailRows: false,
   };
   for (let i = 0; i < argv.length; i++) {
     let [k, v] = argv[i]!.replace(/^--/, '').split('=');
     // `--flag value` as well as `--flag=value`
     if (
       v === undefined &&
-      ['models', 'seconds', 'batch', 'models-only', 'sessions', 'wait-ms', 'engine'].includes(k!) &&
+      ['models', 'seconds', 'batch', 'models-only', 'sessions', 'wait-ms', 'engine', 'until', 'json-file'].includes(
+        k!,
+      ) &&
       argv[i + 1] &&
       !argv[i + 1]!.startsWith('--')
     )
@@ -99,6 +108,9 @@ function parseArgs(argv: string[]): Args {
     else if (k === 'cuda-graphs') out.cudaGraphs = true;
     else if (k === 'native-checks') nativeChecksOnCpu = true;
     else if (k === 'server-rows') out.serverRows = true;
+    else if (k === 'detail-rows') out.detailRows = true;
+    else if (k === 'until' && v) out.until = Number(v);
+    else if (k === 'json-file' && v) out.jsonFile = v;
     else if (k === 'engine' && (v === 'binding' || v === 'native')) out.engine = v;
     else if (k === 'engine') throw new Error(`--engine takes binding or native, not ${v}`);
     else if (k === 'batch' && v)
@@ -114,7 +126,21 @@ function parseArgs(argv: string[]): Args {
         .filter((n) => n >= 1);
     else if (k === 'wait-ms' && v) out.waitMs = Number(v);
   }
+  if (out.serverRows && out.detailRows)
+    throw new Error('--server-rows and --detail-rows each keep what the other drops');
+  if (out.until !== undefined && !(out.until > 0)) throw new Error('--until takes a time in milliseconds since 1970');
   return out;
+}
+
+/** Rows not started because --until had passed: model, providers, sessions and batch, as the table names them. */
+const skippedRows: string[] = [];
+
+/** Whether --until has passed (no row starts after it); the row's name is recorded as skipped when it has. */
+function late(args: Args, row: string): boolean {
+  if (args.until === undefined || Date.now() < args.until) return false;
+  skippedRows.push(row);
+  console.error(`skipped (past --until): ${row}`);
+  return true;
 }
 
 const log = {
@@ -559,6 +585,11 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const batchRows: BatchRow[] = [];
   const checks: Check[] = [];
+  if (args.jsonFile) {
+    const file = args.jsonFile;
+    progress = () => writeFileSync(file, `${JSON.stringify(resultJson(args, rows, batchRows, checks))}\n`);
+    progress();
+  }
   for (const model of args.only ?? ['centernet-coco', 'yolov8n-int8']) {
     const dir = join(args.models, model);
     if (!existsSync(dir)) {
@@ -573,6 +604,7 @@ async function main(): Promise<void> {
     for (const float of r?.ok && r.changed ? [false, true] : [false]) {
       const name = float ? `${model} (float)` : model;
       if (args.serverRows) continue;
+      // (--detail-rows: these are every step's own rows, all kept.)
       await measureModel(args, name, file, float, { rows, batchRows, checks });
       if (!args.fp16) continue;
       const h = withFloat16(float && r?.ok ? r.bytes : new Uint8Array(readFileSync(file)));
@@ -595,13 +627,17 @@ async function main(): Promise<void> {
       // from its whole output, which is what the reduction saves.
       const d = decodeFor(file);
       const lists = { rows, batchRows, checks };
-      await measureModel(args, `${model} (${steps}, decoded)`, file, !!made, lists, pre, half, { ...d, reduce: true });
+      if (!args.detailRows)
+        await measureModel(args, `${model} (${steps}, decoded)`, file, !!made, lists, pre, half, {
+          ...d,
+          reduce: true,
+        });
       if (d.reducible && !args.serverRows)
         await measureModel(args, `${model} (${steps}, decoded, whole output)`, file, !!made, lists, pre, half, {
           ...d,
           reduce: false,
         });
-    } else if (pre)
+    } else if (pre && !args.serverRows)
       await measureModel(args, `${model} (${steps})`, file, !!made, { rows, batchRows, checks }, pre, half);
     else console.log(`${model}: no preprocessing recorded beside it (bench/device/inputs.ts), no uint8 rows`);
   }
@@ -654,7 +690,8 @@ async function measureModel(
       const onCpu = eps[0] === 'cpu';
       // On the CPU the sessions split the cores, one thread each (the runtime's default on a small host).
       for (const sessions of args.sessions ?? [onCpu ? Math.min(cores, 2) : 1]) {
-        for (const b of args.batch)
+        for (const b of args.batch) {
+          if (late(args, `${model} ${eps.join(',')} ${sessions} session(s) batch ${b}`)) continue;
           batchRows.push(
             await measureBatch(
               model,
@@ -675,10 +712,14 @@ async function measureModel(
               same_as_alone: null,
             })),
           );
+          progress();
+        }
       }
     }
     return;
   }
+  // Unbatched: the model's rows as a whole, or none once --until has passed.
+  if (late(args, `${model} (unbatched rows)`)) return;
   const cpu = await measure(model, file, ['cpu'], cores, 1, 1, args.seconds, true, float, bytes, half);
   rows.push(cpu.row);
   for (const gpu of ['cuda', 'tensorrt'].filter((p) => available.includes(p))) {
@@ -701,10 +742,13 @@ async function measureModel(
     rows.push((await measure(model, file, [gpu, 'cpu'], cores, 1, 8, args.seconds, true, float, bytes, half)).row);
     // More sessions on one GPU: whether their runs overlap one run's host work (CPU-placed nodes, copies)
     // with another's kernels.
-    for (const s of [2, 4, 8])
+    for (const s of [2, 4, 8]) {
+      if (late(args, `${model} ${gpu},cpu ${s} session(s) unbatched`)) continue;
       rows.push(
         (await measure(model, file, [gpu, 'cpu'], cores, s, s * 4, args.seconds, false, float, bytes, half)).row,
       );
+      progress();
+    }
   }
   if (args.gpuOnly) return;
   for (const t of [1, 2, 4, 8].filter((t) => t < cores))
@@ -735,9 +779,22 @@ function failedRow(model: string, providers: string[], threads: number, sessions
   };
 }
 
-function report(args: Args, rows: Row[], batchRows: BatchRow[], checks: Check[]): void {
+/** After each row with --json-file: the JSON so far. */
+let progress: () => void = () => {};
+
+/** What --json prints last (and --json-file holds): the rows, and those --until left out. */
+function resultJson(args: Args, rows: Row[], batchRows: BatchRow[], checks: Check[]): Record<string, unknown> {
   const cores = availableParallelism();
   const available = availableProviders();
+  const skipped = skippedRows.length ? { skipped_rows: [...skippedRows] } : {};
+  return args.batch
+    ? { cores, available, batch_rows: batchRows, ...skipped }
+    : { cores, available, rows, checks, ...skipped };
+}
+
+function report(args: Args, rows: Row[], batchRows: BatchRow[], checks: Check[]): void {
+  progress();
+  for (const s of skippedRows) console.log(`skipped (past --until): ${s}`);
   if (args.batch) {
     console.log(
       'model                providers        sessions batch clients images/s images/call p50_ms p99_ms batched=alone',
@@ -747,7 +804,7 @@ function report(args: Args, rows: Row[], batchRows: BatchRow[], checks: Check[])
         `${r.model.padEnd(20)} ${r.providers.padEnd(16)} ${String(r.sessions).padStart(8)} ${String(r.batch).padStart(5)} ${String(r.clients).padStart(7)} ${r.images_per_s.toFixed(2).padStart(8)} ${String(r.images_per_call).padStart(11)} ${r.p50_ms.toFixed(1).padStart(6)} ${String(r.p99_ms).padStart(6)} ${r.error ? `failed: ${r.error}` : r.same_as_alone === null ? (r.refused ? 'one a call: ' + r.refused : '-') : r.same_as_alone}`,
       );
     }
-    if (args.json) console.log(JSON.stringify({ cores, available, batch_rows: batchRows }));
+    if (args.json) console.log(JSON.stringify(resultJson(args, rows, batchRows, checks)));
     return;
   }
   console.log('model                providers        threads sessions clients images/s p50_ms wide session');
@@ -764,7 +821,7 @@ function report(args: Args, rows: Row[], batchRows: BatchRow[], checks: Check[])
       : '';
     console.log(`${c.model} on ${c.provider}: output relative L2 distance to cpu ${c.rel_l2}${sets}`);
   }
-  if (args.json) console.log(JSON.stringify({ cores, available, rows, checks }));
+  if (args.json) console.log(JSON.stringify(resultJson(args, rows, batchRows, checks)));
 }
 
 await main();

@@ -58,16 +58,34 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   const rows = r.sightflow.batch_rows as Array<Record<string, any>>;
   assert.deepEqual(
     rows.map((x) => `${x.model} ${x.providers} ${x.batch}`),
-    models.flatMap((m) => [
-      `${m} cpu 2`,
-      ...(m === 'yolov8n-int8' ? [`${m} (float) cpu 2`, `${m} (float, fp16) cpu 2`] : [`${m} (fp16) cpu 2`]),
-      // What a GPU server loads under auto: every step that applies, the bytes input last, decoded as the
-      // detector decodes it (a YOLO output from its reduced twin, and again from the whole output).
-      ...(m === 'yolov8n-int8'
-        ? [`${m} (float, fp16, uint8, decoded) cpu 2`, `${m} (float, fp16, uint8, decoded, whole output) cpu 2`]
-        : [`${m} (fp16, uint8, decoded) cpu 2`]),
-    ]),
+    [
+      // First what a GPU server loads under auto: every step that applies, the bytes input last, decoded as the
+      // detector decodes it (a YOLO output from its reduced twin)...
+      'centernet-coco (fp16, uint8, decoded) cpu 2',
+      'yolov8n-int8 (float, fp16, uint8, decoded) cpu 2',
+      // ...then, after the HTTP and camera rows, each step's own rows (and the YOLO output decoded whole).
+      ...models.flatMap((m) => [
+        `${m} cpu 2`,
+        ...(m === 'yolov8n-int8' ? [`${m} (float) cpu 2`, `${m} (float, fp16) cpu 2`] : [`${m} (fp16) cpu 2`]),
+        ...(m === 'yolov8n-int8' ? [`${m} (float, fp16, uint8, decoded, whole output) cpu 2`] : []),
+      ]),
+    ],
   );
+  // Every step ran (no budget in a dry run), in the order of what the goals need; none was left running.
+  assert.deepEqual(r.steps, {
+    done: [
+      'probe',
+      'reference',
+      'in-process rows',
+      'native engine rows',
+      'HTTP rows',
+      'camera rows',
+      "each step's own rows",
+      'unbatched rows',
+    ],
+  });
+  assert.equal(r.budget_s, null);
+  assert.equal(r.sightflow.skipped_rows, undefined);
   for (const x of rows) {
     assert.ok(x.images_per_s > 0 && x.p50_ms > 0, JSON.stringify(x));
     // What the first run of each shape cost (a GPU provider's kernel search): measured on every row.
@@ -280,4 +298,45 @@ test('gpu-check.sh --dry-run runs the whole check on the CPU and writes its JSON
   assert.match(table, /## Cameras/);
   assert.match(table, /\| auto \| 2 \| software 2 \(fallback: [^)]*CUDA/);
   assert.match(table, /- cameras held with NVDEC: no row took the NVIDIA decoder \(goal >= 50\)/);
+});
+
+// A GPU host lends the check a few minutes once: with --budget it keeps to its time whatever each step costs there.
+// Here a minute, with 4 s rows: the rows the goals need first, a step past its share stopped with its rows kept, the
+// later steps left out and listed, and the report written all the same.
+test('gpu-check.sh --budget: steps past their share are stopped or left out, and the report keeps what ran', {
+  skip: byoModelsSkip(BYO_MODELS['yolov8n-int8']),
+  timeout: 300_000,
+}, async (t) => {
+  const out = await mkdtemp(join(tmpdir(), 'sf-gpu-check-budget-'));
+  t.after(() => rm(out, { recursive: true, force: true }));
+  const { stderr } = await promisify(execFile)(
+    'bash',
+    [join(projectRoot, 'scripts', 'gpu-check.sh'), '--dry-run', '--budget', '60', '--seconds', '4', '--out', out],
+    { cwd: projectRoot, maxBuffer: 64 * 1024 * 1024 },
+  );
+  const r = JSON.parse(await readFile(join(out, 'gpu-check.json'), 'utf8'));
+  assert.equal(r.budget_s, 60);
+  // Every step had its turn and the check ended, near its budget (the last step's margin beyond it).
+  assert.equal(r.steps.running, undefined);
+  assert.equal(r.steps.done.at(-1), 'unbatched rows');
+  const ended = Number(/gpu-check \[(\d+) s\] done/.exec(stderr)?.[1]);
+  assert.ok(ended <= 100, `the check ended at ${ended} s of a 60 s budget`);
+  // The rows as a GPU server runs each model came first; each step's own rows, last, found the time spent.
+  const rows = r.sightflow.batch_rows as Array<Record<string, any>>;
+  assert.ok(rows.some((x) => x.model === 'centernet-coco (fp16, uint8, decoded)' && x.images_per_s > 0));
+  assert.ok(
+    (r.sightflow.skipped_rows as string[]).includes('centernet-coco cpu 2 session(s) batch 2'),
+    JSON.stringify(r.sightflow.skipped_rows),
+  );
+  // The HTTP rows (4 s a level) ran past their share: stopped, with the rows made before kept.
+  assert.match(r.http.error ?? '', /^stopped: it ran past its share/, JSON.stringify(r.http.error));
+  assert.ok(r.http.rows.length >= 1 && r.http.rows.every((x: Record<string, any>) => x.images_per_s > 0));
+  assert.match(r.cameras.skipped ?? '', /^late/);
+  const table = await readFile(join(out, 'gpu-check.md'), 'utf8');
+  assert.match(
+    table,
+    /- in-process rows not run \(the check's time was spent\): .*centernet-coco cpu 2 session\(s\) batch 2/,
+  );
+  // The HTTP rows made before the stop stand in the table under the reason.
+  assert.match(table, /- failed: stopped: it ran past its share[^\n]*\n\n\| configuration \|/);
 });

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -68,4 +68,85 @@ test("the check's report says which steps and rows failed, and keeps the rest", 
   assert.match(md, /- unbatched rows failed: providers\.js: out of memory/);
   assert.match(md, /- centernet-coco: in-process ceiling 40\.5 images\/s \(cpu, 2 session\(s\), batch 8\)/);
   assert.match(md, /failed: the server did not start/);
+});
+
+test('--until: no row starts after it; the rows left out are listed, and --json-file holds the JSON', async (t) => {
+  const models = await mkdtemp(join(tmpdir(), 'sightflow-providers-until-'));
+  t.after(() => rm(models, { recursive: true, force: true }));
+  await mkdir(join(models, 'broken'));
+  await writeFile(join(models, 'broken', 'broken.onnx'), 'not an ONNX model');
+  const file = join(models, 'rows.json');
+  const args = ['--models', models, '--models-only', 'broken', '--batch', '1,2', '--seconds', '0.2', '--json'];
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [...scriptArgs(PROVIDERS), ...args, '--until', String(Date.now() - 1), '--json-file', file],
+    { timeout: 60_000 },
+  );
+  const out = JSON.parse(stdout.trim().split('\n').at(-1)!);
+  assert.deepEqual(out.batch_rows, []);
+  assert.deepEqual(out.skipped_rows, ['broken cpu 2 session(s) batch 1', 'broken cpu 2 session(s) batch 2']);
+  assert.deepEqual(JSON.parse(await readFile(file, 'utf8')), out);
+  // A bad moment is refused, not taken as "no limit".
+  await assert.rejects(
+    promisify(execFile)(process.execPath, [...scriptArgs(PROVIDERS), ...args, '--until', 'soon'], { timeout: 60_000 }),
+    /--until takes a time in milliseconds/,
+  );
+});
+
+test("a check stopped part way: its report keeps each step's rows so far, merged, and says where it stopped", async (t) => {
+  const work = await mkdtemp(join(tmpdir(), 'sightflow-gpu-partial-'));
+  t.after(() => rm(work, { recursive: true, force: true }));
+  const put = (f: string, v: unknown) => writeFile(join(work, f), JSON.stringify(v));
+  const row = (model: string, ips: number) => ({
+    model,
+    providers: 'cuda,cpu',
+    sessions: 1,
+    batch: 8,
+    images_per_s: ips,
+    same_as_alone: true,
+  });
+  await put('meta.json', { dry_run: false, seconds: 2, batches: [1, 8], budget_s: 480 });
+  await put('steps.json', { done: ['probe', 'reference', 'in-process rows'], running: 'HTTP rows' });
+  await put('sightflow.json', { batch_rows: [row('centernet-coco (fp16, uint8, decoded)', 900)] });
+  await put('sightflow-detail.json', {
+    batch_rows: [row('centernet-coco', 500)],
+    skipped_rows: ['centernet-coco (fp16) cuda,cpu 1 session(s) batch 8'],
+  });
+  // The HTTP step as `timeout` left it: the rows it had written, then the check's failure with --stopped.
+  const http = join(work, 'http.json');
+  await put('http.json', {
+    route: 'POST /v1/vision/detect',
+    servers: [],
+    server_metrics: null,
+    rows: [
+      {
+        config: 'defaults',
+        model: 'centernet-coco',
+        providers: 'cuda',
+        clients: 1,
+        images_per_s: 310,
+        p50_ms: 3.1,
+        p99_ms: 4,
+      },
+    ],
+  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [...scriptArgs(CHECK), 'failure', '--stopped', join(work, 'no-such.err'), http],
+    { timeout: 60_000 },
+  );
+  await writeFile(http, stdout);
+  await promisify(execFile)(process.execPath, [...scriptArgs(CHECK), 'report', work, work], { timeout: 60_000 });
+  const r = JSON.parse(await readFile(join(work, 'gpu-check.json'), 'utf8'));
+  assert.deepEqual(
+    r.sightflow.batch_rows.map((x: { model: string }) => x.model),
+    ['centernet-coco (fp16, uint8, decoded)', 'centernet-coco'],
+  );
+  assert.equal(r.http.rows.length, 1);
+  const md = await readFile(join(work, 'gpu-check.md'), 'utf8');
+  assert.match(md, /- unfinished: the check stopped during "HTTP rows"/);
+  assert.match(md, /- in-process rows not run \(the check's time was spent\): centernet-coco \(fp16\) cuda,cpu/);
+  assert.match(md, /- failed: stopped: it ran past its share of the check's time \(--budget\)/);
+  assert.match(md, /\| defaults \| centernet-coco \| cuda \| 1 \| 310 \|/);
+  assert.match(md, /- centernet-coco \(fp16, uint8, decoded\): in-process ceiling 900 images\/s/);
 });
