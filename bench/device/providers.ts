@@ -139,7 +139,6 @@ const skippedRows: string[] = [];
 function late(args: Args, row: string): boolean {
   if (args.until === undefined || Date.now() < args.until) return false;
   skippedRows.push(row);
-  console.error(`skipped (past --until): ${row}`);
   return true;
 }
 
@@ -604,7 +603,6 @@ async function main(): Promise<void> {
     for (const float of r?.ok && r.changed ? [false, true] : [false]) {
       const name = float ? `${model} (float)` : model;
       if (args.serverRows) continue;
-      // (--detail-rows: these are every step's own rows, all kept.)
       await measureModel(args, name, file, float, { rows, batchRows, checks });
       if (!args.fp16) continue;
       const h = withFloat16(float && r?.ok ? r.bytes : new Uint8Array(readFileSync(file)));
@@ -637,9 +635,11 @@ async function main(): Promise<void> {
           ...d,
           reduce: false,
         });
-    } else if (pre && !args.serverRows)
-      await measureModel(args, `${model} (${steps})`, file, !!made, { rows, batchRows, checks }, pre, half);
-    else console.log(`${model}: no preprocessing recorded beside it (bench/device/inputs.ts), no uint8 rows`);
+    } else if (pre) {
+      // Unbatched, the bytes row is one step's own row (a server's rows are batched and decoded).
+      if (!args.serverRows)
+        await measureModel(args, `${model} (${steps})`, file, !!made, { rows, batchRows, checks }, pre, half);
+    } else console.log(`${model}: no preprocessing recorded beside it (bench/device/inputs.ts), no uint8 rows`);
   }
   report(args, rows, batchRows, checks);
 }
