@@ -12,6 +12,7 @@ import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { makeMedia } from './media.js';
+import { stablePort } from './ports.js';
 
 const RTSP_SCRIPT = fileURLToPath(new URL('./rtsp_server.py', import.meta.url));
 /** Debian's interpreter: the GStreamer bindings (python3-gi) are installed for it, not for other Pythons. */
@@ -111,9 +112,21 @@ async function spawnRtsp(clip: string, port: number): Promise<{ child: ChildProc
   return { child, port: bound };
 }
 
-/** Serves `clip` (see liveClip) at rtsp://127.0.0.1:<free port>/live, looping in real time. */
+/**
+ * Serves `clip` (see liveClip) at rtsp://127.0.0.1:<port>/live, looping in real time. The port is one no
+ * outgoing connection can take while the server is down (test/helpers/ports.ts), so restart() gets it back.
+ */
 export async function startRtspServer(clip: string): Promise<RtspSource> {
-  let { child, port } = await spawnRtsp(clip, 0);
+  let started: { child: ChildProcess; port: number } | undefined;
+  for (let attempt = 1; !started; attempt++) {
+    try {
+      started = await spawnRtsp(clip, await stablePort());
+    } catch (e) {
+      // Another test that picked the same port in the moment between our check and the bind.
+      if (attempt >= 3 || !/could not listen/.test(String(e))) throw e;
+    }
+  }
+  let { child, port } = started;
   let current: ChildProcess | null = child;
   return {
     url: `rtsp://127.0.0.1:${port}/live`,
@@ -125,7 +138,7 @@ export async function startRtspServer(clip: string): Promise<RtspSource> {
     },
     restart: async () => {
       await stop(current);
-      // The port was ours a moment ago; another process taking it in between would make this throw.
+      // Below the ephemeral range: only a test asking for this very number could have taken it.
       ({ child } = await spawnRtsp(clip, port));
       current = child;
     },

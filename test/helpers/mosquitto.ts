@@ -4,11 +4,12 @@
 // subscriber that records every message it receives.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect as tcpConnect } from 'node:net';
+import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { selfSignedCert } from './self-signed-cert.js';
+import { stablePort } from './ports.js';
 
 export interface Broker {
   url: string;
@@ -26,17 +27,6 @@ export function mosquittoMissing(): string | false {
   return spawnSync('mosquitto', ['-h']).error
     ? 'the mosquitto package is not installed (scripts/system-packages.txt)'
     : false;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function listening(port: number): Promise<boolean> {
@@ -60,7 +50,7 @@ export async function startBroker(
   const dir = mkdtempSync(join(tmpdir(), 'sightflow-mosquitto-'));
   // Mosquitto started as root reads its files as the `mosquitto` user.
   chmodSync(dir, 0o755);
-  const port = await freePort();
+  const port = await stablePort();
   const config = join(dir, 'mosquitto.conf');
   const auth = opts.users
     ? [`password_file ${join(dir, 'passwd')}`, 'allow_anonymous false']

@@ -3,9 +3,9 @@
 //   eval "$(node --import tsx test/helpers/pg-cluster.ts start)"; ...; node --import tsx test/helpers/pg-cluster.ts stop
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stablePort } from './ports.js';
 
 function binDir(): string {
   const base = '/usr/lib/postgresql';
@@ -17,17 +17,6 @@ function binDir(): string {
   if (!versions.length)
     throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql (apt-get install postgresql)');
   return join(base, versions[0]!, 'bin');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 function asPostgres(cmd: string, args: string[]): string {
@@ -47,7 +36,7 @@ export async function startCluster(): Promise<{ url: string; dir: string }> {
   if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', dir]);
   const data = join(dir, 'data');
   asPostgres(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-  const port = await freePort();
+  const port = await stablePort();
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
   asPostgres(join(bin, 'pg_ctl'), ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', 'start']);
   return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir };

@@ -3,9 +3,9 @@
 // instant queries. `promtool check metrics` is the linter Prometheus ships for exposition text.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stablePort } from './ports.js';
 
 export interface Prometheus {
   url: string;
@@ -24,17 +24,6 @@ export function prometheusMissing(): string | false {
     : 'the prometheus package is not installed (scripts/system-packages.txt)';
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startPrometheus(targets: string[]): Promise<Prometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'sightflow-prom-'));
   const config = join(dir, 'prometheus.yml');
@@ -51,7 +40,7 @@ export async function startPrometheus(targets: string[]): Promise<Prometheus> {
       '',
     ].join('\n'),
   );
-  const port = await freePort();
+  const port = await stablePort();
   const url = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(
     'prometheus',
