@@ -418,7 +418,7 @@ function perImageQuantisation(
   const after = new Map<Node, Node[]>();
   const before = new Map<Node, Node[]>();
   for (const q of dqls) {
-    const [y, scale, zp] = q.output!;
+    const [y, scale] = q.output!;
     const x = q.input![0]!;
     const convs = users(y!);
     const rank = (consts.get(convs[0]!.input![1]!)!.dims ?? []).length;

@@ -51,7 +51,7 @@ export type Fp16Result =
     }
   | { ok: false; reason: string };
 
-const { FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16, UINT32, UINT64 } = DT;
+const { FLOAT, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16, UINT32, UINT64 } = DT;
 /** Integer types that carry shapes, sizes and indices (8-bit ones carry pixels and quantised values). */
 const INDEX_TYPES = new Set<number>([INT64, INT32, UINT64, UINT32, INT16, UINT16]);
 

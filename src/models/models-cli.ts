@@ -151,7 +151,6 @@ async function addCommand(ids: string[], ctx: ModelsCliContext, json: boolean): 
   const check = ctx.check;
   if (!check) throw new Error('models add needs the sample check');
   const str = (k: string) => (typeof f[k] === 'string' ? (f[k] as string) : undefined);
-  const num = (k: string) => (str(k) === undefined ? undefined : Number(str(k)));
   const labelsArg = str('labels');
   let labels: string[] | undefined;
   if (labelsArg !== undefined) {

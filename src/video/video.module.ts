@@ -26,7 +26,7 @@ import { watchVideoGauges } from './video-metrics.js';
 import type { CollectionsPort } from '../services/collections-port.js';
 import type { LiveSteps } from './pipeline/worker-step.js';
 import type { PlannedStep, StepServices } from './pipeline/frame-step.js';
-import type { VideoProvider, VideoTaskRequest } from './task-contract.js';
+import type { VideoTaskRequest } from './task-contract.js';
 import { checkSteps } from './steps/plan.js';
 import { MqttPublisher } from './mqtt/mqtt-publisher.js';
 

@@ -19,7 +19,6 @@ import type { TaskStore, ListFilters } from './tasks/task-store.js';
 import type { TasksService } from './tasks/tasks.service.js';
 import { streamTask, type Subscriptions } from './stream/stream.js';
 import type { StreamArchive } from './stream/stream-archive.js';
-import type { StreamHub } from './stream/stream-hub.js';
 import type { FinishedArchiveCache } from './stream/archive-cache.js';
 import type { StreamFanout } from './stream/stream-fanout.js';
 import { idempotent } from '../http/idempotency.js';

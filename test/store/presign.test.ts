@@ -1,11 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { ApiError, type ErrorBody } from '../../src/base/errors.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { resolveFileRequest, parseRange, type FileResponse } from '../../src/files/file-serving.js';

@@ -19,7 +19,6 @@ import {
   liveFrames,
   peopleTask,
   readStream,
-  waitFor,
   waitStatus,
 } from '../helpers/video-tasks.js';
 

@@ -13,7 +13,7 @@ import { TrackPlayer, videoSourceOf, type SeekRequest } from '../components/trac
 import { RulesLayer } from '../components/rules-layer';
 import type { Size } from '../analytics-rules';
 import type { V1PageProps } from './tasks-page';
-import { AnalyticsPanel, useTaskAnalytics, type TaskAnalytics } from './task-analytics';
+import { AnalyticsPanel, useTaskAnalytics } from './task-analytics';
 import { perAnimationFrame } from '../frame-throttle';
 
 const RUNNING = new Set(['pending', 'running', 'streaming', 'cancelling']);

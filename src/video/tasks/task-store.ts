@@ -5,7 +5,7 @@ import { errors } from '../../base/errors.js';
 import type { Services } from '../../services/services.js';
 import type { Queryable, Row } from '../../store/db.js';
 import { isoTime } from '../../store/timestamps.js';
-import type { TaskJob, VideoTaskRequest } from '../task-contract.js';
+import type { TaskJob } from '../task-contract.js';
 import { TASK_STATES, type TaskState } from '../task-contract.js';
 import { sql } from '../tasks.sql.js';
 import { sql as streamSql } from '../stream/stream.sql.js';
