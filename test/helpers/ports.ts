@@ -4,7 +4,8 @@
 // machine, since each gets its local port from that same range; in a suite running files in parallel,
 // thousands of connections a minute (and their TIME_WAIT) pass through it, and a camera that could not come
 // back on its port failed a test. The kernel gives a port below that range only to whoever asks for it by
-// number, so one picked there at random stays free for its server.
+// number, so one picked there at random stays free for its server (or closed, for a test that needs a port
+// nothing answers on).
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 

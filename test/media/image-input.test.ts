@@ -14,6 +14,7 @@ import { blockedAddressReason } from '../../src/media/url-policy.js';
 import { decodeJpeg } from '../../src/native/image.js';
 import { PixelPool } from '../../src/media/pixel-pool.js';
 import { cocoDir, cocoSkip } from '../helpers/eval-data.js';
+import { stablePort } from '../helpers/ports.js';
 
 const MiB = 1024 * 1024;
 
@@ -559,10 +560,9 @@ test('URL answering 404 is image_fetch_failed with the upstream status', async (
 });
 
 test('unreachable URL (closed port) is image_fetch_failed', async () => {
-  const probe = http.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const closed = (probe.address() as AddressInfo).port;
-  await new Promise((r) => probe.close(r));
+  // Below the ephemeral range: no test's listen(0) can open it meanwhile, nor can our own connection's local
+  // port be this one (a socket connected to itself).
+  const closed = await stablePort();
   await rejectsWith(loadImage(parsed(`http://127.0.0.1:${closed}/a.png`), testOnly), 400, {
     type: 'invalid_request_error',
     code: 'image_fetch_failed',
