@@ -1,16 +1,16 @@
 // Ports for servers that a test stops and starts again on the same port (a camera, a broker) or that a child
 // process binds some time after the port was chosen (PostgreSQL, Prometheus). A port from the kernel's
 // ephemeral range, what listen(0) hands out, can be taken in between by any outgoing connection on the
-// machine, since each gets its local port from that same range; in a suite running files in parallel,
-// thousands of connections a minute (and their TIME_WAIT) pass through it, and a camera that could not come
-// back on its port failed a test. The kernel gives a port below that range only to whoever asks for it by
+// machine, since each gets its local port from that same range; in a suite running files in parallel, many
+// connections (and their TIME_WAIT) pass through it, and a camera that could not come back on its port failed
+// a test. The kernel gives a port below that range only to whoever asks for it by
 // number, so one picked there at random stays free for its server (or closed, for a test that needs a port
 // nothing answers on).
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** The first port of the kernel's ephemeral range (Linux: /proc/sys/net/ipv4/ip_local_port_range). */
-function ephemeralLow(): number {
+export function ephemeralLow(): number {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     if (Number.isInteger(low) && low > 1024) return low;
@@ -21,7 +21,7 @@ function ephemeralLow(): number {
 }
 
 /** Ports below this are left to services configured by number (PostgreSQL's 5432, MQTT's 1883, ...). */
-const FLOOR = 20000;
+export const FLOOR = 20000;
 
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
